@@ -1,0 +1,80 @@
+"""Storage: one block of device memory, returned to its allocator when collected."""
+import weakref
+
+import numpy as np
+
+from .allocator import get_allocator
+
+
+class _HostView:
+    """The base of a ``host_array``: exposes the bytes and keeps the Storage alive."""
+
+    __slots__ = ("__array_interface__", "storage")
+
+    def __init__(self, storage, ptr, nbytes):
+        self.storage = storage
+        self.__array_interface__ = {"data": (ptr, False), "shape": (nbytes,),
+                                    "typestr": "|u1", "version": 3}
+
+
+class Storage:
+    """``nbytes`` of memory on ``device`` from that device's caching allocator.
+
+    The block goes back to the allocator exactly once, when the Storage is
+    garbage-collected (or at interpreter exit).
+    """
+
+    __slots__ = ("ptr", "nbytes", "device", "allocator", "_finalizer", "__weakref__")
+
+    def __init__(self, nbytes, device):
+        self.allocator = get_allocator(device)
+        self.device = self.allocator.device
+        block = self.allocator.malloc(nbytes)
+        self.ptr, self.nbytes = block.ptr, nbytes
+        self._finalizer = weakref.finalize(self, self.allocator.free, block)
+
+    def __repr__(self):
+        return f"Storage(nbytes={self.nbytes}, device='{self.device}', ptr={self.ptr:#x})"
+
+    def _check_range(self, offset, nbytes):
+        if offset < 0 or nbytes < 0 or offset + nbytes > self.nbytes:
+            raise IndexError(
+                f"byte range [{offset}, {offset + nbytes}) is outside a storage of {self.nbytes} bytes")
+
+    def host_array(self, dtype, count, offset_bytes=0):
+        """A 1-D numpy array of ``count`` ``dtype`` items viewing this (cpu) storage."""
+        if self.device.type != "cpu":
+            raise RuntimeError(f"host_array() needs a cpu storage, this one is on {self.device}")
+        dtype = np.dtype(dtype)
+        nbytes = count * dtype.itemsize
+        self._check_range(offset_bytes, nbytes)
+        return np.asarray(_HostView(self, self.ptr + offset_bytes, nbytes)).view(dtype)
+
+    def copy_from_host(self, src_ptr, nbytes, dst_offset=0):
+        """Copy ``nbytes`` from host address ``src_ptr`` into this storage (synchronous)."""
+        self._check_range(dst_offset, nbytes)
+        self.allocator.backend.memcpy_htod(self.ptr + dst_offset, src_ptr, nbytes)
+
+    def copy_to_host(self, dst_ptr, nbytes, src_offset=0):
+        """Copy ``nbytes`` of this storage to host address ``dst_ptr`` (synchronous)."""
+        self._check_range(src_offset, nbytes)
+        self.allocator.backend.memcpy_dtoh(dst_ptr, self.ptr + src_offset, nbytes)
+
+    def copy_(self, dst_offset, src_storage, src_offset, nbytes):
+        """Copy ``nbytes`` from ``src_storage`` (any device) into this storage."""
+        self._check_range(dst_offset, nbytes)
+        src_storage._check_range(src_offset, nbytes)
+        dst, src = self.ptr + dst_offset, src_storage.ptr + src_offset
+        if src_storage.device == self.device:
+            self.allocator.backend.memcpy_dtod(dst, src, nbytes)
+        elif src_storage.device.type == "cpu":
+            self.allocator.backend.memcpy_htod(dst, src, nbytes)
+        elif self.device.type == "cpu":
+            src_storage.allocator.backend.memcpy_dtoh(dst, src, nbytes)
+        else:  # between two GPUs: stage through the host
+            staging = Storage(nbytes, "cpu")
+            src_storage.allocator.backend.memcpy_dtoh(staging.ptr, src, nbytes)
+            self.allocator.backend.memcpy_htod(dst, staging.ptr, nbytes)
+
+    def fill_zero(self):
+        self.allocator.backend.memset(self.ptr, 0, self.nbytes)
