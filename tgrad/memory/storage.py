@@ -24,7 +24,7 @@ class Storage:
     garbage-collected (or at interpreter exit).
     """
 
-    __slots__ = ("ptr", "nbytes", "device", "allocator", "_finalizer", "__weakref__")
+    __slots__ = ("ptr", "nbytes", "device", "allocator", "_finalizer", "_owner", "__weakref__")
 
     def __init__(self, nbytes, device):
         self.allocator = get_allocator(device)
@@ -32,6 +32,28 @@ class Storage:
         block = self.allocator.malloc(nbytes)
         self.ptr, self.nbytes = block.ptr, nbytes
         self._finalizer = weakref.finalize(self, self.allocator.free, block)
+        self._owner = None
+
+    @classmethod
+    def wrap_host(cls, arr):
+        """A cpu Storage over numpy array ``arr``'s memory (shared; keeps ``arr`` alive; not from the allocator)."""
+        from ..device import device
+        st = object.__new__(cls)
+        base = arr
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        lo = arr.__array_interface__["data"][0]
+        span = [0, 0]
+        for d, s in zip(arr.shape, arr.strides):
+            if d > 1:
+                span[s > 0] += (d - 1) * s
+        st.ptr = lo + span[0]
+        st.nbytes = (span[1] - span[0] + arr.itemsize) if arr.size else 0
+        st.device = device("cpu")
+        st.allocator = get_allocator("cpu")
+        st._finalizer = None
+        st._owner = arr
+        return st
 
     def __repr__(self):
         return f"Storage(nbytes={self.nbytes}, device='{self.device}', ptr={self.ptr:#x})"

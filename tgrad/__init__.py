@@ -1,0 +1,37 @@
+"""tgrad: a torch-free deep-learning framework on Triton.
+
+``import tgrad as torch``: tensors on ``cpu`` (Triton's interpreter) or
+``cuda`` (Triton's compiler), autograd with PyTorch's semantics, nn, optim
+and utils.data.
+"""
+from . import tensor as _tensor_mod
+from .autograd import dispatch as _dispatch
+
+_tensor_mod._dispatch = _dispatch  # Tensor methods call the op table through the dispatcher
+
+from . import autograd, cuda, dtypes  # noqa: E402
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,  # noqa: E402
+                       linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
+                       randperm, scalar_tensor, tensor, zeros, zeros_like)
+from .device import device, get_default_device, set_default_device  # noqa: E402
+from .dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype,  # noqa: E402
+                     int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
+from .functions import (add, broadcast_to, clone, div, divide, equal, exp, flatten, is_floating_point,  # noqa: E402
+                        is_tensor, mean, mul, multiply, neg, negative, numel, permute, pow, reshape, select,
+                        squeeze, sub, subtract, sum, swapaxes, swapdims, t, transpose, true_divide, unsqueeze)
+from .memory import OutOfMemoryError  # noqa: E402
+from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,  # noqa: E402
+                           memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+from .tensor import Size, Tensor  # noqa: E402
+
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+
+__version__ = "0.1.0"

@@ -1,0 +1,11 @@
+"""Autograd: graph nodes, the engine, grad modes, custom Function, gradcheck."""
+from . import anomaly, engine, grad_mode, graph
+from .anomaly import detect_anomaly, set_detect_anomaly
+from .engine import backward, grad
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
+from .graph import Node
+
+__all__ = ["Node", "anomaly", "backward", "detect_anomaly", "enable_grad", "engine", "grad", "grad_mode",
+           "graph", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
+           "set_detect_anomaly", "set_grad_enabled"]

@@ -1,0 +1,285 @@
+"""Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/empty/full, arange, linspace, eye, random.
+
+Values given from Python/numpy are copied into device memory by the memory
+backend; everything else is written by kernels (fill, random).
+"""
+import math
+import numbers
+
+import numpy as np
+
+from . import dtypes as D
+from .device import _canonical
+from .kernels import elementwise as KE
+from .kernels import random as KR
+from .random import default_generator
+from .tensor import Tensor, _new, empty as _empty
+
+
+def _shape_arg(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    elif len(size) == 1 and isinstance(size[0], Tensor):
+        size = tuple(size[0].tolist())
+    for s in size:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"size must be a sequence of ints, but got {type(s).__name__}")
+    return tuple(int(s) for s in size)
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(data):
+    """PyTorch's inference: bools -> bool, ints -> int64, floats -> default dtype, numpy keeps its dtype."""
+    if isinstance(data, np.ndarray):
+        return D.from_numpy_dtype(data.dtype)
+    if isinstance(data, np.generic):
+        return D.from_numpy_dtype(data.dtype)
+    flat = []
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, Tensor):
+            flat.append(x.dtype)
+        else:
+            flat.append(x)
+    kind = 0
+    for v in flat:
+        if isinstance(v, D.dtype):
+            kind = max(kind, v._kind)
+        elif isinstance(v, (bool, np.bool_)):
+            pass
+        elif isinstance(v, (int, np.integer)):
+            kind = max(kind, 1)
+        elif isinstance(v, (float, np.floating)):
+            kind = 2
+        else:
+            raise TypeError(f"Could not infer dtype of {type(v).__name__}")
+    if not flat:
+        return D.get_default_dtype()
+    return (D.bool_, D.int64, D.get_default_dtype())[kind]
+
+
+def _to_numpy(data):
+    if isinstance(data, Tensor):
+        return data.detach()._host_copy()
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        return np.array([_to_numpy(x) for x in data])
+    return np.asarray(data)
+
+
+def from_host(arr, dtype, device):
+    """A new contiguous tensor holding numpy ``arr`` converted to ``dtype`` on ``device``."""
+    arr = np.require(np.asarray(arr).astype(dtype.np, copy=False), requirements="C")
+    t = _empty(arr.shape, dtype, device)
+    if arr.nbytes:
+        t._storage.copy_from_host(arr.ctypes.data, arr.nbytes, 0)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Copy ``data`` (nested lists, numbers, numpy arrays, tensors) into a new tensor."""
+    dt = D.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    arr = _to_numpy(data)
+    if arr.dtype == object:
+        raise TypeError("tensor(): data must be numbers or nested sequences of numbers of equal length")
+    return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
+
+
+def scalar_tensor(value, dtype=None, device=None, requires_grad=False):
+    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    return _finish(from_host(np.asarray(value), dt, _canonical(device)), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like ``tensor`` but returns ``data`` itself when it already is a tensor of that dtype/device."""
+    if isinstance(data, Tensor):
+        return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)
+    if isinstance(data, np.ndarray) and (device is None or _canonical(device).type == "cpu") and dtype is None:
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+class _NumpyOwner:
+    """Keeps a numpy array alive while a Storage views its memory."""
+
+
+def from_numpy(arr):
+    """A cpu tensor sharing memory with numpy array ``arr``."""
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    dt = D.from_numpy_dtype(arr.dtype)
+    from .memory.storage import Storage
+    if any(s % arr.itemsize for s in arr.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size")
+    st = Storage.wrap_host(arr)
+    strides = tuple(s // arr.itemsize for s in arr.strides)
+    lo = sum((d - 1) * s for d, s in zip(arr.shape, strides) if s < 0) if arr.size else 0
+    return _new(st, -lo, arr.shape, strides, dt)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False, out=None):
+    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    return _finish(_empty(_shape_arg(size), dt, _canonical(device)), requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = (D.bool_, D.int64, D.get_default_dtype())[D.scalar_kind(fill_value)]
+    t = empty(*_shape_arg((size,)), dtype=dtype, device=device)
+    KE.fill(t, fill_value)
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    t = empty(*size, dtype=dtype, device=device)
+    KE.fill(t, 0)
+    return _finish(t, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    t = empty(*size, dtype=dtype, device=device)
+    KE.fill(t, 1)
+    return _finish(t, requires_grad)
+
+
+def _like(t, dtype, device):
+    return dict(dtype=dtype if dtype is not None else t.dtype, device=device if device is not None else t.device)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return empty(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return zeros(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return ones(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return full(tuple(input.shape), fill_value, requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """Values start, start+step, ... < end (PyTorch's length rule: ceil((end - start) / step))."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = max(0, math.ceil((end - start) / step))
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in vals)
+        dtype = D.get_default_dtype() if is_float else D.int64
+    dt = D.to_dtype(dtype)
+    acc = np.float64 if dt.is_floating_point else np.int64
+    arr = start + np.arange(n, dtype=acc) * np.asarray(step, dtype=acc)
+    return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    # PyTorch computes the first half from start and the second half from end
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    i = np.arange(steps, dtype=np.float64)
+    half = steps // 2
+    arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    m = n if m is None else m
+    t = zeros(n, m, dtype=dtype, device=device)
+    k = min(n, m)
+    if k:
+        KE.fill(t._view_of((k,), (m + 1,)), 1)
+    return _finish(t, requires_grad)
+
+
+# ------------------------------------------------------------------ random
+def _gen(generator):
+    return generator if generator is not None else default_generator
+
+
+def _random_fill(t, dist, lo, hi, generator):
+    key, off = _gen(generator)._take(t.numel())
+    if t.is_contiguous():
+        KR.fill_random(t, key, off, dist, lo, hi)
+    else:
+        tmp = _empty(t.shape, t.dtype, t.device)
+        KR.fill_random(tmp, key, off, dist, lo, hi)
+        KE.copy(tmp, t)
+    return t
+
+
+def _float_dtype(dtype):
+    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    if not dt.is_floating_point:
+        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dt.name}'")
+    return dt
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*size, dtype=_float_dtype(dtype), device=device)
+    return _finish(_random_fill(t, 0, 0.0, 1.0, generator), requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*size, dtype=_float_dtype(dtype), device=device)
+    return _finish(_random_fill(t, 1, 0.0, 1.0, generator), requires_grad)
+
+
+def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    t = empty(*_shape_arg((size,)), dtype=dtype or D.int64, device=device)
+    return _finish(_random_fill(t, 2, low, high, generator), requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False):
+    return rand(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False):
+    return randn(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+
+
+def randint_like(input, low=0, high=None, dtype=None, device=None):
+    return randint(low, high, tuple(input.shape), **_like(input, dtype, device))
+
+
+def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0..n-1: the argsort of n uniform draws (same on every device)."""
+    keys = rand(n, generator=generator, dtype=D.float64, device="cpu")
+    perm = np.argsort(keys._host_copy(), kind="stable")
+    return tensor(perm, dtype=dtype or D.int64, device=device)
+
+
+def uniform_(t, a=0.0, b=1.0, generator=None):
+    return _random_fill(t, 0, a, b, generator)
+
+
+def normal_(t, mean=0.0, std=1.0, generator=None):
+    return _random_fill(t, 1, mean, std, generator)
+
+
+def is_scalar(v):
+    return isinstance(v, (numbers.Number, np.number, np.bool_))

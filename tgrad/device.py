@@ -1,0 +1,105 @@
+"""Devices: ``tgrad.device("cpu")``, ``tgrad.device("cuda:1")`` and the default device.
+
+``cpu`` tensors live in host memory and their kernels run in Triton's
+interpreter; ``cuda`` tensors live in GPU memory and their kernels are
+compiled by Triton.  The default is ``cuda`` when a GPU is present, else
+``cpu``; ``set_default_device()`` and the ``TGRAD_DEVICE`` environment
+variable override it.
+"""
+import os
+import threading
+
+_TYPES = ("cpu", "cuda")
+
+
+class device:
+    """A device type and index, like ``torch.device``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            if index is not None:
+                raise ValueError("device(): an index cannot be given with a device object")
+            self.type, self.index = type.type, type.index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):
+            type, index = "cuda", type
+        if not isinstance(type, str):
+            raise TypeError(f"device(): expected a string or device, got {type.__class__.__name__}")
+        s = type.strip()
+        if ":" in s:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {s}")
+            s, _, idx = s.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(idx)
+        if s not in _TYPES:
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {type}")
+        if index is not None:
+            if not isinstance(index, int) or index < 0:
+                raise RuntimeError(f"Device index must not be negative, got {index}")
+            if s == "cpu" and index != 0:
+                raise RuntimeError(f"CPU device index must be 0 or None, got {index}")
+        self.type, self.index = s, index
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except (RuntimeError, TypeError):
+                return False
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+
+_state = threading.local()
+_global_default = [None]
+
+
+def _canonical(dev):
+    """Resolve a device-like (str, int, device, None) to a concrete device with an index for cuda."""
+    if dev is None:
+        return get_default_device()
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type == "cuda":
+        from . import cuda
+        cuda._check_available()
+        idx = cuda.current_device() if d.index is None else d.index
+        if idx >= cuda.device_count():
+            raise RuntimeError(
+                f"CUDA error: invalid device ordinal (asked for cuda:{idx}, "
+                f"{cuda.device_count()} device(s) present)")
+        return device("cuda", idx)
+    return device("cpu")
+
+
+def get_default_device():
+    """The device new tensors go to when none is given."""
+    d = getattr(_state, "default", None) or _global_default[0]
+    if d is None:
+        env = os.environ.get("TGRAD_DEVICE")
+        if env:
+            d = device(env)
+        else:
+            from . import cuda
+            d = device("cuda") if cuda.is_available() else device("cpu")
+        _global_default[0] = d
+    return _canonical(d) if d.type == "cuda" else d
+
+
+def set_default_device(dev):
+    """Set the default device for new tensors (``None`` restores the automatic choice)."""
+    _global_default[0] = None if dev is None else device(dev)

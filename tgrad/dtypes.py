@@ -1,0 +1,165 @@
+"""dtypes: ``tgrad.float32`` ... ``tgrad.bool``, type promotion and the default dtype.
+
+Each dtype carries the numpy dtype that reaches Triton as the kernel's
+pointer type (``float32 -> *fp32``, ``bfloat16 -> *bf16`` via ml_dtypes,
+``bool -> *u1``).  Promotion follows PyTorch: categories bool < integer <
+floating; within a category the wider type wins; a Python scalar (or a
+0-dim tensor) only lifts the category, never the width.
+"""
+import threading
+
+import ml_dtypes
+import numpy as np
+
+
+class dtype:
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "_kind", "_rank")
+
+    def __init__(self, name, np_dtype, kind, rank):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self._kind = kind  # 0 bool, 1 integer, 2 floating
+        self._rank = rank
+        self.is_floating_point = kind == 2
+        self.is_signed = name not in ("uint8", "bool")
+
+    @property
+    def is_complex(self):
+        return False
+
+    def __repr__(self):
+        return f"tgrad.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+bool_ = dtype("bool", np.bool_, 0, 0)
+uint8 = dtype("uint8", np.uint8, 1, 1)
+int8 = dtype("int8", np.int8, 1, 2)
+int16 = dtype("int16", np.int16, 1, 3)
+int32 = dtype("int32", np.int32, 1, 4)
+int64 = dtype("int64", np.int64, 1, 5)
+float16 = dtype("float16", np.float16, 2, 1)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, 1)
+float32 = dtype("float32", np.float32, 2, 3)
+float64 = dtype("float64", np.float64, 2, 4)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+FLOATING = (float16, bfloat16, float32, float64)
+_BY_NAME = {d.name: d for d in ALL}
+_ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
+            "short": int16, "bool": bool_}
+_BY_NP = {d.np: d for d in ALL}
+# Legacy tensor type names used in error messages ("[torch.FloatTensor [1, 10]]").
+TENSOR_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
+                     bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor",
+                     int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor"}
+
+
+def _by_name(name):
+    return _BY_NAME[name]
+
+
+def to_dtype(d):
+    """Accept a tgrad dtype, a numpy dtype/type, or a name; raise a clear TypeError otherwise."""
+    if isinstance(d, dtype):
+        return d
+    if isinstance(d, str):
+        r = _BY_NAME.get(d) or _ALIASES.get(d)
+        if r is None:
+            raise TypeError(f"unknown dtype '{d}'; expected one of {', '.join(_BY_NAME)}")
+        return r
+    if d is float:
+        return get_default_dtype()
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    try:
+        nd = np.dtype(d)
+    except TypeError:
+        raise TypeError(f"expected a tgrad dtype, got {d!r}") from None
+    r = _BY_NP.get(nd)
+    if r is None:
+        raise TypeError(f"unsupported dtype {nd}; tgrad supports {', '.join(_BY_NAME)}")
+    return r
+
+
+def from_numpy_dtype(nd):
+    r = _BY_NP.get(np.dtype(nd))
+    if r is None:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(nd)}. The only supported types are: "
+            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
+    return r
+
+
+_state = threading.local()
+_default = [float32]
+
+
+def get_default_dtype():
+    return _default[0]
+
+
+def set_default_dtype(d):
+    d = to_dtype(d)
+    if d not in (float32, float64, float16, bfloat16):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def promote_types(a, b):
+    """The smallest dtype both a and b convert to without losing their category (torch.promote_types)."""
+    if a is b:
+        return a
+    if a._kind != b._kind:
+        return a if a._kind > b._kind else b
+    if a._kind == 2 and {a, b} == {float16, bfloat16}:
+        return float32
+    if a._kind == 1 and uint8 in (a, b):
+        other = b if a is uint8 else a
+        return int16 if other is int8 else other
+    return a if a._rank >= b._rank else b
+
+
+def scalar_kind(v):
+    if isinstance(v, (bool, np.bool_)):
+        return 0
+    if isinstance(v, (int, np.integer)):
+        return 1
+    return 2
+
+
+def result_type(*operands):
+    """PyTorch's result_type over tensors (dim > 0), 0-dim tensors and Python scalars.
+
+    Each operand is (dtype, priority) where priority 2 = tensor with dims,
+    1 = 0-dim tensor, 0 = Python scalar (dtype None, kind given instead).
+    Operands are given as tgrad Tensors or Python numbers.
+    """
+    best = [None, None, None]  # per priority: dtype
+    for op in operands:
+        if hasattr(op, "dtype") and hasattr(op, "shape") and not isinstance(op, np.ndarray):
+            pr = 2 if len(op.shape) > 0 else 1
+            d = op.dtype
+        else:
+            pr = 0
+            k = scalar_kind(op)
+            d = (bool_, int64, get_default_dtype())[k]
+        best[pr] = d if best[pr] is None else promote_types(best[pr], d)
+    res = None
+    for pr in (2, 1, 0):
+        d = best[pr]
+        if d is None:
+            continue
+        if res is None:
+            res = d
+        elif d._kind > res._kind:
+            # a lower-priority operand of a higher category lifts to the default of that category
+            res = d if pr != 0 or d._kind != 2 else get_default_dtype()
+            if pr == 1 and d._kind == 2:
+                res = d
+    return res

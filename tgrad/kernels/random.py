@@ -1,0 +1,45 @@
+"""Counter-based random numbers (Philox4x32-10 via ``tl.rand``/``tl.randn``).
+
+Element ``i`` of a draw uses counter ``offset + i`` under key ``seed``, so a
+seed gives the same numbers on ``cpu`` and ``cuda`` whatever the block size.
+"""
+import triton
+import triton.language as tl
+
+from ._triton import elementwise_block, launch
+from .elementwise import cast_store, kptr
+
+
+@triton.jit
+def random_kernel(out_ptr, n_elements, seed, offset, lo, hi, DIST: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i] = lo + (hi - lo) * U(seed, offset + i) (DIST=0) or lo + hi * N(seed, offset + i) (DIST=1).
+
+    DIST=2 draws integers floor(lo + (hi - lo) * U) in [lo, hi); out is contiguous.
+    """
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n_elements
+    ctr = (offset + idx).to(tl.uint32)
+    if DIST == 1:
+        r = lo + hi * tl.randn(seed, ctr)
+        cast_store(out_ptr + idx, r, mask)
+    elif DIST == 0:
+        u = tl.rand(seed, ctr)
+        cast_store(out_ptr + idx, lo + (hi - lo) * u, mask)
+    else:
+        u = tl.rand(seed, ctr).to(tl.float64)
+        v = tl.floor(lo + (hi - lo) * u)
+        v = tl.minimum(v, hi - 1.0)
+        tl.store(out_ptr + idx, v.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def fill_random(out, seed, offset, dist, lo, hi):
+    """Fill contiguous ``out`` with draws; dist 0 uniform [lo, hi), 1 normal(lo, hi), 2 integers [lo, hi)."""
+    n = out.numel()
+    if n == 0:
+        return out
+    dev = out.device.type
+    block = elementwise_block(n, dev)
+    launch(random_kernel, (triton.cdiv(n, block),), dev,
+           [kptr(out), n, int(seed) & 0xFFFFFFFF, int(offset), float(lo), float(hi)],
+           {"DIST": dist, "BLOCK": block})
+    return out

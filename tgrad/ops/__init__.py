@@ -1,0 +1,53 @@
+"""THE op table: op name -> (forward, backward, grad_fn name, saved values).
+
+Each family module (``elementwise``, ``reduce``, ...) holds its forward
+functions (launch Triton kernels, no autograd), its backward rules (written
+with tgrad ops, so they are differentiable again) and a list ``ENTRIES``;
+this file puts the lists together explicitly.  Nothing registers itself.
+
+Contract of an entry (see ``Op``):
+
+- ``forward(*inputs, **attrs)`` -> Tensor or tuple of Tensors; inputs are
+  Tensors (or None for optional ones) already on one device; attrs keyword-only.
+- ``backward(ctx, *grad_outputs)`` -> one gradient (or None) per input, of the
+  broadcast shape; the engine sums it back to each input's shape, casts to its
+  dtype, accumulates and pads ``None``.
+- ``node``: the grad_fn class name PyTorch uses; ``save``: which inputs /
+  ``result`` the backward needs (exposed as ``grad_fn._saved_<name>``; attrs
+  are exposed the same way).
+"""
+
+
+class Op:
+    __slots__ = ("name", "forward", "backward", "node", "inputs", "save", "outputs",
+                 "nondiff_outputs", "view", "once_differentiable")
+
+    def __init__(self, name, forward, backward=None, node=None, inputs=("self",), save=(), outputs=1,
+                 nondiff_outputs=(), view=False, once_differentiable=False):
+        self.name = name
+        self.forward = forward
+        self.backward = backward
+        self.node = node
+        self.inputs = tuple(inputs)
+        self.save = tuple(save)
+        self.outputs = outputs
+        self.nondiff_outputs = tuple(nondiff_outputs)
+        self.view = view
+        self.once_differentiable = once_differentiable
+
+    def __repr__(self):
+        return f"Op({self.name!r}, node={self.node!r})"
+
+
+def _build():
+    from . import elementwise, reduce, shape
+    table = {}
+    for family in (elementwise, reduce, shape):
+        for op in family.ENTRIES:
+            if op.name in table:
+                raise RuntimeError(f"op {op.name!r} defined twice")
+            table[op.name] = op
+    return table
+
+
+TABLE = _build()

@@ -1,0 +1,84 @@
+"""The random generator: a Philox key (the seed) and a counter offset.
+
+``manual_seed(s)`` resets the default generator; every draw of ``n`` numbers
+uses counters ``offset .. offset + n - 1`` and advances the offset, so results
+do not depend on device or block size.
+"""
+import threading
+import time
+
+_DEFAULT_SEED = 67280421310721
+
+
+class Generator:
+    """``tgrad.Generator(device='cpu')``: a seed and a Philox counter offset."""
+
+    def __init__(self, device="cpu"):
+        from .device import device as Device
+        self.device = Device(device)
+        self._seed = _DEFAULT_SEED
+        self._offset = 0
+        self._lock = threading.Lock()
+
+    def manual_seed(self, seed):
+        seed = int(seed)
+        if not -0x8000_0000_0000_0000 <= seed <= 0xFFFF_FFFF_FFFF_FFFF:
+            raise RuntimeError(f"Overflow when unpacking long long: seed {seed} out of range")
+        with self._lock:
+            self._seed = seed & 0xFFFF_FFFF_FFFF_FFFF
+            self._offset = 0
+        return self
+
+    def seed(self):
+        s = int(time.time_ns()) & 0xFFFF_FFFF_FFFF
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        from . import creation, dtypes
+        return creation.tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF,
+                                self._offset >> 32], dtype=dtypes.int64)
+
+    def set_state(self, state):
+        v = [int(x) for x in state.tolist()]
+        with self._lock:
+            self._seed = v[0] | (v[1] << 32)
+            self._offset = v[2] | (v[3] << 32)
+        return self
+
+    def _take(self, n):
+        """Reserve ``n`` counters; returns (philox key, first counter)."""
+        with self._lock:
+            off = self._offset
+            # round up to a multiple of 4 as Philox produces 4 words per counter block
+            self._offset += (n + 3) // 4 * 4
+        # fold the 64-bit seed into Philox's 32-bit key
+        key = (self._seed ^ (self._seed >> 32)) & 0xFFFFFFFF
+        return key, off
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed the default generator (and the cuda generators, which are the same numbers)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state):
+    default_generator.set_state(state)

@@ -1,0 +1,830 @@
+"""Tensor: a storage plus view metadata (shape, element strides, offset) and autograd state.
+
+Every computing method calls the op table through ``dispatch.call`` (which
+records the graph); metadata-only methods (``shape``, ``stride()``,
+``is_contiguous()`` ...) are plain Python.  Views share their base's storage
+and version counter.
+"""
+import weakref
+
+import numpy as np
+
+from . import dtypes as D
+from .device import device as Device
+from .kernels._geometry import contiguous_strides
+
+_dispatch = None  # tgrad.autograd.dispatch, bound in tgrad/__init__ (layer above)
+
+
+def _call(name, *args, **kw):
+    return _dispatch.call(name, *args, **kw)
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints that prints as ``tgrad.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"tgrad.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+
+class Tensor:
+    """A multi-dimensional array on a device, with PyTorch's autograd semantics."""
+
+    __array_priority__ = 1000  # numpy defers to Tensor's reflected operators
+
+    def __init__(self, *args, **kwargs):
+        # tgrad.Tensor(3, 4) / tgrad.Tensor([1, 2]) legacy constructors
+        from . import creation
+        if len(args) == 1 and not isinstance(args[0], int):
+            t = creation.tensor(args[0], dtype=D.get_default_dtype())
+        else:
+            t = creation.empty(*args, dtype=D.get_default_dtype(), **kwargs)
+        _init_from(self, t._storage, t._offset, t._shape, t._strides, t.dtype, _version=t._version)
+
+    # ------------------------------------------------------------ metadata
+    @property
+    def shape(self):
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_wrap_dim(dim, len(self._shape))]
+
+    def dim(self):
+        return len(self._shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    def numel(self):
+        n = 1
+        for d in self._shape:
+            n *= d
+        return n
+
+    nelement = numel
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def is_cuda(self):
+        return self._storage.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._storage.device.type == "cpu"
+
+    def get_device(self):
+        return -1 if self.device.type == "cpu" else self.device.index
+
+    def stride(self, dim=None):
+        if dim is None:
+            return tuple(self._strides)
+        return self._strides[_wrap_dim(dim, len(self._shape))]
+
+    def storage_offset(self):
+        return self._offset
+
+    def is_contiguous(self, memory_format=None):
+        expected = 1
+        for d, s in zip(reversed(self._shape), reversed(self._strides)):
+            if d != 1 and s != expected:
+                return False
+            expected *= d
+        return True
+
+    def data_ptr(self):
+        return self._storage.ptr + self._offset * self.dtype.itemsize
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.dtype.itemsize
+
+    def untyped_storage(self):
+        return self._storage
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def is_inference(self):
+        return self._inference
+
+    def type(self, dtype=None):
+        if dtype is None:
+            prefix = "tgrad.cuda." if self.is_cuda else "tgrad."
+            return prefix + D.TENSOR_TYPE_NAMES[self.dtype]
+        return self.to(dtype)
+
+    # ------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return self
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._inference:
+            from .autograd import grad_mode
+            if not grad_mode.is_inference_mode_enabled():
+                pass  # PyTorch allows setting the flag; using it in autograd fails later
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+                "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+                "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+                "instead. See github.com/pytorch/pytorch/pull/30531 for more informations.",
+                UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.dtype != self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    def retain_grad(self):
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        self._retains_grad = True
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """hook(grad) -> None or a replacement gradient; runs when this tensor's gradient is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .autograd.graph import RemovableHandle
+        h = RemovableHandle(self._tensor_hooks)
+        self._tensor_hooks[h.id] = hook
+        if self.grad_fn is not None:
+            self.grad_fn._retain_grad_hooks  # tensor hooks on non-leaves run as pre-hooks of grad_fn
+            self.grad_fn.__dict__.setdefault("_tensor_pre_hooks", {})[id(self)] = \
+                (self._output_nr, weakref.ref(self))
+        return h
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after the gradient has been accumulated into ``.grad`` of this leaf."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .autograd.graph import RemovableHandle, accumulator_for
+        acc = accumulator_for(self)
+        self._keep_acc = acc  # keep the accumulator (and so the hook) alive with the tensor
+        h = RemovableHandle(acc._post_hooks)
+        acc._post_hooks[h.id] = hook
+        return h
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import engine
+        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A new tensor sharing storage and version counter, outside the graph."""
+        return self._detached_alias()
+
+    def detach_(self):
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        return self._detached_alias()
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError("data must be a Tensor")
+        self._storage = value._storage
+        self._offset = value._offset
+        self._shape = value._shape
+        self._strides = value._strides
+        self.dtype = value.dtype
+
+    # ------------------------------------------------------------ arithmetic (op table)
+    def _wrap(self, other):
+        """Scalars become 0-dim tensors of the promoted dtype on self's device."""
+        if isinstance(other, Tensor):
+            return other
+        if isinstance(other, (int, float, bool, np.number, np.bool_)):
+            from .creation import scalar_tensor
+            return scalar_tensor(other, dtype=D.result_type(self, other), device=self.device)
+        if isinstance(other, (list, tuple, np.ndarray)):
+            from .creation import tensor
+            return tensor(other, device=self.device)
+        raise TypeError(f"unsupported operand type: '{type(other).__name__}'")
+
+    def _rwrap(self, other):
+        if isinstance(other, Tensor):
+            return other
+        from .creation import scalar_tensor
+        return scalar_tensor(other, dtype=D.result_type(self, other), device=self.device)
+
+    def add(self, other, *, alpha=1):
+        return _call("add", self, self._wrap(other), alpha=alpha)
+
+    def add_(self, other, *, alpha=1):
+        return _inplace("add", self, self._wrap(other), alpha=alpha)
+
+    def sub(self, other, *, alpha=1):
+        return _call("sub", self, self._wrap(other), alpha=alpha)
+
+    def sub_(self, other, *, alpha=1):
+        return _inplace("sub", self, self._wrap(other), alpha=alpha)
+
+    subtract = sub
+
+    def mul(self, other):
+        return _call("mul", self, self._wrap(other))
+
+    def mul_(self, other):
+        return _inplace("mul", self, self._wrap(other))
+
+    multiply = mul
+
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is not None:
+            return _call("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
+        return _call("div", self, self._wrap(other))
+
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is not None:
+            return _inplace("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
+        return _inplace("div", self, self._wrap(other))
+
+    divide = div
+    true_divide = div
+
+    def neg(self):
+        return _call("neg", self)
+
+    def neg_(self):
+        return _inplace("neg", self)
+
+    negative = neg
+
+    def __add__(self, other):
+        return self.add(other)
+
+    def __radd__(self, other):
+        return _call("add", self._rwrap(other), self)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __sub__(self, other):
+        return self.sub(other)
+
+    def __rsub__(self, other):
+        return _call("sub", self._rwrap(other), self)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __mul__(self, other):
+        return self.mul(other)
+
+    def __rmul__(self, other):
+        return _call("mul", self._rwrap(other), self)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __truediv__(self, other):
+        return self.div(other)
+
+    def __rtruediv__(self, other):
+        return _call("div", self._rwrap(other), self)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __neg__(self):
+        return self.neg()
+
+    def pow(self, exponent):
+        if isinstance(exponent, Tensor):
+            return _call("pow_tensor", self, exponent)
+        return _call("pow", self, exponent=exponent)
+
+    def pow_(self, exponent):
+        if isinstance(exponent, Tensor):
+            return _inplace("pow_tensor", self, exponent)
+        return _inplace("pow", self, exponent=exponent)
+
+    def __pow__(self, exponent):
+        return self.pow(exponent)
+
+    def __ipow__(self, exponent):
+        return self.pow_(exponent)
+
+    def __rpow__(self, base):
+        return _call("pow_scalar_base", self, base=base)
+
+    def exp(self):
+        return _call("exp", self)
+
+    def exp_(self):
+        return _inplace("exp", self)
+
+    def __pos__(self):
+        return self
+
+    # ------------------------------------------------------------ copies and conversion
+    def clone(self, *, memory_format=None):
+        return _call("clone", self)
+
+    def contiguous(self, memory_format=None):
+        return self if self.is_contiguous() else _call("clone", self)
+
+    def copy_(self, src, non_blocking=False):
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        return _inplace("copy_", self, src)
+
+    def fill_(self, value):
+        if isinstance(value, Tensor):
+            return _inplace("fill_", self, value)
+        from .creation import scalar_tensor
+        return _inplace("fill_", self, scalar_tensor(value, dtype=self.dtype, device=self.device))
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
+        from .device import _canonical
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, (str, Device, int)) and not isinstance(a, bool):
+                device = a
+            elif a is not None:
+                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        dt = D.to_dtype(dtype) if dtype is not None else self.dtype
+        dev = _canonical(device) if device is not None else self.device
+        if dt is self.dtype and dev == self.device and not copy:
+            return self
+        t = self
+        if dev != self.device:
+            t = _call("to_device", t, device=dev)
+        if dt is not t.dtype or (copy and t is self):
+            t = _call("to_copy", t, dtype=dt)
+        return t
+
+    def cpu(self, memory_format=None):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to(Device("cuda") if device is None else (Device("cuda", device) if isinstance(device, int)
+                                                            else device))
+
+    def float(self, memory_format=None):
+        return self.to(D.float32)
+
+    def double(self, memory_format=None):
+        return self.to(D.float64)
+
+    def half(self, memory_format=None):
+        return self.to(D.float16)
+
+    def bfloat16(self, memory_format=None):
+        return self.to(D.bfloat16)
+
+    def long(self, memory_format=None):
+        return self.to(D.int64)
+
+    def int(self, memory_format=None):
+        return self.to(D.int32)
+
+    def short(self, memory_format=None):
+        return self.to(D.int16)
+
+    def char(self, memory_format=None):
+        return self.to(D.int8)
+
+    def byte(self, memory_format=None):
+        return self.to(D.uint8)
+
+    def bool(self, memory_format=None):
+        return self.to(D.bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from .creation import tensor
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        from .creation import zeros
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        from .creation import ones
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        from .creation import empty as _e
+        return _e(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        from .creation import full
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        from .creation import uniform_
+        return _random_inplace(self, lambda: uniform_(self, a, b, generator))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from .creation import normal_
+        return _random_inplace(self, lambda: normal_(self, mean, std, generator))
+
+    # ------------------------------------------------------------ reductions
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        if dim is None:
+            return _call("sum_all", self, dtype=dtype)
+        return _call("sum", self, dim=dim, keepdim=keepdim, dtype=dtype)
+
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        if dim is None:
+            return _call("mean_all", self, dtype=dtype)
+        return _call("mean", self, dim=dim, keepdim=keepdim, dtype=dtype)
+
+    def sum_to_size(self, *size):
+        size = _size_args(size)
+        if tuple(size) == tuple(self.shape):
+            return self
+        return _call("sum_to_size", self, size=size)
+
+    # ------------------------------------------------------------ views
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], D.dtype):
+            raise NotImplementedError("view(dtype) is not supported")
+        return _call("view", self, size=_size_args(shape))
+
+    def view_as(self, other):
+        return self.view(other.shape)
+
+    def reshape(self, *shape):
+        from .ops.shape import compute_stride, infer_size
+        size = infer_size(_size_args(shape), self.numel())
+        if compute_stride(self.shape, self.stride(), size) is not None:
+            return _call("view", self, size=size)
+        return _call("unsafe_view", _call("clone", self), size=size)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def expand(self, *size):
+        return _call("expand", self, size=_size_args(size))
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def permute(self, *dims):
+        return _call("permute", self, dims=_size_args(dims))
+
+    def transpose(self, dim0, dim1):
+        return _call("transpose", self, dim0=dim0, dim1=dim1)
+
+    swapaxes = transpose
+    swapdims = transpose
+
+    def t(self):
+        return _call("t", self)
+
+    @property
+    def T(self):
+        if self.dim() <= 2:
+            return self.t()
+        return self.permute(*reversed(range(self.dim())))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def squeeze(self, dim=None):
+        return _call("squeeze", self, dim=dim)
+
+    def unsqueeze(self, dim):
+        return _call("unsqueeze", self, dim=dim)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.dim() == 0:
+            return self.reshape(1)
+        s, e = _wrap_dim(start_dim, self.dim()), _wrap_dim(end_dim, self.dim())
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:
+            return self
+        shape = list(self.shape[:s]) + [-1] + list(self.shape[e + 1:])
+        return self.reshape(*shape)
+
+    def select(self, dim, index):
+        return _call("select", self, dim=dim, index=int(index))
+
+    def _slice(self, dim, start, end, step):
+        return _call("slice", self, dim=dim, start=start, end=end, step=step)
+
+    def as_strided(self, size, stride, storage_offset=None):
+        return _call("as_strided", self, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset)
+
+    def __getitem__(self, index):
+        from .indexing import getitem
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        from .indexing import setitem
+        setitem(self, index, value)
+
+    # ------------------------------------------------------------ misc
+    def equal(self, other):
+        if tuple(self.shape) != tuple(other.shape):
+            return False
+        return bool(np.array_equal(self.detach()._host_copy(), other.detach()._host_copy()))
+
+
+    # ------------------------------------------------------------ internal helpers
+    def _alias(self):
+        return _call("alias", self)
+
+    def _detached_alias(self):
+        t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype, _version=self._version)
+        t._inference = self._inference
+        return t
+
+    def _view_of(self, shape, strides, offset=None):
+        """A view sharing storage and version counter (no autograd)."""
+        t = _new(self._storage, self._offset if offset is None else offset, tuple(shape), tuple(strides),
+                 self.dtype, _version=self._version)
+        t._base = self if self._base is None else self._base
+        t._inference = self._inference
+        return t
+
+    def _copy_recorded(self):
+        return _call("clone_copy", self)
+
+    def _np_view(self):
+        """numpy array viewing this cpu tensor's memory (shares it)."""
+        itemsize = self.dtype.itemsize
+        if self.numel() == 0:
+            return np.empty(self._shape, dtype=self.dtype.np)
+        lo = sum((d - 1) * s for d, s in zip(self._shape, self._strides) if s < 0)
+        hi = sum((d - 1) * s for d, s in zip(self._shape, self._strides) if s > 0)
+        start = self._offset + lo
+        base = self._storage.host_array(self.dtype.np, hi - lo + 1, start * itemsize)
+        return np.lib.stride_tricks.as_strided(
+            base[-lo:] if lo else base, shape=self._shape,
+            strides=tuple(s * itemsize for s in self._strides), writeable=True)
+
+    # ------------------------------------------------------------ conversion
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        if self.device.type != "cpu":
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
+                                "to copy the tensor to host memory first.")
+            return self.cpu().numpy()
+        return self._np_view()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.detach().cpu()._np_view()
+        return a.astype(dtype) if dtype is not None else a
+
+    def tolist(self):
+        a = self._host_copy()
+        if self.dtype is D.bfloat16 or self.dtype is D.float16:
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        a = self._host_copy().reshape(())
+        if self.dtype.is_floating_point:
+            return float(a)
+        if self.dtype is D.bool_:
+            return bool(a)
+        return int(a)
+
+    def _host_copy(self):
+        """A numpy copy of the values (any device)."""
+        if self.device.type == "cpu":
+            return np.array(self._np_view())
+        c = self.contiguous()
+        out = np.empty(c._shape, dtype=c.dtype.np)
+        if out.nbytes:
+            c._storage.copy_to_host(out.ctypes.data, out.nbytes, c._offset * c.dtype.itemsize)
+        return out
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import format_tensor
+        suffixes = []
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        dev = None if self.device.type == "cpu" else str(self.device)
+        return format_tensor(self._host_copy(), dtype_name=self.dtype.name,
+                             default_dtype_name=D.get_default_dtype().name,
+                             device_str=dev, suffixes=suffixes)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.dim() == 0 and spec:
+            return self.item().__format__(spec)
+        return str(self)
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __reduce_ex__(self, proto):
+        from .serialization import _rebuild_tensor
+        return (_rebuild_tensor, (self._host_copy(), str(self.device), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
+                               "deepcopy protocol at the moment.")
+        with _no_grad():
+            t = self.clone()
+        t._requires_grad = self._requires_grad
+        if type(self) is not Tensor:
+            t.__class__ = type(self)
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+
+def _inplace(name, self, *args, **kw):
+    return _dispatch.call_inplace(name, self, *args, **kw)
+
+
+def _random_inplace(t, fill):
+    from .autograd import grad_mode
+    if t.requires_grad and t.grad_fn is None and grad_mode.is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    fill()
+    t._version[0] += 1
+    return t
+
+
+def _size_args(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _no_grad():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _init_from(t, storage, offset, shape, strides, dtype, _version=None):
+    t._storage = storage
+    t._offset = offset
+    t._shape = tuple(shape)
+    t._strides = tuple(strides)
+    t.dtype = dtype
+    t._version = _version if _version is not None else [0]
+    t._requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._base = None
+    t._output_nr = 0
+    t._retains_grad = False
+    t._tensor_hooks = {}
+    t._grad_accumulator = None
+    t._shares_only_with_engine = False
+    from .autograd.grad_mode import is_inference_mode_enabled
+    t._inference = is_inference_mode_enabled()
+
+
+def _new(storage, offset, shape, strides, dtype, _version=None, cls=Tensor):
+    t = object.__new__(cls)
+    _init_from(t, storage, offset, shape, strides, dtype, _version)
+    return t
+
+
+def empty(shape, dtype, device):
+    """Uninitialised contiguous tensor (internal; ``tgrad.empty`` is the public one)."""
+    from .memory import Storage
+    shape = tuple(int(s) for s in shape)
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    n = 1
+    for s in shape:
+        n *= s
+    return _new(Storage(n * dtype.itemsize, device), 0, shape, contiguous_strides(shape), dtype)
