@@ -4,8 +4,9 @@ from .anomaly import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
+from .gradcheck import gradcheck, gradgradcheck
 from .graph import Node
 
-__all__ = ["Node", "anomaly", "backward", "detect_anomaly", "enable_grad", "engine", "grad", "grad_mode",
+__all__ = ["Node", "anomaly", "backward", "detect_anomaly", "enable_grad", "engine", "grad", "grad_mode", "gradcheck", "gradgradcheck",
            "graph", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
            "set_detect_anomaly", "set_grad_enabled"]

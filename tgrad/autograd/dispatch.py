@@ -9,6 +9,9 @@ from . import anomaly, grad_mode
 from .graph import Node, SavedTensor, edge_of
 
 _node_classes = {}
+# When sets, the names of ops run forward / backward are added (op coverage tests, AOT workload).
+RECORD_FORWARD = None
+RECORD_BACKWARD = None
 
 
 def node_class(name):
@@ -49,6 +52,8 @@ class OpNode(Node):
 
     def apply(self, grads):
         op = self.op
+        if RECORD_BACKWARD is not None:
+            RECORD_BACKWARD.add(op.name)
         if op.once_differentiable and grad_mode.is_grad_enabled() and any(
                 g is not None and g.requires_grad for g in grads):
             raise RuntimeError(f"the derivative for '{op.name}' is not implemented for double backward "
@@ -114,6 +119,8 @@ def _check_inference(op, inputs):
 
 def call(name, *inputs, **attrs):
     op = _ops.TABLE[name]
+    if RECORD_FORWARD is not None:
+        RECORD_FORWARD.add(name)
     ins = [t for t in inputs[:len(op.inputs)]]
     check_devices(name, _tensors(ins))
     needs = _needs_grad(op, ins)
@@ -134,6 +141,12 @@ def _record(op, inputs, attrs, out):
     node._attrs = dict(attrs)
     if anomaly.is_anomaly_enabled():
         node._anomaly_trace = anomaly.creation_trace()
+    for i, o in enumerate(outs):
+        if i in op.nondiff_outputs:
+            continue
+        o._requires_grad = True
+        o.grad_fn = node
+        o._output_nr = i
     names = op.inputs
     for key in op.save:
         if key.startswith("result"):
@@ -143,17 +156,13 @@ def _record(op, inputs, attrs, out):
             t = inputs[names.index(key)]
             if t is not None:
                 node._saved[key] = SavedTensor(t)
-    for i, o in enumerate(outs):
-        if i in op.nondiff_outputs:
-            continue
-        o._requires_grad = True
-        o.grad_fn = node
-        o._output_nr = i
 
 
 def call_inplace(name, self, *inputs, **attrs):
     """``self.<name>_(*inputs)``: compute into self, bump its version, rebase its grad_fn."""
     op = _ops.TABLE[name]
+    if RECORD_FORWARD is not None:
+        RECORD_FORWARD.add(name)
     ins = [self] + list(inputs[:len(op.inputs) - 1])
     check_devices(name, _tensors(ins))
     grad_on = grad_mode.is_grad_enabled()

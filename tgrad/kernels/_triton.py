@@ -208,6 +208,36 @@ def _run_direct(kernel, grid, args, constexprs):
                 fn(**kw)
 
 
+# ---------------------------------------------------------------- launch recording (AOT check)
+RECORD = None            # a list while tgrad.kernels.aot records launches
+
+
+def launch_spec(kernel, args, constexprs):
+    """(signature, constexprs, attrs) of a launch as ``triton.compile(ASTSource(...))`` takes them.
+
+    Signature: Triton's type string per parameter (``*fp32``, ``i32``, ``fp32``,
+    ``constexpr``); defaulted constexprs are filled in; attrs mark pointers
+    that are 16-byte aligned, as the JIT would specialize them.
+    """
+    sig, cexpr, attrs = {}, dict(constexprs), {}
+    it = iter(args)
+    for i, p in enumerate(kernel.params):
+        if p.name in constexprs:
+            sig[p.name] = "constexpr"
+            continue
+        if p.is_constexpr:
+            if not p.has_default:
+                raise TypeError(f"{kernel.__name__}: missing constexpr {p.name}")
+            sig[p.name] = "constexpr"
+            cexpr[p.name] = p.default
+            continue
+        a = next(it)
+        sig[p.name] = triton.runtime.jit.mangle_type(a)
+        if type(a) is Ptr and a.ptr % 16 == 0:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    return sig, cexpr, attrs
+
+
 def launch(kernel, grid, device, args, constexprs):
     """Run ``kernel[grid](*args, **constexprs)`` on ``device`` ("cpu" or "cuda").
 
@@ -218,8 +248,10 @@ def launch(kernel, grid, device, args, constexprs):
         COUNTER.add(kernel.__name__)
     if any(g == 0 for g in grid):
         return
+    if RECORD is not None:
+        RECORD.append((kernel,) + launch_spec(kernel, args, constexprs))
     if device == "cpu":
-        with LOCK:
+        with LOCK, np.errstate(all="ignore"):   # masked-off lanes compute garbage (e.g. x / 0)
             _tls.interp = 1
             try:
                 if EXECUTOR == "direct":
@@ -250,12 +282,20 @@ def compile_aot(kernel, signature, constexprs, arch, attrs=None):
 
 
 # ---------------------------------------------------------------- block sizes
+FORCE_GPU_BLOCKS = False  # set by tgrad.kernels.aot: cpu launches use the GPU's block sizes
+
+
+def gpu_blocks(device):
+    """True when block sizes must be the GPU's: a cuda launch, or a cpu launch recorded for the AOT check."""
+    return device != "cpu" or FORCE_GPU_BLOCKS
+
+
 def next_pow2(n):
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
 def elementwise_block(n, device):
     """Elements per program: large on cpu (the interpreter pays per program), 1024 on cuda."""
-    if device == "cpu":
-        return max(16, min(next_pow2(n), 65536))
-    return 1024
+    if gpu_blocks(device):
+        return 1024
+    return max(16, min(next_pow2(n), 65536))

@@ -56,7 +56,7 @@ def _sum_dtype(x, dtype):
 def sum_forward(self, *, dim=None, keepdim=False, dtype=None, scale=1.0, _shape=None):
     dims = reduce_dims(dim, self.dim())
     out_dt = _sum_dtype(self, dtype)
-    out = empty(_shape or reduced_shape(self.shape, dims, keepdim), out_dt, self.device)
+    out = empty(_shape if _shape is not None else reduced_shape(self.shape, dims, keepdim), out_dt, self.device)
     x, M, Kn, sm, sk = as_rows(self, dims)
     if Kn == 0:
         return KE.fill(out, 0)

@@ -38,6 +38,8 @@ def compute_stride(oldshape, oldstride, newshape):
     numel = 1
     for s in oldshape:
         numel *= s
+    if len(oldshape) == 0:
+        return G.contiguous_strides(newshape)
     if numel == 0:
         return G.contiguous_strides(newshape) if tuple(oldshape) != tuple(newshape) else tuple(oldstride)
     newstride = [0] * len(newshape)
