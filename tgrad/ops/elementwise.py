@@ -78,8 +78,9 @@ def copy_inplace_forward(self, src, *, out=None):
 
 
 def _overlaps(a, b):
-    return a._storage is b._storage and a.data_ptr() != b.data_ptr() or (
-        a._storage is b._storage and a.stride() != b.stride())
+    """Same storage but a different view: copying element by element could read what it just wrote."""
+    return a._storage is b._storage and (a.data_ptr(), a.stride(), tuple(a.shape)) != (
+        b.data_ptr(), b.stride(), tuple(b.shape))
 
 
 def _cross_device_copy(dst, src):
