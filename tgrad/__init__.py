@@ -21,6 +21,8 @@ from .dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, 
 from .functions import (add, broadcast_to, clone, div, divide, equal, exp, flatten, is_floating_point,  # noqa: E402
                         is_tensor, mean, mul, multiply, neg, negative, numel, permute, pow, reshape, select,
                         squeeze, sub, subtract, sum, swapaxes, swapdims, t, transpose, true_divide, unsqueeze)
+from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
+                     HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .memory import OutOfMemoryError  # noqa: E402
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,  # noqa: E402
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
