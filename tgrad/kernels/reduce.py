@@ -7,7 +7,7 @@ contiguous copy first when they cannot be merged).
 import triton
 import triton.language as tl
 
-from ._triton import launch, next_pow2
+from ._triton import gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr
 
 
@@ -28,7 +28,7 @@ def sum_rows_kernel(x_ptr, out_ptr, M, K, stride_xm, stride_xk, scale,
 
 def row_blocks(M, K, device, budget=65536):
     """(ROWS, BLOCK_K): many rows per program on cpu (the interpreter pays per program)."""
-    if device == "cpu":
+    if not gpu_blocks(device):
         bk = max(16, min(next_pow2(K), budget))
         rows = max(1, min(next_pow2(M), budget // bk))
         return rows, bk

@@ -1,0 +1,95 @@
+"""Ahead-of-time compile of every kernel specialization the op database launches, for sm_80 and sm_90.
+
+The same check as ``python -m tgrad.kernels.aot --arch 80 90`` (no GPU needed):
+any compile failure fails, and so does a spill in an element-wise kernel or
+a kernel that no workload launches.  About a minute on a cold Triton cache.
+"""
+import importlib
+import pkgutil
+
+import pytest
+
+import tgrad
+import tgrad.kernels
+from tgrad.kernels import _triton as T
+from tgrad.kernels import aot
+
+pytestmark = pytest.mark.aot
+
+ELEMENTWISE = ("tgrad.kernels.elementwise", "tgrad.kernels.random")
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    return aot.record()
+
+
+@pytest.fixture(scope="module")
+def compiled(recorded):
+    specs, _ = recorded
+    return aot.compile_all(aot.covering(specs), (80, 90))
+
+
+def test_every_specialization_compiles(compiled):
+    failed = [f"{r.spec.name} sm_{r.arch} [{' | '.join(r.spec.describe())}]: {r.error}" for r in compiled if r.error]
+    assert not failed, "\n".join(failed)
+    assert {r.arch for r in compiled} == {80, 90}
+
+
+def test_no_spills_in_elementwise_kernels(compiled):
+    spills = [f"{r.spec.name} sm_{r.arch} [{' | '.join(r.spec.describe())}]: {r.spill_bytes} bytes"
+              for r in compiled if r.spec.module in ELEMENTWISE and r.spill_bytes]
+    assert not spills, "\n".join(spills)
+    assert all(r.registers > 0 for r in compiled if not r.error)
+
+
+def _all_kernels():
+    for m in pkgutil.iter_modules(tgrad.kernels.__path__):
+        mod = importlib.import_module(f"tgrad.kernels.{m.name}")
+        for name, obj in vars(mod).items():
+            if name.endswith("_kernel") and aot._is_jit(obj) and obj.fn.__module__ == mod.__name__:
+                yield obj
+
+
+def test_workload_launches_every_kernel(recorded):
+    specs, errors = recorded
+    assert not errors, "\n".join(f"{label}: {type(e).__name__}: {e}" for label, e in errors)
+    launched = {id(s.kernel) for s in specs}
+    missing = sorted(f"{k.fn.__module__}.{k.__name__}" for k in _all_kernels() if id(k) not in launched)
+    assert not missing, f"kernels no OpInfo sample launches (so never compiled ahead of time): {missing}"
+
+
+def test_recorder_gives_triton_signature():
+    x = tgrad.ones(4, 3, dtype=tgrad.float16)
+    with_rec = []
+    T.RECORD = with_rec
+    try:
+        x.t() * 2.0
+    finally:
+        T.RECORD = None
+    (kernel, sig, cexpr, attrs), = with_rec
+    assert kernel.__name__ == "binary_kernel"
+    assert (sig["x_ptr"], sig["y_ptr"], sig["out_ptr"], sig["n_elements"]) == ("*fp16", "*fp16", "*fp16", "i32")
+    assert sig["FN"] == "constexpr" and cexpr["FN"].__name__ == "mul_fn"
+    assert cexpr["BLOCK"] == tgrad.kernels.elementwise.elementwise_block(12, "cpu")   # not forced: cpu block
+    assert attrs[(0,)] == [["tt.divisibility", 16]]
+
+
+def test_forced_gpu_blocks_only_while_recording():
+    specs, _ = aot.record(lambda: [tgrad.ones(5000) + 1, tgrad.ones(3, 300).sum(1)])
+    blocks = {s.name: s.constexprs for s in specs}
+    assert blocks["binary_kernel"]["BLOCK"] == T.elementwise_block(5000, "cuda") == 1024
+    assert blocks["sum_rows_kernel"]["ROWS"] == 1
+    assert T.elementwise_block(5000, "cpu") == 8192 and not T.FORCE_GPU_BLOCKS and T.RECORD is None
+
+
+def test_covering_keeps_every_dtype_and_layout(recorded):
+    specs, _ = recorded
+    kept = aot.covering(specs)
+    assert len(kept) < len(specs)
+
+    def seen(ss):
+        return ({(id(s.kernel), n, t) for s in ss for n, t in s.signature.items()},
+                {(id(s.kernel), k, v) for s in ss for k, v in s.constexprs.items() if aot.LAYOUT.search(k)},
+                {(id(s.kernel), aot._cval(v)) for s in ss for v in s.constexprs.values() if aot._is_jit(v)})
+    assert seen(kept) == seen(specs)
