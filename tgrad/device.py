@@ -27,12 +27,14 @@ class device:
             type, index = "cuda", type
         if not isinstance(type, str):
             raise TypeError(f"device(): expected a string or device, got {type.__class__.__name__}")
-        s = type.strip()
+        s = type
+        if not s:
+            raise RuntimeError("Device string must not be empty")
         if ":" in s:
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {s}")
             s, _, idx = s.partition(":")
-            if not idx.isdigit():
+            if not (idx.isascii() and idx.isdigit()) or (idx[0] == "0" and idx != "0"):
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)
         if s not in _TYPES:
