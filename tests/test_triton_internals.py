@@ -1,0 +1,260 @@
+"""Pins every Triton internal that tgrad/kernels/_triton.py relies on, and the dual-mode behaviour.
+
+A Triton upgrade that renames or changes one of these fails here, loudly,
+instead of as wrong numbers somewhere else.  pyproject.toml pins Triton to
+the minor version these pass on.
+"""
+import dataclasses
+import inspect
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import triton
+import triton.language as tl
+from triton.runtime import interpreter as I
+from triton.runtime.jit import JITFunction, mangle_type
+
+import tgrad
+from tgrad.kernels import _triton as T
+from tgrad.kernels.elementwise import kptr
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = (ROOT / "tgrad" / "kernels" / "_triton.py").read_text()
+EXECUTORS = sorted({"direct", "stock", T.EXECUTOR})   # T.EXECUTOR: the default (or TGRAD_EXECUTOR's choice)
+
+
+@triton.jit
+def _scale(x, s):
+    return x * s
+
+
+@triton.jit
+def scaled_sum_kernel(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    """out[0] = sum(s * x[:n]); calls a @triton.jit helper and a tl library function (tl.sum)."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(_scale(x, s), axis=0))
+
+
+@triton.jit
+def bad_arange_kernel(out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+@triton.jit
+def assert_positive_kernel(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.device_assert(x > 0, "x must be positive")
+
+
+@pytest.fixture
+def executor():
+    prev = T.EXECUTOR
+    yield
+    T.EXECUTOR = prev
+
+
+def _scaled_sum(x, s=2.0):
+    out = tgrad.zeros(1)
+    T.launch(scaled_sum_kernel, (1,), "cpu", [kptr(x), kptr(out), x.numel(), s], {"BLOCK": 16})
+    return out.item()
+
+
+# ------------------------------------------------------------------ names, signatures, fields
+def test_triton_version_is_the_pinned_minor():
+    assert triton.__version__.startswith("3.9.")
+    pin = re.search(r'"triton>=([\d.]+),<([\d.]+)"', (ROOT / "pyproject.toml").read_text())
+    assert pin and pin.groups() == ("3.9", "3.10")
+
+
+def test_interpreter_module_names_used_exist():
+    used = set(re.findall(r"\b_I\.(\w+)", SOURCE))
+    assert {"_patch_lang", "_implicit_cvt", "interpreter_builder", "GridExecutor", "TensorHandle",
+            "InterpreterError"} <= used
+    missing = sorted(n for n in used if not hasattr(I, n))
+    assert not missing, f"triton.runtime.interpreter lacks {missing}"
+
+
+def test_builder_methods_named_in_source_exist():
+    """Builder ops the trace executor lowers by name (if renamed, lowering would silently stop)."""
+    names = set(re.findall(r'name == "(\w+)"', SOURCE)) | {"set_grid_dim", "set_grid_idx"}
+    missing = sorted(n for n in names if not hasattr(I.interpreter_builder, n))
+    assert not missing, f"interpreter_builder lacks {missing}"
+
+
+def test_interpreter_signatures():
+    assert list(inspect.signature(T._orig_patch_lang).parameters) == ["fn"]
+    assert list(inspect.signature(I._implicit_cvt).parameters) == ["arg"]
+    assert list(inspect.signature(I.GridExecutor.__init__).parameters)[:4] == ["self", "fn", "arg_names", "grid"]
+    assert list(inspect.signature(I.InterpretedFunction.run).parameters) == ["self", "args", "grid", "warmup",
+                                                                            "kwargs"]
+    assert list(inspect.signature(I.InterpretedFunction.rewrite).parameters) == ["self"]
+    assert list(inspect.signature(I.TensorHandle.__init__).parameters)[:3] == ["self", "data", "dtype"]
+    b = I.interpreter_builder
+    assert list(inspect.signature(b.set_grid_dim).parameters) == ["nx", "ny", "nz"]
+    assert list(inspect.signature(b.set_grid_idx).parameters) == ["x", "y", "z"]
+    assert issubclass(I.InterpreterError, Exception)
+
+
+def test_interpreter_options_fields():
+    fields = {f.name for f in dataclasses.fields(I.InterpreterOptions)}
+    assert {"debug", "sanitize_overflow"} <= fields
+    assert isinstance(I.interpreter_builder.options, I.InterpreterOptions)
+    assert I.interpreter_builder.options.debug == (os.environ.get("TGRAD_INTERPRET_DEBUG") == "1")
+
+
+def test_value_conversions():
+    h = I.TensorHandle(np.array([7], dtype=np.int32), tl.int32)
+    assert h.data.tolist() == [7] and h.dtype == tl.int32
+    assert I._implicit_cvt(1.5) == 1.5                        # floats pass through as Python floats
+    assert I._implicit_cvt(2 ** 40).dtype == tl.int64 and I._implicit_cvt(True).dtype == tl.int1
+    p = I._implicit_cvt(T.Ptr(4096, np.dtype(np.float16)))    # anything with data_ptr() is a pointer
+    assert p.dtype.element_ty == tl.float16 and p.handle.data.tolist() == [4096]
+    ty = tl.str_to_ty("*bf16", None)
+    assert ty.is_ptr() and ty.element_ty == tl.bfloat16
+    assert mangle_type(3) == "i32" and mangle_type(2 ** 31) == "i64" and mangle_type(0.5) == "fp32"
+
+
+def test_jit_function_metadata():
+    k = scaled_sum_kernel
+    assert isinstance(k, JITFunction) and callable(k.fn) and k.__name__ == "scaled_sum_kernel"
+    assert k.arg_names == ["x_ptr", "out_ptr", "n", "s", "BLOCK"]
+    p = k.params[-1]
+    assert (p.name, p.is_constexpr, p.has_default) == ("BLOCK", True, False)
+    assert not k.params[0].is_constexpr
+
+
+def test_grid_executor_constexprs_and_interpreted_twin():
+    tw = T._twin(scaled_sum_kernel)
+    assert T._twin(scaled_sum_kernel) is tw                   # cached on the JITFunction
+    assert isinstance(tw, I.InterpretedFunction) and list(tw.arg_names) == scaled_sum_kernel.arg_names
+    assert set(I.GridExecutor(scaled_sum_kernel.fn, tw.arg_names, (1,)).constexprs) == {"BLOCK"}
+    assert callable(tw.rewrite())
+
+
+def test_patch_lang_patches_and_restores_tl_and_tl_core():
+    with T.LOCK:
+        T._lang_for_compiler()
+        before = (tl.arange, tl.core.arange, tl.sum)
+        scope = T._orig_patch_lang(T._anchor)
+        try:
+            assert tl.arange is not before[0] and tl.core.arange is not before[1]
+        finally:
+            scope.restore()
+        assert (tl.arange, tl.core.arange, tl.sum) == before
+
+
+def test_jit_call_is_routed():
+    assert JITFunction.__call__ is T._jit_call
+    x = tgrad.arange(5.0)
+    assert _scaled_sum(x) == 20.0                             # the helper _scale ran interpreted
+    assert not getattr(T._tls, "interp", 0)
+    with pytest.raises(Exception, match="outside of the scope of a kernel"):
+        _scale(1.0, 2.0)                                      # outside a launch: Triton's own behaviour
+
+
+# ------------------------------------------------------------------ behaviour
+@pytest.mark.parametrize("ex", EXECUTORS)
+def test_interpret_then_compile_then_interpret(ex, executor):
+    """The dual-mode trap: a GPU compile between interpreted launches (tl must be restored, then re-patched)."""
+    T.EXECUTOR = ex
+    x = tgrad.arange(7.0)
+    assert _scaled_sum(x, 0.5) == 10.5
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "s": "fp32", "BLOCK": "constexpr"}
+    k = T.compile_aot(scaled_sum_kernel, sig, {"BLOCK": 16}, 80)
+    assert ".entry scaled_sum_kernel" in k.asm["ptx"] and len(k.asm["cubin"]) > 0
+    assert isinstance(k.metadata.shared, int)
+    for _ in range(3):                                        # trace records on the 2nd launch, replays on the 3rd
+        assert _scaled_sum(x, 0.5) == 10.5
+    assert (tgrad.ones(3) * 2).tolist() == [2.0, 2.0, 2.0]
+
+
+def _workload():
+    tgrad.manual_seed(7)
+    a = tgrad.randn(5, 33)
+    b = tgrad.rand(33, dtype=tgrad.float64)
+    h = a.to(tgrad.bfloat16)
+    outs = [a + b, a.t() * 3.0, (a / 1.7).exp(), a ** 3, h * h + 1, a.sum(1), a.mean(), a.sum(0),
+            h.float() - a, (a * 100).to(tgrad.int16), tgrad.randn(2, 40), tgrad.randint(0, 9, (17,))]
+    return [o.numpy().copy() for o in outs]
+
+
+def test_executors_are_bit_identical(executor):
+    results = {}
+    for ex in EXECUTORS:
+        T.EXECUTOR = ex
+        runs = [_workload() for _ in range(3)]                # 3 runs: trace records, then replays
+        for r in runs[1:]:
+            for x, y in zip(runs[0], r):
+                assert x.tobytes() == y.tobytes(), ex
+        results[ex] = runs[0]
+    first = results[EXECUTORS[0]]
+    for ex, res in results.items():
+        for i, (x, y) in enumerate(zip(first, res)):
+            assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), f"output {i}: {EXECUTORS[0]} vs {ex}"
+
+
+@pytest.mark.parametrize("ex", EXECUTORS)
+def test_failed_interpreted_launch_leaves_a_clean_state(ex, executor):
+    T.EXECUTOR = ex
+    out = tgrad.zeros(4)
+    with pytest.raises(Exception, match="power of 2|arange"):
+        T.launch(bad_arange_kernel, (1,), "cpu", [kptr(out)], {"BLOCK": 3})
+    assert not getattr(T._tls, "interp", 0)
+    assert _scaled_sum(tgrad.ones(4), 1.0) == 4.0
+    sig = {"out_ptr": "*fp32", "BLOCK": "constexpr"}
+    assert T.compile_aot(bad_arange_kernel, sig, {"BLOCK": 4}, 90).asm["ptx"]
+
+
+def test_interpret_debug_turns_on_device_assert():
+    x = tgrad.tensor([1.0, -1.0])
+    with T.LOCK:
+        T._set_options(True)
+        try:
+            with pytest.raises(Exception, match="x must be positive"):
+                T.launch(assert_positive_kernel, (1,), "cpu", [kptr(x)], {"BLOCK": 2})
+        finally:
+            T._set_options(os.environ.get("TGRAD_INTERPRET_DEBUG", "") == "1")
+    if not I.interpreter_builder.options.debug:
+        T.launch(assert_positive_kernel, (1,), "cpu", [kptr(x)], {"BLOCK": 2})   # compiled out, like the GPU
+
+
+def test_concurrent_interpreted_launches_are_serialized():
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(15):
+                x = tgrad.full((k + 3, 7), float(i))
+                y = (x * 2 + k).sum(1)
+                assert y.tolist() == [7.0 * (2 * i + k)] * (k + 3)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def _env_run(code, **env):
+    e = dict(os.environ, PYTHONPATH=str(ROOT), **env)
+    return subprocess.run([sys.executable, "-c", code], env=e, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_environment_switches():
+    r = _env_run("import tgrad.kernels._triton as T; from triton.runtime import interpreter as I; "
+                 "print(T.EXECUTOR, I.interpreter_builder.options.debug, I.interpreter_builder.options.sanitize_overflow)",
+                 TGRAD_EXECUTOR="stock", TGRAD_INTERPRET_DEBUG="1")
+    assert r.returncode == 0 and r.stdout.split() == ["stock", "True", "True"], r.stderr
+    r = _env_run("import tgrad", TGRAD_EXECUTOR="fast")
+    assert r.returncode != 0 and "TGRAD_EXECUTOR must be" in r.stderr
+    r = _env_run("import tgrad", TRITON_INTERPRET="1")
+    assert r.returncode != 0 and "unset TRITON_INTERPRET" in r.stderr
