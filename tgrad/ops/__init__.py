@@ -40,9 +40,9 @@ class Op:
 
 
 def _build():
-    from . import elementwise, reduce, shape
+    from . import elementwise, optim, reduce, shape
     table = {}
-    for family in (elementwise, reduce, shape):
+    for family in (elementwise, reduce, shape, optim):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

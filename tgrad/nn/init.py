@@ -1,0 +1,163 @@
+"""``nn.init``: in-place initialisers (PyTorch's formulas), all under ``no_grad``.
+
+Fans of a weight of shape (out, in, *k): fan_in = in * prod(k), fan_out = out * prod(k).
+xavier: std = gain * sqrt(2 / (fan_in + fan_out)); kaiming: std = gain / sqrt(fan);
+a uniform with that std has bound sqrt(3) * std.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The recommended gain for ``nonlinearity`` (``param``: leaky_relu's negative slope)."""
+    linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                  "conv_transpose3d"]
+    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, int) or isinstance(param, float):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def constant_(tensor, val):
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def ones_(tensor):
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor):
+    with no_grad():
+        return tensor.zero_()
+
+
+def eye_(tensor):
+    """The identity matrix (2-D tensors only)."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from ..creation import eye
+    with no_grad():
+        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive_field_size = 1
+    for s in tensor.shape[2:]:
+        receptive_field_size *= s
+    return tensor.size(1) * receptive_field_size, tensor.size(0) * receptive_field_size
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    valid_modes = ["fan_in", "fan_out"]
+    if mode not in valid_modes:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0, std, generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std) restricted to [a, b], by rejection like PyTorch.
+
+    Wide intervals (mass p > 0.3) redraw normals outside [a, b]; narrow ones draw
+    uniform proposals on [a, b] accepted with probability exp(log N(x) - log N(mode)).
+    Draws come from ``generator``; the accept/reject bookkeeping runs on the host.
+    """
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                      "may be incorrect.", stacklevel=2)
+    from ..creation import empty, tensor as make_tensor
+    shape = tuple(tensor.shape)
+
+    def draw(kind, lo, hi):
+        t = empty(shape, dtype=tensor.dtype, device=tensor.device)
+        (t.normal_ if kind == "normal" else t.uniform_)(lo, hi, generator=generator)
+        return np.asarray(t._host_copy(), dtype=np.float64)
+
+    with no_grad():
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            vals = draw("normal", mean, std)
+            bad = (vals < a) | (vals > b)
+            while bad.any():
+                vals = np.where(bad, draw("normal", mean, std), vals)
+                bad = (vals < a) | (vals > b)
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+            def log_ratio(x):
+                return -0.5 * ((x - mean) / std) ** 2 - log_peak
+
+            vals = draw("uniform", a, b)
+            pending = np.log(draw("uniform", 0.0, 1.0)) > log_ratio(vals)
+            while pending.any():
+                cand = draw("uniform", a, b)
+                vals = np.where(pending, cand, vals)
+                pending = np.where(pending, np.log(draw("uniform", 0.0, 1.0)) > log_ratio(cand), pending)
+        return tensor.copy_(make_tensor(vals, dtype=tensor.dtype, device=tensor.device))

@@ -1,0 +1,35 @@
+"""``nn.Parameter``: a Tensor that a Module registers as one of its parameters."""
+from ..tensor import Tensor, _new
+
+
+class Parameter(Tensor):
+    """A Tensor subclass sharing ``data``'s storage and version counter; ``requires_grad=True`` by default."""
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            from ..creation import empty
+            data = empty(0)
+        t = _new(data._storage, data._offset, data._shape, data._strides, data.dtype, _version=data._version,
+                 cls=cls)
+        t._inference = data._inference
+        t.requires_grad_(requires_grad)
+        return t
+
+    def __init__(self, data=None, requires_grad=True):
+        pass
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, proto):
+        from ..serialization import _rebuild_parameter
+        return (_rebuild_parameter, (self.detach()._host_copy(), str(self.device), self.requires_grad))

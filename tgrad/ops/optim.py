@@ -1,0 +1,76 @@
+"""Fused optimizer steps (non-differentiable ops): ``sgd_step``, ``adam_step``, ``rmsprop_step``, ``adagrad_step``.
+
+Inputs are lists: the parameters, their gradients and one list per state
+tensor (same length; ``None`` where a state is unused).  Each forward updates
+parameters and states in place with as few launches as possible (one per
+dtype and device, see ``kernels/optim.py``) and returns None.  Scalars that
+change every step (lr, bias corrections) are attrs passed to the kernels as
+runtime arguments.
+"""
+from ..kernels import elementwise as KE
+from ..kernels import optim as K
+from ..tensor import empty
+from . import Op
+
+
+def _columns(params, grads, *states):
+    """Per (device, dtype): lists [param, contiguous grad, *states]."""
+    buckets = {}
+    for i, (p, g) in enumerate(zip(params, grads)):
+        if not p.is_contiguous():
+            raise RuntimeError("fused optimizer step: parameters must be contiguous")
+        if g.dtype is not p.dtype or tuple(g.shape) != tuple(p.shape) or g.device != p.device:
+            raise RuntimeError(f"fused optimizer step: gradient of shape {list(g.shape)}, dtype {g.dtype}, "
+                               f"device {g.device} does not match its parameter ({list(p.shape)}, {p.dtype}, "
+                               f"{p.device})")
+        if not g.is_contiguous():
+            g = KE.copy(g, empty(g.shape, g.dtype, g.device))
+        buckets.setdefault((p.device, p.dtype.name), []).append([p, g] + [s[i] for s in states])
+    return buckets.values()
+
+
+def sgd_step_forward(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov,
+                     maximize, first):
+    """SGD; ``first``: the momentum buffers are uninitialised and get the (decayed) gradient."""
+    for cols in _columns(params, grads, momentum_buffers):
+        K.multi_tensor_step(K.sgd_kernel, cols, [lr, momentum, 1 - dampening, weight_decay],
+                            dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, MOMENTUM=momentum != 0,
+                                 FIRST=bool(first), NESTEROV=bool(nesterov)))
+
+
+def adam_step_forward(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, lr, beta1, beta2, eps,
+                      weight_decay, step, amsgrad, maximize, decoupled_weight_decay):
+    """Adam / AdamW at step ``step`` (>= 1) for every parameter given."""
+    bc1 = 1 - beta1 ** step
+    bc2 = 1 - beta2 ** step
+    hyper = [lr / bc1, 1 - beta1, beta2, 1 - beta2, eps, weight_decay, 1 - lr * weight_decay, bc2 ** 0.5]
+    for cols in _columns(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs):
+        K.multi_tensor_step(K.adam_kernel, cols, hyper,
+                            dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0,
+                                 DECOUPLED=bool(decoupled_weight_decay), AMSGRAD=bool(amsgrad)))
+
+
+def rmsprop_step_forward(params, grads, square_avgs, grad_avgs, momentum_buffers, *, lr, alpha, eps, weight_decay,
+                         momentum, centered, maximize):
+    for cols in _columns(params, grads, square_avgs, grad_avgs, momentum_buffers):
+        K.multi_tensor_step(K.rmsprop_kernel, cols, [lr, alpha, 1 - alpha, eps, weight_decay, momentum],
+                            dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, CENTERED=bool(centered),
+                                 MOMENTUM=momentum > 0))
+
+
+def adagrad_step_forward(params, grads, state_sums, *, lr, lr_decay, eps, weight_decay, step, maximize):
+    """Adagrad at step ``step`` (>= 1): clr = lr / (1 + (step - 1) lr_decay)."""
+    clr = lr / (1 + (step - 1) * lr_decay)
+    for cols in _columns(params, grads, state_sums):
+        K.multi_tensor_step(K.adagrad_kernel, cols, [clr, eps, weight_decay],
+                            dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0))
+
+
+ENTRIES = [
+    Op("sgd_step", sgd_step_forward, None, None, inputs=("params", "grads", "momentum_buffers")),
+    Op("adam_step", adam_step_forward, None, None,
+       inputs=("params", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs")),
+    Op("rmsprop_step", rmsprop_step_forward, None, None,
+       inputs=("params", "grads", "square_avgs", "grad_avgs", "momentum_buffers")),
+    Op("adagrad_step", adagrad_step_forward, None, None, inputs=("params", "grads", "state_sums")),
+]

@@ -1,0 +1,7 @@
+"""``tgrad.optim``: optimizers whose steps run as fused Triton kernels, and ``lr_scheduler``."""
+from . import lr_scheduler  # noqa: F401
+from .adagrad import Adagrad  # noqa: F401
+from .adam import Adam, AdamW  # noqa: F401
+from .optimizer import Optimizer  # noqa: F401
+from .rmsprop import RMSprop  # noqa: F401
+from .sgd import SGD  # noqa: F401

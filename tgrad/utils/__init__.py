@@ -1,0 +1,2 @@
+"""``tgrad.utils``: ``hooks`` (RemovableHandle)."""
+from . import hooks  # noqa: F401
