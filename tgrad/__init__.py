@@ -28,6 +28,8 @@ from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserve
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
+from . import backends  # noqa: E402
+from .functions import addmm, baddbmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: E402
 from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

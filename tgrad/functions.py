@@ -114,6 +114,42 @@ def broadcast_to(input, size):
     return input.expand(size)
 
 
+# ---- linear algebra (ops/linalg.py)
+def matmul(input, other, *, out=None):
+    return _out(input.matmul(other), out)
+
+
+def mm(input, mat2, *, out=None):
+    return _out(input.mm(mat2), out)
+
+
+def bmm(input, mat2, *, out=None):
+    return _out(input.bmm(mat2), out)
+
+
+def mv(input, vec, *, out=None):
+    return _out(input.mv(vec), out)
+
+
+def dot(input, tensor, *, out=None):
+    return _out(input.dot(tensor), out)
+
+
+def outer(input, vec2, *, out=None):
+    return _out(input.outer(vec2), out)
+
+
+ger = outer
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    return _out(input.addmm(mat1, mat2, beta=beta, alpha=alpha), out)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    return _out(input.baddbmm(batch1, batch2, beta=beta, alpha=alpha), out)
+
+
 def numel(input):
     return input.numel()
 

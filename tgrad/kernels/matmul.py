@@ -1,0 +1,187 @@
+"""Matmul kernels: batched strided C = act(alpha * A @ B + beta * bias), one launcher.
+
+One kernel serves mm, bmm, mv, dot, addmm, baddbmm and the fused ``linear``
+(forward with its bias + activation epilogue; backward with the activation
+derivative applied to A on load and the bias gradient as a row sum of A).
+Operands are addressed through their strides (a transposed view costs no
+copy; a broadcast batch dim has stride 0).  One program computes one
+BLOCK_M x BLOCK_N output tile of one batch entry, looping over K.
+
+Precision: ``tl.dot`` accumulates in fp32 (fp64 for doubles); fp32 inputs use
+exact fp32 (``input_precision="ieee"``) unless
+``tgrad.backends.cuda.matmul.allow_tf32`` is set.  fp16/bf16 go to the
+tensor cores as loaded on the GPU; on ``cpu`` they are upcast before
+``tl.dot`` (the interpreter's bf16 dot is wrong, TRITON_NOTES.md).
+"""
+import triton
+import triton.language as tl
+
+from .. import backends
+from . import _geometry as G
+from ._triton import Ptr, gpu_blocks, launch, next_pow2
+from .elementwise import cast_store
+
+# Activation codes (the ACT / DACT constexprs).
+ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "tanh": 3, "sigmoid": 4}
+
+
+@triton.jit
+def _tanh(x):
+    e = tl.exp(-2.0 * tl.abs(x))
+    t = (1.0 - e) / (1.0 + e)
+    return tl.where(x >= 0, t, -t)
+
+
+@triton.jit
+def _act(x, ACT: tl.constexpr):
+    """Epilogue activation of the pre-activation z (fp32/fp64)."""
+    if ACT == 1:
+        x = tl.where(x > 0, x, 0.0)
+    elif ACT == 2:
+        x = 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))
+    elif ACT == 3:
+        x = _tanh(x)
+    elif ACT == 4:
+        x = 1.0 / (1.0 + tl.exp(-x))
+    return x
+
+
+@triton.jit
+def _dact(v, ACT: tl.constexpr):
+    """act'(z) from v: the output y for relu/tanh/sigmoid, the pre-activation z for gelu."""
+    if ACT == 1:
+        d = tl.where(v > 0, 1.0, 0.0)
+    elif ACT == 2:
+        d = 0.5 * (1.0 + tl.math.erf(v * 0.7071067811865476)) + v * 0.3989422804014327 * tl.exp(-0.5 * v * v)
+    elif ACT == 3:
+        d = 1.0 - v * v
+    else:
+        d = v * (1.0 - v)
+    return d
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
+                  M, N, K, alpha, beta,
+                  s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
+                  s_vb, s_vm, s_vk, s_ob, s_om, s_on,
+                  HAS_C: tl.constexpr, ACT: tl.constexpr, DACT: tl.constexpr, ROWSUM: tl.constexpr,
+                  ACC: tl.constexpr, UPCAST: tl.constexpr, PRECISION: tl.constexpr,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """out[b] = ACT(alpha * A'[b] @ B[b] + beta * C[b]) with A' = A * act'(V) when DACT != 0.
+
+    A (M, K), B (K, N), C and out (M, N), V like A; batch entry b = program_id(1).
+    ROWSUM: also rs[b, m] = sum_k A'[b, m, k] (written by the programs of the first column tile).
+    """
+    pid = tl.program_id(0)
+    bid = tl.program_id(1).to(tl.int64)
+    n_tiles = tl.cdiv(N, BLOCK_N)
+    pid_m = pid // n_tiles
+    pid_n = pid % n_tiles
+    rm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_rows = a_ptr + bid * s_ab + rm[:, None] * s_am
+    v_rows = v_ptr + bid * s_vb + rm[:, None] * s_vm
+    b_cols = b_ptr + bid * s_bb + rn[None, :] * s_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    rsum = tl.zeros((BLOCK_M,), dtype=ACC)
+    for k0 in range(0, K, BLOCK_K):
+        kk = k0 + rk
+        a_mask = (rm[:, None] < M) & (kk[None, :] < K)
+        a = tl.load(a_rows + kk[None, :] * s_ak, mask=a_mask, other=0.0)
+        b = tl.load(b_cols + kk[:, None] * s_bk, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        if DACT != 0:
+            v = tl.load(v_rows + kk[None, :] * s_vk, mask=a_mask, other=0.0).to(ACC)
+            a = (a.to(ACC) * _dact(v, DACT)).to(a.dtype)
+        if UPCAST:
+            a = a.to(ACC)
+            b = b.to(ACC)
+        if ROWSUM:
+            rsum += tl.sum(a.to(ACC), axis=1)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+    acc = acc * alpha
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    if HAS_C:
+        c = tl.load(c_ptr + bid * s_cb + rm[:, None] * s_cm + rn[None, :] * s_cn, mask=mask, other=0.0)
+        acc += beta * c.to(ACC)
+    acc = _act(acc, ACT)
+    cast_store(out_ptr + bid * s_ob + rm[:, None] * s_om + rn[None, :] * s_on, acc, mask)
+    if ROWSUM:
+        if pid_n == 0:
+            cast_store(rs_ptr + bid * M + rm, rsum, rm < M)
+
+
+def _kptr(t):
+    return Ptr(t.data_ptr(), t.dtype.np)
+
+
+def _strides3(t, shape):
+    """(batch, row, col) strides of ``t`` broadcast to ``shape`` (2-D or 3-D)."""
+    st = G.expand_strides(t.shape, t.stride(), shape)
+    return st if len(st) == 3 else [0] + st
+
+
+def tiles(M, N, K, device):
+    """(BLOCK_M, BLOCK_N, BLOCK_K): the whole problem in few tiles on cpu, 64x64x32 on cuda."""
+    if gpu_blocks(device):
+        return 64, 64, 32
+    return tuple(max(16, min(next_pow2(d), 256)) for d in (M, N, K))
+
+
+def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=None, rowsum=None):
+    """out = act(alpha * (a * act'(v)) @ b + beta * c) for 2-D or 3-D (batched) operands.
+
+    a (B?, M, K), b (B?, K, N), out (B?, M, N); c broadcastable to out through
+    its strides (bias: stride 0 over rows); v like a (the saved y or z of a
+    fused linear); rowsum (B?, M) contiguous receives sum_k of a * act'(v).
+    Shapes are checked by the caller; batch strides of 0 broadcast.
+    """
+    M, N = out.shape[-2], out.shape[-1]
+    K = a.shape[-1]
+    batch = out.shape[0] if out.dim() == 3 else 1
+    if M == 0 or N == 0 or batch == 0:
+        return out
+    dev = out.device.type
+    bm, bn, bk = tiles(M, N, K, dev)
+    f64 = a.dtype.name == "float64"
+    has_c = c is not None and beta != 0
+    c = c if has_c else out
+    v = v if dact else a
+    rs = rowsum if rowsum is not None else out
+    tf32 = backends.cuda.matmul.allow_tf32 and a.dtype.name == "float32"
+    args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), M, N, K, float(alpha), float(beta)]
+    for t, shape in ((a, a.shape), (b, b.shape), (c, out.shape), (v, a.shape), (out, out.shape)):
+        args += _strides3(t, shape)
+    cexpr = {"HAS_C": has_c, "ACT": ACTIVATIONS[act], "DACT": ACTIVATIONS[dact], "ROWSUM": rowsum is not None,
+             "ACC": tl.float64 if f64 else tl.float32, "UPCAST": not gpu_blocks(dev) or f64,
+             "PRECISION": "tf32" if tf32 else "ieee", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
+    launch(matmul_kernel, (triton.cdiv(M, bm) * triton.cdiv(N, bn), batch), dev, args, cexpr)
+    return out
+
+
+# ------------------------------------------------------------------ act_grad: g * f_k(v) (element-wise FNs)
+# f_1 = act' expressed in v (y for relu/tanh/sigmoid, z for gelu), f_{k+1} = d f_k / dv; ``order`` = k in 1..3.
+@triton.jit
+def relu_dact_fn(g, v, order, p1):
+    return tl.where(order == 1.0, tl.where(v > 0, g, 0.0), 0.0)
+
+
+@triton.jit
+def gelu_dact_fn(g, z, order, p1):
+    phi = 0.3989422804014327 * tl.exp(-0.5 * z * z)
+    d1 = 0.5 * (1.0 + tl.math.erf(z * 0.7071067811865476)) + z * phi
+    return g * tl.where(order == 1.0, d1, tl.where(order == 2.0, phi * (2.0 - z * z), phi * z * (z * z - 4.0)))
+
+
+@triton.jit
+def tanh_dact_fn(g, y, order, p1):
+    return g * tl.where(order == 1.0, 1.0 - y * y, tl.where(order == 2.0, -2.0 * y, -2.0))
+
+
+@triton.jit
+def sigmoid_dact_fn(g, y, order, p1):
+    return g * tl.where(order == 1.0, y * (1.0 - y), tl.where(order == 2.0, 1.0 - 2.0 * y, -2.0))
+
+
+DACT_FNS = {"relu": relu_dact_fn, "gelu": gelu_dact_fn, "tanh": tanh_dact_fn, "sigmoid": sigmoid_dact_fn}
