@@ -21,6 +21,9 @@ from .dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, 
 from .functions import (add, broadcast_to, clone, div, divide, equal, exp, flatten, is_floating_point,  # noqa: E402
                         is_tensor, mean, mul, multiply, neg, negative, numel, permute, pow, reshape, select,
                         squeeze, sub, subtract, sum, swapaxes, swapdims, t, transpose, true_divide, unsqueeze)
+from .functions import (cat, chunk, concat, concatenate, flip, fliplr, flipud, gather, index_add,  # noqa: E402
+                        index_put, index_select, masked_fill, masked_select, moveaxis, movedim, narrow, roll,
+                        scatter, scatter_add, split, stack, take_along_dim, tile, tril, triu, unbind, unflatten)
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
                      HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .memory import OutOfMemoryError  # noqa: E402

@@ -150,6 +150,118 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _out(input.baddbmm(batch1, batch2, beta=beta, alpha=alpha), out)
 
 
+# ---- shape ops and indexing (ops/shape.py, ops/advanced_index.py)
+def cat(tensors, dim=0, *, out=None):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    from .autograd import dispatch
+    return _out(dispatch.call("cat", *tensors, dim=dim), out)
+
+
+concat = cat
+concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    from .autograd import dispatch
+    return _out(dispatch.call("stack", *tensors, dim=dim), out)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    return tensor.split(split_size_or_sections, dim)
+
+
+def chunk(input, chunks, dim=0):
+    return input.chunk(chunks, dim)
+
+
+def unbind(input, dim=0):
+    return input.unbind(dim)
+
+
+def narrow(input, dim, start, length):
+    return input.narrow(dim, start, length)
+
+
+def flip(input, dims):
+    return input.flip(dims)
+
+
+def fliplr(input):
+    return input.fliplr()
+
+
+def flipud(input):
+    return input.flipud()
+
+
+def roll(input, shifts, dims=None):
+    return input.roll(shifts, dims)
+
+
+def tril(input, diagonal=0, *, out=None):
+    return _out(input.tril(diagonal), out)
+
+
+def triu(input, diagonal=0, *, out=None):
+    return _out(input.triu(diagonal), out)
+
+
+def movedim(input, source, destination):
+    return input.movedim(source, destination)
+
+
+moveaxis = movedim
+
+
+def unflatten(input, dim, sizes):
+    return input.unflatten(dim, sizes)
+
+
+def tile(input, dims):
+    return input.tile(dims)
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    return _out(input.gather(dim, index), out)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    return input.scatter(dim, index, src, value=value, reduce=reduce)
+
+
+def scatter_add(input, dim, index, src):
+    return input.scatter_add(dim, index, src)
+
+
+def index_select(input, dim, index, *, out=None):
+    return _out(input.index_select(dim, index), out)
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    return _out(input.index_add(dim, index, source, alpha=alpha), out)
+
+
+def masked_fill(input, mask, value):
+    return input.masked_fill(mask, value)
+
+
+def masked_select(input, mask, *, out=None):
+    return _out(input.masked_select(mask), out)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    return _out(input.take_along_dim(indices, dim), out)
+
+
+def index_put(input, indices, values, accumulate=False):
+    return input.index_put(indices, values, accumulate)
+
+
 def numel(input):
     return input.numel()
 

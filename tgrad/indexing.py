@@ -1,8 +1,12 @@
-"""``Tensor.__getitem__`` / ``__setitem__``.
+"""``Tensor.__getitem__`` / ``__setitem__`` with PyTorch's rules.
 
-Basic indices (ints, slices, None, Ellipsis) make views through the
-select/slice/unsqueeze ops, so ``x[0]`` has ``SelectBackward0`` as PyTorch.
-Advanced indices (bool masks, integer tensors or lists) go through ``index``.
+Basic indices (ints, slices, None, Ellipsis) are applied first as views
+through the select/slice/unsqueeze ops, so ``x[0]`` has ``SelectBackward0``.
+Advanced indices (bool masks, integer tensors or lists) are collected at the
+dims they apply to and handed to the ``index`` op (``IndexBackward0``); ints
+count as basic, so ``x[0, :, [1, 2]]`` has shape (3, 2) for a (2, 3, 4) x,
+as in PyTorch (numpy would give (2, 3)).  ``__setitem__`` writes into the
+basic view with ``copy_``/``fill_`` or, with advanced indices, ``index_put_``.
 """
 import numpy as np
 
@@ -10,75 +14,103 @@ from . import dtypes as D
 from .tensor import Tensor
 
 
-def _is_basic(i):
-    return i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer)) and not isinstance(i, bool)
-
-
-def _expand_ellipsis(index, ndim):
-    n_real = sum(1 for i in index if i is not None and i is not Ellipsis
-                 and not (isinstance(i, Tensor) and i.dtype is D.bool_)) + sum(
-        i.dim() for i in index if isinstance(i, Tensor) and i.dtype is D.bool_)
-    if sum(1 for i in index if i is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if n_real > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    out = []
-    for i in index:
-        if i is Ellipsis:
-            out.extend([slice(None)] * (ndim - n_real))
-        else:
-            out.append(i)
-    return out
-
-
-def _normalize(index):
+def _normalize(t, index):
     if not isinstance(index, tuple):
         index = (index,)
     res = []
     for i in index:
-        if isinstance(i, (list, np.ndarray)) or (isinstance(i, bool)):
+        if isinstance(i, (list, np.ndarray)) or isinstance(i, (bool, np.bool_)):
             from .creation import tensor
-            i = tensor(i)
+            i = tensor(i, device=t.device)
         if isinstance(i, Tensor) and i.dim() == 0 and i.dtype is not D.bool_ and not i.dtype.is_floating_point:
             i = int(i.item())
+        elif isinstance(i, Tensor) and i.dtype.is_floating_point:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        elif not (i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice, Tensor))):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             "valid indices (got " + type(i).__name__ + ")")
         res.append(i)
     return res
 
 
-def getitem(t, index):
-    index = _expand_ellipsis(_normalize(index), t.dim())
-    if not all(_is_basic(i) for i in index):
-        from .ops import advanced_index
-        return advanced_index.getitem(t, index)
-    out = t
-    d = 0
+def _consumed(i):
+    """How many dims of the indexed tensor an index item uses."""
+    if i is None or i is Ellipsis:
+        return 0
+    if isinstance(i, Tensor) and i.dtype in (D.bool_, D.uint8):
+        return i.dim()
+    return 1
+
+
+def _apply_basic(t, index):
+    """Views for the basic items; returns (view, advanced indices by dim of the view or None)."""
+    if sum(1 for i in index if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(_consumed(i) for i in index)
+    if used > t.dim():
+        raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
+    out, d, adv = t, 0, []
     for i in index:
-        if i is None:
+        if i is Ellipsis:
+            d += t.dim() - used
+        elif i is None:
             out = out.unsqueeze(d)
             d += 1
         elif isinstance(i, slice):
-            if not (i.start in (None, 0) and i.stop is None and i.step in (None, 1)):
-                out = out._slice(d, _int(i.start), _int(i.stop), 1 if i.step is None else _int(i.step))
+            step = 1 if i.step is None else int(i.step)
+            if not (i.start in (None, 0) and i.stop is None and step == 1):
+                out = out._slice(d, _int(i.start), _int(i.stop), step)
             d += 1
+        elif isinstance(i, Tensor):
+            if i.dim() == 0 and i.dtype is D.bool_:
+                out = out.unsqueeze(d)
+            adv.append((d, i))
+            d += max(_consumed(i), 1)
         else:
             size = out.shape[d]
             if not -size <= int(i) < size:
                 raise IndexError(f"index {int(i)} is out of bounds for dimension {d} with size {size}")
             out = out.select(d, int(i))
-    if out is t:
-        out = t._alias()
-    return out
+    return out, _by_dim(adv)
+
+
+def _by_dim(adv):
+    """[(dim, index)] -> a list with each index at its dim and None elsewhere (a k-dim mask fills k dims)."""
+    res = []
+    for d, i in adv:
+        res += [None] * (d - _width(res)) + [i]
+    return res
+
+
+def _width(indices):
+    return sum(1 if i is None else max(_consumed(i), 1) for i in indices)
 
 
 def _int(v):
     return None if v is None else int(v)
 
 
+def getitem(t, index):
+    view, adv = _apply_basic(t, _normalize(t, index))
+    if adv:
+        from .ops.advanced_index import expand_bool_indices
+        return view._index(expand_bool_indices(view, adv))
+    if view is t:
+        view = t._alias()
+    return view
+
+
 def setitem(t, index, value):
-    target = getitem(t, index)
-    if target._base is None and target is not t and not isinstance(target, Tensor):
-        raise RuntimeError("__setitem__ on a non-view")
+    view, adv = _apply_basic(t, _normalize(t, index))
+    if adv:
+        if not isinstance(value, Tensor):
+            from .creation import scalar_tensor
+            value = scalar_tensor(value, dtype=t.dtype, device=t.device)
+        view.index_put_(adv, value)
+        return
     if isinstance(value, Tensor):
-        target.copy_(value)
+        while value.dim() > view.dim() and value.shape[0] == 1:
+            value = value.squeeze(0)
+        view.copy_(value)
     else:
-        target.fill_(value)
+        view.fill_(value)

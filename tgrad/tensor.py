@@ -643,6 +643,173 @@ class Tensor:
     def as_strided(self, size, stride, storage_offset=None):
         return _call("as_strided", self, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset)
 
+    # ------------------------------------------------------------ shape ops and indexing (ops/shape.py, advanced_index.py)
+    def unflatten(self, dim, sizes):
+        d = _wrap_dim(dim, self.dim())
+        sizes = [int(s) for s in sizes]
+        n = 1
+        for s in sizes:
+            n *= s
+        if -1 not in sizes and n != self.shape[d]:
+            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} "
+                               f"({self.shape[d]}) in the input tensor")
+        return self.reshape(list(self.shape[:d]) + sizes + list(self.shape[d + 1:]))
+
+    def movedim(self, source, destination):
+        nd = self.dim()
+        src = [source] if isinstance(source, int) else list(source)
+        dst = [destination] if isinstance(destination, int) else list(destination)
+        if len(src) != len(dst):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+                               f"the same number of dims as destination ({dst} dims)")
+        src = [_wrap_dim(d, nd) for d in src]
+        dst = [_wrap_dim(d, nd) for d in dst]
+        order = [-1] * nd
+        for s_, d_ in zip(src, dst):
+            order[d_] = s_
+        rest = iter(i for i in range(nd) if i not in src)
+        return self.permute([o if o != -1 else next(rest) for o in order])
+
+    moveaxis = movedim
+
+    def repeat(self, *sizes):
+        return _call("repeat", self, repeats=_size_args(sizes))
+
+    def tile(self, *dims):
+        dims = _size_args(dims)
+        return self.repeat((1,) * (self.dim() - len(dims)) + tuple(dims))
+
+    def split(self, split_size, dim=0):
+        if isinstance(split_size, (list, tuple)):
+            return _call("split_with_sizes", self, split_size=[int(s) for s in split_size], dim=dim)
+        return _call("split", self, split_size=int(split_size), dim=dim)
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return self.split(list(split_sizes), dim)
+
+    def chunk(self, chunks, dim=0):
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        size = self.shape[_wrap_dim(dim, self.dim())] if self.dim() else 0
+        if size == 0:
+            return self.split([0] * chunks, dim)
+        return self.split(-(-size // chunks), dim)
+
+    def unbind(self, dim=0):
+        return _call("unbind", self, dim=dim)
+
+    def narrow(self, dim, start, length):
+        d = _wrap_dim(dim, self.dim())
+        size, start, length = self.shape[d], int(start), int(length)
+        if start < 0:
+            start += size
+        if not 0 <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        if length < 0 or start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return self._slice(d, start, start + length, 1)
+
+    def flip(self, *dims):
+        return _call("flip", self, dims=_size_args(dims))
+
+    def fliplr(self):
+        return self.flip(1)
+
+    def flipud(self):
+        return self.flip(0)
+
+    def roll(self, shifts, dims=None):
+        return _call("roll", self, shifts=shifts, dims=() if dims is None else dims)
+
+    def tril(self, diagonal=0):
+        return _call("tril", self, diagonal=diagonal)
+
+    def triu(self, diagonal=0):
+        return _call("triu", self, diagonal=diagonal)
+
+    def tril_(self, diagonal=0):
+        return _inplace("tril", self, diagonal=diagonal)
+
+    def triu_(self, diagonal=0):
+        return _inplace("triu", self, diagonal=diagonal)
+
+    def broadcast_to(self, size):
+        return self.expand(size)
+
+    def gather(self, dim, index, *, sparse_grad=False):
+        return _call("gather", self, index, dim=dim)
+
+    def take_along_dim(self, indices, dim=None):
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        from .kernels._geometry import broadcast_shapes
+        d = _wrap_dim(dim, self.dim())
+        if indices.dim() != self.dim():
+            raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
+                               f"dimensions, but got {self.dim()} dimensions for input, and {indices.dim()} "
+                               "dimensions for indices")
+        s, i = list(self.shape), list(indices.shape)
+        s[d] = i[d] = 1
+        b = list(broadcast_shapes(tuple(s), tuple(i)))
+        bs, bi = list(b), list(b)
+        bs[d], bi[d] = self.shape[d], indices.shape[d]
+        return self.expand(bs).gather(d, indices.expand(bi))
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        if reduce is not None:
+            raise NotImplementedError("scatter(reduce=...) is not supported")
+        if isinstance(src, Tensor):
+            return _call("scatter", self, index, src, dim=dim)
+        return _call("scatter_value", self, index, dim=dim, value=value if src is None else src)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        if reduce is not None:
+            raise NotImplementedError("scatter_(reduce=...) is not supported")
+        if isinstance(src, Tensor):
+            return _inplace("scatter", self, index, src, dim=dim)
+        return _inplace("scatter_value", self, index, dim=dim, value=value if src is None else src)
+
+    def scatter_add(self, dim, index, src):
+        return _call("scatter_add", self, index, src, dim=dim)
+
+    def scatter_add_(self, dim, index, src):
+        return _inplace("scatter_add", self, index, src, dim=dim)
+
+    def index_select(self, dim, index):
+        return _call("index_select", self, index, dim=dim)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return _call("index_add", self, index, source, dim=dim, alpha=alpha)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return _inplace("index_add", self, index, source, dim=dim, alpha=alpha)
+
+    def masked_fill(self, mask, value):
+        if isinstance(value, Tensor):
+            return _call("masked_fill_tensor", self, mask, value)
+        return _call("masked_fill", self, mask, value=value)
+
+    def masked_fill_(self, mask, value):
+        if isinstance(value, Tensor):
+            return _inplace("masked_fill_tensor", self, mask, value)
+        return _inplace("masked_fill", self, mask, value=value)
+
+    def masked_select(self, mask):
+        return _call("masked_select", self, mask)
+
+    def index_put(self, indices, values, accumulate=False):
+        from .ops.advanced_index import expand_bool_indices
+        return _call("index_put", self, values, indices=expand_bool_indices(self, indices), accumulate=accumulate)
+
+    def index_put_(self, indices, values, accumulate=False):
+        from .ops.advanced_index import expand_bool_indices
+        return _inplace("index_put", self, values, indices=expand_bool_indices(self, indices),
+                        accumulate=accumulate)
+
+    def _index(self, indices):
+        """Advanced indexing with a tuple of int64 index tensors / None (bool masks already expanded)."""
+        return _call("index", self, indices=tuple(indices))
+
     def __getitem__(self, index):
         from .indexing import getitem
         return getitem(self, index)

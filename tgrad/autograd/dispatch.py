@@ -70,8 +70,9 @@ class OpNode(Node):
         res = op.backward(ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)
-        if len(res) != len(op.inputs):
-            raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected {len(op.inputs)}")
+        if len(res) != len(self.next_functions):
+            raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected "
+                               f"{len(self.next_functions)}")
         return tuple(_reduce_to(g, meta) if (g is not None and need) else None
                      for g, meta, need in zip(res, self._input_meta, needs))
 
@@ -121,7 +122,7 @@ def call(name, *inputs, **attrs):
     op = _ops.TABLE[name]
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
-    ins = [t for t in inputs[:len(op.inputs)]]
+    ins = list(inputs) if op.inputs == ("*tensors",) else list(inputs[:len(op.inputs)])  # cat/stack: variadic
     check_devices(name, _tensors(ins))
     needs = _needs_grad(op, ins)
     if needs:

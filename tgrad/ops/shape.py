@@ -1,13 +1,17 @@
 """View ops (no kernel: new shape/strides over the same storage) and their backward rules.
 
 view/reshape, expand, permute/transpose/t, squeeze/unsqueeze, select, slice,
-as_strided.  Outputs share storage and version counter with their input.
+as_strided, split/unbind (multi-output views).  Outputs share storage and
+version counter with their input.  Then the copying shape ops: cat, stack,
+flip, roll, repeat, tril/triu (strided copies, ``kernels.shape`` for tril).
 The backward of select/slice is itself an op (``select_backward``,
 ``slice_backward``: zeros with the gradient copied into the region) so that
 it can be differentiated again.
 """
+from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
+from ..kernels import shape as KS
 from ..tensor import _wrap_dim, empty
 from . import Op
 
@@ -291,6 +295,241 @@ def alias_backward(ctx, grad):
     return (grad,)
 
 
+# ------------------------------------------------------------------ split / unbind (multi-output views)
+def _split_sizes(size, split_size):
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+    if split_size == 0:
+        if size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+        return [0]
+    n = max(1, -(-size // split_size))
+    return [min(split_size, size - i * split_size) for i in range(n)]
+
+
+def split_forward(self, *, split_size, dim=0):
+    """Views of consecutive pieces of ``split_size`` (int) or of the given sizes (list) along ``dim``."""
+    if self.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, self.dim())
+    size = self.shape[d]
+    if isinstance(split_size, (list, tuple)):
+        sizes = list(split_size)
+        if sum(sizes) != size or any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                               f"size at dimension {d}), but got split_sizes={sizes}")
+    else:
+        sizes = _split_sizes(size, split_size)
+    outs, start = [], 0
+    for n in sizes:
+        outs.append(slice_forward(self, dim=d, start=start, end=start + n))
+        start += n
+    return tuple(outs)
+
+
+def split_backward(ctx, *grads):
+    return (call_op("cat", *grads, dim=ctx.attrs.get("dim", 0)),)
+
+
+def unbind_forward(self, *, dim=0):
+    """Views ``self.select(dim, i)`` for every i."""
+    if self.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, self.dim())
+    return tuple(select_forward(self, dim=d, index=i) for i in range(self.shape[d]))
+
+
+def unbind_backward(ctx, *grads):
+    return (call_op("stack", *grads, dim=ctx.attrs.get("dim", 0)),)
+
+
+def call_op(name, *args, **kw):
+    from ..autograd import dispatch
+    return dispatch.call(name, *args, **kw)
+
+
+# ------------------------------------------------------------------ cat / stack
+def _result_dtype(tensors):
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        dt = D.promote_types(dt, t.dtype)
+    return dt
+
+
+def cat_forward(*tensors, dim=0):
+    """Concatenate along ``dim``; 1-D empty tensors are skipped (PyTorch's legacy rule)."""
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    live = [t for t in tensors if not (t.dim() == 1 and t.shape[0] == 0)]
+    live_ids = {id(t) for t in live}
+    ref = live[0] if live else tensors[0]
+    for i, t in enumerate(tensors):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    d = _wrap_dim(dim, ref.dim())
+    for i, t in enumerate(tensors):
+        if id(t) not in live_ids:
+            continue
+        if t.dim() != ref.dim():
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} and {t.dim()}")
+        for k in range(ref.dim()):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list.")
+    shape = list(ref.shape)
+    shape[d] = sum(t.shape[d] for t in live) if live else 0
+    out = empty(shape, _result_dtype(tensors), ref.device)
+    start = 0
+    for t in live:
+        n = t.shape[d]
+        KE.copy(t, slice_forward(out, dim=d, start=start, end=start + n))
+        start += n
+    return out
+
+
+def cat_backward(ctx, grad):
+    d = ctx.attrs.get("dim", 0)
+    res, start = [], 0
+    for m in ctx.input_meta:
+        if len(m.shape) == 1 and m.shape[0] == 0:
+            res.append(None)
+            continue
+        n = m.shape[_wrap_dim(d, len(m.shape))]
+        res.append(grad.narrow(d, start, n))
+        start += n
+    return tuple(res)
+
+
+def stack_forward(*tensors, dim=0):
+    """Join equal-shaped tensors along a new dimension ``dim``."""
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    ref = tensors[0]
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != tuple(ref.shape):
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
+                               f"and {list(t.shape)} at entry {i}")
+    d = _wrap_dim(dim, ref.dim() + 1)
+    shape = list(ref.shape)
+    shape.insert(d, len(tensors))
+    out = empty(shape, _result_dtype(tensors), ref.device)
+    for i, t in enumerate(tensors):
+        KE.copy(t, select_forward(out, dim=d, index=i))
+    return out
+
+
+def stack_backward(ctx, grad):
+    d = ctx.attrs.get("dim", 0)
+    return tuple(grad.select(d, i) for i in range(len(ctx.input_meta)))
+
+
+# ------------------------------------------------------------------ flip / roll
+def _dims_list(dims, nd):
+    dims = [_wrap_dim(d, nd) for d in (dims if isinstance(dims, (list, tuple)) else (dims,))]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+    return dims
+
+
+def flip_forward(self, *, dims):
+    """out[..., i, ...] = self[..., n-1-i, ...] on every dim in ``dims`` (a copy through a negative-stride view)."""
+    dims = _dims_list(dims, self.dim())
+    out = empty(self.shape, self.dtype, self.device)
+    if self.numel() == 0:
+        return out
+    st, off = list(self.stride()), self.storage_offset()
+    for d in dims:
+        off += (self.shape[d] - 1) * st[d]
+        st[d] = -st[d]
+    return KE.copy(self._view_of(self.shape, st, off), out)
+
+
+def flip_backward(ctx, grad):
+    return (grad.flip(ctx.attrs["dims"]),)
+
+
+def _roll_dim(src, dst, d, shift):
+    n = src.shape[d]
+    s = shift % n if n else 0
+    KE.copy(slice_forward(src, dim=d, start=n - s, end=n), slice_forward(dst, dim=d, start=0, end=s))
+    KE.copy(slice_forward(src, dim=d, start=0, end=n - s), slice_forward(dst, dim=d, start=s, end=n))
+
+
+def roll_forward(self, *, shifts, dims=()):
+    """out[(i + shift) % n] = self[i] along each dim (flattened when ``dims`` is empty)."""
+    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    dims = list(dims) if isinstance(dims, (list, tuple)) else ([] if dims is None else [dims])
+    if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        src = self if self.is_contiguous() else KE.copy(self, empty(self.shape, self.dtype, self.device))
+        out = empty(self.shape, self.dtype, self.device)
+        if self.numel():
+            n = self.numel()
+            _roll_dim(src._view_of((n,), (1,)), out._view_of((n,), (1,)), 0, shifts[0])
+        return out
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    src = self
+    for s, d in zip(shifts, dims):
+        d = _wrap_dim(d, self.dim())
+        out = empty(self.shape, self.dtype, self.device)
+        if self.numel():
+            _roll_dim(src, out, d, s)
+        src = out
+    return src
+
+
+def roll_backward(ctx, grad):
+    shifts = ctx.attrs["shifts"]
+    neg = [-s for s in shifts] if isinstance(shifts, (list, tuple)) else -shifts
+    return (grad.roll(neg, ctx.attrs.get("dims", ())),)
+
+
+# ------------------------------------------------------------------ repeat
+def repeat_forward(self, *, repeats):
+    """out = self tiled ``repeats[i]`` times along each dim (leading repeats add dims)."""
+    reps = list(repeats)
+    if len(reps) < self.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    lead = len(reps) - self.dim()
+    shape = [1] * lead + list(self.shape)
+    st = [0] * lead + list(self.stride())
+    out = empty([r * s for r, s in zip(reps, shape)], self.dtype, self.device)
+    inter = [x for r, s in zip(reps, shape) for x in (r, s)]
+    src = self._view_of(inter, [x for s in st for x in (0, s)])
+    KE.copy(src, out._view_of(inter, G.contiguous_strides(inter)))
+    return out
+
+
+def repeat_backward(ctx, grad):
+    reps = list(ctx.attrs["repeats"])
+    in_shape = ctx.input_meta[0].shape
+    shape = [1] * (len(reps) - len(in_shape)) + list(in_shape)
+    inter = [x for r, s in zip(reps, shape) for x in (r, s)]
+    g = grad.reshape(inter).sum(dim=tuple(range(0, len(inter), 2)))
+    return (g.reshape(in_shape),)
+
+
+# ------------------------------------------------------------------ tril / triu
+def _tri(upper):
+    def forward(self, *, diagonal=0, out=None):
+        if self.dim() < 2:
+            raise RuntimeError(f"{'triu' if upper else 'tril'}: input tensor must have at least 2 dimensions")
+        o = out if out is not None else empty(self.shape, self.dtype, self.device)
+        return KS.tri(self, o, diagonal, upper)
+    return forward
+
+
+def tril_backward(ctx, grad):
+    return (grad.tril(ctx.attrs.get("diagonal", 0)),)
+
+
+def triu_backward(ctx, grad):
+    return (grad.triu(ctx.attrs.get("diagonal", 0)),)
+
+
 ENTRIES = [
     Op("alias", alias_forward, alias_backward, "AliasBackward0", view=True),
     Op("view", view_forward, view_backward, "ViewBackward0", view=True),
@@ -307,4 +546,14 @@ ENTRIES = [
     Op("select_backward", _region_forward(select_forward), select_backward_backward,
        "SelectBackwardBackward0"),
     Op("slice_backward", _region_forward(slice_forward), slice_backward_backward, "SliceBackwardBackward0"),
+    Op("split", split_forward, split_backward, "SplitBackward0", view=True),
+    Op("split_with_sizes", split_forward, split_backward, "SplitWithSizesBackward0", view=True),
+    Op("unbind", unbind_forward, unbind_backward, "UnbindBackward0", view=True),
+    Op("cat", cat_forward, cat_backward, "CatBackward0", inputs=("*tensors",)),
+    Op("stack", stack_forward, stack_backward, "StackBackward0", inputs=("*tensors",)),
+    Op("flip", flip_forward, flip_backward, "FlipBackward0"),
+    Op("roll", roll_forward, roll_backward, "RollBackward0"),
+    Op("repeat", repeat_forward, repeat_backward, "RepeatBackward0"),
+    Op("tril", _tri(False), tril_backward, "TrilBackward0"),
+    Op("triu", _tri(True), triu_backward, "TriuBackward0"),
 ]
