@@ -10,6 +10,7 @@ from .autograd import dispatch as _dispatch
 _tensor_mod._dispatch = _dispatch  # Tensor methods call the op table through the dispatcher
 
 from . import autograd, cuda, dtypes  # noqa: E402
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402
                                  is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,  # noqa: E402
@@ -21,9 +22,20 @@ from .dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, 
 from .functions import (add, broadcast_to, clone, div, divide, equal, exp, flatten, is_floating_point,  # noqa: E402
                         is_tensor, mean, mul, multiply, neg, negative, numel, permute, pow, reshape, select,
                         squeeze, sub, subtract, sum, swapaxes, swapdims, t, transpose, true_divide, unsqueeze)
+from .functions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, logsumexp, max, min,  # noqa: E402
+                        norm, prod, std, var)
+from . import return_types  # noqa: E402
+from . import backends  # noqa: E402
+from .functions import addmm, baddbmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: E402
 from .functions import (cat, chunk, concat, concatenate, flip, fliplr, flipud, gather, index_add,  # noqa: E402
                         index_put, index_select, masked_fill, masked_select, moveaxis, movedim, narrow, roll,
                         scatter, scatter_add, split, stack, take_along_dim, tile, tril, triu, unbind, unflatten)
+from .functions import (abs, absolute, addcdiv, addcmul, arctan2, atan2, bitwise_and, bitwise_not,  # noqa: E402
+                        bitwise_or, bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, cos, eq, erf, exp2, expm1,
+                        fix, floor, floor_divide, fmod, frac, ge, greater, greater_equal, gt, isfinite, isinf, isnan,
+                        le, lerp, less, less_equal, log, log1p, log2, log10, logical_and, logical_not, logical_or,
+                        logical_xor, lt, maximum, minimum, nan_to_num, ne, not_equal, reciprocal, relu, remainder,
+                        round, rsqrt, selu, sigmoid, sign, sin, sqrt, square, tan, tanh, trunc, where)
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
                      HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .memory import OutOfMemoryError  # noqa: E402
@@ -31,8 +43,6 @@ from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserve
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
-from . import backends  # noqa: E402
-from .functions import addmm, baddbmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: E402
 from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

@@ -143,9 +143,11 @@ class Tensor:
     def is_leaf(self):
         return self.grad_fn is None
 
-    @property
     def is_inference(self):
         return self._inference
+
+    def _is_view(self):
+        return self._view_mode is not None
 
     def type(self, dtype=None):
         if dtype is None:
@@ -155,8 +157,19 @@ class Tensor:
 
     # ------------------------------------------------------------ autograd state
     @property
+    def grad_fn(self):
+        """The node that made this tensor (None for leaves).
+
+        A view whose base was modified in place since its grad_fn was set gets
+        a fresh ``AsStridedBackward0`` of the base's current history.
+        """
+        if self._view_mode and self._version[0] != self._grad_fn_version:
+            _dispatch.refresh_view_grad_fn(self)
+        return self._grad_fn
+
+    @property
     def requires_grad(self):
-        return self._requires_grad
+        return self._requires_grad or (self._view_mode is not None and self._base.requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -175,35 +188,28 @@ class Tensor:
         if requires_grad and self._inference:
             from .autograd import grad_mode
             if not grad_mode.is_inference_mode_enabled():
-                pass  # PyTorch allows setting the flag; using it in autograd fails later
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is "
+                                   "not allowed.")
         self._requires_grad = bool(requires_grad)
         return self
 
     @property
     def grad(self):
-        if self.grad_fn is not None and not self._retains_grad:
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
             import warnings
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
                 "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
                 "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
                 "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-                "instead. See github.com/pytorch/pytorch/pull/30531 for more informations.",
+                "instead. See github.com/pytorch/pytorch/pull/30531 for more information.",
                 UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
     def grad(self, value):
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
-                                f"{type(value).__name__}")
-            if value.dtype != self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
-            if value.device != self.device:
-                raise RuntimeError("assigned grad has data located on a different device")
-            if tuple(value.shape) != tuple(self.shape):
-                raise RuntimeError("assigned grad has data of a different size")
+        from .autograd.graph import check_grad_assignment
+        check_grad_assignment(self, value)
         self._grad = value
 
     @grad.deleter
@@ -211,10 +217,12 @@ class Tensor:
         self._grad = None
 
     def retain_grad(self):
-        if self.grad_fn is None:
-            if not self._requires_grad:
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        """Keep the gradient of this non-leaf in ``.grad`` during backward (no-op for leaves)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
             return
+        self.grad_fn.__dict__.setdefault("_retain_refs", {})[id(self)] = (self._output_nr, weakref.ref(self))
         self._retains_grad = True
 
     @property
@@ -222,32 +230,35 @@ class Tensor:
         return self._retains_grad
 
     def register_hook(self, hook):
-        """hook(grad) -> None or a replacement gradient; runs when this tensor's gradient is computed."""
-        if not self._requires_grad:
+        """hook(grad) -> None or a replacement gradient; runs when this tensor's gradient is computed.
+
+        On a non-leaf the hooks live on its grad_fn (as PyTorch's tensor pre-hooks), so they run even
+        if the tensor itself is gone; on a leaf its AccumulateGrad runs them.
+        """
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         from .autograd.graph import RemovableHandle
         h = RemovableHandle(self._tensor_hooks)
         self._tensor_hooks[h.id] = hook
         if self.grad_fn is not None:
-            self.grad_fn._retain_grad_hooks  # tensor hooks on non-leaves run as pre-hooks of grad_fn
-            self.grad_fn.__dict__.setdefault("_tensor_pre_hooks", {})[id(self)] = \
-                (self._output_nr, weakref.ref(self))
+            self.grad_fn.__dict__.setdefault("_tensor_pre_hooks", {})[id(self._tensor_hooks)] = \
+                (self._output_nr, self._tensor_hooks)
         return h
 
     def register_post_accumulate_grad_hook(self, hook):
         """hook(tensor) runs after the gradient has been accumulated into ``.grad`` of this leaf."""
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from .autograd.graph import RemovableHandle, accumulator_for
-        acc = accumulator_for(self)
-        self._keep_acc = acc  # keep the accumulator (and so the hook) alive with the tensor
-        h = RemovableHandle(acc._post_hooks)
-        acc._post_hooks[h.id] = hook
+        from .autograd.graph import RemovableHandle
+        hooks = self.__dict__.setdefault("_post_accumulate_hooks", {})
+        h = RemovableHandle(hooks)
+        hooks[h.id] = hook
         return h
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) (times ``gradient``) into the ``.grad`` of the graph's leaves."""
         from .autograd import engine
         engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
@@ -256,9 +267,13 @@ class Tensor:
         return self._detached_alias()
 
     def detach_(self):
-        if self._base is not None and self._base.requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn = None
+        if self._view_mode is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._grad_fn = None
         self._requires_grad = False
         return self
 
@@ -268,6 +283,7 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        """Swap in ``value``'s storage and geometry; identity, grad_fn and requires_grad stay."""
         if not isinstance(value, Tensor):
             raise TypeError("data must be a Tensor")
         self._storage = value._storage
@@ -440,6 +456,391 @@ class Tensor:
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         return _call("baddbmm", self, batch1, batch2, beta=beta, alpha=alpha)
 
+    # ------------------------------------------------------------ element-wise math (ops/elementwise.py)
+    def _binop(self, name, other, **kw):
+        return _call(name, self, self._wrap(other), **kw)
+
+    def _ibinop(self, name, other, **kw):
+        return _inplace(name, self, self._wrap(other), **kw)
+
+    def abs(self):
+        return _call("abs", self)
+
+    def abs_(self):
+        return _inplace("abs", self)
+
+    absolute = abs
+    __abs__ = abs
+
+    def sign(self):
+        return _call("sign", self)
+
+    def sign_(self):
+        return _inplace("sign", self)
+
+    def exp2(self):
+        return _call("exp2", self)
+
+    def exp2_(self):
+        return _inplace("exp2", self)
+
+    def log(self):
+        return _call("log", self)
+
+    def log_(self):
+        return _inplace("log", self)
+
+    def log2(self):
+        return _call("log2", self)
+
+    def log2_(self):
+        return _inplace("log2", self)
+
+    def log10(self):
+        return _call("log10", self)
+
+    def log10_(self):
+        return _inplace("log10", self)
+
+    def log1p(self):
+        return _call("log1p", self)
+
+    def log1p_(self):
+        return _inplace("log1p", self)
+
+    def expm1(self):
+        return _call("expm1", self)
+
+    def expm1_(self):
+        return _inplace("expm1", self)
+
+    def sqrt(self):
+        return _call("sqrt", self)
+
+    def sqrt_(self):
+        return _inplace("sqrt", self)
+
+    def rsqrt(self):
+        return _call("rsqrt", self)
+
+    def rsqrt_(self):
+        return _inplace("rsqrt", self)
+
+    def square(self):
+        return _call("pow", self, exponent=2)
+
+    def square_(self):
+        return _inplace("pow", self, exponent=2)
+
+    def reciprocal(self):
+        return _call("reciprocal", self)
+
+    def reciprocal_(self):
+        return _inplace("reciprocal", self)
+
+    def sin(self):
+        return _call("sin", self)
+
+    def sin_(self):
+        return _inplace("sin", self)
+
+    def cos(self):
+        return _call("cos", self)
+
+    def cos_(self):
+        return _inplace("cos", self)
+
+    def tan(self):
+        return _call("tan", self)
+
+    def tan_(self):
+        return _inplace("tan", self)
+
+    def tanh(self):
+        return _call("tanh", self)
+
+    def tanh_(self):
+        return _inplace("tanh", self)
+
+    def sigmoid(self):
+        return _call("sigmoid", self)
+
+    def sigmoid_(self):
+        return _inplace("sigmoid", self)
+
+    def relu(self):
+        return _call("relu", self)
+
+    def relu_(self):
+        return _inplace("relu", self)
+
+    def erf(self):
+        return _call("erf", self)
+
+    def erf_(self):
+        return _inplace("erf", self)
+
+    def floor(self):
+        return _call("floor", self)
+
+    def floor_(self):
+        return _inplace("floor", self)
+
+    def ceil(self):
+        return _call("ceil", self)
+
+    def ceil_(self):
+        return _inplace("ceil", self)
+
+    def round(self, *, decimals=0):
+        if decimals:
+            return _call("round_decimals", self, decimals=decimals)
+        return _call("round", self)
+
+    def round_(self, *, decimals=0):
+        if decimals:
+            return _inplace("round_decimals", self, decimals=decimals)
+        return _inplace("round", self)
+
+    def __round__(self, ndigits=None):
+        return self.round(decimals=ndigits or 0)
+
+    def trunc(self):
+        return _call("trunc", self)
+
+    def trunc_(self):
+        return _inplace("trunc", self)
+
+    fix = trunc
+    fix_ = trunc_
+
+    def frac(self):
+        return _call("frac", self)
+
+    def frac_(self):
+        return _inplace("frac", self)
+
+    def isnan(self):
+        return _call("isnan", self)
+
+    def isinf(self):
+        return _call("isinf", self)
+
+    def isfinite(self):
+        return _call("isfinite", self)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return _call("nan_to_num", self, nan=nan, posinf=posinf, neginf=neginf)
+
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        return _inplace("nan_to_num", self, nan=nan, posinf=posinf, neginf=neginf)
+
+    def maximum(self, other):
+        return _call("maximum", self, other)
+
+    def minimum(self, other):
+        return _call("minimum", self, other)
+
+    def fmod(self, other):
+        return self._binop("fmod", other)
+
+    def fmod_(self, other):
+        return self._ibinop("fmod", other)
+
+    def remainder(self, other):
+        return self._binop("remainder", other)
+
+    def remainder_(self, other):
+        return self._ibinop("remainder", other)
+
+    def floor_divide(self, other):
+        return self._binop("div_mode", other, rounding_mode="floor")
+
+    def floor_divide_(self, other):
+        return self._ibinop("div_mode", other, rounding_mode="floor")
+
+    def __floordiv__(self, other):
+        return self.floor_divide(other)
+
+    def __rfloordiv__(self, other):
+        return _call("div_mode", self._rwrap(other), self, rounding_mode="floor")
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __mod__(self, other):
+        return self.remainder(other)
+
+    def __rmod__(self, other):
+        return _call("remainder", self._rwrap(other), self)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def atan2(self, other):
+        return _call("atan2", self, other)
+
+    def atan2_(self, other):
+        return _inplace("atan2", self, other)
+
+    arctan2 = atan2
+    arctan2_ = atan2_
+
+    def eq(self, other):
+        return self._binop("eq", other)
+
+    def eq_(self, other):
+        return self._ibinop("eq", other)
+
+    def ne(self, other):
+        return self._binop("ne", other)
+
+    def ne_(self, other):
+        return self._ibinop("ne", other)
+
+    def lt(self, other):
+        return self._binop("lt", other)
+
+    def lt_(self, other):
+        return self._ibinop("lt", other)
+
+    def le(self, other):
+        return self._binop("le", other)
+
+    def le_(self, other):
+        return self._ibinop("le", other)
+
+    def gt(self, other):
+        return self._binop("gt", other)
+
+    def gt_(self, other):
+        return self._ibinop("gt", other)
+
+    def ge(self, other):
+        return self._binop("ge", other)
+
+    def ge_(self, other):
+        return self._ibinop("ge", other)
+
+    not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+    def __eq__(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+            return NotImplemented
+        return self.eq(other)
+
+    def __ne__(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+            return NotImplemented
+        return self.ne(other)
+
+    def __lt__(self, other):
+        return self.lt(other)
+
+    def __le__(self, other):
+        return self.le(other)
+
+    def __gt__(self, other):
+        return self.gt(other)
+
+    def __ge__(self, other):
+        return self.ge(other)
+
+    def logical_and(self, other):
+        return _call("logical_and", self, other)
+
+    def logical_and_(self, other):
+        return _inplace("logical_and", self, other)
+
+    def logical_or(self, other):
+        return _call("logical_or", self, other)
+
+    def logical_or_(self, other):
+        return _inplace("logical_or", self, other)
+
+    def logical_xor(self, other):
+        return _call("logical_xor", self, other)
+
+    def logical_xor_(self, other):
+        return _inplace("logical_xor", self, other)
+
+    def logical_not(self):
+        return _call("logical_not", self)
+
+    def logical_not_(self):
+        return _inplace("logical_not", self)
+
+    def bitwise_and(self, other):
+        return self._binop("bitwise_and", other)
+
+    def bitwise_and_(self, other):
+        return self._ibinop("bitwise_and", other)
+
+    def bitwise_or(self, other):
+        return self._binop("bitwise_or", other)
+
+    def bitwise_or_(self, other):
+        return self._ibinop("bitwise_or", other)
+
+    def bitwise_xor(self, other):
+        return self._binop("bitwise_xor", other)
+
+    def bitwise_xor_(self, other):
+        return self._ibinop("bitwise_xor", other)
+
+    def bitwise_not(self):
+        return _call("bitwise_not", self)
+
+    def bitwise_not_(self):
+        return _inplace("bitwise_not", self)
+
+    __and__, __or__, __xor__, __invert__ = bitwise_and, bitwise_or, bitwise_xor, bitwise_not
+    __rand__, __ror__, __rxor__ = bitwise_and, bitwise_or, bitwise_xor
+    __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_
+
+    def where(self, condition, other):
+        return _call("where", condition, self, self._wrap(other))
+
+    def clamp(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return _call("clamp_tensor", self, *_clamp_bounds(self, min, max))
+        return _call("clamp", self, min=min, max=max)
+
+    def clamp_(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return _inplace("clamp_tensor", self, *_clamp_bounds(self, min, max))
+        return _inplace("clamp", self, min=min, max=max)
+
+    clip, clip_ = clamp, clamp_
+
+    def clamp_min(self, min):
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):
+        return self.clamp(max=max)
+
+    def lerp(self, end, weight):
+        if isinstance(weight, Tensor):
+            return _call("lerp_tensor", self, end, weight)
+        return _call("lerp", self, end, weight=weight)
+
+    def lerp_(self, end, weight):
+        if isinstance(weight, Tensor):
+            return _inplace("lerp_tensor", self, end, weight)
+        return _inplace("lerp", self, end, weight=weight)
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return _call("addcmul", self, tensor1, tensor2, value=value)
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return _inplace("addcmul", self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return _call("addcdiv", self, tensor1, tensor2, value=value)
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return _inplace("addcdiv", self, tensor1, tensor2, value=value)
+
     # ------------------------------------------------------------ copies and conversion
     def clone(self, *, memory_format=None):
         return _call("clone", self)
@@ -569,6 +970,70 @@ class Tensor:
         if tuple(size) == tuple(self.shape):
             return self
         return _call("sum_to_size", self, size=size)
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        if dim is None:
+            return _call("prod_all", self, dtype=dtype)
+        if not isinstance(dim, int):
+            raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+        return _call("prod", self, dim=dim, keepdim=keepdim, dtype=dtype)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if isinstance(dim, bool):   # legacy var(unbiased)
+            dim, unbiased = None, dim
+        return _call("var", self, dim=dim, keepdim=keepdim, correction=correction, unbiased=unbiased)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if isinstance(dim, bool):
+            dim, unbiased = None, dim
+        return _call("std", self, dim=dim, keepdim=keepdim, correction=correction, unbiased=unbiased)
+
+    def max(self, dim=None, keepdim=False):
+        """max() -> value; max(dim, keepdim) -> (values, indices); max(other) -> maximum."""
+        if isinstance(dim, Tensor):
+            return self.maximum(dim)
+        if dim is None:
+            return _call("max_all", self)
+        from . import return_types
+        return return_types.max(*_call("max", self, dim=dim, keepdim=keepdim))
+
+    def min(self, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return self.minimum(dim)
+        if dim is None:
+            return _call("min_all", self)
+        from . import return_types
+        return return_types.min(*_call("min", self, dim=dim, keepdim=keepdim))
+
+    def amax(self, dim=(), keepdim=False):
+        return _call("amax", self, dim=dim, keepdim=keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        return _call("amin", self, dim=dim, keepdim=keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        return _call("argmax", self, dim=dim, keepdim=keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return _call("argmin", self, dim=dim, keepdim=keepdim)
+
+    def logsumexp(self, dim, keepdim=False):
+        return _call("logsumexp", self, dim=dim, keepdim=keepdim)
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        return _call("norm", self, p=2 if p is None else p, dim=dim, keepdim=keepdim, dtype=dtype)
+
+    def cumsum(self, dim, *, dtype=None):
+        return _call("cumsum", self, dim=dim, dtype=dtype)
+
+    def cumprod(self, dim, *, dtype=None):
+        return _call("cumprod", self, dim=dim, dtype=dtype)
+
+    def all(self, dim=None, keepdim=False):
+        return _call("all", self, dim=dim, keepdim=keepdim)
+
+    def any(self, dim=None, keepdim=False):
+        return _call("any", self, dim=dim, keepdim=keepdim)
 
     # ------------------------------------------------------------ views
     def view(self, *shape):
@@ -975,6 +1440,11 @@ def _random_inplace(t, fill):
     return t
 
 
+def _clamp_bounds(self, lo, hi):
+    """Tensor-bound clamp: a Python-number bound becomes a 0-dim tensor of self's dtype."""
+    return [b if b is None or isinstance(b, Tensor) else self._wrap(b) for b in (lo, hi)]
+
+
 def _size_args(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -1001,14 +1471,15 @@ def _init_from(t, storage, offset, shape, strides, dtype, _version=None):
     t.dtype = dtype
     t._version = _version if _version is not None else [0]
     t._requires_grad = False
-    t.grad_fn = None
+    t._grad_fn = None
+    t._grad_fn_version = t._version[0]
+    t._view_mode = None  # views made by view ops: True in grad mode, False in no_grad (see grad_fn)
     t._grad = None
     t._base = None
     t._output_nr = 0
     t._retains_grad = False
     t._tensor_hooks = {}
     t._grad_accumulator = None
-    t._shares_only_with_engine = False
     from .autograd.grad_mode import is_inference_mode_enabled
     t._inference = is_inference_mode_enabled()
 

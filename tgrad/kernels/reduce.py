@@ -1,8 +1,10 @@
-"""Reduction kernels over the last axis of a strided (M, K) view.
+"""Reduction and scan kernels over the last axis of a strided (M, K) view.
 
-A reduction over any set of dims is a reduction over K of an (M, K) view
-whose M and K dims are each merged into one stride (the launcher makes a
-contiguous copy first when they cannot be merged).
+A reduction over any set of dims is a reduction over K of an (M, K) view:
+row ``m`` splits as ``(m // M2, m % M2)`` over two merged groups of kept dims
+with strides ``stride_m1``/``stride_m2``, and the reduced dims are merged
+into one stride ``stride_k`` (the ops layer makes a contiguous copy first
+when that is impossible).  Outputs are contiguous: ``out[m]``.
 """
 import triton
 import triton.language as tl
@@ -10,20 +12,276 @@ import triton.language as tl
 from ._triton import gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr
 
+# reduce_rows_kernel OP codes
+SUM = tl.constexpr(0)
+PROD = tl.constexpr(1)
+MAX = tl.constexpr(2)
+MIN = tl.constexpr(3)
+ALL = tl.constexpr(4)
+ANY = tl.constexpr(5)
+NORM1 = tl.constexpr(6)
+NORM2 = tl.constexpr(7)
+NORMP = tl.constexpr(8)
+NORMINF = tl.constexpr(9)
+NORM0 = tl.constexpr(10)
+LSE = tl.constexpr(11)
+VAR = tl.constexpr(12)
+STD = tl.constexpr(13)
+MEAN = tl.constexpr(14)
+NORMNEGINF = tl.constexpr(15)
+OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "all": 4, "any": 5, "norm1": 6, "norm2": 7, "normp": 8,
+       "norminf": 9, "norm0": 10, "logsumexp": 11, "var": 12, "std": 13, "mean": 14, "normneginf": 15}
+
+# select_kernel MODE codes
+EQ = tl.constexpr(0)
+ABS_EQ = tl.constexpr(1)
+ONEHOT = tl.constexpr(2)
+SIGN = tl.constexpr(3)
+PROD_OTHERS = tl.constexpr(4)
+BEFORE_ZERO = tl.constexpr(5)
+FIRST_ZERO = tl.constexpr(6)
+MODES = {"eq": 0, "abs_eq": 1, "onehot": 2, "sign": 3, "prod_others": 4, "before_zero": 5, "first_zero": 6}
+
 
 @triton.jit
-def sum_rows_kernel(x_ptr, out_ptr, M, K, stride_xm, stride_xk, scale,
-                    COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
-    """out[m] = scale * sum_k x[m, k]; x is (M, K) with strides (stride_xm, stride_xk)."""
+def _mul(a, b):
+    return a * b
+
+
+@triton.jit
+def _row_base(rows, M2, stride_m1, stride_m2):
+    return (rows // M2) * stride_m1 + (rows % M2) * stride_m2
+
+
+@triton.jit
+def reduce_rows_kernel(x_ptr, out_ptr, idx_ptr, M, M2, K, stride_m1, stride_m2, stride_k, p, fill,
+                       OP: tl.constexpr, WITH_INDEX: tl.constexpr, IS_FLOAT: tl.constexpr,
+                       COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """out[m] = OP_k x[m, k] (sum, mean, prod, max/min with index, all/any, p-norms, logsumexp, var/std).
+
+    x is a strided (M, K) view; out (and idx for max/min) hold M elements.  ``p``: the norm's
+    order, or var's degrees of freedom N - correction; ``fill``: the max/min identity.
+    """
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
-    acc = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
+    base = _row_base(rows, M2, stride_m1, stride_m2)
+    if OP == MAX or OP == MIN or OP == NORMINF or OP == NORMNEGINF:
+        best = tl.full([ROWS], fill, COMPUTE)
+        bidx = tl.zeros([ROWS], dtype=tl.int64)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
+            if OP == NORMINF or OP == NORMNEGINF:
+                x = tl.abs(x)
+            v = tl.where(m, x, fill)
+            if IS_FLOAT:
+                isn = v != v
+                v = tl.where(isn, fill, v)
+            if OP == MIN or OP == NORMNEGINF:
+                cv = tl.min(v, axis=1)
+                ci = tl.argmin(v, axis=1, tie_break_left=True)
+                take = cv < best
+            else:
+                cv = tl.max(v, axis=1)
+                ci = tl.argmax(v, axis=1, tie_break_left=True)
+                take = cv > best
+            if IS_FLOAT:
+                nan_any = tl.max(isn.to(tl.int32), axis=1) > 0
+                nan_idx = tl.argmax(isn.to(tl.int32), axis=1, tie_break_left=True)
+                cv = tl.where(nan_any, float("nan"), cv)
+                ci = tl.where(nan_any, nan_idx, ci)
+                take = (take | nan_any) & (best == best)
+            best = tl.where(take, cv, best)
+            bidx = tl.where(take, ci.to(tl.int64) + k0, bidx)
+        cast_store(out_ptr + rows, best, rmask)
+        if WITH_INDEX:
+            tl.store(idx_ptr + rows, bidx, mask=rmask)
+    elif OP == LSE or OP == VAR or OP == STD:
+        # two passes: the row max (LSE) / mean (VAR, STD) first, then the shifted sum
+        acc = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
+        if OP == LSE:
+            acc += float("-inf")
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
+            if OP == LSE:
+                acc = tl.maximum(acc, tl.where(m, x, float("-inf")))
+            else:
+                acc += x
+        if OP == LSE:
+            c = tl.max(acc, axis=1)
+            c = tl.where((c == float("inf")) | (c == float("-inf")), 0.0, c)
+        else:
+            c = tl.sum(acc, axis=1) / K
+        acc2 = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
+            if OP == LSE:
+                acc2 += tl.where(m, tl.exp(x - c[:, None]), 0.0)
+            else:
+                d = tl.where(m, x - c[:, None], 0.0)
+                acc2 += d * d
+        s = tl.sum(acc2, axis=1)
+        if OP == LSE:
+            r = tl.log(s) + c
+        else:
+            r = s / p
+            if OP == STD:
+                r = tl.sqrt(r)
+        cast_store(out_ptr + rows, r, rmask)
+    else:
+        if OP == PROD:
+            acc = tl.full([ROWS, BLOCK_K], 1, COMPUTE)
+        elif OP == ALL:
+            acc = tl.full([ROWS, BLOCK_K], 1, tl.int32)
+        elif OP == ANY:
+            acc = tl.zeros([ROWS, BLOCK_K], dtype=tl.int32)
+        else:
+            acc = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
+            if OP == SUM or OP == MEAN:
+                acc += x
+            elif OP == PROD:
+                acc *= tl.where(m, x, 1)
+            elif OP == ALL:
+                acc = tl.minimum(acc, tl.where(m, (x != 0).to(tl.int32), 1))
+            elif OP == ANY:
+                acc = tl.maximum(acc, (x != 0).to(tl.int32))
+            elif OP == NORM1:
+                acc += tl.abs(x)
+            elif OP == NORM2:
+                acc += x * x
+            elif OP == NORM0:
+                acc += (x != 0).to(COMPUTE)
+            else:  # NORMP: |x|^p, 0 at x == 0
+                a = tl.abs(x)
+                acc += tl.where(a == 0, 0.0, tl.exp(p * tl.log(a)))
+        if OP == PROD:
+            r = tl.reduce(acc, 1, _mul)
+        elif OP == ALL:
+            r = tl.min(acc, axis=1)
+        elif OP == ANY:
+            r = tl.max(acc, axis=1)
+        else:
+            r = tl.sum(acc, axis=1)
+            if OP == MEAN:
+                r = r / K
+            elif OP == NORM2:
+                r = tl.sqrt(r)
+            elif OP == NORMP:
+                r = tl.where(r == 0, 0.0, tl.exp(tl.log(r) / p))
+        cast_store(out_ptr + rows, r, rmask)
+
+
+@triton.jit
+def scan_rows_kernel(x_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_k,
+                     OP: tl.constexpr, REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
+                     ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """out[m, k] = sum (OP=SUM) or product (OP=PROD) of x[m, :k+1] (REVERSE: of x[m, k:]).
+
+    x and out share the strides of an (M, K) view; chunks of BLOCK_K carry the running total.
+    """
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    base = _row_base(rows, M2, stride_m1, stride_m2)
+    if OP == SUM:
+        carry = tl.zeros([ROWS], dtype=COMPUTE)
+    else:
+        carry = tl.full([ROWS], 1, COMPUTE)
+    nchunks = tl.cdiv(K, BLOCK_K)
+    for i in range(0, nchunks):
+        if REVERSE:
+            k0 = (nchunks - 1 - i) * BLOCK_K
+        else:
+            k0 = i * BLOCK_K
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        offs = base[:, None] + cols[None, :] * stride_k
+        x = tl.load(x_ptr + offs, mask=m, other=0).to(COMPUTE)
+        if OP == SUM:
+            c = tl.cumsum(x, axis=1, reverse=REVERSE) + carry[:, None]
+            carry += tl.sum(x, axis=1)
+        else:
+            x = tl.where(m, x, 1)
+            c = tl.cumprod(x, axis=1, reverse=REVERSE) * carry[:, None]
+            carry *= tl.reduce(x, 1, _mul)
+        cast_store(out_ptr + offs, c, m)
+
+
+@triton.jit
+def select_kernel(x_ptr, v_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_k,
+                  MODE: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Gradient weights w[m, k] of a reduction, constant w.r.t. x; w is contiguous (M, K).
+
+    EQ: (x == v[m]) / count (ties share evenly); ABS_EQ: sign(x) (|x| == v[m]) / count;
+    ONEHOT: (k == v[m]); SIGN: sign(x); PROD_OTHERS: prod_{j != k} x[m, j] (no division);
+    BEFORE_ZERO: no zero in x[m, :k+1]; FIRST_ZERO: x[m, k] is the row's first zero.
+    """
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    base = _row_base(rows, M2, stride_m1, stride_m2)
+    if MODE == EQ or MODE == ABS_EQ or MODE == ONEHOT:
+        v = tl.load(v_ptr + rows, mask=rmask, other=0).to(COMPUTE)
+    cnt = tl.zeros([ROWS], dtype=COMPUTE)
+    nzp = tl.full([ROWS], 1, COMPUTE)
+    if MODE == EQ or MODE == ABS_EQ or MODE == PROD_OTHERS:
+        acc = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
+        pacc = tl.full([ROWS, BLOCK_K], 1, COMPUTE)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
+            if MODE == PROD_OTHERS:
+                acc += tl.where(m & (x == 0), 1.0, 0.0)
+                pacc *= tl.where(m & (x != 0), x, 1.0)
+            else:
+                if MODE == ABS_EQ:
+                    x = tl.abs(x)
+                hit = (x == v[:, None]) | ((x != x) & (v[:, None] != v[:, None]))
+                acc += tl.where(m & hit, 1.0, 0.0)
+        cnt = tl.sum(acc, axis=1)
+        if MODE == PROD_OTHERS:
+            nzp = tl.reduce(pacc, 1, _mul)
+    seen = tl.zeros([ROWS], dtype=tl.int32)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
-        x = tl.load(x_ptr + rows[:, None] * stride_xm + cols[None, :] * stride_xk, mask=m, other=0)
-        acc += x.to(COMPUTE)
-    cast_store(out_ptr + rows, tl.sum(acc, axis=1) * scale, rmask)
+        if MODE == ONEHOT:
+            w = tl.where(cols[None, :] == v[:, None].to(tl.int64), 1.0, 0.0)
+        else:
+            x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
+            sgn = tl.where(x > 0, 1.0, tl.where(x < 0, -1.0, 0.0))
+            if MODE == SIGN:
+                w = sgn
+            elif MODE == BEFORE_ZERO or MODE == FIRST_ZERO:
+                z = (m & (x == 0)).to(tl.int32)
+                cz = tl.cumsum(z, axis=1) + seen[:, None]
+                seen += tl.sum(z, axis=1)
+                if MODE == BEFORE_ZERO:
+                    w = tl.where(cz == 0, 1.0, 0.0)
+                else:
+                    w = tl.where((z == 1) & (cz == 1), 1.0, 0.0)
+            elif MODE == PROD_OTHERS:
+                # one zero: only its position sees the product of the others; two or more: all 0
+                w = tl.where(x == 0, tl.where(cnt[:, None] == 1, nzp[:, None], 0.0),
+                             tl.where(cnt[:, None] == 0, nzp[:, None] / x, 0.0))
+            else:
+                if MODE == ABS_EQ:
+                    a = tl.abs(x)
+                else:
+                    a = x
+                hit = (a == v[:, None]) | ((a != a) & (v[:, None] != v[:, None]))
+                w = tl.where(hit, 1.0 / cnt[:, None], 0.0)
+                if MODE == ABS_EQ:
+                    w = w * sgn
+        cast_store(out_ptr + rows[:, None] * K + cols[None, :], w, m)
 
 
 def row_blocks(M, K, device, budget=65536):
@@ -36,14 +294,61 @@ def row_blocks(M, K, device, budget=65536):
     return 1, bk
 
 
-def sum_rows(x2, M, K, stride_m, stride_k, out, scale=1.0, compute=None):
-    """out (M contiguous elements) = scale * row sums of the strided (M, K) view starting at x2."""
+def _fill_value(op, dt):
+    if op in ("max", "norminf"):
+        if dt.is_floating_point:
+            return float("-inf") if op == "max" else 0.0
+        return -2 ** 63 if dt.name != "bool" else 0
+    if dt.is_floating_point:
+        return float("inf")
+    return 2 ** 63 - 1
+
+
+def reduce_rows(op, x, geom, out, idx=None, p=0.0):
+    """out[m] (contiguous, M elements) = reduction ``op`` of row m of x's (M, K) view.
+
+    geom = (M, M2, K, stride_m1, stride_m2, stride_k); ``idx``: int64 arg-index output (max/min).
+    ``p``: norm order (normp) or degrees of freedom (var/std).
+    """
+    M, M2, K, s1, s2, sk = geom
     if M == 0:
         return out
     dev = out.device.type
     rows, bk = row_blocks(M, K, dev)
-    compute = compute or compute_type(out.dtype)
-    launch(sum_rows_kernel, (triton.cdiv(M, rows),), dev,
-           [kptr(x2), kptr(out), M, K, stride_m, stride_k, float(scale)],
-           {"COMPUTE": compute, "ROWS": rows, "BLOCK_K": bk})
+    float_in = x.dtype.is_floating_point
+    compute = compute_type(out.dtype if op in ("sum", "mean", "prod", "logsumexp") else x.dtype)
+    fill = _fill_value(op, x.dtype)
+    if isinstance(fill, int) and compute is not tl.int64:
+        fill = float(fill)
+    launch(reduce_rows_kernel, (triton.cdiv(M, rows),), dev,
+           [kptr(x), kptr(out), kptr(idx if idx is not None else out), M, M2, K, s1, s2, sk, float(p), fill],
+           {"OP": OPS[op], "WITH_INDEX": idx is not None, "IS_FLOAT": float_in, "COMPUTE": compute,
+            "ROWS": rows, "BLOCK_K": bk})
+    return out
+
+
+def scan_rows(op, x, geom, out, reverse=False):
+    """out = inclusive cumulative ``op`` ("sum"/"prod") along K; x and out share geom's strides."""
+    M, M2, K, s1, s2, sk = geom
+    if M == 0 or K == 0:
+        return out
+    dev = out.device.type
+    rows, bk = row_blocks(M, K, dev)
+    launch(scan_rows_kernel, (triton.cdiv(M, rows),), dev,
+           [kptr(x), kptr(out), M, M2, K, s1, s2, sk],
+           {"OP": OPS[op], "REVERSE": bool(reverse), "COMPUTE": compute_type(out.dtype), "ROWS": rows,
+            "BLOCK_K": bk})
+    return out
+
+
+def select(mode, x, geom, v, out):
+    """out (contiguous (M, K), float) = gradient weights ``mode`` of x's (M, K) view (see select_kernel)."""
+    M, M2, K, s1, s2, sk = geom
+    if M == 0 or K == 0:
+        return out
+    dev = out.device.type
+    rows, bk = row_blocks(M, K, dev)
+    launch(select_kernel, (triton.cdiv(M, rows),), dev,
+           [kptr(x), kptr(v if v is not None else x), kptr(out), M, M2, K, s1, s2, sk],
+           {"MODE": MODES[mode], "COMPUTE": compute_type(out.dtype), "ROWS": rows, "BLOCK_K": bk})
     return out

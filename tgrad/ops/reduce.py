@@ -1,8 +1,16 @@
-"""Reductions: sum, mean (all dims, one dim or several, keepdim) and sum_to_size."""
+"""Reductions and scans: sum mean prod var std max min amax amin argmax argmin logsumexp norm all any,
+cumsum cumprod, sum_to_size.
+
+Every reduction runs over K of an (M, K) view of its input (``rows_geom``);
+one launch per op.  Backward rules are tgrad ops; the weights that say which
+elements a max/min/norm gradient flows to are constants computed by
+``select_kernel``.
+"""
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
+from ..kernels._geometry import contiguous_strides
 from ..tensor import _wrap_dim, empty
 from . import Op
 
@@ -14,9 +22,10 @@ def reduce_dims(dim, ndim):
     if isinstance(dim, int):
         dim = (dim,)
     dims = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-    return dims
+    for a, b in zip(dims, dims[1:]):
+        if a == b:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+    return tuple(d for d in dims if d < ndim)
 
 
 def reduced_shape(shape, dims, keepdim):
@@ -25,42 +34,60 @@ def reduced_shape(shape, dims, keepdim):
     return tuple(d for i, d in enumerate(shape) if i not in dims)
 
 
-def as_rows(x, dims):
-    """(view, M, K, stride_m, stride_k): x with ``dims`` moved last, as a strided (M, K) matrix."""
-    keep = [i for i in range(x.dim()) if i not in dims]
-    order = keep + list(dims)
+def _numel(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _order(x, dims):
+    return [i for i in range(x.dim()) if i not in dims] + list(dims)
+
+
+def rows_geom(x, dims):
+    """(buffer, (M, M2, K, stride_m1, stride_m2, stride_k)): x as an (M, K) view reducing ``dims``.
+
+    Row m = (m // M2, m % M2) over two merged groups of kept dims, K over the merged reduced
+    dims; a contiguous copy in (kept..., reduced...) order when the strides cannot express it.
+    """
+    order = _order(x, dims)
     shape = [x.shape[i] for i in order]
     strides = [x.stride()[i] for i in order]
-    M = 1
-    for i in keep:
-        M *= x.shape[i]
-    Kn = 1
-    for i in dims:
-        Kn *= x.shape[i]
-    nk = len(keep)
+    nk = x.dim() - len(dims)
+    M, Kn = _numel(shape, range(nk)), _numel(shape, range(nk, len(shape)))
     ms, mst = G.collapse(shape[:nk] or [1], [strides[:nk] or [0]])
     ks, kst = G.collapse(shape[nk:] or [1], [strides[nk:] or [0]])
-    if len(ms) == 1 and len(ks) == 1:
-        return x, M, Kn, mst[0][0], kst[0][0]
+    if len(ms) <= 2 and len(ks) == 1:
+        if len(ms) == 1:
+            return x, (M, 1, Kn, mst[0][0], 0, kst[0][0])
+        return x, (M, ms[1], Kn, mst[0][0], mst[0][1], kst[0][0])
     c = empty(shape, x.dtype, x.device)
     KE.copy(x._view_of(shape, strides), c)
-    return c, M, Kn, Kn, 1
+    return c, (M, 1, Kn, Kn, 0, 1)
 
 
-def _sum_dtype(x, dtype):
-    if dtype is not None:
-        return D.to_dtype(dtype)
-    return x.dtype if x.dtype.is_floating_point else D.int64
+def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None):
+    shape = reduced_shape(x.shape, dims, keepdim) if shape is None else shape
+    out = empty(shape, out_dtype, x.device)
+    idx = empty(shape, D.int64, x.device) if with_index else None
+    xb, geom = rows_geom(x, dims)
+    K.reduce_rows(op, xb, geom, out, idx, p)
+    return (out, idx) if with_index else out
 
 
-def sum_forward(self, *, dim=None, keepdim=False, dtype=None, scale=1.0, _shape=None):
-    dims = reduce_dims(dim, self.dim())
-    out_dt = _sum_dtype(self, dtype)
-    out = empty(_shape if _shape is not None else reduced_shape(self.shape, dims, keepdim), out_dt, self.device)
-    x, M, Kn, sm, sk = as_rows(self, dims)
-    if Kn == 0:
-        return KE.fill(out, 0)
-    return K.sum_rows(x, M, Kn, sm, sk, out, scale)
+def weights(mode, x, dims, v=None):
+    """Constant gradient weights of x's shape (see kernels.reduce.select_kernel), float like x."""
+    xb, geom = rows_geom(x, dims)
+    order = _order(x, dims)
+    pshape = [x.shape[i] for i in order]
+    w = empty(pshape, x.dtype if x.dtype.is_floating_point else D.get_default_dtype(), x.device)
+    K.select(mode, xb, geom, v, w)
+    cs = contiguous_strides(pshape)
+    strides = [0] * x.dim()
+    for pos, i in enumerate(order):
+        strides[i] = cs[pos]
+    return w._view_of(tuple(x.shape), strides)
 
 
 def _expand_grad(grad, meta_shape, dims, keepdim):
@@ -70,34 +97,347 @@ def _expand_grad(grad, meta_shape, dims, keepdim):
     return grad.expand(meta_shape)
 
 
-def sum_backward(ctx, grad):
+def _ctx_dims(ctx):
     shape = ctx.input_meta[0].shape
-    dims = reduce_dims(ctx.attrs.get("dim"), len(shape))
-    return (_expand_grad(grad, shape, dims, ctx.attrs.get("keepdim", False)),)
+    return shape, reduce_dims(ctx.attrs.get("dim"), len(shape)), ctx.attrs.get("keepdim", False)
+
+
+def _dtype_name(dt):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}[dt.name]
+
+
+def _nonempty(name, x, dims, dim):
+    """PyTorch's errors for max/min/amax/amin/argmax/argmin over an empty extent."""
+    if x.numel() == 0 and dim is None:
+        extra = "" if name.startswith("arg") else " Specify the reduction dim with the 'dim' argument."
+        exc = IndexError if name.startswith("arg") else RuntimeError
+        raise exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{extra}")
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+# ------------------------------------------------------------------ sum, mean, prod
+def _sum_dtype(x, dtype):
+    if dtype is not None:
+        return D.to_dtype(dtype)
+    return x.dtype if x.dtype.is_floating_point else D.int64
+
+
+def sum_forward(self, *, dim=None, keepdim=False, dtype=None, _shape=None):
+    dims = reduce_dims(dim, self.dim())
+    return _reduce("sum", self, dims, keepdim, _sum_dtype(self, dtype), shape=_shape)
+
+
+def sum_backward(ctx, grad):
+    return (_expand_grad(grad, *_ctx_dims(ctx)),)
 
 
 def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
-    if not (self.dtype.is_floating_point or (dtype is not None and D.to_dtype(dtype).is_floating_point)):
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
-            f"dtype. Got: {self.dtype.name.capitalize() if self.dtype is not D.int64 else 'Long'}")
+    dt = D.to_dtype(dtype) if dtype is not None else self.dtype
+    if not dt.is_floating_point:
+        which = "Input" if dtype is None else "Optional"
+        raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
+                           f"or complex dtype. Got: {_dtype_name(dt)}")
     dims = reduce_dims(dim, self.dim())
-    n = 1
-    for d in dims:
-        n *= self.shape[d]
-    return sum_forward(self, dim=dim, keepdim=keepdim, dtype=dtype,
-                       scale=(1.0 / n) if n else float("nan"))
+    if _numel(self.shape, dims) == 0:
+        return KE.fill(empty(reduced_shape(self.shape, dims, keepdim), dt, self.device), float("nan"))
+    return _reduce("mean", self, dims, keepdim, dt)
 
 
 def mean_backward(ctx, grad):
-    shape = ctx.input_meta[0].shape
-    dims = reduce_dims(ctx.attrs.get("dim"), len(shape))
-    n = 1
-    for d in dims:
-        n *= shape[d]
-    return (_expand_grad(grad, shape, dims, ctx.attrs.get("keepdim", False)).div(n),)
+    shape, dims, keepdim = _ctx_dims(ctx)
+    return (_expand_grad(grad, shape, dims, keepdim).div(_numel(shape, dims)),)
 
 
+def prod_forward(self, *, dim=None, keepdim=False, dtype=None):
+    return _reduce("prod", self, reduce_dims(dim, self.dim()), keepdim, _sum_dtype(self, dtype))
+
+
+def _has_zero(x):
+    return not bool(_reduce("all", x, tuple(range(x.dim())), False, D.bool_).item())
+
+
+def _zeros_once_differentiable(name):
+    """The zero-input branches below use constant masks: exact first order, no higher order."""
+    from ..autograd import grad_mode
+    if grad_mode.is_grad_enabled():
+        raise NotImplementedError(f"{name}: double backward through an input that contains zeros is not "
+                                  "supported")
+
+
+def prod_backward(ctx, grad):
+    """d prod / dx_k = prod_{j != k} x_j: result / x without zeros (twice differentiable), else a kernel."""
+    x = ctx.saved["self"]
+    shape, dims, keepdim = _ctx_dims(ctx)
+    g = _expand_grad(grad, shape, dims, keepdim)
+    if not _has_zero(x):
+        return (g * _expand_grad(ctx.saved["result"], shape, dims, keepdim) / x,)
+    _zeros_once_differentiable("prod")
+    return (g * weights("prod_others", x, dims),)
+
+
+# ------------------------------------------------------------------ var, std
+def _correction(correction, unbiased):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def _var(name, self, dim, keepdim, correction, unbiased):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = reduce_dims(dim, self.dim())
+    dof = _numel(self.shape, dims) - _correction(correction, unbiased)
+    if _numel(self.shape, dims) == 0:
+        return KE.fill(empty(reduced_shape(self.shape, dims, keepdim), self.dtype, self.device), float("nan"))
+    return _reduce(name, self, dims, keepdim, self.dtype, p=float(max(dof, 0)))
+
+
+def var_forward(self, *, dim=None, keepdim=False, correction=None, unbiased=None):
+    """var = sum (x - mean)^2 / (N - correction), two passes in one launch."""
+    return _var("var", self, dim, keepdim, correction, unbiased)
+
+
+def std_forward(self, *, dim=None, keepdim=False, correction=None, unbiased=None):
+    return _var("std", self, dim, keepdim, correction, unbiased)
+
+
+def _var_parts(ctx):
+    x = ctx.saved["self"]
+    shape, dims, keepdim = _ctx_dims(ctx)
+    dof = _numel(shape, dims) - _correction(ctx.attrs.get("correction"), ctx.attrs.get("unbiased"))
+    return x, shape, dims, keepdim, dof, x - x.mean(dim=dims, keepdim=True)
+
+
+def var_backward(ctx, grad):
+    """d var / dx = 2 (x - mean) / (N - correction)."""
+    x, shape, dims, keepdim, dof, centered = _var_parts(ctx)
+    return (_expand_grad(grad, shape, dims, keepdim) * centered * (2.0 / dof if dof > 0 else float("inf")),)
+
+
+def std_backward(ctx, grad):
+    """d std / dx = (x - mean) / ((N - correction) std)."""
+    x, shape, dims, keepdim, dof, centered = _var_parts(ctx)
+    std = _expand_grad(ctx.saved["result"], shape, dims, keepdim)
+    return (_expand_grad(grad, shape, dims, keepdim) * centered / (std * dof),)
+
+
+# ------------------------------------------------------------------ max, min, amax, amin, argmax, argmin
+def max_all_forward(self):
+    _nonempty("max", self, (), None)
+    return _reduce("max", self, tuple(range(self.dim())), False, self.dtype)
+
+
+def min_all_forward(self):
+    _nonempty("min", self, (), None)
+    return _reduce("min", self, tuple(range(self.dim())), False, self.dtype)
+
+
+def _select_all_backward(ctx, grad):
+    """Ties share the gradient evenly (PyTorch's evenly_distribute_backward)."""
+    x = ctx.saved["self"]
+    return (grad * weights("eq", x, tuple(range(x.dim())), ctx.saved["result"]),)
+
+
+def _max_dim(name, self, dim, keepdim):
+    dims = (_wrap_dim(dim, self.dim()),) if self.dim() else ()
+    _nonempty(name, self, dims, dim)
+    return _reduce(name, self, dims, keepdim, self.dtype, with_index=True)
+
+
+def max_forward(self, *, dim, keepdim=False):
+    """(values, indices) of the max over ``dim``; indices of the first maximum (NaN wins)."""
+    return _max_dim("max", self, dim, keepdim)
+
+
+def min_forward(self, *, dim, keepdim=False):
+    return _max_dim("min", self, dim, keepdim)
+
+
+def _max_dim_backward(ctx, grad, _unused=None):
+    x = ctx.saved["self"]
+    shape, dims, keepdim = _ctx_dims(ctx)
+    idx = ctx.saved["result1"].contiguous()
+    return (_expand_grad(grad, shape, dims, keepdim) * weights("onehot", x, dims, idx),)
+
+
+def _amax(name, self, dim, keepdim):
+    dims = reduce_dims(dim, self.dim())
+    _nonempty(name, self, dims if dim not in (None, (), []) else (), None if dim in (None, (), []) else dim)
+    return _reduce(name[1:], self, dims, keepdim, self.dtype)
+
+
+def amax_forward(self, *, dim=(), keepdim=False):
+    return _amax("amax", self, dim, keepdim)
+
+
+def amin_forward(self, *, dim=(), keepdim=False):
+    return _amax("amin", self, dim, keepdim)
+
+
+def amax_backward(ctx, grad):
+    """Ties share the gradient evenly: grad * (x == amax) / count."""
+    x = ctx.saved["self"]
+    shape, dims, keepdim = _ctx_dims(ctx)
+    res = ctx.saved["result"].contiguous()     # in row order: one value per row of x's (M, K) view
+    return (_expand_grad(grad, shape, dims, keepdim) * weights("eq", x, dims, res),)
+
+
+def _arg(name, self, dim, keepdim):
+    if dim is None:
+        _nonempty(name, self, (), None)
+        dims = tuple(range(self.dim()))
+        shape = (1,) * self.dim() if keepdim else ()
+    else:
+        dims = (_wrap_dim(dim, self.dim()),) if self.dim() else ()
+        _nonempty(name, self, dims, dim)
+        shape = reduced_shape(self.shape, dims, keepdim)
+    _, idx = _reduce(name[3:], self, dims, keepdim, self.dtype, with_index=True)
+    return idx.view(shape)
+
+
+def argmax_forward(self, *, dim=None, keepdim=False):
+    return _arg("argmax", self, dim, keepdim)
+
+
+def argmin_forward(self, *, dim=None, keepdim=False):
+    return _arg("argmin", self, dim, keepdim)
+
+
+# ------------------------------------------------------------------ logsumexp, norm
+def logsumexp_forward(self, *, dim, keepdim=False):
+    """log sum exp x, shifted by the row max inside the kernel."""
+    dims = reduce_dims(dim, self.dim())
+    dt = self.dtype if self.dtype.is_floating_point else D.get_default_dtype()
+    return _reduce("logsumexp", self, dims, keepdim, dt)
+
+
+def logsumexp_backward(ctx, grad):
+    """d lse / dx = exp(x - lse)."""
+    x = ctx.saved["self"]
+    shape, dims, keepdim = _ctx_dims(ctx)
+    lse = _expand_grad(ctx.saved["result"], shape, dims, keepdim)
+    return (_expand_grad(grad, shape, dims, keepdim) * (x - lse).exp(),)
+
+
+def _norm_op(p):
+    if p == "fro" or p == 2:
+        return "norm2"
+    if p == 1:
+        return "norm1"
+    if p == 0:
+        return "norm0"
+    if p == float("inf"):
+        return "norminf"
+    if p == float("-inf"):
+        return "normneginf"
+    return "normp"
+
+
+def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
+    """vector norm (sum |x|^p)^(1/p); p = 0, 1, 2 ('fro'), +-inf or any other float."""
+    if isinstance(p, str) and p != "fro":
+        raise RuntimeError(f"linalg.vector_norm: only p-norms and 'fro' are supported, got {p!r}")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_dtype_name(self.dtype)}")
+    dims = reduce_dims(dim, self.dim())
+    x = self if dtype is None else self.to(D.to_dtype(dtype))
+    op = _norm_op(p)
+    return _reduce(op, x, dims, keepdim, x.dtype, p=float(p) if op == "normp" else 0.0)
+
+
+def norm_backward(ctx, grad):
+    """p=2: x / |x|;  p=1: sign x;  p=inf: sign x (|x| == norm) / count;  else sign x |x|^(p-1) / norm^(p-1)."""
+    x = ctx.saved["self"]
+    shape, dims, keepdim = _ctx_dims(ctx)
+    g = _expand_grad(grad, shape, dims, keepdim)
+    r = _expand_grad(ctx.saved["result"], shape, dims, keepdim)
+    op = _norm_op(ctx.attrs.get("p", 2))
+    if op == "norm2":
+        return (g * x / r,)
+    if op == "norm0":
+        return (g * 0.0,)
+    sign = weights("sign", x, dims)
+    if op == "norm1":
+        return (g * sign,)
+    if op in ("norminf", "normneginf"):
+        return (g * weights("abs_eq", x, dims, ctx.saved["result"].contiguous()),)
+    p = float(ctx.attrs["p"])
+    return (g * sign * ((x * sign) / r) ** (p - 1),)
+
+
+# ------------------------------------------------------------------ cumsum, cumprod
+def _scan(op, self, dim, dtype, reverse=False):
+    d = _wrap_dim(dim, self.dim())
+    dt = _sum_dtype(self, dtype)
+    x = self if self.is_contiguous() else KE.copy(self, empty(self.shape, self.dtype, self.device))
+    out = empty(self.shape, dt, self.device)
+    if self.dim() == 0:
+        return KE.copy(x, out)
+    shape = self.shape
+    K_ = shape[d]
+    M2 = _numel(shape, range(d + 1, len(shape)))
+    geom = (_numel(shape, range(len(shape))) // max(K_, 1), M2, K_, K_ * M2, 1, M2)
+    if K_ == 0:
+        return out
+    return K.scan_rows(op, x, geom, out, reverse)
+
+
+def cumsum_forward(self, *, dim, dtype=None, reverse=False):
+    """out[..., k, ...] = sum of x[..., :k+1, ...] along ``dim`` (``reverse``: of x[..., k:, ...])."""
+    return _scan("sum", self, dim, dtype, reverse)
+
+
+def cumsum_backward(ctx, grad):
+    """The gradient of a cumulative sum is the reversed cumulative sum."""
+    from ..autograd.dispatch import call
+    return (call("cumsum", grad, dim=ctx.attrs["dim"], reverse=not ctx.attrs.get("reverse", False)),)
+
+
+def cumprod_forward(self, *, dim, dtype=None):
+    return _scan("prod", self, dim, dtype)
+
+
+def cumprod_backward(ctx, grad):
+    """Without zeros: revcumsum(g * out) / x.  With zeros (first zero of a row at z): positions
+    before z as above, z gets revcumsum(g * cumprod(x with x_z = 1)), positions after z get 0."""
+    from ..autograd.dispatch import call
+    x = ctx.saved["self"]
+    out = ctx.saved["result"]
+    d = ctx.attrs["dim"]
+    if x.dim() == 0:
+        return (grad,)
+    if not _has_zero(x):
+        return (call("cumsum", grad * out, dim=d, reverse=True) / x,)
+    _zeros_once_differentiable("cumprod")
+    dims = (_wrap_dim(d, x.dim()),)
+    before = weights("before_zero", x, dims)
+    first = weights("first_zero", x, dims)
+    safe = x * before + (1.0 - before)
+    part = call("cumsum", grad * out, dim=d, reverse=True) * before / safe
+    y = x * (1.0 - first) + first          # x with its first zero replaced by a constant 1
+    return (part + first * call("cumsum", grad * y.cumprod(d), dim=d, reverse=True),)
+
+
+# ------------------------------------------------------------------ all, any
+def _bool_reduce(op, self, dim, keepdim):
+    dims = reduce_dims(dim, self.dim())
+    return _reduce(op, self, dims, keepdim, D.uint8 if self.dtype is D.uint8 else D.bool_)
+
+
+def all_forward(self, *, dim=None, keepdim=False):
+    return _bool_reduce("all", self, dim, keepdim)
+
+
+def any_forward(self, *, dim=None, keepdim=False):
+    return _bool_reduce("any", self, dim, keepdim)
+
+
+# ------------------------------------------------------------------ sum_to_size
 def sum_to_size_forward(self, *, size):
     """Sum ``self`` down to ``size`` (the reverse of broadcasting)."""
     size = tuple(size)
@@ -126,4 +466,24 @@ ENTRIES = [
     Op("mean", mean_forward, mean_backward, "MeanBackward1"),
     Op("mean_all", mean_forward, mean_backward, "MeanBackward0"),
     Op("sum_to_size", sum_to_size_forward, sum_to_size_backward, "SumBackward1"),
+    Op("prod", prod_forward, prod_backward, "ProdBackward1", save=("self", "result")),
+    Op("prod_all", prod_forward, prod_backward, "ProdBackward0", save=("self", "result")),
+    Op("var", var_forward, var_backward, "VarBackward0", save=("self",)),
+    Op("std", std_forward, std_backward, "StdBackward0", save=("self", "result")),
+    Op("max_all", max_all_forward, _select_all_backward, "MaxBackward1", save=("self", "result")),
+    Op("min_all", min_all_forward, _select_all_backward, "MinBackward1", save=("self", "result")),
+    Op("max", max_forward, _max_dim_backward, "MaxBackward0", save=("self", "result1"), outputs=2,
+       nondiff_outputs=(1,)),
+    Op("min", min_forward, _max_dim_backward, "MinBackward0", save=("self", "result1"), outputs=2,
+       nondiff_outputs=(1,)),
+    Op("amax", amax_forward, amax_backward, "AmaxBackward0", save=("self", "result")),
+    Op("amin", amin_forward, amax_backward, "AminBackward0", save=("self", "result")),
+    Op("argmax", argmax_forward),
+    Op("argmin", argmin_forward),
+    Op("logsumexp", logsumexp_forward, logsumexp_backward, "LogsumexpBackward0", save=("self", "result")),
+    Op("norm", norm_forward, norm_backward, "LinalgVectorNormBackward0", save=("self", "result")),
+    Op("cumsum", cumsum_forward, cumsum_backward, "CumsumBackward0"),
+    Op("cumprod", cumprod_forward, cumprod_backward, "CumprodBackward0", save=("self", "result")),
+    Op("all", all_forward),
+    Op("any", any_forward),
 ]
