@@ -40,9 +40,9 @@ class Op:
 
 
 def _build():
-    from . import advanced_index, elementwise, linalg, optim, reduce, shape
+    from . import advanced_index, elementwise, linalg, nn, optim, reduce, shape
     table = {}
-    for family in (elementwise, reduce, shape, advanced_index, optim, linalg):
+    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

@@ -1,0 +1,395 @@
+"""Loss kernels: fused cross-entropy / NLL (forward and backward), and point-wise losses.
+
+Cross-entropy: input is a strided (OUTER, K, INNER) view (K = classes, see
+softmax.py), one row per (batch, spatial) position.  The forward computes
+log-softmax, the per-row loss and, for reduction 'sum'/'mean', the reduction
+in the same launch (one program then walks all rows: a reduction in one
+launch without atomics).  The backward writes ``dx = s * (softmax * A - a)``
+in one launch, where ``a`` is the row's target weight vector and A its sum.
+
+Point-wise losses (mse, l1, smooth_l1, huber, bce, bce-with-logits, kl_div):
+one strided map computes ``f(x, y)`` (ORDER 0), ``f'`` (ORDER 1) or ``f''``
+(ORDER 2) times weight, incoming gradient and a scale.
+"""
+import numpy as np
+import triton
+import triton.language as tl
+
+from . import _geometry as G
+from ._triton import elementwise_block, launch
+from .elementwise import cast_store, compute_type, kptr, strided_offset
+from .softmax import row_offsets, row_tiles
+
+NONE, SUM, MEAN = 0, 1, 2
+REDUCTIONS = {"none": NONE, "sum": SUM, "mean": MEAN}
+
+
+@triton.jit
+def _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """log sum_k exp(x[row, k]) for a block of rows (online max)."""
+    mx = tl.full([ROWS], float("-inf"), COMPUTE)
+    s = tl.zeros([ROWS], COMPUTE)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=float("-inf")).to(COMPUTE)
+        new = tl.maximum(mx, tl.max(x, axis=1))
+        safe = tl.where(new == float("-inf"), 0.0, new)
+        s = s * tl.exp(mx - safe) + tl.sum(tl.exp(x - safe[:, None]), axis=1)
+        mx = new
+    return tl.where(mx == float("-inf"), 0.0, mx) + tl.log(s)
+
+
+@triton.jit
+def _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i, ignore_index, eps,
+             LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr, SMOOTH: tl.constexpr,
+             COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """(loss, weight) of a block of rows: loss = sum_c a_c * (lse - x_c), weight = the row's mean divisor."""
+    rmask = rows < M
+    xrow = row_offsets(rows, INNER, sx_o, sx_i)
+    if LOGITS:
+        lse = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K)
+    else:
+        lse = tl.zeros([ROWS], COMPUTE)
+    loss = tl.zeros([ROWS], COMPUTE)
+    if PROB:
+        trow = row_offsets(rows, INNER, st_o, st_i)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+            y = tl.load(t_ptr + trow[:, None] + cols[None, :] * st_k, mask=m, other=0.0).to(COMPUTE)
+            a = y * (1.0 - eps) + eps / K
+            if HAS_W:
+                a = a * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
+            loss += tl.sum(tl.where(m, a * (lse[:, None] - x), 0.0), axis=1)
+        wrow = rmask.to(COMPUTE)
+    else:
+        t = tl.load(t_ptr + rows, mask=rmask, other=ignore_index)
+        valid = rmask & (t != ignore_index)
+        tc = tl.where(valid, t, 0)
+        if HAS_W:
+            wrow = tl.load(w_ptr + tc, mask=valid, other=0.0).to(COMPUTE)
+        else:
+            wrow = valid.to(COMPUTE)
+        xt = tl.load(x_ptr + xrow + tc * sx_k, mask=valid, other=0.0).to(COMPUTE)
+        loss = tl.where(valid, wrow * (lse - xt), 0.0)
+        if SMOOTH:
+            sm = tl.zeros([ROWS], COMPUTE)
+            for k0 in range(0, K, BLOCK_K):
+                cols = k0 + tl.arange(0, BLOCK_K)
+                m = valid[:, None] & (cols[None, :] < K)
+                x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+                v = lse[:, None] - x
+                if HAS_W:
+                    v = v * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
+                sm += tl.sum(tl.where(m, v, 0.0), axis=1)
+            loss = (1.0 - eps) * loss + (eps / K) * sm
+    return loss, wrow
+
+
+@triton.jit
+def cross_entropy_kernel(x_ptr, t_ptr, w_ptr, out_ptr, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+                         ignore_index, eps_hi, eps_lo,
+                         LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr, SMOOTH: tl.constexpr,
+                         REDUCE: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Per-row loss -sum_c a_c log_softmax(x)_c (LOGITS; else x is already log-probabilities).
+
+    REDUCE 0: out[m] = loss[m]; 1: out = sum; 2: out = sum / sum of row weights (grid must be (1,)).
+    """
+    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    if REDUCE == 0:
+        rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+        loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+                              ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
+        cast_store(out_ptr + rows, loss, rows < M)
+    else:
+        tot = tl.zeros([ROWS], COMPUTE)
+        den = tl.zeros([ROWS], COMPUTE)
+        for r0 in range(0, M, ROWS):
+            rows = r0 + tl.arange(0, ROWS).to(tl.int64)
+            loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+                                  ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
+            tot += loss
+            den += wrow
+        res = tl.sum(tot, axis=0)
+        if REDUCE == 2:
+            res = res / tl.sum(den, axis=0)
+        one = tl.arange(0, 1)
+        cast_store(out_ptr + one, tl.zeros([1], COMPUTE) + res, one < 1)
+
+
+@triton.jit
+def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M, K, INNER,
+                                  sg_o, sg_i, sx_o, sx_k, sx_i, st_o, st_k, st_i, ignore_index, eps_hi, eps_lo,
+                                  LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
+                                  SMOOTH: tl.constexpr, REDUCE: tl.constexpr, COMPUTE: tl.constexpr,
+                                  ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """dx[m, c] = s_m * (p_c * A_m - a_c); rs[m] = s_m * A_m (for double backward).
+
+    p = softmax(x) (0 when not LOGITS), a = the row's target weights, A = sum_c a_c, s_m the incoming
+    gradient (divided by the total row weight for 'mean', recomputed here so the backward is one launch).
+    dx is a contiguous (OUTER, K, INNER) tensor.
+    """
+    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    if REDUCE == 0:
+        s = tl.load(g_ptr + row_offsets(rows, INNER, sg_o, sg_i), mask=rmask, other=0.0).to(COMPUTE)
+    else:
+        s = tl.zeros([ROWS], COMPUTE) + tl.load(g_ptr).to(COMPUTE)
+        if REDUCE == 2:
+            if PROB:
+                s = s / M
+            else:
+                den = tl.zeros([ROWS], COMPUTE)
+                for r0 in range(0, M, ROWS):
+                    rr = r0 + tl.arange(0, ROWS).to(tl.int64)
+                    t = tl.load(t_ptr + rr, mask=rr < M, other=ignore_index)
+                    ok = (rr < M) & (t != ignore_index)
+                    if HAS_W:
+                        den += tl.load(w_ptr + tl.where(ok, t, 0), mask=ok, other=0.0).to(COMPUTE)
+                    else:
+                        den += ok.to(COMPUTE)
+                s = s / tl.sum(den, axis=0)
+    xrow = row_offsets(rows, INNER, sx_o, sx_i)
+    orow = row_offsets(rows, INNER, K * INNER, 1)
+    if LOGITS:
+        lse = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K)
+    else:
+        lse = tl.zeros([ROWS], COMPUTE)
+    if PROB:
+        trow = row_offsets(rows, INNER, st_o, st_i)
+        A = tl.zeros([ROWS], COMPUTE)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            y = tl.load(t_ptr + trow[:, None] + cols[None, :] * st_k, mask=m, other=0.0).to(COMPUTE)
+            a = y * (1.0 - eps) + eps / K
+            if HAS_W:
+                a = a * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
+            A += tl.sum(tl.where(m, a, 0.0), axis=1)
+    else:
+        t = tl.load(t_ptr + rows, mask=rmask, other=ignore_index)
+        valid = rmask & (t != ignore_index)
+        tc = tl.where(valid, t, 0)
+        if HAS_W:
+            wt = tl.load(w_ptr + tc, mask=valid, other=0.0).to(COMPUTE)
+        else:
+            wt = valid.to(COMPUTE)
+        A = wt
+        if SMOOTH:
+            wsum = tl.zeros([ROWS], COMPUTE)
+            for k0 in range(0, K, BLOCK_K):
+                cols = k0 + tl.arange(0, BLOCK_K)
+                if HAS_W:
+                    wc = tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)
+                else:
+                    wc = (cols < K).to(COMPUTE)
+                wsum += tl.sum(wc, axis=0)
+            A = (1.0 - eps) * wt + tl.where(valid, (eps / K) * wsum, 0.0)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        if PROB:
+            y = tl.load(t_ptr + trow[:, None] + cols[None, :] * st_k, mask=m, other=0.0).to(COMPUTE)
+            a = y * (1.0 - eps) + eps / K
+            if HAS_W:
+                a = a * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
+        else:
+            a = tl.where(cols[None, :] == tc[:, None], wt[:, None], 0.0)
+            if SMOOTH:
+                if HAS_W:
+                    wc = tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)
+                else:
+                    wc = tl.zeros([BLOCK_K], COMPUTE) + 1.0
+                a = (1.0 - eps) * a + tl.where(valid[:, None], (eps / K) * wc[None, :], 0.0)
+        if LOGITS:
+            x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+            dx = tl.exp(x - lse[:, None]) * A[:, None] - a
+        else:
+            dx = -a
+        cast_store(dx_ptr + orow[:, None] + cols[None, :] * INNER, s[:, None] * dx, m)
+    cast_store(rs_ptr + rows, s * A, rmask)
+
+
+def split_float(v):
+    """(hi, lo) fp32 parts of a Python float: kernels add them in fp64 (float args are passed as fp32)."""
+    hi = float(np.float32(v))
+    return hi, float(np.float32(v - hi))
+
+
+def _ce_consts(x, prob, has_w, eps, reduce, logits, rows, bk):
+    return {"LOGITS": logits, "PROB": prob, "HAS_W": has_w, "SMOOTH": eps > 0, "REDUCE": reduce,
+            "COMPUTE": compute_type(x.dtype), "ROWS": rows, "BLOCK_K": bk}
+
+
+def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logits, prob):
+    """One launch: out = per-row losses (reduce NONE) or their sum / weighted mean (a 1-element tensor).
+
+    geom = (M, K, INNER, x strides (o, k, i)); tstrides: the target's (o, k, i) strides for
+    probability targets (class-index targets are a contiguous (M,) int64 tensor).
+    """
+    M, K, inner, sx = geom
+    dev = out.device.type
+    rows, bk = row_tiles(M, K, dev)
+    grid = (triton.cdiv(M, rows),) if reduce == NONE else (1,)
+    launch(cross_entropy_kernel, grid, dev,
+           [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), M, K, inner, *sx, *tstrides,
+            int(ignore_index), *split_float(eps)],
+           _ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk))
+    return out
+
+
+def cross_entropy_backward(g, gstrides, x, t, w, dx, rs, geom, tstrides, ignore_index, eps, reduce, logits,
+                           prob):
+    """One launch: dx (contiguous, x's shape) and the row scales rs (M,) from the incoming gradient g."""
+    M, K, inner, sx = geom
+    dev = dx.device.type
+    rows, bk = row_tiles(M, K, dev)
+    launch(cross_entropy_backward_kernel, (triton.cdiv(M, rows),), dev,
+           [kptr(g), kptr(x), kptr(t), kptr(w if w is not None else x), kptr(dx), kptr(rs), M, K, inner,
+            *gstrides, *sx, *tstrides, int(ignore_index), *split_float(eps)],
+           _ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk))
+    return dx, rs
+
+
+# ------------------------------------------------------------------ point-wise losses
+MSE, L1, SMOOTH_L1, HUBER, BCE, BCE_LOGITS, KL, KL_LOG = range(8)
+
+
+@triton.jit
+def _sign(d):
+    return tl.where(d > 0, 1.0, tl.where(d < 0, -1.0, 0.0)).to(d.dtype)
+
+
+@triton.jit
+def _log1p(x):
+    u = 1.0 + x
+    d = u - 1.0
+    return tl.where(d == 0.0, x, tl.log(u) * (x / d))
+
+
+@triton.jit
+def loss_fn(x, y, pw, p, LOSS: tl.constexpr, ORDER: tl.constexpr):
+    """ORDER-th derivative in x of the point-wise loss LOSS(x, y) (p: beta / delta; pw: pos_weight)."""
+    d = x - y
+    ad = tl.abs(d)
+    zero = tl.zeros_like(x)
+    if LOSS == 0:      # mse: d^2
+        if ORDER == 0:
+            r = d * d
+        elif ORDER == 1:
+            r = 2.0 * d
+        else:
+            r = zero + 2.0
+    elif LOSS == 1:    # l1: |d|
+        if ORDER == 0:
+            r = ad
+        elif ORDER == 1:
+            r = _sign(d)
+        else:
+            r = zero
+    elif LOSS == 2:    # smooth_l1: 0.5 d^2 / beta if |d| < beta else |d| - 0.5 beta
+        if ORDER == 0:
+            r = tl.where(ad < p, 0.5 * d * d / p, ad - 0.5 * p)
+        elif ORDER == 1:
+            r = tl.where(ad < p, d / p, _sign(d))
+        else:
+            r = tl.where(ad < p, 1.0 / p, 0.0)
+    elif LOSS == 3:    # huber: 0.5 d^2 if |d| < delta else delta (|d| - 0.5 delta)
+        if ORDER == 0:
+            r = tl.where(ad < p, 0.5 * d * d, p * (ad - 0.5 * p))
+        elif ORDER == 1:
+            r = tl.where(ad < p, d, p * _sign(d))
+        else:
+            r = tl.where(ad < p, 1.0, 0.0)
+    elif LOSS == 4:    # bce: -(y log x + (1-y) log(1-x)), logs clamped at -100
+        if ORDER == 0:
+            r = -(y * tl.maximum(tl.log(x), -100.0) + (1.0 - y) * tl.maximum(tl.log(1.0 - x), -100.0))
+        elif ORDER == 1:
+            r = d / tl.maximum(x * (1.0 - x), 1e-12)
+        else:
+            q = x * (1.0 - x)
+            r = (q - d * (1.0 - 2.0 * x)) / (q * q)
+    elif LOSS == 5:    # bce with logits: (1-y) x + L softplus(-x), L = 1 + (pw - 1) y
+        lw = 1.0 + (pw - 1.0) * y
+        if ORDER == 0:
+            r = (1.0 - y) * x + lw * (tl.maximum(-x, 0.0) + _log1p(tl.exp(-tl.abs(x))))
+        else:
+            e = tl.exp(-tl.abs(x))
+            sig = tl.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+            if ORDER == 1:
+                r = (1.0 - y) - lw * (1.0 - sig)
+            else:
+                r = lw * sig * (1.0 - sig)
+    elif LOSS == 6:    # kl_div: y (log y - x), 0 where y == 0
+        if ORDER == 0:
+            r = tl.where(y == 0, 0.0, y * tl.log(y)) - y * x
+        elif ORDER == 1:
+            r = -y
+        else:
+            r = zero
+    else:              # kl_div, log_target: exp(y) (y - x)
+        if ORDER == 0:
+            r = tl.exp(y) * (y - x)
+        elif ORDER == 1:
+            r = -tl.exp(y)
+        else:
+            r = zero
+    return r.to(x.dtype)
+
+
+@triton.jit
+def loss_map_kernel(x_ptr, y_ptr, w_ptr, pw_ptr, g_ptr, out_ptr, n_elements, p_hi, p_lo, scale_hi, scale_lo,
+                    d1, d2, d3, d4, d5,
+                    sx0, sx1, sx2, sx3, sx4, sx5, sy0, sy1, sy2, sy3, sy4, sy5,
+                    sw0, sw1, sw2, sw3, sw4, sw5, sp0, sp1, sp2, sp3, sp4, sp5,
+                    sg0, sg1, sg2, sg3, sg4, sg5, so0, so1, so2, so3, so4, so5,
+                    LOSS: tl.constexpr, ORDER: tl.constexpr, HAS_W: tl.constexpr, HAS_PW: tl.constexpr,
+                    HAS_G: tl.constexpr, X_ND: tl.constexpr, Y_ND: tl.constexpr, W_ND: tl.constexpr,
+                    P_ND: tl.constexpr, G_ND: tl.constexpr, O_ND: tl.constexpr,
+                    COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i] = loss_fn(x[i], y[i], pw[i]) * w[i] * g[i] * scale over broadcast strided operands."""
+    p = tl.cast(p_hi, COMPUTE) + tl.cast(p_lo, COMPUTE)
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n_elements
+    x = tl.load(x_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sx0, sx1, sx2, sx3, sx4, sx5, X_ND),
+                mask=mask, other=0.5).to(COMPUTE)
+    y = tl.load(y_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sy0, sy1, sy2, sy3, sy4, sy5, Y_ND),
+                mask=mask, other=0.5).to(COMPUTE)
+    if HAS_PW:
+        pw = tl.load(pw_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sp0, sp1, sp2, sp3, sp4, sp5, P_ND),
+                     mask=mask, other=1.0).to(COMPUTE)
+    else:
+        pw = tl.zeros_like(x) + 1.0
+    r = loss_fn(x, y, pw, p, LOSS, ORDER)
+    if HAS_W:
+        r = r * tl.load(w_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sw0, sw1, sw2, sw3, sw4, sw5, W_ND),
+                        mask=mask, other=0.0).to(COMPUTE)
+    if HAS_G:
+        r = r * tl.load(g_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sg0, sg1, sg2, sg3, sg4, sg5, G_ND),
+                        mask=mask, other=0.0).to(COMPUTE)
+    cast_store(out_ptr + strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND),
+               r * (tl.cast(scale_hi, COMPUTE) + tl.cast(scale_lo, COMPUTE)), mask)
+
+
+def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0):
+    """out = f^(order)(x, y) * w * g * scale (w, pw, g may be None); operands broadcast to out.shape."""
+    n = out.numel()
+    if n == 0:
+        return out
+    dev = out.device.type
+    ops = [x, y, w if w is not None else x, pw if pw is not None else x, g if g is not None else x]
+    strides = [G.expand_strides(t.shape, t.stride(), out.shape) for t in ops] + [list(out.stride())]
+    sizes, per = G.launch_geometry(out.shape, strides)
+    args = [kptr(t) for t in ops] + [kptr(out), n, *split_float(p), *split_float(scale)] + sizes
+    for st, _ in per:
+        args += st
+    nds = [nd for _, nd in per]
+    block = elementwise_block(n, dev)
+    launch(loss_map_kernel, (triton.cdiv(n, block),), dev, args,
+           {"LOSS": loss, "ORDER": order, "HAS_W": w is not None, "HAS_PW": pw is not None,
+            "HAS_G": g is not None, "X_ND": nds[0], "Y_ND": nds[1], "W_ND": nds[2], "P_ND": nds[3],
+            "G_ND": nds[4], "O_ND": nds[5], "COMPUTE": compute_type(out.dtype), "BLOCK": block})
+    return out

@@ -1,0 +1,116 @@
+"""Softmax / log-softmax row kernels and their fused backward kernels.
+
+Every tensor is addressed as a strided 3-D view (OUTER, K, INNER): the
+softmax runs over K, and row ``m`` of the ``M = OUTER * INNER`` rows sits at
+``(m // INNER) * stride_o + (m % INNER) * stride_i``.  So a softmax over any
+dim needs no transpose.  Each program handles ROWS rows (many on cpu) and
+loops over K in BLOCK_K chunks (online max/sum).
+"""
+import triton
+import triton.language as tl
+
+from ._triton import gpu_blocks, launch, next_pow2
+from .elementwise import cast_store, compute_type, kptr
+
+
+@triton.jit
+def row_offsets(rows, INNER, s_o, s_i):
+    """Element offset of the first element of each row in a (OUTER, K, INNER) view."""
+    return (rows // INNER) * s_o + (rows % INNER) * s_i
+
+
+@triton.jit
+def softmax_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i,
+                   LOG: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """y[m, k] = exp(x[m, k] - lse[m]) (LOG: x[m, k] - lse[m]); lse[m] = log sum_k exp(x[m, k])."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    xrow = row_offsets(rows, INNER, sx_o, sx_i)
+    yrow = row_offsets(rows, INNER, sy_o, sy_i)
+    mx = tl.full([ROWS], float("-inf"), COMPUTE)
+    s = tl.zeros([ROWS], COMPUTE)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=float("-inf")).to(COMPUTE)
+        new = tl.maximum(mx, tl.max(x, axis=1))
+        safe = tl.where(new == float("-inf"), 0.0, new)
+        s = s * tl.exp(mx - safe) + tl.sum(tl.exp(x - safe[:, None]), axis=1)
+        mx = new
+    mx = tl.where(mx == float("-inf"), 0.0, mx)
+    lse = mx + tl.log(s)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+        if LOG:
+            y = x - lse[:, None]
+        else:
+            y = tl.exp(x - mx[:, None]) / s[:, None]
+        cast_store(y_ptr + yrow[:, None] + cols[None, :] * sy_k, y, m)
+
+
+@triton.jit
+def softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, K, INNER,
+                            sd_o, sd_k, sd_i, sy_o, sy_k, sy_i, so_o, so_k, so_i,
+                            LOG: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
+                            BLOCK_K: tl.constexpr):
+    """dx = y * (dy - sum_k dy*y) (softmax) or dx = dy - exp(y) * sum_k dy (LOG; y = log_softmax)."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    drow = row_offsets(rows, INNER, sd_o, sd_i)
+    yrow = row_offsets(rows, INNER, sy_o, sy_i)
+    orow = row_offsets(rows, INNER, so_o, so_i)
+    acc = tl.zeros([ROWS], COMPUTE)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        dy = tl.load(dy_ptr + drow[:, None] + cols[None, :] * sd_k, mask=m, other=0.0).to(COMPUTE)
+        if LOG:
+            acc += tl.sum(dy, axis=1)
+        else:
+            y = tl.load(y_ptr + yrow[:, None] + cols[None, :] * sy_k, mask=m, other=0.0).to(COMPUTE)
+            acc += tl.sum(dy * y, axis=1)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        dy = tl.load(dy_ptr + drow[:, None] + cols[None, :] * sd_k, mask=m, other=0.0).to(COMPUTE)
+        y = tl.load(y_ptr + yrow[:, None] + cols[None, :] * sy_k, mask=m, other=0.0).to(COMPUTE)
+        if LOG:
+            dx = dy - tl.exp(y) * acc[:, None]
+        else:
+            dx = y * (dy - acc[:, None])
+        cast_store(dx_ptr + orow[:, None] + cols[None, :] * so_k, dx, m)
+
+
+def row_tiles(M, K, device, budget=65536):
+    """(ROWS, BLOCK_K) for row kernels: many rows per program on cpu, one row of <= 1024 on cuda."""
+    if not gpu_blocks(device):
+        bk = max(16, min(next_pow2(K), budget))
+        return max(1, min(next_pow2(M), budget // bk)), bk
+    return 1, max(16, min(next_pow2(K), 1024))
+
+
+def softmax(x, y, geom, log):
+    """y = (log_)softmax of x over K; geom = (M, K, INNER, x strides (o, k, i), y strides)."""
+    M, K, inner, sx, sy = geom
+    if M == 0 or K == 0:
+        return y
+    dev = y.device.type
+    rows, bk = row_tiles(M, K, dev)
+    launch(softmax_kernel, (triton.cdiv(M, rows),), dev, [kptr(x), kptr(y), M, K, inner, *sx, *sy],
+           {"LOG": log, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk})
+    return y
+
+
+def softmax_backward(dy, y, dx, geom, log):
+    """dx from dy and the forward output y; geom = (M, K, INNER, dy strides, y strides, dx strides)."""
+    M, K, inner, sd, sy, so = geom
+    if M == 0 or K == 0:
+        return dx
+    dev = dx.device.type
+    rows, bk = row_tiles(M, K, dev)
+    launch(softmax_backward_kernel, (triton.cdiv(M, rows),), dev,
+           [kptr(dy), kptr(y), kptr(dx), M, K, inner, *sd, *sy, *so],
+           {"LOG": log, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk})
+    return dx

@@ -1,0 +1,302 @@
+"""NN functional ops: softmax family, losses, dropout, normalization, embedding, one_hot, pad.
+
+Forward functions launch fused kernels (tgrad/kernels/softmax.py, loss.py,
+norm.py, nn.py); backward rules call fused backward ops that are table
+entries themselves, so double backward works.  Argument checks raise
+PyTorch's errors before any launch.
+"""
+import warnings
+
+from .. import dtypes as D
+from ..kernels import _geometry as G
+from ..kernels import elementwise as KE
+from ..kernels import loss as KL
+from ..kernels import softmax as KS
+from ..tensor import _wrap_dim, empty
+from . import Op
+
+
+def _call(name, *args, **attrs):
+    from ..autograd import dispatch
+    return dispatch.call(name, *args, **attrs)
+
+
+def _float_check(x, name):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f'"{name}" not implemented for \'{_legacy(x.dtype)}\'')
+
+
+def _legacy(dt):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}[dt.name]
+
+
+# ------------------------------------------------------------------ (OUTER, K, INNER) geometry
+def rows3(t, dim):
+    """(tensor, OUTER, K, INNER, (stride_o, stride_k, stride_i)): t seen as (OUTER, K, INNER) around ``dim``.
+
+    The dims before / after ``dim`` must each merge into one stride; otherwise a contiguous copy is used.
+    """
+    shape, st = list(t.shape) or [1], list(t.stride()) or [1]
+    outer = inner = 1
+    for s in shape[:dim]:
+        outer *= s
+    for s in shape[dim + 1:]:
+        inner *= s
+    so = _merged_stride(shape[:dim], st[:dim])
+    si = _merged_stride(shape[dim + 1:], st[dim + 1:])
+    if so is None or si is None:
+        c = empty(t.shape, t.dtype, t.device)
+        KE.copy(t, c)
+        return c, outer, shape[dim], inner, (shape[dim] * inner, inner, 1)
+    return t, outer, shape[dim], inner, (so, st[dim], si)
+
+
+def _merged_stride(shape, strides):
+    if not shape:
+        return 0
+    cs, cst = G.collapse(shape, [strides])
+    return cst[0][0] if len(cs) == 1 else None
+
+
+def _contig3(K, inner):
+    return (K * inner, inner, 1)
+
+
+# ------------------------------------------------------------------ softmax / log_softmax
+def _softmax_dim(x, dim):
+    return _wrap_dim(dim, x.dim())
+
+
+def _softmax(log):
+    def forward(input, *, dim, _stacklevel=None, dtype=None):
+        x = input
+        if dtype is not None:
+            x = KE.copy(input, empty(input.shape, D.to_dtype(dtype), input.device))
+        _float_check(x, "log_softmax_lastdim_kernel_impl" if log else "softmax_lastdim_kernel_impl")
+        d = _softmax_dim(x, dim)
+        xs, outer, K, inner, sx = rows3(x, d)
+        y = empty(x.shape, x.dtype, x.device)
+        return KS.softmax(xs, y, (outer * inner, K, inner, sx, _contig3(K, inner)), log)
+    return forward
+
+
+def _softmax_bwd_forward(log):
+    def forward(grad_output, output, *, dim):
+        d = _wrap_dim(dim, output.dim())
+        gs, outer, K, inner, sg = rows3(grad_output, d)
+        ys, _, _, _, sy = rows3(output, d)
+        dx = empty(output.shape, output.dtype, output.device)
+        return KS.softmax_backward(gs, ys, dx, (outer * inner, K, inner, sg, sy, _contig3(K, inner)), log)
+    return forward
+
+
+def softmax_backward(ctx, grad):
+    return (_call("softmax_backward", grad, ctx.saved["result"], dim=ctx.attrs["dim"]),)
+
+
+def log_softmax_backward(ctx, grad):
+    return (_call("log_softmax_backward", grad, ctx.saved["result"], dim=ctx.attrs["dim"]),)
+
+
+def softmax_backward_backward(ctx, gg):
+    """out = y*(g - s), s = sum(g*y): d/dg = softmax_backward(gg, y); d/dy = gg*(g - s) - g*sum(gg*y)."""
+    g, y = ctx.saved["grad_output"], ctx.saved["output"]
+    d = _wrap_dim(ctx.attrs["dim"], y.dim())
+    gg_g = _call("softmax_backward", gg, y, dim=d) if ctx.needs_input_grad[0] else None
+    gg_y = None
+    if ctx.needs_input_grad[1]:
+        s = (g * y).sum(d, keepdim=True)
+        t = (gg * y).sum(d, keepdim=True)
+        gg_y = gg * (g - s) - g * t
+    return gg_g, gg_y
+
+
+def log_softmax_backward_backward(ctx, gg):
+    """out = g - exp(y)*sum(g): d/dg = gg - sum(gg*exp(y)); d/dy = -gg*exp(y)*sum(g)."""
+    g, y = ctx.saved["grad_output"], ctx.saved["output"]
+    d = _wrap_dim(ctx.attrs["dim"], y.dim())
+    e = y.exp()
+    gg_g = gg - (gg * e).sum(d, keepdim=True) if ctx.needs_input_grad[0] else None
+    gg_y = -(gg * e * g.sum(d, keepdim=True)) if ctx.needs_input_grad[1] else None
+    return gg_g, gg_y
+
+
+ENTRIES = [
+    Op("softmax", _softmax(False), softmax_backward, "SoftmaxBackward0", inputs=("self",), save=("result",)),
+    Op("log_softmax", _softmax(True), log_softmax_backward, "LogSoftmaxBackward0", inputs=("self",),
+       save=("result",)),
+    Op("softmax_backward", _softmax_bwd_forward(False), softmax_backward_backward,
+       "SoftmaxBackwardDataBackward0", inputs=("grad_output", "output"), save=("grad_output", "output")),
+    Op("log_softmax_backward", _softmax_bwd_forward(True), log_softmax_backward_backward,
+       "LogSoftmaxBackwardDataBackward0", inputs=("grad_output", "output"), save=("grad_output", "output")),
+]
+
+
+# ------------------------------------------------------------------ cross_entropy / nll_loss
+def _check_reduction(reduction, allowed=("none", "mean", "sum")):
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _ce_check(input, target, weight, ignore_index, prob):
+    """PyTorch's argument errors for nll_loss / cross_entropy, raised before any launch."""
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    C = input.shape[1] if input.dim() >= 2 else input.shape[0]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != C):
+        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}")
+    if prob:
+        return C
+    if target.dtype is not D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_legacy(target.dtype)}")
+    if input.dim() >= 2 and (target.dim() == 0 or target.shape[0] != input.shape[0]):
+        n_t = target.shape[0] if target.dim() else 0
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({n_t}).")
+    want = tuple(input.shape[:1]) + tuple(input.shape[2:]) if input.dim() >= 2 else ()
+    if tuple(target.shape) != want:
+        if input.dim() <= 2:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+        raise RuntimeError(f"Expected target size {list(want)}, got {list(target.shape)}")
+    for v in target._host_copy().reshape(-1).tolist():
+        if v != ignore_index and not 0 <= v < C:
+            raise IndexError(f"Target {v} is out of bounds.")
+    return C
+
+
+def _ce_geometry(input, target, prob):
+    """(x, target, geom, target strides) for the loss kernels; class-index targets become contiguous (M,)."""
+    cd = 1 if input.dim() >= 2 else 0
+    xs, outer, C, inner, sx = rows3(input, cd)
+    geom = (outer * inner, C, inner, sx)
+    if prob:
+        ts, _, _, _, st = rows3(target, cd)
+        return xs, ts, geom, st
+    ts = target if target.is_contiguous() else KE.copy(target, empty(target.shape, target.dtype, target.device))
+    return xs, ts, geom, (0, 0, 0)
+
+
+def _is_prob(input, target):
+    return target.dtype.is_floating_point
+
+
+def _loss_rows(logits):
+    def forward(input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        _check_reduction(reduction)
+        _float_check(input, "nll_loss" if not logits else "log_softmax_lastdim_kernel_impl")
+        prob = logits and _is_prob(input, target)
+        if prob and tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        _ce_check(input, target, weight, ignore_index, prob)
+        xs, ts, geom, st = _ce_geometry(input, target, prob)
+        red = KL.REDUCTIONS[reduction]
+        if red == KL.NONE:
+            shape = tuple(input.shape[:1]) + tuple(input.shape[2:]) if input.dim() >= 2 else ()
+        else:
+            shape = ()
+        out = empty(shape, input.dtype, input.device)
+        if geom[0] == 0:
+            return KE.fill(out, float("nan") if red == KL.MEAN else 0.0)
+        return KL.cross_entropy(xs, ts, weight, out, geom, st, ignore_index, label_smoothing, red, logits, prob)
+    return forward
+
+
+def _loss_rows_backward(logits):
+    def forward(grad_output, input, target, weight=None, *, ignore_index=-100, reduction="mean",
+                label_smoothing=0.0):
+        prob = logits and _is_prob(input, target)
+        xs, ts, geom, st = _ce_geometry(input, target, prob)
+        M, C, inner, _ = geom
+        cd = 1 if input.dim() >= 2 else 0
+        g = grad_output
+        if g.dim() == 0:
+            gst = (0, 0)
+        else:
+            so, si = _merged_stride(list(g.shape[:cd]), list(g.stride()[:cd])), \
+                _merged_stride(list(g.shape[cd:]), list(g.stride()[cd:]))
+            if so is None or si is None:
+                g = KE.copy(g, empty(g.shape, g.dtype, g.device))
+                so, si = inner, 1
+            gst = (so, si)
+        dx = empty(input.shape, input.dtype, input.device)
+        rs = empty((M,), input.dtype, input.device)
+        if M == 0 or C == 0:
+            return KE.fill(dx, 0), rs
+        return KL.cross_entropy_backward(g, gst, xs, ts, weight, dx, rs, geom, st, ignore_index, label_smoothing,
+                                         KL.REDUCTIONS[reduction], logits, prob)
+    return forward
+
+
+def _rows_attrs(ctx):
+    return {k: ctx.attrs[k] for k in ("ignore_index", "reduction", "label_smoothing") if k in ctx.attrs}
+
+
+def _loss_rows_rule(bwd_name):
+    def backward(ctx, grad):
+        x, t, w = ctx.saved["self"], ctx.saved["target"], ctx.saved.get("weight")
+        dx = None
+        if ctx.needs_input_grad[0]:
+            dx = _call(bwd_name, grad, x, t, w, **_rows_attrs(ctx))[0]
+        dt = None
+        if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1] and t.dtype.is_floating_point:
+            dt = _prob_target_grad(ctx, grad, x, w)
+        return (dx, dt) + (None,) * (len(ctx.needs_input_grad) - 2)
+    return backward
+
+
+def _class_view(v, x, cd):
+    """A per-class vector (C,) viewed to broadcast against x along the class dim."""
+    shape = [1] * x.dim()
+    shape[cd] = v.shape[0]
+    return v.reshape(shape)
+
+
+def _prob_target_grad(ctx, grad, x, w):
+    """d loss / d y_c = -s (1 - eps) w_c log_softmax(x)_c for probability targets."""
+    cd = 1 if x.dim() >= 2 else 0
+    eps = ctx.attrs.get("label_smoothing", 0.0)
+    red = ctx.attrs.get("reduction", "mean")
+    logp = _call("log_softmax", x, dim=cd)
+    s = grad.unsqueeze(cd) if (red == "none" and x.dim() >= 2) else grad
+    if red == "mean":
+        s = s / (x.numel() // max(x.shape[cd], 1))
+    g = logp * s * (eps - 1.0)
+    return g * _class_view(w, x, cd) if w is not None else g
+
+
+def _rows_backward_rule(bwd_name, logits):
+    """Backward of the fused backward: dx = s * D(x) with D linear in s; d/dx = rs * softmax_backward."""
+    def backward(ctx, gg, _unused=None):
+        g, x, t, w = ctx.saved["grad_output"], ctx.saved["self"], ctx.saved["target"], ctx.saved.get("weight")
+        cd = 1 if x.dim() >= 2 else 0
+        gg_g = gg_x = None
+        if ctx.needs_input_grad[0]:
+            from ..creation import ones_like
+            d1 = _call(bwd_name, ones_like(g), x, t, w, **_rows_attrs(ctx))[0]
+            gg_g = (gg * d1).sum(cd) if g.dim() > 0 else (gg * d1).sum()
+        if ctx.needs_input_grad[1] and logits:
+            rs = ctx.saved["result1"]
+            shape = list(x.shape)
+            shape[cd] = 1
+            p = _call("softmax", x, dim=cd)
+            gg_x = _call("softmax_backward", gg, p, dim=cd) * rs.reshape(shape)
+        return gg_g, gg_x, None, None
+    return backward
+
+
+ENTRIES += [
+    Op("cross_entropy", _loss_rows(True), _loss_rows_rule("cross_entropy_backward"), "CrossEntropyLossBackward0",
+       inputs=("self", "target", "weight"), save=("self", "target", "weight")),
+    Op("nll_loss", _loss_rows(False), _loss_rows_rule("nll_loss_backward"), "NllLossBackward0",
+       inputs=("self", "target", "weight"), save=("self", "target", "weight")),
+    Op("cross_entropy_backward", _loss_rows_backward(True), _rows_backward_rule("cross_entropy_backward", True),
+       "CrossEntropyLossBackwardBackward0", inputs=("grad_output", "self", "target", "weight"),
+       save=("grad_output", "self", "target", "weight", "result1"), outputs=2, nondiff_outputs=(1,)),
+    Op("nll_loss_backward", _loss_rows_backward(False), _rows_backward_rule("nll_loss_backward", False),
+       "NllLossBackwardBackward0", inputs=("grad_output", "self", "target", "weight"),
+       save=("grad_output", "self", "target", "weight", "result1"), outputs=2, nondiff_outputs=(1,)),
+]
