@@ -67,30 +67,30 @@ def cast_store(ptr, val, mask):
 
 
 @triton.jit
-def unary_kernel(x_ptr, out_ptr, n_elements, p0, p1,
+def unary_kernel(x_ptr, out_ptr, n_elements, p0, p1, p2,
                  d1, d2, d3, d4, d5,
                  sx0, sx1, sx2, sx3, sx4, sx5,
                  so0, so1, so2, so3, so4, so5,
                  FN: tl.constexpr, X_ND: tl.constexpr, O_ND: tl.constexpr,
                  COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """out[i] = FN(x[i], p0, p1) over a strided view; p0/p1 are op parameters."""
+    """out[i] = FN(x[i], p0, p1, p2) over a strided view; p0..p2 are op parameters."""
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n_elements
     xo = strided_offset(idx, d1, d2, d3, d4, d5, sx0, sx1, sx2, sx3, sx4, sx5, X_ND)
     x = tl.load(x_ptr + xo, mask=mask).to(COMPUTE)
     oo = strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND)
-    cast_store(out_ptr + oo, FN(x, p0, p1), mask)
+    cast_store(out_ptr + oo, FN(x, p0, p1, p2), mask)
 
 
 @triton.jit
-def binary_kernel(x_ptr, y_ptr, out_ptr, n_elements, alpha,
+def binary_kernel(x_ptr, y_ptr, out_ptr, n_elements, p0, p1,
                   d1, d2, d3, d4, d5,
                   sx0, sx1, sx2, sx3, sx4, sx5,
                   sy0, sy1, sy2, sy3, sy4, sy5,
                   so0, so1, so2, so3, so4, so5,
                   FN: tl.constexpr, X_ND: tl.constexpr, Y_ND: tl.constexpr, O_ND: tl.constexpr,
                   COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """out[i] = FN(x[i], y[i], alpha) with broadcasting through strides."""
+    """out[i] = FN(x[i], y[i], p0, p1) with broadcasting through strides (p0: alpha, op parameters)."""
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n_elements
     xo = strided_offset(idx, d1, d2, d3, d4, d5, sx0, sx1, sx2, sx3, sx4, sx5, X_ND)
@@ -98,11 +98,11 @@ def binary_kernel(x_ptr, y_ptr, out_ptr, n_elements, alpha,
     x = tl.load(x_ptr + xo, mask=mask).to(COMPUTE)
     y = tl.load(y_ptr + yo, mask=mask).to(COMPUTE)
     oo = strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND)
-    cast_store(out_ptr + oo, FN(x, y, alpha), mask)
+    cast_store(out_ptr + oo, FN(x, y, p0, p1), mask)
 
 
 @triton.jit
-def ternary_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n_elements, alpha,
+def ternary_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n_elements, p0, p1,
                    d1, d2, d3, d4, d5,
                    sx0, sx1, sx2, sx3, sx4, sx5,
                    sy0, sy1, sy2, sy3, sy4, sy5,
@@ -110,7 +110,7 @@ def ternary_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n_elements, alpha,
                    so0, so1, so2, so3, so4, so5,
                    FN: tl.constexpr, X_ND: tl.constexpr, Y_ND: tl.constexpr, Z_ND: tl.constexpr,
                    O_ND: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """out[i] = FN(x[i], y[i], z[i], alpha) (where, lerp, addcmul, fused backward rules)."""
+    """out[i] = FN(x[i], y[i], z[i], p0, p1) (where, lerp, addcmul, fused backward rules)."""
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n_elements
     xo = strided_offset(idx, d1, d2, d3, d4, d5, sx0, sx1, sx2, sx3, sx4, sx5, X_ND)
@@ -120,7 +120,7 @@ def ternary_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n_elements, alpha,
     y = tl.load(y_ptr + yo, mask=mask).to(COMPUTE)
     z = tl.load(z_ptr + zo, mask=mask).to(COMPUTE)
     oo = strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND)
-    cast_store(out_ptr + oo, FN(x, y, z, alpha), mask)
+    cast_store(out_ptr + oo, FN(x, y, z, p0, p1), mask)
 
 
 @triton.jit
@@ -136,37 +136,37 @@ def fill_kernel(out_ptr, n_elements, value,
 
 # ------------------------------------------------------------------ op math
 @triton.jit
-def identity(x, p0, p1):
+def identity(x, p0, p1, p2):
     return x
 
 
 @triton.jit
-def add_fn(x, y, alpha):
+def add_fn(x, y, alpha, p1):
     return x + y * alpha
 
 
 @triton.jit
-def add_noalpha_fn(x, y, alpha):
+def add_noalpha_fn(x, y, alpha, p1):
     return x + y
 
 
 @triton.jit
-def sub_fn(x, y, alpha):
+def sub_fn(x, y, alpha, p1):
     return x - y * alpha
 
 
 @triton.jit
-def mul_fn(x, y, alpha):
+def mul_fn(x, y, alpha, p1):
     return x * y
 
 
 @triton.jit
-def div_fn(x, y, alpha):
+def div_fn(x, y, alpha, p1):
     return x / y
 
 
 @triton.jit
-def neg_fn(x, p0, p1):
+def neg_fn(x, p0, p1, p2):
     return -x
 
 
@@ -215,19 +215,19 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute):
     return out
 
 
-def unary(fn, x, out, p0=0.0, p1=0.0, compute=None):
-    """out = fn(x, p0, p1); ``out`` has x's shape (any strides)."""
-    return _launch_map(unary_kernel, fn, [x], out, [p0, p1], compute or compute_type(x.dtype))
+def unary(fn, x, out, p0=0.0, p1=0.0, p2=0.0, compute=None):
+    """out = fn(x, p0, p1, p2); ``out`` has x's shape (any strides)."""
+    return _launch_map(unary_kernel, fn, [x], out, [p0, p1, p2], compute or compute_type(x.dtype))
 
 
-def binary(fn, x, y, out, alpha=1.0, compute=None):
-    """out = fn(x, y, alpha) with x and y broadcast to out.shape."""
-    return _launch_map(binary_kernel, fn, [x, y], out, [alpha], compute or compute_type(out.dtype))
+def binary(fn, x, y, out, alpha=1.0, p1=0.0, compute=None):
+    """out = fn(x, y, alpha, p1) with x and y broadcast to out.shape."""
+    return _launch_map(binary_kernel, fn, [x, y], out, [alpha, p1], compute or compute_type(out.dtype))
 
 
-def ternary(fn, x, y, z, out, alpha=1.0, compute=None):
-    """out = fn(x, y, z, alpha) with x, y, z broadcast to out.shape."""
-    return _launch_map(ternary_kernel, fn, [x, y, z], out, [alpha], compute or compute_type(out.dtype))
+def ternary(fn, x, y, z, out, alpha=1.0, p1=0.0, compute=None):
+    """out = fn(x, y, z, alpha, p1) with x, y, z broadcast to out.shape."""
+    return _launch_map(ternary_kernel, fn, [x, y, z], out, [alpha, p1], compute or compute_type(out.dtype))
 
 
 def copy(src, out):
@@ -235,7 +235,7 @@ def copy(src, out):
     compute = compute_type(src.dtype)
     if src.dtype.is_floating_point != out.dtype.is_floating_point and out.dtype.is_floating_point:
         compute = compute_type(out.dtype)
-    return _launch_map(unary_kernel, identity, [src], out, [0.0, 0.0], compute)
+    return _launch_map(unary_kernel, identity, [src], out, [0.0, 0.0, 0.0], compute)
 
 
 def fill(out, value):
@@ -257,7 +257,7 @@ def fill(out, value):
 
 
 @triton.jit
-def pow_int_fn(x, n, unused):
+def pow_int_fn(x, n, p1, p2):
     """x ** n for an integer n, by repeated squaring (exact products, like PyTorch's integer powers)."""
     e = tl.abs(n)
     r = tl.full(x.shape, 1, x.dtype)
@@ -273,7 +273,7 @@ def pow_int_fn(x, n, unused):
 
 
 @triton.jit
-def pow_float_fn(x, p, unused):
+def pow_float_fn(x, p, p1, p2):
     """x ** p for a non-integer p: exp2(p * log2(x)); NaN for x < 0, 0 at x == 0 when p > 0."""
     r = tl.exp2(p * tl.log2(tl.abs(x)))
     r = tl.where(x < 0, float("nan"), r)
@@ -281,5 +281,600 @@ def pow_float_fn(x, p, unused):
 
 
 @triton.jit
-def exp_fn(x, p0, p1):
+def exp_fn(x, p0, p1, p2):
     return tl.exp(x)
+
+
+# ------------------------------------------------------------------ portable math helpers
+# No libdevice (it fails in the interpreter): tanh/log1p/expm1/atan from tl.exp/tl.log.
+@triton.jit
+def expm1_h(x):
+    """exp(x) - 1 without cancellation: Kahan's (u - 1) * x / log(u) for |x| < 0.5, Taylor for tiny x."""
+    u = tl.exp(x)
+    um1 = u - 1.0
+    small = tl.abs(x) < 0.5
+    k = um1 * x / tl.log(tl.where(small & (u != 1.0), u, 2.0))
+    k = tl.where(u == 1.0, x, k)
+    t = x + x * x * (0.5 + x * (1.0 / 6.0))
+    return tl.where(tl.abs(x) < 1e-5, t, tl.where(small, k, um1))
+
+
+@triton.jit
+def log1p_h(x):
+    """log(1 + x) without cancellation: log(u) * x / (u - 1) with u = 1 + x, for |x| < 0.5."""
+    u = 1.0 + x
+    d = u - 1.0
+    small = tl.abs(x) < 0.5
+    k = tl.log(u) * (x / tl.where(small & (d != 0.0), d, 1.0))
+    return tl.where(small, tl.where(d == 0.0, x, k), tl.log(u))
+
+
+@triton.jit
+def tanh_h(x):
+    """tanh(x) = -expm1(-2|x|) / (2 + expm1(-2|x|)), signed."""
+    e = expm1_h(-2.0 * tl.abs(x))
+    t = -e / (2.0 + e)
+    return tl.where(x < 0, -t, t)
+
+
+@triton.jit
+def sigmoid_h(x):
+    return 1.0 / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def softplus_h(x):
+    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))."""
+    return tl.maximum(x, 0.0) + log1p_h(tl.exp(-tl.abs(x)))
+
+
+@triton.jit
+def atan01_h(x):
+    """atan(x) for 0 <= x <= 1 (Cephes: reduction at tan(pi/8), rational 4/5 core)."""
+    big = x > 0.41421356237309504880
+    t = tl.where(big, (x - 1.0) / (x + 1.0), x)
+    z = t * t
+    p = (((-8.750608600031904122785E-1 * z - 1.615753718733365076637E1) * z - 7.500855792314704667340E1) * z
+         - 1.228866684490136173410E2) * z - 6.485021904942025371773E1
+    q = ((((z + 2.485846490142306297962E1) * z + 1.650270098316988542046E2) * z + 4.328810604912902668951E2) * z
+         + 4.853903996359136964868E2) * z + 1.945506571482613964425E2
+    r = t + t * (z * p / q)
+    return tl.where(big, r + (0.78539816339744830962 + 3.061616997868382943065e-17), r)
+
+
+@triton.jit
+def round_half_even_h(x):
+    """Round to nearest, ties to even (x - floor(x) is exact)."""
+    f = tl.floor(x)
+    d = x - f
+    odd = (f - 2.0 * tl.floor(f * 0.5)) == 1.0
+    r = tl.where(d > 0.5, f + 1.0, tl.where(d < 0.5, f, tl.where(odd, f + 1.0, f)))
+    return tl.where(x == 0.0, x, r)
+
+
+@triton.jit
+def trunc_h(x):
+    return tl.where(x < 0, tl.ceil(x), tl.floor(x))
+
+
+@triton.jit
+def floor_div_h(x, y):
+    """Python-style floor(x / y) for floats, as PyTorch computes it (from fmod, exact for representable quotients)."""
+    m = x % y
+    d = (x - m) / y
+    d = tl.where((m != 0) & ((y < 0) != (m < 0)), d - 1.0, d)
+    f = tl.floor(d)
+    f = tl.where(d - f > 0.5, f + 1.0, f)
+    f = tl.where(d == 0.0, tl.where((x < 0) != (y < 0), -0.0, 0.0), f)
+    return tl.where(y == 0, x / y, f)
+
+
+# ------------------------------------------------------------------ unary math: FN(x, p0, p1, p2)
+@triton.jit
+def abs_fn(x, p0, p1, p2):
+    return tl.abs(x)
+
+
+@triton.jit
+def sign_fn(x, p0, p1, p2):
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+@triton.jit
+def exp2_fn(x, p0, p1, p2):
+    return tl.exp2(x)
+
+
+@triton.jit
+def log_fn(x, p0, p1, p2):
+    return tl.log(x)
+
+
+@triton.jit
+def log2_fn(x, p0, p1, p2):
+    return tl.log2(x)
+
+
+@triton.jit
+def log10_fn(x, p0, p1, p2):
+    return tl.log(x) * 0.43429448190325182765
+
+
+@triton.jit
+def log1p_fn(x, p0, p1, p2):
+    return log1p_h(x)
+
+
+@triton.jit
+def expm1_fn(x, p0, p1, p2):
+    return expm1_h(x)
+
+
+@triton.jit
+def sqrt_h(x):
+    """Correctly rounded sqrt (tl.sqrt is approximate for fp32 on the GPU; sqrt_rn takes fp32 only)."""
+    if x.dtype == tl.float64:
+        r = tl.sqrt(x)
+    else:
+        r = tl.sqrt_rn(x)
+    return r
+
+
+@triton.jit
+def sqrt_fn(x, p0, p1, p2):
+    return sqrt_h(x)
+
+
+@triton.jit
+def rsqrt_fn(x, p0, p1, p2):
+    return 1.0 / sqrt_h(x)
+
+
+@triton.jit
+def reciprocal_fn(x, p0, p1, p2):
+    return 1.0 / x
+
+
+@triton.jit
+def sin_fn(x, p0, p1, p2):
+    return tl.sin(x)
+
+
+@triton.jit
+def cos_fn(x, p0, p1, p2):
+    return tl.cos(x)
+
+
+@triton.jit
+def tan_fn(x, p0, p1, p2):
+    return tl.sin(x) / tl.cos(x)
+
+
+@triton.jit
+def tanh_fn(x, p0, p1, p2):
+    return tanh_h(x)
+
+
+@triton.jit
+def sigmoid_fn(x, p0, p1, p2):
+    return sigmoid_h(x)
+
+
+@triton.jit
+def erf_fn(x, p0, p1, p2):
+    return tl.math.erf(x)
+
+
+@triton.jit
+def relu_fn(x, p0, p1, p2):
+    return tl.where(x <= 0, 0, x)
+
+
+@triton.jit
+def hardtanh_fn(x, lo, hi, p2):
+    return tl.where(x < lo, lo, tl.where(x > hi, hi, x))
+
+
+@triton.jit
+def clamp_fn(x, lo, hi, p2):
+    """min(max(x, lo), hi); NaN stays NaN."""
+    r = tl.where(x < lo, lo, x)
+    return tl.where(r > hi, hi, r)
+
+
+@triton.jit
+def leaky_relu_fn(x, slope, p1, p2):
+    return tl.where(x > 0, x, x * slope)
+
+
+@triton.jit
+def elu_fn(x, alpha, scale, p2):
+    return tl.where(x > 0, x * scale, expm1_h(x) * (alpha * scale))
+
+
+@triton.jit
+def gelu_fn(x, p0, p1, p2):
+    """x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))."""
+    return 0.5 * x * (1.0 + tl.math.erf(x * 0.70710678118654752440))
+
+
+@triton.jit
+def gelu_tanh_fn(x, p0, p1, p2):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    return 0.5 * x * (1.0 + tanh_h(0.79788456080286535588 * (x + 0.044715 * x * x * x)))
+
+
+@triton.jit
+def silu_fn(x, p0, p1, p2):
+    return x * sigmoid_h(x)
+
+
+@triton.jit
+def mish_fn(x, p0, p1, p2):
+    return x * tanh_h(softplus_h(x))
+
+
+@triton.jit
+def softplus_fn(x, beta, threshold, p2):
+    """log(1 + exp(beta x)) / beta, or x where beta x > threshold."""
+    return tl.where(x * beta > threshold, x, softplus_h(x * beta) / beta)
+
+
+@triton.jit
+def hardsigmoid_fn(x, p0, p1, p2):
+    return tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+
+
+@triton.jit
+def hardswish_fn(x, p0, p1, p2):
+    return x * tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+
+
+@triton.jit
+def logsigmoid_fn(x, p0, p1, p2):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))."""
+    return tl.minimum(x, 0.0) - log1p_h(tl.exp(-tl.abs(x)))
+
+
+@triton.jit
+def floor_fn(x, p0, p1, p2):
+    return tl.floor(x)
+
+
+@triton.jit
+def ceil_fn(x, p0, p1, p2):
+    return tl.ceil(x)
+
+
+@triton.jit
+def round_fn(x, p0, p1, p2):
+    return round_half_even_h(x)
+
+
+@triton.jit
+def round_decimals_fn(x, ten_pow, neg, p2):
+    """round(x * 10^d) / 10^d (d >= 0, neg == 0) or round(x / 10^-d) * 10^-d (neg == 1), as PyTorch."""
+    if neg == 0:
+        r = round_half_even_h(x * ten_pow) / ten_pow
+    else:
+        r = round_half_even_h(x / ten_pow) * ten_pow
+    return r
+
+
+@triton.jit
+def trunc_fn(x, p0, p1, p2):
+    return trunc_h(x)
+
+
+@triton.jit
+def frac_fn(x, p0, p1, p2):
+    return x - trunc_h(x)
+
+
+@triton.jit
+def isnan_fn(x, p0, p1, p2):
+    return x != x
+
+
+@triton.jit
+def isinf_fn(x, p0, p1, p2):
+    return tl.abs(x) == float("inf")
+
+
+@triton.jit
+def isfinite_fn(x, p0, p1, p2):
+    return (x == x) & (tl.abs(x) != float("inf"))
+
+
+@triton.jit
+def nan_to_num_fn(x, nan, posinf, neginf):
+    """NaN -> nan, +-inf -> posinf/neginf; a NaN posinf/neginf means the float64 maximum (not an fp32 arg)."""
+    if x.dtype == tl.float64:
+        big = tl.full(x.shape, 1.7976931348623157e308, tl.float64)
+        hi = tl.where(posinf != posinf, big, big * 0.0 + posinf)
+        lo = tl.where(neginf != neginf, -big, big * 0.0 + neginf)
+    else:
+        hi = posinf
+        lo = neginf
+    return tl.where(x != x, nan, tl.where(x == float("inf"), hi, tl.where(x == float("-inf"), lo, x)))
+
+
+@triton.jit
+def logical_not_fn(x, p0, p1, p2):
+    return x == 0
+
+
+@triton.jit
+def bitwise_not_fn(x, p0, p1, p2):
+    return ~x
+
+
+@triton.jit
+def pow_scalar_base_fn(x, base, log2_base, p2):
+    """base ** x for a float base: exp2(x log2|base|); negative bases need an integral x."""
+    r = tl.exp2(x * log2_base)
+    odd = (x - 2.0 * tl.floor(x * 0.5)) == 1.0
+    r = tl.where(base < 0, tl.where(tl.floor(x) == x, tl.where(odd, -r, r), float("nan")), r)
+    return tl.where(base == 0, tl.where(x > 0, 0.0, tl.where(x == 0, 1.0, float("inf"))), r)
+
+
+# ------------------------------------------------------------------ binary math: FN(x, y, p0, p1)
+@triton.jit
+def div_trunc_fn(x, y, p0, p1):
+    return trunc_h(x / y)
+
+
+@triton.jit
+def div_floor_fn(x, y, p0, p1):
+    return floor_div_h(x, y)
+
+
+@triton.jit
+def int_div_trunc_fn(x, y, p0, p1):
+    return x // y
+
+
+@triton.jit
+def int_div_floor_fn(x, y, p0, p1):
+    q = x // y
+    return tl.where((x % y != 0) & ((x < 0) != (y < 0)), q - 1, q)
+
+
+@triton.jit
+def fmod_fn(x, y, p0, p1):
+    return x % y
+
+
+@triton.jit
+def remainder_fn(x, y, p0, p1):
+    """x - floor(x / y) * y: the C remainder shifted by y when the signs differ."""
+    m = x % y
+    return tl.where((m != 0) & ((m < 0) != (y < 0)), m + y, m)
+
+
+@triton.jit
+def pow_tensor_fn(x, y, p0, p1):
+    """x ** y elementwise for floats: exp2(y log2|x|), sign for negative x with integral y."""
+    r = tl.exp2(y * tl.log2(tl.abs(x)))
+    odd = (y - 2.0 * tl.floor(y * 0.5)) == 1.0
+    r = tl.where(x < 0, tl.where(tl.floor(y) == y, tl.where(odd, -r, r), float("nan")), r)
+    r = tl.where(x == 0, tl.where(y > 0, 0.0, tl.where(y == 0, 1.0, float("inf"))), r)
+    return tl.where(y == 0, 1.0, r)
+
+
+@triton.jit
+def int_pow_tensor_fn(x, y, p0, p1):
+    """x ** y for integers by square-and-multiply over y's 63 bits; y < 0 gives 1/x truncated."""
+    r = tl.full(x.shape, 1, x.dtype)
+    b = x
+    e = tl.abs(y)
+    for _ in range(63):
+        r = tl.where((e % 2) == 1, r * b, r)
+        b = b * b
+        e = e // 2
+    neg = tl.where(x == 1, 1, tl.where(x == -1, tl.where((y % 2) == 0, 1, -1), 0))
+    return tl.where(y < 0, neg, r)
+
+
+@triton.jit
+def maximum_fn(x, y, p0, p1):
+    return tl.where(x != x, x, tl.where(x > y, x, y))
+
+
+@triton.jit
+def minimum_fn(x, y, p0, p1):
+    return tl.where(x != x, x, tl.where(x < y, x, y))
+
+
+@triton.jit
+def atan2_fn(y, x, p0, p1):
+    """atan2(y, x): atan of min/max of |y|, |x| in [0, 1], then reflected into the quadrant."""
+    ay = tl.abs(y)
+    ax = tl.abs(x)
+    hi = tl.maximum(ax, ay)
+    lo = tl.minimum(ax, ay)
+    a = atan01_h(lo / tl.where(hi == 0, 1.0, hi))
+    a = tl.where(ay > ax, 1.57079632679489661923 - a, a)
+    a = tl.where(x < 0, 3.14159265358979323846 - a, a)
+    a = tl.where((x == 0) & (y == 0), tl.where(1.0 / x < 0, 3.14159265358979323846, 0.0), a)
+    return tl.where((y < 0) | ((y == 0) & (1.0 / y < 0)), -a, a)
+
+
+@triton.jit
+def eq_fn(x, y, p0, p1):
+    return x == y
+
+
+@triton.jit
+def ne_fn(x, y, p0, p1):
+    return x != y
+
+
+@triton.jit
+def lt_fn(x, y, p0, p1):
+    return x < y
+
+
+@triton.jit
+def le_fn(x, y, p0, p1):
+    return x <= y
+
+
+@triton.jit
+def gt_fn(x, y, p0, p1):
+    return x > y
+
+
+@triton.jit
+def ge_fn(x, y, p0, p1):
+    return x >= y
+
+
+@triton.jit
+def logical_and_fn(x, y, p0, p1):
+    return (x != 0) & (y != 0)
+
+
+@triton.jit
+def logical_or_fn(x, y, p0, p1):
+    return (x != 0) | (y != 0)
+
+
+@triton.jit
+def logical_xor_fn(x, y, p0, p1):
+    return (x != 0) ^ (y != 0)
+
+
+@triton.jit
+def bitwise_and_fn(x, y, p0, p1):
+    return x & y
+
+
+@triton.jit
+def bitwise_or_fn(x, y, p0, p1):
+    return x | y
+
+
+@triton.jit
+def bitwise_xor_fn(x, y, p0, p1):
+    return x ^ y
+
+
+@triton.jit
+def lerp_fn(x, y, w, p1):
+    """x + w (y - x), from the nearer end as PyTorch does (exact at w = 0 and w = 1)."""
+    return tl.where(tl.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1.0 - w))
+
+
+# ------------------------------------------------------------------ ternary math: FN(x, y, z, p0, p1)
+@triton.jit
+def where_fn(c, x, y, p0, p1):
+    return tl.where(c != 0, x, y)
+
+
+@triton.jit
+def clamp_tensor_fn(x, lo, hi, p0, p1):
+    """min(max(x, lo), hi); NaN in any operand gives NaN."""
+    r = tl.where(x < lo, lo, x)
+    r = tl.where(r > hi, hi, r)
+    return tl.where((lo != lo) | (hi != hi), lo + hi, r)
+
+
+@triton.jit
+def lerp_tensor_fn(x, y, w, p0, p1):
+    return lerp_fn(x, y, w, p1)
+
+
+@triton.jit
+def addcmul_fn(x, t1, t2, value, p1):
+    return x + value * (t1 * t2)
+
+
+@triton.jit
+def addcdiv_fn(x, t1, t2, value, p1):
+    return x + value * (t1 / t2)
+
+
+# ------------------------------------------------------------------ fused activation backward: FN(g, x, p0, p1)
+# g * f'(x) in one launch; x is the input, or the output for relu/sigmoid/tanh.
+@triton.jit
+def relu_backward_fn(g, y, p0, p1):
+    return tl.where(y > 0, g, 0.0)
+
+
+@triton.jit
+def hardtanh_backward_fn(g, x, lo, hi):
+    return tl.where((x > lo) & (x < hi), g, 0.0)
+
+
+@triton.jit
+def clamp_backward_fn(g, x, lo, hi):
+    return tl.where((x >= lo) & (x <= hi), g, 0.0)
+
+
+@triton.jit
+def leaky_relu_backward_fn(g, x, slope, p1):
+    return tl.where(x > 0, g, g * slope)
+
+
+@triton.jit
+def elu_backward_fn(g, x, alpha, scale):
+    return tl.where(x > 0, g * scale, g * (alpha * scale) * tl.exp(x))
+
+
+@triton.jit
+def gelu_backward_fn(g, x, p0, p1):
+    """g (Phi(x) + x phi(x))."""
+    cdf = 0.5 * (1.0 + tl.math.erf(x * 0.70710678118654752440))
+    pdf = tl.exp(-0.5 * x * x) * 0.39894228040143267794
+    return g * (cdf + x * pdf)
+
+
+@triton.jit
+def gelu_tanh_backward_fn(g, x, p0, p1):
+    """g (0.5 (1 + t) + 0.5 x (1 - t^2) u'), t = tanh(u), u = k (x + 0.044715 x^3)."""
+    t = tanh_h(0.79788456080286535588 * (x + 0.044715 * x * x * x))
+    du = 0.79788456080286535588 * (1.0 + 3.0 * 0.044715 * x * x)
+    return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
+
+
+@triton.jit
+def silu_backward_fn(g, x, p0, p1):
+    s = sigmoid_h(x)
+    return g * s * (1.0 + x * (1.0 - s))
+
+
+@triton.jit
+def mish_backward_fn(g, x, p0, p1):
+    t = tanh_h(softplus_h(x))
+    return g * (t + x * sigmoid_h(x) * (1.0 - t * t))
+
+
+@triton.jit
+def softplus_backward_fn(g, x, beta, threshold):
+    return tl.where(x * beta > threshold, g, g * sigmoid_h(x * beta))
+
+
+@triton.jit
+def hardsigmoid_backward_fn(g, x, p0, p1):
+    return tl.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0)
+
+
+@triton.jit
+def hardswish_backward_fn(g, x, p0, p1):
+    return tl.where(x < -3.0, 0.0, tl.where(x <= 3.0, g * (x / 3.0 + 0.5), g))
+
+
+@triton.jit
+def logsigmoid_backward_fn(g, x, p0, p1):
+    return g * sigmoid_h(-x)
+
+
+@triton.jit
+def sigmoid_backward_fn(g, y, p0, p1):
+    return g * (y * (1.0 - y))
+
+
+@triton.jit
+def tanh_backward_fn(g, y, p0, p1):
+    return g * (1.0 - y * y)

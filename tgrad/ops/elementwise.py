@@ -5,6 +5,8 @@ the caller), pick the result dtype by PyTorch's promotion, allocate the output
 (or write into ``out`` for in-place forms) and launch one kernel.  Backward
 rules are written with tgrad ops so they can be differentiated again.
 """
+import math
+
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
@@ -247,4 +249,706 @@ ENTRIES += [
     Op("pow", pow_forward, pow_backward, "PowBackward0", save=("self",)),
     Op("exp", exp_forward, exp_backward, "ExpBackward0", save=("result",)),
     Op("to_device", to_device_forward, to_device_backward, "ToCopyBackward0"),
+]
+
+
+# ------------------------------------------------------------------ helpers for the ops below
+def _c(name, *args, **attrs):
+    """Run op ``name`` through the dispatcher (backward rules record a graph under create_graph)."""
+    from ..autograd import dispatch
+    return dispatch.call(name, *args, **attrs)
+
+
+def _full(value, like):
+    """A 0-dim tensor of ``value`` with ``like``'s dtype and device."""
+    from ..creation import scalar_tensor
+    return scalar_tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _zeros(like):
+    from ..creation import zeros
+    return zeros(tuple(like.shape), dtype=like.dtype, device=like.device)
+
+
+def _mask(m, g):
+    """g where m else 0."""
+    return _c("where", m, g, _full(0, g))
+
+
+def _gt0(x):
+    return _c("gt", x, _full(0, x))
+
+
+def _launch_unary(fn, self, out, dt, p0=0.0, p1=0.0, p2=0.0, name=""):
+    o = _out(out, self.shape, dt, self.device, name)
+    return K.unary(fn, self, o, p0, p1, p2, compute=K.compute_type(dt))
+
+
+def _unary_float(fn):
+    """Forward of a floating op: integer/bool inputs promote to the default float dtype."""
+    def forward(self, *, out=None):
+        return _launch_unary(fn, self, out, _float_result(self.dtype))
+    return forward
+
+
+def _int_zero_check(other):
+    if not other.dtype.is_floating_point and other.dtype is not D.bool_ and (other._host_copy() == 0).any():
+        raise ZeroDivisionError("ZeroDivisionError")
+
+
+# ------------------------------------------------------------------ unary math
+def abs_forward(self, *, out=None):
+    return _launch_unary(K.abs_fn, self, out, self.dtype)
+
+
+def sign_forward(self, *, out=None):
+    if self.dtype is D.bool_:
+        return K.copy(self, _out(out, self.shape, self.dtype, self.device, "sign"))
+    return _launch_unary(K.sign_fn, self, out, self.dtype)
+
+
+def _rounding(fn):
+    """floor/ceil/round/trunc: integers are returned unchanged (as a copy), like PyTorch."""
+    def forward(self, *, out=None):
+        if not self.dtype.is_floating_point:
+            return K.copy(self, _out(out, self.shape, self.dtype, self.device, ""))
+        return _launch_unary(fn, self, out, self.dtype)
+    return forward
+
+
+def round_decimals_forward(self, *, decimals, out=None):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"\"round_cpu\" not implemented for '{_legacy(self.dtype)}'")
+    return _launch_unary(K.round_decimals_fn, self, out, self.dtype, float(10.0 ** abs(decimals)),
+                         int(decimals < 0))
+
+
+def frac_forward(self, *, out=None):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"\"frac_cpu\" not implemented for '{_legacy(self.dtype)}'")
+    return _launch_unary(K.frac_fn, self, out, self.dtype)
+
+
+def _predicate(fn):
+    """isnan/isinf/isfinite: bool result; integers are computed as fp32 (never NaN or inf)."""
+    def forward(self, *, out=None):
+        o = _out(out, self.shape, D.bool_, self.device, "")
+        return K.unary(fn, self, o, compute=K.compute_type(self.dtype if self.dtype.is_floating_point
+                                                            else D.float32))
+    return forward
+
+
+def nan_to_num_forward(self, *, nan=0.0, posinf=None, neginf=None, out=None):
+    if not self.dtype.is_floating_point:
+        return K.copy(self, _out(out, self.shape, self.dtype, self.device, "nan_to_num"))
+    big = _FMAX[self.dtype.name] if self.dtype is not D.float64 else float("nan")  # nan: the kernel's fp64 max
+    return _launch_unary(K.nan_to_num_fn, self, out, self.dtype, float(nan),
+                         big if posinf is None else float(posinf), -big if neginf is None else float(neginf))
+
+
+_FMAX = {"float32": 3.4028234663852886e38, "float16": 65504.0,
+         "bfloat16": 3.3895313892515355e38}
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_INV_SQRT_2PI = 0.3989422804014327
+
+
+def abs_backward(ctx, g):
+    return (g.mul(_c("sign", ctx.saved["self"])),)
+
+
+def zero_backward(ctx, g):
+    return (_zeros(g),)
+
+
+def frac_backward(ctx, g):
+    return (g,)
+
+
+def exp2_backward(ctx, g):
+    return (g.mul(ctx.saved["result"]).mul(_LN2),)
+
+
+def log_backward(ctx, g):
+    return (g.div(ctx.saved["self"]),)
+
+
+def log2_backward(ctx, g):
+    return (g.div(ctx.saved["self"].mul(_LN2)),)
+
+
+def log10_backward(ctx, g):
+    return (g.div(ctx.saved["self"].mul(_LN10)),)
+
+
+def log1p_backward(ctx, g):
+    return (g.div(ctx.saved["self"].add(1)),)
+
+
+def expm1_backward(ctx, g):
+    return (g.mul(ctx.saved["result"].add(1)),)
+
+
+def sqrt_backward(ctx, g):
+    return (g.div(ctx.saved["result"].mul(2)),)
+
+
+def rsqrt_backward(ctx, g):
+    r = ctx.saved["result"]
+    return (g.mul(r.mul(r).mul(r)).mul(-0.5),)
+
+
+def reciprocal_backward(ctx, g):
+    r = ctx.saved["result"]
+    return (g.mul(r.mul(r)).neg(),)
+
+
+def sin_backward(ctx, g):
+    return (g.mul(_c("cos", ctx.saved["self"])),)
+
+
+def cos_backward(ctx, g):
+    return (g.mul(_c("sin", ctx.saved["self"])).neg(),)
+
+
+def tan_backward(ctx, g):
+    r = ctx.saved["result"]
+    return (g.mul(r.mul(r).add(1)),)
+
+
+def erf_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.mul(x.mul(x).neg().exp().mul(_TWO_OVER_SQRT_PI)),)
+
+
+def nan_to_num_backward(ctx, g):
+    return (_mask(_c("isfinite", ctx.saved["self"]), g),)
+
+
+ENTRIES += [
+    Op("abs", abs_forward, abs_backward, "AbsBackward0", save=("self",)),
+    Op("sign", sign_forward, zero_backward, "SignBackward0"),
+    Op("exp2", _unary_float(K.exp2_fn), exp2_backward, "Exp2Backward0", save=("result",)),
+    Op("log", _unary_float(K.log_fn), log_backward, "LogBackward0", save=("self",)),
+    Op("log2", _unary_float(K.log2_fn), log2_backward, "Log2Backward0", save=("self",)),
+    Op("log10", _unary_float(K.log10_fn), log10_backward, "Log10Backward0", save=("self",)),
+    Op("log1p", _unary_float(K.log1p_fn), log1p_backward, "Log1PBackward0", save=("self",)),
+    Op("expm1", _unary_float(K.expm1_fn), expm1_backward, "Expm1Backward0", save=("result",)),
+    Op("sqrt", _unary_float(K.sqrt_fn), sqrt_backward, "SqrtBackward0", save=("result",)),
+    Op("rsqrt", _unary_float(K.rsqrt_fn), rsqrt_backward, "RsqrtBackward0", save=("result",)),
+    Op("reciprocal", _unary_float(K.reciprocal_fn), reciprocal_backward, "ReciprocalBackward0", save=("result",)),
+    Op("sin", _unary_float(K.sin_fn), sin_backward, "SinBackward0", save=("self",)),
+    Op("cos", _unary_float(K.cos_fn), cos_backward, "CosBackward0", save=("self",)),
+    Op("tan", _unary_float(K.tan_fn), tan_backward, "TanBackward0", save=("result",)),
+    Op("erf", _unary_float(K.erf_fn), erf_backward, "ErfBackward0", save=("self",)),
+    Op("floor", _rounding(K.floor_fn), zero_backward, "FloorBackward0"),
+    Op("ceil", _rounding(K.ceil_fn), zero_backward, "CeilBackward0"),
+    Op("round", _rounding(K.round_fn), zero_backward, "RoundBackward0"),
+    Op("round_decimals", round_decimals_forward, zero_backward, "RoundBackward1"),
+    Op("trunc", _rounding(K.trunc_fn), zero_backward, "TruncBackward0"),
+    Op("frac", frac_forward, frac_backward, "FracBackward0"),
+    Op("isnan", _predicate(K.isnan_fn)),
+    Op("isinf", _predicate(K.isinf_fn)),
+    Op("isfinite", _predicate(K.isfinite_fn)),
+    Op("nan_to_num", nan_to_num_forward, nan_to_num_backward, "NanToNumBackward0", save=("self",)),
+]
+
+
+# ------------------------------------------------------------------ activations
+# Each activation's backward is one fused op "<name>_backward"(grad_output, x) = grad_output * f'(x)
+# (x is the output for relu/sigmoid/tanh); that op's own backward gives grad_output * f''(x) from tgrad ops.
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+_GELU_K = 0.7978845608028654
+_GELU_C = 0.044715
+
+
+def _sig(x):
+    return _c("sigmoid", x)
+
+
+def _d2_elu(x, alpha=1.0, scale=1.0):
+    return _c("where", _gt0(x), _full(0, x), x.exp().mul(alpha * scale))
+
+
+def _d2_gelu(x, approximate="none"):
+    xx = x.mul(x)
+    if approximate == "none":
+        return xx.mul(-0.5).exp().mul(_INV_SQRT_2PI).mul(xx.neg().add(2))
+    t = _c("tanh", x.add(xx.mul(x).mul(_GELU_C)).mul(_GELU_K))
+    du = xx.mul(3 * _GELU_C).add(1).mul(_GELU_K)
+    d2u = x.mul(6 * _GELU_K * _GELU_C)
+    return t.mul(t).neg().add(1).mul(du.add(x.mul(0.5).mul(d2u.sub(t.mul(du).mul(du).mul(2)))))
+
+
+def _d2_silu(x):
+    s = _sig(x)
+    return s.mul(s.neg().add(1)).mul(x.mul(s.mul(-2).add(1)).add(2))
+
+
+def _d2_mish(x):
+    t = _c("tanh", _c("softplus", x))
+    s = _sig(x)
+    inner = x.mul(s.neg().add(1)).add(2).sub(x.mul(s).mul(t).mul(2))
+    return t.mul(t).neg().add(1).mul(s).mul(inner)
+
+
+def _d2_softplus(x, beta=1.0, threshold=20.0):
+    s = _sig(x.mul(beta))
+    d2 = s.mul(s.neg().add(1)).mul(beta)
+    return _c("where", _c("gt", x.mul(beta), _full(threshold, x)), _full(0, x), d2)
+
+
+def _d2_hardswish(x):
+    inside = _c("logical_and", _c("gt", x, _full(-3, x)), _c("lt", x, _full(3, x)))
+    return _c("where", inside, _full(1.0 / 3.0, x), _full(0, x))
+
+
+def _d2_logsigmoid(x):
+    s = _sig(x)
+    return s.mul(s.sub(1))
+
+
+class _Act:
+    """fwd(**attrs) -> (fn, p0, p1); bwd(**battrs) -> (fn, p0, p1); battrs(**attrs) -> the backward op's attrs;
+    d2(x, **battrs) -> f''(x) (None: piecewise linear)."""
+
+    def __init__(self, name, node, bnode, fwd, bwd, battrs=None, d2=None, result=False, int_ok=False,
+                 bwd_name=None):
+        self.name, self.node, self.bnode = name, node, bnode
+        self.fwd, self.bwd, self.d2, self.result, self.int_ok = fwd, bwd, d2, result, int_ok
+        self.battrs = battrs or (lambda **a: a)
+        self.bwd_name = bwd_name or name + "_backward"
+
+
+def _no_attrs(fn):
+    return lambda: (fn, 0.0, 0.0)
+
+
+def _gelu_fwd(approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return (K.gelu_fn if approximate == "none" else K.gelu_tanh_fn), 0.0, 0.0
+
+
+def _gelu_bwd(approximate="none"):
+    return (K.gelu_backward_fn if approximate == "none" else K.gelu_tanh_backward_fn), 0.0, 0.0
+
+
+ACTS = [
+    _Act("relu", "ReluBackward0", "ThresholdBackwardBackward0", _no_attrs(K.relu_fn),
+         _no_attrs(K.relu_backward_fn), result=True, int_ok=True),
+    _Act("hardtanh", "HardtanhBackward0", "HardtanhBackwardBackward0",
+         lambda min_val=-1.0, max_val=1.0: (K.hardtanh_fn, float(min_val), float(max_val)),
+         lambda min_val=-1.0, max_val=1.0: (K.hardtanh_backward_fn, float(min_val), float(max_val))),
+    _Act("relu6", "HardtanhBackward0", None, lambda: (K.hardtanh_fn, 0.0, 6.0), None,
+         battrs=lambda: {"min_val": 0.0, "max_val": 6.0}, bwd_name="hardtanh_backward"),
+    _Act("leaky_relu", "LeakyReluBackward0", "LeakyReluBackwardBackward0",
+         lambda negative_slope=0.01: (K.leaky_relu_fn, float(negative_slope), 0.0),
+         lambda negative_slope=0.01: (K.leaky_relu_backward_fn, float(negative_slope), 0.0)),
+    _Act("elu", "EluBackward0", "EluBackwardBackward0", lambda alpha=1.0: (K.elu_fn, float(alpha), 1.0),
+         lambda alpha=1.0, scale=1.0: (K.elu_backward_fn, float(alpha), float(scale)),
+         battrs=lambda alpha=1.0: {"alpha": alpha, "scale": 1.0}, d2=_d2_elu),
+    _Act("selu", "EluBackward0", None, lambda: (K.elu_fn, SELU_ALPHA, SELU_SCALE), None,
+         battrs=lambda: {"alpha": SELU_ALPHA, "scale": SELU_SCALE}, bwd_name="elu_backward"),
+    _Act("gelu", "GeluBackward0", "GeluBackwardBackward0", _gelu_fwd, _gelu_bwd, d2=_d2_gelu),
+    _Act("silu", "SiluBackward0", "SiluBackwardBackward0", _no_attrs(K.silu_fn), _no_attrs(K.silu_backward_fn),
+         d2=_d2_silu),
+    _Act("mish", "MishBackward0", "MishBackwardBackward0", _no_attrs(K.mish_fn), _no_attrs(K.mish_backward_fn),
+         d2=_d2_mish),
+    _Act("softplus", "SoftplusBackward0", "SoftplusBackwardBackward0",
+         lambda beta=1.0, threshold=20.0: (K.softplus_fn, float(beta), float(threshold)),
+         lambda beta=1.0, threshold=20.0: (K.softplus_backward_fn, float(beta), float(threshold)),
+         d2=_d2_softplus),
+    _Act("hardsigmoid", "HardsigmoidBackward0", "HardsigmoidBackwardBackward0", _no_attrs(K.hardsigmoid_fn),
+         _no_attrs(K.hardsigmoid_backward_fn)),
+    _Act("hardswish", "HardswishBackward0", "HardswishBackwardBackward0", _no_attrs(K.hardswish_fn),
+         _no_attrs(K.hardswish_backward_fn), d2=_d2_hardswish),
+    _Act("logsigmoid", "LogSigmoidBackward0", "LogSigmoidBackwardBackward0", _no_attrs(K.logsigmoid_fn),
+         _no_attrs(K.logsigmoid_backward_fn), d2=_d2_logsigmoid),
+    _Act("sigmoid", "SigmoidBackward0", "SigmoidBackwardBackward0", _no_attrs(K.sigmoid_fn),
+         _no_attrs(K.sigmoid_backward_fn), d2=lambda y: y.mul(-2).add(1), result=True),
+    _Act("tanh", "TanhBackward0", "TanhBackwardBackward0", _no_attrs(K.tanh_fn), _no_attrs(K.tanh_backward_fn),
+         d2=lambda y: y.mul(-2), result=True),
+]
+_ACT_BY_BWD = {a.bwd_name: a for a in ACTS if a.bwd is not None}
+
+
+def _act_ops(a):
+    def forward(self, *, out=None, **attrs):
+        fn, p0, p1 = a.fwd(**attrs)
+        dt = self.dtype if (a.int_ok and self.dtype is not D.bool_) else _float_result(self.dtype)
+        return _launch_unary(fn, self, out, dt, p0, p1, name=a.name)
+
+    def backward(ctx, g):
+        x = ctx.saved["result" if a.result else "self"]
+        return (_c(a.bwd_name, g, x, **a.battrs(**ctx.attrs)),)
+
+    ops = [Op(a.name, forward, backward, a.node, save=("result" if a.result else "self",))]
+    if a.bwd is None:
+        return ops
+    xname = "output" if a.result else "self"
+
+    def bwd_forward(grad_output, x, *, out=None, **attrs):
+        fn, p0, p1 = a.bwd(**attrs)
+        dt = D.result_type(grad_output, x)
+        shape = G.broadcast_shapes(grad_output.shape, x.shape)
+        o = _out(out, shape, dt, grad_output.device, a.bwd_name)
+        return K.binary(fn, grad_output, x, o, p0, p1, compute=K.compute_type(dt))
+
+    def bwd_backward(ctx, gg):
+        g, x = ctx.saved["grad_output"], ctx.saved[xname]
+        need_g, need_x = ctx.needs_input_grad
+        dg = _c(a.bwd_name, gg, x, **ctx.attrs) if need_g else None
+        dx = gg.mul(g).mul(a.d2(x, **ctx.attrs)) if (need_x and a.d2 is not None) else None
+        return dg, dx
+
+    ops.append(Op(a.bwd_name, bwd_forward, bwd_backward, a.bnode, inputs=("grad_output", xname),
+                  save=("grad_output", xname)))
+    return ops
+
+
+for _a in ACTS:
+    ENTRIES += _act_ops(_a)
+
+
+# ------------------------------------------------------------------ binary ops
+def _broadcast_out(out, dt, name, *ts):
+    shape = ts[0].shape
+    for t in ts[1:]:
+        shape = G.broadcast_shapes(shape, t.shape)
+    return _out(out, shape, dt, ts[0].device, name)
+
+
+def _promoted(fn, name):
+    """Forward of a binary op computed and stored in the promoted dtype."""
+    def forward(self, other, *, out=None):
+        dt = D.result_type(self, other)
+        o = _broadcast_out(out, dt, name, self, other)
+        return K.binary(fn, self, other, o, compute=K.compute_type(dt))
+    return forward
+
+
+def div_mode_forward(self, other, *, rounding_mode, out=None):
+    """x / y rounded toward zero ('trunc') or down ('floor'); integers stay integers."""
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{rounding_mode}'")
+    dt = D.result_type(self, other)
+    if dt.is_floating_point:
+        fn = K.div_trunc_fn if rounding_mode == "trunc" else K.div_floor_fn
+    else:
+        _int_zero_check(other)
+        fn = K.int_div_trunc_fn if rounding_mode == "trunc" else K.int_div_floor_fn
+    o = _broadcast_out(out, dt, "div", self, other)
+    return K.binary(fn, self, other, o, compute=K.compute_type(dt))
+
+
+def zero2_backward(ctx, g):
+    return _zeros(g), _zeros(g)
+
+
+def _int_safe(fn, int_fn=None):
+    """fmod / remainder: integer division by zero raises ZeroDivisionError before the launch."""
+    def forward(self, other, *, out=None):
+        dt = D.result_type(self, other)
+        if not dt.is_floating_point:
+            _int_zero_check(other)
+        o = _broadcast_out(out, dt, "", self, other)
+        return K.binary(fn, self, other, o, compute=K.compute_type(dt))
+    return forward
+
+
+def fmod_backward(ctx, g):
+    s, o = ctx.saved["self"], ctx.saved["other"]
+    go = g.mul(_c("div_mode", s, o, rounding_mode="trunc")).neg() if ctx.needs_input_grad[1] else None
+    return g, go
+
+
+def remainder_backward(ctx, g):
+    s, o = ctx.saved["self"], ctx.saved["other"]
+    go = g.mul(_c("div_mode", s, o, rounding_mode="floor")).neg() if ctx.needs_input_grad[1] else None
+    return g, go
+
+
+def pow_tensor_forward(self, exponent, *, out=None):
+    """self ** exponent elementwise (broadcast)."""
+    dt = D.result_type(self, exponent)
+    o = _broadcast_out(out, dt, "pow", self, exponent)
+    fn = K.pow_tensor_fn if dt.is_floating_point else K.int_pow_tensor_fn
+    return K.binary(fn, self, exponent, o, compute=K.compute_type(dt))
+
+
+def pow_tensor_backward(ctx, g):
+    """d/dx = y x^(y-1) (0 where y == 0); d/dy = x^y log x (0 where x == 0 and y >= 0)."""
+    x, y, r = ctx.saved["self"], ctx.saved["exponent"], ctx.saved["result"]
+    need_x, need_y = ctx.needs_input_grad
+    gx = gy = None
+    if need_x:
+        d = y.mul(_c("pow_tensor", x, y.sub(1)))
+        gx = _c("where", _c("eq", y, _full(0, y)), _full(0, g), g.mul(d))
+    if need_y:
+        zero = _c("logical_and", _c("eq", x, _full(0, x)), _c("ge", y, _full(0, y)))
+        gy = _c("where", zero, _full(0, g), g.mul(r.mul(_c("log", x))))
+    return gx, gy
+
+
+def pow_scalar_base_forward(self, *, base, out=None):
+    """base ** self for a Python number base."""
+    dt = D.result_type(base, self)
+    if not dt.is_floating_point:
+        from ..creation import scalar_tensor
+        b = scalar_tensor(base, dtype=dt, device=self.device)
+        o = _out(out, self.shape, dt, self.device, "pow")
+        return K.binary(K.int_pow_tensor_fn, b, self, o, compute=K.compute_type(dt))
+    lb = math.log2(abs(base)) if base != 0 else 0.0
+    return _launch_unary(K.pow_scalar_base_fn, self, out, dt, float(base), lb)
+
+
+def pow_scalar_base_backward(ctx, g):
+    """d/dx base^x = base^x log(base) (0 where base == 0 and x >= 0)."""
+    base, r = ctx.attrs["base"], ctx.saved["result"]
+    if base == 0:
+        return (_mask(_c("lt", ctx.saved["self"], _full(0, g)), g.mul(r).mul(float("-inf"))),)
+    return (g.mul(r).mul(math.log(base) if base > 0 else float("nan")),)
+
+
+def _minmax_backward(first_wins, name):
+    """maximum/minimum: the gradient goes to the chosen operand, split in half on ties (as PyTorch)."""
+    def backward(ctx, g):
+        x, y = ctx.saved["self"], ctx.saved["other"]
+        tie = _c("eq", x, y)
+        half = _c("where", tie, g.mul(0.5), g)
+        zero = _full(0, g)
+        gx = _c("where", _c(first_wins[1], x, y), zero, half) if ctx.needs_input_grad[0] else None
+        gy = _c("where", _c(first_wins[0], x, y), zero, half) if ctx.needs_input_grad[1] else None
+        return gx, gy
+    return backward
+
+
+def atan2_forward(self, other, *, out=None):
+    dt = _float_result(D.result_type(self, other))
+    o = _broadcast_out(out, dt, "atan2", self, other)
+    return K.binary(K.atan2_fn, self, other, o, compute=K.compute_type(dt))
+
+
+def atan2_backward(ctx, g):
+    """d/dy atan2(y, x) = x / (x^2 + y^2); d/dx = -y / (x^2 + y^2)."""
+    y, x = ctx.saved["self"], ctx.saved["other"]
+    r = g.div(x.mul(x).add(y.mul(y)))
+    return (r.mul(x) if ctx.needs_input_grad[0] else None), (r.mul(y).neg() if ctx.needs_input_grad[1] else None)
+
+
+def _compare(fn):
+    """Comparisons / logical ops: computed in the promoted dtype, bool result."""
+    def forward(self, other, *, out=None):
+        o = _broadcast_out(out, D.bool_, "", self, other)
+        return K.binary(fn, self, other, o, compute=K.compute_type(D.result_type(self, other)))
+    return forward
+
+
+def logical_not_forward(self, *, out=None):
+    o = _out(out, self.shape, D.bool_, self.device, "logical_not")
+    return K.unary(K.logical_not_fn, self, o, compute=K.compute_type(self.dtype))
+
+
+def _bitwise(fn, name):
+    def forward(self, other, *, out=None):
+        dt = D.result_type(self, other)
+        if dt.is_floating_point:
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_legacy(dt)}'")
+        o = _broadcast_out(out, dt, name, self, other)
+        return K.binary(fn, self, other, o, compute=K.compute_type(dt))
+    return forward
+
+
+def bitwise_not_forward(self, *, out=None):
+    if self.dtype.is_floating_point:
+        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{_legacy(self.dtype)}'")
+    fn = K.logical_not_fn if self.dtype is D.bool_ else K.bitwise_not_fn
+    return _launch_unary(fn, self, out, self.dtype)
+
+
+ENTRIES += [
+    Op("div_mode", div_mode_forward, zero2_backward, "DivBackward2", inputs=("self", "other")),
+    Op("pow_tensor", pow_tensor_forward, pow_tensor_backward, "PowBackward1", inputs=("self", "exponent"),
+       save=("self", "exponent", "result")),
+    Op("pow_scalar_base", pow_scalar_base_forward, pow_scalar_base_backward, "PowBackward2",
+       save=("self", "result")),
+    Op("maximum", _promoted(K.maximum_fn, "maximum"), _minmax_backward(("gt", "lt"), "maximum"),
+       "MaximumBackward0", inputs=("self", "other"), save=("self", "other")),
+    Op("minimum", _promoted(K.minimum_fn, "minimum"), _minmax_backward(("lt", "gt"), "minimum"),
+       "MinimumBackward0", inputs=("self", "other"), save=("self", "other")),
+    Op("fmod", _int_safe(K.fmod_fn), fmod_backward, "FmodBackward1", inputs=("self", "other"),
+       save=("self", "other")),
+    Op("remainder", _int_safe(K.remainder_fn), remainder_backward, "RemainderBackward1", inputs=("self", "other"),
+       save=("self", "other")),
+    Op("atan2", atan2_forward, atan2_backward, "Atan2Backward0", inputs=("self", "other"), save=("self", "other")),
+    Op("logical_not", logical_not_forward),
+    Op("bitwise_not", bitwise_not_forward),
+]
+for _name, _fn in [("eq", K.eq_fn), ("ne", K.ne_fn), ("lt", K.lt_fn), ("le", K.le_fn), ("gt", K.gt_fn),
+                   ("ge", K.ge_fn), ("logical_and", K.logical_and_fn), ("logical_or", K.logical_or_fn),
+                   ("logical_xor", K.logical_xor_fn)]:
+    ENTRIES.append(Op(_name, _compare(_fn), inputs=("self", "other")))
+for _name, _fn in [("bitwise_and", K.bitwise_and_fn), ("bitwise_or", K.bitwise_or_fn),
+                   ("bitwise_xor", K.bitwise_xor_fn)]:
+    ENTRIES.append(Op(_name, _bitwise(_fn, _name), inputs=("self", "other")))
+
+
+# ------------------------------------------------------------------ where / clamp / lerp / addcmul / addcdiv
+def where_forward(condition, self, other, *, out=None):
+    """condition ? self : other, broadcast over all three."""
+    if condition.dtype is not D.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_legacy(condition.dtype)}")
+    dt = D.result_type(self, other)
+    o = _broadcast_out(out, dt, "where", condition, self, other)
+    return K.ternary(K.where_fn, condition, self, other, o, compute=K.compute_type(dt))
+
+
+def where_backward(ctx, g):
+    c = ctx.saved["condition"]
+    zero = _full(0, g)
+    _, need_s, need_o = ctx.needs_input_grad
+    return (None, _c("where", c, g, zero) if need_s else None, _c("where", c, zero, g) if need_o else None)
+
+
+def _bounds(dt, lo, hi):
+    if dt.is_floating_point:
+        return (float("-inf") if lo is None else float(lo)), (float("inf") if hi is None else float(hi))
+    return (-2**63 if lo is None else int(lo)), (2**63 - 1 if hi is None else int(hi))
+
+
+def clamp_forward(self, *, min=None, max=None, out=None):
+    """min(max(self, min), max) for Python-number bounds (either may be None)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dt = D.result_type(self, *[v for v in (min, max) if v is not None])
+    lo, hi = _bounds(dt, min, max)
+    return _launch_unary(K.clamp_fn, self, out, dt, lo, hi, name="clamp")
+
+
+def clamp_backward(ctx, g):
+    return (_c("clamp_backward", g, ctx.saved["self"], min=ctx.attrs.get("min"), max=ctx.attrs.get("max")),)
+
+
+def clamp_backward_forward(grad_output, self, *, min=None, max=None, out=None):
+    """grad_output where min <= self <= max, else 0 (one launch)."""
+    dt = grad_output.dtype
+    lo, hi = _bounds(D.float64, min, max)
+    o = _broadcast_out(out, dt, "clamp_backward", grad_output, self)
+    return K.binary(K.clamp_backward_fn, grad_output, self, o, lo, hi, compute=K.compute_type(dt))
+
+
+def clamp_backward_backward(ctx, gg):
+    need_g = ctx.needs_input_grad[0]
+    return (_c("clamp_backward", gg, ctx.saved["self"], **ctx.attrs) if need_g else None), None
+
+
+def clamp_tensor_forward(self, min=None, max=None, *, out=None):
+    """Clamp with tensor bounds (either may be None), broadcast."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    ts = [t for t in (self, min, max) if t is not None]
+    dt = D.result_type(*ts)
+    lo_v, hi_v = _bounds(dt, None, None)
+    from ..creation import scalar_tensor
+    lo = min if min is not None else scalar_tensor(lo_v, dtype=dt, device=self.device)
+    hi = max if max is not None else scalar_tensor(hi_v, dtype=dt, device=self.device)
+    o = _broadcast_out(out, dt, "clamp", *ts)
+    return K.ternary(K.clamp_tensor_fn, self, lo, hi, o, compute=K.compute_type(dt))
+
+
+def clamp_tensor_backward(ctx, g):
+    x, lo, hi = ctx.saved["self"], ctx.saved.get("min"), ctx.saved.get("max")
+    need_x, need_lo, need_hi = ctx.needs_input_grad
+    inside = None
+    if lo is not None:
+        inside = _c("ge", x, lo)
+    if hi is not None:
+        le = _c("le", x, hi)
+        inside = le if inside is None else _c("logical_and", inside, le)
+    gx = _mask(inside, g) if need_x else None
+    glo = _mask(_c("lt", x, lo), g) if need_lo else None
+    ghi = _mask(_c("gt", x, hi), g) if need_hi else None
+    return gx, glo, ghi
+
+
+def _same_dtype(self, other, name):
+    if other.dtype is not self.dtype:
+        raise RuntimeError(f"expected dtype {self.dtype} for `{name}` but got dtype {other.dtype}")
+
+
+def lerp_forward(self, end, *, weight, out=None):
+    """self + weight (end - self) for a Python-number weight."""
+    _same_dtype(self, end, "end")
+    o = _broadcast_out(out, self.dtype, "lerp", self, end)
+    return K.binary(K.lerp_fn, self, end, o, float(weight), compute=K.compute_type(self.dtype))
+
+
+def lerp_backward(ctx, g):
+    w = ctx.attrs["weight"]
+    return g.mul(1.0 - w), g.mul(w)
+
+
+def lerp_tensor_forward(self, end, weight, *, out=None):
+    _same_dtype(self, end, "end")
+    _same_dtype(self, weight, "weight")
+    o = _broadcast_out(out, self.dtype, "lerp", self, end, weight)
+    return K.ternary(K.lerp_tensor_fn, self, end, weight, o, compute=K.compute_type(self.dtype))
+
+
+def lerp_tensor_backward(ctx, g):
+    x, e, w = ctx.saved["self"], ctx.saved["end"], ctx.saved["weight"]
+    ns, ne, nw = ctx.needs_input_grad
+    gw = g.mul(w)
+    return (g.sub(gw) if ns else None), (gw if ne else None), (g.mul(e.sub(x)) if nw else None)
+
+
+def _addc(fn, name):
+    def forward(self, tensor1, tensor2, *, value=1, out=None):
+        dt = D.result_type(self, tensor1, tensor2)
+        if name == "addcdiv" and not D.result_type(tensor1, tensor2).is_floating_point:
+            raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
+                               "addcdiv will perform a true division of tensor1 and tensor2. The historic "
+                               "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+                               "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+                               "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+                               "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+        o = _broadcast_out(out, dt, name, self, tensor1, tensor2)
+        return K.ternary(fn, self, tensor1, tensor2, o, value, compute=K.compute_type(dt))
+    return forward
+
+
+def addcmul_backward(ctx, g):
+    t1, t2, v = ctx.saved["tensor1"], ctx.saved["tensor2"], ctx.attrs.get("value", 1)
+    _, n1, n2 = ctx.needs_input_grad
+    gv = g if v == 1 else g.mul(v)
+    return g, (gv.mul(t2) if n1 else None), (gv.mul(t1) if n2 else None)
+
+
+def addcdiv_backward(ctx, g):
+    t1, t2, v = ctx.saved["tensor1"], ctx.saved["tensor2"], ctx.attrs.get("value", 1)
+    _, n1, n2 = ctx.needs_input_grad
+    gv = g.div(t2) if v == 1 else g.mul(v).div(t2)
+    return g, (gv if n1 else None), (gv.mul(t1).div(t2).neg() if n2 else None)
+
+
+ENTRIES += [
+    Op("where", where_forward, where_backward, "WhereBackward0", inputs=("condition", "self", "other"),
+       save=("condition",)),
+    Op("clamp", clamp_forward, clamp_backward, "ClampBackward1", save=("self",)),
+    Op("clamp_backward", clamp_backward_forward, clamp_backward_backward, "ClampBackwardBackward0",
+       inputs=("grad_output", "self"), save=("self",)),
+    Op("clamp_tensor", clamp_tensor_forward, clamp_tensor_backward, "ClampBackward0", inputs=("self", "min", "max"),
+       save=("self", "min", "max")),
+    Op("lerp", lerp_forward, lerp_backward, "LerpBackward0", inputs=("self", "end")),
+    Op("lerp_tensor", lerp_tensor_forward, lerp_tensor_backward, "LerpBackward1", inputs=("self", "end", "weight"),
+       save=("self", "end", "weight")),
+    Op("addcmul", _addc(K.addcmul_fn, "addcmul"), addcmul_backward, "AddcmulBackward0",
+       inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2")),
+    Op("addcdiv", _addc(K.addcdiv_fn, "addcdiv"), addcdiv_backward, "AddcdivBackward0",
+       inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2")),
 ]
