@@ -191,6 +191,135 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     return _out(input.addcdiv(tensor1, tensor2, value=value), out)
 
 
+# ------------------------------------------------------------------ element-wise math
+def _unary_fn(name):
+    def f(input, *, out=None):
+        return _out(getattr(input, name)(), out)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``tgrad.{name}(input)``: the same as ``input.{name}()``."
+    return f
+
+
+abs = _unary_fn("abs")
+absolute = abs
+sign = _unary_fn("sign")
+exp2 = _unary_fn("exp2")
+log = _unary_fn("log")
+log2 = _unary_fn("log2")
+log10 = _unary_fn("log10")
+log1p = _unary_fn("log1p")
+expm1 = _unary_fn("expm1")
+sqrt = _unary_fn("sqrt")
+rsqrt = _unary_fn("rsqrt")
+square = _unary_fn("square")
+reciprocal = _unary_fn("reciprocal")
+sin = _unary_fn("sin")
+cos = _unary_fn("cos")
+tan = _unary_fn("tan")
+tanh = _unary_fn("tanh")
+sigmoid = _unary_fn("sigmoid")
+relu = _unary_fn("relu")
+erf = _unary_fn("erf")
+floor = _unary_fn("floor")
+ceil = _unary_fn("ceil")
+trunc = _unary_fn("trunc")
+fix = trunc
+frac = _unary_fn("frac")
+isnan = _unary_fn("isnan")
+isinf = _unary_fn("isinf")
+isfinite = _unary_fn("isfinite")
+logical_not = _unary_fn("logical_not")
+bitwise_not = _unary_fn("bitwise_not")
+
+
+def round(input, *, decimals=0, out=None):
+    return _out(input.round(decimals=decimals), out)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    return _out(input.nan_to_num(nan, posinf, neginf), out)
+
+
+def selu(input):
+    from .autograd import dispatch
+    return dispatch.call("selu", input)
+
+
+def _binary_fn(name):
+    def f(input, other, *, out=None):
+        if not isinstance(input, Tensor):
+            input = other._rwrap(input)
+        return _out(getattr(input, name)(other), out)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``tgrad.{name}(input, other)``: the same as ``input.{name}(other)`` (scalars on either side)."
+    return f
+
+
+maximum = _binary_fn("maximum")
+minimum = _binary_fn("minimum")
+fmod = _binary_fn("fmod")
+remainder = _binary_fn("remainder")
+floor_divide = _binary_fn("floor_divide")
+atan2 = _binary_fn("atan2")
+arctan2 = atan2
+eq = _binary_fn("eq")
+ne = _binary_fn("ne")
+lt = _binary_fn("lt")
+le = _binary_fn("le")
+gt = _binary_fn("gt")
+ge = _binary_fn("ge")
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+logical_and = _binary_fn("logical_and")
+logical_or = _binary_fn("logical_or")
+logical_xor = _binary_fn("logical_xor")
+bitwise_and = _binary_fn("bitwise_and")
+bitwise_or = _binary_fn("bitwise_or")
+bitwise_xor = _binary_fn("bitwise_xor")
+
+
+def where(condition, input, other, *, out=None):
+    """condition ? input : other; either value may be a Python number."""
+    from .autograd import dispatch
+    from . import dtypes as D
+    from .creation import scalar_tensor
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        dt = D.result_type(input, other)
+        input = scalar_tensor(input, dtype=dt, device=condition.device)
+        other = scalar_tensor(other, dtype=dt, device=condition.device)
+    elif not isinstance(input, Tensor):
+        input = other._rwrap(input)
+    elif not isinstance(other, Tensor):
+        other = input._wrap(other)
+    return _out(dispatch.call("where", condition, input, other), out)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    return _out(input.clamp(min, max), out)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return input.clamp(min=min)
+
+
+def clamp_max(input, max):
+    return input.clamp(max=max)
+
+
+def lerp(input, end, weight, *, out=None):
+    return _out(input.lerp(end, weight), out)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    return _out(input.addcmul(tensor1, tensor2, value=value), out)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    return _out(input.addcdiv(tensor1, tensor2, value=value), out)
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     return input.sum(dim, keepdim, dtype=dtype)
 
