@@ -300,3 +300,162 @@ ENTRIES += [
        "NllLossBackwardBackward0", inputs=("grad_output", "self", "target", "weight"),
        save=("grad_output", "self", "target", "weight", "result1"), outputs=2, nondiff_outputs=(1,)),
 ]
+
+
+# ------------------------------------------------------------------ point-wise losses
+def _size_str(t):
+    return f"tgrad.Size({list(t.shape)})"
+
+
+def _pointwise_shape(input, target, weight, pos_weight):
+    shapes = [t.shape for t in (input, target, weight, pos_weight) if t is not None]
+    return G.broadcast_shapes(*shapes)
+
+
+def _reduce_loss(e, reduction):
+    """sum of the (already scaled) element losses unless reduction is 'none'; mean of nothing is nan."""
+    from .reduce import sum_forward
+    if reduction == "none":
+        return e
+    if e.numel() == 0 and reduction != "sum":
+        return KE.fill(empty((), e.dtype, e.device), float("nan"))
+    return sum_forward(e)
+
+
+def _loss_scale(reduction, shape, batch):
+    if reduction == "mean":
+        n = 1
+        for s in shape:
+            n *= s
+        return 1.0 / n if n else float("nan")
+    if reduction == "batchmean":
+        return 1.0 / batch
+    return 1.0
+
+
+def _code(name, attrs):
+    if name == "kl_div":
+        return KL.KL_LOG if attrs.get("log_target") else KL.KL
+    return {"mse_loss": KL.MSE, "l1_loss": KL.L1, "smooth_l1_loss": KL.SMOOTH_L1, "huber_loss": KL.HUBER,
+            "binary_cross_entropy": KL.BCE, "binary_cross_entropy_with_logits": KL.BCE_LOGITS}[name]
+
+
+def _param(name, attrs):
+    return attrs.get("beta", 1.0) if name == "smooth_l1_loss" else attrs.get("delta", 1.0)
+
+
+def _pointwise_check(name, input, target, attrs):
+    reduction = attrs.get("reduction", "mean")
+    _check_reduction(reduction, ("none", "mean", "sum", "batchmean") if name == "kl_div" else
+                     ("none", "mean", "sum"))
+    same = tuple(input.shape) == tuple(target.shape)
+    if name == "binary_cross_entropy_with_logits" and not same:
+        raise ValueError(f"Target size ({_size_str(target)}) must be the same as input size ({_size_str(input)})")
+    if name == "binary_cross_entropy" and not same:
+        raise ValueError(f"Using a target size ({_size_str(target)}) that is different to the input size "
+                         f"({_size_str(input)}) is deprecated. Please ensure they have the same size.")
+    if name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss") and not same:
+        warnings.warn(f"Using a target size ({_size_str(target)}) that is different to the input size "
+                      f"({_size_str(input)}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", UserWarning, stacklevel=4)
+    if name == "smooth_l1_loss" and attrs.get("beta", 1.0) < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if name == "huber_loss" and attrs.get("delta", 1.0) <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if name == "kl_div" and reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=4)
+    _float_check(input, name)
+
+
+def _pointwise_loss(name):
+    """Forward of a point-wise loss: e = f(x, y) * weight * scale (one launch), then the sum."""
+    def forward(input, target, weight=None, pos_weight=None, **attrs):
+        _pointwise_check(name, input, target, attrs)
+        shape = _pointwise_shape(input, target, weight, pos_weight)
+        dt = D.result_type(input, target)
+        dt = dt if dt.is_floating_point else input.dtype
+        e = empty(shape, dt, input.device)
+        red = attrs.get("reduction", "mean")
+        scale = _loss_scale(red, shape, input.shape[0] if input.dim() else 1)
+        KL.loss_map(_code(name, attrs), 0, input, target, weight, pos_weight, None, e, _param(name, attrs), scale)
+        return _reduce_loss(e, red)
+    return forward
+
+
+_XY_LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+
+
+def _pointwise_rule(name):
+    """dx = <name>_backward(g, x, y, w, pw); dy = -dx for losses of x - y; dw = f(x, y) * g."""
+    bname = name + "_backward"
+
+    def backward(ctx, grad):
+        s = ctx.saved
+        x, y, w, pw = s["self"], s["target"], s.get("weight"), s.get("pos_weight")
+        needs = ctx.needs_input_grad
+        gx = gy = gw = None
+        if needs[0] or (needs[1] and name in _XY_LOSSES):
+            gx = _call(bname, grad, x, y, w, pw, order=1, **ctx.attrs)
+        if needs[1] and name in _XY_LOSSES:
+            gy = gx.neg()
+        if len(needs) > 2 and needs[2]:
+            gw = _call(bname, grad, x, y, None, pw, order=0, **ctx.attrs)
+        return (gx if needs[0] else None, gy, gw, None)[:len(needs)]
+    return backward
+
+
+def _pointwise_backward(name):
+    """out = f^(order)(x, y) * w * g * scale, broadcast to all operands' shape."""
+    def forward(grad_output, input, target, weight=None, pos_weight=None, *, order, **attrs):
+        shape = G.broadcast_shapes(grad_output.shape, _pointwise_shape(input, target, weight, pos_weight))
+        out = empty(shape, input.dtype, input.device)
+        batch = input.shape[0] if input.dim() else 1
+        scale = _loss_scale(attrs.get("reduction", "mean"), _pointwise_shape(input, target, weight, pos_weight),
+                            batch)
+        return KL.loss_map(_code(name, attrs), order, input, target, weight, pos_weight, grad_output, out,
+                           _param(name, attrs), scale)
+    return forward
+
+
+def _pointwise_backward_rule(name):
+    """d/dg: same op with gg; d/dx: order + 1 with gg * g (derivatives past f'' are taken as 0)."""
+    bname = name + "_backward"
+
+    def backward(ctx, gg):
+        s = ctx.saved
+        g, x, y, w, pw = s["grad_output"], s["self"], s["target"], s.get("weight"), s.get("pos_weight")
+        attrs = dict(ctx.attrs)
+        order = attrs.pop("order")
+        needs = ctx.needs_input_grad
+        gg_g = _call(bname, gg, x, y, w, pw, order=order, **attrs) if needs[0] else None
+        gg_x = gg_y = gg_w = None
+        if order < 2 and (needs[1] or (needs[2] and name in _XY_LOSSES)):
+            gg_x = _call(bname, gg * g, x, y, w, pw, order=order + 1, **attrs)
+            if needs[2] and name in _XY_LOSSES:
+                gg_y = gg_x.neg()
+        if needs[3]:
+            gg_w = _call(bname, gg * g, x, y, None, pw, order=order, **attrs)
+        return gg_g, (gg_x if needs[1] else None), gg_y, gg_w, None
+    return backward
+
+
+_LOSS_NODES = {"mse_loss": "MseLossBackward0", "l1_loss": "L1LossBackward0",
+               "smooth_l1_loss": "SmoothL1LossBackward0", "huber_loss": "HuberLossBackward0",
+               "binary_cross_entropy": "BinaryCrossEntropyBackward0",
+               "binary_cross_entropy_with_logits": "BinaryCrossEntropyWithLogitsBackward0",
+               "kl_div": "KlDivBackward0"}
+_LOSS_INPUTS = {"binary_cross_entropy": ("self", "target", "weight"),
+                "binary_cross_entropy_with_logits": ("self", "target", "weight", "pos_weight")}
+
+for _name, _node in _LOSS_NODES.items():
+    _ins = _LOSS_INPUTS.get(_name, ("self", "target"))
+    ENTRIES += [
+        Op(_name, _pointwise_loss(_name), _pointwise_rule(_name), _node, inputs=_ins, save=_ins),
+        Op(_name + "_backward", _pointwise_backward(_name), _pointwise_backward_rule(_name),
+           _node.replace("Backward0", "BackwardBackward0"),
+           inputs=("grad_output", "self", "target", "weight", "pos_weight"),
+           save=("grad_output", "self", "target", "weight", "pos_weight")),
+    ]
