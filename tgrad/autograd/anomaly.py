@@ -1,9 +1,13 @@
 """Anomaly mode: remember where each node was created; report it when its backward fails or gives NaN."""
+import functools
+import os
 import threading
 import traceback
 import warnings
 
 _state = threading.local()
+_AUTOGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
+_TENSOR_FILE = os.path.join(os.path.dirname(_AUTOGRAD_DIR), "tensor.py")
 
 
 def is_anomaly_enabled():
@@ -14,39 +18,47 @@ def is_anomaly_check_nan_enabled():
     return getattr(_state, "check_nan", True)
 
 
+def _set(enabled, check_nan):
+    _state.enabled = bool(enabled)
+    _state.check_nan = bool(check_nan)
+
+
 def creation_trace():
-    return "".join(traceback.format_stack()[:-3])
+    """The Python stack of the forward call, without the dispatcher's own frames at its end."""
+    frames = traceback.extract_stack()
+    while frames and (os.path.dirname(os.path.abspath(frames[-1].filename)) == _AUTOGRAD_DIR
+                      or os.path.abspath(frames[-1].filename) == _TENSOR_FILE):
+        frames.pop()
+    return "".join(traceback.format_list(frames))
 
 
-def report(node, exc):
+def report(node):
     warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-                  f"{node._anomaly_trace}", RuntimeWarning, stacklevel=3)
+                  f"{node._anomaly_trace}", UserWarning, stacklevel=4)
 
 
 def check_nan(node, grads):
+    """Raise if a backward returned NaN (anomaly mode with check_nan)."""
     if not is_anomaly_check_nan_enabled():
         return
     import numpy as np
     for i, g in enumerate(grads):
         if g is not None and g.dtype.is_floating_point and np.isnan(g.detach()._host_copy()).any():
-            if node._anomaly_trace is not None:
-                report(node, None)
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 class set_detect_anomaly:
-    """Turn anomaly detection on or off (immediately, and restored on exit when used with ``with``)."""
+    """Turn anomaly detection on or off (at once; restored on exit when used with ``with``)."""
 
     def __init__(self, mode, check_nan=True):
         self.prev = (is_anomaly_enabled(), is_anomaly_check_nan_enabled())
-        _state.enabled = bool(mode)
-        _state.check_nan = bool(check_nan)
+        _set(mode, check_nan)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _state.enabled, _state.check_nan = self.prev
+        _set(*self.prev)
         return False
 
 
@@ -60,16 +72,13 @@ class detect_anomaly:
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should "
                       "only be enabled for debugging.", UserWarning, stacklevel=2)
         self.prev = (is_anomaly_enabled(), is_anomaly_check_nan_enabled())
-        _state.enabled = True
-        _state.check_nan = self.check_nan
+        _set(True, self.check_nan)
 
     def __exit__(self, *exc):
-        _state.enabled, _state.check_nan = self.prev
+        _set(*self.prev)
         return False
 
     def __call__(self, fn):
-        import functools
-
         @functools.wraps(fn)
         def wrapper(*a, **k):
             with self.__class__(self.check_nan):

@@ -3,10 +3,17 @@
 ``call(name, *inputs, **attrs)`` is how every Tensor method reaches a kernel;
 ``call_inplace`` does the same for ``x.op_(...)``: it writes into ``x``,
 bumps its version counter and rebases ``x.grad_fn`` onto the new node.
+
+In-place on a view of a tensor that takes part in autograd rebases the
+view's base instead (PyTorch's ``CopySlices``): the base's new grad_fn sends
+the gradient of the written region through the op's backward and the rest
+straight through; the view becomes an ``AsStridedBackward0`` of the base.
 """
+import weakref
+
 from .. import ops as _ops
-from . import anomaly, grad_mode
-from .graph import Node, SavedTensor, edge_of
+from . import grad_mode
+from .graph import Node, SavedTensor, delayed_error, edge_of, set_history
 
 _node_classes = {}
 # When sets, the names of ops run forward / backward are added (op coverage tests, AOT workload).
@@ -35,12 +42,16 @@ class Ctx:
 
 
 class InputMeta:
-    __slots__ = ("shape", "dtype", "device")
+    """Shape, dtype, device and strided geometry of an op input, as it was at forward time."""
+
+    __slots__ = ("shape", "dtype", "device", "stride", "offset")
 
     def __init__(self, t):
         self.shape = tuple(t.shape)
         self.dtype = t.dtype
         self.device = t.device
+        self.stride = t.stride()
+        self.offset = t.storage_offset()
 
 
 class OpNode(Node):
@@ -54,10 +65,17 @@ class OpNode(Node):
         op = self.op
         if RECORD_BACKWARD is not None:
             RECORD_BACKWARD.add(op.name)
-        if op.once_differentiable and grad_mode.is_grad_enabled() and any(
-                g is not None and g.requires_grad for g in grads):
-            raise RuntimeError(f"the derivative for '{op.name}' is not implemented for double backward "
-                               f"({self._name} is only once differentiable)")
+        if op.once_differentiable and grad_mode.is_grad_enabled():
+            saved = list(self._saved_tensors().values())
+            with grad_mode.no_grad():
+                res = self._backward(grads)
+            return delayed_error(res, list(grads) + saved,
+                                 f"the derivative for '{op.name}' is not implemented for double backward "
+                                 f"({self._name} is only once differentiable)")
+        return self._backward(grads)
+
+    def _backward(self, grads):
+        op = self.op
         saved = self._saved_tensors()
         grads = list(grads)
         outs = self._out_meta
@@ -104,18 +122,24 @@ def check_devices(op_name, tensors):
 
 
 def _needs_grad(op, inputs):
-    if op.backward is None or not grad_mode.is_grad_enabled():
+    if op.backward is None or not grad_mode.is_recording():
         return False
     return any(t is not None and t.requires_grad for t in inputs)
 
 
 def _check_inference(op, inputs):
+    """Inference tensors may take part in a recorded op only if the op does not save them."""
     if grad_mode.is_inference_mode_enabled():
         return
-    for t in inputs:
-        if t is not None and t._inference:
-            raise RuntimeError("Inference tensors cannot be saved for backward. To work around you can make "
-                               "a clone to get a normal tensor and use it in autograd.")
+    for key in op.save:
+        if key in op.inputs:
+            t = inputs[op.inputs.index(key)]
+            if t is not None and t._inference:
+                raise RuntimeError(
+                    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                    "inference mode in computation tracked by autograd. To work around this, you can make a "
+                    "clone to get a normal tensor and use it in autograd, or use `tgrad.no_grad()` instead of "
+                    "`tgrad.inference_mode()`.")
 
 
 def call(name, *inputs, **attrs):
@@ -128,35 +152,80 @@ def call(name, *inputs, **attrs):
     if needs:
         _check_inference(op, ins)
     out = op.forward(*inputs, **attrs)
+    if op.view:
+        for o in (out if isinstance(out, tuple) else (out,)):
+            if o._base is not None:
+                o._view_mode = grad_mode.is_grad_enabled()
     if needs:
         _record(op, ins, attrs, out)
     return out
 
 
-def _record(op, inputs, attrs, out):
-    outs = out if isinstance(out, tuple) else (out,)
+def _make_node(op, inputs, attrs):
     node = node_class(op.node)(op)
     node.next_functions = tuple(edge_of(t) for t in inputs)
     node._input_meta = tuple(InputMeta(t) if t is not None else None for t in inputs)
-    node._out_meta = tuple((tuple(o.shape), o.dtype, o.device) for o in outs)
     node._attrs = dict(attrs)
-    if anomaly.is_anomaly_enabled():
-        node._anomaly_trace = anomaly.creation_trace()
-    for i, o in enumerate(outs):
-        if i in op.nondiff_outputs:
-            continue
-        o._requires_grad = True
-        o.grad_fn = node
-        o._output_nr = i
-    names = op.inputs
+    return node
+
+
+def _save(node, op, inputs, outs, results_are_outputs=True):
+    """Save what the backward rule needs; ``result`` is saved as the node's own output."""
     for key in op.save:
         if key.startswith("result"):
             k = int(key[6:] or 0)
-            node._saved[key] = SavedTensor(outs[k], is_output=True, grad_fn=node)
+            node._saved[key] = (SavedTensor(outs[k], output_nr=k, grad_fn=node) if results_are_outputs
+                                else SavedTensor(outs[k]))
         else:
-            t = inputs[names.index(key)]
+            t = inputs[op.inputs.index(key)]
             if t is not None:
                 node._saved[key] = SavedTensor(t)
+
+
+def _record(op, inputs, attrs, out):
+    outs = out if isinstance(out, tuple) else (out,)
+    node = _make_node(op, inputs, attrs)
+    node._out_meta = tuple((tuple(o.shape), o.dtype, o.device) for o in outs)
+    for i, o in enumerate(outs):
+        if i not in op.nondiff_outputs:
+            set_history(o, node, i)
+    _save(node, op, inputs, outs)
+
+
+# ------------------------------------------------------------------ in-place
+def _check_inplace(t):
+    if any(st == 0 and sz > 1 for sz, st in zip(t.shape, t.stride())):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+    if t._inference and not grad_mode.is_inference_mode_enabled():
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+                           "make a clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if not grad_mode.is_grad_enabled():
+        return
+    if t._view_mode is None:
+        if t.requires_grad and t.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    elif t._base.requires_grad and t._base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _original_self(op, t):
+    """The value of ``t`` before the op overwrites it, if the backward rule needs it (a recorded clone,
+    so that double backward still reaches t's history)."""
+    return t.clone() if "self" in op.save else t
+
+
+def _rebase(t, node):
+    """Give ``t`` a new grad_fn after an in-place op; retain_grad follows, earlier tensor hooks stay."""
+    old = t._grad_fn
+    set_history(t, node, 0)
+    if old is None:
+        return
+    if t._retains_grad:
+        old.__dict__.get("_retain_refs", {}).pop(id(t), None)
+        node.__dict__.setdefault("_retain_refs", {})[id(t)] = (0, weakref.ref(t))
+    t._tensor_hooks = {}
 
 
 def call_inplace(name, self, *inputs, **attrs):
@@ -164,34 +233,97 @@ def call_inplace(name, self, *inputs, **attrs):
     op = _ops.TABLE[name]
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
-    ins = [self] + list(inputs[:len(op.inputs) - 1])
+    others = list(inputs[:len(op.inputs) - 1])
+    ins = [self] + others
     check_devices(name, _tensors(ins))
-    grad_on = grad_mode.is_grad_enabled()
-    if grad_on and self.requires_grad and self.grad_fn is None and self._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if self._inference and not grad_mode.is_inference_mode_enabled():
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can "
-                           "make a clone to get a normal tensor before doing inplace update.See "
-                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
     needs = _needs_grad(op, ins)
-    if needs and self._base is not None:
-        return _inplace_on_view(op, name, self, inputs, attrs)
-    old_edge = edge_of(self) if needs else None
-    old_self = None
-    if needs and "self" in op.save:
-        old_self = self.clone()    # the backward needs the value before it is overwritten
+    if needs and self._view_mode is False:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+            "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+            "moving both the view and the inplace either both inside the no_grad block (if you don't want "
+            "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    _check_inplace(self)
+    if needs:
+        _check_inference(op, ins)
+        if self._view_mode:
+            return _inplace_on_view(op, self, inputs, others, attrs)
+        old_edge = edge_of(self)
+        old_self = _original_self(op, self)
     op.forward(self, *inputs, out=self, **attrs)
     self._version[0] += 1
     if needs:
-        rec_ins = [old_self if old_self is not None else self] + list(inputs[:len(op.inputs) - 1])
-        _record(op, rec_ins, attrs, self)
-        edges = list(self.grad_fn.next_functions)
-        edges[0] = old_edge
-        self.grad_fn.next_functions = tuple(edges)
+        node = _make_node(op, [old_self] + others, attrs)
+        node.next_functions = (old_edge,) + node.next_functions[1:]
+        node._out_meta = ((tuple(self.shape), self.dtype, self.device),)
+        _rebase(self, node)
+        _save(node, op, [old_self] + others, (self,))
     return self
 
 
-def _inplace_on_view(op, name, view, inputs, attrs):
-    """In-place op on a view whose base takes part in autograd (CopySlices). Not done yet."""
-    raise NotImplementedError(
-        f"{name}_: in-place operation on a view of a tensor that requires grad is not supported yet")
+class CopySlices(Node):
+    """grad_fn of a base after an in-place op on one of its views.
+
+    Input 0 is the base before the op; the others are the op's other inputs.
+    Backward: the view region of the incoming gradient goes through the op's
+    backward (``fn``); the rest of it passes to the old base unchanged.
+    """
+
+    _name = "CopySlices"
+
+    def __init__(self, base, view, fn, base_edge):
+        super().__init__()
+        self.fn = fn
+        self.next_functions = (base_edge,) + fn.next_functions[1:]
+        self._base_geom = (tuple(base.shape), base.stride(), base.storage_offset())
+        self._view_geom = (tuple(view.shape), view.stride(), view.storage_offset())
+        self._out_meta = ((tuple(base.shape), base.dtype, base.device),)
+
+    def apply(self, grads):
+        g = grads[0]
+        if g is None:
+            return (None,) * len(self.next_functions)
+        grad_slice = call("restride", g, src_geom=self._base_geom, dst_geom=self._view_geom)
+        res = self.fn.apply((grad_slice,))
+        result = None
+        if self.next_functions[0][0] is not None:
+            g0 = res[0] if res[0] is not None else grad_slice.mul(0)
+            result = call("copy_slices", g, g0, self_geom=self._base_geom, src_geom=self._view_geom)
+        return (result,) + tuple(res[1:])
+
+    def _release(self):
+        self.fn._release()
+        super()._release()
+
+
+def _inplace_on_view(op, view, inputs, others, attrs):
+    base = view._base
+    old_view_edge = edge_of(view)
+    old_view = _original_self(op, view)
+    base_edge = edge_of(base)
+    op.forward(view, *inputs, out=view, **attrs)
+    view._version[0] += 1
+    fn = _make_node(op, [old_view] + others, attrs)
+    fn.next_functions = (old_view_edge,) + fn.next_functions[1:]
+    fn._out_meta = ((tuple(view.shape), view.dtype, view.device),)
+    _save(fn, op, [old_view] + others, (view,), results_are_outputs=False)
+    _rebase(base, CopySlices(base, view, fn, base_edge))
+    _rebase(view, _as_strided_node(base, view))
+    return view
+
+
+def _as_strided_node(base, view):
+    """``AsStridedBackward0`` taking ``base`` to ``view``'s geometry."""
+    op = _ops.TABLE["as_strided"]
+    node = _make_node(op, [base], {"size": tuple(view.shape), "stride": view.stride(),
+                                   "storage_offset": view.storage_offset()})
+    node._out_meta = ((tuple(view.shape), view.dtype, view.device),)
+    return node
+
+
+def refresh_view_grad_fn(view):
+    """Called by ``Tensor.grad_fn`` when a view's version moved since its grad_fn was set: the base (or
+    another view of it) was modified in place, so the view's history is now its base's."""
+    view._grad_fn_version = view._version[0]
+    if view._view_mode and view._base.requires_grad:
+        _rebase(view, _as_strided_node(view._base, view))

@@ -9,22 +9,24 @@
    ``autograd.grad`` instead captures the gradients flowing into the requested
    inputs and does not touch ``.grad``.
 
-Unless ``retain_graph``, every node's saved tensors are released after it
-ran, so their memory returns to the allocator.
+Before a node runs: hooks registered on the tensors it produced
+(``Tensor.register_hook``), then ``retain_grad`` captures, then the node's
+own pre-hooks; after it: its post-hooks.  Unless ``retain_graph``, every
+node's saved tensors are released once it ran, so their memory returns to
+the allocator.
 """
 import heapq
-import threading
 
 from . import anomaly, grad_mode
-from .graph import AccumulateGrad, accumulator_for
-
-_local = threading.local()
+from .graph import AccumulateGrad, accumulator_for, edge_of
 
 
 def _make_grads(outputs, grad_outputs):
+    """The gradient fed into each output: given (cast to its dtype), or ones for a scalar."""
     from .. import creation
+    from ..tensor import Tensor
     res = []
-    for out, g in zip(outputs, grad_outputs):
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
             if out.requires_grad:
                 if out.numel() != 1:
@@ -34,66 +36,58 @@ def _make_grads(outputs, grad_outputs):
                                        f"{out.dtype}")
                 g = creation.ones_like(out)
         else:
-            from ..tensor import Tensor
             if not isinstance(g, Tensor):
                 g = creation.tensor(g, dtype=out.dtype, device=out.device)
             if tuple(g.shape) != tuple(out.shape):
-                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and "
-                                   f"output[0] has a shape of {out.shape}.")
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                                   f"output[{i}] has a shape of {out.shape}.")
+            if g.dtype is not out.dtype:
+                g = g.to(out.dtype)
         res.append(g)
     return res
 
 
-def _root_edge(t):
-    from .graph import edge_of
-    return edge_of(t)
-
-
 def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None, allow_unused=False,
                  accumulate=True):
-    """Shared by Tensor.backward / autograd.backward (accumulate=True) and autograd.grad (False)."""
-    for o in outputs:
+    """Shared by Tensor.backward / autograd.backward (accumulate=True) and autograd.grad (False).
+
+    Returns, when ``inputs`` is given, the gradient that reached each of them (None if none did).
+    """
+    for i, o in enumerate(outputs):
         if not o.requires_grad:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(outputs, grad_outputs)
-    roots = [(_root_edge(o), g) for o, g in zip(outputs, grads)]
+    roots = [(edge_of(o), g) for o, g in zip(outputs, grads)]
 
-    # targets for autograd.grad / backward(inputs=...): edge -> position
+    # targets for autograd.grad / backward(inputs=...): (id(node), input_nr) -> positions in inputs
     capture = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t.requires_grad:
-                raise RuntimeError(f"One of the differentiated Tensors does not require grad")
-            if t.grad_fn is not None:
-                capture.setdefault((id(t.grad_fn), t._output_nr), []).append(i)
-            else:
-                capture.setdefault((id(accumulator_for(t)), 0), []).append(i)
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            node, nr = edge_of(t)
+            capture.setdefault((id(node), nr), []).append(i)
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     # 1. dependencies
     deps = {}
     nodes = {}
     stack = [e[0] for e, _ in roots if e[0] is not None]
-    seen = set()
     while stack:
         n = stack.pop()
-        if id(n) in seen:
+        if id(n) in nodes:
             continue
-        seen.add(id(n))
         nodes[id(n)] = n
         for nxt, _ in n.next_functions:
             if nxt is not None:
                 deps[id(nxt)] = deps.get(id(nxt), 0) + 1
-                if id(nxt) not in seen:
+                if id(nxt) not in nodes:
                     stack.append(nxt)
+    needed = _nodes_leading_to(nodes, capture) if inputs is not None else None
 
-    # with inputs given, only run nodes that lead to one of them
-    needed = None
-    if inputs is not None:
-        needed = _nodes_leading_to(nodes, capture)
-
+    # 2. run nodes whose gradients are complete
     buffers = {}
 
     def add_grad(node, nr, g):
@@ -101,37 +95,28 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
         prev = slot.get(nr)
         slot[nr] = g if prev is None else prev + g
 
+    ready = []
     for (node, nr), g in roots:
         if node is not None:
             add_grad(node, nr, g)
-
-    ready = []
-    for (node, _), _ in roots:
-        if node is not None and deps.get(id(node), 0) == 0:
-            heapq.heappush(ready, (-node._sequence_nr, id(node), node))
-    pushed = {id(n) for _, _, n in ready}
+            if deps.get(id(node), 0) == 0 and all(id(node) != id(n) for _, _, n in ready):
+                heapq.heappush(ready, (-node._sequence_nr, id(node), node))
 
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             _, _, node = heapq.heappop(ready)
             slot = buffers.pop(id(node), {})
-            nin = max(slot.keys(), default=-1) + 1
-            n_out = len(getattr(node, "_out_meta", ())) or max(nin, 1)
-            gin = tuple(slot.get(i) for i in range(n_out))
-            key_caps = [(id(node), i) for i in range(n_out)]
-            for i, k in enumerate(key_caps):
-                if k in capture and gin[i] is not None:
-                    for pos in capture[k]:
-                        captured[pos] = gin[i] if captured[pos] is None else captured[pos] + gin[i]
-            run = needed is None or id(node) in needed
-            if isinstance(node, AccumulateGrad) and not accumulate:
-                run = False
-            if isinstance(node, AccumulateGrad) and accumulate and inputs is not None:
-                run = (id(node), 0) in capture
-            outs = ()
-            if run:
-                outs = _run_node(node, gin, retain_graph)
-            elif not retain_graph and not isinstance(node, AccumulateGrad):
+            n_out = len(getattr(node, "_out_meta", ())) or max(max(slot, default=0) + 1, 1)
+            gin = [slot.get(i) for i in range(n_out)]
+            for i, g in enumerate(gin):
+                for pos in capture.get((id(node), i), ()) if g is not None else ():
+                    captured[pos] = g if captured[pos] is None else captured[pos] + g
+            if isinstance(node, AccumulateGrad):
+                run = accumulate and (inputs is None or (id(node), 0) in capture)
+            else:
+                run = needed is None or id(node) in needed
+            outs = _run_node(node, gin, retain_graph) if run else ()
+            if not run and not retain_graph:
                 node._release()
             for (nxt, nr), g in zip(node.next_functions, outs or [None] * len(node.next_functions)):
                 if nxt is None:
@@ -139,17 +124,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if g is not None:
                     add_grad(nxt, nr, g)
                 deps[id(nxt)] -= 1
-                if deps[id(nxt)] == 0 and id(nxt) not in pushed:
-                    pushed.add(id(nxt))
+                if deps[id(nxt)] == 0:
                     heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
-            if not outs:
-                # nodes below that got no gradient still need their counts released
-                pass
-    if inputs is not None:
-        for i, t in enumerate(inputs):
-            if captured[i] is None and not allow_unused and not accumulate:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
-                                   "graph. Set allow_unused=True if this is the desired behavior.")
+    if inputs is not None and not allow_unused:
+        for i, g in enumerate(captured):
+            if g is None:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
+                                   "the graph. Set allow_unused=True if this is the desired behavior.")
     return captured
 
 
@@ -175,40 +156,39 @@ def _nodes_leading_to(nodes, capture):
 
 
 def _run_node(node, gin, retain_graph):
-    gin = list(gin)
-    # tensor hooks registered on non-leaf outputs of this node, then node pre-hooks
-    for out_nr, ref in getattr(node, "_tensor_pre_hooks", {}).values():
+    """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
+    for out_nr, hooks in list(getattr(node, "_tensor_pre_hooks", {}).values()):
+        for hook in list(hooks.values()):
+            if gin[out_nr] is not None:
+                r = hook(gin[out_nr])
+                if r is not None:
+                    gin[out_nr] = r
+    for out_nr, ref in list(getattr(node, "_retain_refs", {}).values()):
         t = ref()
-        if t is None or gin[out_nr] is None:
-            continue
-        for hook in list(t._tensor_hooks.values()):
-            r = hook(gin[out_nr])
-            if r is not None:
-                gin[out_nr] = r
+        g = gin[out_nr]
+        if t is not None and g is not None:
+            t._grad = g.clone() if t._grad is None else t._grad + g
     for hook in list(node._pre_hooks.values()):
         r = hook(tuple(gin))
         if r is not None:
             gin = list(r)
-    # retain_grad() on outputs of this node
-    for out_nr, ref in getattr(node, "_retain_refs", {}).values():
-        t = ref()
-        if t is not None and gin[out_nr] is not None:
-            g = gin[out_nr]
-            t._grad = g.detach().clone() if t._grad is None else t._grad + g.detach()
     if isinstance(node, AccumulateGrad):
         node.apply(tuple(gin))
         return ()
-    if node._released:
-        from .graph import FREED_MSG
-        raise RuntimeError(FREED_MSG)
-    try:
-        outs = node.apply(tuple(gin))
-    except Exception as e:
-        if node._anomaly_trace is not None:
-            anomaly.report(node, e)
-        raise
-    if anomaly.is_anomaly_enabled():
-        anomaly.check_nan(node, outs)
+    if all(g is None for g in gin):
+        outs = (None,) * len(node.next_functions)
+    else:
+        if node._released:
+            from .graph import FREED_MSG
+            raise RuntimeError(FREED_MSG)
+        try:
+            outs = node.apply(tuple(gin))
+            if anomaly.is_anomaly_enabled():
+                anomaly.check_nan(node, outs)
+        except Exception:
+            if node._anomaly_trace is not None:
+                anomaly.report(node)
+            raise
     for hook in list(node._hooks.values()):
         r = hook(tuple(outs), tuple(gin))
         if r is not None:
@@ -218,18 +198,21 @@ def _run_node(node, gin, retain_graph):
     return outs
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """``tgrad.autograd.backward`` / ``Tensor.backward``: accumulate into leaves' ``.grad``."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """``tgrad.autograd.backward``: accumulate d(sum of tensors * grad_tensors)/d(leaf) into ``.grad``."""
     from ..tensor import Tensor
-    if isinstance(tensors, Tensor):
-        tensors = (tensors,)
-    tensors = tuple(tensors)
-    if grad_tensors is None or isinstance(grad_tensors, Tensor):
-        grad_tensors = (grad_tensors,) * len(tensors) if grad_tensors is None else (grad_tensors,)
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
     if inputs is not None:
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     captured = run_backward(tensors, list(grad_tensors), retain_graph, create_graph, inputs=inputs,
                             allow_unused=True, accumulate=True)
     if inputs is not None:
@@ -243,6 +226,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """``tgrad.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple."""
     from ..tensor import Tensor
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but "
                          "got: allow_unused=False.")

@@ -1,6 +1,8 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (thread-local).
 
-Each is a context manager and a decorator, as in PyTorch.
+Each is a context manager and a decorator, as in PyTorch; ``no_grad``,
+``enable_grad`` and ``inference_mode`` also decorate without parentheses.
+A new thread starts with grad mode on and inference mode off.
 """
 import functools
 import inspect
@@ -19,6 +21,11 @@ def _set_grad(mode):
 
 def is_inference_mode_enabled():
     return getattr(_state, "inference", False)
+
+
+def is_recording():
+    """Ops record graph nodes: grad mode on and not in inference mode."""
+    return getattr(_state, "grad", True) and not getattr(_state, "inference", False)
 
 
 class _DecoratorContextManager:
@@ -51,7 +58,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecorator(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecorator):
     """Disable gradient recording inside the block."""
 
     def __enter__(self):
@@ -63,7 +79,7 @@ class no_grad(_DecoratorContextManager):
         return False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecorator):
     """Enable gradient recording inside the block (e.g. within no_grad)."""
 
     def __enter__(self):
@@ -76,15 +92,20 @@ class enable_grad(_DecoratorContextManager):
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """Set grad mode to ``mode``; applies immediately and, as a context manager, restores on exit."""
+    """Set grad mode to ``mode``: at once as a function call, for the block as a context manager, for
+    the call as a decorator."""
 
     def __init__(self, mode):
         self.prev = is_grad_enabled()
         self.mode = bool(mode)
         _set_grad(self.mode)
 
+    def __call__(self, fn):
+        _set_grad(self.prev)
+        return super().__call__(fn)
+
     def __enter__(self):
-        pass
+        _set_grad(self.mode)
 
     def __exit__(self, *exc):
         _set_grad(self.prev)
@@ -93,24 +114,25 @@ class set_grad_enabled(_DecoratorContextManager):
     def clone(self):
         return self.__class__(self.mode)
 
+    def __repr__(self):
+        return f"tgrad.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
+
 
 class inference_mode(_DecoratorContextManager):
     """Like no_grad, and tensors created inside are inference tensors that cannot enter autograd later."""
 
-    def __init__(self, mode=True):
-        self.mode = bool(mode)
-
     def __new__(cls, mode=True):
         if isinstance(mode, bool):
             return super().__new__(cls)
-        # used as a bare decorator: @inference_mode
-        return cls()(mode)
+        return cls()(mode)  # bare decorator: @inference_mode
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
 
     def __enter__(self):
         self.prev = (is_grad_enabled(), is_inference_mode_enabled())
         _state.inference = self.mode
-        if self.mode:
-            _set_grad(False)
+        _set_grad(not self.mode)
 
     def __exit__(self, *exc):
         _set_grad(self.prev[0])

@@ -5,11 +5,16 @@ A node holds ``next_functions``: one ``(node, input_nr)`` edge per input
 engine needs to reduce broadcast gradients, and the tensors its backward rule
 saved.  Calling a node runs its backward rule: ``grad_fn(grad)`` returns the
 input gradients (one tensor, or a tuple when there are several).
+
+``tgrad.autograd.graph`` also exposes ``saved_tensors_hooks`` and
+``save_on_cpu``, as ``torch.autograd.graph`` does.
 """
+import re
 import threading
 import weakref
 
-from . import grad_mode
+from . import anomaly, grad_mode
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
 
 _seq = [0]
 _seq_lock = threading.Lock()
@@ -27,14 +32,13 @@ class RemovableHandle:
     _next_id = [0]
 
     def __init__(self, hooks_dict):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        RemovableHandle._next_id[0] += 1
-        self.id = RemovableHandle._next_id[0]
+        self.hooks_dict = hooks_dict
+        with _seq_lock:
+            RemovableHandle._next_id[0] += 1
+            self.id = RemovableHandle._next_id[0]
 
     def remove(self):
-        d = self.hooks_dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
+        self.hooks_dict.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -50,58 +54,74 @@ FREED_MSG = ("Trying to backward through the graph a second time (or directly ac
              "calling backward.")
 
 
+def _op_name(node):
+    """``ExpBackward0`` -> ``Exp``: how PyTorch names a tensor's producer in the version error."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+def version_error(t, saved_version, producer=None, output_nr=0):
+    from ..dtypes import TENSOR_TYPE_NAMES
+    tname = ("tgrad.cuda." if t.device.type == "cuda" else "tgrad.") + TENSOR_TYPE_NAMES[t.dtype]
+    which = f", which is output {output_nr} of {_op_name(producer)}," if producer is not None else ""
+    if anomaly.is_anomaly_enabled():
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                "The variable in question was changed in there or anywhere later. Good luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                "with tgrad.autograd.set_detect_anomaly(True).")
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[{tname} {list(t.shape)}]{which} is at version {t._version[0]}; expected version {saved_version} "
+        f"instead. {hint}")
+
+
 class SavedTensor:
     """A tensor saved for backward: remembers its version; checks it on unpack.
 
     An op's own output is stored without its grad_fn (no reference cycle) and
-    unpacked as a new Tensor object sharing storage, as PyTorch does.
-    ``saved_tensors_hooks`` may replace the stored value (pack/unpack).
+    unpacked as a new Tensor object sharing storage, as PyTorch does; an input
+    is unpacked as the very same object.  Under ``saved_tensors_hooks`` the
+    stored value is ``pack(t)`` and unpacking returns ``unpack(packed)``.
     """
 
-    __slots__ = ("tensor", "version", "is_output", "packed", "unpack_hook", "grad_fn_ref", "requires_grad")
+    __slots__ = ("tensor", "version", "output_nr", "packed", "unpack_hook", "grad_fn_ref", "requires_grad")
 
-    def __init__(self, t, is_output=False, grad_fn=None):
+    def __init__(self, t, output_nr=None, grad_fn=None):
         from . import saved_hooks
         self.version = t._version[0]
-        self.is_output = is_output
+        self.output_nr = output_nr
         self.requires_grad = t.requires_grad
-        self.grad_fn_ref = weakref.ref(grad_fn) if (is_output and grad_fn is not None) else None
+        self.grad_fn_ref = weakref.ref(grad_fn) if grad_fn is not None else None
         hooks = saved_hooks.current()
+        self.packed = self.unpack_hook = self.tensor = None
         if hooks is not None:
             pack, self.unpack_hook = hooks
-            self.packed = pack(t)
-            self.tensor = None
+            self.packed = (pack(t),)
         else:
-            self.packed = None
-            self.unpack_hook = None
-            self.tensor = t._detached_alias() if is_output else t
+            self.tensor = t._detached_alias() if output_nr is not None else t
 
-    def unpack(self, node):
-        if self.tensor is None and self.packed is None:
-            raise RuntimeError(FREED_MSG)
+    def unpack(self):
         if self.unpack_hook is not None:
-            return self.unpack_hook(self.packed)
+            if self.packed is None:
+                raise RuntimeError(FREED_MSG)
+            return self.unpack_hook(self.packed[0])
         t = self.tensor
+        if t is None:
+            raise RuntimeError(FREED_MSG)
         if t._version[0] != self.version:
-            from ..dtypes import TENSOR_TYPE_NAMES
-            tname = f"tgrad.{TENSOR_TYPE_NAMES[t.dtype]}"
-            if t.device.type == "cuda":
-                tname = f"tgrad.cuda.{TENSOR_TYPE_NAMES[t.dtype]}"
-            shape = list(t.shape)
-            role = f"output {0} of {node.name()}" if self.is_output else ""
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{tname} {shape}]{', which is ' + role if role else ''} is at version "
-                f"{t._version[0]}; expected version {self.version} instead. Hint: enable anomaly detection "
-                "to find the operation that failed to compute its gradient, with "
-                "tgrad.autograd.set_detect_anomaly(True).")
-        if self.is_output:
-            out = t._detached_alias()
-            if self.requires_grad:
-                out._requires_grad = True
-                out.grad_fn = self.grad_fn_ref() if self.grad_fn_ref is not None else None
-            return out
-        return t
+            if self.output_nr is not None:
+                node = self.grad_fn_ref() if self.grad_fn_ref is not None else None
+                raise version_error(t, self.version, node, self.output_nr)
+            raise version_error(t, self.version, t.grad_fn, t._output_nr)
+        if self.output_nr is None:
+            return t
+        out = t._detached_alias()
+        node = self.grad_fn_ref() if self.grad_fn_ref is not None else None
+        if self.requires_grad and node is not None:
+            out._requires_grad = True
+            out._grad_fn = node
+            out._output_nr = self.output_nr
+        return out
 
     def release(self):
         self.tensor = None
@@ -120,10 +140,9 @@ class Node:
         self._input_meta = ()
         self._hooks = {}
         self._pre_hooks = {}
-        self._retain_grad_hooks = {}
         self._sequence_nr = _next_seq()
         self._released = False
-        self._anomaly_trace = None
+        self._anomaly_trace = anomaly.creation_trace() if anomaly.is_anomaly_enabled() else None
         self.metadata = {}
 
     def name(self):
@@ -136,13 +155,13 @@ class Node:
     def requires_grad(self):
         return True
 
-    # -- saved values: grad_fn._saved_self, _saved_other, _saved_result, _saved_exponent, ...
     def __getattr__(self, item):
+        """``grad_fn._saved_self``, ``_saved_other``, ``_saved_result``, ``_saved_exponent`` ..."""
         if item.startswith("_saved_"):
             key = item[len("_saved_"):]
             saved = self.__dict__.get("_saved", {})
             if key in saved:
-                return saved[key].unpack(self)
+                return saved[key].unpack()
             attrs = self.__dict__.get("_attrs", {})
             if key in attrs:
                 return attrs[key]
@@ -163,7 +182,7 @@ class Node:
     def _saved_tensors(self):
         if self._released:
             raise RuntimeError(FREED_MSG)
-        return {k: v.unpack(self) for k, v in self._saved.items()}
+        return {k: v.unpack() for k, v in self._saved.items()}
 
     def _release(self):
         for s in self._saved.values():
@@ -175,23 +194,12 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
-        with grad_mode.enable_grad() if False else _nullcontext():
-            res = self.apply(tuple(grads))
-        if len(res) == 1:
-            return res[0]
-        return tuple(res)
-
-
-class _nullcontext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+        res = self.apply(tuple(grads))
+        return res[0] if len(res) == 1 else tuple(res)
 
 
 class AccumulateGrad(Node):
-    """Leaf node: adds the incoming gradient into ``variable.grad``."""
+    """Leaf node: adds the incoming gradient into ``variable.grad`` (serialized across threads)."""
 
     _name = "torch::autograd::AccumulateGrad"
     _lock = threading.Lock()
@@ -199,7 +207,6 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
-        self._post_hooks = {}
 
     def __repr__(self):
         return f"<AccumulateGrad object at {hex(id(self))}>"
@@ -216,23 +223,58 @@ class AccumulateGrad(Node):
         with AccumulateGrad._lock:
             if var._grad is None:
                 if grad_mode.is_grad_enabled() and g.requires_grad:
-                    var._grad = g._copy_recorded()           # clone under grad mode (CopyBackwards)
-                elif g._base is None and g.is_contiguous() and not g.requires_grad and g._shares_only_with_engine:
-                    var._grad = g                             # steal a fresh buffer
+                    var._grad = g._copy_recorded()           # keeps the graph (CopyBackwards)
                 else:
                     var._grad = g.detach().clone()
+            elif grad_mode.is_grad_enabled():
+                var._grad = var._grad + g
             else:
-                if grad_mode.is_grad_enabled():
-                    var._grad = var._grad + g
-                else:
-                    var._grad.add_(g)
-        for hook in list(self._post_hooks.values()):
+                var._grad.add_(g.detach())
+        for hook in list(var.__dict__.get("_post_accumulate_hooks", {}).values()):
             hook(var)
         return ()
 
 
+class DelayedError(Node):
+    """Stands for a backward that is not differentiable: raises if the engine reaches it."""
+
+    _name = "DelayedError"
+
+    def __init__(self, msg):
+        super().__init__()
+        self.msg = msg
+
+    def apply(self, grads):
+        raise RuntimeError(self.msg)
+
+
+def delayed_error(outputs, inputs, msg):
+    """outputs of a once-differentiable backward: if some input requires grad, route them through a
+    DelayedError node so that only differentiating them (again) fails."""
+    edges = tuple(edge_of(t) for t in inputs if t is not None and t.requires_grad)
+    if not grad_mode.is_grad_enabled() or not edges:
+        return outputs
+    node = DelayedError(msg)
+    node.next_functions = edges
+    res = []
+    for o in outputs:
+        if o is not None:
+            o = o.detach()
+            set_history(o, node, 0)
+        res.append(o)
+    return tuple(res)
+
+
+def set_history(t, node, output_nr):
+    """Make ``node`` the grad_fn of ``t`` (its output ``output_nr``)."""
+    t._requires_grad = True
+    t._grad_fn = node
+    t._output_nr = output_nr
+    t._grad_fn_version = t._version[0]
+
+
 def accumulator_for(t):
-    """The (cached) AccumulateGrad node of leaf ``t``."""
+    """The (cached, weakly held) AccumulateGrad node of leaf ``t``."""
     ref = t._grad_accumulator
     acc = ref() if ref is not None else None
     if acc is None:
@@ -245,6 +287,39 @@ def edge_of(t):
     """Graph edge for tensor ``t`` as an input: (node, input_nr) or (None, 0)."""
     if t is None or not t.requires_grad:
         return (None, 0)
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
     return (accumulator_for(t), 0)
+
+
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+_LEGACY_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                 "bool": "Bool"}
+
+
+def check_grad_assignment(t, value):
+    """``t.grad = value`` must match t's shape, dtype and device (PyTorch's messages)."""
+    from ..tensor import Tensor
+    if value is None:
+        return
+    if not isinstance(value, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{type(value).__name__}")
+    if value.dtype is not t.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{_CPP_NAMES[value.dtype.name]}' to a tensor with "
+            f"grad_dtype '{_LEGACY_NAMES[t.dtype.name]}'. The gradient must match the tensor's grad_dtype "
+            "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific "
+            "dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+            "and its gradient may break downstream systems that assume they match.")
+    if value.device != t.device:
+        raise RuntimeError(f"attempting to assign a gradient with device type '{value.device.type}' to a "
+                           f"tensor with device type '{t.device.type}'. Please ensure that the gradient and "
+                           "the tensor are on the same device")
+    if tuple(value.shape) != tuple(t.shape):
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                           f"'{list(t.shape)}'. Please ensure that the gradient and the tensor are the same size")

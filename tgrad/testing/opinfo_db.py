@@ -1,11 +1,11 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
-from .opinfos import elementwise, linalg, optim, reduce, shape
+from .opinfos import autograd, elementwise, linalg, optim, reduce, shape
 
-OP_DB = list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim.OPS) + list(linalg.OPS)
+OP_DB = (list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim.OPS) + list(linalg.OPS)
+         + list(autograd.OPS))
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
 COVERED_ELSEWHERE = {
     "clone_copy": "tests/test_autograd.py (AccumulateGrad under grad mode: seed 003's walk by hand)",
     "to_device": "tests/test_devices.py (needs a second device: cuda)",
-    "as_strided": "tests/test_autograd.py (in-place on views)",
 }

@@ -1,0 +1,20 @@
+"""``Variable``: PyTorch's legacy wrapper, kept so old code runs; it makes plain Tensors."""
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        from ..tensor import Tensor
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """``Variable(t, requires_grad=False)``: a new tensor sharing ``t``'s data, a leaf with the flag set.
+
+    ``isinstance(x, Variable)`` holds for every Tensor, as in PyTorch.
+    """
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        from ..tensor import Tensor
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        return data.detach().requires_grad_(requires_grad)
