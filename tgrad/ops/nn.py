@@ -11,6 +11,7 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import loss as KL
+from ..kernels import norm as KN
 from ..kernels import softmax as KS
 from ..tensor import _wrap_dim, empty
 from . import Op
@@ -459,3 +460,105 @@ for _name, _node in _LOSS_NODES.items():
            inputs=("grad_output", "self", "target", "weight", "pos_weight"),
            save=("grad_output", "self", "target", "weight", "pos_weight")),
     ]
+
+
+# ------------------------------------------------------------------ layer_norm
+def _contig(t):
+    return t if t.is_contiguous() else KE.copy(t, empty(t.shape, t.dtype, t.device))
+
+
+def _ln_rows(input, normalized_shape):
+    ns = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)
+    nd = len(ns)
+    if nd == 0 or input.dim() < nd or tuple(input.shape[input.dim() - nd:]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}")
+    K = 1
+    for s in ns:
+        K *= s
+    return (input.numel() // K if K else 0), K, nd
+
+
+def layer_norm_forward(input, weight=None, bias=None, *, normalized_shape, eps=1e-5):
+    _float_check(input, "LayerNormKernelImpl")
+    M, K, nd = _ln_rows(input, normalized_shape)
+    for t in (weight, bias):
+        if t is not None and tuple(t.shape) != tuple(input.shape[input.dim() - nd:]):
+            raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(input.shape[input.dim() - nd:])}")
+    y = empty(input.shape, input.dtype, input.device)
+    return KN.layer_norm(_contig(input), _opt_contig(weight), _opt_contig(bias), y, M, K, eps)
+
+
+def _opt_contig(t):
+    return None if t is None else _contig(t)
+
+
+def _ln_dims(x, normalized_shape):
+    nd = len(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else 1
+    return tuple(range(x.dim() - nd)), tuple(range(x.dim() - nd, x.dim()))
+
+
+def layer_norm_backward_rule(ctx, grad):
+    x, w = ctx.saved["input"], ctx.saved.get("weight")
+    ns, eps = ctx.attrs["normalized_shape"], ctx.attrs.get("eps", 1e-5)
+    batch, _ = _ln_dims(x, ns)
+    needs = ctx.needs_input_grad
+    gx = _call("layer_norm_backward", grad, x, w, normalized_shape=ns, eps=eps) if needs[0] else None
+    gw = gb = None
+    if needs[1]:
+        xh = _call("layer_norm", x, None, None, normalized_shape=ns, eps=eps)
+        gw = (grad * xh).sum(batch) if batch else grad * xh
+    if needs[2]:
+        gb = grad.sum(batch) if batch else grad
+    return gx, gw, gb
+
+
+def layer_norm_backward_forward(grad_output, input, weight=None, *, normalized_shape, eps=1e-5):
+    M, K, _ = _ln_rows(input, normalized_shape)
+    dx = empty(input.shape, input.dtype, input.device)
+    return KN.layer_norm_backward(_contig(grad_output), _contig(input), _opt_contig(weight), dx, M, K, eps)
+
+
+def layer_norm_double_backward(ctx, gg):
+    """dx = r (h - a - xh b) with h = g w, a = mean(h), b = mean(h xh) over each row; gg the incoming grad.
+
+    d/dh = layer_norm_backward(gg) (the normalization's Jacobian is symmetric);
+    d/dx = r^2/K [-K b gg + b G1 - G2 (h - a) + xh (2 b G2 - G3)],
+    G1 = sum gg, G2 = sum gg xh, G3 = sum gg (h - a - xh b).
+    """
+    g, x, w = ctx.saved["grad_output"], ctx.saved["input"], ctx.saved.get("weight")
+    ns, eps = ctx.attrs["normalized_shape"], ctx.attrs.get("eps", 1e-5)
+    batch, dims = _ln_dims(x, ns)
+    needs = ctx.needs_input_grad
+    gg_g = gg_x = gg_w = None
+    if needs[0] or needs[2]:
+        jh = _call("layer_norm_backward", gg, x, None, normalized_shape=ns, eps=eps)
+        if needs[0]:
+            gg_g = jh * w if w is not None else jh
+        if needs[2]:
+            gg_w = (jh * g).sum(batch) if batch else jh * g
+    if needs[1]:
+        K = 1
+        for d in dims:
+            K *= x.shape[d]
+        h = g * w if w is not None else g
+        xh = _call("layer_norm", x, None, None, normalized_shape=ns, eps=eps)
+        c = x - x.mean(dims, keepdim=True)
+        r2 = ((c * c).mean(dims, keepdim=True) + eps).pow(-1.0)
+        a = h.mean(dims, keepdim=True)
+        b = (h * xh).mean(dims, keepdim=True)
+        G1 = gg.sum(dims, keepdim=True)
+        G2 = (gg * xh).sum(dims, keepdim=True)
+        G3 = (gg * (h - a - xh * b)).sum(dims, keepdim=True)
+        gg_x = (r2 / K) * (gg * b * (-K) + b * G1 - G2 * (h - a) + xh * (b * G2 * 2 - G3))
+    return gg_g, gg_x, gg_w
+
+
+ENTRIES += [
+    Op("layer_norm", layer_norm_forward, layer_norm_backward_rule, "NativeLayerNormBackward0",
+       inputs=("input", "weight", "bias"), save=("input", "weight")),
+    Op("layer_norm_backward", layer_norm_backward_forward, layer_norm_double_backward,
+       "NativeLayerNormBackwardBackward0", inputs=("grad_output", "input", "weight"),
+       save=("grad_output", "input", "weight")),
+]
