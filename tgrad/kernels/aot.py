@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
 from . import _triton as T
 
 ARCHS = (80, 90)
@@ -111,13 +113,14 @@ def _cval(v):
 
 # ------------------------------------------------------------------ workload
 def record(workload=None):
-    """Run ``workload()`` (default: ``default_workload``) recording launches; returns the distinct Specs.
+    """Run ``workload()`` (default: ``default_workload``) recording launches.
 
-    Second value: list of (label, exception) for workload items that raised.
+    Returns the distinct Specs and what the workload returned (for the
+    default one: [(label, exception)] of the items that raised).
     """
     T.RECORD, T.FORCE_GPU_BLOCKS = [], True
     try:
-        errors = (workload or default_workload)()
+        result = (workload or default_workload)()
         rec = T.RECORD
     finally:
         T.RECORD, T.FORCE_GPU_BLOCKS = None, False
@@ -125,23 +128,17 @@ def record(workload=None):
     for kernel, sig, cexpr, attrs in rec:
         s = Spec(kernel, sig, cexpr, attrs)
         specs.setdefault(s.key(), s)
-    return sorted(specs.values(), key=_order), errors
+    return sorted(specs.values(), key=_order), result
 
 
 def default_workload(device="cpu"):
-    """Basics (casts, fill, random), then the op database; returns [(label, exception)] of failures."""
+    """Basics (casts, fill, random, every layout), then the op database; returns [(label, exception)]."""
+    from ..testing.opinfo_db import OP_DB
     errors = []
     _basics(device, errors)
-    try:
-        from ..testing.opinfo_db import OP_DB
-    except ImportError:
-        OP_DB = None
-    if OP_DB is None:
-        _fallback_ops(device, errors)
-    else:
-        for o in OP_DB:
-            for dt in o.dtypes:
-                _try(errors, f"{o.name} {dt.name}", _opinfo_run, o, dt, device)
+    for o in OP_DB:
+        for dt in o.dtypes:
+            _try(errors, f"{o.name} {dt.name}", _opinfo_run, o, dt, device)
     return errors
 
 
@@ -165,31 +162,13 @@ def _basics(device, errors):
                                                    tgrad.randn(7, dtype=dt, device=device)))
     for dt in D.ALL[1:6]:
         _try(errors, f"randint {dt.name}", lambda: tgrad.randint(0, 5, (7,), dtype=dt, device=device))
-
-
-def _fallback_ops(device, errors):
-    """Without the op database: the element-wise ops and reductions, forward and backward."""
-    import tgrad
-    from .. import dtypes as D
-
-    def run(dt):
-        rg = dt.is_floating_point
-        x = tgrad.ones(3, 4, dtype=dt, device=device, requires_grad=rg)
-        y = tgrad.ones(4, dtype=dt, device=device, requires_grad=rg)
-        outs = [x + y, x - y, x * y, -x, x * 2, x.t() + 1]
-        if rg:
-            outs += [x / y, x.exp(), x ** 2, x ** 2.5, x.sum(), x.mean(dim=1)]
-        if rg:
-            sum(o.sum() for o in outs).backward()
-
-    for dt in D.FLOATING + (D.int64, D.int32):
-        _try(errors, f"ops {dt.name}", run, dt)
+    for nd in range(2, 7):      # views none of whose dims merge: every addressing branch (X_ND = nd)
+        v = tgrad.ones(*range(2, 2 + nd), device=device).permute(*reversed(range(nd)))
+        _try(errors, f"layout {nd} dims", lambda: (v.contiguous(), v + v.contiguous()))
 
 
 def _opinfo_run(o, dt, device):
     """Forward, backward (and double backward when ``o.gradgrad``) of every sample, contiguous and not."""
-    import numpy as np
-
     import tgrad
     from ..testing.opinfo import to_tensor
     grad = o.grad and dt.is_floating_point

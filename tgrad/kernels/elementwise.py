@@ -206,7 +206,7 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute):
     for k, (st, nd) in enumerate(per):
         args += st
         nds[k] = nd
-    block = elementwise_block(n, dev)
+    block = elementwise_block(n, dev, max(nds.values()))
     names = ["X_ND", "Y_ND", "Z_ND"][:len(inputs)] + ["O_ND"]
     cexpr = {"FN": fn, "COMPUTE": compute, "BLOCK": block}
     for k, name in enumerate(names):
@@ -246,7 +246,7 @@ def fill(out, value):
     dev = out.device.type
     sizes, per = G.launch_geometry(out.shape, [list(out.stride())])
     st, nd = per[0]
-    block = elementwise_block(n, dev)
+    block = elementwise_block(n, dev, nd)
     if out.dtype.is_floating_point:
         value = float(value)
     else:
