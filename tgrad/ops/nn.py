@@ -11,6 +11,7 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import loss as KL
+from ..kernels import nn as KN2
 from ..kernels import norm as KN
 from ..kernels import softmax as KS
 from ..tensor import _wrap_dim, empty
@@ -561,4 +562,168 @@ ENTRIES += [
     Op("layer_norm_backward", layer_norm_backward_forward, layer_norm_double_backward,
        "NativeLayerNormBackwardBackward0", inputs=("grad_output", "input", "weight"),
        save=("grad_output", "input", "weight")),
+]
+
+
+# ------------------------------------------------------------------ dropout
+def dropout_forward(input, *, p=0.5, training=True, inplace=False):
+    """(output, mask): output = input * mask / (1 - p), mask[i] = U(seed, offset + i) >= p (Philox).
+
+    The mask is the second (non-differentiable) output, as in PyTorch's ``native_dropout``.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _float_check(input, "bernoulli_scalar_cpu_")
+    mask = empty(input.shape, D.bool_, input.device)
+    y = empty(input.shape, input.dtype, input.device)
+    if not training or p == 0:
+        KE.fill(mask, 1)
+        return KE.copy(input, y), mask
+    from ..random import default_generator
+    seed, offset = default_generator._take(input.numel())
+    return KN2.dropout(_contig(input), y, mask, p, seed, offset)
+
+
+def dropout_backward(ctx, grad, _mask_grad=None):
+    p = ctx.attrs.get("p", 0.5)
+    if not ctx.attrs.get("training", True) or p == 0:
+        return (grad,)
+    scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
+    return (grad * ctx.saved["result1"] * scale,)
+
+
+# ------------------------------------------------------------------ embedding
+def _check_indices(indices, num):
+    if indices.dtype not in (D.int64, D.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {indices.type()} instead (while checking arguments for "
+                           "embedding)")
+    if indices.numel():
+        v = indices._host_copy()
+        if v.min() < 0 or v.max() >= num:
+            raise IndexError("index out of range in self")
+
+
+def _padding(padding_idx, num):
+    if padding_idx is None:
+        return -1 - num     # never matches a valid index
+    if not -num <= padding_idx < num:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx % num
+
+
+def embedding_forward(weight, indices, *, padding_idx=None, max_norm=None, scale_grad_by_freq=False,
+                      sparse=False):
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    _padding(padding_idx, weight.shape[0])
+    _check_indices(indices, weight.shape[0])
+    n, Dm = indices.numel(), weight.shape[1]
+    out = empty(tuple(indices.shape) + (Dm,), weight.dtype, weight.device)
+    return KN2.embedding(weight, _contig(indices), out, n, Dm)
+
+
+def embedding_backward_rule(ctx, grad):
+    w_meta, idx = ctx.input_meta[0], ctx.saved["indices"]
+    return (_call("embedding_backward", grad, idx, num_weights=w_meta.shape[0],
+                  padding_idx=ctx.attrs.get("padding_idx")), None)
+
+
+def embedding_backward_forward(grad_output, indices, *, num_weights, padding_idx=None):
+    """Dense gradient of the embedding table: rows of grad scattered (summed) by index."""
+    Dm = grad_output.shape[-1]
+    acc_dt = D.float64 if grad_output.dtype is D.float64 else D.float32
+    acc = KE.fill(empty((num_weights, Dm), acc_dt, grad_output.device), 0)
+    KN2.embedding_backward(_contig(grad_output), _contig(indices), acc, indices.numel(), Dm,
+                           _padding(padding_idx, num_weights))
+    if acc_dt is grad_output.dtype:
+        return acc
+    return KE.copy(acc, empty(acc.shape, grad_output.dtype, grad_output.device))
+
+
+def embedding_double_backward(ctx, gg):
+    """d/dgrad: gather gg's rows by index (rows at padding_idx got no gradient, so theirs is 0)."""
+    idx = ctx.saved["indices"]
+    pad = ctx.attrs.get("padding_idx")
+    if pad is not None:
+        from ..creation import ones
+        keep = ones((gg.shape[0], 1), dtype=gg.dtype, device=gg.device)
+        keep[pad] = 0
+        gg = gg * keep
+    return _call("embedding", gg, idx, padding_idx=pad), None
+
+
+# ------------------------------------------------------------------ one_hot
+def one_hot_forward(self, *, num_classes=-1):
+    if self.dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    v = self._host_copy()
+    if num_classes == -1:
+        if v.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(v.max()) + 1
+    if v.size and v.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if v.size and v.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = empty(tuple(self.shape) + (num_classes,), D.int64, self.device)
+    return KN2.one_hot(_contig(self), out, num_classes)
+
+
+# ------------------------------------------------------------------ pad (constant)
+def pad_forward(input, *, pad, mode="constant", value=None):
+    """Constant padding; pad = (left_last, right_last, left_prev, right_prev, ...); negative pads crop."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (only 'constant')")
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.dim()}")
+    shape = list(input.shape)
+    src, dst = [slice(None)] * input.dim(), [slice(None)] * input.dim()
+    for i in range(len(pad) // 2):
+        d = input.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        n = shape[d] + lo + hi
+        if n < 0:
+            raise RuntimeError(f"The input size {shape[d]}, plus negative padding {lo} and {hi} resulted in a "
+                               f"negative output size, which is invalid. Check dimension {d} of your input.")
+        src[d] = slice(max(-lo, 0), shape[d] - max(-hi, 0))
+        dst[d] = slice(max(lo, 0), n - max(hi, 0))
+        shape[d] = n
+    out = empty(shape, input.dtype, input.device)
+    KE.fill(out, 0 if value is None else value)
+    s, o = _region(input, src), _region(out, dst)
+    if s.numel():
+        KE.copy(s, o)
+    return out
+
+
+def _region(t, slices):
+    """A view of t restricted to the given per-dim slices (steps of 1)."""
+    off, shape = t._offset, []
+    for d, sl in enumerate(slices):
+        start, stop, _ = sl.indices(t.shape[d])
+        off += start * t.stride()[d]
+        shape.append(max(stop - start, 0))
+    return t._view_of(shape, t.stride(), off)
+
+
+def pad_backward(ctx, grad):
+    return (_call("pad", grad, pad=[-p for p in ctx.attrs["pad"]]),)
+
+
+ENTRIES += [
+    Op("dropout", dropout_forward, dropout_backward, "MulBackward0", inputs=("input",), save=("result1",),
+       outputs=2, nondiff_outputs=(1,)),
+    Op("embedding", embedding_forward, embedding_backward_rule, "EmbeddingBackward0",
+       inputs=("weight", "indices"), save=("indices",)),
+    Op("embedding_backward", embedding_backward_forward, embedding_double_backward, "EmbeddingBackwardBackward0",
+       inputs=("grad_output", "indices"), save=("indices",)),
+    Op("one_hot", one_hot_forward, None, None, inputs=("self",)),
+    Op("pad", pad_forward, pad_backward, "ConstantPadNdBackward0", inputs=("input",)),
 ]
