@@ -30,6 +30,12 @@ def _c(name, *args, **kw):
     return dispatch.call(name, *args, **kw)
 
 
+# C++ type names PyTorch prints in dtype errors.
+_CPP = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+        "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+        "bool": "bool"}
+
+
 def _scalar_name(dt):
     return D.TENSOR_TYPE_NAMES[dt][:-len("Tensor")]
 
@@ -44,8 +50,8 @@ def _check_float(name, *ts):
 
 def _mm_dtype_check(a, b):
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {D._CPP_NAMES[a.dtype.name]} != "
-                           f"{D._CPP_NAMES[b.dtype.name]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP[a.dtype.name]} != "
+                           f"{_CPP[b.dtype.name]}")
     _check_float("mm", a)
 
 
@@ -211,8 +217,8 @@ def addmm_backward(ctx, grad):
 def baddbmm_forward(self, batch1, batch2, *, beta=1, alpha=1):
     B, M, N = _bmm_check(batch1, batch2)
     if not (self.dtype is batch1.dtype is batch2.dtype):
-        raise RuntimeError(f"Input dtypes must be the same, got: input {D._CPP_NAMES[self.dtype.name]}, batch1: "
-                           f"{D._CPP_NAMES[batch1.dtype.name]}, batch2: {D._CPP_NAMES[batch2.dtype.name]}")
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_CPP[self.dtype.name]}, batch1: "
+                           f"{_CPP[batch1.dtype.name]}, batch2: {_CPP[batch2.dtype.name]}")
     _check_float("baddbmm", self)
     c = expand_forward(self, size=(B, M, N))
     return KM.matmul(batch1, batch2, empty((B, M, N), self.dtype, self.device), c=c, alpha=alpha, beta=beta)

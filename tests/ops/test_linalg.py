@@ -1,0 +1,226 @@
+"""Linear algebra beyond the OpInfos: PyTorch's errors, grad_fn structure of matmul, the fused linear
+(values per activation, one forward launch, two backward launches, fused bias gradient), strided operands
+without copies, the tf32 switch, and random shapes/transposes against numpy."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tgrad
+import tgrad.nn.functional as F
+from tgrad.autograd import dispatch
+from tgrad.kernels import _triton as T
+
+r = tgrad.randn
+
+
+def _d(*s):
+    return tgrad.randn(*s, dtype=tgrad.float64)
+
+
+ERRORS = [
+    (lambda: tgrad.mm(r(2, 3), r(4, 5)), "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"),
+    (lambda: r(2, 3) @ r(4, 5), "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"),
+    (lambda: r(4) @ r(3, 5), "mat1 and mat2 shapes cannot be multiplied (1x4 and 3x5)"),
+    (lambda: r(()) @ r(2, 2), "both arguments to matmul need to be at least 1D, but they are 0D and 2D"),
+    (lambda: r(2, 2) @ r(()), "both arguments to matmul need to be at least 1D, but they are 2D and 0D"),
+    (lambda: tgrad.mm(r(2, 3), _d(3, 5)), "expected m1 and m2 to have the same dtype, but got: float != double"),
+    (lambda: r(5, 2, 3) @ _d(3, 5), "expected m1 and m2 to have the same dtype, but got: float != double"),
+    (lambda: r(5, 2, 3) @ _d(5, 3, 5), "expected scalar type Float but found Double"),
+    (lambda: tgrad.mm(r(2, 3).half(), r(3, 5)),
+     "expected m1 and m2 to have the same dtype, but got: c10::Half != float"),
+    (lambda: tgrad.dot(r(3), r(4)), "inconsistent tensor size, expected tensor [3] and src [4] to have the same "
+                                    "number of elements, but got 3 and 4 elements respectively"),
+    (lambda: r(3) @ r(4), "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of "
+                          "elements, but got 3 and 4 elements respectively"),
+    (lambda: tgrad.dot(r(2, 3), r(3)), "1D tensors expected, but got 2D and 1D tensors"),
+    (lambda: tgrad.dot(r(3), _d(3)), "dot : expected both vectors to have same dtype, but found Float and Double"),
+    (lambda: tgrad.mv(r(2, 3), r(4)), "size mismatch, got input (2), mat (2x3), vec (4)"),
+    (lambda: r(2, 4) @ r(3), "size mismatch, got input (2), mat (2x4), vec (3)"),
+    (lambda: r(2, 2, 4) @ r(3), "size mismatch, got input (4), mat (4x4), vec (3)"),
+    (lambda: tgrad.mv(r(2, 3, 3), r(3)), "vector + matrix @ vector expected, got 1, 3, 1"),
+    (lambda: tgrad.mm(r(2, 3), r(3)), "mat2 must be a matrix"),
+    (lambda: tgrad.bmm(r(2, 2, 3), r(3, 5)), "batch2 must be a 3D tensor"),
+    (lambda: tgrad.bmm(r(2, 3), r(3, 5)), "batch1 must be a 3D tensor"),
+    (lambda: tgrad.bmm(r(2, 2, 3), r(2, 4, 5)),
+     "Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]."),
+    (lambda: r(5, 2, 3) @ r(5, 4, 5),
+     "Expected size for first two dimensions of batch2 tensor to be: [5, 3] but got: [5, 4]."),
+    (lambda: r(4) @ r(2, 3, 5), "Expected size for first two dimensions of batch2 tensor to be: [2, 4] but got: [2, 3]."),
+    (lambda: r(5, 2, 3) @ r(4, 3, 5),
+     "The size of tensor a (5) must match the size of tensor b (4) at non-singleton dimension 0"),
+    (lambda: tgrad.addmm(r(5, 5), r(2, 3), r(3, 5)), "The expanded size of the tensor (2) must match the existing "
+     "size (5) at non-singleton dimension 0.  Target sizes: [2, 5].  Tensor sizes: [5, 5]"),
+    (lambda: tgrad.addmm(_d(5), r(2, 3), r(3, 5)), "self and mat2 must have the same dtype, but got Double and Float"),
+    (lambda: tgrad.baddbmm(r(3, 2, 5), r(2, 2, 3), r(2, 3, 5)), "The expanded size of the tensor (2) must match the "
+     "existing size (3) at non-singleton dimension 0.  Target sizes: [2, 2, 5].  Tensor sizes: [3, 2, 5]"),
+    (lambda: tgrad.baddbmm(_d(2, 2, 5), r(2, 2, 3), r(2, 3, 5)),
+     "Input dtypes must be the same, got: input double, batch1: float, batch2: float"),
+    (lambda: tgrad.outer(r(2, 3), r(3)), "outer: Expected 1-D argument self, but got 2-D"),
+    (lambda: F.linear(r(2, 3), r(4, 5)), "mat1 and mat2 shapes cannot be multiplied (2x3 and 5x4)"),
+    (lambda: F.linear(r(2, 3), r(4, 3), r(5)), "The expanded size of the tensor (4) must match the existing size (5) "
+     "at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [5]"),
+    (lambda: F.linear(r(2, 3), _d(4, 3)), "expected m1 and m2 to have the same dtype, but got: float != double"),
+    (lambda: F.linear(r(2, 3), r(4, 3), _d(4)), "self and mat2 must have the same dtype, but got Double and Float"),
+    (lambda: F.linear(r(()), r(4, 3)), "both arguments to linear need to be at least 1D, but they are 0D and 2D"),
+    (lambda: F.linear(r(2, 3), r(2, 4, 3)), "t() expects a tensor with <= 2 dimensions, but self is 3D"),
+]
+
+
+@pytest.mark.parametrize("fn,msg", ERRORS, ids=[m[:40] for _, m in ERRORS])
+def test_errors_use_pytorch_wording(fn, msg):
+    with pytest.raises(RuntimeError) as e:
+        fn()
+    assert str(e.value) == msg
+
+
+def test_integer_matmul_is_refused_before_launch():
+    T.COUNTER.enabled, T.COUNTER.counts = True, type(T.COUNTER.counts)()
+    try:
+        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+            tgrad.ones(2, 2, dtype=tgrad.int64) @ tgrad.ones(2, 2, dtype=tgrad.int64)
+        assert T.COUNTER.counts["matmul_kernel"] == 0
+    finally:
+        T.COUNTER.enabled = False
+
+
+def _names(t):
+    """grad_fn name, then the first non-leaf input's, down the chain."""
+    out, f = [], t.grad_fn
+    while f is not None:
+        out.append(type(f).__name__)
+        nxt = [n for n, _ in f.next_functions if n is not None and type(n).__name__ != "AccumulateGrad"]
+        f = nxt[0] if nxt else None
+    return out
+
+
+@pytest.mark.parametrize("sa,sb,names", [
+    ((3,), (3,), ["DotBackward0"]),
+    ((2, 3), (3,), ["MvBackward0"]),
+    ((2, 3), (3, 4), ["MmBackward0"]),
+    ((5, 2, 3), (3, 4), ["UnsafeViewBackward0", "MmBackward0", "ViewBackward0"]),
+    ((5, 2, 3), (3,), ["UnsafeViewBackward0", "MvBackward0", "ViewBackward0"]),
+    ((5, 2, 3), (1, 3, 4), ["UnsafeViewBackward0", "MmBackward0", "ViewBackward0"]),
+    ((5, 2, 3), (5, 3, 4), ["UnsafeViewBackward0", "BmmBackward0", "ViewBackward0", "ExpandBackward0"]),
+    ((4, 5, 2, 3), (4, 5, 3, 4), ["UnsafeViewBackward0", "BmmBackward0", "ViewBackward0", "ExpandBackward0"]),
+])
+def test_matmul_grad_fn_chain_as_pytorch(sa, sb, names):
+    a = tgrad.randn(*sa, requires_grad=True)
+    assert _names(a @ tgrad.randn(*sb)) == names
+
+
+def test_grad_fn_saved_tensors():
+    a, b = tgrad.randn(2, 3, requires_grad=True), tgrad.randn(3, 4)
+    fn = a.mm(b).grad_fn
+    assert fn._saved_self is a and fn._saved_mat2 is b
+    fn = tgrad.addmm(tgrad.randn(4), a, b, beta=0.5, alpha=2).grad_fn
+    assert type(fn).__name__ == "AddmmBackward0" and fn._saved_mat1 is a and fn._saved_alpha == 2
+
+
+ACTS = {None: lambda z: z, "relu": lambda z: np.maximum(z, 0), "tanh": np.tanh,
+        "sigmoid": lambda z: 1 / (1 + np.exp(-z)),
+        "gelu": lambda z: 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))}
+DACTS = {None: lambda z: np.ones_like(z), "relu": lambda z: (z > 0) * 1.0, "tanh": lambda z: 1 - np.tanh(z) ** 2,
+         "sigmoid": lambda z: ACTS["sigmoid"](z) * (1 - ACTS["sigmoid"](z)),
+         "gelu": lambda z: 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2))) + z * np.exp(-z * z / 2)
+         / math.sqrt(2 * math.pi)}
+
+
+@pytest.fixture
+def launches():
+    T.COUNTER.enabled, T.COUNTER.counts = True, type(T.COUNTER.counts)()
+    yield T.COUNTER.counts
+    T.COUNTER.enabled = False
+
+
+@pytest.mark.parametrize("act", list(ACTS))
+@pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.float64])
+def test_linear_activation_values_grads_and_launches(act, dtype, launches):
+    rng = np.random.default_rng(1)
+    xn, wn, bn = rng.uniform(-1, 1, (2, 7, 33)), rng.uniform(-1, 1, (5, 33)), rng.uniform(-1, 1, 5)
+    x, w, b = (tgrad.tensor(a, dtype=dtype, requires_grad=True) for a in (xn, wn, bn))
+    gn = rng.uniform(-1, 1, (2, 7, 5))
+    launches.clear()
+    y = dispatch.call("linear", x, w, b, activation=act)
+    assert sum(launches.values()) == 1 and launches["matmul_kernel"] == 1
+    assert type(y.grad_fn).__name__ == "AddmmBackward0"
+    z = xn @ wn.T + bn
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype is tgrad.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy(), ACTS[act](z), **tol)
+    launches.clear()
+    y.backward(tgrad.tensor(gn, dtype=dtype))
+    # dX and dW (+ db fused): two launches, act' applied inside them (no element-wise launch); gelu recomputes z.
+    # (Other launches here are the engine's gradient accumulation into the leaves' .grad.)
+    assert launches["matmul_kernel"] == (3 if act == "gelu" else 2)
+    assert launches["binary_kernel"] == 0 and launches["reduce_rows_kernel"] == 0
+    gz = gn * DACTS[act](z)
+    np.testing.assert_allclose(x.grad.numpy(), gz @ wn, **tol)
+    np.testing.assert_allclose(w.grad.numpy(), gz.reshape(-1, 5).T @ xn.reshape(-1, 33), **tol)
+    np.testing.assert_allclose(b.grad.numpy(), gz.sum(axis=(0, 1)), **tol)
+
+
+def test_linear_without_bias_and_module_call():
+    x, w = tgrad.randn(4, 3, requires_grad=True), tgrad.randn(2, 3, requires_grad=True)
+    y = F.linear(x, w)
+    np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy() @ w.detach().numpy().T, rtol=1e-6, atol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 2)).T @ x.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_transposed_operands_need_no_copy(launches):
+    a, b = tgrad.randn(33, 7), tgrad.randn(5, 33)
+    launches.clear()
+    out = a.t() @ b.t()
+    assert dict(launches) == {"matmul_kernel": 1}
+    np.testing.assert_allclose(out.numpy(), a.numpy().T @ b.numpy().T, rtol=1e-5, atol=1e-5)
+
+
+def test_broadcast_batch_by_stride_zero(launches):
+    a, b = tgrad.randn(4, 3, 5), tgrad.randn(1, 5, 2)
+    launches.clear()
+    out = tgrad.bmm(a, b.expand(4, 5, 2))
+    assert dict(launches) == {"matmul_kernel": 1}
+    np.testing.assert_allclose(out.numpy(), a.numpy() @ b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_addmm_beta_zero_ignores_nan_input():
+    out = tgrad.addmm(tgrad.full((5,), float("nan")), tgrad.ones(2, 3), tgrad.ones(3, 5), beta=0)
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 5), 3.0))
+
+
+def test_zero_size_k_gives_zeros_and_beta_input():
+    out = tgrad.addmm(tgrad.ones(2, 3), tgrad.randn(2, 0), tgrad.randn(0, 3), beta=2)
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 3), 2.0))
+
+
+def test_allow_tf32_switch_reaches_the_kernel():
+    rec = []
+    T.RECORD = rec
+    try:
+        a = tgrad.randn(4, 4)
+        a @ a
+        tgrad.backends.cuda.matmul.allow_tf32 = True
+        a @ a
+        a.double() @ a.double()
+    finally:
+        T.RECORD = None
+        tgrad.backends.cuda.matmul.allow_tf32 = False
+    precs = [c["PRECISION"] for k, _, c, _ in rec if k.__name__ == "matmul_kernel"]
+    assert precs == ["ieee", "tf32", "ieee"]
+
+
+@settings(max_examples=20, deadline=None)
+@given(m=st.integers(1, 40), k=st.integers(1, 40), n=st.integers(1, 40), batch=st.sampled_from([(), (1,), (3,), (2, 1)]),
+       ta=st.booleans(), tb=st.booleans(), seed=st.integers(0, 2**16))
+def test_random_shapes_and_transposes_match_numpy(m, k, n, batch, ta, tb, seed):
+    rng = np.random.default_rng(seed)
+    an = rng.uniform(-1, 1, batch + ((k, m) if ta else (m, k)))
+    bn = rng.uniform(-1, 1, ((n, k) if tb else (k, n)))
+    a, b = tgrad.tensor(an), tgrad.tensor(bn)
+    a = a.transpose(-1, -2) if ta else a
+    b = b.t() if tb else b
+    an = np.swapaxes(an, -1, -2) if ta else an
+    bn = bn.T if tb else bn
+    np.testing.assert_allclose((a @ b).numpy(), an @ bn, rtol=1e-5, atol=1e-5)

@@ -1,0 +1,45 @@
+"""The matmul kernel compiled ahead of time with GPU tiles: fp16/bf16 reach the tensor cores
+(``mma`` on sm_80, ``wgmma`` on sm_90); fp32 is exact (no mma) unless tf32 is allowed. No GPU needed."""
+import pytest
+import triton.language as tl
+
+from tgrad.kernels import matmul as KM
+from tgrad.kernels._triton import compile_aot
+
+
+def _spec(ptr, precision="ieee", act=0, dact=0, rowsum=False):
+    sig = {}
+    for p in KM.matmul_kernel.params:
+        if p.is_constexpr:
+            sig[p.name] = "constexpr"
+        elif p.name.endswith("_ptr"):
+            sig[p.name] = ptr
+        elif p.name in ("alpha", "beta"):
+            sig[p.name] = "fp32"
+        else:
+            sig[p.name] = "i32"
+    bm, bn, bk = KM.tiles(512, 512, 512, "cuda")
+    cexpr = {"HAS_C": True, "ACT": act, "DACT": dact, "ROWSUM": rowsum, "ACC": tl.float32, "UPCAST": False,
+             "PRECISION": precision, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
+    return sig, cexpr
+
+
+@pytest.mark.parametrize("ptr", ["*fp16", "*bf16"])
+@pytest.mark.parametrize("arch,instr", [(80, "mma"), (90, "wgmma")])
+def test_half_precision_matmul_uses_tensor_cores(ptr, arch, instr):
+    sig, cexpr = _spec(ptr)
+    ptx = compile_aot(KM.matmul_kernel, sig, cexpr, arch).asm["ptx"]
+    assert instr in ptx
+
+
+@pytest.mark.parametrize("ptr", ["*fp16", "*bf16"])
+def test_fused_linear_backward_kernel_uses_tensor_cores(ptr):
+    sig, cexpr = _spec(ptr, dact=KM.ACTIVATIONS["gelu"], rowsum=True)
+    assert "mma" in compile_aot(KM.matmul_kernel, sig, cexpr, 80).asm["ptx"]
+
+
+def test_fp32_is_exact_by_default_and_tf32_on_request():
+    sig, cexpr = _spec("*fp32")
+    assert "mma" not in compile_aot(KM.matmul_kernel, sig, cexpr, 80).asm["ptx"]
+    sig, cexpr = _spec("*fp32", precision="tf32")
+    assert "mma" in compile_aot(KM.matmul_kernel, sig, cexpr, 80).asm["ptx"]
