@@ -203,7 +203,8 @@ def _loss_rows(logits):
         out = empty(shape, input.dtype, input.device)
         if geom[0] == 0:
             return KE.fill(out, float("nan") if red == KL.MEAN else 0.0)
-        return KL.cross_entropy(xs, ts, weight, out, geom, st, ignore_index, label_smoothing, red, logits, prob)
+        return KL.cross_entropy(xs, ts, _opt_contig(weight), out, geom, st, ignore_index, label_smoothing, red,
+                                logits, prob)
     return forward
 
 
@@ -228,7 +229,7 @@ def _loss_rows_backward(logits):
         rs = empty((M,), input.dtype, input.device)
         if M == 0 or C == 0:
             return KE.fill(dx, 0), rs
-        return KL.cross_entropy_backward(g, gst, xs, ts, weight, dx, rs, geom, st, ignore_index, label_smoothing,
+        return KL.cross_entropy_backward(g, gst, xs, ts, _opt_contig(weight), dx, rs, geom, st, ignore_index, label_smoothing,
                                          KL.REDUCTIONS[reduction], logits, prob)
     return forward
 
