@@ -22,7 +22,7 @@ def row_offsets(rows, INNER, s_o, s_i):
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i,
                    LOG: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
-    """y[m, k] = exp(x[m, k] - lse[m]) (LOG: x[m, k] - lse[m]); lse[m] = log sum_k exp(x[m, k])."""
+    """y[m, k] = exp(x[m, k] - mx[m]) / s[m] (LOG: x[m, k] - mx[m] - log s[m]); s[m] = sum_k exp(x[m, k] - mx[m])."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
@@ -38,13 +38,13 @@ def softmax_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i
         s = s * tl.exp(mx - safe) + tl.sum(tl.exp(x - safe[:, None]), axis=1)
         mx = new
     mx = tl.where(mx == float("-inf"), 0.0, mx)
-    lse = mx + tl.log(s)
+    log_s = tl.log(s)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
         x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
         if LOG:
-            y = x - lse[:, None]
+            y = (x - mx[:, None]) - log_s[:, None]   # not x - lse: keeps precision for large x
         else:
             y = tl.exp(x - mx[:, None]) / s[:, None]
         cast_store(y_ptr + yrow[:, None] + cols[None, :] * sy_k, y, m)

@@ -1,0 +1,174 @@
+"""NN functional ops: PyTorch's numbers and errors, launch counts, dropout's mask, embedding's checks."""
+import numpy as np
+import pytest
+
+import tgrad
+from tgrad.autograd import dispatch
+from tgrad.kernels._triton import COUNTER
+
+
+def call(name, *a, **k):
+    return dispatch.call(name, *a, **k)
+
+
+def T(a, device, dtype=None, requires_grad=False):
+    return tgrad.tensor(np.asarray(a), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def test_seed000_bce_with_logits_matches_pytorch(device):
+    """Seed 000's example with fixed w, b: values and gradients computed with PyTorch 2.13."""
+    x = tgrad.ones(5, device=device)
+    y = tgrad.zeros(3, device=device)
+    w = T([[0.5, -1.2, 0.3], [1.1, 0.4, -0.7], [-0.2, 0.9, 1.5], [0.8, -0.3, 0.2], [-1.0, 0.6, 0.1]], device,
+          tgrad.float32, requires_grad=True)
+    b = T([0.1, -0.2, 0.3], device, tgrad.float32, requires_grad=True)
+    z = (x.unsqueeze(0) * w.t()).sum(1) + b
+    loss = call("binary_cross_entropy_with_logits", z, y, None, None)
+    assert type(loss.grad_fn).__name__ == "BinaryCrossEntropyWithLogitsBackward0"
+    np.testing.assert_allclose(loss.item(), 1.4023112058639526, rtol=1e-6)
+    loss.backward()
+    g = [0.2619450092315674, 0.18327797949314117, 0.28184494376182556]
+    np.testing.assert_allclose(b.grad.numpy(), g, rtol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), np.tile(g, (5, 1)), rtol=1e-5)
+
+
+def test_cross_entropy_matches_pytorch(device):
+    x = T([[0.2, -1.0, 0.5], [1.5, 0.3, -0.4]], device, tgrad.float32, requires_grad=True)
+    t = T([2, 0], device)
+    loss = call("cross_entropy", x, t, None, label_smoothing=0.1)
+    assert type(loss.grad_fn).__name__ == "CrossEntropyLossBackward0"
+    # torch.nn.functional.cross_entropy(x, t, label_smoothing=0.1) and its gradient
+    np.testing.assert_allclose(loss.item(), 0.605189859867096, rtol=1e-6)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0.17193763, 0.04013986, -0.21207750], [-0.12202039, 0.08713880, 0.03488160]], atol=1e-6)
+
+
+def test_cross_entropy_one_launch_each_way(device):
+    rng = np.random.default_rng(0)
+    x = T(rng.normal(size=(64, 10)), device, tgrad.float32, requires_grad=True)
+    t = T(rng.integers(0, 10, 64), device)
+    w = T(rng.uniform(0.5, 2, 10), device, tgrad.float32)
+    for kw in [dict(), dict(reduction="none"), dict(reduction="sum", label_smoothing=0.1)]:
+        COUNTER.enabled = True
+        try:
+            COUNTER.counts.clear()
+            loss = call("cross_entropy", x, t, w, **kw)
+            assert sum(COUNTER.counts.values()) == 1, dict(COUNTER.counts)
+            go = tgrad.ones(loss.shape, device=device)
+            COUNTER.counts.clear()
+            (gx,) = tgrad.autograd.grad(loss, x, go)
+            assert dict(COUNTER.counts) == {"cross_entropy_backward_kernel": 1}
+        finally:
+            COUNTER.enabled = False
+        p = np.exp(x.detach().numpy() - x.detach().numpy().max(1, keepdims=True))
+        assert gx.shape == x.shape and np.isfinite(gx.numpy()).all() and p.shape == gx.shape
+
+
+@pytest.mark.parametrize("args,exc,msg", [
+    ((3, 5), IndexError, "Target 5 is out of bounds."),
+    ((3, -1), IndexError, "Target -1 is out of bounds."),
+])
+def test_cross_entropy_target_out_of_bounds(device, args, exc, msg):
+    x = T(np.zeros((3, 5)), device, tgrad.float32)
+    t = T([0, 1, args[1]], device)
+    with pytest.raises(exc, match=msg):
+        call("cross_entropy", x, t, None)
+    with pytest.raises(exc, match=msg):
+        call("nll_loss", x, t, None)
+
+
+def test_loss_shape_errors(device):
+    x = T(np.zeros((3, 5)), device, tgrad.float32)
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)\."):
+        call("cross_entropy", x, T([1, 0], device), None)
+    with pytest.raises(ValueError, match=r"Target size \(tgrad.Size\(\[5\]\)\) must be the same as input size "
+                                         r"\(tgrad.Size\(\[3, 5\]\)\)"):
+        call("binary_cross_entropy_with_logits", x, T(np.zeros(5), device, tgrad.float32), None, None)
+    with pytest.raises(ValueError, match=r"Using a target size \(tgrad.Size\(\[5\]\)\) that is different"):
+        call("binary_cross_entropy", x, T(np.zeros(5), device, tgrad.float32), None)
+    with pytest.warns(UserWarning, match=r"Using a target size \(tgrad.Size\(\[5\]\)\) that is different to the "
+                                         r"input size \(tgrad.Size\(\[3, 5\]\)\)"):
+        call("mse_loss", x, T(np.zeros(5), device, tgrad.float32))
+    with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+        call("mse_loss", x, x, reduction="bad")
+    with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 5 classes"):
+        call("cross_entropy", x, T([0, 1, 2], device), T(np.ones(2), device, tgrad.float32))
+
+
+def test_cross_entropy_all_ignored_is_nan(device):
+    x = T(np.zeros((2, 3)), device, tgrad.float32)
+    assert np.isnan(call("cross_entropy", x, T([-100, -100], device), None).item())
+
+
+def test_softmax_large_values_and_fp16(device):
+    x = T([[1000.0, 1000.0, -1000.0]], device, tgrad.float32)
+    np.testing.assert_allclose(call("softmax", x, dim=1).numpy(), [[0.5, 0.5, 0.0]])
+    np.testing.assert_allclose(call("log_softmax", x, dim=1).numpy(), [[-np.log(2), -np.log(2), -2000 - np.log(2)]],
+                               rtol=1e-6)
+    h = T([[1.0, 2.0, 3.0]], device, tgrad.float16)
+    y = call("softmax", h, dim=-1)
+    assert y.dtype is tgrad.float16
+    e = np.exp([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(y.numpy().astype(np.float64), [e / e.sum()], atol=1e-3)
+
+
+def test_dropout_mask_is_philox_and_seeded(device):
+    x = T(np.ones((50, 40)), device, tgrad.float32, requires_grad=True)
+    tgrad.manual_seed(123)
+    y, mask = call("dropout", x, p=0.25, training=True)
+    tgrad.manual_seed(123)
+    y2, mask2 = call("dropout", x, p=0.25, training=True)
+    m = mask.numpy()
+    assert (m == mask2.numpy()).all()
+    assert 0.7 < m.mean() < 0.8
+    np.testing.assert_allclose(y.detach().numpy(), m / 0.75, rtol=1e-6)
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+    (g,) = tgrad.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(g.numpy(), m / 0.75, rtol=1e-6)
+    y3, _ = call("dropout", x, p=0.25, training=True)
+    assert not (y3.detach().numpy() == y.detach().numpy()).all()   # the generator advanced
+    z, zm = call("dropout", x, p=1.0, training=True)
+    assert (z.detach().numpy() == 0).all() and not zm.numpy().any()
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        call("dropout", x, p=1.5, training=True)
+
+
+def test_embedding_errors_and_padding(device):
+    w = T(np.arange(12.0).reshape(4, 3), device, tgrad.float32, requires_grad=True)
+    before = w.detach().numpy().copy()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        call("embedding", w, T([0, 4], device))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        call("embedding", w, T([-1], device))
+    np.testing.assert_array_equal(w.detach().numpy(), before)
+    e = call("embedding", w, T([[1, 1], [3, 0]], device), padding_idx=1)
+    assert type(e.grad_fn).__name__ == "EmbeddingBackward0"
+    e.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 1])
+
+
+def test_one_hot_errors(device):
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+        call("one_hot", T([3], device), num_classes=2)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+        call("one_hot", T([-1], device), num_classes=2)
+    out = call("one_hot", T([1, 0, 4], device))
+    assert out.dtype is tgrad.int64 and out.shape == (3, 5)
+
+
+def test_pad_negative_crops_and_errors(device):
+    x = T(np.arange(12.0).reshape(3, 4), device, tgrad.float64, requires_grad=True)
+    y = call("pad", x, pad=(-1, 2, 1, -2), value=7.0)
+    want = np.pad(np.arange(12.0).reshape(3, 4)[:1, 1:], ((1, 0), (0, 2)), constant_values=7.0)
+    np.testing.assert_array_equal(y.detach().numpy(), want)
+    assert tgrad.autograd.gradcheck(lambda a: call("pad", a, pad=(-1, 2, 1, -2)), (x,))
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
+        call("pad", x, pad=(1,))
+    with pytest.raises(RuntimeError, match="Padding length should be less than or equal to two times"):
+        call("pad", x, pad=(1, 1, 1, 1, 1, 1))
+
+
+def test_layer_norm_shape_error(device):
+    x = T(np.zeros((2, 3)), device, tgrad.float32)
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\]"):
+        call("layer_norm", x, None, None, normalized_shape=(4,))
