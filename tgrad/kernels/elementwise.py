@@ -7,6 +7,7 @@ own strides (0 on broadcast dims, see ``_geometry``); values are computed in
 ``COMPUTE`` (fp32 for 16/32-bit floats, fp64 for doubles, int64 for integers)
 and cast on store (bf16 with round-to-nearest-even, exactly on both devices).
 """
+import numpy as np
 import triton
 import triton.language as tl
 
@@ -285,6 +286,19 @@ def exp_fn(x, p0, p1, p2):
     return tl.exp(x)
 
 
+# ------------------------------------------------------------------ parameters
+def split64(v):
+    """A Python float as (hi, lo) fp32 values with hi + lo ~= v to ~48 bits (kernel float args are fp32)."""
+    hi = float(np.float32(v))
+    return hi, float(np.float32(v - hi))
+
+
+@triton.jit
+def param_h(hi, lo, x):
+    """hi + lo computed in x's dtype: a float64-accurate parameter from two fp32 kernel arguments."""
+    return tl.full(x.shape, hi, x.dtype) + lo
+
+
 # ------------------------------------------------------------------ portable math helpers
 # No libdevice (it fails in the interpreter): tanh/log1p/expm1/atan from tl.exp/tl.log.
 @triton.jit
@@ -483,8 +497,8 @@ def clamp_fn(x, lo, hi, p2):
 
 
 @triton.jit
-def leaky_relu_fn(x, slope, p1, p2):
-    return tl.where(x > 0, x, x * slope)
+def leaky_relu_fn(x, s_hi, s_lo, p2):
+    return tl.where(x > 0, x, x * param_h(s_hi, s_lo, x))
 
 
 @triton.jit
@@ -761,9 +775,14 @@ def bitwise_xor_fn(x, y, p0, p1):
 
 
 @triton.jit
-def lerp_fn(x, y, w, p1):
+def lerp_h(x, y, w):
     """x + w (y - x), from the nearer end as PyTorch does (exact at w = 0 and w = 1)."""
     return tl.where(tl.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1.0 - w))
+
+
+@triton.jit
+def lerp_fn(x, y, w_hi, w_lo):
+    return lerp_h(x, y, param_h(w_hi, w_lo, x))
 
 
 # ------------------------------------------------------------------ ternary math: FN(x, y, z, p0, p1)
@@ -782,17 +801,17 @@ def clamp_tensor_fn(x, lo, hi, p0, p1):
 
 @triton.jit
 def lerp_tensor_fn(x, y, w, p0, p1):
-    return lerp_fn(x, y, w, p1)
+    return lerp_h(x, y, w)
 
 
 @triton.jit
-def addcmul_fn(x, t1, t2, value, p1):
-    return x + value * (t1 * t2)
+def addcmul_fn(x, t1, t2, v_hi, v_lo):
+    return x + param_h(v_hi, v_lo, x) * (t1 * t2)
 
 
 @triton.jit
-def addcdiv_fn(x, t1, t2, value, p1):
-    return x + value * (t1 / t2)
+def addcdiv_fn(x, t1, t2, v_hi, v_lo):
+    return x + param_h(v_hi, v_lo, x) * (t1 / t2)
 
 
 # ------------------------------------------------------------------ fused activation backward: FN(g, x, p0, p1)
@@ -813,8 +832,8 @@ def clamp_backward_fn(g, x, lo, hi):
 
 
 @triton.jit
-def leaky_relu_backward_fn(g, x, slope, p1):
-    return tl.where(x > 0, g, g * slope)
+def leaky_relu_backward_fn(g, x, s_hi, s_lo):
+    return tl.where(x > 0, g, g * param_h(s_hi, s_lo, x))
 
 
 @triton.jit

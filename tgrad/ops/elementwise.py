@@ -545,8 +545,8 @@ ACTS = [
     _Act("relu6", "HardtanhBackward0", None, lambda: (K.hardtanh_fn, 0.0, 6.0), None,
          battrs=lambda: {"min_val": 0.0, "max_val": 6.0}, bwd_name="hardtanh_backward"),
     _Act("leaky_relu", "LeakyReluBackward0", "LeakyReluBackwardBackward0",
-         lambda negative_slope=0.01: (K.leaky_relu_fn, float(negative_slope), 0.0),
-         lambda negative_slope=0.01: (K.leaky_relu_backward_fn, float(negative_slope), 0.0)),
+         lambda negative_slope=0.01: (K.leaky_relu_fn, *K.split64(negative_slope)),
+         lambda negative_slope=0.01: (K.leaky_relu_backward_fn, *K.split64(negative_slope))),
     _Act("elu", "EluBackward0", "EluBackwardBackward0", lambda alpha=1.0: (K.elu_fn, float(alpha), 1.0),
          lambda alpha=1.0, scale=1.0: (K.elu_backward_fn, float(alpha), float(scale)),
          battrs=lambda alpha=1.0: {"alpha": alpha, "scale": 1.0}, d2=_d2_elu),
@@ -885,7 +885,7 @@ def lerp_forward(self, end, *, weight, out=None):
     """self + weight (end - self) for a Python-number weight."""
     _same_dtype(self, end, "end")
     o = _broadcast_out(out, self.dtype, "lerp", self, end)
-    return K.binary(K.lerp_fn, self, end, o, float(weight), compute=K.compute_type(self.dtype))
+    return K.binary(K.lerp_fn, self, end, o, *K.split64(weight), compute=K.compute_type(self.dtype))
 
 
 def lerp_backward(ctx, g):
@@ -918,7 +918,7 @@ def _addc(fn, name):
                                "tensor2) for float inputs. The future addcdiv behavior is just the latter "
                                "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
         o = _broadcast_out(out, dt, name, self, tensor1, tensor2)
-        return K.ternary(fn, self, tensor1, tensor2, o, value, compute=K.compute_type(dt))
+        return K.ternary(fn, self, tensor1, tensor2, o, *K.split64(value), compute=K.compute_type(dt))
     return forward
 
 
