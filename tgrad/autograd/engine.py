@@ -18,7 +18,7 @@ the allocator.
 import heapq
 
 from . import anomaly, grad_mode
-from .graph import AccumulateGrad, accumulator_for, edge_of
+from .graph import AccumulateGrad, edge_of, run_tensor_hooks
 
 
 def _make_grads(outputs, grad_outputs):
@@ -158,11 +158,8 @@ def _nodes_leading_to(nodes, capture):
 def _run_node(node, gin, retain_graph):
     """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
     for out_nr, hooks in list(getattr(node, "_tensor_pre_hooks", {}).values()):
-        for hook in list(hooks.values()):
-            if gin[out_nr] is not None:
-                r = hook(gin[out_nr])
-                if r is not None:
-                    gin[out_nr] = r
+        if gin[out_nr] is not None:
+            gin[out_nr] = run_tensor_hooks(hooks, gin[out_nr])
     for out_nr, ref in list(getattr(node, "_retain_refs", {}).values()):
         t = ref()
         g = gin[out_nr]

@@ -92,11 +92,10 @@ class SavedTensor:
         self.output_nr = output_nr
         self.requires_grad = t.requires_grad
         self.grad_fn_ref = weakref.ref(grad_fn) if grad_fn is not None else None
-        hooks = saved_hooks.current()
+        packed = saved_hooks.pack(t)
         self.packed = self.unpack_hook = self.tensor = None
-        if hooks is not None:
-            pack, self.unpack_hook = hooks
-            self.packed = (pack(t),)
+        if packed is not None:
+            self.packed, self.unpack_hook = (packed[0],), packed[1]
         else:
             self.tensor = t._detached_alias() if output_nr is not None else t
 
@@ -216,10 +215,7 @@ class AccumulateGrad(Node):
         var = self.variable
         if g is None:
             return ()
-        for hook in list(var._tensor_hooks.values()):
-            r = hook(g)
-            if r is not None:
-                g = r
+        g = run_tensor_hooks(var._tensor_hooks, g)
         with AccumulateGrad._lock:
             if var._grad is None:
                 if grad_mode.is_grad_enabled() and g.requires_grad:
@@ -233,6 +229,17 @@ class AccumulateGrad(Node):
         for hook in list(var.__dict__.get("_post_accumulate_hooks", {}).values()):
             hook(var)
         return ()
+
+
+def run_tensor_hooks(hooks, g):
+    """``Tensor.register_hook`` hooks in order; each may return a replacement of the same shape."""
+    for hook in list(hooks.values()):
+        r = hook(g)
+        if r is not None:
+            if tuple(r.shape) != tuple(g.shape):
+                raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value")
+            g = r
+    return g
 
 
 class DelayedError(Node):

@@ -1,4 +1,8 @@
 """``tgrad.nn``: Module, Parameter, layers, losses, ``functional``, ``init`` and ``utils``."""
 from . import functional, init, utils  # noqa: F401
-from .modules import Flatten, Identity, Linear, Module, ModuleDict, ModuleList, Sequential, Unflatten  # noqa: F401
+from .modules import (ELU, GELU, SELU, BatchNorm1d, BCELoss, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: F401
+                      Dropout, Embedding, Flatten, Hardsigmoid, Hardswish, Hardtanh, HuberLoss, Identity,
+                      KLDivLoss, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, Module,
+                      ModuleDict, ModuleList, MSELoss, NLLLoss, ReLU, ReLU6, Sequential, Sigmoid, SiLU,
+                      SmoothL1Loss, Softmax, Softmin, Softplus, Tanh, Unflatten)
 from .parameter import Parameter  # noqa: F401
