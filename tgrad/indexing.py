@@ -49,10 +49,11 @@ def _apply_basic(t, index):
     used = sum(_consumed(i) for i in index)
     if used > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
-    out, d, adv = t, 0, []
+    out, d, real, adv = t, 0, 0, []      # d: dim of the view so far; real: dim of t (for error messages)
     for i in index:
         if i is Ellipsis:
             d += t.dim() - used
+            real += t.dim() - used
         elif i is None:
             out = out.unsqueeze(d)
             d += 1
@@ -61,16 +62,19 @@ def _apply_basic(t, index):
             if not (i.start in (None, 0) and i.stop is None and step == 1):
                 out = out._slice(d, _int(i.start), _int(i.stop), step)
             d += 1
+            real += 1
         elif isinstance(i, Tensor):
             if i.dim() == 0 and i.dtype is D.bool_:
                 out = out.unsqueeze(d)
             adv.append((d, i))
             d += max(_consumed(i), 1)
+            real += _consumed(i)
         else:
             size = out.shape[d]
             if not -size <= int(i) < size:
-                raise IndexError(f"index {int(i)} is out of bounds for dimension {d} with size {size}")
+                raise IndexError(f"index {int(i)} is out of bounds for dimension {real} with size {size}")
             out = out.select(d, int(i))
+            real += 1
     return out, _by_dim(adv)
 
 

@@ -309,7 +309,8 @@ def _gather_offsets(self, off):
 def masked_select_backward(ctx, grad):
     mask = ctx.saved["mask"]
     shape = G.broadcast_shapes(ctx.input_meta[0].shape, mask.shape)
-    return grad.new_zeros(shape).index_put((mask.expand(shape),), grad), None
+    flat = mask.expand(shape).reshape(-1)
+    return grad.new_zeros(flat.shape).index_put((flat,), grad).reshape(shape), None
 
 
 # ------------------------------------------------------------------ advanced indexing

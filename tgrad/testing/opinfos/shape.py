@@ -1,6 +1,7 @@
 """OpInfos for view/shape ops."""
 import numpy as np
 
+import tgrad
 from tgrad import dtypes as D
 
 from ..opinfo import OpInfo, SampleInput
@@ -29,4 +30,252 @@ OPS = [
     OpInfo("slice", lambda x: x[1:5:2], lambda x: x[1:5:2], _s((7,), (6, 3)), dtypes=DT,
            covers=("slice_backward",)),
     OpInfo("alias", lambda x: x[...], lambda x: x, _s((2, 3)), dtypes=DT),
+]
+
+
+# ------------------------------------------------------------------ copying shape ops
+def _xs(rng, *shapes):
+    return [rng.uniform(-1, 1, s) for s in shapes]
+
+
+def _split_ref(x, split_size, dim=0):
+    n = x.shape[dim]
+    sizes = split_size if isinstance(split_size, list) else \
+        [min(split_size, n - i) for i in range(0, n, split_size)] or [0]
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=dim))
+
+
+def _split_op(x, split_size, dim=0):
+    return x.split(split_size, dim)
+
+
+def _tri_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, (3, 4)), k) for k in (0, 1, -1)] + [
+        SampleInput(rng.uniform(-1, 1, (2, 3, 3)), 0), SampleInput(rng.uniform(-1, 1, (4, 2)), -3),
+        SampleInput(rng.uniform(-1, 1, (33, 7)), 2, grad=False), SampleInput(rng.uniform(-1, 1, (0, 3)), 0, grad=False),
+        SampleInput(rng.uniform(-1, 1, (2, 1, 3, 4)), 1)]
+
+
+OPS += [
+    OpInfo("cat", lambda *xs, dim=0: tgrad.cat(list(xs), dim), lambda *xs, dim=0: np.concatenate(xs, dim),
+           lambda rng: [SampleInput(*_xs(rng, (2, 3), (1, 3), (4, 3))),
+                        SampleInput(*_xs(rng, (2, 3), (2, 1)), dim=1),
+                        SampleInput(*_xs(rng, (2, 0, 3), (2, 2, 3)), dim=-2, grad=False),
+                        SampleInput(*_xs(rng, (7,), (33,)), grad=False),
+                        SampleInput(*_xs(rng, (1, 2, 3, 2)), dim=3)], dtypes=DT),
+    OpInfo("stack", lambda *xs, dim=0: tgrad.stack(list(xs), dim), lambda *xs, dim=0: np.stack(xs, dim),
+           lambda rng: [SampleInput(*_xs(rng, (2, 3), (2, 3))), SampleInput(*_xs(rng, (3,), (3,), (3,)), dim=1),
+                        SampleInput(*_xs(rng, (), ())), SampleInput(*_xs(rng, (2, 3, 2), (2, 3, 2)), dim=-1),
+                        SampleInput(*_xs(rng, (0, 2), (0, 2)), grad=False)], dtypes=DT),
+    OpInfo("split", _split_op, _split_ref,
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (5, 3)), 2), SampleInput(rng.uniform(-1, 1, (2, 6)), 3, dim=1),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), 1, dim=-1),
+                        SampleInput(rng.uniform(-1, 1, (33,)), 8, grad=False)], dtypes=DT),
+    OpInfo("split_with_sizes", _split_op, _split_ref,
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (5, 3)), [1, 4]),
+                        SampleInput(rng.uniform(-1, 1, (2, 6)), [3, 2, 1], dim=1),
+                        SampleInput(rng.uniform(-1, 1, (2, 6)), [3, 0, 2, 1], dim=1, grad=False)], dtypes=DT),
+    OpInfo("unbind", lambda x, dim=0: x.unbind(dim), lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 2))), SampleInput(rng.uniform(-1, 1, (2, 3, 2)), dim=1),
+                        SampleInput(rng.uniform(-1, 1, (2, 4)), dim=-1)], dtypes=DT),
+    OpInfo("flip", lambda x, dims: x.flip(dims), lambda x, dims: np.flip(x, dims),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), (0,)), SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (0, 2)),
+                        SampleInput(rng.uniform(-1, 1, (7,)), (-1,)), SampleInput(rng.uniform(-1, 1, (2, 1, 3, 2)), (1, 2, 3)),
+                        SampleInput(rng.uniform(-1, 1, (1000,)), (0,), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), (1,), grad=False)], dtypes=DT),
+    OpInfo("roll", lambda x, s, d=None: x.roll(s, d), lambda x, s, d=None: np.roll(x, s, d),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, 0), SampleInput(rng.uniform(-1, 1, (3, 4)), -5, 1),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (1, 2), (0, 2)),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), 4), SampleInput(rng.uniform(-1, 1, (7,)), 0, 0),
+                        SampleInput(rng.uniform(-1, 1, (33,)), 10, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), 1, 1, grad=False)], dtypes=DT),
+    OpInfo("repeat", lambda x, r: x.repeat(*r), lambda x, r: np.tile(x, r),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2, 2)), SampleInput(rng.uniform(-1, 1, (3,)), (2, 1, 2)),
+                        SampleInput(rng.uniform(-1, 1, ()), (3,)), SampleInput(rng.uniform(-1, 1, (2, 1, 3)), (1, 3, 1)),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), (0, 2), grad=False)], dtypes=DT),
+    OpInfo("tile", lambda x, r: x.tile(r), lambda x, r: np.tile(x, r),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2,)), SampleInput(rng.uniform(-1, 1, (3,)), (2, 2))],
+           dtypes=DT, covers=("repeat",)),
+    OpInfo("tril", lambda x, k: x.tril(k), lambda x, k: np.tril(x, k), _tri_samples, dtypes=DT),
+    OpInfo("triu", lambda x, k: x.triu(k), lambda x, k: np.triu(x, k), _tri_samples, dtypes=DT),
+    OpInfo("narrow", lambda x: x.narrow(1, 1, 2), lambda x: x[:, 1:3], _s((3, 4), (2, 3, 1)), dtypes=DT,
+           covers=("slice",)),
+    OpInfo("movedim", lambda x: x.movedim((0, 1), (2, 0)), lambda x: np.moveaxis(x, (0, 1), (2, 0)),
+           _s((2, 3, 4)), dtypes=DT, covers=("permute",)),
+    OpInfo("unflatten", lambda x: x.unflatten(-1, (2, -1)), lambda x: x.reshape(x.shape[:-1] + (2, -1)),
+           _s((3, 4), (6,)), dtypes=DT, covers=("view",)),
+]
+
+
+# ------------------------------------------------------------------ gather / scatter / indexing
+# Index tensors and masks are passed as Python lists (numpy arrays would be cast to the dtype under test).
+DTI = (D.float32, D.float64, D.int64)
+
+
+def _coords(idx, dim):
+    c = list(np.indices(idx.shape))
+    c[dim] = idx
+    return tuple(c)
+
+
+def _gather_ref(x, dim, idx):
+    return np.asarray(x)[_coords(np.asarray(idx, dtype=np.int64), dim)]
+
+
+def _scatter_ref(x, dim, idx, src, add=False):
+    idx = np.asarray(idx)
+    out = np.array(x, dtype=np.result_type(x, src) if add else x.dtype)
+    v = np.broadcast_to(src, idx.shape) if np.ndim(src) == 0 else src[tuple(slice(0, s) for s in idx.shape)]
+    if add:
+        np.add.at(out, _coords(idx, dim), v)
+    else:
+        out[_coords(idx, dim)] = v
+    return out
+
+
+def _index_add_ref(x, dim, idx, src, alpha=1):
+    out = np.array(x, dtype=np.float64)
+    np.add.at(np.moveaxis(out, dim, 0), np.asarray(idx), np.moveaxis(np.asarray(src) * alpha, dim, 0))
+    return out
+
+
+def _perm_index(rng, shape, size, dim):
+    """Index of ``shape`` along ``dim`` with values in range(size), no duplicates along dim (scatter is then exact)."""
+    idx = np.empty(shape, dtype=np.int64)
+    for pos in np.ndindex(*[s for k, s in enumerate(shape) if k != dim]):
+        p = list(pos)
+        p.insert(dim, slice(None))
+        idx[tuple(p)] = rng.permutation(size)[:shape[dim]]
+    return idx.tolist()
+
+
+def _gather_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, (3, 4)), 0, rng.integers(0, 3, (2, 4)).tolist()),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 1, rng.integers(0, 4, (3, 6)).tolist()),
+            SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -1, rng.integers(0, 4, (2, 2, 3)).tolist()),
+            SampleInput(rng.uniform(-1, 1, (7,)), 0, rng.integers(0, 7, (33,)).tolist()),
+            SampleInput(rng.uniform(-1, 1, (1000,)), 0, rng.integers(0, 1000, (1000,)).tolist(), grad=False),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 0, np.zeros((3, 0), np.int64).tolist(), grad=False)]
+
+
+def _scatter_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, (3, 4)), 0, _perm_index(rng, (2, 4), 3, 0), rng.uniform(-1, 1, (2, 4))),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 1, _perm_index(rng, (3, 2), 4, 1), rng.uniform(-1, 1, (3, 2))),
+            SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -2, _perm_index(rng, (2, 3, 4), 3, 1),
+                        rng.uniform(-1, 1, (2, 3, 4))),
+            SampleInput(rng.uniform(-1, 1, (33,)), 0, _perm_index(rng, (7,), 33, 0), rng.uniform(-1, 1, (7,))),
+            # src larger than index: no gradient (PyTorch's backward rejects it too)
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 0, _perm_index(rng, (2, 4), 3, 0), rng.uniform(-1, 1, (2, 5)),
+                        grad=False)]
+
+
+def _scatter_add_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, (3, 4)), 0, rng.integers(0, 3, (5, 4)).tolist(), rng.uniform(-1, 1, (5, 4))),
+            SampleInput(rng.uniform(-1, 1, (2, 3, 4)), 2, rng.integers(0, 4, (2, 3, 6)).tolist(),
+                        rng.uniform(-1, 1, (2, 3, 6))),
+            SampleInput(rng.uniform(-1, 1, (4,)), 0, [1, 1, 3], rng.uniform(-1, 1, (3,))),
+            SampleInput(rng.uniform(-1, 1, (7,)), 0, rng.integers(0, 7, (33,)).tolist(), rng.uniform(-1, 1, (33,)),
+                        grad=False),
+            SampleInput(rng.uniform(-1, 1, (2, 3, 4)), 2, rng.integers(0, 4, (2, 3, 6)).tolist(),
+                        rng.uniform(-1, 1, (2, 3, 7)), grad=False)]
+
+
+def _index_add_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, (3, 4)), 0, [0, 2, 0], rng.uniform(-1, 1, (3, 4))),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 1, [3, 3], rng.uniform(-1, 1, (3, 2)), alpha=2),
+            SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -2, [1], rng.uniform(-1, 1, (2, 1, 4))),
+            SampleInput(rng.uniform(-1, 1, (7,)), 0, rng.integers(0, 7, (33,)).tolist(), rng.uniform(-1, 1, (33,)),
+                        grad=False)]
+
+
+def _mask(rng, shape):
+    return (rng.uniform(size=shape) < 0.5).tolist()
+
+
+def _masked_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, (3, 4)), _mask(rng, (3, 4))),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), _mask(rng, (4,))),
+            SampleInput(rng.uniform(-1, 1, (2, 1, 3)), _mask(rng, (2, 4, 3))),
+            SampleInput(rng.uniform(-1, 1, ()), True),
+            SampleInput(rng.uniform(-1, 1, (33,)), _mask(rng, (33,)), grad=False)]
+
+
+def _t(v):
+    return tgrad.tensor(v) if isinstance(v, list) else tgrad.tensor(v, dtype=tgrad.bool)
+
+
+# getitem keys: lists become index tensors (bool lists: masks); numpy follows PyTorch's shape rules for these
+_KEYS = [([0, 2, 2],), (slice(None), [1, -1]), ([[0], [1]], [1, 2]), ([0, 1], slice(None), [2, 0]),
+         (Ellipsis, [1, 0]), ([True, False, True],), (slice(1, None), [[1, 0]], None),
+         ([2, 0], slice(None, None, 2))]
+
+
+def _index_samples(rng):
+    out = []
+    for k in _KEYS:
+        nd = max(3 if any(isinstance(i, slice) for i in k[1:2]) and len(k) == 3 else 2, 2)
+        shape = (3, 4) if nd == 2 else (2, 3, 4)
+        out.append(SampleInput(rng.uniform(-1, 1, shape), k))
+    out.append(SampleInput(rng.uniform(-1, 1, (2, 3, 4)), ([1, 0], slice(None), [3, 2])))
+    out.append(SampleInput(rng.uniform(-1, 1, (3, 4)), (np.array(_mask(rng, (3, 4))).tolist(),)))
+    return out
+
+
+def _index_put_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, (3, 4)), ([0, 2],), rng.uniform(-1, 1, (2, 4))),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), ([0, 2], [3, 1]), rng.uniform(-1, 1, (2,))),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), ([True, False, True],), rng.uniform(-1, 1, (4,))),
+            SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (None, [2, 0]), rng.uniform(-1, 1, ())),
+            SampleInput(rng.uniform(-1, 1, (2, 3)), ([[0, 1]], [[2], [0]]), rng.uniform(-1, 1, (2, 2)))]
+
+
+def _index_put_ref(x, key, v, accumulate=False):
+    out = np.array(x)
+    k = tuple(slice(None) if i is None else np.asarray(i) for i in key)
+    if accumulate:
+        np.add.at(out, k, v)
+    else:
+        out[k] = v
+    return out
+
+
+def _key(key):
+    return tuple(None if i is None else _t(i) for i in key)
+
+
+OPS += [
+    OpInfo("gather", lambda x, d, i: x.gather(d, tgrad.tensor(i, dtype=tgrad.int64)),
+           lambda x, d, i: _gather_ref(x, d, i), _gather_samples, dtypes=DT),
+    OpInfo("take_along_dim", lambda x, d, i: tgrad.take_along_dim(x, tgrad.tensor(i, dtype=tgrad.int64), d),
+           lambda x, d, i: np.take_along_axis(x, np.asarray(i), d) if d is not None else
+           np.take(x.reshape(-1), np.asarray(i).reshape(-1)),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, rng.integers(0, 4, (3, 2)).tolist()),
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), 0, rng.integers(0, 3, (2, 1)).tolist()),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), None, rng.integers(0, 6, (4,)).tolist())], dtypes=DT,
+           covers=("gather", "expand")),
+    OpInfo("scatter", lambda x, d, i, s: x.scatter(d, tgrad.tensor(i), s), _scatter_ref, _scatter_samples, dtypes=DT),
+    OpInfo("scatter_value", lambda x, d, i, s: x.scatter(d, tgrad.tensor(i), 0.5), lambda x, d, i, s:
+           _scatter_ref(x, d, i, np.array(0.5, x.dtype)), _scatter_samples, dtypes=DTI),
+    OpInfo("scatter_add", lambda x, d, i, s: x.scatter_add(d, tgrad.tensor(i), s),
+           lambda x, d, i, s: _scatter_ref(x, d, i, s, add=True), _scatter_add_samples, dtypes=DTI),
+    OpInfo("index_select", lambda x, d, i, s, **k: x.index_select(d, tgrad.tensor(i)),
+           lambda x, d, i, s, **k: np.take(x, i, axis=d), _index_add_samples, dtypes=DT, diff_args=(0,)),
+    OpInfo("index_add", lambda x, d, i, s, alpha=1: x.index_add(d, tgrad.tensor(i), s, alpha=alpha),
+           _index_add_ref, _index_add_samples, dtypes=DTI),
+    OpInfo("masked_fill", lambda x, m: x.masked_fill(_t(m), 1.0), lambda x, m: np.where(m, np.array(1, x.dtype), x),
+           _masked_samples, dtypes=DT),
+    OpInfo("masked_fill_tensor", lambda x, m, v: x.masked_fill(_t(m), v), lambda x, m, v: np.where(m, v, x),
+           lambda rng: [SampleInput(s.args[0], s.args[1], rng.uniform(-1, 1, ()), grad=s.grad)
+                        for s in _masked_samples(rng)], dtypes=DT),
+    OpInfo("masked_select", lambda x, m: x.masked_select(_t(m)),
+           lambda x, m: np.broadcast_to(x, np.broadcast_shapes(x.shape, np.shape(m)))[
+               np.broadcast_to(m, np.broadcast_shapes(x.shape, np.shape(m)))], _masked_samples, dtypes=DT),
+    OpInfo("index", lambda x, k: x[k], lambda x, k: x[tuple(np.asarray(i) if isinstance(i, list) else i for i in k)],
+           _index_samples, dtypes=DT, covers=("index_put",)),
+    OpInfo("index_put", lambda x, k, v: x.index_put(_key(k), v), _index_put_ref, _index_put_samples, dtypes=DT),
+    OpInfo("index_put_accumulate", lambda x, k, v: x.index_put(_key(k), v, accumulate=True),
+           lambda x, k, v: _index_put_ref(x, k, v, True),
+           lambda rng: _index_put_samples(rng)[:2] + [SampleInput(rng.uniform(-1, 1, (4,)), ([0, 0, 3, 0],),
+                                                                  rng.uniform(-1, 1, (4,)))], dtypes=DTI,
+           covers=("index_put",)),
 ]
