@@ -21,10 +21,10 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         """Tensors (or None) for backward; read back, version-checked, as ``ctx.saved_tensors``."""
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not _is_tensor(t):
-                raise TypeError("save_for_backward can only save variables, but argument "
-                                f"{tensors.index(t)} is of type {type(t).__name__}")
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
         self.to_save = tensors
 
     def mark_dirty(self, *tensors):
