@@ -6,6 +6,7 @@ A new thread starts with grad mode on and inference mode off.
 """
 import functools
 import inspect
+import sys
 import threading
 
 _state = threading.local()
@@ -36,16 +37,24 @@ class _DecoratorContextManager:
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
                 gen = fn(*args, **kwargs)
-                with self.clone():
-                    resp = gen.send(None)
-                while True:
-                    try:
-                        req = yield resp
-                    except GeneratorExit:
-                        gen.close()
-                        raise
+                try:
                     with self.clone():
-                        resp = gen.send(req)
+                        resp = gen.send(None)
+                    while True:
+                        try:
+                            req = yield resp
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException:
+                            with self.clone():
+                                resp = gen.throw(*sys.exc_info())
+                        else:
+                            with self.clone():
+                                resp = gen.send(req)
+                except StopIteration as e:
+                    return e.value
             return gen_wrapper
 
         @functools.wraps(fn)
