@@ -289,3 +289,17 @@ def test_setitem_through_view_autograd(device):
     g[[0, 2], 1, 3] = 0
     np.testing.assert_allclose(_np(x.grad), g)
     np.testing.assert_allclose(_np(v.grad), [2.0, 4.0])
+
+
+def test_scatter_src_larger_than_index(device):
+    # only the index's extent of src is read; PyTorch's backward rejects this case, and so does ours
+    x = tgrad.zeros(3, 4, dtype=tgrad.float64, device=device, requires_grad=True)
+    src = tgrad.tensor(np.arange(10.0).reshape(2, 5), device=device, requires_grad=True)
+    idx = tgrad.tensor([[2, 0, 1, 2], [0, 1, 2, 1]], device=device)
+    for y, add in ((x.scatter(0, idx, src), False), (x.scatter_add(0, idx, src), True)):
+        ref = np.zeros((3, 4))
+        coords = (np.array([[2, 0, 1, 2], [0, 1, 2, 1]]), np.indices((2, 4))[1])
+        ref[coords] = np.arange(10.0).reshape(2, 5)[:, :4]
+        np.testing.assert_array_equal(_np(y), ref)
+        with pytest.raises(RuntimeError):
+            y.sum().backward()
