@@ -21,7 +21,7 @@ def _normalize(t, index):
     for i in index:
         if isinstance(i, (list, np.ndarray)) or isinstance(i, (bool, np.bool_)):
             from .creation import tensor
-            i = tensor(i, device=t.device)
+            i = tensor(i, device=t.device, dtype=D.int64 if np.size(i) == 0 else None)
         if isinstance(i, Tensor) and i.dim() == 0 and i.dtype is not D.bool_ and not i.dtype.is_floating_point:
             i = int(i.item())
         elif isinstance(i, Tensor) and i.dtype.is_floating_point:

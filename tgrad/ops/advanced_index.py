@@ -86,10 +86,8 @@ def gather_forward(self, index, *, dim, sparse_grad=False):
     d = _wrap_dim(dim, self.dim())
     _gather_checks(self, index, d)
     out = empty(index.shape, self.dtype, self.device)
-    if index.dim() == 0 or self.dim() == 0:
-        return KI.gather(index.shape, self, [0] * index.dim(), index, index.stride(), out, out.stride(), _stride(self, d))
-    return KI.gather(index.shape, self, _zero_dim(self.stride(), d), index, index.stride(), out, out.stride(),
-                     self.stride(d))
+    s_strides = _zero_dim(self.stride(), d) if self.dim() == index.dim() else [0] * index.dim()
+    return KI.gather(index.shape, self, s_strides, index, index.stride(), out, out.stride(), _stride(self, d))
 
 
 def gather_backward(ctx, grad):
@@ -127,7 +125,7 @@ def _scatter(self, index, src, dim, out, accumulate):
 def scatter_forward(self, index, src, *, dim, out=None):
     """self[index[i][j]][j] = src[i][j] (dim 0) on a copy of self (or in place)."""
     if src.dtype is not self.dtype:
-        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     return _scatter(self, index, src, dim, out, False)
 
 
@@ -152,7 +150,7 @@ def scatter_value_backward(ctx, grad):
 def scatter_add_forward(self, index, src, *, dim, out=None):
     """self[index[i][j]][j] += src[i][j] (dim 0), duplicates accumulate."""
     if src.dtype is not self.dtype:
-        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     return _scatter(self, index, src, dim, out, True)
 
 

@@ -79,8 +79,10 @@ OPS += [
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 2))), SampleInput(rng.uniform(-1, 1, (2, 3, 2)), dim=1),
                         SampleInput(rng.uniform(-1, 1, (2, 4)), dim=-1)], dtypes=DT),
     OpInfo("flip", lambda x, dims: x.flip(dims), lambda x, dims: np.flip(x, dims),
-           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), (0,)), SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (0, 2)),
-                        SampleInput(rng.uniform(-1, 1, (7,)), (-1,)), SampleInput(rng.uniform(-1, 1, (2, 1, 3, 2)), (1, 2, 3)),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), (0,)),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (0, 2)),
+                        SampleInput(rng.uniform(-1, 1, (7,)), (-1,)),
+                        SampleInput(rng.uniform(-1, 1, (2, 1, 3, 2)), (1, 2, 3)),
                         SampleInput(rng.uniform(-1, 1, (1000,)), (0,), grad=False),
                         SampleInput(rng.uniform(-1, 1, (0, 3)), (1,), grad=False)], dtypes=DT),
     OpInfo("roll", lambda x, s, d=None: x.roll(s, d), lambda x, s, d=None: np.roll(x, s, d),
@@ -90,8 +92,9 @@ OPS += [
                         SampleInput(rng.uniform(-1, 1, (33,)), 10, grad=False),
                         SampleInput(rng.uniform(-1, 1, (0, 3)), 1, 1, grad=False)], dtypes=DT),
     OpInfo("repeat", lambda x, r: x.repeat(*r), lambda x, r: np.tile(x, r),
-           lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2, 2)), SampleInput(rng.uniform(-1, 1, (3,)), (2, 1, 2)),
-                        SampleInput(rng.uniform(-1, 1, ()), (3,)), SampleInput(rng.uniform(-1, 1, (2, 1, 3)), (1, 3, 1)),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2, 2)),
+                        SampleInput(rng.uniform(-1, 1, (3,)), (2, 1, 2)), SampleInput(rng.uniform(-1, 1, ()), (3,)),
+                        SampleInput(rng.uniform(-1, 1, (2, 1, 3)), (1, 3, 1)),
                         SampleInput(rng.uniform(-1, 1, (2, 3)), (0, 2), grad=False)], dtypes=DT),
     OpInfo("tile", lambda x, r: x.tile(r), lambda x, r: np.tile(x, r),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2,)), SampleInput(rng.uniform(-1, 1, (3,)), (2, 2))],
@@ -200,19 +203,20 @@ def _t(v):
 
 
 # getitem keys: lists become index tensors (bool lists: masks); numpy follows PyTorch's shape rules for these
-_KEYS = [([0, 2, 2],), (slice(None), [1, -1]), ([[0], [1]], [1, 2]), ([0, 1], slice(None), [2, 0]),
-         (Ellipsis, [1, 0]), ([True, False, True],), (slice(1, None), [[1, 0]], None),
-         ([2, 0], slice(None, None, 2))]
+_KEYS = [((3, 4), ([0, 2, 2],)), ((3, 4), (slice(None), [1, -1])), ((3, 4), ([[0], [1]], [1, 2])),
+         ((2, 3, 4), ([0, 1], slice(None), [2, 0])), ((3, 4), (Ellipsis, [1, 0])), ((3, 4), ([True, False, True],)),
+         ((2, 3, 4), (slice(1, None), [[1, 0]], None)), ((3, 4), ([2, 0], slice(None, None, 2))),
+         ((2, 3, 4), ([1, 0], slice(None), [3, 2])), ((2, 1, 3, 2), (slice(None), [0, 0], slice(None), [1])),
+         ((7,), ([],)), ((33,), ([32, 0, -33],))]
+
+
+def _np_index(i):
+    return np.asarray(i, dtype=np.int64 if len(i) == 0 else None)
 
 
 def _index_samples(rng):
-    out = []
-    for k in _KEYS:
-        nd = max(3 if any(isinstance(i, slice) for i in k[1:2]) and len(k) == 3 else 2, 2)
-        shape = (3, 4) if nd == 2 else (2, 3, 4)
-        out.append(SampleInput(rng.uniform(-1, 1, shape), k))
-    out.append(SampleInput(rng.uniform(-1, 1, (2, 3, 4)), ([1, 0], slice(None), [3, 2])))
-    out.append(SampleInput(rng.uniform(-1, 1, (3, 4)), (np.array(_mask(rng, (3, 4))).tolist(),)))
+    out = [SampleInput(rng.uniform(-1, 1, shape), k) for shape, k in _KEYS]
+    out.append(SampleInput(rng.uniform(-1, 1, (3, 4)), (_mask(rng, (3, 4)),)))
     return out
 
 
@@ -265,7 +269,7 @@ OPS += [
     OpInfo("masked_select", lambda x, m: x.masked_select(_t(m)),
            lambda x, m: np.broadcast_to(x, np.broadcast_shapes(x.shape, np.shape(m)))[
                np.broadcast_to(m, np.broadcast_shapes(x.shape, np.shape(m)))], _masked_samples, dtypes=DT),
-    OpInfo("index", lambda x, k: x[k], lambda x, k: x[tuple(np.asarray(i) if isinstance(i, list) else i for i in k)],
+    OpInfo("index", lambda x, k: x[k], lambda x, k: x[tuple(_np_index(i) if isinstance(i, list) else i for i in k)],
            _index_samples, dtypes=DT, covers=("index_put",)),
     OpInfo("index_put", lambda x, k, v: x.index_put(_key(k), v), _index_put_ref, _index_put_samples, dtypes=DT),
     OpInfo("index_put_accumulate", lambda x, k, v: x.index_put(_key(k), v, accumulate=True),
