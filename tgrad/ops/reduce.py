@@ -243,7 +243,7 @@ def _select_all_backward(ctx, grad):
 
 
 def _max_dim(name, self, dim, keepdim):
-    dims = (_wrap_dim(dim, self.dim()),) if self.dim() else ()
+    dims = reduce_dims(dim, self.dim())
     _nonempty(name, self, dims, dim)
     return _reduce(name, self, dims, keepdim, self.dtype, with_index=True)
 
@@ -292,7 +292,7 @@ def _arg(name, self, dim, keepdim):
         dims = tuple(range(self.dim()))
         shape = (1,) * self.dim() if keepdim else ()
     else:
-        dims = (_wrap_dim(dim, self.dim()),) if self.dim() else ()
+        dims = reduce_dims(dim, self.dim())
         _nonempty(name, self, dims, dim)
         shape = reduced_shape(self.shape, dims, keepdim)
     _, idx = _reduce(name[3:], self, dims, keepdim, self.dtype, with_index=True)
