@@ -580,6 +580,26 @@ def index_put(input, indices, values, accumulate=False):
     return input.index_put(indices, values, accumulate)
 
 
+def nonzero(input, *, out=None, as_tuple=False):
+    return _out(input.nonzero(as_tuple=as_tuple), out) if not as_tuple else input.nonzero(as_tuple=True)
+
+
+def argwhere(input):
+    return input.argwhere()
+
+
+def hstack(tensors, *, out=None):
+    tensors = [t if t.dim() else t.reshape(1) for t in tensors]
+    return cat(tensors, 0 if {t.dim() for t in tensors} == {1} else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0, out=out)
+
+
+row_stack = vstack
+
+
 def numel(input):
     return input.numel()
 

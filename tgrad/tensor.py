@@ -1656,6 +1656,16 @@ class Tensor:
         return _inplace("index_put", self, values, indices=expand_bool_indices(self, indices),
                         accumulate=accumulate)
 
+    def nonzero(self, *, as_tuple=False):
+        res = _call("nonzero", self)
+        if as_tuple:
+            return tuple(res[:, k] for k in range(res.shape[1])) if self.dim() else \
+                self.reshape(1).nonzero(as_tuple=True)
+        return res
+
+    def argwhere(self):
+        return self.nonzero()
+
     def _index(self, indices):
         """Advanced indexing with a tuple of int64 index tensors / None (bool masks already expanded)."""
         return _call("index", self, indices=tuple(indices))

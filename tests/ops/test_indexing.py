@@ -303,3 +303,13 @@ def test_scatter_src_larger_than_index(device):
         np.testing.assert_array_equal(_np(y), ref)
         with pytest.raises(RuntimeError):
             y.sum().backward()
+
+
+def test_nonzero_argwhere(device):
+    x = tgrad.tensor([[0.0, 1.5], [-2.0, 0.0]], device=device)
+    assert x.nonzero().tolist() == [[0, 1], [1, 0]] and x.nonzero().dtype is tgrad.int64
+    assert [t.tolist() for t in tgrad.nonzero(x, as_tuple=True)] == [[0, 1], [1, 0]]
+    assert tgrad.argwhere(x).tolist() == [[0, 1], [1, 0]]
+    s = tgrad.tensor(3.0, device=device)
+    assert s.nonzero().shape == (1, 0) and [t.tolist() for t in s.nonzero(as_tuple=True)] == [[0]]
+    np.testing.assert_array_equal(_np(x[x.nonzero(as_tuple=True)]), [1.5, -2.0])

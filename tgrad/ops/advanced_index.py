@@ -1,5 +1,5 @@
 """Gather/scatter-style ops: gather, scatter, scatter_add, index_select, index_add, masked_fill,
-masked_select, advanced indexing (``index``) and ``index_put``.
+masked_select, advanced indexing (``index``), ``index_put`` and ``nonzero``.
 
 All data movement is one launch of ``kernels.index.gather`` or ``scatter``.
 Index values are read on the host and checked before any launch (PyTorch's
@@ -417,6 +417,13 @@ def index_put_backward(ctx, grad):
     return gs, gv
 
 
+def nonzero_forward(self):
+    """(n, ndim) int64 coordinates of the non-zero elements in row-major order (computed on the host)."""
+    from ..creation import from_host
+    a = self.detach()._host_copy()
+    return from_host(np.argwhere(a) if a.ndim else np.zeros((int(a != 0), 0), np.int64), D.int64, self.device)
+
+
 ENTRIES = [
     Op("gather", gather_forward, gather_backward, "GatherBackward0", inputs=("self", "index"), save=("index",)),
     Op("scatter", scatter_forward, scatter_backward, "ScatterBackward0", inputs=("self", "index", "src"),
@@ -437,4 +444,5 @@ ENTRIES = [
        inputs=("self", "mask"), save=("mask",)),
     Op("index", index_forward, index_backward, "IndexBackward0"),
     Op("index_put", index_put_forward, index_put_backward, "IndexPutBackward0", inputs=("self", "values")),
+    Op("nonzero", nonzero_forward),
 ]

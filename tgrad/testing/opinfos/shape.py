@@ -278,3 +278,17 @@ OPS += [
                                                                   rng.uniform(-1, 1, (4,)))], dtypes=DTI,
            covers=("index_put",)),
 ]
+
+
+OPS += [
+    OpInfo("nonzero", lambda x: x.nonzero(), lambda x: np.argwhere(x) if x.ndim else np.zeros((int(x != 0), 0)),
+           lambda rng: [SampleInput(np.where(rng.uniform(size=s) < 0.5, 0.0, rng.uniform(-1, 1, s)))
+                        for s in [(3, 4), (7,), (), (2, 3, 4), (0, 2), (33,)]],
+           dtypes=DT, grad=False),
+    OpInfo("hstack", lambda *xs: tgrad.hstack(xs), lambda *xs: np.hstack(xs),
+           lambda rng: [SampleInput(*_xs(rng, (2, 3), (2, 1))), SampleInput(*_xs(rng, (3,), (2,)))], dtypes=DT,
+           covers=("cat",)),
+    OpInfo("vstack", lambda *xs: tgrad.vstack(xs), lambda *xs: np.vstack(xs),
+           lambda rng: [SampleInput(*_xs(rng, (2, 3), (1, 3))), SampleInput(*_xs(rng, (3,), (3,)))], dtypes=DT,
+           covers=("cat",)),
+]
