@@ -1,2 +1,2 @@
-"""``tgrad.utils``: ``hooks`` (RemovableHandle)."""
-from . import hooks  # noqa: F401
+"""``tgrad.utils``: ``data`` (Dataset, DataLoader, samplers) and ``hooks``."""
+from . import data, hooks  # noqa: F401

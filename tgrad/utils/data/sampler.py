@@ -1,0 +1,162 @@
+"""Samplers: which indices (or batches of indices) a DataLoader fetches, in which order.
+
+Random samplers draw from a ``tgrad.Generator`` (``randperm``/``randint``/``rand``), so an
+order is reproducible under ``tgrad.manual_seed`` or a given generator.
+"""
+import itertools
+
+import numpy as np
+
+from ... import dtypes as D
+from ...creation import rand, randint, randperm
+from ...random import Generator
+
+
+def _seeded_generator():
+    """A fresh Generator seeded from the default generator (PyTorch's RandomSampler does the same)."""
+    g = Generator()
+    g.manual_seed(int(randint(0, 2 ** 62, (), dtype=D.int64).item()))
+    return g
+
+
+class Sampler:
+    """Base class: ``__iter__`` yields indices (or lists of indices)."""
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """0, 1, ..., len(data_source) - 1."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """A random permutation (or ``num_samples`` draws with replacement) of the dataset's indices."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n = len(self.data_source)
+        generator = self.generator if self.generator is not None else _seeded_generator()
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), generator=generator).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a random order."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """Index i drawn with probability weights[i] / sum(weights).
+
+    With replacement: inverse-CDF of uniform draws; without: the ``num_samples`` largest
+    keys u_i^(1 / w_i) (weighted sampling without replacement by exponential races).
+    """
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights, dtype=np.float64)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+        if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        if not replacement and num_samples > len(w):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        from ...creation import tensor
+        self.weights = tensor(w, dtype=D.float64)
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        w = self.weights.numpy()
+        if self.replacement:
+            u = rand(self.num_samples, dtype=D.float64, generator=self.generator).numpy()
+            cdf = np.cumsum(w) / w.sum()
+            idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(w) - 1)
+        else:
+            u = rand(len(w), dtype=D.float64, generator=self.generator).numpy()
+            with np.errstate(divide="ignore"):
+                keys = np.where(w > 0, np.log(u) / w, -np.inf)
+            idx = np.argsort(-keys, kind="stable")[:self.num_samples]
+        yield from idx.tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """Groups ``sampler``'s indices into lists of ``batch_size`` (the last one shorter unless ``drop_last``)."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        it = iter(self.sampler)
+        if self.drop_last:
+            for batch in zip(*[it] * self.batch_size):
+                yield list(batch)
+        else:
+            batch = list(itertools.islice(it, self.batch_size))
+            while batch:
+                yield batch
+                batch = list(itertools.islice(it, self.batch_size))
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
