@@ -6,7 +6,7 @@ from tgrad import dtypes as D
 
 from ..opinfo import OpInfo, SampleInput
 
-DT = (D.float32, D.float64, D.int64, D.bool_)
+DT = (D.float32, D.float64, D.float16, D.bfloat16, D.int64, D.bool_)
 
 
 def _s(*shapes):
@@ -112,7 +112,7 @@ OPS += [
 
 # ------------------------------------------------------------------ gather / scatter / indexing
 # Index tensors and masks are passed as Python lists (numpy arrays would be cast to the dtype under test).
-DTI = (D.float32, D.float64, D.int64)
+DTI = (D.float32, D.float64, D.float16, D.bfloat16, D.int64)
 
 
 def _coords(idx, dim):
