@@ -195,6 +195,12 @@ def _call(name, *args, **kw):
     return dispatch.call(name, *[_i(a, like) for a in args], **kw)
 
 
+def _dropout_train(x, p):
+    """y - x * mask / (1 - p): zero whatever mask the generator drew (and so is the gradient)."""
+    y, mask = _call("dropout", x, p=p, training=True)
+    return y - x * mask * (1.0 / (1.0 - p))
+
+
 def _np_args(f):
     return lambda *a, **k: f(*[_np(v) for v in a], **k)
 
@@ -225,6 +231,9 @@ OPS += [
            lambda rng: [SampleInput(rng.normal(size=s), p=p, training=tr)
                         for s, p, tr in [((3, 4), 0.5, False), ((7,), 0.0, True), ((2, 3, 5), 0.3, False)]],
            dtypes=FLOATS),
+    OpInfo("dropout_train", _dropout_train, lambda x, **k: np.zeros(x.shape),
+           lambda rng: [SampleInput(rng.normal(size=s), p=p) for s, p in [((3, 4), 0.5), ((33,), 0.2), ((2, 3, 5), 0.9)]],
+           dtypes=FLOATS, covers=("dropout",)),
     OpInfo("embedding", lambda *a, **k: _call("embedding", *a, **k), _np_args(lambda w, i, **k: w[i]),
            _emb_samples, dtypes=FLOATS, diff_args=(0,), covers=("embedding_backward",)),
     OpInfo("one_hot", lambda x, **k: dispatch.call("one_hot", x, **k),
