@@ -172,3 +172,27 @@ def test_layer_norm_shape_error(device):
     x = T(np.zeros((2, 3)), device, tgrad.float32)
     with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\]"):
         call("layer_norm", x, None, None, normalized_shape=(4,))
+
+
+def test_batch_norm_running_stats_match_pytorch(device):
+    x = T([[1.0, 2.0], [3.0, 5.0], [4.0, -1.0]], device, tgrad.float32)
+    rm = T([0.5, 0.0], device, tgrad.float32)
+    rv = T([1.0, 2.0], device, tgrad.float32)
+    y = call("batch_norm", x, None, None, rm, rv, training=True, momentum=0.1, eps=1e-5)
+    # torch.nn.functional.batch_norm(x, rm, rv, training=True, momentum=0.1)
+    np.testing.assert_allclose(y.numpy(), [[-1.3363018, 0.0], [0.2672604, 1.2247438], [1.0690415, -1.2247438]], atol=1e-6)
+    np.testing.assert_allclose(rm.numpy(), [0.7166666984558105, 0.20000000298023224], rtol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), [1.1333333253860474, 2.700000047683716], rtol=1e-6)
+    ye = call("batch_norm", x, None, None, rm, rv, training=False, momentum=0.1, eps=1e-5)
+    np.testing.assert_allclose(ye.numpy(), (x.numpy() - rm.numpy()) / np.sqrt(rv.numpy() + 1e-5), rtol=1e-5)
+
+
+def test_batch_norm_errors(device):
+    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "
+                                         r"tgrad.Size\(\[1, 3\]\)"):
+        call("batch_norm", tgrad.ones(1, 3, device=device), None, None, None, None, training=True)
+    x = T(np.random.default_rng(0).normal(size=(4, 2)), device, tgrad.float64, requires_grad=True)
+    y = call("batch_norm", x, None, None, None, None, training=True)
+    (g,) = tgrad.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="batch_norm"):
+        tgrad.autograd.grad(g.sum(), x)

@@ -728,3 +728,65 @@ ENTRIES += [
     Op("one_hot", one_hot_forward, None, None, inputs=("self",)),
     Op("pad", pad_forward, pad_backward, "ConstantPadNdBackward0", inputs=("input",)),
 ]
+
+
+# ------------------------------------------------------------------ batch_norm
+def _bn_geometry(input):
+    if input.dim() < 2:
+        raise ValueError(f"Expected 2D or higher input (got {input.dim()}D input)")
+    C = input.shape[1]
+    L = 1
+    for s in input.shape[2:]:
+        L *= s
+    return C, L
+
+
+def batch_norm_forward(input, weight=None, bias=None, running_mean=None, running_var=None, *, training=False,
+                       momentum=0.1, eps=1e-5):
+    """Normalize over (N, *) per channel; training uses batch statistics and updates the running ones in place."""
+    _float_check(input, "batch_norm")
+    C, L = _bn_geometry(input)
+    if training and input.numel() // max(C, 1) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{_size_str(input)}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.numel() != C:
+            raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    y = empty(input.shape, input.dtype, input.device)
+    rm, rv = _opt_contig(running_mean), _opt_contig(running_var)
+    KN.batch_norm(_contig(input), _opt_contig(weight), _opt_contig(bias), rm, rv, y, C, L,
+                  training, momentum if momentum is not None else 0.0, eps)
+    if training:    # strided running statistics were updated in a contiguous copy
+        for t, c in ((running_mean, rm), (running_var, rv)):
+            if t is not None and c is not t:
+                KE.copy(c, t)
+    return y
+
+
+def batch_norm_backward_rule(ctx, grad):
+    s = ctx.saved
+    dx, dw, db = _call("batch_norm_backward", grad, s["input"], s.get("weight"), s.get("running_mean"),
+                       s.get("running_var"), training=ctx.attrs.get("training", False), eps=ctx.attrs.get("eps", 1e-5))
+    needs = ctx.needs_input_grad
+    return dx if needs[0] else None, dw if needs[1] else None, db if needs[2] else None, None, None
+
+
+def batch_norm_backward_forward(grad_output, input, weight=None, running_mean=None, running_var=None, *,
+                                training, eps=1e-5):
+    C, L = _bn_geometry(input)
+    pdt = weight.dtype if weight is not None else input.dtype
+    dx = empty(input.shape, input.dtype, input.device)
+    dw, db = empty((C,), pdt, input.device), empty((C,), pdt, input.device)
+    return KN.batch_norm_backward(_contig(grad_output), _contig(input), _opt_contig(weight),
+                                  _opt_contig(running_mean), _opt_contig(running_var), dx, dw, db, C, L, training, eps)
+
+
+ENTRIES += [
+    Op("batch_norm", batch_norm_forward, batch_norm_backward_rule, "NativeBatchNormBackward0",
+       inputs=("input", "weight", "bias", "running_mean", "running_var"),
+       save=("input", "weight", "running_mean", "running_var"), once_differentiable=True),
+    Op("batch_norm_backward", batch_norm_backward_forward, None, None,
+       inputs=("grad_output", "input", "weight", "running_mean", "running_var"), outputs=3),
+]

@@ -106,6 +106,28 @@ def _layer_norm_ref(x, w=None, b=None, normalized_shape=None, eps=1e-5):
     return y * (1 if w is None else w) + (0 if b is None else b)
 
 
+def _batch_norm_ref(x, w, b, rm, rv, training=False, momentum=0.1, eps=1e-5):
+    ax = (0,) + tuple(range(2, x.ndim))
+    shape = [1, x.shape[1]] + [1] * (x.ndim - 2)
+    if training:
+        mean, var = x.mean(ax, keepdims=True), x.var(ax, keepdims=True)
+    else:
+        mean, var = rm.reshape(shape), rv.reshape(shape)
+    y = (x - mean) / np.sqrt(var + eps)
+    return y * (1 if w is None else w.reshape(shape)) + (0 if b is None else b.reshape(shape))
+
+
+def _bn_samples(rng):
+    def stats(c):
+        return rng.normal(size=c), rng.uniform(0.5, 2, c)
+    return [SampleInput(rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=3), *stats(3), training=True,
+                        momentum=0.2),
+            SampleInput(rng.normal(size=(2, 3, 4)), rng.normal(size=3), None, None, None, training=True, eps=1e-3),
+            SampleInput(rng.normal(size=(2, 2, 2, 3)), rng.normal(size=2), rng.normal(size=2), *stats(2),
+                        training=False),
+            SampleInput(rng.normal(size=(8, 5, 33)), None, None, *stats(5), training=True, grad=False)]
+
+
 def _pad_ref(x, pad, value=0.0):
     width = [(0, 0)] * x.ndim
     for i in range(len(pad) // 2):
@@ -227,6 +249,9 @@ for _name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cro
 OPS += [
     OpInfo("layer_norm", lambda *a, **k: _call("layer_norm", *a, **k), _layer_norm_ref, _ln_samples, dtypes=FLOATS,
            tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)}, covers=("layer_norm_backward",)),
+    OpInfo("batch_norm", lambda *a, **k: _call("batch_norm", *a, **k), _batch_norm_ref, _bn_samples,
+           dtypes=FLOATS, diff_args=(0, 1, 2), gradgrad=False, tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
+           covers=("batch_norm_backward",)),
     OpInfo("dropout", lambda x, **k: _call("dropout", x, **k), lambda x, **k: (x, np.ones(x.shape, bool)),
            lambda rng: [SampleInput(rng.normal(size=s), p=p, training=tr)
                         for s, p, tr in [((3, 4), 0.5, False), ((7,), 0.0, True), ((2, 3, 5), 0.3, False)]],
