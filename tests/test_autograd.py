@@ -233,12 +233,17 @@ def test_autograd_grad_unused_and_materialize():
         tgrad.autograd.grad((x * 2).sum(), [tgrad.ones(2)])
 
 
-def test_autograd_grad_of_intermediate():
+def test_autograd_grad_of_intermediate_stops_there():
     x = leaf([1.0, 2.0])
     h = x * 3
+    calls = []
+    h.grad_fn.register_prehook(lambda go: calls.append(1))
     y = (h * h).sum()
     (gh,) = tgrad.autograd.grad(y, h)
     np.testing.assert_array_equal(_np(gh), [6.0, 12.0])
+    assert calls == [] and x.grad is None
+    h.sum().backward()               # the part below h neither ran nor was freed
+    np.testing.assert_array_equal(_np(x.grad), [3.0, 3.0])
 
 
 # ------------------------------------------------------------------ retain_graph and memory

@@ -115,9 +115,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 run = accumulate and (inputs is None or (id(node), 0) in capture)
             else:
                 run = needed is None or id(node) in needed
-            outs = _run_node(node, gin, retain_graph) if run else ()
-            if not run and not retain_graph:
-                node._release()
+            outs = _run_node(node, gin, retain_graph) if run else ()   # nodes not run keep their saved tensors
             for (nxt, nr), g in zip(node.next_functions, outs or [None] * len(node.next_functions)):
                 if nxt is None:
                     continue
@@ -135,7 +133,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
 
 
 def _nodes_leading_to(nodes, capture):
-    """ids of nodes from which a captured (node, nr) is reachable."""
+    """ids of nodes whose backward must run: some captured (node, nr) lies below them."""
     targets = {k[0] for k in capture}
     memo = {}
     for root in list(nodes.values()):
@@ -145,8 +143,8 @@ def _nodes_leading_to(nodes, capture):
             if id(n) in memo:
                 continue
             if done:
-                memo[id(n)] = id(n) in targets or any(
-                    m is not None and memo.get(id(m), False) for m, _ in n.next_functions)
+                memo[id(n)] = any(m is not None and (id(m) in targets or memo.get(id(m), False))
+                                  for m, _ in n.next_functions)
                 continue
             stack.append((n, True))
             for m, _ in n.next_functions:
