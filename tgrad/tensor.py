@@ -759,6 +759,397 @@ class Tensor:
     def bitwise_not_(self):
         return _inplace("bitwise_not", self)
 
+    __and__, __or__, __xor__ = bitwise_and, bitwise_or, bitwise_xor
+
+    def __invert__(self):
+        if self.dtype.is_floating_point:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return self.bitwise_not()
+
+    __rand__, __ror__, __rxor__ = bitwise_and, bitwise_or, bitwise_xor
+    __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_
+
+    def where(self, condition, other):
+        return _call("where", condition, self, self._wrap(other))
+
+    def clamp(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return _call("clamp_tensor", self, *_clamp_bounds(self, min, max))
+        return _call("clamp", self, min=min, max=max)
+
+    def clamp_(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return _inplace("clamp_tensor", self, *_clamp_bounds(self, min, max))
+        return _inplace("clamp", self, min=min, max=max)
+
+    clip, clip_ = clamp, clamp_
+
+    def clamp_min(self, min):
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):
+        return self.clamp(max=max)
+
+    def lerp(self, end, weight):
+        if isinstance(weight, Tensor):
+            return _call("lerp_tensor", self, end, weight)
+        return _call("lerp", self, end, weight=weight)
+
+    def lerp_(self, end, weight):
+        if isinstance(weight, Tensor):
+            return _inplace("lerp_tensor", self, end, weight)
+        return _inplace("lerp", self, end, weight=weight)
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return _call("addcmul", self, tensor1, tensor2, value=value)
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return _inplace("addcmul", self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return _call("addcdiv", self, tensor1, tensor2, value=value)
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return _inplace("addcdiv", self, tensor1, tensor2, value=value)
+
+    # ------------------------------------------------------------ element-wise math (ops/elementwise.py)
+    def _binop(self, name, other, **kw):
+        return _call(name, self, self._wrap(other), **kw)
+
+    def _ibinop(self, name, other, **kw):
+        return _inplace(name, self, self._wrap(other), **kw)
+
+    def abs(self):
+        return _call("abs", self)
+
+    def abs_(self):
+        return _inplace("abs", self)
+
+    absolute = abs
+    __abs__ = abs
+
+    def sign(self):
+        return _call("sign", self)
+
+    def sign_(self):
+        return _inplace("sign", self)
+
+    def exp2(self):
+        return _call("exp2", self)
+
+    def exp2_(self):
+        return _inplace("exp2", self)
+
+    def log(self):
+        return _call("log", self)
+
+    def log_(self):
+        return _inplace("log", self)
+
+    def log2(self):
+        return _call("log2", self)
+
+    def log2_(self):
+        return _inplace("log2", self)
+
+    def log10(self):
+        return _call("log10", self)
+
+    def log10_(self):
+        return _inplace("log10", self)
+
+    def log1p(self):
+        return _call("log1p", self)
+
+    def log1p_(self):
+        return _inplace("log1p", self)
+
+    def expm1(self):
+        return _call("expm1", self)
+
+    def expm1_(self):
+        return _inplace("expm1", self)
+
+    def sqrt(self):
+        return _call("sqrt", self)
+
+    def sqrt_(self):
+        return _inplace("sqrt", self)
+
+    def rsqrt(self):
+        return _call("rsqrt", self)
+
+    def rsqrt_(self):
+        return _inplace("rsqrt", self)
+
+    def square(self):
+        return _call("pow", self, exponent=2)
+
+    def square_(self):
+        return _inplace("pow", self, exponent=2)
+
+    def reciprocal(self):
+        return _call("reciprocal", self)
+
+    def reciprocal_(self):
+        return _inplace("reciprocal", self)
+
+    def sin(self):
+        return _call("sin", self)
+
+    def sin_(self):
+        return _inplace("sin", self)
+
+    def cos(self):
+        return _call("cos", self)
+
+    def cos_(self):
+        return _inplace("cos", self)
+
+    def tan(self):
+        return _call("tan", self)
+
+    def tan_(self):
+        return _inplace("tan", self)
+
+    def tanh(self):
+        return _call("tanh", self)
+
+    def tanh_(self):
+        return _inplace("tanh", self)
+
+    def sigmoid(self):
+        return _call("sigmoid", self)
+
+    def sigmoid_(self):
+        return _inplace("sigmoid", self)
+
+    def relu(self):
+        return _call("relu", self)
+
+    def relu_(self):
+        return _inplace("relu", self)
+
+    def erf(self):
+        return _call("erf", self)
+
+    def erf_(self):
+        return _inplace("erf", self)
+
+    def floor(self):
+        return _call("floor", self)
+
+    def floor_(self):
+        return _inplace("floor", self)
+
+    def ceil(self):
+        return _call("ceil", self)
+
+    def ceil_(self):
+        return _inplace("ceil", self)
+
+    def round(self, *, decimals=0):
+        if decimals:
+            return _call("round_decimals", self, decimals=decimals)
+        return _call("round", self)
+
+    def round_(self, *, decimals=0):
+        if decimals:
+            return _inplace("round_decimals", self, decimals=decimals)
+        return _inplace("round", self)
+
+    def __round__(self, ndigits=None):
+        return self.round(decimals=ndigits or 0)
+
+    def trunc(self):
+        return _call("trunc", self)
+
+    def trunc_(self):
+        return _inplace("trunc", self)
+
+    fix = trunc
+    fix_ = trunc_
+
+    def frac(self):
+        return _call("frac", self)
+
+    def frac_(self):
+        return _inplace("frac", self)
+
+    def isnan(self):
+        return _call("isnan", self)
+
+    def isinf(self):
+        return _call("isinf", self)
+
+    def isfinite(self):
+        return _call("isfinite", self)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return _call("nan_to_num", self, nan=nan, posinf=posinf, neginf=neginf)
+
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        return _inplace("nan_to_num", self, nan=nan, posinf=posinf, neginf=neginf)
+
+    def maximum(self, other):
+        return _call("maximum", self, other)
+
+    def minimum(self, other):
+        return _call("minimum", self, other)
+
+    def fmod(self, other):
+        return self._binop("fmod", other)
+
+    def fmod_(self, other):
+        return self._ibinop("fmod", other)
+
+    def remainder(self, other):
+        return self._binop("remainder", other)
+
+    def remainder_(self, other):
+        return self._ibinop("remainder", other)
+
+    def floor_divide(self, other):
+        return self._binop("div_mode", other, rounding_mode="floor")
+
+    def floor_divide_(self, other):
+        return self._ibinop("div_mode", other, rounding_mode="floor")
+
+    def __floordiv__(self, other):
+        return self.floor_divide(other)
+
+    def __rfloordiv__(self, other):
+        return _call("div_mode", self._rwrap(other), self, rounding_mode="floor")
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __mod__(self, other):
+        return self.remainder(other)
+
+    def __rmod__(self, other):
+        return _call("remainder", self._rwrap(other), self)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def atan2(self, other):
+        return _call("atan2", self, other)
+
+    def atan2_(self, other):
+        return _inplace("atan2", self, other)
+
+    arctan2 = atan2
+    arctan2_ = atan2_
+
+    def eq(self, other):
+        return self._binop("eq", other)
+
+    def eq_(self, other):
+        return self._ibinop("eq", other)
+
+    def ne(self, other):
+        return self._binop("ne", other)
+
+    def ne_(self, other):
+        return self._ibinop("ne", other)
+
+    def lt(self, other):
+        return self._binop("lt", other)
+
+    def lt_(self, other):
+        return self._ibinop("lt", other)
+
+    def le(self, other):
+        return self._binop("le", other)
+
+    def le_(self, other):
+        return self._ibinop("le", other)
+
+    def gt(self, other):
+        return self._binop("gt", other)
+
+    def gt_(self, other):
+        return self._ibinop("gt", other)
+
+    def ge(self, other):
+        return self._binop("ge", other)
+
+    def ge_(self, other):
+        return self._ibinop("ge", other)
+
+    not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+    def __eq__(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+            return NotImplemented
+        return self.eq(other)
+
+    def __ne__(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+            return NotImplemented
+        return self.ne(other)
+
+    def __lt__(self, other):
+        return self.lt(other)
+
+    def __le__(self, other):
+        return self.le(other)
+
+    def __gt__(self, other):
+        return self.gt(other)
+
+    def __ge__(self, other):
+        return self.ge(other)
+
+    def logical_and(self, other):
+        return _call("logical_and", self, other)
+
+    def logical_and_(self, other):
+        return _inplace("logical_and", self, other)
+
+    def logical_or(self, other):
+        return _call("logical_or", self, other)
+
+    def logical_or_(self, other):
+        return _inplace("logical_or", self, other)
+
+    def logical_xor(self, other):
+        return _call("logical_xor", self, other)
+
+    def logical_xor_(self, other):
+        return _inplace("logical_xor", self, other)
+
+    def logical_not(self):
+        return _call("logical_not", self)
+
+    def logical_not_(self):
+        return _inplace("logical_not", self)
+
+    def bitwise_and(self, other):
+        return self._binop("bitwise_and", other)
+
+    def bitwise_and_(self, other):
+        return self._ibinop("bitwise_and", other)
+
+    def bitwise_or(self, other):
+        return self._binop("bitwise_or", other)
+
+    def bitwise_or_(self, other):
+        return self._ibinop("bitwise_or", other)
+
+    def bitwise_xor(self, other):
+        return self._binop("bitwise_xor", other)
+
+    def bitwise_xor_(self, other):
+        return self._ibinop("bitwise_xor", other)
+
+    def bitwise_not(self):
+        return _call("bitwise_not", self)
+
+    def bitwise_not_(self):
+        return _inplace("bitwise_not", self)
+
     __and__, __or__, __xor__, __invert__ = bitwise_and, bitwise_or, bitwise_xor, bitwise_not
     __rand__, __ror__, __rxor__ = bitwise_and, bitwise_or, bitwise_xor
     __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_
@@ -1833,6 +2224,11 @@ def _random_inplace(t, fill):
     fill()
     t._version[0] += 1
     return t
+
+
+def _clamp_bounds(self, lo, hi):
+    """Tensor-bound clamp: a Python-number bound becomes a 0-dim tensor of self's dtype."""
+    return [b if b is None or isinstance(b, Tensor) else self._wrap(b) for b in (lo, hi)]
 
 
 def _clamp_bounds(self, lo, hi):

@@ -6,6 +6,11 @@ specializations of ``binary_kernel``).  Operands are addressed through their
 own strides (0 on broadcast dims, see ``_geometry``); values are computed in
 ``COMPUTE`` (fp32 for 16/32-bit floats, fp64 for doubles, int64 for integers)
 and cast on store (bf16 with round-to-nearest-even, exactly on both devices).
+
+Float kernel arguments are fp32 on every path; parameters that need float64
+accuracy travel as two fp32 values (``split64`` / ``param_h``).  tanh, expm1,
+log1p and atan are written from ``tl.exp``/``tl.log`` (libdevice fails in the
+interpreter) and are accurate to a few ulp in float64.
 """
 import numpy as np
 import triton
@@ -274,9 +279,9 @@ def pow_int_fn(x, n, p1, p2):
 
 
 @triton.jit
-def pow_float_fn(x, p, p1, p2):
-    """x ** p for a non-integer p: exp2(p * log2(x)); NaN for x < 0, 0 at x == 0 when p > 0."""
-    r = tl.exp2(p * tl.log2(tl.abs(x)))
+def pow_float_fn(x, p, p_lo, p2):
+    """x ** p for a non-integer p (= p + p_lo): exp2(p * log2(x)); NaN for x < 0, 0 at x == 0 when p > 0."""
+    r = tl.exp2(param_h(p, p_lo, x) * tl.log2(tl.abs(x)))
     r = tl.where(x < 0, float("nan"), r)
     return tl.where(x == 0, tl.where(p > 0, 0.0, float("inf")), r)
 
@@ -363,7 +368,7 @@ def round_half_even_h(x):
     d = x - f
     odd = (f - 2.0 * tl.floor(f * 0.5)) == 1.0
     r = tl.where(d > 0.5, f + 1.0, tl.where(d < 0.5, f, tl.where(odd, f + 1.0, f)))
-    return tl.where(x == 0.0, x, r)
+    return tl.where(r == 0.0, x * 0.0, r)    # keeps the sign of zero: round(-0.5) = -0.0
 
 
 @triton.jit
@@ -624,9 +629,9 @@ def bitwise_not_fn(x, p0, p1, p2):
 
 
 @triton.jit
-def pow_scalar_base_fn(x, base, log2_base, p2):
-    """base ** x for a float base: exp2(x log2|base|); negative bases need an integral x."""
-    r = tl.exp2(x * log2_base)
+def pow_scalar_base_fn(x, base, lb_hi, lb_lo):
+    """base ** x for a float base: exp2(x log2|base|), log2|base| = lb_hi + lb_lo; base < 0 needs integral x."""
+    r = tl.exp2(x * param_h(lb_hi, lb_lo, x))
     odd = (x - 2.0 * tl.floor(x * 0.5)) == 1.0
     r = tl.where(base < 0, tl.where(tl.floor(x) == x, tl.where(odd, -r, r), float("nan")), r)
     return tl.where(base == 0, tl.where(x > 0, 0.0, tl.where(x == 0, 1.0, float("inf"))), r)
@@ -710,7 +715,7 @@ def atan2_fn(y, x, p0, p1):
     a = atan01_h(lo / tl.where(hi == 0, 1.0, hi))
     a = tl.where(ay > ax, 1.57079632679489661923 - a, a)
     a = tl.where(x < 0, 3.14159265358979323846 - a, a)
-    a = tl.where((x == 0) & (y == 0), tl.where(1.0 / x < 0, 3.14159265358979323846, 0.0), a)
+    a = tl.where((x == 0) & (y == 0), tl.where(1.0 / x < 0, 3.14159265358979323846 - a, a), a)  # a = 0 here
     return tl.where((y < 0) | ((y == 0) & (1.0 / y < 0)), -a, a)
 
 

@@ -1,4 +1,5 @@
-"""Element-wise ops: copies/casts, fill, add/sub/mul/div/neg, pow, exp.
+"""Element-wise ops: copies/casts, fill, arithmetic, pow forms, unary math, activations (each with a
+fused ``<name>_backward`` op), comparisons, logical/bitwise ops, where, clamp, lerp, addcmul/addcdiv.
 
 Forward functions take tensors (scalars were wrapped into 0-dim tensors by
 the caller), pick the result dtype by PyTorch's promotion, allocate the output
@@ -215,7 +216,7 @@ def pow_forward(self, *, exponent, out=None):
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return K.unary(K.pow_int_fn, self, o, int(exponent), 0, compute=K.compute_type(dt))
-    return K.unary(K.pow_float_fn, self, o, float(exponent), 0.0, compute=K.compute_type(dt))
+    return K.unary(K.pow_float_fn, self, o, *K.split64(float(exponent)), compute=K.compute_type(dt))
 
 
 def pow_backward(ctx, grad):
@@ -293,7 +294,7 @@ def _unary_float(fn):
 
 def _int_zero_check(other):
     if not other.dtype.is_floating_point and other.dtype is not D.bool_ and (other._host_copy() == 0).any():
-        raise ZeroDivisionError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError")
 
 
 # ------------------------------------------------------------------ unary math
@@ -318,14 +319,14 @@ def _rounding(fn):
 
 def round_decimals_forward(self, *, decimals, out=None):
     if not self.dtype.is_floating_point:
-        raise RuntimeError(f"\"round_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{_legacy(self.dtype)}'")
     return _launch_unary(K.round_decimals_fn, self, out, self.dtype, float(10.0 ** abs(decimals)),
                          int(decimals < 0))
 
 
 def frac_forward(self, *, out=None):
     if not self.dtype.is_floating_point:
-        raise RuntimeError(f"\"frac_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_legacy(self.dtype)}'")
     return _launch_unary(K.frac_fn, self, out, self.dtype)
 
 
@@ -649,7 +650,7 @@ def zero2_backward(ctx, g):
     return _zeros(g), _zeros(g)
 
 
-def _int_safe(fn, int_fn=None):
+def _int_safe(fn):
     """fmod / remainder: integer division by zero raises ZeroDivisionError before the launch."""
     def forward(self, other, *, out=None):
         dt = D.result_type(self, other)
@@ -703,7 +704,7 @@ def pow_scalar_base_forward(self, *, base, out=None):
         o = _out(out, self.shape, dt, self.device, "pow")
         return K.binary(K.int_pow_tensor_fn, b, self, o, compute=K.compute_type(dt))
     lb = math.log2(abs(base)) if base != 0 else 0.0
-    return _launch_unary(K.pow_scalar_base_fn, self, out, dt, float(base), lb)
+    return _launch_unary(K.pow_scalar_base_fn, self, out, dt, float(base), *K.split64(lb))
 
 
 def pow_scalar_base_backward(ctx, g):
@@ -714,7 +715,7 @@ def pow_scalar_base_backward(ctx, g):
     return (g.mul(r).mul(math.log(base) if base > 0 else float("nan")),)
 
 
-def _minmax_backward(first_wins, name):
+def _minmax_backward(first_wins):
     """maximum/minimum: the gradient goes to the chosen operand, split in half on ties (as PyTorch)."""
     def backward(ctx, g):
         x, y = ctx.saved["self"], ctx.saved["other"]
@@ -757,7 +758,7 @@ def _bitwise(fn, name):
     def forward(self, other, *, out=None):
         dt = D.result_type(self, other)
         if dt.is_floating_point:
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_legacy(dt)}'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_legacy(dt)}'")
         o = _broadcast_out(out, dt, name, self, other)
         return K.binary(fn, self, other, o, compute=K.compute_type(dt))
     return forward
@@ -765,7 +766,7 @@ def _bitwise(fn, name):
 
 def bitwise_not_forward(self, *, out=None):
     if self.dtype.is_floating_point:
-        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{_legacy(self.dtype)}'")
     fn = K.logical_not_fn if self.dtype is D.bool_ else K.bitwise_not_fn
     return _launch_unary(fn, self, out, self.dtype)
 
@@ -776,9 +777,9 @@ ENTRIES += [
        save=("self", "exponent", "result")),
     Op("pow_scalar_base", pow_scalar_base_forward, pow_scalar_base_backward, "PowBackward2",
        save=("self", "result")),
-    Op("maximum", _promoted(K.maximum_fn, "maximum"), _minmax_backward(("gt", "lt"), "maximum"),
+    Op("maximum", _promoted(K.maximum_fn, "maximum"), _minmax_backward(("gt", "lt")),
        "MaximumBackward0", inputs=("self", "other"), save=("self", "other")),
-    Op("minimum", _promoted(K.minimum_fn, "minimum"), _minmax_backward(("lt", "gt"), "minimum"),
+    Op("minimum", _promoted(K.minimum_fn, "minimum"), _minmax_backward(("lt", "gt")),
        "MinimumBackward0", inputs=("self", "other"), save=("self", "other")),
     Op("fmod", _int_safe(K.fmod_fn), fmod_backward, "FmodBackward1", inputs=("self", "other"),
        save=("self", "other")),
@@ -827,6 +828,9 @@ def clamp_forward(self, *, min=None, max=None, out=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     dt = D.result_type(self, *[v for v in (min, max) if v is not None])
     lo, hi = _bounds(dt, min, max)
+    if dt is D.float64:   # float kernel args are fp32: exact float64 bounds travel as 0-dim tensors
+        o = _out(out, self.shape, dt, self.device, "clamp")
+        return K.ternary(K.clamp_tensor_fn, self, _full(lo, o), _full(hi, o), o, compute=K.compute_type(dt))
     return _launch_unary(K.clamp_fn, self, out, dt, lo, hi, name="clamp")
 
 
@@ -911,7 +915,7 @@ def _addc(fn, name):
     def forward(self, tensor1, tensor2, *, value=1, out=None):
         dt = D.result_type(self, tensor1, tensor2)
         if name == "addcdiv" and not D.result_type(tensor1, tensor2).is_floating_point:
-            raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
+            raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release "
                                "addcdiv will perform a true division of tensor1 and tensor2. The historic "
                                "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
                                "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "

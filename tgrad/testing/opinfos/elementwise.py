@@ -252,7 +252,8 @@ BINARY = [
 ]
 for _name, _op, _ref, _samples, _dts, _cov in BINARY:
     # maximum/minimum samples have ties, where the gradient jumps (g/2 -> g): no finite-difference gradgrad there
-    OPS.append(OpInfo(_name, _op, _ref, _samples, dtypes=_dts, covers=_cov, gradgrad=_name not in ("maximum", "minimum")))
+    OPS.append(OpInfo(_name, _op, _ref, _samples, dtypes=_dts, covers=_cov,
+                      gradgrad=_name not in ("maximum", "minimum")))
 
 
 def _cmp_samples(rng):

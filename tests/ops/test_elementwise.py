@@ -1,0 +1,250 @@
+"""Element-wise ops beyond the generic OpInfo tests: PyTorch's errors, edge values, promotion,
+float64 precision of the portable tanh/expm1/log1p/atan2, in-place forms, grad_fn names, launch counts."""
+import math
+
+import numpy as np
+import pytest
+
+import tgrad
+from tgrad.autograd import dispatch
+from tgrad.kernels import _triton as T
+
+
+def t(v, dtype=None):
+    return tgrad.tensor(v, dtype=dtype)
+
+
+def vals(x):
+    return x.detach()._host_copy()
+
+
+# ------------------------------------------------------------------ errors (PyTorch's wording)
+@pytest.mark.parametrize("fn,exc,msg", [
+    (lambda: tgrad.where(t([1.0, 2.0]), t([1.0, 2.0]), 0.0), RuntimeError,
+     "where expected condition to be a boolean tensor, but got a tensor with dtype Float"),
+    (lambda: t([1.0]) & t([1.0]), NotImplementedError, "\"bitwise_and_cpu\" not implemented for 'Float'"),
+    (lambda: ~t([1.0]), TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors"),
+    (lambda: t([1.0]).clamp(), RuntimeError, "torch.clamp: At least one of 'min' or 'max' must not be None"),
+    (lambda: tgrad.lerp(t([1.0]), t([1.0], tgrad.float64), 0.5), RuntimeError,
+     "expected dtype tgrad.float32 for `end` but got dtype tgrad.float64"),
+    (lambda: t([1, 2]).div(t([1, 2]), rounding_mode="bad"), RuntimeError,
+     "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'bad'"),
+    (lambda: t([1, 2]) // t([0, 1]), RuntimeError, "ZeroDivisionError"),
+    (lambda: t([1, 2]) % 0, RuntimeError, "ZeroDivisionError"),
+    (lambda: tgrad.fmod(t([1, 2]), 0), RuntimeError, "ZeroDivisionError"),
+    (lambda: t([1, 2]).sqrt_(), RuntimeError, "result type Float can't be cast to the desired output type Long"),
+    (lambda: dispatch.call("gelu", t([1.0]), approximate="x"), RuntimeError,
+     "approximate argument must be either none or tanh."),
+    (lambda: t([1, 2]).frac(), NotImplementedError, "\"frac_cpu\" not implemented for 'Long'"),
+    (lambda: t([1.0, 2.0]) < t([1.0, 2.0, 3.0]), RuntimeError,
+     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
+    (lambda: tgrad.addcdiv(t([1]), t([1]), t([1])), RuntimeError, "Integer division with addcdiv"),
+])
+def test_errors(fn, exc, msg):
+    with pytest.raises(exc) as e:
+        fn()
+    assert msg in str(e.value)
+
+
+def test_bad_input_changes_nothing():
+    x = t([1, 2, 3])
+    with pytest.raises(RuntimeError):
+        x.sqrt_()
+    with pytest.raises(RuntimeError):
+        x.remainder_(t([1, 0, 1]))
+    assert vals(x).tolist() == [1, 2, 3] and x._version[0] == 0
+
+
+# ------------------------------------------------------------------ edge values (PyTorch's results)
+def test_rounding_edges():
+    x = t([-0.5, 0.5, 1.5, 2.5, -2.5, 0.49999999999999994, 4503599627370497.0], tgrad.float64)
+    np.testing.assert_array_equal(vals(x.round()), [-0.0, 0.0, 2.0, 2.0, -2.0, 0.0, 4503599627370497.0])
+    assert np.signbit(vals(x.round())[0])
+    assert vals(t([1.25, -2.35]).round(decimals=1)).tolist() == pytest.approx([1.2, -2.4])
+    np.testing.assert_array_equal(vals(t([-1.5, 1.5]).trunc()), [-1.0, 1.0])
+    np.testing.assert_array_equal(vals(t([-1.25, 1.25]).frac()), [-0.25, 0.25])
+    np.testing.assert_array_equal(vals(t([float("nan"), -3.0, 0.0, 2.0]).sign()), [0.0, -1.0, 0.0, 1.0])
+    assert vals(t([5, -5]).sign()).tolist() == [1, -1]
+
+
+def test_division_modes():
+    assert vals(t(1.0) // 0.1).item() == 9.0                      # PyTorch's fmod-based floor division
+    np.testing.assert_array_equal(vals(t([-7.5, 7.5]) // t([2.0, -2.0])), [-4.0, -4.0])
+    np.testing.assert_array_equal(vals(t([-7.5, 7.5]) % t([2.0, -2.0])), [0.5, -0.5])
+    np.testing.assert_array_equal(vals(tgrad.fmod(t([-7.5, 7.5]), 2.0)), [-1.5, 1.5])
+    np.testing.assert_array_equal(vals(t([1.0, -1.0]).div(t([0.0, 0.0]), rounding_mode="trunc")), [np.inf, -np.inf])
+    assert vals(t([7, -7, 7, -7]) // t([2, 2, -2, -2])).tolist() == [3, -4, -4, 3]
+    assert vals(t([7, -7]).div(t([2, 2]), rounding_mode="trunc")).tolist() == [3, -3]
+    assert vals(t([7, -7, 7, -7]) % t([3, 3, -3, -3])).tolist() == [1, 2, -2, -1]
+    assert vals(tgrad.fmod(t([7, -7]), 3)).tolist() == [1, -1]
+    assert vals(5 // t([2, 3])).tolist() == [2, 1] and vals(7 % t([4, 5])).tolist() == [3, 2]
+
+
+def test_pow_forms():
+    assert vals(2 ** t([1, 2, 10])).tolist() == [2, 4, 1024]
+    assert (2 ** t([1, 2])).dtype is tgrad.int64 and (2.0 ** t([1, 2])).dtype is tgrad.float32
+    np.testing.assert_allclose(vals(2.5 ** t([0.5, -1.0], tgrad.float64)), [2.5 ** 0.5, 0.4], rtol=1e-14)
+    np.testing.assert_array_equal(vals((-2.0) ** t([2.0, 3.0, 0.5])), [4.0, -8.0, np.nan])
+    np.testing.assert_array_equal(vals(0.0 ** t([2.0, 0.0, -1.0])), [0.0, 1.0, np.inf])
+    assert vals(t([3, 1, -1, 2]) ** t([-1, -3, -3, 10])).tolist() == [0, 1, -1, 1024]
+    np.testing.assert_array_equal(vals(t([-2.0, 0.0, 0.0, 4.0]) ** t([3.0, 0.0, -2.0, 0.5])), [-8.0, 1.0, np.inf, 2.0])
+
+
+def test_nan_propagation_and_special_values():
+    nan = float("nan")
+    np.testing.assert_array_equal(vals(t([nan, 1.0]).clamp(0, 0.5)), [nan, 0.5])
+    np.testing.assert_array_equal(vals(tgrad.maximum(t([nan, 1.0]), t([0.0, nan]))), [nan, nan])
+    np.testing.assert_array_equal(vals(tgrad.minimum(t([nan, 1.0]), t([0.0, nan]))), [nan, nan])
+    np.testing.assert_array_equal(vals(t([nan, -1.0]).relu()), [nan, 0.0])
+    np.testing.assert_array_equal(vals(t([1.0, 5.0]).clamp(2, 1)), [1.0, 1.0])          # min > max gives max
+    y = t([0.0, -0.0, 0.0, 1.0, -1.0], tgrad.float64)
+    x = t([-0.0, -0.0, 0.0, 0.0, -0.0], tgrad.float64)
+    np.testing.assert_array_equal(vals(tgrad.atan2(y, x)), np.arctan2(vals(y), vals(x)))
+    x = t([nan, np.inf, -np.inf, 2.0, 0.0], tgrad.float32)
+    assert vals(x.isnan()).tolist() == [True, False, False, False, False]
+    assert vals(x.isinf()).tolist() == [False, True, True, False, False]
+    assert vals(x.isfinite()).tolist() == [False, False, False, True, True]
+    assert vals(t([1, 2]).isfinite()).tolist() == [True, True]
+    h = t([nan, np.inf, -np.inf]).half().nan_to_num()
+    assert vals(h).astype(np.float64).tolist() == [0.0, 65504.0, -65504.0]
+
+
+# ------------------------------------------------------------------ float64 precision of the portable math
+def test_float64_precision_near_zero_and_far():
+    x = np.array([1e-300, -1e-20, 1e-12, -3e-9, 1e-6, 2e-5, -4e-4, 0.3, -0.49, 0.51, 2.0, -7.5, 20.0, 40.0,
+                  -40.0, 300.0, -700.0])
+    xt = t(x, tgrad.float64)
+    for got, ref in [(xt.tanh(), np.tanh(x)), (xt.expm1(), np.expm1(x)), (xt.sigmoid(), 1 / (1 + np.exp(-x))),
+                     (dispatch.call("silu", xt), x / (1 + np.exp(-x))),
+                     (dispatch.call("logsigmoid", xt), -np.logaddexp(0, -x))]:
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-13, atol=0)
+    p = x[x > -1]
+    np.testing.assert_allclose(vals(t(p, tgrad.float64).log1p()), np.log1p(p), rtol=1e-13, atol=0)
+    e = np.array([-3.0, -0.7, -1e-8, 1e-10, 0.2, 1.1, 4.0])
+    erf = np.array([math.erf(v) for v in e])
+    np.testing.assert_allclose(vals(t(e, tgrad.float64).erf()), erf, rtol=1e-13, atol=0)
+
+
+def test_atan2_float64_all_quadrants():
+    rng = np.random.default_rng(1)
+    y, x = rng.uniform(-5, 5, 400), rng.uniform(-5, 5, 400)
+    y[:4], x[:4] = [1.0, -1.0, 3.0, -2.0], [1.0, 1.0, 1e-9, -1e-12]
+    got = vals(tgrad.atan2(t(y, tgrad.float64), t(x, tgrad.float64)))
+    np.testing.assert_allclose(got, np.arctan2(y, x), rtol=2e-15, atol=1e-15)
+
+
+def test_softplus_threshold_and_large_inputs():
+    x = t([-100.0, -20.0, 0.0, 10.0, 10.5, 100.0], tgrad.float64)
+    got = vals(dispatch.call("softplus", x, beta=2.0, threshold=21.0))
+    xn = vals(x)
+    np.testing.assert_allclose(got, np.where(2 * xn > 21, xn, np.logaddexp(0, 2 * xn) / 2), rtol=1e-13)
+    assert vals(dispatch.call("softplus", x))[-1] == 100.0
+
+
+# ------------------------------------------------------------------ promotion and scalars
+def test_type_promotion():
+    i = t([1, 2, 3])
+    assert i.sqrt().dtype is tgrad.float32 and i.sigmoid().dtype is tgrad.float32
+    assert (i == 2.5).dtype is tgrad.bool and vals(i < 2.5).tolist() == [True, True, False]
+    assert i.clamp(2.5).dtype is tgrad.float32 and vals(i.clamp(2.5)).tolist() == [2.5, 2.5, 3.0]
+    assert i.clamp(0, 2).dtype is tgrad.int64
+    assert tgrad.where(i > 1, 1.0, 0).dtype is tgrad.float32
+    assert tgrad.where(i > 1, i, 0).dtype is tgrad.int64
+    assert tgrad.maximum(i, t([1.5])).dtype is tgrad.float32
+    assert (t([True, False]) & t([True, True])).dtype is tgrad.bool
+    assert vals(t([5], tgrad.uint8).bitwise_not()).tolist() == [250]
+    assert vals(~t([True, False])).tolist() == [False, True]
+    assert vals(t([12], tgrad.int32) ^ 10).tolist() == [6]
+    h = t([1.0, 2.0]).half()
+    assert tgrad.atan2(h, h).dtype is tgrad.float16 and h.exp2().dtype is tgrad.float16
+
+
+def test_comparison_operators_and_hash():
+    a = t([1.0, 2.0, 3.0])
+    assert vals(a == 2).tolist() == [False, True, False]
+    assert vals(2 == a).tolist() == [False, True, False]
+    assert vals(a != t([1.0, 0.0, 3.0])).tolist() == [False, True, False]
+    assert vals(1.5 < a).tolist() == [False, True, True]
+    assert (a == None) is False and (a != "x") is True  # noqa: E711
+    d = {a: 1}
+    assert d[a] == 1 and len({a, t([1.0, 2.0, 3.0])}) == 2
+
+
+# ------------------------------------------------------------------ in-place forms
+def test_inplace_forms():
+    x = t([-2.0, 0.5, 3.0])
+    v = x._version[0]
+    assert x.clamp_(-1, 1) is x and vals(x).tolist() == [-1.0, 0.5, 1.0] and x._version[0] == v + 1
+    x.eq_(t([-1.0, 0.0, 1.0]))
+    assert x.dtype is tgrad.float32 and vals(x).tolist() == [1.0, 0.0, 1.0]
+    y = t([1.0, 2.0])
+    y.addcmul_(t([2.0, 3.0]), t([4.0, 5.0]), value=0.5).addcdiv_(t([1.0, 1.0]), t([2.0, 4.0]), value=2)
+    assert vals(y).tolist() == [6.0, 10.0]
+    y.lerp_(t([0.0, 0.0]), 0.5)
+    assert vals(y).tolist() == [3.0, 5.0]
+    z = t([-1.0, 2.0])
+    dispatch.call_inplace("relu", z)
+    assert vals(z).tolist() == [0.0, 2.0]
+    b = t([True, False])
+    b |= t([False, False])
+    b ^= t([True, True])
+    assert vals(b).tolist() == [False, True]
+    k = t([7, 8])
+    k //= 3
+    k %= 2
+    assert vals(k).tolist() == [0, 0]
+
+
+def test_inplace_activation_backward():
+    a = tgrad.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    y = a * 1.0
+    dispatch.call_inplace("sigmoid", y)
+    y.sum().backward()
+    s = 1 / (1 + np.exp(-np.array([-1.0, 0.5, 2.0])))
+    np.testing.assert_allclose(vals(a.grad), s * (1 - s), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ autograd names, fused backward launches
+@pytest.mark.parametrize("fn,name", [
+    (lambda x: x.relu(), "ReluBackward0"), (lambda x: x.tanh(), "TanhBackward0"),
+    (lambda x: x.sigmoid(), "SigmoidBackward0"), (lambda x: dispatch.call("gelu", x), "GeluBackward0"),
+    (lambda x: dispatch.call("relu6", x), "HardtanhBackward0"), (lambda x: tgrad.selu(x), "EluBackward0"),
+    (lambda x: x.clamp(0, 1), "ClampBackward1"), (lambda x: x.clamp(x * 0), "ClampBackward0"),
+    (lambda x: x ** x, "PowBackward1"), (lambda x: 2 ** x, "PowBackward2"), (lambda x: x.square(), "PowBackward0"),
+    (lambda x: tgrad.where(x > 0, x, 0.0), "WhereBackward0"), (lambda x: x // 2, "DivBackward2"),
+    (lambda x: x.lerp(x * 2, 0.5), "LerpBackward0"), (lambda x: x.log1p(), "Log1PBackward0"),
+])
+def test_grad_fn_names(fn, name):
+    x = tgrad.tensor([0.5, 1.5], requires_grad=True)
+    assert fn(x).grad_fn.name() == name
+
+
+@pytest.mark.parametrize("name,node", [("relu", "ThresholdBackwardBackward0"), ("tanh", "TanhBackwardBackward0"),
+                                       ("gelu", "GeluBackwardBackward0"), ("silu", "SiluBackwardBackward0"),
+                                       ("softplus", "SoftplusBackwardBackward0")])
+def test_activation_backward_is_one_launch_and_differentiable(name, node):
+    x = tgrad.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    y = dispatch.call(name, x)
+    go = tgrad.ones_like(y)
+    T.COUNTER.counts.clear()
+    T.COUNTER.enabled = True
+    try:
+        g, = tgrad.autograd.grad(y, x, go, create_graph=True)
+    finally:
+        T.COUNTER.enabled = False
+    assert sum(T.COUNTER.counts.values()) == 1, dict(T.COUNTER.counts)
+    assert g.grad_fn.name() == node
+
+
+def test_gelu_second_derivative_matches_formula():
+    xs = np.array([-2.0, -0.3, 0.7, 1.9])
+    for approximate in ("none", "tanh"):
+        x = tgrad.tensor(xs, dtype=tgrad.float64, requires_grad=True)
+        g, = tgrad.autograd.grad(dispatch.call("gelu", x, approximate=approximate).sum(), x, create_graph=True)
+        gg, = tgrad.autograd.grad(g.sum(), x)
+        h = 1e-5
+
+        def d1(v):
+            xv = tgrad.tensor(v, dtype=tgrad.float64, requires_grad=True)
+            return vals(tgrad.autograd.grad(dispatch.call("gelu", xv, approximate=approximate).sum(), xv)[0])
+        np.testing.assert_allclose(vals(gg), (d1(xs + h) - d1(xs - h)) / (2 * h), rtol=1e-6)
