@@ -37,12 +37,6 @@ from .functions import (abs, absolute, addcdiv, addcmul, arctan2, atan2, bitwise
                         le, lerp, less, less_equal, log, log1p, log2, log10, logical_and, logical_not, logical_or,
                         logical_xor, lt, maximum, minimum, nan_to_num, ne, not_equal, reciprocal, relu, remainder,
                         round, rsqrt, selu, sigmoid, sign, sin, sqrt, square, tan, tanh, trunc, where)
-from .functions import (abs, absolute, addcdiv, addcmul, arctan2, atan2, bitwise_and, bitwise_not,  # noqa: E402
-                        bitwise_or, bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, cos, eq, erf, exp2, expm1,
-                        fix, floor, floor_divide, fmod, frac, ge, greater, greater_equal, gt, isfinite, isinf, isnan,
-                        le, lerp, less, less_equal, log, log1p, log2, log10, logical_and, logical_not, logical_or,
-                        logical_xor, lt, maximum, minimum, nan_to_num, ne, not_equal, reciprocal, relu, remainder,
-                        round, rsqrt, selu, sigmoid, sign, sin, sqrt, square, tan, tanh, trunc, where)
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
                      HalfTensor, IntTensor, LongTensor, ShortTensor)

@@ -98,3 +98,95 @@ def one_hot(x, out, C):
     block = elementwise_block(n, dev)
     launch(one_hot_kernel, (triton.cdiv(n, block),), dev, [kptr(x), kptr(out), n, C], {"BLOCK": block})
     return out
+
+
+@triton.jit
+def _abs_pow(a, p, P: tl.constexpr):
+    """|a|^p for P = 1, 2 or 0 (a general p > 0)."""
+    if P == 1:
+        return tl.abs(a)
+    elif P == 2:
+        return a * a
+    else:
+        return tl.where(a == 0, 0.0, tl.exp2(p * tl.log2(tl.abs(a)))).to(a.dtype)
+
+
+@triton.jit
+def normalize_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i, p, eps,
+                     P: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """y[m, k] = x[m, k] / max(||x[m, :]||_p, eps) over (OUTER, K, INNER) views (P = -1: p = inf)."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    xrow = (rows // INNER) * sx_o + (rows % INNER) * sx_i
+    yrow = (rows // INNER) * sy_o + (rows % INNER) * sy_i
+    acc = tl.zeros([ROWS], COMPUTE)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+        if P == -1:
+            acc = tl.maximum(acc, tl.max(tl.abs(x), axis=1))
+        else:
+            acc += tl.sum(_abs_pow(x, p, P), axis=1)
+    if P == 1 or P == -1:
+        n = acc
+    elif P == 2:
+        n = tl.sqrt(acc)
+    else:
+        n = tl.where(acc == 0, 0.0, tl.exp2(tl.log2(acc) / p)).to(COMPUTE)
+    d = tl.maximum(n, eps)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+        cast_store(y_ptr + yrow[:, None] + cols[None, :] * sy_k, x / d[:, None], m)
+
+
+@triton.jit
+def cosine_similarity_kernel(a_ptr, b_ptr, out_ptr, M, K, INNER, sa_o, sa_k, sa_i, sb_o, sb_k, sb_i, eps,
+                             COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """out[m] = sum_k a b / (max(||a||, eps) * max(||b||, eps)) over (OUTER, K, INNER) views; out contiguous."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    arow = (rows // INNER) * sa_o + (rows % INNER) * sa_i
+    brow = (rows // INNER) * sb_o + (rows % INNER) * sb_i
+    sab = tl.zeros([ROWS], COMPUTE)
+    saa = tl.zeros([ROWS], COMPUTE)
+    sbb = tl.zeros([ROWS], COMPUTE)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        a = tl.load(a_ptr + arow[:, None] + cols[None, :] * sa_k, mask=m, other=0.0).to(COMPUTE)
+        b = tl.load(b_ptr + brow[:, None] + cols[None, :] * sb_k, mask=m, other=0.0).to(COMPUTE)
+        sab += tl.sum(a * b, axis=1)
+        saa += tl.sum(a * a, axis=1)
+        sbb += tl.sum(b * b, axis=1)
+    d = tl.maximum(tl.sqrt(saa), eps) * tl.maximum(tl.sqrt(sbb), eps)
+    cast_store(out_ptr + rows, sab / d, rmask)
+
+
+def normalize(x, y, geom, p, eps):
+    """y = x / max(||x||_p, eps) along K of the (OUTER, K, INNER) geometry (M, K, INNER, x strides, y strides)."""
+    M, K, inner, sx, sy = geom
+    if M == 0 or K == 0:
+        return y
+    dev = y.device.type
+    rows, bk = row_tiles(M, K, dev)
+    P = -1 if p == float("inf") else (int(p) if p in (1, 2) else 0)
+    launch(normalize_kernel, (triton.cdiv(M, rows),), dev,
+           [kptr(x), kptr(y), M, K, inner, *sx, *sy, float(p) if P == 0 else 1.0, float(eps)],
+           {"P": P, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk})
+    return y
+
+
+def cosine_similarity(a, b, out, geom, eps):
+    """out (M contiguous) = cosine similarity of rows; geom = (M, K, INNER, a strides, b strides)."""
+    M, K, inner, sa, sb = geom
+    if M == 0:
+        return out
+    dev = out.device.type
+    rows, bk = row_tiles(M, max(K, 1), dev)
+    launch(cosine_similarity_kernel, (triton.cdiv(M, rows),), dev,
+           [kptr(a), kptr(b), kptr(out), M, K, inner, *sa, *sb, float(eps)],
+           {"COMPUTE": compute_type(out.dtype), "ROWS": rows, "BLOCK_K": bk})
+    return out

@@ -790,3 +790,78 @@ ENTRIES += [
     Op("batch_norm_backward", batch_norm_backward_forward, None, None,
        inputs=("grad_output", "input", "weight", "running_mean", "running_var"), outputs=3),
 ]
+
+
+# ------------------------------------------------------------------ normalize / cosine_similarity
+def normalize_forward(input, *, p=2.0, dim=1, eps=1e-12):
+    """y = x / max(||x||_p, eps) along ``dim`` (p > 0 or inf)."""
+    _float_check(input, "linalg_vector_norm")
+    p = float(p)
+    if not p > 0:
+        raise NotImplementedError("normalize: only p > 0 is supported")
+    d = _wrap_dim(dim, input.dim())
+    xs, outer, K, inner, sx = rows3(input, d)
+    y = empty(input.shape, input.dtype, input.device)
+    return KN2.normalize(xs, y, (outer * inner, K, inner, sx, _contig3(K, inner)), p, eps)
+
+
+def _norm_grad(x, n, p, dim):
+    """d ||x||_p / dx along ``dim`` (n = the norm, keepdim); for inf, split evenly between tied maxima."""
+    if p == 2:
+        return x / n
+    if p == 1:
+        return x.sign()
+    if p == float("inf"):
+        at_max = x.abs().eq(n).to(x.dtype)
+        return x.sign() * at_max / at_max.sum(dim, keepdim=True)
+    return x.sign() * x.abs().pow(p - 1) / n.pow(p - 1)
+
+
+def normalize_backward(ctx, grad):
+    """y = x / d, d = max(n, eps): dx = g / d - [n > eps] * sum(g x) / d^2 * dn/dx."""
+    x = ctx.saved["input"]
+    p, eps = float(ctx.attrs.get("p", 2.0)), ctx.attrs.get("eps", 1e-12)
+    dim = _wrap_dim(ctx.attrs.get("dim", 1), x.dim())
+    n = x.norm(p, dim, keepdim=True)
+    d = n.clamp_min(eps)
+    s = (grad * x).sum(dim, keepdim=True)
+    big = n.gt(eps)
+    safe_n = n.where(big, d)
+    corr = (s / (d * d) * _norm_grad(x, safe_n, p, dim)).where(big, x * 0)
+    return (grad / d - corr,)
+
+
+def cosine_similarity_forward(x1, x2, *, dim=1, eps=1e-8):
+    """sum(x1 x2) / (max(||x1||, eps) * max(||x2||, eps)) along ``dim`` (inputs broadcast)."""
+    shape = G.broadcast_shapes(x1.shape, x2.shape)
+    d = _wrap_dim(dim, len(shape))
+    a, b = x1.expand(shape) if tuple(x1.shape) != shape else x1, x2.expand(shape) if tuple(x2.shape) != shape else x2
+    a, outer, K, inner, sa = rows3(a.detach(), d)
+    b, _, _, _, sb = rows3(b.detach(), d)
+    out_shape = shape[:d] + shape[d + 1:]
+    dt = D.result_type(x1, x2)
+    out = empty(out_shape, dt, x1.device)
+    return KN2.cosine_similarity(a, b, out, (outer * inner, K, inner, sa, sb), eps)
+
+
+def cosine_similarity_backward(ctx, grad):
+    """y = S / (d1 d2): dy/dx1 = x2 / (d1 d2) - y x1 / d1^2 (dn/dx = x / d, as PyTorch's clamped norms)."""
+    x1, x2, y = ctx.saved["x1"], ctx.saved["x2"], ctx.saved["result"]
+    eps = ctx.attrs.get("eps", 1e-8)
+    shape = G.broadcast_shapes(x1.shape, x2.shape)
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+    dim = _wrap_dim(ctx.attrs.get("dim", 1), len(shape))
+    d1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    d2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    g, yk = grad.unsqueeze(dim), y.unsqueeze(dim)
+    needs = ctx.needs_input_grad
+    g1 = g * (x2 / (d1 * d2) - yk * x1 / (d1 * d1)) if needs[0] else None
+    g2 = g * (x1 / (d1 * d2) - yk * x2 / (d2 * d2)) if needs[1] else None
+    return g1, g2
+
+
+ENTRIES += [
+    Op("normalize", normalize_forward, normalize_backward, "DivBackward0", inputs=("input",), save=("input",)),
+    Op("cosine_similarity", cosine_similarity_forward, cosine_similarity_backward, "SumBackward1",
+       inputs=("x1", "x2"), save=("x1", "x2", "result")),
+]

@@ -128,6 +128,19 @@ def _bn_samples(rng):
             SampleInput(rng.normal(size=(8, 5, 33)), None, None, *stats(5), training=True, grad=False)]
 
 
+def _normalize_ref(x, p=2.0, dim=1, eps=1e-12):
+    n = np.max(np.abs(x), axis=dim, keepdims=True) if p == float("inf") else \
+        np.sum(np.abs(x) ** p, axis=dim, keepdims=True) ** (1 / p)
+    return x / np.maximum(n, eps)
+
+
+def _cosine_ref(a, b, dim=1, eps=1e-8):
+    a, b = np.broadcast_arrays(a, b)
+    na = np.maximum(np.sqrt((a * a).sum(dim)), eps)
+    nb = np.maximum(np.sqrt((b * b).sum(dim)), eps)
+    return (a * b).sum(dim) / (na * nb)
+
+
 def _pad_ref(x, pad, value=0.0):
     width = [(0, 0)] * x.ndim
     for i in range(len(pad) // 2):
@@ -267,6 +280,18 @@ OPS += [
            lambda rng: [SampleInput(np.array([1, 0, 4, 2])), SampleInput(np.array([[1, 0], [2, 2]]), num_classes=5),
                         SampleInput(np.array(3), num_classes=4)],
            dtypes=(D.int64,), grad=False, gradgrad=False, noncontig=False),
+    OpInfo("normalize", lambda x, **k: _call("normalize", x, **k), _normalize_ref,
+           lambda rng: [SampleInput(rng.normal(size=(3, 4)), p=2.0, dim=1), SampleInput(rng.normal(size=(7,)), p=1.0, dim=0),
+                        SampleInput(rng.normal(size=(2, 3, 4)), p=3.0, dim=-1),
+                        SampleInput(rng.normal(size=(2, 3, 4)), p=float("inf"), dim=1),
+                        SampleInput(rng.normal(size=(4, 1000)), dim=1, grad=False)],
+           dtypes=FLOATS, tol=LOW),
+    OpInfo("cosine_similarity", lambda a, b, **k: _call("cosine_similarity", a, b, **k), _cosine_ref,
+           lambda rng: [SampleInput(rng.normal(size=(3, 4)), rng.normal(size=(3, 4))),
+                        SampleInput(rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 4)), dim=1),
+                        SampleInput(rng.normal(size=(5,)), rng.normal(size=(5,)), dim=0),
+                        SampleInput(rng.normal(size=(33, 40)), rng.normal(size=(33, 40)), grad=False)],
+           dtypes=FLOATS, tol=LOW),
     OpInfo("pad", lambda x, **k: _call("pad", x, **k), _pad_ref,
            lambda rng: [SampleInput(rng.normal(size=(2, 3)), pad=(1, 2)),
                         SampleInput(rng.normal(size=(2, 3, 4)), pad=(0, 1, 2, 0), value=1.5),
