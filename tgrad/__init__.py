@@ -38,13 +38,13 @@ from .functions import (abs, absolute, addcdiv, addcmul, arctan2, atan2, bitwise
                         logical_xor, lt, maximum, minimum, nan_to_num, ne, not_equal, reciprocal, relu, remainder,
                         round, rsqrt, selu, sigmoid, sign, sin, sqrt, square, tan, tanh, trunc, where)
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
-Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
                      HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .memory import OutOfMemoryError  # noqa: E402
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,  # noqa: E402
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 from .tensor import Size, Tensor  # noqa: E402
+Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
 from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

@@ -421,6 +421,41 @@ class Tensor:
     def __pos__(self):
         return self
 
+    # ------------------------------------------------------------ linear algebra (ops/linalg.py)
+    def matmul(self, other):
+        from .ops.linalg import matmul
+        return matmul(self, other)
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        return other.matmul(self)
+
+    def mm(self, mat2):
+        return _call("mm", self, mat2)
+
+    def bmm(self, mat2):
+        return _call("bmm", self, mat2)
+
+    def mv(self, vec):
+        return _call("mv", self, vec)
+
+    def dot(self, tensor):
+        return _call("dot", self, tensor)
+
+    def outer(self, vec2):
+        from .ops.linalg import outer
+        return outer(self, vec2)
+
+    ger = outer
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return _call("addmm", self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _call("baddbmm", self, batch1, batch2, beta=beta, alpha=alpha)
+
     # ------------------------------------------------------------ element-wise math (ops/elementwise.py)
     def _binop(self, name, other, **kw):
         return _call(name, self, self._wrap(other), **kw)
@@ -811,41 +846,6 @@ class Tensor:
 
     def addcdiv_(self, tensor1, tensor2, *, value=1):
         return _inplace("addcdiv", self, tensor1, tensor2, value=value)
-
-    # ------------------------------------------------------------ linear algebra (ops/linalg.py)
-    def matmul(self, other):
-        from .ops.linalg import matmul
-        return matmul(self, other)
-
-    def __matmul__(self, other):
-        return self.matmul(other)
-
-    def __rmatmul__(self, other):
-        return other.matmul(self)
-
-    def mm(self, mat2):
-        return _call("mm", self, mat2)
-
-    def bmm(self, mat2):
-        return _call("bmm", self, mat2)
-
-    def mv(self, vec):
-        return _call("mv", self, vec)
-
-    def dot(self, tensor):
-        return _call("dot", self, tensor)
-
-    def outer(self, vec2):
-        from .ops.linalg import outer
-        return outer(self, vec2)
-
-    ger = outer
-
-    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-        return _call("addmm", self, mat1, mat2, beta=beta, alpha=alpha)
-
-    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
-        return _call("baddbmm", self, batch1, batch2, beta=beta, alpha=alpha)
 
     # ------------------------------------------------------------ copies and conversion
     def clone(self, *, memory_format=None):
