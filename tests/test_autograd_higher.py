@@ -67,7 +67,7 @@ def test_third_derivative_sigmoid():
 
 
 def _mlp_loss(w1, w2, x):
-    """A two-layer MLP loss from mul/sum/exp/div only: mean((W2 silu(W1 x) - 0.3)^2), silu(h) = h sigmoid(h/2)."""
+    """A two-layer MLP loss from mul/sum/exp/div only: mean((W2 a(W1 x) - 0.3)^2), a(h) = h sigmoid(h/2)."""
     h = (w1 * x).sum(1)                       # (4,)   = W1 @ x
     a = h * (h * 0.5).exp() / ((h * 0.5).exp() + 1)
     out = (w2 * a).sum(1)                     # (2,)   = W2 @ a

@@ -7,7 +7,8 @@ import warnings
 
 _state = threading.local()
 _AUTOGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
-_TENSOR_FILE = os.path.join(os.path.dirname(_AUTOGRAD_DIR), "tensor.py")
+# the dispatcher's Python layers (PyTorch's are C++, so its traces end at the user's call)
+_DISPATCH_FILES = {os.path.join(os.path.dirname(_AUTOGRAD_DIR), f) for f in ("tensor.py", "functions.py")}
 
 
 def is_anomaly_enabled():
@@ -27,7 +28,7 @@ def creation_trace():
     """The Python stack of the forward call, without the dispatcher's own frames at its end."""
     frames = traceback.extract_stack()
     while frames and (os.path.dirname(os.path.abspath(frames[-1].filename)) == _AUTOGRAD_DIR
-                      or os.path.abspath(frames[-1].filename) == _TENSOR_FILE):
+                      or os.path.abspath(frames[-1].filename) in _DISPATCH_FILES):
         frames.pop()
     return "".join(traceback.format_list(frames))
 
