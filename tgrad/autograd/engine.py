@@ -16,6 +16,7 @@ node's saved tensors are released once it ran, so their memory returns to
 the allocator.
 """
 import heapq
+import warnings
 
 from . import anomaly, grad_mode
 from .graph import AccumulateGrad, edge_of, run_tensor_hooks
@@ -208,6 +209,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if len(inputs) == 0:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if create_graph:
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter "
+                      "and its gradient which can cause a memory leak. We recommend using autograd.grad when "
+                      "creating the graph to avoid this. If you have to use this function, make sure to reset the "
+                      ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
+                      UserWarning, stacklevel=3)
     captured = run_backward(tensors, list(grad_tensors), retain_graph, create_graph, inputs=inputs,
                             allow_unused=True, accumulate=True)
     if inputs is not None:
