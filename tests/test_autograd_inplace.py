@@ -337,3 +337,19 @@ def test_saved_self_identity_and_saved_result_copy_seed001():
     assert x.equal(y.grad_fn._saved_self) and x is y.grad_fn._saved_self
     y = x.exp()
     assert y.equal(y.grad_fn._saved_result) and y is not y.grad_fn._saved_result
+
+
+def test_outputs_of_multi_view_ops_cannot_be_modified_in_place():
+    y = leaf([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]) * 1
+    a, b = y.unbind(0)[:2]
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Output 1 of Unbind is a view and is being modified inplace. This view is the output of a function "
+            "that returns multiple views. Such functions do not allow the output views to be modified inplace. "
+            "You should replace the inplace operation by an out-of-place one.")):
+        b.mul_(2)
+    p, q = y.split(2)
+    with pytest.raises(RuntimeError, match=re.escape("Output 1 of Split is a view")):
+        q.mul_(2)
+    with tgrad.no_grad():
+        q.mul_(2)
+    np.testing.assert_array_equal(_np(y), [[1, 2], [3, 4], [10, 12], [14, 16]])

@@ -13,7 +13,7 @@ import weakref
 
 from .. import ops as _ops
 from . import grad_mode
-from .graph import Node, SavedTensor, delayed_error, edge_of, set_history
+from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
 
 _node_classes = {}
 # When sets, the names of ops run forward / backward are added (op coverage tests, AOT workload).
@@ -153,9 +153,10 @@ def call(name, *inputs, **attrs):
         _check_inference(op, ins)
     out = op.forward(*inputs, **attrs)
     if op.view:
+        mode = ("multi" if isinstance(out, tuple) else True) if grad_mode.is_grad_enabled() else False
         for o in (out if isinstance(out, tuple) else (out,)):
             if o._base is not None:
-                o._view_mode = grad_mode.is_grad_enabled()
+                o._view_mode = mode
     if needs:
         _record(op, ins, attrs, out)
     return out
@@ -246,6 +247,12 @@ def call_inplace(name, self, *inputs, **attrs):
     _check_inplace(self)
     if needs:
         _check_inference(op, ins)
+        if self._view_mode == "multi" and self.grad_fn is not None:
+            raise RuntimeError(
+                f"Output {self._output_nr} of {_op_name(self.grad_fn)} is a view and is being modified inplace. "
+                "This view is the output of a function that returns multiple views. Such functions do not allow "
+                "the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
         if self._view_mode:
             return _inplace_on_view(op, self, inputs, others, attrs)
         old_edge = edge_of(self)
