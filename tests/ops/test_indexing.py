@@ -313,3 +313,56 @@ def test_nonzero_argwhere(device):
     s = tgrad.tensor(3.0, device=device)
     assert s.nonzero().shape == (1, 0) and [t.tolist() for t in s.nonzero(as_tuple=True)] == [[0]]
     np.testing.assert_array_equal(_np(x[x.nonzero(as_tuple=True)]), [1.5, -2.0])
+
+
+@st.composite
+def _keys(draw):
+    """(shape, key): slices with positive steps, None, Ellipsis and either ints or index lists/masks.
+
+    Ints and advanced indices are not mixed: there PyTorch's rule (ints are basic) and numpy's differ.
+    """
+    shape = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    advanced = draw(st.booleans())
+    key, d = [], 0
+    ellipsis = False
+    while d < len(shape) and draw(st.booleans()):
+        kind = draw(st.sampled_from(["slice", "none", "item", "ellipsis"]))
+        n = shape[d]
+        if kind == "none":
+            key.append(None)
+            continue
+        if kind == "ellipsis" and not ellipsis:
+            ellipsis = True
+            key.append(Ellipsis)
+            continue
+        if kind == "slice":
+            key.append(slice(draw(st.integers(-n - 1, n + 1)), draw(st.none() | st.integers(-n, n + 1)),
+                             draw(st.integers(1, 3))))
+        elif advanced and draw(st.booleans()):
+            key.append(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+        elif advanced:
+            key.append(draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3)))
+        else:
+            key.append(draw(st.integers(-n, n - 1)))
+        d += 1
+    return tuple(shape), tuple(key)
+
+
+@settings(max_examples=25, deadline=None)
+@given(sk=_keys(), seed=st.integers(0, 2**16))
+def test_getitem_setitem_random_keys(sk, seed):
+    shape, key = sk
+    xn = np.random.default_rng(seed).standard_normal(shape)
+    nkey = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
+    try:
+        ref = xn[nkey]
+    except IndexError:          # e.g. lists of different lengths that do not broadcast
+        with pytest.raises(IndexError):
+            tgrad.tensor(xn)[key]
+        return
+    x = tgrad.tensor(xn)
+    np.testing.assert_array_equal(_np(x[key]), ref)
+    x[key] = 0.5
+    xn = xn.copy()
+    xn[nkey] = 0.5
+    np.testing.assert_array_equal(_np(x), xn)
