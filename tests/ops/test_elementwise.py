@@ -248,3 +248,16 @@ def test_gelu_second_derivative_matches_formula():
             xv = tgrad.tensor(v, dtype=tgrad.float64, requires_grad=True)
             return vals(tgrad.autograd.grad(dispatch.call("gelu", xv, approximate=approximate).sum(), xv)[0])
         np.testing.assert_allclose(vals(gg), (d1(xs + h) - d1(xs - h)) / (2 * h), rtol=1e-6)
+
+
+def test_float64_parameters_are_not_rounded_to_fp32():
+    """Float kernel arguments are fp32; float64 parameters must still be exact (hi + lo split or literals)."""
+    a = np.array([1.0, -0.5, 3.0])
+    x = t(a, tgrad.float64)
+    for got, ref in [(x.add(x, alpha=0.1), a + 0.1 * a), (x.sub(x, alpha=0.1), a - 0.1 * a),
+                     (x.lerp(x * 0, 0.1), a - 0.1 * a), (x.addcmul(x, x, value=0.1), a + 0.1 * a * a),
+                     (x.clamp(0.1, 0.3), np.clip(a, 0.1, 0.3)), (x.abs() ** 0.1, np.abs(a) ** 0.1),
+                     (0.1 ** x, 0.1 ** a),
+                     (dispatch.call("leaky_relu", x, negative_slope=0.1), np.where(a > 0, a, 0.1 * a)),
+                     (tgrad.selu(x), 1.0507009873554804934 * np.where(a > 0, a, 1.6732632423543772848 * np.expm1(a)))]:
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-14, atol=0)

@@ -147,8 +147,8 @@ def identity(x, p0, p1, p2):
 
 
 @triton.jit
-def add_fn(x, y, alpha, p1):
-    return x + y * alpha
+def add_fn(x, y, a_hi, a_lo):
+    return x + y * param_h(a_hi, a_lo, x)
 
 
 @triton.jit
@@ -157,8 +157,8 @@ def add_noalpha_fn(x, y, alpha, p1):
 
 
 @triton.jit
-def sub_fn(x, y, alpha, p1):
-    return x - y * alpha
+def sub_fn(x, y, a_hi, a_lo):
+    return x - y * param_h(a_hi, a_lo, x)
 
 
 @triton.jit
@@ -844,6 +844,17 @@ def leaky_relu_backward_fn(g, x, s_hi, s_lo):
 @triton.jit
 def elu_backward_fn(g, x, alpha, scale):
     return tl.where(x > 0, g * scale, g * (alpha * scale) * tl.exp(x))
+
+
+@triton.jit
+def selu_fn(x, p0, p1, p2):
+    """scale * elu(x, alpha) with SELU's constants as float64-exact literals."""
+    return tl.where(x > 0, x * 1.0507009873554804934, expm1_h(x) * (1.0507009873554804934 * 1.6732632423543772848))
+
+
+@triton.jit
+def selu_backward_fn(g, x, p0, p1):
+    return tl.where(x > 0, g * 1.0507009873554804934, g * (1.0507009873554804934 * 1.6732632423543772848) * tl.exp(x))
 
 
 @triton.jit

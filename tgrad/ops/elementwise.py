@@ -125,7 +125,8 @@ def _binary(fn):
         dt = D.result_type(self, other)
         shape = G.broadcast_shapes(self.shape, other.shape)
         o = _out(out, shape, dt, self.device, "")
-        return K.binary(fn, self, other, o, alpha)
+        a = K.split64(float(alpha)) if o.dtype.is_floating_point else (int(alpha), 0)
+        return K.binary(fn, self, other, o, *a)
     return forward
 
 
@@ -549,9 +550,10 @@ ACTS = [
          lambda negative_slope=0.01: (K.leaky_relu_fn, *K.split64(negative_slope)),
          lambda negative_slope=0.01: (K.leaky_relu_backward_fn, *K.split64(negative_slope))),
     _Act("elu", "EluBackward0", "EluBackwardBackward0", lambda alpha=1.0: (K.elu_fn, float(alpha), 1.0),
-         lambda alpha=1.0, scale=1.0: (K.elu_backward_fn, float(alpha), float(scale)),
+         lambda alpha=1.0, scale=1.0: ((K.selu_backward_fn, 0.0, 0.0) if (alpha, scale) == (SELU_ALPHA, SELU_SCALE)
+                                       else (K.elu_backward_fn, float(alpha), float(scale))),
          battrs=lambda alpha=1.0: {"alpha": alpha, "scale": 1.0}, d2=_d2_elu),
-    _Act("selu", "EluBackward0", None, lambda: (K.elu_fn, SELU_ALPHA, SELU_SCALE), None,
+    _Act("selu", "EluBackward0", None, lambda: (K.selu_fn, 0.0, 0.0), None,
          battrs=lambda: {"alpha": SELU_ALPHA, "scale": SELU_SCALE}, bwd_name="elu_backward"),
     _Act("gelu", "GeluBackward0", "GeluBackwardBackward0", _gelu_fwd, _gelu_bwd, d2=_d2_gelu),
     _Act("silu", "SiluBackward0", "SiluBackwardBackward0", _no_attrs(K.silu_fn), _no_attrs(K.silu_backward_fn),
