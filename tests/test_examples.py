@@ -1,0 +1,39 @@
+"""Every example runs with --fast in a fresh interpreter and asserts its own result (exit status 0)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(name, *args):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), MPLBACKEND="Agg")
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", name), *args], capture_output=True,
+                       text=True, env=env, timeout=600)
+    assert r.returncode == 0, f"{name} failed:\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+def test_linear_regression():
+    out = _run("linear_regression.py", "--fast")
+    assert "least squares: b = 1.0235, w = 1.9690" in out
+    hand, sgd = [line.split(":", 1)[1] for line in out.splitlines()[:2]]
+    assert hand.strip() == sgd.strip()
+
+
+def test_train_mlp(tmp_path):
+    pytest.importorskip("sklearn")
+    out = _run("train_mlp.py", "--fast", "--out", str(tmp_path))
+    lines = [line for line in out.splitlines() if line.startswith("epoch")]
+    assert len(lines) == 3 and "held-out accuracy" in lines[-1]
+    assert (tmp_path / "train_mlp_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "train_mlp.safetensors").stat().st_size > 30_000
+    assert "reloaded model: held-out accuracy" in out
+
+
+def test_freeze_layers():
+    pytest.importorskip("sklearn")
+    out = _run("freeze_layers.py", "--fast")
+    assert "frozen body: bit-for-bit unchanged, no gradients, no optimizer state" in out
