@@ -1,10 +1,14 @@
 """The matmul kernel compiled ahead of time with GPU tiles: fp16/bf16 reach the tensor cores
-(``mma`` on sm_80, ``wgmma`` on sm_90); fp32 is exact (no mma) unless tf32 is allowed. No GPU needed."""
+(``mma`` on sm_80, ``wgmma`` on sm_90); fp32 is exact (no mma) unless tf32 is allowed; the heaviest
+fused variants spill no registers. No GPU needed."""
 import pytest
 import triton.language as tl
 
 from tgrad.kernels import matmul as KM
 from tgrad.kernels._triton import compile_aot
+from tgrad.kernels.aot import ptxas_usage
+
+DTYPES = {"*fp16": "float16", "*bf16": "bfloat16", "*fp32": "float32", "*fp64": "float64"}
 
 
 def _spec(ptr, precision="ieee", act=0, dact=0, rowsum=False):
@@ -18,8 +22,10 @@ def _spec(ptr, precision="ieee", act=0, dact=0, rowsum=False):
             sig[p.name] = "fp32"
         else:
             sig[p.name] = "i32"
-    bm, bn, bk = KM.tiles(512, 512, 512, "cuda")
-    cexpr = {"HAS_C": True, "ACT": act, "DACT": dact, "ROWSUM": rowsum, "ACC": tl.float32, "UPCAST": False,
+    bm, bn, bk = KM.tiles(512, 512, 512, "cuda", DTYPES[ptr])
+    f64 = ptr == "*fp64"
+    cexpr = {"HAS_C": True, "ACT": act, "DACT": dact, "ROWSUM": rowsum, "ACC": tl.float64 if f64 else tl.float32,
+             "UPCAST": f64,
              "PRECISION": precision, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
     return sig, cexpr
 
@@ -43,3 +49,12 @@ def test_fp32_is_exact_by_default_and_tf32_on_request():
     assert "mma" not in compile_aot(KM.matmul_kernel, sig, cexpr, 80).asm["ptx"]
     sig, cexpr = _spec("*fp32", precision="tf32")
     assert "mma" in compile_aot(KM.matmul_kernel, sig, cexpr, 80).asm["ptx"]
+
+
+@pytest.mark.parametrize("ptr", list(DTYPES))
+@pytest.mark.parametrize("arch", [80, 90])
+def test_fused_variants_spill_nothing(ptr, arch):
+    """Epilogue activation, act' prologue and row sums at once: a superset of every launched variant."""
+    sig, cexpr = _spec(ptr, act=KM.ACTIVATIONS["tanh"], dact=KM.ACTIVATIONS["sigmoid"], rowsum=True)
+    ptx = compile_aot(KM.matmul_kernel, sig, cexpr, arch).asm["ptx"]
+    assert ptxas_usage(ptx, arch)[1] == 0
