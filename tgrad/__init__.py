@@ -46,6 +46,7 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 from .tensor import Size, Tensor  # noqa: E402
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
 from . import nn, optim, utils  # noqa: E402
+from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 float = float32

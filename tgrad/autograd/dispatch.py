@@ -9,6 +9,7 @@ view's base instead (PyTorch's ``CopySlices``): the base's new grad_fn sends
 the gradient of the written region through the op's backward and the rest
 straight through; the view becomes an ``AsStridedBackward0`` of the base.
 """
+import threading
 import weakref
 
 from .. import ops as _ops
@@ -19,6 +20,27 @@ _node_classes = {}
 # When sets, the names of ops run forward / backward are added (op coverage tests, AOT workload).
 RECORD_FORWARD = None
 RECORD_BACKWARD = None
+# Set by tgrad.profiler while a profile runs: launches are attributed to the outermost op being run
+# (``_tls.op``); when False the cost is one global test per call.
+PROFILING = False
+_tls = threading.local()
+_tls.op = None
+
+
+def current_op():
+    """The op whose forward/backward is running on this thread (only tracked while profiling)."""
+    return getattr(_tls, "op", None)
+
+
+def _labelled(label, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with ``label`` as the current op, unless an outer op already is."""
+    if getattr(_tls, "op", None) is not None:
+        return fn(*args, **kwargs)
+    _tls.op = label
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _tls.op = None
 
 
 def node_class(name):
@@ -65,6 +87,12 @@ class OpNode(Node):
         op = self.op
         if RECORD_BACKWARD is not None:
             RECORD_BACKWARD.add(op.name)
+        if PROFILING:
+            return _labelled(op.name + ".backward", self._apply, grads)
+        return self._apply(grads)
+
+    def _apply(self, grads):
+        op = self.op
         if op.once_differentiable and grad_mode.is_grad_enabled():
             saved = list(self._saved_tensors().values())
             with grad_mode.no_grad():
@@ -151,7 +179,7 @@ def call(name, *inputs, **attrs):
     needs = _needs_grad(op, ins)
     if needs:
         _check_inference(op, ins)
-    out = op.forward(*inputs, **attrs)
+    out = _labelled(name, op.forward, *inputs, **attrs) if PROFILING else op.forward(*inputs, **attrs)
     if op.view:
         mode = ("multi" if isinstance(out, tuple) else True) if grad_mode.is_grad_enabled() else False
         for o in (out if isinstance(out, tuple) else (out,)):
@@ -257,7 +285,10 @@ def call_inplace(name, self, *inputs, **attrs):
             return _inplace_on_view(op, self, inputs, others, attrs)
         old_edge = edge_of(self)
         old_self = _original_self(op, self)
-    op.forward(self, *inputs, out=self, **attrs)
+    if PROFILING:
+        _labelled(name, op.forward, self, *inputs, out=self, **attrs)
+    else:
+        op.forward(self, *inputs, out=self, **attrs)
     self._version[0] += 1
     if needs:
         node = _make_node(op, [old_self] + others, attrs)
@@ -308,7 +339,10 @@ def _inplace_on_view(op, view, inputs, others, attrs):
     old_view_edge = edge_of(view)
     old_view = _original_self(op, view)
     base_edge = edge_of(base)
-    op.forward(view, *inputs, out=view, **attrs)
+    if PROFILING:
+        _labelled(op.name, op.forward, view, *inputs, out=view, **attrs)
+    else:
+        op.forward(view, *inputs, out=view, **attrs)
     view._version[0] += 1
     fn = _make_node(op, [old_view] + others, attrs)
     fn.next_functions = (old_view_edge,) + fn.next_functions[1:]

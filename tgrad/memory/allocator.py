@@ -9,10 +9,14 @@
   (large pool); a freed block merges with free neighbours in its segment.
 - When the backend is out of memory, every fully free cached segment is
   returned to it and the request retried once; then ``OutOfMemoryError``.
-Segments are only returned to the backend by that retry and ``empty_cache()``.
+Segments are only returned to the backend by that retry and ``empty_cache()``,
+unless ``release_on_free`` is set: then every free returns the fully free
+segments at once (no caching; ``TGRAD_HOST_CACHE=0`` sets it for ``cpu``, to
+measure what the cache saves, e.g. page faults).
 """
 import bisect
 import collections
+import os
 import threading
 
 from tgrad.device import device as _device
@@ -103,6 +107,7 @@ class CachingAllocator:
         self._lock = threading.RLock()
         self._busy = False       # inside a critical section (see _enter)
         self._deferred = []      # frees that arrived re-entrantly while busy
+        self.release_on_free = False
         self._free = {SMALL: [], LARGE: []}  # sorted [(size, ptr, block)]
         self._active = {}        # ptr -> allocated Block
         self._segments = {}      # base ptr -> segment size
@@ -160,6 +165,8 @@ class CachingAllocator:
             return
         try:
             self._free_block(block)
+            if self.release_on_free:
+                self._release_cached()
         finally:
             self._leave()
 
@@ -397,6 +404,7 @@ def get_allocator(dev):
                 if d.type == "cpu":
                     from .host import HostBackend
                     allocator = CachingAllocator(HostBackend(), "cpu")
+                    allocator.release_on_free = os.environ.get("TGRAD_HOST_CACHE", "1") == "0"
                 else:
                     from .cuda_driver import CudaBackend
                     allocator = CachingAllocator(CudaBackend(d.index), f"cuda:{d.index}")
