@@ -166,6 +166,13 @@ def test_tie_gradients(device):
     np.testing.assert_array_equal(y.grad.numpy(), [0.5, -0.5, 0])
 
 
+def test_zero_norm_and_std_gradients(device):
+    x = tgrad.zeros(2, 3, dtype=tgrad.float64, device=device, requires_grad=True)
+    for f in (lambda x: x.norm(dim=1), lambda x: x.std(1), lambda x: x.norm(3.0, dim=1), lambda x: x.norm()):
+        gx, = tgrad.autograd.grad(f(x).sum(), (x,))
+        np.testing.assert_array_equal(gx.numpy(), np.zeros((2, 3)))     # PyTorch masks 0/0 to 0
+
+
 def test_grad_fn_names(device):
     x = tgrad.randn(3, 4, dtype=tgrad.float64, device=device, requires_grad=True)
     names = {"ProdBackward0": x.prod(), "ProdBackward1": x.prod(1), "VarBackward0": x.var(1),

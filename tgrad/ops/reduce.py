@@ -219,10 +219,10 @@ def var_backward(ctx, grad):
 
 
 def std_backward(ctx, grad):
-    """d std / dx = (x - mean) / ((N - correction) std)."""
+    """d std / dx = (x - mean) / ((N - correction) std); 0 where std == 0 (like PyTorch)."""
     x, shape, dims, keepdim, dof, centered = _var_parts(ctx)
     std = _expand_grad(ctx.saved["result"], shape, dims, keepdim)
-    return (_expand_grad(grad, shape, dims, keepdim) * centered / (std * dof),)
+    return ((_expand_grad(grad, shape, dims, keepdim) / (std * dof)).masked_fill(std == 0, 0) * centered,)
 
 
 # ------------------------------------------------------------------ max, min, amax, amin, argmax, argmin
@@ -351,14 +351,17 @@ def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
 
 
 def norm_backward(ctx, grad):
-    """p=2: x / |x|;  p=1: sign x;  p=inf: sign x (|x| == norm) / count;  else sign x |x|^(p-1) / norm^(p-1)."""
+    """p=2: x / norm;  p=1: sign x;  p=inf: sign x (|x| == norm) / count;  else sign x |x|^(p-1) / norm^(p-1).
+
+    Rows whose norm is 0 get a zero gradient (PyTorch's masked_fill), not 0/0.
+    """
     x = ctx.saved["self"]
     shape, dims, keepdim = _ctx_dims(ctx)
     g = _expand_grad(grad, shape, dims, keepdim)
     r = _expand_grad(ctx.saved["result"], shape, dims, keepdim)
     op = _norm_op(ctx.attrs.get("p", 2))
     if op == "norm2":
-        return (g * x / r,)
+        return (x * (g / r).masked_fill(r == 0, 0),)
     if op == "norm0":
         return (g * 0.0,)
     sign = weights("sign", x, dims)
@@ -367,7 +370,7 @@ def norm_backward(ctx, grad):
     if op in ("norminf", "normneginf"):
         return (g * weights("abs_eq", x, dims, ctx.saved["result"].contiguous()),)
     p = float(ctx.attrs["p"])
-    return (g * sign * ((x * sign) / r) ** (p - 1),)
+    return (sign * (x * sign) ** (p - 1) * (g / r ** (p - 1)).masked_fill(r == 0, 0),)
 
 
 # ------------------------------------------------------------------ cumsum, cumprod
