@@ -13,7 +13,7 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import index as KI
-from ..tensor import Tensor, _wrap_dim, empty
+from ..tensor import _wrap_dim, empty
 from . import Op
 
 _ATOMIC = ("float32", "float64", "int32", "int64")
@@ -331,7 +331,7 @@ def expand_bool_indices(self, indices):
                 res.append(from_host(np.zeros(int(bool(m)), np.int64), D.int64, self.device))
                 continue
             res.extend(from_host(c, D.int64, self.device) for c in np.nonzero(m))
-        elif i.dtype.is_floating_point or i.dtype is D.bool_:
+        elif i.dtype.is_floating_point:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         else:
             res.append(i)
