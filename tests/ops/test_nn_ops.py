@@ -196,3 +196,9 @@ def test_batch_norm_errors(device):
     (g,) = tgrad.autograd.grad(y.pow(2).sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="batch_norm"):
         tgrad.autograd.grad(g.sum(), x)
+
+
+def test_cross_entropy_large_logits_keep_precision(device):
+    x = T([[1000.0, 1000.0, -1000.0], [0.0, 1e4, 0.0]], device, tgrad.float32)
+    loss = call("cross_entropy", x, T([0, 1], device), None, reduction="none")
+    np.testing.assert_allclose(loss.numpy(), [np.log(2), 0.0], rtol=1e-6, atol=1e-7)

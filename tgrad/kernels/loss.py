@@ -26,7 +26,7 @@ REDUCTIONS = {"none": NONE, "sum": SUM, "mean": MEAN}
 
 @triton.jit
 def _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
-    """log sum_k exp(x[row, k]) for a block of rows (online max)."""
+    """(mx, log_s) with log sum_k exp(x[row, k]) = mx + log_s, for a block of rows (online max)."""
     mx = tl.full([ROWS], float("-inf"), COMPUTE)
     s = tl.zeros([ROWS], COMPUTE)
     for k0 in range(0, K, BLOCK_K):
@@ -37,7 +37,7 @@ def _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE: tl.constexpr, ROWS: tl.const
         safe = tl.where(new == float("-inf"), 0.0, new)
         s = s * tl.exp(mx - safe) + tl.sum(tl.exp(x - safe[:, None]), axis=1)
         mx = new
-    return tl.where(mx == float("-inf"), 0.0, mx) + tl.log(s)
+    return tl.where(mx == float("-inf"), 0.0, mx), tl.log(s)
 
 
 @triton.jit
@@ -48,9 +48,10 @@ def _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_
     rmask = rows < M
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
     if LOGITS:
-        lse = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K)
+        mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K)
     else:
-        lse = tl.zeros([ROWS], COMPUTE)
+        mx = tl.zeros([ROWS], COMPUTE)
+        log_s = tl.zeros([ROWS], COMPUTE)
     loss = tl.zeros([ROWS], COMPUTE)
     if PROB:
         trow = row_offsets(rows, INNER, st_o, st_i)
@@ -62,7 +63,7 @@ def _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_
             a = y * (1.0 - eps) + eps / K
             if HAS_W:
                 a = a * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
-            loss += tl.sum(tl.where(m, a * (lse[:, None] - x), 0.0), axis=1)
+            loss += tl.sum(tl.where(m, a * ((mx[:, None] - x) + log_s[:, None]), 0.0), axis=1)
         wrow = rmask.to(COMPUTE)
     else:
         t = tl.load(t_ptr + rows, mask=rmask, other=ignore_index)
@@ -73,14 +74,14 @@ def _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_
         else:
             wrow = valid.to(COMPUTE)
         xt = tl.load(x_ptr + xrow + tc * sx_k, mask=valid, other=0.0).to(COMPUTE)
-        loss = tl.where(valid, wrow * (lse - xt), 0.0)
+        loss = tl.where(valid, wrow * ((mx - xt) + log_s), 0.0)
         if SMOOTH:
             sm = tl.zeros([ROWS], COMPUTE)
             for k0 in range(0, K, BLOCK_K):
                 cols = k0 + tl.arange(0, BLOCK_K)
                 m = valid[:, None] & (cols[None, :] < K)
                 x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
-                v = lse[:, None] - x
+                v = (mx[:, None] - x) + log_s[:, None]
                 if HAS_W:
                     v = v * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
                 sm += tl.sum(tl.where(m, v, 0.0), axis=1)
@@ -155,9 +156,7 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
     orow = row_offsets(rows, INNER, K * INNER, 1)
     if LOGITS:
-        lse = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K)
-    else:
-        lse = tl.zeros([ROWS], COMPUTE)
+        mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K)
     if PROB:
         trow = row_offsets(rows, INNER, st_o, st_i)
         A = tl.zeros([ROWS], COMPUTE)
@@ -206,7 +205,7 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
                 a = (1.0 - eps) * a + tl.where(valid[:, None], (eps / K) * wc[None, :], 0.0)
         if LOGITS:
             x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
-            dx = tl.exp(x - lse[:, None]) * A[:, None] - a
+            dx = tl.exp((x - mx[:, None]) - log_s[:, None]) * A[:, None] - a
         else:
             dx = -a
         cast_store(dx_ptr + orow[:, None] + cols[None, :] * INNER, s[:, None] * dx, m)
