@@ -642,16 +642,16 @@ class Tensor:
         return _call("minimum", self, other)
 
     def fmod(self, other):
-        return self._binop("fmod", other)
+        return self._binop("fmod" if isinstance(other, Tensor) else "fmod_scalar", other)
 
     def fmod_(self, other):
-        return self._ibinop("fmod", other)
+        return self._ibinop("fmod" if isinstance(other, Tensor) else "fmod_scalar", other)
 
     def remainder(self, other):
-        return self._binop("remainder", other)
+        return self._binop("remainder" if isinstance(other, Tensor) else "remainder_scalar", other)
 
     def remainder_(self, other):
-        return self._ibinop("remainder", other)
+        return self._ibinop("remainder" if isinstance(other, Tensor) else "remainder_scalar", other)
 
     def floor_divide(self, other):
         return self._binop("div_mode", other, rounding_mode="floor")
@@ -962,12 +962,12 @@ class Tensor:
 
     # ------------------------------------------------------------ reductions
     def sum(self, dim=None, keepdim=False, *, dtype=None):
-        if dim is None:
+        if dim is None and not keepdim:
             return _call("sum_all", self, dtype=dtype)
         return _call("sum", self, dim=dim, keepdim=keepdim, dtype=dtype)
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
-        if dim is None:
+        if dim is None and not keepdim:
             return _call("mean_all", self, dtype=dtype)
         return _call("mean", self, dim=dim, keepdim=keepdim, dtype=dtype)
 

@@ -239,6 +239,14 @@ def test_rows_geometry_avoids_copies(device):
     np.testing.assert_allclose(xt.cumsum(2).numpy(), a.transpose(0, 3, 2, 1).cumsum(2), rtol=1e-5, atol=1e-6)
 
 
+def test_keepdim_without_dim(device):
+    x = tgrad.ones(2, 3, device=device, requires_grad=True)
+    for t in (x.sum(None, True), x.mean(None, keepdim=True), x.var(None, keepdim=True), x.amax((), True),
+              x.all(None, True), x.norm(keepdim=True)):
+        assert t.shape == (1, 1)
+    assert type(x.sum(None, True).grad_fn).__name__ == "SumBackward1"
+
+
 def test_module_functions(device):
     x = T([[1.0, -2.0], [3.0, 0.5]], device=device)
     assert tgrad.max(x).item() == 3.0 and tgrad.argmin(x).item() == 1
