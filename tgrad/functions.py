@@ -455,6 +455,13 @@ def nonzero(input, *, out=None, as_tuple=False):
     return _out(input.nonzero(as_tuple=as_tuple), out) if not as_tuple else input.nonzero(as_tuple=True)
 
 
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None:         # repeat_interleave(repeats): arange(len(repeats)) repeated
+        from .creation import arange
+        return arange(input.numel(), device=input.device).repeat_interleave(input, 0)
+    return input.repeat_interleave(repeats, dim)
+
+
 def argwhere(input):
     return input.argwhere()
 

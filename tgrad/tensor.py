@@ -1114,7 +1114,7 @@ class Tensor:
     def as_strided(self, size, stride, storage_offset=None):
         return _call("as_strided", self, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset)
 
-    # ------------------------------------------------------------ shape ops and indexing (ops/shape.py, advanced_index.py)
+    # ------------------------------------------------------------ shape ops, indexing (ops/shape.py, advanced_index.py)
     def unflatten(self, dim, sizes):
         d = _wrap_dim(dim, self.dim())
         sizes = [int(s) for s in sizes]
@@ -1276,6 +1276,28 @@ class Tensor:
         from .ops.advanced_index import expand_bool_indices
         return _inplace("index_put", self, values, indices=expand_bool_indices(self, indices),
                         accumulate=accumulate)
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        """Each slice along ``dim`` repeated ``repeats`` times (an int, or a tensor: one count per slice)."""
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else _wrap_dim(dim, x.dim())
+        if isinstance(repeats, Tensor) and repeats.numel() != 1:
+            r = repeats._host_copy().reshape(-1)
+            if r.size != x.shape[d]:
+                raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                                   f"{r.size} and input.size({d}) = {x.shape[d]}")
+            if (r < 0).any():
+                raise RuntimeError("repeats can not be negative")
+            from .creation import from_host
+            idx = from_host(np.repeat(np.arange(r.size), r), D.int64, self.device)
+            return x.index_select(d, idx)
+        n = int(repeats)
+        if n < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        shape = list(x.shape)
+        e = x.unsqueeze(d + 1).expand(*shape[:d + 1], n, *shape[d + 1:])
+        shape[d] *= n
+        return e.contiguous().view(shape)
 
     def nonzero(self, *, as_tuple=False):
         res = _call("nonzero", self)

@@ -145,3 +145,13 @@ def test_view_like_helpers(device):
     e = tgrad.ones(3, 1, device=device).expand_as(tgrad.ones(2, 3, 4, device=device))
     assert e.shape == (2, 3, 4) and e.stride() == (0, 1, 0)
     assert tgrad.broadcast_to(x, (5, 2, 3, 4)).grad_fn.name() == "ExpandBackward0"
+
+
+def test_repeat_interleave(device):
+    x = tgrad.tensor(XN[0], device=device, requires_grad=True)
+    assert x.repeat_interleave(2, 0).grad_fn.name() == "ViewBackward0"
+    assert x.repeat_interleave(tgrad.tensor([1, 0, 2], device=device), 0).grad_fn.name() == "IndexSelectBackward0"
+    assert tgrad.repeat_interleave(tgrad.tensor([2, 1], device=device)).tolist() == [0, 0, 1]
+    with pytest.raises(RuntimeError, match=r"repeats must have the same size as input along dim, but got "
+                                           r"repeats.size\(0\) = 2 and input.size\(0\) = 3"):
+        x.repeat_interleave(tgrad.tensor([1, 2], device=device), 0)

@@ -292,3 +292,14 @@ OPS += [
            lambda rng: [SampleInput(*_xs(rng, (2, 3), (1, 3))), SampleInput(*_xs(rng, (3,), (3,)))], dtypes=DT,
            covers=("cat",)),
 ]
+
+
+OPS += [
+    OpInfo("repeat_interleave",
+           lambda x, r, dim=None: x.repeat_interleave(tgrad.tensor(r) if isinstance(r, list) else r, dim),
+           lambda x, r, dim=None: np.repeat(x, r, axis=dim),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), 2, dim=0), SampleInput(rng.uniform(-1, 1, (2, 3)), 3),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), [1, 0, 2], dim=1),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 2)), 2, dim=-1)], dtypes=DT,
+           covers=("index_select", "expand", "clone", "view")),
+]
