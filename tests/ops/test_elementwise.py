@@ -213,6 +213,8 @@ def test_inplace_activation_backward():
     (lambda x: x ** x, "PowBackward1"), (lambda x: 2 ** x, "PowBackward2"), (lambda x: x.square(), "PowBackward0"),
     (lambda x: tgrad.where(x > 0, x, 0.0), "WhereBackward0"), (lambda x: x // 2, "DivBackward2"),
     (lambda x: x.lerp(x * 2, 0.5), "LerpBackward0"), (lambda x: x.log1p(), "Log1PBackward0"),
+    (lambda x: x % 2, "RemainderBackward0"), (lambda x: x % x, "RemainderBackward1"),
+    (lambda x: x.fmod(2), "FmodBackward0"), (lambda x: x.fmod(x), "FmodBackward1"),
 ])
 def test_grad_fn_names(fn, name):
     x = tgrad.tensor([0.5, 1.5], requires_grad=True)

@@ -787,6 +787,10 @@ ENTRIES += [
        save=("self", "other")),
     Op("remainder", _int_safe(K.remainder_fn), remainder_backward, "RemainderBackward1", inputs=("self", "other"),
        save=("self", "other")),
+    # the Scalar overloads (other is a wrapped Python number): PyTorch's node names, gradient to self only
+    Op("fmod_scalar", _int_safe(K.fmod_fn), lambda ctx, g: (g, None), "FmodBackward0", inputs=("self", "other")),
+    Op("remainder_scalar", _int_safe(K.remainder_fn), lambda ctx, g: (g, None), "RemainderBackward0",
+       inputs=("self", "other")),
     Op("atan2", atan2_forward, atan2_backward, "Atan2Backward0", inputs=("self", "other"), save=("self", "other")),
     Op("logical_not", logical_not_forward),
     Op("bitwise_not", bitwise_not_forward),
