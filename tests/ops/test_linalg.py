@@ -224,3 +224,17 @@ def test_random_shapes_and_transposes_match_numpy(m, k, n, batch, ta, tb, seed):
     an = np.swapaxes(an, -1, -2) if ta else an
     bn = bn.T if tb else bn
     np.testing.assert_allclose((a @ b).numpy(), an @ bn, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("act", list(ACTS))
+@pytest.mark.parametrize("dtype,tol", [(tgrad.float16, 2e-3), (tgrad.bfloat16, 1e-2)])
+def test_linear_half_precision_grads(act, dtype, tol):
+    """fp16/bf16 backward: dY' = dY * act'(y) rounded to the dtype, products accumulated in fp32."""
+    rng = np.random.default_rng(2)
+    xn, wn, bn, gn = (rng.uniform(-1, 1, s) for s in ((8, 33), (5, 33), (5,), (8, 5)))
+    x, w, b = (tgrad.tensor(a, dtype=dtype, requires_grad=True) for a in (xn, wn, bn))
+    dispatch.call("linear", x, w, b, activation=act).backward(tgrad.tensor(gn, dtype=dtype))
+    rd = [a.astype(dtype.np).astype(np.float64) for a in (xn, wn, bn, gn)]
+    gz = rd[3] * DACTS[act](rd[0] @ rd[1].T + rd[2])
+    for got, ref in ((x.grad, gz @ rd[1]), (w.grad, gz.T @ rd[0]), (b.grad, gz.sum(0))):
+        np.testing.assert_allclose(got.double().numpy(), ref, rtol=tol, atol=tol)

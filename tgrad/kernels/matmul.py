@@ -61,6 +61,16 @@ def _dact(v, ACT: tl.constexpr):
 
 
 @triton.jit
+def _round_to(x, dtype: tl.constexpr):
+    """fp32/fp64 -> ``dtype`` rounding to nearest even on both devices (the interpreter truncates to bf16)."""
+    if dtype == tl.bfloat16:
+        bits = x.to(tl.uint32, bitcast=True)
+        bits = bits + 0x7FFF + ((bits >> 16) & 1)
+        return (bits >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
+    return x.to(dtype)
+
+
+@triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
                   M, N, K, alpha, beta,
                   s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
@@ -93,7 +103,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
         b = tl.load(b_cols + kk[:, None] * s_bk, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
         if DACT != 0:
             v = tl.load(v_rows + kk[None, :] * s_vk, mask=a_mask, other=0.0).to(ACC)
-            a = (a.to(ACC) * _dact(v, DACT)).to(a.dtype)
+            a = _round_to(a.to(ACC) * _dact(v, DACT), a_ptr.dtype.element_ty)
         if UPCAST:
             a = a.to(ACC)
             b = b.to(ACC)
