@@ -152,12 +152,14 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 # ------------------------------------------------------------------ dropout
 def dropout(input, p=0.5, training=True, inplace=False):
-    """Zero each element with probability p and scale the rest by 1 / (1 - p) (identity when not training)."""
+    """Zero each element with probability p and scale the rest by 1 / (1 - p); ``input`` itself when not
+    training or p == 0."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    return _act("dropout", input, inplace, p=p)
+    out = _op("dropout", input, p=p, training=True)[0]
+    return input.copy_(out) if inplace else out
 
 
 # ------------------------------------------------------------------ normalization, embedding
@@ -193,9 +195,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -weight.size(0):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.size(0) + padding_idx
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
-    return _op("embedding", weight, input, padding_idx=-1 if padding_idx is None else padding_idx)
+    return _op("embedding", weight, input, padding_idx=padding_idx, max_norm=max_norm,
+               scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -204,21 +205,17 @@ def one_hot(tensor, num_classes=-1):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """x / max(||x||_p along dim, eps)."""
-    if out is not None:
-        raise NotImplementedError("normalize: out= is not supported")
-    return _op("normalize", input, p=p, dim=dim, eps=eps)
+    res = _op("normalize", input, p=p, dim=dim, eps=eps)
+    return res if out is None else out.copy_(res)
 
 
 def pad(input, pad, mode="constant", value=None):
-    if len(pad) % 2 != 0:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.dim():
-        raise RuntimeError("Padding length should be less than or equal to two times the input dimension but got "
-                           f"padding length {len(pad)} and input of dimension {input.dim()}")
-    return _op("pad", input, pad=tuple(pad), mode=mode, value=0.0 if value is None else value)
+    """Constant padding: ``pad`` = (left, right) for the last dim, then the one before, ...; negative crops."""
+    return _op("pad", input, pad=tuple(pad), mode=mode, value=value)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along ``dim``."""
     return _op("cosine_similarity", x1, x2, dim=dim, eps=eps)
 
 
