@@ -462,6 +462,18 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return input.repeat_interleave(repeats, dim)
 
 
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    return input.diagonal(offset, dim1, dim2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    return input.diag_embed(offset, dim1, dim2)
+
+
+def diag(input, diagonal=0):
+    return input.diag(diagonal)
+
+
 def argwhere(input):
     return input.argwhere()
 

@@ -1299,6 +1299,19 @@ class Tensor:
         shape[d] *= n
         return e.contiguous().view(shape)
 
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return _call("diagonal", self, offset=offset, dim1=dim1, dim2=dim2)
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        return _call("diag_embed", self, offset=offset, dim1=dim1, dim2=dim2)
+
+    def diag(self, diagonal=0):
+        if self.dim() == 1:
+            return self.diag_embed(diagonal, 0, 1)
+        if self.dim() != 2:
+            raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.dim()}D")
+        return self.diagonal(diagonal).clone()
+
     def nonzero(self, *, as_tuple=False):
         res = _call("nonzero", self)
         if as_tuple:

@@ -62,6 +62,8 @@ def test_cat_stack_noncontiguous_and_grad_fn(device):
     (lambda d: tgrad.ones(3, 4, device=d).repeat(2),
      "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"),
     (lambda d: tgrad.ones(3, device=d).tril(), "tril: input tensor must have at least 2 dimensions"),
+    (lambda d: tgrad.ones(2, 2, device=d).diagonal(0, 0, 0), "diagonal dimensions cannot be identical 0, 0"),
+    (lambda d: tgrad.diag(tgrad.ones(2, 2, 2, device=d)), "diag(): Supports 1D or 2D tensors. Got 3D"),
 ])
 def test_errors(f, msg, device):
     with pytest.raises((RuntimeError, ValueError)) as e:
@@ -155,3 +157,12 @@ def test_repeat_interleave(device):
     with pytest.raises(RuntimeError, match=r"repeats must have the same size as input along dim, but got "
                                            r"repeats.size\(0\) = 2 and input.size\(0\) = 3"):
         x.repeat_interleave(tgrad.tensor([1, 2], device=device), 0)
+
+
+def test_diagonal_is_a_view(device):
+    x = _x(device, requires_grad=True)
+    d = x.diagonal(1, 1, 2)
+    assert d._base is x and d.shape == (2, 3) and d.grad_fn.name() == "DiagonalBackward0"
+    np.testing.assert_array_equal(_np(d), np.diagonal(XN, 1, 1, 2))
+    assert tgrad.diag(tgrad.ones(2, device=device)).tolist() == [[1, 0], [0, 1]]
+    assert tgrad.diag_embed(x).grad_fn.name() == "DiagEmbedBackward0"

@@ -3,7 +3,8 @@
 view/reshape, expand, permute/transpose/t, squeeze/unsqueeze, select, slice,
 as_strided, split/unbind (multi-output views).  Outputs share storage and
 version counter with their input.  Then the copying shape ops: cat, stack,
-flip, roll, repeat, tril/triu (strided copies, ``kernels.shape`` for tril).
+flip, roll, repeat, tril/triu, diag_embed (strided copies, ``kernels.shape``
+for tril); diagonal is a view.
 The backward of select/slice is itself an op (``select_backward``,
 ``slice_backward``: zeros with the gradient copied into the region) so that
 it can be differentiated again.
@@ -628,6 +629,51 @@ def triu_backward(ctx, grad):
     return (grad.triu(ctx.attrs.get("diagonal", 0)),)
 
 
+# ------------------------------------------------------------------ diagonal / diag_embed
+def diagonal_forward(self, *, offset=0, dim1=0, dim2=1):
+    """View of the elements (i, i + offset) of dims (dim1, dim2), as a new last dim."""
+    nd = self.dim()
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    s1, s2 = self.shape[d1], self.shape[d2]
+    st1, st2 = self.stride()[d1], self.stride()[d2]
+    off = self.storage_offset()
+    n = max(min(s1, s2 - offset) if offset >= 0 else min(s1 + offset, s2), 0)
+    if n:
+        off += offset * st2 if offset >= 0 else -offset * st1
+    keep = [i for i in range(nd) if i not in (d1, d2)]
+    return self._view_of([self.shape[i] for i in keep] + [n], [self.stride()[i] for i in keep] + [st1 + st2], off)
+
+
+def diagonal_backward(ctx, grad):
+    a = ctx.attrs
+    return (grad_region("diagonal_backward", grad, ctx.input_meta[0].shape, offset=a.get("offset", 0),
+                        dim1=a.get("dim1", 0), dim2=a.get("dim2", 1)),)
+
+
+def diagonal_backward_backward(ctx, gg):
+    a = ctx.attrs
+    return (gg.diagonal(a["offset"], a["dim1"], a["dim2"]),)
+
+
+def diag_embed_forward(self, *, offset=0, dim1=-2, dim2=-1):
+    """Zeros of shape self.shape[:-1] plus two dims of size n + |offset|, with self's last dim on that diagonal."""
+    nd = self.dim() + 1
+    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = (self.shape[-1] if self.dim() else 1) + abs(offset)
+    rest = iter(self.shape[:-1])
+    shape = [n if i in (d1, d2) else next(rest) for i in range(nd)]
+    return _region_forward(diagonal_forward)(self, input_shape=shape, offset=offset, dim1=d1, dim2=d2)
+
+
+def diag_embed_backward(ctx, grad):
+    a = ctx.attrs
+    return (grad.diagonal(a.get("offset", 0), a.get("dim1", -2), a.get("dim2", -1)),)
+
+
 ENTRIES = [
     Op("alias", alias_forward, alias_backward, "AliasBackward0", view=True),
     Op("view", view_forward, view_backward, "ViewBackward0", view=True),
@@ -654,5 +700,9 @@ ENTRIES = [
     Op("repeat", repeat_forward, repeat_backward, "RepeatBackward0"),
     Op("tril", _tri(False), tril_backward, "TrilBackward0"),
     Op("triu", _tri(True), triu_backward, "TriuBackward0"),
+    Op("diagonal", diagonal_forward, diagonal_backward, "DiagonalBackward0", view=True),
+    Op("diagonal_backward", _region_forward(diagonal_forward), diagonal_backward_backward,
+       "DiagonalBackwardBackward0"),
+    Op("diag_embed", diag_embed_forward, diag_embed_backward, "DiagEmbedBackward0"),
 ]
 ENTRIES += AUTOGRAD_ENTRIES

@@ -303,3 +303,40 @@ OPS += [
                         SampleInput(rng.uniform(-1, 1, (2, 3, 2)), 2, dim=-1)], dtypes=DT,
            covers=("index_select", "expand", "clone", "view")),
 ]
+
+
+OPS += [
+    OpInfo("diagonal", lambda x, o=0, d1=0, d2=1: x.diagonal(o, d1, d2),
+           lambda x, o=0, d1=0, d2=1: np.diagonal(x, o, d1, d2),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4))), SampleInput(rng.uniform(-1, 1, (3, 4)), 1),
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), -2),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), 0, 2, 0),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), 5),
+                        SampleInput(rng.uniform(-1, 1, (7, 7)), -1, -1, -2)],
+           dtypes=DT, covers=("diagonal_backward",)),
+    OpInfo("diag_embed", lambda x, o=0, d1=-2, d2=-1: x.diag_embed(o, d1, d2),
+           lambda x, o=0, d1=-2, d2=-1: _diag_embed_ref(x, o, d1, d2),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3,))), SampleInput(rng.uniform(-1, 1, (2, 3)), 1),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), -1, 0, 2),
+                        SampleInput(rng.uniform(-1, 1, (2, 2)), 0, 2, 0)],
+           dtypes=DT),
+    OpInfo("diag", lambda x, k=0: tgrad.diag(x, k), lambda x, k=0: np.diag(x, k),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3,))), SampleInput(rng.uniform(-1, 1, (3,)), -2),
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), 1), SampleInput(rng.uniform(-1, 1, (4, 3)))],
+           dtypes=DT, covers=("diag_embed", "diagonal", "clone")),
+]
+
+
+def _diag_embed_ref(x, offset, dim1, dim2):
+    n = x.shape[-1] + abs(offset)
+    out = np.zeros(x.shape[:-1] + (n, n), dtype=x.dtype)
+    i = np.arange(x.shape[-1])
+    r, c = (i, i + offset) if offset >= 0 else (i - offset, i)
+    out[..., r, c] = x
+    nd = x.ndim + 1
+    d1, d2 = dim1 % nd, dim2 % nd
+    rest = [k for k in range(nd) if k not in (d1, d2)]
+    order = [0] * nd        # out's axes are (rest..., d1, d2): move them into place
+    for src, dst in enumerate(rest + [d1, d2]):
+        order[dst] = src
+    return out.transpose(order)
