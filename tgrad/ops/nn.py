@@ -67,17 +67,13 @@ def _contig3(K, inner):
 
 
 # ------------------------------------------------------------------ softmax / log_softmax
-def _softmax_dim(x, dim):
-    return _wrap_dim(dim, x.dim())
-
-
 def _softmax(log):
     def forward(input, *, dim, _stacklevel=None, dtype=None):
         x = input
         if dtype is not None:
             x = KE.copy(input, empty(input.shape, D.to_dtype(dtype), input.device))
         _float_check(x, "log_softmax_lastdim_kernel_impl" if log else "softmax_lastdim_kernel_impl")
-        d = _softmax_dim(x, dim)
+        d = _wrap_dim(dim, x.dim())
         xs, outer, K, inner, sx = rows3(x, d)
         y = empty(x.shape, x.dtype, x.device)
         return KS.softmax(xs, y, (outer * inner, K, inner, sx, _contig3(K, inner)), log)
@@ -160,11 +156,12 @@ def _ce_check(input, target, weight, ignore_index, prob):
     want = tuple(input.shape[:1]) + tuple(input.shape[2:]) if input.dim() >= 2 else ()
     if tuple(target.shape) != want:
         if input.dim() <= 2:
-            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         raise RuntimeError(f"Expected target size {list(want)}, got {list(target.shape)}")
-    for v in target._host_copy().reshape(-1).tolist():
-        if v != ignore_index and not 0 <= v < C:
-            raise IndexError(f"Target {v} is out of bounds.")
+    v = target._host_copy().reshape(-1)
+    bad = v[(v != ignore_index) & ((v < 0) | (v >= C))]
+    if bad.size:
+        raise IndexError(f"Target {int(bad[0])} is out of bounds.")
     return C
 
 
@@ -180,15 +177,11 @@ def _ce_geometry(input, target, prob):
     return xs, ts, geom, (0, 0, 0)
 
 
-def _is_prob(input, target):
-    return target.dtype.is_floating_point
-
-
 def _loss_rows(logits):
     def forward(input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         _check_reduction(reduction)
         _float_check(input, "nll_loss" if not logits else "log_softmax_lastdim_kernel_impl")
-        prob = logits and _is_prob(input, target)
+        prob = logits and target.dtype.is_floating_point
         if prob and tuple(target.shape) != tuple(input.shape):
             raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
         if not 0.0 <= label_smoothing <= 1.0:
@@ -211,7 +204,7 @@ def _loss_rows(logits):
 def _loss_rows_backward(logits):
     def forward(grad_output, input, target, weight=None, *, ignore_index=-100, reduction="mean",
                 label_smoothing=0.0):
-        prob = logits and _is_prob(input, target)
+        prob = logits and target.dtype.is_floating_point
         xs, ts, geom, st = _ce_geometry(input, target, prob)
         M, C, inner, _ = geom
         cd = 1 if input.dim() >= 2 else 0
