@@ -263,3 +263,9 @@ def test_float64_parameters_are_not_rounded_to_fp32():
                      (dispatch.call("leaky_relu", x, negative_slope=0.1), np.where(a > 0, a, 0.1 * a)),
                      (tgrad.selu(x), 1.0507009873554804934 * np.where(a > 0, a, 1.6732632423543772848 * np.expm1(a)))]:
         np.testing.assert_allclose(vals(got), ref, rtol=1e-14, atol=0)
+
+
+def test_integer_add_stays_exact():
+    big = 2 ** 40 + 1
+    assert vals(t([big]).add(t([1]), alpha=2)).tolist() == [big + 2]
+    assert vals(t([big]) - t([1])).tolist() == [big - 1]

@@ -300,8 +300,14 @@ def split64(v):
 
 @triton.jit
 def param_h(hi, lo, x):
-    """hi + lo computed in x's dtype: a float64-accurate parameter from two fp32 kernel arguments."""
-    return tl.full(x.shape, hi, x.dtype) + lo
+    """hi + lo computed in x's dtype: a float64-accurate parameter from two fp32 kernel arguments.
+
+    Integer maths uses hi alone (adding a float lo would turn the result into fp32).
+    """
+    r = tl.full(x.shape, hi, x.dtype)
+    if x.dtype.is_floating():
+        r = r + lo
+    return r
 
 
 # ------------------------------------------------------------------ portable math helpers
