@@ -55,6 +55,11 @@ def _single_dim_samples(kind="uniform", with_keepdim=True):
     return samples
 
 
+def _zeros_samples(rng):
+    """prod/cumprod through exact zeros (one, several or none per row): a few small shapes."""
+    return [SampleInput(_values(rng, s, "zeros"), dim=d) for s in [(7,), (3, 4), (2, 3, 5)] for d in (0, -1)]
+
+
 def _all_samples(kind="uniform"):
     def samples(rng):
         return [SampleInput(_values(rng, s, kind), grad=_small(s)) for s in SHAPES]
@@ -156,7 +161,7 @@ OPS = [
            dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
     OpInfo("prod", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _single_dim_samples("prod"),
            dtypes=FLOATS + (D.int32,), tol=LOW_TOL),
-    OpInfo("prod_zeros", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _single_dim_samples("zeros"),
+    OpInfo("prod_zeros", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _zeros_samples,
            dtypes=(D.float64,), gradgrad=False, covers=("prod",)),
     OpInfo("var", lambda x, **k: x.var(**k), _np_var,
            _var_samples([{}, dict(correction=0)]), dtypes=FLOATS, tol=LOW_TOL),
@@ -193,7 +198,7 @@ OPS = [
     OpInfo("cumprod", lambda x, **k: x.cumprod(**k), _np_scan(np.cumprod),
            _single_dim_samples("prod", with_keepdim=False), dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
     OpInfo("cumprod_zeros", lambda x, **k: x.cumprod(**k), _np_scan(np.cumprod),
-           _single_dim_samples("zeros", with_keepdim=False), dtypes=(D.float64,), gradgrad=False,
+           _zeros_samples, dtypes=(D.float64,), gradgrad=False,
            covers=("cumprod",)),
     OpInfo("all", lambda x, **k: x.all(**k), _np_reduce(lambda x, **k: np.all(x != 0, **k)),
            _multi_dim_samples("zeros"), dtypes=(D.float32, D.bool_, D.int64, D.uint8), grad=False),
