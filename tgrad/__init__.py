@@ -24,14 +24,15 @@ from .functions import (add, broadcast_to, clone, div, divide, equal, exp, flatt
                         squeeze, sub, subtract, sum, swapaxes, swapdims, t, transpose, true_divide, unsqueeze)
 from .functions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, logsumexp, max, min,  # noqa: E402
                         norm, prod, std, var)
-from . import return_types  # noqa: E402
+from . import linalg, return_types  # noqa: E402
 from . import backends  # noqa: E402
 from .functions import addmm, baddbmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: E402
-from .functions import (argwhere, cat, chunk, concat, concatenate, diag, diag_embed, diagonal, flip,  # noqa: E402
-                        fliplr, flipud, gather, hstack, index_add, index_put, index_select, masked_fill,
-                        masked_select, moveaxis, movedim, narrow, nonzero, repeat_interleave, roll, row_stack,
-                        scatter, scatter_add, split, stack, take_along_dim, tile, tril, triu, unbind, unflatten,
-                        vstack)
+from .functions import (argwhere, atleast_1d, atleast_2d, atleast_3d, cat, chunk, column_stack,  # noqa: E402
+                        concat, concatenate, diag, diag_embed, diagonal, dstack, flip, fliplr, flipud, gather,
+                        hstack, index_add, index_fill, index_put, index_select, masked_fill, masked_scatter,
+                        masked_select, meshgrid, moveaxis, movedim, narrow, nonzero, ravel, repeat_interleave, roll,
+                        row_stack, scatter, scatter_add, split, stack, take, take_along_dim, tile, tril, triu, unbind,
+                        unflatten, vstack)
 from .functions import (abs, absolute, addcdiv, addcmul, arctan2, atan2, bitwise_and, bitwise_not,  # noqa: E402
                         bitwise_or, bitwise_xor, ceil, clamp, clamp_max, clamp_min, clip, cos, eq, erf, exp2, expm1,
                         fix, floor, floor_divide, fmod, frac, ge, greater, greater_equal, gt, isfinite, isinf, isnan,

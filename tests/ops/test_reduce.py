@@ -254,3 +254,6 @@ def test_module_functions(device):
     np.testing.assert_allclose(tgrad.norm(x, 1).item(), 6.5)
     np.testing.assert_allclose(tgrad.cumprod(x, 1).numpy(), [[1.0, -2.0], [3.0, 1.5]])
     np.testing.assert_allclose(tgrad.amin(x, 1).numpy(), [-2.0, 0.5])
+    np.testing.assert_allclose(tgrad.linalg.vector_norm(x, 1, dim=1).numpy(), [3.0, 3.5])
+    np.testing.assert_allclose(tgrad.linalg.vector_norm(x).item(), np.sqrt(1 + 4 + 9 + 0.25), rtol=1e-6)
+    np.testing.assert_allclose(tgrad.linalg.vector_norm(x, float("-inf")).item(), 0.5)
