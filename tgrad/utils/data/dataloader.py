@@ -1,21 +1,23 @@
 """``DataLoader``: batches from a dataset, in order or shuffled, optionally loaded by worker processes.
 
 ``num_workers > 0`` uses worker *processes* (forked by default, like PyTorch on
-Linux).  Each worker fetches and collates whole batches; the batch crosses the
+Linux).  Each worker fetches and collates whole batches; a batch crosses the
 process boundary as host numpy arrays (a tensor pickles as its numpy copy, see
 ``Tensor.__reduce_ex__``) and the main process builds the tensors.  Processes
-rather than threads, measured on scikit-learn's digits (1797 8x8 images as a
-``TensorDataset``, batch 64) with a per-sample numpy augmentation (random
-shift + noise, ~60 us), one epoch on this project's 2-core machine:
+rather than threads, measured with ``benchmarks/bench_dataloader.py``: one
+epoch of scikit-learn's digits (1797 samples, batches of 64) on this
+project's 2-core machine, CPU seconds of the main process / of the workers:
 
-    num_workers=0: 0.67 s;  2 threads: 0.72 s;  2 processes: 0.39 s
-    (plain TensorDataset, no augmentation: 0.21 s; 0.23 s; 0.17 s)
+    TensorDataset:           main 0.30 / -;  2 threads 0.31 / -;  2 processes 0.05 / 0.47
+    + numpy augmentation:    main 0.23 / -;  2 threads 0.22 / -;  2 processes 0.04 / 0.26
 
-Threads do not help: per-sample work is Python (tgrad indexing, collate,
-augmentation) that holds the GIL, and cpu kernel launches are serialized by
-the interpreter lock; processes run it in parallel at the price of one
-pickle per batch.  Worker errors are re-raised in the main process with the
-worker's traceback text; a worker that dies raises instead of hanging.
+Per-sample work is Python (tgrad indexing, collate, augmentation) that holds
+the GIL, and cpu kernel launches are serialized by the interpreter lock, so
+threads leave all of it in the main process; processes take it off the
+training loop's process (and spread it over the cores) for the price of a
+fork per epoch (``persistent_workers=True`` avoids it) and one pickle per
+batch.  Worker errors are re-raised in the main process with the worker's
+traceback text; a worker that dies raises instead of hanging.
 """
 import itertools
 import math
