@@ -474,6 +474,70 @@ def diag(input, diagonal=0):
     return input.diag(diagonal)
 
 
+def take(input, index):
+    return input.take(index)
+
+
+def index_fill(input, dim, index, value):
+    return input.index_fill(dim, index, value)
+
+
+def masked_scatter(input, mask, source):
+    return input.masked_scatter(mask, source)
+
+
+def ravel(input):
+    return input.ravel()
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids: output k is tensors[k] expanded along every other dim ('xy': the first two swapped)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    ts = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t.shape[0] for t in ts]
+    out = []
+    for k, t in enumerate(ts):
+        view = [1] * len(ts)
+        view[k] = -1
+        out.append(t.view(view).expand(shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def atleast_1d(*tensors):
+    res = [t.reshape(1) if t.dim() == 0 else t for t in _seq(tensors)]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def atleast_2d(*tensors):
+    res = [t.reshape(1, -1) if t.dim() < 2 else t for t in _seq(tensors)]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def atleast_3d(*tensors):
+    res = [t.reshape(1, -1, 1) if t.dim() < 2 else (t.unsqueeze(-1) if t.dim() == 2 else t) for t in _seq(tensors)]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def _seq(tensors):
+    return list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else list(tensors)
+
+
+def column_stack(tensors, *, out=None):
+    return cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in tensors], 1, out=out)
+
+
+def dstack(tensors, *, out=None):
+    return cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(*tensors)], 2, out=out)
+
+
 def argwhere(input):
     return input.argwhere()
 

@@ -1299,6 +1299,24 @@ class Tensor:
         shape[d] *= n
         return e.contiguous().view(shape)
 
+    def take(self, index):
+        return _call("take", self, index)
+
+    def index_fill(self, dim, index, value):
+        return _call("index_fill", self, index, dim=dim, value=value)
+
+    def index_fill_(self, dim, index, value):
+        return _inplace("index_fill", self, index, dim=dim, value=value)
+
+    def masked_scatter(self, mask, source):
+        return _call("masked_scatter", self, mask, source)
+
+    def masked_scatter_(self, mask, source):
+        return _inplace("masked_scatter", self, mask, source)
+
+    def ravel(self):
+        return self.reshape(-1)
+
     def diagonal(self, offset=0, dim1=0, dim2=1):
         return _call("diagonal", self, offset=offset, dim1=dim1, dim2=dim2)
 

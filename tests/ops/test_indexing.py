@@ -366,3 +366,20 @@ def test_getitem_setitem_random_keys(sk, seed):
     xn = xn.copy()
     xn[nkey] = 0.5
     np.testing.assert_array_equal(_np(x), xn)
+
+
+def test_take_index_fill_masked_scatter(device):
+    x = tgrad.tensor(np.arange(6.0).reshape(2, 3), device=device)
+    with pytest.raises(IndexError, match=r"^out of range: tried to access index 6 on a tensor of 6 elements.$"):
+        x.take(tgrad.tensor([6], device=device))
+    with pytest.raises(IndexError, match="^index 3 is out of bounds for dimension 1 with size 3$"):
+        x.index_fill_(1, tgrad.tensor([3], device=device), -1.0)
+    with pytest.raises(RuntimeError, match="^Number of elements of source < number of ones in mask$"):
+        x.masked_scatter_(tgrad.ones(2, 3, dtype=tgrad.bool, device=device), tgrad.ones(2, device=device,
+                                                                                          dtype=tgrad.float64))
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]] and x._version[0] == 0
+    assert x.t().take(tgrad.tensor([1, -1], device=device)).tolist() == [3.0, 5.0]    # row-major over the view
+    assert x.index_fill_(1, tgrad.tensor([-1], device=device), -1.0) is x and x._version[0] == 1
+    m = tgrad.tensor([[True, False, True], [False, True, False]], device=device)
+    x.masked_scatter_(m, tgrad.tensor([10.0, 11.0, 12.0, 13.0], dtype=tgrad.float64, device=device))
+    assert x.tolist() == [[10, 1, 11], [3, 12, -1]] and x._version[0] == 2

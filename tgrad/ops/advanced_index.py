@@ -1,5 +1,6 @@
 """Gather/scatter-style ops: gather, scatter, scatter_add, index_select, index_add, masked_fill,
-masked_select, advanced indexing (``index``), ``index_put`` and ``nonzero``.
+masked_select, advanced indexing (``index``), ``index_put``, take, index_fill, masked_scatter and
+``nonzero``.
 
 All data movement is one launch of ``kernels.index.gather`` or ``scatter``.
 Index values are read on the host and checked before any launch (PyTorch's
@@ -417,6 +418,105 @@ def index_put_backward(ctx, grad):
     return gs, gv
 
 
+# ------------------------------------------------------------------ take / index_fill / masked_scatter
+def _flat_offsets(t, flat):
+    """Element offsets of row-major positions ``flat`` (numpy int64) of tensor ``t``."""
+    off = np.zeros(flat.shape, dtype=np.int64)
+    if t.dim():
+        for c, st in zip(np.unravel_index(flat, t.shape), t.stride()):
+            off += c * st
+    return off
+
+
+def take_forward(self, index):
+    """out = self.flatten()[index] (negative indices count from the end); out has index's shape."""
+    if index.dtype is not D.int64:
+        raise RuntimeError("take(): Expected a long tensor for index, but got " + index.dtype.name)
+    v, n = _host_index(index), self.numel()
+    bad = (v < -n) | (v >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(v.reshape(-1)[np.argmax(bad.reshape(-1))])} "
+                         f"on a tensor of {n} elements.")
+    return _gather_offsets(self, _flat_offsets(self, np.where(v < 0, v + n, v)))
+
+
+def take_backward(ctx, grad):
+    m = ctx.input_meta[0]
+    n = 1
+    for d in m.shape:
+        n *= d
+    flat = grad.new_zeros((n,)).index_put((ctx.saved["index"].reshape(-1),), grad.reshape(-1), accumulate=True)
+    return flat.reshape(m.shape), None
+
+
+def index_fill_forward(self, index, *, dim, value, out=None):
+    """self[..., index[k], ...] = value along ``dim`` (negative indices count from the end)."""
+    from ..creation import from_host
+    d = _wrap_dim(dim, self.dim())
+    if index.dim() > 1:
+        raise IndexError("index_fill_(): Expected a 1-D index tensor")
+    if index.dtype is not D.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    size = _size(self, d)
+    v = _host_index(index).reshape(-1)
+    bad = (v < -size) | (v >= size)
+    if bad.any():
+        raise IndexError(f"index {int(v[np.argmax(bad)])} is out of bounds for dimension {d} with size {size}")
+    idx = from_host(np.where(v < 0, v + size, v), D.int64, self.device)
+    target = _target(self, out)
+    val = KE.fill(empty((), self.dtype, self.device), value)
+    shape = list(self.shape) if self.dim() else [1]
+    shape[d] = v.size
+    x_strides = [0] * len(shape)
+    x_strides[d] = 1
+    return _scatter_into(target, shape, val, [0] * len(shape), idx, x_strides,
+                         lambda t: _zero_dim(t.stride(), d) if t.dim() else [0], lambda t: _stride(t, d), False)
+
+
+def index_fill_backward(ctx, grad):
+    return grad.index_fill(ctx.attrs["dim"], ctx.saved["index"], 0), None
+
+
+def masked_scatter_forward(self, mask, source, *, out=None):
+    """Copies source's first k elements (row-major) into the k True positions of mask (broadcast)."""
+    from ..creation import from_host
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {_cname(mask.dtype)}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but got "
+                           f"{_cname(self.dtype).title()} and {_cname(source.dtype).title()}")
+    shape = G.broadcast_shapes(self.shape, mask.shape)
+    target = out if out is not None else KE.copy(self, empty(shape, self.dtype, self.device))
+    if tuple(target.shape) != tuple(shape):
+        raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the broadcast shape {list(shape)}")
+    off = _mask_offsets(mask, shape, target.stride())
+    if off.size > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    src_off = _flat_offsets(source, np.arange(off.size, dtype=np.int64))
+    src = _gather_offsets(source, src_off)
+    idx = from_host(off, D.int64, self.device)
+    return KI.scatter(off.shape, src, src.stride(), idx, idx.stride(), target, [0], 1)
+
+
+def masked_scatter_backward(ctx, grad):
+    mask = ctx.saved["mask"]
+    gs = grad.masked_fill(mask, 0) if ctx.needs_input_grad[0] else None
+    gsrc = None
+    if ctx.needs_input_grad[2]:
+        m = ctx.input_meta[2]
+        n = 1
+        for d in m.shape:
+            n *= d
+        picked = grad.masked_select(mask)
+        gsrc = _call("cat", picked, grad.new_zeros((n - picked.shape[0],))).reshape(m.shape)
+    return gs, None, gsrc
+
+
+def _call(name, *args, **kw):
+    from ..autograd import dispatch
+    return dispatch.call(name, *args, **kw)
+
+
 def nonzero_forward(self):
     """(n, ndim) int64 coordinates of the non-zero elements in row-major order (computed on the host)."""
     from ..creation import from_host
@@ -444,5 +544,10 @@ ENTRIES = [
        inputs=("self", "mask"), save=("mask",)),
     Op("index", index_forward, index_backward, "IndexBackward0"),
     Op("index_put", index_put_forward, index_put_backward, "IndexPutBackward0", inputs=("self", "values")),
+    Op("take", take_forward, take_backward, "TakeBackward0", inputs=("self", "index"), save=("index",)),
+    Op("index_fill", index_fill_forward, index_fill_backward, "IndexFillBackward0", inputs=("self", "index"),
+       save=("index",)),
+    Op("masked_scatter", masked_scatter_forward, masked_scatter_backward, "MaskedScatterBackward0",
+       inputs=("self", "mask", "source"), save=("mask",)),
     Op("nonzero", nonzero_forward),
 ]

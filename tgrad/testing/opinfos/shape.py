@@ -340,3 +340,45 @@ def _diag_embed_ref(x, offset, dim1, dim2):
     for src, dst in enumerate(rest + [d1, d2]):
         order[dst] = src
     return out.transpose(order)
+
+
+def _masked_scatter_ref(x, m, src):
+    shape = np.broadcast_shapes(x.shape, np.shape(m))
+    out = np.array(np.broadcast_to(x, shape))
+    mb = np.broadcast_to(m, shape)
+    out[mb] = np.asarray(src).reshape(-1)[:int(mb.sum())]
+    return out
+
+
+OPS += [
+    OpInfo("take", lambda x, i: x.take(tgrad.tensor(i, dtype=tgrad.int64)),
+           lambda x, i: np.take(x, np.asarray(i, dtype=np.int64)),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), [[0, -1], [11, 3]]),
+                        SampleInput(rng.uniform(-1, 1, (7,)), [6, 6, -7, 0]),
+                        SampleInput(rng.uniform(-1, 1, ()), [0, -1]),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), rng.integers(-24, 24, (33,)).tolist())], dtypes=DT),
+    OpInfo("index_fill", lambda x, d, i: x.index_fill(d, tgrad.tensor(i, dtype=tgrad.int64), -0.5),
+           lambda x, d, i: _index_fill_ref(x, d, i),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, [0, -1]),
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), 0, [2, 2]),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -2, [1]),
+                        SampleInput(rng.uniform(-1, 1, (7,)), 0, [])], dtypes=DTI),
+    OpInfo("masked_scatter", lambda x, m, s: x.masked_scatter(_t(m), s), _masked_scatter_ref,
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), _mask(rng, (3, 4)), rng.uniform(-1, 1, (3, 4))),
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), _mask(rng, (4,)), rng.uniform(-1, 1, (13,))),
+                        SampleInput(rng.uniform(-1, 1, (4,)), _mask(rng, (2, 4)), rng.uniform(-1, 1, (2, 5)))],
+           dtypes=DT, covers=("cat", "masked_select", "masked_fill")),
+    OpInfo("meshgrid", lambda a, b, indexing="ij": tgrad.meshgrid(a, b, indexing=indexing),
+           lambda a, b, indexing="ij": tuple(np.meshgrid(a, b, indexing=indexing)),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (2,)), rng.uniform(-1, 1, (3,))),
+                        SampleInput(rng.uniform(-1, 1, (2,)), rng.uniform(-1, 1, (3,)), indexing="xy")],
+           dtypes=DT, covers=("view", "expand")),
+]
+
+
+def _index_fill_ref(x, d, i):
+    out = np.array(x)
+    idx = [slice(None)] * x.ndim
+    idx[d] = np.asarray(i, dtype=np.int64)
+    out[tuple(idx)] = -0.5
+    return out
