@@ -363,7 +363,7 @@ def norm_backward(ctx, grad):
     if op == "norm2":
         return (x * (g / r).masked_fill(r == 0, 0),)
     if op == "norm0":
-        return (g * 0.0,)
+        return (None,)                     # like PyTorch: no gradient at all for the 0-"norm"
     sign = weights("sign", x, dims)
     if op == "norm1":
         return (g * sign,)
