@@ -10,9 +10,10 @@
 - When the backend is out of memory, every fully free cached segment is
   returned to it and the request retried once; then ``OutOfMemoryError``.
 Segments are only returned to the backend by that retry and ``empty_cache()``,
-unless ``release_on_free`` is set: then every free returns the fully free
-segments at once (no caching; ``TGRAD_HOST_CACHE=0`` sets it for ``cpu``, to
-measure what the cache saves, e.g. page faults).
+unless ``release_on_free`` is set: then each block is a segment of its own,
+returned to the backend when freed (no caching: every tensor is a backend
+malloc/free; ``TGRAD_HOST_CACHE=0`` sets it for ``cpu``, to measure what the
+cache saves, e.g. page faults).
 """
 import bisect
 import collections
@@ -245,7 +246,7 @@ class CachingAllocator:
         return blocks.pop(i)[2] if i < len(blocks) else None
 
     def _new_segment(self, pool, size):
-        nbytes = segment_size(size)
+        nbytes = size if self.release_on_free else segment_size(size)
         try:
             ptr = self.backend.malloc(nbytes)
         except BackendOutOfMemory:

@@ -1,0 +1,217 @@
+"""tgrad vs PyTorch CPU eager on the training steps (a)-(d) of benchmarks/steps.py, in one run.
+
+    python benchmarks/compare_torch.py [--torch-python PATH] [--quick]
+
+Every measurement runs in its own worker process (this script with
+``--worker``), one after the other, so each side has the machine to itself as
+much as a shared machine allows: tgrad with the default ``trace`` executor,
+PyTorch with a python that can import torch (``--torch-python``,
+``TGRAD_TORCH_PYTHON``, /work/torchref/bin/python, or the python on PATH; the
+tgrad process never imports torch). Prints:
+
+1. ms per step (median and min of the timed steps) of tgrad and PyTorch and
+   their ratio; (d) is per epoch, and its 1000-epoch run time;
+2. launches per step of each tgrad step (tgrad.profiler) and the ops that
+   launch them, peak memory of a step (max_memory_allocated after
+   reset_peak_memory_stats), ``num_device_alloc`` after step 1 and after the
+   last step (flat = no backend allocation in steady state);
+3. minor page faults (getrusage ru_minflt deltas) of (c), with the host
+   caching allocator and without it (``TGRAD_HOST_CACHE=0``), and PyTorch's;
+4. (b) under the trace, direct and stock executors (stock: a few steps only).
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+STEPS = {"a": 100, "b": 50, "c": 20, "d": 1000}   # timed steps per worker (d: one 1000-epoch run)
+WARMUP = 3
+
+
+def _minflt():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def worker(impl, name, steps, warmup, profile):
+    """Run ``steps`` timed steps of ``name`` after ``warmup``; return measurements as a dict."""
+    sys.path.insert(0, HERE)
+    import steps as S
+    if impl == "torch":
+        import torch
+        torch.set_num_threads(int(os.environ["COMPARE_TORCH_THREADS"]))
+        info = {"version": torch.__version__, "threads": torch.get_num_threads()}
+    else:
+        sys.path.insert(0, ROOT)
+        import tgrad as torch
+        from tgrad.kernels import _triton
+        info = {"executor": _triton.EXECUTOR, "host_cache": os.environ.get("TGRAD_HOST_CACHE", "1")}
+    step = S.build(name, torch)
+    f0 = _minflt()
+    t0 = time.perf_counter()
+    step()
+    info["first_step_ms"] = (time.perf_counter() - t0) * 1e3
+    if impl == "tgrad":
+        info["device_alloc_after_step1"] = torch.memory_stats("cpu")["num_device_alloc"]
+    for i in range(warmup - 1):
+        step()
+        if i == 0 and impl == "tgrad":
+            info["device_alloc_after_step2"] = torch.memory_stats("cpu")["num_device_alloc"]
+    f1 = _minflt()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    f2 = _minflt()
+    info.update(times=times, minflt_warmup=f1 - f0, minflt_timed=f2 - f1, steps=steps)
+    if impl == "tgrad":
+        info["device_alloc_after_last"] = torch.memory_stats("cpu")["num_device_alloc"]
+        if profile:
+            torch.reset_peak_memory_stats()
+            base = torch.memory_allocated()
+            with torch.profiler.profile() as prof:
+                for _ in range(3):
+                    step()
+                    prof.step()
+            info["peak_bytes"] = torch.max_memory_allocated()
+            info["peak_above_base"] = info["peak_bytes"] - base
+            info["launches_per_step"] = prof.launches_per_step
+            info["launches_by_op"] = {op: n / 3 for op, n in prof.launches_by_op.items()}
+            info["profile_table"] = prof.table()
+    return info
+
+
+def find_torch_python(explicit):
+    cands = [explicit] if explicit else [os.environ.get("TGRAD_TORCH_PYTHON"), "/work/torchref/bin/python",
+                                         sys.executable, shutil.which("python3")]
+    for py in cands:
+        try:
+            if py and subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0:
+                return py
+        except OSError:
+            pass
+    return None
+
+
+def run_worker(python, impl, name, steps, warmup=WARMUP, env=None, profile=True):
+    cmd = [python, os.path.abspath(__file__), "--worker", impl, "--step", name, "--steps", str(steps),
+           "--warmup", str(warmup)] + ([] if profile else ["--no-profile"])
+    res = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})), cwd=ROOT)
+    if res.returncode != 0:
+        raise RuntimeError(f"worker {impl} {name} failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _med(ts):
+    s = sorted(ts)
+    n = len(s)
+    return (s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2) * 1e3
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--torch-python", default=None)
+    p.add_argument("--quick", action="store_true", help="few steps (a smoke run)")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="PyTorch intra-op threads (default 1: tgrad's executor runs on one core, and on a "
+                        "shared machine extra OpenMP threads stall)")
+    p.add_argument("--worker", choices=("tgrad", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--step", help=argparse.SUPPRESS)
+    p.add_argument("--steps", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--warmup", type=int, default=WARMUP, help=argparse.SUPPRESS)
+    p.add_argument("--no-profile", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.worker:
+        print(json.dumps(worker(a.worker, a.step, a.steps, a.warmup, not a.no_profile)))
+        return
+    steps = {k: max(3, v // 10) for k, v in STEPS.items()} if a.quick else STEPS
+    sys.path.insert(0, HERE)
+    from steps import DESCRIPTION, EPOCHS, NAMES
+    tpy = find_torch_python(a.torch_python)
+    os.environ["COMPARE_TORCH_THREADS"] = str(a.torch_threads)
+    me = sys.executable
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    res = {}
+    for name in NAMES:
+        res[name, "tgrad"] = run_worker(me, "tgrad", name, steps[name])
+        if tpy:
+            res[name, "torch"] = run_worker(tpy, "torch", name, steps[name])
+    if tpy:
+        t = res["a", "torch"]
+        print(f"PyTorch {t['version']} CPU eager ({t['threads']} threads), python {tpy}")
+    else:
+        print("PyTorch reference unavailable: no python that can import torch (--torch-python PATH)")
+    print(f"tgrad executor: {res['a', 'tgrad']['executor']}\n")
+
+    print("1. step time (ms per step; (d): per epoch)")
+    head = (f"{'step':<44} {'tgrad med':>10} {'tgrad min':>10} {'torch med':>10} {'torch min':>10} "
+            f"{'ratio med':>10} {'ratio min':>10}")
+    print(head + "\n" + "-" * len(head))
+    for name in NAMES:
+        tg = res[name, "tgrad"]["times"]
+        line = f"({name}) {DESCRIPTION[name]:<40} {_med(tg):>10.3f} {min(tg) * 1e3:>10.3f}"
+        if tpy:
+            th = res[name, "torch"]["times"]
+            line += (f" {_med(th):>10.3f} {min(th) * 1e3:>10.3f} {_med(tg) / _med(th):>9.1f}x"
+                     f" {min(tg) / min(th):>9.1f}x")
+        print(line)
+    if steps["d"] >= EPOCHS:
+        line = f"(d) full run of {EPOCHS} epochs: tgrad {sum(res['d', 'tgrad']['times']):.2f} s"
+        if tpy:
+            line += f", torch {sum(res['d', 'torch']['times']):.3f} s"
+        print(line)
+
+    print("\n2. tgrad per step: launches, peak memory, backend allocations (num_device_alloc)")
+    head = (f"{'step':<5} {'launches/step':>14} {'peak KiB':>10} {'allocs after step 1':>20} {'after step 2':>13} "
+            f"{'after last':>11}")
+    print(head + "\n" + "-" * len(head))
+    for name in NAMES:
+        r = res[name, "tgrad"]
+        print(f"({name})  {r['launches_per_step'][-1]:>14} {r['peak_above_base'] / 1024:>10.1f} "
+              f"{r['device_alloc_after_step1']:>20} {r['device_alloc_after_step2']:>13} "
+              f"{r['device_alloc_after_last']:>11}")
+    for name in NAMES:
+        ops = ", ".join(f"{op} {n:g}" for op, n in res[name, "tgrad"]["launches_by_op"].items())
+        print(f"({name}) launches by op: {ops}")
+
+    print("\n3. minor page faults of (c) (ru_minflt deltas)")
+    nocache = run_worker(me, "tgrad", "c", steps["c"], env={"TGRAD_HOST_CACHE": "0"}, profile=False)
+    # glibc raises its mmap threshold after the first free of a mapped block, which hides the storm;
+    # a fixed threshold (its 128 KiB default) shows what a malloc/free per tensor costs without that
+    fixed = run_worker(me, "tgrad", "c", steps["c"], profile=False,
+                       env={"TGRAD_HOST_CACHE": "0", "MALLOC_MMAP_THRESHOLD_": "131072"})
+    rows = [("tgrad, caching host allocator", res["c", "tgrad"]),
+            ("tgrad, TGRAD_HOST_CACHE=0 (no caching)", nocache),
+            ("tgrad, no caching, MALLOC_MMAP_THRESHOLD_=128K", fixed)]
+    if tpy:
+        rows.append(("PyTorch", res["c", "torch"]))
+    head = f"{'':<46} {'first ' + str(WARMUP) + ' steps':>15} {'timed steps':>12} {'per timed step':>15} {'ms/step':>8}"
+    print(head + "\n" + "-" * len(head))
+    for label, r in rows:
+        print(f"{label:<46} {r['minflt_warmup']:>15} {r['minflt_timed']:>12} "
+              f"{r['minflt_timed'] / r['steps']:>15.1f} {_med(r['times']):>8.2f}")
+    print(f"(no caching: num_device_alloc {nocache['device_alloc_after_step1']} after step 1, "
+          f"{nocache['device_alloc_after_last']} after the last)")
+
+    print("\n4. (b) under each executor (ms per step)")
+    execs = {"trace": res["b", "tgrad"]}
+    for ex, n in (("direct", max(3, steps["b"] // 5)), ("stock", 3)):
+        execs[ex] = run_worker(me, "tgrad", "b", n, warmup=1, env={"TGRAD_EXECUTOR": ex}, profile=False)
+    base = _med(execs["trace"]["times"])
+    for ex, r in execs.items():
+        line = f"{ex:<7} {_med(r['times']):>10.2f} ms  ({len(r['times'])} steps, {_med(r['times']) / base:.1f}x trace"
+        if tpy:
+            line += f", {_med(r['times']) / _med(res['b', 'torch']['times']):.1f}x PyTorch"
+        print(line + ")")
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("\n(b) launch profile (3 steps):\n" + res["b", "tgrad"]["profile_table"])
+
+
+if __name__ == "__main__":
+    main()
