@@ -238,3 +238,18 @@ def test_linear_half_precision_grads(act, dtype, tol):
     gz = rd[3] * DACTS[act](rd[0] @ rd[1].T + rd[2])
     for got, ref in ((x.grad, gz @ rd[1]), (w.grad, gz.T @ rd[0]), (b.grad, gz.sum(0))):
         np.testing.assert_allclose(got.double().numpy(), ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("act", ["tanh", "gelu"])
+def test_batched_kernel_with_every_fusion(act):
+    """The launcher's batched tiles (several batch entries per cpu program) with c, act, act'(v) and row sums."""
+    from tgrad.kernels import matmul as KM
+    rng = np.random.default_rng(3)
+    an, bn, cn, vn = (rng.uniform(-1, 1, s) for s in ((5, 7, 33), (5, 33, 9), (9,), (5, 7, 33)))
+    a, b, c, v = (tgrad.tensor(x) for x in (an, bn, cn, vn))
+    out, rs = tgrad.empty(5, 7, 9, dtype=tgrad.float64), tgrad.empty(5, 7, dtype=tgrad.float64)
+    KM.matmul(a, b, out, c=c, alpha=0.5, beta=2.0, act=act, v=v, dact=act, rowsum=rs)
+    dv = DACTS[act](vn) if act == "gelu" else 1 - vn * vn      # v is z for gelu, y for tanh
+    ap = an * dv
+    np.testing.assert_allclose(out.numpy(), ACTS[act](0.5 * ap @ bn + 2.0 * cn), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rs.numpy(), ap.sum(-1), rtol=1e-12, atol=1e-12)

@@ -26,7 +26,7 @@ def _spec(ptr, precision="ieee", act=0, dact=0, rowsum=False):
     f64 = ptr == "*fp64"
     cexpr = {"HAS_C": True, "ACT": act, "DACT": dact, "ROWSUM": rowsum, "ACC": tl.float64 if f64 else tl.float32,
              "UPCAST": f64,
-             "PRECISION": precision, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
+             "PRECISION": precision, "BLOCK_B": 1, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
     return sig, cexpr
 
 
@@ -58,3 +58,11 @@ def test_fused_variants_spill_nothing(ptr, arch):
     sig, cexpr = _spec(ptr, act=KM.ACTIVATIONS["tanh"], dact=KM.ACTIVATIONS["sigmoid"], rowsum=True)
     ptx = compile_aot(KM.matmul_kernel, sig, cexpr, arch).asm["ptx"]
     assert ptxas_usage(ptx, arch)[1] == 0
+
+
+def test_cpu_batched_tiles_compile_too():
+    """BLOCK_B > 1 (several batch entries per program) is chosen on cpu only, but stays GPU-compilable."""
+    sig, cexpr = _spec("*fp32", act=KM.ACTIVATIONS["gelu"], dact=KM.ACTIVATIONS["tanh"], rowsum=True)
+    cexpr.update(BLOCK_B=4, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+    ptx = compile_aot(KM.matmul_kernel, sig, cexpr, 80).asm["ptx"]
+    assert ptxas_usage(ptx, 80)[1] == 0

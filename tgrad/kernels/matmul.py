@@ -71,18 +71,66 @@ def _round_to(x, dtype: tl.constexpr):
 
 
 @triton.jit
+def _batched_tiles(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr, NB, M, N, K, alpha, beta,
+                   s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn, s_vb, s_vm, s_vk, s_ob, s_om, s_on,
+                   HAS_C: tl.constexpr, ACT: tl.constexpr, DACT: tl.constexpr, ROWSUM: tl.constexpr,
+                   ACC: tl.constexpr, UPCAST: tl.constexpr, BLOCK_B: tl.constexpr,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """matmul_kernel's body over BLOCK_B batch entries at once: (BLOCK_B, BLOCK_M, BLOCK_N) tiles, 3-D dot."""
+    pid = tl.program_id(0)
+    n_tiles = tl.cdiv(N, BLOCK_N)
+    pid_n = pid % n_tiles
+    rb = (tl.program_id(1).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B))[:, None, None]
+    rm = ((pid // n_tiles).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M))[None, :, None]
+    rn = (pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N))[None, None, :]
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_B, BLOCK_M, BLOCK_N), dtype=ACC)
+    rsum = tl.zeros((BLOCK_B, BLOCK_M, 1), dtype=ACC)
+    for k0 in range(0, K, BLOCK_K):
+        kr = (k0 + rk)[None, None, :]
+        kc = (k0 + rk)[None, :, None]
+        a_mask = (rb < NB) & (rm < M) & (kr < K)
+        a = tl.load(a_ptr + rb * s_ab + rm * s_am + kr * s_ak, mask=a_mask, other=0.0)
+        b = tl.load(b_ptr + rb * s_bb + kc * s_bk + rn * s_bn, mask=(rb < NB) & (kc < K) & (rn < N), other=0.0)
+        if DACT != 0:
+            v = tl.load(v_ptr + rb * s_vb + rm * s_vm + kr * s_vk, mask=a_mask, other=0.0).to(ACC)
+            a = _round_to(a.to(ACC) * _dact(v, DACT), a_ptr.dtype.element_ty)
+        if UPCAST:
+            a = a.to(ACC)
+            b = b.to(ACC)
+        if ROWSUM:
+            rsum += tl.sum(a.to(ACC), axis=2, keep_dims=True)
+        acc = tl.dot(a, b, acc, out_dtype=ACC)
+    acc = acc * alpha
+    mask = (rb < NB) & (rm < M) & (rn < N)
+    if HAS_C:
+        c = tl.load(c_ptr + rb * s_cb + rm * s_cm + rn * s_cn, mask=mask, other=0.0)
+        acc += beta * c.to(ACC)
+    cast_store(out_ptr + rb * s_ob + rm * s_om + rn * s_on, _act(acc, ACT), mask)
+    if ROWSUM:
+        if pid_n == 0:
+            cast_store(rs_ptr + rb * M + rm, rsum, (rb < NB) & (rm < M))
+
+
+@triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
-                  M, N, K, alpha, beta,
+                  NB, M, N, K, alpha, beta,
                   s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
                   s_vb, s_vm, s_vk, s_ob, s_om, s_on,
                   HAS_C: tl.constexpr, ACT: tl.constexpr, DACT: tl.constexpr, ROWSUM: tl.constexpr,
-                  ACC: tl.constexpr, UPCAST: tl.constexpr, PRECISION: tl.constexpr,
+                  ACC: tl.constexpr, UPCAST: tl.constexpr, PRECISION: tl.constexpr, BLOCK_B: tl.constexpr,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """out[b] = ACT(alpha * A'[b] @ B[b] + beta * C[b]) with A' = A * act'(V) when DACT != 0.
 
-    A (M, K), B (K, N), C and out (M, N), V like A; batch entry b = program_id(1).
+    A (M, K), B (K, N), C and out (M, N), V like A; NB batch entries, BLOCK_B of them per program
+    along program_id(1) (BLOCK_B > 1: 3-D tiles, cpu only, where programs are what costs).
     ROWSUM: also rs[b, m] = sum_k A'[b, m, k] (written by the programs of the first column tile).
     """
+    if BLOCK_B > 1:
+        _batched_tiles(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr, NB, M, N, K, alpha, beta,
+                       s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn, s_vb, s_vm, s_vk, s_ob, s_om, s_on,
+                       HAS_C, ACT, DACT, ROWSUM, ACC, UPCAST, BLOCK_B, BLOCK_M, BLOCK_N, BLOCK_K)
+        return
     pid = tl.program_id(0)
     bid = tl.program_id(1).to(tl.int64)
     n_tiles = tl.cdiv(N, BLOCK_N)
@@ -161,13 +209,16 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
     v = v if dact else a
     rs = rowsum if rowsum is not None else out
     tf32 = backends.cuda.matmul.allow_tf32 and a.dtype.name == "float32"
-    args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), M, N, K, float(alpha), float(beta)]
+    # cpu: several batch entries per program when the tiles are small (interpreted programs cost ~1 ms each)
+    bb = 1 if gpu_blocks(dev) else min(next_pow2(batch), max(1, 2 ** 18 // max(bm * bk, bk * bn, bm * bn)))
+    args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), batch, M, N, K, float(alpha),
+            float(beta)]
     for t, shape in ((a, a.shape), (b, b.shape), (c, out.shape), (v, a.shape), (out, out.shape)):
         args += _strides3(t, shape)
     cexpr = {"HAS_C": has_c, "ACT": ACTIVATIONS[act], "DACT": ACTIVATIONS[dact], "ROWSUM": rowsum is not None,
              "ACC": tl.float64 if f64 else tl.float32, "UPCAST": not gpu_blocks(dev) or f64,
-             "PRECISION": "tf32" if tf32 else "ieee", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
-    launch(matmul_kernel, (triton.cdiv(M, bm) * triton.cdiv(N, bn), batch), dev, args, cexpr)
+             "PRECISION": "tf32" if tf32 else "ieee", "BLOCK_B": bb, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
+    launch(matmul_kernel, (triton.cdiv(M, bm) * triton.cdiv(N, bn), triton.cdiv(batch, bb)), dev, args, cexpr)
     return out
 
 
