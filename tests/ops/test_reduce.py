@@ -54,6 +54,8 @@ def test_dtype_errors(device):
     _raises(RuntimeError, "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             "complex dtype. Got: Long", lambda: i.mean())
     _raises(RuntimeError, "dim 0 appears multiple times in the list of dims", lambda: i.float().sum((0, -2)))
+    _raises(RuntimeError, "argmax(): does not support bool input", lambda: (i > 2).argmax())
+    _raises(RuntimeError, "argmin(): does not support bool input", lambda: (i > 2).argmin(0))
 
 
 # ------------------------------------------------------------------ empty tensors
@@ -146,6 +148,12 @@ def test_nan_propagates(device):
     v, i = x.min(1)
     assert np.isnan(v.numpy()[0]) and i.numpy()[0] == 1 and i.numpy()[1] == 3
     assert np.isnan(x.max().item()) and np.isnan(x.amin().item()) and x.argmax().item() == 1
+    y = T([[1.0, np.nan, 2.0], [3.0, 1.0, 3.0]], dtype=tgrad.float64, requires_grad=True, device=device)
+    y.amax(1).sum().backward()         # PyTorch: (x == amax) matches nothing in a NaN row -> 0/0
+    np.testing.assert_array_equal(y.grad.numpy(), [[np.nan] * 3, [0.5, 0, 0.5]])
+    y.grad = None
+    y.max().backward()                 # max(): the NaN itself gets the gradient
+    np.testing.assert_array_equal(y.grad.numpy(), [[0, 1, 0], [0, 0, 0]])
 
 
 def test_tie_gradients(device):

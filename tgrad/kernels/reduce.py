@@ -40,7 +40,9 @@ SIGN = tl.constexpr(3)
 PROD_OTHERS = tl.constexpr(4)
 BEFORE_ZERO = tl.constexpr(5)
 FIRST_ZERO = tl.constexpr(6)
-MODES = {"eq": 0, "abs_eq": 1, "onehot": 2, "sign": 3, "prod_others": 4, "before_zero": 5, "first_zero": 6}
+EQ_STRICT = tl.constexpr(7)
+MODES = {"eq": 0, "abs_eq": 1, "onehot": 2, "sign": 3, "prod_others": 4, "before_zero": 5, "first_zero": 6,
+         "eq_strict": 7}
 
 
 @triton.jit
@@ -220,18 +222,19 @@ def select_kernel(x_ptr, v_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_
                   MODE: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
     """Gradient weights w[m, k] of a reduction, constant w.r.t. x; w is contiguous (M, K).
 
-    EQ: (x == v[m]) / count (ties share evenly); ABS_EQ: sign(x) (|x| == v[m]) / count;
+    EQ: (x == v[m]) / count (ties share evenly; NaN == NaN here); EQ_STRICT: the same with IEEE ==
+    (a NaN row gets 0/0, like PyTorch's amax); ABS_EQ: sign(x) (|x| == v[m]) / count;
     ONEHOT: (k == v[m]); SIGN: sign(x); PROD_OTHERS: prod_{j != k} x[m, j] (no division);
     BEFORE_ZERO: no zero in x[m, :k+1]; FIRST_ZERO: x[m, k] is the row's first zero.
     """
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     base = _row_base(rows, M2, stride_m1, stride_m2)
-    if MODE == EQ or MODE == ABS_EQ or MODE == ONEHOT:
+    if MODE == EQ or MODE == EQ_STRICT or MODE == ABS_EQ or MODE == ONEHOT:
         v = tl.load(v_ptr + rows, mask=rmask, other=0).to(COMPUTE)
     cnt = tl.zeros([ROWS], dtype=COMPUTE)
     nzp = tl.full([ROWS], 1, COMPUTE)
-    if MODE == EQ or MODE == ABS_EQ or MODE == PROD_OTHERS:
+    if MODE == EQ or MODE == EQ_STRICT or MODE == ABS_EQ or MODE == PROD_OTHERS:
         acc = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
         pacc = tl.full([ROWS, BLOCK_K], 1, COMPUTE)
         for k0 in range(0, K, BLOCK_K):
@@ -244,7 +247,9 @@ def select_kernel(x_ptr, v_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_
             else:
                 if MODE == ABS_EQ:
                     x = tl.abs(x)
-                hit = (x == v[:, None]) | ((x != x) & (v[:, None] != v[:, None]))
+                hit = x == v[:, None]
+                if MODE != EQ_STRICT:
+                    hit = hit | ((x != x) & (v[:, None] != v[:, None]))
                 acc += tl.where(m & hit, 1.0, 0.0)
         cnt = tl.sum(acc, axis=1)
         if MODE == PROD_OTHERS:
@@ -277,8 +282,12 @@ def select_kernel(x_ptr, v_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_
                     a = tl.abs(x)
                 else:
                     a = x
-                hit = (a == v[:, None]) | ((a != a) & (v[:, None] != v[:, None]))
+                hit = a == v[:, None]
+                if MODE != EQ_STRICT:
+                    hit = hit | ((a != a) & (v[:, None] != v[:, None]))
                 w = tl.where(hit, 1.0 / cnt[:, None], 0.0)
+                if MODE == EQ_STRICT:
+                    w = tl.where(cnt[:, None] == 0, float("nan"), w)
                 if MODE == ABS_EQ:
                     w = w * sgn
         cast_store(out_ptr + rows[:, None] * K + cols[None, :], w, m)

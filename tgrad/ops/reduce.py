@@ -279,14 +279,16 @@ def amin_forward(self, *, dim=(), keepdim=False):
 
 
 def amax_backward(ctx, grad):
-    """Ties share the gradient evenly: grad * (x == amax) / count."""
+    """Ties share the gradient evenly: grad * (x == amax) / count (NaN rows: NaN, like PyTorch)."""
     x = ctx.saved["self"]
     shape, dims, keepdim = _ctx_dims(ctx)
     res = ctx.saved["result"].contiguous()     # in row order: one value per row of x's (M, K) view
-    return (_expand_grad(grad, shape, dims, keepdim) * weights("eq", x, dims, res),)
+    return (_expand_grad(grad, shape, dims, keepdim) * weights("eq_strict", x, dims, res),)
 
 
 def _arg(name, self, dim, keepdim):
+    if self.dtype is D.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         _nonempty(name, self, (), None)
         dims = tuple(range(self.dim()))
