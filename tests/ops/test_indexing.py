@@ -383,3 +383,11 @@ def test_take_index_fill_masked_scatter(device):
     m = tgrad.tensor([[True, False, True], [False, True, False]], device=device)
     x.masked_scatter_(m, tgrad.tensor([10.0, 11.0, 12.0, 13.0], dtype=tgrad.float64, device=device))
     assert x.tolist() == [[10, 1, 11], [3, 12, -1]] and x._version[0] == 2
+
+
+def test_setitem_rejects_sequences(device):
+    x = tgrad.zeros(3, device=device)
+    with pytest.raises(TypeError, match=r"^can't assign a list to a tgrad\.(cuda\.)?FloatTensor$"):
+        x[0:2] = [1.0, 2.0]
+    with pytest.raises(TypeError, match=r"^can't assign a numpy\.ndarray to a tgrad\.(cuda\.)?FloatTensor$"):
+        x[0:2] = np.ones(2)
