@@ -102,7 +102,10 @@ def _names(t):
     ((2, 3), (3, 4), ["MmBackward0"]),
     ((5, 2, 3), (3, 4), ["UnsafeViewBackward0", "MmBackward0", "ViewBackward0"]),
     ((5, 2, 3), (3,), ["UnsafeViewBackward0", "MvBackward0", "ViewBackward0"]),
-    ((5, 2, 3), (1, 3, 4), ["UnsafeViewBackward0", "MmBackward0", "ViewBackward0"]),
+    ((5, 2, 3), (1, 3, 4), ["UnsafeViewBackward0", "BmmBackward0", "ViewBackward0", "ExpandBackward0"]),
+    ((3,), (5, 3, 4), ["UnsafeViewBackward0", "MvBackward0"]),
+    ((2, 3), (5, 3, 4), ["CloneBackward0", "TransposeBackward0", "UnsafeViewBackward0", "MmBackward0",
+                         "TBackward0"]),
     ((5, 2, 3), (5, 3, 4), ["UnsafeViewBackward0", "BmmBackward0", "ViewBackward0", "ExpandBackward0"]),
     ((4, 5, 2, 3), (4, 5, 3, 4), ["UnsafeViewBackward0", "BmmBackward0", "ViewBackward0", "ExpandBackward0"]),
 ])

@@ -351,8 +351,26 @@ def act_grad_backward(ctx, gg):
 
 
 # ------------------------------------------------------------------ matmul (composite, PyTorch's dispatch)
+def _should_fold(a, b):
+    """PyTorch's rule: fold the >= 3-D operand into a matrix (mm/mv) instead of a batched bmm."""
+    a_larger = a.dim() >= b.dim()
+    t1 = a if a_larger else b.mT
+    t2 = b if a_larger else a
+    if not (t1.dim() >= 3 and t2.dim() <= 2):
+        return False
+    if t2.requires_grad:
+        return True
+    if a.dim() == 2:
+        return False
+    if t1.numel() == 0:
+        return True
+    sh, st = t1.shape, t1.stride()
+    return all(st[i] == st[i + 1] * sh[i + 1] for i in range(t1.dim() - 2))
+
+
 def matmul(a, b):
-    """PyTorch's ``matmul``: dot, mv, mm, folded mm/mv for batched @ matrix, else broadcast bmm."""
+    """PyTorch's ``matmul`` (same ops, so the same grad_fn chain): dot, mv, mm, a folded mm/mv when one
+    side is >= 3-D and the other a vector or matrix, else broadcast batches through bmm."""
     da, db = a.dim(), b.dim()
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
@@ -364,23 +382,36 @@ def matmul(a, b):
         return _c("squeeze", _c("mm", _c("unsqueeze", a, dim=0), b), dim=0)
     if da == 2 and db == 2:
         return _c("mm", a, b)
-    if da >= 3 and (db <= 2 or (da >= db and all(s == 1 for s in b.shape[:-2]))):
-        if db >= 3:
-            b = b.reshape(b.shape[-2], b.shape[-1])
-        lead = tuple(a.shape[:-1])
-        folded = a.reshape(-1, a.shape[-1])
-        out = _c("mv", folded, b) if b.dim() == 1 else _c("mm", folded, b)
-        return _c("unsafe_view", out, size=lead + tuple(out.shape[1:]))
+    if _should_fold(a, b):
+        transpose = db > da
+        t1 = b.mT if transpose else a
+        t2 = (a.t() if da == 2 else a) if transpose else b
+        shape = tuple(t1.shape[:-1])
+        folded = t1.reshape(-1, t1.shape[-1])
+        if t2.dim() == 1:
+            return _c("unsafe_view", _c("mv", folded, t2), size=shape)
+        out = _c("unsafe_view", _c("mm", folded, t2), size=shape + (t2.shape[1],))
+        return out.mT.contiguous() if transpose else out
+    if da == 3 and db == 3 and a.shape[0] != b.shape[0]:
+        if a.shape[0] == 1 and a.requires_grad:
+            return matmul(_c("squeeze", a, dim=0), b)
+        if b.shape[0] == 1 and b.requires_grad:
+            return matmul(a, _c("squeeze", b, dim=0))
     n = a.shape[-2] if da > 1 else 1
-    p = b.shape[-1] if db > 1 else 1
-    k1, k2 = a.shape[-1], b.shape[-2] if db > 1 else b.shape[0]
+    k1 = a.shape[-1]
+    k2, p = (b.shape[-2], b.shape[-1]) if db > 1 else (b.shape[0], 1)
     batch = G.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
     nb = 1
     for s in batch:
         nb *= s
-    a3 = _c("expand", a if da > 1 else _c("unsqueeze", a, dim=0), size=batch + (n, k1)).reshape(nb, n, k1)
-    b3 = _c("expand", b if db > 1 else _c("unsqueeze", b, dim=1), size=batch + (k2, p)).reshape(nb, k2, p)
+    a3 = _c("expand", a, size=batch + (n, k1)).reshape(nb, n, k1)
+    if db == 1:
+        b3 = _c("unsqueeze", _c("expand", b, size=batch + (k2,)).reshape(nb, k2), dim=2)
+    else:
+        b3 = _c("expand", b, size=batch + (k2, p)).reshape(nb, k2, p)
     out = _c("bmm", a3, b3)
+    if db == 1:
+        out = _c("squeeze", out, dim=-1)
     shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
     return _c("unsafe_view", out, size=shape)
 
