@@ -82,8 +82,7 @@ def main(argv=None):
     for epoch in range(1, args.epochs + 1):
         model.train()
         total, seen = 0.0, 0
-        bar = tqdm(loader, desc=f"epoch {epoch}/{args.epochs}", file=sys.stdout, leave=False,
-                   disable=not sys.stdout.isatty())
+        bar = tqdm(loader, desc=f"epoch {epoch}/{args.epochs}", leave=False, disable=not sys.stderr.isatty())
         for xb, yb in bar:
             optimizer.zero_grad()
             loss = criterion(model(xb), yb)

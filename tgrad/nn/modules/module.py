@@ -69,7 +69,6 @@ class Module:
     """Base class for all neural network modules; subclasses define ``forward``."""
 
     training: bool
-    _version = 1
 
     def __init__(self, *args, **kwargs):
         if kwargs:

@@ -205,7 +205,6 @@ class _BaseIter:
                               "pinned memory won't be used.", stacklevel=3)
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = int(randint(0, 2 ** 62, (), dtype=D.int64, generator=loader.generator).item())
-        self._num_yielded = 0
 
     def __iter__(self):
         return self
@@ -214,9 +213,7 @@ class _BaseIter:
         return len(self._index_sampler)
 
     def __next__(self):
-        data = self._next_data()
-        self._num_yielded += 1
-        return data
+        return self._next_data()
 
 
 class _SingleProcessIter(_BaseIter):
@@ -260,7 +257,6 @@ class _MultiProcessIter(_BaseIter):
 
     def _reset(self, loader, first_iter=False):
         self._sampler_iter = iter(self._index_sampler)
-        self._num_yielded = 0
         self._send_idx = 0
         self._rcvd_idx = 0
         self._task_info = {}
