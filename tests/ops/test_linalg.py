@@ -256,3 +256,24 @@ def test_batched_kernel_with_every_fusion(act):
     ap = an * dv
     np.testing.assert_allclose(out.numpy(), ACTS[act](0.5 * ap @ bn + 2.0 * cn), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(rs.numpy(), ap.sum(-1), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("sa,sb", [((0, 2, 3), (3, 4)), ((2, 2, 0), (2, 0, 4)), ((3, 0), (0,)), ((0,), (0,)),
+                                   ((2, 3, 0), (0, 5)), ((4, 0, 2, 3), (3, 4))])
+def test_matmul_zero_size(sa, sb):
+    a, b = tgrad.randn(*sa, requires_grad=True), tgrad.randn(*sb, requires_grad=True)
+    out = a @ b
+    np.testing.assert_array_equal(out.detach().numpy(), np.zeros(np.matmul(np.zeros(sa), np.zeros(sb)).shape))
+    out.sum().backward()
+    assert tuple(a.grad.shape) == sa and tuple(b.grad.shape) == sb
+    assert not a.grad.numpy().any() and not b.grad.numpy().any()
+
+
+def test_linear_empty_batch_gives_zero_weight_grads():
+    x = tgrad.randn(0, 3, requires_grad=True)
+    w, b = tgrad.randn(4, 3, requires_grad=True), tgrad.randn(4, requires_grad=True)
+    y = dispatch.call("linear", x, w, b, activation="relu")
+    assert tuple(y.shape) == (0, 4)
+    y.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros((4, 3)))
+    np.testing.assert_array_equal(b.grad.numpy(), np.zeros(4))

@@ -83,7 +83,7 @@ def _batched_tiles(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr, NB, M, N, K, alp
     rb = (tl.program_id(1).to(tl.int64) * BLOCK_B + tl.arange(0, BLOCK_B))[:, None, None]
     rm = ((pid // n_tiles).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M))[None, :, None]
     rn = (pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N))[None, None, :]
-    rk = tl.arange(0, BLOCK_K)
+    rk = tl.arange(0, BLOCK_K).to(tl.int64)
     acc = tl.zeros((BLOCK_B, BLOCK_M, BLOCK_N), dtype=ACC)
     rsum = tl.zeros((BLOCK_B, BLOCK_M, 1), dtype=ACC)
     for k0 in range(0, K, BLOCK_K):
@@ -138,7 +138,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
     pid_n = pid % n_tiles
     rm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
+    rk = tl.arange(0, BLOCK_K).to(tl.int64)
     a_rows = a_ptr + bid * s_ab + rm[:, None] * s_am
     v_rows = v_ptr + bid * s_vb + rm[:, None] * s_vm
     b_cols = b_ptr + bid * s_bb + rn[None, :] * s_bn

@@ -387,7 +387,10 @@ def matmul(a, b):
         t1 = b.mT if transpose else a
         t2 = (a.t() if da == 2 else a) if transpose else b
         shape = tuple(t1.shape[:-1])
-        folded = t1.reshape(-1, t1.shape[-1])
+        rows = 1
+        for d in shape:
+            rows *= d
+        folded = t1.reshape(rows, t1.shape[-1])
         if t2.dim() == 1:
             return _c("unsafe_view", _c("mv", folded, t2), size=shape)
         out = _c("unsafe_view", _c("mm", folded, t2), size=shape + (t2.shape[1],))
