@@ -325,8 +325,12 @@ def plot(rows, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     ops = list(dict.fromkeys(r["op"] for r in rows))
-    fig, axes = plt.subplots(1, len(ops), figsize=(4 * len(ops), 3.5), squeeze=False)
-    for ax, op in zip(axes[0], ops):
+    ncols = min(3, len(ops))
+    nrows = -(-len(ops) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols, 3.8 * nrows), squeeze=False)
+    for ax in axes.flat[len(ops):]:
+        ax.set_visible(False)
+    for ax, op in zip(axes.flat, ops):
         series = {}
         for r in rows:
             if r["op"] == op:
