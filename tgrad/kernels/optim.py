@@ -31,6 +31,21 @@ def _column(table_ptr, T, t, row, ELEM: tl.constexpr):
 
 
 @triton.jit
+def _tensor_block(table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    """This program's block of tensor t = program_id(1): (t, offsets, mask, param pointers, param, ±grad)."""
+    t = tl.program_id(1)
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < tl.load(table_ptr + t)
+    p_ptr = _column(table_ptr, T, t, 1, ELEM) + offs
+    p = tl.load(p_ptr, mask=mask).to(COMPUTE)
+    g = tl.load(_column(table_ptr, T, t, 2, ELEM) + offs, mask=mask).to(COMPUTE)
+    if MAXIMIZE:
+        g = -g
+    return t, offs, mask, p_ptr, p, g
+
+
+@triton.jit
 def _lerp(a, b, w):
     """PyTorch's lerp: a + w (b - a) for w < 0.5, else b - (b - a)(1 - w)."""
     return tl.where(w < 0.5, a + w * (b - a), b - (b - a) * (1.0 - w))
@@ -47,15 +62,7 @@ def sgd_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr, 
     momentum = tl.load(hp_ptr + 1).to(COMPUTE)
     one_minus_dampening = tl.load(hp_ptr + 2).to(COMPUTE)
     weight_decay = tl.load(hp_ptr + 3).to(COMPUTE)
-    t = tl.program_id(1)
-    n = tl.load(table_ptr + t)
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    p_ptr = _column(table_ptr, T, t, 1, ELEM) + offs
-    p = tl.load(p_ptr, mask=mask).to(COMPUTE)
-    g = tl.load(_column(table_ptr, T, t, 2, ELEM) + offs, mask=mask).to(COMPUTE)
-    if MAXIMIZE:
-        g = -g
+    t, offs, mask, p_ptr, p, g = _tensor_block(table_ptr, T, ELEM, COMPUTE, MAXIMIZE, BLOCK)
     if HAS_WD:
         g = g + weight_decay * p
     if MOMENTUM:
@@ -87,17 +94,9 @@ def adam_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr,
     weight_decay = tl.load(hp_ptr + 5).to(COMPUTE)
     decay = tl.load(hp_ptr + 6).to(COMPUTE)
     bc2_sqrt = tl.load(hp_ptr + 7).to(COMPUTE)
-    t = tl.program_id(1)
-    n = tl.load(table_ptr + t)
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    p_ptr = _column(table_ptr, T, t, 1, ELEM) + offs
+    t, offs, mask, p_ptr, p, g = _tensor_block(table_ptr, T, ELEM, COMPUTE, MAXIMIZE, BLOCK)
     m_ptr = _column(table_ptr, T, t, 3, ELEM) + offs
     v_ptr = _column(table_ptr, T, t, 4, ELEM) + offs
-    p = tl.load(p_ptr, mask=mask).to(COMPUTE)
-    g = tl.load(_column(table_ptr, T, t, 2, ELEM) + offs, mask=mask).to(COMPUTE)
-    if MAXIMIZE:
-        g = -g
     if HAS_WD:
         if DECOUPLED:
             p = p * decay
@@ -128,16 +127,8 @@ def rmsprop_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constex
     eps = tl.load(hp_ptr + 3).to(COMPUTE)
     weight_decay = tl.load(hp_ptr + 4).to(COMPUTE)
     momentum = tl.load(hp_ptr + 5).to(COMPUTE)
-    t = tl.program_id(1)
-    n = tl.load(table_ptr + t)
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    p_ptr = _column(table_ptr, T, t, 1, ELEM) + offs
+    t, offs, mask, p_ptr, p, g = _tensor_block(table_ptr, T, ELEM, COMPUTE, MAXIMIZE, BLOCK)
     sq_ptr = _column(table_ptr, T, t, 3, ELEM) + offs
-    p = tl.load(p_ptr, mask=mask).to(COMPUTE)
-    g = tl.load(_column(table_ptr, T, t, 2, ELEM) + offs, mask=mask).to(COMPUTE)
-    if MAXIMIZE:
-        g = -g
     if HAS_WD:
         g = g + weight_decay * p
     sq = tl.load(sq_ptr, mask=mask).to(COMPUTE) * alpha + w * (g * g)
@@ -166,16 +157,8 @@ def adagrad_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constex
     clr = tl.load(hp_ptr).to(COMPUTE)
     eps = tl.load(hp_ptr + 1).to(COMPUTE)
     weight_decay = tl.load(hp_ptr + 2).to(COMPUTE)
-    t = tl.program_id(1)
-    n = tl.load(table_ptr + t)
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    p_ptr = _column(table_ptr, T, t, 1, ELEM) + offs
+    t, offs, mask, p_ptr, p, g = _tensor_block(table_ptr, T, ELEM, COMPUTE, MAXIMIZE, BLOCK)
     s_ptr = _column(table_ptr, T, t, 3, ELEM) + offs
-    p = tl.load(p_ptr, mask=mask).to(COMPUTE)
-    g = tl.load(_column(table_ptr, T, t, 2, ELEM) + offs, mask=mask).to(COMPUTE)
-    if MAXIMIZE:
-        g = -g
     if HAS_WD:
         g = g + weight_decay * p
     s = tl.load(s_ptr, mask=mask).to(COMPUTE) + g * g
