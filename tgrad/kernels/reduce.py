@@ -46,8 +46,14 @@ MODES = {"eq": 0, "abs_eq": 1, "onehot": 2, "sign": 3, "prod_others": 4, "before
 
 
 @triton.jit
-def _mul(a, b):
-    return a * b
+def _row_prod(acc, BLOCK_K: tl.constexpr):
+    """Product along axis 1 of a [ROWS, BLOCK_K] block, as the last column of its cumprod.
+
+    (tl.reduce with a multiply combine runs element by element in the interpreter; the
+    built-in scan and sum do not.)
+    """
+    last = tl.arange(0, BLOCK_K) == BLOCK_K - 1
+    return tl.sum(tl.where(last[None, :], tl.cumprod(acc, axis=1), 0), axis=1)
 
 
 @triton.jit
@@ -82,20 +88,23 @@ def reduce_rows_kernel(x_ptr, out_ptr, idx_ptr, M, M2, K, stride_m1, stride_m2, 
                 v = tl.where(isn, fill, v)
             if OP == MIN or OP == NORMNEGINF:
                 cv = tl.min(v, axis=1)
-                ci = tl.argmin(v, axis=1, tie_break_left=True)
                 take = cv < best
+                if WITH_INDEX:
+                    ci = tl.argmin(v, axis=1, tie_break_left=True)
             else:
                 cv = tl.max(v, axis=1)
-                ci = tl.argmax(v, axis=1, tie_break_left=True)
                 take = cv > best
+                if WITH_INDEX:
+                    ci = tl.argmax(v, axis=1, tie_break_left=True)
             if IS_FLOAT:
                 nan_any = tl.max(isn.to(tl.int32), axis=1) > 0
-                nan_idx = tl.argmax(isn.to(tl.int32), axis=1, tie_break_left=True)
                 cv = tl.where(nan_any, float("nan"), cv)
-                ci = tl.where(nan_any, nan_idx, ci)
                 take = (take | nan_any) & (best == best)
+                if WITH_INDEX:
+                    ci = tl.where(nan_any, tl.argmax(isn.to(tl.int32), axis=1, tie_break_left=True), ci)
             best = tl.where(take, cv, best)
-            bidx = tl.where(take, ci.to(tl.int64) + k0, bidx)
+            if WITH_INDEX:
+                bidx = tl.where(take, ci.to(tl.int64) + k0, bidx)
         cast_store(out_ptr + rows, best, rmask)
         if WITH_INDEX:
             tl.store(idx_ptr + rows, bidx, mask=rmask)
@@ -166,7 +175,7 @@ def reduce_rows_kernel(x_ptr, out_ptr, idx_ptr, M, M2, K, stride_m1, stride_m2, 
                 a = tl.abs(x)
                 acc += tl.where(a == 0, 0.0, tl.exp(p * tl.log(a)))
         if OP == PROD:
-            r = tl.reduce(acc, 1, _mul)
+            r = _row_prod(acc, BLOCK_K)
         elif OP == ALL:
             r = tl.min(acc, axis=1)
         elif OP == ANY:
@@ -213,7 +222,7 @@ def scan_rows_kernel(x_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_k,
         else:
             x = tl.where(m, x, 1)
             c = tl.cumprod(x, axis=1, reverse=REVERSE) * carry[:, None]
-            carry *= tl.reduce(x, 1, _mul)
+            carry *= _row_prod(x, BLOCK_K)
         cast_store(out_ptr + offs, c, m)
 
 
@@ -253,7 +262,7 @@ def select_kernel(x_ptr, v_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_
                 acc += tl.where(m & hit, 1.0, 0.0)
         cnt = tl.sum(acc, axis=1)
         if MODE == PROD_OTHERS:
-            nzp = tl.reduce(pacc, 1, _mul)
+            nzp = _row_prod(pacc, BLOCK_K)
     seen = tl.zeros([ROWS], dtype=tl.int32)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
