@@ -292,6 +292,7 @@ class OneCycleLR(LRScheduler):
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+
         def phase(end_step, start_lr, end_lr, start_m, end_m):
             return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr, "start_momentum": start_m,
                     "end_momentum": end_m}
