@@ -7,7 +7,8 @@ Every measurement runs in its own worker process (this script with
 much as a shared machine allows: tgrad with the default ``trace`` executor,
 PyTorch with a python that can import torch (``--torch-python``,
 ``TGRAD_TORCH_PYTHON``, /work/torchref/bin/python, or the python on PATH; the
-tgrad process never imports torch). Prints:
+tgrad process never imports torch). Both sides get ``--threads`` threads
+(default 1). Prints:
 
 1. ms per step (median and min of the timed steps) of tgrad and PyTorch and
    their ratio; (d) is per epoch, and its 1000-epoch run time;
@@ -118,9 +119,10 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--torch-python", default=None)
     p.add_argument("--quick", action="store_true", help="few steps (a smoke run)")
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help="PyTorch intra-op threads (default 1: tgrad's executor runs on one core, and on a "
-                        "shared machine extra OpenMP threads stall)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads of each side: PyTorch intra-op threads and numpy's BLAS (OPENBLAS/OMP/MKL_"
+                        "NUM_THREADS) under tgrad's executor (default 1: on a loaded shared machine BLAS and "
+                        "OpenMP threads spin and stall, 2-4x slower steps)")
     p.add_argument("--worker", choices=("tgrad", "torch"), help=argparse.SUPPRESS)
     p.add_argument("--step", help=argparse.SUPPRESS)
     p.add_argument("--steps", type=int, help=argparse.SUPPRESS)
@@ -134,7 +136,9 @@ def main(argv=None):
     sys.path.insert(0, HERE)
     from steps import DESCRIPTION, EPOCHS, NAMES
     tpy = find_torch_python(a.torch_python)
-    os.environ["COMPARE_TORCH_THREADS"] = str(a.torch_threads)
+    os.environ["COMPARE_TORCH_THREADS"] = str(a.threads)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(a.threads)  # inherited by the workers
     me = sys.executable
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     res = {}
@@ -147,7 +151,7 @@ def main(argv=None):
         print(f"PyTorch {t['version']} CPU eager ({t['threads']} threads), python {tpy}")
     else:
         print("PyTorch reference unavailable: no python that can import torch (--torch-python PATH)")
-    print(f"tgrad executor: {res['a', 'tgrad']['executor']}\n")
+    print(f"tgrad executor: {res['a', 'tgrad']['executor']}, numpy BLAS threads: {a.threads}\n")
 
     print("1. step time (ms per step; (d): per epoch)")
     head = (f"{'step':<44} {'tgrad med':>10} {'tgrad min':>10} {'torch med':>10} {'torch min':>10} "
