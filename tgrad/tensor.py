@@ -985,11 +985,15 @@ class Tensor:
         return _call("prod", self, dim=dim, keepdim=keepdim, dtype=dtype)
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if unbiased is not None and correction is not None:
+            raise TypeError("var(): takes either 'unbiased' or 'correction', not both")
         if isinstance(dim, bool):   # legacy var(unbiased)
             dim, unbiased = None, dim
         return _call("var", self, dim=dim, keepdim=keepdim, correction=correction, unbiased=unbiased)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if unbiased is not None and correction is not None:
+            raise TypeError("std(): takes either 'unbiased' or 'correction', not both")
         if isinstance(dim, bool):
             dim, unbiased = None, dim
         return _call("std", self, dim=dim, keepdim=keepdim, correction=correction, unbiased=unbiased)

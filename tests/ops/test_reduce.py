@@ -255,6 +255,22 @@ def test_keepdim_without_dim(device):
     assert type(x.sum(None, True).grad_fn).__name__ == "SumBackward1"
 
 
+def test_one_launch_each(device):
+    """var/std/logsumexp/max(dim) are single launches; no copy for one dim of a contiguous tensor."""
+    from tgrad.kernels import _triton
+    x = tgrad.ones(2, 3, 4, device=device)
+    c = _triton.COUNTER
+    for f in (lambda: x.var(1), lambda: x.std((1, 2)), lambda: x.logsumexp(1), lambda: x.max(1),
+              lambda: x.sum(0), lambda: x.amax(-1), lambda: x.norm(dim=1), lambda: x.cumsum(1), lambda: x.prod(2)):
+        saved = c.enabled, c.counts
+        c.enabled, c.counts = True, type(c.counts)()
+        try:
+            f()
+            assert sum(c.counts.values()) == 1, dict(c.counts)
+        finally:
+            c.enabled, c.counts = saved
+
+
 def test_module_functions(device):
     x = T([[1.0, -2.0], [3.0, 0.5]], device=device)
     assert tgrad.max(x).item() == 3.0 and tgrad.argmin(x).item() == 1
