@@ -104,3 +104,14 @@ def test_host_cache_switch_frees_segments():
     assert s1["num_device_alloc"] - s0["num_device_alloc"] == 1
     assert s1["num_device_free"] - s0["num_device_free"] >= 1
     assert s1["reserved_bytes.all.current"] <= s0["reserved_bytes.all.current"]
+
+
+def test_inplace_ops_are_attributed():
+    x = tgrad.zeros(4)
+    base = tgrad.zeros(2, 4, requires_grad=True).clone()
+    with tgrad.profiler.profile() as prof:
+        x.mul_(3)          # call_inplace
+        base[0].add_(1)    # in-place on a view of a tensor with history
+    assert prof.launches_by_op.get("mul") == 1
+    assert prof.launches_by_op.get("add") == 1
+    np.testing.assert_allclose(base.detach().numpy()[0], 1.0)
