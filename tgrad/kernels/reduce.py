@@ -239,7 +239,9 @@ def select_kernel(x_ptr, v_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     base = _row_base(rows, M2, stride_m1, stride_m2)
-    if MODE == EQ or MODE == EQ_STRICT or MODE == ABS_EQ or MODE == ONEHOT:
+    if MODE == ONEHOT:
+        v = tl.load(v_ptr + rows, mask=rmask, other=0).to(tl.int64)
+    elif MODE == EQ or MODE == EQ_STRICT or MODE == ABS_EQ:
         v = tl.load(v_ptr + rows, mask=rmask, other=0).to(COMPUTE)
     cnt = tl.zeros([ROWS], dtype=COMPUTE)
     nzp = tl.full([ROWS], 1, COMPUTE)
@@ -268,7 +270,7 @@ def select_kernel(x_ptr, v_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
         if MODE == ONEHOT:
-            w = tl.where(cols[None, :] == v[:, None].to(tl.int64), 1.0, 0.0)
+            w = tl.where(cols[None, :] == v[:, None], 1.0, 0.0)
         else:
             x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
             sgn = tl.where(x > 0, 1.0, tl.where(x < 0, -1.0, 0.0))
