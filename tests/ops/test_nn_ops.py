@@ -202,3 +202,34 @@ def test_cross_entropy_large_logits_keep_precision(device):
     x = T([[1000.0, 1000.0, -1000.0], [0.0, 1e4, 0.0]], device, tgrad.float32)
     loss = call("cross_entropy", x, T([0, 1], device), None, reduction="none")
     np.testing.assert_allclose(loss.numpy(), [np.log(2), 0.0], rtol=1e-6, atol=1e-7)
+
+
+def _log_softmax_np(x, axis):
+    m = x.max(axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis, keepdims=True))
+
+
+@pytest.mark.parametrize("gpu_blocks", [False, True])
+def test_row_kernels_loop_over_long_rows_and_strided_views(device, gpu_blocks, monkeypatch):
+    """K > one block (GPU block sizes loop over K), softmax over a middle dim of a permuted, step-sliced view."""
+    import tgrad.kernels._triton as TT
+    monkeypatch.setattr(TT, "FORCE_GPU_BLOCKS", gpu_blocks)
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(3, 2500))
+    x = T(a, device, tgrad.float64)
+    np.testing.assert_allclose(call("log_softmax", x, dim=1).numpy(), _log_softmax_np(a, 1), atol=1e-12)
+    t = rng.integers(0, 2500, 3)
+    ce = call("cross_entropy", x, T(t, device), None)
+    np.testing.assert_allclose(ce.item(), -_log_softmax_np(a, 1)[np.arange(3), t].mean(), rtol=1e-12)
+    ln = call("layer_norm", x, None, None, normalized_shape=(2500,), eps=1e-5)
+    np.testing.assert_allclose(ln.numpy(), (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5),
+                               atol=1e-10)
+    b = rng.normal(size=(4, 6, 5, 2))
+    v = T(b, device, tgrad.float64).permute(2, 0, 3, 1)[:, ::2]     # (5, 2, 2, 6), no mergeable outer dims
+    want = np.exp(_log_softmax_np(b.transpose(2, 0, 3, 1)[:, ::2], 2))
+    np.testing.assert_allclose(call("softmax", v, dim=2).numpy(), want, atol=1e-12)
+    x4 = T(rng.normal(size=(2, 5, 3, 4)), device, tgrad.float64).transpose(2, 3)
+    t4 = rng.integers(0, 5, (2, 4, 3))
+    want = -np.take_along_axis(_log_softmax_np(x4.numpy(), 1), t4[:, None], 1)[:, 0]
+    np.testing.assert_allclose(call("cross_entropy", x4, T(t4, device), None, reduction="none").numpy(), want,
+                               atol=1e-12)

@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import elementwise_block, launch
+from ._triton import elementwise_block, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr, strided_offset
 from .softmax import row_offsets, row_tiles
 
@@ -125,11 +125,12 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
                                   sg_o, sg_i, sx_o, sx_k, sx_i, st_o, st_k, st_i, ignore_index, eps_hi, eps_lo,
                                   LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
                                   SMOOTH: tl.constexpr, REDUCE: tl.constexpr, COMPUTE: tl.constexpr,
-                                  ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+                                  ROWS: tl.constexpr, BLOCK_K: tl.constexpr, DEN_BLOCK: tl.constexpr):
     """dx[m, c] = s_m * (p_c * A_m - a_c); rs[m] = s_m * A_m (for double backward).
 
     p = softmax(x) (0 when not LOGITS), a = the row's target weights, A = sum_c a_c, s_m the incoming
-    gradient (divided by the total row weight for 'mean', recomputed here so the backward is one launch).
+    gradient (divided by the total row weight for 'mean', recomputed by every program from the targets in
+    DEN_BLOCK chunks, so the backward is one launch).
     dx is a contiguous (OUTER, K, INNER) tensor.
     """
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
@@ -143,9 +144,9 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
             if PROB:
                 s = s / M
             else:
-                den = tl.zeros([ROWS], COMPUTE)
-                for r0 in range(0, M, ROWS):
-                    rr = r0 + tl.arange(0, ROWS).to(tl.int64)
+                den = tl.zeros([DEN_BLOCK], COMPUTE)
+                for r0 in range(0, M, DEN_BLOCK):
+                    rr = r0 + tl.arange(0, DEN_BLOCK).to(tl.int64)
                     t = tl.load(t_ptr + rr, mask=rr < M, other=ignore_index)
                     ok = (rr < M) & (t != ignore_index)
                     if HAS_W:
@@ -232,6 +233,8 @@ def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logit
     M, K, inner, sx = geom
     dev = out.device.type
     rows, bk = row_tiles(M, K, dev)
+    if reduce != NONE:      # one program walks all rows: give it a full tile of rows on the GPU too
+        rows = max(rows, min(next_pow2(M), 8192 // bk))
     grid = (triton.cdiv(M, rows),) if reduce == NONE else (1,)
     launch(cross_entropy_kernel, grid, dev,
            [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), M, K, inner, *sx, *tstrides,
@@ -246,10 +249,11 @@ def cross_entropy_backward(g, gstrides, x, t, w, dx, rs, geom, tstrides, ignore_
     M, K, inner, sx = geom
     dev = dx.device.type
     rows, bk = row_tiles(M, K, dev)
+    den_block = max(16, min(next_pow2(M), 1024 if gpu_blocks(dev) else 65536))
     launch(cross_entropy_backward_kernel, (triton.cdiv(M, rows),), dev,
            [kptr(g), kptr(x), kptr(t), kptr(w if w is not None else x), kptr(dx), kptr(rs), M, K, inner,
             *gstrides, *sx, *tstrides, int(ignore_index), *split_float(eps)],
-           _ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk))
+           {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "DEN_BLOCK": den_block})
     return dx, rs
 
 
