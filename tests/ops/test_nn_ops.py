@@ -233,3 +233,10 @@ def test_row_kernels_loop_over_long_rows_and_strided_views(device, gpu_blocks, m
     want = -np.take_along_axis(_log_softmax_np(x4.numpy(), 1), t4[:, None], 1)[:, 0]
     np.testing.assert_allclose(call("cross_entropy", x4, T(t4, device), None, reduction="none").numpy(), want,
                                atol=1e-12)
+
+
+def test_nll_loss_node_names(device):
+    x = T(np.zeros((2, 3, 4)), device, tgrad.float32, requires_grad=True)
+    t = T(np.zeros((2, 4), dtype=np.int64), device)
+    assert type(call("nll_loss2d", x, t, None).grad_fn).__name__ == "NllLoss2DBackward0"
+    assert type(call("nll_loss", x[:, :, 0], t[:, 0], None).grad_fn).__name__ == "NllLossBackward0"

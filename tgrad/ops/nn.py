@@ -289,6 +289,9 @@ ENTRIES += [
        inputs=("self", "target", "weight"), save=("self", "target", "weight")),
     Op("nll_loss", _loss_rows(False), _loss_rows_rule("nll_loss_backward"), "NllLossBackward0",
        inputs=("self", "target", "weight"), save=("self", "target", "weight")),
+    # PyTorch names the node NllLoss2DBackward0 for inputs with spatial dims (N, C, d1, ...): same op
+    Op("nll_loss2d", _loss_rows(False), _loss_rows_rule("nll_loss_backward"), "NllLoss2DBackward0",
+       inputs=("self", "target", "weight"), save=("self", "target", "weight")),
     Op("cross_entropy_backward", _loss_rows_backward(True), _rows_backward_rule("cross_entropy_backward", True),
        "CrossEntropyLossBackwardBackward0", inputs=("grad_output", "self", "target", "weight"),
        save=("grad_output", "self", "target", "weight", "result1"), outputs=2, nondiff_outputs=(1,)),

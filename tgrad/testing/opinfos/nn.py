@@ -252,6 +252,13 @@ OPS = [
     OpInfo("nll_loss", lambda *a, **k: _call("nll_loss", *a, **k),
            lambda *a, **k: _ce_ref(*a, logits=False, **k), _nll_samples, dtypes=FLOATS, diff_args=(0,),
            covers=("nll_loss_backward",)),
+    OpInfo("nll_loss2d", lambda *a, **k: _call("nll_loss2d", *a, **k),
+           lambda *a, **k: _ce_ref(*a, logits=False, **k),
+           lambda rng: [SampleInput(_log_softmax(rng.normal(size=(2, 3, 4)), 1), _Idx(rng.integers(0, 3, (2, 4))),
+                                    None),
+                        SampleInput(_log_softmax(rng.normal(size=(2, 3, 2, 2)), 1),
+                                    _Idx(rng.integers(0, 3, (2, 2, 2))), rng.uniform(0.5, 2, 3), reduction="none")],
+           dtypes=FLOATS, diff_args=(0,), covers=("nll_loss_backward",)),
 ]
 for _name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
               "binary_cross_entropy_with_logits", "kl_div"):
