@@ -83,13 +83,17 @@ def test_forced_gpu_blocks_only_while_recording():
     assert T.elementwise_block(5000, "cpu") == 8192 and not T.FORCE_GPU_BLOCKS and T.RECORD is None
 
 
-def test_covering_keeps_every_dtype_and_layout(recorded):
+def test_covering_keeps_every_type_value_and_pair(recorded):
     specs, _ = recorded
     kept = aot.covering(specs)
-    assert len(kept) < len(specs)
+    assert len(kept) < len(specs) / 2
 
     def seen(ss):
-        return ({(id(s.kernel), n, t) for s in ss for n, t in s.signature.items()},
-                {(id(s.kernel), k, v) for s in ss for k, v in s.constexprs.items() if aot.LAYOUT.search(k)},
-                {(id(s.kernel), aot._cval(v)) for s in ss for v in s.constexprs.values() if aot._is_jit(v)})
+        args = {(s.name, n, t) for s in ss for n, t in s.signature.items()}
+        values = {(s.name, k, aot._cval(v)) for s in ss for k, v in s.constexprs.items()}
+        pairs = {(s.name, aot._cval(s.constexprs["FN"]), str(s.constexprs["COMPUTE"])) for s in ss
+                 if "FN" in s.constexprs and "COMPUTE" in s.constexprs}
+        return args, values, pairs
     assert seen(kept) == seen(specs)
+    heaviest = max(s.constexprs.get("X_ND", 0) for s in specs if s.name == "binary_kernel")
+    assert heaviest == 6 and any(s.constexprs.get("X_ND") == 6 for s in kept if s.name == "binary_kernel")

@@ -4,8 +4,10 @@ A Triton upgrade that renames or changes one of these fails here, loudly,
 instead of as wrong numbers somewhere else.  pyproject.toml pins Triton to
 the minor version these pass on.
 """
+import contextlib
 import dataclasses
 import inspect
+import io
 import os
 import re
 import subprocess
@@ -157,6 +159,23 @@ def test_jit_call_is_routed():
     assert not getattr(T._tls, "interp", 0)
     with pytest.raises(Exception, match="outside of the scope of a kernel"):
         _scale(1.0, 2.0)                                      # outside a launch: Triton's own behaviour
+
+
+def test_compile_side_internals_used_by_the_aot_check(tmp_path):
+    from triton.backends.nvidia.compiler import get_ptxas
+    from triton import knobs
+    assert os.access(get_ptxas(80).path, os.X_OK) and os.access(get_ptxas(90).path, os.X_OK)
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "s": "fp32", "BLOCK": "constexpr"}
+    prev = knobs.cache.dir, knobs.nvidia.dump_ptxas_log
+    out = io.StringIO()
+    try:
+        knobs.cache.dir, knobs.nvidia.dump_ptxas_log = str(tmp_path), True     # a cache miss runs ptxas -v
+        with contextlib.redirect_stdout(out):
+            k = T.compile_aot(scaled_sum_kernel, sig, {"BLOCK": 32}, 90, {(0,): [["tt.divisibility", 16]]})
+    finally:
+        knobs.cache.dir, knobs.nvidia.dump_ptxas_log = prev
+    assert re.search(r"Used \d+ registers", out.getvalue()) and "bytes spill stores" in out.getvalue()
+    assert len(k.hash) > 16 and isinstance(k.metadata.shared, int) and ".target sm_90a" in k.asm["ptx"]
 
 
 # ------------------------------------------------------------------ behaviour

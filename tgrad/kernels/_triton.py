@@ -634,6 +634,7 @@ def _run_trace(kernel, grid, args, constexprs):
 
 # ---------------------------------------------------------------- launch recording (AOT check)
 RECORD = None            # a list while tgrad.kernels.aot records launches
+DRY_RUN = False          # while recording: skip running the kernels (outputs keep whatever memory held)
 
 
 def launch_spec(kernel, args, constexprs):
@@ -676,6 +677,8 @@ def launch(kernel, grid, device, args, constexprs):
     args = [float(_np_f32(a)) if type(a) is float else a for a in args]
     if RECORD is not None:
         RECORD.append((kernel,) + launch_spec(kernel, args, constexprs))
+        if DRY_RUN:
+            return
     if device == "cpu":
         with LOCK, np.errstate(all="ignore"):   # masked-off lanes compute garbage (e.g. x / 0)
             _tls.interp = 1

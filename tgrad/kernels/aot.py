@@ -3,7 +3,7 @@
     python -m tgrad.kernels.aot --arch 80 90
 
 No GPU is needed.  A representative workload runs on ``cpu`` with launches
-recorded and block sizes forced to the GPU's (``_triton.FORCE_GPU_BLOCKS``):
+recorded (not run) and block sizes forced to the GPU's (``_triton.FORCE_GPU_BLOCKS``):
 every OpInfo of ``tgrad.testing.opinfo_db`` forward and backward (twice when
 it is twice differentiable) for every dtype it declares, on contiguous and
 non-contiguous inputs, plus casts between every pair of dtypes, fill and the
@@ -16,15 +16,19 @@ Exit status 1 when any compile fails.
 This is a tool, not part of the kernels layer: it imports the whole of tgrad.
 """
 import argparse
+import contextlib
 import dataclasses
+import io
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
+from triton import knobs
 
 from . import _triton as T
 
@@ -59,40 +63,49 @@ class Spec:
                 tuple(sorted((k, _cval(v)) for k, v in self.constexprs.items())), tuple(sorted(self.attrs)))
 
 
-LAYOUT = re.compile(r"(^|_)ND$|^NDIM$")  # constexprs that only pick an addressing branch (X_ND, O_ND, ...)
+LAYOUT = re.compile(r"(^|_)ND$|^NDIM$")  # addressing-branch selectors: X_ND, O_ND, ...
+SIZE = re.compile(r"BLOCK|ROWS")           # tile sizes: BLOCK, BLOCK_K, ROWS, ...
 
 
 def covering(specs):
-    """A subset of ``specs`` that still compiles every combination that can fail differently.
+    """A subset of ``specs`` that still compiles every combination likely to fail differently.
 
-    A kernel's constexprs split into layout selectors (``X_ND``, ``O_ND``:
-    which addressing branch), math functions (``FN``: a ``@triton.jit`` helper
-    that sees values already converted to ``COMPUTE``) and the rest ("core":
-    ``COMPUTE``, ``BLOCK``, ...).  Kept: for each kernel and core, every
-    argument type seen at every parameter, and every FN with the heaviest
-    layout seen for it (most dims to address: the register worst case, for
-    the spill check); and every value of each layout selector once.
+    A kernel's constexprs are layout selectors (``X_ND``: which addressing
+    branch), tile sizes (``BLOCK``, ``ROWS``) or variants (everything else:
+    ``FN``, ``OP``, ``COMPUTE``, flags).  Kept, per kernel: every argument type
+    seen at every parameter; every layout value and every tile size; every
+    PAIR of variant values seen together (``FN=pow_int_fn`` with
+    ``COMPUTE=int64``); and every variant value at the heaviest layout and
+    largest tiles seen with it (the register worst case, for the spill check).
     """
-    def split(s):
-        fns, core, lay = [], [], []
+    def parts(s):
+        lay, size, var = [], [], []
         for k, v in sorted(s.constexprs.items()):
             if LAYOUT.search(k):
                 lay.append((k, int(v)))
+            elif SIZE.search(k) and isinstance(v, int):
+                size.append((k, v))
             else:
-                (fns if _is_jit(v) else core).append((k, _cval(v)))
-        return (id(s.kernel), tuple(core)), tuple(fns), sum(v for _, v in lay), lay
+                var.append((k, _cval(v)))
+        return lay, size, var
+
+    def weight(s):
+        lay, size, _ = parts(s)
+        return sum(v for _, v in lay), sum(v for _, v in size)
 
     heaviest = {}
     for s in specs:
-        c, fns, weight, _ = split(s)
-        heaviest[c, fns] = max(heaviest.get((c, fns), 0), weight)
+        for kv in parts(s)[2]:
+            key = (id(s.kernel), kv)
+            heaviest[key] = max(heaviest.get(key, (0, 0)), weight(s))
     covered, chosen = set(), []
-    for s in sorted(specs, key=lambda s: -split(s)[2]):
-        c, fns, weight, lay = split(s)
-        feats = {("arg", c, i, ty, (i,) in s.attrs) for i, ty in enumerate(s.signature.values())}
-        feats |= {("layout", c[0], k, v) for k, v in lay}
-        if weight == heaviest[c, fns]:
-            feats.add(("fn", c, fns))
+    for s in sorted(specs, key=lambda s: tuple(-w for w in weight(s))):
+        k = id(s.kernel)
+        lay, size, var = parts(s)
+        feats = {("arg", k, i, ty, (i,) in s.attrs) for i, ty in enumerate(s.signature.values())}
+        feats |= {("value", k, kv) for kv in lay + size}
+        feats |= {("pair", k, a, b) for a in var for b in var if a < b}
+        feats |= {("heavy", k, kv) for kv in var if heaviest[k, kv] == weight(s)}
         if not feats <= covered:
             covered |= feats
             chosen.append(s)
@@ -112,18 +125,23 @@ def _cval(v):
 
 
 # ------------------------------------------------------------------ workload
-def record(workload=None):
+def record(workload=None, dry=True):
     """Run ``workload()`` (default: ``default_workload``) recording launches.
 
-    Returns the distinct Specs and what the workload returned (for the
-    default one: [(label, exception)] of the items that raised).
+    ``dry``: launches are recorded but not run (the interpreter with GPU block
+    sizes is slow), so computed tensors hold garbage; the default workload
+    reruns for real any item that raises on garbage.  Returns the distinct
+    Specs and what the workload returned (for the default one: [(label,
+    exception)] of the items that raised when run for real).
     """
-    T.RECORD, T.FORCE_GPU_BLOCKS = [], True
+    T.RECORD, T.FORCE_GPU_BLOCKS, T.DRY_RUN = [], True, dry
     try:
-        result = (workload or default_workload)()
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = (workload or default_workload)()
         rec = T.RECORD
     finally:
-        T.RECORD, T.FORCE_GPU_BLOCKS = None, False
+        T.RECORD, T.FORCE_GPU_BLOCKS, T.DRY_RUN = None, False, False
     specs = {}
     for kernel, sig, cexpr, attrs in rec:
         s = Spec(kernel, sig, cexpr, attrs)
@@ -138,15 +156,25 @@ def default_workload(device="cpu"):
     _basics(device, errors)
     for o in OP_DB:
         for dt in o.dtypes:
-            _try(errors, f"{o.name} {dt.name}", _opinfo_run, o, dt, device)
+            _try(errors, f"{o.name} {dt.name}", _opinfo_run, o, dt, device, dt is o.dtypes[0])
     return errors
 
 
 def _try(errors, label, fn, *args):
     try:
         fn(*args)
+        return
     except Exception as e:  # noqa: BLE001  (reported, and the kernel-coverage test notices the gap)
+        if not T.DRY_RUN:
+            errors.append((label, e))
+            return
+    T.DRY_RUN = False           # garbage values can trip data-dependent checks: run this item for real
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001
         errors.append((label, e))
+    finally:
+        T.DRY_RUN = True
 
 
 def _basics(device, errors):
@@ -167,12 +195,17 @@ def _basics(device, errors):
         _try(errors, f"layout {nd} dims", lambda: (v.contiguous(), v + v.contiguous()))
 
 
-def _opinfo_run(o, dt, device):
-    """Forward, backward (and double backward when ``o.gradgrad``) of every sample, contiguous and not."""
+def _opinfo_run(o, dt, device, full):
+    """Forward and backward of every sample; ``full``: also non-contiguous inputs and double backward.
+
+    (Other dtypes add argument types and COMPUTE types; layouts and the
+    double-backward math are the same as for the first dtype, float64 aside.)
+    """
     import tgrad
     from ..testing.opinfo import to_tensor
     grad = o.grad and dt.is_floating_point
-    for noncontig in (False, True) if o.noncontig else (False,):
+    gradgrad = o.gradgrad and (full or dt.name == "float64")
+    for noncontig in (False, True) if o.noncontig and full else (False,):
         for sample in o.sample_inputs():
             args = [to_tensor(a, dt, device, requires_grad=grad and (o.diff_args is None or i in o.diff_args),
                               noncontig=noncontig) if isinstance(a, np.ndarray) else a
@@ -184,9 +217,9 @@ def _opinfo_run(o, dt, device):
             if not (outs and leaves):
                 continue
             gs = tgrad.autograd.grad(outs, leaves, grad_outputs=[tgrad.ones_like(t) for t in outs],
-                                     create_graph=o.gradgrad, allow_unused=True)
+                                     create_graph=gradgrad, allow_unused=True)
             gg = [g for g in gs if g is not None and g.requires_grad]
-            if o.gradgrad and gg:
+            if gradgrad and gg:
                 tgrad.autograd.grad([g.sum() for g in gg], leaves, allow_unused=True)
 
 
@@ -205,12 +238,34 @@ class Result:
 def compile_spec(spec, arch):
     """Compile ``spec`` for sm_<arch>; registers and spills from ptxas -v, shared memory from the metadata."""
     t0 = time.perf_counter()
+    log = io.StringIO()
+    prev = knobs.nvidia.dump_ptxas_log
     try:
-        k = T.compile_aot(spec.kernel, spec.signature, spec.constexprs, arch, spec.attrs)
-        regs, spills = ptxas_usage(k.asm["ptx"], arch)
+        knobs.nvidia.dump_ptxas_log = True          # Triton prints its own ptxas -v log (on a cache miss)
+        with contextlib.redirect_stdout(log):
+            k = T.compile_aot(spec.kernel, spec.signature, spec.constexprs, arch, spec.attrs)
+        regs, spills = _usage(k, arch, log.getvalue())
     except Exception as e:  # noqa: BLE001  (a failed compile is a result row)
         return Result(spec, arch, time.perf_counter() - t0, error=_error_text(e))
+    finally:
+        knobs.nvidia.dump_ptxas_log = prev
     return Result(spec, arch, time.perf_counter() - t0, regs, spills, k.metadata.shared)
+
+
+def _usage(k, arch, log):
+    """(registers, spill-store bytes): from the compile's ptxas log, else kept beside Triton's cache, else ptxas."""
+    path = os.path.join(knobs.cache.dir, "tgrad-ptxas", k.hash + ".txt")
+    if "registers" not in log and os.path.exists(path):
+        with open(path) as f:
+            log = f.read()
+    if "registers" not in log:
+        log = ptxas_log(k.asm["ptx"], arch)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(log)
+    regs = re.search(r"Used (\d+) registers", log)
+    spills = re.search(r"(\d+) bytes spill stores", log)
+    return int(regs.group(1)), int(spills.group(1)) if spills else 0
 
 
 def _error_text(e):
@@ -228,8 +283,8 @@ def _error_text(e):
     return where + " ".join(f"{type(root).__name__}: {root}".split())[:400]
 
 
-def ptxas_usage(ptx, arch):
-    """(registers, spill-store bytes) of the PTX's kernel, from Triton's bundled ptxas with -v."""
+def ptxas_log(ptx, arch):
+    """The ``ptxas -v`` report for ``ptx`` from Triton's bundled ptxas (registers, spills)."""
     from triton.backends.nvidia.compiler import get_ptxas
     target = re.search(r"^\.target\s+(\w+)", ptx, re.M).group(1)
     with tempfile.TemporaryDirectory() as d:
@@ -240,9 +295,7 @@ def ptxas_usage(ptx, arch):
                             src, "-o", os.path.join(d, "k.o")], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"ptxas failed: {r.stderr.strip()}")
-    regs = re.search(r"Used (\d+) registers", r.stderr)
-    spills = re.search(r"(\d+) bytes spill stores", r.stderr)
-    return int(regs.group(1)) if regs else 0, int(spills.group(1)) if spills else 0
+    return r.stderr
 
 
 def compile_all(specs, archs=ARCHS, out=None):
