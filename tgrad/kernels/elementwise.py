@@ -274,7 +274,7 @@ def pow_int_fn(x, n, p1, p2):
         b = b * b
         e = e // 2
     if n < 0:
-        r = 1 / r
+        r = (1 / r).to(r.dtype)     # dead for integer x (the op refuses negative powers) but must type-check
     return r
 
 
