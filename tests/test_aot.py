@@ -80,7 +80,8 @@ def test_forced_gpu_blocks_only_while_recording():
     blocks = {s.name: s.constexprs for s in specs}
     assert blocks["binary_kernel"]["BLOCK"] == T.elementwise_block(5000, "cuda") == 1024
     assert blocks["reduce_rows_kernel"]["ROWS"] == 1
-    assert T.elementwise_block(5000, "cpu") == 8192 and not T.FORCE_GPU_BLOCKS and T.RECORD is None
+    assert T.elementwise_block(5000, "cpu") == 8192
+    assert (T.FORCE_GPU_BLOCKS, T.DRY_RUN, T.RECORD) == (False, False, None)
 
 
 def test_covering_keeps_every_type_value_and_pair(recorded):
