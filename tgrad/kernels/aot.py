@@ -263,9 +263,18 @@ def _usage(k, arch, log):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write(log)
+    return _parse_usage(log)
+
+
+def _parse_usage(log):
     regs = re.search(r"Used (\d+) registers", log)
     spills = re.search(r"(\d+) bytes spill stores", log)
     return int(regs.group(1)), int(spills.group(1)) if spills else 0
+
+
+def ptxas_usage(ptx, arch):
+    """(registers, spill-store bytes) of the PTX's kernel, from Triton's bundled ptxas with -v."""
+    return _parse_usage(ptxas_log(ptx, arch))
 
 
 def _error_text(e):
