@@ -277,3 +277,21 @@ def test_environment_switches():
     assert r.returncode != 0 and "TGRAD_EXECUTOR must be" in r.stderr
     r = _env_run("import tgrad", TRITON_INTERPRET="1")
     assert r.returncode != 0 and "unset TRITON_INTERPRET" in r.stderr
+
+
+def test_random_replay_takes_new_seed_and_offset(executor):
+    """random_kernel's seed and offset are dynamic: a replayed tape draws new numbers, the stock ones."""
+    draws = {}
+    for ex in EXECUTORS:
+        T.EXECUTOR = ex
+        out = []
+        for seed in range(4):
+            tgrad.manual_seed(seed)
+            out += [tgrad.randn(300).numpy().copy(), tgrad.randn(300).numpy().copy()]
+        draws[ex] = out
+    assert len({d.tobytes() for d in draws["trace"]}) == 8
+    from tgrad.kernels.random import random_kernel
+    if "trace" in EXECUTORS:   # one tape serves every seed and offset
+        assert [v for k, v in T._TAPES.items() if k[0] is random_kernel and v] != []
+    for ex in EXECUTORS:
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(draws[EXECUTORS[0]], draws[ex])), ex
