@@ -17,7 +17,7 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import Ptr, elementwise_block, launch
+from ._triton import Ptr, elementwise_block, gpu_blocks, launch
 
 
 @triton.jit
@@ -198,6 +198,10 @@ def _operand_strides(t, shape):
     return G.expand_strides(t.shape, t.stride(), shape)
 
 
+# sin and cos each carry a Payne-Hanek argument reduction: 8 elements per thread spill on sm_90
+_TWO_REDUCTIONS = set()
+
+
 def _launch_map(kernel, fn, inputs, out, scalars, compute):
     """Launch an N-ary strided map: out = fn(*inputs, *scalars) over out.shape."""
     shape = out.shape
@@ -213,6 +217,8 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute):
         args += st
         nds[k] = nd
     block = elementwise_block(n, dev, max(nds.values()))
+    if fn in _TWO_REDUCTIONS and gpu_blocks(dev):
+        block = min(block, 512)
     names = ["X_ND", "Y_ND", "Z_ND"][:len(inputs)] + ["O_ND"]
     cexpr = {"FN": fn, "COMPUTE": compute, "BLOCK": block}
     for k, name in enumerate(names):
@@ -473,6 +479,9 @@ def cos_fn(x, p0, p1, p2):
 @triton.jit
 def tan_fn(x, p0, p1, p2):
     return tl.sin(x) / tl.cos(x)
+
+
+_TWO_REDUCTIONS.add(tan_fn)
 
 
 @triton.jit
