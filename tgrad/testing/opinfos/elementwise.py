@@ -51,6 +51,12 @@ OPS = [
     OpInfo("pow", lambda x: x ** 3, lambda x: x ** 3, _unary_samples(), dtypes=FLOATS + (D.int64,)),
     OpInfo("pow_frac", lambda x: x ** 2.5, lambda x: x ** 2.5, _unary_samples(0.2, 2.0), dtypes=FLOATS,
            covers=("pow",)),
+    OpInfo("pow_backward", lambda g, x, **k: _call("pow_backward", **k)(g, x),
+           lambda g, x, exponent: g * (exponent * x ** float(exponent - 1)),
+           lambda rng: [SampleInput(rng.uniform(-2, 2, s), rng.uniform(0.5, 2, s) * rng.choice([-1, 1], s),
+                                    exponent=e) for s, e in [((7,), 3), ((3, 4), 2), ((2, 3), -2), ((5,), 1)]]
+           + [SampleInput(rng.uniform(-2, 2, (3, 4)), rng.uniform(0.5, 2, (4,)), exponent=3)],
+           dtypes=FLOATS),
     OpInfo("exp", lambda x: x.exp(), np.exp, _unary_samples(), dtypes=FLOATS),
     OpInfo("clone", lambda x: x.clone(), lambda x: x, _unary_samples(), dtypes=ALL_NUM + (D.bool_,)),
     OpInfo("to_copy", lambda x: x.to(tgrad.float64, copy=True), lambda x: x, _unary_samples(),
