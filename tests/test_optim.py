@@ -21,8 +21,8 @@ class _Ref:
         self.p = [p.detach().numpy().astype(np.float64) for p in ps]
         self.kind, self.kw = kind, kw
         z = [np.zeros_like(p) for p in self.p]
-        self.state = {"buf": [None] * 3, "m": list(z), "v": list(z), "vmax": list(z), "sq": list(z),
-                      "ga": list(z), "rbuf": list(z), "steps": [0] * 3,
+        self.state = {"buf": [None] * len(ps), "m": list(z), "v": list(z), "vmax": list(z), "sq": list(z),
+                      "ga": list(z), "rbuf": list(z), "steps": [0] * len(ps),
                       "sum": [np.full_like(p, kw.get("initial_accumulator_value", 0.0)) for p in self.p]}
 
     def step(self, grads):
@@ -151,21 +151,44 @@ def test_frozen_parameters_are_skipped_and_unchanged():
 
 
 def test_one_launch_per_group_and_dtype():
-    ps = [nn.Parameter(tgrad.ones(s)) for s in [(8,), (16,), (4, 4), (2, 3)]]
+    # mixed sizes: one cpu block size each (16 ... 4096), still one launch per group
+    ps = [nn.Parameter(tgrad.ones(s)) for s in [(8,), (40,), (30, 30), (2, 3), (3000,)]]
     q = nn.Parameter(tgrad.ones(5, dtype=tgrad.float64))
     opt = optim.SGD([{"params": ps}, {"params": [q], "lr": 0.5}], lr=0.1, momentum=0.9)
     for p in ps + [q]:
         p.grad = tgrad.ones_like(p)
     opt.step()          # first step initialises the buffers
-    T.COUNTER.counts.clear()
-    T.COUNTER.enabled = True
-    try:
+    with tgrad.profiler.profile() as prof:
         opt.step()
-    finally:
-        T.COUNTER.enabled = False
-    assert T.COUNTER.counts["sgd_kernel"] == 2          # one per group (the cpu block size is 16 for all)
+    assert prof.launches_by_op == {"sgd_step": 2}       # one per group
+    assert prof.launches_by_kernel == {"multi_tensor_kernel": 2}
     np.testing.assert_allclose(q.detach().numpy(), 1 - 0.5 - 0.5 * 1.9)
-    np.testing.assert_allclose(ps[1].detach().numpy(), 1 - 0.1 - 0.1 * 1.9, rtol=1e-6)
+    for p in ps:
+        np.testing.assert_allclose(p.detach().numpy(), 1 - 0.1 - 0.1 * 1.9, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["sgd_nesterov_wd", "adam_amsgrad_wd", "rmsprop_centered_momentum",
+                                  "adagrad_decay"])
+def test_more_tensors_than_a_launch_holds(name):
+    """19 parameters of mixed sizes: ceil(19 / MAX_TENSORS) launches, every slot updated right."""
+    from tgrad.kernels.optim import MAX_TENSORS
+    cfg = CONFIGS[name]
+    cls, kw, kind = cfg[:3]
+    rng = np.random.default_rng(1)
+    shapes = [(int(n),) for n in rng.integers(1, 700, 19)]
+    ps = [nn.Parameter(tgrad.tensor(rng.standard_normal(s), dtype=tgrad.float64)) for s in shapes]
+    opt = cls(ps, **kw)
+    ref = _Ref(ps, kind, _ref_kwargs(cfg))
+    for step in range(3):
+        grads = [rng.standard_normal(s) for s in shapes]
+        for p, g in zip(ps, grads):
+            p.grad = tgrad.tensor(g, dtype=tgrad.float64)
+        with tgrad.profiler.profile() as prof:
+            opt.step()
+        ref.step(grads)
+        assert prof.launches_by_kernel["multi_tensor_kernel"] == -(-len(ps) // MAX_TENSORS)
+    for p, r in zip(ps, ref.p):
+        np.testing.assert_allclose(p.detach().numpy(), r, rtol=1e-12, atol=1e-12)
 
 
 def test_changing_lr_keeps_the_kernel_specialization():
@@ -181,9 +204,9 @@ def test_changing_lr_keeps_the_kernel_specialization():
         finally:
             T.RECORD = None
         sched.step()
-        (kernel, sig, cexpr, attrs), = [r for r in rec if r[0].__name__ == "adam_kernel"]
+        (kernel, sig, cexpr, attrs), = [r for r in rec if r[0].__name__ == "multi_tensor_kernel"]
         specs.append((kernel.__name__, tuple(sig.items()), tuple(sorted((k, str(v)) for k, v in cexpr.items()))))
-    assert specs[0] == specs[1] == specs[2] and specs[0][0] == "adam_kernel"
+    assert specs[0] == specs[1] == specs[2] and specs[0][0] == "multi_tensor_kernel"
     assert opt.param_groups[0]["lr"] == 0.1 * 0.5 ** 3
 
 

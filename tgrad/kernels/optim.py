@@ -1,48 +1,34 @@
-"""Fused optimizer steps: one launch updates many parameters (multi-tensor kernels).
+"""Fused optimizer steps: one launch updates many parameters (multi-tensor kernel).
 
-A launch gets an int64 address table of shape (ROWS, T), column t describing
-tensor t: row 0 its element count, then the addresses of the parameter, its
-gradient and its state tensors (all contiguous, all of element type ELEM).
-Program (i, t) updates elements [i * BLOCK, (i + 1) * BLOCK) of tensor t, so
-the grid is (cdiv(max numel, BLOCK), T).  Hyper-parameters (lr, betas, bias
-corrections, all computed on the host) come in a float64 array ``hp`` read at
-run time: changing them never recompiles, and float64 parameters see them
-unrounded (a Python float kernel argument would be fp32).  Structural choices
-(momentum on/off, nesterov, amsgrad ...) are constexprs.  Values are computed
-in fp32 (fp64 for float64) and cast on store.
+A launch covers up to ``MAX_TENSORS`` tensors (PyTorch's multi_tensor_apply
+passes its tensor lists the same way): slot t gets the addresses of
+parameter t, its gradient and up to three state tensors as kernel arguments
+(``p_t, g_t, a_t, b_t, c_t``; all contiguous, one dtype), its element count
+``n_t`` and a block size ``B_t`` (constexpr).  Program i updates block
+i - start_t of the slot t whose programs [start_t, start_t + cdiv(n_t, B_t))
+hold i, so the grid is the sum of the slots' block counts.  On cpu each slot's
+block is its own elementwise size (no masked lanes beyond the last block) and,
+the addresses being arguments, the trace executor lowers every load and store
+to a numpy view; on cuda all blocks are 1024.
 
-On cpu the interpreter pays per element of a block, masked or not, so the
-launcher groups tensors by block size (next power of two of their numel); on
-cuda all tensors of one dtype go in one launch.
+Hyper-parameters (lr, betas, bias corrections, all computed on the host) come
+in a float64 array ``hp`` read at run time: changing them never recompiles,
+and float64 parameters see them unrounded (a Python float kernel argument
+would be fp32).  The optimizer (``OP``) and its structural choices (momentum
+on/off, nesterov, amsgrad ...) are constexprs.  Values are computed in fp32
+(fp64 for float64) and cast on store.
 """
 import numpy as np
 import triton
 import triton.language as tl
 
 from ..memory import Storage
-from ._triton import Ptr, elementwise_block, gpu_blocks, launch
+from ._triton import Ptr, elementwise_block, launch
 from .elementwise import cast_store, compute_type
 
-
-@triton.jit
-def _column(table_ptr, T, t, row, ELEM: tl.constexpr):
-    """Pointer (element type ELEM) stored at table[row, t]."""
-    return tl.load(table_ptr + row * T + t).to(tl.pointer_type(ELEM))
-
-
-@triton.jit
-def _tensor_block(table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr,
-                  BLOCK: tl.constexpr):
-    """This program's block of tensor t = program_id(1): (t, offsets, mask, param pointers, param, ±grad)."""
-    t = tl.program_id(1)
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < tl.load(table_ptr + t)
-    p_ptr = _column(table_ptr, T, t, 1, ELEM) + offs
-    p = tl.load(p_ptr, mask=mask).to(COMPUTE)
-    g = tl.load(_column(table_ptr, T, t, 2, ELEM) + offs, mask=mask).to(COMPUTE)
-    if MAXIMIZE:
-        g = -g
-    return t, offs, mask, p_ptr, p, g
+SGD, ADAM, RMSPROP, ADAGRAD = range(4)
+MAX_TENSORS = 8
+STATES = 3          # state pointers per slot (a, b, c)
 
 
 @triton.jit
@@ -52,26 +38,22 @@ def _lerp(a, b, w):
 
 
 @triton.jit
-def sgd_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr,
-               HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr, FIRST: tl.constexpr, NESTEROV: tl.constexpr,
-               BLOCK: tl.constexpr):
-    """g = ±grad + wd p; buf = g (FIRST) or momentum buf + (1 - dampening) g;
-    p -= lr (g + momentum buf if NESTEROV else buf).  hp: lr, momentum, 1 - dampening, wd.
-    Table rows: n, p, grad, buf."""
+def _sgd(hp_ptr, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
+         FIRST: tl.constexpr, NESTEROV: tl.constexpr):
+    """g += wd p; buf (a) = g (FIRST) or momentum buf + (1 - dampening) g;
+    p -= lr (g + momentum buf if NESTEROV else buf).  hp: lr, momentum, 1 - dampening, wd."""
     lr = tl.load(hp_ptr).to(COMPUTE)
     momentum = tl.load(hp_ptr + 1).to(COMPUTE)
     one_minus_dampening = tl.load(hp_ptr + 2).to(COMPUTE)
     weight_decay = tl.load(hp_ptr + 3).to(COMPUTE)
-    t, offs, mask, p_ptr, p, g = _tensor_block(table_ptr, T, ELEM, COMPUTE, MAXIMIZE, BLOCK)
     if HAS_WD:
         g = g + weight_decay * p
     if MOMENTUM:
-        buf_ptr = _column(table_ptr, T, t, 3, ELEM) + offs
         if FIRST:
             buf = g
         else:
-            buf = tl.load(buf_ptr, mask=mask).to(COMPUTE) * momentum + one_minus_dampening * g
-        cast_store(buf_ptr, buf, mask)
+            buf = tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum + one_minus_dampening * g
+        cast_store(a_ptr, buf, mask)
         if NESTEROV:
             g = g + momentum * buf
         else:
@@ -80,12 +62,12 @@ def sgd_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr, 
 
 
 @triton.jit
-def adam_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr,
-                HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, BLOCK: tl.constexpr):
-    """Adam/AdamW: m = lerp(m, g, 1 - beta1); v = beta2 v + (1 - beta2) g^2 (vmax = max(vmax, v));
+def _adam(hp_ptr, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
+          DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr):
+    """Adam/AdamW: m (a) = lerp(m, g, 1 - beta1); v (b) = beta2 v + (1 - beta2) g^2 (vmax (c) = max(vmax, v));
     p -= step_size m / (sqrt(v) / bc2_sqrt + eps).  Weight decay: g += wd p, or (DECOUPLED) p *= decay.
     hp: step_size = lr / (1 - beta1^t), 1 - beta1, beta2, 1 - beta2, eps, wd, decay = 1 - lr wd,
-    bc2_sqrt = sqrt(1 - beta2^t).  Table rows: n, p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq."""
+    bc2_sqrt = sqrt(1 - beta2^t)."""
     step_size = tl.load(hp_ptr).to(COMPUTE)
     w1 = tl.load(hp_ptr + 1).to(COMPUTE)
     beta2 = tl.load(hp_ptr + 2).to(COMPUTE)
@@ -94,9 +76,6 @@ def adam_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr,
     weight_decay = tl.load(hp_ptr + 5).to(COMPUTE)
     decay = tl.load(hp_ptr + 6).to(COMPUTE)
     bc2_sqrt = tl.load(hp_ptr + 7).to(COMPUTE)
-    t, offs, mask, p_ptr, p, g = _tensor_block(table_ptr, T, ELEM, COMPUTE, MAXIMIZE, BLOCK)
-    m_ptr = _column(table_ptr, T, t, 3, ELEM) + offs
-    v_ptr = _column(table_ptr, T, t, 4, ELEM) + offs
     if HAS_WD:
         if DECOUPLED:
             p = p * decay
@@ -107,7 +86,6 @@ def adam_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr,
     cast_store(m_ptr, m, mask)
     cast_store(v_ptr, v, mask)
     if AMSGRAD:
-        vmax_ptr = _column(table_ptr, T, t, 5, ELEM) + offs
         v = tl.maximum(tl.load(vmax_ptr, mask=mask).to(COMPUTE), v)
         cast_store(vmax_ptr, v, mask)
     denom = tl.sqrt(v) / bc2_sqrt + eps
@@ -115,33 +93,28 @@ def adam_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr,
 
 
 @triton.jit
-def rmsprop_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr,
-                   HAS_WD: tl.constexpr, CENTERED: tl.constexpr, MOMENTUM: tl.constexpr, BLOCK: tl.constexpr):
-    """sq = alpha sq + (1 - alpha) g^2; avg = sqrt(sq - ga^2 if CENTERED (ga = lerp(ga, g, 1 - alpha))
-    else sq) + eps; buf = momentum buf + g / avg, p -= lr buf (or p -= lr g / avg).
-    hp: lr, alpha, 1 - alpha, eps, wd, momentum.
-    Table rows: n, p, grad, square_avg, grad_avg, momentum_buffer."""
+def _rmsprop(hp_ptr, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
+             CENTERED: tl.constexpr, MOMENTUM: tl.constexpr):
+    """sq (a) = alpha sq + (1 - alpha) g^2; avg = sqrt(sq - ga^2 if CENTERED (ga (b) = lerp(ga, g, 1 - alpha))
+    else sq) + eps; buf (c) = momentum buf + g / avg, p -= lr buf (or p -= lr g / avg).
+    hp: lr, alpha, 1 - alpha, eps, wd, momentum."""
     lr = tl.load(hp_ptr).to(COMPUTE)
     alpha = tl.load(hp_ptr + 1).to(COMPUTE)
     w = tl.load(hp_ptr + 2).to(COMPUTE)
     eps = tl.load(hp_ptr + 3).to(COMPUTE)
     weight_decay = tl.load(hp_ptr + 4).to(COMPUTE)
     momentum = tl.load(hp_ptr + 5).to(COMPUTE)
-    t, offs, mask, p_ptr, p, g = _tensor_block(table_ptr, T, ELEM, COMPUTE, MAXIMIZE, BLOCK)
-    sq_ptr = _column(table_ptr, T, t, 3, ELEM) + offs
     if HAS_WD:
         g = g + weight_decay * p
     sq = tl.load(sq_ptr, mask=mask).to(COMPUTE) * alpha + w * (g * g)
     cast_store(sq_ptr, sq, mask)
     if CENTERED:
-        ga_ptr = _column(table_ptr, T, t, 4, ELEM) + offs
         ga = _lerp(tl.load(ga_ptr, mask=mask).to(COMPUTE), g, w)
         cast_store(ga_ptr, ga, mask)
         avg = tl.sqrt(sq - ga * ga) + eps
     else:
         avg = tl.sqrt(sq) + eps
     if MOMENTUM:
-        buf_ptr = _column(table_ptr, T, t, 5, ELEM) + offs
         buf = tl.load(buf_ptr, mask=mask).to(COMPUTE) * momentum + g / avg
         cast_store(buf_ptr, buf, mask)
         cast_store(p_ptr, p - lr * buf, mask)
@@ -150,15 +123,11 @@ def rmsprop_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constex
 
 
 @triton.jit
-def adagrad_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr,
-                   HAS_WD: tl.constexpr, BLOCK: tl.constexpr):
-    """sum += g^2; p -= clr g / (sqrt(sum) + eps), clr = lr / (1 + (step - 1) lr_decay).
-    hp: clr, eps, wd.  Table rows: n, p, grad, sum."""
+def _adagrad(hp_ptr, p_ptr, p, g, s_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr):
+    """sum (a) += g^2; p -= clr g / (sqrt(sum) + eps), clr = lr / (1 + (step - 1) lr_decay).  hp: clr, eps, wd."""
     clr = tl.load(hp_ptr).to(COMPUTE)
     eps = tl.load(hp_ptr + 1).to(COMPUTE)
     weight_decay = tl.load(hp_ptr + 2).to(COMPUTE)
-    t, offs, mask, p_ptr, p, g = _tensor_block(table_ptr, T, ELEM, COMPUTE, MAXIMIZE, BLOCK)
-    s_ptr = _column(table_ptr, T, t, 3, ELEM) + offs
     if HAS_WD:
         g = g + weight_decay * p
     s = tl.load(s_ptr, mask=mask).to(COMPUTE) + g * g
@@ -166,38 +135,105 @@ def adagrad_kernel(hp_ptr, table_ptr, T, ELEM: tl.constexpr, COMPUTE: tl.constex
     cast_store(p_ptr, p - clr * (g / (tl.sqrt(s) + eps)), mask)
 
 
-# ------------------------------------------------------------------ launchers
-_ELEM = {"float32": tl.float32, "float64": tl.float64, "float16": tl.float16, "bfloat16": tl.bfloat16}
+@triton.jit
+def _update(hp_ptr, p_ptr, g_ptr, a_ptr, b_ptr, c_ptr, n, i, OP: tl.constexpr, COMPUTE: tl.constexpr,
+            MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr, FIRST: tl.constexpr,
+            NESTEROV: tl.constexpr, DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, CENTERED: tl.constexpr,
+            BLOCK: tl.constexpr):
+    """Block i (elements [i BLOCK, (i + 1) BLOCK) of n) of one tensor: the OP update."""
+    offs = i.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    p = tl.load(p_ptr + offs, mask=mask).to(COMPUTE)
+    g = tl.load(g_ptr + offs, mask=mask).to(COMPUTE)
+    if MAXIMIZE:
+        g = -g
+    if OP == 0:
+        _sgd(hp_ptr, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD, MOMENTUM, FIRST, NESTEROV)
+    elif OP == 1:
+        _adam(hp_ptr, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask, COMPUTE, HAS_WD,
+              DECOUPLED, AMSGRAD)
+    elif OP == 2:
+        _rmsprop(hp_ptr, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask, COMPUTE, HAS_WD,
+                 CENTERED, MOMENTUM)
+    else:
+        _adagrad(hp_ptr, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD)
 
 
-def multi_tensor_step(kernel, columns, hyper, constexprs):
-    """Launch ``kernel`` over tensors given as ``columns``: one list [param, grad, *state] per tensor.
+@triton.jit
+def multi_tensor_kernel(hp_ptr,
+                        p0, g0, a0, b0, c0, n0, p1, g1, a1, b1, c1, n1,
+                        p2, g2, a2, b2, c2, n2, p3, g3, a3, b3, c3, n3,
+                        p4, g4, a4, b4, c4, n4, p5, g5, a5, b5, c5, n5,
+                        p6, g6, a6, b6, c6, n6, p7, g7, a7, b7, c7, n7,
+                        OP: tl.constexpr, COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr,
+                        MOMENTUM: tl.constexpr, FIRST: tl.constexpr, NESTEROV: tl.constexpr,
+                        DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, CENTERED: tl.constexpr,
+                        B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr, B3: tl.constexpr,
+                        B4: tl.constexpr, B5: tl.constexpr, B6: tl.constexpr, B7: tl.constexpr):
+    """The OP update of up to 8 tensors (slot t: param p_t, grad g_t, states a_t, b_t, c_t, n_t elements,
+    blocks of B_t); program i runs the block of the slot its index falls in."""
+    i = tl.program_id(0)
+    e0 = tl.cdiv(n0, B0)
+    e1 = e0 + tl.cdiv(n1, B1)
+    e2 = e1 + tl.cdiv(n2, B2)
+    e3 = e2 + tl.cdiv(n3, B3)
+    e4 = e3 + tl.cdiv(n4, B4)
+    e5 = e4 + tl.cdiv(n5, B5)
+    e6 = e5 + tl.cdiv(n6, B6)
+    if i < e0:
+        _update(hp_ptr, p0, g0, a0, b0, c0, n0, i, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
+                DECOUPLED, AMSGRAD, CENTERED, B0)
+    elif i < e1:
+        _update(hp_ptr, p1, g1, a1, b1, c1, n1, i - e0, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
+                DECOUPLED, AMSGRAD, CENTERED, B1)
+    elif i < e2:
+        _update(hp_ptr, p2, g2, a2, b2, c2, n2, i - e1, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
+                DECOUPLED, AMSGRAD, CENTERED, B2)
+    elif i < e3:
+        _update(hp_ptr, p3, g3, a3, b3, c3, n3, i - e2, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
+                DECOUPLED, AMSGRAD, CENTERED, B3)
+    elif i < e4:
+        _update(hp_ptr, p4, g4, a4, b4, c4, n4, i - e3, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
+                DECOUPLED, AMSGRAD, CENTERED, B4)
+    elif i < e5:
+        _update(hp_ptr, p5, g5, a5, b5, c5, n5, i - e4, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
+                DECOUPLED, AMSGRAD, CENTERED, B5)
+    elif i < e6:
+        _update(hp_ptr, p6, g6, a6, b6, c6, n6, i - e5, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
+                DECOUPLED, AMSGRAD, CENTERED, B6)
+    else:
+        _update(hp_ptr, p7, g7, a7, b7, c7, n7, i - e6, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
+                DECOUPLED, AMSGRAD, CENTERED, B7)
+
+
+# ------------------------------------------------------------------ launcher
+_FLAGS = dict(MAXIMIZE=False, HAS_WD=False, MOMENTUM=False, FIRST=False, NESTEROV=False, DECOUPLED=False,
+              AMSGRAD=False, CENTERED=False)
+
+
+def multi_tensor_step(op, columns, hyper, constexprs):
+    """Run optimizer ``op`` (SGD, ADAM, RMSPROP, ADAGRAD) over ``columns``: one list [param, grad, *state]
+    per tensor, MAX_TENSORS tensors per launch.
 
     All tensors share one device and dtype and are contiguous; ``None`` state
-    entries (unused by the kernel's constexprs) become null addresses.
-    ``hyper``: the kernel's hyper-parameters in the order its docstring lists them.
+    entries (unused by the op's constexprs) become null addresses.
+    ``hyper``: the op's hyper-parameters in the order its docstring lists them.
     """
     p0 = columns[0][0]
     dev = p0.device.type
-    rows = 1 + max(len(c) for c in columns)
-    groups = {}
-    for col in columns:
-        groups.setdefault(elementwise_block(col[0].numel(), dev), []).append(col)
-    if gpu_blocks(dev):
-        groups = {elementwise_block(1, dev): list(columns)}
-    hp = np.asarray(hyper, dtype=np.float64)
-    cexpr = dict(constexprs, ELEM=_ELEM[p0.dtype.name], COMPUTE=compute_type(p0.dtype))
-    for block, cols in groups.items():
-        T = len(cols)
-        table = np.zeros((rows, T), dtype=np.int64)
-        for t, col in enumerate(cols):
-            table[0, t] = col[0].numel()
-            for r, x in enumerate(col, start=1):
-                table[r, t] = 0 if x is None else x.data_ptr()
-        buf = hp.tobytes() + table.tobytes()
-        st = Storage(len(buf), p0.device)       # hyper-parameters then the table, one host -> device copy
-        st.copy_from_host(np.frombuffer(buf, np.uint8).ctypes.data, len(buf), 0)
-        max_n = max(c[0].numel() for c in cols)
-        launch(kernel, (triton.cdiv(max_n, block), T), dev,
-               [Ptr(st.ptr, np.dtype(np.float64)), Ptr(st.ptr + hp.nbytes, np.dtype(np.int64)), T],
-               dict(cexpr, BLOCK=block))
+    hp = np.ascontiguousarray(hyper, dtype=np.float64)
+    st = Storage(hp.nbytes, p0.device)          # one host -> device copy of the hyper-parameters
+    st.copy_from_host(hp.ctypes.data, hp.nbytes, 0)
+    null = Ptr(0, p0.dtype.np)
+    cexpr = dict(_FLAGS, **constexprs, OP=op, COMPUTE=compute_type(p0.dtype))
+    for start in range(0, len(columns), MAX_TENSORS):
+        chunk = columns[start:start + MAX_TENSORS]
+        args, grid = [Ptr(st.ptr, np.dtype(np.float64))], 0
+        for t in range(MAX_TENSORS):
+            col = chunk[t] if t < len(chunk) else ()
+            ptrs = [null if x is None else Ptr(x.data_ptr(), x.dtype.np) for x in col]
+            n = col[0].numel() if col else 0
+            args += ptrs + [null] * (2 + STATES - len(ptrs)) + [n]
+            block = cexpr[f"B{t}"] = elementwise_block(n, dev)
+            grid += triton.cdiv(n, block)
+        launch(multi_tensor_kernel, (grid,), dev, args, cexpr)

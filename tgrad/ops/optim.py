@@ -3,7 +3,7 @@
 Inputs are lists: the parameters, their gradients and one list per state
 tensor (same length; ``None`` where a state is unused).  Each forward updates
 parameters and states in place with as few launches as possible (one per
-dtype and device, see ``kernels/optim.py``) and returns None.  Scalars that
+dtype and device for up to 8 tensors, see ``kernels/optim.py``) and returns None.  Scalars that
 change every step (lr, bias corrections) are attrs passed to the kernels as
 runtime arguments.
 """
@@ -33,7 +33,7 @@ def sgd_step_forward(params, grads, momentum_buffers, *, lr, momentum, dampening
                      maximize, first):
     """SGD; ``first``: the momentum buffers are uninitialised and get the (decayed) gradient."""
     for cols in _columns(params, grads, momentum_buffers):
-        K.multi_tensor_step(K.sgd_kernel, cols, [lr, momentum, 1 - dampening, weight_decay],
+        K.multi_tensor_step(K.SGD, cols, [lr, momentum, 1 - dampening, weight_decay],
                             dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, MOMENTUM=momentum != 0,
                                  FIRST=bool(first), NESTEROV=bool(nesterov)))
 
@@ -45,7 +45,7 @@ def adam_step_forward(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, 
     bc2 = 1 - beta2 ** step
     hyper = [lr / bc1, 1 - beta1, beta2, 1 - beta2, eps, weight_decay, 1 - lr * weight_decay, bc2 ** 0.5]
     for cols in _columns(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs):
-        K.multi_tensor_step(K.adam_kernel, cols, hyper,
+        K.multi_tensor_step(K.ADAM, cols, hyper,
                             dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0,
                                  DECOUPLED=bool(decoupled_weight_decay), AMSGRAD=bool(amsgrad)))
 
@@ -53,7 +53,7 @@ def adam_step_forward(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, 
 def rmsprop_step_forward(params, grads, square_avgs, grad_avgs, momentum_buffers, *, lr, alpha, eps, weight_decay,
                          momentum, centered, maximize):
     for cols in _columns(params, grads, square_avgs, grad_avgs, momentum_buffers):
-        K.multi_tensor_step(K.rmsprop_kernel, cols, [lr, alpha, 1 - alpha, eps, weight_decay, momentum],
+        K.multi_tensor_step(K.RMSPROP, cols, [lr, alpha, 1 - alpha, eps, weight_decay, momentum],
                             dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, CENTERED=bool(centered),
                                  MOMENTUM=momentum > 0))
 
@@ -62,7 +62,7 @@ def adagrad_step_forward(params, grads, state_sums, *, lr, lr_decay, eps, weight
     """Adagrad at step ``step`` (>= 1): clr = lr / (1 + (step - 1) lr_decay)."""
     clr = lr / (1 + (step - 1) * lr_decay)
     for cols in _columns(params, grads, state_sums):
-        K.multi_tensor_step(K.adagrad_kernel, cols, [clr, eps, weight_decay],
+        K.multi_tensor_step(K.ADAGRAD, cols, [clr, eps, weight_decay],
                             dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0))
 
 
