@@ -5,7 +5,9 @@
 2. Process nodes whose gradients are complete, in order of decreasing
    sequence number among the ready ones (like PyTorch's ready queue); sum the
    gradients that arrive for the same (node, input_nr).
-3. Leaves receive their gradient through their ``AccumulateGrad`` node;
+3. Leaves receive their gradient through their ``AccumulateGrad`` node
+   (which takes a first gradient over without a copy when nobody else holds
+   it: the engine keeps no reference to a gradient once it handed it on);
    ``autograd.grad`` instead captures the gradients flowing into the requested
    inputs and does not touch ``.grad``.
 
@@ -102,21 +104,24 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
             add_grad(node, nr, g)
             if deps.get(id(node), 0) == 0 and all(id(node) != id(n) for _, _, n in ready):
                 heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+    # From here on a gradient is referenced only by ``buffers`` (and ``captured``) between nodes, so that
+    # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
+    roots = grads = g = None
 
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             _, _, node = heapq.heappop(ready)
             slot = buffers.pop(id(node), {})
             n_out = len(getattr(node, "_out_meta", ())) or max(max(slot, default=0) + 1, 1)
-            gin = [slot.get(i) for i in range(n_out)]
-            for i, g in enumerate(gin):
-                for pos in capture.get((id(node), i), ()) if g is not None else ():
-                    captured[pos] = g if captured[pos] is None else captured[pos] + g
+            gin = [slot.pop(i, None) for i in range(n_out)]
+            if capture:
+                _capture(node, gin, capture, captured)
             if isinstance(node, AccumulateGrad):
                 run = accumulate and (inputs is None or (id(node), 0) in capture)
             else:
                 run = needed is None or id(node) in needed
             outs = _run_node(node, gin, retain_graph) if run else ()   # nodes not run keep their saved tensors
+            gin = None
             for (nxt, nr), g in zip(node.next_functions, outs or [None] * len(node.next_functions)):
                 if nxt is None:
                     continue
@@ -125,12 +130,20 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 deps[id(nxt)] -= 1
                 if deps[id(nxt)] == 0:
                     heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+            outs = g = None
     if inputs is not None and not allow_unused:
         for i, g in enumerate(captured):
             if g is None:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in "
                                    "the graph. Set allow_unused=True if this is the desired behavior.")
     return captured
+
+
+def _capture(node, gin, capture, captured):
+    """autograd.grad / inputs=: keep the gradients flowing into the requested (node, input_nr)."""
+    for i, g in enumerate(gin):
+        for pos in capture.get((id(node), i), ()) if g is not None else ():
+            captured[pos] = g if captured[pos] is None else captured[pos] + g
 
 
 def _nodes_leading_to(nodes, capture):
@@ -169,7 +182,7 @@ def _run_node(node, gin, retain_graph):
         if r is not None:
             gin = list(r)
     if isinstance(node, AccumulateGrad):
-        node.apply(tuple(gin))
+        node._accumulate(gin)       # gin (the engine's only reference) is emptied: the grad may be stolen
         return ()
     if all(g is None for g in gin):
         outs = (None,) * len(node.next_functions)

@@ -10,6 +10,7 @@ input gradients (one tensor, or a tuple when there are several).
 ``save_on_cpu``, as ``torch.autograd.graph`` does.
 """
 import re
+import sys
 import threading
 import weakref
 
@@ -198,7 +199,14 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """Leaf node: adds the incoming gradient into ``variable.grad`` (serialized across threads)."""
+    """Leaf node: adds the incoming gradient into ``variable.grad`` (serialized across threads).
+
+    A first gradient is stolen (becomes ``.grad`` without a copy) when grad
+    mode is off, nobody else references it (the engine hands it over in a
+    one-element list and keeps no reference), it is no view and shares no
+    storage, and its strides obey the layout contract; otherwise it is
+    cloned.  This is PyTorch's ``accumulateGrad`` rule (use_count <= expected).
+    """
 
     _name = "torch::autograd::AccumulateGrad"
     _lock = threading.Lock()
@@ -211,15 +219,26 @@ class AccumulateGrad(Node):
         return f"<AccumulateGrad object at {hex(id(self))}>"
 
     def apply(self, grads):
-        g = grads[0]
+        return self._accumulate([grads[0]])     # grads (the caller's) still holds it: never stolen
+
+    def _accumulate(self, box):
+        """``box``: a list holding the incoming gradient, emptied here, so that when the caller passed the
+        only reference, ``g`` is the only one left and the gradient may be stolen."""
+        g = box[0]
+        box.clear()
         var = self.variable
         if g is None:
             return ()
         g = run_tensor_hooks(var._tensor_hooks, g)
         with AccumulateGrad._lock:
             if var._grad is None:
-                if grad_mode.is_grad_enabled() and g.requires_grad:
-                    var._grad = g._copy_recorded()           # keeps the graph (CopyBackwards)
+                if grad_mode.is_grad_enabled():
+                    var._grad = g._copy_recorded() if g.requires_grad else g.detach().clone()
+                # refs to g: the local and getrefcount's argument; to its storage: g's and the argument
+                elif (sys.getrefcount(g) <= 2 and sys.getrefcount(g._storage) <= 2 and g._base is None
+                      and g._storage._owner is None and _obeys_layout_contract(g, var)):
+                    g.__dict__.pop("_implicit_seed", None)
+                    var._grad = g._detached_alias() if g.requires_grad else g
                 else:
                     var._grad = g.detach().clone()
             elif grad_mode.is_grad_enabled():
@@ -229,6 +248,26 @@ class AccumulateGrad(Node):
         for hook in list(var.__dict__.get("_post_accumulate_hooks", {}).values()):
             hook(var)
         return ()
+
+
+def _non_overlapping_and_dense(t):
+    expected = 1
+    for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1), key=lambda p: p[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _obeys_layout_contract(g, var):
+    """PyTorch's ``obeys_layout_contract``: g has var's strides (where size != 1, and no 0-stride
+    size-1 dims) if var is non-overlapping and dense, else g is contiguous."""
+    if not _non_overlapping_and_dense(var):
+        return g.is_contiguous()
+    for size, gs, vs in zip(g.shape, g.stride(), var.stride()):
+        if (gs != vs) if size != 1 else gs == 0:
+            return False
+    return True
 
 
 def run_tensor_hooks(hooks, g):

@@ -1,0 +1,192 @@
+"""Fewer launches per backward (issue #6): AccumulateGrad steals the gradient instead of cloning it."""
+import numpy as np
+import pytest
+
+import tgrad
+from tgrad.autograd import Function
+
+
+def _np(t):
+    return t.detach()._host_copy()
+
+
+def leaf(values, dtype=tgrad.float32):
+    return tgrad.tensor(values, dtype=dtype, requires_grad=True)
+
+
+# ------------------------------------------------------------------ 1. AccumulateGrad steals
+def test_fresh_leaf_gets_the_gradient_without_a_clone():
+    a = leaf([1.0, 2.0, 3.0])
+    w = leaf([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    y = (a * 2).sum() + tgrad.mm(w, a.reshape(3, 1)).sum()
+    with tgrad.profiler.profile() as prof:
+        y.backward()
+    assert "clone" not in prof.launches_by_op and "clone_kernel" not in prof.launches_by_kernel
+    np.testing.assert_array_equal(_np(a.grad), [7.0, 9.0, 11.0])
+    np.testing.assert_array_equal(_np(w.grad), [[1, 2, 3], [1, 2, 3]])
+    assert not a.grad.requires_grad and a.grad.grad_fn is None and a.grad._base is None
+    # the second backward accumulates in place (no new tensor)
+    g = a.grad
+    (a * 2).sum().backward()
+    assert a.grad is g
+    np.testing.assert_array_equal(_np(a.grad), [9.0, 11.0, 13.0])
+
+
+def test_one_gradient_reaching_two_leaves_gives_each_its_own():
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    ((a + b) * 1.0).sum().backward()      # AddBackward0 passes one (fresh) tensor to both AccumulateGrads
+    assert a.grad.untyped_storage() is not b.grad.untyped_storage()
+    a.grad.add_(1)
+    np.testing.assert_array_equal(_np(a.grad), [2.0, 2.0])
+    np.testing.assert_array_equal(_np(b.grad), [1.0, 1.0])
+    ((a + b) * 1.0).sum().backward()
+    np.testing.assert_array_equal(_np(a.grad), [3.0, 3.0])
+    np.testing.assert_array_equal(_np(b.grad), [2.0, 2.0])
+
+
+def test_hook_that_keeps_the_gradient_sees_it_unchanged():
+    # PyTorch: the saved tensor is not .grad (cloned), later accumulation does not change it
+    a = leaf([1.0, 2.0, 3.0])
+    saved = []
+    a.register_hook(lambda g: saved.append(g))
+    (a * 2).sum().backward()
+    assert saved[0] is not a.grad and saved[0].untyped_storage() is not a.grad.untyped_storage()
+    (a * 2).sum().backward()
+    np.testing.assert_array_equal(_np(saved[0]), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(_np(a.grad), [4.0, 4.0, 4.0])
+
+
+def test_hook_returning_a_kept_tensor_is_not_stolen():
+    a = leaf([1.0, 2.0])
+    kept = []
+
+    def hook(g):
+        kept.append(g * 3)
+        return kept[-1]
+    a.register_hook(hook)
+    (a * 1).sum().backward()
+    (a * 1).sum().backward()
+    np.testing.assert_array_equal(_np(kept[0]), [3.0, 3.0])
+    np.testing.assert_array_equal(_np(a.grad), [6.0, 6.0])
+
+
+def test_user_grad_output_is_not_stolen():
+    a = leaf([1.0, 2.0])
+    g = tgrad.tensor([1.0, 1.0])
+    a.backward(g)                        # a leaf root: its AccumulateGrad gets g itself
+    b = leaf([0.0, 0.0])
+    (b + 0).backward(g)                  # AddBackward0 passes g through
+    a.grad.add_(5)
+    b.grad.add_(5)
+    np.testing.assert_array_equal(_np(g), [1.0, 1.0])
+
+
+def test_retain_graph_node_returning_a_saved_tensor():
+    class Keep(Function):
+        @staticmethod
+        def forward(ctx, x):
+            w = tgrad.tensor([1.0, 10.0])
+            ctx.save_for_backward(w)
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            (w,) = ctx.saved_tensors
+            return w                     # the saved tensor itself, again on every backward
+
+    x = leaf([0.0, 0.0])
+    y = Keep.apply(x).sum()
+    y.backward(retain_graph=True)
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_array_equal(_np(x.grad), [3.0, 30.0])
+
+
+def test_gradient_sharing_storage_with_a_saved_output_is_not_stolen():
+    class Out(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            ctx.save_for_backward(y)    # an output: stored as an alias of y's storage
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return y.detach()            # a new tensor object on y's storage
+
+    x = leaf([1.0, 2.0])
+    y = Out.apply(x)
+    y.sum().backward()
+    x.grad.add_(100)
+    np.testing.assert_array_equal(_np(y), [2.0, 4.0])
+    np.testing.assert_array_equal(_np(x.grad), [102.0, 104.0])
+
+
+def test_expanded_gradient_does_not_become_grad():
+    a = leaf(np.zeros((3, 4)))
+    a.sum().backward()                    # SumBackward0: the gradient is an expand of a scalar
+    assert a.grad.stride() == (4, 1)
+    a.grad.add_(tgrad.arange(12, dtype=tgrad.float32).reshape(3, 4))
+    np.testing.assert_array_equal(_np(a.grad), 1 + np.arange(12).reshape(3, 4))
+    b = leaf([1.0, 2.0, 3.0])
+    (b * tgrad.tensor([[1.0], [2.0]])).sum().backward()   # broadcast: reduced by sum_to_size
+    np.testing.assert_array_equal(_np(b.grad), [3.0, 3.0, 3.0])
+    assert b.grad.stride() == (1,)
+
+
+def test_gradient_with_other_strides_is_cloned():
+    class Strided(Function):
+        """backward returns a fresh tensor (not a view, its storage its own) with the given geometry."""
+        @staticmethod
+        def forward(ctx, x, make):
+            ctx.make = make
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return ctx.make(), None
+
+    w = leaf(np.zeros((2, 3)))
+    Strided.apply(w, lambda: tgrad.ones(3, 2).t().detach()).sum().backward()     # strides (1, 2)
+    assert w.grad.stride() == (3, 1)
+    np.testing.assert_array_equal(_np(w.grad), np.ones((2, 3)))
+    r = leaf(np.zeros((1, 3)))
+    Strided.apply(r, lambda: tgrad.ones(3).expand(1, 3).detach()).sum().backward()  # (0, 1): a 0-stride dim
+    assert r.grad.stride() == (3, 1)
+    r.grad.add_(tgrad.tensor([[1.0, 2.0, 3.0]]))
+    np.testing.assert_array_equal(_np(r.grad), [[2.0, 3.0, 4.0]])
+    v = leaf(np.zeros((2, 3)))
+    Strided.apply(v, lambda: tgrad.ones(2, 3) * 1).sum().backward()                 # obeys: stolen
+    assert v.grad.stride() == (3, 1)
+    g = leaf(np.zeros((2, 3)))
+    (g.t() * 1).sum().backward()          # the gradient arrives as a transposed view
+    assert g.grad._base is None
+    np.testing.assert_array_equal(_np(g.grad), np.ones((2, 3)))
+
+
+def test_autograd_grad_does_not_touch_grad_and_returns_its_own():
+    a = leaf([1.0, 2.0])
+    (ga,) = tgrad.autograd.grad((a * 3).sum(), a)
+    assert a.grad is None
+    np.testing.assert_array_equal(_np(ga), [3.0, 3.0])
+    (a * 3).sum().backward(inputs=[a])
+    np.testing.assert_array_equal(_np(a.grad), [3.0, 3.0])
+
+
+def test_create_graph_keeps_the_recorded_copy():
+    a = leaf([1.0, 2.0])
+    with pytest.warns(UserWarning):
+        (a * a).sum().backward(create_graph=True)
+    assert a.grad.requires_grad and a.grad.grad_fn is not None
+    (ga2,) = tgrad.autograd.grad(a.grad.sum(), a)
+    np.testing.assert_array_equal(_np(ga2), [2.0, 2.0])
+
+
+def test_float64_and_post_accumulate_hook():
+    a = leaf([1.0, 2.0], dtype=tgrad.float64)
+    seen = []
+    a.register_post_accumulate_grad_hook(lambda t: seen.append(_np(t.grad)))
+    (a * a).sum().backward()
+    assert a.grad.dtype is tgrad.float64
+    np.testing.assert_array_equal(seen[0], [2.0, 4.0])
