@@ -190,3 +190,43 @@ def test_float64_and_post_accumulate_hook():
     (a * a).sum().backward()
     assert a.grad.dtype is tgrad.float64
     np.testing.assert_array_equal(seen[0], [2.0, 4.0])
+
+
+# ------------------------------------------------------------------ 2. the implicit seed costs no launch
+def test_implicit_seed_is_a_host_copy_marked_for_backward_rules():
+    for dt in (tgrad.float32, tgrad.float64, tgrad.float16, tgrad.bfloat16):
+        a = leaf([[2.0]], dtype=dt)
+        y = a * 3                                     # shape (1, 1): one element
+        seen = []
+        y.register_hook(lambda g: seen.append(g))
+        with tgrad.profiler.profile() as prof:
+            y.backward()
+        assert prof.launches_by_op == {"mul.backward": 1}     # nothing for the seed, no clone
+        (g,) = seen
+        assert g._implicit_seed is True and g._version[0] == 0
+        assert g.dtype is dt and g.device == y.device and tuple(g.shape) == (1, 1)
+        np.testing.assert_array_equal(_np(g).astype(np.float64), [[1.0]])
+        np.testing.assert_array_equal(_np(a.grad).astype(np.float64), [[3.0]])
+
+
+def test_implicit_seed_of_a_scalar_leaf_becomes_its_grad_unmarked():
+    a = leaf(2.0, dtype=tgrad.float64)
+    with tgrad.profiler.profile() as prof:
+        a.backward()
+    assert prof.total_launches == 0
+    assert a.grad.dtype is tgrad.float64 and float(a.grad) == 1.0
+    assert not getattr(a.grad, "_implicit_seed", False)
+
+
+def test_explicit_gradient_is_not_marked():
+    a = leaf([2.0])
+    seen = []
+    y = a * 3
+    y.register_hook(lambda g: seen.append(g))
+    y.backward(tgrad.tensor([1.0]))
+    y2 = a * 3
+    y2.register_hook(lambda g: seen.append(g))
+    y2.sum().backward()                      # the hook on y2 sees SumBackward0's output, not the seed
+    assert not any(getattr(g, "_implicit_seed", False) for g in seen)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (a * tgrad.ones(2)).backward()

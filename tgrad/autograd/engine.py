@@ -16,9 +16,18 @@ Before a node runs: hooks registered on the tensors it produced
 own pre-hooks; after it: its post-hooks.  Unless ``retain_graph``, every
 node's saved tensors are released once it ran, so their memory returns to
 the allocator.
+
+The implicit gradient of a scalar output (``loss.backward()``) is a 1 copied
+from the host (no kernel launch) and is marked ``g._implicit_seed = True``:
+while its version counter is 0 it still holds exactly 1, so a backward rule
+that receives it with grad mode off may return a gradient it already
+computed in forward (cross-entropy does).  The mark is dropped when the seed
+becomes a leaf's ``.grad``.
 """
 import heapq
 import warnings
+
+import numpy as np
 
 from . import anomaly, grad_mode
 from .graph import AccumulateGrad, edge_of, run_tensor_hooks
@@ -37,7 +46,8 @@ def _make_grads(outputs, grad_outputs):
                 if not out.dtype.is_floating_point:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                        f"{out.dtype}")
-                g = creation.ones_like(out)
+                g = creation.from_host(np.ones(tuple(out.shape), out.dtype.np), out.dtype, out.device)
+                g._implicit_seed = True         # a copy from the host, no kernel launch (issue #6)
         else:
             if not isinstance(g, Tensor):
                 g = creation.tensor(g, dtype=out.dtype, device=out.device)
