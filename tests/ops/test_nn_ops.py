@@ -240,3 +240,118 @@ def test_nll_loss_node_names(device):
     t = T(np.zeros((2, 4), dtype=np.int64), device)
     assert type(call("nll_loss2d", x, t, None).grad_fn).__name__ == "NllLoss2DBackward0"
     assert type(call("nll_loss", x[:, :, 0], t[:, 0], None).grad_fn).__name__ == "NllLossBackward0"
+
+
+# ------------------------------------------------------------------ loss.backward() without a backward launch
+def _ce_case(rng, device, dtype, kind):
+    """(op name, x, target, weight, kwargs) for a cross-entropy / nll_loss variant."""
+    shape, name, kw, w = (7, 5), "cross_entropy", {}, None
+    if kind == "weights_ignore_smooth":
+        kw = dict(ignore_index=2, label_smoothing=0.15)
+        w = T(rng.uniform(0.5, 2, 5), device, dtype)
+    elif kind == "spatial_sum":
+        shape, kw = (3, 4, 2, 3), dict(reduction="sum", label_smoothing=0.1)
+    elif kind == "probabilities":
+        kw = dict(label_smoothing=0.2)
+        w = T(rng.uniform(0.5, 2, 5), device, dtype)
+    elif kind == "nll_weights_ignore":
+        name, kw = "nll_loss", dict(ignore_index=0)
+        w = T(rng.uniform(0.5, 2, 5), device, dtype)
+    elif kind == "nll2d_sum":
+        name, shape, kw = "nll_loss2d", (2, 5, 3, 2), dict(reduction="sum")
+    x = T(rng.normal(size=shape), device, dtype, requires_grad=True)
+    tshape = (shape[0],) + shape[2:]
+    if kind == "probabilities":
+        t = T(rng.dirichlet(np.ones(5), shape[0]), device, dtype)
+    else:
+        t = T(rng.integers(0, shape[1], tshape), device)
+    return name, x, t, w, kw
+
+
+KINDS = ["plain", "weights_ignore_smooth", "spatial_sum", "probabilities", "nll_weights_ignore", "nll2d_sum"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.float64, tgrad.float16, tgrad.bfloat16])
+def test_loss_backward_uses_the_gradient_the_forward_wrote(device, dtype, kind):
+    """loss.backward() takes d loss / d x from the forward's launch: the very bits the backward kernel
+    writes for grad_output = 1, and no cross_entropy_backward launch."""
+    name, x, t, w, kw = _ce_case(np.random.default_rng(3), device, dtype, kind)
+    loss = call(name, x, t, w, **kw)
+    bwd = "nll_loss_backward" if name.startswith("nll") else "cross_entropy_backward"
+    with tgrad.no_grad():
+        want = call(bwd, tgrad.ones_like(loss), x, t, w, **kw)[0].numpy()
+    COUNTER.enabled = True
+    try:
+        COUNTER.counts.clear()
+        loss.backward()
+        assert not any(k.endswith("backward_kernel") for k in COUNTER.counts), dict(COUNTER.counts)
+    finally:
+        COUNTER.enabled = False
+    assert x.grad.dtype is dtype
+    assert np.array_equal(x.grad.numpy().view(np.uint8), want.view(np.uint8))
+
+
+def test_explicit_grad_create_graph_and_reduction_none_run_the_backward_kernel(device):
+    rng = np.random.default_rng(4)
+    x = T(rng.normal(size=(6, 4)), device, tgrad.float64, requires_grad=True)
+    t = T(rng.integers(0, 4, 6), device)
+    loss = call("cross_entropy", x, t, None)
+    COUNTER.enabled = True
+    try:
+        COUNTER.counts.clear()
+        (g1,) = tgrad.autograd.grad(loss, x, tgrad.tensor(2.0, dtype=tgrad.float64, device=device),
+                                    retain_graph=True)
+        assert COUNTER.counts["cross_entropy_backward_kernel"] == 1
+        COUNTER.counts.clear()
+        (g2,) = tgrad.autograd.grad(loss, x, create_graph=True)
+        assert COUNTER.counts["cross_entropy_backward_kernel"] == 1
+    finally:
+        COUNTER.enabled = False
+    np.testing.assert_array_equal(g1.numpy(), 2 * g2.detach().numpy())
+    assert g2.requires_grad               # double backward still goes through the backward op
+    (gg,) = tgrad.autograd.grad(g2.pow(2).sum(), x)
+    assert gg.shape == x.shape and np.isfinite(gg.numpy()).all()
+    none = call("cross_entropy", x, t, None, reduction="none")
+    with pytest.raises(AttributeError):
+        none.grad_fn._saved_seed_grad
+
+
+def test_retain_graph_twice_reuses_the_saved_gradient(device):
+    """The saved gradient is handed to the leaf but stays the node's: three backwards give 3x."""
+    rng = np.random.default_rng(5)
+    x = T(rng.normal(size=(8, 5)), device, tgrad.float32, requires_grad=True)
+    t = T(rng.integers(0, 5, 8), device)
+    loss = call("cross_entropy", x, t, None, label_smoothing=0.1)
+    saved = loss.grad_fn._saved_seed_grad.numpy().copy()
+    for _ in range(3):
+        loss.backward(retain_graph=True)
+    np.testing.assert_array_equal(x.grad.numpy(), (saved + saved) + saved)
+    np.testing.assert_array_equal(loss.grad_fn._saved_seed_grad.numpy(), saved)
+
+
+def test_saved_gradient_memory(device):
+    """Allocated only when the graph is recorded; freed with the node's saved tensors."""
+    rng = np.random.default_rng(6)
+    x = T(rng.normal(size=(64, 10)), device, tgrad.float32, requires_grad=True)   # 2560 bytes, 5 blocks
+    t = T(rng.integers(0, 10, 64), device)
+    base = tgrad.memory_allocated(device)
+    with tgrad.no_grad():
+        loss = call("cross_entropy", x, t, None)
+    assert tgrad.memory_allocated(device) - base == 512           # the loss only
+    loss = call("cross_entropy", x.detach(), t, None)
+    assert tgrad.memory_allocated(device) - base == 512
+    loss = call("cross_entropy", x, t, None)
+    assert tgrad.memory_allocated(device) - base == 512 + 2560    # + the saved gradient
+    loss.backward()
+    assert tgrad.memory_allocated(device) - base == 512 + 2560    # it became x.grad, or was freed
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.grad_fn._saved_seed_grad
+    del loss
+    x.grad = None
+    assert tgrad.memory_allocated(device) == base
+    loss = call("cross_entropy", x, t, None)
+    loss.backward(retain_graph=True)
+    assert tgrad.memory_allocated(device) - base == 512 + 2 * 2560  # x.grad is a copy: the node keeps its own
+    del loss
+    assert tgrad.memory_allocated(device) - base == 2560

@@ -219,6 +219,8 @@ def _record(op, inputs, attrs, out):
         if i not in op.nondiff_outputs:
             set_history(o, node, i)
     _save(node, op, inputs, outs)
+    for key, t in outs[0].__dict__.pop("_forward_saved", {}).items():    # extra tensors a forward made for backward
+        node._saved[key] = SavedTensor(t)
 
 
 # ------------------------------------------------------------------ in-place

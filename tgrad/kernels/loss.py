@@ -5,7 +5,9 @@ softmax.py), one row per (batch, spatial) position.  The forward computes
 log-softmax, the per-row loss and, for reduction 'sum'/'mean', the reduction
 in the same launch (one program then walks all rows: a reduction in one
 launch without atomics).  The backward writes ``dx = s * (softmax * A - a)``
-in one launch, where ``a`` is the row's target weight vector and A its sum.
+in one launch, where ``a`` is the row's target weight vector and A its sum;
+the reducing forward can write the same dx for s = 1 (the gradient an
+implicit ``loss.backward()`` needs) in its own launch.
 
 Point-wise losses (mse, l1, smooth_l1, huber, bce, bce-with-logits, kl_div):
 one strided map computes ``f(x, y)`` (ORDER 0), ``f'`` (ORDER 1) or ``f''``
@@ -90,70 +92,32 @@ def _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_
 
 
 @triton.jit
-def cross_entropy_kernel(x_ptr, t_ptr, w_ptr, out_ptr, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                         ignore_index, eps_hi, eps_lo,
-                         LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr, SMOOTH: tl.constexpr,
-                         REDUCE: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
-    """Per-row loss -sum_c a_c log_softmax(x)_c (LOGITS; else x is already log-probabilities).
-
-    REDUCE 0: out[m] = loss[m]; 1: out = sum; 2: out = sum / sum of row weights (grid must be (1,)).
-    """
-    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
-    if REDUCE == 0:
-        rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
-        loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                              ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
-        cast_store(out_ptr + rows, loss, rows < M)
-    else:
-        tot = tl.zeros([ROWS], COMPUTE)
-        den = tl.zeros([ROWS], COMPUTE)
-        for r0 in range(0, M, ROWS):
-            rows = r0 + tl.arange(0, ROWS).to(tl.int64)
-            loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                                  ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
-            tot += loss
-            den += wrow
-        res = tl.sum(tot, axis=0)
-        if REDUCE == 2:
-            res = res / tl.sum(den, axis=0)
-        one = tl.arange(0, 1)
-        cast_store(out_ptr + one, tl.zeros([1], COMPUTE) + res, one < 1)
+def _mean_scale(s, t_ptr, w_ptr, M, ignore_index, REDUCE: tl.constexpr, PROB: tl.constexpr,
+                HAS_W: tl.constexpr, COMPUTE: tl.constexpr, DEN_BLOCK: tl.constexpr):
+    """s, divided for 'mean' (REDUCE 2) by the total row weight, summed from the targets in DEN_BLOCK chunks."""
+    if REDUCE == 2:
+        if PROB:
+            s = s / M
+        else:
+            den = tl.zeros([DEN_BLOCK], COMPUTE)
+            for r0 in range(0, M, DEN_BLOCK):
+                rr = r0 + tl.arange(0, DEN_BLOCK).to(tl.int64)
+                t = tl.load(t_ptr + rr, mask=rr < M, other=ignore_index)
+                ok = (rr < M) & (t != ignore_index)
+                if HAS_W:
+                    den += tl.load(w_ptr + tl.where(ok, t, 0), mask=ok, other=0.0).to(COMPUTE)
+                else:
+                    den += ok.to(COMPUTE)
+            s = s / tl.sum(den, axis=0)
+    return s
 
 
 @triton.jit
-def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M, K, INNER,
-                                  sg_o, sg_i, sx_o, sx_k, sx_i, st_o, st_k, st_i, ignore_index, eps_hi, eps_lo,
-                                  LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
-                                  SMOOTH: tl.constexpr, REDUCE: tl.constexpr, COMPUTE: tl.constexpr,
-                                  ROWS: tl.constexpr, BLOCK_K: tl.constexpr, DEN_BLOCK: tl.constexpr):
-    """dx[m, c] = s_m * (p_c * A_m - a_c); rs[m] = s_m * A_m (for double backward).
-
-    p = softmax(x) (0 when not LOGITS), a = the row's target weights, A = sum_c a_c, s_m the incoming
-    gradient (divided by the total row weight for 'mean', recomputed by every program from the targets in
-    DEN_BLOCK chunks, so the backward is one launch).
-    dx is a contiguous (OUTER, K, INNER) tensor.
-    """
-    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
-    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+def _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+                  ignore_index, eps, LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
+                  SMOOTH: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+    """dx[m, c] = s_m * (p_c * A_m - a_c) for a block of rows (dx contiguous (OUTER, K, INNER)); returns A."""
     rmask = rows < M
-    if REDUCE == 0:
-        s = tl.load(g_ptr + row_offsets(rows, INNER, sg_o, sg_i), mask=rmask, other=0.0).to(COMPUTE)
-    else:
-        s = tl.zeros([ROWS], COMPUTE) + tl.load(g_ptr).to(COMPUTE)
-        if REDUCE == 2:
-            if PROB:
-                s = s / M
-            else:
-                den = tl.zeros([DEN_BLOCK], COMPUTE)
-                for r0 in range(0, M, DEN_BLOCK):
-                    rr = r0 + tl.arange(0, DEN_BLOCK).to(tl.int64)
-                    t = tl.load(t_ptr + rr, mask=rr < M, other=ignore_index)
-                    ok = (rr < M) & (t != ignore_index)
-                    if HAS_W:
-                        den += tl.load(w_ptr + tl.where(ok, t, 0), mask=ok, other=0.0).to(COMPUTE)
-                    else:
-                        den += ok.to(COMPUTE)
-                s = s / tl.sum(den, axis=0)
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
     orow = row_offsets(rows, INNER, K * INNER, 1)
     if LOGITS:
@@ -210,6 +174,71 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
         else:
             dx = -a
         cast_store(dx_ptr + orow[:, None] + cols[None, :] * INNER, s[:, None] * dx, m)
+    return A
+
+
+@triton.jit
+def cross_entropy_kernel(x_ptr, t_ptr, w_ptr, out_ptr, dx_ptr, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+                         ignore_index, eps_hi, eps_lo,
+                         LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr, SMOOTH: tl.constexpr,
+                         REDUCE: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
+                         GRAD: tl.constexpr, DEN_BLOCK: tl.constexpr):
+    """Per-row loss -sum_c a_c log_softmax(x)_c (LOGITS; else x is already log-probabilities).
+
+    REDUCE 0: out[m] = loss[m]; 1: out = sum; 2: out = sum / sum of row weights (grid must be (1,)).
+    GRAD (REDUCE 1, 2): also dx = d out / d x, exactly as cross_entropy_backward_kernel writes it for g = 1.
+    """
+    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    if REDUCE == 0:
+        rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+        loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+                              ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
+        cast_store(out_ptr + rows, loss, rows < M)
+    else:
+        if GRAD:
+            s = _mean_scale(tl.zeros([ROWS], COMPUTE) + 1.0, t_ptr, w_ptr, M, ignore_index, REDUCE, PROB, HAS_W,
+                            COMPUTE, DEN_BLOCK)
+        tot = tl.zeros([ROWS], COMPUTE)
+        den = tl.zeros([ROWS], COMPUTE)
+        for r0 in range(0, M, ROWS):
+            rows = r0 + tl.arange(0, ROWS).to(tl.int64)
+            loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+                                  ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
+            tot += loss
+            den += wrow
+            if GRAD:
+                _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k,
+                              st_i, ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
+        res = tl.sum(tot, axis=0)
+        if REDUCE == 2:
+            res = res / tl.sum(den, axis=0)
+        one = tl.arange(0, 1)
+        cast_store(out_ptr + one, tl.zeros([1], COMPUTE) + res, one < 1)
+
+
+@triton.jit
+def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M, K, INNER,
+                                  sg_o, sg_i, sx_o, sx_k, sx_i, st_o, st_k, st_i, ignore_index, eps_hi, eps_lo,
+                                  LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
+                                  SMOOTH: tl.constexpr, REDUCE: tl.constexpr, COMPUTE: tl.constexpr,
+                                  ROWS: tl.constexpr, BLOCK_K: tl.constexpr, DEN_BLOCK: tl.constexpr):
+    """dx[m, c] = s_m * (p_c * A_m - a_c); rs[m] = s_m * A_m (for double backward).
+
+    p = softmax(x) (0 when not LOGITS), a = the row's target weights, A = sum_c a_c, s_m the incoming
+    gradient (divided by the total row weight for 'mean', recomputed by every program from the targets in
+    DEN_BLOCK chunks, so the backward is one launch).
+    dx is a contiguous (OUTER, K, INNER) tensor.
+    """
+    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    if REDUCE == 0:
+        s = tl.load(g_ptr + row_offsets(rows, INNER, sg_o, sg_i), mask=rmask, other=0.0).to(COMPUTE)
+    else:
+        s = _mean_scale(tl.zeros([ROWS], COMPUTE) + tl.load(g_ptr).to(COMPUTE), t_ptr, w_ptr, M, ignore_index,
+                        REDUCE, PROB, HAS_W, COMPUTE, DEN_BLOCK)
+    A = _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+                      ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
     cast_store(rs_ptr + rows, s * A, rmask)
 
 
@@ -224,11 +253,17 @@ def _ce_consts(x, prob, has_w, eps, reduce, logits, rows, bk):
             "COMPUTE": compute_type(x.dtype), "ROWS": rows, "BLOCK_K": bk}
 
 
-def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logits, prob):
+def _den_block(M, dev):
+    return max(16, min(next_pow2(M), 1024 if gpu_blocks(dev) else 65536))
+
+
+def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logits, prob, dx=None):
     """One launch: out = per-row losses (reduce NONE) or their sum / weighted mean (a 1-element tensor).
 
     geom = (M, K, INNER, x strides (o, k, i)); tstrides: the target's (o, k, i) strides for
     probability targets (class-index targets are a contiguous (M,) int64 tensor).
+    ``dx`` (reduce SUM / MEAN only; contiguous, x's shape): also gets d out / d x, bit for bit what
+    ``cross_entropy_backward`` writes for an incoming gradient of 1.
     """
     M, K, inner, sx = geom
     dev = out.device.type
@@ -236,10 +271,12 @@ def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logit
     if reduce != NONE:      # one program walks all rows: give it a full tile of rows on the GPU too
         rows = max(rows, min(next_pow2(M), 8192 // bk))
     grid = (triton.cdiv(M, rows),) if reduce == NONE else (1,)
+    grad = dx is not None and reduce != NONE
     launch(cross_entropy_kernel, grid, dev,
-           [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), M, K, inner, *sx, *tstrides,
-            int(ignore_index), *split_float(eps)],
-           _ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk))
+           [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), kptr(dx if grad else x), M, K, inner,
+            *sx, *tstrides, int(ignore_index), *split_float(eps)],
+           {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "GRAD": grad,
+            "DEN_BLOCK": _den_block(M, dev) if grad else 16})
     return out
 
 
@@ -249,11 +286,10 @@ def cross_entropy_backward(g, gstrides, x, t, w, dx, rs, geom, tstrides, ignore_
     M, K, inner, sx = geom
     dev = dx.device.type
     rows, bk = row_tiles(M, K, dev)
-    den_block = max(16, min(next_pow2(M), 1024 if gpu_blocks(dev) else 65536))
     launch(cross_entropy_backward_kernel, (triton.cdiv(M, rows),), dev,
            [kptr(g), kptr(x), kptr(t), kptr(w if w is not None else x), kptr(dx), kptr(rs), M, K, inner,
             *gstrides, *sx, *tstrides, int(ignore_index), *split_float(eps)],
-           {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "DEN_BLOCK": den_block})
+           {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "DEN_BLOCK": _den_block(M, dev)})
     return dx, rs
 
 

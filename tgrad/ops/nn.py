@@ -196,9 +196,19 @@ def _loss_rows(logits):
         out = empty(shape, input.dtype, input.device)
         if geom[0] == 0:
             return KE.fill(out, float("nan") if red == KL.MEAN else 0.0)
+        dx = None
+        if red != KL.NONE and geom[1] > 0 and input.requires_grad and _grad_recording():
+            # the gradient for an implicit seed of 1, written by the same launch: backward needs no launch
+            dx = empty(input.shape, input.dtype, input.device)
+            out._forward_saved = {"seed_grad": dx}
         return KL.cross_entropy(xs, ts, _opt_contig(weight), out, geom, st, ignore_index, label_smoothing, red,
-                                logits, prob)
+                                logits, prob, dx)
     return forward
+
+
+def _grad_recording():
+    from ..autograd import grad_mode
+    return grad_mode.is_recording()
 
 
 def _loss_rows_backward(logits):
@@ -236,12 +246,21 @@ def _loss_rows_rule(bwd_name):
         x, t, w = ctx.saved["self"], ctx.saved["target"], ctx.saved.get("weight")
         dx = None
         if ctx.needs_input_grad[0]:
-            dx = _call(bwd_name, grad, x, t, w, **_rows_attrs(ctx))[0]
+            seed_grad = ctx.saved.get("seed_grad")
+            if seed_grad is not None and getattr(grad, "_implicit_seed", False) and not _grad_enabled():
+                dx = seed_grad      # loss.backward(): the forward wrote this gradient for grad = 1
+            else:
+                dx = _call(bwd_name, grad, x, t, w, **_rows_attrs(ctx))[0]
         dt = None
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1] and t.dtype.is_floating_point:
             dt = _prob_target_grad(ctx, grad, x, w)
         return (dx, dt) + (None,) * (len(ctx.needs_input_grad) - 2)
     return backward
+
+
+def _grad_enabled():
+    from ..autograd import grad_mode
+    return grad_mode.is_grad_enabled()
 
 
 def _class_view(v, x, cd):
