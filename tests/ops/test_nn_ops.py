@@ -312,6 +312,11 @@ def test_explicit_grad_create_graph_and_reduction_none_run_the_backward_kernel(d
     assert g2.requires_grad               # double backward still goes through the backward op
     (gg,) = tgrad.autograd.grad(g2.pow(2).sum(), x)
     assert gg.shape == x.shape and np.isfinite(gg.numpy()).all()
+    loss = call("cross_entropy", x, t, None)
+    loss.register_hook(lambda g: g.mul_(3))      # a hook changing the seed in place: the kernel sees it
+    x.grad = None
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * g2.detach().numpy(), rtol=1e-15)
     none = call("cross_entropy", x, t, None, reduction="none")
     with pytest.raises(AttributeError):
         none.grad_fn._saved_seed_grad

@@ -247,8 +247,9 @@ def _loss_rows_rule(bwd_name):
         dx = None
         if ctx.needs_input_grad[0]:
             seed_grad = ctx.saved.get("seed_grad")
-            if seed_grad is not None and getattr(grad, "_implicit_seed", False) and not _grad_enabled():
-                dx = seed_grad      # loss.backward(): the forward wrote this gradient for grad = 1
+            if (seed_grad is not None and getattr(grad, "_implicit_seed", False) and grad._version[0] == 0
+                    and not _grad_enabled()):
+                dx = seed_grad      # loss.backward(): the forward wrote this gradient for grad = 1 (unmodified)
             else:
                 dx = _call(bwd_name, grad, x, t, w, **_rows_attrs(ctx))[0]
         dt = None
