@@ -197,8 +197,10 @@ def _loss_rows(logits):
         if geom[0] == 0:
             return KE.fill(out, float("nan") if red == KL.MEAN else 0.0)
         dx = None
-        if red != KL.NONE and geom[1] > 0 and input.requires_grad and _grad_recording():
-            # the gradient for an implicit seed of 1, written by the same launch: backward needs no launch
+        if red != KL.NONE and geom[1] > 0 and input.requires_grad and _grad_recording() \
+                and input.device.type == "cpu":
+            # the gradient for an implicit seed of 1, written by the same launch: backward needs no launch.
+            # cpu only: on cuda this reducing forward is one program, the backward kernel is parallel.
             dx = empty(input.shape, input.dtype, input.device)
             out._forward_saved = {"seed_grad": dx}
         return KL.cross_entropy(xs, ts, _opt_contig(weight), out, geom, st, ignore_index, label_smoothing, red,
