@@ -230,3 +230,185 @@ def test_explicit_gradient_is_not_marked():
     assert not any(getattr(g, "_implicit_seed", False) for g in seen)
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         (a * tgrad.ones(2)).backward()
+
+
+# ------------------------------------------------------------------ 3. ReluBackward0 folded into linear's backward
+from tgrad.autograd import engine  # noqa: E402
+import tgrad.nn.functional as F  # noqa: E402
+
+
+@pytest.fixture
+def no_fold():
+    def run(fn, *args):
+        engine.FOLD_RELU_INTO_LINEAR = False
+        try:
+            return fn(*args)
+        finally:
+            engine.FOLD_RELU_INTO_LINEAR = True
+    return run
+
+
+def _params(seed, dtype=tgrad.float32, n=5, k=4, m=6):
+    rng = np.random.default_rng(seed)
+    return [tgrad.tensor(rng.standard_normal(s), dtype=dtype, requires_grad=True) for s in ((n, k), (m, k), (m,))]
+
+
+def _mlp_grads(seed, c, dtype=tgrad.float32, **backward):
+    x, w, b = _params(seed, dtype)
+    a = F.relu(F.linear(x, w, b))
+    (a * tgrad.tensor(c, dtype=dtype)).sum().backward(**backward)
+    return [_np(t.grad) for t in (x, w, b)]
+
+
+def test_fold_saves_the_relu_launch_and_is_bit_identical(no_fold):
+    rng = np.random.default_rng(0)
+    c = rng.standard_normal((5, 6))
+    c[0, :] = np.inf                 # non-finite gradients where the mask is 0 stay masked (where, not * 0)
+    c[1, :3] = np.nan
+    c[2, :] = -1.0
+    for dt in (tgrad.float32, tgrad.float64, tgrad.float16, tgrad.bfloat16):
+        with tgrad.profiler.profile() as prof:
+            fused = _mlp_grads(1, c, dt)
+        assert "relu.backward" not in prof.launches_by_op and prof.launches_by_op["linear.backward"] == 2
+        with tgrad.profiler.profile() as prof:
+            plain = no_fold(_mlp_grads, 1, c, dt)
+        assert prof.launches_by_op["relu.backward"] == 1
+        for f, p in zip(fused, plain):
+            assert f.dtype == p.dtype and np.array_equal(f, p, equal_nan=True)
+
+
+def test_training_step_b_shape_has_no_relu_launch(no_fold):
+    def step():
+        rng = np.random.default_rng(3)
+        tgrad.manual_seed(0)
+        model = tgrad.nn.Sequential(tgrad.nn.Linear(16, 32), tgrad.nn.ReLU(), tgrad.nn.Linear(32, 10))
+        x = tgrad.tensor(rng.random((8, 16), dtype=np.float32))
+        y = tgrad.tensor(rng.integers(0, 10, 8))
+        with tgrad.profiler.profile() as prof:
+            F.cross_entropy(model(x), y).backward()
+        return prof, [_np(p.grad) for p in model.parameters()]
+    prof, fused = step()
+    assert "relu.backward" not in prof.launches_by_op
+    prof0, plain = no_fold(step)
+    assert prof.total_launches == prof0.total_launches - 1
+    assert all(np.array_equal(f, p) for f, p in zip(fused, plain))
+
+
+def test_h_used_twice_is_not_folded():
+    x, w, b = _params(2)
+    h = F.linear(x, w, b)
+    c = tgrad.tensor(np.random.default_rng(0).standard_normal((5, 6)), dtype=tgrad.float32)
+    with tgrad.profiler.profile() as prof:
+        (F.relu(h) * c + h * 2).sum().backward()
+    assert prof.launches_by_op["relu.backward"] == 1
+    xn, wn, bn, cn = (_np(t) for t in (x, w, b, c))
+    hn = xn @ wn.T + bn
+    gh = np.where(hn > 0, cn, 0) + 2
+    np.testing.assert_allclose(_np(w.grad), gh.T @ xn, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_np(b.grad), gh.sum(0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_np(x.grad), gh @ wn, rtol=1e-5, atol=1e-5)
+
+
+def test_hooks_or_retain_grad_on_h_prevent_the_fold_and_see_the_masked_grad():
+    c = np.random.default_rng(0).standard_normal((5, 6))
+    ref = _mlp_grads(4, c)
+    for kind in ("tensor_hook", "retain_grad", "node_prehook", "node_hook", "hook_on_a"):
+        x, w, b = _params(4)
+        h = F.linear(x, w, b)
+        a = F.relu(h)
+        seen = []
+        if kind == "tensor_hook":
+            h.register_hook(lambda g: seen.append(_np(g)))
+        elif kind == "retain_grad":
+            h.retain_grad()
+        elif kind == "node_prehook":
+            h.grad_fn.register_prehook(lambda gs: seen.append(_np(gs[0])))
+        elif kind == "node_hook":
+            a.grad_fn.register_hook(lambda gi, go: seen.append(_np(gi[0])))
+        else:
+            a.register_hook(lambda g: seen.append(None))
+        with tgrad.profiler.profile() as prof:
+            (a * tgrad.tensor(c, dtype=tgrad.float32)).sum().backward()
+        assert prof.launches_by_op["relu.backward"] == 1, kind
+        masked = np.where(_np(h) > 0, c, 0).astype(np.float32)
+        if kind == "retain_grad":
+            np.testing.assert_array_equal(_np(h.grad), masked)
+        elif kind != "hook_on_a":
+            np.testing.assert_array_equal(seen[0], masked)
+        for got, want in zip((x, w, b), ref):
+            np.testing.assert_array_equal(_np(got.grad), want)
+
+
+def test_fold_with_retain_graph_and_freed_graph_errors():
+    c = np.random.default_rng(0).standard_normal((5, 6))
+    x, w, b = _params(5)
+    a = F.relu(F.linear(x, w, b))
+    loss = (a * tgrad.tensor(c, dtype=tgrad.float32)).sum()
+    loss.backward(retain_graph=True)
+    first = [_np(t.grad) for t in (x, w, b)]
+    with tgrad.profiler.profile() as prof:
+        loss.backward()
+    assert "relu.backward" not in prof.launches_by_op
+    for t, f in zip((x, w, b), first):
+        np.testing.assert_array_equal(_np(t.grad), 2 * f)
+    assert a.grad_fn._released
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+
+
+def test_fold_still_checks_the_relu_output_version():
+    x, w, b = _params(6)
+    a = F.relu(F.linear(x, w, b))
+    loss = (a * 2).sum()
+    with tgrad.no_grad():
+        a.mul_(3)
+    with pytest.raises(RuntimeError, match="which is output 0 of Relu, is at version 1; expected version 0"):
+        loss.backward()
+
+
+def test_fold_with_inputs_and_autograd_grad(no_fold):
+    c = tgrad.tensor(np.random.default_rng(0).standard_normal((5, 6)), dtype=tgrad.float32)
+
+    def grads(which):
+        x, w, b = _params(7)
+        h = F.linear(x, w, b)
+        loss = (F.relu(h) * c).sum()
+        if which == "grad_w":
+            return [_np(g) for g in tgrad.autograd.grad(loss, [w, b])]
+        if which == "grad_h":            # h is a requested input: its gradient is the masked one
+            return [_np(g) for g in tgrad.autograd.grad(loss, [h, w])]
+        loss.backward(inputs=[x])
+        return [_np(x.grad), w.grad]
+    for which in ("grad_w", "grad_h", "inputs"):
+        fused, plain = grads(which), no_fold(grads, which)
+        for f, p in zip(fused, plain):
+            assert (f is None and p is None) or np.array_equal(f, p)
+
+
+def test_create_graph_and_anomaly_do_not_fold():
+    x, w, b = _params(8)
+    a = F.relu(F.linear(x, w, b))
+    with tgrad.profiler.profile() as prof:
+        (gw,) = tgrad.autograd.grad((a * a).sum(), w, create_graph=True)
+    assert prof.launches_by_op["relu.backward"] == 1
+    with tgrad.autograd.set_detect_anomaly(True):
+        a = F.relu(F.linear(x, w, b))
+        with tgrad.profiler.profile() as prof:
+            a.sum().backward()
+    assert prof.launches_by_op["relu.backward"] == 1
+
+
+def test_gradcheck_mlp_with_the_fold():
+    rng = np.random.default_rng(9)
+    x = tgrad.tensor(rng.standard_normal((4, 3)), dtype=tgrad.float64, requires_grad=True)
+    w1 = tgrad.tensor(rng.standard_normal((5, 3)), dtype=tgrad.float64, requires_grad=True)
+    b1 = tgrad.tensor(rng.standard_normal(5), dtype=tgrad.float64, requires_grad=True)
+    w2 = tgrad.tensor(rng.standard_normal((2, 5)), dtype=tgrad.float64, requires_grad=True)
+    b2 = tgrad.tensor(rng.standard_normal(2), dtype=tgrad.float64, requires_grad=True)
+
+    def mlp(x, w1, b1, w2, b2):
+        return F.linear(F.relu(F.linear(x, w1, b1)), w2, b2)
+    assert tgrad.autograd.gradcheck(mlp, (x, w1, b1, w2, b2))
+    with tgrad.profiler.profile() as prof:
+        mlp(x, w1, b1, w2, b2).sum().backward()
+    assert "relu.backward" not in prof.launches_by_op

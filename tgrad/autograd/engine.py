@@ -17,6 +17,10 @@ own pre-hooks; after it: its post-hooks.  Unless ``retain_graph``, every
 node's saved tensors are released once it ran, so their memory returns to
 the allocator.
 
+A ReluBackward0 right after a ``linear`` node is folded into that node's
+backward when nothing can observe the gradient in between (``_fold_target``;
+one launch less per hidden layer, issue #6).
+
 The implicit gradient of a scalar output (``loss.backward()``) is a 1 copied
 from the host (no kernel launch) and is marked ``g._implicit_seed = True``:
 while its version counter is 0 it still holds exactly 1, so a backward rule
@@ -25,6 +29,7 @@ computed in forward (cross-entropy does).  The mark is dropped when the seed
 becomes a leaf's ``.grad``.
 """
 import heapq
+import threading
 import warnings
 
 import numpy as np
@@ -118,6 +123,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
     roots = grads = g = None
 
+    fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly.is_anomaly_enabled()
+    folded = {}     # id(linear node) -> the relu output whose mask its backward applies (_fold_target)
+
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             _, _, node = heapq.heappop(ready)
@@ -130,7 +138,16 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 run = accumulate and (inputs is None or (id(node), 0) in capture)
             else:
                 run = needed is None or id(node) in needed
-            outs = _run_node(node, gin, retain_graph) if run else ()   # nodes not run keep their saved tensors
+            lin = _fold_target(node, gin, deps, buffers, needed, capture) if (fold and run) else None
+            if lin is not None:         # relu's backward is left to the linear node below it
+                folded[id(lin)] = node._saved_tensors()["result"]
+                if not retain_graph:
+                    node._release()
+                outs = (gin[0],)
+            elif run:
+                outs = _run_node(node, gin, retain_graph, folded.pop(id(node), None))
+            else:
+                outs = ()               # nodes not run keep their saved tensors
             gin = None
             for (nxt, nr), g in zip(node.next_functions, outs or [None] * len(node.next_functions)):
                 if nxt is None:
@@ -177,7 +194,59 @@ def _nodes_leading_to(nodes, capture):
     return {k for k, v in memo.items() if v}
 
 
-def _run_node(node, gin, retain_graph):
+FOLD_RELU_INTO_LINEAR = True
+
+
+def _has_hooks(node):
+    d = node.__dict__
+    return bool(node._pre_hooks or node._hooks or d.get("_retain_refs")
+                or any(hooks for _, hooks in d.get("_tensor_pre_hooks", {}).values()))
+
+
+def _fold_target(node, gin, deps, buffers, needed, capture):
+    """The linear node into whose backward this ReluBackward0 may be folded, else None.
+
+    Why (issue #6, launches per training step): for ``relu(linear(x, W, b))``
+    the linear backward kernels can apply relu's mask (v > 0, v the relu
+    output) to the gradient as they load it, so relu's own
+    ``where(v > 0, g, 0)`` launch is saved.  Only when nothing can observe the
+    gradient in between: h = linear(...) has no other gradient coming
+    (``deps`` 1, nothing buffered), no hooks or retain_grad on either node,
+    h is not a requested input, and grad mode and anomaly mode are off
+    (checked by the caller).  ``FOLD_RELU_INTO_LINEAR = False`` turns it off.
+    """
+    op = getattr(node, "op", None)
+    if op is None or op.name != "relu" or len(node.next_functions) != 1 or gin[0] is None:
+        return None
+    lin, nr = node.next_functions[0]
+    lop = getattr(lin, "op", None)
+    if lop is None or lop.name != "linear" or lin._attrs.get("activation") is not None:
+        return None
+    meta = node._input_meta[0]
+    if (deps.get(id(lin)) != 1 or id(lin) in buffers or (id(lin), nr) in capture
+            or (needed is not None and id(lin) not in needed) or node._released or lin._released
+            or _has_hooks(node) or _has_hooks(lin)
+            or gin[0].dtype is not meta.dtype or tuple(gin[0].shape) != meta.shape):
+        return None
+    return lin
+
+
+_fold_lock = threading.Lock()
+
+
+def _apply_folded(node, gin, relu_output):
+    """A linear node's backward with relu's mask applied to the incoming gradient (``_fold_target``);
+    the rule reads ``relu_output`` from its attrs (locked: two threads may run backward on one graph)."""
+    with _fold_lock:
+        attrs = node._attrs
+        node._attrs = dict(attrs, relu_output=relu_output)
+        try:
+            return node.apply(tuple(gin))
+        finally:
+            node._attrs = attrs
+
+
+def _run_node(node, gin, retain_graph, relu_output=None):
     """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
     for out_nr, hooks in list(getattr(node, "_tensor_pre_hooks", {}).values()):
         if gin[out_nr] is not None:
@@ -201,7 +270,7 @@ def _run_node(node, gin, retain_graph):
             from .graph import FREED_MSG
             raise RuntimeError(FREED_MSG)
         try:
-            outs = node.apply(tuple(gin))
+            outs = node.apply(tuple(gin)) if relu_output is None else _apply_folded(node, gin, relu_output)
             if anomaly.is_anomaly_enabled():
                 anomaly.check_nan(node, outs)
         except Exception:

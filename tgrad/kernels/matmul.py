@@ -47,17 +47,18 @@ def _act(x, ACT: tl.constexpr):
 
 
 @triton.jit
-def _dact(v, ACT: tl.constexpr):
-    """act'(z) from v: the output y for relu/tanh/sigmoid, the pre-activation z for gelu."""
+def _times_dact(g, v, ACT: tl.constexpr):
+    """g * act'(z) from v: the output y for relu/tanh/sigmoid, the pre-activation z for gelu.  relu masks
+    with where(v > 0, g, 0) as ReluBackward0 does (a non-finite g where v <= 0 gives 0, not nan)."""
     if ACT == 1:
-        d = tl.where(v > 0, 1.0, 0.0)
+        r = tl.where(v > 0, g, 0.0)
     elif ACT == 2:
-        d = 0.5 * (1.0 + tl.math.erf(v * 0.7071067811865476)) + v * 0.3989422804014327 * tl.exp(-0.5 * v * v)
+        r = g * (0.5 * (1.0 + tl.math.erf(v * 0.7071067811865476)) + v * 0.3989422804014327 * tl.exp(-0.5 * v * v))
     elif ACT == 3:
-        d = 1.0 - v * v
+        r = g * (1.0 - v * v)
     else:
-        d = v * (1.0 - v)
-    return d
+        r = g * (v * (1.0 - v))
+    return r
 
 
 @triton.jit
@@ -94,7 +95,7 @@ def _batched_tiles(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr, NB, M, N, K, alp
         b = tl.load(b_ptr + rb * s_bb + kc * s_bk + rn * s_bn, mask=(rb < NB) & (kc < K) & (rn < N), other=0.0)
         if DACT != 0:
             v = tl.load(v_ptr + rb * s_vb + rm * s_vm + kr * s_vk, mask=a_mask, other=0.0).to(ACC)
-            a = _round_to(a.to(ACC) * _dact(v, DACT), a_ptr.dtype.element_ty)
+            a = _round_to(_times_dact(a.to(ACC), v, DACT), a_ptr.dtype.element_ty)
         if UPCAST:
             a = a.to(ACC)
             b = b.to(ACC)
@@ -151,7 +152,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
         b = tl.load(b_cols + kk[:, None] * s_bk, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
         if DACT != 0:
             v = tl.load(v_rows + kk[None, :] * s_vk, mask=a_mask, other=0.0).to(ACC)
-            a = _round_to(a.to(ACC) * _dact(v, DACT), a_ptr.dtype.element_ty)
+            a = _round_to(_times_dact(a.to(ACC), v, DACT), a_ptr.dtype.element_ty)
         if UPCAST:
             a = a.to(ACC)
             b = b.to(ACC)

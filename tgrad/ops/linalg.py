@@ -274,8 +274,10 @@ def linear_forward(input, weight, bias=None, *, activation=None):
 def linear_backward(ctx, grad):
     x, w, b = ctx.saved.get("input"), ctx.saved.get("weight"), ctx.saved.get("bias")
     act = ctx.attrs.get("activation")
-    v = None
-    if act == "gelu":
+    v = ctx.attrs.get("relu_output")        # set when the engine folded a following relu's backward in
+    if v is not None:
+        act = "relu"
+    elif act == "gelu":
         v = _c("linear", x, w, b)           # z: recomputed rather than kept alive
     elif act is not None:
         v = ctx.saved["result"]
