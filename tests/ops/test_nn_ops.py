@@ -268,6 +268,11 @@ def _ce_case(rng, device, dtype, kind):
     return name, x, t, w, kw
 
 
+def _cpu_only(device):
+    if device != "cpu":
+        pytest.skip("the loss forwards write the seed gradient on cpu only")
+
+
 KINDS = ["plain", "weights_ignore_smooth", "spatial_sum", "probabilities", "nll_weights_ignore", "nll2d_sum"]
 
 
@@ -276,6 +281,7 @@ KINDS = ["plain", "weights_ignore_smooth", "spatial_sum", "probabilities", "nll_
 def test_loss_backward_uses_the_gradient_the_forward_wrote(device, dtype, kind):
     """loss.backward() takes d loss / d x from the forward's launch: the very bits the backward kernel
     writes for grad_output = 1, and no cross_entropy_backward launch."""
+    _cpu_only(device)
     name, x, t, w, kw = _ce_case(np.random.default_rng(3), device, dtype, kind)
     loss = call(name, x, t, w, **kw)
     bwd = "nll_loss_backward" if name.startswith("nll") else "cross_entropy_backward"
@@ -324,6 +330,7 @@ def test_explicit_grad_create_graph_and_reduction_none_run_the_backward_kernel(d
 
 def test_retain_graph_twice_reuses_the_saved_gradient(device):
     """The saved gradient is handed to the leaf but stays the node's: three backwards give 3x."""
+    _cpu_only(device)
     rng = np.random.default_rng(5)
     x = T(rng.normal(size=(8, 5)), device, tgrad.float32, requires_grad=True)
     t = T(rng.integers(0, 5, 8), device)
@@ -337,6 +344,7 @@ def test_retain_graph_twice_reuses_the_saved_gradient(device):
 
 def test_saved_gradient_memory(device):
     """Allocated only when the graph is recorded; freed with the node's saved tensors."""
+    _cpu_only(device)
     rng = np.random.default_rng(6)
     x = T(rng.normal(size=(64, 10)), device, tgrad.float32, requires_grad=True)   # 2560 bytes, 5 blocks
     t = T(rng.integers(0, 10, 64), device)
@@ -360,3 +368,68 @@ def test_saved_gradient_memory(device):
     assert tgrad.memory_allocated(device) - base == 512 + 2 * 2560  # x.grad is a copy: the node keeps its own
     del loss
     assert tgrad.memory_allocated(device) - base == 2560
+
+
+POINTWISE = [("mse_loss", {}), ("mse_loss", dict(reduction="sum")), ("l1_loss", {}),
+             ("smooth_l1_loss", dict(beta=0.5)), ("huber_loss", dict(delta=0.7, reduction="sum")),
+             ("binary_cross_entropy", {}), ("binary_cross_entropy:w", {}),
+             ("binary_cross_entropy_with_logits", {}), ("binary_cross_entropy_with_logits:w:pw", {}),
+             ("kl_div", dict(reduction="batchmean")), ("kl_div", dict(reduction="sum", log_target=True))]
+
+
+@pytest.mark.parametrize("case", POINTWISE, ids=lambda c: c[0] + "-" + "-".join(f"{k}={v}" for k, v in c[1].items()))
+@pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.float64, tgrad.float16, tgrad.bfloat16])
+def test_pointwise_loss_backward_uses_the_gradient_the_forward_wrote(device, dtype, case):
+    """Point-wise losses too: the forward's launch writes d loss / d x for grad 1, bit for bit what the
+    backward kernel writes, and loss.backward() launches no loss kernel."""
+    _cpu_only(device)
+    kind, kw = case
+    rng = np.random.default_rng(7)
+    name, *extra = kind.split(":")
+    prob = name == "binary_cross_entropy"
+    x = T(rng.uniform(0.05, 0.95, (6, 5)) if prob else rng.normal(size=(6, 5)), device, dtype, requires_grad=True)
+    y = T(rng.uniform(0, 1, (6, 5)), device, dtype)
+    w = T(rng.uniform(0.5, 2, (5,)), device, dtype) if "w" in extra else None
+    pw = T(rng.uniform(0.5, 2, (5,)), device, dtype) if "pw" in extra else None
+    args = (x, y, w, pw) if name == "binary_cross_entropy_with_logits" else \
+        (x, y, w) if name == "binary_cross_entropy" else (x, y)
+    loss = call(name, *args, **kw)
+    with tgrad.no_grad():
+        want = call(name + "_backward", tgrad.ones_like(loss), x, y, w, pw, order=1, **kw).numpy()
+    COUNTER.enabled = True
+    try:
+        COUNTER.counts.clear()
+        loss.backward()
+        assert "loss_map_kernel" not in COUNTER.counts, dict(COUNTER.counts)
+    finally:
+        COUNTER.enabled = False
+    assert np.array_equal(x.grad.numpy().view(np.uint8), want.view(np.uint8))
+
+
+def test_pointwise_loss_seed_gradient_only_when_it_can_be_used(device):
+    """No gradient written under no_grad, for reduction='none' or a detached input; an explicit grad,
+    create_graph or a target that requires grad still get correct gradients."""
+    _cpu_only(device)
+    rng = np.random.default_rng(8)
+    x = T(rng.normal(size=(4, 3)), device, tgrad.float64, requires_grad=True)
+    y = T(rng.normal(size=(4, 3)), device, tgrad.float64, requires_grad=True)
+    base = tgrad.memory_allocated(device)
+    with tgrad.no_grad():
+        loss = call("mse_loss", x, y)
+    assert tgrad.memory_allocated(device) - base == 512
+    for loss in (call("mse_loss", x, y, reduction="none"), call("mse_loss", x.detach(), y.detach())):
+        with pytest.raises(AttributeError):
+            loss.grad_fn._saved_seed_grad if loss.grad_fn is not None else loss._no_such_attribute
+    loss = call("mse_loss", x, y)
+    loss.backward(tgrad.tensor(2.0, dtype=tgrad.float64, device=device), retain_graph=True)
+    d = 2 * (x.detach().numpy() - y.detach().numpy()) / 12
+    np.testing.assert_allclose(x.grad.numpy(), 2 * d, rtol=1e-15)
+    np.testing.assert_allclose(y.grad.numpy(), -2 * d, rtol=1e-15)
+    x.grad = y.grad = None
+    loss.backward()                                 # the implicit seed: the saved gradient, -it for y
+    np.testing.assert_allclose(x.grad.numpy(), d, rtol=1e-15)
+    np.testing.assert_allclose(y.grad.numpy(), -d, rtol=1e-15)
+    (gx,) = tgrad.autograd.grad(call("mse_loss", x, y), x, create_graph=True)
+    assert gx.requires_grad
+    (ggx,) = tgrad.autograd.grad(gx.sum(), x)
+    np.testing.assert_allclose(ggx.numpy(), np.full((4, 3), 2 / 12), rtol=1e-15)

@@ -380,7 +380,7 @@ def loss_fn(x, y, pw, p, LOSS: tl.constexpr, ORDER: tl.constexpr):
 
 
 @triton.jit
-def loss_map_kernel(x_ptr, y_ptr, w_ptr, pw_ptr, g_ptr, out_ptr, n_elements, p_hi, p_lo, scale_hi, scale_lo,
+def loss_map_kernel(x_ptr, y_ptr, w_ptr, pw_ptr, g_ptr, out_ptr, dx_ptr, n_elements, p_hi, p_lo, scale_hi, scale_lo,
                     d1, d2, d3, d4, d5,
                     sx0, sx1, sx2, sx3, sx4, sx5, sy0, sy1, sy2, sy3, sy4, sy5,
                     sw0, sw1, sw2, sw3, sw4, sw5, sp0, sp1, sp2, sp3, sp4, sp5,
@@ -388,8 +388,10 @@ def loss_map_kernel(x_ptr, y_ptr, w_ptr, pw_ptr, g_ptr, out_ptr, n_elements, p_h
                     LOSS: tl.constexpr, ORDER: tl.constexpr, HAS_W: tl.constexpr, HAS_PW: tl.constexpr,
                     HAS_G: tl.constexpr, X_ND: tl.constexpr, Y_ND: tl.constexpr, W_ND: tl.constexpr,
                     P_ND: tl.constexpr, G_ND: tl.constexpr, O_ND: tl.constexpr,
-                    COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """out[i] = loss_fn(x[i], y[i], pw[i]) * w[i] * g[i] * scale over broadcast strided operands."""
+                    HAS_DX: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i] = loss_fn(x[i], y[i], pw[i]) * w[i] * g[i] * scale over broadcast strided operands;
+    HAS_DX (forward only): also dx[i] = loss_fn'(x[i], y[i], pw[i]) * w[i] * scale, the gradient for g = 1
+    (dx is contiguous like out)."""
     p = tl.cast(p_hi, COMPUTE) + tl.cast(p_lo, COMPUTE)
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n_elements
@@ -403,18 +405,27 @@ def loss_map_kernel(x_ptr, y_ptr, w_ptr, pw_ptr, g_ptr, out_ptr, n_elements, p_h
     else:
         pw = tl.zeros_like(x) + 1.0
     r = loss_fn(x, y, pw, p, LOSS, ORDER)
+    scale = tl.cast(scale_hi, COMPUTE) + tl.cast(scale_lo, COMPUTE)
+    if HAS_DX:
+        r1 = loss_fn(x, y, pw, p, LOSS, 1)
     if HAS_W:
-        r = r * tl.load(w_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sw0, sw1, sw2, sw3, sw4, sw5, W_ND),
-                        mask=mask, other=0.0).to(COMPUTE)
+        w = tl.load(w_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sw0, sw1, sw2, sw3, sw4, sw5, W_ND),
+                    mask=mask, other=0.0).to(COMPUTE)
+        r = r * w
+        if HAS_DX:
+            r1 = r1 * w
     if HAS_G:
         r = r * tl.load(g_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sg0, sg1, sg2, sg3, sg4, sg5, G_ND),
                         mask=mask, other=0.0).to(COMPUTE)
-    cast_store(out_ptr + strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND),
-               r * (tl.cast(scale_hi, COMPUTE) + tl.cast(scale_lo, COMPUTE)), mask)
+    oo = strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND)
+    cast_store(out_ptr + oo, r * scale, mask)
+    if HAS_DX:
+        cast_store(dx_ptr + oo, r1 * scale, mask)
 
 
-def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0):
-    """out = f^(order)(x, y) * w * g * scale (w, pw, g may be None); operands broadcast to out.shape."""
+def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None):
+    """out = f^(order)(x, y) * w * g * scale (w, pw, g may be None); operands broadcast to out.shape.
+    ``dx`` (order 0, out's strides): also f'(x, y) * w * scale, the gradient for g = 1, in the same launch."""
     n = out.numel()
     if n == 0:
         return out
@@ -422,7 +433,8 @@ def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0):
     ops = [x, y, w if w is not None else x, pw if pw is not None else x, g if g is not None else x]
     strides = [G.expand_strides(t.shape, t.stride(), out.shape) for t in ops] + [list(out.stride())]
     sizes, per = G.launch_geometry(out.shape, strides)
-    args = [kptr(t) for t in ops] + [kptr(out), n, *split_float(p), *split_float(scale)] + sizes
+    args = [kptr(t) for t in ops] + [kptr(out), kptr(dx if dx is not None else out), n, *split_float(p),
+                                     *split_float(scale)] + sizes
     for st, _ in per:
         args += st
     nds = [nd for _, nd in per]
@@ -430,5 +442,6 @@ def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0):
     launch(loss_map_kernel, (triton.cdiv(n, block),), dev, args,
            {"LOSS": loss, "ORDER": order, "HAS_W": w is not None, "HAS_PW": pw is not None,
             "HAS_G": g is not None, "X_ND": nds[0], "Y_ND": nds[1], "W_ND": nds[2], "P_ND": nds[3],
-            "G_ND": nds[4], "O_ND": nds[5], "COMPUTE": compute_type(out.dtype), "BLOCK": block})
+            "G_ND": nds[4], "O_ND": nds[5], "HAS_DX": dx is not None, "COMPUTE": compute_type(out.dtype),
+            "BLOCK": block})
     return out

@@ -248,17 +248,24 @@ def _loss_rows_rule(bwd_name):
         x, t, w = ctx.saved["self"], ctx.saved["target"], ctx.saved.get("weight")
         dx = None
         if ctx.needs_input_grad[0]:
-            seed_grad = ctx.saved.get("seed_grad")
-            if (seed_grad is not None and getattr(grad, "_implicit_seed", False) and grad._version[0] == 0
-                    and not _grad_enabled()):
-                dx = seed_grad      # loss.backward(): the forward wrote this gradient for grad = 1 (unmodified)
-            else:
+            dx = _seed_grad(ctx, grad)
+            if dx is None:
                 dx = _call(bwd_name, grad, x, t, w, **_rows_attrs(ctx))[0]
         dt = None
         if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1] and t.dtype.is_floating_point:
             dt = _prob_target_grad(ctx, grad, x, w)
         return (dx, dt) + (None,) * (len(ctx.needs_input_grad) - 2)
     return backward
+
+
+def _seed_grad(ctx, grad):
+    """The gradient the forward wrote for grad = 1, if ``grad`` is loss.backward()'s unmodified implicit seed
+    and no graph is recorded (the saved tensor is a constant); else None."""
+    seed_grad = ctx.saved.get("seed_grad")
+    if (seed_grad is not None and getattr(grad, "_implicit_seed", False) and grad._version[0] == 0
+            and not _grad_enabled()):
+        return seed_grad
+    return None
 
 
 def _grad_enabled():
@@ -401,8 +408,16 @@ def _pointwise_loss(name):
         e = empty(shape, dt, input.device)
         red = attrs.get("reduction", "mean")
         scale = _loss_scale(red, shape, input.shape[0] if input.dim() else 1)
-        KL.loss_map(_code(name, attrs), 0, input, target, weight, pos_weight, None, e, _param(name, attrs), scale)
-        return _reduce_loss(e, red)
+        dx = None
+        if (red != "none" and dt is input.dtype and e.numel() and input.device.type == "cpu"
+                and (input.requires_grad or target.requires_grad) and _grad_recording()):
+            dx = empty(shape, dt, input.device)     # the gradient for an implicit seed, as cross_entropy does
+        KL.loss_map(_code(name, attrs), 0, input, target, weight, pos_weight, None, e, _param(name, attrs), scale,
+                    dx=dx)
+        out = _reduce_loss(e, red)
+        if dx is not None:
+            out._forward_saved = {"seed_grad": dx}
+        return out
     return forward
 
 
@@ -419,7 +434,9 @@ def _pointwise_rule(name):
         needs = ctx.needs_input_grad
         gx = gy = gw = None
         if needs[0] or (needs[1] and name in _XY_LOSSES):
-            gx = _call(bname, grad, x, y, w, pw, order=1, **ctx.attrs)
+            gx = _seed_grad(ctx, grad)
+            if gx is None:
+                gx = _call(bname, grad, x, y, w, pw, order=1, **ctx.attrs)
         if needs[1] and name in _XY_LOSSES:
             gy = gx.neg()
         if len(needs) > 2 and needs[2]:
