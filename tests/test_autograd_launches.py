@@ -412,3 +412,18 @@ def test_gradcheck_mlp_with_the_fold():
     with tgrad.profiler.profile() as prof:
         mlp(x, w1, b1, w2, b2).sum().backward()
     assert "relu.backward" not in prof.launches_by_op
+
+
+def test_add_and_sub_compute_no_gradient_for_a_constant_operand():
+    """y - c and y + alpha * c with c not requiring grad: no neg/mul launch for c's gradient."""
+    x = leaf([1.0, -2.0, 3.0])
+    c = tgrad.tensor([0.5, 0.5, 0.5])
+    for y in (x - c, x.add(c, alpha=3), x.sub(c, alpha=2)):
+        x.grad = None
+        with tgrad.profiler.profile() as prof:
+            (y * 2.0).sum().backward()
+        assert not any(k in prof.launches_by_op for k in ("sub.backward", "add.backward")), prof.launches_by_op
+        np.testing.assert_array_equal(_np(x.grad), [2.0, 2.0, 2.0])
+    y = leaf([1.0, 1.0, 1.0])
+    (x - y * 1.0).sum().backward()                # a graph operand still gets -grad
+    np.testing.assert_array_equal(_np(y.grad), [-1.0, -1.0, -1.0])

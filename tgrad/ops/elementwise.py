@@ -142,7 +142,7 @@ def add_forward(self, other, *, alpha=1, out=None):
 
 def add_backward(ctx, grad):
     a = ctx.attrs.get("alpha", 1)
-    return grad, (grad if a == 1 else grad.mul(a))
+    return grad, (None if not ctx.needs_input_grad[1] else grad if a == 1 else grad.mul(a))
 
 
 def sub_forward(self, other, *, alpha=1, out=None):
@@ -155,7 +155,7 @@ def sub_forward(self, other, *, alpha=1, out=None):
 
 def sub_backward(ctx, grad):
     a = ctx.attrs.get("alpha", 1)
-    return grad, (grad.neg() if a == 1 else grad.mul(-a))
+    return grad, (None if not ctx.needs_input_grad[1] else grad.neg() if a == 1 else grad.mul(-a))
 
 
 mul_forward = _binary(K.mul_fn)
