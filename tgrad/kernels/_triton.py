@@ -229,7 +229,7 @@ _PURE = {"create_splat", "create_addptr", "create_broadcast", "create_expand_dim
 class Tape:
     """The recorded, lowered builder ops of one program of one launch key."""
 
-    __slots__ = ("ops", "nslots")
+    __slots__ = ("ops", "slots")
 
 
 class _HostArray:
@@ -312,8 +312,8 @@ def _pieces(shape, n):
     return tuple(out)
 
 
-def _nested_load(base, start, strides, shape, pieces, n_block, np_dtype, other, tt):
-    v = _view(int(base.data[0]) + start, shape, strides, np_dtype)
+def _nested_load(addr, shape, strides, pieces, n_block, np_dtype, other):
+    v = _view(addr, shape, strides, np_dtype)
     out = np.empty(n_block, dtype=np_dtype)
     done = 0
     for idx, f0, cnt in pieces:
@@ -321,15 +321,14 @@ def _nested_load(base, start, strides, shape, pieces, n_block, np_dtype, other, 
         done = f0 + cnt
     if done < n_block:
         out[done:] = other if np.ndim(other) == 0 else np.broadcast_to(other, (n_block,))[done:]
-    return _I.TensorHandle(out, tt)
+    return out
 
 
-def _nested_store(base, value, start, strides, shape, pieces, np_dtype):
-    v = _view(int(base.data[0]) + start, shape, strides, np_dtype)
-    data = np.broadcast_to(value.data, (int(np.prod(shape)),))
+def _nested_store(addr, value, shape, strides, pieces, np_dtype):
+    v = _view(addr, shape, strides, np_dtype)
+    data = np.broadcast_to(value, (int(np.prod(shape)),))
     for idx, f0, cnt in pieces:
         v[idx] = data[f0:f0 + cnt].reshape(v[idx].shape)
-    return None
 
 
 def _box(mask, shape):
@@ -352,39 +351,36 @@ def _box(mask, shape):
     return tuple(lens) if np.array_equal(box, m) else False
 
 
-def _lowered_load(base, start, strides, box, shape, np_dtype, other, tt):
-    full = tuple(box) == tuple(shape)
-    v = _view(int(base.data[0]) + start, box, strides, np_dtype) if all(box) else None
-    if full:
-        out = np.array(v)
-    else:
-        out = np.array(np.broadcast_to(other, shape), dtype=np_dtype)
-        if v is not None:
-            out[tuple(slice(0, c) for c in box)] = v
-    return _I.TensorHandle(out, tt)
+class _Val:
+    """What record knows of a value at compile time: a slot (``slot`` set) or a constant handle/object."""
 
+    __slots__ = ("slot", "obj", "ty", "np_dtype", "shape")
 
-def _lowered_store(base, value, start, strides, box, np_dtype):
-    if not all(box):
-        return None
-    v = _view(int(base.data[0]) + start, box, strides, np_dtype)
-    data = np.broadcast_to(value.data, value.data.shape)
-    v[...] = data[tuple(slice(0, c) for c in box)]
-    return None
+    def __init__(self, slot, obj, h):
+        self.slot, self.obj = slot, obj
+        ok = isinstance(h, _I.TensorHandle)
+        self.ty = h.dtype if ok else None
+        self.np_dtype = h.data.dtype if ok else None
+        self.shape = h.data.shape if ok else None
 
 
 def record(fn, kw, dyn_names, base_values):
-    """Run fn(**kw) (one program), recording dynamic builder ops. Returns (tape, replayable)."""
+    """Run fn(**kw) (one program), recording dynamic builder ops. Returns (tape, replayable).
+
+    A tape op is (name, f, vals, kwargs, out_slots, lowered): ``vals`` are _Val per positional argument,
+    ``lowered`` a (kind, params) for loads/stores turned into numpy views (else None)."""
     real = _I.interpreter_builder
     dyn, keep, ops, bad = {}, [], [], []
     prov = {}      # id(handle) -> pointer slot it is (base + constant offsets) of
-    nslots = [0]
+    slot_h = []    # the recorded handle of each slot (types and shapes for the compiler)
 
     def reg(h):
-        s = nslots[0]
-        nslots[0] += 1
+        s = len(slot_h)
+        if not isinstance(h, _I.TensorHandle):
+            bad.append(f"builder returned {type(h).__name__}")
         dyn[id(h)] = s
         keep.append(h)
+        slot_h.append(h)
         return s
 
     for nm, bv in zip(dyn_names, base_values):
@@ -392,6 +388,10 @@ def record(fn, kw, dyn_names, base_values):
         if bv is not None:
             prov[id(kw[nm].handle)] = s
     bases = dict(enumerate(base_values))
+
+    def val(v):
+        s = dyn.get(id(v)) if isinstance(v, _I.TensorHandle) else None
+        return _Val(s, v, slot_h[s] if s is not None else v)
 
     def lower(name, args):
         if name == "create_masked_load":
@@ -407,47 +407,29 @@ def record(fn, kw, dyn_names, base_values):
         rel = ptrs.data.astype(np.int64) - np.int64(bases[s])
         aff = _affine(rel, np_dtype.itemsize)
         box = _box(None if mask is None else mask.data, ptrs.data.shape)
+        oth = 0 if other is None else other.data
         if (aff is None or box is False) and rel.ndim == 1:
-            return lower_nested(name, args, s, rel, np_dtype, mask, other)
+            n = _prefix_len(None if mask is None else mask.data, rel.size)
+            shp = _factorize(rel)
+            if n < 0 or shp is None:
+                return None
+            aff = _affine(rel.reshape(shp), np_dtype.itemsize)
+            if aff is None:
+                return None
+            p = dict(base=s, start=aff[0], strides=aff[1], shape=tuple(shp), pieces=_pieces(shp, n),
+                     n=rel.size, np_dtype=np_dtype, other=oth)
+            return ("nload" if name == "create_masked_load" else "nstore"), p
         if aff is None or box is False:
             return None
-        start, strides = aff
-        if name == "create_masked_load":
-            oth = 0 if other is None else other.data
-            tt = ptrs.get_element_ty()
-            return (_lowered_load, ((True, s), (False, start), (False, strides), (False, box),
-                                    (False, ptrs.data.shape), (False, np_dtype), (False, oth), (False, tt)))
-        val = args[1]
-        return (_lowered_store, ((True, s), (id(val) in dyn, dyn.get(id(val), val)), (False, start),
-                                 (False, strides), (False, box), (False, np_dtype)))
+        p = dict(base=s, start=aff[0], strides=aff[1], box=box, shape=ptrs.data.shape, np_dtype=np_dtype,
+                 other=oth)
+        return ("load" if name == "create_masked_load" else "store"), p
 
-    def lower_nested(name, args, s, rel, np_dtype, mask, other):
-        n = _prefix_len(None if mask is None else mask.data, rel.size)
-        shp = _factorize(rel)
-        if n < 0 or shp is None:
-            return None
-        aff = _affine(rel.reshape(shp), np_dtype.itemsize)
-        if aff is None:
-            return None
-        start, strides = aff
-        pieces = _pieces(shp, n)
-        if name == "create_masked_load":
-            oth = 0 if other is None else other.data
-            return (_nested_load, ((True, s), (False, start), (False, strides), (False, tuple(shp)),
-                                   (False, pieces), (False, rel.size), (False, np_dtype), (False, oth),
-                                   (False, args[0].get_element_ty())))
-        val = args[1]
-        return (_nested_store, ((True, s), (id(val) in dyn, dyn.get(id(val), val)), (False, start),
-                                (False, strides), (False, tuple(shp)), (False, pieces), (False, np_dtype)))
-
-    def note(f, name, args, kwargs, out):
-        spec, isdyn = [], False
+    def note(f, name, args, kwargs, out, extra=None):
+        isdyn = False
         for v in args:
             if isinstance(v, _I.TensorHandle) and id(v) in dyn:
-                spec.append((True, dyn[id(v)]))
                 isdyn = True
-            else:
-                spec.append((False, v))
         for v in kwargs.values():
             if isinstance(v, _I.TensorHandle) and id(v) in dyn:
                 bad.append("dynamic handle passed by keyword")
@@ -455,6 +437,7 @@ def record(fn, kw, dyn_names, base_values):
         keep.append(out)
         if not isdyn:
             return
+        vals = [val(v) for v in args]
         if isinstance(out, (tuple, list)):
             slot = tuple(reg(h) for h in out)
         elif out is None:
@@ -465,11 +448,7 @@ def record(fn, kw, dyn_names, base_values):
             dyn_in = [v for v in args if isinstance(v, _I.TensorHandle) and id(v) in dyn]
             if len(dyn_in) == 1 and id(dyn_in[0]) in prov and out is not None:
                 prov[id(out)] = prov[id(dyn_in[0])]
-        low = lower(name, args)
-        if low is not None:
-            ops.append((low[0], low[1], {}, slot, name))
-        else:
-            ops.append((f, tuple(spec), kwargs, slot, name))
+        ops.append((name, f, vals, kwargs, slot, lower(name, args) or extra))
 
     class Rec:
         def __getattr__(self, name):
@@ -497,7 +476,8 @@ def record(fn, kw, dyn_names, base_values):
                 r = orig(self_, tuple(tl.tensor(h, ty) for h, ty in zip(hs, in_types)))
                 return tuple(t.handle for t in r) if multi else r.handle
             note(op, "reduce_scan", [t.handle for t in input], {},
-                 tuple(t.handle for t in outs) if multi else outs[0].handle)
+                 tuple(t.handle for t in outs) if multi else outs[0].handle,
+                 ("reduce", (self_, in_types)) if not multi else None)
             return out
         patched.append((cls, orig))
         cls.apply_impl = rec_impl
@@ -522,7 +502,7 @@ def record(fn, kw, dyn_names, base_values):
             cls.apply_impl = orig
     t = Tape()
     t.ops = _dce(ops)
-    t.nslots = nslots[0]
+    t.slots = [_Val(s, None, h) for s, h in enumerate(slot_h)]
     return t, not bad
 
 
@@ -530,30 +510,295 @@ def _dce(ops):
     """Drop pure ops whose outputs nothing later reads."""
     used = set()
     keep = []
-    for f, spec, kwargs, slot, name in reversed(ops):
+    for op in reversed(ops):
+        name, vals, slot = op[0], op[2], op[4]
         outs = slot if isinstance(slot, tuple) else (() if slot is None else (slot,))
         if name in _PURE and not any(o in used for o in outs):
             continue
-        for d, v in spec:
-            if d:
-                used.add(v)
-        keep.append((f, spec, kwargs, slot))
+        low = op[5]
+        if low is not None and low[0] in ("load", "nload"):
+            pass                                  # reads only its base pointer, an input slot
+        elif low is not None and low[0] in ("store", "nstore"):
+            if vals[1].slot is not None:
+                used.add(vals[1].slot)
+        else:
+            used.update(v.slot for v in vals if v.slot is not None)
+        keep.append(op)
     keep.reverse()
     return keep
 
 
-def replay(tape, handles):
-    slots = [None] * tape.nslots
-    slots[:len(handles)] = handles
-    for f, spec, kwargs, out in tape.ops:
-        r = f(*[slots[v] if d else v for d, v in spec], **kwargs)
-        if out is not None:
-            if type(out) is tuple:
-                for s, h in zip(out, r):
-                    slots[s] = h
-            else:
-                slots[out] = r
+# ---------------------------------------------------------------- tape compiler
+# A tape becomes one Python function over raw numpy arrays: each builder op the interpreter implements
+# as a plain numpy expression is emitted as that expression (same ufunc, same casts, so bit-identical);
+# anything else calls the builder on TensorHandles rebuilt from the recorded types.
+_B = _I.InterpreterBuilder
 
+
+def _same_code(name, template):
+    f, t = getattr(_B, name, None), getattr(_B, template)
+    return getattr(f, "__code__", None) is not None and f.__code__.co_code == t.__code__.co_code \
+        and f.__code__.co_names[:-1] == t.__code__.co_names[:-1]
+
+
+def _builder_kind(name):
+    """("binary", ufunc) / ("unary", ufunc) / ("cast", None) / ("bitcast", None) for builder methods that
+    are one-line lambdas over binary_op / unary_op / cast_impl (read from their bytecode), else None."""
+    f = getattr(_B, name, None)
+    if f is None:
+        return None
+    if f is _B.create_bitcast:
+        return ("bitcast", None)
+    if _same_code(name, "create_fadd") and f.__code__.co_names[:2] == ("binary_op", "np"):
+        return ("binary", getattr(np, f.__code__.co_names[2]))
+    if _same_code(name, "create_exp") and f.__code__.co_names[:2] == ("unary_op", "np"):
+        return ("unary", getattr(np, f.__code__.co_names[2]))
+    for tmpl in ("create_fp_ext", "create_int_cast"):
+        if getattr(f, "__code__", None) is not None and f.__code__.co_code == getattr(_B, tmpl).__code__.co_code \
+                and f.__code__.co_names == ("cast_impl",):
+            return ("cast", None)
+    return None
+
+
+_KINDS = {}
+
+
+def _kind(name):
+    k = _KINDS.get(name, 0)
+    if k == 0:
+        k = _KINDS[name] = _builder_kind(name)
+    return k
+
+
+def _th(data, dtype):
+    # a TensorHandle without the dataclass __init__/__post_init__ (the recorded run validated these types)
+    h = _TH_new(_TH)
+    h.data = data
+    h.dtype = dtype
+    h.attr = {}
+    return h
+
+
+_TH = _I.TensorHandle
+_TH_new = object.__new__
+
+
+def _to_data(ret, np_dtype):
+    # ReduceScanOpInterface.to_tensor, data part
+    if hasattr(ret, "shape") and ret.shape:
+        return ret.astype(np_dtype)
+    return np.array([ret]).astype(np_dtype)
+
+
+def _elem_ty(ty):
+    while hasattr(ty, "element_ty"):
+        ty = ty.element_ty
+    return ty
+
+
+def _empty(v):
+    return np.empty((0,), v.np_dtype)
+
+
+class _Emitter:
+    def __init__(self, kinds):
+        self.ns = {"_np": np, "_th": _th, "_view": _view, "_HostArray": _HostArray, "_nparray": np.array,
+                   "_u64": np.uint64, "_f32": np.float32, "_dynh": _dyn_handle, "_full": np.full,
+                   "_bt": np.broadcast_to, "_iload": _I._interpreter.load, "_istore": _I._interpreter.store,
+                   "_to_data": _to_data, "_nested_load": _nested_load, "_nested_store": _nested_store}
+        self.consts = {}
+        self.lines = []
+        self.kinds = kinds
+        self.inputs_used = set()
+
+    def k(self, v):
+        key = (type(v), id(v))
+        name = self.consts.get(key)
+        if name is None:
+            name = self.consts[key] = f"_k{len(self.consts)}"
+            self.ns[name] = v
+        return name
+
+    def var(self, p, s):
+        if s < len(self.kinds):
+            self.inputs_used.add(s)
+            return f"x{s}"
+        return f"s{p}_{s}"
+
+    def arr(self, p, v):
+        """Expression of a value's numpy data."""
+        if v.slot is not None:
+            return self.var(p, v.slot)
+        return self.k(v.obj.data)
+
+    def handle(self, p, v, slots):
+        if v.slot is not None:
+            return f"_th({self.var(p, v.slot)}, {self.k(slots[v.slot].ty)})"
+        return self.k(v.obj)
+
+
+_LOWERED_BY_NAME = frozenset({"create_select", "create_splat", "create_addptr", "create_expand_dims",
+                              "create_broadcast", "create_reshape", "create_trans", "create_idiv", "create_sdiv",
+                              "create_udiv", "create_rsqrt", "create_fabs", "create_fma", "create_dot",
+                              "create_masked_load", "create_masked_store"})
+
+
+def _lower_expr(e, p, name, vals, kwargs, out, extra):
+    """A numpy expression for one builder op (as InterpreterBuilder computes it), or None."""
+    if kwargs or not isinstance(out, _Val) or out.ty is None:
+        return None
+    a = [e.arr(p, v) if v.ty is not None else None for v in vals]
+    kind = _kind(name)
+    if kind is not None:
+        k, uf = kind
+        if k == "binary" and len(vals) == 2 and None not in a:
+            if vals[0].np_dtype == np.bool_ and vals[1].np_dtype == np.bool_:
+                return None
+            try:
+                raw = uf(_empty(vals[0]), _empty(vals[1])).dtype
+            except TypeError:
+                return None
+            x = f"{e.k(uf)}({a[0]}, {a[1]})"
+            return x if raw == out.np_dtype else f"{x}.astype({e.k(out.np_dtype)})"
+        if k == "unary" and len(vals) == 1 and a[0] is not None:
+            return f"{e.k(uf)}({a[0]})"
+        if k in ("cast", "bitcast") and len(vals) >= 2 and a[0] is not None:
+            src, dst = vals[0].ty.scalar, vals[1].obj
+            dt = _I._get_np_dtype(dst)
+            if k == "bitcast":
+                return f"{a[0]}.view({e.k(dt)})"
+            if {src, dst.scalar} == {tl.bfloat16, tl.float32}:
+                return None
+            return f"{a[0]}.astype({e.k(dt)})"
+        return None
+    if name == "create_select" and len(vals) == 3 and None not in a:
+        raw = np.where(_empty(vals[0]), _empty(vals[1]), _empty(vals[2])).dtype
+        x = f"_np.where({a[0]}, {a[1]}, {a[2]})"
+        return x if raw == out.np_dtype else f"{x}.astype({e.k(out.np_dtype)})"
+    if name == "create_splat" and len(vals) == 2 and a[1] is not None:
+        ty = vals[1].ty
+        x = f"{a[1]}[0]" if isinstance(ty, tl.block_type) else a[1]
+        return f"_full({e.k(vals[0].obj.shape)}, {x}, dtype={e.k(_I._get_np_dtype(ty))})"
+    if name == "create_addptr" and len(vals) == 2 and None not in a:
+        bw = max(1, _elem_ty(vals[0].ty).primitive_bitwidth // 8)
+        return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
+    if name == "create_expand_dims" and len(vals) == 2 and a[0] is not None:
+        return f"_np.expand_dims({a[0]}, {e.k(vals[1].obj)})"
+    if name == "create_broadcast" and len(vals) == 2 and a[0] is not None:
+        return f"_bt({a[0]}, {e.k(vals[1].obj)})"
+    if name == "create_reshape" and len(vals) == 3 and a[0] is not None:
+        return f"{a[0]}.reshape({e.k(vals[1].obj)})"
+    if name == "create_trans" and len(vals) == 2 and a[0] is not None:
+        return f"_np.transpose({a[0]}, {e.k(vals[1].obj)})"
+    if name in ("create_idiv", "create_sdiv", "create_udiv") and len(vals) == 2 and None not in a:
+        return f"(({a[0]} - _np.fmod({a[0]}, {a[1]})) // {a[1]})"
+    if name == "create_rsqrt" and len(vals) == 1 and a[0] is not None:
+        return f"(1 / _np.sqrt({a[0]}))"
+    if name == "create_fabs" and len(vals) == 1 and a[0] is not None:
+        ty = vals[0].ty
+        u = getattr(np, f"uint{ty.primitive_bitwidth}")
+        mask = (1 << (ty.primitive_bitwidth - 1)) - 1
+        return f"({a[0]}.view({e.k(u)}) & {mask}).view({e.k(_I._get_np_dtype(ty))})"
+    if name == "create_fma" and len(vals) == 3 and None not in a:
+        fma = {np.dtype(np.float32): _I._interpreter.fma_fp32, np.dtype(np.float64): _I._interpreter.fma_fp64}
+        f = fma.get(vals[2].np_dtype)
+        return None if f is None else f"{e.k(f)}(*_np.broadcast_arrays({a[0]}, {a[1]}, {a[2]}))"
+    if name == "create_dot" and len(vals) == 5 and None not in a[:3]:
+        if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() for v in vals[:2]):
+            return None
+        return f"(_np.matmul({a[0]}, {a[1]}, dtype={e.k(vals[2].np_dtype)}) + {a[2]})"
+    if name == "create_masked_load" and len(vals) == 5 and None not in a[:2]:
+        dt = _I._get_np_dtype(_elem_ty(vals[0].ty))
+        oth = a[2] if a[2] is not None else f"_np.zeros_like({a[0]}, dtype={e.k(dt)})"
+        return f"_iload({a[0]}, {a[1]}, {oth}, {e.k(dt)})"
+    if extra is not None and extra[0] == "reduce" and len(vals) == 1:
+        red, in_types = extra[1]
+        f = {id(tl.standard._sum_combine): np.sum, id(tl.standard._elementwise_max): np.nanmax,
+             id(tl.standard._elementwise_min): np.nanmin}.get(id(red.combine_fn))
+        if type(red) is not _I.ReduceOps or f is None or a[0] is None:
+            return None
+        dt = _I._get_np_dtype(in_types[0])
+        return f"_to_data({e.k(f)}({a[0]}, axis={red.axis!r}, keepdims={red.keep_dims!r}), {e.k(dt)})"
+    return None
+
+
+def _emit_op(e, p, slots, op):
+    name, f, vals, kwargs, out, low = op
+    if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+        return _emit_lowered(e, p, vals, out, low)
+    lines = e.lines
+    if out is not None and type(out) is not tuple:
+        x = _lower_expr(e, p, name, vals, kwargs, slots[out], low)
+        if x is not None:
+            lines.append(f"{e.var(p, out)} = {x}")
+            return
+    if name == "create_masked_store" and len(vals) == 4 and not kwargs and all(v.ty is not None for v in vals[:3]):
+        lines.append(f"_istore({e.arr(p, vals[0])}, {e.arr(p, vals[1])}, {e.arr(p, vals[2])})")
+        return
+    args = [e.handle(p, v, slots) for v in vals]
+    lines.append(f"# {name}")
+    call = f"{e.k(f)}({', '.join(args)}{', **' + e.k(kwargs) if kwargs else ''})"
+    if out is None:
+        lines.append(call)
+    elif type(out) is tuple:
+        lines.append(f"_r = {call}")
+        lines.extend(f"{e.var(p, s)} = _r[{i}].data" for i, s in enumerate(out))
+    else:
+        lines.append(f"{e.var(p, out)} = {call}.data")
+
+
+def _emit_lowered(e, p, vals, out, low):
+    kind, q = low
+    lines = e.lines
+    dt = e.k(q["np_dtype"])
+    addr = f"a{q['base']}.ptr + {q['start']}"
+    if kind == "nload":
+        lines.append(f"{e.var(p, out)} = _nested_load({addr}, {q['shape']!r}, {q['strides']!r}, "
+                     f"{e.k(q['pieces'])}, {q['n']}, {dt}, {e.k(q['other'])})")
+        return
+    if kind == "nstore":
+        lines.append(f"_nested_store({addr}, {e.arr(p, vals[1])}, {q['shape']!r}, {q['strides']!r}, "
+                     f"{e.k(q['pieces'])}, {dt})")
+        return
+    box, shape = tuple(q["box"]), tuple(q["shape"])
+    view = f"_view({addr}, {box!r}, {q['strides']!r}, {dt})"
+    sl = e.k(tuple(slice(0, c) for c in box))
+    if kind == "load":
+        o = e.var(p, out)
+        if box == shape:
+            lines.append(f"{o} = _nparray({view})")
+            return
+        fill = e.k(np.array(np.broadcast_to(q["other"], shape), dtype=q["np_dtype"]))
+        lines.append(f"{o} = {fill}.copy()")
+        if all(box):
+            lines.append(f"{o}[{sl}] = {view}")
+        return
+    if all(box):
+        data = e.arr(p, vals[1])
+        lines.append(f"{view}[...] = {data}" if box == tuple(vals[1].shape) else f"{view}[...] = {data}[{sl}]")
+
+
+def _compile(tapes, kinds):
+    """One function ``run(*dyn_args)`` replaying every program's tape. kinds[i]: "ptr", "f32" or "int"."""
+    e = _Emitter(kinds)
+    for p, t in enumerate(tapes):
+        for op in t.ops:
+            _emit_op(e, p, t.slots, op)
+    head = []
+    for i in sorted(e.inputs_used):
+        kd = kinds[i]
+        if kd == "ptr":
+            head.append(f"x{i} = _nparray([a{i}.ptr], dtype=_u64)")
+        elif kd == "f32":
+            head.append(f"x{i} = _nparray([a{i}], dtype=_f32)")
+        else:
+            head.append(f"x{i} = _dynh(a{i}).data")
+    body = head + e.lines or ["pass"]
+    src = f"def run({', '.join(f'a{i}' for i in range(len(kinds)))}):\n" + "".join(f"    {ln}\n" for ln in body)
+    exec(compile(src, "<tgrad tape>", "exec"), e.ns)
+    run = e.ns["run"]
+    run.source = src
+    return run
 
 
 _TAPES = {}
@@ -598,8 +843,8 @@ def _run_trace(kernel, grid, args, constexprs):
         dyn_vals.append(a)
     g = tuple(grid) + (1,) * (3 - len(grid))
     key = (kernel, g, tuple(keyp), tuple((k, _ckey(v)) for k, v in constexprs.items()))
-    tapes = _TAPES.get(key)
-    if tapes is None:
+    run = _TAPES.get(key)
+    if run is None:
         n = _SEEN.get(key, 0) + 1
         _SEEN[key] = n
         if n < TRACE_AFTER:
@@ -623,13 +868,12 @@ def _run_trace(kernel, grid, args, constexprs):
                     t, good = record(fn, kw, dyn_names, base_values)
                     ok = ok and good
                     tapes.append(t)
-        _TAPES[key] = tapes if ok else False
+        kinds = ["ptr" if type(a) is Ptr else "f32" if type(a) is float else "int" for a in dyn_vals]
+        _TAPES[key] = _compile(tapes, kinds) if ok else False
         return
-    if tapes is False:
+    if run is False:
         return _run_direct(kernel, grid, args, constexprs)
-    hs = [_dyn_handle(a) for a in dyn_vals]
-    for tape in tapes:
-        replay(tape, hs)
+    run(*dyn_vals)
 
 
 # ---------------------------------------------------------------- launch recording (AOT check)
