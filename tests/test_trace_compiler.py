@@ -50,6 +50,14 @@ def bcast_kernel(a_ptr, b_ptr, idx_ptr, out_ptr, sum_ptr, max_ptr, min_ptr, g_pt
     tl.store(g_ptr + idx, g * 2.0 + tl.reshape(tl.sum(t, axis=1), (BM,)), mask=rm < M)
 
 
+@triton.jit
+def unmasked_kernel(x_ptr, c_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    c = tl.load(c_ptr + 1)                                    # a scalar load
+    tl.store(out_ptr + offs, tl.load(x_ptr + 2 * offs) * c)
+    tl.store(out_ptr + BLOCK, c)
+
+
 def _ptrs(*ts):
     return [kptr(t) for t in ts]
 
@@ -131,6 +139,19 @@ def test_broadcasts_reductions_gathers_replay_like_stock():
     for frag in ("_bt(", "_np.expand_dims(", "_to_data(", "_iload(", "_istore(", "_np.transpose("):
         assert frag in src, frag
     assert "_th(" not in src, src
+
+
+def test_unmasked_and_scalar_loads_are_views():
+    x = np.arange(16, dtype=np.float32) * 0.25
+    c = np.array([3.0, -1.5], np.float32)
+
+    def make():
+        return [tgrad.tensor(x), tgrad.tensor(c)], [tgrad.zeros(9)]
+    stock, trace = _run_both(unmasked_kernel, (1,), make, {"BLOCK": 8}, [])
+    assert stock[0].tobytes() == trace[0].tobytes()
+    np.testing.assert_array_equal(trace[0], np.append(x[::2] * np.float32(-1.5), -1.5))
+    src = _source(unmasked_kernel)
+    assert "#" not in src and src.count("_view(") == 4, src
 
 
 def test_builder_kinds_follow_the_interpreter():

@@ -398,6 +398,8 @@ def record(fn, kw, dyn_names, base_values):
             ptrs, mask, other = args[0], args[1], args[2]
         elif name == "create_masked_store":
             ptrs, mask, other = args[0], args[2], None
+        elif name in ("create_load", "create_store"):     # = masked with an all-true mask (and zero other)
+            ptrs, mask, other = args[0], None, None
         else:
             return None
         s = prov.get(id(ptrs))
@@ -418,12 +420,12 @@ def record(fn, kw, dyn_names, base_values):
                 return None
             p = dict(base=s, start=aff[0], strides=aff[1], shape=tuple(shp), pieces=_pieces(shp, n),
                      n=rel.size, np_dtype=np_dtype, other=oth)
-            return ("nload" if name == "create_masked_load" else "nstore"), p
+            return ("nload" if name.endswith("_load") else "nstore"), p
         if aff is None or box is False:
             return None
         p = dict(base=s, start=aff[0], strides=aff[1], box=box, shape=ptrs.data.shape, np_dtype=np_dtype,
                  other=oth)
-        return ("load" if name == "create_masked_load" else "store"), p
+        return ("load" if name.endswith("_load") else "store"), p
 
     def note(f, name, args, kwargs, out, extra=None):
         isdyn = False
@@ -640,7 +642,7 @@ class _Emitter:
 _LOWERED_BY_NAME = frozenset({"create_select", "create_splat", "create_addptr", "create_expand_dims",
                               "create_broadcast", "create_reshape", "create_trans", "create_idiv", "create_sdiv",
                               "create_udiv", "create_rsqrt", "create_fabs", "create_fma", "create_dot",
-                              "create_masked_load", "create_masked_store"})
+                              "create_masked_load", "create_masked_store", "create_load", "create_store"})
 
 
 def _lower_expr(e, p, name, vals, kwargs, out, extra):
