@@ -175,17 +175,17 @@ COUNTER = LaunchCounter()
 
 
 # ---------------------------------------------------------------- direct executor
-_entries = {}
 _ptr_types = {}
 
 
 def _entry(kernel):
-    e = _entries.get(kernel)
+    # cached on the object: a dict keyed by the kernel would hash the JITFunction (slow) per launch
+    e = kernel.__dict__.get("_tgrad_entry")
     if e is None:
         tw = _twin(kernel)
         fn = tw.rewrite()
         cexpr = frozenset(_I.GridExecutor(kernel.fn, tw.arg_names, (1,)).constexprs)
-        e = _entries[kernel] = (fn, tuple(tw.arg_names), cexpr)
+        e = kernel.__dict__["_tgrad_entry"] = (fn, tuple(tw.arg_names), cexpr)
     return e
 
 
@@ -804,6 +804,7 @@ def _compile(tapes, kinds):
 
 
 _TAPES = {}
+_FAST = {}     # _fast_key(...) -> (kernel, compiled tape or None): the per-launch lookup
 _SEEN = {}
 TRACE_AFTER = 2          # record a key's tape on its 2nd launch: one-off shapes never pay for recording
 MAX_TAPES = 4096
@@ -824,6 +825,42 @@ def _dyn_handle(a):
     if type(a) is float:
         return _I.TensorHandle(np.array([a], dtype=np.float32), tl.float32)
     return _cvt(a).handle
+
+
+def _fast_key(kernel, grid, args, constexprs):
+    """(key, dynamic values) of a launch: what _run_trace keys a tape by, cheap to build and to hash
+    (the kernel by id, checked on a hit; float values rounded to fp32 as launch() does)."""
+    key = [id(kernel), tuple(grid)]
+    dyn = []
+    dyn_int = kernel.__dict__.get("_tgrad_dynamic")
+    if dyn_int:
+        for nm, a in zip(_entry(kernel)[1], args):
+            if nm in dyn_int and type(a) is int:
+                key.append(("i", -2**31 <= a < 2**31))
+                dyn.append(a)
+            else:
+                key.append((type(a), a.dtype if type(a) is Ptr else None if type(a) is float else a))
+                if type(a) is Ptr:
+                    dyn.append(a)
+                elif type(a) is float:
+                    dyn.append(float(_np_f32(a)))
+    else:
+        for a in args:
+            t = type(a)
+            if t is int:
+                key.append(a)
+            elif t is Ptr:
+                key.append(a.dtype)
+                dyn.append(a)
+            elif t is float:
+                key.append(float)
+                dyn.append(float(_np_f32(a)))
+            else:
+                key.append((t, a))
+    for k, v in constexprs.items():
+        key.append(k)
+        key.append(id(v) if callable(v) else v)
+    return tuple(key), dyn
 
 
 def _run_trace(kernel, grid, args, constexprs):
@@ -853,6 +890,7 @@ def _run_trace(kernel, grid, args, constexprs):
             return _run_direct(kernel, grid, args, constexprs)
         if len(_TAPES) >= MAX_TAPES:
             _TAPES.clear()
+            _FAST.clear()
             _SEEN.clear()
         hs = [_dyn_handle(a) for a in dyn_vals]
         dyn_pos = {nm: i for i, nm in enumerate(dyn_names)}
@@ -871,7 +909,8 @@ def _run_trace(kernel, grid, args, constexprs):
                     ok = ok and good
                     tapes.append(t)
         kinds = ["ptr" if type(a) is Ptr else "f32" if type(a) is float else "int" for a in dyn_vals]
-        _TAPES[key] = _compile(tapes, kinds) if ok else False
+        run = _TAPES[key] = _compile(tapes, kinds) if ok else False
+        _FAST[_fast_key(kernel, grid, args, constexprs)[0]] = (kernel, run or None)
         return
     if run is False:
         return _run_direct(kernel, grid, args, constexprs)
@@ -917,8 +956,20 @@ def launch(kernel, grid, device, args, constexprs):
     """
     if COUNTER.enabled:
         COUNTER.add(kernel.__name__)
-    if any(g == 0 for g in grid):
+    if 0 in grid:
         return
+    if device == "cpu" and EXECUTOR == "trace" and RECORD is None:
+        key, dyn = _fast_key(kernel, grid, args, constexprs)
+        hit = _FAST.get(key)
+        if hit is not None and hit[0] is kernel and hit[1] is not None:
+            with LOCK, np.errstate(all="ignore"):
+                _tls.interp = 1
+                try:
+                    _lang_for_interpreter()
+                    hit[1](*dyn)
+                finally:
+                    _tls.interp = 0
+            return
     # float scalars reach kernels as fp32 on every path, as the GPU JIT passes them
     args = [float(_np_f32(a)) if type(a) is float else a for a in args]
     if RECORD is not None:
