@@ -114,6 +114,11 @@ class CachingAllocator:
         self._segments = {}      # base ptr -> segment size
         self._stats = {name: [[0, 0, 0, 0] for _ in _POOL_NAMES] for name in _ARRAY_STATS}
         self._counters = dict.fromkeys(_COUNTERS, 0)
+        # per pool: the ("all", pool) stat pairs of _active_stats, in its order (the hot path of malloc/free)
+        self._active_pairs = {pool: tuple((self._stats[name][0], self._stats[name][pool])
+                                          for name in ("allocation", "active", "allocated_bytes",
+                                                       "active_bytes", "requested_bytes"))
+                              for pool in (SMALL, LARGE)}
 
     # -- locking -------------------------------------------------------------
     # A Storage finalizer can run inside our own critical section (the garbage
@@ -153,8 +158,16 @@ class CachingAllocator:
             self._split(block, size)
             block.allocated, block.requested = True, nbytes
             self._active[block.ptr] = block
-            for name, n in _active_stats(block):
-                self._update(name, pool, n)
+            size = block.size
+            for (a, p), n in zip(self._active_pairs[pool], (1, 1, size, size, nbytes)):   # = _update(+n)
+                a[0] += n
+                a[2] += n
+                if a[0] > a[1]:
+                    a[1] = a[0]
+                p[0] += n
+                p[2] += n
+                if p[0] > p[1]:
+                    p[1] = p[0]
             return block
         finally:
             self._leave()
@@ -224,14 +237,20 @@ class CachingAllocator:
     # -- internals (called with the lock held) --------------------------------
 
     def _update(self, name, pool, delta):
-        for stat in (self._stats[name][0], self._stats[name][pool]):
-            stat[0] += delta
-            if delta > 0:
-                stat[2] += delta
-                if stat[0] > stat[1]:
-                    stat[1] = stat[0]
-            else:
-                stat[3] -= delta
+        arrays = self._stats[name]
+        a, p = arrays[0], arrays[pool]     # [current, peak, allocated, freed] of "all" and of the pool
+        a[0] += delta
+        p[0] += delta
+        if delta > 0:
+            a[2] += delta
+            p[2] += delta
+            if a[0] > a[1]:
+                a[1] = a[0]
+            if p[0] > p[1]:
+                p[1] = p[0]
+        else:
+            a[3] -= delta
+            p[3] -= delta
 
     def _insert_free(self, block):
         bisect.insort(self._free[block.pool], (block.size, block.ptr, block))
@@ -302,8 +321,12 @@ class CachingAllocator:
         del self._active[block.ptr]
         pool = block.pool
         block.allocated = False
-        for name, n in _active_stats(block):
-            self._update(name, pool, -n)
+        size = block.size
+        for (a, p), n in zip(self._active_pairs[pool], (1, 1, size, size, block.requested)):  # = _update(-n)
+            a[0] -= n
+            a[3] += n
+            p[0] -= n
+            p[3] += n
         split_blocks = split_bytes = 0
         for neighbour in (block.prev, block.next):
             if neighbour is None or neighbour.allocated:
@@ -323,8 +346,10 @@ class CachingAllocator:
         if block.is_split():
             split_blocks += 1
             split_bytes += block.size
-        self._update("inactive_split", pool, split_blocks)
-        self._update("inactive_split_bytes", pool, split_bytes)
+        if split_blocks:
+            self._update("inactive_split", pool, split_blocks)
+        if split_bytes:
+            self._update("inactive_split_bytes", pool, split_bytes)
         self._insert_free(block)
 
     def _release_cached(self):
