@@ -202,28 +202,51 @@ def _operand_strides(t, shape):
 _TWO_REDUCTIONS = set()
 
 
+_CONTIG = {}   # (n, operands) -> launch_geometry of operands all contiguous over n elements
+_ND_NAMES = ("X_ND", "Y_ND", "Z_ND")
+
+
+def _contiguous_geometry(n, k):
+    g = _CONTIG.get((n, k))
+    if g is None:
+        if len(_CONTIG) > 4096:
+            _CONTIG.clear()
+        g = _CONTIG[(n, k)] = G.launch_geometry((n,), [[1]] * k)
+    return g
+
+
 def _launch_map(kernel, fn, inputs, out, scalars, compute):
     """Launch an N-ary strided map: out = fn(*inputs, *scalars) over out.shape."""
-    shape = out.shape
-    n = out.numel()
+    shape = out._shape
+    n = 1
+    for d in shape:
+        n *= d
     if n == 0:
         return out
-    dev = out.device.type
-    strides = [_operand_strides(t, shape) for t in inputs] + [list(out.stride())]
-    sizes, per = G.launch_geometry(shape, strides)
-    args = [kptr(t) for t in inputs] + [kptr(out), n] + list(scalars) + sizes
-    nds = {}
+    dev = out._storage.device.type
+    cs = out._strides
+    if cs == G.contiguous_strides(shape) and all(t._shape == shape and t._strides == cs for t in inputs):
+        sizes, per = _contiguous_geometry(n, len(inputs) + 1)   # what collapse() makes of it: one dim
+    else:
+        strides = [_operand_strides(t, shape) for t in inputs] + [list(cs)]
+        sizes, per = G.launch_geometry(shape, strides)
+    args = [Ptr(t.data_ptr(), t.dtype.np) for t in inputs]
+    args.append(Ptr(out.data_ptr(), out.dtype.np))
+    args.append(n)
+    args.extend(scalars)
+    args.extend(sizes)
+    cexpr = {"FN": fn, "COMPUTE": compute, "BLOCK": 0}
+    ndmax = 0
     for k, (st, nd) in enumerate(per):
-        args += st
-        nds[k] = nd
-    block = elementwise_block(n, dev, max(nds.values()))
+        args.extend(st)
+        cexpr[_ND_NAMES[k] if k < len(inputs) else "O_ND"] = nd
+        if nd > ndmax:
+            ndmax = nd
+    block = elementwise_block(n, dev, ndmax)
     if fn in _TWO_REDUCTIONS and gpu_blocks(dev):
         block = min(block, 512)
-    names = ["X_ND", "Y_ND", "Z_ND"][:len(inputs)] + ["O_ND"]
-    cexpr = {"FN": fn, "COMPUTE": compute, "BLOCK": block}
-    for k, name in enumerate(names):
-        cexpr[name] = nds[k]
-    launch(kernel, (triton.cdiv(n, block),), dev, args, cexpr)
+    cexpr["BLOCK"] = block
+    launch(kernel, ((n + block - 1) // block,), dev, args, cexpr)
     return out
 
 
