@@ -1553,8 +1553,15 @@ def _init_from(t, storage, offset, shape, strides, dtype, _version=None):
     t._retains_grad = False
     t._tensor_hooks = {}
     t._grad_accumulator = None
+    t._inference = _inference_mode_enabled()
+
+
+def _inference_mode_enabled():
+    # rebinds itself to grad_mode's function on first use (autograd is a layer above: no import at load)
+    global _inference_mode_enabled
     from .autograd.grad_mode import is_inference_mode_enabled
-    t._inference = is_inference_mode_enabled()
+    _inference_mode_enabled = is_inference_mode_enabled
+    return is_inference_mode_enabled()
 
 
 def _new(storage, offset, shape, strides, dtype, _version=None, cls=Tensor):
@@ -1563,14 +1570,20 @@ def _new(storage, offset, shape, strides, dtype, _version=None, cls=Tensor):
     return t
 
 
+_Storage = None
+
+
 def empty(shape, dtype, device):
     """Uninitialised contiguous tensor (internal; ``tgrad.empty`` is the public one)."""
-    from .memory import Storage
+    global _Storage
+    if _Storage is None:
+        from .memory import Storage as _Storage
     shape = tuple(int(s) for s in shape)
+    n = 1
     for s in shape:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
-    n = 1
-    for s in shape:
         n *= s
-    return _new(Storage(n * dtype.itemsize, device), 0, shape, contiguous_strides(shape), dtype)
+    t = object.__new__(Tensor)
+    _init_from(t, _Storage(n * dtype.itemsize, device), 0, shape, contiguous_strides(shape), dtype)
+    return t

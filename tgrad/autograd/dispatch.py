@@ -134,9 +134,14 @@ def _reduce_to(g, meta):
     return g
 
 
+_Tensor = None
+
+
 def _tensors(args):
-    from ..tensor import Tensor
-    return [a for a in args if isinstance(a, Tensor)]
+    global _Tensor
+    if _Tensor is None:
+        from ..tensor import Tensor as _Tensor
+    return [a for a in args if isinstance(a, _Tensor)]
 
 
 def check_devices(op_name, tensors):
