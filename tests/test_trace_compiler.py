@@ -29,6 +29,7 @@ def mix_kernel(x_ptr, y_ptr, i_ptr, h_ptr, out_ptr, iout_ptr, hout_ptr, s, n, BL
     r += tl.sqrt(tl.abs(y)) + tl.exp(x) / (1.0 + tl.abs(y)) - tl.rsqrt(1.0 + y * y)
     q = i // 3 + i % 5 + (i >> 1) + (i.to(tl.float32) * s).to(tl.int32) + (x > 0.5).to(tl.int32)
     q = q + ((i & 6) ^ (i < 0).to(tl.int32)) + i.to(tl.int16).to(tl.int32)
+    q = q + ((x > 0.5) & (y < 0.0)).to(tl.int32) * 10 + ((x > 0) ^ (y > 0)).to(tl.int32) * 100
     tl.store(out_ptr + offs, r, mask=m)
     tl.store(iout_ptr + offs, q, mask=m)
     tl.store(hout_ptr + offs, (r * 0.5).to(tl.bfloat16), mask=m)
@@ -106,7 +107,7 @@ def test_elementwise_casts_division_select_replay_like_stock():
     r += np.sqrt(np.abs(y)) + np.exp(x) / (1 + np.abs(y)) - 1 / np.sqrt(1 + y * y)
     np.testing.assert_allclose(trace[0], r, rtol=1e-5, atol=1e-5)
     q = np.trunc(i / 3).astype(np.int32) + np.fmod(i, 5) + (i >> 1) + (i * s).astype(np.int32) + (x > 0.5)
-    q = q + ((i & 6) ^ (i < 0)) + i
+    q = q + ((i & 6) ^ (i < 0)) + i + ((x > 0.5) & (y < 0)) * 10 + ((x > 0) ^ (y > 0)) * 100
     np.testing.assert_array_equal(trace[1], q)
     src = _source(mix_kernel)
     # the common ops are numpy expressions; bf16 <-> fp32 conversion keeps the builder call
@@ -138,7 +139,7 @@ def test_broadcasts_reductions_gathers_replay_like_stock():
     g[idx] = a[idx] * 2 + t.sum(1) + np.float32(0.5)   # the padded column holds a * 0 + s
     np.testing.assert_allclose(trace[4], g, rtol=1e-6)
     src = _source(bcast_kernel)
-    for frag in ("_bt(", "_np.expand_dims(", "_to_data(", "_iload(", "_istore(", "_np.transpose("):
+    for frag in ("_bt(", ".reshape((", "_to_data(", "_iload(", "_istore(", "_np.transpose("):
         assert frag in src, frag
     assert "_th(" not in src, src
 

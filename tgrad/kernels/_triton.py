@@ -622,7 +622,7 @@ def _empty(v):
 class _Emitter:
     def __init__(self, kinds):
         self.ns = {"_np": np, "_th": _th, "_view": _view, "_HostArray": _HostArray, "_nparray": np.array,
-                   "_u64": np.uint64, "_f32": np.float32, "_dynh": _dyn_handle, "_full": np.full,
+                   "_u64": np.uint64, "_f32": np.float32, "_i8": np.int8, "_bool": np.bool_, "_dynh": _dyn_handle, "_full": np.full,
                    "_bt": np.broadcast_to, "_iload": _I._interpreter.load, "_istore": _I._interpreter.store,
                    "_to_data": _to_data, "_nested_load": _nested_load, "_nested_store": _nested_store}
         self.consts = {}
@@ -672,7 +672,9 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         k, uf = kind
         if k == "binary" and len(vals) == 2 and None not in a:
             if vals[0].np_dtype == np.bool_ and vals[1].np_dtype == np.bool_:
-                return None
+                # int1 wraps like a 1-bit integer (binary_op's bool branch)
+                x = f"({e.k(uf)}({a[0]}.astype(_i8), {a[1]}.astype(_i8)) & 1).astype(_bool)"
+                return x if out.np_dtype == np.bool_ else f"{x}.astype({e.k(out.np_dtype)})"
             try:
                 raw = uf(_empty(vals[0]), _empty(vals[1])).dtype
             except TypeError:
@@ -702,7 +704,8 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         bw = max(1, _elem_ty(vals[0].ty).primitive_bitwidth // 8)
         return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
     if name == "create_expand_dims" and len(vals) == 2 and a[0] is not None:
-        return f"_np.expand_dims({a[0]}, {e.k(vals[1].obj)})"
+        # np.expand_dims(x, axis) is x.reshape(shape with a 1 inserted); the shapes are static
+        return f"{a[0]}.reshape({tuple(out.shape)!r})"
     if name == "create_broadcast" and len(vals) == 2 and a[0] is not None:
         return f"_bt({a[0]}, {e.k(vals[1].obj)})"
     if name == "create_reshape" and len(vals) == 3 and a[0] is not None:
