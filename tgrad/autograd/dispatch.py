@@ -157,7 +157,10 @@ def check_devices(op_name, tensors):
 def _needs_grad(op, inputs):
     if op.backward is None or not grad_mode.is_recording():
         return False
-    return any(t is not None and t.requires_grad for t in inputs)
+    for t in inputs:
+        if t is not None and t.requires_grad:
+            return True
+    return False
 
 
 def _check_inference(op, inputs):

@@ -11,6 +11,8 @@ MAX_DIMS = 6
 
 def broadcast_shapes(*shapes):
     """PyTorch's broadcasting; raises PyTorch's error naming the first mismatch."""
+    if len(shapes) == 2 and shapes[0] == shapes[1]:
+        return tuple(shapes[0])
     nd = max((len(s) for s in shapes), default=0)
     out = [1] * nd
     for s in shapes:
@@ -44,6 +46,11 @@ def expand_strides(shape, strides, out_shape):
 
 
 def contiguous_strides(shape):
+    n = len(shape)
+    if n == 1:
+        return (1,)
+    if n == 2:
+        return (max(shape[1], 1), 1)
     st, acc = [], 1
     for d in reversed(shape):
         st.append(acc)
