@@ -147,14 +147,14 @@ class CachingAllocator:
         """A Block of at least ``nbytes`` at a 256-byte aligned address."""
         if nbytes < 0:
             raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
-        size = round_size(nbytes)
+        size = (nbytes + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK or MIN_BLOCK     # round_size
         pool = SMALL if size <= SMALL_SIZE else LARGE
         if not self._enter():
             raise RuntimeError("CachingAllocator.malloc called re-entrantly")
         try:
-            block = self._take_free_block(pool, size)
-            if block is None:
-                block = self._new_segment(pool, size)
+            blocks = self._free[pool]      # best fit: _take_free_block, inlined
+            i = bisect.bisect_left(blocks, (size, 0))
+            block = blocks.pop(i)[2] if i < len(blocks) else self._new_segment(pool, size)
             self._split(block, size)
             block.allocated, block.requested = True, nbytes
             self._active[block.ptr] = block
