@@ -4,7 +4,10 @@ Each kernel runs under ``stock`` and under ``trace`` (3 launches: direct, record
 tape); outputs must match bit for bit, and the values are checked against numpy.  The compiled source is
 inspected so that a lowering that silently falls back to the builder call fails here.
 """
+import platform
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -193,3 +196,22 @@ def test_view_cache_follows_addresses():
         for k, o in enumerate(outs):
             np.testing.assert_array_equal(o.numpy(), np.full(33, 2.0 * (k + rnd) + 1, np.float32))
         del xs, outs
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc tuning")
+def test_interpreted_launches_keep_numpy_temporaries_mapped():
+    """After the first interpreted launch, freeing a few MB of block-sized numpy arrays does not give the
+    pages back to the OS (else every launch of a large kernel page-faults them in again)."""
+    code = ("import resource, numpy as np, tgrad\n"
+            "(tgrad.ones(4) * 2).tolist()\n"
+            "def burst():\n"
+            "    xs = [np.ones(65536, np.float32) for _ in range(20)]\n"
+            "burst(); burst()\n"
+            "p0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+            "for _ in range(10): burst()\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - p0)\n")
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) < 1000       # 12480 with glibc's defaults
