@@ -138,10 +138,7 @@ _Tensor = None
 
 
 def _tensors(args):
-    global _Tensor
-    if _Tensor is None:
-        from ..tensor import Tensor as _Tensor
-    return [a for a in args if isinstance(a, _Tensor)]
+    return [a for a in args if isinstance(a, _Tensor or _tensor_class())]
 
 
 def check_devices(op_name, tensors):
@@ -152,6 +149,25 @@ def check_devices(op_name, tensors):
         elif t.device != dev and t.dim() > 0:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                                f"devices, {dev} and {t.device}! (when checking arguments for {op_name})")
+
+
+def _check_same_device(op_name, inputs):
+    """check_devices(op_name, _tensors(inputs)) without building the list when all share one device object."""
+    dev = None
+    for t in inputs:
+        if isinstance(t, _Tensor or _tensor_class()):
+            d = t._storage.device
+            if dev is None:
+                dev = d
+            elif d is not dev:
+                check_devices(op_name, _tensors(inputs))
+                return
+
+
+def _tensor_class():
+    global _Tensor
+    from ..tensor import Tensor as _Tensor
+    return _Tensor
 
 
 def _needs_grad(op, inputs):
@@ -183,7 +199,7 @@ def call(name, *inputs, **attrs):
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
     ins = list(inputs) if op.inputs == ("*tensors",) else list(inputs[:len(op.inputs)])  # cat/stack: variadic
-    check_devices(name, _tensors(ins))
+    _check_same_device(name, ins)
     needs = _needs_grad(op, ins)
     if needs:
         _check_inference(op, ins)
