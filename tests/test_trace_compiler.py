@@ -120,10 +120,13 @@ def test_elementwise_casts_division_select_replay_like_stock():
     assert generic == ["# create_ashr", "# create_fp_ext", "# create_fp_trunc"], src   # bf16 <-> fp32, >>
 
 
-def test_broadcasts_reductions_gathers_replay_like_stock():
+@pytest.mark.parametrize("nan", [False, True])
+def test_broadcasts_reductions_gathers_replay_like_stock(nan):
     rng = np.random.default_rng(1)
     M, N = 5, 7
     a = rng.standard_normal(M).astype(np.float32)
+    if nan:
+        a[2] = np.nan               # tl.max / tl.min skip NaN (np.nanmax), tl.sum propagates it
     b = rng.standard_normal(N).astype(np.float32)
     idx = rng.permutation(M).astype(np.int32)
 
@@ -136,13 +139,14 @@ def test_broadcasts_reductions_gathers_replay_like_stock():
     t = a[:, None] * b[None, :] + np.float32(0.5)
     np.testing.assert_array_equal(trace[0], t)
     np.testing.assert_allclose(trace[1], t.sum(1), rtol=1e-6)
-    np.testing.assert_array_equal(trace[2], t.max(0))
-    np.testing.assert_array_equal(trace[3], t.min(0))
+    np.testing.assert_array_equal(trace[2], np.fmax.reduce(t, 0))
+    np.testing.assert_array_equal(trace[3], np.fmin.reduce(t, 0))
     g = np.zeros(M, np.float32)
     g[idx] = a[idx] * 2 + t.sum(1) + np.float32(0.5)   # the padded column holds a * 0 + s
     np.testing.assert_allclose(trace[4], g, rtol=1e-6)
     src = _source(bcast_kernel)
-    for frag in ("_bt(", ".reshape((", "_to_data(", "_iload(", "_istore(", "_np.transpose("):
+    for frag in ("_bt(", ".reshape((", "_np.add.reduce(", "_nanred(_np.fmax", "_nanred(_np.fmin", "_iload(", "_istore(",
+                 "_np.transpose("):
         assert frag in src, frag
     assert "_th(" not in src, src
 

@@ -40,6 +40,7 @@ import collections
 import dataclasses
 import os
 import threading
+import warnings
 
 assert not os.environ.get("TRITON_INTERPRET"), \
     "tgrad routes each launch itself; unset TRITON_INTERPRET (it breaks GPU compiles)"
@@ -631,6 +632,14 @@ _TH = _I.TensorHandle
 _TH_new = object.__new__
 
 
+def _nanred(uf, a, axis, keepdims):
+    # np.nanmax / np.nanmin of a plain ndarray: fmax / fmin reduce, warning on an all-NaN slice
+    res = uf.reduce(a, axis=axis, out=None, keepdims=keepdims)
+    if np.isnan(res).any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+    return res
+
+
 def _to_data(ret, np_dtype):
     # ReduceScanOpInterface.to_tensor, data part
     if hasattr(ret, "shape") and ret.shape:
@@ -653,7 +662,7 @@ class _Emitter:
         self.ns = {"_np": np, "_th": _th, "_view": _view, "_HostArray": _HostArray, "_nparray": np.array,
                    "_u64": np.uint64, "_f32": np.float32, "_i8": np.int8, "_bool": np.bool_, "_dynh": _dyn_handle, "_full": np.full,
                    "_bt": np.broadcast_to, "_iload": _I._interpreter.load, "_istore": _I._interpreter.store,
-                   "_to_data": _to_data, "_nested_load": _nested_load, "_nested_store": _nested_store}
+                   "_to_data": _to_data, "_nanred": _nanred, "_nested_load": _nested_load, "_nested_store": _nested_store}
         self.consts = {}
         self.lines = []
         self.kinds = kinds
@@ -764,12 +773,17 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         return f"_iload({a[0]}, {a[1]}, {oth}, {e.k(dt)})"
     if extra is not None and extra[0] == "reduce" and len(vals) == 1:
         red, in_types = extra[1]
-        f = {id(tl.standard._sum_combine): np.sum, id(tl.standard._elementwise_max): np.nanmax,
-             id(tl.standard._elementwise_min): np.nanmin}.get(id(red.combine_fn))
+        # np.sum / np.nanmax / np.nanmin on an ndarray, as numpy implements them
+        f = {id(tl.standard._sum_combine): "sum", id(tl.standard._elementwise_max): "_np.fmax",
+             id(tl.standard._elementwise_min): "_np.fmin"}.get(id(red.combine_fn))
         if type(red) is not _I.ReduceOps or f is None or a[0] is None:
             return None
         dt = _I._get_np_dtype(in_types[0])
-        return f"_to_data({e.k(f)}({a[0]}, axis={red.axis!r}, keepdims={red.keep_dims!r}), {e.k(dt)})"
+        if f == "sum":
+            x = f"_np.add.reduce({a[0]}, {red.axis!r}, None, None, keepdims={red.keep_dims!r})"
+        else:
+            x = f"_nanred({f}, {a[0]}, {red.axis!r}, {red.keep_dims!r})"
+        return f"_to_data({x}, {e.k(dt)})"
     return None
 
 
