@@ -737,7 +737,8 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
     if name == "create_splat" and len(vals) == 2 and a[1] is not None:
         ty = vals[1].ty
         x = f"{a[1]}[0]" if isinstance(ty, tl.block_type) else a[1]
-        return f"_full({e.k(vals[0].obj.shape)}, {x}, dtype={e.k(_I._get_np_dtype(ty))})"
+        # np.full(shape, x, dtype) is empty + copyto(casting="unsafe"): the 2nd statement is added by _emit_op
+        return f"_np.empty({e.k(vals[0].obj.shape)}, {e.k(_I._get_np_dtype(ty))}); _np.copyto(@, {x}, casting='unsafe')"
     if name == "create_addptr" and len(vals) == 2 and None not in a:
         bw = max(1, _elem_ty(vals[0].ty).primitive_bitwidth // 8)
         return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
@@ -795,7 +796,8 @@ def _emit_op(e, p, slots, op):
     if out is not None and type(out) is not tuple:
         x = _lower_expr(e, p, name, vals, kwargs, slots[out], low)
         if x is not None:
-            lines.append(f"{e.var(p, out)} = {x}")
+            o = e.var(p, out)
+            lines.append(f"{o} = {x.replace('@', o)}")
             return
     if name == "create_masked_store" and len(vals) == 4 and not kwargs and all(v.ty is not None for v in vals[:3]):
         lines.append(f"_istore({e.arr(p, vals[0])}, {e.arr(p, vals[1])}, {e.arr(p, vals[2])})")
