@@ -659,10 +659,10 @@ def _empty(v):
 
 class _Emitter:
     def __init__(self, kinds):
-        self.ns = {"_np": np, "_th": _th, "_view": _view, "_HostArray": _HostArray, "_nparray": np.array,
-                   "_u64": np.uint64, "_f32": np.float32, "_i8": np.int8, "_bool": np.bool_, "_dynh": _dyn_handle, "_full": np.full,
-                   "_bt": np.broadcast_to, "_iload": _I._interpreter.load, "_istore": _I._interpreter.store,
-                   "_to_data": _to_data, "_nanred": _nanred, "_nested_load": _nested_load, "_nested_store": _nested_store}
+        self.ns = {"_np": np, "_th": _th, "_nparray": np.array, "_u64": np.uint64, "_f32": np.float32,
+                   "_i8": np.int8, "_bool": np.bool_, "_dynh": _dyn_handle, "_bt": np.broadcast_to,
+                   "_iload": _I._interpreter.load, "_istore": _I._interpreter.store, "_to_data": _to_data,
+                   "_nanred": _nanred, "_nested_load": _nested_load, "_nested_store": _nested_store}
         self.consts = {}
         self.lines = []
         self.kinds = kinds
@@ -737,8 +737,9 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
     if name == "create_splat" and len(vals) == 2 and a[1] is not None:
         ty = vals[1].ty
         x = f"{a[1]}[0]" if isinstance(ty, tl.block_type) else a[1]
-        # np.full(shape, x, dtype) is empty + copyto(casting="unsafe"): the 2nd statement is added by _emit_op
-        return f"_np.empty({e.k(vals[0].obj.shape)}, {e.k(_I._get_np_dtype(ty))}); _np.copyto(@, {x}, casting='unsafe')"
+        # np.full(shape, x, dtype) is empty + copyto(casting="unsafe"); "@" stands for the output (_emit_op)
+        dt = e.k(_I._get_np_dtype(ty))
+        return f"_np.empty({e.k(vals[0].obj.shape)}, {dt}); _np.copyto(@, {x}, casting='unsafe')"
     if name == "create_addptr" and len(vals) == 2 and None not in a:
         bw = max(1, _elem_ty(vals[0].ty).primitive_bitwidth // 8)
         return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
