@@ -16,8 +16,9 @@ tgrad process never imports torch). Both sides get ``--threads`` threads
    launch them, peak memory of a step (max_memory_allocated after
    reset_peak_memory_stats), ``num_device_alloc`` after step 1 and after the
    last step (flat = no backend allocation in steady state);
-3. minor page faults (getrusage ru_minflt deltas) of (c), with the host
-   caching allocator and without it (``TGRAD_HOST_CACHE=0``), and PyTorch's;
+3. minor page faults (getrusage ru_minflt deltas) of (c): tgrad as it runs,
+   without the host caching allocator (``TGRAD_HOST_CACHE=0``), with glibc's
+   default mmap/trim thresholds, with both (the "before"), and PyTorch's;
 4. (b) under the trace, direct and stock executors (stock: a few steps only).
 """
 import argparse
@@ -32,7 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 STEPS = {"a": 100, "b": 50, "c": 20, "d": 1000}   # timed steps per worker (d: one 1000-epoch run)
-WARMUP = 3
+WARMUP = 5    # (c) page-faults while its tapes are recorded and compiled: steps 1-4
 
 
 def _minflt():
@@ -185,14 +186,16 @@ def main(argv=None):
         print(f"({name}) launches by op: {ops}")
 
     print("\n3. minor page faults of (c) (ru_minflt deltas)")
+    glibc = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}   # glibc's defaults
     nocache = run_worker(me, "tgrad", "c", steps["c"], env={"TGRAD_HOST_CACHE": "0"}, profile=False)
-    # glibc raises its mmap threshold after the first free of a mapped block, which hides the storm;
-    # a fixed threshold (its 128 KiB default) shows what a malloc/free per tensor costs without that
-    fixed = run_worker(me, "tgrad", "c", steps["c"], profile=False,
-                       env={"TGRAD_HOST_CACHE": "0", "MALLOC_MMAP_THRESHOLD_": "131072"})
-    rows = [("tgrad, caching host allocator", res["c", "tgrad"]),
-            ("tgrad, TGRAD_HOST_CACHE=0 (no caching)", nocache),
-            ("tgrad, no caching, MALLOC_MMAP_THRESHOLD_=128K", fixed)]
+    # tgrad keeps freed numpy temporaries mapped (mallopt) unless glibc's variables are set: with them set
+    # to glibc's defaults, the rows below show the storm without that and without the caching allocator
+    heap = run_worker(me, "tgrad", "c", steps["c"], profile=False, env=glibc)
+    fixed = run_worker(me, "tgrad", "c", steps["c"], profile=False, env=dict(glibc, TGRAD_HOST_CACHE="0"))
+    rows = [("tgrad (caching allocator, heap kept mapped)", res["c", "tgrad"]),
+            ("tgrad, TGRAD_HOST_CACHE=0", nocache),
+            ("tgrad, glibc's default thresholds", heap),
+            ("tgrad, both off (before)", fixed)]
     if tpy:
         rows.append(("PyTorch", res["c", "torch"]))
     head = f"{'':<46} {'first ' + str(WARMUP) + ' steps':>15} {'timed steps':>12} {'per timed step':>15} {'ms/step':>8}"

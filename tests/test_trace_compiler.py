@@ -4,6 +4,7 @@ Each kernel runs under ``stock`` and under ``trace`` (3 launches: direct, record
 tape); outputs must match bit for bit, and the values are checked against numpy.  The compiled source is
 inspected so that a lowering that silently falls back to the builder call fails here.
 """
+import os
 import platform
 import re
 import subprocess
@@ -219,3 +220,8 @@ def test_interpreted_launches_keep_numpy_temporaries_mapped():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert int(r.stdout.split()[-1]) < 1000       # 12480 with glibc's defaults
+    # a threshold the user set in glibc's environment variable wins: the storm comes back
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) > 5000

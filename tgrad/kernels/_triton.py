@@ -94,7 +94,8 @@ def _keep_heap():
     its free top exceeds ~2x that) each launch page-faults them in again:
     the SGD step of a 784x256 layer took 2800 faults and 3.8 ms instead of
     0.9 ms.  Done once, on the first interpreted launch (GPU-only processes
-    keep their defaults).
+    keep their defaults); a threshold set in glibc's own environment variable
+    (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``) is left as set.
     """
     if _heap_kept[0]:
         return
@@ -107,8 +108,10 @@ def _keep_heap():
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return
-    mallopt(-3, 32 << 20)     # M_MMAP_THRESHOLD: glibc's own dynamic maximum on 64-bit
-    mallopt(-1, 128 << 20)    # M_TRIM_THRESHOLD
+    if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        mallopt(-3, 32 << 20)     # M_MMAP_THRESHOLD: glibc's own dynamic maximum on 64-bit
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        mallopt(-1, 128 << 20)    # M_TRIM_THRESHOLD
 
 
 def _lang_for_compiler():
