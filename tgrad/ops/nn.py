@@ -424,6 +424,48 @@ def _pointwise_loss(name):
 _XY_LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
 
 
+def _target_dy(name, attrs, order, x, y, pw):
+    """d f^(order)(x, y) / dy for the losses not of x - y, written with ops (so it has its own gradient).
+
+    bce: f = -(y log x + (1-y) log(1-x)), f' = (x-y)/(x(1-x)): -logit(x), -1/(x(1-x)), (1-2x)/(x(1-x))^2;
+    bce_with_logits: f = (1-y) x + (1 + (pw-1) y) softplus(-x): -x + (pw-1) softplus(-x),
+    -1 - (pw-1) sigmoid(-x), (pw-1) sigmoid(x) sigmoid(-x);
+    kl_div: f = y (log y - x): log y + 1 - x (0 where y = 0), -1, 0; log_target: f = e^y (y - x):
+    e^y (y + 1 - x), -e^y, 0.
+    """
+    if name == "binary_cross_entropy":
+        if order == 0:
+            return (1.0 - x).log() - x.log()
+        q = (x * (1.0 - x)).clamp_min(1e-12)
+        return q.pow(-1.0).neg() if order == 1 else (1.0 - 2.0 * x) / (q * q)
+    if name == "binary_cross_entropy_with_logits":
+        if order == 0:
+            r = x.neg()
+            return r if pw is None else r + (pw - 1.0) * _call("softplus", x.neg())
+        if pw is None:
+            return x * 0.0 - 1.0 if order == 1 else x * 0.0
+        if order == 1:
+            return (pw - 1.0) * x.neg().sigmoid() * -1.0 - 1.0
+        return (pw - 1.0) * x.sigmoid() * x.neg().sigmoid()
+    if attrs.get("log_target"):
+        e = y.exp()
+        return e * (y + 1.0 - x) if order == 0 else e.neg() if order == 1 else e * 0.0
+    if order == 0:
+        nz = y.ne(0)
+        return (y.where(nz, y * 0.0 + 1.0).log() + 1.0 - x).where(nz, x * 0.0)
+    return y * 0.0 - 1.0 if order == 1 else y * 0.0
+
+
+def _target_grad(name, attrs, order, g, x, y, w, pw):
+    """d/dy of f^(order)(x, y) * w * g * scale, at the operands' broadcast shape."""
+    shape = _pointwise_shape(x, y, w, pw)
+    scale = _loss_scale(attrs.get("reduction", "mean"), shape, x.shape[0] if x.dim() else 1)
+    r = _target_dy(name, attrs, order, x, y, pw) * g * scale
+    if w is not None:
+        r = r * w
+    return r if tuple(r.shape) == tuple(shape) else r.expand(shape)
+
+
 def _pointwise_rule(name):
     """dx = <name>_backward(g, x, y, w, pw); dy = -dx for losses of x - y; dw = f(x, y) * g."""
     bname = name + "_backward"
@@ -439,6 +481,8 @@ def _pointwise_rule(name):
                 gx = _call(bname, grad, x, y, w, pw, order=1, **ctx.attrs)
         if needs[1] and name in _XY_LOSSES:
             gy = gx.neg()
+        elif needs[1]:
+            gy = _target_grad(name, ctx.attrs, 0, grad, x, y, w, pw)
         if len(needs) > 2 and needs[2]:
             gw = _call(bname, grad, x, y, None, pw, order=0, **ctx.attrs)
         return (gx if needs[0] else None, gy, gw, None)[:len(needs)]
@@ -474,6 +518,8 @@ def _pointwise_backward_rule(name):
             gg_x = _call(bname, gg * g, x, y, w, pw, order=order + 1, **attrs)
             if needs[2] and name in _XY_LOSSES:
                 gg_y = gg_x.neg()
+        if needs[2] and name not in _XY_LOSSES:
+            gg_y = _target_grad(name, attrs, order, gg * g, x, y, w, pw)
         if needs[3]:
             gg_w = _call(bname, gg * g, x, y, None, pw, order=order, **attrs)
         return gg_g, (gg_x if needs[1] else None), gg_y, gg_w, None

@@ -264,7 +264,7 @@ for _name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cro
               "binary_cross_entropy_with_logits", "kl_div"):
     OPS.append(OpInfo(_name, (lambda n: lambda *a, **k: _call(n, *a, **k))(_name), _pw_ref(_name),
                       _pw_samples(_name), dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 2e-2)},
-                      diff_args=(0, 1) if _name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss") else (0, 2),
+                      diff_args=(0, 1, 2) if _name.startswith("binary_cross_entropy") else (0, 1),
                       covers=(_name + "_backward",)))
 OPS += [
     OpInfo("layer_norm", lambda *a, **k: _call("layer_norm", *a, **k), _layer_norm_ref, _ln_samples, dtypes=FLOATS,
