@@ -95,6 +95,21 @@ def test_loss_shape_errors(device):
         call("cross_entropy", x, T([0, 1, 2], device), T(np.ones(2), device, tgrad.float32))
 
 
+def test_class_index_loss_weight_is_not_differentiable(device):
+    """PyTorch: nll_loss (so cross_entropy with class indices) refuses a weight that requires grad, while
+    recording; probability targets differentiate the weight (checked by the cross_entropy_probs OpInfo)."""
+    w = T(np.ones(3), device, tgrad.float64, requires_grad=True)
+    for shape, fn in [((2, 3), "nll_loss_forward"), ((2, 3, 4), "nll_loss2d_forward")]:
+        x = T(np.zeros(shape), device, tgrad.float64, requires_grad=True)
+        t = T(np.zeros((2,) + shape[2:], np.int64), device)
+        for name in ("cross_entropy", "nll_loss"):
+            with pytest.raises(RuntimeError, match=f"The function '{fn}' is not differentiable with respect to "
+                                                   "argument 'weight'. This input cannot have requires_grad True."):
+                call(name, x, t, w)
+        with tgrad.no_grad():
+            np.testing.assert_allclose(call("cross_entropy", x, t, w).item(), np.log(3))
+
+
 def test_cross_entropy_all_ignored_is_nan(device):
     x = T(np.zeros((2, 3)), device, tgrad.float32)
     assert np.isnan(call("cross_entropy", x, T([-100, -100], device), None).item())

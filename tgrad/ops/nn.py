@@ -187,6 +187,10 @@ def _loss_rows(logits):
         if not 0.0 <= label_smoothing <= 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
         _ce_check(input, target, weight, ignore_index, prob)
+        if not prob and weight is not None and weight.requires_grad and _grad_recording():
+            fn = "nll_loss2d_forward" if input.dim() >= 3 else "nll_loss_forward"
+            raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument 'weight'. "
+                               "This input cannot have requires_grad True.")
         xs, ts, geom, st = _ce_geometry(input, target, prob)
         red = KL.REDUCTIONS[reduction]
         if red == KL.NONE:
@@ -251,10 +255,13 @@ def _loss_rows_rule(bwd_name):
             dx = _seed_grad(ctx, grad)
             if dx is None:
                 dx = _call(bwd_name, grad, x, t, w, **_rows_attrs(ctx))[0]
-        dt = None
-        if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1] and t.dtype.is_floating_point:
+        needs = tuple(ctx.needs_input_grad) + (False, False)
+        dt = dw = None
+        if needs[1] and t.dtype.is_floating_point:
             dt = _prob_target_grad(ctx, grad, x, w)
-        return (dx, dt) + (None,) * (len(ctx.needs_input_grad) - 2)
+        if needs[2] and t.dtype.is_floating_point:
+            dw = _prob_weight_grad(ctx, grad, x, t)
+        return (dx, dt, dw)[:len(ctx.needs_input_grad)]
     return backward
 
 
@@ -280,17 +287,36 @@ def _class_view(v, x, cd):
     return v.reshape(shape)
 
 
+def _row_scale(grad, x, red):
+    """The per-row factor s of a probability-target loss (grad, or grad / rows for 'mean'), class dim kept."""
+    cd = 1 if x.dim() >= 2 else 0
+    s = grad.unsqueeze(cd) if (red == "none" and x.dim() >= 2) else grad
+    return s / (x.numel() // max(x.shape[cd], 1)) if red == "mean" else s
+
+
+def _smoothed(t, x, eps):
+    """y' = (1 - eps) y + eps / C, the target the loss actually sees."""
+    C = x.shape[1 if x.dim() >= 2 else 0]
+    return t * (1.0 - eps) + eps / C if eps else t
+
+
 def _prob_target_grad(ctx, grad, x, w):
     """d loss / d y_c = -s (1 - eps) w_c log_softmax(x)_c for probability targets."""
     cd = 1 if x.dim() >= 2 else 0
     eps = ctx.attrs.get("label_smoothing", 0.0)
-    red = ctx.attrs.get("reduction", "mean")
     logp = _call("log_softmax", x, dim=cd)
-    s = grad.unsqueeze(cd) if (red == "none" and x.dim() >= 2) else grad
-    if red == "mean":
-        s = s / (x.numel() // max(x.shape[cd], 1))
-    g = logp * s * (eps - 1.0)
+    g = logp * _row_scale(grad, x, ctx.attrs.get("reduction", "mean")) * (eps - 1.0)
     return g * _class_view(w, x, cd) if w is not None else g
+
+
+def _prob_weight_grad(ctx, grad, x, t):
+    """d loss / d w_c = -sum over rows of s y'_c log_softmax(x)_c for probability targets."""
+    cd = 1 if x.dim() >= 2 else 0
+    logp = _call("log_softmax", x, dim=cd)
+    y = _smoothed(t, x, ctx.attrs.get("label_smoothing", 0.0))
+    e = (y * logp * _row_scale(grad, x, ctx.attrs.get("reduction", "mean"))).neg()
+    rows = tuple(d for d in range(x.dim()) if d != cd)
+    return e.sum(rows) if rows else e
 
 
 def _rows_backward_rule(bwd_name, logits):
@@ -309,7 +335,20 @@ def _rows_backward_rule(bwd_name, logits):
             shape[cd] = 1
             p = _call("softmax", x, dim=cd)
             gg_x = _call("softmax_backward", gg, p, dim=cd) * rs.reshape(shape)
-        return gg_g, gg_x, None, None
+        gg_t = gg_w = None
+        if logits and t.dtype.is_floating_point and (ctx.needs_input_grad[2] or ctx.needs_input_grad[3]):
+            # dx = s (p sum_c w_c y'_c - w y'): linear in y' and in w; T = s (sum_k gg_k p_k - gg)
+            eps = ctx.attrs.get("label_smoothing", 0.0)
+            p = _call("softmax", x, dim=cd)
+            T = ((gg * p).sum(cd, keepdim=True) - gg) * _row_scale(g, x, ctx.attrs.get("reduction", "mean"))
+            if ctx.needs_input_grad[2]:
+                gg_t = T * (1.0 - eps)
+                gg_t = gg_t * _class_view(w, x, cd) if w is not None else gg_t
+            if ctx.needs_input_grad[3] and w is not None:
+                rows = tuple(d for d in range(x.dim()) if d != cd)
+                gg_w = T * _smoothed(t, x, eps)
+                gg_w = gg_w.sum(rows) if rows else gg_w
+        return gg_g, gg_x, gg_t, gg_w
     return backward
 
 

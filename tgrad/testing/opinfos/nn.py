@@ -166,11 +166,24 @@ def _ce_samples(rng):
         SampleInput(x, t, None),
         SampleInput(x, t, w, reduction="sum", label_smoothing=0.2),
         SampleInput(x, t, None, reduction="none"),
-        SampleInput(x, y, None, reduction="mean"),
-        SampleInput(x, y, w, reduction="none", label_smoothing=0.1),
         SampleInput(rng.normal(size=(2, 3, 2, 2)), _Idx(rng.integers(0, 3, (2, 2, 2))), w[:3], ignore_index=1),
         SampleInput(rng.normal(size=(6,)), _Idx(2), None),
         SampleInput(rng.normal(size=(33, 7)), _Idx(rng.integers(0, 7, 33)), None, grad=False),
+    ]
+
+
+def _ce_prob_samples(rng):
+    """Probability targets: the target and the class weights are differentiable (not so for class indices)."""
+    x = rng.normal(size=(5, 4))
+    y = rng.dirichlet(np.ones(4), size=5)
+    w = rng.uniform(0.5, 2, 4)
+    return [
+        SampleInput(x, y, None, reduction="mean"),
+        SampleInput(x, y, w, reduction="none", label_smoothing=0.1),
+        SampleInput(rng.normal(size=(2, 3, 2)), rng.dirichlet(np.ones(3), size=(2, 2)).transpose(0, 2, 1), w[:3],
+                    reduction="sum", label_smoothing=0.3),
+        SampleInput(rng.normal(size=(4,)), rng.dirichlet(np.ones(4)), w, reduction="mean"),
+        SampleInput(rng.normal(size=(33, 7)), rng.dirichlet(np.ones(7), size=33), None, grad=False),
     ]
 
 
@@ -249,6 +262,8 @@ OPS = [
            tol=LOW, covers=("log_softmax_backward",)),
     OpInfo("cross_entropy", lambda *a, **k: _call("cross_entropy", *a, **k), _ce_ref, _ce_samples, dtypes=FLOATS,
            diff_args=(0,), tol=LOW, covers=("cross_entropy_backward",)),
+    OpInfo("cross_entropy_probs", lambda *a, **k: _call("cross_entropy", *a, **k), _ce_ref, _ce_prob_samples,
+           dtypes=FLOATS, diff_args=(0, 1, 2), tol=LOW, covers=("cross_entropy", "cross_entropy_backward")),
     OpInfo("nll_loss", lambda *a, **k: _call("nll_loss", *a, **k),
            lambda *a, **k: _ce_ref(*a, logits=False, **k), _nll_samples, dtypes=FLOATS, diff_args=(0,),
            covers=("nll_loss_backward",)),
