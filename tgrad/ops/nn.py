@@ -903,12 +903,73 @@ def batch_norm_backward_forward(grad_output, input, weight=None, running_mean=No
                                   _opt_contig(running_mean), _opt_contig(running_var), dx, dw, db, C, L, training, eps)
 
 
+def _bn_parts(x, rm, rv, training, eps):
+    """(reduced dims, channel view shape, r = 1/sqrt(var + eps), xh = (x - mean) r), written with ops."""
+    dims = (0,) + tuple(range(2, x.dim()))
+    cs = [1, x.shape[1]] + [1] * (x.dim() - 2)
+    if training:
+        c = x - x.mean(dims, keepdim=True)
+        r = ((c * c).mean(dims, keepdim=True) + eps).rsqrt()
+    else:
+        c = x - rm.reshape(cs)
+        r = (rv.reshape(cs) + eps).rsqrt()
+    return dims, cs, r, c * r
+
+
+def _bn_xh_vjp(u, xh, r, dims):
+    """u^T d xh / dx for batch statistics: r (u - mean(u) - xh mean(u xh)) (the Jacobian is symmetric)."""
+    return r * (u - u.mean(dims, keepdim=True) - xh * (u * xh).mean(dims, keepdim=True))
+
+
+def batch_norm_double_backward(ctx, ggx, ggw, ggb):
+    """Backward of (dx, dw, db) = batch_norm_backward(g, x, w), with h = g w, xh, r as in the forward:
+
+    training: dx = r (h - a - xh b), a = mean(h), b = mean(h xh); eval: dx = h r; dw = sum g xh; db = sum g.
+    From ggx (training, as layer_norm's): d/dh = xh-vjp(ggx), d/dx = r^2/K [-K b ggx + b G1 - G2 (h - a)
+    + xh (2 b G2 - G3)], G1 = sum ggx, G2 = sum ggx xh, G3 = sum ggx (h - a - xh b); eval: d/dh = ggx r.
+    From ggw: d/dg = ggw xh, d/dx = xh-vjp(g ggw) (eval: g ggw r).  From ggb: d/dg = ggb.
+    """
+    s = ctx.saved
+    g, x, w = s["grad_output"], s["input"], s.get("weight")
+    training, eps = ctx.attrs["training"], ctx.attrs.get("eps", 1e-5)
+    dims, cs, r, xh = _bn_parts(x, s.get("running_mean"), s.get("running_var"), training, eps)
+    wb = w.reshape(cs) if w is not None else None
+    needs = ctx.needs_input_grad
+    gg_g = gg_x = gg_w = None
+
+    def add(acc, t):
+        return t if acc is None else acc + t
+    if ggx is not None:
+        jh = _bn_xh_vjp(ggx, xh, r, dims) if training else ggx * r
+        gg_g = jh * wb if wb is not None else jh
+        if needs[2] and w is not None:
+            gg_w = (jh * g).sum(dims)
+        if needs[1] and training:
+            K = x.numel() // max(x.shape[1], 1)
+            h = g * wb if wb is not None else g
+            a = h.mean(dims, keepdim=True)
+            b = (h * xh).mean(dims, keepdim=True)
+            G1 = ggx.sum(dims, keepdim=True)
+            G2 = (ggx * xh).sum(dims, keepdim=True)
+            G3 = (ggx * (h - a - xh * b)).sum(dims, keepdim=True)
+            gg_x = (r * r / K) * (ggx * b * (-K) + b * G1 - G2 * (h - a) + xh * (b * G2 * 2 - G3))
+    if ggw is not None:
+        gw = ggw.reshape(cs)
+        gg_g = add(gg_g, gw * xh)
+        if needs[1]:
+            gg_x = add(gg_x, _bn_xh_vjp(g * gw, xh, r, dims) if training else g * gw * r)
+    if ggb is not None:
+        gg_g = add(gg_g, ggb.reshape(cs).expand(x.shape))
+    return (gg_g if needs[0] else None), gg_x, gg_w, None, None
+
+
 ENTRIES += [
     Op("batch_norm", batch_norm_forward, batch_norm_backward_rule, "NativeBatchNormBackward0",
        inputs=("input", "weight", "bias", "running_mean", "running_var"),
-       save=("input", "weight", "running_mean", "running_var"), once_differentiable=True),
-    Op("batch_norm_backward", batch_norm_backward_forward, None, None,
-       inputs=("grad_output", "input", "weight", "running_mean", "running_var"), outputs=3),
+       save=("input", "weight", "running_mean", "running_var")),
+    Op("batch_norm_backward", batch_norm_backward_forward, batch_norm_double_backward,
+       "NativeBatchNormBackwardBackward0", inputs=("grad_output", "input", "weight", "running_mean", "running_var"),
+       save=("grad_output", "input", "weight", "running_mean", "running_var"), outputs=3),
 ]
 
 

@@ -122,9 +122,11 @@ def _bn_samples(rng):
         return rng.normal(size=c), rng.uniform(0.5, 2, c)
     return [SampleInput(rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=3), *stats(3), training=True,
                         momentum=0.2),
-            SampleInput(rng.normal(size=(2, 3, 4)), rng.normal(size=3), None, None, None, training=True, eps=1e-3),
+            SampleInput(rng.normal(size=(2, 3, 4)), None, None, None, None, training=True, eps=1e-3),
             SampleInput(rng.normal(size=(2, 2, 2, 3)), rng.normal(size=2), rng.normal(size=2), *stats(2),
                         training=False),
+            SampleInput(rng.normal(size=(3, 2, 5)), rng.normal(size=2), None, *stats(2), training=True),
+            SampleInput(rng.normal(size=(3, 4)), None, None, *stats(4), training=False),
             SampleInput(rng.normal(size=(8, 5, 33)), None, None, *stats(5), training=True, grad=False)]
 
 
@@ -285,7 +287,7 @@ OPS += [
     OpInfo("layer_norm", lambda *a, **k: _call("layer_norm", *a, **k), _layer_norm_ref, _ln_samples, dtypes=FLOATS,
            tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)}, covers=("layer_norm_backward",)),
     OpInfo("batch_norm", lambda *a, **k: _call("batch_norm", *a, **k), _batch_norm_ref, _bn_samples,
-           dtypes=FLOATS, diff_args=(0, 1, 2), gradgrad=False, tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
+           dtypes=FLOATS, diff_args=(0, 1, 2), tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
            covers=("batch_norm_backward",)),
     OpInfo("dropout", lambda x, **k: _call("dropout", x, **k), lambda x, **k: (x, np.ones(x.shape, bool)),
            lambda rng: [SampleInput(rng.normal(size=s), p=p, training=tr)
