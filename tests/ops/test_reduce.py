@@ -209,8 +209,13 @@ def test_zeros_in_prod_and_cumprod(device):
     np.testing.assert_allclose(x.grad.numpy(), expect)
     gx, = tgrad.autograd.grad(x.prod(), (x,), create_graph=False)
     assert np.all(gx.numpy() == 0)     # two or more zeros: every partial product contains one
-    with pytest.raises(NotImplementedError, match="double backward"):
-        tgrad.autograd.grad(x.cumprod(1).sum(), (x,), create_graph=True)
+    # create_graph: the same first derivatives through ops, and second derivatives through zeros
+    gx, = tgrad.autograd.grad(x.cumprod(1), (x,), T(g, dtype=tgrad.float64, device=device), create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), expect)
+    gx, = tgrad.autograd.grad(x.prod(1).sum(), (x,), create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), [[0, -3, 0, 0], [0, 0, 0, 0], [24, 12, 8, 6]])
+    h, = tgrad.autograd.grad(gx[1, 0], (x,))           # d^2 / dx_10 dx_1k = prod_{j != 0, k} x_1j
+    np.testing.assert_allclose(h.numpy(), [[0, 0, 0, 0], [0, 0, 6, 0], [0, 0, 0, 0]])
 
 
 # ------------------------------------------------------------------ long rows: carries across chunks

@@ -160,23 +160,40 @@ def _has_zero(x):
     return not bool(_reduce("all", x, tuple(range(x.dim())), False, D.bool_).item())
 
 
-def _zeros_once_differentiable(name):
-    """The zero-input branches below use constant masks: exact first order, no higher order."""
+def _recording():
+    """True when a backward must itself be differentiable (create_graph): the zero-input branches below
+    then use ops instead of the constant masks of a select kernel (exact first order only)."""
     from ..autograd import grad_mode
-    if grad_mode.is_grad_enabled():
-        raise NotImplementedError(f"{name}: double backward through an input that contains zeros is not "
-                                  "supported")
+    return grad_mode.is_grad_enabled()
+
+
+def _prod_others(x, dims):
+    """prod_{j != k} x_j over ``dims`` with ops, no division (PyTorch's prod_safe_zeros_backward):
+    exclusive cumprod from the front times exclusive cumprod from the back, along the flattened dims."""
+    from ..autograd.dispatch import call
+    from ..creation import ones
+    order = _order(x, dims)
+    inv = [order.index(i) for i in range(x.dim())]
+    xp = x.permute(order)
+    kept = tuple(xp.shape[:x.dim() - len(dims)])
+    n = _numel(x.shape, dims)
+    xr = xp.reshape(kept + (n,))
+    one = ones(kept + (1,), dtype=x.dtype, device=x.device)
+    front = call("cat", one, xr.narrow(-1, 0, n - 1), dim=-1).cumprod(-1)
+    back = call("cat", one, xr.narrow(-1, 1, n - 1).flip(-1), dim=-1).cumprod(-1).flip(-1)
+    return (front * back).reshape(xp.shape).permute(inv)
 
 
 def prod_backward(ctx, grad):
-    """d prod / dx_k = prod_{j != k} x_j: result / x without zeros (twice differentiable), else a kernel."""
+    """d prod / dx_k = prod_{j != k} x_j: result / x without zeros, else a kernel (or ops when recording)."""
     x = ctx.saved["self"]
     shape, dims, keepdim = _ctx_dims(ctx)
     g = _expand_grad(grad, shape, dims, keepdim)
     if not _has_zero(x):
         return (g * _expand_grad(ctx.saved["result"], shape, dims, keepdim) / x,)
-    _zeros_once_differentiable("prod")
-    return (g * weights("prod_others", x, dims),)
+    if x.dim() == 0:
+        return (g,)
+    return (g * (_prod_others(x, dims) if _recording() else weights("prod_others", x, dims)),)
 
 
 # ------------------------------------------------------------------ var, std
@@ -418,7 +435,8 @@ def cumprod_backward(ctx, grad):
         return (grad,)
     if not _has_zero(x):
         return (call("cumsum", grad * out, dim=d, reverse=True) / x,)
-    _zeros_once_differentiable("cumprod")
+    if _recording():
+        return (_cumprod_backward_ops(grad, x, _wrap_dim(d, x.dim())),)
     dims = (_wrap_dim(d, x.dim()),)
     before = weights("before_zero", x, dims)
     first = weights("first_zero", x, dims)
@@ -426,6 +444,18 @@ def cumprod_backward(ctx, grad):
     part = call("cumsum", grad * out, dim=d, reverse=True) * before / safe
     y = x * (1.0 - first) + first          # x with its first zero replaced by a constant 1
     return (part + first * call("cumsum", grad * y.cumprod(d), dim=d, reverse=True),)
+
+
+def _cumprod_backward_ops(grad, x, d):
+    """dx_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j with ops, no division (O(n^2), like PyTorch's
+    double-backward path): C[.., i, k] = cumprod_k of x with x_i replaced by 1, masked to k >= i."""
+    from ..creation import eye, ones
+    n = x.shape[d]
+    xt, gt = x.movedim(d, -1), grad.movedim(d, -1)
+    ident = eye(n, dtype=x.dtype, device=x.device)
+    upper = ones((n, n), dtype=x.dtype, device=x.device).triu()
+    c = (xt.unsqueeze(-2) * (1.0 - ident) + ident).cumprod(-1)
+    return (c * upper * gt.unsqueeze(-2)).sum(-1).movedim(-1, d)
 
 
 # ------------------------------------------------------------------ all, any

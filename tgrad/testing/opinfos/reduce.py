@@ -56,8 +56,24 @@ def _single_dim_samples(kind="uniform", with_keepdim=True):
 
 
 def _zeros_samples(rng):
-    """prod/cumprod through exact zeros (one, several or none per row): a few small shapes."""
-    return [SampleInput(_values(rng, s, "zeros"), dim=d) for s in [(7,), (3, 4), (2, 3, 5)] for d in (0, -1)]
+    """prod/cumprod through exact zeros: rows with one, two or no zero (the first three samples, which
+    gradgradcheck runs, have all three kinds), then random zeros in a few small shapes."""
+    rows = rng.uniform(-2, 2, (4, 5))
+    rows[0, 2] = rows[1, 1] = rows[1, 3] = rows[3, 4] = 0.0      # one zero; two zeros; none; last is zero
+    return [SampleInput(rows, dim=-1), SampleInput(rows.T.copy(), dim=0),
+            SampleInput(np.array([1.5, 0.0, -2.0, 0.5, 0.0, 3.0, -1.0]), dim=0)] + \
+        [SampleInput(_values(rng, s, "zeros"), dim=d) for s in [(7,), (3, 4), (2, 3, 5)] for d in (0, -1)]
+
+
+def _prod_zeros_samples(rng):
+    """prod through zeros: over everything (one, two, three zeros), one dim with keepdim, a scalar."""
+    x = rng.uniform(-2, 2, (2, 3, 4))
+    x[0, 1, 2] = x[1, 0, 0] = x[1, 2, 0] = 0.0
+    one, two = rng.uniform(-2, 2, (3, 4)), rng.uniform(-2, 2, (2, 5))
+    one[1, 1] = two[0, 3] = two[1, 0] = 0.0
+    return [SampleInput(one, dim=None), SampleInput(x, dim=2, keepdim=True), SampleInput(two, dim=None),
+            SampleInput(x, dim=None), SampleInput(x, dim=1), SampleInput(np.array(0.0), dim=None)] + \
+        _zeros_samples(rng)
 
 
 def _all_samples(kind="uniform"):
@@ -161,8 +177,8 @@ OPS = [
            dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
     OpInfo("prod", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _single_dim_samples("prod"),
            dtypes=FLOATS + (D.int32,), tol=LOW_TOL),
-    OpInfo("prod_zeros", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _zeros_samples,
-           dtypes=(D.float64,), gradgrad=False, covers=("prod",)),
+    OpInfo("prod_zeros", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _prod_zeros_samples,
+           dtypes=(D.float64,), covers=("prod", "prod_all")),
     OpInfo("var", lambda x, **k: x.var(**k), _np_var,
            _var_samples([{}, dict(correction=0)]), dtypes=FLOATS, tol=LOW_TOL),
     OpInfo("var_unbiased", lambda x, **k: x.var(**k), _np_var,
@@ -198,8 +214,7 @@ OPS = [
     OpInfo("cumprod", lambda x, **k: x.cumprod(**k), _np_scan(np.cumprod),
            _single_dim_samples("prod", with_keepdim=False), dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
     OpInfo("cumprod_zeros", lambda x, **k: x.cumprod(**k), _np_scan(np.cumprod),
-           _zeros_samples, dtypes=(D.float64,), gradgrad=False,
-           covers=("cumprod",)),
+           _zeros_samples, dtypes=(D.float64,), covers=("cumprod",)),
     OpInfo("all", lambda x, **k: x.all(**k), _np_reduce(lambda x, **k: np.all(x != 0, **k)),
            _multi_dim_samples("zeros"), dtypes=(D.float32, D.bool_, D.int64, D.uint8), grad=False),
     OpInfo("any", lambda x, **k: x.any(**k), _np_reduce(lambda x, **k: np.any(x != 0, **k)),
