@@ -43,6 +43,21 @@ def test_empty_errors(device):
     _raises(IndexError, "argmin(): Expected reduction dim 1 to have non-zero size.", lambda: e.argmin(1))
     v, i = e.max(0)
     assert v.shape == (0,) and i.shape == (0,) and i.dtype == tgrad.int64
+    # amax/amin name the dim as given; max/argmax the wrapped one
+    _raises(IndexError, "amax(): Expected reduction dim -1 to have non-zero size.", lambda: e.amax(-1))
+    _raises(IndexError, "amin(): Expected reduction dim -1 to have non-zero size.", lambda: e.amin((0, -1)))
+    _raises(IndexError, "max(): Expected reduction dim 1 to have non-zero size.", lambda: e.max(-1))
+    # the +-inf norm has no identity; other norms of nothing are 0
+    post = "because this dimension is empty and the operation does not have an identity"
+    _raises(RuntimeError, "linalg.vector_norm cannot compute the inf norm on the dimension -1" + post,
+            lambda: e.norm(float("inf"), -1))
+    _raises(RuntimeError, "linalg.vector_norm cannot compute the -inf norm on the dimension 1" + post,
+            lambda: e.norm(float("-inf"), (0, 1)))
+    _raises(RuntimeError, "linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
+            "operation does not have an identity", lambda: e.norm(float("inf")))
+    assert e.norm(float("inf"), 0).shape == (0,)
+    _raises(TypeError, "logsumexp(): argument 'dim' must be tuple of ints, not NoneType",
+            lambda: e.logsumexp(None))
 
 
 def test_dtype_errors(device):

@@ -114,8 +114,11 @@ def _nonempty(name, x, dims, dim):
         extra = "" if name.startswith("arg") else " Specify the reduction dim with the 'dim' argument."
         exc = IndexError if name.startswith("arg") else RuntimeError
         raise exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{extra}")
-    for d in dims:
-        if x.shape[d] == 0:
+    # amax/amin name the dim as given (-1); max/min/argmax/argmin the wrapped one
+    given = [dim] if isinstance(dim, int) else list(dim or ())
+    named = given if name in ("amax", "amin") else dims
+    for d in named:
+        if x.shape[_wrap_dim(d, x.dim())] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
@@ -329,6 +332,8 @@ def argmin_forward(self, *, dim=None, keepdim=False):
 # ------------------------------------------------------------------ logsumexp, norm
 def logsumexp_forward(self, *, dim, keepdim=False):
     """log sum exp x, shifted by the row max inside the kernel."""
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     dims = reduce_dims(dim, self.dim())
     dt = self.dtype if self.dtype.is_floating_point else D.get_default_dtype()
     return _reduce("logsumexp", self, dims, keepdim, dt)
@@ -356,6 +361,20 @@ def _norm_op(p):
     return "normp"
 
 
+def _no_identity(x, p, dim):
+    """PyTorch's error for the +-inf norm (a max/min) over an empty extent; the dim is named as given."""
+    pre = f"linalg.vector_norm cannot compute the {'inf' if p > 0 else '-inf'} norm on "
+    post = "because the operation does not have an identity"
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        if x.numel() == 0:
+            raise RuntimeError(pre + "an empty tensor " + post)
+        return
+    for d in ([dim] if isinstance(dim, int) else dim):
+        if x.shape[_wrap_dim(d, x.dim())] == 0:
+            raise RuntimeError(pre + f"the dimension {d}" + "because this dimension is empty and the operation "
+                               "does not have an identity")
+
+
 def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
     """vector norm (sum |x|^p)^(1/p); p = 0, 1, 2 ('fro'), +-inf or any other float."""
     if isinstance(p, str) and p != "fro":
@@ -364,8 +383,10 @@ def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_dtype_name(self.dtype)}")
     dims = reduce_dims(dim, self.dim())
-    x = self if dtype is None else self.to(D.to_dtype(dtype))
     op = _norm_op(p)
+    if op in ("norminf", "normneginf"):
+        _no_identity(self, p, dim)
+    x = self if dtype is None else self.to(D.to_dtype(dtype))
     return _reduce(op, x, dims, keepdim, x.dtype, p=float(p) if op == "normp" else 0.0)
 
 
