@@ -87,6 +87,16 @@ def test_empty_reductions(device):
     assert e.sum(0).shape == (0,)
 
 
+def test_empty_reduction_gradients(device):
+    """Backward of a reduction of a 0-size tensor: an empty gradient of the input's shape (PyTorch's too)."""
+    for fn in (lambda t: t.sum(0), lambda t: t.prod(0), lambda t: t.mean(1), lambda t: t.amax(1),
+               lambda t: t.norm(dim=0), lambda t: t.logsumexp(0), lambda t: t.cumprod(0), lambda t: t.var(0),
+               lambda t: t.sum(), lambda t: t.max(1).values, lambda t: t.norm(float("inf"), 1)):
+        x = tgrad.zeros((0, 3), dtype=tgrad.float64, device=device, requires_grad=True)
+        g, = tgrad.autograd.grad(fn(x).sum(), x)
+        assert g.shape == (0, 3)
+
+
 # ------------------------------------------------------------------ dtypes
 def test_result_dtypes(device):
     i32 = tgrad.tensor([[1, 2, 3], [4, 5, 6]], dtype=tgrad.int32, device=device)
