@@ -58,6 +58,8 @@ def test_empty_errors(device):
     assert e.norm(float("inf"), 0).shape == (0,)
     _raises(TypeError, "logsumexp(): argument 'dim' must be tuple of ints, not NoneType",
             lambda: e.logsumexp(None))
+    s = T(2.5, device=device)         # a scalar has no empty dim: dim 0 / -1 reduce nothing
+    assert s.amax(0).item() == 2.5 and s.amin(-1).item() == 2.5 and s.norm(float("inf"), 0).item() == 2.5
 
 
 def test_dtype_errors(device):

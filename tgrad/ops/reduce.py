@@ -116,7 +116,7 @@ def _nonempty(name, x, dims, dim):
         raise exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{extra}")
     # amax/amin name the dim as given (-1); max/min/argmax/argmin the wrapped one
     given = [dim] if isinstance(dim, int) else list(dim or ())
-    named = given if name in ("amax", "amin") else dims
+    named = (given if name in ("amax", "amin") else dims) if x.dim() else ()
     for d in named:
         if x.shape[_wrap_dim(d, x.dim())] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
@@ -369,7 +369,7 @@ def _no_identity(x, p, dim):
         if x.numel() == 0:
             raise RuntimeError(pre + "an empty tensor " + post)
         return
-    for d in ([dim] if isinstance(dim, int) else dim):
+    for d in ([dim] if isinstance(dim, int) else dim) if x.dim() else ():
         if x.shape[_wrap_dim(d, x.dim())] == 0:
             raise RuntimeError(pre + f"the dimension {d}" + "because this dimension is empty and the operation "
                                "does not have an identity")
