@@ -95,6 +95,21 @@ def test_loss_shape_errors(device):
         call("cross_entropy", x, T([0, 1, 2], device), T(np.ones(2), device, tgrad.float32))
 
 
+def test_class_index_loss_weight_is_not_differentiable(device):
+    """PyTorch: nll_loss (so cross_entropy with class indices) refuses a weight that requires grad, while
+    recording; probability targets differentiate the weight (checked by the cross_entropy_probs OpInfo)."""
+    w = T(np.ones(3), device, tgrad.float64, requires_grad=True)
+    for shape, fn in [((2, 3), "nll_loss_forward"), ((2, 3, 4), "nll_loss2d_forward")]:
+        x = T(np.zeros(shape), device, tgrad.float64, requires_grad=True)
+        t = T(np.zeros((2,) + shape[2:], np.int64), device)
+        for name in ("cross_entropy", "nll_loss"):
+            with pytest.raises(RuntimeError, match=f"The function '{fn}' is not differentiable with respect to "
+                                                   "argument 'weight'. This input cannot have requires_grad True."):
+                call(name, x, t, w)
+        with tgrad.no_grad():
+            np.testing.assert_allclose(call("cross_entropy", x, t, w).item(), np.log(3))
+
+
 def test_cross_entropy_all_ignored_is_nan(device):
     x = T(np.zeros((2, 3)), device, tgrad.float32)
     assert np.isnan(call("cross_entropy", x, T([-100, -100], device), None).item())
@@ -191,11 +206,39 @@ def test_batch_norm_errors(device):
     with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "
                                          r"tgrad.Size\(\[1, 3\]\)"):
         call("batch_norm", tgrad.ones(1, 3, device=device), None, None, None, None, training=True)
-    x = T(np.random.default_rng(0).normal(size=(4, 2)), device, tgrad.float64, requires_grad=True)
-    y = call("batch_norm", x, None, None, None, None, training=True)
-    (g,) = tgrad.autograd.grad(y.pow(2).sum(), x, create_graph=True)
-    with pytest.raises(RuntimeError, match="batch_norm"):
-        tgrad.autograd.grad(g.sum(), x)
+
+
+@pytest.mark.parametrize("training,expected", [
+    (True, ([[73.27516050296443, -1.0590067613967487], [-98.24984924765047, 0.579765960048379],
+             [29.181012021953045, 0.8233742691821366], [-4.206323277266975, -0.34413346783376725]],
+            [218.46422067113747, -6.444777513668535])),
+    (False, ([[56.31869885982839, 3.744448213219129], [6533.5949511336285, 28.676159731848056],
+              [17828.96103426707, 0.7251777173356416], [0.0, 0.05081668899934064]],
+             [78103.98899004383, -275.4433329732559]))])
+def test_batch_norm_double_backward_matches_pytorch(device, training, expected):
+    """Second derivatives through NativeBatchNormBackwardBackward0, numbers from PyTorch 2.13."""
+    x = T([[1.0, 2.0], [3.0, 5.0], [4.0, -1.0], [0.5, 0.25]], device, tgrad.float64, requires_grad=True)
+    w = T([1.5, -0.5], device, tgrad.float64, requires_grad=True)
+    rm, rv = T([0.5, 0.0], device, tgrad.float64), T([1.0, 2.0], device, tgrad.float64)
+    y = call("batch_norm", x, w, None, rm, rv, training=training)
+    g, gw = tgrad.autograd.grad(y.pow(3).sum(), [x, w], create_graph=True)
+    assert type(g.grad_fn).__name__ == "NativeBatchNormBackwardBackward0"
+    hx, hw = tgrad.autograd.grad(g.pow(2).sum() + gw.sum(), [x, w])
+    np.testing.assert_allclose(hx.numpy(), expected[0], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(hw.numpy(), expected[1], rtol=1e-10)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_gradgradcheck(device, training, affine):
+    rng = np.random.default_rng(1)
+    x = T(rng.normal(size=(3, 2, 4)), device, tgrad.float64, requires_grad=True)
+    w = T(rng.normal(size=2), device, tgrad.float64, requires_grad=True) if affine else None
+    b = T(rng.normal(size=2), device, tgrad.float64, requires_grad=True) if affine else None
+    rm, rv = T(rng.normal(size=2), device, tgrad.float64), T(rng.uniform(0.5, 2, 2), device, tgrad.float64)
+    args = (x, w, b) if affine else (x,)
+    assert tgrad.autograd.gradgradcheck(
+        lambda x, w=None, b=None: call("batch_norm", x, w, b, rm, rv, training=training), args)
 
 
 def test_cross_entropy_large_logits_keep_precision(device):

@@ -43,6 +43,23 @@ def test_empty_errors(device):
     _raises(IndexError, "argmin(): Expected reduction dim 1 to have non-zero size.", lambda: e.argmin(1))
     v, i = e.max(0)
     assert v.shape == (0,) and i.shape == (0,) and i.dtype == tgrad.int64
+    # amax/amin name the dim as given; max/argmax the wrapped one
+    _raises(IndexError, "amax(): Expected reduction dim -1 to have non-zero size.", lambda: e.amax(-1))
+    _raises(IndexError, "amin(): Expected reduction dim -1 to have non-zero size.", lambda: e.amin((0, -1)))
+    _raises(IndexError, "max(): Expected reduction dim 1 to have non-zero size.", lambda: e.max(-1))
+    # the +-inf norm has no identity; other norms of nothing are 0
+    post = "because this dimension is empty and the operation does not have an identity"
+    _raises(RuntimeError, "linalg.vector_norm cannot compute the inf norm on the dimension -1" + post,
+            lambda: e.norm(float("inf"), -1))
+    _raises(RuntimeError, "linalg.vector_norm cannot compute the -inf norm on the dimension 1" + post,
+            lambda: e.norm(float("-inf"), (0, 1)))
+    _raises(RuntimeError, "linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
+            "operation does not have an identity", lambda: e.norm(float("inf")))
+    assert e.norm(float("inf"), 0).shape == (0,)
+    _raises(TypeError, "logsumexp(): argument 'dim' must be tuple of ints, not NoneType",
+            lambda: e.logsumexp(None))
+    s = T(2.5, device=device)         # a scalar has no empty dim: dim 0 / -1 reduce nothing
+    assert s.amax(0).item() == 2.5 and s.amin(-1).item() == 2.5 and s.norm(float("inf"), 0).item() == 2.5
 
 
 def test_dtype_errors(device):
@@ -70,6 +87,16 @@ def test_empty_reductions(device):
     assert np.isnan(e.mean().item()) and np.isnan(e.var().item())
     assert e.cumsum(1).shape == (2, 0) and e.cumprod(0).shape == (2, 0)
     assert e.sum(0).shape == (0,)
+
+
+def test_empty_reduction_gradients(device):
+    """Backward of a reduction of a 0-size tensor: an empty gradient of the input's shape (PyTorch's too)."""
+    for fn in (lambda t: t.sum(0), lambda t: t.prod(0), lambda t: t.mean(1), lambda t: t.amax(1),
+               lambda t: t.norm(dim=0), lambda t: t.logsumexp(0), lambda t: t.cumprod(0), lambda t: t.var(0),
+               lambda t: t.sum(), lambda t: t.max(1).values, lambda t: t.norm(float("inf"), 1)):
+        x = tgrad.zeros((0, 3), dtype=tgrad.float64, device=device, requires_grad=True)
+        g, = tgrad.autograd.grad(fn(x).sum(), x)
+        assert g.shape == (0, 3)
 
 
 # ------------------------------------------------------------------ dtypes
@@ -209,8 +236,13 @@ def test_zeros_in_prod_and_cumprod(device):
     np.testing.assert_allclose(x.grad.numpy(), expect)
     gx, = tgrad.autograd.grad(x.prod(), (x,), create_graph=False)
     assert np.all(gx.numpy() == 0)     # two or more zeros: every partial product contains one
-    with pytest.raises(NotImplementedError, match="double backward"):
-        tgrad.autograd.grad(x.cumprod(1).sum(), (x,), create_graph=True)
+    # create_graph: the same first derivatives through ops, and second derivatives through zeros
+    gx, = tgrad.autograd.grad(x.cumprod(1), (x,), T(g, dtype=tgrad.float64, device=device), create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), expect)
+    gx, = tgrad.autograd.grad(x.prod(1).sum(), (x,), create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), [[0, -3, 0, 0], [0, 0, 0, 0], [24, 12, 8, 6]])
+    h, = tgrad.autograd.grad(gx[1, 0], (x,))           # d^2 / dx_10 dx_1k = prod_{j != 0, k} x_1j
+    np.testing.assert_allclose(h.numpy(), [[0, 0, 0, 0], [0, 0, 6, 0], [0, 0, 0, 0]])
 
 
 # ------------------------------------------------------------------ long rows: carries across chunks

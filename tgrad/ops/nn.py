@@ -187,6 +187,10 @@ def _loss_rows(logits):
         if not 0.0 <= label_smoothing <= 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
         _ce_check(input, target, weight, ignore_index, prob)
+        if not prob and weight is not None and weight.requires_grad and _grad_recording():
+            fn = "nll_loss2d_forward" if input.dim() >= 3 else "nll_loss_forward"
+            raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument 'weight'. "
+                               "This input cannot have requires_grad True.")
         xs, ts, geom, st = _ce_geometry(input, target, prob)
         red = KL.REDUCTIONS[reduction]
         if red == KL.NONE:
@@ -251,10 +255,13 @@ def _loss_rows_rule(bwd_name):
             dx = _seed_grad(ctx, grad)
             if dx is None:
                 dx = _call(bwd_name, grad, x, t, w, **_rows_attrs(ctx))[0]
-        dt = None
-        if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1] and t.dtype.is_floating_point:
+        needs = tuple(ctx.needs_input_grad) + (False, False)
+        dt = dw = None
+        if needs[1] and t.dtype.is_floating_point:
             dt = _prob_target_grad(ctx, grad, x, w)
-        return (dx, dt) + (None,) * (len(ctx.needs_input_grad) - 2)
+        if needs[2] and t.dtype.is_floating_point:
+            dw = _prob_weight_grad(ctx, grad, x, t)
+        return (dx, dt, dw)[:len(ctx.needs_input_grad)]
     return backward
 
 
@@ -280,17 +287,36 @@ def _class_view(v, x, cd):
     return v.reshape(shape)
 
 
+def _row_scale(grad, x, red):
+    """The per-row factor s of a probability-target loss (grad, or grad / rows for 'mean'), class dim kept."""
+    cd = 1 if x.dim() >= 2 else 0
+    s = grad.unsqueeze(cd) if (red == "none" and x.dim() >= 2) else grad
+    return s / (x.numel() // max(x.shape[cd], 1)) if red == "mean" else s
+
+
+def _smoothed(t, x, eps):
+    """y' = (1 - eps) y + eps / C, the target the loss actually sees."""
+    C = x.shape[1 if x.dim() >= 2 else 0]
+    return t * (1.0 - eps) + eps / C if eps else t
+
+
 def _prob_target_grad(ctx, grad, x, w):
     """d loss / d y_c = -s (1 - eps) w_c log_softmax(x)_c for probability targets."""
     cd = 1 if x.dim() >= 2 else 0
     eps = ctx.attrs.get("label_smoothing", 0.0)
-    red = ctx.attrs.get("reduction", "mean")
     logp = _call("log_softmax", x, dim=cd)
-    s = grad.unsqueeze(cd) if (red == "none" and x.dim() >= 2) else grad
-    if red == "mean":
-        s = s / (x.numel() // max(x.shape[cd], 1))
-    g = logp * s * (eps - 1.0)
+    g = logp * _row_scale(grad, x, ctx.attrs.get("reduction", "mean")) * (eps - 1.0)
     return g * _class_view(w, x, cd) if w is not None else g
+
+
+def _prob_weight_grad(ctx, grad, x, t):
+    """d loss / d w_c = -sum over rows of s y'_c log_softmax(x)_c for probability targets."""
+    cd = 1 if x.dim() >= 2 else 0
+    logp = _call("log_softmax", x, dim=cd)
+    y = _smoothed(t, x, ctx.attrs.get("label_smoothing", 0.0))
+    e = (y * logp * _row_scale(grad, x, ctx.attrs.get("reduction", "mean"))).neg()
+    rows = tuple(d for d in range(x.dim()) if d != cd)
+    return e.sum(rows) if rows else e
 
 
 def _rows_backward_rule(bwd_name, logits):
@@ -309,7 +335,20 @@ def _rows_backward_rule(bwd_name, logits):
             shape[cd] = 1
             p = _call("softmax", x, dim=cd)
             gg_x = _call("softmax_backward", gg, p, dim=cd) * rs.reshape(shape)
-        return gg_g, gg_x, None, None
+        gg_t = gg_w = None
+        if logits and t.dtype.is_floating_point and (ctx.needs_input_grad[2] or ctx.needs_input_grad[3]):
+            # dx = s (p sum_c w_c y'_c - w y'): linear in y' and in w; T = s (sum_k gg_k p_k - gg)
+            eps = ctx.attrs.get("label_smoothing", 0.0)
+            p = _call("softmax", x, dim=cd)
+            T = ((gg * p).sum(cd, keepdim=True) - gg) * _row_scale(g, x, ctx.attrs.get("reduction", "mean"))
+            if ctx.needs_input_grad[2]:
+                gg_t = T * (1.0 - eps)
+                gg_t = gg_t * _class_view(w, x, cd) if w is not None else gg_t
+            if ctx.needs_input_grad[3] and w is not None:
+                rows = tuple(d for d in range(x.dim()) if d != cd)
+                gg_w = T * _smoothed(t, x, eps)
+                gg_w = gg_w.sum(rows) if rows else gg_w
+        return gg_g, gg_x, gg_t, gg_w
     return backward
 
 
@@ -424,6 +463,48 @@ def _pointwise_loss(name):
 _XY_LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
 
 
+def _target_dy(name, attrs, order, x, y, pw):
+    """d f^(order)(x, y) / dy for the losses not of x - y, written with ops (so it has its own gradient).
+
+    bce: f = -(y log x + (1-y) log(1-x)), f' = (x-y)/(x(1-x)): -logit(x), -1/(x(1-x)), (1-2x)/(x(1-x))^2;
+    bce_with_logits: f = (1-y) x + (1 + (pw-1) y) softplus(-x): -x + (pw-1) softplus(-x),
+    -1 - (pw-1) sigmoid(-x), (pw-1) sigmoid(x) sigmoid(-x);
+    kl_div: f = y (log y - x): log y + 1 - x (0 where y = 0), -1, 0; log_target: f = e^y (y - x):
+    e^y (y + 1 - x), -e^y, 0.
+    """
+    if name == "binary_cross_entropy":
+        if order == 0:
+            return (1.0 - x).log() - x.log()
+        q = (x * (1.0 - x)).clamp_min(1e-12)
+        return q.pow(-1.0).neg() if order == 1 else (1.0 - 2.0 * x) / (q * q)
+    if name == "binary_cross_entropy_with_logits":
+        if order == 0:
+            r = x.neg()
+            return r if pw is None else r + (pw - 1.0) * _call("softplus", x.neg())
+        if pw is None:
+            return x * 0.0 - 1.0 if order == 1 else x * 0.0
+        if order == 1:
+            return (pw - 1.0) * x.neg().sigmoid() * -1.0 - 1.0
+        return (pw - 1.0) * x.sigmoid() * x.neg().sigmoid()
+    if attrs.get("log_target"):
+        e = y.exp()
+        return e * (y + 1.0 - x) if order == 0 else e.neg() if order == 1 else e * 0.0
+    if order == 0:
+        nz = y.ne(0)
+        return (y.where(nz, y * 0.0 + 1.0).log() + 1.0 - x).where(nz, x * 0.0)
+    return y * 0.0 - 1.0 if order == 1 else y * 0.0
+
+
+def _target_grad(name, attrs, order, g, x, y, w, pw):
+    """d/dy of f^(order)(x, y) * w * g * scale, at the operands' broadcast shape."""
+    shape = _pointwise_shape(x, y, w, pw)
+    scale = _loss_scale(attrs.get("reduction", "mean"), shape, x.shape[0] if x.dim() else 1)
+    r = _target_dy(name, attrs, order, x, y, pw) * g * scale
+    if w is not None:
+        r = r * w
+    return r if tuple(r.shape) == tuple(shape) else r.expand(shape)
+
+
 def _pointwise_rule(name):
     """dx = <name>_backward(g, x, y, w, pw); dy = -dx for losses of x - y; dw = f(x, y) * g."""
     bname = name + "_backward"
@@ -439,6 +520,8 @@ def _pointwise_rule(name):
                 gx = _call(bname, grad, x, y, w, pw, order=1, **ctx.attrs)
         if needs[1] and name in _XY_LOSSES:
             gy = gx.neg()
+        elif needs[1]:
+            gy = _target_grad(name, ctx.attrs, 0, grad, x, y, w, pw)
         if len(needs) > 2 and needs[2]:
             gw = _call(bname, grad, x, y, None, pw, order=0, **ctx.attrs)
         return (gx if needs[0] else None, gy, gw, None)[:len(needs)]
@@ -474,6 +557,8 @@ def _pointwise_backward_rule(name):
             gg_x = _call(bname, gg * g, x, y, w, pw, order=order + 1, **attrs)
             if needs[2] and name in _XY_LOSSES:
                 gg_y = gg_x.neg()
+        if needs[2] and name not in _XY_LOSSES:
+            gg_y = _target_grad(name, attrs, order, gg * g, x, y, w, pw)
         if needs[3]:
             gg_w = _call(bname, gg * g, x, y, None, pw, order=order, **attrs)
         return gg_g, (gg_x if needs[1] else None), gg_y, gg_w, None
@@ -818,12 +903,73 @@ def batch_norm_backward_forward(grad_output, input, weight=None, running_mean=No
                                   _opt_contig(running_mean), _opt_contig(running_var), dx, dw, db, C, L, training, eps)
 
 
+def _bn_parts(x, rm, rv, training, eps):
+    """(reduced dims, channel view shape, r = 1/sqrt(var + eps), xh = (x - mean) r), written with ops."""
+    dims = (0,) + tuple(range(2, x.dim()))
+    cs = [1, x.shape[1]] + [1] * (x.dim() - 2)
+    if training:
+        c = x - x.mean(dims, keepdim=True)
+        r = ((c * c).mean(dims, keepdim=True) + eps).rsqrt()
+    else:
+        c = x - rm.reshape(cs)
+        r = (rv.reshape(cs) + eps).rsqrt()
+    return dims, cs, r, c * r
+
+
+def _bn_xh_vjp(u, xh, r, dims):
+    """u^T d xh / dx for batch statistics: r (u - mean(u) - xh mean(u xh)) (the Jacobian is symmetric)."""
+    return r * (u - u.mean(dims, keepdim=True) - xh * (u * xh).mean(dims, keepdim=True))
+
+
+def batch_norm_double_backward(ctx, ggx, ggw, ggb):
+    """Backward of (dx, dw, db) = batch_norm_backward(g, x, w), with h = g w, xh, r as in the forward:
+
+    training: dx = r (h - a - xh b), a = mean(h), b = mean(h xh); eval: dx = h r; dw = sum g xh; db = sum g.
+    From ggx (training, as layer_norm's): d/dh = xh-vjp(ggx), d/dx = r^2/K [-K b ggx + b G1 - G2 (h - a)
+    + xh (2 b G2 - G3)], G1 = sum ggx, G2 = sum ggx xh, G3 = sum ggx (h - a - xh b); eval: d/dh = ggx r.
+    From ggw: d/dg = ggw xh, d/dx = xh-vjp(g ggw) (eval: g ggw r).  From ggb: d/dg = ggb.
+    """
+    s = ctx.saved
+    g, x, w = s["grad_output"], s["input"], s.get("weight")
+    training, eps = ctx.attrs["training"], ctx.attrs.get("eps", 1e-5)
+    dims, cs, r, xh = _bn_parts(x, s.get("running_mean"), s.get("running_var"), training, eps)
+    wb = w.reshape(cs) if w is not None else None
+    needs = ctx.needs_input_grad
+    gg_g = gg_x = gg_w = None
+
+    def add(acc, t):
+        return t if acc is None else acc + t
+    if ggx is not None:
+        jh = _bn_xh_vjp(ggx, xh, r, dims) if training else ggx * r
+        gg_g = jh * wb if wb is not None else jh
+        if needs[2] and w is not None:
+            gg_w = (jh * g).sum(dims)
+        if needs[1] and training:
+            K = x.numel() // max(x.shape[1], 1)
+            h = g * wb if wb is not None else g
+            a = h.mean(dims, keepdim=True)
+            b = (h * xh).mean(dims, keepdim=True)
+            G1 = ggx.sum(dims, keepdim=True)
+            G2 = (ggx * xh).sum(dims, keepdim=True)
+            G3 = (ggx * (h - a - xh * b)).sum(dims, keepdim=True)
+            gg_x = (r * r / K) * (ggx * b * (-K) + b * G1 - G2 * (h - a) + xh * (b * G2 * 2 - G3))
+    if ggw is not None:
+        gw = ggw.reshape(cs)
+        gg_g = add(gg_g, gw * xh)
+        if needs[1]:
+            gg_x = add(gg_x, _bn_xh_vjp(g * gw, xh, r, dims) if training else g * gw * r)
+    if ggb is not None:
+        gg_g = add(gg_g, ggb.reshape(cs).expand(x.shape))
+    return (gg_g if needs[0] else None), gg_x, gg_w, None, None
+
+
 ENTRIES += [
     Op("batch_norm", batch_norm_forward, batch_norm_backward_rule, "NativeBatchNormBackward0",
        inputs=("input", "weight", "bias", "running_mean", "running_var"),
-       save=("input", "weight", "running_mean", "running_var"), once_differentiable=True),
-    Op("batch_norm_backward", batch_norm_backward_forward, None, None,
-       inputs=("grad_output", "input", "weight", "running_mean", "running_var"), outputs=3),
+       save=("input", "weight", "running_mean", "running_var")),
+    Op("batch_norm_backward", batch_norm_backward_forward, batch_norm_double_backward,
+       "NativeBatchNormBackwardBackward0", inputs=("grad_output", "input", "weight", "running_mean", "running_var"),
+       save=("grad_output", "input", "weight", "running_mean", "running_var"), outputs=3),
 ]
 
 

@@ -114,8 +114,11 @@ def _nonempty(name, x, dims, dim):
         extra = "" if name.startswith("arg") else " Specify the reduction dim with the 'dim' argument."
         exc = IndexError if name.startswith("arg") else RuntimeError
         raise exc(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{extra}")
-    for d in dims:
-        if x.shape[d] == 0:
+    # amax/amin name the dim as given (-1); max/min/argmax/argmin the wrapped one
+    given = [dim] if isinstance(dim, int) else list(dim or ())
+    named = (given if name in ("amax", "amin") else dims) if x.dim() else ()
+    for d in named:
+        if x.shape[_wrap_dim(d, x.dim())] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
@@ -160,23 +163,40 @@ def _has_zero(x):
     return not bool(_reduce("all", x, tuple(range(x.dim())), False, D.bool_).item())
 
 
-def _zeros_once_differentiable(name):
-    """The zero-input branches below use constant masks: exact first order, no higher order."""
+def _recording():
+    """True when a backward must itself be differentiable (create_graph): the zero-input branches below
+    then use ops instead of the constant masks of a select kernel (exact first order only)."""
     from ..autograd import grad_mode
-    if grad_mode.is_grad_enabled():
-        raise NotImplementedError(f"{name}: double backward through an input that contains zeros is not "
-                                  "supported")
+    return grad_mode.is_grad_enabled()
+
+
+def _prod_others(x, dims):
+    """prod_{j != k} x_j over ``dims`` with ops, no division (PyTorch's prod_safe_zeros_backward):
+    exclusive cumprod from the front times exclusive cumprod from the back, along the flattened dims."""
+    from ..autograd.dispatch import call
+    from ..creation import ones
+    order = _order(x, dims)
+    inv = [order.index(i) for i in range(x.dim())]
+    xp = x.permute(order)
+    kept = tuple(xp.shape[:x.dim() - len(dims)])
+    n = _numel(x.shape, dims)
+    xr = xp.reshape(kept + (n,))
+    one = ones(kept + (1,), dtype=x.dtype, device=x.device)
+    front = call("cat", one, xr.narrow(-1, 0, n - 1), dim=-1).cumprod(-1)
+    back = call("cat", one, xr.narrow(-1, 1, n - 1).flip(-1), dim=-1).cumprod(-1).flip(-1)
+    return (front * back).reshape(xp.shape).permute(inv)
 
 
 def prod_backward(ctx, grad):
-    """d prod / dx_k = prod_{j != k} x_j: result / x without zeros (twice differentiable), else a kernel."""
+    """d prod / dx_k = prod_{j != k} x_j: result / x without zeros, else a kernel (or ops when recording)."""
     x = ctx.saved["self"]
     shape, dims, keepdim = _ctx_dims(ctx)
     g = _expand_grad(grad, shape, dims, keepdim)
     if not _has_zero(x):
         return (g * _expand_grad(ctx.saved["result"], shape, dims, keepdim) / x,)
-    _zeros_once_differentiable("prod")
-    return (g * weights("prod_others", x, dims),)
+    if x.dim() == 0:
+        return (g,)
+    return (g * (_prod_others(x, dims) if _recording() else weights("prod_others", x, dims)),)
 
 
 # ------------------------------------------------------------------ var, std
@@ -312,6 +332,8 @@ def argmin_forward(self, *, dim=None, keepdim=False):
 # ------------------------------------------------------------------ logsumexp, norm
 def logsumexp_forward(self, *, dim, keepdim=False):
     """log sum exp x, shifted by the row max inside the kernel."""
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     dims = reduce_dims(dim, self.dim())
     dt = self.dtype if self.dtype.is_floating_point else D.get_default_dtype()
     return _reduce("logsumexp", self, dims, keepdim, dt)
@@ -339,6 +361,20 @@ def _norm_op(p):
     return "normp"
 
 
+def _no_identity(x, p, dim):
+    """PyTorch's error for the +-inf norm (a max/min) over an empty extent; the dim is named as given."""
+    pre = f"linalg.vector_norm cannot compute the {'inf' if p > 0 else '-inf'} norm on "
+    post = "because the operation does not have an identity"
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        if x.numel() == 0:
+            raise RuntimeError(pre + "an empty tensor " + post)
+        return
+    for d in ([dim] if isinstance(dim, int) else dim) if x.dim() else ():
+        if x.shape[_wrap_dim(d, x.dim())] == 0:
+            raise RuntimeError(pre + f"the dimension {d}" + "because this dimension is empty and the operation "
+                               "does not have an identity")
+
+
 def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
     """vector norm (sum |x|^p)^(1/p); p = 0, 1, 2 ('fro'), +-inf or any other float."""
     if isinstance(p, str) and p != "fro":
@@ -347,8 +383,10 @@ def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_dtype_name(self.dtype)}")
     dims = reduce_dims(dim, self.dim())
-    x = self if dtype is None else self.to(D.to_dtype(dtype))
     op = _norm_op(p)
+    if op in ("norminf", "normneginf"):
+        _no_identity(self, p, dim)
+    x = self if dtype is None else self.to(D.to_dtype(dtype))
     return _reduce(op, x, dims, keepdim, x.dtype, p=float(p) if op == "normp" else 0.0)
 
 
@@ -418,7 +456,8 @@ def cumprod_backward(ctx, grad):
         return (grad,)
     if not _has_zero(x):
         return (call("cumsum", grad * out, dim=d, reverse=True) / x,)
-    _zeros_once_differentiable("cumprod")
+    if _recording():
+        return (_cumprod_backward_ops(grad, x, _wrap_dim(d, x.dim())),)
     dims = (_wrap_dim(d, x.dim()),)
     before = weights("before_zero", x, dims)
     first = weights("first_zero", x, dims)
@@ -426,6 +465,18 @@ def cumprod_backward(ctx, grad):
     part = call("cumsum", grad * out, dim=d, reverse=True) * before / safe
     y = x * (1.0 - first) + first          # x with its first zero replaced by a constant 1
     return (part + first * call("cumsum", grad * y.cumprod(d), dim=d, reverse=True),)
+
+
+def _cumprod_backward_ops(grad, x, d):
+    """dx_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j with ops, no division (O(n^2), like PyTorch's
+    double-backward path): C[.., i, k] = cumprod_k of x with x_i replaced by 1, masked to k >= i."""
+    from ..creation import eye, ones
+    n = x.shape[d]
+    xt, gt = x.movedim(d, -1), grad.movedim(d, -1)
+    ident = eye(n, dtype=x.dtype, device=x.device)
+    upper = ones((n, n), dtype=x.dtype, device=x.device).triu()
+    c = (xt.unsqueeze(-2) * (1.0 - ident) + ident).cumprod(-1)
+    return (c * upper * gt.unsqueeze(-2)).sum(-1).movedim(-1, d)
 
 
 # ------------------------------------------------------------------ all, any

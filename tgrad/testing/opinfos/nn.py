@@ -38,8 +38,9 @@ def _np(v):
 
 # ------------------------------------------------------------------ references
 def _log_softmax(x, axis):
-    m = np.max(x, axis=axis, keepdims=True)
-    return x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    with np.errstate(divide="ignore"):      # rows of nothing (the result is empty anyway)
+        return x - m - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
 
 
 def _ce_ref(x, t, w=None, ignore_index=-100, reduction="mean", label_smoothing=0.0, logits=True):
@@ -67,7 +68,8 @@ def _ce_ref(x, t, w=None, ignore_index=-100, reduction="mean", label_smoothing=0
         den = loss.size
     if reduction == "none":
         return loss
-    return loss.sum() if reduction == "sum" else loss.sum() / den
+    with np.errstate(invalid="ignore"):     # the mean of nothing is nan
+        return loss.sum() if reduction == "sum" else loss.sum() / den
 
 
 def _pw_ref(name):
@@ -96,7 +98,8 @@ def _pw_ref(name):
             return e
         if reduction == "sum":
             return e.sum()
-        return e.sum() / x.shape[0] if reduction == "batchmean" else e.mean()
+        with np.errstate(invalid="ignore"):     # the mean of nothing is nan
+            return e.sum() / x.shape[0] if reduction == "batchmean" else e.sum() / e.size
     return ref
 
 
@@ -122,9 +125,11 @@ def _bn_samples(rng):
         return rng.normal(size=c), rng.uniform(0.5, 2, c)
     return [SampleInput(rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=3), *stats(3), training=True,
                         momentum=0.2),
-            SampleInput(rng.normal(size=(2, 3, 4)), rng.normal(size=3), None, None, None, training=True, eps=1e-3),
+            SampleInput(rng.normal(size=(2, 3, 4)), None, None, None, None, training=True, eps=1e-3),
             SampleInput(rng.normal(size=(2, 2, 2, 3)), rng.normal(size=2), rng.normal(size=2), *stats(2),
                         training=False),
+            SampleInput(rng.normal(size=(3, 2, 5)), rng.normal(size=2), None, *stats(2), training=True),
+            SampleInput(rng.normal(size=(3, 4)), None, None, *stats(4), training=False),
             SampleInput(rng.normal(size=(8, 5, 33)), None, None, *stats(5), training=True, grad=False)]
 
 
@@ -154,6 +159,8 @@ def _softmax_samples(rng):
     for s, d in [((7,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 5), 1), ((33,), -1), ((4, 1000), 1), ((), 0)]:
         out.append(SampleInput(rng.uniform(-3, 3, s), dim=d, grad=int(np.prod(s)) <= 40))
     out.append(SampleInput(rng.uniform(-3, 3, (0, 3)), dim=1, grad=False))
+    out.append(SampleInput(rng.uniform(-3, 3, (3, 0)), dim=1, grad=False))
+    out.append(SampleInput(rng.uniform(-3, 3, (2, 3, 4, 5)), dim=1, grad=False))
     return out
 
 
@@ -166,11 +173,33 @@ def _ce_samples(rng):
         SampleInput(x, t, None),
         SampleInput(x, t, w, reduction="sum", label_smoothing=0.2),
         SampleInput(x, t, None, reduction="none"),
-        SampleInput(x, y, None, reduction="mean"),
-        SampleInput(x, y, w, reduction="none", label_smoothing=0.1),
         SampleInput(rng.normal(size=(2, 3, 2, 2)), _Idx(rng.integers(0, 3, (2, 2, 2))), w[:3], ignore_index=1),
         SampleInput(rng.normal(size=(6,)), _Idx(2), None),
         SampleInput(rng.normal(size=(33, 7)), _Idx(rng.integers(0, 7, 33)), None, grad=False),
+        SampleInput(rng.normal(size=(0, 4)), _Idx(np.zeros(0)), None, grad=False),
+        SampleInput(rng.normal(size=(0, 4)), _Idx(np.zeros(0)), w, reduction="sum", grad=False),
+        SampleInput(rng.normal(size=(2, 4, 0, 3)), _Idx(np.zeros((2, 0, 3))), None, reduction="none", grad=False),
+        SampleInput(rng.normal(size=(4, 1000)), _Idx(rng.integers(0, 1000, 4)), None, label_smoothing=0.1,
+                    grad=False),
+        SampleInput(rng.normal(size=(1000, 3)), _Idx(rng.integers(0, 3, 1000)), w[:3], reduction="none", grad=False),
+    ]
+
+
+def _ce_prob_samples(rng):
+    """Probability targets: the target and the class weights are differentiable (not so for class indices)."""
+    x = rng.normal(size=(5, 4))
+    y = rng.dirichlet(np.ones(4), size=5)
+    w = rng.uniform(0.5, 2, 4)
+    return [
+        SampleInput(x, y, None, reduction="mean"),
+        SampleInput(x, y, w, reduction="none", label_smoothing=0.1),
+        SampleInput(rng.normal(size=(2, 3, 2)), rng.dirichlet(np.ones(3), size=(2, 2)).transpose(0, 2, 1), w[:3],
+                    reduction="sum", label_smoothing=0.3),
+        SampleInput(rng.normal(size=(4,)), rng.dirichlet(np.ones(4)), w, reduction="mean"),
+        SampleInput(rng.normal(size=(33, 7)), rng.dirichlet(np.ones(7), size=33), None, grad=False),
+        SampleInput(rng.normal(size=(0, 4)), np.zeros((0, 4)), None, grad=False),
+        SampleInput(rng.normal(size=(4, 1000)), rng.dirichlet(np.ones(1000), size=4), None, reduction="sum",
+                    grad=False),
     ]
 
 
@@ -179,7 +208,13 @@ def _nll_samples(rng):
     t = _Idx([0, 3, 1, -100, 2])
     return [SampleInput(x, t, None), SampleInput(x, t, rng.uniform(0.5, 2, 4), reduction="sum"),
             SampleInput(x, t, None, reduction="none"),
-            SampleInput(_log_softmax(rng.normal(size=(2, 3, 4)), 1), _Idx(rng.integers(0, 3, (2, 4))), None)]
+            SampleInput(_log_softmax(rng.normal(size=(2, 3, 4)), 1), _Idx(rng.integers(0, 3, (2, 4))), None),
+            SampleInput(np.zeros((0, 4)), _Idx(np.zeros(0)), None, reduction="none", grad=False),
+            SampleInput(np.zeros((0, 4)), _Idx(np.zeros(0)), None, grad=False),
+            SampleInput(_log_softmax(rng.normal(size=(1000, 3)), 1), _Idx(rng.integers(0, 3, 1000)), None,
+                        grad=False),
+            SampleInput(_log_softmax(rng.normal(size=(2, 3, 2, 5)), 1), _Idx(rng.integers(0, 3, (2, 2, 5))),
+                        None, reduction="sum", grad=False)]
 
 
 def _pw_samples(name):
@@ -198,7 +233,8 @@ def _pw_samples(name):
             (None,) if name == "binary_cross_entropy" else ()
         out = []
         for s, red in [((3, 4), "mean"), ((7,), "sum"), ((2, 3), "none"), ((), "mean"), ((33,), "mean"),
-                       ((2, 3, 5), "sum")]:
+                       ((2, 3, 5), "sum"), ((0, 3), "mean"), ((0, 3), "sum"), ((0,), "none"), ((1000,), "mean"),
+                       ((2, 3, 4, 5), "none")]:
             x, y = xy(s)
             out.append(SampleInput(x, y, *extra, reduction=red, grad=int(np.prod(s)) <= 40, **kw))
         x, y = xy((3, 4))
@@ -216,7 +252,11 @@ def _ln_samples(rng):
     return [SampleInput(rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=4), normalized_shape=(4,)),
             SampleInput(rng.normal(size=(2, 2, 3)), None, None, normalized_shape=(2, 3), eps=1e-3),
             SampleInput(rng.normal(size=(7,)), rng.normal(size=7), None, normalized_shape=(7,)),
-            SampleInput(rng.normal(size=(4, 1000)), None, None, normalized_shape=(1000,), grad=False)]
+            SampleInput(rng.normal(size=(4, 1000)), None, None, normalized_shape=(1000,), grad=False),
+            SampleInput(rng.normal(size=(0, 4)), rng.normal(size=4), rng.normal(size=4), normalized_shape=(4,),
+                        grad=False),
+            SampleInput(rng.normal(size=(2, 3, 2, 5)), rng.normal(size=(2, 5)), None, normalized_shape=(2, 5),
+                        grad=False)]
 
 
 def _emb_samples(rng):
@@ -249,6 +289,8 @@ OPS = [
            tol=LOW, covers=("log_softmax_backward",)),
     OpInfo("cross_entropy", lambda *a, **k: _call("cross_entropy", *a, **k), _ce_ref, _ce_samples, dtypes=FLOATS,
            diff_args=(0,), tol=LOW, covers=("cross_entropy_backward",)),
+    OpInfo("cross_entropy_probs", lambda *a, **k: _call("cross_entropy", *a, **k), _ce_ref, _ce_prob_samples,
+           dtypes=FLOATS, diff_args=(0, 1, 2), tol=LOW, covers=("cross_entropy", "cross_entropy_backward")),
     OpInfo("nll_loss", lambda *a, **k: _call("nll_loss", *a, **k),
            lambda *a, **k: _ce_ref(*a, logits=False, **k), _nll_samples, dtypes=FLOATS, diff_args=(0,),
            covers=("nll_loss_backward",)),
@@ -264,13 +306,13 @@ for _name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cro
               "binary_cross_entropy_with_logits", "kl_div"):
     OPS.append(OpInfo(_name, (lambda n: lambda *a, **k: _call(n, *a, **k))(_name), _pw_ref(_name),
                       _pw_samples(_name), dtypes=FLOATS, tol={"float16": (2e-3, 2e-3), "bfloat16": (3e-2, 2e-2)},
-                      diff_args=(0, 1) if _name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss") else (0, 2),
+                      diff_args=(0, 1, 2) if _name.startswith("binary_cross_entropy") else (0, 1),
                       covers=(_name + "_backward",)))
 OPS += [
     OpInfo("layer_norm", lambda *a, **k: _call("layer_norm", *a, **k), _layer_norm_ref, _ln_samples, dtypes=FLOATS,
            tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)}, covers=("layer_norm_backward",)),
     OpInfo("batch_norm", lambda *a, **k: _call("batch_norm", *a, **k), _batch_norm_ref, _bn_samples,
-           dtypes=FLOATS, diff_args=(0, 1, 2), gradgrad=False, tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
+           dtypes=FLOATS, diff_args=(0, 1, 2), tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
            covers=("batch_norm_backward",)),
     OpInfo("dropout", lambda x, **k: _call("dropout", x, **k), lambda x, **k: (x, np.ones(x.shape, bool)),
            lambda rng: [SampleInput(rng.normal(size=s), p=p, training=tr)
@@ -285,24 +327,35 @@ OPS += [
            lambda x, num_classes=-1: np.eye(num_classes if num_classes > 0 else int(x.max()) + 1,
                                             dtype=np.int64)[x.astype(np.int64)],
            lambda rng: [SampleInput(np.array([1, 0, 4, 2])), SampleInput(np.array([[1, 0], [2, 2]]), num_classes=5),
-                        SampleInput(np.array(3), num_classes=4)],
+                        SampleInput(np.array(3), num_classes=4), SampleInput(np.zeros(0), num_classes=3),
+                        SampleInput(rng.integers(0, 7, 1000), num_classes=7),
+                        SampleInput(rng.integers(0, 5, (2, 3, 4)))],
            dtypes=(D.int64,), grad=False, gradgrad=False, noncontig=False),
     OpInfo("normalize", lambda x, **k: _call("normalize", x, **k), _normalize_ref,
            lambda rng: [SampleInput(rng.normal(size=(3, 4)), p=2.0, dim=1), SampleInput(rng.normal(size=(7,)), p=1.0, dim=0),
                         SampleInput(rng.normal(size=(2, 3, 4)), p=3.0, dim=-1),
                         SampleInput(rng.normal(size=(2, 3, 4)), p=float("inf"), dim=1),
-                        SampleInput(rng.normal(size=(4, 1000)), dim=1, grad=False)],
+                        SampleInput(rng.normal(size=(4, 1000)), dim=1, grad=False),
+                        SampleInput(rng.normal(size=(0, 3)), dim=1, grad=False),
+                        SampleInput(rng.normal(size=(3, 0)), dim=1, grad=False),
+                        SampleInput(rng.normal(size=(2, 3, 2, 2)), p=1.5, dim=-2)],
            dtypes=FLOATS, tol=LOW),
     OpInfo("cosine_similarity", lambda a, b, **k: _call("cosine_similarity", a, b, **k), _cosine_ref,
            lambda rng: [SampleInput(rng.normal(size=(3, 4)), rng.normal(size=(3, 4))),
                         SampleInput(rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 4)), dim=1),
                         SampleInput(rng.normal(size=(5,)), rng.normal(size=(5,)), dim=0),
-                        SampleInput(rng.normal(size=(33, 40)), rng.normal(size=(33, 40)), grad=False)],
+                        SampleInput(rng.normal(size=(33, 40)), rng.normal(size=(33, 40)), grad=False),
+                        SampleInput(rng.normal(size=(0, 4)), rng.normal(size=(0, 4)), grad=False),
+                        SampleInput(rng.normal(size=(2, 1000)), rng.normal(size=(1, 1000)), grad=False),
+                        SampleInput(rng.normal(size=(2, 3, 1, 2)), rng.normal(size=(3, 4, 1)), dim=1)],
            dtypes=FLOATS, tol=LOW),
     OpInfo("pad", lambda x, **k: _call("pad", x, **k), _pad_ref,
            lambda rng: [SampleInput(rng.normal(size=(2, 3)), pad=(1, 2)),
                         SampleInput(rng.normal(size=(2, 3, 4)), pad=(0, 1, 2, 0), value=1.5),
-                        SampleInput(rng.normal(size=(7,)), pad=(3, 0, 0, 0)) if False else
-                        SampleInput(rng.normal(size=(7,)), pad=(3, 0))],
+                        SampleInput(rng.normal(size=(7,)), pad=(3, 0)),
+                        SampleInput(rng.normal(size=(0, 3)), pad=(1, 2), grad=False),
+                        SampleInput(rng.normal(size=(3, 0)), pad=(1, 2), value=-1.0, grad=False),
+                        SampleInput(rng.normal(size=(2, 3, 2, 2)), pad=(1, 1, 2, 0, 0, 1)),
+                        SampleInput(rng.normal(size=(2, 1000)), pad=(3, 4), grad=False)],
            dtypes=FLOATS + (D.int64,)),
 ]

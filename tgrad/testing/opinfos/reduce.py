@@ -1,4 +1,6 @@
 """OpInfos for reductions and scans."""
+import warnings
+
 import numpy as np
 
 import tgrad
@@ -56,8 +58,53 @@ def _single_dim_samples(kind="uniform", with_keepdim=True):
 
 
 def _zeros_samples(rng):
-    """prod/cumprod through exact zeros (one, several or none per row): a few small shapes."""
-    return [SampleInput(_values(rng, s, "zeros"), dim=d) for s in [(7,), (3, 4), (2, 3, 5)] for d in (0, -1)]
+    """prod/cumprod through exact zeros: rows with one, two or no zero (the first three samples, which
+    gradgradcheck runs, have all three kinds), then random zeros in a few small shapes."""
+    rows = rng.uniform(-2, 2, (4, 5))
+    rows[0, 2] = rows[1, 1] = rows[1, 3] = rows[3, 4] = 0.0      # one zero; two zeros; none; last is zero
+    return [SampleInput(rows, dim=-1), SampleInput(rows.T.copy(), dim=0),
+            SampleInput(np.array([1.5, 0.0, -2.0, 0.5, 0.0, 3.0, -1.0]), dim=0)] + \
+        [SampleInput(_values(rng, s, "zeros"), dim=d) for s in [(7,), (3, 4), (2, 3, 5)] for d in (0, -1)]
+
+
+def _prod_zeros_samples(rng):
+    """prod through zeros: over everything (one, two, three zeros), one dim with keepdim, a scalar."""
+    x = rng.uniform(-2, 2, (2, 3, 4))
+    x[0, 1, 2] = x[1, 0, 0] = x[1, 2, 0] = 0.0
+    one, two = rng.uniform(-2, 2, (3, 4)), rng.uniform(-2, 2, (2, 5))
+    one[1, 1] = two[0, 3] = two[1, 0] = 0.0
+    return [SampleInput(one, dim=None), SampleInput(x, dim=2, keepdim=True), SampleInput(two, dim=None),
+            SampleInput(x, dim=None), SampleInput(x, dim=1), SampleInput(np.array(0.0), dim=None)] + \
+        _zeros_samples(rng)
+
+
+# 0-size inputs: (shape, kwargs); "reduces nothing" cases are left out for ops without an identity
+EMPTY_MULTI = [((0,), dict(dim=None)), ((0,), dict(dim=0, keepdim=False)), ((2, 0, 3), dict(dim=1, keepdim=True)),
+               ((2, 0, 3), dict(dim=(0, 2), keepdim=False)), ((0, 3), dict(dim=-1, keepdim=True)),
+               ((2, 0, 3), dict(dim=None))]
+EMPTY_ALL = [((0,), {}), ((2, 0, 3), {})]
+EMPTY_SINGLE = [((0,), dict(dim=0)), ((2, 0, 3), dict(dim=1, keepdim=True)), ((2, 0, 3), dict(dim=-1)),
+                ((0, 3), dict(dim=1, keepdim=False))]
+
+
+def _reduces_nothing(shape, kw):
+    d = kw.get("dim")
+    dims = range(len(shape)) if d is None else np.atleast_1d(d)
+    return any(shape[i] == 0 for i in dims)
+
+
+def _with_empty(samples, cases, identity=True, keepdim=True, extra=({},)):
+    """``samples`` plus 0-size inputs (identity=False: only those whose reduced extent is not empty);
+    forward only: gradcheck cannot build a Jacobian with no columns (tests/ops/test_reduce.py checks them)."""
+    def fn(rng):
+        out = samples(rng)
+        for shape, kw in cases:
+            if not identity and _reduces_nothing(shape, kw):
+                continue
+            kw = kw if keepdim else {k: v for k, v in kw.items() if k != "keepdim"}
+            out += [SampleInput(np.zeros(shape), grad=False, **kw, **e) for e in extra]
+        return out
+    return fn
 
 
 def _all_samples(kind="uniform"):
@@ -71,6 +118,15 @@ def _axis(kw):
     return tuple(d) if isinstance(d, (tuple, list)) else d
 
 
+def _quiet(fn):
+    """fn without numpy's warnings (the mean of nothing is nan)."""
+    def q(*a, **k):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fn(*a, **k)
+    return q
+
+
 def _np_reduce(fn):
     """numpy reference for a reduction with PyTorch's dim/keepdim (dim=None: everything)."""
     def ref(x, dim=None, keepdim=False, **kw):
@@ -81,16 +137,17 @@ def _np_reduce(fn):
 def _np_var(x, dim=None, keepdim=False, correction=None, unbiased=None):
     ddof = correction if correction is not None else (0 if unbiased is False else 1)
     n = x.size if dim is None else int(np.prod([x.shape[d] for d in np.atleast_1d(dim)]))
-    m = np.mean(x, axis=_axis(dict(dim=dim)), keepdims=True)
+    m = _quiet(np.mean)(x, axis=_axis(dict(dim=dim)), keepdims=True)
     s = np.sum((x - m) ** 2, axis=_axis(dict(dim=dim)), keepdims=keepdim)
     with np.errstate(all="ignore"):
         return s / max(n - ddof, 0)
 
 
-def _var_samples(extra):
+def _var_samples(extra, empty=False):
     """var/std samples; no gradient check where N - correction <= 0 (the result is inf or nan)."""
     def samples(rng):
-        out = _multi_dim_samples(extra=extra)(rng)
+        out = (_with_empty(_multi_dim_samples(extra=extra), EMPTY_MULTI, extra=extra) if empty else
+               _multi_dim_samples(extra=extra))(rng)
         for s in out:
             x, d = s.args[0], s.kwargs.get("dim")
             n = x.size if d is None else int(np.prod([x.shape[i] for i in np.atleast_1d(d)]))
@@ -116,8 +173,10 @@ def _np_norm(x, p=2, dim=None, keepdim=False):
 
 def _np_lse(x, dim, keepdim=False):
     ax = _axis(dict(dim=dim))
-    m = np.max(x, axis=ax, keepdims=True)
-    r = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
+    m = np.max(x, axis=ax, keepdims=True, initial=-np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log(np.sum(np.exp(x - np.where(np.isfinite(m), m, 0)), axis=ax, keepdims=True)) + \
+            np.where(np.isfinite(m), m, 0)
     return r if keepdim else np.squeeze(r, axis=ax) if x.ndim else r
 
 
@@ -147,63 +206,70 @@ def _np_scan(fn):
 
 
 NORM_PS = [dict(p=2), dict(p=1), dict(p=float("inf")), dict(p="fro"), dict(p=3.0), dict(p=0)]
+_ALL = _with_empty(_all_samples(), EMPTY_ALL)
+_MULTI = _with_empty(_multi_dim_samples(), EMPTY_MULTI)
+_SELECT_ONE = _with_empty(_single_dim_samples(), EMPTY_SINGLE, identity=False)      # max/min: no identity
+_SELECT_MULTI = _with_empty(_multi_dim_samples(), EMPTY_MULTI, identity=False)
+_NORM = _with_empty(_with_empty(_multi_dim_samples(extra=NORM_PS), EMPTY_MULTI, extra=NORM_PS[:2] + NORM_PS[3:]),
+                    EMPTY_MULTI, identity=False, extra=NORM_PS[2:3])            # the inf norm is a max
 
 OPS = [
-    OpInfo("sum_all", lambda x: x.sum(), lambda x: np.sum(x), _all_samples(), dtypes=FLOATS + (D.int64, D.bool_),
-           tol=LOW_TOL),
+    OpInfo("sum_all", lambda x: x.sum(), lambda x: np.sum(x), _ALL, dtypes=FLOATS + (D.int64, D.bool_), tol=LOW_TOL),
     OpInfo("sum", lambda x, **k: x.sum(**k), _np_reduce(np.sum),
-           _multi_dim_samples(), dtypes=FLOATS + (D.int32,), tol=LOW_TOL),
-    OpInfo("mean_all", lambda x: x.mean(), lambda x: np.mean(x), _all_samples(), dtypes=FLOATS),
-    OpInfo("mean", lambda x, **k: x.mean(**k), _np_reduce(np.mean), _multi_dim_samples(), dtypes=FLOATS),
+           _MULTI, dtypes=FLOATS + (D.int32,), tol=LOW_TOL),
+    OpInfo("mean_all", lambda x: x.mean(), _quiet(np.mean), _ALL, dtypes=FLOATS),
+    OpInfo("mean", lambda x, **k: x.mean(**k), _np_reduce(_quiet(np.mean)), _MULTI, dtypes=FLOATS),
     OpInfo("sum_to_size", lambda x: x.sum_to_size(1, 4), lambda x: x.sum(axis=0, keepdims=True),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)))], dtypes=(D.float32, D.float64)),
-    OpInfo("prod_all", lambda x: x.prod(), lambda x: np.prod(x), _all_samples("prod"),
+    OpInfo("prod_all", lambda x: x.prod(), lambda x: np.prod(x), _with_empty(_all_samples("prod"), EMPTY_ALL),
            dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
-    OpInfo("prod", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _single_dim_samples("prod"),
-           dtypes=FLOATS + (D.int32,), tol=LOW_TOL),
-    OpInfo("prod_zeros", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _zeros_samples,
-           dtypes=(D.float64,), gradgrad=False, covers=("prod",)),
+    OpInfo("prod", lambda x, **k: x.prod(**k), _np_reduce(np.prod),
+           _with_empty(_single_dim_samples("prod"), EMPTY_SINGLE), dtypes=FLOATS + (D.int32,), tol=LOW_TOL),
+    OpInfo("prod_zeros", lambda x, **k: x.prod(**k), _np_reduce(np.prod), _prod_zeros_samples,
+           dtypes=(D.float64,), covers=("prod", "prod_all")),
     OpInfo("var", lambda x, **k: x.var(**k), _np_var,
-           _var_samples([{}, dict(correction=0)]), dtypes=FLOATS, tol=LOW_TOL),
+           _var_samples([{}, dict(correction=0)], empty=True), dtypes=FLOATS, tol=LOW_TOL),
     OpInfo("var_unbiased", lambda x, **k: x.var(**k), _np_var,
            lambda rng: [SampleInput(rng.uniform(-2, 2, (3, 4)), dim=1, unbiased=False),
                         SampleInput(rng.uniform(-2, 2, (3, 4)), dim=(0, 1), unbiased=True, keepdim=True)],
            covers=("var",)),
     OpInfo("std", lambda x, **k: x.std(**k), lambda x, **k: np.sqrt(_np_var(x, **k)),
-           _var_samples([{}, dict(correction=2)]), dtypes=FLOATS, tol=LOW_TOL),
+           _var_samples([{}, dict(correction=2)], empty=True), dtypes=FLOATS, tol=LOW_TOL),
     OpInfo("max_all", lambda x: x.max(), lambda x: np.max(x), _all_samples(), dtypes=FLOATS + (D.int64, D.int16)),
     OpInfo("min_all", lambda x: x.min(), lambda x: np.min(x), _all_samples(), dtypes=FLOATS + (D.int32, D.uint8)),
-    OpInfo("max", lambda x, **k: tuple(x.max(**k)), _np_max_dim(np.max, np.argmax), _single_dim_samples(),
+    OpInfo("max", lambda x, **k: tuple(x.max(**k)), _np_max_dim(np.max, np.argmax), _SELECT_ONE,
            dtypes=FLOATS + (D.int64, D.int8)),
-    OpInfo("min", lambda x, **k: tuple(x.min(**k)), _np_max_dim(np.min, np.argmin), _single_dim_samples(),
+    OpInfo("min", lambda x, **k: tuple(x.min(**k)), _np_max_dim(np.min, np.argmin), _SELECT_ONE,
            dtypes=FLOATS + (D.int32,)),
     OpInfo("amax", lambda x, **k: x.amax(**({**k, "dim": () if k.get("dim") is None else k["dim"]})),
-           _np_reduce(np.max), _multi_dim_samples(), dtypes=FLOATS + (D.int64,)),
+           _np_reduce(np.max), _SELECT_MULTI, dtypes=FLOATS + (D.int64,)),
     OpInfo("amin", lambda x, **k: x.amin(**({**k, "dim": () if k.get("dim") is None else k["dim"]})),
-           _np_reduce(np.min), _multi_dim_samples(), dtypes=FLOATS + (D.int16,)),
+           _np_reduce(np.min), _SELECT_MULTI, dtypes=FLOATS + (D.int16,)),
     OpInfo("argmax", lambda x, **k: x.argmax(**k), _np_arg(np.argmax),
-           lambda rng: _single_dim_samples()(rng) + [SampleInput(rng.uniform(-2, 2, (3, 4)), dim=None),
-                                                     SampleInput(rng.uniform(-2, 2, (3, 4)), keepdim=True)],
+           lambda rng: _SELECT_ONE(rng) + [SampleInput(rng.uniform(-2, 2, (3, 4)), dim=None),
+                                           SampleInput(rng.uniform(-2, 2, (3, 4)), keepdim=True)],
            dtypes=FLOATS + (D.int64, D.uint8), grad=False),
     OpInfo("argmin", lambda x, **k: x.argmin(**k), _np_arg(np.argmin),
-           lambda rng: _single_dim_samples()(rng) + [SampleInput(rng.uniform(-2, 2, (2, 3, 5)))],
+           lambda rng: _SELECT_ONE(rng) + [SampleInput(rng.uniform(-2, 2, (2, 3, 5)))],
            dtypes=FLOATS + (D.int32,), grad=False),
     OpInfo("logsumexp", lambda x, **k: x.logsumexp(**k), _np_lse,
-           lambda rng: [s for s in _multi_dim_samples()(rng) if s.kwargs["dim"] is not None],
+           lambda rng: [s for s in _MULTI(rng) if s.kwargs["dim"] is not None],
            dtypes=FLOATS + (D.int64,), tol={**LOW_TOL, "int64": (1e-5, 1e-6)}),
-    OpInfo("norm", lambda x, **k: x.norm(**k), _np_norm, _multi_dim_samples(extra=NORM_PS), dtypes=FLOATS,
-           tol=LOW_TOL),
+    OpInfo("norm", lambda x, **k: x.norm(**k), _np_norm, _NORM, dtypes=FLOATS, tol=LOW_TOL),
     OpInfo("cumsum", lambda x, **k: x.cumsum(**k), _np_scan(np.cumsum),
-           _single_dim_samples(with_keepdim=False), dtypes=FLOATS + (D.int32, D.int64), tol=LOW_TOL),
+           _with_empty(_single_dim_samples(with_keepdim=False), EMPTY_SINGLE, keepdim=False),
+           dtypes=FLOATS + (D.int32, D.int64), tol=LOW_TOL),
     OpInfo("cumprod", lambda x, **k: x.cumprod(**k), _np_scan(np.cumprod),
-           _single_dim_samples("prod", with_keepdim=False), dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
+           _with_empty(_single_dim_samples("prod", with_keepdim=False), EMPTY_SINGLE, keepdim=False),
+           dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
     OpInfo("cumprod_zeros", lambda x, **k: x.cumprod(**k), _np_scan(np.cumprod),
-           _zeros_samples, dtypes=(D.float64,), gradgrad=False,
-           covers=("cumprod",)),
+           _zeros_samples, dtypes=(D.float64,), covers=("cumprod",)),
     OpInfo("all", lambda x, **k: x.all(**k), _np_reduce(lambda x, **k: np.all(x != 0, **k)),
-           _multi_dim_samples("zeros"), dtypes=(D.float32, D.bool_, D.int64, D.uint8), grad=False),
+           _with_empty(_multi_dim_samples("zeros"), EMPTY_MULTI), dtypes=(D.float32, D.bool_, D.int64, D.uint8),
+           grad=False),
     OpInfo("any", lambda x, **k: x.any(**k), _np_reduce(lambda x, **k: np.any(x != 0, **k)),
-           _multi_dim_samples("zeros"), dtypes=(D.float32, D.bool_, D.int32), grad=False),
+           _with_empty(_multi_dim_samples("zeros"), EMPTY_MULTI), dtypes=(D.float32, D.bool_, D.int32),
+           grad=False),
     OpInfo("module_functions", lambda x: (tgrad.sum(x, 1), tgrad.prod(x, 0), tgrad.var(x, 1), tgrad.std(x),
                                           tgrad.max(x), tgrad.min(x, 1).values, tgrad.amax(x, 0),
                                           tgrad.logsumexp(x, 1), tgrad.norm(x), tgrad.cumsum(x, 0)),
