@@ -16,6 +16,13 @@ def _run(name, *args):
     return r.stdout
 
 
+def test_seeds():
+    out = _run("seeds.py")
+    n = sum(line.startswith("---- seed ") for line in out.splitlines())
+    assert n > 40 and out.endswith(f"all {n} cells match their seeds\n")
+    assert "tensor([1.0235], requires_grad=True) tensor([1.9690], requires_grad=True)\n" in out   # seed 003's fit
+
+
 def test_linear_regression():
     out = _run("linear_regression.py", "--fast")
     assert "least squares: b = 1.0235, w = 1.9690" in out
