@@ -109,6 +109,38 @@ def test_steps_match_numpy_reference(name, dtype):
         np.testing.assert_allclose(p.detach().numpy().astype(np.float64), r, rtol=rtol, atol=atol)
 
 
+@pytest.mark.parametrize("name", ["sgd_nesterov_wd", "adam_amsgrad_wd", "adamw_amsgrad", "rmsprop_centered_momentum",
+                                  "adagrad_decay"])
+def test_non_contiguous_parameters_grads_and_states(name):
+    cfg = CONFIGS[name]
+    cls, kw, kind = cfg[:3]
+    rng = np.random.default_rng(1)
+
+    def transposed(a):          # a (4, 3) tensor with a's values, strides (1, 4)
+        return tgrad.tensor(np.ascontiguousarray(a.T), dtype=tgrad.float64).t()
+
+    p = nn.Parameter(transposed(rng.standard_normal((4, 3))))
+    q = nn.Parameter(tgrad.tensor(rng.standard_normal(5), dtype=tgrad.float64))     # contiguous, same group
+    ptr = p.data_ptr()
+    assert p.stride() == (1, 4)
+    opt = cls([p, q], **kw)
+    ref = _Ref([p, q], kind, _ref_kwargs(cfg))
+    for step in range(4):
+        g, gq = rng.standard_normal((4, 3)), rng.standard_normal(5)
+        p.grad = transposed(g) if step % 2 else tgrad.tensor(g, dtype=tgrad.float64)
+        q.grad = tgrad.tensor(gq, dtype=tgrad.float64)
+        opt.step()
+        ref.step([g, gq])
+        if step == 1:           # the states too, same values in transposed layout
+            state = opt.state[p]
+            for k, v in state.items():
+                if v.dim() == 2:
+                    state[k] = transposed(v.numpy())
+        assert p.data_ptr() == ptr and p.stride() == (1, 4)
+        np.testing.assert_allclose(p.detach().numpy(), ref.p[0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(q.detach().numpy(), ref.p[1], rtol=1e-12, atol=1e-14)
+
+
 # PyTorch 2.13's results (float64), three steps with grads [0.5, -1, 2] * step from p = [1, 2, 3]
 PYTORCH = [
     (optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
