@@ -398,6 +398,18 @@ def _pointwise_check(name, input, target, attrs):
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=4)
     _float_check(input, name)
+    if name == "binary_cross_entropy":
+        _bce_range_check(input, target)
+
+
+def _bce_range_check(input, target):
+    """PyTorch's check, element by element and input before target: a value outside [0, 1] (or NaN) raises."""
+    x, y = input._host_copy().ravel(), target._host_copy().ravel()
+    bad_x = ~((x >= 0) & (x <= 1))
+    bad = bad_x | ~((y >= 0) & (y <= 1))
+    if bad.any():
+        name = "input" if bad_x[bad.argmax()] else "target"
+        raise RuntimeError(f"all elements of {name} should be between 0 and 1")
 
 
 def _pointwise_loss(name):
