@@ -5,8 +5,9 @@
 
 The data is the tutorial's the seed quotes (numpy seed 42, 80 training points
 of x ~ U(0, 1)).  Both loops start from the same random b and w and must end
-at the same values (the SGD step computes the manual update exactly), near
-the least-squares fit b = 1.0235, w = 1.9690.
+at the same values up to float32 rounding (the SGD step is the manual update
+as one fused multiply-add, as in PyTorch), near the least-squares fit
+b = 1.0235, w = 1.9690.
 """
 import argparse
 
@@ -79,8 +80,9 @@ def main(argv=None):
     for b, w in ((b1, w1), (b2, w2)):
         assert abs(b.item() - b_ls) < tol and abs(w.item() - w_ls) < tol, (b.item(), w.item())
         assert abs(b.item() - 1) < 0.1 and abs(w.item() - 2) < 0.1
-    if device == "cpu":     # no fused multiply-add on the interpreter: the two updates round identically
-        assert b1.item() == b2.item() and w1.item() == w2.item()
+    # the same run up to rounding: optim.SGD's step is one fma (param.add_(grad, alpha=-lr), as PyTorch's cpu
+    # kernel), the manual b -= lr * b.grad rounds twice
+    assert abs(b1.item() - b2.item()) < 1e-5 and abs(w1.item() - w2.item()) < 1e-5, (b1, b2, w1, w2)
     return b2.item(), w2.item()
 
 

@@ -2,16 +2,19 @@
 
 Each cell is the seed's PyTorch code, unchanged except that its ``import torch``
 lines become ``import tgrad as torch`` (``from torch... import`` likewise).
-Cells of one seed share a namespace, as in the notebook; a cell whose last
-statement is an expression displays its value like IPython.  Where a seed
-uses names it never defines (``device``, the training data of seed 003,
-``learning_rate``), a ``setup`` snippet marked as such defines them; a few
-notebook cells that only make sense on a GPU run on the cpu (noted below).
+A cell runs in a fresh namespace after the cells of its seed whose state it
+uses (``deps``), as in the notebook; a cell whose last statement is an
+expression displays its value like IPython.  Where a seed uses names it
+never defines (``device``, the training data of seed 003, ``learning_rate``),
+a ``setup`` snippet marked as such defines them; a few notebook cells that
+only make sense on a GPU run on the cpu (noted below).
 
 Values drawn from the random generator differ from the seeds': PyTorch's
 cpu generator is mt19937, tgrad's is Philox (the same streams on cpu and
-cuda).  ``tests/test_seeds.py`` checks deterministic output text exactly and
-the relations that hold for any random draw elsewhere.
+cuda).  ``check`` asserts each cell's result: deterministic output text
+exactly as the seed prints it, and the relations that hold for any random
+draw elsewhere; the script exits with status 1 if any cell does not match
+(``tests/test_seeds.py`` runs the same checks cell by cell).
 
     python examples/seeds.py            # all cells
     python examples/seeds.py 001        # the cells of one seed
@@ -22,6 +25,8 @@ import io
 import re
 import sys
 import traceback
+
+import numpy as np
 
 
 class Cell:
@@ -768,26 +773,179 @@ def _exec_cell(code, ns):
             print(display(value))
 
 
+# ------------------------------------------------------------------ checking a cell's result
+def expected_text(cell):
+    """The seed's printed text as tgrad prints it: ``torch.`` reads ``tgrad.`` in names (``tgrad.Size``)."""
+    return cell.expected.replace("torch.", "tgrad.")
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+def _same(out, want):
+    assert out == want, f"printed\n{out}\ninstead of\n{want}"
+
+
+def _000_5(out, ns, edits):
+    z = _np(ns["w"]).sum(0) + _np(ns["b"])           # x = ones(5)
+    want = np.mean(np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z))))     # bce_with_logits(z, y = 0)
+    np.testing.assert_allclose(ns["loss"].item(), want, rtol=1e-5)
+
+
+def _000_6(out, ns, edits):
+    assert re.fullmatch(r"Gradient function for z = <AddBackward0 object at 0x[0-9a-f]+>\n"
+                        r"Gradient function for loss = <BinaryCrossEntropyWithLogitsBackward0 object at "
+                        r"0x[0-9a-f]+>\n", out), out
+
+
+def _000_7(out, ns, edits):
+    gw, gb = _np(ns["w"].grad), _np(ns["b"].grad)
+    z = _np(ns["w"]).sum(0) + _np(ns["b"])
+    np.testing.assert_allclose(gb, 1 / (1 + np.exp(-z)) / 3, rtol=1e-5)     # d mean(bce(z, 0)) / dz
+    np.testing.assert_array_equal(gw, np.tile(gb, (5, 1)))                   # x = ones: every row is dz
+    _same(out, f"{ns['w'].grad}\n{ns['b'].grad}\n")
+
+
+def _000_14(out, ns, edits):
+    steps = re.findall(r"^step: (\d), loss: tensor\((\d\.\d+), grad_fn=<BinaryCrossEntropyWithLogitsBackward0>\), "
+                       r"weight grad for hidden layer: tensor\(\[\[", out, flags=re.M)
+    assert [s[0] for s in steps] == ["0", "1", "2"], out
+    assert tuple(ns["net"].hidden.weight.grad.shape) == (12, 8)
+
+
+def _001_1(out, ns, edits):
+    lines, seed = out.splitlines(), BY_KEY["001-1"].expected.splitlines()
+    assert len(lines) == 4 and re.fullmatch(r"\d+", lines[0]) and lines[0] == lines[2], out   # id(x) unchanged
+    assert (lines[1], lines[3]) == (seed[1], seed[3]), out
+
+
+def _001_5(out, ns, edits):
+    m = re.fullmatch(r"\((tensor\(\[.*\], grad_fn=<AddBackward0>\)), (\d+)\)\n", out, flags=re.S)
+    assert m and int(m.group(2)) == id(ns["x"]), out
+    old_x = ns["y"].grad_fn.next_functions[0][0].variable       # x of cell 001-3
+    np.testing.assert_array_equal(_np(ns["x"]), _np(old_x) + np.float32(1))
+
+
+def _product_grads(ns):
+    x, y = ns["x"], ns["y"]
+    np.testing.assert_array_equal(_np(x.grad), _np(y))
+    np.testing.assert_array_equal(_np(y.grad), _np(x))
+
+
+def _003_1(out, ns, edits):
+    _product_grads(ns)
+    _same(out, f"{ns['y'].detach()}\n{ns['x'].detach()}\n")
+
+
+def _003_2(out, ns, edits):
+    _product_grads(ns)
+    # the same values as l.backward() gave (003-1), printed with grad_fn=<CopyBackwards> as current PyTorch does
+    _same(out, run("003-1")[0].replace("]])\n", "]], grad_fn=<CopyBackwards>)\n"))
+
+
+def _gd_reference(ns, lr=0.1):
+    """Seed 003's gradient descent on b + w x in float64 numpy, from the same initial draws."""
+    import tgrad
+    tgrad.manual_seed(42)
+    b, w = tgrad.randn(1).item(), tgrad.randn(1).item()
+    x, y = ns["x_train"][:, 0], ns["y_train"][:, 0]
+    for _ in range(ns["n_epochs"]):
+        err = b + w * x - y
+        b, w = b - lr * 2 * err.mean(), w - lr * 2 * (err * x).mean()
+    return b, w
+
+
+def _003_4(out, ns, edits):
+    np.testing.assert_allclose([ns["b"].item(), ns["w"].item()], _gd_reference(ns), rtol=1e-5)
+    _same(out, f"{ns['b']} {ns['w']}\n")
+    assert ns["b"].is_leaf and ns["b"].requires_grad and ns["b"].grad.item() == 0.0
+
+
+def _003_5(out, ns, edits):
+    np.testing.assert_allclose([ns["b"].item(), ns["w"].item()], _gd_reference(ns), rtol=1e-5)
+    _same(out, run("003-4", edits)[0])        # optim.SGD gives the manual loop's values
+
+
+def _004_1(out, ns, edits):
+    import tgrad
+    assert out.startswith("tensor([[") and tuple(ns["tsr"].shape) == (3, 5) and ns["tsr"].dtype is tgrad.float32
+
+
+def _004_3(out, ns, edits):
+    assert re.fullmatch(r"The grad fn for a is None\nThe grad fn for d is <AddBackward0 object at 0x[0-9a-f]+>\n",
+                        out), out
+    assert ns["a"].is_leaf and ns["a"].grad_fn is None and not ns["L"].is_leaf
+
+
+def _004_5(out, ns, edits):
+    a, w1, w2, w3, w4 = (_np(ns[k]) for k in ("a", "w1", "w2", "w3", "w4"))
+    np.testing.assert_allclose(_np(ns["w1"].grad), -w3 * a, rtol=1e-6)
+    np.testing.assert_allclose(_np(ns["w2"].grad), -w4 * a, rtol=1e-6)
+    np.testing.assert_allclose(_np(ns["w3"].grad), -w1 * a, rtol=1e-6)
+    np.testing.assert_allclose(_np(ns["w4"].grad), -w2 * a, rtol=1e-6)
+    np.testing.assert_allclose(_np(ns["a"].grad), -(w3 * w1 + w4 * w2), rtol=1e-5)
+
+
+def _004_9(out, ns, edits):
+    np.testing.assert_allclose(_np(ns["w1"].grad), 2 * _np(ns["a"]), rtol=1e-6)
+    try:
+        ns["loss"].backward()
+    except RuntimeError as exc:
+        assert str(exc).startswith("Trying to backward through the graph a second time"), exc
+    else:
+        raise AssertionError("a third backward() of a graph freed by the second did not raise")
+
+
+# Cells with random values (or ids) are checked through the relations the seed states; every other cell
+# prints exactly the seed's text.
+RELATIONS = {"000-5": _000_5, "000-6": _000_6, "000-7": _000_7, "000-14": _000_14, "001-1": _001_1,
+             "001-5": _001_5, "003-1": _003_1, "003-2": _003_2, "003-4": _003_4, "003-5": _003_5,
+             "004-1": _004_1, "004-3": _004_3, "004-5": _004_5, "004-6": _004_5, "004-9": _004_9}
+
+
+def check(key, out, ns, err, edits=()):
+    """Raise AssertionError unless ``run(key, edits)``'s result ``(out, ns, err)`` is what the seed shows:
+    its exact text where the seed's output is deterministic, else the relations the seed states."""
+    cell = BY_KEY[key]
+    if err is not None and not (cell.expected or "").startswith(type(err).__name__ + ": "):
+        raise AssertionError(f"raised {type(err).__name__}: {err}")
+    if cell.expected is not None and key != "001-1":        # 001-1 prints id(x), which differs per run
+        _same(out, expected_text(cell))
+    if key in RELATIONS:
+        RELATIONS[key](out, ns, edits)
+    elif cell.expected is None:
+        raise AssertionError("no expected text and no relation to check")
+
+
 def main(argv):
     import tgrad
     tgrad.set_default_device("cpu")
     seeds = argv[1:] or sorted({c.key.split("-")[0] for c in CELLS})
-    for seed in seeds:
-        ns = {"__name__": "__seed__"}
-        for cell in [c for c in CELLS if c.key.startswith(seed + "-")]:
-            print(f"---- seed {cell.key}" + (f"  ({cell.note})" if cell.note else ""))
-            gone = missing(cell)
-            if gone:
-                print(f"(skipped: tgrad.{gone} does not exist yet)")
-                continue
-            try:
-                exec(tgradify(cell.setup), ns)
-                _exec_cell(tgradify(cell.code), ns)
-            except Exception as exc:
-                print(f"{type(exc).__name__}: {exc}")
-                if not cell.expected or not cell.expected.startswith(type(exc).__name__):
-                    traceback.print_exc()
+    cells = [c for c in CELLS if c.key.split("-")[0] in seeds]
+    failed = []
+    for cell in cells:
+        print(f"---- seed {cell.key}" + (f"  ({cell.note})" if cell.note else ""))
+        gone = missing(cell)
+        if gone:
+            print(f"tgrad.{gone} does not exist")
+            failed.append(cell.key)
+            continue
+        out, ns, err = run(cell.key)
+        print(out, end="")
+        try:
+            check(cell.key, out, ns, err)
+        except AssertionError as exc:
+            print(f"MISMATCH with seed cell {cell.key}: {exc}", file=sys.stderr)
+            if err is not None:
+                traceback.print_exception(err)
+            failed.append(cell.key)
+    if failed:
+        print(f"{len(failed)} of {len(cells)} cells do not match their seeds: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    print(f"all {len(cells)} cells match their seeds")
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    sys.exit(main(sys.argv))

@@ -75,8 +75,21 @@ def test_requires_grad_flags():
         y.requires_grad_(False)
     with pytest.raises(RuntimeError, match=re.escape(msg)):
         y.requires_grad = False
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    # PyTorch's three wordings: requires_grad_(), the attribute, and factories / Parameter / Variable
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients$"):
         tgrad.ones(2, dtype=tgrad.int64).requires_grad_()
+    t = tgrad.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point and complex dtype can require gradients$"):
+        t.requires_grad = True
+    assert not t.requires_grad
+    factory_msg = "^Only Tensors of floating point and complex dtype can require gradients$"
+    for make in (lambda: tgrad.tensor([1, 2], requires_grad=True),
+                 lambda: tgrad.zeros(2, dtype=tgrad.int64, requires_grad=True),
+                 lambda: tgrad.nn.Parameter(tgrad.tensor([1, 2])), lambda: tgrad.nn.Parameter(tgrad.tensor([True])),
+                 lambda: tgrad.autograd.Variable(tgrad.tensor([1, 2]), requires_grad=True)):
+        with pytest.raises(RuntimeError, match=factory_msg):
+            make()
+    assert tgrad.nn.Parameter(tgrad.tensor([1, 2]), requires_grad=False).tolist() == [1, 2]
 
 
 def test_saved_values_exposed():

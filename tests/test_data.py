@@ -113,8 +113,23 @@ def test_weighted_random_sampler():
     assert counts[0] == 0 and abs(counts[2] / counts[1] - 3.0) < 0.35
     no_rep = list(WeightedRandomSampler([1.0, 0.0, 1.0, 1.0], 3, replacement=False, generator=g))
     assert sorted(no_rep) == [0, 2, 3]
-    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
-        WeightedRandomSampler([1.0, 1.0], 3, replacement=False)
+    # bad weights: the sampler is built, iterating raises torch.multinomial's error (PyTorch's timing and order)
+    inf, nan = float("inf"), float("nan")
+    bad = [([1.0, 1.0], 3, False, "cannot sample n_sample > prob_dist.size\\(-1\\) samples without replacement"),
+           ([1.0, -1.0], 2, True, "invalid multinomial distribution \\(encountering probability entry < 0\\)"),
+           ([nan, 1.0], 2, True, "invalid multinomial distribution \\(encountering probability entry < 0\\)"),
+           ([inf, -1.0], 2, True, "invalid multinomial distribution \\(encountering probability entry = infinity "
+                                  "or NaN\\)"),
+           ([0.0, 0.0], 2, True, "invalid multinomial distribution \\(sum of probabilities <= 0\\)"),
+           ([], 2, True, "invalid multinomial distribution \\(sum of probabilities <= 0\\)"),
+           ([1.0, -1.0], 1, True, "probability tensor contains either `inf`, `nan` or element < 0"),
+           ([inf, 1.0], 2, False, "probability tensor contains either `inf`, `nan` or element < 0"),
+           ([0.0, 0.0], 1, False, "invalid multinomial distribution \\(sum of probabilities <= 0\\)")]
+    for w, n, rep, msg in bad:
+        sampler = WeightedRandomSampler(w, n, replacement=rep)
+        with pytest.raises(RuntimeError, match=f"^{msg}$"):
+            list(sampler)
+    assert list(WeightedRandomSampler([1.0, 0.0], 2, replacement=False)) == [0, 1]     # zero weights come last
     with pytest.raises(ValueError, match="weights should be a 1d sequence but given weights have shape \\(1, 2\\)"):
         WeightedRandomSampler([[1.0, 1.0]], 3)
 

@@ -13,11 +13,18 @@ def _run(name, *args):
     r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", name), *args], capture_output=True,
                        text=True, env=env, timeout=600)
     assert r.returncode == 0, f"{name} failed:\n{r.stdout}\n{r.stderr}"
-    return r.stdout
+    return r
+
+
+def test_seeds():
+    out = _run("seeds.py").stdout
+    n = sum(line.startswith("---- seed ") for line in out.splitlines())
+    assert n > 40 and out.endswith(f"all {n} cells match their seeds\n")
+    assert "tensor([1.0235], requires_grad=True) tensor([1.9690], requires_grad=True)\n" in out   # seed 003's fit
 
 
 def test_linear_regression():
-    out = _run("linear_regression.py", "--fast")
+    out = _run("linear_regression.py", "--fast").stdout
     assert "least squares: b = 1.0235, w = 1.9690" in out
     hand, sgd = [line.split(":", 1)[1] for line in out.splitlines()[:2]]
     assert hand.strip() == sgd.strip()
@@ -25,7 +32,9 @@ def test_linear_regression():
 
 def test_train_mlp(tmp_path):
     pytest.importorskip("sklearn")
-    out = _run("train_mlp.py", "--fast", "--out", str(tmp_path))
+    r = _run("train_mlp.py", "--fast", "--out", str(tmp_path))
+    out = r.stdout
+    assert "epoch 1/3:" in r.stderr and "epoch 3/3: 100%" in r.stderr     # the tqdm bar, stderr not a terminal
     lines = [line for line in out.splitlines() if line.startswith("epoch")]
     assert len(lines) == 3 and "held-out accuracy" in lines[-1]
     assert (tmp_path / "train_mlp_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -35,5 +44,5 @@ def test_train_mlp(tmp_path):
 
 def test_freeze_layers():
     pytest.importorskip("sklearn")
-    out = _run("freeze_layers.py", "--fast")
+    out = _run("freeze_layers.py", "--fast").stdout
     assert "frozen body: bit-for-bit unchanged, no gradients, no optimizer state" in out

@@ -227,6 +227,66 @@ def test_embedding():
     assert not pre.weight.requires_grad and pre(tgrad.tensor([1])).tolist() == [[0.0, 1.0, 0.0]]
 
 
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_embedding_max_norm_renormalizes_looked_up_rows_in_place(norm_type):
+    rng = np.random.default_rng(0)
+    w0 = (rng.standard_normal((6, 3)) * [[0.1], [2], [3], [0.2], [4], [1]]).astype(np.float32)
+    emb = nn.Embedding(6, 3, max_norm=1.0, norm_type=norm_type, _weight=tgrad.tensor(w0))
+    idx = [[1, 2], [2, 0], [1, 5]]
+    version = emb.weight._version[0]
+    out = emb(tgrad.tensor(idx))
+    want = w0.copy()
+    for r in np.unique(idx):
+        norm = np.linalg.norm(w0[r].astype(np.float64), ord=norm_type)
+        if norm > 1.0:
+            want[r] = w0[r] * np.float32(1.0 / (norm + 1e-7))
+    assert not np.array_equal(want, w0)                           # some rows were renormalized
+    np.testing.assert_allclose(_np(emb.weight), want, rtol=1e-6)
+    np.testing.assert_array_equal(_np(emb.weight)[[3, 4]], w0[[3, 4]])      # rows not looked up: untouched
+    np.testing.assert_array_equal(_np(out), _np(emb.weight)[idx])
+    assert emb.weight._version[0] == version + 1
+    out.sum().backward()
+    np.testing.assert_array_equal(_np(emb.weight.grad)[:, 0], np.bincount(np.ravel(idx), minlength=6))
+    before = _np(emb.weight).copy()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(tgrad.tensor([4, 6]), emb.weight, max_norm=0.1)
+    np.testing.assert_array_equal(_np(emb.weight), before)        # the error wrote nothing
+    with pytest.raises(RuntimeError, match="Expected 2-dimensional tensor, but got 1-dimensional"):
+        F.embedding(tgrad.tensor([0]), tgrad.ones(3), max_norm=1.0)
+
+
+def test_embedding_scale_grad_by_freq_and_sparse():
+    rng = np.random.default_rng(1)
+    emb = nn.Embedding(5, 2, scale_grad_by_freq=True, padding_idx=4).double()
+    idx = np.array([[0, 0, 3], [0, 1, 3], [4, 1, 0]])
+    v = rng.standard_normal((3, 3, 2))
+    out = emb(tgrad.tensor(idx))
+    (gw,) = tgrad.autograd.grad(out, emb.weight, tgrad.tensor(v, requires_grad=True), create_graph=True)
+    counts = np.bincount(idx.ravel(), minlength=5)
+    want = np.zeros((5, 2))
+    np.add.at(want, idx.ravel(), v.reshape(-1, 2))
+    want = want / np.maximum(counts, 1)[:, None]
+    want[4] = 0                                                   # padding_idx
+    np.testing.assert_allclose(_np(gw), want, rtol=1e-12)
+    emb2 = nn.Embedding(5, 2).double()
+    emb2.weight.data.copy_(emb.weight.data)
+    out2 = emb2(tgrad.tensor(idx))
+    (plain,) = tgrad.autograd.grad(out2, emb2.weight, tgrad.tensor(v))
+    assert not np.allclose(_np(plain), want)                      # without the option: plain sums
+    # second order: d(sum(c * gw))/dv = c[idx] / counts[idx] (0 at padding_idx)
+    vt = tgrad.tensor(v, requires_grad=True)
+    (gw,) = tgrad.autograd.grad(emb(tgrad.tensor(idx)), emb.weight, vt, create_graph=True)
+    c = rng.standard_normal((5, 2))
+    (gv,) = tgrad.autograd.grad((gw * tgrad.tensor(c)).sum(), vt)
+    cs = c / np.maximum(counts, 1)[:, None]
+    cs[4] = 0
+    np.testing.assert_allclose(_np(gv), cs[idx], rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        nn.Embedding(5, 2, sparse=True)
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        F.embedding(tgrad.tensor([0]), emb.weight, sparse=True)
+
+
 def test_dropout():
     tgrad.manual_seed(0)
     d = nn.Dropout(0.25)

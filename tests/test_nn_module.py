@@ -64,6 +64,63 @@ def test_shared_module_and_parameter_listed_once():
     assert len(list(seq.named_parameters(remove_duplicate=False))) == 4
 
 
+# every layer and loss of issue 5, as PyTorch 2.13 shows it (checked against torch 2.13.0+cpu)
+LAYER_REPRS = [
+    (lambda: nn.Linear(8, 12), "Linear(in_features=8, out_features=12, bias=True)"),
+    (lambda: nn.Linear(3, 4, bias=False), "Linear(in_features=3, out_features=4, bias=False)"),
+    (lambda: nn.Identity(), "Identity()"),
+    (lambda: nn.Unflatten(1, (2, 3)), "Unflatten(dim=1, unflattened_size=(2, 3))"),
+    (lambda: nn.Dropout(), "Dropout(p=0.5, inplace=False)"),
+    (lambda: nn.Dropout(0.2, inplace=True), "Dropout(p=0.2, inplace=True)"),
+    (lambda: nn.ReLU(), "ReLU()"),
+    (lambda: nn.ReLU(inplace=True), "ReLU(inplace=True)"),
+    (lambda: nn.ReLU6(), "ReLU6()"),
+    (lambda: nn.LeakyReLU(), "LeakyReLU(negative_slope=0.01)"),
+    (lambda: nn.LeakyReLU(0.2, inplace=True), "LeakyReLU(negative_slope=0.2, inplace=True)"),
+    (lambda: nn.ELU(), "ELU(alpha=1.0)"),
+    (lambda: nn.ELU(alpha=0.5), "ELU(alpha=0.5)"),
+    (lambda: nn.GELU(), "GELU(approximate='none')"),
+    (lambda: nn.GELU(approximate="tanh"), "GELU(approximate='tanh')"),
+    (lambda: nn.SiLU(), "SiLU()"),
+    (lambda: nn.Mish(), "Mish()"),
+    (lambda: nn.Softplus(), "Softplus(beta=1.0, threshold=20.0)"),
+    (lambda: nn.Softplus(beta=2, threshold=10), "Softplus(beta=2, threshold=10)"),
+    (lambda: nn.Sigmoid(), "Sigmoid()"),
+    (lambda: nn.Tanh(), "Tanh()"),
+    (lambda: nn.Hardtanh(), "Hardtanh(min_val=-1.0, max_val=1.0)"),
+    (lambda: nn.Hardtanh(-2, 2), "Hardtanh(min_val=-2, max_val=2)"),
+    (lambda: nn.Softmax(dim=1), "Softmax(dim=1)"),
+    (lambda: nn.Softmax(), "Softmax(dim=None)"),
+    (lambda: nn.LogSoftmax(dim=-1), "LogSoftmax(dim=-1)"),
+    (lambda: nn.LayerNorm(12), "LayerNorm((12,), eps=1e-05, elementwise_affine=True, bias=True)"),
+    (lambda: nn.LayerNorm([3, 4], eps=1e-6, elementwise_affine=False),
+     "LayerNorm((3, 4), eps=1e-06, elementwise_affine=False, bias=False)"),
+    (lambda: nn.LayerNorm(12, bias=False), "LayerNorm((12,), eps=1e-05, elementwise_affine=True, bias=False)"),
+    (lambda: nn.BatchNorm1d(12),
+     "BatchNorm1d(12, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"),
+    (lambda: nn.BatchNorm1d(12, eps=1e-3, momentum=None, affine=False, track_running_stats=False),
+     "BatchNorm1d(12, eps=0.001, momentum=None, affine=False, bias=False, track_running_stats=False)"),
+    (lambda: nn.BatchNorm1d(12, bias=False),
+     "BatchNorm1d(12, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"),
+    (lambda: nn.Embedding(4, 2), "Embedding(4, 2)"),
+    (lambda: nn.Embedding(10, 3, padding_idx=0, max_norm=1.0), "Embedding(10, 3, padding_idx=0, max_norm=1.0)"),
+    (lambda: nn.Embedding(10, 3, max_norm=2.0, norm_type=1.0), "Embedding(10, 3, max_norm=2.0, norm_type=1.0)"),
+    (lambda: nn.Sequential(nn.Linear(2, 3), nn.Dropout(0.1)),
+     "Sequential(\n  (0): Linear(in_features=2, out_features=3, bias=True)\n  (1): Dropout(p=0.1, inplace=False)\n)"),
+    (lambda: nn.ModuleList([nn.Tanh()]), "ModuleList(\n  (0): Tanh()\n)"),
+    (lambda: nn.MSELoss(), "MSELoss()"),
+    (lambda: nn.MSELoss(reduction="sum"), "MSELoss()"),
+    (lambda: nn.L1Loss(), "L1Loss()"),
+    (lambda: nn.SmoothL1Loss(beta=0.5), "SmoothL1Loss()"),
+    (lambda: nn.HuberLoss(delta=2.0), "HuberLoss()"),
+    (lambda: nn.CrossEntropyLoss(label_smoothing=0.1), "CrossEntropyLoss()"),
+    (lambda: nn.NLLLoss(), "NLLLoss()"),
+    (lambda: nn.BCELoss(), "BCELoss()"),
+    (lambda: nn.BCEWithLogitsLoss(), "BCEWithLogitsLoss()"),
+    (lambda: nn.KLDivLoss(reduction="batchmean", log_target=True), "KLDivLoss()"),
+]
+
+
 def test_reprs_match_pytorch():
     assert repr(Net()) == NET_REPR
     ml = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.Linear(2, 3)])
@@ -74,6 +131,8 @@ def test_reprs_match_pytorch():
     assert repr(nn.Module()) == "Module()"
     assert repr(nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
     assert repr(nn.Unflatten(1, [2, 3])) == "Unflatten(dim=1, unflattened_size=[2, 3])"
+    for m, text in LAYER_REPRS:
+        assert repr(m()) == text
     p = nn.Parameter(tgrad.tensor([1.0, 2.0]))
     assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
     assert repr(nn.Parameter(tgrad.ones(1), requires_grad=False)) == "Parameter containing:\ntensor([1.])"
@@ -88,7 +147,7 @@ def test_parameter_shares_storage_and_version():
     assert type(p.detach()) is tgrad.Tensor
     q = copy.deepcopy(p)
     assert type(q) is nn.Parameter and q.data_ptr() != p.data_ptr() and q.tolist() == p.tolist()
-    with pytest.raises(RuntimeError, match="floating point"):
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require gradients$"):
         nn.Parameter(tgrad.tensor([1, 2]))
 
 

@@ -15,10 +15,10 @@ def _params(rng, dtype):
 
 
 class _Ref:
-    """Numpy replay of an optimizer over several steps (float64), one state list per parameter."""
+    """Numpy replay of an optimizer over several steps (in ``dtype``), one state list per parameter."""
 
-    def __init__(self, ps, kind, kw):
-        self.p = [p.detach().numpy().astype(np.float64) for p in ps]
+    def __init__(self, ps, kind, kw, dtype=np.float64):
+        self.p = [p.detach().numpy().astype(dtype) for p in ps]
         self.kind, self.kw = kind, kw
         z = [np.zeros_like(p) for p in self.p]
         self.state = {"buf": [None] * len(ps), "m": list(z), "v": list(z), "vmax": list(z), "sq": list(z),
@@ -109,6 +109,62 @@ def test_steps_match_numpy_reference(name, dtype):
         np.testing.assert_allclose(p.detach().numpy().astype(np.float64), r, rtol=rtol, atol=atol)
 
 
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_float32_steps_round_like_pytorch_cpu(name, device):
+    """fp32 on cpu: bit for bit the float32 numpy replay of PyTorch's cpu step in ATen's operation order
+    (the references on float32 arrays: an fma wherever ATen's cpu kernels use one).  Checked against
+    torch 2.13 on cpu: PyTorch's bits are this replay's, except that its sqrt (MKL's) is 1 ulp off the
+    correctly rounded one for some values, so Adam, RMSprop and Adagrad differ from PyTorch there."""
+    if device != "cpu":
+        pytest.skip("cuda: Triton's division and sqrt may differ by ulps")
+    cfg = CONFIGS[name]
+    cls, kw, kind = cfg[:3]
+    rng = np.random.default_rng(0)
+    ps = _params(rng, tgrad.float32)
+    opt = cls(ps, **kw)
+    ref = _Ref(ps, kind, _ref_kwargs(cfg), dtype=np.float32)
+    for step in range(5):
+        grads = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+        for p, g in zip(ps, grads):
+            p.grad = tgrad.tensor(g)
+        opt.step()
+        ref.step(grads)
+        for p, r in zip(ps, ref.p):
+            np.testing.assert_array_equal(p.detach().numpy(), r)
+
+
+@pytest.mark.parametrize("name", ["sgd_nesterov_wd", "adam_amsgrad_wd", "adamw_amsgrad", "rmsprop_centered_momentum",
+                                  "adagrad_decay"])
+def test_non_contiguous_parameters_grads_and_states(name):
+    cfg = CONFIGS[name]
+    cls, kw, kind = cfg[:3]
+    rng = np.random.default_rng(1)
+
+    def transposed(a):          # a (4, 3) tensor with a's values, strides (1, 4)
+        return tgrad.tensor(np.ascontiguousarray(a.T), dtype=tgrad.float64).t()
+
+    p = nn.Parameter(transposed(rng.standard_normal((4, 3))))
+    q = nn.Parameter(tgrad.tensor(rng.standard_normal(5), dtype=tgrad.float64))     # contiguous, same group
+    ptr = p.data_ptr()
+    assert p.stride() == (1, 4)
+    opt = cls([p, q], **kw)
+    ref = _Ref([p, q], kind, _ref_kwargs(cfg))
+    for step in range(4):
+        g, gq = rng.standard_normal((4, 3)), rng.standard_normal(5)
+        p.grad = transposed(g) if step % 2 else tgrad.tensor(g, dtype=tgrad.float64)
+        q.grad = tgrad.tensor(gq, dtype=tgrad.float64)
+        opt.step()
+        ref.step([g, gq])
+        if step == 1:           # the states too, same values in transposed layout
+            state = opt.state[p]
+            for k, v in state.items():
+                if v.dim() == 2:
+                    state[k] = transposed(v.numpy())
+        assert p.data_ptr() == ptr and p.stride() == (1, 4)
+        np.testing.assert_allclose(p.detach().numpy(), ref.p[0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(q.detach().numpy(), ref.p[1], rtol=1e-12, atol=1e-14)
+
+
 # PyTorch 2.13's results (float64), three steps with grads [0.5, -1, 2] * step from p = [1, 2, 3]
 PYTORCH = [
     (optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
@@ -165,6 +221,30 @@ def test_one_launch_per_group_and_dtype():
     np.testing.assert_allclose(q.detach().numpy(), 1 - 0.5 - 0.5 * 1.9)
     for p in ps:
         np.testing.assert_allclose(p.detach().numpy(), 1 - 0.1 - 0.1 * 1.9, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_float32_steps_round_like_pytorch_cpu(name, device):
+    """fp32 on cpu: bit for bit the float32 numpy replay of PyTorch's cpu step in ATen's operation order
+    (the references on float32 arrays: an fma wherever ATen's cpu kernels use one).  Checked against
+    torch 2.13 on cpu: PyTorch's bits are this replay's, except that its sqrt (MKL's) is 1 ulp off the
+    correctly rounded one for some values, so Adam, RMSprop and Adagrad differ from PyTorch there."""
+    if device != "cpu":
+        pytest.skip("cuda: Triton's division and sqrt may differ by ulps")
+    cfg = CONFIGS[name]
+    cls, kw, kind = cfg[:3]
+    rng = np.random.default_rng(0)
+    ps = _params(rng, tgrad.float32)
+    opt = cls(ps, **kw)
+    ref = _Ref(ps, kind, _ref_kwargs(cfg), dtype=np.float32)
+    for step in range(5):
+        grads = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+        for p, g in zip(ps, grads):
+            p.grad = tgrad.tensor(g)
+        opt.step()
+        ref.step(grads)
+        for p, r in zip(ps, ref.p):
+            np.testing.assert_array_equal(p.detach().numpy(), r)
 
 
 @pytest.mark.parametrize("name", ["sgd_nesterov_wd", "adam_amsgrad_wd", "rmsprop_centered_momentum",

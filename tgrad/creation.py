@@ -29,7 +29,7 @@ def _shape_arg(size):
 
 def _finish(t, requires_grad):
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True)
     return t
 
 

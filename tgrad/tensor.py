@@ -173,9 +173,15 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
-        self.requires_grad_(value)
+        self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad=True):
+        return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
+
+    def _set_requires_grad(self, requires_grad,
+                           dtype_error="Only Tensors of floating point and complex dtype can require gradients"):
+        """requires_grad_ with the wording of the caller's dtype error (PyTorch's differ: requires_grad_(),
+        the attribute, and factories / Parameter / Variable, the default)."""
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -184,7 +190,7 @@ class Tensor:
                     "var_no_grad = var.detach().")
             return self
         if requires_grad and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError(dtype_error)
         if requires_grad and self._inference:
             from .autograd import grad_mode
             if not grad_mode.is_inference_mode_enabled():

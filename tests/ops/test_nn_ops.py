@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import tgrad
+import tgrad.nn.functional as F
 from tgrad.autograd import dispatch
 from tgrad.kernels._triton import COUNTER
 
@@ -108,6 +109,22 @@ def test_class_index_loss_weight_is_not_differentiable(device):
                 call(name, x, t, w)
         with tgrad.no_grad():
             np.testing.assert_allclose(call("cross_entropy", x, t, w).item(), np.log(3))
+
+
+@pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.float64])
+def test_binary_cross_entropy_range_errors(device, dtype):
+    nan = float("nan")
+    cases = [([0.5, 1.5], [1.0, 0.0], "input"), ([-0.1, 0.5], [1.0, 0.0], "input"),
+             ([nan, 0.5], [1.0, 0.0], "input"), ([0.3, 0.5], [1.5, 0.0], "target"),
+             ([0.3, 0.5], [-0.5, 0.0], "target"), ([0.3, 0.5], [nan, 0.0], "target"),
+             ([0.5, 2.0], [-1.0, 0.5], "target"), ([2.0, 0.5], [0.5, -1.0], "input")]    # the first bad element wins
+    for x, y, which in cases:
+        xt = T(x, device, dtype, requires_grad=True)
+        with pytest.raises(RuntimeError, match=f"^all elements of {which} should be between 0 and 1$"):
+            F.binary_cross_entropy(xt, T(y, device, dtype))
+        assert xt.grad is None
+    out = F.binary_cross_entropy(T([0.0, 1.0], device, dtype), T([1.0, 0.0], device, dtype))   # the bounds pass
+    assert out.item() == 100.0                                                          # logs clamped at -100
 
 
 def test_cross_entropy_all_ignored_is_nan(device):

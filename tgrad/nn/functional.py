@@ -186,7 +186,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    """Rows of ``weight`` at the indices ``input``; the row ``padding_idx`` gets no gradient."""
+    """Rows of ``weight`` at the indices ``input``; the row ``padding_idx`` gets no gradient.  ``max_norm``:
+    the looked-up rows are first renormalized in place (``_embedding_renorm_``); ``scale_grad_by_freq``:
+    each row's gradient is divided by how often the row occurs in ``input``."""
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.size(0):
@@ -195,8 +197,32 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             if padding_idx < -weight.size(0):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.size(0) + padding_idx
-    return _op("embedding", weight, input, padding_idx=padding_idx, max_norm=max_norm,
-               scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    if sparse:
+        raise NotImplementedError("tgrad.nn.functional.embedding: sparse=True (sparse gradients) is not supported")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    return _op("embedding", weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+def _embedding_renorm_(weight, indices, max_norm, norm_type):
+    """PyTorch's embedding_renorm_, under no_grad: each row of ``weight`` that ``indices`` looks up and whose
+    ``norm_type``-norm exceeds ``max_norm`` is scaled in place by max_norm / (norm + 1e-7) (a float64 scale,
+    as ATen computes it).  The indices are checked before anything is written."""
+    from ..autograd.grad_mode import no_grad
+    from .. import dtypes
+    if weight.dim() != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional tensor for argument "
+                           "#1 'self' (while checking arguments for embedding_renorm_)")
+    if indices.dtype not in (dtypes.int64, dtypes.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {indices.type()} instead (while checking arguments for "
+                           "embedding_renorm_)")
+    idx = indices.reshape(-1)
+    with no_grad():
+        rows = weight.index_select(0, idx)              # IndexError for an index out of range, nothing written
+        norm = rows.norm(norm_type, dim=1, keepdim=True).double()
+        scale = (max_norm / (norm + 1e-7)).where(norm > max_norm, 1.0)
+        weight.index_put_((idx,), rows * scale.to(weight.dtype))     # a repeated index writes the same row
 
 
 def one_hot(tensor, num_classes=-1):

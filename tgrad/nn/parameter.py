@@ -12,7 +12,7 @@ class Parameter(Tensor):
         t = _new(data._storage, data._offset, data._shape, data._strides, data.dtype, _version=data._version,
                  cls=cls)
         t._inference = data._inference
-        t.requires_grad_(requires_grad)
+        t._set_requires_grad(requires_grad)
         return t
 
     def __init__(self, data=None, requires_grad=True):

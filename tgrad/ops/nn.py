@@ -7,6 +7,8 @@ PyTorch's errors before any launch.
 """
 import warnings
 
+import numpy as np
+
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
@@ -435,6 +437,18 @@ def _pointwise_check(name, input, target, attrs):
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=4)
     _float_check(input, name)
+    if name == "binary_cross_entropy":
+        _bce_range_check(input, target)
+
+
+def _bce_range_check(input, target):
+    """PyTorch's check, element by element and input before target: a value outside [0, 1] (or NaN) raises."""
+    x, y = input._host_copy().ravel(), target._host_copy().ravel()
+    bad_x = ~((x >= 0) & (x <= 1))
+    bad = bad_x | ~((y >= 0) & (y <= 1))
+    if bad.any():
+        name = "input" if bad_x[bad.argmax()] else "target"
+        raise RuntimeError(f"all elements of {name} should be between 0 and 1")
 
 
 def _pointwise_loss(name):
@@ -733,12 +747,10 @@ def _padding(padding_idx, num):
     return padding_idx % num
 
 
-def embedding_forward(weight, indices, *, padding_idx=None, max_norm=None, scale_grad_by_freq=False,
-                      sparse=False):
+def embedding_forward(weight, indices, *, padding_idx=None, scale_grad_by_freq=False):
+    """Rows of ``weight`` at ``indices`` (``max_norm`` is F.embedding's in-place renorm before this op)."""
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
     _padding(padding_idx, weight.shape[0])
     _check_indices(indices, weight.shape[0])
     n, Dm = indices.numel(), weight.shape[1]
@@ -749,23 +761,35 @@ def embedding_forward(weight, indices, *, padding_idx=None, max_norm=None, scale
 def embedding_backward_rule(ctx, grad):
     w_meta, idx = ctx.input_meta[0], ctx.saved["indices"]
     return (_call("embedding_backward", grad, idx, num_weights=w_meta.shape[0],
-                  padding_idx=ctx.attrs.get("padding_idx")), None)
+                  padding_idx=ctx.attrs.get("padding_idx"),
+                  scale_grad_by_freq=ctx.attrs.get("scale_grad_by_freq", False)), None)
 
 
-def embedding_backward_forward(grad_output, indices, *, num_weights, padding_idx=None):
-    """Dense gradient of the embedding table: rows of grad scattered (summed) by index."""
+def _freq_scale(indices, num_weights, like):
+    """(num_weights, 1): 1 / how often each row is looked up in ``indices`` (1 for rows never looked up)."""
+    from ..creation import tensor
+    counts = np.bincount(indices._host_copy().ravel(), minlength=num_weights)
+    return tensor((1.0 / np.maximum(counts, 1))[:, None], dtype=like.dtype, device=like.device)
+
+
+def embedding_backward_forward(grad_output, indices, *, num_weights, padding_idx=None, scale_grad_by_freq=False):
+    """Dense gradient of the embedding table: rows of grad scattered (summed) by index; with
+    ``scale_grad_by_freq`` each row divided by how often its index occurs in the mini-batch."""
     Dm = grad_output.shape[-1]
     acc_dt = D.float64 if grad_output.dtype is D.float64 else D.float32
     acc = KE.fill(empty((num_weights, Dm), acc_dt, grad_output.device), 0)
     KN2.embedding_backward(_contig(grad_output), _contig(indices), acc, indices.numel(), Dm,
                            _padding(padding_idx, num_weights))
+    if scale_grad_by_freq:
+        KE.binary(KE.mul_fn, acc, _freq_scale(indices, num_weights, acc), acc)
     if acc_dt is grad_output.dtype:
         return acc
     return KE.copy(acc, empty(acc.shape, grad_output.dtype, grad_output.device))
 
 
 def embedding_double_backward(ctx, gg):
-    """d/dgrad: gather gg's rows by index (rows at padding_idx got no gradient, so theirs is 0)."""
+    """d/dgrad: gather gg's rows by index (rows at padding_idx got no gradient, so theirs is 0; with
+    ``scale_grad_by_freq`` rows scaled as the gradient was)."""
     idx = ctx.saved["indices"]
     pad = ctx.attrs.get("padding_idx")
     if pad is not None:
@@ -773,6 +797,8 @@ def embedding_double_backward(ctx, gg):
         keep = ones((gg.shape[0], 1), dtype=gg.dtype, device=gg.device)
         keep[pad] = 0
         gg = gg * keep
+    if ctx.attrs.get("scale_grad_by_freq", False):
+        gg = gg * _freq_scale(idx, gg.shape[0], gg)
     return _call("embedding", gg, idx, padding_idx=pad), None
 
 

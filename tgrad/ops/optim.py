@@ -3,7 +3,7 @@
 Inputs are lists: the parameters, their gradients and one list per state
 tensor (same length; ``None`` where a state is unused).  Each forward updates
 parameters and states in place with as few launches as possible (one per
-dtype and device for up to 8 tensors, see ``kernels/optim.py``) and returns None.  Scalars that
+dtype and device for up to 8 contiguous tensors, see ``kernels/optim.py``) and returns None.  Scalars that
 change every step (lr, bias corrections) are attrs passed to the kernels as
 runtime arguments.
 """
@@ -13,29 +13,38 @@ from ..tensor import empty
 from . import Op
 
 
-def _columns(params, grads, *states):
-    """Per (device, dtype): lists [param, contiguous grad, *states]."""
-    buckets = {}
+def _step(op, hyper, constexprs, params, grads, *states):
+    """Run optimizer ``op`` over the parameters: one ``multi_tensor_step`` per (device, dtype).
+
+    The kernel wants contiguous tensors: a non-contiguous gradient is read from a
+    contiguous copy, a non-contiguous parameter or state is updated in a contiguous
+    copy that is then copied back (extra launches only for those tensors).
+    """
+    buckets, back = {}, []
     for i, (p, g) in enumerate(zip(params, grads)):
-        if not p.is_contiguous():
-            raise RuntimeError("fused optimizer step: parameters must be contiguous")
         if g.dtype is not p.dtype or tuple(g.shape) != tuple(p.shape) or g.device != p.device:
             raise RuntimeError(f"fused optimizer step: gradient of shape {list(g.shape)}, dtype {g.dtype}, "
                                f"device {g.device} does not match its parameter ({list(p.shape)}, {p.dtype}, "
                                f"{p.device})")
-        if not g.is_contiguous():
-            g = KE.copy(g, empty(g.shape, g.dtype, g.device))
-        buckets.setdefault((p.device, p.dtype.name), []).append([p, g] + [s[i] for s in states])
-    return buckets.values()
+        col = [p, g] + [s[i] for s in states]
+        for j, t in enumerate(col):
+            if t is not None and not t.is_contiguous():
+                col[j] = KE.copy(t, empty(t.shape, t.dtype, t.device))
+                if j != 1:
+                    back.append((col[j], t))
+        buckets.setdefault((p.device, p.dtype.name), []).append(col)
+    for cols in buckets.values():
+        K.multi_tensor_step(op, cols, hyper, constexprs)
+    for tmp, t in back:
+        KE.copy(tmp, t)
 
 
 def sgd_step_forward(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov,
                      maximize, first):
     """SGD; ``first``: the momentum buffers are uninitialised and get the (decayed) gradient."""
-    for cols in _columns(params, grads, momentum_buffers):
-        K.multi_tensor_step(K.SGD, cols, [lr, momentum, 1 - dampening, weight_decay],
-                            dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, MOMENTUM=momentum != 0,
-                                 FIRST=bool(first), NESTEROV=bool(nesterov)))
+    _step(K.SGD, [lr, momentum, 1 - dampening, weight_decay],
+          dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, MOMENTUM=momentum != 0, FIRST=bool(first),
+               NESTEROV=bool(nesterov)), params, grads, momentum_buffers)
 
 
 def adam_step_forward(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, lr, beta1, beta2, eps,
@@ -44,26 +53,23 @@ def adam_step_forward(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, 
     bc1 = 1 - beta1 ** step
     bc2 = 1 - beta2 ** step
     hyper = [lr / bc1, 1 - beta1, beta2, 1 - beta2, eps, weight_decay, 1 - lr * weight_decay, bc2 ** 0.5]
-    for cols in _columns(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs):
-        K.multi_tensor_step(K.ADAM, cols, hyper,
-                            dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0,
-                                 DECOUPLED=bool(decoupled_weight_decay), AMSGRAD=bool(amsgrad)))
+    _step(K.ADAM, hyper, dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0,
+                              DECOUPLED=bool(decoupled_weight_decay), AMSGRAD=bool(amsgrad)),
+          params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs)
 
 
 def rmsprop_step_forward(params, grads, square_avgs, grad_avgs, momentum_buffers, *, lr, alpha, eps, weight_decay,
                          momentum, centered, maximize):
-    for cols in _columns(params, grads, square_avgs, grad_avgs, momentum_buffers):
-        K.multi_tensor_step(K.RMSPROP, cols, [lr, alpha, 1 - alpha, eps, weight_decay, momentum],
-                            dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, CENTERED=bool(centered),
-                                 MOMENTUM=momentum > 0))
+    _step(K.RMSPROP, [lr, alpha, 1 - alpha, eps, weight_decay, momentum],
+          dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, CENTERED=bool(centered), MOMENTUM=momentum > 0),
+          params, grads, square_avgs, grad_avgs, momentum_buffers)
 
 
 def adagrad_step_forward(params, grads, state_sums, *, lr, lr_decay, eps, weight_decay, step, maximize):
     """Adagrad at step ``step`` (>= 1): clr = lr / (1 + (step - 1) lr_decay)."""
     clr = lr / (1 + (step - 1) * lr_decay)
-    for cols in _columns(params, grads, state_sums):
-        K.multi_tensor_step(K.ADAGRAD, cols, [clr, eps, weight_decay],
-                            dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0))
+    _step(K.ADAGRAD, [clr, eps, weight_decay], dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0),
+          params, grads, state_sums)
 
 
 ENTRIES = [

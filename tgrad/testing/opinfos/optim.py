@@ -1,9 +1,11 @@
 """OpInfos for the fused optimizer steps (``sgd_step``, ``adam_step``, ``rmsprop_step``, ``adagrad_step``).
 
 Each op updates its tensors in place; the OpInfo's ``op`` returns them (parameter first, then the
-states) and ``ref`` computes the same one-step update in float64 numpy, following PyTorch's
-``_single_tensor_*`` implementations line by line.  ``tests/test_optim.py`` reuses the references
-for multi-step runs of the optimizer classes.
+states) and ``ref`` computes the same one-step update in numpy, following PyTorch's
+``_single_tensor_*`` implementations (its default on cpu) line by line with ATen's cpu rounding, in
+the arrays' dtype: on float32 arrays it gives PyTorch's fp32 bits but for its sqrt (MKL's, not
+correctly rounded; numpy's is).  ``tests/test_optim.py`` reuses the references for multi-step runs
+of the optimizer classes.
 """
 import numpy as np
 
@@ -16,62 +18,84 @@ FLOATS = (D.float32, D.float64, D.float16, D.bfloat16)
 SHAPES = [(1,), (7,), (33,), (1000,), (3, 4)]
 
 
+def _fma(a, b, c):
+    """a * b + c rounded once, as ATen's cpu kernels' fma.  float32: exact (the float64 sum, whose exact
+    error TwoSum gives, rounded to odd and then to float32: no double rounding); float64: a * b + c."""
+    a, b, c = np.broadcast_arrays(a, b, c)
+    if c.dtype != np.float32:
+        return a * b + c
+    prod = a.astype(np.float64) * b                 # exact: 24-bit significands
+    s = prod + c
+    t = s - prod
+    err = (prod - (s - t)) + (c - t)
+    to_odd = (err != 0) & (s.view(np.int64) & 1 == 0)
+    s = np.where(to_odd, np.nextafter(s, np.copysign(np.inf, err)), s)
+    return s.astype(np.float32)
+
+
 def _lerp(a, b, w):
-    return a + w * (b - a) if w < 0.5 else b - (b - a) * (1 - w)
+    """ATen's lerp: fma(w, b - a, a) for w < 0.5, else b - (b - a)(1 - w) with one rounding."""
+    w = a.dtype.type(w)
+    d = b - a
+    return _fma(w, d, a) if w < 0.5 else _fma(-d, 1 - w, b)
 
 
+# Python scalars are rounded to the tensor's dtype (k = p.dtype.type), as ATen does; x.add(y, alpha=a) is
+# fma(a, y, x), x.addcmul(t1, t2, value=v) is fma(v t1, t2, x), x.addcdiv(t1, t2, value=v) is x + (v t1) / t2.
 def sgd_ref(p, g, buf, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first):
+    k = p.dtype.type
     g = -g if maximize else g
     if weight_decay != 0:
-        g = g + weight_decay * p
+        g = _fma(k(weight_decay), p, g)                                 # grad.add(param, alpha=weight_decay)
     if momentum != 0:
-        buf = g.copy() if first else momentum * buf + (1 - dampening) * g
-        g = g + momentum * buf if nesterov else buf
-    return p - lr * g, buf
+        buf = g.copy() if first else _fma(k(1 - dampening), g, buf * k(momentum))
+        g = _fma(k(momentum), buf, g) if nesterov else buf
+    return _fma(k(-lr), g, p), buf                                      # param.add_(grad, alpha=-lr)
 
 
 def adam_ref(p, g, m, v, vmax, *, lr, beta1, beta2, eps, weight_decay, step, amsgrad, maximize,
              decoupled_weight_decay):
+    k = p.dtype.type
     g = -g if maximize else g
     if weight_decay != 0:
         if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
+            p = p * k(1 - lr * weight_decay)
         else:
-            g = g + weight_decay * p
+            g = _fma(k(weight_decay), p, g)
     m = _lerp(m, g, 1 - beta1)
-    v = beta2 * v + (1 - beta2) * g * g
+    v = _fma(k(1 - beta2) * g, g, v * k(beta2))                          # v.mul_(beta2).addcmul_(g, g, 1 - beta2)
     bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
     if amsgrad:
         vmax = np.maximum(vmax, v)
-        denom = np.sqrt(vmax) / np.sqrt(bc2) + eps
-    else:
-        denom = np.sqrt(v) / np.sqrt(bc2) + eps
-    return p - lr / bc1 * m / denom, m, v, vmax
+    denom = np.sqrt(vmax if amsgrad else v) / k(bc2 ** 0.5) + k(eps)
+    return p + (k(-(lr / bc1)) * m) / denom, m, v, vmax                 # param.addcdiv_(m, denom, -step_size)
 
 
 def rmsprop_ref(p, g, sq, ga, buf, *, lr, alpha, eps, weight_decay, momentum, centered, maximize):
+    k = p.dtype.type
     g = -g if maximize else g
     if weight_decay != 0:
-        g = g + weight_decay * p
-    sq = alpha * sq + (1 - alpha) * g * g
+        g = _fma(k(weight_decay), p, g)
+    sq = _fma(k(1 - alpha) * g, g, sq * k(alpha))
     if centered:
         ga = _lerp(ga, g, 1 - alpha)
-        avg = np.sqrt(sq - ga * ga) + eps
+        avg = np.sqrt(_fma(-ga, ga, sq)) + k(eps)                       # sq.addcmul(ga, ga, value=-1).sqrt_()
     else:
-        avg = np.sqrt(sq) + eps
+        avg = np.sqrt(sq) + k(eps)
     if momentum > 0:
-        buf = momentum * buf + g / avg
-        return p - lr * buf, sq, ga, buf
-    return p - lr * g / avg, sq, ga, buf
+        buf = buf * k(momentum) + g / avg                               # buf.mul_(momentum).addcdiv_(g, avg)
+        return _fma(k(-lr), buf, p), sq, ga, buf
+    return p + (k(-lr) * g) / avg, sq, ga, buf
 
 
 def adagrad_ref(p, g, s, *, lr, lr_decay, eps, weight_decay, step, maximize):
+    k = p.dtype.type
     g = -g if maximize else g
     if weight_decay != 0:
-        g = g + weight_decay * p
+        g = _fma(k(weight_decay), p, g)
     clr = lr / (1 + (step - 1) * lr_decay)
-    s = s + g * g
-    return p - clr * g / (np.sqrt(s) + eps), s
+    s = _fma(g, g, s)                                                   # sum.addcmul_(g, g, value=1)
+    return p + (k(-clr) * g) / (np.sqrt(s) + k(eps)), s
 
 
 def _fused(name, n_states):

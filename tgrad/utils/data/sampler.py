@@ -96,6 +96,7 @@ class WeightedRandomSampler(Sampler):
 
     With replacement: inverse-CDF of uniform draws; without: the ``num_samples`` largest
     keys u_i^(1 / w_i) (weighted sampling without replacement by exponential races).
+    Bad weights raise when iterating, with ``torch.multinomial``'s checks and messages.
     """
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
@@ -106,18 +107,36 @@ class WeightedRandomSampler(Sampler):
         w = np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights, dtype=np.float64)
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
-        if (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        if not replacement and num_samples > len(w):
-            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
         from ...creation import tensor
         self.weights = tensor(w, dtype=D.float64)
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
 
+    def _check(self, w):
+        """torch.multinomial(w, num_samples, replacement)'s checks, in its order."""
+        n = self.num_samples
+        if not self.replacement and n > len(w):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        if not self.replacement or n == 1:
+            if len(w) == 0:
+                raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                                   "no identity.")
+            if not (w.max() < np.inf and w.min() >= 0):
+                raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        else:
+            for v in w:
+                if not v >= 0:
+                    raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+                if not np.isfinite(v):
+                    raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity "
+                                       "or NaN)")
+        if not w.sum() > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
     def __iter__(self):
         w = self.weights.numpy()
+        self._check(w)
         if self.replacement:
             u = rand(self.num_samples, dtype=D.float64, generator=self.generator).numpy()
             cdf = np.cumsum(w) / w.sum()
