@@ -144,3 +144,25 @@ def test_once_differentiable_op_raises_when_differentiated_twice(monkeypatch):
             "the derivative for 'exp' is not implemented for double backward (ExpBackward0 is only once "
             "differentiable)")):
         tgrad.autograd.grad(g.sum(), x)
+
+
+def test_gradcheck_takes_empty_inputs():
+    """An input without elements has a Jacobian without columns (PyTorch's gradcheck passes such inputs);
+    a wrong gradient of a non-empty input beside it is still caught."""
+    e = tgrad.zeros(0, 3, dtype=tgrad.float64, requires_grad=True)
+    x = tgrad.tensor([1.0, 2.0, 3.0], dtype=tgrad.float64, requires_grad=True)
+    assert tgrad.autograd.gradcheck(lambda a, b: a.sum(0) * b, (e, x))
+    assert tgrad.autograd.gradgradcheck(lambda a, b: a.sum(0) * b * b, (e, x))
+    assert tgrad.autograd.gradcheck(lambda a: a * 2, (e,))
+
+    class Wrong(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a.sum(0) + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.new_zeros(0, 3), g * 2         # d/db is 1, not 2
+
+    with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 1"):
+        tgrad.autograd.gradcheck(Wrong.apply, (e, x))
