@@ -111,6 +111,19 @@ def test_class_index_loss_weight_is_not_differentiable(device):
             np.testing.assert_allclose(call("cross_entropy", x, t, w).item(), np.log(3))
 
 
+def test_pos_weight_is_not_differentiable(device):
+    """PyTorch refuses a pos_weight that requires grad while recording (tgrad computes none for it)."""
+    x = T(np.zeros((2, 3)), device, tgrad.float64, requires_grad=True)
+    y = T(np.ones((2, 3)), device, tgrad.float64)
+    pw = T(np.full(3, 2.0), device, tgrad.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="The function 'binary_cross_entropy_with_logits' is not differentiable "
+                                           "with respect to argument 'pos_weight'. This input cannot have "
+                                           "requires_grad True."):
+        F.binary_cross_entropy_with_logits(x, y, pos_weight=pw)
+    with tgrad.no_grad():
+        np.testing.assert_allclose(F.binary_cross_entropy_with_logits(x, y, pos_weight=pw).item(), 2 * np.log(2))
+
+
 @pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.float64])
 def test_binary_cross_entropy_range_errors(device, dtype):
     nan = float("nan")

@@ -455,6 +455,9 @@ def _pointwise_loss(name):
     """Forward of a point-wise loss: e = f(x, y) * weight * scale (one launch), then the sum."""
     def forward(input, target, weight=None, pos_weight=None, **attrs):
         _pointwise_check(name, input, target, attrs)
+        if pos_weight is not None and pos_weight.requires_grad and _grad_recording():
+            raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument "
+                               "'pos_weight'. This input cannot have requires_grad True.")
         shape = _pointwise_shape(input, target, weight, pos_weight)
         dt = D.result_type(input, target)
         dt = dt if dt.is_floating_point else input.dtype
