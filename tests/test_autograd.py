@@ -268,6 +268,22 @@ def test_second_backward_raises_and_retain_graph_allows_it():
         e.grad_fn._saved_result
 
 
+def test_second_backward_through_nodes_that_saved_nothing():
+    # only unpacking a freed saved tensor fails (PyTorch): AddBackward0 / SumBackward0 save no tensor
+    x = leaf([1.0, 1.0, 1.0])
+    z = (x + 2).sum()
+    z.backward()
+    z.backward()
+    np.testing.assert_array_equal(_np(x.grad), [2.0, 2.0, 2.0])
+    y = x.exp()
+    z = (y + 2).sum()                  # the nodes above exp run again, then exp's saved result is gone
+    x.grad = None
+    z.backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        z.backward()
+    np.testing.assert_allclose(_np(x.grad), np.exp([1.0, 1.0, 1.0]), rtol=1e-6)
+
+
 def test_saved_tensors_memory_released_after_backward():
     x = tgrad.randn(64, 64, requires_grad=True)
     w = tgrad.randn(64, 64, requires_grad=True)

@@ -266,9 +266,6 @@ def _run_node(node, gin, retain_graph, relu_output=None):
     if all(g is None for g in gin):
         outs = (None,) * len(node.next_functions)
     else:
-        if node._released:
-            from .graph import FREED_MSG
-            raise RuntimeError(FREED_MSG)
         try:
             outs = node.apply(tuple(gin)) if relu_output is None else _apply_folded(node, gin, relu_output)
             if anomaly.is_anomaly_enabled():

@@ -180,8 +180,7 @@ class Node:
         return h
 
     def _saved_tensors(self):
-        if self._released:
-            raise RuntimeError(FREED_MSG)
+        """Unpacked saved tensors; a released one raises (a node that saved none runs again, as in PyTorch)."""
         return {k: v.unpack() for k, v in self._saved.items()}
 
     def _release(self):
