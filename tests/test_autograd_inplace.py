@@ -93,6 +93,13 @@ def test_version_error_names_the_producer_of_a_saved_output():
     with pytest.raises(RuntimeError, match=re.escape(
             "[tgrad.FloatTensor [3]], which is output 0 of Exp, is at version 1; expected version 0 instead.")):
         y.sum().backward()
+    y = x * 1
+    z = y * y
+    y[:2].mul_(2)                     # y's producer is now CopySlices (PyTorch: torch::autograd::CopySlices)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "[tgrad.FloatTensor [3]], which is output 0 of torch::autograd::CopySlices, is at version 1; expected "
+            "version 0 instead.")):
+        z.sum().backward()
     with tgrad.autograd.set_detect_anomaly(True):
         y = x.exp()
         y[0] = 3.0
@@ -207,7 +214,8 @@ def test_copyslices_graph_and_values():
     assert v.grad_fn.name() == "SliceBackward0" and v._base is y
     mul_node = y.grad_fn
     v.mul_(3)
-    assert y.grad_fn.name() == "CopySlices" and v.grad_fn.name() == "AsStridedBackward0"
+    assert y.grad_fn.name() == "torch::autograd::CopySlices" and v.grad_fn.name() == "AsStridedBackward0"
+    assert re.fullmatch(r"<CopySlices object at 0x[0-9a-f]+>", repr(y.grad_fn))
     assert y.grad_fn.next_functions == ((mul_node, 0), (None, 0))
     assert v.grad_fn.next_functions == ((y.grad_fn, 0),)
     assert repr(y) == "tensor([ 2., 12., 18.,  8.], grad_fn=<CopySlices>)"
@@ -236,7 +244,7 @@ def test_setitem_into_a_tensor_that_did_not_require_grad():
     row = out[0]
     w = leaf([1.0, 2.0])
     out[1] = w * 3
-    assert out.grad_fn.name() == "CopySlices" and out.requires_grad and not out.is_leaf
+    assert out.grad_fn.name() == "torch::autograd::CopySlices" and out.requires_grad and not out.is_leaf
     assert row.grad_fn.name() == "AsStridedBackward0" and row.requires_grad   # regenerated lazily
     (out * tgrad.tensor([[1.0, 1.0], [2.0, 5.0]])).sum().backward()
     np.testing.assert_array_equal(_np(w.grad), [6.0, 15.0])
@@ -271,7 +279,7 @@ def test_inplace_through_chained_and_transposed_views():
     r2 = r[1:]
     r2.mul_(5)
     assert (y.grad_fn.name(), r.grad_fn.name(), r2.grad_fn.name()) == (
-        "CopySlices", "AsStridedBackward0", "AsStridedBackward0")
+        "torch::autograd::CopySlices", "AsStridedBackward0", "AsStridedBackward0")
     np.testing.assert_array_equal(_np(y), [[1, 10, 15], [4, 5, 6]])
     (y * tgrad.arange(6.).view(2, 3)).sum().backward()
     np.testing.assert_array_equal(_np(x.grad), [[0, 5, 10], [3, 4, 5]])

@@ -1461,7 +1461,7 @@ class Tensor:
         from ._tensor_str import format_tensor
         suffixes = []
         if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         dev = None if self.device.type == "cpu" else str(self.device)

@@ -333,7 +333,7 @@ class CopySlices(Node):
     backward (``fn``); the rest of it passes to the old base unchanged.
     """
 
-    _name = "CopySlices"
+    _name = "torch::autograd::CopySlices"     # PyTorch's name(); the repr says <CopySlices ...>
 
     def __init__(self, base, view, fn, base_edge):
         super().__init__()

@@ -56,7 +56,8 @@ FREED_MSG = ("Trying to backward through the graph a second time (or directly ac
 
 
 def _op_name(node):
-    """``ExpBackward0`` -> ``Exp``: how PyTorch names a tensor's producer in the version error."""
+    """``ExpBackward0`` -> ``Exp``: how PyTorch (2.13) names a tensor's producer in the version error
+    (``torch::autograd::CopySlices`` stays whole)."""
     return re.sub(r"Backward\d*$", "", node.name())
 
 
@@ -149,7 +150,7 @@ class Node:
         return self._name
 
     def __repr__(self):
-        return f"<{self._name} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     @property
     def requires_grad(self):
@@ -213,9 +214,6 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
-
-    def __repr__(self):
-        return f"<AccumulateGrad object at {hex(id(self))}>"
 
     def apply(self, grads):
         return self._accumulate([grads[0]])     # grads (the caller's) still holds it: never stolen
