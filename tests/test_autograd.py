@@ -418,6 +418,21 @@ def test_data_read_and_assign_seed001():
     assert tuple(x.shape) == (3,) and x.requires_grad
 
 
+def test_data_has_its_own_version_counter():
+    # changes through .data are not tracked: the saved sigmoid output is zeroed without an error (PyTorch)
+    a = leaf([1.0, 2.0, 3.0])
+    out = a.sigmoid()
+    d = out.data
+    d.zero_()
+    assert d._version != out._version
+    out.sum().backward()
+    np.testing.assert_array_equal(_np(a.grad), [0.0, 0.0, 0.0])   # r * (1 - r) with r = 0
+    y = a * a
+    a.data.add_(1)                     # the saved a changed, unnoticed: the gradient uses the new values
+    y.sum().backward()
+    np.testing.assert_array_equal(_np(a.grad), [4.0, 6.0, 8.0])
+
+
 def test_variable_legacy_alias():
     t = tgrad.ones(2)
     v = Variable(t, requires_grad=True)

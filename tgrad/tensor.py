@@ -279,7 +279,10 @@ class Tensor:
 
     @property
     def data(self):
-        return self._detached_alias()
+        """A detached alias with a fresh version counter: changes made through it are not tracked (PyTorch)."""
+        t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype)
+        t._inference = self._inference
+        return t
 
     @data.setter
     def data(self, value):
