@@ -197,7 +197,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     i = np.arange(steps, dtype=np.float64)
     half = steps // 2
-    arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i)) if steps != 1 else np.full(1, start)
     return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
 
 
