@@ -17,3 +17,22 @@ def test_linspace_against_numpy(device):
         np.testing.assert_allclose(_np(t), np.linspace(start, end, steps, dtype=np.float32), rtol=1e-6,
                                    atol=1e-6)
     np.testing.assert_array_equal(_np(tgrad.linspace(-1, 2, 1, dtype=tgrad.float64, device=device)), [-1.0])
+
+
+# ------------------------------------------------------------------ random
+def test_randint_forms(device):
+    tgrad.manual_seed(3)
+    a = tgrad.randint(5, (1000,), device=device)
+    tgrad.manual_seed(3)
+    b = tgrad.randint(0, 5, (1000,), device=device)
+    tgrad.manual_seed(3)
+    c = tgrad.randint(high=5, size=(1000,), device=device)
+    assert a.dtype is tgrad.int64 and tuple(a.shape) == (1000,)
+    np.testing.assert_array_equal(_np(a), _np(b))
+    np.testing.assert_array_equal(_np(a), _np(c))
+    assert set(_np(a).tolist()) == {0, 1, 2, 3, 4}
+    assert tuple(tgrad.randint(5, [2, 3], device=device).shape) == (2, 3)
+    assert tgrad.randint(5, (3,), dtype=tgrad.int32, device=device).dtype is tgrad.int32
+    with pytest.raises(TypeError, match=r"^randint\(\): argument 'size' \(position 2\) must be tuple of ints, "
+                                        r"not int$"):
+        tgrad.randint(0, 5)

@@ -244,10 +244,14 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 
 def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    if size is None and isinstance(high, (tuple, list)):      # randint(high, size)
+        low, high, size = 0, low, high
+    if size is None:
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(high).__name__}")
     if high is None:
         low, high = 0, low
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     t = empty(*_shape_arg((size,)), dtype=dtype or D.int64, device=device)
