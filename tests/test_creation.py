@@ -36,3 +36,15 @@ def test_randint_forms(device):
     with pytest.raises(TypeError, match=r"^randint\(\): argument 'size' \(position 2\) must be tuple of ints, "
                                         r"not int$"):
         tgrad.randint(0, 5)
+
+
+@pytest.mark.parametrize("dt", [tgrad.float16, tgrad.bfloat16, tgrad.float32, tgrad.float64])
+def test_rand_and_uniform_stay_below_the_upper_bound(dt, device):
+    # float16/bfloat16 used to round draws just below 1 (or hi) up to it
+    tgrad.manual_seed(0)
+    a = _np(tgrad.rand(100_000, dtype=dt, device=device)).astype(np.float64)
+    assert a.min() >= 0.0 and a.max() < 1.0
+    assert abs(a.mean() - 0.5) < 0.01 and abs(a.var() - 1 / 12) < 0.005
+    t = tgrad.empty(100_000, dtype=dt, device=device).uniform_(1.0, 2.0)
+    b = _np(t).astype(np.float64)
+    assert b.min() >= 1.0 and b.max() < 2.0 and abs(b.mean() - 1.5) < 0.01
