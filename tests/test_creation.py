@@ -19,6 +19,30 @@ def test_linspace_against_numpy(device):
     np.testing.assert_array_equal(_np(tgrad.linspace(-1, 2, 1, dtype=tgrad.float64, device=device)), [-1.0])
 
 
+# ------------------------------------------------------------------ tensor / as_tensor / from_numpy
+def test_tensor_dtype_inference(device):
+    f32, f64, i64 = tgrad.float32, tgrad.float64, tgrad.int64
+    i32 = tgrad.tensor([1], dtype=tgrad.int32, device=device)[0]
+    cases = [([1, 2], i64), ([1, 2.5], f32), ([True, False], tgrad.bool), ([True, 2], i64), (3, i64),
+             (2.5, f32), ([], f32), ([[], []], f32), ([[1, 2], [3.5, 4]], f32),
+             # numpy values and tensors keep their dtype and promote with the rest of the sequence
+             (np.float64(2.5), f64), ([np.float64(1), 2], f64), ([1.0, np.float64(2)], f64),
+             ([np.float32(1), 2.5], f32), ([np.float16(1), 2], tgrad.float16), ([np.float16(1), 2.5], f32),
+             ([np.int32(1), np.int8(2)], tgrad.int32), ([np.uint8(1), np.int8(1)], tgrad.int16),
+             ([i32, i32], tgrad.int32), ([i32, 2], i64), (np.array([1, 2], dtype=np.int16), tgrad.int16),
+             (np.array([True]), tgrad.bool), (np.array([1.5]), f64)]
+    for data, dt in cases:
+        t = tgrad.tensor(data, device=device)
+        assert t.dtype is dt, data
+        if not (isinstance(data, list) and any(isinstance(x, tgrad.Tensor) for x in data)):
+            np.testing.assert_array_equal(_np(t), np.array(data).astype(dt.np))
+    np.testing.assert_array_equal(_np(tgrad.tensor([i32, i32], device=device)), [1, 1])
+    with pytest.raises(RuntimeError, match="^Could not infer dtype of NoneType$"):
+        tgrad.tensor([1, None])
+    with pytest.raises(TypeError, match=r"^new\(\): invalid data type 'str'$"):
+        tgrad.tensor("a")
+
+
 # ------------------------------------------------------------------ random
 def test_randint_forms(device):
     tgrad.manual_seed(3)

@@ -34,36 +34,27 @@ def _finish(t, requires_grad):
 
 
 def _infer_dtype(data):
-    """PyTorch's inference: bools -> bool, ints -> int64, floats -> default dtype, numpy keeps its dtype."""
-    if isinstance(data, np.ndarray):
+    """PyTorch's inference: bool -> bool, int -> int64, float -> default dtype; numpy values and tensors keep
+    their dtype; a sequence promotes its items' dtypes (an empty one is the default dtype)."""
+    if isinstance(data, (np.ndarray, np.generic)):
         return D.from_numpy_dtype(data.dtype)
-    if isinstance(data, np.generic):
-        return D.from_numpy_dtype(data.dtype)
-    flat = []
-    stack = [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif isinstance(x, Tensor):
-            flat.append(x.dtype)
-        else:
-            flat.append(x)
-    kind = 0
-    for v in flat:
-        if isinstance(v, D.dtype):
-            kind = max(kind, v._kind)
-        elif isinstance(v, (bool, np.bool_)):
-            pass
-        elif isinstance(v, (int, np.integer)):
-            kind = max(kind, 1)
-        elif isinstance(v, (float, np.floating)):
-            kind = 2
-        else:
-            raise TypeError(f"Could not infer dtype of {type(v).__name__}")
-    if not flat:
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, bool):
+        return D.bool_
+    if isinstance(data, int):
+        return D.int64
+    if isinstance(data, float):
         return D.get_default_dtype()
-    return (D.bool_, D.int64, D.get_default_dtype())[kind]
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not isinstance(data, (list, tuple)):
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    dt = None
+    for x in data:
+        d = _infer_dtype(x)
+        dt = d if dt is None else D.promote_types(dt, d)
+    return dt if dt is not None else D.get_default_dtype()
 
 
 def _to_numpy(data):
