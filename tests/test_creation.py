@@ -72,3 +72,28 @@ def test_rand_and_uniform_stay_below_the_upper_bound(dt, device):
     t = tgrad.empty(100_000, dtype=dt, device=device).uniform_(1.0, 2.0)
     b = _np(t).astype(np.float64)
     assert b.min() >= 1.0 and b.max() < 2.0 and abs(b.mean() - 1.5) < 0.01
+
+
+def test_random_fill_errors_change_nothing(device):
+    for make in (lambda: tgrad.rand(2, dtype=tgrad.int64, device=device),
+                 lambda: tgrad.ones(2, dtype=tgrad.int64, device=device).uniform_()):
+        with pytest.raises(NotImplementedError, match="^\"check_uniform_bounds\" not implemented for 'Long'$"):
+            make()
+    with pytest.raises(NotImplementedError, match=f"^\"normal_kernel_{device}\" not implemented for 'Int'$"):
+        tgrad.randn(2, dtype=tgrad.int32, device=device)
+    b = tgrad.ones(2, dtype=tgrad.bool, device=device)
+    with pytest.raises(NotImplementedError, match=f"^\"normal_kernel_{device}\" not implemented for 'Bool'$"):
+        b.normal_()
+    t = tgrad.ones(3, device=device)
+    with pytest.raises(RuntimeError, match=r"^uniform_ expects to return a \[from, to\) range, but found "
+                                           r"from=2.5 > to=1.5$"):
+        t.uniform_(2.5, 1.5)
+    with pytest.raises(RuntimeError, match="^normal expects std >= 0.0, but found std -1.5$"):
+        t.normal_(0.0, -1.5)
+    with pytest.raises(RuntimeError, match="^to is out of bounds for c10::Half$"):
+        tgrad.ones(2, dtype=tgrad.float16, device=device).uniform_(0, 1e6)
+    with pytest.raises(RuntimeError, match="^from is out of bounds for float$"):
+        t.uniform_(float("-inf"), 0)
+    assert _np(t).tolist() == [1.0, 1.0, 1.0] and _np(b).tolist() == [True, True]
+    np.testing.assert_array_equal(_np(t.uniform_(2.0, 2.0)), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(_np(t.normal_(-1.0, 0.0)), [-1.0, -1.0, -1.0])

@@ -6,6 +6,7 @@ backend; everything else is written by kernels (fill, random).
 import math
 import numbers
 
+import ml_dtypes
 import numpy as np
 
 from . import dtypes as D
@@ -206,7 +207,28 @@ def _gen(generator):
     return generator if generator is not None else default_generator
 
 
+_CPP_FLOAT_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def _check_random(t, dist, lo, hi):
+    """PyTorch's checks of a uniform (dist 0) or normal (dist 1) fill, before anything is drawn."""
+    if not t.dtype.is_floating_point:
+        kernel = "check_uniform_bounds" if dist == 0 else f"normal_kernel_{t.device.type}"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.TENSOR_TYPE_NAMES[t.dtype][:-6]}'")
+    if dist == 0:
+        big = float(ml_dtypes.finfo(t.dtype.np).max)
+        for name, v in (("from", lo), ("to", hi)):
+            if not -big <= v <= big:
+                raise RuntimeError(f"{name} is out of bounds for {_CPP_FLOAT_NAMES[t.dtype.name]}")
+        if lo > hi:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={lo:g} > to={hi:g}")
+    elif hi < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {hi:g}")
+
+
 def _random_fill(t, dist, lo, hi, generator):
+    if dist != 2:
+        _check_random(t, dist, lo, hi)
     key, off = _gen(generator)._take(t.numel())
     if t.is_contiguous():
         KR.fill_random(t, key, off, dist, lo, hi)
@@ -217,20 +239,13 @@ def _random_fill(t, dist, lo, hi, generator):
     return t
 
 
-def _float_dtype(dtype):
-    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    if not dt.is_floating_point:
-        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dt.name}'")
-    return dt
-
-
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=_float_dtype(dtype), device=device)
+    t = empty(*size, dtype=dtype, device=device)
     return _finish(_random_fill(t, 0, 0.0, 1.0, generator), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=_float_dtype(dtype), device=device)
+    t = empty(*size, dtype=dtype, device=device)
     return _finish(_random_fill(t, 1, 0.0, 1.0, generator), requires_grad)
 
 
