@@ -97,3 +97,27 @@ def test_random_fill_errors_change_nothing(device):
     assert _np(t).tolist() == [1.0, 1.0, 1.0] and _np(b).tolist() == [True, True]
     np.testing.assert_array_equal(_np(t.uniform_(2.0, 2.0)), [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(_np(t.normal_(-1.0, 0.0)), [-1.0, -1.0, -1.0])
+
+
+# ------------------------------------------------------------------ layout queries
+@pytest.mark.parametrize("dt", [tgrad.bool, tgrad.uint8, tgrad.int16, tgrad.int32, tgrad.int64, tgrad.float16,
+                                tgrad.bfloat16, tgrad.float32, tgrad.float64])
+def test_element_size_stride_nbytes(dt, device):
+    x = tgrad.zeros(2, 3, 4, dtype=dt, device=device)
+    ref = np.zeros((2, 3, 4), dtype=dt.np)
+    assert x.element_size() == x.itemsize == ref.itemsize
+    assert x.nbytes == ref.nbytes and x[:, 1].nbytes == ref[:, 1].nbytes
+    assert x.stride() == tuple(s // ref.itemsize for s in ref.strides) == (12, 4, 1)
+    assert (x.stride(1), x.stride(-1)) == (4, 1)
+    t = x.transpose(0, 2)
+    assert t.stride() == tuple(s // ref.itemsize for s in ref.transpose(2, 1, 0).strides)
+
+
+def test_is_contiguous(device):
+    x = tgrad.ones(2, 3, 4, device=device)
+    assert x.is_contiguous() and x[1].is_contiguous() and x[:, :, :1].is_contiguous() is False
+    assert not x.transpose(0, 1).is_contiguous() and not x[:, :1].is_contiguous()
+    assert x.transpose(0, 1).contiguous().is_contiguous()
+    # size-1 dims have any stride; a tensor without elements is contiguous (PyTorch)
+    assert tgrad.ones(1, 3, device=device).t().is_contiguous() and tgrad.ones(3, 1, device=device).t().is_contiguous()
+    assert tgrad.ones(2, 0, device=device).t().is_contiguous() and tgrad.ones(0, 3, device=device)[:, ::2].is_contiguous()

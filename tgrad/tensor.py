@@ -109,6 +109,8 @@ class Tensor:
         return self._offset
 
     def is_contiguous(self, memory_format=None):
+        if 0 in self._shape:
+            return True             # no element is addressed (PyTorch)
         expected = 1
         for d, s in zip(reversed(self._shape), reversed(self._strides)):
             if d != 1 and s != expected:
