@@ -19,6 +19,35 @@ def test_linspace_against_numpy(device):
     np.testing.assert_array_equal(_np(tgrad.linspace(-1, 2, 1, dtype=tgrad.float64, device=device)), [-1.0])
 
 
+# ------------------------------------------------------------------ fills
+@pytest.mark.parametrize("make, ref", [(tgrad.zeros, np.zeros), (tgrad.ones, np.ones), (tgrad.empty, np.empty)])
+def test_fills_and_shape_forms(make, ref, device):
+    for shape in ((), (1,), (7,), (2, 3), (33, 0, 2)):
+        forms = [make(shape, device=device), make(list(shape), device=device), make(*shape, device=device),
+                 make(size=shape, device=device), make(tgrad.Size(shape), device=device)]
+        for t in forms:
+            assert tuple(t.shape) == shape and t.dtype is tgrad.float32 and t.is_contiguous()
+            if make is not tgrad.empty:
+                np.testing.assert_array_equal(_np(t), ref(shape, dtype=np.float32))
+    t = make(2, 3, dtype=tgrad.int16, device=device)
+    assert t.dtype is tgrad.int16 and t.device.type == device
+    with pytest.raises(TypeError, match="got multiple values for argument 'size'"):
+        make(2, size=(2,))
+
+
+def test_full_eye_and_dtype_of_the_fill(device):
+    for value, dt in ((7, tgrad.int64), (1.5, tgrad.float32), (True, tgrad.bool)):
+        t = tgrad.full((2, 3), value, device=device)
+        assert t.dtype is dt
+        np.testing.assert_array_equal(_np(t), np.full((2, 3), value))
+    np.testing.assert_array_equal(_np(tgrad.full((4,), 3, dtype=tgrad.float16, device=device)),
+                                  np.full(4, 3, np.float16))
+    for n, m in ((3, None), (2, 3), (4, 2), (0, None), (1, 1), (33, 7)):
+        t = tgrad.eye(n, m, device=device)
+        np.testing.assert_array_equal(_np(t), np.eye(n, m, dtype=np.float32))
+    np.testing.assert_array_equal(_np(tgrad.eye(3, dtype=tgrad.int32, device=device)), np.eye(3, dtype=np.int32))
+
+
 # ------------------------------------------------------------------ tensor / as_tensor / from_numpy
 def test_tensor_dtype_inference(device):
     f32, f64, i64 = tgrad.float32, tgrad.float64, tgrad.int64
@@ -44,6 +73,13 @@ def test_tensor_dtype_inference(device):
 
 
 # ------------------------------------------------------------------ random
+@pytest.mark.parametrize("make", [tgrad.rand, tgrad.randn])
+def test_rand_shape_forms(make, device):
+    for shape in ((), (7,), (2, 3)):
+        for t in (make(shape, device=device), make(*shape, device=device), make(size=shape, device=device)):
+            assert tuple(t.shape) == shape and t.dtype is tgrad.float32
+
+
 def test_randint_forms(device):
     tgrad.manual_seed(3)
     a = tgrad.randint(5, (1000,), device=device)

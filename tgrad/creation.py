@@ -116,9 +116,15 @@ def from_numpy(arr):
     return _new(st, -lo, arr.shape, strides, dt)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False, out=None):
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False,
+          out=None):
+    """``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))`` (so zeros, ones, rand, randn)."""
+    if size is not None:
+        if args:
+            raise TypeError("empty() got multiple values for argument 'size'")
+        args = (size,)
     dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    return _finish(_empty(_shape_arg(size), dt, _canonical(device)), requires_grad)
+    return _finish(_empty(_shape_arg(args), dt, _canonical(device)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -129,14 +135,14 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     return _finish(t, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=dtype, device=device)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*args, size=size, dtype=dtype, device=device)
     KE.fill(t, 0)
     return _finish(t, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=dtype, device=device)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*args, size=size, dtype=dtype, device=device)
     KE.fill(t, 1)
     return _finish(t, requires_grad)
 
@@ -239,13 +245,13 @@ def _random_fill(t, dist, lo, hi, generator):
     return t
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=dtype, device=device)
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*args, size=size, dtype=dtype, device=device)
     return _finish(_random_fill(t, 0, 0.0, 1.0, generator), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=dtype, device=device)
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*args, size=size, dtype=dtype, device=device)
     return _finish(_random_fill(t, 1, 0.0, 1.0, generator), requires_grad)
 
 
