@@ -10,6 +10,27 @@ def _np(t):
 
 
 # ------------------------------------------------------------------ ranges
+def test_arange_against_numpy(device):
+    for args in ((5,), (0, 1, 0.25), (5, 0, -1.5), (1, 2.5, 0.5), (-1.0, 1.0, 0.3), (10, 0, -3), (0.5,), (3, 3),
+                 (0, 1000), (1.5, 4)):
+        t = tgrad.arange(*args, device=device)
+        want = np.arange(*args)
+        assert t.dtype is (tgrad.float32 if want.dtype.kind == "f" else tgrad.int64), args
+        np.testing.assert_allclose(_np(t), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(_np(tgrad.arange(1.5, 4, dtype=tgrad.int64, device=device)), [1, 2, 3])
+    np.testing.assert_array_equal(_np(tgrad.arange(0, 1, 0.1, dtype=tgrad.float64, device=device)),
+                                  np.arange(0, 1, 0.1))
+    np.testing.assert_array_equal(_np(tgrad.arange(tgrad.tensor(3), device=device)), [0, 1, 2])
+    with pytest.raises(RuntimeError, match="^upper bound and lower bound inconsistent with step sign$"):
+        tgrad.arange(0, 5, -1)
+    with pytest.raises(RuntimeError, match="^step must be nonzero$"):
+        tgrad.arange(0, 5, 0)
+    with pytest.raises(RuntimeError, match="^unsupported range: 0 -> inf$"):
+        tgrad.arange(0, float("inf"))
+    with pytest.raises(NotImplementedError, match=f"^\"arange_{device}\" not implemented for 'Bool'$"):
+        tgrad.arange(3, dtype=tgrad.bool, device=device)
+
+
 def test_linspace_against_numpy(device):
     for start, end, steps in ((-1, 2, 1), (3, 2, 1), (0, 1, 5), (-2.5, 7, 33), (1, -1, 2), (0, 1, 0)):
         t = tgrad.linspace(start, end, steps, device=device)
@@ -46,6 +67,10 @@ def test_full_eye_and_dtype_of_the_fill(device):
         t = tgrad.eye(n, m, device=device)
         np.testing.assert_array_equal(_np(t), np.eye(n, m, dtype=np.float32))
     np.testing.assert_array_equal(_np(tgrad.eye(3, dtype=tgrad.int32, device=device)), np.eye(3, dtype=np.int32))
+    with pytest.raises(RuntimeError, match="^n must be greater or equal to 0, got -1$"):
+        tgrad.eye(-1)
+    with pytest.raises(RuntimeError, match="^m must be greater or equal to 0, got -2$"):
+        tgrad.eye(2, -2)
 
 
 # ------------------------------------------------------------------ tensor / as_tensor / from_numpy

@@ -175,13 +175,17 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     start, end, step = vals
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not all(math.isfinite(v) for v in vals):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(0, math.ceil((end - start) / step))
     if dtype is None:
         is_float = any(isinstance(v, float) for v in vals)
         dtype = D.get_default_dtype() if is_float else D.int64
     dt = D.to_dtype(dtype)
+    if dt is D.bool_:
+        raise NotImplementedError(f"\"arange_{_canonical(device).type}\" not implemented for 'Bool'")
     acc = np.float64 if dt.is_floating_point else np.int64
     arr = start + np.arange(n, dtype=acc) * np.asarray(step, dtype=acc)
     return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
@@ -201,6 +205,9 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if isinstance(v, int) and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     t = zeros(n, m, dtype=dtype, device=device)
     k = min(n, m)
     if k:
