@@ -97,6 +97,65 @@ def test_tensor_dtype_inference(device):
         tgrad.tensor("a")
 
 
+def test_tensor_copies_and_as_tensor_from_numpy_share(device):
+    a = np.arange(6.0).reshape(2, 3)
+    t = tgrad.tensor(a, device=device)
+    a[0, 0] = 100.0
+    assert t.dtype is tgrad.float64 and _np(t)[0, 0] == 0.0             # tensor() copies
+    t = tgrad.tensor(a, dtype=tgrad.float32, device=device)
+    np.testing.assert_array_equal(_np(t), a.astype(np.float32))
+    if device != "cpu":
+        return
+    f = tgrad.from_numpy(a)
+    s = tgrad.as_tensor(a)
+    assert f.dtype is s.dtype is tgrad.float64 and f.stride() == s.stride() == (3, 1)
+    a[1, 2] = -7.0
+    assert f[1, 2].item() == s[1, 2].item() == -7.0                    # the tensor sees numpy's writes
+    f[0, 1] = 42.0
+    assert a[0, 1] == 42.0 and s[0, 1].item() == 42.0                  # and numpy sees the tensor's
+    c = tgrad.as_tensor(a, dtype=tgrad.float32)                       # a conversion copies
+    a[0, 0] = -1.0
+    assert c[0, 0].item() == 100.0
+    # strided and negative-stride arrays keep their layout and share memory
+    b = np.arange(12.0).reshape(3, 4)
+    v = tgrad.from_numpy(b[:, ::2])
+    assert v.stride() == (4, 2) and not v.is_contiguous()
+    b[2, 2] = 99.0
+    np.testing.assert_array_equal(_np(v), b[:, ::2])
+    np.testing.assert_array_equal(_np(tgrad.from_numpy(b.T)), b.T)
+    np.testing.assert_array_equal(_np(tgrad.from_numpy(b[::-1, 1:])), b[::-1, 1:])
+    for nd in (np.float16, np.int32, np.uint8, np.bool_, np.int64):
+        z = np.ones(3, nd)
+        assert tgrad.from_numpy(z).dtype.np == np.dtype(nd)
+    assert tuple(tgrad.from_numpy(np.array(3.0)).shape) == () and tgrad.from_numpy(np.array(3.0)).item() == 3.0
+    with pytest.raises(TypeError, match=r"^expected np.ndarray \(got list\)$"):
+        tgrad.from_numpy([1, 2])
+    t = tgrad.ones(2)
+    assert tgrad.as_tensor(t) is t
+
+
+def test_like_forms(device):
+    x = tgrad.ones(2, 3, dtype=tgrad.int32, device=device)
+    for make, value in ((tgrad.zeros_like, 0), (tgrad.ones_like, 1), (tgrad.empty_like, None)):
+        t = make(x)
+        assert tuple(t.shape) == (2, 3) and t.dtype is tgrad.int32 and t.device == x.device
+        if value is not None:
+            np.testing.assert_array_equal(_np(t), np.full((2, 3), value, np.int32))
+        t = make(x, dtype=tgrad.float64, requires_grad=True)
+        assert t.dtype is tgrad.float64 and t.requires_grad and t.is_leaf
+    np.testing.assert_array_equal(_np(tgrad.full_like(x, 4)), np.full((2, 3), 4, np.int32))
+    np.testing.assert_array_equal(_np(tgrad.full_like(x, 2.7)), np.full((2, 3), 2, np.int32))   # truncated
+    np.testing.assert_array_equal(_np(tgrad.full_like(x, 2.5, dtype=tgrad.float32)), np.full((2, 3), 2.5))
+    f = tgrad.ones(4, 5, dtype=tgrad.float64, device=device)
+    r = tgrad.rand_like(f)
+    assert r.dtype is tgrad.float64 and tuple(r.shape) == (4, 5) and 0 <= _np(r).min() and _np(r).max() < 1
+    assert tgrad.randn_like(f).dtype is tgrad.float64
+    ri = tgrad.randint_like(f, 3)
+    assert ri.dtype is tgrad.float64 and set(_np(ri).ravel().tolist()) <= {0.0, 1.0, 2.0}
+    ri = tgrad.randint_like(x, 3, 5)
+    assert ri.dtype is tgrad.int32 and set(_np(ri).ravel().tolist()) <= {3, 4}
+
+
 # ------------------------------------------------------------------ random
 @pytest.mark.parametrize("make", [tgrad.rand, tgrad.randn])
 def test_rand_shape_forms(make, device):
@@ -182,3 +241,102 @@ def test_is_contiguous(device):
     # size-1 dims have any stride; a tensor without elements is contiguous (PyTorch)
     assert tgrad.ones(1, 3, device=device).t().is_contiguous() and tgrad.ones(3, 1, device=device).t().is_contiguous()
     assert tgrad.ones(2, 0, device=device).t().is_contiguous() and tgrad.ones(0, 3, device=device)[:, ::2].is_contiguous()
+
+
+def test_rand_randn_randint_statistics(device):
+    tgrad.manual_seed(1)
+    n = 200_000
+    u = _np(tgrad.rand(n, dtype=tgrad.float64, device=device))
+    assert 0 <= u.min() and u.max() < 1
+    assert abs(u.mean() - 0.5) < 0.005 and abs(u.var() - 1 / 12) < 0.002
+    hist = np.histogram(u, bins=10, range=(0, 1))[0]
+    assert np.all(np.abs(hist - n / 10) < 5 * np.sqrt(n / 10))
+    g = _np(tgrad.randn(n, device=device)).astype(np.float64)
+    assert abs(g.mean()) < 0.01 and abs(g.std() - 1) < 0.01
+    assert abs((np.abs(g) < 1).mean() - 0.6827) < 0.005 and abs((np.abs(g) < 2).mean() - 0.9545) < 0.003
+    r = _np(tgrad.randint(-3, 4, (n,), device=device))
+    counts = np.bincount(r + 3, minlength=7)
+    assert r.min() == -3 and r.max() == 3 and np.all(np.abs(counts - n / 7) < 5 * np.sqrt(n / 7))
+    for dt in (tgrad.uint8, tgrad.int16, tgrad.int32):
+        t = tgrad.randint(250, 256, (1000,), dtype=dt, device=device) if dt is tgrad.uint8 else \
+            tgrad.randint(-5, 5, (1000,), dtype=dt, device=device)
+        v = _np(t)
+        assert t.dtype is dt and set(v.tolist()) == (set(range(250, 256)) if dt is tgrad.uint8 else set(range(-5, 5)))
+
+
+def test_randperm(device):
+    tgrad.manual_seed(2)
+    for n in (0, 1, 7, 1000):
+        p = tgrad.randperm(n, device=device)
+        assert p.dtype is tgrad.int64 and tuple(p.shape) == (n,)
+        np.testing.assert_array_equal(np.sort(_np(p)), np.arange(n))
+    p = _np(tgrad.randperm(1000, device=device))
+    assert (p != np.arange(1000)).sum() > 900
+    assert tgrad.randperm(5, dtype=tgrad.float32, device=device).dtype is tgrad.float32
+    # each position is uniform over the values
+    first = [tgrad.randperm(4, device=device)[0].item() for _ in range(400)]
+    assert np.all(np.abs(np.bincount(first, minlength=4) - 100) < 40)
+
+
+def test_uniform_and_normal_on_strided_views(device):
+    tgrad.manual_seed(4)
+    base = tgrad.zeros(400, 300, device=device)
+    v = base[::2, 1::3]                     # 200 x 100, strides (600, 3)
+    assert not v.is_contiguous()
+    assert v.uniform_(-2.0, 3.0) is v
+    got = _np(base)
+    inside = np.zeros((400, 300), bool)
+    inside[::2, 1::3] = True
+    assert np.all(got[~inside] == 0)
+    w = got[inside]
+    assert -2.0 <= w.min() and w.max() < 3.0 and abs(w.mean() - 0.5) < 0.05
+    assert abs(w.var() - 25 / 12) < 0.05
+    t = tgrad.zeros(300, 400, device=device).t()[:, 50:]
+    t.normal_(1.0, 2.0)
+    g = _np(t).astype(np.float64)
+    assert abs(g.mean() - 1.0) < 0.03 and abs(g.std() - 2.0) < 0.03
+    full = _np(t._base if t._base is not None else t)
+    assert np.all(full[:50] == 0)
+
+
+def test_manual_seed_reproducibility_and_counters(device):
+    def draw():
+        return [_np(tgrad.rand(1000, device=device)), _np(tgrad.randn(33, device=device)),
+                _np(tgrad.randint(0, 10, (7,), device=device)), _np(tgrad.randperm(20, device=device))]
+    tgrad.manual_seed(123)
+    a = draw()
+    tgrad.manual_seed(123)
+    b = draw()
+    tgrad.manual_seed(124)
+    c = draw()
+    for x, y, z in zip(a, b, c):
+        np.testing.assert_array_equal(x, y)
+        assert not np.array_equal(x, z)
+    assert not np.array_equal(a[0][:33], a[1])                         # each draw advances the counter
+    # a draw's numbers depend on its counters only: a short draw is the start of a long one
+    tgrad.manual_seed(9)
+    long = _np(tgrad.rand(100_000, device=device))
+    tgrad.manual_seed(9)
+    np.testing.assert_array_equal(_np(tgrad.rand(10, device=device)), long[:10])
+    gen = tgrad.Generator().manual_seed(5)
+    tgrad.manual_seed(5)
+    np.testing.assert_array_equal(_np(tgrad.rand(50, generator=gen, device=device)), _np(tgrad.rand(50, device=device)))
+
+
+def test_random_numbers_do_not_depend_on_block_size(monkeypatch, device):
+    from tgrad.kernels import _triton
+
+    def draw():
+        tgrad.manual_seed(77)
+        out = [tgrad.rand(5000, dtype=dt, device=device) for dt in (tgrad.float16, tgrad.bfloat16, tgrad.float32,
+                                                                    tgrad.float64)]
+        out += [tgrad.randn(3000, device=device), tgrad.randint(-4, 9, (3000,), device=device),
+                tgrad.empty(3000, dtype=tgrad.float16, device=device).uniform_(-1, 3),
+                tgrad.zeros(60, 70, device=device).t().normal_(2, 3), tgrad.randperm(100, device=device)]
+        return [_np(t) for t in out]
+    monkeypatch.setattr(_triton, "FORCE_GPU_BLOCKS", False)
+    small = draw()
+    monkeypatch.setattr(_triton, "FORCE_GPU_BLOCKS", True)       # cuda's block sizes, run on this device
+    big = draw()
+    for x, y in zip(small, big):
+        np.testing.assert_array_equal(x, y)
