@@ -1,4 +1,7 @@
 """Tensor creation: ranges, fills, tensor/as_tensor/from_numpy, *_like, random numbers, layout queries."""
+import re
+import warnings
+
 import numpy as np
 import pytest
 
@@ -95,6 +98,52 @@ def test_tensor_dtype_inference(device):
         tgrad.tensor([1, None])
     with pytest.raises(TypeError, match=r"^new\(\): invalid data type 'str'$"):
         tgrad.tensor("a")
+
+
+def test_tensor_bad_data_raises_like_pytorch():
+    with pytest.raises(ValueError, match="^Overflow when unpacking long long$"):
+        tgrad.tensor(2 ** 63)
+    for data in (-2 ** 63 - 1, [1, 2 ** 63], [[True], [2 ** 64]]):
+        with pytest.raises(ValueError, match="^Overflow when unpacking long long$"):
+            tgrad.tensor(data)
+    with pytest.raises(ValueError, match="^Overflow when unpacking long long$"):
+        tgrad.tensor([2 ** 63], dtype=tgrad.uint8)
+    for data, dt in (([300], tgrad.uint8), ([-256], tgrad.uint8), ([1e10], tgrad.int32), ([float("nan")], tgrad.int64),
+                     ([255.9], tgrad.uint8), ([-0.5], tgrad.uint8), ([128], tgrad.int8), (np.int64(2 ** 40), tgrad.int16)):
+        with pytest.raises(RuntimeError, match=f"^value cannot be converted to type {dt.name} without overflow$"):
+            tgrad.tensor(data, dtype=dt)
+    ragged = {"expected sequence of length 2 at dim 1 (got 1)": [[1, 2], [3]],
+              "expected sequence of length 2 at dim 1 (got 3)": [[1, 2], [3, 4, 5]],
+              "expected sequence of length 1 at dim 2 (got 2)": [[[1], [2]], [[3], [4, 5]]],
+              "expected sequence of length 2 at dim 1 (got 0)": [[1, 2], []]}
+    for msg, data in ragged.items():
+        with pytest.raises(ValueError, match="^" + re.escape(msg) + "$"):
+            tgrad.tensor(data)
+    with pytest.raises(ValueError, match=re.escape("expected sequence of length 2 at dim 1 (got 1)")):
+        tgrad.tensor([[1, 2], np.array([3])])
+    with pytest.raises(TypeError, match="^not a sequence$"):
+        tgrad.tensor([[1, 2], 3])
+    with pytest.raises(TypeError, match="^'list' object cannot be interpreted as an integer$"):
+        tgrad.tensor([1, [2, 3]])
+    with pytest.raises(TypeError, match="^must be real number, not list$"):
+        tgrad.tensor([[1, 2], [3, [4]]], dtype=tgrad.float32)
+
+
+def test_tensor_values_at_the_edges_of_the_range():
+    # what PyTorch accepts: the int64 limits, big ints as floats, uint8 wrapping small negative ints
+    np.testing.assert_array_equal(_np(tgrad.tensor([2 ** 63 - 1, -2 ** 63])), np.array([2 ** 63 - 1, -2 ** 63]))
+    t = tgrad.tensor([2 ** 70, 1.0])
+    assert t.dtype is tgrad.float32
+    np.testing.assert_array_equal(_np(t), np.array([2.0 ** 70, 1.0], np.float32))
+    assert tgrad.tensor(2 ** 64, dtype=tgrad.float64).item() == 2.0 ** 64
+    assert tgrad.tensor(-2 ** 63 - 1, dtype=tgrad.bool).item() is True
+    np.testing.assert_array_equal(_np(tgrad.tensor([-1, 255], dtype=tgrad.uint8)), [255, 255])
+    np.testing.assert_array_equal(_np(tgrad.tensor(np.array([300]), dtype=tgrad.uint8)),
+                                  np.array([300]).astype(np.uint8))       # numpy data: numpy's cast
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tgrad.tensor([1e300], dtype=tgrad.float32).item() == float("inf")
+    assert tuple(tgrad.tensor([[], [1]]).shape) == (2, 0)                 # sizes from the first items
 
 
 def test_tensor_copies_and_as_tensor_from_numpy_share(device):

@@ -66,9 +66,78 @@ def _to_numpy(data):
     return np.asarray(data)
 
 
+def _is_seq(x):
+    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+
+
+def _check_nested(data, dt):
+    """PyTorch's errors for nested sequences that are not rectangular (sizes come from the first items;
+    as in PyTorch, nothing is checked when they give no element); returns the sizes."""
+    sizes = []
+    x = data
+    while _is_seq(x):
+        sizes.append(len(x))
+        if not len(x):
+            return sizes
+        x = x[0]
+    stack = [(data, 0)]
+    while stack:
+        x, dim = stack.pop()
+        if dim == len(sizes):
+            if _is_seq(x):
+                raise TypeError(f"must be real number, not {type(x).__name__}" if dt.is_floating_point else
+                                f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            continue
+        if not _is_seq(x):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+        stack.extend((y, dim + 1) for y in reversed(x))
+    return sizes
+
+
+def _has_big_int(data):
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, int) and not -2 ** 63 <= x < 2 ** 63:
+            return True
+    return False
+
+
+def _python_values(data, dt):
+    """Python (or numpy scalar) data as a numpy array, checked as PyTorch checks values it unpacks: ints
+    beyond int64 and values outside an integer dtype's range raise."""
+    try:
+        arr = _to_numpy(data)
+    except ValueError:
+        sizes = _check_nested(data, dt)
+        if 0 not in sizes:
+            raise
+        arr = np.zeros(sizes)
+    if dt.is_floating_point or dt is D.bool_:
+        if arr.dtype == object:         # Python ints beyond int64 are converted as floats (or truth values)
+            try:
+                arr = arr.astype(np.float64 if dt.is_floating_point else bool)
+            except TypeError:
+                pass                    # not numbers: tensor() says so
+        return arr
+    if arr.dtype.kind in "uOf" and _has_big_int(data):      # numpy's type for ints beyond int64
+        raise ValueError("Overflow when unpacking long long")
+    if arr.dtype.kind in "iuf" and arr.size:
+        info = np.iinfo(dt.np)
+        lo = -info.max if info.min == 0 and arr.dtype.kind != "f" else info.min     # uint8 takes -1 as 255
+        if np.isnan(arr).any() or arr.min() < lo or arr.max() > info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    return arr
+
+
 def from_host(arr, dtype, device):
     """A new contiguous tensor holding numpy ``arr`` converted to ``dtype`` on ``device``."""
-    arr = np.require(np.asarray(arr).astype(dtype.np, copy=False), requirements="C")
+    with np.errstate(over="ignore", invalid="ignore"):      # out of range: inf or wrapped, as in PyTorch
+        arr = np.require(np.asarray(arr).astype(dtype.np, copy=False), requirements="C")
     t = _empty(arr.shape, dtype, device)
     if arr.nbytes:
         t._storage.copy_from_host(arr.ctypes.data, arr.nbytes, 0)
@@ -78,7 +147,7 @@ def from_host(arr, dtype, device):
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (nested lists, numbers, numpy arrays, tensors) into a new tensor."""
     dt = D.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    arr = _to_numpy(data)
+    arr = data if isinstance(data, np.ndarray) else _python_values(data, dt)
     if arr.dtype == object:
         raise TypeError("tensor(): data must be numbers or nested sequences of numbers of equal length")
     return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
