@@ -146,7 +146,7 @@ def from_host(arr, dtype, device):
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (nested lists, numbers, numpy arrays, tensors) into a new tensor."""
-    dt = D.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    dt = D.to_dtype(dtype, "tensor") if dtype is not None else _infer_dtype(data)
     arr = data if isinstance(data, np.ndarray) else _python_values(data, dt)
     if arr.dtype == object:
         raise TypeError("tensor(): data must be numbers or nested sequences of numbers of equal length")
@@ -154,12 +154,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
 
 def scalar_tensor(value, dtype=None, device=None, requires_grad=False):
-    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    dt = D.to_dtype(dtype, "scalar_tensor") if dtype is not None else D.get_default_dtype()
     return _finish(from_host(np.asarray(value), dt, _canonical(device)), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but returns ``data`` itself when it already is a tensor of that dtype/device."""
+    dtype = D.to_dtype(dtype, "as_tensor") if dtype is not None else None
     if isinstance(data, Tensor):
         return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)
     if isinstance(data, np.ndarray) and (device is None or _canonical(device).type == "cpu") and dtype is None:
@@ -192,12 +193,14 @@ def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory
         if args:
             raise TypeError("empty() got multiple values for argument 'size'")
         args = (size,)
-    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    dt = D.to_dtype(dtype, "empty") if dtype is not None else D.get_default_dtype()
     return _finish(_empty(_shape_arg(args), dt, _canonical(device)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
-    if dtype is None:
+    if dtype is not None:
+        dtype = D.to_dtype(dtype, "full")
+    else:
         dtype = (D.bool_, D.int64, D.get_default_dtype())[D.scalar_kind(fill_value)]
     t = empty(*_shape_arg((size,)), dtype=dtype, device=device)
     KE.fill(t, fill_value)
@@ -205,35 +208,37 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
 
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*args, size=size, dtype=dtype, device=device)
+    t = empty(*args, size=size, dtype=D.to_dtype(dtype, "zeros") if dtype is not None else None, device=device)
     KE.fill(t, 0)
     return _finish(t, requires_grad)
 
 
 def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*args, size=size, dtype=dtype, device=device)
+    t = empty(*args, size=size, dtype=D.to_dtype(dtype, "ones") if dtype is not None else None, device=device)
     KE.fill(t, 1)
     return _finish(t, requires_grad)
 
 
-def _like(t, dtype, device):
-    return dict(dtype=dtype if dtype is not None else t.dtype, device=device if device is not None else t.device)
+def _like(t, dtype, device, fn):
+    return dict(dtype=D.to_dtype(dtype, fn) if dtype is not None else t.dtype,
+                device=device if device is not None else t.device)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return empty(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+    return empty(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "empty_like"))
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return zeros(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+    return zeros(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "zeros_like"))
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return ones(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+    return ones(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "ones_like"))
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return full(tuple(input.shape), fill_value, requires_grad=requires_grad, **_like(input, dtype, device))
+    return full(tuple(input.shape), fill_value, requires_grad=requires_grad,
+                **_like(input, dtype, device, "full_like"))
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -252,7 +257,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if dtype is None:
         is_float = any(isinstance(v, float) for v in vals)
         dtype = D.get_default_dtype() if is_float else D.int64
-    dt = D.to_dtype(dtype)
+    dt = D.to_dtype(dtype, "arange")
     if dt is D.bool_:
         raise NotImplementedError(f"\"arange_{_canonical(device).type}\" not implemented for 'Bool'")
     acc = np.float64 if dt.is_floating_point else np.int64
@@ -263,7 +268,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    dt = D.to_dtype(dtype, "linspace") if dtype is not None else D.get_default_dtype()
     # PyTorch computes the first half from start and the second half from end
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     i = np.arange(steps, dtype=np.float64)
@@ -277,7 +282,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     for name, v in (("n", n), ("m", m)):
         if isinstance(v, int) and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    t = zeros(n, m, dtype=dtype, device=device)
+    t = zeros(n, m, dtype=D.to_dtype(dtype, "eye") if dtype is not None else None, device=device)
     k = min(n, m)
     if k:
         KE.fill(t._view_of((k,), (m + 1,)), 1)
@@ -322,12 +327,12 @@ def _random_fill(t, dist, lo, hi, generator):
 
 
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*args, size=size, dtype=dtype, device=device)
+    t = empty(*args, size=size, dtype=D.to_dtype(dtype, "rand") if dtype is not None else None, device=device)
     return _finish(_random_fill(t, 0, 0.0, 1.0, generator), requires_grad)
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*args, size=size, dtype=dtype, device=device)
+    t = empty(*args, size=size, dtype=D.to_dtype(dtype, "randn") if dtype is not None else None, device=device)
     return _finish(_random_fill(t, 1, 0.0, 1.0, generator), requires_grad)
 
 
@@ -342,27 +347,28 @@ def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None
         low, high = 0, low
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    t = empty(*_shape_arg((size,)), dtype=dtype or D.int64, device=device)
+    t = empty(*_shape_arg((size,)), dtype=D.to_dtype(dtype, "randint") if dtype is not None else D.int64,
+              device=device)
     return _finish(_random_fill(t, 2, low, high, generator), requires_grad)
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False):
-    return rand(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+    return rand(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "rand_like"))
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False):
-    return randn(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+    return randn(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "randn_like"))
 
 
 def randint_like(input, low=0, high=None, dtype=None, device=None):
-    return randint(low, high, tuple(input.shape), **_like(input, dtype, device))
+    return randint(low, high, tuple(input.shape), **_like(input, dtype, device, "randint_like"))
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0..n-1: the argsort of n uniform draws (same on every device)."""
     keys = rand(n, generator=generator, dtype=D.float64, device="cpu")
     perm = np.argsort(keys._host_copy(), kind="stable")
-    return tensor(perm, dtype=dtype or D.int64, device=device)
+    return tensor(perm, dtype=D.to_dtype(dtype, "randperm") if dtype is not None else D.int64, device=device)
 
 
 def uniform_(t, a=0.0, b=1.0, generator=None):

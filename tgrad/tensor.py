@@ -879,13 +879,13 @@ class Tensor:
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
-            elif isinstance(a, D.dtype):
+            elif isinstance(a, D.dtype) or a in (float, int, bool):
                 dtype = a
             elif isinstance(a, (str, Device, int)) and not isinstance(a, bool):
                 device = a
             elif a is not None:
                 raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        dt = D.to_dtype(dtype) if dtype is not None else self.dtype
+        dt = D.to_dtype(dtype, "to") if dtype is not None else self.dtype
         dev = _canonical(device) if device is not None else self.device
         if dt is self.dtype and dev == self.device and not copy:
             return self

@@ -71,7 +71,8 @@ def _softmax(log):
     def forward(input, *, dim, _stacklevel=None, dtype=None):
         x = input
         if dtype is not None:
-            x = KE.copy(input, empty(input.shape, D.to_dtype(dtype), input.device))
+            dt = D.to_dtype(dtype, "log_softmax" if log else "softmax")
+            x = KE.copy(input, empty(input.shape, dt, input.device))
         _float_check(x, "log_softmax_lastdim_kernel_impl" if log else "softmax_lastdim_kernel_impl")
         d = _wrap_dim(dim, x.dim())
         xs, outer, K, inner, sx = rows3(x, d)
