@@ -73,10 +73,26 @@ def test_requires_grad_flags():
            "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
     with pytest.raises(RuntimeError, match=re.escape(msg)):
         y.requires_grad_(False)
-    with pytest.raises(RuntimeError, match=re.escape(msg)):
+    with pytest.raises(RuntimeError, match="^" + re.escape(msg) + "$"):
         y.requires_grad = False
+    # setting the flag to True on a non-leaf raises too (only requires_grad_(True) is a no-op there)
+    with pytest.raises(RuntimeError, match="^you can only change requires_grad flags of leaf variables.$"):
+        y.requires_grad = True
+    with pytest.raises(RuntimeError, match="^you can only change requires_grad flags of leaf variables.$"):
+        y[:1].requires_grad = True
+    assert y.requires_grad and y.grad_fn.name() == "MulBackward0"
+    with pytest.raises(RuntimeError, match="^requires_grad must be a bool$"):
+        x.requires_grad = 1
     with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
         tgrad.ones(2, dtype=tgrad.int64).requires_grad_()
+    i = tgrad.ones(2, dtype=tgrad.int64)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
+        i.requires_grad = True
+    i.requires_grad = False
+    with tgrad.no_grad():
+        w = leaf([1.0]) * 2
+    w.requires_grad = True                      # made under no_grad: a leaf
+    assert w.requires_grad and w.is_leaf
 
 
 def test_saved_values_exposed():

@@ -175,15 +175,19 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        """Unlike ``requires_grad_(True)``, setting the flag on a non-leaf always raises (PyTorch)."""
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if self.grad_fn is not None:
+            raise RuntimeError(_NON_LEAF_FLAG_MSG + ("" if value else _NON_LEAF_FLAG_HINT))
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
         if self.grad_fn is not None:
             if not requires_grad:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to use a "
-                    "computed variable in a subgraph that doesn't require differentiation use "
-                    "var_no_grad = var.detach().")
+                raise RuntimeError(_NON_LEAF_FLAG_MSG + _NON_LEAF_FLAG_HINT)
             return self
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
@@ -1539,6 +1543,11 @@ def _wrap_dim(dim, ndim):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
+
+
+_NON_LEAF_FLAG_MSG = "you can only change requires_grad flags of leaf variables."
+_NON_LEAF_FLAG_HINT = (" If you want to use a computed variable in a subgraph that doesn't require differentiation "
+                       "use var_no_grad = var.detach().")
 
 
 def _init_from(t, storage, offset, shape, strides, dtype, _version=None):
