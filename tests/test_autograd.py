@@ -410,7 +410,7 @@ def test_detach_shares_storage_and_version():
     assert not d.requires_grad and d.grad_fn is None and d.is_leaf
     assert d.data_ptr() == y.data_ptr()
     d.add_(1)
-    assert y._version is d._version and _np(y).tolist() == [3.0, 5.0]
+    assert y._version_counter is d._version_counter and _np(y).tolist() == [3.0, 5.0]
 
 
 def test_detach_in_place():

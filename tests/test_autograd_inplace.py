@@ -34,7 +34,7 @@ def test_inplace_keeps_identity_seed001_cell1():
     with tgrad.no_grad():
         x += 1
     assert id(x) == ident and x.data_ptr() == ptr
-    assert repr(x) == "tensor([[2., 2.]], requires_grad=True)" and x.is_leaf and x._version[0] == 1
+    assert repr(x) == "tensor([[2., 2.]], requires_grad=True)" and x.is_leaf and x._version == 1
 
 
 LEAF_MSG = re.escape("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -51,7 +51,7 @@ def test_inplace_on_leaf_requiring_grad_raises_and_changes_nothing():
     with pytest.raises(RuntimeError, match=re.escape(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.")):
         x[0].mul_(2)
-    assert _np(x).tolist() == [1.0, 2.0] and x._version[0] == 0
+    assert _np(x).tolist() == [1.0, 2.0] and x._version == 0
     with tgrad.no_grad():
         x[0] = 5.0
     assert repr(x) == "tensor([5., 2.], requires_grad=True)"
@@ -60,13 +60,13 @@ def test_inplace_on_leaf_requiring_grad_raises_and_changes_nothing():
 def test_versions_shared_by_views_and_bumped_by_every_inplace_op():
     x = tgrad.zeros(2, 3)
     v, t = x[0], x.t()
-    assert v._version is x._version and t._version is x._version
+    assert v._version_counter is x._version_counter is t._version_counter
     x.add_(1)
     v.mul_(2)
     t[0].fill_(7.0)
     x[1] = 4.0
-    assert x._version[0] == 4
-    assert (x * 1)._version[0] == 0       # a new tensor starts at version 0
+    assert type(x._version) is int and x._version == v._version == t._version == x.detach()._version == 4
+    assert (x * 1)._version == 0       # a new tensor starts at version 0
     np.testing.assert_array_equal(_np(x), [[7, 2, 2], [4, 4, 4]])
 
 
@@ -142,7 +142,7 @@ def test_inplace_records_and_rebases():
     old = y.grad_fn
     y.mul_(3)
     assert y.grad_fn.name() == "MulBackward0" and y.grad_fn is not old
-    assert y.grad_fn.next_functions[0] == (old, 0) and y._version[0] == 1
+    assert y.grad_fn.next_functions[0] == (old, 0) and y._version == 1
     y.exp_()
     assert y.grad_fn.name() == "ExpBackward0"
     y.sum().backward()

@@ -264,7 +264,7 @@ def test_random_fill_errors_change_nothing(device):
         tgrad.ones(2, dtype=tgrad.float16, device=device).uniform_(0, 1e6)
     with pytest.raises(RuntimeError, match="^from is out of bounds for float$"):
         t.uniform_(float("-inf"), 0)
-    assert _np(t).tolist() == [1.0, 1.0, 1.0] and _np(b).tolist() == [True, True]
+    assert _np(t).tolist() == [1.0, 1.0, 1.0] and _np(b).tolist() == [True, True] and t._version == 0
     np.testing.assert_array_equal(_np(t.uniform_(2.0, 2.0)), [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(_np(t.normal_(-1.0, 0.0)), [-1.0, -1.0, -1.0])
 

@@ -51,7 +51,7 @@ class Tensor:
             t = creation.tensor(args[0], dtype=D.get_default_dtype())
         else:
             t = creation.empty(*args, dtype=D.get_default_dtype(), **kwargs)
-        _init_from(self, t._storage, t._offset, t._shape, t._strides, t.dtype, _version=t._version)
+        _init_from(self, t._storage, t._offset, t._shape, t._strides, t.dtype, counter=t._version_counter)
 
     # ------------------------------------------------------------ metadata
     @property
@@ -165,9 +165,15 @@ class Tensor:
         A view whose base was modified in place since its grad_fn was set gets
         a fresh ``AsStridedBackward0`` of the base's current history.
         """
-        if self._view_mode and self._version[0] != self._grad_fn_version:
+        if self._view_mode and self._version_counter[0] != self._grad_fn_version:
             _dispatch.refresh_view_grad_fn(self)
         return self._grad_fn
+
+    @property
+    def _version(self):
+        """How many times the tensor (or a view of it, or its detach()) was modified in place: an int, as in
+        PyTorch; the counter itself is ``_version_counter``, a one-element list they share."""
+        return self._version_counter[0]
 
     @property
     def requires_grad(self):
@@ -1377,14 +1383,14 @@ class Tensor:
         return _call("alias", self)
 
     def _detached_alias(self):
-        t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype, _version=self._version)
+        t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype, counter=self._version_counter)
         t._inference = self._inference
         return t
 
     def _view_of(self, shape, strides, offset=None):
         """A view sharing storage and version counter (no autograd)."""
         t = _new(self._storage, self._offset if offset is None else offset, tuple(shape), tuple(strides),
-                 self.dtype, _version=self._version)
+                 self.dtype, counter=self._version_counter)
         t._base = self if self._base is None else self._base
         t._inference = self._inference
         return t
@@ -1518,7 +1524,7 @@ def _random_inplace(t, fill):
     if t.requires_grad and t.grad_fn is None and grad_mode.is_grad_enabled():
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     fill()
-    t._version[0] += 1
+    t._version_counter[0] += 1
     return t
 
 
@@ -1550,16 +1556,16 @@ _NON_LEAF_FLAG_HINT = (" If you want to use a computed variable in a subgraph th
                        "use var_no_grad = var.detach().")
 
 
-def _init_from(t, storage, offset, shape, strides, dtype, _version=None):
+def _init_from(t, storage, offset, shape, strides, dtype, counter=None):
     t._storage = storage
     t._offset = offset
     t._shape = tuple(shape)
     t._strides = tuple(strides)
     t.dtype = dtype
-    t._version = _version if _version is not None else [0]
+    t._version_counter = counter if counter is not None else [0]   # shared by views and detach()
     t._requires_grad = False
     t._grad_fn = None
-    t._grad_fn_version = t._version[0]
+    t._grad_fn_version = t._version_counter[0]
     t._view_mode = None  # views made by view ops: True / "multi" in grad mode, False in no_grad
     t._grad = None
     t._base = None
@@ -1578,9 +1584,9 @@ def _inference_mode_enabled():
     return is_inference_mode_enabled()
 
 
-def _new(storage, offset, shape, strides, dtype, _version=None, cls=Tensor):
+def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):
     t = object.__new__(cls)
-    _init_from(t, storage, offset, shape, strides, dtype, _version)
+    _init_from(t, storage, offset, shape, strides, dtype, counter)
     return t
 
 

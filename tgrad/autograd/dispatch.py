@@ -315,7 +315,7 @@ def call_inplace(name, self, *inputs, **attrs):
         _labelled(name, op.forward, self, *inputs, out=self, **attrs)
     else:
         op.forward(self, *inputs, out=self, **attrs)
-    self._version[0] += 1
+    self._version_counter[0] += 1
     if needs:
         node = _make_node(op, [old_self] + others, attrs)
         node.next_functions = (old_edge,) + node.next_functions[1:]
@@ -369,7 +369,7 @@ def _inplace_on_view(op, view, inputs, others, attrs):
         _labelled(op.name, op.forward, view, *inputs, out=view, **attrs)
     else:
         op.forward(view, *inputs, out=view, **attrs)
-    view._version[0] += 1
+    view._version_counter[0] += 1
     fn = _make_node(op, [old_view] + others, attrs)
     fn.next_functions = (old_view_edge,) + fn.next_functions[1:]
     fn._out_meta = ((tuple(view.shape), view.dtype, view.device),)
@@ -391,6 +391,6 @@ def _as_strided_node(base, view):
 def refresh_view_grad_fn(view):
     """Called by ``Tensor.grad_fn`` when a view's version moved since its grad_fn was set: the base (or
     another view of it) was modified in place, so the view's history is now its base's."""
-    view._grad_fn_version = view._version[0]
+    view._grad_fn_version = view._version_counter[0]
     if view._view_mode and view._base.requires_grad:
         _rebase(view, _as_strided_node(view._base, view))

@@ -73,7 +73,7 @@ def version_error(t, saved_version, producer=None, output_nr=0):
                 "with tgrad.autograd.set_detect_anomaly(True).")
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"[{tname} {list(t.shape)}]{which} is at version {t._version[0]}; expected version {saved_version} "
+        f"[{tname} {list(t.shape)}]{which} is at version {t._version}; expected version {saved_version} "
         f"instead. {hint}")
 
 
@@ -90,7 +90,7 @@ class SavedTensor:
 
     def __init__(self, t, output_nr=None, grad_fn=None):
         from . import saved_hooks
-        self.version = t._version[0]
+        self.version = t._version_counter[0]
         self.output_nr = output_nr
         self.requires_grad = t.requires_grad
         self.grad_fn_ref = weakref.ref(grad_fn) if grad_fn is not None else None
@@ -109,7 +109,7 @@ class SavedTensor:
         t = self.tensor
         if t is None:
             raise RuntimeError(FREED_MSG)
-        if t._version[0] != self.version:
+        if t._version_counter[0] != self.version:
             if self.output_nr is not None:
                 node = self.grad_fn_ref() if self.grad_fn_ref is not None else None
                 raise version_error(t, self.version, node, self.output_nr)
@@ -313,7 +313,7 @@ def set_history(t, node, output_nr):
     t._requires_grad = True
     t._grad_fn = node
     t._output_nr = output_nr
-    t._grad_fn_version = t._version[0]
+    t._grad_fn_version = t._version_counter[0]
 
 
 def accumulator_for(t):

@@ -263,7 +263,7 @@ def _seed_grad(ctx, grad):
     """The gradient the forward wrote for grad = 1, if ``grad`` is loss.backward()'s unmodified implicit seed
     and no graph is recorded (the saved tensor is a constant); else None."""
     seed_grad = ctx.saved.get("seed_grad")
-    if (seed_grad is not None and getattr(grad, "_implicit_seed", False) and grad._version[0] == 0
+    if (seed_grad is not None and getattr(grad, "_implicit_seed", False) and grad._version_counter[0] == 0
             and not _grad_enabled()):
         return seed_grad
     return None
