@@ -41,6 +41,30 @@ def test_grad_fn_names_and_next_functions():
     assert z.grad_fn.next_functions[0][0] is z.grad_fn.next_functions[1][0]
 
 
+def test_grad_fn_names_of_scalar_forms_and_overloads():
+    # the names PyTorch gives: 1 - x is rsub, 1 / x is reciprocal(x) * 1, zero_ and squeeze(dim) have their own
+    xs = np.array([1.0, 2.0, 4.0])
+    x = leaf(xs)
+    r = 1 - x
+    assert r.grad_fn.name() == "RsubBackward1" and r.grad_fn._saved_alpha == 1
+    q = 3 / x
+    assert q.grad_fn.name() == "MulBackward0" and q.grad_fn.next_functions[0][0].name() == "ReciprocalBackward0"
+    np.testing.assert_allclose(_np(r), 1 - xs)
+    np.testing.assert_allclose(_np(q), 3 / xs, rtol=1e-6)
+    (r * 5 + q).sum().backward()
+    np.testing.assert_allclose(_np(x.grad), -5 - 3 / xs ** 2, rtol=1e-6)
+    z = (x * 1).zero_()
+    assert z.grad_fn.name() == "ZeroBackward0" and _np(z).tolist() == [0.0, 0.0, 0.0]
+    x.grad = None
+    (z + x).sum().backward()
+    np.testing.assert_array_equal(_np(x.grad), [1.0, 1.0, 1.0])
+    y = leaf([[1.0, 2.0, 3.0]])
+    names = [(y.squeeze(), "SqueezeBackward0"), (y.squeeze(0), "SqueezeBackward1"),
+             (y.squeeze((0,)), "SqueezeBackward2"), (y.T, "PermuteBackward0"), (y.t(), "TBackward0")]
+    for t, name in names:
+        assert t.grad_fn.name() == name
+
+
 def test_next_functions_input_nr_for_multi_output_node():
     x = leaf([[1.0, 2.0], [3.0, 4.0]])
     a, b = x.unbind(0)

@@ -382,7 +382,7 @@ class Tensor:
         return self.sub(other)
 
     def __rsub__(self, other):
-        return _call("sub", self._rwrap(other), self)
+        return _call("rsub", self, self._rwrap(other), alpha=1)
 
     def __isub__(self, other):
         return self.sub_(other)
@@ -400,7 +400,7 @@ class Tensor:
         return self.div(other)
 
     def __rtruediv__(self, other):
-        return _call("div", self._rwrap(other), self)
+        return self.reciprocal().mul(other)         # as PyTorch computes it (grad_fn MulBackward0)
 
     def __itruediv__(self, other):
         return self.div_(other)
@@ -881,7 +881,7 @@ class Tensor:
         return _inplace("fill_", self, scalar_tensor(value, dtype=self.dtype, device=self.device))
 
     def zero_(self):
-        return self.fill_(0)
+        return _inplace("zero_", self)
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
@@ -1099,16 +1099,18 @@ class Tensor:
 
     @property
     def T(self):
-        if self.dim() <= 2:
+        if self.dim() == 0:
             return self.t()
-        return self.permute(*reversed(range(self.dim())))
+        return self.permute(*reversed(range(self.dim())))     # PermuteBackward0 also for 2 dims (PyTorch)
 
     @property
     def mT(self):
         return self.transpose(-2, -1)
 
     def squeeze(self, dim=None):
-        return _call("squeeze", self, dim=dim)
+        if dim is None:
+            return _call("squeeze", self)
+        return _call("squeeze_dims" if isinstance(dim, (tuple, list)) else "squeeze_dim", self, dim=dim)
 
     def unsqueeze(self, dim):
         return _call("unsqueeze", self, dim=dim)

@@ -119,6 +119,15 @@ def fill_backward(ctx, grad):
     return (grad.mul(0), grad.sum())
 
 
+def zero_forward(self, *, out=None):
+    """``self.zero_()`` (its own entry: PyTorch's grad_fn is ZeroBackward0, with no value input)."""
+    return K.fill(out if out is not None else self, 0)
+
+
+def zero_backward(ctx, grad):
+    return (_zeros(grad),)
+
+
 # ------------------------------------------------------------------ arithmetic
 def _binary(fn):
     def forward(self, other, *, alpha=1, out=None):
@@ -156,6 +165,16 @@ def sub_forward(self, other, *, alpha=1, out=None):
 def sub_backward(ctx, grad):
     a = ctx.attrs.get("alpha", 1)
     return grad, (None if not ctx.needs_input_grad[1] else grad.neg() if a == 1 else grad.mul(-a))
+
+
+def rsub_forward(self, other, *, alpha=1, out=None):
+    """``other - alpha * self``: ``1 - x`` with a Python number (PyTorch's rsub, RsubBackward1)."""
+    return sub_forward(other, self, alpha=alpha, out=out)
+
+
+def rsub_backward(ctx, grad):
+    a = ctx.attrs.get("alpha", 1)
+    return (grad.neg() if a == 1 else grad.mul(-a)), (grad if ctx.needs_input_grad[1] else None)
 
 
 mul_forward = _binary(K.mul_fn)
@@ -200,8 +219,10 @@ ENTRIES = [
     Op("to_copy", to_copy_forward, to_copy_backward, "ToCopyBackward0"),
     Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src")),
     Op("fill_", fill_forward, fill_backward, "FillBackward1", inputs=("self", "value")),
+    Op("zero_", zero_forward, zero_backward, "ZeroBackward0"),
     Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other")),
     Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other")),
+    Op("rsub", rsub_forward, rsub_backward, "RsubBackward1", inputs=("self", "other")),
     Op("mul", mul_forward, mul_backward, "MulBackward0", inputs=("self", "other"), save=("self", "other")),
     Op("div", div_forward, div_backward, "DivBackward0", inputs=("self", "other"), save=("self", "other")),
     Op("neg", neg_forward, neg_backward, "NegBackward0"),
