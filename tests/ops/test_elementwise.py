@@ -39,6 +39,11 @@ def vals(x):
     (lambda: t([1.0, 2.0]) < t([1.0, 2.0, 3.0]), RuntimeError,
      "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
     (lambda: tgrad.addcdiv(t([1]), t([1]), t([1])), RuntimeError, "Integer division with addcdiv"),
+    (lambda: t([True]) - t([True]), RuntimeError, "with two bool tensors is not supported. Use the `^` or"),
+    (lambda: t([True]) - t([1.0]), RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not "
+                                                 "supported. If you are trying to invert a mask, use the `~`"),
+    (lambda: t([1]) - t([False]), RuntimeError, "with a bool tensor is not supported"),
+    (lambda: 1 - t([True]), RuntimeError, "with a bool tensor is not supported"),
 ])
 def test_errors(fn, exc, msg):
     with pytest.raises(exc) as e:

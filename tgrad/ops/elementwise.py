@@ -158,6 +158,9 @@ def sub_forward(self, other, *, alpha=1, out=None):
     if self.dtype is D.bool_ and other.dtype is D.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                            "`^` or `logical_xor()` operator instead.")
+    if self.dtype is D.bool_ or other.dtype is D.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
     _alpha_check(self, other, alpha)
     return _binary(K.sub_fn)(self, other, alpha=alpha, out=out)
 
