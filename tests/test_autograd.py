@@ -132,6 +132,20 @@ def test_saved_values_exposed():
         m.grad_fn._saved_foo
 
 
+def test_saved_input_geometry_exposed():
+    a = tgrad.ones(4, 6, requires_grad=True)[:, ::2]        # sizes (4, 3), strides (6, 2)
+    b = tgrad.ones(3, 5, requires_grad=True)
+    for t in (a.sum(), a.sum(0), a.mean(), a.mean(1), a.expand(2, 4, 3), a.reshape(12)):
+        assert t.grad_fn._saved_self_sym_sizes == tuple(a.shape) == (4, 3), t.grad_fn.name()
+    assert a.mean().grad_fn._saved_self_sym_numel == a.numel() == 12
+    g = a.mm(b).grad_fn
+    assert (g._saved_self_sym_sizes, g._saved_self_sym_strides) == (tuple(a.shape), a.stride()) == ((4, 3), (6, 2))
+    assert (g._saved_mat2_sym_sizes, g._saved_mat2_sym_strides) == (tuple(b.shape), b.stride())
+    assert tgrad.ones(1, 3, requires_grad=True).squeeze(0).grad_fn._saved_self_sym_sizes == (1, 3)
+    with pytest.raises(AttributeError, match="'AddBackward0' object has no attribute '_saved_self_sym_sizes'"):
+        (a + 1).grad_fn._saved_self_sym_sizes
+
+
 # ------------------------------------------------------------------ nodes called by hand (seed 003)
 def test_nodes_are_callable_seed003_walk():
     tgrad.manual_seed(6)

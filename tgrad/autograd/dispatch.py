@@ -9,6 +9,7 @@ view's base instead (PyTorch's ``CopySlices``): the base's new grad_fn sends
 the gradient of the written region through the op's backward and the rest
 straight through; the view becomes an ``AsStridedBackward0`` of the base.
 """
+import math
 import threading
 import weakref
 
@@ -82,6 +83,20 @@ class OpNode(Node):
     def __init__(self, op):
         super().__init__()
         self.op = op
+
+    def __getattr__(self, item):
+        """``_saved_self_sym_sizes`` / ``_sym_strides`` / ``_sym_numel`` of the inputs the entry lists in ``meta``."""
+        op = self.__dict__.get("op")
+        key = item[len("_saved_"):]
+        if op is not None and item.startswith("_saved_") and key in op.meta:
+            name, _, what = key.rpartition("_sym_")
+            meta = self._input_meta[op.inputs.index(name)]
+            if what == "sizes":
+                return meta.shape
+            if what == "strides":
+                return meta.stride
+            return math.prod(meta.shape)
+        return super().__getattr__(item)
 
     def apply(self, grads):
         op = self.op

@@ -431,7 +431,8 @@ def outer(a, b):
 
 
 ENTRIES = [
-    Op("mm", mm_forward, mm_backward, "MmBackward0", inputs=("self", "mat2"), save=("self", "mat2")),
+    Op("mm", mm_forward, mm_backward, "MmBackward0", inputs=("self", "mat2"), save=("self", "mat2"),
+       meta=("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
     Op("bmm", bmm_forward, bmm_backward, "BmmBackward0", inputs=("self", "mat2"), save=("self", "mat2")),
     Op("mv", mv_forward, mv_backward, "MvBackward0", inputs=("self", "vec"), save=("self", "vec")),
     Op("dot", dot_forward, dot_backward, "DotBackward0", inputs=("self", "tensor"), save=("self", "tensor")),

@@ -466,10 +466,10 @@ def sum_to_size_backward(ctx, grad):
 
 
 ENTRIES = [
-    Op("sum", sum_forward, sum_backward, "SumBackward1"),
-    Op("sum_all", sum_forward, sum_backward, "SumBackward0"),
-    Op("mean", mean_forward, mean_backward, "MeanBackward1"),
-    Op("mean_all", mean_forward, mean_backward, "MeanBackward0"),
+    Op("sum", sum_forward, sum_backward, "SumBackward1", meta=("self_sym_sizes",)),
+    Op("sum_all", sum_forward, sum_backward, "SumBackward0", meta=("self_sym_sizes",)),
+    Op("mean", mean_forward, mean_backward, "MeanBackward1", meta=("self_sym_sizes", "self_sym_numel")),
+    Op("mean_all", mean_forward, mean_backward, "MeanBackward0", meta=("self_sym_sizes", "self_sym_numel")),
     Op("sum_to_size", sum_to_size_forward, sum_to_size_backward, "SumBackward1"),
     Op("prod", prod_forward, prod_backward, "ProdBackward1", save=("self", "result")),
     Op("prod_all", prod_forward, prod_backward, "ProdBackward0", save=("self", "result")),
