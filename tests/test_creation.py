@@ -391,3 +391,29 @@ def test_random_numbers_do_not_depend_on_block_size(monkeypatch, device):
     big = draw()
     for x, y in zip(small, big):
         np.testing.assert_array_equal(x, y)
+
+
+def test_clone_and_like_forms_preserve_the_layout(device):
+    base = tgrad.arange(24.0, device=device).reshape(2, 3, 4)
+    dense = [base, base.permute(2, 0, 1), base.transpose(0, 2), base[:1], tgrad.ones(3, 1, device=device).t()]
+    for x in dense:                     # non-overlapping and dense: the very strides
+        for t in (x.clone(), tgrad.empty_like(x), tgrad.zeros_like(x), tgrad.ones_like(x), tgrad.full_like(x, 2),
+                  tgrad.rand_like(x), tgrad.randn_like(x), tgrad.randint_like(x, 5)):
+            assert tuple(t.shape) == tuple(x.shape) and t.stride() == x.stride() and t._base is None
+        np.testing.assert_array_equal(_np(x.clone()), _np(x))
+        np.testing.assert_array_equal(_np(tgrad.zeros_like(x)), np.zeros(tuple(x.shape)))
+        c = x.clone(memory_format=tgrad.contiguous_format)
+        assert c.is_contiguous() and tgrad.empty_like(x, memory_format=tgrad.contiguous_format).is_contiguous()
+        np.testing.assert_array_equal(_np(c), _np(x))
+    t = base.transpose(0, 2)            # gaps or broadcasting: dense, in the order of the input's strides
+    cases = ((base[:, :, ::2], tgrad.ones(2, 3, 2)), (t[::2], tgrad.ones(2, 3, 2).permute(2, 1, 0)),
+             (base[0].expand(5, 3, 4), tgrad.ones(5, 3, 4)))
+    for x, like in cases:
+        assert tuple(like.shape) == tuple(x.shape)
+        c = x.clone()
+        assert c.stride() == tgrad.empty_like(x).stride() == tgrad.rand_like(x).stride() == like.stride()
+        np.testing.assert_array_equal(_np(c), _np(x))
+    assert t.contiguous().is_contiguous() and t.clone().stride() == t.stride()
+    w = tgrad.ones(3, 2, requires_grad=True).t()
+    assert w.clone().grad_fn.name() == w.contiguous().grad_fn.name() == "CloneBackward0"
+    assert repr(tgrad.preserve_format) == "tgrad.preserve_format"

@@ -11,10 +11,11 @@ import numpy as np
 
 from . import dtypes as D
 from .device import _canonical
+from .kernels import _geometry as G
 from .kernels import elementwise as KE
 from .kernels import random as KR
 from .random import default_generator
-from .tensor import Tensor, _new, empty as _empty
+from .tensor import Tensor, _check_memory_format, _new, empty as _empty
 
 
 def _shape_arg(size):
@@ -219,26 +220,33 @@ def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
     return _finish(t, requires_grad)
 
 
-def _like(t, dtype, device, fn):
-    return dict(dtype=D.to_dtype(dtype, fn) if dtype is not None else t.dtype,
-                device=device if device is not None else t.device)
+def _like(t, dtype, device, fn, memory_format):
+    """An uninitialised tensor of ``t``'s shape (and dtype and device unless given) for ``fn``; with
+    preserve_format (the default) it has ``t``'s strides when ``t`` is dense (PyTorch)."""
+    dt = D.to_dtype(dtype, fn) if dtype is not None else t.dtype
+    out = _empty(tuple(t.shape), dt, _canonical(device) if device is not None else t.device)
+    if _check_memory_format(fn, memory_format):
+        strides = G.preserved_strides(tuple(t.shape), t.stride())
+        if strides != out.stride():
+            out = _new(out._storage, 0, out.shape, strides, dt)
+    return out
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return empty(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "empty_like"))
+    return _finish(_like(input, dtype, device, "empty_like", memory_format), requires_grad)
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return zeros(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "zeros_like"))
+    return _finish(KE.fill(_like(input, dtype, device, "zeros_like", memory_format), 0), requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return ones(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "ones_like"))
+    return _finish(KE.fill(_like(input, dtype, device, "ones_like", memory_format), 1), requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return full(tuple(input.shape), fill_value, requires_grad=requires_grad,
-                **_like(input, dtype, device, "full_like"))
+    t = _like(input, dtype, device, "full_like", memory_format)
+    return _finish(KE.fill(t, fill_value), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -352,16 +360,23 @@ def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None
     return _finish(_random_fill(t, 2, low, high, generator), requires_grad)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False):
-    return rand(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "rand_like"))
+def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    t = _like(input, dtype, device, "rand_like", memory_format)
+    return _finish(_random_fill(t, 0, 0.0, 1.0, None), requires_grad)
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False):
-    return randn(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device, "randn_like"))
+def randn_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    t = _like(input, dtype, device, "randn_like", memory_format)
+    return _finish(_random_fill(t, 1, 0.0, 1.0, None), requires_grad)
 
 
-def randint_like(input, low=0, high=None, dtype=None, device=None):
-    return randint(low, high, tuple(input.shape), **_like(input, dtype, device, "randint_like"))
+def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    t = _like(input, dtype, device, "randint_like", memory_format)
+    return _finish(_random_fill(t, 2, low, high, None), requires_grad)
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):

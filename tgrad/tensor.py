@@ -20,6 +20,30 @@ def _call(name, *args, **kw):
     return _dispatch.call(name, *args, **kw)
 
 
+class memory_format:
+    """``tgrad.preserve_format`` (the default of ``clone`` and ``*_like``: keep a dense input's strides) or
+    ``tgrad.contiguous_format``."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "tgrad." + self.name
+
+
+preserve_format = memory_format("preserve_format")
+contiguous_format = memory_format("contiguous_format")
+
+
+def _check_memory_format(fn, mf):
+    """True for preserve_format (or None), False for contiguous_format."""
+    if mf is None or mf is preserve_format:
+        return True
+    if mf is contiguous_format:
+        return False
+    raise TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not {type(mf).__name__}")
+
+
 class Size(tuple):
     """``torch.Size``: a tuple of ints that prints as ``tgrad.Size([2, 3])``."""
 
@@ -864,10 +888,12 @@ class Tensor:
 
     # ------------------------------------------------------------ copies and conversion
     def clone(self, *, memory_format=None):
-        return _call("clone", self)
+        return _call("clone" if _check_memory_format("clone", memory_format) else "contiguous", self)
 
     def contiguous(self, memory_format=None):
-        return self if self.is_contiguous() else _call("clone", self)
+        if memory_format is not None and memory_format is not contiguous_format:
+            raise RuntimeError("contiguous(): only contiguous_format is supported")
+        return self if self.is_contiguous() else _call("contiguous", self)
 
     def copy_(self, src, non_blocking=False):
         if not isinstance(src, Tensor):
@@ -1074,7 +1100,7 @@ class Tensor:
         size = infer_size(_size_args(shape), self.numel())
         if compute_stride(self.shape, self.stride(), size) is not None:
             return _call("view", self, size=size)
-        return _call("unsafe_view", _call("clone", self), size=size)
+        return _call("unsafe_view", _call("contiguous", self), size=size)
 
     def reshape_as(self, other):
         return self.reshape(other.shape)

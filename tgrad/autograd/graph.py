@@ -230,14 +230,14 @@ class AccumulateGrad(Node):
         with AccumulateGrad._lock:
             if var._grad is None:
                 if grad_mode.is_grad_enabled():
-                    var._grad = g._copy_recorded() if g.requires_grad else g.detach().clone()
+                    var._grad = g._copy_recorded() if g.requires_grad else _clone_obey_contract(g, var)
                 # refs to g: the local and getrefcount's argument; to its storage: g's and the argument
                 elif (sys.getrefcount(g) <= 2 and sys.getrefcount(g._storage) <= 2 and g._base is None
                       and g._storage._owner is None and _obeys_layout_contract(g, var)):
                     g.__dict__.pop("_implicit_seed", None)
                     var._grad = g._detached_alias() if g.requires_grad else g
                 else:
-                    var._grad = g.detach().clone()
+                    var._grad = _clone_obey_contract(g, var)
             elif grad_mode.is_grad_enabled():
                 var._grad = var._grad + g
             else:
@@ -254,6 +254,16 @@ def _non_overlapping_and_dense(t):
             return False
         expected *= size
     return True
+
+
+def _clone_obey_contract(g, var):
+    """PyTorch's ``clone_obey_contract``: a copy of g with var's strides if var is non-overlapping and dense,
+    else a contiguous one."""
+    from ..tensor import contiguous_format
+    if not _non_overlapping_and_dense(var):
+        return g.detach().clone(memory_format=contiguous_format)
+    from ..creation import empty_like
+    return empty_like(var, dtype=g.dtype, device=g.device).copy_(g.detach())
 
 
 def _obeys_layout_contract(g, var):

@@ -11,7 +11,7 @@ import math
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
-from ..tensor import empty
+from ..tensor import _new, empty
 from . import Op
 
 
@@ -55,6 +55,17 @@ def copy_forward(self, *, dtype=None, out=None):
 
 def copy_backward(ctx, grad):
     return (grad,)
+
+
+def clone_forward(self, *, out=None):
+    """A copy of ``self`` keeping its layout (``memory_format=preserve_format``; ``contiguous`` is the
+    entry for contiguous copies)."""
+    if out is None:
+        out = empty(self.shape, self.dtype, self.device)
+        strides = G.preserved_strides(tuple(self.shape), self.stride())
+        if strides != out.stride():
+            out = _new(out._storage, 0, out.shape, strides, out.dtype)
+    return K.copy(self, out)
 
 
 def to_copy_forward(self, *, dtype=None, out=None):
@@ -217,7 +228,8 @@ def neg_backward(ctx, grad):
 
 
 ENTRIES = [
-    Op("clone", copy_forward, copy_backward, "CloneBackward0"),
+    Op("clone", clone_forward, copy_backward, "CloneBackward0"),
+    Op("contiguous", copy_forward, copy_backward, "CloneBackward0"),
     Op("clone_copy", copy_forward, copy_backward, "CopyBackwards"),
     Op("to_copy", to_copy_forward, to_copy_backward, "ToCopyBackward0"),
     Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src")),

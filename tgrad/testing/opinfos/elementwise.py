@@ -60,6 +60,8 @@ OPS = [
            dtypes=FLOATS),
     OpInfo("exp", lambda x: x.exp(), np.exp, _unary_samples(), dtypes=FLOATS),
     OpInfo("clone", lambda x: x.clone(), lambda x: x, _unary_samples(), dtypes=ALL_NUM + (D.bool_,)),
+    OpInfo("contiguous", lambda x: x.permute(*reversed(range(x.dim()))).contiguous(), lambda x: x.T,
+           _unary_samples(), dtypes=ALL_NUM + (D.bool_,), covers=("permute",)),
     OpInfo("to_copy", lambda x: x.to(tgrad.float64, copy=True), lambda x: x, _unary_samples(),
            dtypes=FLOATS + (D.int64,)),
     OpInfo("copy_", lambda x, y: x.clone().copy_(y), lambda x, y: np.broadcast_to(y, x.shape).copy(),

@@ -16,7 +16,7 @@ def _s(*shapes):
 OPS = [
     OpInfo("view", lambda x: x.view(-1, 2), lambda x: x.reshape(-1, 2), _s((2, 3), (4, 1, 2)), dtypes=DT),
     OpInfo("reshape_copy", lambda x: x.t().reshape(6), lambda x: x.T.reshape(6), _s((2, 3)), dtypes=DT,
-           covers=("unsafe_view", "clone", "t")),
+           covers=("unsafe_view", "contiguous", "t")),
     OpInfo("expand", lambda x: x.expand(2, 3, 4), lambda x: np.broadcast_to(x, (2, 3, 4)),
            _s((3, 1), (4,), (1, 3, 4)), dtypes=DT),
     OpInfo("permute", lambda x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1), _s((2, 3, 4)), dtypes=DT),
