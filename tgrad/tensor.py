@@ -344,6 +344,16 @@ class Tensor:
             return tensor(other, device=self.device)
         raise TypeError(f"unsupported operand type: '{type(other).__name__}'")
 
+    def _wrap_opmath(self, other):
+        """mul/div: a Python number meets a float16/bfloat16 tensor as a float32 value, as in PyTorch (whose
+        kernels take it in float32, "opmath"); the result keeps self's dtype, a 0-dim operand not promoting
+        a tensor with dims of its category.  (A 0-dim self gets the number in its own dtype.)"""
+        if (self.dtype is D.float16 or self.dtype is D.bfloat16) and self._shape and isinstance(other, (int, float)) \
+                and not isinstance(other, bool):
+            from .creation import scalar_tensor
+            return scalar_tensor(other, dtype=D.float32, device=self.device)
+        return self._wrap(other)
+
     def _rwrap(self, other):
         if isinstance(other, Tensor):
             return other
@@ -365,22 +375,22 @@ class Tensor:
     subtract = sub
 
     def mul(self, other):
-        return _call("mul", self, self._wrap(other))
+        return _call("mul", self, self._wrap_opmath(other))
 
     def mul_(self, other):
-        return _inplace("mul", self, self._wrap(other))
+        return _inplace("mul", self, self._wrap_opmath(other))
 
     multiply = mul
 
     def div(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
             return _call("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
-        return _call("div", self, self._wrap(other))
+        return _call("div", self, self._wrap_opmath(other))
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
             return _inplace("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
-        return _inplace("div", self, self._wrap(other))
+        return _inplace("div", self, self._wrap_opmath(other))
 
     divide = div
     true_divide = div
@@ -415,7 +425,7 @@ class Tensor:
         return self.mul(other)
 
     def __rmul__(self, other):
-        return _call("mul", self._rwrap(other), self)
+        return _call("mul", self._wrap_opmath(other), self)
 
     def __imul__(self, other):
         return self.mul_(other)
