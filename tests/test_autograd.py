@@ -41,6 +41,30 @@ def test_grad_fn_names_and_next_functions():
     assert z.grad_fn.next_functions[0][0] is z.grad_fn.next_functions[1][0]
 
 
+def test_grad_fn_names_of_scalar_forms_and_overloads():
+    # the names PyTorch gives: 1 - x is rsub, 1 / x is reciprocal(x) * 1, zero_ and squeeze(dim) have their own
+    xs = np.array([1.0, 2.0, 4.0])
+    x = leaf(xs)
+    r = 1 - x
+    assert r.grad_fn.name() == "RsubBackward1" and r.grad_fn._saved_alpha == 1
+    q = 3 / x
+    assert q.grad_fn.name() == "MulBackward0" and q.grad_fn.next_functions[0][0].name() == "ReciprocalBackward0"
+    np.testing.assert_allclose(_np(r), 1 - xs)
+    np.testing.assert_allclose(_np(q), 3 / xs, rtol=1e-6)
+    (r * 5 + q).sum().backward()
+    np.testing.assert_allclose(_np(x.grad), -5 - 3 / xs ** 2, rtol=1e-6)
+    z = (x * 1).zero_()
+    assert z.grad_fn.name() == "ZeroBackward0" and _np(z).tolist() == [0.0, 0.0, 0.0]
+    x.grad = None
+    (z + x).sum().backward()
+    np.testing.assert_array_equal(_np(x.grad), [1.0, 1.0, 1.0])
+    y = leaf([[1.0, 2.0, 3.0]])
+    names = [(y.squeeze(), "SqueezeBackward0"), (y.squeeze(0), "SqueezeBackward1"),
+             (y.squeeze((0,)), "SqueezeBackward2"), (y.T, "PermuteBackward0"), (y.t(), "TBackward0")]
+    for t, name in names:
+        assert t.grad_fn.name() == name
+
+
 def test_next_functions_input_nr_for_multi_output_node():
     x = leaf([[1.0, 2.0], [3.0, 4.0]])
     a, b = x.unbind(0)
@@ -73,8 +97,22 @@ def test_requires_grad_flags():
            "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
     with pytest.raises(RuntimeError, match=re.escape(msg)):
         y.requires_grad_(False)
-    with pytest.raises(RuntimeError, match=re.escape(msg)):
+    with pytest.raises(RuntimeError, match="^" + re.escape(msg) + "$"):
         y.requires_grad = False
+    # setting the flag to True on a non-leaf raises too (only requires_grad_(True) is a no-op there)
+    with pytest.raises(RuntimeError, match="^you can only change requires_grad flags of leaf variables.$"):
+        y.requires_grad = True
+    with pytest.raises(RuntimeError, match="^you can only change requires_grad flags of leaf variables.$"):
+        y[:1].requires_grad = True
+    assert y.requires_grad and y.grad_fn.name() == "MulBackward0"
+    with pytest.raises(RuntimeError, match="^requires_grad must be a bool$"):
+        x.requires_grad = 1
+    i = tgrad.ones(2, dtype=tgrad.int64)
+    i.requires_grad = False
+    with tgrad.no_grad():
+        w = leaf([1.0]) * 2
+    w.requires_grad = True                      # made under no_grad: a leaf
+    assert w.requires_grad and w.is_leaf
     # PyTorch's three wordings: requires_grad_(), the attribute, and factories / Parameter / Variable
     with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require gradients$"):
         tgrad.ones(2, dtype=tgrad.int64).requires_grad_()
@@ -103,6 +141,20 @@ def test_saved_values_exposed():
     np.testing.assert_array_equal(_np(m.grad_fn._saved_other), [4, 5, 6])
     with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute '_saved_foo'"):
         m.grad_fn._saved_foo
+
+
+def test_saved_input_geometry_exposed():
+    a = tgrad.ones(4, 6, requires_grad=True)[:, ::2]        # sizes (4, 3), strides (6, 2)
+    b = tgrad.ones(3, 5, requires_grad=True)
+    for t in (a.sum(), a.sum(0), a.mean(), a.mean(1), a.expand(2, 4, 3), a.reshape(12)):
+        assert t.grad_fn._saved_self_sym_sizes == tuple(a.shape) == (4, 3), t.grad_fn.name()
+    assert a.mean().grad_fn._saved_self_sym_numel == a.numel() == 12
+    g = a.mm(b).grad_fn
+    assert (g._saved_self_sym_sizes, g._saved_self_sym_strides) == (tuple(a.shape), a.stride()) == ((4, 3), (6, 2))
+    assert (g._saved_mat2_sym_sizes, g._saved_mat2_sym_strides) == (tuple(b.shape), b.stride())
+    assert tgrad.ones(1, 3, requires_grad=True).squeeze(0).grad_fn._saved_self_sym_sizes == (1, 3)
+    with pytest.raises(AttributeError, match="'AddBackward0' object has no attribute '_saved_self_sym_sizes'"):
+        (a + 1).grad_fn._saved_self_sym_sizes
 
 
 # ------------------------------------------------------------------ nodes called by hand (seed 003)
@@ -281,6 +333,22 @@ def test_second_backward_raises_and_retain_graph_allows_it():
         e.grad_fn._saved_result
 
 
+def test_second_backward_through_nodes_that_saved_nothing():
+    # only unpacking a freed saved tensor fails (PyTorch): AddBackward0 / SumBackward0 save no tensor
+    x = leaf([1.0, 1.0, 1.0])
+    z = (x + 2).sum()
+    z.backward()
+    z.backward()
+    np.testing.assert_array_equal(_np(x.grad), [2.0, 2.0, 2.0])
+    y = x.exp()
+    z = (y + 2).sum()                  # the nodes above exp run again, then exp's saved result is gone
+    x.grad = None
+    z.backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        z.backward()
+    np.testing.assert_allclose(_np(x.grad), np.exp([1.0, 1.0, 1.0]), rtol=1e-6)
+
+
 def test_saved_tensors_memory_released_after_backward():
     x = tgrad.randn(64, 64, requires_grad=True)
     w = tgrad.randn(64, 64, requires_grad=True)
@@ -391,7 +459,7 @@ def test_detach_shares_storage_and_version():
     assert not d.requires_grad and d.grad_fn is None and d.is_leaf
     assert d.data_ptr() == y.data_ptr()
     d.add_(1)
-    assert y._version is d._version and _np(y).tolist() == [3.0, 5.0]
+    assert y._version_counter is d._version_counter and _np(y).tolist() == [3.0, 5.0]
 
 
 def test_detach_in_place():
@@ -413,6 +481,21 @@ def test_data_read_and_assign_seed001():
     assert repr(x.sum()) == "tensor(4., grad_fn=<SumBackward0>)"
     x.data = tgrad.zeros(3)
     assert tuple(x.shape) == (3,) and x.requires_grad
+
+
+def test_data_has_its_own_version_counter():
+    # changes through .data are not tracked: the saved sigmoid output is zeroed without an error (PyTorch)
+    a = leaf([1.0, 2.0, 3.0])
+    out = a.sigmoid()
+    d = out.data
+    d.zero_()
+    assert d._version != out._version
+    out.sum().backward()
+    np.testing.assert_array_equal(_np(a.grad), [0.0, 0.0, 0.0])   # r * (1 - r) with r = 0
+    y = a * a
+    a.data.add_(1)                     # the saved a changed, unnoticed: the gradient uses the new values
+    y.sum().backward()
+    np.testing.assert_array_equal(_np(a.grad), [4.0, 6.0, 8.0])
 
 
 def test_variable_legacy_alias():

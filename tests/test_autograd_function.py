@@ -132,6 +132,27 @@ def test_saved_tensors_are_version_checked_and_freed():
         Keep._backward_cls().save_for_backward(3)
 
 
+def test_second_backward_fails_only_when_saved_tensors_are_unpacked():
+    class Double(Function):
+        @staticmethod
+        def forward(ctx, i):
+            ctx.save_for_backward(i)
+            return i * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    x = tgrad.ones(3, requires_grad=True)
+    z = Double.apply(x).sum()
+    z.backward()
+    z.backward()                       # saved, never unpacked: runs again (PyTorch)
+    np.testing.assert_array_equal(_np(x.grad), [4.0, 4.0, 4.0])
+    z = Exp.apply(x).sum()             # unpacks its saved result
+    z.backward()
+    with pytest.raises(RuntimeError, match="^Trying to backward through the graph a second time"):
+        z.backward()
+
+
 def test_mark_dirty():
     class Double_(Function):
         @staticmethod
@@ -146,7 +167,7 @@ def test_mark_dirty():
     x = tgrad.ones(2, requires_grad=True)
     y = x * 3
     z = Double_.apply(y)
-    assert z is y and y.grad_fn.name() == "Double_Backward" and y._version[0] == 1
+    assert z is y and y.grad_fn.name() == "Double_Backward" and y._version == 1
     assert y.grad_fn.next_functions[0][0].name() == "MulBackward0"
     z.sum().backward()
     np.testing.assert_array_equal(_np(x.grad), [6.0, 6.0])

@@ -70,6 +70,49 @@ def test_leaf_hook_runs_before_accumulation():
     np.testing.assert_array_equal(_np(x.grad), [10.0, 10.0])
 
 
+def test_autograd_grad_runs_the_hooks_of_the_inputs_asked_about():
+    x = leaf([1.0, 2.0, 3.0])
+    x.register_hook(lambda g: g * 10)
+    (g,) = tgrad.autograd.grad((x * 1).sum(), x)
+    np.testing.assert_array_equal(_np(g), [10.0, 10.0, 10.0])
+    assert x.grad is None
+    calls = []
+    y = x * 2                          # a non-leaf input, with retain_grad: hooks, then retain, then capture
+    y.register_hook(lambda g: calls.append(1) or g * 3)
+    y.retain_grad()
+    (g,) = tgrad.autograd.grad((y * 1).sum(), y)
+    np.testing.assert_array_equal(_np(g), [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(_np(y.grad), [3.0, 3.0, 3.0])
+    assert calls == [1]
+    # y's node runs on the way to x: it captures first and runs its hooks once, as PyTorch's engine does
+    y = x * 2
+    y.register_hook(lambda g: calls.append(2) or g * 3)
+    gy, gx = tgrad.autograd.grad((y * 1).sum(), [y, x])
+    np.testing.assert_array_equal(_np(gy), [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(_np(gx), [60.0, 60.0, 60.0])
+    assert calls == [1, 2]
+    # the hooks of a tensor not asked about do not run
+    w = leaf([1.0, 1.0, 1.0])
+    w.register_hook(lambda g: calls.append(3))
+    tgrad.autograd.grad((x * w).sum(), x)
+    assert calls == [1, 2]
+
+
+def test_backward_inputs_runs_the_hooks_of_non_leaf_inputs_once():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    y.register_hook(lambda g: g * 10)
+    (y * 1).sum().backward(inputs=[y])
+    np.testing.assert_array_equal(_np(y.grad), [10.0, 10.0])
+    assert y.retains_grad and x.grad is None
+    y = x * 2
+    y.register_hook(lambda g: g * 10)
+    y.retain_grad()
+    (y * 1).sum().backward(inputs=[y, x])           # retained once, not also added as the captured gradient
+    np.testing.assert_array_equal(_np(y.grad), [10.0, 10.0])
+    np.testing.assert_array_equal(_np(x.grad), [20.0, 20.0])
+
+
 def test_hook_changing_the_size_raises():
     x = leaf([1.0, 2.0])
     y = x * 1

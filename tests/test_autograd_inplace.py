@@ -34,7 +34,7 @@ def test_inplace_keeps_identity_seed001_cell1():
     with tgrad.no_grad():
         x += 1
     assert id(x) == ident and x.data_ptr() == ptr
-    assert repr(x) == "tensor([[2., 2.]], requires_grad=True)" and x.is_leaf and x._version[0] == 1
+    assert repr(x) == "tensor([[2., 2.]], requires_grad=True)" and x.is_leaf and x._version == 1
 
 
 LEAF_MSG = re.escape("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -51,7 +51,7 @@ def test_inplace_on_leaf_requiring_grad_raises_and_changes_nothing():
     with pytest.raises(RuntimeError, match=re.escape(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.")):
         x[0].mul_(2)
-    assert _np(x).tolist() == [1.0, 2.0] and x._version[0] == 0
+    assert _np(x).tolist() == [1.0, 2.0] and x._version == 0
     with tgrad.no_grad():
         x[0] = 5.0
     assert repr(x) == "tensor([5., 2.], requires_grad=True)"
@@ -60,13 +60,13 @@ def test_inplace_on_leaf_requiring_grad_raises_and_changes_nothing():
 def test_versions_shared_by_views_and_bumped_by_every_inplace_op():
     x = tgrad.zeros(2, 3)
     v, t = x[0], x.t()
-    assert v._version is x._version and t._version is x._version
+    assert v._version_counter is x._version_counter is t._version_counter
     x.add_(1)
     v.mul_(2)
     t[0].fill_(7.0)
     x[1] = 4.0
-    assert x._version[0] == 4
-    assert (x * 1)._version[0] == 0       # a new tensor starts at version 0
+    assert type(x._version) is int and x._version == v._version == t._version == x.detach()._version == 4
+    assert (x * 1)._version == 0       # a new tensor starts at version 0
     np.testing.assert_array_equal(_np(x), [[7, 2, 2], [4, 4, 4]])
 
 
@@ -93,6 +93,13 @@ def test_version_error_names_the_producer_of_a_saved_output():
     with pytest.raises(RuntimeError, match=re.escape(
             "[tgrad.FloatTensor [3]], which is output 0 of Exp, is at version 1; expected version 0 instead.")):
         y.sum().backward()
+    y = x * 1
+    z = y * y
+    y[:2].mul_(2)                     # y's producer is now CopySlices (PyTorch: torch::autograd::CopySlices)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "[tgrad.FloatTensor [3]], which is output 0 of torch::autograd::CopySlices, is at version 1; expected "
+            "version 0 instead.")):
+        z.sum().backward()
     with tgrad.autograd.set_detect_anomaly(True):
         y = x.exp()
         y[0] = 3.0
@@ -135,7 +142,7 @@ def test_inplace_records_and_rebases():
     old = y.grad_fn
     y.mul_(3)
     assert y.grad_fn.name() == "MulBackward0" and y.grad_fn is not old
-    assert y.grad_fn.next_functions[0] == (old, 0) and y._version[0] == 1
+    assert y.grad_fn.next_functions[0] == (old, 0) and y._version == 1
     y.exp_()
     assert y.grad_fn.name() == "ExpBackward0"
     y.sum().backward()
@@ -207,7 +214,8 @@ def test_copyslices_graph_and_values():
     assert v.grad_fn.name() == "SliceBackward0" and v._base is y
     mul_node = y.grad_fn
     v.mul_(3)
-    assert y.grad_fn.name() == "CopySlices" and v.grad_fn.name() == "AsStridedBackward0"
+    assert y.grad_fn.name() == "torch::autograd::CopySlices" and v.grad_fn.name() == "AsStridedBackward0"
+    assert re.fullmatch(r"<CopySlices object at 0x[0-9a-f]+>", repr(y.grad_fn))
     assert y.grad_fn.next_functions == ((mul_node, 0), (None, 0))
     assert v.grad_fn.next_functions == ((y.grad_fn, 0),)
     assert repr(y) == "tensor([ 2., 12., 18.,  8.], grad_fn=<CopySlices>)"
@@ -236,7 +244,7 @@ def test_setitem_into_a_tensor_that_did_not_require_grad():
     row = out[0]
     w = leaf([1.0, 2.0])
     out[1] = w * 3
-    assert out.grad_fn.name() == "CopySlices" and out.requires_grad and not out.is_leaf
+    assert out.grad_fn.name() == "torch::autograd::CopySlices" and out.requires_grad and not out.is_leaf
     assert row.grad_fn.name() == "AsStridedBackward0" and row.requires_grad   # regenerated lazily
     (out * tgrad.tensor([[1.0, 1.0], [2.0, 5.0]])).sum().backward()
     np.testing.assert_array_equal(_np(w.grad), [6.0, 15.0])
@@ -271,7 +279,7 @@ def test_inplace_through_chained_and_transposed_views():
     r2 = r[1:]
     r2.mul_(5)
     assert (y.grad_fn.name(), r.grad_fn.name(), r2.grad_fn.name()) == (
-        "CopySlices", "AsStridedBackward0", "AsStridedBackward0")
+        "torch::autograd::CopySlices", "AsStridedBackward0", "AsStridedBackward0")
     np.testing.assert_array_equal(_np(y), [[1, 10, 15], [4, 5, 6]])
     (y * tgrad.arange(6.).view(2, 3)).sum().backward()
     np.testing.assert_array_equal(_np(x.grad), [[0, 5, 10], [3, 4, 5]])

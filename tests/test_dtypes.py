@@ -2,6 +2,8 @@
 
 Expected promotions were taken from PyTorch 2.13 (torch.promote_types / torch.result_type).
 """
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -169,12 +171,26 @@ def test_dtype_attributes_and_aliases():
     assert tgrad.bool is D.bool_ and tgrad.bfloat16.np == np.dtype(ml_dtypes.bfloat16)
 
 
-def test_unknown_dtypes_error():
-    with pytest.raises(TypeError, match="unknown dtype 'float8'"):
-        tgrad.zeros(2, dtype="float8")
-    with pytest.raises(TypeError, match="complex64"):
-        tgrad.zeros(2, dtype=np.complex64)
+def test_dtype_arguments_must_be_dtypes():
+    # PyTorch takes a dtype or Python's float / int / bool; names and numpy dtypes are TypeErrors
+    bads = (("float32", "str"), (np.float32, "type"), (np.dtype("float32"), "numpy.dtypes.Float32DType"),
+            (object(), "object"))
+    for make, fn in ((tgrad.zeros, "zeros"), (tgrad.ones, "ones"), (tgrad.empty, "empty"), (tgrad.rand, "rand")):
+        for bad, name in bads:
+            with pytest.raises(TypeError, match=re.escape(f"{fn}(): argument 'dtype' must be torch.dtype, not {name}")):
+                make(2, dtype=bad)
+    calls = {"tensor": lambda dt: tgrad.tensor([1], dtype=dt), "full": lambda dt: tgrad.full((2,), 1, dtype=dt),
+             "zeros_like": lambda dt: tgrad.zeros_like(tgrad.ones(2), dtype=dt),
+             "arange": lambda dt: tgrad.arange(3, dtype=dt), "sum": lambda dt: tgrad.ones(2).sum(dtype=dt),
+             "softmax": lambda dt: tgrad.nn.functional.softmax(tgrad.ones(2), 0, dtype=dt),
+             "to": lambda dt: tgrad.ones(2).to(dtype=dt)}
+    for fn, call in calls.items():
+        with pytest.raises(TypeError, match=re.escape(f"{fn}(): argument 'dtype' must be torch.dtype, not str")):
+            call("float32")
+    assert tgrad.zeros(2, dtype=float).dtype is tgrad.float64       # Python float is float64 in PyTorch
+    assert tgrad.zeros(2, dtype=int).dtype is tgrad.int64 and tgrad.zeros(2, dtype=bool).dtype is tgrad.bool
+    assert tgrad.ones(2).to(float).dtype is tgrad.float64
     with pytest.raises(TypeError, match="can't convert np.ndarray of type numpy.complex128"):
         tgrad.tensor(np.array([1j]))
-    with pytest.raises(TypeError):
-        tgrad.zeros(2, dtype=object())
+    with pytest.raises(TypeError, match="^invalid dtype object: only floating-point types are supported"):
+        tgrad.set_default_dtype("float32")

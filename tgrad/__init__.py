@@ -45,7 +45,7 @@ from .memory import OutOfMemoryError  # noqa: E402
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,  # noqa: E402
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
-from .tensor import Size, Tensor  # noqa: E402
+from .tensor import Size, Tensor, contiguous_format, memory_format, preserve_format  # noqa: E402
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
 from . import nn, optim, utils  # noqa: E402
 from . import profiler  # noqa: E402

@@ -6,14 +6,16 @@ backend; everything else is written by kernels (fill, random).
 import math
 import numbers
 
+import ml_dtypes
 import numpy as np
 
 from . import dtypes as D
 from .device import _canonical
+from .kernels import _geometry as G
 from .kernels import elementwise as KE
 from .kernels import random as KR
 from .random import default_generator
-from .tensor import Tensor, _new, empty as _empty
+from .tensor import Tensor, _check_memory_format, _new, empty as _empty
 
 
 def _shape_arg(size):
@@ -34,36 +36,27 @@ def _finish(t, requires_grad):
 
 
 def _infer_dtype(data):
-    """PyTorch's inference: bools -> bool, ints -> int64, floats -> default dtype, numpy keeps its dtype."""
-    if isinstance(data, np.ndarray):
+    """PyTorch's inference: bool -> bool, int -> int64, float -> default dtype; numpy values and tensors keep
+    their dtype; a sequence promotes its items' dtypes (an empty one is the default dtype)."""
+    if isinstance(data, (np.ndarray, np.generic)):
         return D.from_numpy_dtype(data.dtype)
-    if isinstance(data, np.generic):
-        return D.from_numpy_dtype(data.dtype)
-    flat = []
-    stack = [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif isinstance(x, Tensor):
-            flat.append(x.dtype)
-        else:
-            flat.append(x)
-    kind = 0
-    for v in flat:
-        if isinstance(v, D.dtype):
-            kind = max(kind, v._kind)
-        elif isinstance(v, (bool, np.bool_)):
-            pass
-        elif isinstance(v, (int, np.integer)):
-            kind = max(kind, 1)
-        elif isinstance(v, (float, np.floating)):
-            kind = 2
-        else:
-            raise TypeError(f"Could not infer dtype of {type(v).__name__}")
-    if not flat:
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, bool):
+        return D.bool_
+    if isinstance(data, int):
+        return D.int64
+    if isinstance(data, float):
         return D.get_default_dtype()
-    return (D.bool_, D.int64, D.get_default_dtype())[kind]
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not isinstance(data, (list, tuple)):
+        raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    dt = None
+    for x in data:
+        d = _infer_dtype(x)
+        dt = d if dt is None else D.promote_types(dt, d)
+    return dt if dt is not None else D.get_default_dtype()
 
 
 def _to_numpy(data):
@@ -74,9 +67,78 @@ def _to_numpy(data):
     return np.asarray(data)
 
 
+def _is_seq(x):
+    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0)
+
+
+def _check_nested(data, dt):
+    """PyTorch's errors for nested sequences that are not rectangular (sizes come from the first items;
+    as in PyTorch, nothing is checked when they give no element); returns the sizes."""
+    sizes = []
+    x = data
+    while _is_seq(x):
+        sizes.append(len(x))
+        if not len(x):
+            return sizes
+        x = x[0]
+    stack = [(data, 0)]
+    while stack:
+        x, dim = stack.pop()
+        if dim == len(sizes):
+            if _is_seq(x):
+                raise TypeError(f"must be real number, not {type(x).__name__}" if dt.is_floating_point else
+                                f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            continue
+        if not _is_seq(x):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+        stack.extend((y, dim + 1) for y in reversed(x))
+    return sizes
+
+
+def _has_big_int(data):
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, int) and not -2 ** 63 <= x < 2 ** 63:
+            return True
+    return False
+
+
+def _python_values(data, dt):
+    """Python (or numpy scalar) data as a numpy array, checked as PyTorch checks values it unpacks: ints
+    beyond int64 and values outside an integer dtype's range raise."""
+    try:
+        arr = _to_numpy(data)
+    except ValueError:
+        sizes = _check_nested(data, dt)
+        if 0 not in sizes:
+            raise
+        arr = np.zeros(sizes)
+    if dt.is_floating_point or dt is D.bool_:
+        if arr.dtype == object:         # Python ints beyond int64 are converted as floats (or truth values)
+            try:
+                arr = arr.astype(np.float64 if dt.is_floating_point else bool)
+            except TypeError:
+                pass                    # not numbers: tensor() says so
+        return arr
+    if arr.dtype.kind in "uOf" and _has_big_int(data):      # numpy's type for ints beyond int64
+        raise ValueError("Overflow when unpacking long long")
+    if arr.dtype.kind in "iuf" and arr.size:
+        info = np.iinfo(dt.np)
+        lo = -info.max if info.min == 0 and arr.dtype.kind != "f" else info.min     # uint8 takes -1 as 255
+        if np.isnan(arr).any() or arr.min() < lo or arr.max() > info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow")
+    return arr
+
+
 def from_host(arr, dtype, device):
     """A new contiguous tensor holding numpy ``arr`` converted to ``dtype`` on ``device``."""
-    arr = np.require(np.asarray(arr).astype(dtype.np, copy=False), requirements="C")
+    with np.errstate(over="ignore", invalid="ignore"):      # out of range: inf or wrapped, as in PyTorch
+        arr = np.require(np.asarray(arr).astype(dtype.np, copy=False), requirements="C")
     t = _empty(arr.shape, dtype, device)
     if arr.nbytes:
         t._storage.copy_from_host(arr.ctypes.data, arr.nbytes, 0)
@@ -85,20 +147,21 @@ def from_host(arr, dtype, device):
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (nested lists, numbers, numpy arrays, tensors) into a new tensor."""
-    dt = D.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    arr = _to_numpy(data)
+    dt = D.to_dtype(dtype, "tensor") if dtype is not None else _infer_dtype(data)
+    arr = data if isinstance(data, np.ndarray) else _python_values(data, dt)
     if arr.dtype == object:
         raise TypeError("tensor(): data must be numbers or nested sequences of numbers of equal length")
     return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
 
 
 def scalar_tensor(value, dtype=None, device=None, requires_grad=False):
-    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    dt = D.to_dtype(dtype, "scalar_tensor") if dtype is not None else D.get_default_dtype()
     return _finish(from_host(np.asarray(value), dt, _canonical(device)), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but returns ``data`` itself when it already is a tensor of that dtype/device."""
+    dtype = D.to_dtype(dtype, "as_tensor") if dtype is not None else None
     if isinstance(data, Tensor):
         return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)
     if isinstance(data, np.ndarray) and (device is None or _canonical(device).type == "cpu") and dtype is None:
@@ -124,49 +187,66 @@ def from_numpy(arr):
     return _new(st, -lo, arr.shape, strides, dt)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False, out=None):
-    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    return _finish(_empty(_shape_arg(size), dt, _canonical(device)), requires_grad)
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False,
+          out=None):
+    """``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))`` (so zeros, ones, rand, randn)."""
+    if size is not None:
+        if args:
+            raise TypeError("empty() got multiple values for argument 'size'")
+        args = (size,)
+    dt = D.to_dtype(dtype, "empty") if dtype is not None else D.get_default_dtype()
+    return _finish(_empty(_shape_arg(args), dt, _canonical(device)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
-    if dtype is None:
+    if dtype is not None:
+        dtype = D.to_dtype(dtype, "full")
+    else:
         dtype = (D.bool_, D.int64, D.get_default_dtype())[D.scalar_kind(fill_value)]
     t = empty(*_shape_arg((size,)), dtype=dtype, device=device)
     KE.fill(t, fill_value)
     return _finish(t, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=dtype, device=device)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*args, size=size, dtype=D.to_dtype(dtype, "zeros") if dtype is not None else None, device=device)
     KE.fill(t, 0)
     return _finish(t, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=dtype, device=device)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*args, size=size, dtype=D.to_dtype(dtype, "ones") if dtype is not None else None, device=device)
     KE.fill(t, 1)
     return _finish(t, requires_grad)
 
 
-def _like(t, dtype, device):
-    return dict(dtype=dtype if dtype is not None else t.dtype, device=device if device is not None else t.device)
+def _like(t, dtype, device, fn, memory_format):
+    """An uninitialised tensor of ``t``'s shape (and dtype and device unless given) for ``fn``; with
+    preserve_format (the default) it has ``t``'s strides when ``t`` is dense (PyTorch)."""
+    dt = D.to_dtype(dtype, fn) if dtype is not None else t.dtype
+    out = _empty(tuple(t.shape), dt, _canonical(device) if device is not None else t.device)
+    if _check_memory_format(fn, memory_format):
+        strides = G.preserved_strides(tuple(t.shape), t.stride())
+        if strides != out.stride():
+            out = _new(out._storage, 0, out.shape, strides, dt)
+    return out
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return empty(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+    return _finish(_like(input, dtype, device, "empty_like", memory_format), requires_grad)
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return zeros(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+    return _finish(KE.fill(_like(input, dtype, device, "zeros_like", memory_format), 0), requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return ones(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+    return _finish(KE.fill(_like(input, dtype, device, "ones_like", memory_format), 1), requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return full(tuple(input.shape), fill_value, requires_grad=requires_grad, **_like(input, dtype, device))
+    t = _like(input, dtype, device, "full_like", memory_format)
+    return _finish(KE.fill(t, fill_value), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -177,13 +257,17 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     start, end, step = vals
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not all(math.isfinite(v) for v in vals):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(0, math.ceil((end - start) / step))
     if dtype is None:
         is_float = any(isinstance(v, float) for v in vals)
         dtype = D.get_default_dtype() if is_float else D.int64
-    dt = D.to_dtype(dtype)
+    dt = D.to_dtype(dtype, "arange")
+    if dt is D.bool_:
+        raise NotImplementedError(f"\"arange_{_canonical(device).type}\" not implemented for 'Bool'")
     acc = np.float64 if dt.is_floating_point else np.int64
     arr = start + np.arange(n, dtype=acc) * np.asarray(step, dtype=acc)
     return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
@@ -192,18 +276,21 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    dt = D.to_dtype(dtype, "linspace") if dtype is not None else D.get_default_dtype()
     # PyTorch computes the first half from start and the second half from end
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     i = np.arange(steps, dtype=np.float64)
     half = steps // 2
-    arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i)) if steps != 1 else np.full(1, start)
     return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     m = n if m is None else m
-    t = zeros(n, m, dtype=dtype, device=device)
+    for name, v in (("n", n), ("m", m)):
+        if isinstance(v, int) and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    t = zeros(n, m, dtype=D.to_dtype(dtype, "eye") if dtype is not None else None, device=device)
     k = min(n, m)
     if k:
         KE.fill(t._view_of((k,), (m + 1,)), 1)
@@ -215,7 +302,28 @@ def _gen(generator):
     return generator if generator is not None else default_generator
 
 
+_CPP_FLOAT_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def _check_random(t, dist, lo, hi):
+    """PyTorch's checks of a uniform (dist 0) or normal (dist 1) fill, before anything is drawn."""
+    if not t.dtype.is_floating_point:
+        kernel = "check_uniform_bounds" if dist == 0 else f"normal_kernel_{t.device.type}"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.TENSOR_TYPE_NAMES[t.dtype][:-6]}'")
+    if dist == 0:
+        big = float(ml_dtypes.finfo(t.dtype.np).max)
+        for name, v in (("from", lo), ("to", hi)):
+            if not -big <= v <= big:
+                raise RuntimeError(f"{name} is out of bounds for {_CPP_FLOAT_NAMES[t.dtype.name]}")
+        if lo > hi:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={lo:g} > to={hi:g}")
+    elif hi < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {hi:g}")
+
+
 def _random_fill(t, dist, lo, hi, generator):
+    if dist != 2:
+        _check_random(t, dist, lo, hi)
     key, off = _gen(generator)._take(t.numel())
     if t.is_contiguous():
         KR.fill_random(t, key, off, dist, lo, hi)
@@ -226,51 +334,56 @@ def _random_fill(t, dist, lo, hi, generator):
     return t
 
 
-def _float_dtype(dtype):
-    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
-    if not dt.is_floating_point:
-        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dt.name}'")
-    return dt
-
-
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=_float_dtype(dtype), device=device)
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*args, size=size, dtype=D.to_dtype(dtype, "rand") if dtype is not None else None, device=device)
     return _finish(_random_fill(t, 0, 0.0, 1.0, generator), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    t = empty(*size, dtype=_float_dtype(dtype), device=device)
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    t = empty(*args, size=size, dtype=D.to_dtype(dtype, "randn") if dtype is not None else None, device=device)
     return _finish(_random_fill(t, 1, 0.0, 1.0, generator), requires_grad)
 
 
 def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    if size is None and isinstance(high, (tuple, list)):      # randint(high, size)
+        low, high, size = 0, low, high
+    if size is None:
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(high).__name__}")
     if high is None:
         low, high = 0, low
-    if size is None:
-        raise TypeError("randint() missing required argument 'size'")
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    t = empty(*_shape_arg((size,)), dtype=dtype or D.int64, device=device)
+    t = empty(*_shape_arg((size,)), dtype=D.to_dtype(dtype, "randint") if dtype is not None else D.int64,
+              device=device)
     return _finish(_random_fill(t, 2, low, high, generator), requires_grad)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False):
-    return rand(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    t = _like(input, dtype, device, "rand_like", memory_format)
+    return _finish(_random_fill(t, 0, 0.0, 1.0, None), requires_grad)
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False):
-    return randn(tuple(input.shape), requires_grad=requires_grad, **_like(input, dtype, device))
+def randn_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    t = _like(input, dtype, device, "randn_like", memory_format)
+    return _finish(_random_fill(t, 1, 0.0, 1.0, None), requires_grad)
 
 
-def randint_like(input, low=0, high=None, dtype=None, device=None):
-    return randint(low, high, tuple(input.shape), **_like(input, dtype, device))
+def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    t = _like(input, dtype, device, "randint_like", memory_format)
+    return _finish(_random_fill(t, 2, low, high, None), requires_grad)
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0..n-1: the argsort of n uniform draws (same on every device)."""
     keys = rand(n, generator=generator, dtype=D.float64, device="cpu")
     perm = np.argsort(keys._host_copy(), kind="stable")
-    return tensor(perm, dtype=dtype or D.int64, device=device)
+    return tensor(perm, dtype=D.to_dtype(dtype, "randperm") if dtype is not None else D.int64, device=device)
 
 
 def uniform_(t, a=0.0, b=1.0, generator=None):

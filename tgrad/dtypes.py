@@ -49,8 +49,6 @@ float64 = dtype("float64", np.float64, 2, 4)
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 FLOATING = (float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
-_ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
-            "short": int16, "bool": bool_}
 _BY_NP = {d.np: d for d in ALL}
 # Legacy tensor type names used in error messages ("[torch.FloatTensor [1, 10]]").
 TENSOR_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
@@ -62,29 +60,20 @@ def _by_name(name):
     return _BY_NAME[name]
 
 
-def to_dtype(d):
-    """Accept a tgrad dtype, a numpy dtype/type, or a name; raise a clear TypeError otherwise."""
+def to_dtype(d, fn=None):
+    """A ``dtype=`` argument of function ``fn``: a tgrad dtype, or Python's float / int / bool (float64 /
+    int64 / bool, as PyTorch takes them); anything else (names, numpy dtypes) raises PyTorch's TypeError."""
     if isinstance(d, dtype):
         return d
-    if isinstance(d, str):
-        r = _BY_NAME.get(d) or _ALIASES.get(d)
-        if r is None:
-            raise TypeError(f"unknown dtype '{d}'; expected one of {', '.join(_BY_NAME)}")
-        return r
     if d is float:
-        return get_default_dtype()
+        return float64
     if d is int:
         return int64
     if d is bool:
         return bool_
-    try:
-        nd = np.dtype(d)
-    except TypeError:
-        raise TypeError(f"expected a tgrad dtype, got {d!r}") from None
-    r = _BY_NP.get(nd)
-    if r is None:
-        raise TypeError(f"unsupported dtype {nd}; tgrad supports {', '.join(_BY_NAME)}")
-    return r
+    t = type(d)
+    tname = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    raise TypeError(f"{fn + '(): ' if fn else ''}argument 'dtype' must be torch.dtype, not {tname}")
 
 
 def from_numpy_dtype(nd):
@@ -105,9 +94,9 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
-    d = to_dtype(d)
     if d not in (float32, float64, float16, bfloat16):
-        raise TypeError("only floating-point types are supported as the default type")
+        raise TypeError(("" if isinstance(d, dtype) else "invalid dtype object: ")
+                        + "only floating-point types are supported as the default type")
     _default[0] = d
 
 

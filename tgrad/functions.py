@@ -260,7 +260,7 @@ def any(input, dim=None, keepdim=False):
 
 
 def clone(input, *, memory_format=None):
-    return input.clone()
+    return input.clone(memory_format=memory_format)
 
 
 def reshape(input, shape):

@@ -20,6 +20,30 @@ def _call(name, *args, **kw):
     return _dispatch.call(name, *args, **kw)
 
 
+class memory_format:
+    """``tgrad.preserve_format`` (the default of ``clone`` and ``*_like``: keep a dense input's strides) or
+    ``tgrad.contiguous_format``."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "tgrad." + self.name
+
+
+preserve_format = memory_format("preserve_format")
+contiguous_format = memory_format("contiguous_format")
+
+
+def _check_memory_format(fn, mf):
+    """True for preserve_format (or None), False for contiguous_format."""
+    if mf is None or mf is preserve_format:
+        return True
+    if mf is contiguous_format:
+        return False
+    raise TypeError(f"{fn}(): argument 'memory_format' must be torch.memory_format, not {type(mf).__name__}")
+
+
 class Size(tuple):
     """``torch.Size``: a tuple of ints that prints as ``tgrad.Size([2, 3])``."""
 
@@ -51,7 +75,7 @@ class Tensor:
             t = creation.tensor(args[0], dtype=D.get_default_dtype())
         else:
             t = creation.empty(*args, dtype=D.get_default_dtype(), **kwargs)
-        _init_from(self, t._storage, t._offset, t._shape, t._strides, t.dtype, _version=t._version)
+        _init_from(self, t._storage, t._offset, t._shape, t._strides, t.dtype, counter=t._version_counter)
 
     # ------------------------------------------------------------ metadata
     @property
@@ -109,6 +133,8 @@ class Tensor:
         return self._offset
 
     def is_contiguous(self, memory_format=None):
+        if 0 in self._shape:
+            return True             # no element is addressed (PyTorch)
         expected = 1
         for d, s in zip(reversed(self._shape), reversed(self._strides)):
             if d != 1 and s != expected:
@@ -163,9 +189,15 @@ class Tensor:
         A view whose base was modified in place since its grad_fn was set gets
         a fresh ``AsStridedBackward0`` of the base's current history.
         """
-        if self._view_mode and self._version[0] != self._grad_fn_version:
+        if self._view_mode and self._version_counter[0] != self._grad_fn_version:
             _dispatch.refresh_view_grad_fn(self)
         return self._grad_fn
+
+    @property
+    def _version(self):
+        """How many times the tensor (or a view of it, or its detach()) was modified in place: an int, as in
+        PyTorch; the counter itself is ``_version_counter``, a one-element list they share."""
+        return self._version_counter[0]
 
     @property
     def requires_grad(self):
@@ -173,6 +205,11 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        """Unlike ``requires_grad_(True)``, setting the flag on a non-leaf always raises (PyTorch)."""
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        if self.grad_fn is not None:
+            raise RuntimeError(_NON_LEAF_FLAG_MSG + ("" if value else _NON_LEAF_FLAG_HINT))
         self._set_requires_grad(value, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad=True):
@@ -184,10 +221,7 @@ class Tensor:
         the attribute, and factories / Parameter / Variable, the default)."""
         if self.grad_fn is not None:
             if not requires_grad:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to use a "
-                    "computed variable in a subgraph that doesn't require differentiation use "
-                    "var_no_grad = var.detach().")
+                raise RuntimeError(_NON_LEAF_FLAG_MSG + _NON_LEAF_FLAG_HINT)
             return self
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError(dtype_error)
@@ -285,7 +319,10 @@ class Tensor:
 
     @property
     def data(self):
-        return self._detached_alias()
+        """A detached alias with a fresh version counter: changes made through it are not tracked (PyTorch)."""
+        t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype)
+        t._inference = self._inference
+        return t
 
     @data.setter
     def data(self, value):
@@ -311,6 +348,16 @@ class Tensor:
             return tensor(other, device=self.device)
         raise TypeError(f"unsupported operand type: '{type(other).__name__}'")
 
+    def _wrap_opmath(self, other):
+        """mul/div: a Python number meets a float16/bfloat16 tensor as a float32 value, as in PyTorch (whose
+        kernels take it in float32, "opmath"); the result keeps self's dtype, a 0-dim operand not promoting
+        a tensor with dims of its category.  (A 0-dim self gets the number in its own dtype.)"""
+        if (self.dtype is D.float16 or self.dtype is D.bfloat16) and self._shape and isinstance(other, (int, float)) \
+                and not isinstance(other, bool):
+            from .creation import scalar_tensor
+            return scalar_tensor(other, dtype=D.float32, device=self.device)
+        return self._wrap(other)
+
     def _rwrap(self, other):
         if isinstance(other, Tensor):
             return other
@@ -332,22 +379,22 @@ class Tensor:
     subtract = sub
 
     def mul(self, other):
-        return _call("mul", self, self._wrap(other))
+        return _call("mul", self, self._wrap_opmath(other))
 
     def mul_(self, other):
-        return _inplace("mul", self, self._wrap(other))
+        return _inplace("mul", self, self._wrap_opmath(other))
 
     multiply = mul
 
     def div(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
             return _call("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
-        return _call("div", self, self._wrap(other))
+        return _call("div", self, self._wrap_opmath(other))
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
             return _inplace("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
-        return _inplace("div", self, self._wrap(other))
+        return _inplace("div", self, self._wrap_opmath(other))
 
     divide = div
     true_divide = div
@@ -373,7 +420,7 @@ class Tensor:
         return self.sub(other)
 
     def __rsub__(self, other):
-        return _call("sub", self._rwrap(other), self)
+        return _call("rsub", self, self._rwrap(other), alpha=1)
 
     def __isub__(self, other):
         return self.sub_(other)
@@ -382,7 +429,7 @@ class Tensor:
         return self.mul(other)
 
     def __rmul__(self, other):
-        return _call("mul", self._rwrap(other), self)
+        return _call("mul", self._wrap_opmath(other), self)
 
     def __imul__(self, other):
         return self.mul_(other)
@@ -391,7 +438,7 @@ class Tensor:
         return self.div(other)
 
     def __rtruediv__(self, other):
-        return _call("div", self._rwrap(other), self)
+        return self.reciprocal().mul(other)         # as PyTorch computes it (grad_fn MulBackward0)
 
     def __itruediv__(self, other):
         return self.div_(other)
@@ -855,10 +902,12 @@ class Tensor:
 
     # ------------------------------------------------------------ copies and conversion
     def clone(self, *, memory_format=None):
-        return _call("clone", self)
+        return _call("clone" if _check_memory_format("clone", memory_format) else "contiguous", self)
 
     def contiguous(self, memory_format=None):
-        return self if self.is_contiguous() else _call("clone", self)
+        if memory_format is not None and memory_format is not contiguous_format:
+            raise RuntimeError("contiguous(): only contiguous_format is supported")
+        return self if self.is_contiguous() else _call("contiguous", self)
 
     def copy_(self, src, non_blocking=False):
         if not isinstance(src, Tensor):
@@ -872,7 +921,7 @@ class Tensor:
         return _inplace("fill_", self, scalar_tensor(value, dtype=self.dtype, device=self.device))
 
     def zero_(self):
-        return self.fill_(0)
+        return _inplace("zero_", self)
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
@@ -880,13 +929,13 @@ class Tensor:
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
-            elif isinstance(a, D.dtype):
+            elif isinstance(a, D.dtype) or a in (float, int, bool):
                 dtype = a
             elif isinstance(a, (str, Device, int)) and not isinstance(a, bool):
                 device = a
             elif a is not None:
                 raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        dt = D.to_dtype(dtype) if dtype is not None else self.dtype
+        dt = D.to_dtype(dtype, "to") if dtype is not None else self.dtype
         dev = _canonical(device) if device is not None else self.device
         if dt is self.dtype and dev == self.device and not copy:
             return self
@@ -1065,7 +1114,7 @@ class Tensor:
         size = infer_size(_size_args(shape), self.numel())
         if compute_stride(self.shape, self.stride(), size) is not None:
             return _call("view", self, size=size)
-        return _call("unsafe_view", _call("clone", self), size=size)
+        return _call("unsafe_view", _call("contiguous", self), size=size)
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
@@ -1090,16 +1139,18 @@ class Tensor:
 
     @property
     def T(self):
-        if self.dim() <= 2:
+        if self.dim() == 0:
             return self.t()
-        return self.permute(*reversed(range(self.dim())))
+        return self.permute(*reversed(range(self.dim())))     # PermuteBackward0 also for 2 dims (PyTorch)
 
     @property
     def mT(self):
         return self.transpose(-2, -1)
 
     def squeeze(self, dim=None):
-        return _call("squeeze", self, dim=dim)
+        if dim is None:
+            return _call("squeeze", self)
+        return _call("squeeze_dims" if isinstance(dim, (tuple, list)) else "squeeze_dim", self, dim=dim)
 
     def unsqueeze(self, dim):
         return _call("unsqueeze", self, dim=dim)
@@ -1374,14 +1425,14 @@ class Tensor:
         return _call("alias", self)
 
     def _detached_alias(self):
-        t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype, _version=self._version)
+        t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype, counter=self._version_counter)
         t._inference = self._inference
         return t
 
     def _view_of(self, shape, strides, offset=None):
         """A view sharing storage and version counter (no autograd)."""
         t = _new(self._storage, self._offset if offset is None else offset, tuple(shape), tuple(strides),
-                 self.dtype, _version=self._version)
+                 self.dtype, counter=self._version_counter)
         t._base = self if self._base is None else self._base
         t._inference = self._inference
         return t
@@ -1467,7 +1518,7 @@ class Tensor:
         from ._tensor_str import format_tensor
         suffixes = []
         if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+            suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
         dev = None if self.device.type == "cpu" else str(self.device)
@@ -1515,7 +1566,7 @@ def _random_inplace(t, fill):
     if t.requires_grad and t.grad_fn is None and grad_mode.is_grad_enabled():
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     fill()
-    t._version[0] += 1
+    t._version_counter[0] += 1
     return t
 
 
@@ -1542,16 +1593,21 @@ def _wrap_dim(dim, ndim):
     return dim % n
 
 
-def _init_from(t, storage, offset, shape, strides, dtype, _version=None):
+_NON_LEAF_FLAG_MSG = "you can only change requires_grad flags of leaf variables."
+_NON_LEAF_FLAG_HINT = (" If you want to use a computed variable in a subgraph that doesn't require differentiation "
+                       "use var_no_grad = var.detach().")
+
+
+def _init_from(t, storage, offset, shape, strides, dtype, counter=None):
     t._storage = storage
     t._offset = offset
     t._shape = tuple(shape)
     t._strides = tuple(strides)
     t.dtype = dtype
-    t._version = _version if _version is not None else [0]
+    t._version_counter = counter if counter is not None else [0]   # shared by views and detach()
     t._requires_grad = False
     t._grad_fn = None
-    t._grad_fn_version = t._version[0]
+    t._grad_fn_version = t._version_counter[0]
     t._view_mode = None  # views made by view ops: True / "multi" in grad mode, False in no_grad
     t._grad = None
     t._base = None
@@ -1570,9 +1626,9 @@ def _inference_mode_enabled():
     return is_inference_mode_enabled()
 
 
-def _new(storage, offset, shape, strides, dtype, _version=None, cls=Tensor):
+def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):
     t = object.__new__(cls)
-    _init_from(t, storage, offset, shape, strides, dtype, _version)
+    _init_from(t, storage, offset, shape, strides, dtype, counter)
     return t
 
 

@@ -39,6 +39,11 @@ def vals(x):
     (lambda: t([1.0, 2.0]) < t([1.0, 2.0, 3.0]), RuntimeError,
      "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
     (lambda: tgrad.addcdiv(t([1]), t([1]), t([1])), RuntimeError, "Integer division with addcdiv"),
+    (lambda: t([True]) - t([True]), RuntimeError, "with two bool tensors is not supported. Use the `^` or"),
+    (lambda: t([True]) - t([1.0]), RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not "
+                                                 "supported. If you are trying to invert a mask, use the `~`"),
+    (lambda: t([1]) - t([False]), RuntimeError, "with a bool tensor is not supported"),
+    (lambda: 1 - t([True]), RuntimeError, "with a bool tensor is not supported"),
 ])
 def test_errors(fn, exc, msg):
     with pytest.raises(exc) as e:
@@ -52,7 +57,7 @@ def test_bad_input_changes_nothing():
         x.sqrt_()
     with pytest.raises(RuntimeError):
         x.remainder_(t([1, 0, 1]))
-    assert vals(x).tolist() == [1, 2, 3] and x._version[0] == 0
+    assert vals(x).tolist() == [1, 2, 3] and x._version == 0
 
 
 # ------------------------------------------------------------------ edge values (PyTorch's results)
@@ -142,6 +147,25 @@ def test_softplus_threshold_and_large_inputs():
 
 
 # ------------------------------------------------------------------ promotion and scalars
+@pytest.mark.parametrize("dt", [tgrad.float16, tgrad.bfloat16])
+def test_half_tensor_and_python_number_mul_div_in_float32(dt):
+    # PyTorch takes the number in float32 ("opmath"): ones(1, dtype=float16) / 0.3 is 3.333984375, not the
+    # 3.33203125 that 1 / float16(0.3) gives; 1e5 is no float16 but x / 1e5 is fine
+    xs = np.random.default_rng(0).standard_normal(500) * 50
+    x = t(xs, dt)
+    x32 = vals(x).astype(np.float32)
+    for s in (0.3, 0.1, 7.77, -2.2, 3001, 1e5, 1 / 3):
+        f = np.float32(s)
+        for got, want in ((x * s, x32 * f), (s * x, x32 * f), (x / s, x32 / f), (x.mul(s), x32 * f),
+                          (x.div(s), x32 / f), (x.clone().mul_(s), x32 * f), (x.clone().div_(s), x32 / f)):
+            assert got.dtype is dt
+            with np.errstate(over="ignore"):             # x * 1e5 overflows float16, to inf in both
+                np.testing.assert_array_equal(vals(got).astype(np.float32), want.astype(dt.np).astype(np.float32))
+    one = tgrad.ones(1, dtype=tgrad.float16) / 0.3
+    assert one.item() == float(np.float16(np.float32(1) / np.float32(0.3))) == 3.333984375
+    assert (x[0] * 0.3).dtype is dt                                   # a 0-dim self keeps its dtype too
+
+
 def test_type_promotion():
     i = t([1, 2, 3])
     assert i.sqrt().dtype is tgrad.float32 and i.sigmoid().dtype is tgrad.float32
@@ -173,8 +197,8 @@ def test_comparison_operators_and_hash():
 # ------------------------------------------------------------------ in-place forms
 def test_inplace_forms():
     x = t([-2.0, 0.5, 3.0])
-    v = x._version[0]
-    assert x.clamp_(-1, 1) is x and vals(x).tolist() == [-1.0, 0.5, 1.0] and x._version[0] == v + 1
+    v = x._version
+    assert x.clamp_(-1, 1) is x and vals(x).tolist() == [-1.0, 0.5, 1.0] and x._version == v + 1
     x.eq_(t([-1.0, 0.0, 1.0]))
     assert x.dtype is tgrad.float32 and vals(x).tolist() == [1.0, 0.0, 1.0]
     y = t([1.0, 2.0])

@@ -9,6 +9,7 @@ view's base instead (PyTorch's ``CopySlices``): the base's new grad_fn sends
 the gradient of the written region through the op's backward and the rest
 straight through; the view becomes an ``AsStridedBackward0`` of the base.
 """
+import math
 import threading
 import weakref
 
@@ -82,6 +83,20 @@ class OpNode(Node):
     def __init__(self, op):
         super().__init__()
         self.op = op
+
+    def __getattr__(self, item):
+        """``_saved_self_sym_sizes`` / ``_sym_strides`` / ``_sym_numel`` of the inputs the entry lists in ``meta``."""
+        op = self.__dict__.get("op")
+        key = item[len("_saved_"):]
+        if op is not None and item.startswith("_saved_") and key in op.meta:
+            name, _, what = key.rpartition("_sym_")
+            meta = self._input_meta[op.inputs.index(name)]
+            if what == "sizes":
+                return meta.shape
+            if what == "strides":
+                return meta.stride
+            return math.prod(meta.shape)
+        return super().__getattr__(item)
 
     def apply(self, grads):
         op = self.op
@@ -315,7 +330,7 @@ def call_inplace(name, self, *inputs, **attrs):
         _labelled(name, op.forward, self, *inputs, out=self, **attrs)
     else:
         op.forward(self, *inputs, out=self, **attrs)
-    self._version[0] += 1
+    self._version_counter[0] += 1
     if needs:
         node = _make_node(op, [old_self] + others, attrs)
         node.next_functions = (old_edge,) + node.next_functions[1:]
@@ -333,7 +348,7 @@ class CopySlices(Node):
     backward (``fn``); the rest of it passes to the old base unchanged.
     """
 
-    _name = "CopySlices"
+    _name = "torch::autograd::CopySlices"     # PyTorch's name(); the repr says <CopySlices ...>
 
     def __init__(self, base, view, fn, base_edge):
         super().__init__()
@@ -369,7 +384,7 @@ def _inplace_on_view(op, view, inputs, others, attrs):
         _labelled(op.name, op.forward, view, *inputs, out=view, **attrs)
     else:
         op.forward(view, *inputs, out=view, **attrs)
-    view._version[0] += 1
+    view._version_counter[0] += 1
     fn = _make_node(op, [old_view] + others, attrs)
     fn.next_functions = (old_view_edge,) + fn.next_functions[1:]
     fn._out_meta = ((tuple(view.shape), view.dtype, view.device),)
@@ -391,6 +406,6 @@ def _as_strided_node(base, view):
 def refresh_view_grad_fn(view):
     """Called by ``Tensor.grad_fn`` when a view's version moved since its grad_fn was set: the base (or
     another view of it) was modified in place, so the view's history is now its base's."""
-    view._grad_fn_version = view._version[0]
+    view._grad_fn_version = view._version_counter[0]
     if view._view_mode and view._base.requires_grad:
         _rebase(view, _as_strided_node(view._base, view))

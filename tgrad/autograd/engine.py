@@ -13,7 +13,9 @@
 
 Before a node runs: hooks registered on the tensors it produced
 (``Tensor.register_hook``), then ``retain_grad`` captures, then the node's
-own pre-hooks; after it: its post-hooks.  Unless ``retain_graph``, every
+own pre-hooks; after it: its post-hooks.  A requested input's node that
+does not run (``autograd.grad``) still runs the first two before its
+gradient is captured; one that runs captures first (PyTorch's order).  Unless ``retain_graph``, every
 node's saved tensors are released once it ran, so their memory returns to
 the allocator.
 
@@ -88,6 +90,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
             node, nr = edge_of(t)
             capture.setdefault((id(node), nr), []).append(i)
     captured = [None] * (len(inputs) if inputs is not None else 0)
+    capture_nodes = {k[0] for k in capture}
 
     # 1. dependencies
     deps = {}
@@ -132,12 +135,14 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
             slot = buffers.pop(id(node), {})
             n_out = len(getattr(node, "_out_meta", ())) or max(max(slot, default=0) + 1, 1)
             gin = [slot.pop(i, None) for i in range(n_out)]
-            if capture:
-                _capture(node, gin, capture, captured)
             if isinstance(node, AccumulateGrad):
                 run = accumulate and (inputs is None or (id(node), 0) in capture)
             else:
                 run = needed is None or id(node) in needed
+            if capture:
+                if not run and id(node) in capture_nodes:
+                    _run_tensor_pre_hooks(node, gin)    # a node that runs calls them after the capture (PyTorch)
+                _capture(node, gin, capture, captured)
             lin = _fold_target(node, gin, deps, buffers, needed, capture) if (fold and run) else None
             if lin is not None:         # relu's backward is left to the linear node below it
                 folded[id(lin)] = node._saved_tensors()["result"]
@@ -246,8 +251,13 @@ def _apply_folded(node, gin, relu_output):
             node._attrs = attrs
 
 
-def _run_node(node, gin, retain_graph, relu_output=None):
-    """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
+def _run_tensor_pre_hooks(node, gin):
+    """Hooks registered on the tensors ``node`` produced (``Tensor.register_hook``; a leaf's hooks are its
+    AccumulateGrad's), then ``retain_grad`` captures; ``gin`` is updated in place."""
+    if isinstance(node, AccumulateGrad):
+        if gin and gin[0] is not None:
+            gin[0] = run_tensor_hooks(node.variable._tensor_hooks, gin[0])
+        return
     for out_nr, hooks in list(getattr(node, "_tensor_pre_hooks", {}).values()):
         if gin[out_nr] is not None:
             gin[out_nr] = run_tensor_hooks(hooks, gin[out_nr])
@@ -256,6 +266,12 @@ def _run_node(node, gin, retain_graph, relu_output=None):
         g = gin[out_nr]
         if t is not None and g is not None:
             t._grad = g.clone() if t._grad is None else t._grad + g
+
+
+def _run_node(node, gin, retain_graph, relu_output=None):
+    """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
+    if not isinstance(node, AccumulateGrad):      # AccumulateGrad runs its variable's hooks itself
+        _run_tensor_pre_hooks(node, gin)
     for hook in list(node._pre_hooks.values()):
         r = hook(tuple(gin))
         if r is not None:
@@ -266,9 +282,6 @@ def _run_node(node, gin, retain_graph, relu_output=None):
     if all(g is None for g in gin):
         outs = (None,) * len(node.next_functions)
     else:
-        if node._released:
-            from .graph import FREED_MSG
-            raise RuntimeError(FREED_MSG)
         try:
             outs = node.apply(tuple(gin)) if relu_output is None else _apply_folded(node, gin, relu_output)
             if anomaly.is_anomaly_enabled():
@@ -307,13 +320,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                       "creating the graph to avoid this. If you have to use this function, make sure to reset the "
                       ".grad fields of your parameters to None after use to break the cycle and avoid the leak.",
                       UserWarning, stacklevel=3)
-    captured = run_backward(tensors, list(grad_tensors), retain_graph, create_graph, inputs=inputs,
-                            allow_unused=True, accumulate=True)
-    if inputs is not None:
-        # non-leaf inputs get their gradient accumulated into .grad too
-        for t, g in zip(inputs, captured):
-            if t.grad_fn is not None and g is not None:
-                t._grad = g if t._grad is None else t._grad + g
+    for t in inputs or ():
+        if t.grad_fn is not None:
+            t.retain_grad()     # non-leaf inputs get their gradient in .grad (PyTorch does the same)
+    run_backward(tensors, list(grad_tensors), retain_graph, create_graph, inputs=inputs, allow_unused=True,
+                 accumulate=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

@@ -56,7 +56,8 @@ FREED_MSG = ("Trying to backward through the graph a second time (or directly ac
 
 
 def _op_name(node):
-    """``ExpBackward0`` -> ``Exp``: how PyTorch names a tensor's producer in the version error."""
+    """``ExpBackward0`` -> ``Exp``: how PyTorch (2.13) names a tensor's producer in the version error
+    (``torch::autograd::CopySlices`` stays whole)."""
     return re.sub(r"Backward\d*$", "", node.name())
 
 
@@ -72,7 +73,7 @@ def version_error(t, saved_version, producer=None, output_nr=0):
                 "with tgrad.autograd.set_detect_anomaly(True).")
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"[{tname} {list(t.shape)}]{which} is at version {t._version[0]}; expected version {saved_version} "
+        f"[{tname} {list(t.shape)}]{which} is at version {t._version}; expected version {saved_version} "
         f"instead. {hint}")
 
 
@@ -89,7 +90,7 @@ class SavedTensor:
 
     def __init__(self, t, output_nr=None, grad_fn=None):
         from . import saved_hooks
-        self.version = t._version[0]
+        self.version = t._version_counter[0]
         self.output_nr = output_nr
         self.requires_grad = t.requires_grad
         self.grad_fn_ref = weakref.ref(grad_fn) if grad_fn is not None else None
@@ -108,7 +109,7 @@ class SavedTensor:
         t = self.tensor
         if t is None:
             raise RuntimeError(FREED_MSG)
-        if t._version[0] != self.version:
+        if t._version_counter[0] != self.version:
             if self.output_nr is not None:
                 node = self.grad_fn_ref() if self.grad_fn_ref is not None else None
                 raise version_error(t, self.version, node, self.output_nr)
@@ -149,7 +150,7 @@ class Node:
         return self._name
 
     def __repr__(self):
-        return f"<{self._name} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     @property
     def requires_grad(self):
@@ -180,8 +181,7 @@ class Node:
         return h
 
     def _saved_tensors(self):
-        if self._released:
-            raise RuntimeError(FREED_MSG)
+        """Unpacked saved tensors; a released one raises (a node that saved none runs again, as in PyTorch)."""
         return {k: v.unpack() for k, v in self._saved.items()}
 
     def _release(self):
@@ -215,9 +215,6 @@ class AccumulateGrad(Node):
         super().__init__()
         self.variable = variable
 
-    def __repr__(self):
-        return f"<AccumulateGrad object at {hex(id(self))}>"
-
     def apply(self, grads):
         return self._accumulate([grads[0]])     # grads (the caller's) still holds it: never stolen
 
@@ -233,14 +230,14 @@ class AccumulateGrad(Node):
         with AccumulateGrad._lock:
             if var._grad is None:
                 if grad_mode.is_grad_enabled():
-                    var._grad = g._copy_recorded() if g.requires_grad else g.detach().clone()
+                    var._grad = g._copy_recorded() if g.requires_grad else _clone_obey_contract(g, var)
                 # refs to g: the local and getrefcount's argument; to its storage: g's and the argument
                 elif (sys.getrefcount(g) <= 2 and sys.getrefcount(g._storage) <= 2 and g._base is None
                       and g._storage._owner is None and _obeys_layout_contract(g, var)):
                     g.__dict__.pop("_implicit_seed", None)
                     var._grad = g._detached_alias() if g.requires_grad else g
                 else:
-                    var._grad = g.detach().clone()
+                    var._grad = _clone_obey_contract(g, var)
             elif grad_mode.is_grad_enabled():
                 var._grad = var._grad + g
             else:
@@ -257,6 +254,16 @@ def _non_overlapping_and_dense(t):
             return False
         expected *= size
     return True
+
+
+def _clone_obey_contract(g, var):
+    """PyTorch's ``clone_obey_contract``: a copy of g with var's strides if var is non-overlapping and dense,
+    else a contiguous one."""
+    from ..tensor import contiguous_format
+    if not _non_overlapping_and_dense(var):
+        return g.detach().clone(memory_format=contiguous_format)
+    from ..creation import empty_like
+    return empty_like(var, dtype=g.dtype, device=g.device).copy_(g.detach())
 
 
 def _obeys_layout_contract(g, var):
@@ -316,7 +323,7 @@ def set_history(t, node, output_nr):
     t._requires_grad = True
     t._grad_fn = node
     t._output_nr = output_nr
-    t._grad_fn_version = t._version[0]
+    t._grad_fn_version = t._version_counter[0]
 
 
 def accumulator_for(t):

@@ -91,3 +91,48 @@ def launch_geometry(shape, stride_lists):
         else:
             per.append(([0] * (MAX_DIMS - nd) + list(st), nd))
     return sizes[1:], per
+
+
+def non_overlapping_and_dense(shape, strides):
+    """Every element has its own address and the addresses fill a block without gaps (PyTorch's test;
+    true without elements)."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in sorted(((d, s) for d, s in zip(shape, strides) if d >= 2), key=lambda p: p[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def preserved_strides(shape, strides):
+    """Strides of a copy made with ``memory_format=preserve_format`` (``clone``, ``empty_like``): the input's
+    own if it is non-overlapping and dense, else dense ones in the input's stride order (PyTorch's
+    ``infer_dense_strides``: size-0/1 and stride-0 dims keep their place)."""
+    if non_overlapping_and_dense(shape, strides):
+        return tuple(strides)
+    nd = len(shape)
+    perm = list(range(nd - 1, -1, -1))      # innermost first
+
+    def should_swap(a, b):
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa != sb:
+            return 1 if sa > sb else -1
+        return 1 if shape[a] > shape[b] else 0
+    for i in range(1, nd):                  # insertion sort, as PyTorch's
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out, acc = [0] * nd, 1
+    for d in perm:
+        out[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(out)

@@ -9,7 +9,7 @@ class Parameter(Tensor):
         if data is None:
             from ..creation import empty
             data = empty(0)
-        t = _new(data._storage, data._offset, data._shape, data._strides, data.dtype, _version=data._version,
+        t = _new(data._storage, data._offset, data._shape, data._strides, data.dtype, counter=data._version_counter,
                  cls=cls)
         t._inference = data._inference
         t._set_requires_grad(requires_grad)

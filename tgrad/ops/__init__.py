@@ -14,16 +14,18 @@ Contract of an entry (see ``Op``):
   dtype, accumulates and pads ``None``.
 - ``node``: the grad_fn class name PyTorch uses; ``save``: which inputs /
   ``result`` the backward needs (exposed as ``grad_fn._saved_<name>``; attrs
-  are exposed the same way).
+  are exposed the same way); ``meta``: the input geometry PyTorch's node also
+  exposes, from the metadata every node keeps (``"self_sym_sizes"`` is
+  ``grad_fn._saved_self_sym_sizes``; ``_sym_strides`` and ``_sym_numel`` too).
 """
 
 
 class Op:
     __slots__ = ("name", "forward", "backward", "node", "inputs", "save", "outputs",
-                 "nondiff_outputs", "view", "once_differentiable")
+                 "nondiff_outputs", "view", "once_differentiable", "meta")
 
     def __init__(self, name, forward, backward=None, node=None, inputs=("self",), save=(), outputs=1,
-                 nondiff_outputs=(), view=False, once_differentiable=False):
+                 nondiff_outputs=(), view=False, once_differentiable=False, meta=()):
         self.name = name
         self.forward = forward
         self.backward = backward
@@ -34,6 +36,7 @@ class Op:
         self.nondiff_outputs = tuple(nondiff_outputs)
         self.view = view
         self.once_differentiable = once_differentiable
+        self.meta = tuple(meta)
 
     def __repr__(self):
         return f"Op({self.name!r}, node={self.node!r})"

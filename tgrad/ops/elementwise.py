@@ -11,7 +11,7 @@ import math
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
-from ..tensor import empty
+from ..tensor import _new, empty
 from . import Op
 
 
@@ -55,6 +55,17 @@ def copy_forward(self, *, dtype=None, out=None):
 
 def copy_backward(ctx, grad):
     return (grad,)
+
+
+def clone_forward(self, *, out=None):
+    """A copy of ``self`` keeping its layout (``memory_format=preserve_format``; ``contiguous`` is the
+    entry for contiguous copies)."""
+    if out is None:
+        out = empty(self.shape, self.dtype, self.device)
+        strides = G.preserved_strides(tuple(self.shape), self.stride())
+        if strides != out.stride():
+            out = _new(out._storage, 0, out.shape, strides, out.dtype)
+    return K.copy(self, out)
 
 
 def to_copy_forward(self, *, dtype=None, out=None):
@@ -119,6 +130,15 @@ def fill_backward(ctx, grad):
     return (grad.mul(0), grad.sum())
 
 
+def zero_forward(self, *, out=None):
+    """``self.zero_()`` (its own entry: PyTorch's grad_fn is ZeroBackward0, with no value input)."""
+    return K.fill(out if out is not None else self, 0)
+
+
+def zero_backward(ctx, grad):
+    return (_zeros(grad),)
+
+
 # ------------------------------------------------------------------ arithmetic
 def _binary(fn):
     def forward(self, other, *, alpha=1, out=None):
@@ -149,6 +169,9 @@ def sub_forward(self, other, *, alpha=1, out=None):
     if self.dtype is D.bool_ and other.dtype is D.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                            "`^` or `logical_xor()` operator instead.")
+    if self.dtype is D.bool_ or other.dtype is D.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
     _alpha_check(self, other, alpha)
     return _binary(K.sub_fn)(self, other, alpha=alpha, out=out)
 
@@ -156,6 +179,16 @@ def sub_forward(self, other, *, alpha=1, out=None):
 def sub_backward(ctx, grad):
     a = ctx.attrs.get("alpha", 1)
     return grad, (None if not ctx.needs_input_grad[1] else grad.neg() if a == 1 else grad.mul(-a))
+
+
+def rsub_forward(self, other, *, alpha=1, out=None):
+    """``other - alpha * self``: ``1 - x`` with a Python number (PyTorch's rsub, RsubBackward1)."""
+    return sub_forward(other, self, alpha=alpha, out=out)
+
+
+def rsub_backward(ctx, grad):
+    a = ctx.attrs.get("alpha", 1)
+    return (grad.neg() if a == 1 else grad.mul(-a)), (grad if ctx.needs_input_grad[1] else None)
 
 
 mul_forward = _binary(K.mul_fn)
@@ -195,13 +228,16 @@ def neg_backward(ctx, grad):
 
 
 ENTRIES = [
-    Op("clone", copy_forward, copy_backward, "CloneBackward0"),
+    Op("clone", clone_forward, copy_backward, "CloneBackward0"),
+    Op("contiguous", copy_forward, copy_backward, "CloneBackward0"),
     Op("clone_copy", copy_forward, copy_backward, "CopyBackwards"),
     Op("to_copy", to_copy_forward, to_copy_backward, "ToCopyBackward0"),
     Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src")),
     Op("fill_", fill_forward, fill_backward, "FillBackward1", inputs=("self", "value")),
+    Op("zero_", zero_forward, zero_backward, "ZeroBackward0"),
     Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other")),
     Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other")),
+    Op("rsub", rsub_forward, rsub_backward, "RsubBackward1", inputs=("self", "other")),
     Op("mul", mul_forward, mul_backward, "MulBackward0", inputs=("self", "other"), save=("self", "other")),
     Op("div", div_forward, div_backward, "DivBackward0", inputs=("self", "other"), save=("self", "other")),
     Op("neg", neg_forward, neg_backward, "NegBackward0"),

@@ -381,7 +381,7 @@ def matmul(a, b):
     if da == 2 and db == 1:
         return _c("mv", a, b)
     if da == 1 and db == 2:
-        return _c("squeeze", _c("mm", _c("unsqueeze", a, dim=0), b), dim=0)
+        return _c("squeeze_dim", _c("mm", _c("unsqueeze", a, dim=0), b), dim=0)
     if da == 2 and db == 2:
         return _c("mm", a, b)
     if _should_fold(a, b):
@@ -399,9 +399,9 @@ def matmul(a, b):
         return out.mT.contiguous() if transpose else out
     if da == 3 and db == 3 and a.shape[0] != b.shape[0]:
         if a.shape[0] == 1 and a.requires_grad:
-            return matmul(_c("squeeze", a, dim=0), b)
+            return matmul(_c("squeeze_dim", a, dim=0), b)
         if b.shape[0] == 1 and b.requires_grad:
-            return matmul(a, _c("squeeze", b, dim=0))
+            return matmul(a, _c("squeeze_dim", b, dim=0))
     n = a.shape[-2] if da > 1 else 1
     k1 = a.shape[-1]
     k2, p = (b.shape[-2], b.shape[-1]) if db > 1 else (b.shape[0], 1)
@@ -416,7 +416,7 @@ def matmul(a, b):
         b3 = _c("expand", b, size=batch + (k2, p)).reshape(nb, k2, p)
     out = _c("bmm", a3, b3)
     if db == 1:
-        out = _c("squeeze", out, dim=-1)
+        out = _c("squeeze_dim", out, dim=-1)
     shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
     return _c("unsafe_view", out, size=shape)
 
@@ -431,7 +431,8 @@ def outer(a, b):
 
 
 ENTRIES = [
-    Op("mm", mm_forward, mm_backward, "MmBackward0", inputs=("self", "mat2"), save=("self", "mat2")),
+    Op("mm", mm_forward, mm_backward, "MmBackward0", inputs=("self", "mat2"), save=("self", "mat2"),
+       meta=("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
     Op("bmm", bmm_forward, bmm_backward, "BmmBackward0", inputs=("self", "mat2"), save=("self", "mat2")),
     Op("mv", mv_forward, mv_backward, "MvBackward0", inputs=("self", "vec"), save=("self", "vec")),
     Op("dot", dot_forward, dot_backward, "DotBackward0", inputs=("self", "tensor"), save=("self", "tensor")),

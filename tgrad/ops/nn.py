@@ -73,7 +73,8 @@ def _softmax(log):
     def forward(input, *, dim, _stacklevel=None, dtype=None):
         x = input
         if dtype is not None:
-            x = KE.copy(input, empty(input.shape, D.to_dtype(dtype), input.device))
+            dt = D.to_dtype(dtype, "log_softmax" if log else "softmax")
+            x = KE.copy(input, empty(input.shape, dt, input.device))
         _float_check(x, "log_softmax_lastdim_kernel_impl" if log else "softmax_lastdim_kernel_impl")
         d = _wrap_dim(dim, x.dim())
         xs, outer, K, inner, sx = rows3(x, d)
@@ -271,7 +272,7 @@ def _seed_grad(ctx, grad):
     """The gradient the forward wrote for grad = 1, if ``grad`` is loss.backward()'s unmodified implicit seed
     and no graph is recorded (the saved tensor is a constant); else None."""
     seed_grad = ctx.saved.get("seed_grad")
-    if (seed_grad is not None and getattr(grad, "_implicit_seed", False) and grad._version[0] == 0
+    if (seed_grad is not None and getattr(grad, "_implicit_seed", False) and grad._version_counter[0] == 0
             and not _grad_enabled()):
         return seed_grad
     return None

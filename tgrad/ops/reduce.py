@@ -123,15 +123,15 @@ def _nonempty(name, x, dims, dim):
 
 
 # ------------------------------------------------------------------ sum, mean, prod
-def _sum_dtype(x, dtype):
+def _sum_dtype(x, dtype, name):
     if dtype is not None:
-        return D.to_dtype(dtype)
+        return D.to_dtype(dtype, name)
     return x.dtype if x.dtype.is_floating_point else D.int64
 
 
 def sum_forward(self, *, dim=None, keepdim=False, dtype=None, _shape=None):
     dims = reduce_dims(dim, self.dim())
-    return _reduce("sum", self, dims, keepdim, _sum_dtype(self, dtype), shape=_shape)
+    return _reduce("sum", self, dims, keepdim, _sum_dtype(self, dtype, "sum"), shape=_shape)
 
 
 def sum_backward(ctx, grad):
@@ -139,7 +139,7 @@ def sum_backward(ctx, grad):
 
 
 def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
-    dt = D.to_dtype(dtype) if dtype is not None else self.dtype
+    dt = D.to_dtype(dtype, "mean") if dtype is not None else self.dtype
     if not dt.is_floating_point:
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
@@ -156,7 +156,7 @@ def mean_backward(ctx, grad):
 
 
 def prod_forward(self, *, dim=None, keepdim=False, dtype=None):
-    return _reduce("prod", self, reduce_dims(dim, self.dim()), keepdim, _sum_dtype(self, dtype))
+    return _reduce("prod", self, reduce_dims(dim, self.dim()), keepdim, _sum_dtype(self, dtype, "prod"))
 
 
 def _has_zero(x):
@@ -386,7 +386,7 @@ def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
     op = _norm_op(p)
     if op in ("norminf", "normneginf"):
         _no_identity(self, p, dim)
-    x = self if dtype is None else self.to(D.to_dtype(dtype))
+    x = self if dtype is None else self.to(D.to_dtype(dtype, "norm"))
     return _reduce(op, x, dims, keepdim, x.dtype, p=float(p) if op == "normp" else 0.0)
 
 
@@ -416,7 +416,7 @@ def norm_backward(ctx, grad):
 # ------------------------------------------------------------------ cumsum, cumprod
 def _scan(op, self, dim, dtype, reverse=False):
     d = _wrap_dim(dim, self.dim())
-    dt = _sum_dtype(self, dtype)
+    dt = _sum_dtype(self, dtype, "cum" + op)
     x = self if self.is_contiguous() else KE.copy(self, empty(self.shape, self.dtype, self.device))
     out = empty(self.shape, dt, self.device)
     if self.dim() == 0:
@@ -517,10 +517,10 @@ def sum_to_size_backward(ctx, grad):
 
 
 ENTRIES = [
-    Op("sum", sum_forward, sum_backward, "SumBackward1"),
-    Op("sum_all", sum_forward, sum_backward, "SumBackward0"),
-    Op("mean", mean_forward, mean_backward, "MeanBackward1"),
-    Op("mean_all", mean_forward, mean_backward, "MeanBackward0"),
+    Op("sum", sum_forward, sum_backward, "SumBackward1", meta=("self_sym_sizes",)),
+    Op("sum_all", sum_forward, sum_backward, "SumBackward0", meta=("self_sym_sizes",)),
+    Op("mean", mean_forward, mean_backward, "MeanBackward1", meta=("self_sym_sizes", "self_sym_numel")),
+    Op("mean_all", mean_forward, mean_backward, "MeanBackward0", meta=("self_sym_sizes", "self_sym_numel")),
     Op("sum_to_size", sum_to_size_forward, sum_to_size_backward, "SumBackward1"),
     Op("prod", prod_forward, prod_backward, "ProdBackward1", save=("self", "result")),
     Op("prod_all", prod_forward, prod_backward, "ProdBackward0", save=("self", "result")),

@@ -676,13 +676,15 @@ def diag_embed_backward(ctx, grad):
 
 ENTRIES = [
     Op("alias", alias_forward, alias_backward, "AliasBackward0", view=True),
-    Op("view", view_forward, view_backward, "ViewBackward0", view=True),
+    Op("view", view_forward, view_backward, "ViewBackward0", view=True, meta=("self_sym_sizes",)),
     Op("unsafe_view", unsafe_view_forward, view_backward, "UnsafeViewBackward0"),  # not a view for autograd
-    Op("expand", expand_forward, expand_backward, "ExpandBackward0", view=True),
+    Op("expand", expand_forward, expand_backward, "ExpandBackward0", view=True, meta=("self_sym_sizes",)),
     Op("permute", permute_forward, permute_backward, "PermuteBackward0", view=True),
     Op("transpose", transpose_forward, transpose_backward, "TransposeBackward0", view=True),
     Op("t", t_forward, t_backward, "TBackward0", view=True),
-    Op("squeeze", squeeze_forward, squeeze_backward, "SqueezeBackward0", view=True),
+    Op("squeeze", squeeze_forward, squeeze_backward, "SqueezeBackward0", view=True, meta=("self_sym_sizes",)),
+    Op("squeeze_dim", squeeze_forward, squeeze_backward, "SqueezeBackward1", view=True, meta=("self_sym_sizes",)),
+    Op("squeeze_dims", squeeze_forward, squeeze_backward, "SqueezeBackward2", view=True, meta=("self_sym_sizes",)),
     Op("unsqueeze", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward0", view=True),
     Op("select", select_forward, select_backward, "SelectBackward0", view=True),
     Op("slice", slice_forward, slice_backward, "SliceBackward0", view=True),

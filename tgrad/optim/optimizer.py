@@ -45,7 +45,7 @@ def _bump_step(step_t):
         return step_t.item()
     view = step_t.numpy()
     view[...] = view + 1
-    step_t._version[0] += 1
+    step_t._version_counter[0] += 1
     return float(view)
 
 
@@ -171,7 +171,7 @@ class Optimizer:
             dispatch.call(name, params, grads, *states, **attrs)
         for t in chain(params, *states):
             if t is not None:
-                t._version[0] += 1
+                t._version_counter[0] += 1
 
     # ------------------------------------------------------------ state dicts
     def state_dict(self):

@@ -67,8 +67,8 @@ def to_tensor(a, dtype, device, requires_grad=False, noncontig=False):
     """numpy array -> tgrad tensor of ``dtype`` (optionally non-contiguous: every other element of a wider buffer)."""
     from .. import creation
     arr = np.asarray(a)
-    if not dtype.is_floating_point:
-        arr = np.rint(arr) if dtype is not D.bool_ else arr != 0
+    if not dtype.is_floating_point:     # (an ndarray even when 0-dim: numpy data converts as numpy casts)
+        arr = np.asarray(np.rint(arr) if dtype is not D.bool_ else arr != 0)
     if noncontig and arr.ndim >= 1 and arr.size > 1:
         wide = np.zeros(arr.shape[:-1] + (arr.shape[-1] * 2,), dtype=arr.dtype)
         wide[..., ::2] = arr

@@ -368,7 +368,7 @@ class Module:
         """Move and/or cast parameters and buffers; only floating-point ones change dtype."""
         device, dtype = _parse_to(args, dict(kwargs))
         if dtype is not None:
-            dtype = D.to_dtype(dtype)
+            dtype = D.to_dtype(dtype, "to")
             if not dtype.is_floating_point:
                 raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                                 f"dtype={dtype}")

@@ -45,6 +45,7 @@ OPS = [
     OpInfo("add_alpha", lambda x, y: tgrad.add(x, y, alpha=2), lambda x, y: x + 2 * y,
            _binary_samples(), dtypes=ALL_NUM, covers=("add",)),
     OpInfo("sub", lambda x, y: x - y, lambda x, y: x - y, _binary_samples(), dtypes=ALL_NUM),
+    OpInfo("rsub", lambda x: 1.5 - x, lambda x: 1.5 - x, _unary_samples(), dtypes=FLOATS + (D.int64,)),
     OpInfo("mul", lambda x, y: x * y, lambda x, y: x * y, _binary_samples(), dtypes=ALL_NUM),
     OpInfo("div", lambda x, y: x / y, lambda x, y: x / y, _binary_samples(avoid_zero=True), dtypes=FLOATS),
     OpInfo("neg", lambda x: -x, lambda x: -x, _unary_samples(), dtypes=FLOATS + (D.int64, D.int32)),
@@ -59,6 +60,8 @@ OPS = [
            dtypes=FLOATS),
     OpInfo("exp", lambda x: x.exp(), np.exp, _unary_samples(), dtypes=FLOATS),
     OpInfo("clone", lambda x: x.clone(), lambda x: x, _unary_samples(), dtypes=ALL_NUM + (D.bool_,)),
+    OpInfo("contiguous", lambda x: x.permute(*reversed(range(x.dim()))).contiguous(), lambda x: x.T,
+           _unary_samples(), dtypes=ALL_NUM + (D.bool_,), covers=("permute",)),
     OpInfo("to_copy", lambda x: x.to(tgrad.float64, copy=True), lambda x: x, _unary_samples(),
            dtypes=FLOATS + (D.int64,)),
     OpInfo("copy_", lambda x, y: x.clone().copy_(y), lambda x, y: np.broadcast_to(y, x.shape).copy(),
@@ -66,6 +69,8 @@ OPS = [
            dtypes=ALL_NUM, covers=("clone",)),
     OpInfo("fill_", lambda x: x.clone().fill_(2.5), lambda x: np.full_like(x, 2.5),
            lambda rng: [SampleInput(rng.uniform(-1, 1, s)) for s in [(3, 4), (), (7,)]], dtypes=FLOATS),
+    OpInfo("zero_", lambda x: x.clone().zero_(), np.zeros_like,
+           lambda rng: [SampleInput(rng.uniform(-1, 1, s)) for s in [(3, 4), (), (7,)]], dtypes=ALL_NUM),
 ]
 
 
