@@ -298,6 +298,10 @@ OPS += [
            dtypes=(D.int64, D.int32, D.int8, D.uint8, D.bool_), grad=False),
     OpInfo("bitwise_xor", lambda x, y: x ^ y, _bits(np.bitwise_xor), _b(-60, 60, scalar=None),
            dtypes=(D.int64, D.int32, D.int8, D.uint8, D.bool_), grad=False),
+    # outputs over 1e-30 .. 1e30 (fp32 pow through fp32 exp2/log2 was ~90 ulp off there)
+    OpInfo("pow_tensor_wide", lambda x, y: x ** y, np.power, _b(0.1, 10.0, -30.0, 30.0, scalar=27.3),
+           dtypes=(D.float32, D.float64), grad=False, covers=("pow_tensor", "pow"),
+           tol={"float32": (0.0, 2.4e-7)}),   # 2 ulp
     OpInfo("pow_tensor_int", lambda x, y: x ** y, _int_pow,
            lambda rng: [SampleInput(rng.uniform(-4, 4, s), rng.uniform(-2, 5, s)) for s in [(7,), (3, 4), ()]],
            dtypes=(D.int64, D.int32), grad=False, covers=("pow_tensor",)),
