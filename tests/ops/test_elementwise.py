@@ -169,6 +169,15 @@ def test_pow_gradients_at_special_values():
     _same(vals(e.grad), [0.0, 0.0, -inf, 0.0, nan, -inf])
 
 
+@pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.float64])
+def test_atan2_special_values_are_c99(dtype):
+    """+-0, +-inf (atan2(+-inf, +-inf) = +-pi/4, +-3pi/4), NaN and extremes paired every way, as numpy."""
+    v = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 1e30, -3e-30])
+    y, x = (a.ravel().astype(dtype.np) for a in np.meshgrid(v, v, indexing="ij"))
+    ref = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(dtype.np)
+    _same(vals(tgrad.atan2(t(y, dtype), t(x, dtype))), ref, 2.4e-7 if dtype is tgrad.float32 else 4.5e-16)
+
+
 def test_nan_propagation_and_special_values():
     nan = float("nan")
     np.testing.assert_array_equal(vals(t([nan, 1.0]).clamp(0, 0.5)), [nan, 0.5])
