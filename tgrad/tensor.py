@@ -1027,6 +1027,12 @@ class Tensor:
     def argmin(self, dim=None, keepdim=False):
         return _call("argmin", self, dim=dim, keepdim=keepdim)
 
+    def softmax(self, dim, dtype=None):
+        return _call("softmax", self, dim=dim, dtype=dtype)
+
+    def log_softmax(self, dim, dtype=None):
+        return _call("log_softmax", self, dim=dim, dtype=dtype)
+
     def logsumexp(self, dim, keepdim=False):
         return _call("logsumexp", self, dim=dim, keepdim=keepdim)
 
