@@ -17,15 +17,6 @@ and float64 parameters see them unrounded (a Python float kernel argument
 would be fp32).  The optimizer (``OP``) and its structural choices (momentum
 on/off, nesterov, amsgrad ...) are constexprs.  Values are computed in fp32
 (fp64 for float64) and cast on store.
-
-The updates follow PyTorch's default cpu path (the single-tensor loop of
-``torch/optim/*.py``) operation by operation, with ATen's cpu rounding:
-``x.add(y, alpha=a)`` and ``x.addcmul(t1, t2, value=v)`` are one fma each
-(``fma(a, y, x)``, ``fma(v t1, t2, x)``), ``lerp`` is an fma on either side of
-w = 0.5, ``x.addcdiv(t1, t2, value=v)`` is ``x + (v t1) / t2``.  In fp32 on cpu
-this gives PyTorch's bits except where a square root is taken: PyTorch's cpu
-sqrt (MKL's) is not correctly rounded (1 ulp off for ~1 in 6 values), the
-interpreter's (numpy's) is.  On cuda, Triton's division and sqrt may differ by ulps.
 """
 import numpy as np
 import triton
@@ -42,9 +33,8 @@ STATES = 3          # state pointers per slot (a, b, c)
 
 @triton.jit
 def _lerp(a, b, w):
-    """ATen's lerp on cpu: fma(w, b - a, a) for w < 0.5, else b - (b - a)(1 - w) as one fma."""
-    d = b - a
-    return tl.where(w < 0.5, tl.fma(w, d, a), tl.fma(-d, 1.0 - w, b))
+    """PyTorch's lerp: a + w (b - a) for w < 0.5, else b - (b - a)(1 - w)."""
+    return tl.where(w < 0.5, a + w * (b - a), b - (b - a) * (1.0 - w))
 
 
 @triton.jit
@@ -57,18 +47,18 @@ def _sgd(hp_ptr, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.con
     one_minus_dampening = tl.load(hp_ptr + 2).to(COMPUTE)
     weight_decay = tl.load(hp_ptr + 3).to(COMPUTE)
     if HAS_WD:
-        g = tl.fma(weight_decay, p, g)                  # grad.add(param, alpha=weight_decay)
+        g = g + weight_decay * p
     if MOMENTUM:
         if FIRST:
             buf = g
-        else:                                           # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            buf = tl.fma(one_minus_dampening, g, tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum)
+        else:
+            buf = tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum + one_minus_dampening * g
         cast_store(a_ptr, buf, mask)
         if NESTEROV:
-            g = tl.fma(momentum, buf, g)                # grad.add(buf, alpha=momentum)
+            g = g + momentum * buf
         else:
             g = buf
-    cast_store(p_ptr, tl.fma(-lr, g, p), mask)          # param.add_(grad, alpha=-lr)
+    cast_store(p_ptr, p - lr * g, mask)
 
 
 @triton.jit
@@ -90,16 +80,16 @@ def _adam(hp_ptr, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, mask, COMPUTE: tl.constex
         if DECOUPLED:
             p = p * decay
         else:
-            g = tl.fma(weight_decay, p, g)
+            g = g + weight_decay * p
     m = _lerp(tl.load(m_ptr, mask=mask).to(COMPUTE), g, w1)
-    v = tl.fma(w2 * g, g, tl.load(v_ptr, mask=mask).to(COMPUTE) * beta2)      # v.mul_(beta2).addcmul_(g, g, w2)
+    v = tl.load(v_ptr, mask=mask).to(COMPUTE) * beta2 + w2 * (g * g)
     cast_store(m_ptr, m, mask)
     cast_store(v_ptr, v, mask)
     if AMSGRAD:
         v = tl.maximum(tl.load(vmax_ptr, mask=mask).to(COMPUTE), v)
         cast_store(vmax_ptr, v, mask)
     denom = tl.sqrt(v) / bc2_sqrt + eps
-    cast_store(p_ptr, p + (-step_size * m) / denom, mask)      # param.addcdiv_(m, denom, value=-step_size)
+    cast_store(p_ptr, p - step_size * (m / denom), mask)
 
 
 @triton.jit
@@ -115,21 +105,21 @@ def _rmsprop(hp_ptr, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.con
     weight_decay = tl.load(hp_ptr + 4).to(COMPUTE)
     momentum = tl.load(hp_ptr + 5).to(COMPUTE)
     if HAS_WD:
-        g = tl.fma(weight_decay, p, g)
-    sq = tl.fma(w * g, g, tl.load(sq_ptr, mask=mask).to(COMPUTE) * alpha)
+        g = g + weight_decay * p
+    sq = tl.load(sq_ptr, mask=mask).to(COMPUTE) * alpha + w * (g * g)
     cast_store(sq_ptr, sq, mask)
     if CENTERED:
         ga = _lerp(tl.load(ga_ptr, mask=mask).to(COMPUTE), g, w)
         cast_store(ga_ptr, ga, mask)
-        avg = tl.sqrt(tl.fma(-ga, ga, sq)) + eps                 # sq.addcmul(ga, ga, value=-1).sqrt_().add_(eps)
+        avg = tl.sqrt(sq - ga * ga) + eps
     else:
         avg = tl.sqrt(sq) + eps
     if MOMENTUM:
-        buf = tl.load(buf_ptr, mask=mask).to(COMPUTE) * momentum + g / avg    # buf.mul_(momentum).addcdiv_(g, avg)
+        buf = tl.load(buf_ptr, mask=mask).to(COMPUTE) * momentum + g / avg
         cast_store(buf_ptr, buf, mask)
-        cast_store(p_ptr, tl.fma(-lr, buf, p), mask)
+        cast_store(p_ptr, p - lr * buf, mask)
     else:
-        cast_store(p_ptr, p + (-lr * g) / avg, mask)
+        cast_store(p_ptr, p - lr * (g / avg), mask)
 
 
 @triton.jit
@@ -139,10 +129,10 @@ def _adagrad(hp_ptr, p_ptr, p, g, s_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl
     eps = tl.load(hp_ptr + 1).to(COMPUTE)
     weight_decay = tl.load(hp_ptr + 2).to(COMPUTE)
     if HAS_WD:
-        g = tl.fma(weight_decay, p, g)
-    s = tl.fma(g, g, tl.load(s_ptr, mask=mask).to(COMPUTE))
+        g = g + weight_decay * p
+    s = tl.load(s_ptr, mask=mask).to(COMPUTE) + g * g
     cast_store(s_ptr, s, mask)
-    cast_store(p_ptr, p + (-clr * g) / (tl.sqrt(s) + eps), mask)
+    cast_store(p_ptr, p - clr * (g / (tl.sqrt(s) + eps)), mask)
 
 
 @triton.jit
