@@ -126,13 +126,25 @@ def _binary_fn(name):
     return f
 
 
-maximum = _binary_fn("maximum")
-minimum = _binary_fn("minimum")
+def _tensors_fn(name, method=None):
+    """``tgrad.<name>(input, other)`` for ops PyTorch defines on two tensors only: a number raises its TypeError."""
+    def f(input, other, *, out=None):
+        for arg, pos, v in (("input", 1, input), ("other", 2, other)):
+            if not isinstance(v, Tensor):
+                raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
+        return _out(getattr(input, method or name)(other), out)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``tgrad.{name}(input, other)``: the same as ``input.{method or name}(other)`` (tensors only)."
+    return f
+
+
+maximum = _tensors_fn("maximum")
+minimum = _tensors_fn("minimum")
 fmod = _binary_fn("fmod")
 remainder = _binary_fn("remainder")
 floor_divide = _binary_fn("floor_divide")
-atan2 = _binary_fn("atan2")
-arctan2 = atan2
+atan2 = _tensors_fn("atan2")
+arctan2 = _tensors_fn("arctan2", "atan2")
 eq = _binary_fn("eq")
 ne = _binary_fn("ne")
 lt = _binary_fn("lt")
@@ -140,9 +152,9 @@ le = _binary_fn("le")
 gt = _binary_fn("gt")
 ge = _binary_fn("ge")
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
-logical_and = _binary_fn("logical_and")
-logical_or = _binary_fn("logical_or")
-logical_xor = _binary_fn("logical_xor")
+logical_and = _tensors_fn("logical_and")
+logical_or = _tensors_fn("logical_or")
+logical_xor = _tensors_fn("logical_xor")
 bitwise_and = _binary_fn("bitwise_and")
 bitwise_or = _binary_fn("bitwise_or")
 bitwise_xor = _binary_fn("bitwise_xor")

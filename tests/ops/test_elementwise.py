@@ -39,6 +39,17 @@ def vals(x):
     (lambda: t([1.0, 2.0]) < t([1.0, 2.0, 3.0]), RuntimeError,
      "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
     (lambda: tgrad.addcdiv(t([1]), t([1]), t([1])), RuntimeError, "Integer division with addcdiv"),
+    (lambda: tgrad.maximum(t([1.0]), 2), TypeError, "maximum(): argument 'other' (position 2) must be Tensor, not int"),
+    (lambda: tgrad.minimum(2.0, t([1.0])), TypeError,
+     "minimum(): argument 'input' (position 1) must be Tensor, not float"),
+    (lambda: tgrad.atan2(t([1.0]), 2.0), TypeError, "atan2(): argument 'other' (position 2) must be Tensor, not float"),
+    (lambda: tgrad.arctan2(t([1.0]), 2), TypeError, "arctan2(): argument 'other' (position 2) must be Tensor, not int"),
+    (lambda: tgrad.logical_and(t([1.0]), True), TypeError,
+     "logical_and(): argument 'other' (position 2) must be Tensor, not bool"),
+    (lambda: tgrad.lerp(t([1, 2]), t([3, 4]), 0.5), NotImplementedError,
+     "\"lerp_kernel_scalar\" not implemented for 'Long'"),
+    (lambda: tgrad.lerp(t([1, 2]), t([3, 4]), t([1, 0])), NotImplementedError,
+     "\"lerp_kernel_tensor\" not implemented for 'Long'"),
 ])
 def test_errors(fn, exc, msg):
     with pytest.raises(exc) as e:

@@ -920,9 +920,15 @@ def _same_dtype(self, other, name):
         raise RuntimeError(f"expected dtype {self.dtype} for `{name}` but got dtype {other.dtype}")
 
 
+def _float_only(x, kernel):
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_legacy(x.dtype)}'")
+
+
 def lerp_forward(self, end, *, weight, out=None):
     """self + weight (end - self) for a Python-number weight."""
     _same_dtype(self, end, "end")
+    _float_only(self, "lerp_kernel_scalar")
     o = _broadcast_out(out, self.dtype, "lerp", self, end)
     return K.binary(K.lerp_fn, self, end, o, *K.split64(weight), compute=K.compute_type(self.dtype))
 
@@ -935,6 +941,7 @@ def lerp_backward(ctx, g):
 def lerp_tensor_forward(self, end, weight, *, out=None):
     _same_dtype(self, end, "end")
     _same_dtype(self, weight, "weight")
+    _float_only(self, "lerp_kernel_tensor")
     o = _broadcast_out(out, self.dtype, "lerp", self, end, weight)
     return K.ternary(K.lerp_tensor_fn, self, end, weight, o, compute=K.compute_type(self.dtype))
 
