@@ -768,16 +768,19 @@ def minimum_fn(x, y, p0, p1):
 
 @triton.jit
 def atan2_fn(y, x, p0, p1):
-    """atan2(y, x): atan of min/max of |y|, |x| in [0, 1], then reflected into the quadrant."""
+    """atan2(y, x): atan of min/max of |y|, |x| in [0, 1] (1 when both are infinite: +-pi/4, +-3pi/4),
+    then reflected into the quadrant; signed zeros as C99, NaN if either is NaN."""
     ay = tl.abs(y)
     ax = tl.abs(x)
     hi = tl.maximum(ax, ay)
     lo = tl.minimum(ax, ay)
-    a = atan01_h(lo / tl.where(hi == 0, 1.0, hi))
+    q = tl.where(hi == float("inf"), tl.where(lo == float("inf"), 1.0, 0.0), lo / tl.where(hi == 0, 1.0, hi))
+    a = atan01_h(q)
     a = tl.where(ay > ax, 1.57079632679489661923 - a, a)
     a = tl.where(x < 0, 3.14159265358979323846 - a, a)
     a = tl.where((x == 0) & (y == 0), tl.where(1.0 / x < 0, 3.14159265358979323846 - a, a), a)  # a = 0 here
-    return tl.where((y < 0) | ((y == 0) & (1.0 / y < 0)), -a, a)
+    a = tl.where((y < 0) | ((y == 0) & (1.0 / y < 0)), -a, a)
+    return tl.where((x != x) | (y != y), float("nan"), a)
 
 
 @triton.jit
