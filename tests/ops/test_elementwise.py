@@ -368,3 +368,43 @@ def test_integer_add_stays_exact():
     big = 2 ** 40 + 1
     assert vals(t([big]).add(t([1]), alpha=2)).tolist() == [big + 2]
     assert vals(t([big]) - t([1])).tolist() == [big - 1]
+
+
+# ------------------------------------------------------------------ device checks (no GPU needed)
+class _OnDevice:
+    """What check_devices reads of a tensor, .device (a real tgrad.device) and .dim(), for devices absent here."""
+
+    def __init__(self, dev, ndim):
+        self.device, self._ndim = tgrad.device(dev), ndim
+
+    def dim(self):
+        return self._ndim
+
+
+@pytest.mark.parametrize("devs,msg", [
+    ([("cpu", 1), ("cuda:0", 1)], "cpu and cuda:0"),
+    ([("cuda:0", 1), ("cpu", 1)], "cuda:0 and cpu"),
+    ([("cuda:0", 0), ("cpu", 1)], "cuda:0 and cpu"),          # a 0-d cuda tensor is no cpu scalar
+    ([("cpu", 0), ("cuda:0", 2), ("cuda:1", 1)], "cuda:0 and cuda:1"),
+    ([("cuda:0", 1), ("cpu", 0), ("cpu", 1)], "cuda:0 and cpu"),
+])
+def test_check_devices_rejects_two_devices(devs, msg):
+    with pytest.raises(RuntimeError) as e:
+        dispatch.check_devices("add", [_OnDevice(d, n) for d, n in devs])
+    assert str(e.value) == (f"Expected all tensors to be on the same device, but found at least two devices, "
+                            f"{msg}! (when checking arguments for add)")
+
+
+@pytest.mark.parametrize("devs", [
+    [("cpu", 0), ("cuda:0", 1)],                                # a 0-d cpu tensor joins cuda in either order
+    [("cuda:0", 1), ("cpu", 0)],
+    [("cpu", 0), ("cuda:0", 0), ("cpu", 0)],
+    [("cpu", 0), ("cpu", 1)],
+])
+def test_check_devices_allows_cpu_scalars_anywhere(devs):
+    dispatch.check_devices("add", [_OnDevice(d, n) for d, n in devs])
+
+
+def test_cpu_scalar_tensor_mixes_on_cpu():
+    np.testing.assert_array_equal(vals(t(1.5) + t([1.0, 2.0])), [2.5, 3.5])
+    np.testing.assert_array_equal(vals(t([1.0, 2.0]) * t(2.0)), [2.0, 4.0])
