@@ -58,7 +58,7 @@ def _tri_samples(rng):
     return [SampleInput(rng.uniform(-1, 1, (3, 4)), k) for k in (0, 1, -1)] + [
         SampleInput(rng.uniform(-1, 1, (2, 3, 3)), 0), SampleInput(rng.uniform(-1, 1, (4, 2)), -3),
         SampleInput(rng.uniform(-1, 1, (33, 7)), 2, grad=False), SampleInput(rng.uniform(-1, 1, (0, 3)), 0, grad=False),
-        SampleInput(rng.uniform(-1, 1, (2, 1, 3, 4)), 1)]
+        SampleInput(rng.uniform(-1, 1, (2, 1, 3, 4)), 1), SampleInput(rng.uniform(-1, 1, (3, 40, 30)), -4, grad=False)]
 
 
 OPS += [
@@ -67,11 +67,13 @@ OPS += [
                         SampleInput(*_xs(rng, (2, 3), (2, 1)), dim=1),
                         SampleInput(*_xs(rng, (2, 0, 3), (2, 2, 3)), dim=-2, grad=False),
                         SampleInput(*_xs(rng, (7,), (33,)), grad=False),
-                        SampleInput(*_xs(rng, (1, 2, 3, 2)), dim=3)], dtypes=DT),
+                        SampleInput(*_xs(rng, (1, 2, 3, 2)), dim=3),
+                        SampleInput(*_xs(rng, (600, 3), (500, 3)), grad=False)], dtypes=DT),
     OpInfo("stack", lambda *xs, dim=0: tgrad.stack(list(xs), dim), lambda *xs, dim=0: np.stack(xs, dim),
            lambda rng: [SampleInput(*_xs(rng, (2, 3), (2, 3))), SampleInput(*_xs(rng, (3,), (3,), (3,)), dim=1),
                         SampleInput(*_xs(rng, (), ())), SampleInput(*_xs(rng, (2, 3, 2), (2, 3, 2)), dim=-1),
-                        SampleInput(*_xs(rng, (0, 2), (0, 2)), grad=False)], dtypes=DT),
+                        SampleInput(*_xs(rng, (0, 2), (0, 2)), grad=False),
+                        SampleInput(*_xs(rng, (1000,), (1000,)), dim=1, grad=False)], dtypes=DT),
     OpInfo("split", _split_op, _split_ref,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (5, 3)), 2), SampleInput(rng.uniform(-1, 1, (2, 6)), 3, dim=1),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), 1, dim=-1),
@@ -83,24 +85,29 @@ OPS += [
     OpInfo("unbind", lambda x, dim=0: x.unbind(dim), lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 2))), SampleInput(rng.uniform(-1, 1, (2, 3, 2)), dim=1),
                         SampleInput(rng.uniform(-1, 1, (2, 4)), dim=-1)], dtypes=DT),
-    OpInfo("flip", lambda x, dims: x.flip(dims), lambda x, dims: np.flip(x, dims),
+    OpInfo("flip", lambda x, dims: x.flip(dims), lambda x, dims: np.flip(x, dims) if x.ndim else x,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), (0,)),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (0, 2)),
                         SampleInput(rng.uniform(-1, 1, (7,)), (-1,)),
                         SampleInput(rng.uniform(-1, 1, (2, 1, 3, 2)), (1, 2, 3)),
                         SampleInput(rng.uniform(-1, 1, (1000,)), (0,), grad=False),
-                        SampleInput(rng.uniform(-1, 1, (0, 3)), (1,), grad=False)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), (1,), grad=False),
+                        SampleInput(rng.uniform(-1, 1, ()), (0,))], dtypes=DT),
     OpInfo("roll", lambda x, s, d=None: x.roll(s, d), lambda x, s, d=None: np.roll(x, s, d),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, 0), SampleInput(rng.uniform(-1, 1, (3, 4)), -5, 1),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (1, 2), (0, 2)),
                         SampleInput(rng.uniform(-1, 1, (2, 3)), 4), SampleInput(rng.uniform(-1, 1, (7,)), 0, 0),
                         SampleInput(rng.uniform(-1, 1, (33,)), 10, grad=False),
-                        SampleInput(rng.uniform(-1, 1, (0, 3)), 1, 1, grad=False)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), 1, 1, grad=False),
+                        SampleInput(rng.uniform(-1, 1, ()), 3),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), 7, 0, grad=False)], dtypes=DT),
     OpInfo("repeat", lambda x, r: x.repeat(*r), lambda x, r: np.tile(x, r),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2, 2)),
                         SampleInput(rng.uniform(-1, 1, (3,)), (2, 1, 2)), SampleInput(rng.uniform(-1, 1, ()), (3,)),
                         SampleInput(rng.uniform(-1, 1, (2, 1, 3)), (1, 3, 1)),
-                        SampleInput(rng.uniform(-1, 1, (2, 3)), (0, 2), grad=False)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), (0, 2), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), (2, 2), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (10, 10)), (5, 4), grad=False)], dtypes=DT),
     OpInfo("tile", lambda x, r: x.tile(r), lambda x, r: np.tile(x, r),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2,)), SampleInput(rng.uniform(-1, 1, (3,)), (2, 2))],
            dtypes=DT, covers=("repeat",)),
@@ -211,7 +218,9 @@ def _masked_samples(rng):
             SampleInput(rng.uniform(-1, 1, (3, 4)), _mask(rng, (4,))),
             SampleInput(rng.uniform(-1, 1, (2, 1, 3)), _mask(rng, (2, 4, 3))),
             SampleInput(rng.uniform(-1, 1, ()), True),
-            SampleInput(rng.uniform(-1, 1, (33,)), _mask(rng, (33,)), grad=False)]
+            SampleInput(rng.uniform(-1, 1, (33,)), _mask(rng, (33,)), grad=False),
+            SampleInput(rng.uniform(-1, 1, (0, 3)), _mask(rng, (3,)), grad=False),
+            SampleInput(rng.uniform(-1, 1, (40, 30)), _mask(rng, (40, 30)), grad=False)]
 
 
 def _t(v):
@@ -299,7 +308,7 @@ OPS += [
 OPS += [
     OpInfo("nonzero", lambda x: x.nonzero(), lambda x: np.argwhere(x) if x.ndim else np.zeros((int(x != 0), 0)),
            lambda rng: [SampleInput(np.where(rng.uniform(size=s) < 0.5, 0.0, rng.uniform(-1, 1, s)))
-                        for s in [(3, 4), (7,), (), (2, 3, 4), (0, 2), (33,)]],
+                        for s in [(3, 4), (7,), (), (2, 3, 4), (0, 2), (33,), (40, 30)]],
            dtypes=DT, grad=False),
     OpInfo("hstack", lambda *xs: tgrad.hstack(xs), lambda *xs: np.hstack(xs),
            lambda rng: [SampleInput(*_xs(rng, (2, 3), (2, 1))), SampleInput(*_xs(rng, (3,), (2,)))], dtypes=DT,
@@ -372,7 +381,10 @@ OPS += [
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), [[0, -1], [11, 3]]),
                         SampleInput(rng.uniform(-1, 1, (7,)), [6, 6, -7, 0]),
                         SampleInput(rng.uniform(-1, 1, ()), [0, -1]),
-                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), rng.integers(-24, 24, (33,)).tolist())], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), rng.integers(-24, 24, (33,)).tolist()),
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), [], grad=False),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), rng.integers(-1200, 1200, (1000,)).tolist(),
+                                    grad=False)], dtypes=DT),
     OpInfo("index_fill", lambda x, d, i: x.index_fill(d, tgrad.tensor(i, dtype=tgrad.int64), -0.5),
            lambda x, d, i: _index_fill_ref(x, d, i),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, [0, -1]),
