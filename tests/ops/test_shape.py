@@ -168,7 +168,7 @@ def test_diagonal_is_a_view(device):
     assert tgrad.diag_embed(x).grad_fn.name() == "DiagEmbedBackward0"
 
 
-# ------------------------------------------------------------------ 0-d tensors (expectations checked against PyTorch 2.13)
+# ------------------------------------------------------------------ 0-d tensors (expectations from PyTorch 2.13)
 ZERO_D_OK = [   # (name, f, shape): dim 0 and -1 are valid on a 0-d tensor for most shape ops
     ("flip0", lambda x: x.flip(0), ()), ("flip-1", lambda x: x.flip(-1), ()), ("flip()", lambda x: x.flip(()), ()),
     ("squeeze0", lambda x: x.squeeze(0), ()), ("squeeze-1", lambda x: x.squeeze(-1), ()),

@@ -217,7 +217,7 @@ def pow_forward(self, *, exponent, out=None):
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return K.unary(K.pow_int_fn, self, o, int(exponent), 0, compute=K.compute_type(dt))
-    if exponent in (0.5, -0.5):     # PyTorch (and numpy for 0.5) take sqrt / rsqrt: (-0) ** 0.5 = -0, (-inf) ** 0.5 = NaN
+    if exponent in (0.5, -0.5):     # PyTorch's sqrt / rsqrt: (-0) ** 0.5 = -0, (-inf) ** 0.5 = NaN
         return K.unary(K.sqrt_fn if exponent > 0 else K.rsqrt_fn, self, o, compute=K.compute_type(dt))
     # |p| >= 1e30 only matters through its sign (every such float is an even integer): keep it in fp32 range
     p = max(-1e30, min(1e30, float(exponent))) if math.isfinite(exponent) else float(exponent)
