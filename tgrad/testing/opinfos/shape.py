@@ -179,7 +179,7 @@ def _scatter_samples(rng):
             SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -2, _perm_index(rng, (2, 3, 4), 3, 1),
                         rng.uniform(-1, 1, (2, 3, 4))),
             SampleInput(rng.uniform(-1, 1, (33,)), 0, _perm_index(rng, (7,), 33, 0), rng.uniform(-1, 1, (7,))),
-            SampleInput(rng.uniform(-1, 1, (3, 4)), 0, np.zeros((2, 0), np.int64).tolist(), rng.uniform(-1, 1, (2, 4)),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 0, np.zeros((2, 0), np.int64).tolist(), rng.uniform(-1, 1, (2, 0)),
                         grad=False),
             SampleInput(rng.uniform(-1, 1, (1000,)), 0, _perm_index(rng, (1000,), 1000, 0),
                         rng.uniform(-1, 1, (1000,)), grad=False)]
@@ -192,7 +192,7 @@ def _scatter_add_samples(rng):
             SampleInput(rng.uniform(-1, 1, (4,)), 0, [1, 1, 3], rng.uniform(-1, 1, (3,))),
             SampleInput(rng.uniform(-1, 1, (7,)), 0, rng.integers(0, 7, (33,)).tolist(), rng.uniform(-1, 1, (33,)),
                         grad=False),
-            SampleInput(rng.uniform(-1, 1, (3, 4)), 1, np.zeros((3, 0), np.int64).tolist(), rng.uniform(-1, 1, (3, 2)),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 1, np.zeros((3, 0), np.int64).tolist(), rng.uniform(-1, 1, (3, 0)),
                         grad=False),
             SampleInput(rng.uniform(-1, 1, (50, 20)), 0, rng.integers(0, 50, (60, 20)).tolist(),
                         rng.uniform(-1, 1, (60, 20)), grad=False)]
