@@ -39,6 +39,8 @@ from .functions import (abs, absolute, addcdiv, addcmul, arctan2, atan2, bitwise
                         le, lerp, less, less_equal, log, log1p, log2, log10, logical_and, logical_not, logical_or,
                         logical_xor, lt, maximum, minimum, nan_to_num, ne, not_equal, reciprocal, relu, remainder,
                         round, rsqrt, selu, sigmoid, sign, sin, sqrt, square, tan, tanh, trunc, where)
+from .functions import (batch_norm, cosine_similarity, dropout, embedding, layer_norm, log_softmax,  # noqa: E402
+                        softmax)
 from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
                      HalfTensor, IntTensor, LongTensor, ShortTensor)
 from .memory import OutOfMemoryError  # noqa: E402

@@ -126,13 +126,25 @@ def _binary_fn(name):
     return f
 
 
-maximum = _binary_fn("maximum")
-minimum = _binary_fn("minimum")
+def _tensors_fn(name, method=None):
+    """``tgrad.<name>(input, other)`` for ops PyTorch defines on two tensors only: a number raises its TypeError."""
+    def f(input, other, *, out=None):
+        for arg, pos, v in (("input", 1, input), ("other", 2, other)):
+            if not isinstance(v, Tensor):
+                raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
+        return _out(getattr(input, method or name)(other), out)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``tgrad.{name}(input, other)``: the same as ``input.{method or name}(other)`` (tensors only)."
+    return f
+
+
+maximum = _tensors_fn("maximum")
+minimum = _tensors_fn("minimum")
 fmod = _binary_fn("fmod")
 remainder = _binary_fn("remainder")
 floor_divide = _binary_fn("floor_divide")
-atan2 = _binary_fn("atan2")
-arctan2 = atan2
+atan2 = _tensors_fn("atan2")
+arctan2 = _tensors_fn("arctan2", "atan2")
 eq = _binary_fn("eq")
 ne = _binary_fn("ne")
 lt = _binary_fn("lt")
@@ -140,16 +152,22 @@ le = _binary_fn("le")
 gt = _binary_fn("gt")
 ge = _binary_fn("ge")
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
-logical_and = _binary_fn("logical_and")
-logical_or = _binary_fn("logical_or")
-logical_xor = _binary_fn("logical_xor")
+logical_and = _tensors_fn("logical_and")
+logical_or = _tensors_fn("logical_or")
+logical_xor = _tensors_fn("logical_xor")
 bitwise_and = _binary_fn("bitwise_and")
 bitwise_or = _binary_fn("bitwise_or")
 bitwise_xor = _binary_fn("bitwise_xor")
 
 
-def where(condition, input, other, *, out=None):
-    """condition ? input : other; either value may be a Python number."""
+def where(condition, input=None, other=None, *, out=None):
+    """condition ? input : other; either value may be a Python number.  ``where(condition)`` alone is
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() received an invalid combination of arguments: expected (Tensor condition) or "
+                        "(Tensor condition, Tensor input, Tensor other)")
     from .autograd import dispatch
     from . import dtypes as D
     from .creation import scalar_tensor
@@ -584,3 +602,47 @@ def _out(res, out):
     with grad_mode.no_grad():
         out.copy_(res)
     return out
+
+
+# ------------------------------------------------------------------ PyTorch's top-level forms of nn.functional ops
+def softmax(input, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim`` (computed in ``dtype`` when given)."""
+    from .nn import functional as F
+    return F.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    """x - logsumexp(x) along ``dim`` (computed in ``dtype`` when given)."""
+    from .nn import functional as F
+    return F.log_softmax(input, dim, dtype=dtype)
+
+
+def dropout(input, p, train):
+    """``nn.functional.dropout(input, p, training=train)``."""
+    from .nn import functional as F
+    return F.dropout(input, p, train)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    """``nn.functional.layer_norm`` (``cudnn_enable`` is accepted and ignored)."""
+    from .nn import functional as F
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """``nn.functional.batch_norm`` in ATen's argument order (``cudnn_enabled`` is accepted and ignored)."""
+    from .nn import functional as F
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` at ``indices`` (ATen's order); a negative ``padding_idx`` means none."""
+    from .nn import functional as F
+    return F.embedding(indices, weight, padding_idx if padding_idx >= 0 else None,
+                       scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along ``dim``."""
+    from .nn import functional as F
+    return F.cosine_similarity(x1, x2, dim, eps)

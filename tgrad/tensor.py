@@ -1082,6 +1082,12 @@ class Tensor:
     def argmin(self, dim=None, keepdim=False):
         return _call("argmin", self, dim=dim, keepdim=keepdim)
 
+    def softmax(self, dim, dtype=None):
+        return _call("softmax", self, dim=dim, dtype=dtype)
+
+    def log_softmax(self, dim, dtype=None):
+        return _call("log_softmax", self, dim=dim, dtype=dtype)
+
     def logsumexp(self, dim, keepdim=False):
         return _call("logsumexp", self, dim=dim, keepdim=keepdim)
 
@@ -1126,6 +1132,8 @@ class Tensor:
         return self.expand(other.shape)
 
     def permute(self, *dims):
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
         return _call("permute", self, dims=_size_args(dims))
 
     def transpose(self, dim0, dim1):
@@ -1145,7 +1153,7 @@ class Tensor:
 
     @property
     def mT(self):
-        return self.transpose(-2, -1)
+        return self.transpose(-2, -1) if self.dim() else self.transpose(0, 0)
 
     def squeeze(self, dim=None):
         if dim is None:
@@ -1156,9 +1164,9 @@ class Tensor:
         return _call("unsqueeze", self, dim=dim)
 
     def flatten(self, start_dim=0, end_dim=-1):
+        s, e = _wrap_dim(start_dim, self.dim()), _wrap_dim(end_dim, self.dim())
         if self.dim() == 0:
             return self.reshape(1)
-        s, e = _wrap_dim(start_dim, self.dim()), _wrap_dim(end_dim, self.dim())
         if s > e:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
@@ -1177,6 +1185,9 @@ class Tensor:
 
     # ------------------------------------------------------------ shape ops, indexing (ops/shape.py, advanced_index.py)
     def unflatten(self, dim, sizes):
+        if self.dim() == 0:
+            raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but tensor has "
+                               "no dimensions")
         d = _wrap_dim(dim, self.dim())
         sizes = [int(s) for s in sizes]
         n = 1
@@ -1196,6 +1207,11 @@ class Tensor:
                                f"the same number of dims as destination ({dst} dims)")
         src = [_wrap_dim(d, nd) for d in src]
         dst = [_wrap_dim(d, nd) for d in dst]
+        for name, ds in (("source", src), ("destination", dst)):
+            if len(set(ds)) != len(ds):
+                raise RuntimeError(f"movedim: repeated dim in `{name}` ({ds})")
+        if nd == 0:
+            return self.permute(())
         order = [-1] * nd
         for s_, d_ in zip(src, dst):
             order[d_] = s_
@@ -1220,6 +1236,8 @@ class Tensor:
         return self.split(list(split_sizes), dim)
 
     def chunk(self, chunks, dim=0):
+        if self.dim() == 0:
+            raise RuntimeError("chunk expects at least a 1-dimensional tensor")
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         size = self.shape[_wrap_dim(dim, self.dim())] if self.dim() else 0
@@ -1231,13 +1249,17 @@ class Tensor:
         return _call("unbind", self, dim=dim)
 
     def narrow(self, dim, start, length):
+        if self.dim() == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = _wrap_dim(dim, self.dim())
         size, start, length = self.shape[d], int(start), int(length)
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        if not -size <= start <= size:
+            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
         if start < 0:
             start += size
-        if not 0 <= start <= size:
-            raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
-        if length < 0 or start + length > size:
+        if start + length > size:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         return self._slice(d, start, start + length, 1)
 

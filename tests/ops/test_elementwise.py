@@ -44,6 +44,17 @@ def vals(x):
                                                  "supported. If you are trying to invert a mask, use the `~`"),
     (lambda: t([1]) - t([False]), RuntimeError, "with a bool tensor is not supported"),
     (lambda: 1 - t([True]), RuntimeError, "with a bool tensor is not supported"),
+    (lambda: tgrad.maximum(t([1.0]), 2), TypeError, "maximum(): argument 'other' (position 2) must be Tensor, not int"),
+    (lambda: tgrad.minimum(2.0, t([1.0])), TypeError,
+     "minimum(): argument 'input' (position 1) must be Tensor, not float"),
+    (lambda: tgrad.atan2(t([1.0]), 2.0), TypeError, "atan2(): argument 'other' (position 2) must be Tensor, not float"),
+    (lambda: tgrad.arctan2(t([1.0]), 2), TypeError, "arctan2(): argument 'other' (position 2) must be Tensor, not int"),
+    (lambda: tgrad.logical_and(t([1.0]), True), TypeError,
+     "logical_and(): argument 'other' (position 2) must be Tensor, not bool"),
+    (lambda: tgrad.lerp(t([1, 2]), t([3, 4]), 0.5), NotImplementedError,
+     "\"lerp_kernel_scalar\" not implemented for 'Long'"),
+    (lambda: tgrad.lerp(t([1, 2]), t([3, 4]), t([1, 0])), NotImplementedError,
+     "\"lerp_kernel_tensor\" not implemented for 'Long'"),
 ])
 def test_errors(fn, exc, msg):
     with pytest.raises(exc) as e:
@@ -93,6 +104,94 @@ def test_pow_forms():
     np.testing.assert_array_equal(vals(0.0 ** t([2.0, 0.0, -1.0])), [0.0, 1.0, np.inf])
     assert vals(t([3, 1, -1, 2]) ** t([-1, -3, -3, 10])).tolist() == [0, 1, -1, 1024]
     np.testing.assert_array_equal(vals(t([-2.0, 0.0, 0.0, 4.0]) ** t([3.0, 0.0, -2.0, 0.5])), [-8.0, 1.0, np.inf, 2.0])
+
+
+SPECIAL = [float("nan"), math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.25, -0.25, 3.0, -3.0, 2.5, -2.5,
+           1e40, -1e40, 1e300, 2.0 ** 31 + 1]
+
+
+def _same(got, ref, rtol=0.0):
+    """Equal values (to rtol), NaNs and infinities in the same places, and zeros of the same sign."""
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=0)
+    np.testing.assert_array_equal(np.signbit(got[got == 0]), np.signbit(ref[ref == 0]))
+
+
+@pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.float64])
+def test_pow_special_values_are_c99(dtype):
+    """Every pairing of special values, in all three forms, as C99 pow (numpy's elementwise np.power).
+
+    float64 non-integral powers go through exp2(y log2|x|) in float64: ~|y log2 x| ulp, hence rtol there."""
+    rtol = 1e-13 if dtype is tgrad.float64 else 0.0
+    x, y = np.meshgrid(np.array(SPECIAL), np.array(SPECIAL), indexing="ij")
+    with np.errstate(all="ignore"):
+        x, y = x.astype(dtype.np).astype(np.float64), y.astype(dtype.np).astype(np.float64)   # 1e40: inf in fp32
+        ref = np.power(x, y).astype(dtype.np)
+    _same(vals(t(x, dtype) ** t(y, dtype)), ref, rtol)
+    for j, p in enumerate(SPECIAL):
+        with np.errstate(all="ignore"):
+            r = np.power(x[:, 0], np.full(len(SPECIAL), p)).astype(dtype.np)
+        _same(vals(t(x[:, 0], dtype) ** p), r, rtol)
+        with np.errstate(all="ignore"):
+            r = np.power(np.full(len(SPECIAL), p).astype(dtype.np).astype(np.float64), x[:, 0]).astype(dtype.np)
+        _same(vals(p ** t(x[:, 0], dtype)), r, rtol)               # a scalar base is cast to the dtype, as PyTorch
+
+
+def test_pow_issue_cases_and_sqrt_exponents():
+    inf, nan = math.inf, math.nan
+    _same(vals(t([1.0, 2.0]) ** inf), [1.0, inf])
+    _same(vals(t([1.0, 2.0]) ** nan), [1.0, nan])
+    _same(vals(t([1.0, 2.0]) ** 1e40), [1.0, inf])
+    _same(vals(t([1.0, 1.0, -1.0]) ** t([inf, nan, inf])), [1.0, 1.0, 1.0])
+    _same(vals(1.0 ** t([inf, nan])), [1.0, 1.0])
+    _same(vals(inf ** t([0.0, 2.0])), [1.0, inf])
+    _same(vals(nan ** t([0.0])), [1.0])
+    x = t([0.0, -0.0, -2.0, -inf, inf, 4.0])
+    _same(vals(x ** 0.5), [0.0, -0.0, nan, nan, inf, 2.0])          # PyTorch's sqrt, not C99's pow
+    _same(vals(x ** -0.5), [inf, -inf, nan, nan, 0.0, 0.5])
+
+
+@pytest.mark.parametrize("form", ["tensor", "scalar", "int", "base"])
+def test_pow_float32_is_correctly_rounded(form):
+    """fp32 pow within 1 ulp of float64 numpy over outputs spanning 1e-30 .. 1e30 (was ~90 ulp via fp32 exp2/log2)."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.1, 10, 20000).astype(np.float32)
+    y = rng.uniform(-30, 30, 20000).astype(np.float32)
+    xd, yd = x.astype(np.float64), y.astype(np.float64)
+    got, ref = {"tensor": (lambda: t(x) ** t(y), lambda: xd ** yd), "scalar": (lambda: t(x) ** 7.3, lambda: xd ** 7.3),
+                "int": (lambda: t(x) ** 29, lambda: xd ** 29),
+                "base": (lambda: 9.7 ** t(y), lambda: float(np.float32(9.7)) ** yd)}[form]
+    got, ref = vals(got()).astype(np.float64), ref()
+    ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+    assert np.max(np.abs(got - ref) / ulp) <= 1.0
+
+
+def test_pow_gradients_at_special_values():
+    """PyTorch's formulas: p x^(p-1) (zeros for p == 0), y x^(y-1) and x^y log x with their zero cases."""
+    inf, nan = math.inf, math.nan
+    x = t([0.0, -0.0, -2.0, nan, inf, -1.0]).requires_grad_()
+    (x ** 0).sum().backward()
+    _same(vals(x.grad), [0.0] * 6)
+    x = t([0.0, -2.0, 1.0, inf], tgrad.float64).requires_grad_()
+    (x ** inf).sum().backward()
+    _same(vals(x.grad), [nan, inf, inf, inf])
+    x = t([0.0, 0.0, 0.0, 2.0, 1.0]).requires_grad_()
+    e = t([0.0, 1.0, -1.0, inf, nan]).requires_grad_()
+    (x ** e).sum().backward()
+    _same(vals(x.grad), [0.0, 1.0, -inf, inf, nan])
+    _same(vals(e.grad), [0.0, 0.0, -inf, inf, 0.0])
+    e = t([0.0, 1.0, -1.0, inf, nan, -inf]).requires_grad_()
+    (0.0 ** e).sum().backward()
+    _same(vals(e.grad), [0.0, 0.0, -inf, 0.0, nan, -inf])
+
+
+@pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.float64])
+def test_atan2_special_values_are_c99(dtype):
+    """+-0, +-inf (atan2(+-inf, +-inf) = +-pi/4, +-3pi/4), NaN and extremes paired every way, as numpy."""
+    v = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 1e30, -3e-30])
+    y, x = (a.ravel().astype(dtype.np) for a in np.meshgrid(v, v, indexing="ij"))
+    ref = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(dtype.np)
+    _same(vals(tgrad.atan2(t(y, dtype), t(x, dtype))), ref, 2.4e-7 if dtype is tgrad.float32 else 4.5e-16)
 
 
 def test_nan_propagation_and_special_values():
@@ -293,3 +392,43 @@ def test_integer_add_stays_exact():
     big = 2 ** 40 + 1
     assert vals(t([big]).add(t([1]), alpha=2)).tolist() == [big + 2]
     assert vals(t([big]) - t([1])).tolist() == [big - 1]
+
+
+# ------------------------------------------------------------------ device checks (no GPU needed)
+class _OnDevice:
+    """What check_devices reads of a tensor, .device (a real tgrad.device) and .dim(), for devices absent here."""
+
+    def __init__(self, dev, ndim):
+        self.device, self._ndim = tgrad.device(dev), ndim
+
+    def dim(self):
+        return self._ndim
+
+
+@pytest.mark.parametrize("devs,msg", [
+    ([("cpu", 1), ("cuda:0", 1)], "cpu and cuda:0"),
+    ([("cuda:0", 1), ("cpu", 1)], "cuda:0 and cpu"),
+    ([("cuda:0", 0), ("cpu", 1)], "cuda:0 and cpu"),          # a 0-d cuda tensor is no cpu scalar
+    ([("cpu", 0), ("cuda:0", 2), ("cuda:1", 1)], "cuda:0 and cuda:1"),
+    ([("cuda:0", 1), ("cpu", 0), ("cpu", 1)], "cuda:0 and cpu"),
+])
+def test_check_devices_rejects_two_devices(devs, msg):
+    with pytest.raises(RuntimeError) as e:
+        dispatch.check_devices("add", [_OnDevice(d, n) for d, n in devs])
+    assert str(e.value) == (f"Expected all tensors to be on the same device, but found at least two devices, "
+                            f"{msg}! (when checking arguments for add)")
+
+
+@pytest.mark.parametrize("devs", [
+    [("cpu", 0), ("cuda:0", 1)],                                # a 0-d cpu tensor joins cuda in either order
+    [("cuda:0", 1), ("cpu", 0)],
+    [("cpu", 0), ("cuda:0", 0), ("cpu", 0)],
+    [("cpu", 0), ("cpu", 1)],
+])
+def test_check_devices_allows_cpu_scalars_anywhere(devs):
+    dispatch.check_devices("add", [_OnDevice(d, n) for d, n in devs])
+
+
+def test_cpu_scalar_tensor_mixes_on_cpu():
+    np.testing.assert_array_equal(vals(t(1.5) + t([1.0, 2.0])), [2.5, 3.5])
+    np.testing.assert_array_equal(vals(t([1.0, 2.0]) * t(2.0)), [2.0, 4.0])

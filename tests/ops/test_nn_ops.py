@@ -506,3 +506,64 @@ def test_pointwise_loss_seed_gradient_only_when_it_can_be_used(device):
     assert gx.requires_grad
     (ggx,) = tgrad.autograd.grad(gx.sum(), x)
     np.testing.assert_allclose(ggx.numpy(), np.full((4, 3), 2 / 12), rtol=1e-15)
+
+
+# ------------------------------------------------------------------ PyTorch's top-level and Tensor-method forms
+def _softmax_np(a, dim):
+    e = np.exp(a - a.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
+def test_softmax_log_softmax_forms(device):
+    a = np.random.default_rng(3).standard_normal((3, 4))
+    x = T(a, device, tgrad.float32)
+    for got, dim in [(tgrad.softmax(x, 1), 1), (x.softmax(0), 0), (x.softmax(dim=-1), 1)]:
+        np.testing.assert_allclose(got.numpy(), _softmax_np(a, dim), rtol=1e-5, atol=1e-7)
+    for got, dim in [(tgrad.log_softmax(x, 0), 0), (x.log_softmax(1), 1)]:
+        np.testing.assert_allclose(got.numpy(), np.log(_softmax_np(a, dim)), rtol=1e-5, atol=1e-6)
+    assert tgrad.softmax(x, 1, tgrad.float64).dtype is tgrad.float64
+    assert x.log_softmax(1, dtype=tgrad.float64).dtype is tgrad.float64
+    assert x.softmax(1).grad_fn is None and type(T(a, device, requires_grad=True).softmax(1).grad_fn).__name__ \
+        == "SoftmaxBackward0"
+    with pytest.raises(TypeError):
+        x.softmax()
+
+
+def test_where_one_argument_is_nonzero_tuple(device):
+    rows, cols = tgrad.where(T([[0, 1], [1, 0]], device))
+    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
+    (i,) = tgrad.where(T([0.0, 2.0, 0.0, -1.0], device))
+    assert i.tolist() == [1, 3]
+    with pytest.raises(TypeError):
+        tgrad.where(T([True], device), T([1.0], device))
+
+
+def test_top_level_nn_forms(device):
+    a = np.random.default_rng(4).standard_normal((4, 3))
+    x = T(a, device, tgrad.float32)
+    assert tgrad.dropout(x, 0.5, False) is x
+    assert (tgrad.dropout(x, 1.0, True).numpy() == 0).all()
+    ln = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(tgrad.layer_norm(x, (3,)).numpy(), ln, rtol=1e-5, atol=1e-5)
+    w, b = T([1.0, 2.0, 3.0], device, tgrad.float32), T([0.5, 0.0, -0.5], device, tgrad.float32)
+    np.testing.assert_allclose(tgrad.layer_norm(x, [3], w, b, 1e-5, False).numpy(), ln * [1, 2, 3] + [0.5, 0, -0.5],
+                               rtol=1e-5, atol=1e-5)
+    rm, rv = tgrad.zeros(3, device=device), tgrad.ones(3, device=device)
+    bn = (a - a.mean(0)) / np.sqrt(a.var(0) + 1e-5) * [1, 2, 3] + [0.5, 0, -0.5]
+    np.testing.assert_allclose(tgrad.batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5, False).numpy(), bn,
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * a.mean(0), rtol=1e-5, atol=1e-6)
+    e = T(a, device, tgrad.float32, requires_grad=True)
+    out = tgrad.embedding(e, T([1, 3, 1], device))
+    np.testing.assert_array_equal(out.detach().numpy(), a[[1, 3, 1]].astype(np.float32))
+    out.sum().backward()
+    np.testing.assert_array_equal(e.grad.numpy()[:, 0], [0, 2, 0, 1])
+    e.grad = None
+    tgrad.embedding(e, T([1, 3, 1], device), padding_idx=1).sum().backward()
+    np.testing.assert_array_equal(e.grad.numpy()[:, 0], [0, 0, 0, 1])
+    y = T(a[::-1].copy(), device, tgrad.float32)
+    cos = (a * a[::-1]).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(a[::-1], axis=1))
+    np.testing.assert_allclose(tgrad.cosine_similarity(x, y).numpy(), cos, rtol=1e-5)
+    np.testing.assert_allclose(tgrad.cosine_similarity(x, y, 0).numpy(),
+                               (a * a[::-1]).sum(0) / (np.linalg.norm(a, axis=0) * np.linalg.norm(a[::-1], axis=0)),
+                               rtol=1e-5)

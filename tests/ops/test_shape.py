@@ -166,3 +166,75 @@ def test_diagonal_is_a_view(device):
     np.testing.assert_array_equal(_np(d), np.diagonal(XN, 1, 1, 2))
     assert tgrad.diag(tgrad.ones(2, device=device)).tolist() == [[1, 0], [0, 1]]
     assert tgrad.diag_embed(x).grad_fn.name() == "DiagEmbedBackward0"
+
+
+# ------------------------------------------------------------------ 0-d tensors (expectations from PyTorch 2.13)
+ZERO_D_OK = [   # (name, f, shape): dim 0 and -1 are valid on a 0-d tensor for most shape ops
+    ("flip0", lambda x: x.flip(0), ()), ("flip-1", lambda x: x.flip(-1), ()), ("flip()", lambda x: x.flip(()), ()),
+    ("squeeze0", lambda x: x.squeeze(0), ()), ("squeeze-1", lambda x: x.squeeze(-1), ()),
+    ("squeeze()", lambda x: x.squeeze(), ()), ("squeeze(0,)", lambda x: x.squeeze((0,)), ()),
+    ("unsqueeze0", lambda x: x.unsqueeze(0), (1,)), ("unsqueeze-1", lambda x: x.unsqueeze(-1), (1,)),
+    ("movedim00", lambda x: x.movedim(0, 0), ()), ("movedim-1-1", lambda x: x.movedim(-1, -1), ()),
+    ("movedim()", lambda x: x.movedim((), ()), ()), ("moveaxis", lambda x: tgrad.moveaxis(x, 0, -1), ()),
+    ("transpose0-1", lambda x: x.transpose(0, -1), ()), ("swapaxes", lambda x: x.swapaxes(0, 0), ()),
+    ("t", lambda x: x.t(), ()), ("T", lambda x: x.T, ()), ("mT", lambda x: x.mT, ()),
+    ("flatten", lambda x: x.flatten(), (1,)), ("flatten0-1", lambda x: x.flatten(0, -1), (1,)),
+    ("permute()", lambda x: x.permute(()), ()), ("reshape-1", lambda x: x.reshape(-1), (1,)),
+    ("view11", lambda x: x.view(1, 1), (1, 1)), ("expand23", lambda x: x.expand(2, 3), (2, 3)),
+    ("repeat()", lambda x: x.repeat(()), ()), ("repeat23", lambda x: x.repeat(2, 3), (2, 3)),
+    ("roll", lambda x: x.roll(1), ()), ("tile", lambda x: x.tile((2,)), (2,)),
+]
+ZERO_D_ERR = [  # (f, exception, message)
+    (lambda x: x.flip(1), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    (lambda x: x.flip((0, 0)), RuntimeError, "dim 0 appears multiple times in the list of dims"),
+    (lambda x: x.squeeze(1), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    (lambda x: x.unsqueeze(1), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    (lambda x: x.unsqueeze(2), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 2)"),
+    (lambda x: x.movedim(0, 1), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    (lambda x: x.transpose(0, 1), IndexError,
+     "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    (lambda x: x.flatten(0, 1), IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    (lambda x: x.narrow(0, 0, 1), RuntimeError, "narrow() cannot be applied to a 0-dim tensor."),
+    (lambda x: tgrad.narrow(x, 0, 0, 1), RuntimeError, "narrow() cannot be applied to a 0-dim tensor."),
+    (lambda x: x.permute(), TypeError, 'permute() missing 1 required positional arguments: "dims"'),
+    (lambda x: x.select(0, 0), IndexError, "select() cannot be applied to a 0-dim tensor."),
+    (lambda x: x.chunk(1), RuntimeError, "chunk expects at least a 1-dimensional tensor"),
+    (lambda x: x.split(1), RuntimeError, "split expects at least a 1-dimensional tensor"),
+    (lambda x: x.roll(1, 0), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (lambda x: x.unbind(0), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (lambda x: x.unflatten(0, (1,)), RuntimeError, "Dimension specified as 0 but tensor has no dimensions"),
+]
+
+
+@pytest.mark.parametrize("name,f,shape", ZERO_D_OK, ids=[c[0] for c in ZERO_D_OK])
+def test_shape_ops_on_0d(name, f, shape, device):
+    x = tgrad.tensor(2.5, device=device, requires_grad=True)
+    y = f(x)
+    assert tuple(y.shape) == shape
+    np.testing.assert_array_equal(_np(y), np.full(shape, 2.5))
+    y.sum().backward()
+    assert x.grad.shape == () and _np(x.grad) == float(np.prod(shape))
+
+
+@pytest.mark.parametrize("f,exc,msg", ZERO_D_ERR)
+def test_shape_op_errors_on_0d(f, exc, msg, device):
+    with pytest.raises(exc) as e:
+        f(tgrad.tensor(2.5, device=device))
+    assert msg in str(e.value)
+
+
+@pytest.mark.parametrize("f,exc,msg", [
+    (lambda d: tgrad.ones(3, device=d).narrow(0, 0, -1), RuntimeError, "narrow(): length must be non-negative."),
+    (lambda d: tgrad.ones(3, device=d).narrow(0, -5, 1), IndexError,
+     "start out of range (expected to be in range of [-3, 3], but got -5)"),
+    (lambda d: tgrad.ones(2, 3, device=d).movedim((0, 0), (0, 1)), RuntimeError,
+     "movedim: repeated dim in `source` ([0, 0])"),
+    (lambda d: tgrad.ones(2, 3, device=d).movedim((0, 1), (1, 1)), RuntimeError,
+     "movedim: repeated dim in `destination` ([1, 1])"),
+    (lambda d: tgrad.ones(1, 2, device=d).squeeze((0, 0)), RuntimeError,
+     "dim 0 appears multiple times in the list of dims"),
+])
+def test_narrow_movedim_squeeze_argument_errors(f, exc, msg, device):
+    with pytest.raises(exc) as e:
+        f(device)
+    assert str(e.value) == msg

@@ -157,11 +157,14 @@ def _tensors(args):
 
 
 def check_devices(op_name, tensors):
+    """One device for all tensors, except 0-d cpu tensors (PyTorch's cpu scalars), which join any device."""
     dev = None
     for t in tensors:
+        if t.dim() == 0 and t.device.type == "cpu":
+            continue
         if dev is None:
             dev = t.device
-        elif t.device != dev and t.dim() > 0:
+        elif t.device != dev:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                                f"devices, {dev} and {t.device}! (when checking arguments for {op_name})")
 

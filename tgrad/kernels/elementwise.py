@@ -12,6 +12,8 @@ accuracy travel as two fp32 values (``split64`` / ``param_h``).  tanh, expm1,
 log1p and atan are written from ``tl.exp``/``tl.log`` (libdevice fails in the
 interpreter) and are accurate to a few ulp in float64.
 """
+import math
+
 import numpy as np
 import triton
 import triton.language as tl
@@ -293,10 +295,13 @@ def fill(out, value):
 
 @triton.jit
 def pow_int_fn(x, n, p1, p2):
-    """x ** n for an integer n, by repeated squaring (exact products, like PyTorch's integer powers)."""
-    e = tl.abs(n)
-    r = tl.full(x.shape, 1, x.dtype)
+    """x ** n for an integer n, by repeated squaring: exact for integers (like PyTorch's integer powers);
+    floats square in fp64, so fp32 results are correctly rounded but for rare ties."""
     b = x
+    if x.dtype.is_floating():
+        b = x.to(tl.float64)
+    e = tl.abs(n)
+    r = tl.full(x.shape, 1, b.dtype)
     while e > 0:
         if e % 2 == 1:
             r = r * b
@@ -304,7 +309,7 @@ def pow_int_fn(x, n, p1, p2):
         e = e // 2
     if n < 0:
         r = (1 / r).to(r.dtype)     # dead for integer x (the op refuses negative powers) but must type-check
-    return r
+    return r.to(x.dtype)
 
 
 @triton.jit
@@ -314,11 +319,36 @@ def pow_grad_fn(g, x, p, n):
 
 
 @triton.jit
+def pow_h(x, y, EXACT: tl.constexpr):
+    """C99/IEEE pow(x, y) in float64: exp2(y log2|x|), or with EXACT |x| ** |y| by squaring for integral y
+    (so 3.0 ** 2 == 9 in float64; fp32 results need no such care); negated for x < 0 or -0 and odd integral y;
+    NaN for finite x < 0 and non-integral y; 1 for y == 0, x == 1 and x == -1 with y = +-inf."""
+    fy = tl.floor(y)
+    r = tl.exp2(y * tl.log2(tl.abs(x)))
+    if EXACT:
+        small = (fy == y) & (tl.abs(y) <= 64.0)
+        e = tl.where(small, tl.abs(y), 0.0)
+        p = tl.full(x.shape, 1.0, x.dtype)
+        b = tl.abs(x)
+        while tl.max(e, axis=0) > 0:
+            h = tl.floor(e * 0.5)
+            p = tl.where(e != 2.0 * h, p * b, p)
+            b = b * b
+            e = h
+        r = tl.where(small, tl.where(y < 0, 1.0 / p, p), r)
+    odd = (fy == y) & ((y - 2.0 * tl.floor(y * 0.5)) == 1.0)
+    neg = (x < 0) | ((x == 0) & (1.0 / x < 0))
+    r = tl.where(neg & odd, -r, r)
+    r = tl.where((x < 0) & (x > float("-inf")) & (fy != y), float("nan"), r)
+    one = (y == 0) | (x == 1) | ((x == -1) & (tl.abs(y) == float("inf")))
+    return tl.where(one, 1.0, r)
+
+
+@triton.jit
 def pow_float_fn(x, p, p_lo, p2):
-    """x ** p for a non-integer p (= p + p_lo): exp2(p * log2(x)); NaN for x < 0, 0 at x == 0 when p > 0."""
-    r = tl.exp2(param_h(p, p_lo, x) * tl.log2(tl.abs(x)))
-    r = tl.where(x < 0, float("nan"), r)
-    return tl.where(x == 0, tl.where(p > 0, 0.0, float("inf")), r)
+    """x ** p for a float p (= p + p_lo): C99 pow in fp64 (fp32 results correctly rounded but for rare ties)."""
+    xw = x.to(tl.float64)
+    return pow_h(xw, param_h(p, p_lo, xw), x.dtype == tl.float64).to(x.dtype)
 
 
 @triton.jit
@@ -330,7 +360,7 @@ def exp_fn(x, p0, p1, p2):
 def split64(v):
     """A Python float as (hi, lo) fp32 values with hi + lo ~= v to ~48 bits (kernel float args are fp32)."""
     hi = float(np.float32(v))
-    return hi, float(np.float32(v - hi))
+    return (hi, float(np.float32(v - hi))) if math.isfinite(hi) else (hi, 0.0)
 
 
 @triton.jit
@@ -672,15 +702,6 @@ def bitwise_not_fn(x, p0, p1, p2):
     return ~x
 
 
-@triton.jit
-def pow_scalar_base_fn(x, base, lb_hi, lb_lo):
-    """base ** x for a float base: exp2(x log2|base|), log2|base| = lb_hi + lb_lo; base < 0 needs integral x."""
-    r = tl.exp2(x * param_h(lb_hi, lb_lo, x))
-    odd = (x - 2.0 * tl.floor(x * 0.5)) == 1.0
-    r = tl.where(base < 0, tl.where(tl.floor(x) == x, tl.where(odd, -r, r), float("nan")), r)
-    return tl.where(base == 0, tl.where(x > 0, 0.0, tl.where(x == 0, 1.0, float("inf"))), r)
-
-
 # ------------------------------------------------------------------ binary math: FN(x, y, p0, p1)
 @triton.jit
 def div_trunc_fn(x, y, p0, p1):
@@ -717,12 +738,8 @@ def remainder_fn(x, y, p0, p1):
 
 @triton.jit
 def pow_tensor_fn(x, y, p0, p1):
-    """x ** y elementwise for floats: exp2(y log2|x|), sign for negative x with integral y."""
-    r = tl.exp2(y * tl.log2(tl.abs(x)))
-    odd = (y - 2.0 * tl.floor(y * 0.5)) == 1.0
-    r = tl.where(x < 0, tl.where(tl.floor(y) == y, tl.where(odd, -r, r), float("nan")), r)
-    r = tl.where(x == 0, tl.where(y > 0, 0.0, tl.where(y == 0, 1.0, float("inf"))), r)
-    return tl.where(y == 0, 1.0, r)
+    """x ** y elementwise for floats: C99 pow in fp64 (fp32 results correctly rounded but for rare ties)."""
+    return pow_h(x.to(tl.float64), y.to(tl.float64), x.dtype == tl.float64).to(x.dtype)
 
 
 @triton.jit
@@ -751,16 +768,19 @@ def minimum_fn(x, y, p0, p1):
 
 @triton.jit
 def atan2_fn(y, x, p0, p1):
-    """atan2(y, x): atan of min/max of |y|, |x| in [0, 1], then reflected into the quadrant."""
+    """atan2(y, x): atan of min/max of |y|, |x| in [0, 1] (1 when both are infinite: +-pi/4, +-3pi/4),
+    then reflected into the quadrant; signed zeros as C99, NaN if either is NaN."""
     ay = tl.abs(y)
     ax = tl.abs(x)
     hi = tl.maximum(ax, ay)
     lo = tl.minimum(ax, ay)
-    a = atan01_h(lo / tl.where(hi == 0, 1.0, hi))
+    q = tl.where(hi == float("inf"), tl.where(lo == float("inf"), 1.0, 0.0), lo / tl.where(hi == 0, 1.0, hi))
+    a = atan01_h(q)
     a = tl.where(ay > ax, 1.57079632679489661923 - a, a)
     a = tl.where(x < 0, 3.14159265358979323846 - a, a)
     a = tl.where((x == 0) & (y == 0), tl.where(1.0 / x < 0, 3.14159265358979323846 - a, a), a)  # a = 0 here
-    return tl.where((y < 0) | ((y == 0) & (1.0 / y < 0)), -a, a)
+    a = tl.where((y < 0) | ((y == 0) & (1.0 / y < 0)), -a, a)
+    return tl.where((x != x) | (y != y), float("nan"), a)
 
 
 @triton.jit

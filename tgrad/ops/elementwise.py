@@ -246,25 +246,30 @@ ENTRIES = [
 
 # ------------------------------------------------------------------ pow / exp
 def pow_forward(self, *, exponent, out=None):
-    """self ** exponent for a Python number exponent."""
+    """self ** exponent for a Python number exponent (C99 pow special values, as numpy and PyTorch)."""
     dt = D.result_type(self, exponent)
     o = _out(out, self.shape, dt, self.device, "pow")
-    if float(exponent) == int(exponent) and abs(exponent) < 2**31:
+    if _int_exponent(exponent):
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return K.unary(K.pow_int_fn, self, o, int(exponent), 0, compute=K.compute_type(dt))
-    return K.unary(K.pow_float_fn, self, o, *K.split64(float(exponent)), compute=K.compute_type(dt))
+    if exponent in (0.5, -0.5):     # PyTorch's sqrt / rsqrt: (-0) ** 0.5 = -0, (-inf) ** 0.5 = NaN
+        return K.unary(K.sqrt_fn if exponent > 0 else K.rsqrt_fn, self, o, compute=K.compute_type(dt))
+    # |p| >= 1e30 only matters through its sign (every such float is an even integer): keep it in fp32 range
+    p = max(-1e30, min(1e30, float(exponent))) if math.isfinite(exponent) else float(exponent)
+    return K.unary(K.pow_float_fn, self, o, *K.split64(p), compute=K.compute_type(dt))
 
 
 def _int_exponent(p):
-    return float(p) == int(p) and abs(p) < 2**31
+    return math.isfinite(p) and float(p) == int(p) and abs(p) < 2**31
 
 
 def pow_backward(ctx, grad):
+    """p * self ** (p - 1) * grad; zeros for p == 0 (as PyTorch, even where grad or self is not finite)."""
     p = ctx.attrs["exponent"]
     s = ctx.saved["self"]
     if p == 0:
-        return (grad.mul(0),)
+        return (_zeros(grad),)
     if _int_exponent(p) and s.dtype.is_floating_point:
         return (_c("pow_backward", grad, s, exponent=int(p)),)
     return (grad.mul(s.pow(p - 1).mul(p)),)
@@ -760,22 +765,20 @@ def pow_tensor_backward(ctx, g):
 
 
 def pow_scalar_base_forward(self, *, base, out=None):
-    """base ** self for a Python number base."""
+    """base ** self for a Python number base (the base in self's result dtype, as PyTorch)."""
+    from ..creation import scalar_tensor
     dt = D.result_type(base, self)
-    if not dt.is_floating_point:
-        from ..creation import scalar_tensor
-        b = scalar_tensor(base, dtype=dt, device=self.device)
-        o = _out(out, self.shape, dt, self.device, "pow")
-        return K.binary(K.int_pow_tensor_fn, b, self, o, compute=K.compute_type(dt))
-    lb = math.log2(abs(base)) if base != 0 else 0.0
-    return _launch_unary(K.pow_scalar_base_fn, self, out, dt, float(base), *K.split64(lb))
+    b = scalar_tensor(base, dtype=dt, device=self.device)
+    o = _out(out, self.shape, dt, self.device, "pow")
+    fn = K.pow_tensor_fn if dt.is_floating_point else K.int_pow_tensor_fn
+    return K.binary(fn, b, self, o, compute=K.compute_type(dt))
 
 
 def pow_scalar_base_backward(ctx, g):
     """d/dx base^x = base^x log(base) (0 where base == 0 and x >= 0)."""
     base, r = ctx.attrs["base"], ctx.saved["result"]
     if base == 0:
-        return (_mask(_c("lt", ctx.saved["self"], _full(0, g)), g.mul(r).mul(float("-inf"))),)
+        return (_c("where", _c("ge", ctx.saved["self"], _full(0, g)), _full(0, g), g.mul(r).mul(float("-inf"))),)
     return (g.mul(r).mul(math.log(base) if base > 0 else float("nan")),)
 
 
@@ -953,9 +956,15 @@ def _same_dtype(self, other, name):
         raise RuntimeError(f"expected dtype {self.dtype} for `{name}` but got dtype {other.dtype}")
 
 
+def _float_only(x, kernel):
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_legacy(x.dtype)}'")
+
+
 def lerp_forward(self, end, *, weight, out=None):
     """self + weight (end - self) for a Python-number weight."""
     _same_dtype(self, end, "end")
+    _float_only(self, "lerp_kernel_scalar")
     o = _broadcast_out(out, self.dtype, "lerp", self, end)
     return K.binary(K.lerp_fn, self, end, o, *K.split64(weight), compute=K.compute_type(self.dtype))
 
@@ -968,6 +977,7 @@ def lerp_backward(ctx, g):
 def lerp_tensor_forward(self, end, weight, *, out=None):
     _same_dtype(self, end, "end")
     _same_dtype(self, weight, "weight")
+    _float_only(self, "lerp_kernel_tensor")
     o = _broadcast_out(out, self.dtype, "lerp", self, end, weight)
     return K.ternary(K.lerp_tensor_fn, self, end, weight, o, compute=K.compute_type(self.dtype))
 

@@ -146,14 +146,14 @@ def permute_backward(ctx, grad):
     inv = [0] * len(dims)
     for i, d in enumerate(dims):
         inv[d] = i
-    return (grad.permute(*inv),)
+    return (grad.permute(inv),)
 
 
 def transpose_forward(self, *, dim0, dim1):
     nd = self.dim()
+    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
     if nd == 0:
         return self._view_of((), ())
-    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
     shape, st = list(self.shape), list(self.stride())
     shape[d0], shape[d1] = shape[d1], shape[d0]
     st[d0], st[d1] = st[d1], st[d0]
@@ -180,9 +180,7 @@ def squeeze_forward(self, *, dim=None):
     if dim is None:
         dims = [i for i, s in enumerate(self.shape) if s == 1]
     else:
-        ds = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = [_wrap_dim(d, nd) for d in ds]
-        dims = [d for d in dims if self.shape[d] == 1]
+        dims = [d for d in _dims_list(dim, nd) if d < nd and self.shape[d] == 1]   # dim 0 / -1 of a 0-d: none
     keep = [i for i in range(nd) if i not in dims]
     return self._view_of([self.shape[i] for i in keep], [self.stride()[i] for i in keep])
 
@@ -533,6 +531,8 @@ def _dims_list(dims, nd):
 def flip_forward(self, *, dims):
     """out[..., i, ...] = self[..., n-1-i, ...] on every dim in ``dims`` (a copy through a negative-stride view)."""
     dims = _dims_list(dims, self.dim())
+    if self.dim() == 0:
+        dims = []                   # dim 0 / -1 of a 0-d tensor: nothing to flip
     out = empty(self.shape, self.dtype, self.device)
     if self.numel() == 0:
         return out
@@ -569,6 +569,8 @@ def roll_forward(self, *, shifts, dims=()):
         return out
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if self.dim() == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     src = self
     for s, d in zip(shifts, dims):
         d = _wrap_dim(d, self.dim())

@@ -55,22 +55,30 @@ OPS = [
     OpInfo("pow_backward", lambda g, x, **k: _call("pow_backward", **k)(g, x),
            lambda g, x, exponent: g * (exponent * x ** float(exponent - 1)),
            lambda rng: [SampleInput(rng.uniform(-2, 2, s), rng.uniform(0.5, 2, s) * rng.choice([-1, 1], s),
-                                    exponent=e) for s, e in [((7,), 3), ((3, 4), 2), ((2, 3), -2), ((5,), 1)]]
+                                    exponent=e, grad=np.prod(s) <= 12)
+                        for s, e in [((7,), 3), ((3, 4), 2), ((2, 3), -2), ((5,), 1), ((), 3), ((0, 3), 2),
+                                     ((2, 500), 5)]]
            + [SampleInput(rng.uniform(-2, 2, (3, 4)), rng.uniform(0.5, 2, (4,)), exponent=3)],
            dtypes=FLOATS),
     OpInfo("exp", lambda x: x.exp(), np.exp, _unary_samples(), dtypes=FLOATS),
     OpInfo("clone", lambda x: x.clone(), lambda x: x, _unary_samples(), dtypes=ALL_NUM + (D.bool_,)),
-    OpInfo("contiguous", lambda x: x.permute(*reversed(range(x.dim()))).contiguous(), lambda x: x.T,
+    OpInfo("contiguous", lambda x: x.permute(tuple(reversed(range(x.dim())))).contiguous(), lambda x: x.T,
            _unary_samples(), dtypes=ALL_NUM + (D.bool_,), covers=("permute",)),
     OpInfo("to_copy", lambda x: x.to(tgrad.float64, copy=True), lambda x: x, _unary_samples(),
            dtypes=FLOATS + (D.int64,)),
     OpInfo("copy_", lambda x, y: x.clone().copy_(y), lambda x, y: np.broadcast_to(y, x.shape).copy(),
-           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, s)) for s in [(3, 4), (4,), ()]],
+           lambda rng: [SampleInput(rng.uniform(-1, 1, d), rng.uniform(-1, 1, s), grad=np.prod(d) <= 12)
+                        for d, s in [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 4), ()), ((), ()), ((0, 3), (3,)),
+                                     ((40, 33), (33,))]],
            dtypes=ALL_NUM, covers=("clone",)),
     OpInfo("fill_", lambda x: x.clone().fill_(2.5), lambda x: np.full_like(x, 2.5),
-           lambda rng: [SampleInput(rng.uniform(-1, 1, s)) for s in [(3, 4), (), (7,)]], dtypes=FLOATS),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, s), grad=np.prod(s) <= 12) for s in [(3, 4), (), (7,), (0, 3),
+                                                                                           (1000,)]],
+           dtypes=FLOATS),
     OpInfo("zero_", lambda x: x.clone().zero_(), np.zeros_like,
-           lambda rng: [SampleInput(rng.uniform(-1, 1, s)) for s in [(3, 4), (), (7,)]], dtypes=ALL_NUM),
+           lambda rng: [SampleInput(rng.uniform(-1, 1, s), grad=np.prod(s) <= 12) for s in [(3, 4), (), (7,), (0, 3),
+                                                                                           (1000,)]],
+           dtypes=ALL_NUM),
 ]
 
 
@@ -174,7 +182,7 @@ UNARY = [
     ("floor", lambda x: x.floor(), np.floor, _u(-4, 4), FLOATS + INTS),
     ("ceil", lambda x: x.ceil(), np.ceil, _u(-4, 4), FLOATS + INTS),
     ("round", lambda x: x.round(), _np_round, _u(-4, 4), FLOATS + INTS),
-    ("round_decimals", lambda x: x.round(decimals=1), lambda x: np.round(x, 1), _u(-4, 4), (D.float64, D.float32)),
+    ("round_decimals", lambda x: x.round(decimals=1), lambda x: np.round(x, 1), _u(-4, 4), FLOATS),
     ("trunc", lambda x: x.trunc(), np.trunc, _u(-4, 4), FLOATS + INTS),
     ("frac", lambda x: x.frac(), lambda x: x - np.trunc(x), _u(-4, 4), FLOATS),
     ("relu", lambda x: tgrad.relu(x), lambda x: np.maximum(x, 0), _u(away=1e-3), FLOATS + SIGNED_INTS),
@@ -203,7 +211,8 @@ for _name, _op, _ref, _samples, _dts in UNARY:
 
 def _special_values(rng):
     v = np.array([np.nan, np.inf, -np.inf, 0.0, -1.5, 2.0, 1e30])
-    return [SampleInput(v, grad=False), SampleInput(v.reshape(1, 7), grad=False)]
+    return [SampleInput(v, grad=False), SampleInput(v.reshape(1, 7), grad=False), SampleInput(v[0], grad=False),
+            SampleInput(v[:0], grad=False), SampleInput(np.tile(v, 150).reshape(3, 350), grad=False)]
 
 
 def _nan_to_num_ref(x):
@@ -275,7 +284,8 @@ def _logical_samples(rng):
     def v(s):
         a = rng.uniform(-1, 1, s)
         return np.where(np.abs(a) < 0.4, 0.0, a)
-    return [SampleInput(v(s), v(s)) for s in [(), (7,), (3, 4), (0, 3)]] + [SampleInput(v((3, 1)), v((1, 4)))]
+    return [SampleInput(v(s), v(s)) for s in [(), (7,), (3, 4), (0, 3), (1000,), (2, 3, 4, 5)]] + \
+        [SampleInput(v((3, 1)), v((1, 4)))]
 
 
 for _name, _ref in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
@@ -303,8 +313,13 @@ OPS += [
            dtypes=(D.int64, D.int32, D.int8, D.uint8, D.bool_), grad=False),
     OpInfo("bitwise_xor", lambda x, y: x ^ y, _bits(np.bitwise_xor), _b(-60, 60, scalar=None),
            dtypes=(D.int64, D.int32, D.int8, D.uint8, D.bool_), grad=False),
+    # outputs over 1e-30 .. 1e30 (fp32 pow through fp32 exp2/log2 was ~90 ulp off there)
+    OpInfo("pow_tensor_wide", lambda x, y: x ** y, np.power, _b(0.1, 10.0, -30.0, 30.0, scalar=27.3),
+           dtypes=(D.float32, D.float64), grad=False, covers=("pow_tensor", "pow"),
+           tol={"float32": (0.0, 2.4e-7)}),   # 2 ulp
     OpInfo("pow_tensor_int", lambda x, y: x ** y, _int_pow,
-           lambda rng: [SampleInput(rng.uniform(-4, 4, s), rng.uniform(-2, 5, s)) for s in [(7,), (3, 4), ()]],
+           lambda rng: [SampleInput(rng.uniform(-4, 4, s), rng.uniform(-2, 5, s))
+                        for s in [(7,), (3, 4), (), (0, 3), (1000,)]],
            dtypes=(D.int64, D.int32), grad=False, covers=("pow_tensor",)),
     OpInfo("fmod_scalar", lambda x: tgrad.fmod(x, -1.5), lambda x: np.fmod(x, -1.5), _u(-5, 5),
            dtypes=FLOATS),
@@ -313,7 +328,8 @@ OPS += [
            dtypes=SIGNED_INTS, grad=False, covers=("remainder_scalar",)),
     OpInfo("pow_scalar_base", lambda x: 2.5 ** x, lambda x: 2.5 ** x, _u(), dtypes=FLOATS),
     OpInfo("pow_scalar_base_int", lambda x: 3 ** x, lambda x: np.power(3, np.asarray(x).astype(np.int64)),
-           lambda rng: [SampleInput(rng.uniform(0, 10, s)) for s in [(7,), (3, 4)]], dtypes=(D.int64,),
+           lambda rng: [SampleInput(rng.uniform(0, 10, s)) for s in [(7,), (3, 4), (), (0, 3), (1000,)]],
+           dtypes=(D.int64,),
            grad=False, covers=("pow_scalar_base",)),
 ]
 
@@ -321,7 +337,7 @@ OPS += [
 def _where_samples(rng):
     out = []
     for sc, sx, sy in [((7,), (7,), (7,)), ((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), (3, 4)), ((), (5,), ()),
-                       ((2, 3, 4), (3, 4), (4,)), ((0, 3), (3,), (3,))]:
+                       ((2, 3, 4), (3, 4), (4,)), ((0, 3), (3,), (3,)), ((40, 33), (33,), (40, 1))]:
         out.append(SampleInput(rng.uniform(size=sc) < 0.5, rng.uniform(-2, 2, sx), rng.uniform(-2, 2, sy),
                                grad=np.prod(sx) <= 12))
     out.append(SampleInput(rng.uniform(size=(3, 4)) < 0.5, rng.uniform(-2, 2, (3, 4)), 0.0))
@@ -339,7 +355,8 @@ def _clamp_samples(rng):
 
 def _clamp_t_samples(rng):
     out = []
-    for sx, sl, sh in [((7,), (7,), (7,)), ((3, 4), (4,), (3, 1)), ((), (), ()), ((2, 3, 4), (3, 4), ())]:
+    for sx, sl, sh in [((7,), (7,), (7,)), ((3, 4), (4,), (3, 1)), ((), (), ()), ((2, 3, 4), (3, 4), ()),
+                       ((0, 3), (3,), ()), ((40, 33), (33,), (40, 1))]:
         lo = rng.uniform(-1.5, 0, sl)
         out.append(SampleInput(rng.uniform(-2, 2, sx), lo, lo + rng.uniform(0.2, 2, sh), grad=np.prod(sx) <= 12))
     return out
@@ -347,7 +364,9 @@ def _clamp_t_samples(rng):
 
 def _lerp_t_samples(rng):
     return [SampleInput(rng.uniform(-2, 2, s), rng.uniform(-2, 2, s), rng.uniform(-0.5, 1.5, w))
-            for s, w in [((7,), (7,)), ((3, 4), (4,)), ((), ()), ((2, 3, 4), (3, 1)), ((0, 3), (3,))]]
+            for s, w in [((7,), (7,)), ((3, 4), (4,)), ((), ()), ((2, 3, 4), (3, 1))]] \
+        + [SampleInput(rng.uniform(-2, 2, s), rng.uniform(-2, 2, s), rng.uniform(-0.5, 1.5, w), grad=False)
+           for s, w in [((0, 3), (3,)), ((40, 33), (33,))]]
 
 
 def _addc_samples(rng):
@@ -356,7 +375,7 @@ def _addc_samples(rng):
         return np.where(np.abs(a) < 0.3, 0.5, a)
     return [SampleInput(rng.uniform(-2, 2, a), rng.uniform(-2, 2, b), t2(c), grad=max(map(np.prod, (a, b, c))) <= 12)
             for a, b, c in [((7,), (7,), (7,)), ((3, 4), (4,), (3, 1)), ((), (), ()), ((2, 3, 4), (3, 4), (4,)),
-                            ((33,), (33,), (33,)), ((0, 3), (3,), (3,))]]
+                            ((33,), (33,), (33,)), ((0, 3), (3,), (3,)), ((40, 33), (33,), (40, 1))]]
 
 
 OPS += [

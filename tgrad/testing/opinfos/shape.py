@@ -10,28 +10,33 @@ DT = (D.float32, D.float64, D.float16, D.bfloat16, D.int64, D.bool_)
 
 
 def _s(*shapes):
-    return lambda rng: [SampleInput(rng.uniform(-1, 1, s)) for s in shapes]
+    """Samples of these shapes; gradients on the small ones only."""
+    return lambda rng: [SampleInput(rng.uniform(-1, 1, s), grad=np.prod(s) <= 60) for s in shapes]
 
 
 OPS = [
-    OpInfo("view", lambda x: x.view(-1, 2), lambda x: x.reshape(-1, 2), _s((2, 3), (4, 1, 2)), dtypes=DT),
+    OpInfo("view", lambda x: x.view(-1, 2), lambda x: x.reshape(-1, 2), _s((2, 3), (4, 1, 2), (0, 4), (10, 10, 10)),
+           dtypes=DT),
     OpInfo("reshape_copy", lambda x: x.t().reshape(6), lambda x: x.T.reshape(6), _s((2, 3)), dtypes=DT,
            covers=("unsafe_view", "contiguous", "t")),
     OpInfo("expand", lambda x: x.expand(2, 3, 4), lambda x: np.broadcast_to(x, (2, 3, 4)),
-           _s((3, 1), (4,), (1, 3, 4)), dtypes=DT),
-    OpInfo("permute", lambda x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1), _s((2, 3, 4)), dtypes=DT),
-    OpInfo("transpose", lambda x: x.transpose(0, -1), lambda x: np.swapaxes(x, 0, -1), _s((2, 3), (2, 3, 4)),
+           _s((3, 1), (4,), (1, 3, 4), (), (1,)), dtypes=DT),
+    OpInfo("permute", lambda x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1),
+           _s((2, 3, 4), (0, 3, 4), (10, 10, 10)), dtypes=DT),
+    OpInfo("transpose", lambda x: x.transpose(0, -1), lambda x: np.swapaxes(x, 0, -1) if x.ndim else x,
+           _s((2, 3), (2, 3, 4), (), (0, 3), (2, 3, 4, 5), (10, 100)),
            dtypes=DT),
-    OpInfo("t", lambda x: x.t(), lambda x: x.T, _s((2, 3), (5,)), dtypes=DT),
-    OpInfo("squeeze", lambda x: x.squeeze(), np.squeeze, _s((2, 1, 3), (1, 1)), dtypes=DT),
-    OpInfo("squeeze_dim", lambda x: x.squeeze(1), lambda x: np.squeeze(x, 1), _s((2, 1, 3)), dtypes=DT),
+    OpInfo("t", lambda x: x.t(), lambda x: x.T, _s((2, 3), (5,), (), (0, 3), (10, 100)), dtypes=DT),
+    OpInfo("squeeze", lambda x: x.squeeze(), np.squeeze, _s((2, 1, 3), (1, 1), (0, 1, 3)), dtypes=DT),
+    OpInfo("squeeze_dim", lambda x: x.squeeze(1), lambda x: np.squeeze(x, 1), _s((2, 1, 3), (0, 1, 3), (1000, 1)),
+           dtypes=DT),
     OpInfo("squeeze_dims", lambda x: x.squeeze((0, 2)), lambda x: np.squeeze(x, (0, 2)), _s((1, 3, 1)), dtypes=DT),
-    OpInfo("unsqueeze", lambda x: x.unsqueeze(-1), lambda x: x[..., None], _s((2, 3), ()), dtypes=DT),
-    OpInfo("select", lambda x: x[1], lambda x: x[1], _s((3, 4), (2, 3, 4)), dtypes=DT,
+    OpInfo("unsqueeze", lambda x: x.unsqueeze(-1), lambda x: x[..., None], _s((2, 3), (), (0, 3), (1000,)), dtypes=DT),
+    OpInfo("select", lambda x: x[1], lambda x: x[1], _s((3, 4), (2, 3, 4), (2,), (2, 0), (3, 1000)), dtypes=DT,
            covers=("select_backward",)),
-    OpInfo("slice", lambda x: x[1:5:2], lambda x: x[1:5:2], _s((7,), (6, 3)), dtypes=DT,
+    OpInfo("slice", lambda x: x[1:5:2], lambda x: x[1:5:2], _s((7,), (6, 3), (0,), (1000,), (7, 0)), dtypes=DT,
            covers=("slice_backward",)),
-    OpInfo("alias", lambda x: x[...], lambda x: x, _s((2, 3)), dtypes=DT),
+    OpInfo("alias", lambda x: x[...], lambda x: x, _s((2, 3), (), (0, 3), (1000,)), dtypes=DT),
 ]
 
 
@@ -55,7 +60,7 @@ def _tri_samples(rng):
     return [SampleInput(rng.uniform(-1, 1, (3, 4)), k) for k in (0, 1, -1)] + [
         SampleInput(rng.uniform(-1, 1, (2, 3, 3)), 0), SampleInput(rng.uniform(-1, 1, (4, 2)), -3),
         SampleInput(rng.uniform(-1, 1, (33, 7)), 2, grad=False), SampleInput(rng.uniform(-1, 1, (0, 3)), 0, grad=False),
-        SampleInput(rng.uniform(-1, 1, (2, 1, 3, 4)), 1)]
+        SampleInput(rng.uniform(-1, 1, (2, 1, 3, 4)), 1), SampleInput(rng.uniform(-1, 1, (3, 40, 30)), -4, grad=False)]
 
 
 OPS += [
@@ -64,11 +69,13 @@ OPS += [
                         SampleInput(*_xs(rng, (2, 3), (2, 1)), dim=1),
                         SampleInput(*_xs(rng, (2, 0, 3), (2, 2, 3)), dim=-2, grad=False),
                         SampleInput(*_xs(rng, (7,), (33,)), grad=False),
-                        SampleInput(*_xs(rng, (1, 2, 3, 2)), dim=3)], dtypes=DT),
+                        SampleInput(*_xs(rng, (1, 2, 3, 2)), dim=3),
+                        SampleInput(*_xs(rng, (600, 3), (500, 3)), grad=False)], dtypes=DT),
     OpInfo("stack", lambda *xs, dim=0: tgrad.stack(list(xs), dim), lambda *xs, dim=0: np.stack(xs, dim),
            lambda rng: [SampleInput(*_xs(rng, (2, 3), (2, 3))), SampleInput(*_xs(rng, (3,), (3,), (3,)), dim=1),
                         SampleInput(*_xs(rng, (), ())), SampleInput(*_xs(rng, (2, 3, 2), (2, 3, 2)), dim=-1),
-                        SampleInput(*_xs(rng, (0, 2), (0, 2)), grad=False)], dtypes=DT),
+                        SampleInput(*_xs(rng, (0, 2), (0, 2)), grad=False),
+                        SampleInput(*_xs(rng, (1000,), (1000,)), dim=1, grad=False)], dtypes=DT),
     OpInfo("split", _split_op, _split_ref,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (5, 3)), 2), SampleInput(rng.uniform(-1, 1, (2, 6)), 3, dim=1),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), 1, dim=-1),
@@ -80,24 +87,29 @@ OPS += [
     OpInfo("unbind", lambda x, dim=0: x.unbind(dim), lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 2))), SampleInput(rng.uniform(-1, 1, (2, 3, 2)), dim=1),
                         SampleInput(rng.uniform(-1, 1, (2, 4)), dim=-1)], dtypes=DT),
-    OpInfo("flip", lambda x, dims: x.flip(dims), lambda x, dims: np.flip(x, dims),
+    OpInfo("flip", lambda x, dims: x.flip(dims), lambda x, dims: np.flip(x, dims) if x.ndim else x,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), (0,)),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (0, 2)),
                         SampleInput(rng.uniform(-1, 1, (7,)), (-1,)),
                         SampleInput(rng.uniform(-1, 1, (2, 1, 3, 2)), (1, 2, 3)),
                         SampleInput(rng.uniform(-1, 1, (1000,)), (0,), grad=False),
-                        SampleInput(rng.uniform(-1, 1, (0, 3)), (1,), grad=False)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), (1,), grad=False),
+                        SampleInput(rng.uniform(-1, 1, ()), (0,))], dtypes=DT),
     OpInfo("roll", lambda x, s, d=None: x.roll(s, d), lambda x, s, d=None: np.roll(x, s, d),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, 0), SampleInput(rng.uniform(-1, 1, (3, 4)), -5, 1),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (1, 2), (0, 2)),
                         SampleInput(rng.uniform(-1, 1, (2, 3)), 4), SampleInput(rng.uniform(-1, 1, (7,)), 0, 0),
                         SampleInput(rng.uniform(-1, 1, (33,)), 10, grad=False),
-                        SampleInput(rng.uniform(-1, 1, (0, 3)), 1, 1, grad=False)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), 1, 1, grad=False),
+                        SampleInput(rng.uniform(-1, 1, ()), 3),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), 7, 0, grad=False)], dtypes=DT),
     OpInfo("repeat", lambda x, r: x.repeat(*r), lambda x, r: np.tile(x, r),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2, 2)),
                         SampleInput(rng.uniform(-1, 1, (3,)), (2, 1, 2)), SampleInput(rng.uniform(-1, 1, ()), (3,)),
                         SampleInput(rng.uniform(-1, 1, (2, 1, 3)), (1, 3, 1)),
-                        SampleInput(rng.uniform(-1, 1, (2, 3)), (0, 2), grad=False)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), (0, 2), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), (2, 2), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (10, 10)), (5, 4), grad=False)], dtypes=DT),
     OpInfo("tile", lambda x, r: x.tile(r), lambda x, r: np.tile(x, r),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2,)), SampleInput(rng.uniform(-1, 1, (3,)), (2, 2))],
            dtypes=DT, covers=("repeat",)),
@@ -128,7 +140,7 @@ def _gather_ref(x, dim, idx):
 
 
 def _scatter_ref(x, dim, idx, src, add=False):
-    idx = np.asarray(idx)
+    idx = np.asarray(idx, dtype=np.int64)
     out = np.array(x, dtype=np.result_type(x, src) if add else x.dtype)
     v = np.broadcast_to(src, idx.shape) if np.ndim(src) == 0 else src[tuple(slice(0, s) for s in idx.shape)]
     if add:
@@ -140,7 +152,7 @@ def _scatter_ref(x, dim, idx, src, add=False):
 
 def _index_add_ref(x, dim, idx, src, alpha=1):
     out = np.array(x, dtype=np.float64)
-    np.add.at(np.moveaxis(out, dim, 0), np.asarray(idx), np.moveaxis(np.asarray(src) * alpha, dim, 0))
+    np.add.at(np.moveaxis(out, dim, 0), np.asarray(idx, dtype=np.int64), np.moveaxis(np.asarray(src) * alpha, dim, 0))
     return out
 
 
@@ -168,7 +180,11 @@ def _scatter_samples(rng):
             SampleInput(rng.uniform(-1, 1, (3, 4)), 1, _perm_index(rng, (3, 2), 4, 1), rng.uniform(-1, 1, (3, 2))),
             SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -2, _perm_index(rng, (2, 3, 4), 3, 1),
                         rng.uniform(-1, 1, (2, 3, 4))),
-            SampleInput(rng.uniform(-1, 1, (33,)), 0, _perm_index(rng, (7,), 33, 0), rng.uniform(-1, 1, (7,)))]
+            SampleInput(rng.uniform(-1, 1, (33,)), 0, _perm_index(rng, (7,), 33, 0), rng.uniform(-1, 1, (7,))),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 0, np.zeros((2, 0), np.int64).tolist(), rng.uniform(-1, 1, (2, 0)),
+                        grad=False),
+            SampleInput(rng.uniform(-1, 1, (1000,)), 0, _perm_index(rng, (1000,), 1000, 0),
+                        rng.uniform(-1, 1, (1000,)), grad=False)]
 
 
 def _scatter_add_samples(rng):
@@ -177,7 +193,11 @@ def _scatter_add_samples(rng):
                         rng.uniform(-1, 1, (2, 3, 6))),
             SampleInput(rng.uniform(-1, 1, (4,)), 0, [1, 1, 3], rng.uniform(-1, 1, (3,))),
             SampleInput(rng.uniform(-1, 1, (7,)), 0, rng.integers(0, 7, (33,)).tolist(), rng.uniform(-1, 1, (33,)),
-                        grad=False)]
+                        grad=False),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 1, np.zeros((3, 0), np.int64).tolist(), rng.uniform(-1, 1, (3, 0)),
+                        grad=False),
+            SampleInput(rng.uniform(-1, 1, (50, 20)), 0, rng.integers(0, 50, (60, 20)).tolist(),
+                        rng.uniform(-1, 1, (60, 20)), grad=False)]
 
 
 def _index_add_samples(rng):
@@ -185,7 +205,10 @@ def _index_add_samples(rng):
             SampleInput(rng.uniform(-1, 1, (3, 4)), 1, [3, 3], rng.uniform(-1, 1, (3, 2)), alpha=2),
             SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -2, [1], rng.uniform(-1, 1, (2, 1, 4))),
             SampleInput(rng.uniform(-1, 1, (7,)), 0, rng.integers(0, 7, (33,)).tolist(), rng.uniform(-1, 1, (33,)),
-                        grad=False)]
+                        grad=False),
+            SampleInput(rng.uniform(-1, 1, (3, 4)), 1, [], rng.uniform(-1, 1, (3, 0)), grad=False),
+            SampleInput(rng.uniform(-1, 1, (40, 30)), 0, rng.integers(0, 40, (1000,)).tolist(),
+                        rng.uniform(-1, 1, (1000, 30)), grad=False)]
 
 
 def _mask(rng, shape):
@@ -197,7 +220,9 @@ def _masked_samples(rng):
             SampleInput(rng.uniform(-1, 1, (3, 4)), _mask(rng, (4,))),
             SampleInput(rng.uniform(-1, 1, (2, 1, 3)), _mask(rng, (2, 4, 3))),
             SampleInput(rng.uniform(-1, 1, ()), True),
-            SampleInput(rng.uniform(-1, 1, (33,)), _mask(rng, (33,)), grad=False)]
+            SampleInput(rng.uniform(-1, 1, (33,)), _mask(rng, (33,)), grad=False),
+            SampleInput(rng.uniform(-1, 1, (0, 3)), _mask(rng, (3,)), grad=False),
+            SampleInput(rng.uniform(-1, 1, (40, 30)), _mask(rng, (40, 30)), grad=False)]
 
 
 def _t(v):
@@ -254,14 +279,16 @@ OPS += [
                         SampleInput(rng.uniform(-1, 1, (3, 4)), 0, rng.integers(0, 3, (2, 1)).tolist()),
                         SampleInput(rng.uniform(-1, 1, (2, 3)), None, rng.integers(0, 6, (4,)).tolist())], dtypes=DT,
            covers=("gather", "expand")),
-    OpInfo("scatter", lambda x, d, i, s: x.scatter(d, tgrad.tensor(i), s), _scatter_ref, _scatter_samples, dtypes=DT),
-    OpInfo("scatter_value", lambda x, d, i, s: x.scatter(d, tgrad.tensor(i), 0.5), lambda x, d, i, s:
+    OpInfo("scatter", lambda x, d, i, s: x.scatter(d, tgrad.tensor(i, dtype=tgrad.int64), s), _scatter_ref,
+           _scatter_samples, dtypes=DT),
+    OpInfo("scatter_value", lambda x, d, i, s: x.scatter(d, tgrad.tensor(i, dtype=tgrad.int64), 0.5), lambda x, d, i, s:
            _scatter_ref(x, d, i, np.array(0.5, x.dtype)), _scatter_samples, dtypes=DTI),
-    OpInfo("scatter_add", lambda x, d, i, s: x.scatter_add(d, tgrad.tensor(i), s),
+    OpInfo("scatter_add", lambda x, d, i, s: x.scatter_add(d, tgrad.tensor(i, dtype=tgrad.int64), s),
            lambda x, d, i, s: _scatter_ref(x, d, i, s, add=True), _scatter_add_samples, dtypes=DTI),
-    OpInfo("index_select", lambda x, d, i, s, **k: x.index_select(d, tgrad.tensor(i)),
-           lambda x, d, i, s, **k: np.take(x, i, axis=d), _index_add_samples, dtypes=DT, diff_args=(0,)),
-    OpInfo("index_add", lambda x, d, i, s, alpha=1: x.index_add(d, tgrad.tensor(i), s, alpha=alpha),
+    OpInfo("index_select", lambda x, d, i, s, **k: x.index_select(d, tgrad.tensor(i, dtype=tgrad.int64)),
+           lambda x, d, i, s, **k: np.take(x, np.asarray(i, dtype=np.int64), axis=d), _index_add_samples, dtypes=DT,
+           diff_args=(0,)),
+    OpInfo("index_add", lambda x, d, i, s, alpha=1: x.index_add(d, tgrad.tensor(i, dtype=tgrad.int64), s, alpha=alpha),
            _index_add_ref, _index_add_samples, dtypes=DTI),
     OpInfo("masked_fill", lambda x, m: x.masked_fill(_t(m), 1.0), lambda x, m: np.where(m, np.array(1, x.dtype), x),
            _masked_samples, dtypes=DT),
@@ -285,7 +312,7 @@ OPS += [
 OPS += [
     OpInfo("nonzero", lambda x: x.nonzero(), lambda x: np.argwhere(x) if x.ndim else np.zeros((int(x != 0), 0)),
            lambda rng: [SampleInput(np.where(rng.uniform(size=s) < 0.5, 0.0, rng.uniform(-1, 1, s)))
-                        for s in [(3, 4), (7,), (), (2, 3, 4), (0, 2), (33,)]],
+                        for s in [(3, 4), (7,), (), (2, 3, 4), (0, 2), (33,), (40, 30)]],
            dtypes=DT, grad=False),
     OpInfo("hstack", lambda *xs: tgrad.hstack(xs), lambda *xs: np.hstack(xs),
            lambda rng: [SampleInput(*_xs(rng, (2, 3), (2, 1))), SampleInput(*_xs(rng, (3,), (2,)))], dtypes=DT,
@@ -358,7 +385,10 @@ OPS += [
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), [[0, -1], [11, 3]]),
                         SampleInput(rng.uniform(-1, 1, (7,)), [6, 6, -7, 0]),
                         SampleInput(rng.uniform(-1, 1, ()), [0, -1]),
-                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), rng.integers(-24, 24, (33,)).tolist())], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), rng.integers(-24, 24, (33,)).tolist()),
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), [], grad=False),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), rng.integers(-1200, 1200, (1000,)).tolist(),
+                                    grad=False)], dtypes=DT),
     OpInfo("index_fill", lambda x, d, i: x.index_fill(d, tgrad.tensor(i, dtype=tgrad.int64), -0.5),
            lambda x, d, i: _index_fill_ref(x, d, i),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, [0, -1]),
