@@ -689,10 +689,10 @@ class Tensor:
         return _inplace("nan_to_num", self, nan=nan, posinf=posinf, neginf=neginf)
 
     def maximum(self, other):
-        return _call("maximum", self, other)
+        return _call("maximum", self, tensor_arg("maximum", other))
 
     def minimum(self, other):
-        return _call("minimum", self, other)
+        return _call("minimum", self, tensor_arg("minimum", other))
 
     def fmod(self, other):
         return self._binop("fmod" if isinstance(other, Tensor) else "fmod_scalar", other)
@@ -731,13 +731,16 @@ class Tensor:
         return self.remainder_(other)
 
     def atan2(self, other):
-        return _call("atan2", self, other)
+        return _call("atan2", self, tensor_arg("atan2", other))
 
     def atan2_(self, other):
-        return _inplace("atan2", self, other)
+        return _inplace("atan2", self, tensor_arg("atan2_", other))
 
-    arctan2 = atan2
-    arctan2_ = atan2_
+    def arctan2(self, other):
+        return _call("atan2", self, tensor_arg("arctan2", other))
+
+    def arctan2_(self, other):
+        return _inplace("atan2", self, tensor_arg("arctan2_", other))
 
     def eq(self, other):
         return self._binop("eq", other)
@@ -800,22 +803,22 @@ class Tensor:
         return self.ge(other)
 
     def logical_and(self, other):
-        return _call("logical_and", self, other)
+        return _call("logical_and", self, tensor_arg("logical_and", other))
 
     def logical_and_(self, other):
-        return _inplace("logical_and", self, other)
+        return _inplace("logical_and", self, tensor_arg("logical_and_", other))
 
     def logical_or(self, other):
-        return _call("logical_or", self, other)
+        return _call("logical_or", self, tensor_arg("logical_or", other))
 
     def logical_or_(self, other):
-        return _inplace("logical_or", self, other)
+        return _inplace("logical_or", self, tensor_arg("logical_or_", other))
 
     def logical_xor(self, other):
-        return _call("logical_xor", self, other)
+        return _call("logical_xor", self, tensor_arg("logical_xor", other))
 
     def logical_xor_(self, other):
-        return _inplace("logical_xor", self, other)
+        return _inplace("logical_xor", self, tensor_arg("logical_xor_", other))
 
     def logical_not(self):
         return _call("logical_not", self)
@@ -1577,6 +1580,13 @@ class Tensor:
             t._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = t
         return t
+
+
+def tensor_arg(name, v, arg="other", pos=1):
+    """``v`` if it is a Tensor, else PyTorch's TypeError for ops defined on tensors only (``x.maximum(2)``)."""
+    if not isinstance(v, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
+    return v
 
 
 def _inplace(name, self, *args, **kw):

@@ -62,6 +62,19 @@ def test_errors(fn, exc, msg):
     assert msg in str(e.value)
 
 
+@pytest.mark.parametrize("name", ["maximum", "minimum", "atan2", "arctan2", "logical_and", "logical_or",
+                                  "logical_xor", "atan2_", "arctan2_", "logical_and_", "logical_or_", "logical_xor_"])
+@pytest.mark.parametrize("other", [2, 2.5, True, None, [1.0]], ids=repr)
+def test_tensor_only_methods_refuse_numbers(name, other):
+    """PyTorch defines these on two tensors only: the method's TypeError names 'other' at position 1."""
+    x = t([1.0, 0.0])
+    with pytest.raises(TypeError) as e:
+        getattr(x, name)(other)
+    assert str(e.value) == f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
+    assert vals(x).tolist() == [1.0, 0.0] and x._version == 0
+    assert vals(getattr(x.clone(), name)(t(0.5))).tolist() == vals(getattr(tgrad, name.rstrip("_"))(x, t(0.5))).tolist()
+
+
 def test_bad_input_changes_nothing():
     x = t([1, 2, 3])
     with pytest.raises(RuntimeError):
