@@ -279,10 +279,10 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         from .autograd.graph import RemovableHandle
         h = RemovableHandle(self._tensor_hooks)
-        self._tensor_hooks[h.id] = hook
-        if self.grad_fn is not None:
+        if self.grad_fn is not None and not self._tensor_hooks:    # attached once (x.t_() keeps it on the old node)
             self.grad_fn.__dict__.setdefault("_tensor_pre_hooks", {})[id(self._tensor_hooks)] = \
                 (self._output_nr, self._tensor_hooks)
+        self._tensor_hooks[h.id] = hook
         return h
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -1145,8 +1145,17 @@ class Tensor:
     swapaxes = transpose
     swapdims = transpose
 
+    def transpose_(self, dim0, dim1):
+        return _dispatch.call_inplace_view("transpose_", self, dim0=dim0, dim1=dim1)
+
+    swapaxes_ = transpose_
+    swapdims_ = transpose_
+
     def t(self):
         return _call("t", self)
+
+    def t_(self):
+        return _dispatch.call_inplace_view("t_", self)
 
     @property
     def T(self):
@@ -1163,8 +1172,17 @@ class Tensor:
             return _call("squeeze", self)
         return _call("squeeze_dims" if isinstance(dim, (tuple, list)) else "squeeze_dim", self, dim=dim)
 
+    def squeeze_(self, dim=None):
+        if dim is None:
+            return _dispatch.call_inplace_view("squeeze_", self)
+        name = "squeeze_dims_" if isinstance(dim, (tuple, list)) else "squeeze_dim_"
+        return _dispatch.call_inplace_view(name, self, dim=dim)
+
     def unsqueeze(self, dim):
         return _call("unsqueeze", self, dim=dim)
+
+    def unsqueeze_(self, dim):
+        return _dispatch.call_inplace_view("unsqueeze_", self, dim=dim)
 
     def flatten(self, start_dim=0, end_dim=-1):
         s, e = _wrap_dim(start_dim, self.dim()), _wrap_dim(end_dim, self.dim())
@@ -1185,6 +1203,10 @@ class Tensor:
 
     def as_strided(self, size, stride, storage_offset=None):
         return _call("as_strided", self, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset)
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        return _dispatch.call_inplace_view("as_strided_", self, size=tuple(size), stride=tuple(stride),
+                                           storage_offset=storage_offset)
 
     # ------------------------------------------------------------ shape ops, indexing (ops/shape.py, advanced_index.py)
     def unflatten(self, dim, sizes):
