@@ -370,11 +370,18 @@ class Tensor:
     def add_(self, other, *, alpha=1):
         return _inplace("add", self, self._wrap(other), alpha=alpha)
 
+    def _wrap_sub(self, other):
+        """A Python bool stays bool, so that sub refuses it as PyTorch does (``x - True``)."""
+        if isinstance(other, (bool, np.bool_)):
+            from .creation import scalar_tensor
+            return scalar_tensor(other, dtype=D.bool_, device=self.device)
+        return self._wrap(other)
+
     def sub(self, other, *, alpha=1):
-        return _call("sub", self, self._wrap(other), alpha=alpha)
+        return _call("sub", self, self._wrap_sub(other), alpha=alpha)
 
     def sub_(self, other, *, alpha=1):
-        return _inplace("sub", self, self._wrap(other), alpha=alpha)
+        return _inplace("sub", self, self._wrap_sub(other), alpha=alpha)
 
     subtract = sub
 
@@ -420,7 +427,8 @@ class Tensor:
         return self.sub(other)
 
     def __rsub__(self, other):
-        return _call("rsub", self, self._rwrap(other), alpha=1)
+        return _call("rsub", self, self._wrap_sub(other) if isinstance(other, (bool, np.bool_)) else
+                     self._rwrap(other), alpha=1)
 
     def __isub__(self, other):
         return self.sub_(other)
@@ -920,8 +928,8 @@ class Tensor:
     def fill_(self, value):
         if isinstance(value, Tensor):
             return _inplace("fill_", self, value)
-        from .creation import scalar_tensor
-        return _inplace("fill_", self, scalar_tensor(value, dtype=self.dtype, device=self.device))
+        D.check_fill_value(value, self.dtype)
+        return _inplace("fill_scalar", self, value=value)
 
     def zero_(self):
         return _inplace("zero_", self)
@@ -1366,11 +1374,13 @@ class Tensor:
     def masked_fill(self, mask, value):
         if isinstance(value, Tensor):
             return _call("masked_fill_tensor", self, mask, value)
+        D.check_fill_value(value, self.dtype)
         return _call("masked_fill", self, mask, value=value)
 
     def masked_fill_(self, mask, value):
         if isinstance(value, Tensor):
             return _inplace("masked_fill_tensor", self, mask, value)
+        D.check_fill_value(value, self.dtype)
         return _inplace("masked_fill", self, mask, value=value)
 
     def masked_select(self, mask):
