@@ -61,10 +61,11 @@ def test_workload_launches_every_kernel(recorded):
 
 def test_recorder_gives_triton_signature():
     x = tgrad.ones(4, 3, dtype=tgrad.float16)
+    two = tgrad.full((), 2.0, dtype=tgrad.float16)   # (a Python 2.0 reaches a half mul as fp32, like PyTorch)
     with_rec = []
     T.RECORD = with_rec
     try:
-        x.t() * 2.0
+        x.t() * two
     finally:
         T.RECORD = None
     (kernel, sig, cexpr, attrs), = with_rec

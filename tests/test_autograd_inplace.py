@@ -361,3 +361,125 @@ def test_outputs_of_multi_view_ops_cannot_be_modified_in_place():
     with tgrad.no_grad():
         q.mul_(2)
     np.testing.assert_array_equal(_np(y), [[1, 2], [3, 4], [10, 12], [14, 16]])
+
+
+# ------------------------------------------------------------------ in-place view ops: t_, transpose_, squeeze_, ...
+VIEW_INPLACE = [   # (method call, numpy reference, PyTorch 2.13's grad_fn name)
+    (lambda y: y.t_(), lambda a: a.T, "TBackward1"),
+    (lambda y: y.transpose_(0, -1), lambda a: np.swapaxes(a, 0, -1), "TransposeBackward1"),
+    (lambda y: y.swapdims_(1, 0), lambda a: np.swapaxes(a, 0, 1), "TransposeBackward1"),
+    (lambda y: y.swapaxes_(0, 1), lambda a: np.swapaxes(a, 0, 1), "TransposeBackward1"),
+    (lambda y: y.unsqueeze_(1), lambda a: a[:, None], "UnsqueezeBackward1"),
+    (lambda y: y.unsqueeze_(0).squeeze_(), lambda a: a, "SqueezeBackward3"),
+    (lambda y: y.unsqueeze_(-1).squeeze_(2), lambda a: a, "SqueezeBackward4"),
+    (lambda y: y.unsqueeze_(0).squeeze_((0, 1)), lambda a: a, "SqueezeBackward5"),
+    (lambda y: y.as_strided_((3, 2), (1, 3)), lambda a: a.T, "AsStridedBackward1"),
+]
+
+
+@pytest.mark.parametrize("fn,ref,name", VIEW_INPLACE, ids=[n for _, _, n in VIEW_INPLACE])
+def test_inplace_view_ops_change_geometry_version_and_grad_fn(fn, ref, name):
+    a0 = np.arange(6.0).reshape(2, 3)
+    x = leaf(a0)
+    y = x * 2
+    out = fn(y)
+    assert out is y and y._version == (2 if name.startswith("Squeeze") else 1)
+    np.testing.assert_array_equal(_np(y), ref(a0 * 2))
+    assert type(y.grad_fn).__name__ == name
+    w = np.arange(y.numel(), dtype=np.float64).reshape(y.shape) + 1
+    (gx,) = tgrad.autograd.grad((y * tgrad.tensor(w, dtype=tgrad.float32)).sum(), x)
+    w_in = np.zeros_like(a0)      # d sum(ref(2a) * w) / da, a linear map: by unit vectors
+    for i in np.ndindex(a0.shape):
+        e = np.zeros_like(a0)
+        e[i] = 1
+        w_in[i] = (ref(2 * e) * w).sum()
+    np.testing.assert_array_equal(_np(gx), w_in)
+
+
+def test_inplace_view_ops_without_grad_keep_storage_and_bump_version():
+    x = tgrad.arange(6.0).reshape(2, 3)
+    x.as_strided_((2,), (2,), 1)
+    assert (x.shape, x.stride(), x.storage_offset(), x._version) == ((2,), (2,), 1, 1)
+    assert _np(x).tolist() == [1.0, 3.0]
+    base = tgrad.zeros(2, 3)
+    v = base[1]
+    v.unsqueeze_(0).mul_(2.0).add_(1.0)         # still a view of base
+    assert v.shape == (1, 3) and _np(base).tolist() == [[0.0] * 3, [1.0] * 3]
+    e = tgrad.zeros(3).expand(2, 3).t_()        # nothing is written: an expanded tensor is fine
+    assert e.shape == (3, 2) and e.stride() == (1, 0)
+    assert tgrad.zeros(3).t_().shape == (3,) and tgrad.zeros(()).t_().shape == ()
+
+
+def test_inplace_view_op_on_a_view_keeps_its_history():
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    y = x * 1
+    v = y[1]
+    v.unsqueeze_(0)
+    assert type(v.grad_fn).__name__ == "UnsqueezeBackward1"
+    assert [type(n).__name__ for n, _ in v.grad_fn.next_functions] == ["SelectBackward0"]
+    assert y._version == 1 and v._base is y
+    v.mul_(3.0)                                 # then an in-place write through it: CopySlices on y
+    (gx,) = tgrad.autograd.grad(y.sum(), x)
+    assert _np(gx).tolist() == [[1.0] * 3, [3.0] * 3]
+
+
+@pytest.mark.parametrize("fn,msg", [
+    (lambda x: x.t_(), "a leaf Variable that requires grad is being used in an in-place operation."),
+    (lambda x: x.unsqueeze_(0), "a leaf Variable that requires grad is being used in an in-place operation."),
+    (lambda x: x[0].squeeze_(), "a view of a leaf Variable that requires grad is being used in an in-place "
+                                "operation."),
+    (lambda x: x.split(1)[0].transpose_(0, 1), "Output 0 of Split is a view and is being modified inplace. This "
+     "view is the output of a function that returns multiple views. Such functions do not allow the output views "
+     "to be modified inplace. You should replace the inplace operation by an out-of-place one."),
+    (lambda x: tgrad.zeros(2, 2, 2).t_(), "t_() expects a tensor with <= 2 dimensions, but self is 3D"),
+])
+def test_inplace_view_op_errors_change_nothing(fn, msg):
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(RuntimeError) as e:
+        fn(x)
+    assert str(e.value) == msg
+    assert x.shape == (2, 3) and x._version == 0 and x.grad_fn is None
+    with tgrad.no_grad():
+        assert x.t_() is x and x.shape == (3, 2) and x.is_leaf and x.requires_grad
+
+
+@pytest.mark.parametrize("fn,msg", [
+    (lambda x: x.transpose_(0, 2), "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda x: x.unsqueeze_(3), "Dimension out of range (expected to be in range of [-3, 2], but got 3)"),
+    (lambda x: x.squeeze_(2), "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+])
+def test_inplace_view_op_bad_dims(fn, msg):
+    x = tgrad.zeros(2, 3)
+    with pytest.raises(IndexError) as e:
+        fn(x)
+    assert str(e.value) == msg and x.shape == (2, 3) and x._version == 0
+
+
+def test_saved_tensor_reshaped_in_place_is_a_version_error():
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    y = x * 1
+    z = y * y
+    y.t_()
+    with pytest.raises(RuntimeError, match=re.escape("[tgrad.FloatTensor [3, 2]], which is output 0 of T1, is at "
+                                                     "version 1; expected version 0 instead.")):
+        z.sum().backward()
+
+
+def test_retain_grad_and_hooks_registered_before_stay_with_the_old_shape():
+    """As in PyTorch: the tensor's hooks and retain_grad stay on its node from before t_()."""
+    x = leaf(np.arange(12.0).reshape(4, 3))
+    shapes = []
+    y = x * 1
+    y.retain_grad()
+    y.register_hook(lambda g: shapes.append(tuple(g.shape)))
+    y.t_()
+    y.register_hook(lambda g: shapes.append(tuple(g.shape)))
+    (y * tgrad.arange(12.0).reshape(3, 4)).sum().backward()
+    assert y.grad.shape == (4, 3) and _np(y.grad).tolist() == np.arange(12.0).reshape(3, 4).T.tolist()
+    assert shapes == [(4, 3), (4, 3)]
+    y = x * 1
+    y.t_()
+    y.retain_grad()
+    y.register_hook(lambda g: shapes.append(tuple(g.shape)))
+    y.sum().backward()
+    assert y.grad.shape == (3, 4) and shapes[2:] == [(3, 4)]

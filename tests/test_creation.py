@@ -417,3 +417,35 @@ def test_clone_and_like_forms_preserve_the_layout(device):
     w = tgrad.ones(3, 2, requires_grad=True).t()
     assert w.clone().grad_fn.name() == w.contiguous().grad_fn.name() == "CloneBackward0"
     assert repr(tgrad.preserve_format) == "tgrad.preserve_format"
+
+
+@pytest.mark.parametrize("dtype,value,cname", [
+    (tgrad.int32, 2 ** 40, "int"), (tgrad.int32, 2 ** 31, "int"), (tgrad.int32, float("nan"), "int"),
+    (tgrad.int16, 70000.0, "int16_t"), (tgrad.int8, 300, "int8_t"), (tgrad.int8, 127.9, "int8_t"),
+    (tgrad.int8, -129, "int8_t"), (tgrad.uint8, -256, "uint8_t"), (tgrad.uint8, -0.5, "uint8_t"),
+    (tgrad.uint8, 256.0, "uint8_t"), (tgrad.int64, 2 ** 63, "int64_t"), (tgrad.int64, float("inf"), "int64_t"),
+    (tgrad.float16, 65505.0, "c10::Half"), (tgrad.float16, 2 ** 31, "c10::Half"),
+    (tgrad.bfloat16, 3.4e38, "c10::BFloat16"), (tgrad.float32, 1e40, "float"),
+])
+def test_fill_values_that_overflow_the_dtype_raise_like_pytorch(dtype, value, cname):
+    msg = f"^value cannot be converted to type {cname} without overflow$"
+    x = tgrad.zeros(2, dtype=dtype)
+    for fn in (lambda: tgrad.full((2,), value, dtype=dtype), lambda: tgrad.full_like(x, value),
+               lambda: x.new_full((2,), value), lambda: x.fill_(value),
+               lambda: x.masked_fill(tgrad.tensor([True, False]), value)):
+        with pytest.raises(RuntimeError, match=msg):
+            fn()
+    assert x.tolist() == [0, 0] and x._version == 0
+
+
+@pytest.mark.parametrize("dtype,value,expect", [
+    (tgrad.uint8, -1, [255, 255]), (tgrad.uint8, -255, [1, 1]), (tgrad.int8, -128, [-128, -128]),
+    (tgrad.int32, 2.9, [2, 2]), (tgrad.int8, True, [1, 1]), (tgrad.float16, 65504.0, [65504.0, 65504.0]),
+    (tgrad.float16, float("inf"), [float("inf")] * 2), (tgrad.bfloat16, 70000.0, [70144.0, 70144.0]),
+    (tgrad.bool, float("nan"), [True, True]), (tgrad.bool, 1e40, [True, True]), (tgrad.bool, 0.0, [False, False]),
+    (tgrad.float64, 0.1, [0.1, 0.1]),
+])
+def test_fill_values_in_range_as_pytorch(dtype, value, expect):
+    assert tgrad.full((2,), value, dtype=dtype).tolist() == expect
+    assert tgrad.zeros(2, dtype=dtype).fill_(value).tolist() == expect
+    assert tgrad.full((2,), 2 ** 40).tolist() == [2 ** 40] * 2

@@ -203,6 +203,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
         dtype = D.to_dtype(dtype, "full")
     else:
         dtype = (D.bool_, D.int64, D.get_default_dtype())[D.scalar_kind(fill_value)]
+    D.check_fill_value(fill_value, dtype)
     t = empty(*_shape_arg((size,)), dtype=dtype, device=device)
     KE.fill(t, fill_value)
     return _finish(t, requires_grad)
@@ -246,6 +247,7 @@ def ones_like(input, dtype=None, device=None, requires_grad=False, memory_format
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None):
     t = _like(input, dtype, device, "full_like", memory_format)
+    D.check_fill_value(fill_value, t.dtype)
     return _finish(KE.fill(t, fill_value), requires_grad)
 
 

@@ -6,6 +6,7 @@ pointer type (``float32 -> *fp32``, ``bfloat16 -> *bf16`` via ml_dtypes,
 floating; within a category the wider type wins; a Python scalar (or a
 0-dim tensor) only lifts the category, never the width.
 """
+import math
 import threading
 
 import ml_dtypes
@@ -112,6 +113,34 @@ def promote_types(a, b):
         other = b if a is uint8 else a
         return int16 if other is int8 else other
     return a if a._rank >= b._rank else b
+
+
+# C++ type names in PyTorch's "value cannot be converted to type ... without overflow".
+_CPP_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
+              "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def check_fill_value(value, dtype):
+    """PyTorch's checked conversion of a Python number filling a ``dtype`` tensor (full, full_like, fill_).
+
+    Integer types: a float must be finite and within [min, max] (then truncates); an int within
+    [min, max], unsigned types also taking -max..-1 (two's complement wrap).  Floating types: a finite
+    value beyond the largest finite one overflows (inf and nan are kept).  bool takes anything.
+    """
+    if dtype is bool_ or isinstance(value, (bool, np.bool_)):
+        return
+    v = value.item() if isinstance(value, np.generic) else value
+    if dtype.is_floating_point:
+        big = float(ml_dtypes.finfo(dtype.np).max)
+        bad = abs(v) > big if isinstance(v, int) else (math.isfinite(v) and abs(v) > big)
+    else:
+        info = np.iinfo(dtype.np)
+        if isinstance(v, int):
+            bad = not ((-info.max if info.min == 0 else info.min) <= v <= info.max)
+        else:
+            bad = not (math.isfinite(v) and info.min <= v <= info.max)
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_CPP_NAMES[dtype.name]} without overflow")
 
 
 def scalar_kind(v):

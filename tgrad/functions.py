@@ -1,5 +1,5 @@
 """Module-level functions (``tgrad.add``, ``tgrad.exp``, ``tgrad.sum`` ...): thin forms of Tensor methods."""
-from .tensor import Tensor
+from .tensor import Tensor, tensor_arg
 
 
 def _t(x, like=None):
@@ -129,9 +129,8 @@ def _binary_fn(name):
 def _tensors_fn(name, method=None):
     """``tgrad.<name>(input, other)`` for ops PyTorch defines on two tensors only: a number raises its TypeError."""
     def f(input, other, *, out=None):
-        for arg, pos, v in (("input", 1, input), ("other", 2, other)):
-            if not isinstance(v, Tensor):
-                raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
+        tensor_arg(name, input, "input", 1)
+        tensor_arg(name, other, "other", 2)
         return _out(getattr(input, method or name)(other), out)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``tgrad.{name}(input, other)``: the same as ``input.{method or name}(other)`` (tensors only)."

@@ -279,10 +279,10 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         from .autograd.graph import RemovableHandle
         h = RemovableHandle(self._tensor_hooks)
-        self._tensor_hooks[h.id] = hook
-        if self.grad_fn is not None:
+        if self.grad_fn is not None and not self._tensor_hooks:    # attached once (x.t_() keeps it on the old node)
             self.grad_fn.__dict__.setdefault("_tensor_pre_hooks", {})[id(self._tensor_hooks)] = \
                 (self._output_nr, self._tensor_hooks)
+        self._tensor_hooks[h.id] = hook
         return h
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -370,11 +370,18 @@ class Tensor:
     def add_(self, other, *, alpha=1):
         return _inplace("add", self, self._wrap(other), alpha=alpha)
 
+    def _wrap_sub(self, other):
+        """A Python bool stays bool, so that sub refuses it as PyTorch does (``x - True``)."""
+        if isinstance(other, (bool, np.bool_)):
+            from .creation import scalar_tensor
+            return scalar_tensor(other, dtype=D.bool_, device=self.device)
+        return self._wrap(other)
+
     def sub(self, other, *, alpha=1):
-        return _call("sub", self, self._wrap(other), alpha=alpha)
+        return _call("sub", self, self._wrap_sub(other), alpha=alpha)
 
     def sub_(self, other, *, alpha=1):
-        return _inplace("sub", self, self._wrap(other), alpha=alpha)
+        return _inplace("sub", self, self._wrap_sub(other), alpha=alpha)
 
     subtract = sub
 
@@ -420,7 +427,8 @@ class Tensor:
         return self.sub(other)
 
     def __rsub__(self, other):
-        return _call("rsub", self, self._rwrap(other), alpha=1)
+        return _call("rsub", self, self._wrap_sub(other) if isinstance(other, (bool, np.bool_)) else
+                     self._rwrap(other), alpha=1)
 
     def __isub__(self, other):
         return self.sub_(other)
@@ -689,10 +697,10 @@ class Tensor:
         return _inplace("nan_to_num", self, nan=nan, posinf=posinf, neginf=neginf)
 
     def maximum(self, other):
-        return _call("maximum", self, other)
+        return _call("maximum", self, tensor_arg("maximum", other))
 
     def minimum(self, other):
-        return _call("minimum", self, other)
+        return _call("minimum", self, tensor_arg("minimum", other))
 
     def fmod(self, other):
         return self._binop("fmod" if isinstance(other, Tensor) else "fmod_scalar", other)
@@ -731,13 +739,16 @@ class Tensor:
         return self.remainder_(other)
 
     def atan2(self, other):
-        return _call("atan2", self, other)
+        return _call("atan2", self, tensor_arg("atan2", other))
 
     def atan2_(self, other):
-        return _inplace("atan2", self, other)
+        return _inplace("atan2", self, tensor_arg("atan2_", other))
 
-    arctan2 = atan2
-    arctan2_ = atan2_
+    def arctan2(self, other):
+        return _call("atan2", self, tensor_arg("arctan2", other))
+
+    def arctan2_(self, other):
+        return _inplace("atan2", self, tensor_arg("arctan2_", other))
 
     def eq(self, other):
         return self._binop("eq", other)
@@ -800,22 +811,22 @@ class Tensor:
         return self.ge(other)
 
     def logical_and(self, other):
-        return _call("logical_and", self, other)
+        return _call("logical_and", self, tensor_arg("logical_and", other))
 
     def logical_and_(self, other):
-        return _inplace("logical_and", self, other)
+        return _inplace("logical_and", self, tensor_arg("logical_and_", other))
 
     def logical_or(self, other):
-        return _call("logical_or", self, other)
+        return _call("logical_or", self, tensor_arg("logical_or", other))
 
     def logical_or_(self, other):
-        return _inplace("logical_or", self, other)
+        return _inplace("logical_or", self, tensor_arg("logical_or_", other))
 
     def logical_xor(self, other):
-        return _call("logical_xor", self, other)
+        return _call("logical_xor", self, tensor_arg("logical_xor", other))
 
     def logical_xor_(self, other):
-        return _inplace("logical_xor", self, other)
+        return _inplace("logical_xor", self, tensor_arg("logical_xor_", other))
 
     def logical_not(self):
         return _call("logical_not", self)
@@ -917,8 +928,8 @@ class Tensor:
     def fill_(self, value):
         if isinstance(value, Tensor):
             return _inplace("fill_", self, value)
-        from .creation import scalar_tensor
-        return _inplace("fill_", self, scalar_tensor(value, dtype=self.dtype, device=self.device))
+        D.check_fill_value(value, self.dtype)
+        return _inplace("fill_scalar", self, value=value)
 
     def zero_(self):
         return _inplace("zero_", self)
@@ -1142,8 +1153,17 @@ class Tensor:
     swapaxes = transpose
     swapdims = transpose
 
+    def transpose_(self, dim0, dim1):
+        return _dispatch.call_inplace_view("transpose_", self, dim0=dim0, dim1=dim1)
+
+    swapaxes_ = transpose_
+    swapdims_ = transpose_
+
     def t(self):
         return _call("t", self)
+
+    def t_(self):
+        return _dispatch.call_inplace_view("t_", self)
 
     @property
     def T(self):
@@ -1160,8 +1180,17 @@ class Tensor:
             return _call("squeeze", self)
         return _call("squeeze_dims" if isinstance(dim, (tuple, list)) else "squeeze_dim", self, dim=dim)
 
+    def squeeze_(self, dim=None):
+        if dim is None:
+            return _dispatch.call_inplace_view("squeeze_", self)
+        name = "squeeze_dims_" if isinstance(dim, (tuple, list)) else "squeeze_dim_"
+        return _dispatch.call_inplace_view(name, self, dim=dim)
+
     def unsqueeze(self, dim):
         return _call("unsqueeze", self, dim=dim)
+
+    def unsqueeze_(self, dim):
+        return _dispatch.call_inplace_view("unsqueeze_", self, dim=dim)
 
     def flatten(self, start_dim=0, end_dim=-1):
         s, e = _wrap_dim(start_dim, self.dim()), _wrap_dim(end_dim, self.dim())
@@ -1182,6 +1211,10 @@ class Tensor:
 
     def as_strided(self, size, stride, storage_offset=None):
         return _call("as_strided", self, size=tuple(size), stride=tuple(stride), storage_offset=storage_offset)
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        return _dispatch.call_inplace_view("as_strided_", self, size=tuple(size), stride=tuple(stride),
+                                           storage_offset=storage_offset)
 
     # ------------------------------------------------------------ shape ops, indexing (ops/shape.py, advanced_index.py)
     def unflatten(self, dim, sizes):
@@ -1341,11 +1374,13 @@ class Tensor:
     def masked_fill(self, mask, value):
         if isinstance(value, Tensor):
             return _call("masked_fill_tensor", self, mask, value)
+        D.check_fill_value(value, self.dtype)
         return _call("masked_fill", self, mask, value=value)
 
     def masked_fill_(self, mask, value):
         if isinstance(value, Tensor):
             return _inplace("masked_fill_tensor", self, mask, value)
+        D.check_fill_value(value, self.dtype)
         return _inplace("masked_fill", self, mask, value=value)
 
     def masked_select(self, mask):
@@ -1577,6 +1612,13 @@ class Tensor:
             t._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = t
         return t
+
+
+def tensor_arg(name, v, arg="other", pos=1):
+    """``v`` if it is a Tensor, else PyTorch's TypeError for ops defined on tensors only (``x.maximum(2)``)."""
+    if not isinstance(v, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
+    return v
 
 
 def _inplace(name, self, *args, **kw):

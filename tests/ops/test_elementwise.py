@@ -62,6 +62,19 @@ def test_errors(fn, exc, msg):
     assert msg in str(e.value)
 
 
+@pytest.mark.parametrize("name", ["maximum", "minimum", "atan2", "arctan2", "logical_and", "logical_or",
+                                  "logical_xor", "atan2_", "arctan2_", "logical_and_", "logical_or_", "logical_xor_"])
+@pytest.mark.parametrize("other", [2, 2.5, True, None, [1.0]], ids=repr)
+def test_tensor_only_methods_refuse_numbers(name, other):
+    """PyTorch defines these on two tensors only: the method's TypeError names 'other' at position 1."""
+    x = t([1.0, 0.0])
+    with pytest.raises(TypeError) as e:
+        getattr(x, name)(other)
+    assert str(e.value) == f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}"
+    assert vals(x).tolist() == [1.0, 0.0] and x._version == 0
+    assert vals(getattr(x.clone(), name)(t(0.5))).tolist() == vals(getattr(tgrad, name.rstrip("_"))(x, t(0.5))).tolist()
+
+
 def test_bad_input_changes_nothing():
     x = t([1, 2, 3])
     with pytest.raises(RuntimeError):
@@ -432,3 +445,38 @@ def test_check_devices_allows_cpu_scalars_anywhere(devs):
 def test_cpu_scalar_tensor_mixes_on_cpu():
     np.testing.assert_array_equal(vals(t(1.5) + t([1.0, 2.0])), [2.5, 3.5])
     np.testing.assert_array_equal(vals(t([1.0, 2.0]) * t(2.0)), [2.0, 4.0])
+
+
+def test_fill_grad_fn_names_as_pytorch():
+    a = tgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (a * 1).fill_(2.0)            # a Python number: FillBackward2, no value input
+    assert type(y.grad_fn).__name__ == "FillBackward2" and len(y.grad_fn.next_functions) == 1
+    assert vals(y).tolist() == [2.0] * 3
+    v = tgrad.tensor(2.0, requires_grad=True)
+    y = (a * 1).fill_(v)              # a 0-dim tensor: FillBackward3, the gradient reaches it
+    assert type(y.grad_fn).__name__ == "FillBackward3"
+    assert [type(n).__name__ for n, _ in y.grad_fn.next_functions] == ["MulBackward0", "AccumulateGrad"]
+    ga, gv = tgrad.autograd.grad((y * tgrad.tensor([1.0, 2.0, 4.0])).sum(), (a, v))
+    assert vals(ga).tolist() == [0.0] * 3 and vals(gv).tolist() == 7.0
+
+
+@pytest.mark.parametrize("dtype", [tgrad.float32, tgrad.int64, tgrad.uint8, tgrad.bool])
+def test_subtracting_a_python_bool_raises_like_pytorch(dtype):
+    x = t([1, 0]).to(dtype)
+    msg = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+           "operator instead." if dtype is tgrad.bool else
+           "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+           "use the `~` or `logical_not()` operator instead.")
+    for fn in (lambda: x - True, lambda: True - x, lambda: x.sub(False), lambda: x.sub_(True)):
+        with pytest.raises(RuntimeError) as e:
+            fn()
+        assert str(e.value) == msg
+    assert x.tolist() == t([1, 0]).to(dtype).tolist() and x._version == 0
+    assert (x + True).tolist() == ([True, True] if dtype is tgrad.bool else [2, 1])
+
+
+def test_boolean_alpha_only_for_boolean_results():
+    for fn in (lambda: t([1.0]).add(1, alpha=True), lambda: t([1, 2]).sub(t([1, 2]), alpha=False)):
+        with pytest.raises(RuntimeError, match="^Boolean alpha only supported for Boolean results.$"):
+            fn()
+    assert t([True, False]).add(t([False, False]), alpha=True).tolist() == [True, False]

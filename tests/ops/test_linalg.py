@@ -76,14 +76,68 @@ def test_errors_use_pytorch_wording(fn, msg):
     assert str(e.value) == msg
 
 
-def test_integer_matmul_is_refused_before_launch():
+INT_DTYPES = [tgrad.int64, tgrad.int32, tgrad.int16, tgrad.int8, tgrad.uint8]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=str)
+def test_integer_products_wrap_like_numpy(dtype):
+    """Integer products are exact and wrap to the dtype (PyTorch cpu: int8 @ int8 -> int8); numpy does the same."""
+    rng = np.random.default_rng(0)
+    info = np.iinfo(dtype.np)
+    a = rng.integers(info.min, info.max, (2, 3, 37), endpoint=True).astype(dtype.np)
+    b = rng.integers(info.min, info.max, (37, 5), endpoint=True).astype(dtype.np)
+    c = rng.integers(info.min, info.max, (5,), endpoint=True).astype(dtype.np)
+    ta, tb, tc = (tgrad.tensor(x, dtype=dtype) for x in (a, b, c))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal((ta @ tb)._host_copy(), np.matmul(a, b))
+        np.testing.assert_array_equal(tgrad.mm(ta[1], tb)._host_copy(), np.matmul(a[1], b))
+        np.testing.assert_array_equal(tgrad.bmm(ta, tb.expand(2, 37, 5))._host_copy(), np.matmul(a, b))
+        np.testing.assert_array_equal(tgrad.mv(ta[0], tb[:, 1])._host_copy(), np.matmul(a[0], b[:, 1]))
+        np.testing.assert_array_equal(tgrad.dot(ta[0, 0], tb[:, 0])._host_copy(), np.dot(a[0, 0], b[:, 0]))
+        np.testing.assert_array_equal(F.linear(ta, tb.t(), tc)._host_copy(), np.matmul(a, b) + c)
+        i64 = [x.astype(np.int64) for x in (a[0], b, c)]
+        np.testing.assert_array_equal(tgrad.addmm(tc, ta[0], tb, beta=3, alpha=-2)._host_copy(),
+                                      (3 * i64[2] - 2 * (i64[0] @ i64[1])).astype(dtype.np))
+    assert (ta @ tb).dtype is dtype and not (ta @ tb).requires_grad
+
+
+def test_integer_alpha_beta_truncate_like_pytorch():
+    a = tgrad.tensor([[1, 2], [3, 4]])
+    b = tgrad.tensor([[2, 5], [7, 9]])
+    assert tgrad.addmm(a, a, b, beta=0.5).tolist() == [[16, 23], [34, 51]]     # beta -> 0: self ignored
+    assert tgrad.addmm(a, a, b, alpha=0.5).tolist() == [[1, 2], [3, 4]]       # alpha -> 0
+    assert tgrad.addmm(a, a, b, alpha=2.0, beta=True).tolist() == [[33, 48], [71, 106]]
+    assert tgrad.baddbmm(a[None], a[None], b[None], beta=2.7).tolist() == [[[18, 27], [40, 59]]]
+
+
+@pytest.mark.parametrize("fn,msg", [
+    (lambda x: x @ x, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+    (lambda x: F.linear(x, x), "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+    (lambda x: tgrad.bmm(x[None], x[None]), "\"bmm\" not implemented for 'Bool'"),
+    (lambda x: x.expand(2, 2, 2) @ x.expand(2, 2, 2), "\"bmm\" not implemented for 'Bool'"),
+    (lambda x: tgrad.baddbmm(x[None], x[None], x[None]), "\"baddbmm\" not implemented for 'Bool'"),
+    (lambda x: tgrad.mv(x, x[0]), "\"addmv_impl_cpu\" not implemented for 'Bool'"),
+    (lambda x: x[0] @ x[1], "\"dot\" not implemented for 'Bool'"),
+])
+def test_bool_products_are_refused_before_launch(fn, msg):
+    x = tgrad.ones(2, 2, dtype=tgrad.bool)
     T.COUNTER.enabled, T.COUNTER.counts = True, type(T.COUNTER.counts)()
     try:
-        with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
-            tgrad.ones(2, 2, dtype=tgrad.int64) @ tgrad.ones(2, 2, dtype=tgrad.int64)
+        with pytest.raises(NotImplementedError) as e:
+            fn(x)
+        assert str(e.value) == msg
         assert T.COUNTER.counts["matmul_kernel"] == 0
     finally:
         T.COUNTER.enabled = False
+    assert tgrad.outer(x[0], x[1]).tolist() == [[True, True], [True, True]]
+
+
+def test_integer_operands_of_different_dtypes_are_refused():
+    a = tgrad.ones(2, 2, dtype=tgrad.int64)
+    with pytest.raises(RuntimeError, match="^expected m1 and m2 to have the same dtype, but got: long int != int$"):
+        a @ a.int()
+    with pytest.raises(RuntimeError, match="^expected m1 and m2 to have the same dtype, but got: bool != long int$"):
+        a.bool() @ a
 
 
 def _names(t):

@@ -9,9 +9,10 @@ from tgrad.kernels._triton import compile_aot
 from tgrad.kernels.aot import ptxas_usage
 
 DTYPES = {"*fp16": "float16", "*bf16": "bfloat16", "*fp32": "float32", "*fp64": "float64"}
+INT_DTYPES = {"*i64": "int64", "*i32": "int32", "*i8": "int8", "*u8": "uint8"}
 
 
-def _spec(ptr, precision="ieee", act=0, dact=0, rowsum=False):
+def _spec(ptr, precision="ieee", act=0, dact=0, rowsum=False, integer=False):
     sig = {}
     for p in KM.matmul_kernel.params:
         if p.is_constexpr:
@@ -19,12 +20,13 @@ def _spec(ptr, precision="ieee", act=0, dact=0, rowsum=False):
         elif p.name.endswith("_ptr"):
             sig[p.name] = ptr
         elif p.name in ("alpha", "beta"):
-            sig[p.name] = "fp32"
+            sig[p.name] = "i32" if integer else "fp32"
         else:
             sig[p.name] = "i32"
-    bm, bn, bk = KM.tiles(512, 512, 512, "cuda", DTYPES[ptr])
+    bm, bn, bk = KM.tiles(512, 512, 512, "cuda", DTYPES.get(ptr) or INT_DTYPES[ptr])
     f64 = ptr == "*fp64"
-    cexpr = {"HAS_C": True, "ACT": act, "DACT": dact, "ROWSUM": rowsum, "ACC": tl.float64 if f64 else tl.float32,
+    acc = tl.int64 if integer else tl.float64 if f64 else tl.float32
+    cexpr = {"HAS_C": True, "ACT": act, "DACT": dact, "ROWSUM": rowsum, "ACC": acc,
              "UPCAST": f64,
              "PRECISION": precision, "BLOCK_B": 1, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
     return sig, cexpr
@@ -66,3 +68,12 @@ def test_cpu_batched_tiles_compile_too():
     cexpr.update(BLOCK_B=4, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
     ptx = compile_aot(KM.matmul_kernel, sig, cexpr, 80).asm["ptx"]
     assert ptxas_usage(ptx, 80)[1] == 0
+
+
+@pytest.mark.parametrize("ptr", list(INT_DTYPES))
+@pytest.mark.parametrize("arch", [80, 90])
+def test_integer_products_spill_nothing(ptr, arch):
+    """Integers (int64 products summed over K, no tl.dot) with their GPU tiles."""
+    sig, cexpr = _spec(ptr, integer=True)
+    ptx = compile_aot(KM.matmul_kernel, sig, cexpr, arch).asm["ptx"]
+    assert "mma" not in ptx and ptxas_usage(ptx, arch)[1] == 0

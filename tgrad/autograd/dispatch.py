@@ -2,7 +2,9 @@
 
 ``call(name, *inputs, **attrs)`` is how every Tensor method reaches a kernel;
 ``call_inplace`` does the same for ``x.op_(...)``: it writes into ``x``,
-bumps its version counter and rebases ``x.grad_fn`` onto the new node.
+bumps its version counter and rebases ``x.grad_fn`` onto the new node;
+``call_inplace_view`` for ``x.t_()`` and the other in-place view ops, which
+change ``x``'s geometry instead of its elements.
 
 In-place on a view of a tensor that takes part in autograd rebases the
 view's base instead (PyTorch's ``CopySlices``): the base's new grad_fn sends
@@ -266,21 +268,36 @@ def _record(op, inputs, attrs, out):
 
 
 # ------------------------------------------------------------------ in-place
-def _check_inplace(t):
-    if any(st == 0 and sz > 1 for sz, st in zip(t.shape, t.stride())):
+def _check_inplace(op, t, ins, needs, writes=True):
+    """PyTorch's refusals of ``t.op_(...)``; ``writes``: the op writes t's elements (not a view op like t_)."""
+    if needs and t._view_mode is False:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+            "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+            "moving both the view and the inplace either both inside the no_grad block (if you don't want "
+            "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    if needs and t._view_mode == "multi" and t.grad_fn is not None:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {_op_name(t.grad_fn)} is a view and is being modified inplace. "
+            "This view is the output of a function that returns multiple views. Such functions do not allow "
+            "the output views to be modified inplace. You should replace the inplace operation by an "
+            "out-of-place one.")
+    if writes and any(st == 0 and sz > 1 for sz, st in zip(t.shape, t.stride())):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     if t._inference and not grad_mode.is_inference_mode_enabled():
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can "
                            "make a clone to get a normal tensor before doing inplace update.See "
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
-    if not grad_mode.is_grad_enabled():
-        return
-    if t._view_mode is None:
-        if t.requires_grad and t.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    elif t._base.requires_grad and t._base.grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if grad_mode.is_grad_enabled():
+        if t._view_mode is None:
+            if t.requires_grad and t.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        elif t._base.requires_grad and t._base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+    if needs:
+        _check_inference(op, ins)
 
 
 def _original_self(op, t):
@@ -310,21 +327,8 @@ def call_inplace(name, self, *inputs, **attrs):
     ins = [self] + others
     check_devices(name, _tensors(ins))
     needs = _needs_grad(op, ins)
-    if needs and self._view_mode is False:
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
-            "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-            "moving both the view and the inplace either both inside the no_grad block (if you don't want "
-            "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
-    _check_inplace(self)
+    _check_inplace(op, self, ins, needs)
     if needs:
-        _check_inference(op, ins)
-        if self._view_mode == "multi" and self.grad_fn is not None:
-            raise RuntimeError(
-                f"Output {self._output_nr} of {_op_name(self.grad_fn)} is a view and is being modified inplace. "
-                "This view is the output of a function that returns multiple views. Such functions do not allow "
-                "the output views to be modified inplace. You should replace the inplace operation by an "
-                "out-of-place one.")
         if self._view_mode:
             return _inplace_on_view(op, self, inputs, others, attrs)
         old_edge = edge_of(self)
@@ -340,6 +344,21 @@ def call_inplace(name, self, *inputs, **attrs):
         node._out_meta = ((tuple(self.shape), self.dtype, self.device),)
         _rebase(self, node)
         _save(node, op, [old_self] + others, (self,))
+    return self
+
+
+def call_inplace_view(name, self, **attrs):
+    """``self.t_()``, ``self.unsqueeze_(0)``, ...: ``self`` takes the geometry of the view op ``name`` of
+    itself (no element moves); its version moves and, when recorded, its grad_fn becomes that op's node
+    (``TBackward1``), whose input is self's previous history."""
+    op = _ops.TABLE[name]
+    needs = _needs_grad(op, [self])
+    _check_inplace(op, self, [self], needs, writes=False)
+    out = call(name, self, **attrs)
+    self._shape, self._strides, self._offset = out._shape, out._strides, out._offset
+    self._version_counter[0] += 1
+    if needs:     # unlike _rebase, retain_grad and hooks stay on the old node (PyTorch: old-shaped gradients)
+        set_history(self, out._grad_fn, 0)
     return self
 
 

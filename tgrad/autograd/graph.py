@@ -56,9 +56,9 @@ FREED_MSG = ("Trying to backward through the graph a second time (or directly ac
 
 
 def _op_name(node):
-    """``ExpBackward0`` -> ``Exp``: how PyTorch (2.13) names a tensor's producer in the version error
-    (``torch::autograd::CopySlices`` stays whole)."""
-    return re.sub(r"Backward\d*$", "", node.name())
+    """``ExpBackward0`` -> ``Exp``, ``TBackward1`` -> ``T1``: how PyTorch (2.13) names a tensor's producer in
+    the version error (``torch::autograd::CopySlices`` stays whole)."""
+    return re.sub(r"Backward0?$", "", re.sub(r"Backward([1-9]\d*)$", r"\1", node.name()))
 
 
 def version_error(t, saved_version, producer=None, output_nr=0):

@@ -135,11 +135,16 @@ def ternary_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n_elements, p0, p1,
 def fill_kernel(out_ptr, n_elements, value,
                 d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5,
                 O_ND: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """out[i] = value over a strided view."""
+    """out[i] = value over a strided view; for float64 ``value`` is the double's bits as an int64 (float
+    kernel arguments are fp32)."""
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n_elements
     oo = strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND)
-    cast_store(out_ptr + oo, tl.full([BLOCK], value, COMPUTE), mask)
+    if COMPUTE == tl.float64:
+        v = tl.full([BLOCK], value, tl.int64).to(tl.float64, bitcast=True)
+    else:
+        v = tl.full([BLOCK], value, COMPUTE)
+    cast_store(out_ptr + oo, v, mask)
 
 
 # ------------------------------------------------------------------ op math
@@ -284,10 +289,12 @@ def fill(out, value):
     sizes, per = G.launch_geometry(out.shape, [list(out.stride())])
     st, nd = per[0]
     block = elementwise_block(n, dev, nd)
-    if out.dtype.is_floating_point:
+    if out.dtype.name == "float64":
+        value = int(np.array(float(value), dtype=np.float64).view(np.int64))
+    elif out.dtype.is_floating_point:
         value = float(value)
     else:
-        value = int(value)
+        value = int(bool(value)) if out.dtype.name == "bool" else int(value)   # bool: nan, inf, 1e40 -> True
     launch(fill_kernel, (triton.cdiv(n, block),), dev, [kptr(out), n, value] + sizes + st,
            {"O_ND": nd, "COMPUTE": compute_type(out.dtype), "BLOCK": block})
     return out

@@ -12,6 +12,9 @@ exact fp32 (``input_precision="ieee"``) unless
 ``tgrad.backends.cuda.matmul.allow_tf32`` is set.  fp16/bf16 go to the
 tensor cores as loaded on the GPU; on ``cpu`` they are upcast before
 ``tl.dot`` (the interpreter's bf16 dot is wrong, TRITON_NOTES.md).
+Integer dtypes (ACC = int64) skip ``tl.dot`` (no int64, and int8 would
+accumulate in int32): sum_k a[m, k] * b[k, n] in int64 over a 3-D block,
+stored wrapped to the output's width like PyTorch's integer kernels.
 """
 import triton
 import triton.language as tl
@@ -148,17 +151,21 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
     for k0 in range(0, K, BLOCK_K):
         kk = k0 + rk
         a_mask = (rm[:, None] < M) & (kk[None, :] < K)
-        a = tl.load(a_rows + kk[None, :] * s_ak, mask=a_mask, other=0.0)
-        b = tl.load(b_cols + kk[:, None] * s_bk, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        if DACT != 0:
-            v = tl.load(v_rows + kk[None, :] * s_vk, mask=a_mask, other=0.0).to(ACC)
-            a = _round_to(_times_dact(a.to(ACC), v, DACT), a_ptr.dtype.element_ty)
-        if UPCAST:
-            a = a.to(ACC)
-            b = b.to(ACC)
-        if ROWSUM:
-            rsum += tl.sum(a.to(ACC), axis=1)
-        acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+        a = tl.load(a_rows + kk[None, :] * s_ak, mask=a_mask, other=0)
+        b = tl.load(b_cols + kk[:, None] * s_bk, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0)
+        if ACC == tl.int64:
+            # integers: exact products summed in int64 (wrapping; tl.dot has no int64)
+            acc += tl.sum(a.to(tl.int64)[:, :, None] * b.to(tl.int64)[None, :, :], axis=1)
+        else:
+            if DACT != 0:
+                v = tl.load(v_rows + kk[None, :] * s_vk, mask=a_mask, other=0.0).to(ACC)
+                a = _round_to(_times_dact(a.to(ACC), v, DACT), a_ptr.dtype.element_ty)
+            if UPCAST:
+                a = a.to(ACC)
+                b = b.to(ACC)
+            if ROWSUM:
+                rsum += tl.sum(a.to(ACC), axis=1)
+            acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
     acc = acc * alpha
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     if HAS_C:
@@ -169,6 +176,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
     if ROWSUM:
         if pid_n == 0:
             cast_store(rs_ptr + bid * M + rm, rsum, rm < M)
+
+
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
 def _kptr(t):
@@ -183,7 +193,13 @@ def _strides3(t, shape):
 
 def tiles(M, N, K, device, dtype_name):
     """(BLOCK_M, BLOCK_N, BLOCK_K): the whole problem in few tiles on cpu; on cuda 64x64x32 for the
-    fp16/bf16 tensor cores, smaller for fp32/fp64 (FMA dot: larger tiles spill registers on sm_80/sm_90)."""
+    fp16/bf16 tensor cores, smaller for fp32/fp64 (FMA dot: larger tiles spill registers on sm_80/sm_90).
+    Integers multiply a (BLOCK_M, BLOCK_K, BLOCK_N) int64 block and sum it over K: small K slices."""
+    if dtype_name not in _FLOATS:
+        if gpu_blocks(device):
+            return 16, 16, 16     # 72-96 registers, no spills on sm_80/sm_90
+        bm, bn = min(next_pow2(M), 64), min(next_pow2(N), 64)
+        return bm, bn, min(next_pow2(K), 2 ** 16 // (bm * bn))
     if gpu_blocks(device):
         return {"float32": (64, 64, 16), "float64": (32, 64, 32)}.get(dtype_name, (64, 64, 32))
     return tuple(max(16, min(next_pow2(d), 256)) for d in (M, N, K))
@@ -205,19 +221,24 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
     dev = out.device.type
     bm, bn, bk = tiles(M, N, K, dev, a.dtype.name)
     f64 = a.dtype.name == "float64"
+    integer = a.dtype.name not in _FLOATS
+    if integer:     # PyTorch converts alpha and beta to the integer type (truncating)
+        alpha, beta = int(alpha), int(beta)
     has_c = c is not None and beta != 0
     c = c if has_c else out
     v = v if dact else a
     rs = rowsum if rowsum is not None else out
     tf32 = backends.cuda.matmul.allow_tf32 and a.dtype.name == "float32"
     # cpu: several batch entries per program when the tiles are small (interpreted programs cost ~1 ms each)
-    bb = 1 if gpu_blocks(dev) else min(next_pow2(batch), max(1, 2 ** 18 // max(bm * bk, bk * bn, bm * bn)))
-    args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), batch, M, N, K, float(alpha),
-            float(beta)]
+    bb = 1 if gpu_blocks(dev) or integer else \
+        min(next_pow2(batch), max(1, 2 ** 18 // max(bm * bk, bk * bn, bm * bn)))
+    scalar = int if integer else float
+    args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), batch, M, N, K, scalar(alpha),
+            scalar(beta)]
     for t, shape in ((a, a.shape), (b, b.shape), (c, out.shape), (v, a.shape), (out, out.shape)):
         args += _strides3(t, shape)
     cexpr = {"HAS_C": has_c, "ACT": ACTIVATIONS[act], "DACT": ACTIVATIONS[dact], "ROWSUM": rowsum is not None,
-             "ACC": tl.float64 if f64 else tl.float32, "UPCAST": not gpu_blocks(dev) or f64,
+             "ACC": tl.int64 if integer else tl.float64 if f64 else tl.float32, "UPCAST": not gpu_blocks(dev) or f64,
              "PRECISION": "tf32" if tf32 else "ieee", "BLOCK_B": bb, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
     launch(matmul_kernel, (triton.cdiv(M, bm) * triton.cdiv(N, bn), triton.cdiv(batch, bb)), dev, args, cexpr)
     return out

@@ -8,6 +8,8 @@ rules are written with tgrad ops so they can be differentiated again.
 """
 import math
 
+import numpy as np
+
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
@@ -130,6 +132,13 @@ def fill_backward(ctx, grad):
     return (grad.mul(0), grad.sum())
 
 
+def fill_scalar_forward(self, *, value, out=None):
+    """``self.fill_(value)`` for a Python number (PyTorch's FillBackward2: no value input)."""
+    from ..creation import scalar_tensor
+    dst = out if out is not None else self
+    return K.copy(scalar_tensor(value, dtype=dst.dtype, device=dst.device), dst)
+
+
 def zero_forward(self, *, out=None):
     """``self.zero_()`` (its own entry: PyTorch's grad_fn is ZeroBackward0, with no value input)."""
     return K.fill(out if out is not None else self, 0)
@@ -151,6 +160,8 @@ def _binary(fn):
 
 
 def _alpha_check(self, other, alpha):
+    if isinstance(alpha, (bool, np.bool_)) and D.result_type(self, other) is not D.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if alpha != 1 and not D.result_type(self, other).is_floating_point and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
@@ -233,7 +244,8 @@ ENTRIES = [
     Op("clone_copy", copy_forward, copy_backward, "CopyBackwards"),
     Op("to_copy", to_copy_forward, to_copy_backward, "ToCopyBackward0"),
     Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src")),
-    Op("fill_", fill_forward, fill_backward, "FillBackward1", inputs=("self", "value")),
+    Op("fill_", fill_forward, fill_backward, "FillBackward3", inputs=("self", "value")),
+    Op("fill_scalar", fill_scalar_forward, zero_backward, "FillBackward2"),
     Op("zero_", zero_forward, zero_backward, "ZeroBackward0"),
     Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other")),
     Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other")),

@@ -40,19 +40,22 @@ def _scalar_name(dt):
     return D.TENSOR_TYPE_NAMES[dt][:-len("Tensor")]
 
 
-def _check_float(name, *ts):
-    for t in ts:
-        if not t.dtype.is_floating_point:
-            kind = "addmm_impl_cpu_" if t.device.type == "cpu" else "addmm_cuda"
-            raise NotImplementedError(f"\"{kind}\" not implemented for '{_scalar_name(t.dtype)}' ({name} "
-                                      "supports floating-point dtypes only)")
+# PyTorch's kernel names (cpu, cuda) in its error for bool operands; every other dtype is supported.
+_KERNEL = {"mm": ("addmm_impl_cpu_", "addmm_cuda"), "bmm": ("bmm", "bmm_cuda"),
+           "baddbmm": ("baddbmm", "baddbmm_cuda"), "mv": ("addmv_impl_cpu", "addmv_impl_cuda"), "dot": ("dot", "dot")}
+
+
+def _check_not_bool(name, t):
+    if t.dtype is D.bool_:
+        kind = _KERNEL[name][t.device.type != "cpu"]
+        raise NotImplementedError(f"\"{kind}\" not implemented for 'Bool'")
 
 
 def _mm_dtype_check(a, b):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CPP[a.dtype.name]} != "
                            f"{_CPP[b.dtype.name]}")
-    _check_float("mm", a)
+    _check_not_bool("mm", a)
 
 
 def _t(x):
@@ -122,7 +125,7 @@ def bmm_forward(self, mat2):
     B, M, N = _bmm_check(self, mat2)
     if self.dtype is not mat2.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_name(self.dtype)} but found {_scalar_name(mat2.dtype)}")
-    _check_float("bmm", self)
+    _check_not_bool("bmm", self)
     return KM.matmul(self, mat2, empty((B, M, N), self.dtype, self.device))
 
 
@@ -142,7 +145,7 @@ def mv_forward(self, vec):
     if self.dtype is not vec.dtype:
         n = [_scalar_name(t.dtype) for t in (vec, self, vec)]
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {n[0]}, {n[1]}, and {n[2]}")
-    _check_float("mv", self)
+    _check_not_bool("mv", self)
     out = empty((M,), self.dtype, self.device)
     KM.matmul(self, _as_col(vec), _as_col(out))
     return out
@@ -165,7 +168,7 @@ def dot_forward(self, tensor):
     if n != m:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number "
                            f"of elements, but got {n} and {m} elements respectively")
-    _check_float("dot", self)
+    _check_not_bool("dot", self)
     out = empty((), self.dtype, self.device)
     row = self._view_of((1, n), (0, self.stride(0)))
     KM.matmul(row, _as_col(tensor), out._view_of((1, 1), (1, 1)))
@@ -219,7 +222,7 @@ def baddbmm_forward(self, batch1, batch2, *, beta=1, alpha=1):
     if not (self.dtype is batch1.dtype is batch2.dtype):
         raise RuntimeError(f"Input dtypes must be the same, got: input {_CPP[self.dtype.name]}, batch1: "
                            f"{_CPP[batch1.dtype.name]}, batch2: {_CPP[batch2.dtype.name]}")
-    _check_float("baddbmm", self)
+    _check_not_bool("baddbmm", self)
     c = expand_forward(self, size=(B, M, N))
     return KM.matmul(batch1, batch2, empty((B, M, N), self.dtype, self.device), c=c, alpha=alpha, beta=beta)
 

@@ -174,6 +174,13 @@ def t_backward(ctx, grad):
     return (grad.t(),)
 
 
+def t_inplace_forward(self):
+    """x.t_(): t()'s geometry (``autograd.dispatch.call_inplace_view`` gives it to x)."""
+    if self.dim() > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+    return t_forward(self)
+
+
 # ------------------------------------------------------------------ squeeze / unsqueeze
 def squeeze_forward(self, *, dim=None):
     nd = self.dim()
@@ -688,6 +695,15 @@ ENTRIES = [
     Op("squeeze_dim", squeeze_forward, squeeze_backward, "SqueezeBackward1", view=True, meta=("self_sym_sizes",)),
     Op("squeeze_dims", squeeze_forward, squeeze_backward, "SqueezeBackward2", view=True, meta=("self_sym_sizes",)),
     Op("unsqueeze", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward0", view=True),
+    # in-place view ops (x.t_(), ...): the same geometry and backward, PyTorch's node names for the in-place forms
+    Op("t_", t_inplace_forward, t_backward, "TBackward1", view=True),
+    Op("transpose_", transpose_forward, transpose_backward, "TransposeBackward1", view=True),
+    Op("squeeze_", squeeze_forward, squeeze_backward, "SqueezeBackward3", view=True, meta=("self_sym_sizes",)),
+    Op("squeeze_dim_", squeeze_forward, squeeze_backward, "SqueezeBackward4", view=True, meta=("self_sym_sizes",)),
+    Op("squeeze_dims_", squeeze_forward, squeeze_backward, "SqueezeBackward5", view=True,
+       meta=("self_sym_sizes",)),
+    Op("unsqueeze_", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward1", view=True),
+    Op("as_strided_", as_strided_forward, as_strided_backward, "AsStridedBackward1", view=True),
     Op("select", select_forward, select_backward, "SelectBackward0", view=True),
     Op("slice", slice_forward, slice_backward, "SliceBackward0", view=True),
     Op("as_strided", as_strided_forward, as_strided_backward, "AsStridedBackward0", view=True),

@@ -50,6 +50,8 @@ def _add_into_column_ref(x, v):
 OPS = [
     OpInfo("as_strided", lambda x, **kw: x.as_strided(**kw), _as_strided_ref, _as_strided_samples, dtypes=DT,
            noncontig=False, covers=("restride",)),
+    OpInfo("as_strided_", lambda x, **kw: x.clone().as_strided_(**kw), _as_strided_ref, _as_strided_samples,
+           dtypes=DT, noncontig=False, covers=("restride",)),
     OpInfo("inplace_on_view", _mul_into_rows, _mul_into_rows_ref,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (3,))),
                         SampleInput(rng.uniform(-1, 1, (5,)), rng.uniform(-1, 1, ()))],

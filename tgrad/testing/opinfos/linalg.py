@@ -10,6 +10,7 @@ from tgrad.autograd import dispatch
 from ..opinfo import OpInfo, SampleInput
 
 FLOATS = (D.float32, D.float64, D.float16, D.bfloat16)
+INTS = (D.int64, D.int32, D.int16, D.int8, D.uint8)
 
 
 def _u(rng, *s):
@@ -34,6 +35,33 @@ MATMUL = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((5, 2
           ((2, 1, 2, 3), (5, 3, 4)), ((2, 3, 2, 3), (3, 3, 2)), ((4, 7, 33), (33, 7)),
           ((0, 3), (3, 4)), ((2, 0), (0, 4)), ((0, 2, 3), (3,)), ((4, 50, 60), (60, 30))]
 OUTER = [((3,), (4,)), ((1,), (7,)), ((33,), (1,)), ((0,), (3,)), ((1000,), (3,))]
+
+
+def _int_pairs(pairs):
+    """Products of integers in [0, 128) (every dtype holds them): int8/int16/uint8 results wrap."""
+    return lambda rng: [SampleInput(rng.integers(0, 128, a), rng.integers(0, 128, b)) for a, b in pairs]
+
+
+def _int_addmm_samples(rng):
+    def i(*s):
+        return rng.integers(0, 128, s)
+    return [SampleInput(i(5), i(3, 4), i(4, 5)), SampleInput(i(3, 5), i(3, 4), i(4, 5), beta=2, alpha=3),
+            SampleInput(i(1, 1), i(7, 33), i(33, 1), beta=0), SampleInput(i(3, 5), i(3, 0), i(0, 5), beta=-1)]
+
+
+def _int_baddbmm_samples(rng):
+    def i(*s):
+        return rng.integers(0, 128, s)
+    return [SampleInput(i(2, 3, 5), i(2, 3, 4), i(2, 4, 5)),
+            SampleInput(i(5), i(2, 3, 4), i(2, 4, 5), beta=-1, alpha=2),
+            SampleInput(i(1, 7, 1), i(3, 7, 33), i(3, 33, 1))]
+
+
+def _int_linear_samples(rng):
+    def i(*s):
+        return rng.integers(0, 128, s)
+    return [SampleInput(i(4, 3), i(5, 3), i(5)), SampleInput(i(3), i(2, 3), None),
+            SampleInput(i(2, 3, 4), i(3, 4), i(3))]
 
 
 def _addmm_samples(rng):
@@ -111,6 +139,28 @@ OPS = [
     OpInfo("outer", lambda a, b: tgrad.outer(a, b), np.outer, _pairs(OUTER), dtypes=FLOATS, covers=("mul",)),
     OpInfo("matmul", lambda a, b: a @ b, np.matmul, _pairs(MATMUL), dtypes=FLOATS,
            covers=("dot", "mv", "mm", "bmm", "unsafe_view", "expand", "view")),
+] + [
+    # integer products (no gradients): exact int64 sums, stored wrapped to the dtype (the tests' int reference)
+    OpInfo("mm_int", lambda a, b: a.mm(b), lambda a, b: a @ b, _int_pairs(MM[:5] + [((33, 70), (70, 9))]),
+           dtypes=INTS, grad=False, covers=("mm",)),
+    OpInfo("bmm_int", lambda a, b: a.bmm(b), lambda a, b: a @ b, _int_pairs(BMM[:5]), dtypes=INTS, grad=False,
+           covers=("bmm",)),
+    OpInfo("mv_int", lambda a, b: a.mv(b), lambda a, b: a @ b, _int_pairs(MV), dtypes=INTS, grad=False,
+           covers=("mv",)),
+    OpInfo("dot_int", lambda a, b: a.dot(b), lambda a, b: np.dot(a, b), _int_pairs(DOT), dtypes=INTS, grad=False,
+           covers=("dot",)),
+    OpInfo("addmm_int", lambda c, a, b, **k: tgrad.addmm(c, a, b, **k),
+           lambda c, a, b, beta=1, alpha=1: (beta * c if beta else 0) + alpha * (a @ b), _int_addmm_samples,
+           dtypes=INTS, grad=False, covers=("addmm",)),
+    OpInfo("baddbmm_int", lambda c, a, b, **k: tgrad.baddbmm(c, a, b, **k),
+           lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b), _int_baddbmm_samples, dtypes=INTS,
+           grad=False, covers=("baddbmm",)),
+    OpInfo("outer_int", lambda a, b: tgrad.outer(a, b), np.outer, _int_pairs(OUTER), dtypes=INTS + (D.bool_,),
+           grad=False, covers=("mul",)),
+    OpInfo("matmul_int", lambda a, b: a @ b, np.matmul, _int_pairs(MATMUL[:-1]), dtypes=INTS, grad=False,
+           covers=("dot", "mv", "mm", "bmm", "unsafe_view", "expand", "view")),
+    OpInfo("linear_int", lambda x, w, b: tgrad.nn.functional.linear(x, w, b), _linear_ref(None),
+           _int_linear_samples, dtypes=INTS, grad=False, covers=("linear",)),
 ] + [
     OpInfo("linear" if act is None else f"linear_{act}", _linear_op(act), _linear_ref(act), _linear_samples,
            dtypes=FLOATS, diff_args=(0, 1, 2),
