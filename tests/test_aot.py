@@ -70,8 +70,7 @@ def test_recorder_gives_triton_signature():
         T.RECORD = None
     (kernel, sig, cexpr, attrs), = with_rec
     assert kernel.__name__ == "binary_kernel"
-    # the Python number reaches a half mul as an fp32 scalar (PyTorch's opmath), the result is fp16
-    assert (sig["x_ptr"], sig["y_ptr"], sig["out_ptr"], sig["n_elements"]) == ("*fp16", "*fp32", "*fp16", "i32")
+    assert (sig["x_ptr"], sig["y_ptr"], sig["out_ptr"], sig["n_elements"]) == ("*fp16", "*fp16", "*fp16", "i32")
     assert sig["FN"] == "constexpr" and cexpr["FN"].__name__ == "mul_fn"
     assert cexpr["BLOCK"] == tgrad.kernels.elementwise.elementwise_block(12, "cpu")   # not forced: cpu block
     assert attrs[(0,)] == [["tt.divisibility", 16]]
