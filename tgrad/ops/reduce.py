@@ -6,7 +6,10 @@ one launch per op.  Backward rules are tgrad ops; the weights that say which
 elements a max/min/norm gradient flows to are constants computed by
 ``select_kernel``.
 """
+import numpy as np
+
 from .. import dtypes as D
+from ..creation import from_host
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
@@ -152,7 +155,21 @@ def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
 
 def mean_backward(ctx, grad):
     shape, dims, keepdim = _ctx_dims(ctx)
-    return (_expand_grad(grad, shape, dims, keepdim).div(_numel(shape, dims)),)
+    n = _numel(shape, dims)
+    if n and _unit_seed(grad):
+        # 1 / n in grad's dtype, as the division below computes it: a host copy and a view, no launch
+        value = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
+        g = from_host(np.full(tuple(grad.shape), value, grad.dtype.np), grad.dtype, grad.device)
+        return (_expand_grad(g, shape, dims, keepdim),)
+    return (_expand_grad(grad, shape, dims, keepdim).div(n),)
+
+
+def _unit_seed(grad):
+    """True if ``grad`` is loss.backward()'s unmodified implicit seed (it holds 1) of a float32/float64 loss
+    and no graph is recorded, so a backward rule may build its result from that constant."""
+    from ..autograd import grad_mode
+    return (getattr(grad, "_implicit_seed", False) and grad._version_counter[0] == 0
+            and (grad.dtype is D.float32 or grad.dtype is D.float64) and not grad_mode.is_grad_enabled())
 
 
 def prod_forward(self, *, dim=None, keepdim=False, dtype=None):
