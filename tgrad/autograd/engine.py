@@ -258,10 +258,11 @@ def _run_tensor_pre_hooks(node, gin):
         if gin and gin[0] is not None:
             gin[0] = run_tensor_hooks(node.variable._tensor_hooks, gin[0])
         return
-    for out_nr, hooks in list(getattr(node, "_tensor_pre_hooks", {}).values()):
+    d = node.__dict__       # not getattr: a missing attribute costs an OpNode.__getattr__ call and an exception
+    for out_nr, hooks in list(d.get("_tensor_pre_hooks", {}).values()):
         if gin[out_nr] is not None:
             gin[out_nr] = run_tensor_hooks(hooks, gin[out_nr])
-    for out_nr, ref in list(getattr(node, "_retain_refs", {}).values()):
+    for out_nr, ref in list(d.get("_retain_refs", {}).values()):
         t = ref()
         g = gin[out_nr]
         if t is not None and g is not None:
