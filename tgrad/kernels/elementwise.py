@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import Ptr, elementwise_block, gpu_blocks, launch
+from ._triton import Ptr, cdiv, elementwise_block, gpu_blocks, launch
 
 
 @triton.jit
@@ -288,7 +288,7 @@ def fill(out, value):
         value = float(value)
     else:
         value = int(value)
-    launch(fill_kernel, (triton.cdiv(n, block),), dev, [kptr(out), n, value] + sizes + st,
+    launch(fill_kernel, (cdiv(n, block),), dev, [kptr(out), n, value] + sizes + st,
            {"O_ND": nd, "COMPUTE": compute_type(out.dtype), "BLOCK": block})
     return out
 

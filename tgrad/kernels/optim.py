@@ -32,7 +32,7 @@ import triton
 import triton.language as tl
 
 from ..memory import Storage
-from ._triton import Ptr, elementwise_block, launch
+from ._triton import Ptr, cdiv, elementwise_block, launch
 from .elementwise import cast_store, compute_type
 
 SGD, ADAM, RMSPROP, ADAGRAD = range(4)
@@ -245,5 +245,5 @@ def multi_tensor_step(op, columns, hyper, constexprs):
             n = col[0].numel() if col else 0
             args += ptrs + [null] * (2 + STATES - len(ptrs)) + [n]
             block = cexpr[f"B{t}"] = elementwise_block(n, dev)
-            grid += triton.cdiv(n, block)
+            grid += cdiv(n, block)
         launch(multi_tensor_kernel, (grid,), dev, args, cexpr)
