@@ -133,7 +133,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
         while ready:
             _, _, node = heapq.heappop(ready)
             slot = buffers.pop(id(node), {})
-            n_out = len(getattr(node, "_out_meta", ())) or max(max(slot, default=0) + 1, 1)
+            n_out = len(node.__dict__.get("_out_meta", ())) or max(max(slot, default=0) + 1, 1)
             gin = [slot.pop(i, None) for i in range(n_out)]
             if isinstance(node, AccumulateGrad):
                 run = accumulate and (inputs is None or (id(node), 0) in capture)
@@ -220,11 +220,11 @@ def _fold_target(node, gin, deps, buffers, needed, capture):
     h is not a requested input, and grad mode and anomaly mode are off
     (checked by the caller).  ``FOLD_RELU_INTO_LINEAR = False`` turns it off.
     """
-    op = getattr(node, "op", None)
+    op = node.__dict__.get("op")        # OpNodes only (getattr would raise and catch in other nodes)
     if op is None or op.name != "relu" or len(node.next_functions) != 1 or gin[0] is None:
         return None
     lin, nr = node.next_functions[0]
-    lop = getattr(lin, "op", None)
+    lop = lin.__dict__.get("op")
     if lop is None or lop.name != "linear" or lin._attrs.get("activation") is not None:
         return None
     meta = node._input_meta[0]
