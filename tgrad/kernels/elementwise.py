@@ -205,6 +205,7 @@ _TWO_REDUCTIONS = set()
 
 
 _CONTIG = {}   # (n, operands) -> launch_geometry of operands all contiguous over n elements
+_STRIDED = {}  # (out shape, out strides, (shape, strides) per input) -> launch_geometry (broadcast / strided)
 _ND_NAMES = ("X_ND", "Y_ND", "Z_ND")
 
 
@@ -230,8 +231,14 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute):
     if cs == G.contiguous_strides(shape) and all(t._shape == shape and t._strides == cs for t in inputs):
         sizes, per = _contiguous_geometry(n, len(inputs) + 1)   # what collapse() makes of it: one dim
     else:
-        strides = [_operand_strides(t, shape) for t in inputs] + [list(cs)]
-        sizes, per = G.launch_geometry(shape, strides)
+        gkey = (shape, cs) + tuple((t._shape, t._strides) for t in inputs)
+        geom = _STRIDED.get(gkey)
+        if geom is None:
+            if len(_STRIDED) > 4096:
+                _STRIDED.clear()
+            strides = [_operand_strides(t, shape) for t in inputs] + [list(cs)]
+            geom = _STRIDED[gkey] = G.launch_geometry(shape, strides)
+        sizes, per = geom
     args = [Ptr(t.data_ptr(), t.dtype.np) for t in inputs]
     args.append(Ptr(out.data_ptr(), out.dtype.np))
     args.append(n)
