@@ -70,11 +70,11 @@ class InputMeta:
     __slots__ = ("shape", "dtype", "device", "stride", "offset")
 
     def __init__(self, t):
-        self.shape = tuple(t.shape)
+        self.shape = t._shape           # tuples, as shape / device / stride() / storage_offset() give them
         self.dtype = t.dtype
-        self.device = t.device
-        self.stride = t.stride()
-        self.offset = t.storage_offset()
+        self.device = t._storage.device
+        self.stride = t._strides
+        self.offset = t._offset
 
 
 class OpNode(Node):
@@ -256,7 +256,7 @@ def _save(node, op, inputs, outs, results_are_outputs=True):
 def _record(op, inputs, attrs, out):
     outs = out if isinstance(out, tuple) else (out,)
     node = _make_node(op, inputs, attrs)
-    node._out_meta = tuple((tuple(o.shape), o.dtype, o.device) for o in outs)
+    node._out_meta = tuple((o._shape, o.dtype, o._storage.device) for o in outs)
     for i, o in enumerate(outs):
         if i not in op.nondiff_outputs:
             set_history(o, node, i)
