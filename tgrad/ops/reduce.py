@@ -177,8 +177,8 @@ def mean_backward(ctx, grad):
     if n and _unit_seed(grad):
         # 1 / n in grad's dtype, as the division below computes it: a host copy and a view, no launch
         value = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
-        g = from_host(np.full(tuple(grad.shape), value, grad.dtype.np), grad.dtype, grad.device)
-        return (_expand_grad(g, shape, dims, keepdim),)
+        g = from_host(np.full(reduced_shape(shape, dims, True), value, grad.dtype.np), grad.dtype, grad.device)
+        return (g.expand(shape),)
     return (_expand_grad(grad, shape, dims, keepdim).div(n),)
 
 
