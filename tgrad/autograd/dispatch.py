@@ -142,7 +142,7 @@ def _reduce_to(g, meta):
     """Sum a broadcast gradient back to the input's shape and cast to its dtype."""
     if meta is None:
         return g
-    if tuple(g.shape) != meta.shape:
+    if g._shape != meta.shape:
         g = g.sum_to_size(meta.shape)
     if g.dtype is not meta.dtype and meta.dtype.is_floating_point:
         g = g.to(meta.dtype)

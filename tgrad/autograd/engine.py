@@ -271,13 +271,15 @@ def _run_tensor_pre_hooks(node, gin):
 
 def _run_node(node, gin, retain_graph, relu_output=None):
     """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
-    if not isinstance(node, AccumulateGrad):      # AccumulateGrad runs its variable's hooks itself
+    is_acc = isinstance(node, AccumulateGrad)
+    if not is_acc:                  # AccumulateGrad runs its variable's hooks itself
         _run_tensor_pre_hooks(node, gin)
-    for hook in list(node._pre_hooks.values()):
-        r = hook(tuple(gin))
-        if r is not None:
-            gin = list(r)
-    if isinstance(node, AccumulateGrad):
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            r = hook(tuple(gin))
+            if r is not None:
+                gin = list(r)
+    if is_acc:
         node._accumulate(gin)       # gin (the engine's only reference) is emptied: the grad may be stolen
         return ()
     if all(g is None for g in gin):
@@ -291,10 +293,11 @@ def _run_node(node, gin, retain_graph, relu_output=None):
             if node._anomaly_trace is not None:
                 anomaly.report(node)
             raise
-    for hook in list(node._hooks.values()):
-        r = hook(tuple(outs), tuple(gin))
-        if r is not None:
-            outs = tuple(r)
+    if node._hooks:
+        for hook in list(node._hooks.values()):
+            r = hook(tuple(outs), tuple(gin))
+            if r is not None:
+                outs = tuple(r)
     if not retain_graph:
         node._release()
     return outs
