@@ -252,7 +252,7 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute):
         if nd > ndmax:
             ndmax = nd
     block = elementwise_block(n, dev, ndmax)
-    if fn in _TWO_REDUCTIONS and gpu_blocks(dev):
+    if gpu_blocks(dev) and fn in _TWO_REDUCTIONS:
         block = min(block, 512)
     cexpr["BLOCK"] = block
     launch(kernel, ((n + block - 1) // block,), dev, args, cexpr)
