@@ -218,6 +218,37 @@ def test_implicit_seed_of_a_scalar_leaf_becomes_its_grad_unmarked():
     assert not getattr(a.grad, "_implicit_seed", False)
 
 
+def test_mean_of_the_implicit_seed_needs_no_launch():
+    """MeanBackward of the seed is 1 / n from the host, equal to what the division of an explicit 1 gives."""
+    for dt in (tgrad.float32, tgrad.float64):
+        for shape, kw in (((80, 1), {}), ((3, 7), {"dim": (0, 1), "keepdim": True}), ((1, 33), {"dim": 1})):
+            x = tgrad.tensor(np.random.default_rng(0).standard_normal(shape), dtype=dt, requires_grad=True)
+            h = x * 2
+            loss = h.mean(**kw)
+            seen = []
+            h.register_hook(lambda g: seen.append(g))
+            with tgrad.profiler.profile() as prof:
+                loss.backward()
+            assert prof.launches_by_op == {"mul.backward": 1}
+            g_explicit = tgrad.autograd.grad(h.mean(**kw), h, tgrad.ones(loss.shape, dtype=dt))[0]
+            np.testing.assert_array_equal(_np(seen[0]), _np(g_explicit))
+            assert seen[0].dtype is dt and tuple(seen[0].shape) == shape
+            np.testing.assert_array_equal(_np(x.grad), _np(g_explicit * 2))
+    # a modified seed, float16 and create_graph keep the division
+    x = leaf([1.0, 2.0, 3.0])
+    loss = (x * 1).mean()
+    loss.register_hook(lambda g: g.mul_(2))
+    with tgrad.profiler.profile() as prof:
+        loss.backward()
+    assert prof.launches_by_op.get("mean_all.backward") == 1
+    np.testing.assert_array_equal(_np(x.grad), np.full(3, np.float32(2) / np.float32(3)))
+    for dt, create_graph in ((tgrad.float16, False), (tgrad.float32, True)):
+        x = leaf([1.0, 2.0, 3.0], dtype=dt)
+        with tgrad.profiler.profile() as prof:
+            tgrad.autograd.grad((x * 1).mean(), x, create_graph=create_graph)
+        assert prof.launches_by_op.get("mean_all.backward") == 1
+
+
 def test_explicit_gradient_is_not_marked():
     a = leaf([2.0])
     seen = []

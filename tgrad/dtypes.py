@@ -158,6 +158,10 @@ def result_type(*operands):
     1 = 0-dim tensor, 0 = Python scalar (dtype None, kind given instead).
     Operands are given as tgrad Tensors or Python numbers.
     """
+    if len(operands) == 2:      # the common case: two tensors of one dtype
+        d = getattr(operands[0], "dtype", None)
+        if d is getattr(operands[1], "dtype", None) and isinstance(d, dtype):
+            return d
     best = [None, None, None]  # per priority: dtype
     for op in operands:
         if hasattr(op, "dtype") and hasattr(op, "shape") and not isinstance(op, np.ndarray):

@@ -72,11 +72,11 @@ class InputMeta:
     __slots__ = ("shape", "dtype", "device", "stride", "offset")
 
     def __init__(self, t):
-        self.shape = tuple(t.shape)
+        self.shape = t._shape           # tuples, as shape / device / stride() / storage_offset() give them
         self.dtype = t.dtype
-        self.device = t.device
-        self.stride = t.stride()
-        self.offset = t.storage_offset()
+        self.device = t._storage.device
+        self.stride = t._strides
+        self.offset = t._offset
 
 
 class OpNode(Node):
@@ -144,7 +144,7 @@ def _reduce_to(g, meta):
     """Sum a broadcast gradient back to the input's shape and cast to its dtype."""
     if meta is None:
         return g
-    if tuple(g.shape) != meta.shape:
+    if g._shape != meta.shape:
         g = g.sum_to_size(meta.shape)
     if g.dtype is not meta.dtype and meta.dtype.is_floating_point:
         g = g.to(meta.dtype)
@@ -258,7 +258,7 @@ def _save(node, op, inputs, outs, results_are_outputs=True):
 def _record(op, inputs, attrs, out):
     outs = out if isinstance(out, tuple) else (out,)
     node = _make_node(op, inputs, attrs)
-    node._out_meta = tuple((tuple(o.shape), o.dtype, o.device) for o in outs)
+    node._out_meta = tuple((o._shape, o.dtype, o._storage.device) for o in outs)
     for i, o in enumerate(outs):
         if i not in op.nondiff_outputs:
             set_history(o, node, i)

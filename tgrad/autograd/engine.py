@@ -133,7 +133,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
         while ready:
             _, _, node = heapq.heappop(ready)
             slot = buffers.pop(id(node), {})
-            n_out = len(getattr(node, "_out_meta", ())) or max(max(slot, default=0) + 1, 1)
+            n_out = len(node.__dict__.get("_out_meta", ())) or max(max(slot, default=0) + 1, 1)
             gin = [slot.pop(i, None) for i in range(n_out)]
             if isinstance(node, AccumulateGrad):
                 run = accumulate and (inputs is None or (id(node), 0) in capture)
@@ -220,11 +220,11 @@ def _fold_target(node, gin, deps, buffers, needed, capture):
     h is not a requested input, and grad mode and anomaly mode are off
     (checked by the caller).  ``FOLD_RELU_INTO_LINEAR = False`` turns it off.
     """
-    op = getattr(node, "op", None)
+    op = node.__dict__.get("op")        # OpNodes only (getattr would raise and catch in other nodes)
     if op is None or op.name != "relu" or len(node.next_functions) != 1 or gin[0] is None:
         return None
     lin, nr = node.next_functions[0]
-    lop = getattr(lin, "op", None)
+    lop = lin.__dict__.get("op")
     if lop is None or lop.name != "linear" or lin._attrs.get("activation") is not None:
         return None
     meta = node._input_meta[0]
@@ -258,10 +258,11 @@ def _run_tensor_pre_hooks(node, gin):
         if gin and gin[0] is not None:
             gin[0] = run_tensor_hooks(node.variable._tensor_hooks, gin[0])
         return
-    for out_nr, hooks in list(getattr(node, "_tensor_pre_hooks", {}).values()):
+    d = node.__dict__       # not getattr: a missing attribute costs an OpNode.__getattr__ call and an exception
+    for out_nr, hooks in list(d.get("_tensor_pre_hooks", {}).values()):
         if gin[out_nr] is not None:
             gin[out_nr] = run_tensor_hooks(hooks, gin[out_nr])
-    for out_nr, ref in list(getattr(node, "_retain_refs", {}).values()):
+    for out_nr, ref in list(d.get("_retain_refs", {}).values()):
         t = ref()
         g = gin[out_nr]
         if t is not None and g is not None:
@@ -270,13 +271,15 @@ def _run_tensor_pre_hooks(node, gin):
 
 def _run_node(node, gin, retain_graph, relu_output=None):
     """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
-    if not isinstance(node, AccumulateGrad):      # AccumulateGrad runs its variable's hooks itself
+    is_acc = isinstance(node, AccumulateGrad)
+    if not is_acc:                  # AccumulateGrad runs its variable's hooks itself
         _run_tensor_pre_hooks(node, gin)
-    for hook in list(node._pre_hooks.values()):
-        r = hook(tuple(gin))
-        if r is not None:
-            gin = list(r)
-    if isinstance(node, AccumulateGrad):
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            r = hook(tuple(gin))
+            if r is not None:
+                gin = list(r)
+    if is_acc:
         node._accumulate(gin)       # gin (the engine's only reference) is emptied: the grad may be stolen
         return ()
     if all(g is None for g in gin):
@@ -290,10 +293,11 @@ def _run_node(node, gin, retain_graph, relu_output=None):
             if node._anomaly_trace is not None:
                 anomaly.report(node)
             raise
-    for hook in list(node._hooks.values()):
-        r = hook(tuple(outs), tuple(gin))
-        if r is not None:
-            outs = tuple(r)
+    if node._hooks:
+        for hook in list(node._hooks.values()):
+            r = hook(tuple(outs), tuple(gin))
+            if r is not None:
+                outs = tuple(r)
     if not retain_graph:
         node._release()
     return outs

@@ -9,22 +9,21 @@ input gradients (one tensor, or a tuple when there are several).
 ``tgrad.autograd.graph`` also exposes ``saved_tensors_hooks`` and
 ``save_on_cpu``, as ``torch.autograd.graph`` does.
 """
+import itertools
 import re
 import sys
 import threading
 import weakref
 
-from . import anomaly, grad_mode
+from . import anomaly, grad_mode, saved_hooks
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
 
-_seq = [0]
+_seq = itertools.count(1)      # next() of a count is atomic under the GIL
 _seq_lock = threading.Lock()
 
 
 def _next_seq():
-    with _seq_lock:
-        _seq[0] += 1
-        return _seq[0]
+    return next(_seq)
 
 
 class RemovableHandle:
@@ -89,7 +88,6 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "output_nr", "packed", "unpack_hook", "grad_fn_ref", "requires_grad")
 
     def __init__(self, t, output_nr=None, grad_fn=None):
-        from . import saved_hooks
         self.version = t._version_counter[0]
         self.output_nr = output_nr
         self.requires_grad = t.requires_grad

@@ -1089,6 +1089,11 @@ def gpu_blocks(device):
     return device != "cpu" or FORCE_GPU_BLOCKS
 
 
+def cdiv(a, b):
+    """ceil(a / b) of host ints (``triton.cdiv`` is a constexpr function: ~3 us a call through its wrapper)."""
+    return (a + b - 1) // b
+
+
 def next_pow2(n):
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 

@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import Ptr, elementwise_block, gpu_blocks, launch
+from ._triton import Ptr, cdiv, elementwise_block, gpu_blocks, launch
 
 
 @triton.jit
@@ -210,6 +210,7 @@ _TWO_REDUCTIONS = set()
 
 
 _CONTIG = {}   # (n, operands) -> launch_geometry of operands all contiguous over n elements
+_STRIDED = {}  # (out shape, out strides, (shape, strides) per input) -> launch_geometry (broadcast / strided)
 _ND_NAMES = ("X_ND", "Y_ND", "Z_ND")
 
 
@@ -235,8 +236,14 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute):
     if cs == G.contiguous_strides(shape) and all(t._shape == shape and t._strides == cs for t in inputs):
         sizes, per = _contiguous_geometry(n, len(inputs) + 1)   # what collapse() makes of it: one dim
     else:
-        strides = [_operand_strides(t, shape) for t in inputs] + [list(cs)]
-        sizes, per = G.launch_geometry(shape, strides)
+        gkey = (shape, cs) + tuple((t._shape, t._strides) for t in inputs)
+        geom = _STRIDED.get(gkey)
+        if geom is None:
+            if len(_STRIDED) > 4096:
+                _STRIDED.clear()
+            strides = [_operand_strides(t, shape) for t in inputs] + [list(cs)]
+            geom = _STRIDED[gkey] = G.launch_geometry(shape, strides)
+        sizes, per = geom
     args = [Ptr(t.data_ptr(), t.dtype.np) for t in inputs]
     args.append(Ptr(out.data_ptr(), out.dtype.np))
     args.append(n)
@@ -250,7 +257,7 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute):
         if nd > ndmax:
             ndmax = nd
     block = elementwise_block(n, dev, ndmax)
-    if fn in _TWO_REDUCTIONS and gpu_blocks(dev):
+    if gpu_blocks(dev) and fn in _TWO_REDUCTIONS:
         block = min(block, 512)
     cexpr["BLOCK"] = block
     launch(kernel, ((n + block - 1) // block,), dev, args, cexpr)
@@ -295,7 +302,7 @@ def fill(out, value):
         value = float(value)
     else:
         value = int(bool(value)) if out.dtype.name == "bool" else int(value)   # bool: nan, inf, 1e40 -> True
-    launch(fill_kernel, (triton.cdiv(n, block),), dev, [kptr(out), n, value] + sizes + st,
+    launch(fill_kernel, (cdiv(n, block),), dev, [kptr(out), n, value] + sizes + st,
            {"O_ND": nd, "COMPUTE": compute_type(out.dtype), "BLOCK": block})
     return out
 

@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import elementwise_block, launch
+from ._triton import cdiv, elementwise_block, launch
 from .elementwise import cast_store, kptr, strided_offset
 
 
@@ -78,7 +78,7 @@ def _launch(kernel, shape, src, s_strides, idx, x_strides, out, o_strides, scale
     block = elementwise_block(n, dev)
     cexpr = {"S_ND": per[0][1], "I_ND": per[1][1], "O_ND": per[2][1], "BLOCK": block}
     cexpr.update(extra)
-    launch(kernel, (triton.cdiv(n, block),), dev, args, cexpr)
+    launch(kernel, (cdiv(n, block),), dev, args, cexpr)
     return out
 
 

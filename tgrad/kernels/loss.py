@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import elementwise_block, gpu_blocks, launch, next_pow2
+from ._triton import cdiv, elementwise_block, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr, strided_offset
 from .softmax import row_offsets, row_tiles
 
@@ -270,7 +270,7 @@ def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logit
     rows, bk = row_tiles(M, K, dev)
     if reduce != NONE:      # one program walks all rows: give it a full tile of rows on the GPU too
         rows = max(rows, min(next_pow2(M), 8192 // bk))
-    grid = (triton.cdiv(M, rows),) if reduce == NONE else (1,)
+    grid = (cdiv(M, rows),) if reduce == NONE else (1,)
     grad = dx is not None and reduce != NONE
     launch(cross_entropy_kernel, grid, dev,
            [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), kptr(dx if grad else x), M, K, inner,
@@ -286,7 +286,7 @@ def cross_entropy_backward(g, gstrides, x, t, w, dx, rs, geom, tstrides, ignore_
     M, K, inner, sx = geom
     dev = dx.device.type
     rows, bk = row_tiles(M, K, dev)
-    launch(cross_entropy_backward_kernel, (triton.cdiv(M, rows),), dev,
+    launch(cross_entropy_backward_kernel, (cdiv(M, rows),), dev,
            [kptr(g), kptr(x), kptr(t), kptr(w if w is not None else x), kptr(dx), kptr(rs), M, K, inner,
             *gstrides, *sx, *tstrides, int(ignore_index), *split_float(eps)],
            {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "DEN_BLOCK": _den_block(M, dev)})
@@ -439,7 +439,7 @@ def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None):
         args += st
     nds = [nd for _, nd in per]
     block = elementwise_block(n, dev)
-    launch(loss_map_kernel, (triton.cdiv(n, block),), dev, args,
+    launch(loss_map_kernel, (cdiv(n, block),), dev, args,
            {"LOSS": loss, "ORDER": order, "HAS_W": w is not None, "HAS_PW": pw is not None,
             "HAS_G": g is not None, "X_ND": nds[0], "Y_ND": nds[1], "W_ND": nds[2], "P_ND": nds[3],
             "G_ND": nds[4], "O_ND": nds[5], "HAS_DX": dx is not None, "COMPUTE": compute_type(out.dtype),

@@ -21,7 +21,7 @@ import triton.language as tl
 
 from .. import backends
 from . import _geometry as G
-from ._triton import Ptr, gpu_blocks, launch, next_pow2
+from ._triton import Ptr, cdiv, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store
 
 # Activation codes (the ACT / DACT constexprs).
@@ -240,7 +240,7 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
     cexpr = {"HAS_C": has_c, "ACT": ACTIVATIONS[act], "DACT": ACTIVATIONS[dact], "ROWSUM": rowsum is not None,
              "ACC": tl.int64 if integer else tl.float64 if f64 else tl.float32, "UPCAST": not gpu_blocks(dev) or f64,
              "PRECISION": "tf32" if tf32 else "ieee", "BLOCK_B": bb, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
-    launch(matmul_kernel, (triton.cdiv(M, bm) * triton.cdiv(N, bn), triton.cdiv(batch, bb)), dev, args, cexpr)
+    launch(matmul_kernel, (cdiv(M, bm) * cdiv(N, bn), cdiv(batch, bb)), dev, args, cexpr)
     return out
 
 

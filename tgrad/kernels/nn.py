@@ -2,7 +2,7 @@
 import triton
 import triton.language as tl
 
-from ._triton import elementwise_block, launch
+from ._triton import cdiv, elementwise_block, launch
 from .elementwise import cast_store, compute_type, kptr
 from .softmax import row_tiles
 
@@ -63,7 +63,7 @@ def dropout(x, y, mask, p, seed, offset):
     dev = y.device.type
     block = elementwise_block(n, dev)
     scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
-    launch(dropout_kernel, (triton.cdiv(n, block),), dev,
+    launch(dropout_kernel, (cdiv(n, block),), dev,
            [kptr(x), kptr(y), kptr(mask), n, float(p), float(scale), int(seed), int(offset)],
            {"COMPUTE": compute_type(y.dtype), "BLOCK": block})
     return y, mask
@@ -74,7 +74,7 @@ def embedding(w, idx, out, n, D):
         return out
     dev = out.device.type
     rows, bd = row_tiles(n, D, dev)
-    launch(embedding_kernel, (triton.cdiv(n, rows),), dev,
+    launch(embedding_kernel, (cdiv(n, rows),), dev,
            [kptr(w), kptr(idx), kptr(out), n, D, w.stride()[0], w.stride()[1]], {"ROWS": rows, "BLOCK_D": bd})
     return out
 
@@ -85,7 +85,7 @@ def embedding_backward(g, idx, acc, n, D, padding_idx):
         return acc
     dev = acc.device.type
     rows, bd = row_tiles(n, D, dev)
-    launch(embedding_backward_kernel, (triton.cdiv(n, rows),), dev,
+    launch(embedding_backward_kernel, (cdiv(n, rows),), dev,
            [kptr(g), kptr(idx), kptr(acc), n, D, int(padding_idx)], {"ROWS": rows, "BLOCK_D": bd})
     return acc
 
@@ -96,7 +96,7 @@ def one_hot(x, out, C):
         return out
     dev = out.device.type
     block = elementwise_block(n, dev)
-    launch(one_hot_kernel, (triton.cdiv(n, block),), dev, [kptr(x), kptr(out), n, C], {"BLOCK": block})
+    launch(one_hot_kernel, (cdiv(n, block),), dev, [kptr(x), kptr(out), n, C], {"BLOCK": block})
     return out
 
 
@@ -173,7 +173,7 @@ def normalize(x, y, geom, p, eps):
     dev = y.device.type
     rows, bk = row_tiles(M, K, dev)
     P = -1 if p == float("inf") else (int(p) if p in (1, 2) else 0)
-    launch(normalize_kernel, (triton.cdiv(M, rows),), dev,
+    launch(normalize_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(y), M, K, inner, *sx, *sy, float(p) if P == 0 else 1.0, float(eps)],
            {"P": P, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk})
     return y
@@ -186,7 +186,7 @@ def cosine_similarity(a, b, out, geom, eps):
         return out
     dev = out.device.type
     rows, bk = row_tiles(M, max(K, 1), dev)
-    launch(cosine_similarity_kernel, (triton.cdiv(M, rows),), dev,
+    launch(cosine_similarity_kernel, (cdiv(M, rows),), dev,
            [kptr(a), kptr(b), kptr(out), M, K, inner, *sa, *sb, float(eps)],
            {"COMPUTE": compute_type(out.dtype), "ROWS": rows, "BLOCK_K": bk})
     return out

@@ -7,7 +7,7 @@ walking its N * L elements.
 import triton
 import triton.language as tl
 
-from ._triton import gpu_blocks, launch, next_pow2
+from ._triton import cdiv, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr
 from .loss import split_float
 from .softmax import row_tiles
@@ -93,7 +93,7 @@ def layer_norm(x, w, b, y, M, K, eps):
         return y
     dev = y.device.type
     rows, bk = row_tiles(M, K, dev)
-    launch(layer_norm_kernel, (triton.cdiv(M, rows),), dev,
+    launch(layer_norm_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x), kptr(y), M, K,
             *split_float(eps)],
            {"HAS_W": w is not None, "HAS_B": b is not None, "COMPUTE": compute_type(y.dtype), "ROWS": rows,
@@ -107,7 +107,7 @@ def layer_norm_backward(dy, x, w, dx, M, K, eps):
         return dx
     dev = dx.device.type
     rows, bk = row_tiles(M, K, dev)
-    launch(layer_norm_backward_kernel, (triton.cdiv(M, rows),), dev,
+    launch(layer_norm_backward_kernel, (cdiv(M, rows),), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(dx), M, K, *split_float(eps)],
            {"HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk})
     return dx

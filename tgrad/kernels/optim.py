@@ -32,7 +32,7 @@ import triton
 import triton.language as tl
 
 from ..memory import Storage
-from ._triton import Ptr, elementwise_block, launch
+from ._triton import Ptr, cdiv, elementwise_block, launch
 from .elementwise import cast_store, compute_type
 
 SGD, ADAM, RMSPROP, ADAGRAD = range(4)
@@ -221,6 +221,10 @@ _FLAGS = dict(MAXIMIZE=False, HAS_WD=False, MOMENTUM=False, FIRST=False, NESTERO
               AMSGRAD=False, CENTERED=False)
 
 
+_BLOCK_NAMES = tuple(f"B{t}" for t in range(MAX_TENSORS))
+_F64 = np.dtype(np.float64)
+
+
 def multi_tensor_step(op, columns, hyper, constexprs):
     """Run optimizer ``op`` (SGD, ADAM, RMSPROP, ADAGRAD) over ``columns``: one list [param, grad, *state]
     per tensor, MAX_TENSORS tensors per launch.
@@ -236,14 +240,18 @@ def multi_tensor_step(op, columns, hyper, constexprs):
     st.copy_from_host(hp.ctypes.data, hp.nbytes, 0)
     null = Ptr(0, p0.dtype.np)
     cexpr = dict(_FLAGS, **constexprs, OP=op, COMPUTE=compute_type(p0.dtype))
+    unused = [null] * (2 + STATES) + [0]       # an unused slot: no tensors, 0 elements
+    unused_block = elementwise_block(0, dev)
     for start in range(0, len(columns), MAX_TENSORS):
         chunk = columns[start:start + MAX_TENSORS]
-        args, grid = [Ptr(st.ptr, np.dtype(np.float64))], 0
-        for t in range(MAX_TENSORS):
-            col = chunk[t] if t < len(chunk) else ()
+        args, grid = [Ptr(st.ptr, _F64)], 0
+        for t, col in enumerate(chunk):
             ptrs = [null if x is None else Ptr(x.data_ptr(), x.dtype.np) for x in col]
-            n = col[0].numel() if col else 0
+            n = col[0].numel()
             args += ptrs + [null] * (2 + STATES - len(ptrs)) + [n]
-            block = cexpr[f"B{t}"] = elementwise_block(n, dev)
-            grid += triton.cdiv(n, block)
+            block = cexpr[_BLOCK_NAMES[t]] = elementwise_block(n, dev)
+            grid += cdiv(n, block)
+        for t in range(len(chunk), MAX_TENSORS):
+            args += unused
+            cexpr[_BLOCK_NAMES[t]] = unused_block
         launch(multi_tensor_kernel, (grid,), dev, args, cexpr)

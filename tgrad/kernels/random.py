@@ -6,7 +6,7 @@ seed gives the same numbers on ``cpu`` and ``cuda`` whatever the block size.
 import triton
 import triton.language as tl
 
-from ._triton import dynamic_args, elementwise_block, launch
+from ._triton import cdiv, dynamic_args, elementwise_block, launch
 from .elementwise import cast_store, kptr
 
 
@@ -61,7 +61,7 @@ def fill_random(out, seed, offset, dist, lo, hi):
         return out
     dev = out.device.type
     block = elementwise_block(n, dev)
-    launch(random_kernel, (triton.cdiv(n, block),), dev,
+    launch(random_kernel, (cdiv(n, block),), dev,
            [kptr(out), n, int(seed) & 0xFFFFFFFF, int(offset), float(lo), float(hi)],
            {"DIST": dist, "BLOCK": block})
     return out

@@ -9,7 +9,7 @@ when that is impossible).  Outputs are contiguous: ``out[m]``.
 import triton
 import triton.language as tl
 
-from ._triton import gpu_blocks, launch, next_pow2
+from ._triton import cdiv, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr
 
 # reduce_rows_kernel OP codes
@@ -340,7 +340,7 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0):
     fill = _fill_value(op, x.dtype)
     if isinstance(fill, int) and compute is not tl.int64:
         fill = float(fill)
-    launch(reduce_rows_kernel, (triton.cdiv(M, rows),), dev,
+    launch(reduce_rows_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(out), kptr(idx if idx is not None else out), M, M2, K, s1, s2, sk, float(p), fill],
            {"OP": OPS[op], "WITH_INDEX": idx is not None, "IS_FLOAT": float_in, "COMPUTE": compute,
             "ROWS": rows, "BLOCK_K": bk})
@@ -354,7 +354,7 @@ def scan_rows(op, x, geom, out, reverse=False):
         return out
     dev = out.device.type
     rows, bk = row_blocks(M, K, dev)
-    launch(scan_rows_kernel, (triton.cdiv(M, rows),), dev,
+    launch(scan_rows_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(out), M, M2, K, s1, s2, sk],
            {"OP": OPS[op], "REVERSE": bool(reverse), "COMPUTE": compute_type(out.dtype), "ROWS": rows,
             "BLOCK_K": bk})
@@ -368,7 +368,7 @@ def select(mode, x, geom, v, out):
         return out
     dev = out.device.type
     rows, bk = row_blocks(M, K, dev)
-    launch(select_kernel, (triton.cdiv(M, rows),), dev,
+    launch(select_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(v if v is not None else x), kptr(out), M, M2, K, s1, s2, sk],
            {"MODE": MODES[mode], "COMPUTE": compute_type(out.dtype), "ROWS": rows, "BLOCK_K": bk})
     return out

@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import elementwise_block, launch
+from ._triton import cdiv, elementwise_block, launch
 from .elementwise import kptr, strided_offset
 
 
@@ -40,6 +40,6 @@ def tri(x, out, k, upper):
     sizes, per = G.launch_geometry(tuple(out.shape), [list(x.stride()), list(out.stride())])
     block = elementwise_block(n, dev)
     args = [kptr(x), kptr(out), n, out.shape[-2], out.shape[-1], int(k)] + sizes + per[0][0] + per[1][0]
-    launch(tri_kernel, (triton.cdiv(n, block),), dev, args,
+    launch(tri_kernel, (cdiv(n, block),), dev, args,
            {"X_ND": per[0][1], "O_ND": per[1][1], "UPPER": bool(upper), "BLOCK": block})
     return out

@@ -9,7 +9,7 @@ loops over K in BLOCK_K chunks (online max/sum).
 import triton
 import triton.language as tl
 
-from ._triton import gpu_blocks, launch, next_pow2
+from ._triton import cdiv, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr
 
 
@@ -98,7 +98,7 @@ def softmax(x, y, geom, log):
         return y
     dev = y.device.type
     rows, bk = row_tiles(M, K, dev)
-    launch(softmax_kernel, (triton.cdiv(M, rows),), dev, [kptr(x), kptr(y), M, K, inner, *sx, *sy],
+    launch(softmax_kernel, (cdiv(M, rows),), dev, [kptr(x), kptr(y), M, K, inner, *sx, *sy],
            {"LOG": log, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk})
     return y
 
@@ -110,7 +110,7 @@ def softmax_backward(dy, y, dx, geom, log):
         return dx
     dev = dx.device.type
     rows, bk = row_tiles(M, K, dev)
-    launch(softmax_backward_kernel, (triton.cdiv(M, rows),), dev,
+    launch(softmax_backward_kernel, (cdiv(M, rows),), dev,
            [kptr(dy), kptr(y), kptr(dx), M, K, inner, *sd, *sy, *so],
            {"LOG": log, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk})
     return dx

@@ -113,11 +113,14 @@ class CachingAllocator:
         self._active = {}        # ptr -> allocated Block
         self._segments = {}      # base ptr -> segment size
         self._stats = {name: [[0, 0, 0, 0] for _ in _POOL_NAMES] for name in _ARRAY_STATS}
+        # without streams a block is active exactly while it is allocated: "active" and "active_bytes" are
+        # "allocation" and "allocated_bytes" (the same lists, updated once)
+        self._stats["active"] = self._stats["allocation"]
+        self._stats["active_bytes"] = self._stats["allocated_bytes"]
         self._counters = dict.fromkeys(_COUNTERS, 0)
-        # per pool: the ("all", pool) stat pairs of _active_stats, in its order (the hot path of malloc/free)
+        # per pool: the ("all", pool) stat pairs malloc/free update (_active_stats without the aliases)
         self._active_pairs = {pool: tuple((self._stats[name][0], self._stats[name][pool])
-                                          for name in ("allocation", "active", "allocated_bytes",
-                                                       "active_bytes", "requested_bytes"))
+                                          for name in ("allocation", "allocated_bytes", "requested_bytes"))
                               for pool in (SMALL, LARGE)}
 
     # -- locking -------------------------------------------------------------
@@ -149,8 +152,12 @@ class CachingAllocator:
             raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
         size = (nbytes + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK or MIN_BLOCK     # round_size
         pool = SMALL if size <= SMALL_SIZE else LARGE
-        if not self._enter():
+        lock = self._lock       # = self._enter(), inlined (malloc and free are the hot path)
+        lock.acquire()
+        if self._busy:
+            lock.release()
             raise RuntimeError("CachingAllocator.malloc called re-entrantly")
+        self._busy = True
         try:
             blocks = self._free[pool]      # best fit: _take_free_block, inlined
             i = bisect.bisect_left(blocks, (size, 0))
@@ -159,7 +166,7 @@ class CachingAllocator:
             block.allocated, block.requested = True, nbytes
             self._active[block.ptr] = block
             size = block.size
-            for (a, p), n in zip(self._active_pairs[pool], (1, 1, size, size, nbytes)):   # = _update(+n)
+            for (a, p), n in zip(self._active_pairs[pool], (1, size, nbytes)):   # = _update(+n)
                 a[0] += n
                 a[2] += n
                 if a[0] > a[1]:
@@ -170,19 +177,31 @@ class CachingAllocator:
                     p[1] = p[0]
             return block
         finally:
-            self._leave()
+            if self._deferred:
+                self._leave()
+            else:
+                self._busy = False
+                lock.release()
 
     def free(self, block):
         """Return ``block`` to the cache (its memory stays reserved)."""
-        if not self._enter():
+        lock = self._lock       # = self._enter(), inlined
+        lock.acquire()
+        if self._busy:
+            lock.release()
             self._deferred.append(block)
             return
+        self._busy = True
         try:
             self._free_block(block)
             if self.release_on_free:
                 self._release_cached()
         finally:
-            self._leave()
+            if self._deferred:
+                self._leave()
+            else:
+                self._busy = False
+                lock.release()
 
     def empty_cache(self):
         """Return every fully free segment to the backend."""
@@ -299,13 +318,14 @@ class CachingAllocator:
     def _split(self, block, size):
         """Cut ``block`` (just taken from its pool) down to ``size`` if the rest is worth keeping."""
         remaining = block.size - size
-        was_split = block.is_split()
+        nxt = block.next
+        was_split = block.prev is not None or nxt is not None
         if remaining >= MIN_BLOCK if block.pool == SMALL else remaining > SMALL_SIZE:
-            rest = Block(block.ptr + size, remaining, block.pool, prev=block, next=block.next)
-            if block.next is not None:
-                block.next.prev = rest
+            rest = Block(block.ptr + size, remaining, block.pool, block, nxt)
+            if nxt is not None:
+                nxt.prev = rest
             block.next, block.size = rest, size
-            self._insert_free(rest)
+            bisect.insort(self._free[block.pool], (remaining, rest.ptr, rest))     # = _insert_free(rest)
             if was_split:  # an inactive split block shrinks by ``size``
                 self._update("inactive_split_bytes", block.pool, -size)
             else:          # a new inactive split block appears
@@ -322,16 +342,17 @@ class CachingAllocator:
         pool = block.pool
         block.allocated = False
         size = block.size
-        for (a, p), n in zip(self._active_pairs[pool], (1, 1, size, size, block.requested)):  # = _update(-n)
+        for (a, p), n in zip(self._active_pairs[pool], (1, size, block.requested)):  # = _update(-n)
             a[0] -= n
             a[3] += n
             p[0] -= n
             p[3] += n
         split_blocks = split_bytes = 0
+        free = self._free[pool]
         for neighbour in (block.prev, block.next):
             if neighbour is None or neighbour.allocated:
                 continue
-            self._remove_free(neighbour)
+            del free[bisect.bisect_left(free, (neighbour.size, neighbour.ptr))]     # = _remove_free(neighbour)
             if neighbour is block.prev:
                 block.ptr, block.prev = neighbour.ptr, neighbour.prev
                 if block.prev is not None:
@@ -343,14 +364,14 @@ class CachingAllocator:
             block.size += neighbour.size
             split_blocks -= 1
             split_bytes -= neighbour.size
-        if block.is_split():
+        if block.prev is not None or block.next is not None:      # = block.is_split()
             split_blocks += 1
             split_bytes += block.size
         if split_blocks:
             self._update("inactive_split", pool, split_blocks)
         if split_bytes:
             self._update("inactive_split_bytes", pool, split_bytes)
-        self._insert_free(block)
+        bisect.insort(free, (block.size, block.ptr, block))       # = _insert_free(block)
 
     def _release_cached(self):
         whole = [b for pool in self._free.values() for (_, _, b) in pool if not b.is_split()]

@@ -6,7 +6,10 @@ one launch per op.  Backward rules are tgrad ops; the weights that say which
 elements a max/min/norm gradient flows to are constants computed by
 ``select_kernel``.
 """
+import numpy as np
+
 from .. import dtypes as D
+from ..creation import from_host
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
@@ -51,6 +54,26 @@ def rows_geom(x, dims):
     Row m = (m // M2, m % M2) over two merged groups of kept dims, K over the merged reduced
     dims; a contiguous copy in (kept..., reduced...) order when the strides cannot express it.
     """
+    key = (x._shape, x._strides, tuple(dims))
+    geom = _ROWS.get(key)
+    if geom is None:
+        if len(_ROWS) > 4096:
+            _ROWS.clear()
+        geom = _ROWS[key] = _rows_geom(x, dims)
+    if len(geom) == 6:
+        return x, geom
+    shape, strides, geom = geom
+    c = empty(shape, x.dtype, x.device)
+    KE.copy(x._view_of(shape, strides), c)
+    return c, geom
+
+
+_ROWS = {}      # rows_geom's results by (shape, strides, dims)
+
+
+def _rows_geom(x, dims):
+    """rows_geom's (M, M2, K, stride_m1, stride_m2, stride_k) for x itself, or (shape, strides, geom) of
+    the contiguous copy it needs."""
     order = _order(x, dims)
     shape = [x.shape[i] for i in order]
     strides = [x.stride()[i] for i in order]
@@ -60,11 +83,9 @@ def rows_geom(x, dims):
     ks, kst = G.collapse(shape[nk:] or [1], [strides[nk:] or [0]])
     if len(ms) <= 2 and len(ks) == 1:
         if len(ms) == 1:
-            return x, (M, 1, Kn, mst[0][0], 0, kst[0][0])
-        return x, (M, ms[1], Kn, mst[0][0], mst[0][1], kst[0][0])
-    c = empty(shape, x.dtype, x.device)
-    KE.copy(x._view_of(shape, strides), c)
-    return c, (M, 1, Kn, Kn, 0, 1)
+            return (M, 1, Kn, mst[0][0], 0, kst[0][0])
+        return (M, ms[1], Kn, mst[0][0], mst[0][1], kst[0][0])
+    return (shape, strides, (M, 1, Kn, Kn, 0, 1))
 
 
 def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None):
@@ -152,7 +173,21 @@ def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
 
 def mean_backward(ctx, grad):
     shape, dims, keepdim = _ctx_dims(ctx)
-    return (_expand_grad(grad, shape, dims, keepdim).div(_numel(shape, dims)),)
+    n = _numel(shape, dims)
+    if n and _unit_seed(grad):
+        # 1 / n in grad's dtype, as the division below computes it: a host copy and a view, no launch
+        value = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
+        g = from_host(np.full(reduced_shape(shape, dims, True), value, grad.dtype.np), grad.dtype, grad.device)
+        return (g.expand(shape),)
+    return (_expand_grad(grad, shape, dims, keepdim).div(n),)
+
+
+def _unit_seed(grad):
+    """True if ``grad`` is loss.backward()'s unmodified implicit seed (it holds 1) of a float32/float64 loss
+    and no graph is recorded, so a backward rule may build its result from that constant."""
+    from ..autograd import grad_mode
+    return (getattr(grad, "_implicit_seed", False) and grad._version_counter[0] == 0
+            and (grad.dtype is D.float32 or grad.dtype is D.float64) and not grad_mode.is_grad_enabled())
 
 
 def prod_forward(self, *, dim=None, keepdim=False, dtype=None):
