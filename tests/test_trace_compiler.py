@@ -225,3 +225,28 @@ def test_interpreted_launches_keep_numpy_temporaries_mapped():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     assert int(r.stdout.split()[-1]) > 5000
+
+
+def test_replayed_fp32_fma_is_the_interpreters_bit_for_bit():
+    """_fma32 (float64 sum, fma_fp32 only where double rounding could differ) against fma_fp32 on values where
+    the float64 sum lands on a float32 midpoint, subnormals, signed zeros, inf/NaN and random magnitudes."""
+    from triton._C.libtriton import interpreter as I
+    from tgrad.kernels._triton import _fma32
+    f = np.float32
+    rng = np.random.default_rng(0)
+    n = 20000
+    xs = [(rng.standard_normal(n) * 2.0 ** rng.integers(-70, 70, n)).astype(f) for _ in range(3)]
+    xs[2][:2000] = 1.0                       # exact midpoints and near-midpoints: 1 + 2^-24 (+- tiny)
+    xs[0][:2000] = 1 + 2.0 ** -12
+    xs[1][:1000] = 2.0 ** -24 * (1 - 2.0 ** -12 + 2.0 ** -24)     # 1 + 2^-24 + 2^-60: naive rounds to 1
+    xs[1][1000:2000] = 2.0 ** -24 * (1 - 2.0 ** -12)                # 1 + 2^-24 - 2^-48
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-45, 3.4e38, 1.0], f)
+    grid = np.array(np.meshgrid(special, special, special)).reshape(3, -1)
+    for x, y, z in [xs, list(grid), (xs[0], f(2.5), xs[2]), (np.array(f(1.5)), np.array(f(-2.0)), np.array(f(3.0)))]:
+        with np.errstate(all="ignore"):           # as launches run
+            want, got = I.fma_fp32(*np.broadcast_arrays(x, y, z)), _fma32(x, y, z)
+        assert got.dtype == np.float32 and got.shape == want.shape
+        same = (want.view(np.uint32) == got.view(np.uint32)) | (np.isnan(want) & np.isnan(got))
+        assert same.all(), (x, y, z)
+    naive = (xs[0][:1000].astype(np.float64) * xs[1][:1000] + xs[2][:1000]).astype(f)
+    assert (naive != I.fma_fp32(xs[0][:1000], xs[1][:1000], xs[2][:1000])).all()   # the case the check guards
