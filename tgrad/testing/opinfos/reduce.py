@@ -134,6 +134,13 @@ def _np_reduce(fn):
     return ref
 
 
+def _np_sum_to_size(x, s=(1, 4)):
+    """Sums the leading dims x has beyond s, and the dims where s is 1 and x is not."""
+    lead = x.ndim - len(s)
+    out = x.sum(axis=tuple(range(lead))) if lead else x
+    return out.sum(axis=tuple(k for k, n in enumerate(s) if n == 1 and out.shape[k] != 1), keepdims=True)
+
+
 def _np_var(x, dim=None, keepdim=False, correction=None, unbiased=None):
     ddof = correction if correction is not None else (0 if unbiased is False else 1)
     n = x.size if dim is None else int(np.prod([x.shape[d] for d in np.atleast_1d(dim)]))
@@ -219,8 +226,14 @@ OPS = [
            _MULTI, dtypes=FLOATS + (D.int32,), tol=LOW_TOL),
     OpInfo("mean_all", lambda x: x.mean(), _quiet(np.mean), _ALL, dtypes=FLOATS),
     OpInfo("mean", lambda x, **k: x.mean(**k), _np_reduce(_quiet(np.mean)), _MULTI, dtypes=FLOATS),
-    OpInfo("sum_to_size", lambda x: x.sum_to_size(1, 4), lambda x: x.sum(axis=0, keepdims=True),
-           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)))], dtypes=(D.float32, D.float64)),
+    OpInfo("sum_to_size", lambda x, s=(1, 4): x.sum_to_size(*s), _np_sum_to_size,
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4))), SampleInput(rng.uniform(-1, 1, ()), ()),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (3, 1)),
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), (1, 1)),
+                        SampleInput(rng.uniform(-1, 1, (0, 4)), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (2, 0, 3)), (0, 1), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (10, 100)), (100,), grad=False)],
+           dtypes=(D.float32, D.float64)),
     OpInfo("prod_all", lambda x: x.prod(), lambda x: np.prod(x), _with_empty(_all_samples("prod"), EMPTY_ALL),
            dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
     OpInfo("prod", lambda x, **k: x.prod(**k), _np_reduce(np.prod),
@@ -231,7 +244,13 @@ OPS = [
            _var_samples([{}, dict(correction=0)], empty=True), dtypes=FLOATS, tol=LOW_TOL),
     OpInfo("var_unbiased", lambda x, **k: x.var(**k), _np_var,
            lambda rng: [SampleInput(rng.uniform(-2, 2, (3, 4)), dim=1, unbiased=False),
-                        SampleInput(rng.uniform(-2, 2, (3, 4)), dim=(0, 1), unbiased=True, keepdim=True)],
+                        SampleInput(rng.uniform(-2, 2, (3, 4)), dim=(0, 1), unbiased=True, keepdim=True),
+                        SampleInput(rng.uniform(-2, 2, ()), unbiased=False),
+                        SampleInput(rng.uniform(-2, 2, (2, 3, 4)), dim=(0, 2), unbiased=True),
+                        SampleInput(rng.uniform(-2, 2, (0, 3)), dim=1, unbiased=True, grad=False),
+                        SampleInput(rng.uniform(-2, 2, (2, 0, 3)), dim=1, unbiased=False, keepdim=True, grad=False),
+                        SampleInput(rng.uniform(-2, 2, (10, 100)), dim=1, unbiased=True, grad=False),
+                        SampleInput(rng.uniform(-2, 2, (10, 100)), unbiased=False, grad=False)],
            covers=("var",)),
     OpInfo("std", lambda x, **k: x.std(**k), lambda x, **k: np.sqrt(_np_var(x, **k)),
            _var_samples([{}, dict(correction=2)], empty=True), dtypes=FLOATS, tol=LOW_TOL),
@@ -263,7 +282,11 @@ OPS = [
            _with_empty(_single_dim_samples("prod", with_keepdim=False), EMPTY_SINGLE, keepdim=False),
            dtypes=FLOATS + (D.int64,), tol=LOW_TOL),
     OpInfo("cumprod_zeros", lambda x, **k: x.cumprod(**k), _np_scan(np.cumprod),
-           _zeros_samples, dtypes=(D.float64,), covers=("cumprod",)),
+           lambda rng: _zeros_samples(rng) + [
+               SampleInput(np.array(0.0), dim=0), SampleInput(np.zeros((0, 3)), dim=1, grad=False),
+               SampleInput(_values(rng, (10, 100), "zeros"), dim=-1, grad=False),
+               SampleInput(_values(rng, (1000,), "zeros"), dim=0, grad=False)],
+           dtypes=(D.float64,), covers=("cumprod",)),
     OpInfo("all", lambda x, **k: x.all(**k), _np_reduce(lambda x, **k: np.all(x != 0, **k)),
            _with_empty(_multi_dim_samples("zeros"), EMPTY_MULTI), dtypes=(D.float32, D.bool_, D.int64, D.uint8),
            grad=False),

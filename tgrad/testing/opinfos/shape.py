@@ -17,10 +17,15 @@ def _s(*shapes):
 OPS = [
     OpInfo("view", lambda x: x.view(-1, 2), lambda x: x.reshape(-1, 2), _s((2, 3), (4, 1, 2), (0, 4), (10, 10, 10)),
            dtypes=DT),
-    OpInfo("reshape_copy", lambda x: x.t().reshape(6), lambda x: x.T.reshape(6), _s((2, 3)), dtypes=DT,
+    OpInfo("reshape_copy", lambda x: (x.t() if x.ndim <= 2 else x.transpose(0, -1)).reshape(-1),
+           lambda x: (x.T if x.ndim <= 2 else np.swapaxes(x, 0, -1)).reshape(-1),
+           _s((2, 3), (), (0, 3), (2, 3, 4), (10, 100)), dtypes=DT,
            covers=("unsafe_view", "contiguous", "t")),
-    OpInfo("expand", lambda x: x.expand(2, 3, 4), lambda x: np.broadcast_to(x, (2, 3, 4)),
-           _s((3, 1), (4,), (1, 3, 4), (), (1,)), dtypes=DT),
+    OpInfo("expand", lambda x, s=(2, 3, 4): x.expand(*s), lambda x, s=(2, 3, 4): np.broadcast_to(x, s),
+           lambda rng: _s((3, 1), (4,), (1, 3, 4), (), (1,))(rng) + [
+               SampleInput(rng.uniform(-1, 1, (3, 0)), (2, 3, 0), grad=False),
+               SampleInput(rng.uniform(-1, 1, (1,)), (0,), grad=False),
+               SampleInput(rng.uniform(-1, 1, (1, 1000)), (3, 1000), grad=False)], dtypes=DT),
     OpInfo("permute", lambda x: x.permute(2, 0, 1), lambda x: x.transpose(2, 0, 1),
            _s((2, 3, 4), (0, 3, 4), (10, 10, 10)), dtypes=DT),
     OpInfo("transpose", lambda x: x.transpose(0, -1), lambda x: np.swapaxes(x, 0, -1) if x.ndim else x,
@@ -30,7 +35,11 @@ OPS = [
     OpInfo("squeeze", lambda x: x.squeeze(), np.squeeze, _s((2, 1, 3), (1, 1), (0, 1, 3)), dtypes=DT),
     OpInfo("squeeze_dim", lambda x: x.squeeze(1), lambda x: np.squeeze(x, 1), _s((2, 1, 3), (0, 1, 3), (1000, 1)),
            dtypes=DT),
-    OpInfo("squeeze_dims", lambda x: x.squeeze((0, 2)), lambda x: np.squeeze(x, (0, 2)), _s((1, 3, 1)), dtypes=DT),
+    OpInfo("squeeze_dims", lambda x, d=(0, 2): x.squeeze(d),
+           lambda x, d=(0, 2): np.squeeze(x, tuple(k for k in d if x.shape[k] == 1)) if x.ndim else x,
+           lambda rng: _s((1, 3, 1), (2, 1, 3), (1, 0, 1), (1, 1000, 1))(rng) + [
+               SampleInput(rng.uniform(-1, 1, ()), (0,)), SampleInput(rng.uniform(-1, 1, (2, 1, 3, 1)), (1, -1, 0))],
+           dtypes=DT),
     OpInfo("unsqueeze", lambda x: x.unsqueeze(-1), lambda x: x[..., None], _s((2, 3), (), (0, 3), (1000,)), dtypes=DT),
     # in-place view ops on a non-leaf (x.clone()): x takes the view's geometry, TBackward1 & co.
     OpInfo("t_", lambda x: x.clone().t_(), lambda x: x.T, _s((2, 3), (5,), (), (0, 3)), dtypes=DT),
@@ -90,14 +99,23 @@ OPS += [
     OpInfo("split", _split_op, _split_ref,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (5, 3)), 2), SampleInput(rng.uniform(-1, 1, (2, 6)), 3, dim=1),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), 1, dim=-1),
-                        SampleInput(rng.uniform(-1, 1, (33,)), 8, grad=False)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (33,)), 8, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), 2, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (3, 0)), 2, dim=1, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (1000,)), 300, grad=False)], dtypes=DT),
     OpInfo("split_with_sizes", _split_op, _split_ref,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (5, 3)), [1, 4]),
                         SampleInput(rng.uniform(-1, 1, (2, 6)), [3, 2, 1], dim=1),
-                        SampleInput(rng.uniform(-1, 1, (2, 6)), [3, 0, 2, 1], dim=1, grad=False)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (2, 6)), [3, 0, 2, 1], dim=1, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), [1, 3], dim=-1),
+                        SampleInput(rng.uniform(-1, 1, (4, 0)), [1, 3], grad=False),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), [0], grad=False),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), [10, 30], grad=False)], dtypes=DT),
     OpInfo("unbind", lambda x, dim=0: x.unbind(dim), lambda x, dim=0: tuple(np.moveaxis(x, dim, 0)),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 2))), SampleInput(rng.uniform(-1, 1, (2, 3, 2)), dim=1),
-                        SampleInput(rng.uniform(-1, 1, (2, 4)), dim=-1)], dtypes=DT),
+                        SampleInput(rng.uniform(-1, 1, (2, 4)), dim=-1),
+                        SampleInput(rng.uniform(-1, 1, (3, 0))),
+                        SampleInput(rng.uniform(-1, 1, (1000, 2)), dim=1, grad=False)], dtypes=DT),
     OpInfo("flip", lambda x, dims: x.flip(dims), lambda x, dims: np.flip(x, dims) if x.ndim else x,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), (0,)),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (0, 2)),
@@ -122,16 +140,19 @@ OPS += [
                         SampleInput(rng.uniform(-1, 1, (0, 3)), (2, 2), grad=False),
                         SampleInput(rng.uniform(-1, 1, (10, 10)), (5, 4), grad=False)], dtypes=DT),
     OpInfo("tile", lambda x, r: x.tile(r), lambda x, r: np.tile(x, r),
-           lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2,)), SampleInput(rng.uniform(-1, 1, (3,)), (2, 2))],
+           lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), (2,)), SampleInput(rng.uniform(-1, 1, (3,)), (2, 2)),
+                        SampleInput(rng.uniform(-1, 1, ()), (2,)), SampleInput(rng.uniform(-1, 1, (2, 1, 3)), (2, 1, 2)),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), (2,), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (10, 100)), (2,), grad=False)],
            dtypes=DT, covers=("repeat",)),
     OpInfo("tril", lambda x, k: x.tril(k), lambda x, k: np.tril(x, k), _tri_samples, dtypes=DT),
     OpInfo("triu", lambda x, k: x.triu(k), lambda x, k: np.triu(x, k), _tri_samples, dtypes=DT),
-    OpInfo("narrow", lambda x: x.narrow(1, 1, 2), lambda x: x[:, 1:3], _s((3, 4), (2, 3, 1)), dtypes=DT,
+    OpInfo("narrow", lambda x: x.narrow(1, 1, 2), lambda x: x[:, 1:3], _s((3, 4), (2, 3, 1), (0, 4), (10, 100)), dtypes=DT,
            covers=("slice",)),
     OpInfo("movedim", lambda x: x.movedim((0, 1), (2, 0)), lambda x: np.moveaxis(x, (0, 1), (2, 0)),
-           _s((2, 3, 4)), dtypes=DT, covers=("permute",)),
-    OpInfo("unflatten", lambda x: x.unflatten(-1, (2, -1)), lambda x: x.reshape(x.shape[:-1] + (2, -1)),
-           _s((3, 4), (6,)), dtypes=DT, covers=("view",)),
+           _s((2, 3, 4), (0, 3, 4), (10, 10, 10)), dtypes=DT, covers=("permute",)),
+    OpInfo("unflatten", lambda x: x.unflatten(-1, (2, -1)), lambda x: x.reshape(x.shape[:-1] + (2, x.shape[-1] // 2)),
+           _s((3, 4), (6,), (2, 3, 4), (0, 4), (10, 100)), dtypes=DT, covers=("view",)),
 ]
 
 
@@ -255,6 +276,11 @@ def _np_index(i):
 def _index_samples(rng):
     out = [SampleInput(rng.uniform(-1, 1, shape), k) for shape, k in _KEYS]
     out.append(SampleInput(rng.uniform(-1, 1, (3, 4)), (_mask(rng, (3, 4)),)))
+    out += [SampleInput(rng.uniform(-1, 1, ()), (None,)), SampleInput(rng.uniform(-1, 1, ()), (Ellipsis, None)),
+            SampleInput(rng.uniform(-1, 1, (3, 0)), ([0, 2],), grad=False),
+            SampleInput(rng.uniform(-1, 1, (0, 3)), (slice(None), [2, 0]), grad=False),
+            SampleInput(rng.uniform(-1, 1, (40, 30)), (rng.integers(-40, 40, (50,)).tolist(),), grad=False),
+            SampleInput(rng.uniform(-1, 1, (10, 10, 10)), ([1, 0], slice(None), [9, 2]), grad=False)]
     return out
 
 
@@ -263,7 +289,11 @@ def _index_put_samples(rng):
             SampleInput(rng.uniform(-1, 1, (3, 4)), ([0, 2], [3, 1]), rng.uniform(-1, 1, (2,))),
             SampleInput(rng.uniform(-1, 1, (3, 4)), ([True, False, True],), rng.uniform(-1, 1, (4,))),
             SampleInput(rng.uniform(-1, 1, (2, 3, 4)), (None, [2, 0]), rng.uniform(-1, 1, ())),
-            SampleInput(rng.uniform(-1, 1, (2, 3)), ([[0, 1]], [[2], [0]]), rng.uniform(-1, 1, (2, 2)))]
+            SampleInput(rng.uniform(-1, 1, (2, 3)), ([[0, 1]], [[2], [0]]), rng.uniform(-1, 1, (2, 2))),
+            SampleInput(rng.uniform(-1, 1, (3, 0)), ([0, 2],), rng.uniform(-1, 1, (2, 0)), grad=False),
+            SampleInput(rng.uniform(-1, 1, (0, 3)), (None, [2]), rng.uniform(-1, 1, ()), grad=False),
+            SampleInput(rng.uniform(-1, 1, (40, 30)), (rng.permutation(40)[:25].tolist(),), rng.uniform(-1, 1, (25, 30)),
+                        grad=False)]
 
 
 def _index_put_ref(x, key, v, accumulate=False):
@@ -284,11 +314,17 @@ OPS += [
     OpInfo("gather", lambda x, d, i: x.gather(d, tgrad.tensor(i, dtype=tgrad.int64)),
            lambda x, d, i: _gather_ref(x, d, i), _gather_samples, dtypes=DT),
     OpInfo("take_along_dim", lambda x, d, i: tgrad.take_along_dim(x, tgrad.tensor(i, dtype=tgrad.int64), d),
-           lambda x, d, i: np.take_along_axis(x, np.asarray(i), d) if d is not None else
-           np.take(x.reshape(-1), np.asarray(i).reshape(-1)),
+           lambda x, d, i: np.take_along_axis(x, np.asarray(i, dtype=np.int64), d) if d is not None else
+           np.take(x.reshape(-1), np.asarray(i, dtype=np.int64).reshape(-1)),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, rng.integers(0, 4, (3, 2)).tolist()),
                         SampleInput(rng.uniform(-1, 1, (3, 4)), 0, rng.integers(0, 3, (2, 1)).tolist()),
-                        SampleInput(rng.uniform(-1, 1, (2, 3)), None, rng.integers(0, 6, (4,)).tolist())], dtypes=DT,
+                        SampleInput(rng.uniform(-1, 1, (2, 3)), None, rng.integers(0, 6, (4,)).tolist()),
+                        SampleInput(rng.uniform(-1, 1, ()), None, [0, 0]),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -1, rng.integers(0, 4, (2, 3, 2)).tolist()),
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), 1, np.zeros((3, 0), np.int64).tolist(), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (0, 4)), None, [], grad=False),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), 0, rng.integers(0, 40, (40, 30)).tolist(),
+                                    grad=False)], dtypes=DT,
            covers=("gather", "expand")),
     OpInfo("scatter", lambda x, d, i, s: x.scatter(d, tgrad.tensor(i, dtype=tgrad.int64), s), _scatter_ref,
            _scatter_samples, dtypes=DT),
@@ -314,8 +350,10 @@ OPS += [
     OpInfo("index_put", lambda x, k, v: x.index_put(_key(k), v), _index_put_ref, _index_put_samples, dtypes=DT),
     OpInfo("index_put_accumulate", lambda x, k, v: x.index_put(_key(k), v, accumulate=True),
            lambda x, k, v: _index_put_ref(x, k, v, True),
-           lambda rng: _index_put_samples(rng)[:2] + [SampleInput(rng.uniform(-1, 1, (4,)), ([0, 0, 3, 0],),
-                                                                  rng.uniform(-1, 1, (4,)))], dtypes=DTI,
+           lambda rng: _index_put_samples(rng)[:2] + _index_put_samples(rng)[3:4] + _index_put_samples(rng)[5:7] + [
+               SampleInput(rng.uniform(-1, 1, (4,)), ([0, 0, 3, 0],), rng.uniform(-1, 1, (4,))),
+               SampleInput(rng.uniform(-1, 1, (40, 30)), (rng.integers(0, 40, (50,)).tolist(),),
+                           rng.uniform(-1, 1, (50, 30)), grad=False)], dtypes=DTI,
            covers=("index_put",)),
 ]
 
@@ -326,10 +364,16 @@ OPS += [
                         for s in [(3, 4), (7,), (), (2, 3, 4), (0, 2), (33,), (40, 30)]],
            dtypes=DT, grad=False),
     OpInfo("hstack", lambda *xs: tgrad.hstack(xs), lambda *xs: np.hstack(xs),
-           lambda rng: [SampleInput(*_xs(rng, (2, 3), (2, 1))), SampleInput(*_xs(rng, (3,), (2,)))], dtypes=DT,
+           lambda rng: [SampleInput(*_xs(rng, (2, 3), (2, 1))), SampleInput(*_xs(rng, (3,), (2,))),
+                        SampleInput(*_xs(rng, (), ())), SampleInput(*_xs(rng, (2, 3, 4), (2, 1, 4))),
+                        SampleInput(*_xs(rng, (2, 0), (2, 3)), grad=False),
+                        SampleInput(*_xs(rng, (1000,), (5,)), grad=False)], dtypes=DT,
            covers=("cat",)),
     OpInfo("vstack", lambda *xs: tgrad.vstack(xs), lambda *xs: np.vstack(xs),
-           lambda rng: [SampleInput(*_xs(rng, (2, 3), (1, 3))), SampleInput(*_xs(rng, (3,), (3,)))], dtypes=DT,
+           lambda rng: [SampleInput(*_xs(rng, (2, 3), (1, 3))), SampleInput(*_xs(rng, (3,), (3,))),
+                        SampleInput(*_xs(rng, (), ())), SampleInput(*_xs(rng, (2, 3, 4), (1, 3, 4))),
+                        SampleInput(*_xs(rng, (0, 3), (2, 3)), grad=False),
+                        SampleInput(*_xs(rng, (10, 100), (1, 100)), grad=False)], dtypes=DT,
            covers=("cat",)),
 ]
 
@@ -340,7 +384,9 @@ OPS += [
            lambda x, r, dim=None: np.repeat(x, r, axis=dim),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (2, 3)), 2, dim=0), SampleInput(rng.uniform(-1, 1, (2, 3)), 3),
                         SampleInput(rng.uniform(-1, 1, (2, 3)), [1, 0, 2], dim=1),
-                        SampleInput(rng.uniform(-1, 1, (2, 3, 2)), 2, dim=-1)], dtypes=DT,
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 2)), 2, dim=-1), SampleInput(rng.uniform(-1, 1, ()), 3),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), 2, dim=0, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (10, 100)), 2, dim=1, grad=False)], dtypes=DT,
            covers=("index_select", "expand", "clone", "view")),
 ]
 
@@ -352,17 +398,29 @@ OPS += [
                         SampleInput(rng.uniform(-1, 1, (3, 4)), -2),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), 0, 2, 0),
                         SampleInput(rng.uniform(-1, 1, (2, 3)), 5),
-                        SampleInput(rng.uniform(-1, 1, (7, 7)), -1, -1, -2)],
+                        SampleInput(rng.uniform(-1, 1, (7, 7)), -1, -1, -2),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (2, 0, 3)), 1, 2, 0, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), 3, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4, 5)), -1, 1, 3)],
            dtypes=DT, covers=("diagonal_backward",)),
     OpInfo("diag_embed", lambda x, o=0, d1=-2, d2=-1: x.diag_embed(o, d1, d2),
            lambda x, o=0, d1=-2, d2=-1: _diag_embed_ref(x, o, d1, d2),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3,))), SampleInput(rng.uniform(-1, 1, (2, 3)), 1),
                         SampleInput(rng.uniform(-1, 1, (2, 3)), -1, 0, 2),
-                        SampleInput(rng.uniform(-1, 1, (2, 2)), 0, 2, 0)],
+                        SampleInput(rng.uniform(-1, 1, (2, 2)), 0, 2, 0),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 2)), 1, 0, -1),
+                        SampleInput(rng.uniform(-1, 1, (0,)), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (2, 0)), 2, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (10, 100)), grad=False)],
            dtypes=DT),
     OpInfo("diag", lambda x, k=0: tgrad.diag(x, k), lambda x, k=0: np.diag(x, k),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3,))), SampleInput(rng.uniform(-1, 1, (3,)), -2),
-                        SampleInput(rng.uniform(-1, 1, (3, 4)), 1), SampleInput(rng.uniform(-1, 1, (4, 3)))],
+                        SampleInput(rng.uniform(-1, 1, (3, 4)), 1), SampleInput(rng.uniform(-1, 1, (4, 3))),
+                        SampleInput(rng.uniform(-1, 1, (0,)), grad=False),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), 1, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), -2, grad=False),
+                        SampleInput(rng.uniform(-1, 1, (300,)), 1, grad=False)],
            dtypes=DT, covers=("diag_embed", "diagonal", "clone")),
 ]
 
@@ -405,22 +463,37 @@ OPS += [
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), 1, [0, -1]),
                         SampleInput(rng.uniform(-1, 1, (3, 4)), 0, [2, 2]),
                         SampleInput(rng.uniform(-1, 1, (2, 3, 4)), -2, [1]),
-                        SampleInput(rng.uniform(-1, 1, (7,)), 0, [])], dtypes=DTI),
+                        SampleInput(rng.uniform(-1, 1, (7,)), 0, []), SampleInput(rng.uniform(-1, 1, ()), 0, [0]),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), 1, [1], grad=False),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), 0, [3, 39, -1, 0], grad=False)], dtypes=DTI),
     OpInfo("masked_scatter", lambda x, m, s: x.masked_scatter(_t(m), s), _masked_scatter_ref,
            lambda rng: [SampleInput(rng.uniform(-1, 1, (3, 4)), _mask(rng, (3, 4)), rng.uniform(-1, 1, (3, 4))),
                         SampleInput(rng.uniform(-1, 1, (3, 4)), _mask(rng, (4,)), rng.uniform(-1, 1, (13,))),
-                        SampleInput(rng.uniform(-1, 1, (4,)), _mask(rng, (2, 4)), rng.uniform(-1, 1, (2, 5)))],
+                        SampleInput(rng.uniform(-1, 1, (4,)), _mask(rng, (2, 4)), rng.uniform(-1, 1, (2, 5))),
+                        SampleInput(rng.uniform(-1, 1, ()), True, rng.uniform(-1, 1, (3,))),
+                        SampleInput(rng.uniform(-1, 1, (2, 3, 4)), _mask(rng, (3, 4)), rng.uniform(-1, 1, (25,))),
+                        SampleInput(rng.uniform(-1, 1, (0, 3)), _mask(rng, (3,)), rng.uniform(-1, 1, (2,)),
+                                    grad=False),
+                        SampleInput(rng.uniform(-1, 1, (40, 30)), _mask(rng, (40, 30)), rng.uniform(-1, 1, (1200,)),
+                                    grad=False)],
            dtypes=DT, covers=("cat", "masked_select", "masked_fill")),
     OpInfo("meshgrid", lambda a, b, indexing="ij": tgrad.meshgrid(a, b, indexing=indexing),
            lambda a, b, indexing="ij": tuple(np.meshgrid(a, b, indexing=indexing)),
            lambda rng: [SampleInput(rng.uniform(-1, 1, (2,)), rng.uniform(-1, 1, (3,))),
-                        SampleInput(rng.uniform(-1, 1, (2,)), rng.uniform(-1, 1, (3,)), indexing="xy")],
+                        SampleInput(rng.uniform(-1, 1, (2,)), rng.uniform(-1, 1, (3,)), indexing="xy"),
+                        SampleInput(rng.uniform(-1, 1, ()), rng.uniform(-1, 1, (3,))),
+                        SampleInput(rng.uniform(-1, 1, (0,)), rng.uniform(-1, 1, (3,)), indexing="xy", grad=False),
+                        SampleInput(rng.uniform(-1, 1, (1000,)), rng.uniform(-1, 1, (2,)), grad=False)],
            dtypes=DT, covers=("view", "expand")),
 ]
 
 
 def _index_fill_ref(x, d, i):
     out = np.array(x)
+    if x.ndim == 0:         # PyTorch: a 0-d input takes index 0 / -1 as itself
+        if len(i):
+            out[()] = -0.5
+        return out
     idx = [slice(None)] * x.ndim
     idx[d] = np.asarray(i, dtype=np.int64)
     out[tuple(idx)] = -0.5
