@@ -149,8 +149,11 @@ OPS += [
     OpInfo("triu", lambda x, k: x.triu(k), lambda x, k: np.triu(x, k), _tri_samples, dtypes=DT),
     OpInfo("narrow", lambda x: x.narrow(1, 1, 2), lambda x: x[:, 1:3], _s((3, 4), (2, 3, 1), (0, 4), (10, 100)), dtypes=DT,
            covers=("slice",)),
-    OpInfo("movedim", lambda x: x.movedim((0, 1), (2, 0)), lambda x: np.moveaxis(x, (0, 1), (2, 0)),
-           _s((2, 3, 4), (0, 3, 4), (10, 10, 10)), dtypes=DT, covers=("permute",)),
+    OpInfo("movedim", lambda x, s=(0, 1), d=(2, 0): x.movedim(s, d),
+           lambda x, s=(0, 1), d=(2, 0): np.moveaxis(x, s, d) if x.ndim else x,
+           lambda rng: _s((2, 3, 4), (0, 3, 4), (10, 10, 10))(rng) + [
+               SampleInput(rng.uniform(-1, 1, ()), 0, -1), SampleInput(rng.uniform(-1, 1, (2, 3, 4, 5)), -1, 1)],
+           dtypes=DT, covers=("permute",)),
     OpInfo("unflatten", lambda x: x.unflatten(-1, (2, -1)), lambda x: x.reshape(x.shape[:-1] + (2, x.shape[-1] // 2)),
            _s((3, 4), (6,), (2, 3, 4), (0, 4), (10, 100)), dtypes=DT, covers=("view",)),
 ]
