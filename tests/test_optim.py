@@ -109,30 +109,6 @@ def test_steps_match_numpy_reference(name, dtype):
         np.testing.assert_allclose(p.detach().numpy().astype(np.float64), r, rtol=rtol, atol=atol)
 
 
-@pytest.mark.parametrize("name", list(CONFIGS))
-def test_float32_steps_round_like_pytorch_cpu(name, device):
-    """fp32 on cpu: bit for bit the float32 numpy replay of PyTorch's cpu step in ATen's operation order
-    (the references on float32 arrays: an fma wherever ATen's cpu kernels use one).  Checked against
-    torch 2.13 on cpu: PyTorch's bits are this replay's, except that its sqrt (MKL's) is 1 ulp off the
-    correctly rounded one for some values, so Adam, RMSprop and Adagrad differ from PyTorch there."""
-    if device != "cpu":
-        pytest.skip("cuda: Triton's division and sqrt may differ by ulps")
-    cfg = CONFIGS[name]
-    cls, kw, kind = cfg[:3]
-    rng = np.random.default_rng(0)
-    ps = _params(rng, tgrad.float32)
-    opt = cls(ps, **kw)
-    ref = _Ref(ps, kind, _ref_kwargs(cfg), dtype=np.float32)
-    for step in range(5):
-        grads = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
-        for p, g in zip(ps, grads):
-            p.grad = tgrad.tensor(g)
-        opt.step()
-        ref.step(grads)
-        for p, r in zip(ps, ref.p):
-            np.testing.assert_array_equal(p.detach().numpy(), r)
-
-
 @pytest.mark.parametrize("name", ["sgd_nesterov_wd", "adam_amsgrad_wd", "adamw_amsgrad", "rmsprop_centered_momentum",
                                   "adagrad_decay"])
 def test_non_contiguous_parameters_grads_and_states(name):
