@@ -306,9 +306,6 @@ def _gen(generator):
     return generator if generator is not None else default_generator
 
 
-_CPP_FLOAT_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
-
-
 def _check_random(t, dist, lo, hi):
     """PyTorch's checks of a uniform (dist 0) or normal (dist 1) fill, before anything is drawn."""
     if not t.dtype.is_floating_point:
@@ -318,7 +315,7 @@ def _check_random(t, dist, lo, hi):
         big = float(ml_dtypes.finfo(t.dtype.np).max)
         for name, v in (("from", lo), ("to", hi)):
             if not -big <= v <= big:
-                raise RuntimeError(f"{name} is out of bounds for {_CPP_FLOAT_NAMES[t.dtype.name]}")
+                raise RuntimeError(f"{name} is out of bounds for {D.CPP_NAMES[t.dtype.name]}")
         if lo > hi:
             raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={lo:g} > to={hi:g}")
     elif hi < 0:
@@ -348,6 +345,15 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
     return _finish(_random_fill(t, 1, 0.0, 1.0, generator), requires_grad)
 
 
+def _int_bounds(low, high):
+    """(low, high) of randint(high) / randint(low, high), checked as PyTorch's random_ does."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return low, high
+
+
 def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     if size is None and isinstance(high, (tuple, list)):      # randint(high, size)
         low, high, size = 0, low, high
@@ -355,10 +361,7 @@ def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None
         if high is None:
             raise TypeError("randint() missing required argument 'size'")
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(high).__name__}")
-    if high is None:
-        low, high = 0, low
-    if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    low, high = _int_bounds(low, high)
     t = empty(*_shape_arg((size,)), dtype=D.to_dtype(dtype, "randint") if dtype is not None else D.int64,
               device=device)
     return _finish(_random_fill(t, 2, low, high, generator), requires_grad)
@@ -375,10 +378,7 @@ def randn_like(input, dtype=None, device=None, requires_grad=False, memory_forma
 
 
 def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False, memory_format=None):
-    if high is None:
-        low, high = 0, low
-    if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    low, high = _int_bounds(low, high)
     t = _like(input, dtype, device, "randint_like", memory_format)
     return _finish(_random_fill(t, 2, low, high, None), requires_grad)
 

@@ -116,7 +116,7 @@ def promote_types(a, b):
 
 
 # C++ type names in PyTorch's "value cannot be converted to type ... without overflow".
-_CPP_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
+CPP_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
               "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 
 
@@ -140,7 +140,7 @@ def check_fill_value(value, dtype):
         else:
             bad = not (math.isfinite(v) and info.min <= v <= info.max)
     if bad:
-        raise RuntimeError(f"value cannot be converted to type {_CPP_NAMES[dtype.name]} without overflow")
+        raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
 
 
 def scalar_kind(v):

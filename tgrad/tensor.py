@@ -1226,15 +1226,12 @@ class Tensor:
         n = 1
         for s in sizes:
             n *= s
-        if -1 in sizes and n != 0:     # -1 is inferred from this dim's size, not from numel (which may be 0)
-            known = -n
-            if self.shape[d] % known:
-                raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} "
-                                   f"({self.shape[d]}) in the input tensor")
-            sizes = [self.shape[d] // known if s == -1 else s for s in sizes]
-        elif -1 not in sizes and n != self.shape[d]:
+        infer = -1 in sizes and n != 0      # -1 comes from this dim's size, not from numel (which may be 0)
+        if (self.shape[d] % -n != 0) if infer else (-1 not in sizes and n != self.shape[d]):
             raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {dim} "
                                f"({self.shape[d]}) in the input tensor")
+        if infer:
+            sizes = [self.shape[d] // -n if s == -1 else s for s in sizes]
         return self.reshape(list(self.shape[:d]) + sizes + list(self.shape[d + 1:]))
 
     def movedim(self, source, destination):

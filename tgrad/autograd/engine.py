@@ -15,9 +15,9 @@ Before a node runs: hooks registered on the tensors it produced
 (``Tensor.register_hook``), then ``retain_grad`` captures, then the node's
 own pre-hooks; after it: its post-hooks.  A requested input's node that
 does not run (``autograd.grad``) still runs the first two before its
-gradient is captured; one that runs captures first (PyTorch's order).  Unless ``retain_graph``, every
-node's saved tensors are released once it ran, so their memory returns to
-the allocator.
+gradient is captured; one that runs captures first (PyTorch's order).
+Unless ``retain_graph``, every node's saved tensors are released once it
+ran, so their memory returns to the allocator.
 
 A ReluBackward0 right after a ``linear`` node is folded into that node's
 backward when nothing can observe the gradient in between (``_fold_target``;

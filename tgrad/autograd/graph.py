@@ -15,6 +15,7 @@ import sys
 import threading
 import weakref
 
+from ..kernels._geometry import non_overlapping_and_dense
 from . import anomaly, grad_mode, saved_hooks
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
 
@@ -246,12 +247,7 @@ class AccumulateGrad(Node):
 
 
 def _non_overlapping_and_dense(t):
-    expected = 1
-    for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1), key=lambda p: p[1]):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
+    return non_overlapping_and_dense(t._shape, t._strides)
 
 
 def _clone_obey_contract(g, var):

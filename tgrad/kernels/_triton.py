@@ -765,9 +765,11 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         mask = (1 << (ty.primitive_bitwidth - 1)) - 1
         return f"({a[0]}.view({e.k(u)}) & {mask}).view({e.k(_I._get_np_dtype(ty))})"
     if name == "create_fma" and len(vals) == 3 and None not in a:
-        fma = {np.dtype(np.float32): _fma32, np.dtype(np.float64): _I._interpreter.fma_fp64}
-        f = fma.get(vals[2].np_dtype)
-        return None if f is None else f"{e.k(f)}(*_np.broadcast_arrays({a[0]}, {a[1]}, {a[2]}))"
+        if vals[2].np_dtype == np.float32:        # _fma32 broadcasts its operands itself
+            return f"{e.k(_fma32)}({a[0]}, {a[1]}, {a[2]})"
+        if vals[2].np_dtype != np.float64:
+            return None
+        return f"{e.k(_I._interpreter.fma_fp64)}(*_np.broadcast_arrays({a[0]}, {a[1]}, {a[2]}))"
     if name == "create_dot" and len(vals) == 5 and None not in a[:3]:
         if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() for v in vals[:2]):
             return None
