@@ -25,9 +25,10 @@ The updates follow PyTorch's default cpu path (the single-tensor loop of
 w = 0.5, ``x.addcdiv(t1, t2, value=v)`` is ``x + (v t1) / t2``.  In fp32 on cpu
 this gives PyTorch's bits except where a square root is taken: PyTorch's cpu
 sqrt (MKL's) is not correctly rounded (1 ulp off for ~1 in 6 values), the
-interpreter's (numpy's) is.  On cuda, Triton's division and sqrt may differ by ulps.  On cpu an
-exact fma costs more than a multiply and an add (``_triton._fma32``): the SGD-with-momentum step
-of a 784x256 layer takes ~2.6 ms instead of ~0.8 ms.
+interpreter's (numpy's) is.  On cuda, Triton's division and sqrt may differ
+by ulps.  On cpu an exact fma costs more than a multiply and an add
+(``_triton._fma32``): the SGD-with-momentum step of a 784x256 layer takes
+~2.6 ms instead of ~0.8 ms.
 """
 import numpy as np
 import triton

@@ -42,6 +42,14 @@ class Op:
         return f"Op({self.name!r}, node={self.node!r})"
 
 
+def implicit_seed(grad):
+    """True if ``grad`` is loss.backward()'s unmodified implicit seed (a host copy of 1, made by the engine)
+    and no graph is recorded: a backward rule may then use a constant it already knows for grad = 1."""
+    from ..autograd import grad_mode
+    return (getattr(grad, "_implicit_seed", False) and grad._version_counter[0] == 0
+            and not grad_mode.is_grad_enabled())
+
+
 def _build():
     from . import advanced_index, elementwise, linalg, nn, optim, reduce, shape
     table = {}

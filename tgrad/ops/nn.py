@@ -17,7 +17,7 @@ from ..kernels import nn as KN2
 from ..kernels import norm as KN
 from ..kernels import softmax as KS
 from ..tensor import _wrap_dim, empty
-from . import Op
+from . import Op, implicit_seed
 
 
 def _call(name, *args, **attrs):
@@ -272,15 +272,9 @@ def _seed_grad(ctx, grad):
     """The gradient the forward wrote for grad = 1, if ``grad`` is loss.backward()'s unmodified implicit seed
     and no graph is recorded (the saved tensor is a constant); else None."""
     seed_grad = ctx.saved.get("seed_grad")
-    if (seed_grad is not None and getattr(grad, "_implicit_seed", False) and grad._version_counter[0] == 0
-            and not _grad_enabled()):
+    if seed_grad is not None and implicit_seed(grad):
         return seed_grad
     return None
-
-
-def _grad_enabled():
-    from ..autograd import grad_mode
-    return grad_mode.is_grad_enabled()
 
 
 def _class_view(v, x, cd):

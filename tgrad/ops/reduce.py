@@ -15,7 +15,7 @@ from ..kernels import elementwise as KE
 from ..kernels import reduce as K
 from ..kernels._geometry import contiguous_strides
 from ..tensor import _wrap_dim, empty
-from . import Op
+from . import Op, implicit_seed
 
 
 def reduce_dims(dim, ndim):
@@ -174,20 +174,12 @@ def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
 def mean_backward(ctx, grad):
     shape, dims, keepdim = _ctx_dims(ctx)
     n = _numel(shape, dims)
-    if n and _unit_seed(grad):
+    if n and implicit_seed(grad) and (grad.dtype is D.float32 or grad.dtype is D.float64):
         # 1 / n in grad's dtype, as the division below computes it: a host copy and a view, no launch
         value = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
         g = from_host(np.full(reduced_shape(shape, dims, True), value, grad.dtype.np), grad.dtype, grad.device)
         return (g.expand(shape),)
     return (_expand_grad(grad, shape, dims, keepdim).div(n),)
-
-
-def _unit_seed(grad):
-    """True if ``grad`` is loss.backward()'s unmodified implicit seed (it holds 1) of a float32/float64 loss
-    and no graph is recorded, so a backward rule may build its result from that constant."""
-    from ..autograd import grad_mode
-    return (getattr(grad, "_implicit_seed", False) and grad._version_counter[0] == 0
-            and (grad.dtype is D.float32 or grad.dtype is D.float64) and not grad_mode.is_grad_enabled())
 
 
 def prod_forward(self, *, dim=None, keepdim=False, dtype=None):
