@@ -3,9 +3,9 @@
 Inputs are lists: the parameters, their gradients and one list per state
 tensor (same length; ``None`` where a state is unused).  Each forward updates
 parameters and states in place with as few launches as possible (one per
-dtype and device for up to 8 contiguous tensors, see ``kernels/optim.py``) and returns None.  Scalars that
-change every step (lr, bias corrections) are attrs passed to the kernels as
-runtime arguments.
+dtype and device for up to 8 contiguous tensors, see ``kernels/optim.py``)
+and returns None.  Scalars that change every step (lr, bias corrections) are
+attrs passed to the kernels as runtime arguments.
 """
 from ..kernels import elementwise as KE
 from ..kernels import optim as K
