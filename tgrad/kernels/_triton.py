@@ -48,6 +48,7 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # silence 3.9's once-pe
 os.environ.setdefault("TRITON_DEFAULT_BACKEND", "nvidia")  # never probe HIP (it imports torch)
 
 import numpy as np  # noqa: E402
+from numpy._core import umath as _umath  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.runtime import interpreter as _I  # noqa: E402
@@ -64,6 +65,19 @@ def _anchor():
 
 
 LOCK = threading.RLock()
+# np.errstate(all="ignore") is ~1 us a use; interpreted launches set the same numpy context variable
+# it sets, to the state it would make (made once per distinct outer state, under LOCK)
+_FP_STATE = _umath._extobj_contextvar
+_fp_cache = [None, None]
+
+
+def _fp_ignore():
+    outer = _FP_STATE.get()
+    if outer is not _fp_cache[0]:
+        _fp_cache[:] = outer, _umath._make_extobj(all="ignore")
+    return _fp_cache[1]
+
+
 _tls = threading.local()
 _orig_patch_lang = _I._patch_lang
 _scope = [None]          # the live patch scope of the direct executor, or None
@@ -824,7 +838,7 @@ def _emit_lowered(e, p, vals, out, low):
     kind, q = low
     lines = e.lines
     dt = e.k(q["np_dtype"])
-    addr = f"a{q['base']}.ptr" + (f" + {q['start']}" if q["start"] else "")
+    addr = f"a{q['base']}" + (f" + {q['start']}" if q["start"] else "")
     if kind == "nload":
         lines.append(f"{e.var(p, out)} = _nested_load({addr}, {q['shape']!r}, {q['strides']!r}, "
                      f"{e.k(q['pieces'])}, {q['n']}, {dt}, {e.k(q['other'])})")
@@ -852,7 +866,8 @@ def _emit_lowered(e, p, vals, out, low):
 
 
 def _compile(tapes, kinds):
-    """One function ``run(*dyn_args)`` replaying every program's tape. kinds[i]: "ptr", "f32" or "int"."""
+    """One function ``run(*dyn_args)`` replaying every program's tape. kinds[i]: "ptr" (an address), "f32"
+    (a float, rounded to fp32 here) or "int"."""
     e = _Emitter(kinds)
     for p, t in enumerate(tapes):
         for op in t.ops:
@@ -861,7 +876,7 @@ def _compile(tapes, kinds):
     for i in sorted(e.inputs_used):
         kd = kinds[i]
         if kd == "ptr":
-            head.append(f"x{i} = _nparray([a{i}.ptr], dtype=_u64)")
+            head.append(f"x{i} = _nparray([a{i}], dtype=_u64)")
         elif kd == "f32":
             head.append(f"x{i} = _nparray([a{i}], dtype=_f32)")
         else:
@@ -926,40 +941,39 @@ def _dyn_handle(a):
 
 
 def _fast_key(kernel, grid, args, constexprs):
-    """(key, dynamic values) of a launch: what _run_trace keys a tape by, cheap to build and to hash
-    (the kernel by id, checked on a hit; float values rounded to fp32 as launch() does)."""
+    """(key, dynamic positions) of a launch: what _FAST keys a tape by, cheap to build and to hash (the
+    kernel by id, checked on a hit), and the indices of the arguments a tape takes (pointers, floats and
+    ``dynamic_args`` ints, in order)."""
     key = [id(kernel), tuple(grid)]
-    dyn = []
+    pos = []
     dyn_int = kernel.__dict__.get("_tgrad_dynamic")
     if dyn_int:
-        for nm, a in zip(_entry(kernel)[1], args):
+        for i, (nm, a) in enumerate(zip(_entry(kernel)[1], args)):
             if nm in dyn_int and type(a) is int:
                 key.append(("i", -2**31 <= a < 2**31))
-                dyn.append(a)
+                pos.append(i)
             else:
                 key.append((type(a), a.dtype if type(a) is Ptr else None if type(a) is float else a))
-                if type(a) is Ptr:
-                    dyn.append(a)
-                elif type(a) is float:
-                    dyn.append(float(_np_f32(a)))
+                if type(a) is Ptr or type(a) is float:
+                    pos.append(i)
     else:
         add = key.append
-        for a in args:
+        for i, a in enumerate(args):
             t = type(a)
             if t is int:
                 add(a)
             elif t is Ptr:
                 add(a.dtype)
-                dyn.append(a)
+                pos.append(i)
             elif t is float:
                 add(float)
-                dyn.append(float(_np_f32(a)))
+                pos.append(i)
             else:
                 add((t, a))
     for k, v in constexprs.items():
         key.append(k)
         key.append(id(v) if callable(v) else v)
-    return tuple(key), dyn
+    return tuple(key), tuple(pos)
 
 
 def _run_trace(kernel, grid, args, constexprs):
@@ -1013,7 +1027,7 @@ def _run_trace(kernel, grid, args, constexprs):
         return
     if run is False:
         return _run_direct(kernel, grid, args, constexprs)
-    run(*dyn_vals)
+    run(*[a.ptr if type(a) is Ptr else a for a in dyn_vals])
 
 
 # ---------------------------------------------------------------- launch recording (AOT check)
@@ -1047,28 +1061,81 @@ def launch_spec(kernel, args, constexprs):
     return sig, cexpr, attrs
 
 
+class Launch:
+    """``kernel[grid](*args, **constexprs)`` on ``device`` with all but its dynamic arguments fixed.
+
+    Calling it launches with new dynamic arguments (pointer addresses, floats and ``dynamic_args``
+    ints, in argument order; those left out keep the values given here).  A launcher keeps one per
+    launch site, keyed on everything that decides ``args`` and ``constexprs`` (shapes, strides,
+    dtypes, int scalars, device, ``FORCE_GPU_BLOCKS``): a replayed launch then skips rebuilding the
+    arguments and the trace key.  Ints declared by ``dynamic_args`` must stay in the int32 / int64
+    class of the ones given here.
+    """
+
+    __slots__ = ("kernel", "grid", "device", "args", "constexprs", "pos", "dyn", "ndyn", "fkey", "tape")
+
+    def __init__(self, kernel, grid, device, args, constexprs):
+        self.kernel, self.grid, self.device = kernel, tuple(grid), device
+        self.args, self.constexprs = list(args), constexprs
+        fkey, self.pos = _fast_key(kernel, self.grid, args, constexprs)
+        self.dyn = tuple(args[i].ptr if type(args[i]) is Ptr else args[i] for i in self.pos)
+        self.ndyn = len(self.pos)
+        self.fkey = fkey if device == "cpu" and 0 not in self.grid else None
+        self.tape = None
+
+    def __call__(self, *dyn):
+        if COUNTER.enabled:
+            COUNTER.add(self.kernel.__name__)
+        if len(dyn) < self.ndyn:
+            dyn += self.dyn[len(dyn):]
+        tape = self.tape
+        if tape is None and self.fkey is not None:
+            hit = _FAST.get(self.fkey)
+            if hit is not None and hit[0] is self.kernel:
+                tape = self.tape = hit[1]
+        if tape is not None and EXECUTOR == "trace" and RECORD is None:
+            with LOCK:
+                tok = _FP_STATE.set(_fp_cache[1] if _FP_STATE.get() is _fp_cache[0] else _fp_ignore())
+                _tls.interp = 1
+                try:
+                    if _scope[0] is None:
+                        _lang_for_interpreter()
+                    tape(*dyn)
+                finally:
+                    _tls.interp = 0
+                    _FP_STATE.reset(tok)
+            return
+        args = list(self.args)
+        for i, v in zip(self.pos, dyn):
+            a = args[i]
+            args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
+        _launch(self.kernel, self.grid, self.device, args, self.constexprs)
+
+
+class Sites(dict):
+    """A launcher's cache of Launch objects by launch key (bounded: cleared when full)."""
+
+    __slots__ = ()
+
+    def add(self, key, site):
+        if len(self) >= 4096:
+            self.clear()
+        self[key] = site
+        return site
+
+
 def launch(kernel, grid, device, args, constexprs):
     """Run ``kernel[grid](*args, **constexprs)`` on ``device`` ("cpu" or "cuda").
 
     ``args`` are Ptr objects and Python ints/floats; ``constexprs`` the
     kernel's ``tl.constexpr`` parameters by name.
     """
-    if COUNTER.enabled:
-        COUNTER.add(kernel.__name__)
+    Launch(kernel, grid, device, args, constexprs)()
+
+
+def _launch(kernel, grid, device, args, constexprs):
     if 0 in grid:
         return
-    if device == "cpu" and EXECUTOR == "trace" and RECORD is None:
-        key, dyn = _fast_key(kernel, grid, args, constexprs)
-        hit = _FAST.get(key)
-        if hit is not None and hit[0] is kernel and hit[1] is not None:
-            with LOCK, np.errstate(all="ignore"):
-                _tls.interp = 1
-                try:
-                    _lang_for_interpreter()
-                    hit[1](*dyn)
-                finally:
-                    _tls.interp = 0
-            return
     # float scalars reach kernels as fp32 on every path, as the GPU JIT passes them
     args = [float(_np_f32(a)) if type(a) is float else a for a in args]
     if RECORD is not None:
@@ -1076,7 +1143,8 @@ def launch(kernel, grid, device, args, constexprs):
         if DRY_RUN:
             return
     if device == "cpu":
-        with LOCK, np.errstate(all="ignore"):   # masked-off lanes compute garbage (e.g. x / 0)
+        with LOCK:
+            tok = _FP_STATE.set(_fp_ignore())   # masked-off lanes compute garbage (e.g. x / 0)
             _tls.interp = 1
             try:
                 if EXECUTOR == "trace":
@@ -1092,6 +1160,7 @@ def launch(kernel, grid, device, args, constexprs):
                 raise RuntimeError(f"kernel {kernel.__name__} failed in the interpreter: {e}") from e
             finally:
                 _tls.interp = 0
+                _FP_STATE.reset(tok)
         return
     with LOCK:
         _lang_for_compiler()

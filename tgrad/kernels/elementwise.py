@@ -19,7 +19,8 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import Ptr, cdiv, elementwise_block, gpu_blocks, launch
+from . import _triton as T
+from ._triton import Launch, Ptr, Sites, cdiv, elementwise_block, gpu_blocks
 
 
 @triton.jit
@@ -209,43 +210,49 @@ def _operand_strides(t, shape):
 _TWO_REDUCTIONS = set()
 
 
-_CONTIG = {}   # (n, operands) -> launch_geometry of operands all contiguous over n elements
-_STRIDED = {}  # (out shape, out strides, (shape, strides) per input) -> launch_geometry (broadcast / strided)
+_SITES = Sites()   # _launch_map's launch key -> Launch, or _no_launch for an empty output
 _ND_NAMES = ("X_ND", "Y_ND", "Z_ND")
 
 
-def _contiguous_geometry(n, k):
-    g = _CONTIG.get((n, k))
-    if g is None:
-        if len(_CONTIG) > 4096:
-            _CONTIG.clear()
-        g = _CONTIG[(n, k)] = G.launch_geometry((n,), [[1]] * k)
-    return g
+def _no_launch(*dyn):
+    pass
 
 
-def _launch_map(kernel, fn, inputs, out, scalars, compute):
-    """Launch an N-ary strided map: out = fn(*inputs, *scalars) over out.shape."""
+def _launch_map(kernel, fn, inputs, out, scalars, compute, compute_of):
+    """Launch an N-ary strided map: out = fn(*inputs, *scalars) over out.shape, computing in ``compute``
+    (None: ``compute_type(compute_of)``).  Float scalars are the launch's dynamic arguments; the key holds
+    everything else that decides it."""
+    key = [id(kernel), id(fn), id(compute), out._storage.device.type, T.FORCE_GPU_BLOCKS,
+           out._shape, out._strides, out.dtype]
+    dyn = [t.data_ptr() for t in inputs]
+    dyn.append(out.data_ptr())
+    for s in scalars:
+        if type(s) is float:
+            key.append(float)
+            dyn.append(s)
+        else:
+            key.append((type(s), s))
+    for t in inputs:
+        key += (t._shape, t._strides, t.dtype)
+    key = tuple(key)
+    site = _SITES.get(key) or _SITES.add(key, _map_site(kernel, fn, inputs, out, scalars,
+                                                         compute or compute_type(compute_of)))
+    site(*dyn)
+    return out
+
+
+def _map_site(kernel, fn, inputs, out, scalars, compute):
     shape = out._shape
     n = 1
     for d in shape:
         n *= d
     if n == 0:
-        return out
+        return _no_launch
     dev = out._storage.device.type
-    cs = out._strides
-    if cs == G.contiguous_strides(shape) and all(t._shape == shape and t._strides == cs for t in inputs):
-        sizes, per = _contiguous_geometry(n, len(inputs) + 1)   # what collapse() makes of it: one dim
-    else:
-        gkey = (shape, cs) + tuple((t._shape, t._strides) for t in inputs)
-        geom = _STRIDED.get(gkey)
-        if geom is None:
-            if len(_STRIDED) > 4096:
-                _STRIDED.clear()
-            strides = [_operand_strides(t, shape) for t in inputs] + [list(cs)]
-            geom = _STRIDED[gkey] = G.launch_geometry(shape, strides)
-        sizes, per = geom
-    args = [Ptr(t.data_ptr(), t.dtype.np) for t in inputs]
-    args.append(Ptr(out.data_ptr(), out.dtype.np))
+    strides = [_operand_strides(t, shape) for t in inputs] + [list(out._strides)]
+    sizes, per = G.launch_geometry(shape, strides)
+    args = [kptr(t) for t in inputs]
+    args.append(kptr(out))
     args.append(n)
     args.extend(scalars)
     args.extend(sizes)
@@ -260,50 +267,58 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute):
     if gpu_blocks(dev) and fn in _TWO_REDUCTIONS:
         block = min(block, 512)
     cexpr["BLOCK"] = block
-    launch(kernel, ((n + block - 1) // block,), dev, args, cexpr)
-    return out
+    return Launch(kernel, ((n + block - 1) // block,), dev, args, cexpr)
 
 
 def unary(fn, x, out, p0=0.0, p1=0.0, p2=0.0, compute=None):
     """out = fn(x, p0, p1, p2); ``out`` has x's shape (any strides)."""
-    return _launch_map(unary_kernel, fn, [x], out, [p0, p1, p2], compute or compute_type(x.dtype))
+    return _launch_map(unary_kernel, fn, [x], out, [p0, p1, p2], compute, x.dtype)
 
 
 def binary(fn, x, y, out, alpha=1.0, p1=0.0, compute=None):
     """out = fn(x, y, alpha, p1) with x and y broadcast to out.shape."""
-    return _launch_map(binary_kernel, fn, [x, y], out, [alpha, p1], compute or compute_type(out.dtype))
+    return _launch_map(binary_kernel, fn, [x, y], out, [alpha, p1], compute, out.dtype)
 
 
 def ternary(fn, x, y, z, out, alpha=1.0, p1=0.0, compute=None):
     """out = fn(x, y, z, alpha, p1) with x, y, z broadcast to out.shape."""
-    return _launch_map(ternary_kernel, fn, [x, y, z], out, [alpha, p1], compute or compute_type(out.dtype))
+    return _launch_map(ternary_kernel, fn, [x, y, z], out, [alpha, p1], compute, out.dtype)
 
 
 def copy(src, out):
     """out[...] = src (broadcast to out.shape), casting to out's dtype. Same device."""
-    compute = compute_type(src.dtype)
-    if src.dtype.is_floating_point != out.dtype.is_floating_point and out.dtype.is_floating_point:
-        compute = compute_type(out.dtype)
-    return _launch_map(unary_kernel, identity, [src], out, [0.0, 0.0, 0.0], compute)
+    to_float = out.dtype.is_floating_point and not src.dtype.is_floating_point
+    return _launch_map(unary_kernel, identity, [src], out, [0.0, 0.0, 0.0], None,
+                       out.dtype if to_float else src.dtype)
+
+
+_FILLS = Sites()
 
 
 def fill(out, value):
     """out[...] = value (a Python number) over any strided view."""
-    n = out.numel()
-    if n == 0:
-        return out
-    dev = out.device.type
-    sizes, per = G.launch_geometry(out.shape, [list(out.stride())])
-    st, nd = per[0]
-    block = elementwise_block(n, dev, nd)
-    if out.dtype.name == "float64":
+    dt = out.dtype
+    if dt.name == "float64":
         value = int(np.array(float(value), dtype=np.float64).view(np.int64))
-    elif out.dtype.is_floating_point:
+    elif dt.is_floating_point:
         value = float(value)
     else:
-        value = int(bool(value)) if out.dtype.name == "bool" else int(value)   # bool: nan, inf, 1e40 -> True
-    launch(fill_kernel, (cdiv(n, block),), dev, [kptr(out), n, value] + sizes + st,
-           {"O_ND": nd, "COMPUTE": compute_type(out.dtype), "BLOCK": block})
+        value = int(bool(value)) if dt.name == "bool" else int(value)   # bool: nan, inf, 1e40 -> True
+    dev = out._storage.device.type
+    key = (out._shape, out._strides, dt, dev, T.FORCE_GPU_BLOCKS, float if type(value) is float else value)
+    site = _FILLS.get(key)
+    if site is None:
+        n = out.numel()
+        if n == 0:
+            site = _no_launch
+        else:
+            sizes, per = G.launch_geometry(out.shape, [list(out.stride())])
+            st, nd = per[0]
+            block = elementwise_block(n, dev, nd)
+            site = Launch(fill_kernel, (cdiv(n, block),), dev, [kptr(out), n, value] + sizes + st,
+                          {"O_ND": nd, "COMPUTE": compute_type(dt), "BLOCK": block})
+        _FILLS.add(key, site)
+    site(out.data_ptr(), value) if type(value) is float else site(out.data_ptr())
     return out
 
 

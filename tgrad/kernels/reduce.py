@@ -9,7 +9,8 @@ when that is impossible).  Outputs are contiguous: ``out[m]``.
 import triton
 import triton.language as tl
 
-from ._triton import cdiv, gpu_blocks, launch, next_pow2
+from . import _triton as T
+from ._triton import Launch, Sites, cdiv, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr
 
 # reduce_rows_kernel OP codes
@@ -324,26 +325,34 @@ def _fill_value(op, dt):
     return 2 ** 63 - 1
 
 
+_SITES = Sites()   # reduce_rows' launch key -> Launch
+
+
 def reduce_rows(op, x, geom, out, idx=None, p=0.0):
     """out[m] (contiguous, M elements) = reduction ``op`` of row m of x's (M, K) view.
 
     geom = (M, M2, K, stride_m1, stride_m2, stride_k); ``idx``: int64 arg-index output (max/min).
     ``p``: norm order (normp) or degrees of freedom (var/std).
     """
-    M, M2, K, s1, s2, sk = geom
-    if M == 0:
+    if geom[0] == 0:
         return out
-    dev = out.device.type
-    rows, bk = row_blocks(M, K, dev)
-    float_in = x.dtype.is_floating_point
-    compute = compute_type(out.dtype if op in ("sum", "mean", "prod", "logsumexp") else x.dtype)
-    fill = _fill_value(op, x.dtype)
-    if isinstance(fill, int) and compute is not tl.int64:
-        fill = float(fill)
-    launch(reduce_rows_kernel, (cdiv(M, rows),), dev,
-           [kptr(x), kptr(out), kptr(idx if idx is not None else out), M, M2, K, s1, s2, sk, float(p), fill],
-           {"OP": OPS[op], "WITH_INDEX": idx is not None, "IS_FLOAT": float_in, "COMPUTE": compute,
-            "ROWS": rows, "BLOCK_K": bk})
+    dev = out._storage.device.type
+    key = (op, geom, x.dtype, out.dtype, idx is None, dev, T.FORCE_GPU_BLOCKS)
+    site = _SITES.get(key)
+    if site is None:
+        M, M2, K, s1, s2, sk = geom
+        rows, bk = row_blocks(M, K, dev)
+        compute = compute_type(out.dtype if op in ("sum", "mean", "prod", "logsumexp") else x.dtype)
+        fill = _fill_value(op, x.dtype)
+        if isinstance(fill, int) and compute is not tl.int64:
+            fill = float(fill)
+        site = Launch(reduce_rows_kernel, (cdiv(M, rows),), dev,
+                      [kptr(x), kptr(out), kptr(idx if idx is not None else out), M, M2, K, s1, s2, sk, 0.0, fill],
+                      {"OP": OPS[op], "WITH_INDEX": idx is not None, "IS_FLOAT": x.dtype.is_floating_point,
+                       "COMPUTE": compute, "ROWS": rows, "BLOCK_K": bk})
+        _SITES.add(key, site)
+    optr = out.data_ptr()
+    site(x.data_ptr(), optr, idx.data_ptr() if idx is not None else optr, float(p))   # fill: as given above
     return out
 
 
