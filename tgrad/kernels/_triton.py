@@ -22,6 +22,8 @@ Three interpreter executors (``TGRAD_EXECUTOR``), bit-identical by test:
   lowered to numpy strided views (no per-element gather), and the address
   arithmetic that only fed them is dropped.  Control flow on a loaded or
   dynamic value is detected while recording; such keys stay on ``direct``.
+  A ``Launch`` kept by a launcher per launch site finds its tape once; its
+  later calls pass only the addresses and float scalars to the tape.
 - ``direct``: ``triton.language`` is patched for the interpreter once and
   left patched until a GPU compile needs it back; each launch calls the
   rewritten kernel function over the grid itself (no GridExecutor, no
@@ -30,8 +32,8 @@ Three interpreter executors (``TGRAD_EXECUTOR``), bit-identical by test:
 - ``stock``: Triton's own ``InterpretedFunction.run`` (GridExecutor), patching
   and restoring ``tl``/``tl.core`` around every launch.
 
-Float scalar arguments are rounded to fp32 before any launch, on every path,
-because that is what the GPU JIT passes (so all paths agree bit for bit).
+Float scalar arguments are rounded to fp32 on every path (by a replayed tape
+itself), because that is what the GPU JIT passes (so all paths agree bit for bit).
 
 Interpreted launches are serialized by one lock: the interpreter mutates
 ``triton.language`` and keeps per-launch state in a global builder.
