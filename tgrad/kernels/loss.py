@@ -18,7 +18,8 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import cdiv, elementwise_block, gpu_blocks, launch, next_pow2
+from . import _triton as T
+from ._triton import Launch, Sites, cdiv, elementwise_block, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type, kptr, strided_offset
 from .softmax import row_offsets, row_tiles
 
@@ -257,6 +258,13 @@ def _den_block(M, dev):
     return max(16, min(next_pow2(M), 1024 if gpu_blocks(dev) else 65536))
 
 
+_SITES = Sites()
+
+
+def _dtype(t):
+    return None if t is None else t.dtype
+
+
 def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logits, prob, dx=None):
     """One launch: out = per-row losses (reduce NONE) or their sum / weighted mean (a 1-element tensor).
 
@@ -266,17 +274,25 @@ def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logit
     ``cross_entropy_backward`` writes for an incoming gradient of 1.
     """
     M, K, inner, sx = geom
-    dev = out.device.type
-    rows, bk = row_tiles(M, K, dev)
-    if reduce != NONE:      # one program walks all rows: give it a full tile of rows on the GPU too
-        rows = max(rows, min(next_pow2(M), 8192 // bk))
-    grid = (cdiv(M, rows),) if reduce == NONE else (1,)
+    dev = out._storage.device.type
     grad = dx is not None and reduce != NONE
-    launch(cross_entropy_kernel, grid, dev,
-           [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), kptr(dx if grad else x), M, K, inner,
-            *sx, *tstrides, int(ignore_index), *split_float(eps)],
-           {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "GRAD": grad,
-            "DEN_BLOCK": _den_block(M, dev) if grad else 16})
+    dx = dx if grad else x
+    key = ("fwd", M, K, inner, tuple(sx), tuple(tstrides), x.dtype, t.dtype, _dtype(w), out.dtype,
+           dx.dtype if grad else None, int(ignore_index), eps > 0, reduce, logits, prob, dev, T.FORCE_GPU_BLOCKS)
+    site = _SITES.get(key)
+    if site is None:
+        rows, bk = row_tiles(M, K, dev)
+        if reduce != NONE:      # one program walks all rows: give it a full tile of rows on the GPU too
+            rows = max(rows, min(next_pow2(M), 8192 // bk))
+        grid = (cdiv(M, rows),) if reduce == NONE else (1,)
+        site = _SITES.add(key, Launch(
+            cross_entropy_kernel, grid, dev,
+            [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), kptr(dx), M, K, inner,
+             *sx, *tstrides, int(ignore_index), *split_float(eps)],
+            {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "GRAD": grad,
+             "DEN_BLOCK": _den_block(M, dev) if grad else 16}))
+    xp = x.data_ptr()
+    site(xp, t.data_ptr(), w.data_ptr() if w is not None else xp, out.data_ptr(), dx.data_ptr(), *split_float(eps))
     return out
 
 
@@ -284,12 +300,20 @@ def cross_entropy_backward(g, gstrides, x, t, w, dx, rs, geom, tstrides, ignore_
                            prob):
     """One launch: dx (contiguous, x's shape) and the row scales rs (M,) from the incoming gradient g."""
     M, K, inner, sx = geom
-    dev = dx.device.type
-    rows, bk = row_tiles(M, K, dev)
-    launch(cross_entropy_backward_kernel, (cdiv(M, rows),), dev,
-           [kptr(g), kptr(x), kptr(t), kptr(w if w is not None else x), kptr(dx), kptr(rs), M, K, inner,
-            *gstrides, *sx, *tstrides, int(ignore_index), *split_float(eps)],
-           {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "DEN_BLOCK": _den_block(M, dev)})
+    dev = dx._storage.device.type
+    key = ("bwd", M, K, inner, tuple(gstrides), tuple(sx), tuple(tstrides), g.dtype, x.dtype, t.dtype, _dtype(w),
+           dx.dtype, rs.dtype, int(ignore_index), eps > 0, reduce, logits, prob, dev, T.FORCE_GPU_BLOCKS)
+    site = _SITES.get(key)
+    if site is None:
+        rows, bk = row_tiles(M, K, dev)
+        site = _SITES.add(key, Launch(
+            cross_entropy_backward_kernel, (cdiv(M, rows),), dev,
+            [kptr(g), kptr(x), kptr(t), kptr(w if w is not None else x), kptr(dx), kptr(rs), M, K, inner,
+             *gstrides, *sx, *tstrides, int(ignore_index), *split_float(eps)],
+            {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "DEN_BLOCK": _den_block(M, dev)}))
+    xp = x.data_ptr()
+    site(g.data_ptr(), xp, t.data_ptr(), w.data_ptr() if w is not None else xp, dx.data_ptr(), rs.data_ptr(),
+         *split_float(eps))
     return dx, rs
 
 

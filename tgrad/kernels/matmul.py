@@ -21,7 +21,8 @@ import triton.language as tl
 
 from .. import backends
 from . import _geometry as G
-from ._triton import Ptr, cdiv, gpu_blocks, launch, next_pow2
+from . import _triton as T
+from ._triton import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
 from .elementwise import cast_store
 
 # Activation codes (the ACT / DACT constexprs).
@@ -205,6 +206,13 @@ def tiles(M, N, K, device, dtype_name):
     return tuple(max(16, min(next_pow2(d), 256)) for d in (M, N, K))
 
 
+_SITES = Sites()
+
+
+def _layout(t):
+    return t._shape, t._strides, t.dtype
+
+
 def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=None, rowsum=None):
     """out = act(alpha * (a * act'(v)) @ b + beta * c) for 2-D or 3-D (batched) operands.
 
@@ -213,35 +221,49 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
     fused linear); rowsum (B?, M) contiguous receives sum_k of a * act'(v).
     Shapes are checked by the caller; batch strides of 0 broadcast.
     """
-    M, N = out.shape[-2], out.shape[-1]
-    K = a.shape[-1]
-    batch = out.shape[0] if out.dim() == 3 else 1
-    if M == 0 or N == 0 or batch == 0:
+    oshape = out._shape
+    if oshape[-2] == 0 or oshape[-1] == 0 or (len(oshape) == 3 and oshape[0] == 0):
         return out
-    dev = out.device.type
-    bm, bn, bk = tiles(M, N, K, dev, a.dtype.name)
-    f64 = a.dtype.name == "float64"
     integer = a.dtype.name not in _FLOATS
     if integer:     # PyTorch converts alpha and beta to the integer type (truncating)
         alpha, beta = int(alpha), int(beta)
+        scalars = ()
+    else:
+        alpha, beta = float(alpha), float(beta)
+        scalars = (alpha, beta)
     has_c = c is not None and beta != 0
     c = c if has_c else out
     v = v if dact else a
     rs = rowsum if rowsum is not None else out
     tf32 = backends.cuda.matmul.allow_tf32 and a.dtype.name == "float32"
+    dev = out._storage.device.type
+    # everything the launch's arguments and constexprs depend on but the pointers and float alpha/beta
+    key = (_layout(a), _layout(b), _layout(out), _layout(c) if has_c else None, _layout(v) if dact else None,
+           rs.dtype if rowsum is not None else None, act, dact, () if scalars else (alpha, beta), tf32, dev,
+           T.FORCE_GPU_BLOCKS)
+    site = _SITES.get(key) or _SITES.add(key, _launch_for(a, b, c, v, out, rs, alpha, beta, act, dact,
+                                                           rowsum is not None, has_c, tf32, dev))
+    site(a.data_ptr(), b.data_ptr(), c.data_ptr(), v.data_ptr(), out.data_ptr(), rs.data_ptr(), *scalars)
+    return out
+
+
+def _launch_for(a, b, c, v, out, rs, alpha, beta, act, dact, rowsum, has_c, tf32, dev):
+    M, N = out.shape[-2], out.shape[-1]
+    K = a.shape[-1]
+    batch = out.shape[0] if out.dim() == 3 else 1
+    bm, bn, bk = tiles(M, N, K, dev, a.dtype.name)
+    f64 = a.dtype.name == "float64"
+    integer = a.dtype.name not in _FLOATS
     # cpu: several batch entries per program when the tiles are small (interpreted programs cost ~1 ms each)
     bb = 1 if gpu_blocks(dev) or integer else \
         min(next_pow2(batch), max(1, 2 ** 18 // max(bm * bk, bk * bn, bm * bn)))
-    scalar = int if integer else float
-    args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), batch, M, N, K, scalar(alpha),
-            scalar(beta)]
+    args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), batch, M, N, K, alpha, beta]
     for t, shape in ((a, a.shape), (b, b.shape), (c, out.shape), (v, a.shape), (out, out.shape)):
         args += _strides3(t, shape)
-    cexpr = {"HAS_C": has_c, "ACT": ACTIVATIONS[act], "DACT": ACTIVATIONS[dact], "ROWSUM": rowsum is not None,
+    cexpr = {"HAS_C": has_c, "ACT": ACTIVATIONS[act], "DACT": ACTIVATIONS[dact], "ROWSUM": rowsum,
              "ACC": tl.int64 if integer else tl.float64 if f64 else tl.float32, "UPCAST": not gpu_blocks(dev) or f64,
              "PRECISION": "tf32" if tf32 else "ieee", "BLOCK_B": bb, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
-    launch(matmul_kernel, (cdiv(M, bm) * cdiv(N, bn), cdiv(batch, bb)), dev, args, cexpr)
-    return out
+    return Launch(matmul_kernel, (cdiv(M, bm) * cdiv(N, bn), cdiv(batch, bb)), dev, args, cexpr)
 
 
 # ------------------------------------------------------------------ act_grad: g * f_k(v) (element-wise FNs)

@@ -9,7 +9,8 @@ loops over K in BLOCK_K chunks (online max/sum).
 import triton
 import triton.language as tl
 
-from ._triton import cdiv, gpu_blocks, launch, next_pow2
+from . import _triton as T
+from ._triton import Launch, Sites, cdiv, gpu_blocks, next_pow2
 from .elementwise import cast_store, compute_type, kptr
 
 
@@ -91,15 +92,22 @@ def row_tiles(M, K, device, budget=65536):
     return 1, max(16, min(next_pow2(K), 1024))
 
 
+_SITES = Sites()
+
+
 def softmax(x, y, geom, log):
     """y = (log_)softmax of x over K; geom = (M, K, INNER, x strides (o, k, i), y strides)."""
     M, K, inner, sx, sy = geom
     if M == 0 or K == 0:
         return y
-    dev = y.device.type
-    rows, bk = row_tiles(M, K, dev)
-    launch(softmax_kernel, (cdiv(M, rows),), dev, [kptr(x), kptr(y), M, K, inner, *sx, *sy],
-           {"LOG": log, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk})
+    dev = y._storage.device.type
+    key = ("fwd", M, K, inner, tuple(sx), tuple(sy), x.dtype, y.dtype, log, dev, T.FORCE_GPU_BLOCKS)
+    site = _SITES.get(key)
+    if site is None:
+        rows, bk = row_tiles(M, K, dev)
+        site = _SITES.add(key, Launch(softmax_kernel, (cdiv(M, rows),), dev, [kptr(x), kptr(y), M, K, inner, *sx, *sy],
+                                      {"LOG": log, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk}))
+    site(x.data_ptr(), y.data_ptr())
     return y
 
 
@@ -108,9 +116,14 @@ def softmax_backward(dy, y, dx, geom, log):
     M, K, inner, sd, sy, so = geom
     if M == 0 or K == 0:
         return dx
-    dev = dx.device.type
-    rows, bk = row_tiles(M, K, dev)
-    launch(softmax_backward_kernel, (cdiv(M, rows),), dev,
-           [kptr(dy), kptr(y), kptr(dx), M, K, inner, *sd, *sy, *so],
-           {"LOG": log, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk})
+    dev = dx._storage.device.type
+    key = ("bwd", M, K, inner, tuple(sd), tuple(sy), tuple(so), dy.dtype, y.dtype, dx.dtype, log, dev,
+           T.FORCE_GPU_BLOCKS)
+    site = _SITES.get(key)
+    if site is None:
+        rows, bk = row_tiles(M, K, dev)
+        site = _SITES.add(key, Launch(softmax_backward_kernel, (cdiv(M, rows),), dev,
+                                      [kptr(dy), kptr(y), kptr(dx), M, K, inner, *sd, *sy, *so],
+                                      {"LOG": log, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk}))
+    site(dy.data_ptr(), y.data_ptr(), dx.data_ptr())
     return dx
