@@ -337,7 +337,7 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0):
     if geom[0] == 0:
         return out
     dev = out._storage.device.type
-    key = (op, geom, x.dtype, out.dtype, idx is None, dev, T.FORCE_GPU_BLOCKS)
+    key = (op, geom, x.dtype, out.dtype, None if idx is None else idx.dtype, dev, T.FORCE_GPU_BLOCKS)
     site = _SITES.get(key)
     if site is None:
         M, M2, K, s1, s2, sk = geom
