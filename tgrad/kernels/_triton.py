@@ -21,8 +21,9 @@ Three interpreter executors (``TGRAD_EXECUTOR``), bit-identical by test:
   pointer plus constant affine offsets under a box-shaped constant mask are
   lowered to numpy strided views (no per-element gather), and the address
   arithmetic that only fed them is dropped; an op or load that repeats an
-  earlier one on the same operands (no store in between) is computed once.  Control flow on a loaded or
-  dynamic value is detected while recording; such keys stay on ``direct``.
+  earlier one on the same operands (no store in between) is computed once.
+  Control flow on a loaded or dynamic value is detected while recording;
+  such keys stay on ``direct``.
 - ``direct``: ``triton.language`` is patched for the interpreter once and
   left patched until a GPU compile needs it back; each launch calls the
   rewritten kernel function over the grid itself (no GridExecutor, no
