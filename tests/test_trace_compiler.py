@@ -65,6 +65,18 @@ def unmasked_kernel(x_ptr, c_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + BLOCK, c)
 
 
+@triton.jit
+def reload_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Two passes over the same row, as cross-entropy's loss and gradient passes do, around a store."""
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.exp(tl.load(x_ptr + offs, mask=m, other=0.0) - 1.0)
+    b = tl.exp(tl.load(x_ptr + offs, mask=m, other=0.0) - 1.0)
+    tl.store(out_ptr + offs, a + b, mask=m)
+    c = tl.load(x_ptr + offs, mask=m, other=0.0)          # after a store: must be loaded again
+    tl.store(x_ptr + offs, c * 2.0, mask=m)
+
+
 def _ptrs(*ts):
     return [kptr(t) for t in ts]
 
@@ -250,3 +262,22 @@ def test_replayed_fp32_fma_is_the_interpreters_bit_for_bit():
         assert same.all(), (x, y, z)
     naive = (xs[0][:1000].astype(np.float64) * xs[1][:1000] + xs[2][:1000]).astype(f)
     assert (naive != I.fma_fp32(xs[0][:1000], xs[1][:1000], xs[2][:1000])).all()   # the case the check guards
+
+
+def test_repeated_loads_and_ops_are_replayed_once():
+    """A load repeated with no store in between, and the same ops on it, are computed once in the tape;
+    a load after a store is not merged."""
+    x = np.linspace(-2, 2, 13, dtype=np.float32)
+
+    def make():
+        t = tgrad.tensor(x)
+        return [], [t, tgrad.zeros(13)]
+    stock, trace = _run_both(reload_kernel, (1,), make, {"BLOCK": 16}, [13])
+    for a, b in zip(stock, trace):
+        assert a.tobytes() == b.tobytes()
+    e = np.exp(x - np.float32(1))
+    np.testing.assert_array_equal(trace[1], e + e)
+    np.testing.assert_array_equal(trace[0], x * np.float32(2))
+    src = _source(reload_kernel)
+    assert len(re.findall(r"\[a0\]", src)) == 3, src          # 2 loads (one merged) + 1 store
+    assert len(re.findall(r"= _k\d+\(s0_\d+\)$", src, re.M)) == 1, src          # one exp

@@ -20,10 +20,12 @@ Three interpreter executors (``TGRAD_EXECUTOR``), bit-identical by test:
   later launches replay only those.  Loads/stores whose addresses are one
   pointer plus constant affine offsets under a box-shaped constant mask are
   lowered to numpy strided views (no per-element gather), and the address
-  arithmetic that only fed them is dropped.  Control flow on a loaded or
-  dynamic value is detected while recording; such keys stay on ``direct``.
-  A ``Launch`` kept by a launcher per launch site finds its tape once; its
-  later calls pass only the addresses and float scalars to the tape.
+  arithmetic that only fed them is dropped; an op or load that repeats an
+  earlier one on the same operands (no store in between) is computed once.
+  Control flow on a loaded or dynamic value is detected while recording;
+  such keys stay on ``direct``.  A ``Launch`` kept by a launcher per launch
+  site finds its tape once; its later calls pass only the addresses and
+  float scalars to the tape.
 - ``direct``: ``triton.language`` is patched for the interpreter once and
   left patched until a GPU compile needs it back; each launch calls the
   rewritten kernel function over the grid itself (no GridExecutor, no
@@ -569,9 +571,78 @@ def record(fn, kw, dyn_names, base_values):
         for cls, orig in patched:
             cls.apply_impl = orig
     t = Tape()
-    t.ops = _dce(ops)
+    t.ops = _dce(_cse(ops))
     t.slots = [_Val(s, None, h) for s, h in enumerate(slot_h)]
     return t, not bad
+
+
+# ops that compute their outputs from their operands alone: a repeat with the same operands is a copy
+_CSE_OK = _PURE | {"reduce_scan", "create_fma", "create_dot", "create_idiv", "create_sdiv", "create_udiv",
+                   "create_rsqrt", "create_fabs", "create_load", "create_masked_load"}
+_LOADS = ("create_load", "create_masked_load")
+
+
+def _const_key(x):
+    if isinstance(x, _I.TensorHandle):
+        d = x.data
+        return ("h", str(x.dtype), d.dtype.str, d.shape, d.tobytes()) if d.size <= 4096 else ("i", id(x))
+    if isinstance(x, np.ndarray):
+        return ("a", x.dtype.str, x.shape, x.tobytes()) if x.size <= 4096 else ("i", id(x))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__,) + tuple(_const_key(y) for y in x)
+    if isinstance(x, dict):
+        return ("d",) + tuple((k, _const_key(v)) for k, v in sorted(x.items()))
+    try:
+        hash(x)
+    except TypeError:
+        return ("i", id(x))
+    return ("o", type(x), x)
+
+
+def _moved(v, slot):
+    n = object.__new__(_Val)
+    n.slot, n.obj, n.ty, n.np_dtype, n.shape = slot, v.obj, v.ty, v.np_dtype, v.shape
+    return n
+
+
+def _cse(ops):
+    """Drop ops that repeat an earlier op on the same operands (a kernel that reloads a row and recomputes
+    its softmax, e.g. cross-entropy's loss and gradient passes): later readers use the first result.
+
+    A load repeats only while no store, atomic or other op of unknown effect ran in between (``epoch``)."""
+    seen, sub, out, epoch = {}, {}, [], 0
+    for op in ops:
+        name, f, vals, kwargs, slot, low = op
+        if any(v.slot in sub for v in vals):
+            vals = [_moved(v, sub[v.slot]) if v.slot in sub else v for v in vals]
+            op = (name, f, vals, kwargs, slot, low)
+        if kwargs or slot is None or not (name in _CSE_OK or _kind(name) is not None):
+            epoch += 1
+            out.append(op)
+            continue
+        if name == "reduce_scan":
+            if low is None:             # a multi-output reduction: kept as recorded
+                out.append(op)
+                continue
+            red, in_types = low[1]
+            fk = (type(red), _const_key({k: id(v) if callable(v) else v for k, v in vars(red).items()}),
+                  tuple(str(t) for t in in_types))
+        else:
+            fk = (name, _const_key(low[1]) if low is not None else None)
+        if low is not None and low[0] in ("load", "nload"):
+            args = ()          # a lowered load reads its base pointer (in ``low``), not the address values
+        else:
+            args = tuple(("s", v.slot) if v.slot is not None else _const_key(v.obj) for v in vals)
+        key = (fk, epoch if name in _LOADS else None, args)
+        prev = seen.get(key)
+        if prev is None:
+            seen[key] = slot
+            out.append(op)
+        elif type(slot) is tuple:
+            sub.update(zip(slot, prev))
+        else:
+            sub[slot] = prev
+    return out
 
 
 def _dce(ops):
