@@ -21,6 +21,7 @@ from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_hist
 
 _node_classes = {}
 _VARIADIC = ("*tensors",)
+_grad_state = grad_mode._state
 # When sets, the names of ops run forward / backward are added (op coverage tests, AOT workload).
 RECORD_FORWARD = None
 RECORD_BACKWARD = None
@@ -109,17 +110,13 @@ class OpNode(Node):
 
     def _apply(self, grads):
         op = self.op
-        if op.once_differentiable and grad_mode.is_grad_enabled():
+        if op.once_differentiable and grad_mode._state.grad:
             saved = list(self._saved_tensors().values())
             with grad_mode.no_grad():
-                res = self._backward(grads)
+                res = self._apply(grads)
             return delayed_error(res, list(grads) + saved,
                                  f"the derivative for '{op.name}' is not implemented for double backward "
                                  f"({self._name} is only once differentiable)")
-        return self._backward(grads)
-
-    def _backward(self, grads):
-        op = self.op
         saved = self._saved_tensors() if self._saved else {}
         for i, g in enumerate(grads):
             if g is None and i not in op.nondiff_outputs:
@@ -170,8 +167,9 @@ def check_devices(op_name, tensors):
 def _check_same_device(op_name, inputs):
     """check_devices(op_name, _tensors(inputs)) without building the list when all share one device object."""
     dev = None
+    tensor = _Tensor or _tensor_class()
     for t in inputs:
-        if isinstance(t, _Tensor or _tensor_class()):
+        if isinstance(t, tensor):
             d = t._storage.device
             if dev is None:
                 dev = d
@@ -187,8 +185,10 @@ def _tensor_class():
 
 
 def _needs_grad(op, inputs):
-    if op.backward is None or not grad_mode._state.recording:
-        return False
+    return _grad_state.recording and op.backward is not None and _any_requires_grad(inputs)
+
+
+def _any_requires_grad(inputs):
     for t in inputs:
         if t is not None and t.requires_grad:
             return True

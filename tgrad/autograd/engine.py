@@ -111,7 +111,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture.setdefault(edge_of(t), []).append(i)
     captured = [None] * (len(inputs) if inputs is not None else 0)
-    capture_nodes = {k[0] for k in capture}
+    capture_nodes = {k[0] for k in capture} if capture else ()
 
     # 1. dependencies: node -> number of edges leading into it (nodes are keyed by identity)
     deps = {}
@@ -148,7 +148,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly.is_anomaly_enabled()
     folded = {}     # linear node -> the relu output whose mask its backward applies (_fold_target)
 
-    with grad_mode.set_grad_enabled(create_graph):
+    grad_was = grad_mode.is_grad_enabled()
+    grad_mode._set_grad(create_graph)
+    try:
         while ready:
             node = (heapq.heappop(ready) if len(ready) > 1 else ready.pop())[1]
             gin = buffers.pop(node, None) or [None] * (len(node._out_meta) or 1)
@@ -179,6 +181,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if left == 0:
                     heapq.heappush(ready, (-nxt._sequence_nr, nxt))
             outs = g = None
+    finally:
+        grad_mode._set_grad(grad_was)
     if inputs is not None and not allow_unused:
         for i, g in enumerate(captured):
             if g is None:
@@ -313,7 +317,7 @@ def _run_node(node, gin, retain_graph, relu_output=None):
     if is_acc:
         node._accumulate(gin)       # gin (the engine's only reference) is emptied: the grad may be stolen
         return ()
-    if _all_none(gin):
+    if not gin or gin[0] is None and _all_none(gin):
         outs = (None,) * len(node.next_functions)
     else:
         try:
