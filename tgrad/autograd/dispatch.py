@@ -118,7 +118,7 @@ class OpNode(Node):
                                  f"the derivative for '{op.name}' is not implemented for double backward "
                                  f"({self._name} is only once differentiable)")
         saved = self._saved_tensors() if self._saved else {}
-        for i, g in enumerate(grads):
+        for i, g in enumerate(grads) if len(grads) != 1 or grads[0] is None else ():
             if g is None and i not in op.nondiff_outputs:
                 from .. import creation
                 shape, dtype, device = self._out_meta[i]
@@ -240,7 +240,8 @@ def call(name, *inputs, **attrs):
     spec = _specs.get(op) or _spec(op)
     n = spec.n_inputs
     ins = inputs if n is None else inputs[:n]       # None: cat/stack, variadic
-    _check_same_device(name, ins)
+    if len(ins) > 1:
+        _check_same_device(name, ins)
     needs = _needs_grad(op, ins)
     if needs:
         _check_inference(spec, ins)

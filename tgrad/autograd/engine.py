@@ -47,9 +47,8 @@ def _ones(shape, np_dtype):
     """A read-only numpy 1 of ``shape`` (kept: the implicit seed of every loss.backward() copies it)."""
     a = _host_ones.get((shape, np_dtype))
     if a is None:
-        a = np.ones(shape, np_dtype)
+        a = _host_ones[(shape, np_dtype)] = np.ones(shape, np_dtype)
         a.setflags(write=False)
-        a = _host_ones[(shape, np_dtype)] = a
     return a
 
 

@@ -225,7 +225,7 @@ class AccumulateGrad(Node):
     _lock = threading.Lock()
 
     def __init__(self, variable):
-        super().__init__()
+        Node.__init__(self)
         self.variable = variable
 
     def apply(self, grads):
