@@ -137,8 +137,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     ready = []          # heap of (-sequence_nr, node): sequence numbers are unique
     for (node, nr), g in roots:
         if node is not None:
+            first = node not in buffers
             _add_grad(buffers, node, nr, g)
-            if node not in deps and all(n is not node for _, n in ready):
+            if first and node not in deps:
                 heapq.heappush(ready, (-node._sequence_nr, node))
     # From here on a gradient is referenced only by ``buffers`` (and ``captured``) between nodes, so that
     # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
