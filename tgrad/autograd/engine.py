@@ -112,10 +112,11 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     captured = [None] * (len(inputs) if inputs is not None else 0)
     capture_nodes = {k[0] for k in capture} if capture else ()
 
-    # 1. dependencies: node -> number of edges leading into it (nodes are keyed by identity)
+    # 1. dependencies: node -> number of edges leading into it (nodes are keyed by identity); a node is
+    # walked when first reached (roots: at the start)
     deps = {}
-    seen = {e[0] for e, _ in roots if e[0] is not None}
-    stack = list(seen)
+    root_nodes = {e[0] for e, _ in roots if e[0] is not None}
+    stack = list(root_nodes)
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
@@ -123,12 +124,11 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                     deps[nxt] += 1
                 else:
                     deps[nxt] = 1
-                    if nxt not in seen:
-                        seen.add(nxt)
+                    if nxt not in root_nodes:
                         stack.append(nxt)
     needed = None       # the nodes to run, unless all of them
     if inputs is not None or not accumulate:
-        needed = _nodes_leading_to(seen, capture)
+        needed = _nodes_leading_to(root_nodes.union(deps), capture)
         if accumulate:
             needed.update(n for n, _ in capture if isinstance(n, AccumulateGrad))
 
@@ -195,7 +195,11 @@ def _add_grad(buffers, node, nr, g):
     """Sum ``g`` into the gradient buffered for output ``nr`` of ``node``."""
     buf = buffers.get(node)
     if buf is None:
-        buf = buffers[node] = [None] * max(len(node._out_meta), nr + 1)
+        n = len(node._out_meta)
+        if n <= 1 and nr == 0:
+            buffers[node] = [g]
+            return
+        buf = buffers[node] = [None] * max(n, nr + 1)
     elif nr >= len(buf):
         buf.extend([None] * (nr + 1 - len(buf)))
     prev = buf[nr]
