@@ -104,16 +104,12 @@ class OpNode(Node):
         op = self.op
         if RECORD_BACKWARD is not None:
             RECORD_BACKWARD.add(op.name)
-        if PROFILING:
-            return _labelled(op.name + ".backward", self._apply, grads)
-        return self._apply(grads)
-
-    def _apply(self, grads):
-        op = self.op
+        if PROFILING and current_op() is None:
+            return _labelled(op.name + ".backward", self.apply, grads)      # comes back here labelled
         if op.once_differentiable and grad_mode._state.grad:
             saved = list(self._saved_tensors().values())
             with grad_mode.no_grad():
-                res = self._apply(grads)
+                res = self.apply(grads)
             return delayed_error(res, list(grads) + saved,
                                  f"the derivative for '{op.name}' is not implemented for double backward "
                                  f"({self._name} is only once differentiable)")
@@ -276,8 +272,9 @@ def _save(node, spec, inputs, outs, results_are_outputs=True, extra=None):
                           else SavedTensor(outs[i]))
         elif inputs[i] is not None:
             saved[key] = SavedTensor(inputs[i])
-    for key, t in (extra or {}).items():
-        saved[key] = SavedTensor(t)
+    if extra:
+        for key, t in extra.items():
+            saved[key] = SavedTensor(t)
     if saved:
         node._saved = saved
 
