@@ -311,6 +311,23 @@ def test_autograd_grad_of_intermediate_stops_there():
     np.testing.assert_array_equal(_np(x.grad), [3.0, 3.0])
 
 
+def test_node_metadata_hooks_and_attributes_are_per_node():
+    """Nodes share read-only class defaults until something is set on one of them."""
+    x = leaf([1.0, 2.0])
+    a, b = x * 2, x * 3
+    a.grad_fn.metadata["k"] = 1
+    assert a.grad_fn.metadata == {"k": 1} and b.grad_fn.metadata == {}
+    calls = []
+    a.grad_fn.register_hook(lambda gi, go: calls.append("a"))
+    a.grad_fn.register_prehook(lambda go: calls.append("a pre"))
+    (a + b).sum().backward()
+    assert calls == ["a pre", "a"]
+    assert b.grad_fn._hooks == {} and b.grad_fn._pre_hooks == {}
+    with pytest.raises(TypeError):
+        b.grad_fn._hooks[0] = None       # the shared default cannot be written through
+    np.testing.assert_array_equal(_np(x.grad), [5.0, 5.0])
+
+
 # ------------------------------------------------------------------ retain_graph and memory
 FREED = re.escape(
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "

@@ -115,10 +115,20 @@ def test_grad_mode_is_thread_local():
         t.start()
         t.join()
     with tgrad.inference_mode():
-        t = threading.Thread(target=lambda: seen.append(tgrad.is_inference_mode_enabled()))
+        t = threading.Thread(target=lambda: seen.append((tgrad.is_inference_mode_enabled(),
+                                                          (tgrad.ones(1, requires_grad=True) * 2).requires_grad)))
         t.start()
         t.join()
-    assert seen == [True, False]
+    with tgrad.autograd.set_detect_anomaly(True):
+        t = threading.Thread(target=lambda: seen.append(tgrad.is_anomaly_enabled()))
+        t.start()
+        t.join()
+    with tgrad.autograd.graph.saved_tensors_hooks(lambda t: 1 / 0, lambda p: p):     # a pack that would raise
+        x = tgrad.ones(2, requires_grad=True)
+        t = threading.Thread(target=lambda: seen.append((x * x).grad_fn._saved_self is x))
+        t.start()
+        t.join()
+    assert seen == [True, (False, True), False, True]
 
 
 # ------------------------------------------------------------------ anomaly mode

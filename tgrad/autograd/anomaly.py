@@ -5,18 +5,24 @@ import threading
 import traceback
 import warnings
 
-_state = threading.local()
+
+class _State(threading.local):
+    enabled = False         # a new thread's values
+    check_nan = True
+
+
+_state = _State()
 _AUTOGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
 # the dispatcher's Python layers (PyTorch's are C++, so its traces end at the user's call)
 _DISPATCH_FILES = {os.path.join(os.path.dirname(_AUTOGRAD_DIR), f) for f in ("tensor.py", "functions.py")}
 
 
 def is_anomaly_enabled():
-    return getattr(_state, "enabled", False)
+    return _state.enabled
 
 
 def is_anomaly_check_nan_enabled():
-    return getattr(_state, "check_nan", True)
+    return _state.check_nan
 
 
 def _set(enabled, check_nan):

@@ -20,6 +20,8 @@ from . import grad_mode
 from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
 
 _node_classes = {}
+_VARIADIC = ("*tensors",)
+_grad_state = grad_mode._state
 # When sets, the names of ops run forward / backward are added (op coverage tests, AOT workload).
 RECORD_FORWARD = None
 RECORD_BACKWARD = None
@@ -82,9 +84,7 @@ class InputMeta:
 class OpNode(Node):
     """A node recorded for an op-table entry."""
 
-    def __init__(self, op):
-        super().__init__()
-        self.op = op
+    op = None       # the entry, set by _make_node
 
     def __getattr__(self, item):
         """``_saved_self_sym_sizes`` / ``_sym_strides`` / ``_sym_numel`` of the inputs the entry lists in ``meta``."""
@@ -104,48 +104,37 @@ class OpNode(Node):
         op = self.op
         if RECORD_BACKWARD is not None:
             RECORD_BACKWARD.add(op.name)
-        if PROFILING:
-            return _labelled(op.name + ".backward", self._apply, grads)
-        return self._apply(grads)
-
-    def _apply(self, grads):
-        op = self.op
-        if op.once_differentiable and grad_mode.is_grad_enabled():
+        if PROFILING and current_op() is None:
+            return _labelled(op.name + ".backward", self.apply, grads)      # comes back here labelled
+        if op.once_differentiable and grad_mode._state.grad:
             saved = list(self._saved_tensors().values())
             with grad_mode.no_grad():
-                res = self._backward(grads)
+                res = self.apply(grads)
             return delayed_error(res, list(grads) + saved,
                                  f"the derivative for '{op.name}' is not implemented for double backward "
                                  f"({self._name} is only once differentiable)")
-        return self._backward(grads)
-
-    def _backward(self, grads):
-        op = self.op
-        saved = self._saved_tensors()
-        grads = list(grads)
-        outs = self._out_meta
-        for i, g in enumerate(grads):
+        saved = self._saved_tensors() if self._saved else {}
+        for i, g in enumerate(grads) if len(grads) != 1 or grads[0] is None else ():
             if g is None and i not in op.nondiff_outputs:
                 from .. import creation
-                grads[i] = creation.zeros(outs[i][0], dtype=outs[i][1], device=outs[i][2])
-        needs = tuple(e[0] is not None for e in self.next_functions)
-        ctx = Ctx(saved, self._attrs, needs, self._input_meta)
-        res = op.backward(ctx, *grads)
+                shape, dtype, device = self._out_meta[i]
+                grads = grads[:i] + (creation.zeros(shape, dtype=dtype, device=device),) + grads[i + 1:]
+        edges = self.next_functions
+        needs = tuple([e[0] is not None for e in edges])
+        res = op.backward(Ctx(saved, self._attrs, needs, self._input_meta), *grads)
         if not isinstance(res, tuple):
             res = (res,)
-        if len(res) != len(self.next_functions):
-            raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected "
-                               f"{len(self.next_functions)}")
-        return tuple(_reduce_to(g, meta) if (g is not None and need) else None
-                     for g, meta, need in zip(res, self._input_meta, needs))
+        if len(res) != len(edges):
+            raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected {len(edges)}")
+        return tuple([None if g is None or not need else
+                       g if g._shape == meta.shape and g.dtype is meta.dtype else _reduce_to(g, meta)
+                       for g, meta, need in zip(res, self._input_meta, needs)])
 
 
 def _reduce_to(g, meta):
     """Sum a broadcast gradient back to the input's shape and cast to its dtype."""
-    if meta is None:
-        return g
     if g._shape != meta.shape:
-        g = g.sum_to_size(meta.shape)
+        g = call("sum_to_size", g, size=meta.shape)
     if g.dtype is not meta.dtype and meta.dtype.is_floating_point:
         g = g.to(meta.dtype)
     return g
@@ -174,8 +163,9 @@ def check_devices(op_name, tensors):
 def _check_same_device(op_name, inputs):
     """check_devices(op_name, _tensors(inputs)) without building the list when all share one device object."""
     dev = None
+    tensor = _Tensor or _tensor_class()
     for t in inputs:
-        if isinstance(t, _Tensor or _tensor_class()):
+        if isinstance(t, tensor):
             d = t._storage.device
             if dev is None:
                 dev = d
@@ -191,38 +181,66 @@ def _tensor_class():
 
 
 def _needs_grad(op, inputs):
-    if op.backward is None or not grad_mode.is_recording():
-        return False
+    return _grad_state.recording and op.backward is not None and _any_requires_grad(inputs)
+
+
+def _any_requires_grad(inputs):
     for t in inputs:
         if t is not None and t.requires_grad:
             return True
     return False
 
 
-def _check_inference(op, inputs):
-    """Inference tensors may take part in a recorded op only if the op does not save them."""
-    if grad_mode.is_inference_mode_enabled():
-        return
-    for key in op.save:
-        if key in op.inputs:
-            t = inputs[op.inputs.index(key)]
-            if t is not None and t._inference:
-                raise RuntimeError(
-                    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
-                    "inference mode in computation tracked by autograd. To work around this, you can make a "
-                    "clone to get a normal tensor and use it in autograd, or use `tgrad.no_grad()` instead of "
-                    "`tgrad.inference_mode()`.")
+class _Spec:
+    """What recording a node for an op entry needs, derived from the entry once (``_spec``)."""
+
+    __slots__ = ("op", "cls", "n_inputs", "saves", "saved_inputs")
+
+    def __init__(self, op):
+        self.op = op
+        self.cls = node_class(op.node) if op.node is not None else None
+        self.n_inputs = None if op.inputs == _VARIADIC else len(op.inputs)
+        # (key, is_result, index into the outputs or the inputs), in op.save's order
+        self.saves = tuple((k, True, int(k[6:] or 0)) if k.startswith("result") else (k, False, op.inputs.index(k))
+                           for k in op.save)
+        self.saved_inputs = tuple(i for _, is_result, i in self.saves if not is_result)
+
+
+_specs = {}     # Op -> _Spec (an entry's name, inputs, save and node never change; its rules may be patched)
+
+
+def _spec(op):
+    s = _specs.get(op)
+    if s is None:
+        s = _specs[op] = _Spec(op)
+    return s
+
+
+def _check_inference(spec, inputs):
+    """Inference tensors may take part in a recorded op only if the op does not save them (only called
+    when recording, so never in inference mode)."""
+    for i in spec.saved_inputs:
+        t = inputs[i]
+        if t is not None and t._inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+                "inference mode in computation tracked by autograd. To work around this, you can make a "
+                "clone to get a normal tensor and use it in autograd, or use `tgrad.no_grad()` instead of "
+                "`tgrad.inference_mode()`.")
 
 
 def call(name, *inputs, **attrs):
     op = _ops.TABLE[name]
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
-    ins = list(inputs) if op.inputs == ("*tensors",) else list(inputs[:len(op.inputs)])  # cat/stack: variadic
-    _check_same_device(name, ins)
+    spec = _specs.get(op) or _spec(op)
+    n = spec.n_inputs
+    ins = inputs if n is None else inputs[:n]       # None: cat/stack, variadic
+    if len(ins) > 1:
+        _check_same_device(name, ins)
     needs = _needs_grad(op, ins)
     if needs:
-        _check_inference(op, ins)
+        _check_inference(spec, ins)
     out = _labelled(name, op.forward, *inputs, **attrs) if PROFILING else op.forward(*inputs, **attrs)
     if op.view:
         mode = ("multi" if isinstance(out, tuple) else True) if grad_mode.is_grad_enabled() else False
@@ -230,41 +248,46 @@ def call(name, *inputs, **attrs):
             if o._base is not None:
                 o._view_mode = mode
     if needs:
-        _record(op, ins, attrs, out)
+        _record(spec, ins, attrs, out)
     return out
 
 
-def _make_node(op, inputs, attrs):
-    node = node_class(op.node)(op)
-    node.next_functions = tuple(edge_of(t) for t in inputs)
-    node._input_meta = tuple(InputMeta(t) if t is not None else None for t in inputs)
-    node._attrs = dict(attrs)
+def _make_node(spec, inputs, attrs):
+    """``attrs``: a dict of the caller's own (a call's ``**attrs``), kept as is."""
+    node = spec.cls()
+    node.op = spec.op
+    node.next_functions = tuple([edge_of(t) for t in inputs])
+    node._input_meta = tuple([InputMeta(t) if t is not None else None for t in inputs])
+    node._attrs = attrs
     return node
 
 
-def _save(node, op, inputs, outs, results_are_outputs=True):
-    """Save what the backward rule needs; ``result`` is saved as the node's own output."""
-    for key in op.save:
-        if key.startswith("result"):
-            k = int(key[6:] or 0)
-            node._saved[key] = (SavedTensor(outs[k], output_nr=k, grad_fn=node) if results_are_outputs
-                                else SavedTensor(outs[k]))
-        else:
-            t = inputs[op.inputs.index(key)]
-            if t is not None:
-                node._saved[key] = SavedTensor(t)
+def _save(node, spec, inputs, outs, results_are_outputs=True, extra=None):
+    """Save what the backward rule needs; ``result`` is saved as the node's own output; ``extra``: more
+    tensors a forward made for the backward ({key: tensor})."""
+    saved = {}
+    for key, is_result, i in spec.saves:
+        if is_result:
+            saved[key] = (SavedTensor(outs[i], output_nr=i, grad_fn=node) if results_are_outputs
+                          else SavedTensor(outs[i]))
+        elif inputs[i] is not None:
+            saved[key] = SavedTensor(inputs[i])
+    if extra:
+        for key, t in extra.items():
+            saved[key] = SavedTensor(t)
+    if saved:
+        node._saved = saved
 
 
-def _record(op, inputs, attrs, out):
+def _record(spec, inputs, attrs, out):
     outs = out if isinstance(out, tuple) else (out,)
-    node = _make_node(op, inputs, attrs)
-    node._out_meta = tuple((o._shape, o.dtype, o._storage.device) for o in outs)
+    node = _make_node(spec, inputs, attrs)
+    node._out_meta = tuple([(o._shape, o.dtype, o._storage.device) for o in outs])
+    nondiff = spec.op.nondiff_outputs
     for i, o in enumerate(outs):
-        if i not in op.nondiff_outputs:
+        if not nondiff or i not in nondiff:
             set_history(o, node, i)
-    _save(node, op, inputs, outs)
-    for key, t in outs[0].__dict__.pop("_forward_saved", {}).items():    # extra tensors a forward made for backward
-        node._saved[key] = SavedTensor(t)
+    _save(node, spec, inputs, outs, extra=outs[0].__dict__.pop("_forward_saved", None))
 
 
 # ------------------------------------------------------------------ in-place
@@ -297,7 +320,7 @@ def _check_inplace(op, t, ins, needs, writes=True):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
     if needs:
-        _check_inference(op, ins)
+        _check_inference(_spec(op), ins)
 
 
 def _original_self(op, t):
@@ -339,11 +362,11 @@ def call_inplace(name, self, *inputs, **attrs):
         op.forward(self, *inputs, out=self, **attrs)
     self._version_counter[0] += 1
     if needs:
-        node = _make_node(op, [old_self] + others, attrs)
+        node = _make_node(_spec(op), [old_self] + others, attrs)
         node.next_functions = (old_edge,) + node.next_functions[1:]
         node._out_meta = ((tuple(self.shape), self.dtype, self.device),)
         _rebase(self, node)
-        _save(node, op, [old_self] + others, (self,))
+        _save(node, _spec(op), [old_self] + others, (self,))
     return self
 
 
@@ -407,10 +430,10 @@ def _inplace_on_view(op, view, inputs, others, attrs):
     else:
         op.forward(view, *inputs, out=view, **attrs)
     view._version_counter[0] += 1
-    fn = _make_node(op, [old_view] + others, attrs)
+    fn = _make_node(_spec(op), [old_view] + others, attrs)
     fn.next_functions = (old_view_edge,) + fn.next_functions[1:]
     fn._out_meta = ((tuple(view.shape), view.dtype, view.device),)
-    _save(fn, op, [old_view] + others, (view,), results_are_outputs=False)
+    _save(fn, _spec(op), [old_view] + others, (view,), results_are_outputs=False)
     _rebase(base, CopySlices(base, view, fn, base_edge))
     _rebase(view, _as_strided_node(base, view))
     return view
@@ -418,9 +441,8 @@ def _inplace_on_view(op, view, inputs, others, attrs):
 
 def _as_strided_node(base, view):
     """``AsStridedBackward0`` taking ``base`` to ``view``'s geometry."""
-    op = _ops.TABLE["as_strided"]
-    node = _make_node(op, [base], {"size": tuple(view.shape), "stride": view.stride(),
-                                   "storage_offset": view.storage_offset()})
+    attrs = {"size": tuple(view.shape), "stride": view.stride(), "storage_offset": view.storage_offset()}
+    node = _make_node(_spec(_ops.TABLE["as_strided"]), [base], attrs)
     node._out_meta = ((tuple(view.shape), view.dtype, view.device),)
     return node
 

@@ -40,20 +40,41 @@ from . import anomaly, grad_mode
 from .graph import AccumulateGrad, edge_of, run_tensor_hooks
 
 
-def _make_grads(outputs, grad_outputs):
-    """The gradient fed into each output: given (cast to its dtype), or ones for a scalar."""
+_host_ones = {}
+
+
+def _ones(shape, np_dtype):
+    """A read-only numpy 1 of ``shape`` (kept: the implicit seed of every loss.backward() copies it)."""
+    a = _host_ones.get((shape, np_dtype))
+    if a is None:
+        a = _host_ones[(shape, np_dtype)] = np.ones(shape, np_dtype)
+        a.setflags(write=False)
+    return a
+
+
+# tgrad.tensor.Tensor and tgrad.creation (layers above), bound by _bind() on first use (an import statement
+# costs ~0.5 us per backward)
+Tensor = creation = None
+
+
+def _bind():
+    global Tensor, creation
     from .. import creation
     from ..tensor import Tensor
+
+
+def _make_grads(outputs, grad_outputs):
+    """The gradient fed into each output: given (cast to its dtype), or ones for a scalar."""
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
             if out.requires_grad:
                 if out.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.dtype.is_floating_point:
-                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
-                                       f"{out.dtype}")
-                g = creation.from_host(np.ones(tuple(out.shape), out.dtype.np), out.dtype, out.device)
+                dt = out.dtype
+                if not dt.is_floating_point:
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dt}")
+                g = creation.from_host(_ones(out._shape, dt.np), dt, out._storage.device)
                 g._implicit_seed = True         # a copy from the host, no kernel launch (issue #6)
         else:
             if not isinstance(g, Tensor):
@@ -81,88 +102,87 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     grads = _make_grads(outputs, grad_outputs)
     roots = [(edge_of(o), g) for o, g in zip(outputs, grads)]
 
-    # targets for autograd.grad / backward(inputs=...): (id(node), input_nr) -> positions in inputs
+    # targets for autograd.grad / backward(inputs=...): (node, input_nr) -> positions in inputs
     capture = {}
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            node, nr = edge_of(t)
-            capture.setdefault((id(node), nr), []).append(i)
+            capture.setdefault(edge_of(t), []).append(i)
     captured = [None] * (len(inputs) if inputs is not None else 0)
-    capture_nodes = {k[0] for k in capture}
+    capture_nodes = {k[0] for k in capture} if capture else ()
 
-    # 1. dependencies
+    # 1. dependencies: node -> number of edges leading into it (nodes are keyed by identity); a node is
+    # walked when first reached (roots: at the start)
     deps = {}
-    nodes = {}
-    stack = [e[0] for e, _ in roots if e[0] is not None]
+    root_nodes = {e[0] for e, _ in roots if e[0] is not None}
+    stack = list(root_nodes)
     while stack:
-        n = stack.pop()
-        if id(n) in nodes:
-            continue
-        nodes[id(n)] = n
-        for nxt, _ in n.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
-                deps[id(nxt)] = deps.get(id(nxt), 0) + 1
-                if id(nxt) not in nodes:
-                    stack.append(nxt)
-    needed = _nodes_leading_to(nodes, capture) if inputs is not None else None
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:
+                    deps[nxt] = 1
+                    if nxt not in root_nodes:
+                        stack.append(nxt)
+    needed = None       # the nodes to run, unless all of them
+    if inputs is not None or not accumulate:
+        needed = _nodes_leading_to(root_nodes.union(deps), capture)
+        if accumulate:
+            needed.update(n for n, _ in capture if isinstance(n, AccumulateGrad))
 
     # 2. run nodes whose gradients are complete
-    buffers = {}
-
-    def add_grad(node, nr, g):
-        slot = buffers.setdefault(id(node), {})
-        prev = slot.get(nr)
-        slot[nr] = g if prev is None else prev + g
-
-    ready = []
+    buffers = {}        # node -> [gradient or None per output]
+    ready = []          # heap of (-sequence_nr, node): sequence numbers are unique
     for (node, nr), g in roots:
         if node is not None:
-            add_grad(node, nr, g)
-            if deps.get(id(node), 0) == 0 and all(id(node) != id(n) for _, _, n in ready):
-                heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+            first = node not in buffers
+            _add_grad(buffers, node, nr, g)
+            if first and node not in deps:
+                heapq.heappush(ready, (-node._sequence_nr, node))
     # From here on a gradient is referenced only by ``buffers`` (and ``captured``) between nodes, so that
     # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
     roots = grads = g = None
 
     fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly.is_anomaly_enabled()
-    folded = {}     # id(linear node) -> the relu output whose mask its backward applies (_fold_target)
+    folded = {}     # linear node -> the relu output whose mask its backward applies (_fold_target)
 
-    with grad_mode.set_grad_enabled(create_graph):
+    grad_was = grad_mode.is_grad_enabled()
+    grad_mode._set_grad(create_graph)
+    try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            slot = buffers.pop(id(node), {})
-            n_out = len(node.__dict__.get("_out_meta", ())) or max(max(slot, default=0) + 1, 1)
-            gin = [slot.pop(i, None) for i in range(n_out)]
-            if isinstance(node, AccumulateGrad):
-                run = accumulate and (inputs is None or (id(node), 0) in capture)
-            else:
-                run = needed is None or id(node) in needed
+            node = (heapq.heappop(ready) if len(ready) > 1 else ready.pop())[1]
+            gin = buffers.pop(node, None) or [None] * (len(node._out_meta) or 1)
+            run = needed is None or node in needed
             if capture:
-                if not run and id(node) in capture_nodes:
+                if not run and node in capture_nodes:
                     _run_tensor_pre_hooks(node, gin)    # a node that runs calls them after the capture (PyTorch)
                 _capture(node, gin, capture, captured)
-            lin = _fold_target(node, gin, deps, buffers, needed, capture) if (fold and run) else None
+            lin = (_fold_target(node, gin, deps, buffers, needed, capture)
+                   if fold and run and node._name == "ReluBackward0" else None)
             if lin is not None:         # relu's backward is left to the linear node below it
-                folded[id(lin)] = node._saved_tensors()["result"]
+                folded[lin] = node._saved_tensors()["result"]
                 if not retain_graph:
                     node._release()
                 outs = (gin[0],)
             elif run:
-                outs = _run_node(node, gin, retain_graph, folded.pop(id(node), None))
+                outs = _run_node(node, gin, retain_graph, folded.pop(node, None) if folded else None)
             else:
-                outs = ()               # nodes not run keep their saved tensors
+                outs = (None,) * len(node.next_functions)    # nodes not run keep their saved tensors
             gin = None
-            for (nxt, nr), g in zip(node.next_functions, outs or [None] * len(node.next_functions)):
+            for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None:
                     continue
                 if g is not None:
-                    add_grad(nxt, nr, g)
-                deps[id(nxt)] -= 1
-                if deps[id(nxt)] == 0:
-                    heapq.heappush(ready, (-nxt._sequence_nr, id(nxt), nxt))
+                    _add_grad(buffers, nxt, nr, g)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heapq.heappush(ready, (-nxt._sequence_nr, nxt))
             outs = g = None
+    finally:
+        grad_mode._set_grad(grad_was)
     if inputs is not None and not allow_unused:
         for i, g in enumerate(captured):
             if g is None:
@@ -171,30 +191,44 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     return captured
 
 
+def _add_grad(buffers, node, nr, g):
+    """Sum ``g`` into the gradient buffered for output ``nr`` of ``node``."""
+    buf = buffers.get(node)
+    if buf is None:
+        n = len(node._out_meta)
+        if n <= 1 and nr == 0:
+            buffers[node] = [g]
+            return
+        buf = buffers[node] = [None] * max(n, nr + 1)
+    elif nr >= len(buf):
+        buf.extend([None] * (nr + 1 - len(buf)))
+    prev = buf[nr]
+    buf[nr] = g if prev is None else prev + g
+
+
 def _capture(node, gin, capture, captured):
     """autograd.grad / inputs=: keep the gradients flowing into the requested (node, input_nr)."""
     for i, g in enumerate(gin):
-        for pos in capture.get((id(node), i), ()) if g is not None else ():
+        for pos in capture.get((node, i), ()) if g is not None else ():
             captured[pos] = g if captured[pos] is None else captured[pos] + g
 
 
 def _nodes_leading_to(nodes, capture):
-    """ids of nodes whose backward must run: some captured (node, nr) lies below them."""
+    """The nodes whose backward must run: some captured (node, nr) lies below them."""
     targets = {k[0] for k in capture}
     memo = {}
-    for root in list(nodes.values()):
+    for root in nodes:
         stack = [(root, False)]
         while stack:
             n, done = stack.pop()
-            if id(n) in memo:
+            if n in memo:
                 continue
             if done:
-                memo[id(n)] = any(m is not None and (id(m) in targets or memo.get(id(m), False))
-                                  for m, _ in n.next_functions)
+                memo[n] = any(m is not None and (m in targets or memo.get(m, False)) for m, _ in n.next_functions)
                 continue
             stack.append((n, True))
             for m, _ in n.next_functions:
-                if m is not None and id(m) not in memo:
+                if m is not None and m not in memo:
                     stack.append((m, False))
     return {k for k, v in memo.items() if v}
 
@@ -203,9 +237,8 @@ FOLD_RELU_INTO_LINEAR = True
 
 
 def _has_hooks(node):
-    d = node.__dict__
-    return bool(node._pre_hooks or node._hooks or d.get("_retain_refs")
-                or any(hooks for _, hooks in d.get("_tensor_pre_hooks", {}).values()))
+    return bool(node._pre_hooks or node._hooks or node._retain_refs
+                or any(hooks for _, hooks in node._tensor_pre_hooks.values()))
 
 
 def _fold_target(node, gin, deps, buffers, needed, capture):
@@ -228,8 +261,8 @@ def _fold_target(node, gin, deps, buffers, needed, capture):
     if lop is None or lop.name != "linear" or lin._attrs.get("activation") is not None:
         return None
     meta = node._input_meta[0]
-    if (deps.get(id(lin)) != 1 or id(lin) in buffers or (id(lin), nr) in capture
-            or (needed is not None and id(lin) not in needed) or node._released or lin._released
+    if (deps.get(lin) != 1 or lin in buffers or (lin, nr) in capture
+            or (needed is not None and lin not in needed) or node._released or lin._released
             or _has_hooks(node) or _has_hooks(lin)
             or gin[0].dtype is not meta.dtype or tuple(gin[0].shape) != meta.shape):
         return None
@@ -258,22 +291,28 @@ def _run_tensor_pre_hooks(node, gin):
         if gin and gin[0] is not None:
             gin[0] = run_tensor_hooks(node.variable._tensor_hooks, gin[0])
         return
-    d = node.__dict__       # not getattr: a missing attribute costs an OpNode.__getattr__ call and an exception
-    for out_nr, hooks in list(d.get("_tensor_pre_hooks", {}).values()):
+    for out_nr, hooks in list(node._tensor_pre_hooks.values()):
         if gin[out_nr] is not None:
             gin[out_nr] = run_tensor_hooks(hooks, gin[out_nr])
-    for out_nr, ref in list(d.get("_retain_refs", {}).values()):
+    for out_nr, ref in list(node._retain_refs.values()):
         t = ref()
         g = gin[out_nr]
         if t is not None and g is not None:
             t._grad = g.clone() if t._grad is None else t._grad + g
 
 
+def _all_none(gs):
+    for g in gs:
+        if g is not None:
+            return False
+    return True
+
+
 def _run_node(node, gin, retain_graph, relu_output=None):
     """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
     is_acc = isinstance(node, AccumulateGrad)
-    if not is_acc:                  # AccumulateGrad runs its variable's hooks itself
-        _run_tensor_pre_hooks(node, gin)
+    if not is_acc and (node._tensor_pre_hooks or node._retain_refs):    # AccumulateGrad runs its variable's
+        _run_tensor_pre_hooks(node, gin)                                  # hooks itself
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             r = hook(tuple(gin))
@@ -282,12 +321,12 @@ def _run_node(node, gin, retain_graph, relu_output=None):
     if is_acc:
         node._accumulate(gin)       # gin (the engine's only reference) is emptied: the grad may be stolen
         return ()
-    if all(g is None for g in gin):
+    if not gin or gin[0] is None and _all_none(gin):
         outs = (None,) * len(node.next_functions)
     else:
         try:
             outs = node.apply(tuple(gin)) if relu_output is None else _apply_folded(node, gin, relu_output)
-            if anomaly.is_anomaly_enabled():
+            if anomaly._state.enabled:
                 anomaly.check_nan(node, outs)
         except Exception:
             if node._anomaly_trace is not None:
@@ -306,7 +345,8 @@ def _run_node(node, gin, retain_graph, relu_output=None):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
     """``tgrad.autograd.backward``: accumulate d(sum of tensors * grad_tensors)/d(leaf) into ``.grad``."""
-    from ..tensor import Tensor
+    if Tensor is None:
+        _bind()
     if grad_variables is not None:
         grad_tensors = grad_variables
     tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
@@ -334,7 +374,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """``tgrad.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple."""
-    from ..tensor import Tensor
+    if Tensor is None:
+        _bind()
     if is_grads_batched:
         raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported")
     if materialize_grads and allow_unused is False:
@@ -351,6 +392,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     res = run_backward(outputs, list(grad_outputs), retain_graph, create_graph, inputs=inputs,
                        allow_unused=allow_unused, accumulate=False)
     if materialize_grads:
-        from .. import creation
         res = [creation.zeros_like(t) if g is None else g for t, g in zip(inputs, res)]
     return tuple(res)

@@ -9,24 +9,39 @@ import inspect
 import sys
 import threading
 
-_state = threading.local()
+
+class _State(threading.local):
+    """Per thread; the class attributes are a new thread's values.  ``recording`` (grad mode on and
+    inference mode off) is kept up to date by the two setters: it is read on every op call."""
+    grad = True
+    inference = False
+    recording = True
+
+
+_state = _State()
 
 
 def is_grad_enabled():
-    return getattr(_state, "grad", True)
+    return _state.grad
 
 
 def _set_grad(mode):
-    _state.grad = bool(mode)
+    _state.grad = mode = bool(mode)
+    _state.recording = mode and not _state.inference
+
+
+def _set_inference(mode):
+    _state.inference = mode
+    _state.recording = _state.grad and not mode
 
 
 def is_inference_mode_enabled():
-    return getattr(_state, "inference", False)
+    return _state.inference
 
 
 def is_recording():
     """Ops record graph nodes: grad mode on and not in inference mode."""
-    return getattr(_state, "grad", True) and not getattr(_state, "inference", False)
+    return _state.recording
 
 
 class _DecoratorContextManager:
@@ -140,12 +155,12 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (is_grad_enabled(), is_inference_mode_enabled())
-        _state.inference = self.mode
+        _set_inference(self.mode)
         _set_grad(not self.mode)
 
     def __exit__(self, *exc):
+        _set_inference(self.prev[1])
         _set_grad(self.prev[0])
-        _state.inference = self.prev[1]
         return False
 
     def clone(self):

@@ -13,18 +13,16 @@ import itertools
 import re
 import sys
 import threading
+import types
 import weakref
 
-from ..kernels._geometry import non_overlapping_and_dense
+from ..kernels._geometry import contiguous_strides, non_overlapping_and_dense
 from . import anomaly, grad_mode, saved_hooks
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
 
 _seq = itertools.count(1)      # next() of a count is atomic under the GIL
 _seq_lock = threading.Lock()
-
-
-def _next_seq():
-    return next(_seq)
+_EMPTY = types.MappingProxyType({})
 
 
 class RemovableHandle:
@@ -91,12 +89,13 @@ class SavedTensor:
     def __init__(self, t, output_nr=None, grad_fn=None):
         self.version = t._version_counter[0]
         self.output_nr = output_nr
-        self.requires_grad = t.requires_grad
+        self.requires_grad = output_nr is not None and t.requires_grad      # only an output's is used
         self.grad_fn_ref = weakref.ref(grad_fn) if grad_fn is not None else None
-        packed = saved_hooks.pack(t)
-        self.packed = self.unpack_hook = self.tensor = None
-        if packed is not None:
+        self.packed = self.unpack_hook = None
+        if saved_hooks._state.stack:
+            packed = saved_hooks.pack(t)
             self.packed, self.unpack_hook = (packed[0],), packed[1]
+            self.tensor = None
         else:
             self.tensor = t._detached_alias() if output_nr is not None else t
 
@@ -132,18 +131,31 @@ class Node:
     """Base class of graph nodes (``AddBackward0`` ... are subclasses made per op)."""
 
     _name = "Node"
+    # Class-level defaults (read-only empties) for what most nodes never get: a node gets its own dict
+    # when something is saved, recorded or registered on it; recording a node stays cheap.
+    next_functions = ()
+    _saved = _EMPTY
+    _attrs = _EMPTY
+    _input_meta = ()
+    _out_meta = ()                  # (shape, dtype, device) per output
+    _hooks = _EMPTY
+    _pre_hooks = _EMPTY
+    _tensor_pre_hooks = _EMPTY      # {id: (output_nr, a tensor's hooks dict)}, set by Tensor.register_hook
+    _retain_refs = _EMPTY           # {id(tensor): (output_nr, weakref)}, set by Tensor.retain_grad
+    _released = False
+    _anomaly_trace = None
 
     def __init__(self):
-        self.next_functions = ()
-        self._saved = {}
-        self._attrs = {}
-        self._input_meta = ()
-        self._hooks = {}
-        self._pre_hooks = {}
-        self._sequence_nr = _next_seq()
-        self._released = False
-        self._anomaly_trace = anomaly.creation_trace() if anomaly.is_anomaly_enabled() else None
-        self.metadata = {}
+        self._sequence_nr = next(_seq)
+        if anomaly._state.enabled:
+            self._anomaly_trace = anomaly.creation_trace()
+
+    @property
+    def metadata(self):
+        d = self.__dict__
+        if "_metadata" not in d:
+            d["_metadata"] = {}
+        return d["_metadata"]
 
     def name(self):
         return self._name
@@ -169,14 +181,16 @@ class Node:
 
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) -> None or replacement grad_inputs; runs after the node."""
-        h = RemovableHandle(self._hooks)
-        self._hooks[h.id] = fn
+        hooks = self.__dict__.setdefault("_hooks", {})
+        h = RemovableHandle(hooks)
+        hooks[h.id] = fn
         return h
 
     def register_prehook(self, fn):
         """fn(grad_outputs) -> None or replacement grad_outputs; runs before the node."""
-        h = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[h.id] = fn
+        hooks = self.__dict__.setdefault("_pre_hooks", {})
+        h = RemovableHandle(hooks)
+        hooks[h.id] = fn
         return h
 
     def _saved_tensors(self):
@@ -211,7 +225,7 @@ class AccumulateGrad(Node):
     _lock = threading.Lock()
 
     def __init__(self, variable):
-        super().__init__()
+        Node.__init__(self)
         self.variable = variable
 
     def apply(self, grads):
@@ -225,10 +239,12 @@ class AccumulateGrad(Node):
         var = self.variable
         if g is None:
             return ()
-        g = run_tensor_hooks(var._tensor_hooks, g)
+        if var._tensor_hooks:
+            g = run_tensor_hooks(var._tensor_hooks, g)
+        grad_enabled = grad_mode._state.grad
         with AccumulateGrad._lock:
             if var._grad is None:
-                if grad_mode.is_grad_enabled():
+                if grad_enabled:
                     var._grad = g._copy_recorded() if g.requires_grad else _clone_obey_contract(g, var)
                 # refs to g: the local and getrefcount's argument; to its storage: g's and the argument
                 elif (sys.getrefcount(g) <= 2 and sys.getrefcount(g._storage) <= 2 and g._base is None
@@ -237,17 +253,18 @@ class AccumulateGrad(Node):
                     var._grad = g._detached_alias() if g.requires_grad else g
                 else:
                     var._grad = _clone_obey_contract(g, var)
-            elif grad_mode.is_grad_enabled():
+            elif grad_enabled:
                 var._grad = var._grad + g
             else:
                 var._grad.add_(g.detach())
-        for hook in list(var.__dict__.get("_post_accumulate_hooks", {}).values()):
+        hooks = var.__dict__.get("_post_accumulate_hooks")
+        for hook in list(hooks.values()) if hooks else ():
             hook(var)
         return ()
 
 
 def _non_overlapping_and_dense(t):
-    return non_overlapping_and_dense(t._shape, t._strides)
+    return t._strides == contiguous_strides(t._shape) or non_overlapping_and_dense(t._shape, t._strides)
 
 
 def _clone_obey_contract(g, var):
@@ -265,7 +282,7 @@ def _obeys_layout_contract(g, var):
     size-1 dims) if var is non-overlapping and dense, else g is contiguous."""
     if not _non_overlapping_and_dense(var):
         return g.is_contiguous()
-    for size, gs, vs in zip(g.shape, g.stride(), var.stride()):
+    for size, gs, vs in zip(g._shape, g._strides, var._strides):
         if (gs != vs) if size != 1 else gs == 0:
             return False
     return True
@@ -350,9 +367,9 @@ _LEGACY_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", 
 
 def check_grad_assignment(t, value):
     """``t.grad = value`` must match t's shape, dtype and device (PyTorch's messages)."""
-    from ..tensor import Tensor
     if value is None:
         return
+    from ..tensor import Tensor
     if not isinstance(value, Tensor):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                         f"{type(value).__name__}")

@@ -4,17 +4,23 @@ Exposed as ``tgrad.autograd.graph.saved_tensors_hooks`` / ``save_on_cpu``, as in
 """
 import threading
 
-_state = threading.local()
+
+class _State(threading.local):
+    stack = ()          # a new thread's values: no hooks, not disabled
+    disabled = None
+
+
+_state = _State()
 
 
 def pack(t):
     """(pack_hook(t), unpack_hook) of the innermost active hooks, or None.  The pack hook runs with the
     hooks switched off, so the ops it uses save tensors the ordinary way."""
-    stack = getattr(_state, "stack", None)
+    stack = _state.stack
     if not stack:
         return None
     pack_hook, unpack_hook = stack[-1]
-    _state.stack = []
+    _state.stack = ()
     try:
         return pack_hook(t), unpack_hook
     finally:
@@ -30,16 +36,14 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        msg = getattr(_state, "disabled", None)
+        msg = _state.disabled
         if msg is not None:
             raise RuntimeError(msg)
-        if not hasattr(_state, "stack"):
-            _state.stack = []
-        _state.stack.append((self.pack_hook, self.unpack_hook))
+        _state.stack = _state.stack + ((self.pack_hook, self.unpack_hook),)
         return self
 
     def __exit__(self, *exc):
-        _state.stack.pop()
+        _state.stack = _state.stack[:-1]
         return False
 
 
@@ -64,8 +68,8 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
-        self.prev = (getattr(_state, "stack", []), getattr(_state, "disabled", None))
-        _state.stack = []
+        self.prev = (_state.stack, _state.disabled)
+        _state.stack = ()
         _state.disabled = self.error_message
 
     def __exit__(self, *exc):
