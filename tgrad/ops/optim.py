@@ -22,17 +22,25 @@ def _step(op, hyper, constexprs, params, grads, *states):
     """
     buckets, back = {}, []
     for i, (p, g) in enumerate(zip(params, grads)):
-        if g.dtype is not p.dtype or tuple(g.shape) != tuple(p.shape) or g.device != p.device:
+        dev = p._storage.device
+        if g.dtype is not p.dtype or g._shape != p._shape or (g._storage.device is not dev
+                                                               and g._storage.device != dev):
             raise RuntimeError(f"fused optimizer step: gradient of shape {list(g.shape)}, dtype {g.dtype}, "
                                f"device {g.device} does not match its parameter ({list(p.shape)}, {p.dtype}, "
                                f"{p.device})")
-        col = [p, g] + [s[i] for s in states]
+        col = [p, g]
+        col += [s[i] for s in states]
         for j, t in enumerate(col):
             if t is not None and not t.is_contiguous():
                 col[j] = KE.copy(t, empty(t.shape, t.dtype, t.device))
                 if j != 1:
                     back.append((col[j], t))
-        buckets.setdefault((p.device, p.dtype.name), []).append(col)
+        key = (dev, p.dtype)
+        cols = buckets.get(key)
+        if cols is None:
+            buckets[key] = [col]
+        else:
+            cols.append(col)
     for cols in buckets.values():
         K.multi_tensor_step(op, cols, hyper, constexprs)
     for tmp, t in back:
