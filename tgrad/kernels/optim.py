@@ -243,22 +243,24 @@ def _hyper(hyper, device):
     return e
 
 
-_LAYOUTS = {}       # (device type, gpu blocks?, element counts of a launch's tensors) -> (B_t constexprs, grid)
+_PLANS = {}         # (op, flags, dtype, device type, gpu blocks?, element counts) -> (constexprs, grid)
 
 
-def _layout(dev, sizes):
-    """Block size of every slot and the grid of a launch over tensors of ``sizes`` elements.  On cpu a
-    tensor smaller than elementwise_block's minimum gets its own power of two (no masked lanes)."""
+def _plan(op, flags, dtype, dev, sizes):
+    """Constexprs and grid of a launch over tensors of ``sizes`` elements (``flags``: the op's constexpr
+    items).  On cpu a tensor smaller than elementwise_block's minimum gets its own power of two (no masked
+    lanes)."""
     gpu = gpu_blocks(dev)
-    key = (dev, gpu, sizes)
-    e = _LAYOUTS.get(key)
+    key = (op, flags, dtype, dev, gpu, sizes)
+    e = _PLANS.get(key)
     if e is None:
         blocks = [elementwise_block(n, dev) if gpu else min(elementwise_block(n, dev), next_pow2(n))
                   for n in sizes]
         blocks += [elementwise_block(0, dev)] * (MAX_TENSORS - len(sizes))
-        if len(_LAYOUTS) >= 4096:
-            _LAYOUTS.clear()
-        e = _LAYOUTS[key] = (dict(zip(_BLOCK_NAMES, blocks)), sum(cdiv(n, b) for n, b in zip(sizes, blocks)))
+        cexpr = dict(_FLAGS, **dict(flags), OP=op, COMPUTE=compute_type(dtype), **dict(zip(_BLOCK_NAMES, blocks)))
+        if len(_PLANS) >= 4096:
+            _PLANS.clear()
+        e = _PLANS[key] = (cexpr, sum(cdiv(n, b) for n, b in zip(sizes, blocks)))
     return e
 
 
@@ -274,8 +276,8 @@ def multi_tensor_step(op, columns, hyper, constexprs):
     device = p0.device
     dev = device.type
     hp = _hyper(hyper, device)                 # held until the launches are issued
+    flags = tuple(constexprs.items())
     null = Ptr(0, p0.dtype.np)
-    flags = dict(_FLAGS, **constexprs, OP=op, COMPUTE=compute_type(p0.dtype))
     unused = [null] * (2 + STATES) + [0]       # an unused slot: no tensors, 0 elements
     for start in range(0, len(columns), MAX_TENSORS):
         chunk = columns[start:start + MAX_TENSORS]
@@ -287,5 +289,5 @@ def multi_tensor_step(op, columns, hyper, constexprs):
             args[-1] = n
             sizes.append(n)
         args += unused * (MAX_TENSORS - len(chunk))
-        blocks, grid = _layout(dev, tuple(sizes))
-        launch(multi_tensor_kernel, (grid,), dev, args, {**flags, **blocks})
+        cexpr, grid = _plan(op, flags, p0.dtype, dev, tuple(sizes))
+        launch(multi_tensor_kernel, (grid,), dev, args, cexpr)

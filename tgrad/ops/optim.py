@@ -21,21 +21,20 @@ def _step(op, hyper, constexprs, params, grads, *states):
     copy that is then copied back (extra launches only for those tensors).
     """
     buckets, back = {}, []
-    for i, (p, g) in enumerate(zip(params, grads)):
+    for p, g, *st in zip(params, grads, *states):
         dev = p._storage.device
         if g.dtype is not p.dtype or g._shape != p._shape or (g._storage.device is not dev
                                                                and g._storage.device != dev):
             raise RuntimeError(f"fused optimizer step: gradient of shape {list(g.shape)}, dtype {g.dtype}, "
                                f"device {g.device} does not match its parameter ({list(p.shape)}, {p.dtype}, "
                                f"{p.device})")
-        col = [p, g]
-        col += [s[i] for s in states]
+        col = [p, g, *st]
         for j, t in enumerate(col):
             if t is not None and not t.is_contiguous():
                 col[j] = KE.copy(t, empty(t.shape, t.dtype, t.device))
                 if j != 1:
                     back.append((col[j], t))
-        key = (dev, p.dtype)
+        key = (dev.type, dev.index, p.dtype)
         cols = buckets.get(key)
         if cols is None:
             buckets[key] = [col]
