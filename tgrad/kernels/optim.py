@@ -13,10 +13,11 @@ arguments, the trace executor lowers every load and store to a numpy view; on
 cuda all blocks are 1024.
 
 Hyper-parameters (lr, betas, bias corrections, all computed on the host) come
-in a float64 array ``hp`` read at run time: changing them never recompiles,
-and float64 parameters see them unrounded (a Python float kernel argument
-would be fp32).  The device copy of a set of values is kept: steps with the
-same values copy nothing.  The optimizer (``OP``) and its structural choices (momentum
+in an array ``hp`` read at run time: changing them never recompiles.  It holds
+the compute dtype, so float64 parameters see them unrounded (a Python float
+kernel argument would be fp32) and the others get them rounded to fp32 on the
+host, as the kernels' cast would.  The device copy of a set of values is kept:
+steps with the same values copy nothing.  The optimizer (``OP``) and its structural choices (momentum
 on/off, nesterov, amsgrad ...) are constexprs.  Values are computed in fp32
 (fp64 for float64) and cast on store.
 
@@ -58,8 +59,8 @@ def _lerp(a, b, w):
 def _sgd(hp_ptr, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
          FIRST: tl.constexpr, NESTEROV: tl.constexpr):
     """g += wd p; buf (a) = g (FIRST) or momentum buf + (1 - dampening) g;
-    p -= lr (g + momentum buf if NESTEROV else buf).  hp: lr, momentum, 1 - dampening, wd."""
-    lr = tl.load(hp_ptr).to(COMPUTE)
+    p -= lr (g + momentum buf if NESTEROV else buf).  hp: -lr, momentum, 1 - dampening, wd."""
+    neg_lr = tl.load(hp_ptr).to(COMPUTE)
     if HAS_WD:                                          # grad.add(param, alpha=weight_decay)
         g = tl.fma(tl.load(hp_ptr + 3).to(COMPUTE), p, g)
     if MOMENTUM:
@@ -74,7 +75,7 @@ def _sgd(hp_ptr, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.con
             g = tl.fma(momentum, buf, g)                # grad.add(buf, alpha=momentum)
         else:
             g = buf
-    cast_store(p_ptr, tl.fma(-lr, g, p), mask)          # param.add_(grad, alpha=-lr)
+    cast_store(p_ptr, tl.fma(neg_lr, g, p), mask)       # param.add_(grad, alpha=-lr)
 
 
 @triton.jit
@@ -222,24 +223,25 @@ def multi_tensor_kernel(hp_ptr,
 _FLAGS = dict(MAXIMIZE=False, HAS_WD=False, MOMENTUM=False, FIRST=False, NESTEROV=False, DECOUPLED=False,
               AMSGRAD=False, CENTERED=False)
 _BLOCK_NAMES = tuple(f"B{t}" for t in range(MAX_TENSORS))
-_F64 = np.dtype(np.float64)
-_HYPER = {}         # (device, float64 bytes of the hyper-parameters) -> (Ptr, Storage)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_HYPER = {}         # (device, compute dtype, float64 bytes of the hyper-parameters) -> (Ptr, Storage)
 _MAX_HYPER = 64
 
 
-def _hyper(hyper, device):
-    """(Ptr, Storage) of ``hyper`` as float64 on ``device``.  Kept by value (the kernels only read it): a
-    step whose values match an earlier one's, bit for bit (-0.0 is not 0.0), copies nothing."""
+def _hyper(hyper, device, np_dtype):
+    """(Ptr, Storage) of ``hyper`` rounded to the kernels' compute dtype (as their ``.to(COMPUTE)`` would)
+    on ``device``.  Kept by value (the kernels only read it): a step whose values match an earlier one's,
+    bit for bit (-0.0 is not 0.0), copies nothing."""
     raw = struct.pack(f"{len(hyper)}d", *hyper)
-    key = (device, raw)
+    key = (device, np_dtype, raw)
     e = _HYPER.get(key)
     if e is None:
-        hp = np.frombuffer(raw, dtype=np.float64)
+        hp = np.frombuffer(raw, dtype=np.float64).astype(np_dtype)
         st = Storage(hp.nbytes, device)
         st.copy_from_host(hp.ctypes.data, hp.nbytes, 0)
         if len(_HYPER) >= _MAX_HYPER:       # e.g. an lr schedule: new values every step
             _HYPER.clear()
-        e = _HYPER[key] = (Ptr(st.ptr, _F64), st)
+        e = _HYPER[key] = (Ptr(st.ptr, np_dtype), st)
     return e
 
 
@@ -275,7 +277,7 @@ def multi_tensor_step(op, columns, hyper, constexprs):
     p0 = columns[0][0]
     device = p0.device
     dev = device.type
-    hp = _hyper(hyper, device)                 # held until the launches are issued
+    hp = _hyper(hyper, device, _F64 if p0.dtype.name == "float64" else _F32)   # held until launched
     flags = tuple(constexprs.items())
     null = Ptr(0, p0.dtype.np)
     unused = [null] * (2 + STATES) + [0]       # an unused slot: no tensors, 0 elements

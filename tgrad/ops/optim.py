@@ -49,7 +49,7 @@ def _step(op, hyper, constexprs, params, grads, *states):
 def sgd_step_forward(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov,
                      maximize, first):
     """SGD; ``first``: the momentum buffers are uninitialised and get the (decayed) gradient."""
-    _step(K.SGD, [lr, momentum, 1 - dampening, weight_decay],
+    _step(K.SGD, [-lr, momentum, 1 - dampening, weight_decay],
           dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, MOMENTUM=momentum != 0, FIRST=bool(first),
                NESTEROV=bool(nesterov)), params, grads, momentum_buffers)
 
