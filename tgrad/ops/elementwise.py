@@ -150,12 +150,26 @@ def zero_backward(ctx, grad):
 
 # ------------------------------------------------------------------ arithmetic
 _ALPHA_ONE = K.split64(1.0)
+_BROADCAST = {}     # (shape, shape) -> their broadcast shape
+
+
+def _broadcast2(a, b):
+    """G.broadcast_shapes(a, b) of two shape tuples, remembered per pair (errors are not)."""
+    if a == b:
+        return a
+    s = _BROADCAST.get((a, b))
+    if s is None:
+        s = G.broadcast_shapes(a, b)
+        if len(_BROADCAST) >= 4096:
+            _BROADCAST.clear()
+        _BROADCAST[(a, b)] = s
+    return s
 
 
 def _binary(fn, self, other, alpha, out):
     """out = fn(self, other, alpha) in the promoted dtype over the broadcast shape."""
     dt = D.result_type(self, other)
-    shape = G.broadcast_shapes(self._shape, other._shape)
+    shape = _broadcast2(self._shape, other._shape)
     o = _out(out, shape, dt, self._storage.device, "")
     if not o.dtype.is_floating_point:
         a = (int(alpha), 0)
@@ -298,7 +312,7 @@ def pow_backward(ctx, grad):
 def pow_backward_forward(grad, self, *, exponent):
     """grad * (p * self ** (p - 1)) for an integer p: one launch instead of pow, mul, mul."""
     dt = D.result_type(grad, self)
-    o = empty(G.broadcast_shapes(grad._shape, self._shape), dt, self._storage.device)
+    o = empty(_broadcast2(grad._shape, self._shape), dt, self._storage.device)
     return K.binary(K.pow_grad_fn, grad, self, o, float(exponent), int(exponent) - 1, compute=K.compute_type(dt))
 
 
