@@ -183,7 +183,7 @@ def test_frozen_parameters_are_skipped_and_unchanged():
 
 
 def test_one_launch_per_group_and_dtype():
-    # mixed sizes: one cpu block size each (16 ... 4096), still one launch per group
+    # mixed sizes: one cpu block size each (8 ... 4096), still one launch per group
     ps = [nn.Parameter(tgrad.ones(s)) for s in [(8,), (40,), (30, 30), (2, 3), (3000,)]]
     q = nn.Parameter(tgrad.ones(5, dtype=tgrad.float64))
     opt = optim.SGD([{"params": ps}, {"params": [q], "lr": 0.5}], lr=0.1, momentum=0.9)
@@ -264,6 +264,24 @@ def test_changing_lr_keeps_the_kernel_specialization():
         specs.append((kernel.__name__, tuple(sig.items()), tuple(sorted((k, str(v)) for k, v in cexpr.items()))))
     assert specs[0] == specs[1] == specs[2] and specs[0][0] == "multi_tensor_kernel"
     assert opt.param_groups[0]["lr"] == 0.1 * 0.5 ** 3
+
+
+def test_hyper_parameters_edited_between_steps_take_effect():
+    """Each step reads the group's current values, bit for bit: lr edited by hand or from a loaded state
+    dict, and lr = -0.0 (allowed; param.add_(grad, alpha=0.0) turns a -0.0 parameter into +0.0)."""
+    p = nn.Parameter(tgrad.tensor([-0.0, 1.0]))
+    opt = optim.SGD([p], lr=0.0)
+    for lr, expect in [(0.0, [-0.0, 1.0]), (-0.0, [0.0, 1.0]), (0.5, [-0.5, 0.5]), (0.0, [-0.5, 0.5])]:
+        opt.param_groups[0]["lr"] = lr
+        p.grad = tgrad.tensor([1.0, 1.0])
+        opt.step()
+        assert p.detach().numpy().tobytes() == np.array(expect, dtype=np.float32).tobytes(), (lr, p)
+    sd = opt.state_dict()
+    sd["param_groups"][0]["lr"] = 0.25
+    opt.load_state_dict(sd)
+    p.grad = tgrad.tensor([1.0, 1.0])
+    opt.step()
+    assert p.tolist() == [-0.75, 0.25]
 
 
 def test_per_group_options_and_add_param_group():

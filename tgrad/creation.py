@@ -138,7 +138,7 @@ def _python_values(data, dt):
 def from_host(arr, dtype, device):
     """A new contiguous tensor holding numpy ``arr`` converted to ``dtype`` on ``device``."""
     arr = np.asarray(arr)
-    if arr.dtype != dtype.np or not arr.flags.c_contiguous:
+    if (arr.dtype is not dtype.np and arr.dtype != dtype.np) or not arr.flags.c_contiguous:
         with np.errstate(over="ignore", invalid="ignore"):      # out of range: inf or wrapped, as in PyTorch
             arr = np.require(arr.astype(dtype.np, copy=False), requirements="C")
     t = _empty(arr.shape, dtype, device)

@@ -983,8 +983,9 @@ def _fma32(x, y, z):
     only where an inexact float64 sum sits exactly on a float32 rounding midpoint (low 29 mantissa bits
     1 << 28), or in float32's subnormal range: those elements take fma_fp32.
     """
-    x, y, z = np.broadcast_arrays(x, y, z)
-    if x.ndim == 0:
+    if not x.shape == y.shape == z.shape:
+        x, y, z = np.broadcast_arrays(x, y, z)
+    if x.size <= 256:       # a few elements: the C loop costs less than the numpy passes below
         return _I._interpreter.fma_fp32(x, y, z)
     p = x.astype(np.float64) * y
     s = p + z

@@ -7,14 +7,17 @@ parameter t, its gradient and up to three state tensors as kernel arguments
 ``n_t`` and a block size ``B_t`` (constexpr).  Program i updates block
 i - start_t of the slot t whose programs [start_t, start_t + cdiv(n_t, B_t))
 hold i, so the grid is the sum of the slots' block counts.  On cpu each slot's
-block is its own elementwise size (no masked lanes beyond the last block) and,
-the addresses being arguments, the trace executor lowers every load and store
-to a numpy view; on cuda all blocks are 1024.
+block is its own elementwise size, a tensor's own power of two below 16
+elements (no masked lanes beyond the last block) and, the addresses being
+arguments, the trace executor lowers every load and store to a numpy view; on
+cuda all blocks are 1024.
 
 Hyper-parameters (lr, betas, bias corrections, all computed on the host) come
-in a float64 array ``hp`` read at run time: changing them never recompiles,
-and float64 parameters see them unrounded (a Python float kernel argument
-would be fp32).  The optimizer (``OP``) and its structural choices (momentum
+in an array ``hp`` read at run time: changing them never recompiles.  It holds
+the compute dtype, so float64 parameters see them unrounded (a Python float
+kernel argument would be fp32) and the others get them rounded to fp32 on the
+host, as the kernels' cast would.  The device copy of a set of values is kept:
+steps with the same values copy nothing.  The optimizer (``OP``) and its structural choices (momentum
 on/off, nesterov, amsgrad ...) are constexprs.  Values are computed in fp32
 (fp64 for float64) and cast on store.
 
@@ -30,12 +33,14 @@ by ulps.  On cpu an exact fma costs more than a multiply and an add
 (``_triton._fma32``): the SGD-with-momentum step of a 784x256 layer takes
 ~2.6 ms instead of ~0.8 ms.
 """
+import struct
+
 import numpy as np
 import triton
 import triton.language as tl
 
 from ..memory import Storage
-from ._triton import Ptr, cdiv, elementwise_block, launch
+from ._triton import Ptr, cdiv, elementwise_block, gpu_blocks, launch, next_pow2
 from .elementwise import cast_store, compute_type
 
 SGD, ADAM, RMSPROP, ADAGRAD = range(4)
@@ -54,24 +59,23 @@ def _lerp(a, b, w):
 def _sgd(hp_ptr, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
          FIRST: tl.constexpr, NESTEROV: tl.constexpr):
     """g += wd p; buf (a) = g (FIRST) or momentum buf + (1 - dampening) g;
-    p -= lr (g + momentum buf if NESTEROV else buf).  hp: lr, momentum, 1 - dampening, wd."""
-    lr = tl.load(hp_ptr).to(COMPUTE)
-    momentum = tl.load(hp_ptr + 1).to(COMPUTE)
-    one_minus_dampening = tl.load(hp_ptr + 2).to(COMPUTE)
-    weight_decay = tl.load(hp_ptr + 3).to(COMPUTE)
-    if HAS_WD:
-        g = tl.fma(weight_decay, p, g)                  # grad.add(param, alpha=weight_decay)
+    p -= lr (g + momentum buf if NESTEROV else buf).  hp: -lr, momentum, 1 - dampening, wd."""
+    neg_lr = tl.load(hp_ptr).to(COMPUTE)
+    if HAS_WD:                                          # grad.add(param, alpha=weight_decay)
+        g = tl.fma(tl.load(hp_ptr + 3).to(COMPUTE), p, g)
     if MOMENTUM:
+        momentum = tl.load(hp_ptr + 1).to(COMPUTE)
         if FIRST:
             buf = g
         else:                                           # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+            one_minus_dampening = tl.load(hp_ptr + 2).to(COMPUTE)
             buf = tl.fma(one_minus_dampening, g, tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum)
         cast_store(a_ptr, buf, mask)
         if NESTEROV:
             g = tl.fma(momentum, buf, g)                # grad.add(buf, alpha=momentum)
         else:
             g = buf
-    cast_store(p_ptr, tl.fma(-lr, g, p), mask)          # param.add_(grad, alpha=-lr)
+    cast_store(p_ptr, tl.fma(neg_lr, g, p), mask)       # param.add_(grad, alpha=-lr)
 
 
 @triton.jit
@@ -86,14 +90,12 @@ def _adam(hp_ptr, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, mask, COMPUTE: tl.constex
     beta2 = tl.load(hp_ptr + 2).to(COMPUTE)
     w2 = tl.load(hp_ptr + 3).to(COMPUTE)
     eps = tl.load(hp_ptr + 4).to(COMPUTE)
-    weight_decay = tl.load(hp_ptr + 5).to(COMPUTE)
-    decay = tl.load(hp_ptr + 6).to(COMPUTE)
     bc2_sqrt = tl.load(hp_ptr + 7).to(COMPUTE)
     if HAS_WD:
         if DECOUPLED:
-            p = p * decay
+            p = p * tl.load(hp_ptr + 6).to(COMPUTE)          # decay
         else:
-            g = tl.fma(weight_decay, p, g)
+            g = tl.fma(tl.load(hp_ptr + 5).to(COMPUTE), p, g)   # weight_decay
     m = _lerp(tl.load(m_ptr, mask=mask).to(COMPUTE), g, w1)
     v = tl.fma(w2 * g, g, tl.load(v_ptr, mask=mask).to(COMPUTE) * beta2)      # v.mul_(beta2).addcmul_(g, g, w2)
     cast_store(m_ptr, m, mask)
@@ -115,10 +117,8 @@ def _rmsprop(hp_ptr, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.con
     alpha = tl.load(hp_ptr + 1).to(COMPUTE)
     w = tl.load(hp_ptr + 2).to(COMPUTE)
     eps = tl.load(hp_ptr + 3).to(COMPUTE)
-    weight_decay = tl.load(hp_ptr + 4).to(COMPUTE)
-    momentum = tl.load(hp_ptr + 5).to(COMPUTE)
     if HAS_WD:
-        g = tl.fma(weight_decay, p, g)
+        g = tl.fma(tl.load(hp_ptr + 4).to(COMPUTE), p, g)
     sq = tl.fma(w * g, g, tl.load(sq_ptr, mask=mask).to(COMPUTE) * alpha)
     cast_store(sq_ptr, sq, mask)
     if CENTERED:
@@ -128,6 +128,7 @@ def _rmsprop(hp_ptr, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.con
     else:
         avg = tl.sqrt(sq) + eps
     if MOMENTUM:
+        momentum = tl.load(hp_ptr + 5).to(COMPUTE)
         buf = tl.load(buf_ptr, mask=mask).to(COMPUTE) * momentum + g / avg    # buf.mul_(momentum).addcdiv_(g, avg)
         cast_store(buf_ptr, buf, mask)
         cast_store(p_ptr, tl.fma(-lr, buf, p), mask)
@@ -140,9 +141,8 @@ def _adagrad(hp_ptr, p_ptr, p, g, s_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl
     """sum (a) += g^2; p -= clr g / (sqrt(sum) + eps), clr = lr / (1 + (step - 1) lr_decay).  hp: clr, eps, wd."""
     clr = tl.load(hp_ptr).to(COMPUTE)
     eps = tl.load(hp_ptr + 1).to(COMPUTE)
-    weight_decay = tl.load(hp_ptr + 2).to(COMPUTE)
     if HAS_WD:
-        g = tl.fma(weight_decay, p, g)
+        g = tl.fma(tl.load(hp_ptr + 2).to(COMPUTE), p, g)
     s = tl.fma(g, g, tl.load(s_ptr, mask=mask).to(COMPUTE))
     cast_store(s_ptr, s, mask)
     cast_store(p_ptr, p + (-clr * g) / (tl.sqrt(s) + eps), mask)
@@ -222,10 +222,48 @@ def multi_tensor_kernel(hp_ptr,
 # ------------------------------------------------------------------ launcher
 _FLAGS = dict(MAXIMIZE=False, HAS_WD=False, MOMENTUM=False, FIRST=False, NESTEROV=False, DECOUPLED=False,
               AMSGRAD=False, CENTERED=False)
-
-
 _BLOCK_NAMES = tuple(f"B{t}" for t in range(MAX_TENSORS))
-_F64 = np.dtype(np.float64)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_HYPER = {}         # (device, compute dtype, float64 bytes of the hyper-parameters) -> (Ptr, Storage)
+_MAX_HYPER = 64
+
+
+def _hyper(hyper, device, np_dtype):
+    """(Ptr, Storage) of ``hyper`` rounded to the kernels' compute dtype (as their ``.to(COMPUTE)`` would)
+    on ``device``.  Kept by value (the kernels only read it): a step whose values match an earlier one's,
+    bit for bit (-0.0 is not 0.0), copies nothing."""
+    raw = struct.pack(f"{len(hyper)}d", *hyper)
+    key = (device, np_dtype, raw)
+    e = _HYPER.get(key)
+    if e is None:
+        hp = np.frombuffer(raw, dtype=np.float64).astype(np_dtype)
+        st = Storage(hp.nbytes, device)
+        st.copy_from_host(hp.ctypes.data, hp.nbytes, 0)
+        if len(_HYPER) >= _MAX_HYPER:       # e.g. an lr schedule: new values every step
+            _HYPER.clear()
+        e = _HYPER[key] = (Ptr(st.ptr, np_dtype), st)
+    return e
+
+
+_PLANS = {}         # (op, flags, dtype, device type, gpu blocks?, element counts) -> (constexprs, grid)
+
+
+def _plan(op, flags, dtype, dev, sizes):
+    """Constexprs and grid of a launch over tensors of ``sizes`` elements (``flags``: the op's constexpr
+    items).  On cpu a tensor smaller than elementwise_block's minimum gets its own power of two (no masked
+    lanes)."""
+    gpu = gpu_blocks(dev)
+    key = (op, flags, dtype, dev, gpu, sizes)
+    e = _PLANS.get(key)
+    if e is None:
+        blocks = [elementwise_block(n, dev) if gpu else min(elementwise_block(n, dev), next_pow2(n))
+                  for n in sizes]
+        blocks += [elementwise_block(0, dev)] * (MAX_TENSORS - len(sizes))
+        cexpr = dict(_FLAGS, **dict(flags), OP=op, COMPUTE=compute_type(dtype), **dict(zip(_BLOCK_NAMES, blocks)))
+        if len(_PLANS) >= 4096:
+            _PLANS.clear()
+        e = _PLANS[key] = (cexpr, sum(cdiv(n, b) for n, b in zip(sizes, blocks)))
+    return e
 
 
 def multi_tensor_step(op, columns, hyper, constexprs):
@@ -237,24 +275,21 @@ def multi_tensor_step(op, columns, hyper, constexprs):
     ``hyper``: the op's hyper-parameters in the order its docstring lists them.
     """
     p0 = columns[0][0]
-    dev = p0.device.type
-    hp = np.ascontiguousarray(hyper, dtype=np.float64)
-    st = Storage(hp.nbytes, p0.device)          # one host -> device copy of the hyper-parameters
-    st.copy_from_host(hp.ctypes.data, hp.nbytes, 0)
+    device = p0.device
+    dev = device.type
+    hp = _hyper(hyper, device, _F64 if p0.dtype.name == "float64" else _F32)   # held until launched
+    flags = tuple(constexprs.items())
     null = Ptr(0, p0.dtype.np)
-    cexpr = dict(_FLAGS, **constexprs, OP=op, COMPUTE=compute_type(p0.dtype))
     unused = [null] * (2 + STATES) + [0]       # an unused slot: no tensors, 0 elements
-    unused_block = elementwise_block(0, dev)
     for start in range(0, len(columns), MAX_TENSORS):
         chunk = columns[start:start + MAX_TENSORS]
-        args, grid = [Ptr(st.ptr, _F64)], 0
-        for t, col in enumerate(chunk):
-            ptrs = [null if x is None else Ptr(x.data_ptr(), x.dtype.np) for x in col]
+        args, sizes = [hp[0]], []
+        for col in chunk:
             n = col[0].numel()
-            args += ptrs + [null] * (2 + STATES - len(ptrs)) + [n]
-            block = cexpr[_BLOCK_NAMES[t]] = elementwise_block(n, dev)
-            grid += cdiv(n, block)
-        for t in range(len(chunk), MAX_TENSORS):
-            args += unused
-            cexpr[_BLOCK_NAMES[t]] = unused_block
+            args += [null if x is None else Ptr(x.data_ptr(), x.dtype.np) for x in col]
+            args += unused[len(col):]
+            args[-1] = n
+            sizes.append(n)
+        args += unused * (MAX_TENSORS - len(chunk))
+        cexpr, grid = _plan(op, flags, p0.dtype, dev, tuple(sizes))
         launch(multi_tensor_kernel, (grid,), dev, args, cexpr)

@@ -149,14 +149,33 @@ def zero_backward(ctx, grad):
 
 
 # ------------------------------------------------------------------ arithmetic
-def _binary(fn):
-    def forward(self, other, *, alpha=1, out=None):
-        dt = D.result_type(self, other)
-        shape = G.broadcast_shapes(self.shape, other.shape)
-        o = _out(out, shape, dt, self.device, "")
-        a = K.split64(float(alpha)) if o.dtype.is_floating_point else (int(alpha), 0)
-        return K.binary(fn, self, other, o, *a)
-    return forward
+_ALPHA_ONE = K.split64(1.0)
+_BROADCAST = {}     # (shape, shape) -> their broadcast shape
+
+
+def _broadcast2(a, b):
+    """G.broadcast_shapes(a, b) of two shape tuples, remembered per pair (errors are not)."""
+    if a == b:
+        return a
+    s = _BROADCAST.get((a, b))
+    if s is None:
+        s = G.broadcast_shapes(a, b)
+        if len(_BROADCAST) >= 4096:
+            _BROADCAST.clear()
+        _BROADCAST[(a, b)] = s
+    return s
+
+
+def _binary(fn, self, other, alpha, out):
+    """out = fn(self, other, alpha) in the promoted dtype over the broadcast shape."""
+    dt = D.result_type(self, other)
+    shape = _broadcast2(self._shape, other._shape)
+    o = _out(out, shape, dt, self._storage.device, "")
+    if not o.dtype.is_floating_point:
+        a = (int(alpha), 0)
+    else:
+        a = _ALPHA_ONE if type(alpha) is int and alpha == 1 else K.split64(float(alpha))
+    return K.binary(fn, self, other, o, *a)
 
 
 def _alpha_check(self, other, alpha):
@@ -168,7 +187,7 @@ def _alpha_check(self, other, alpha):
 
 def add_forward(self, other, *, alpha=1, out=None):
     _alpha_check(self, other, alpha)
-    return _binary(K.add_fn)(self, other, alpha=alpha, out=out)
+    return _binary(K.add_fn, self, other, alpha, out)
 
 
 def add_backward(ctx, grad):
@@ -184,7 +203,7 @@ def sub_forward(self, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
     _alpha_check(self, other, alpha)
-    return _binary(K.sub_fn)(self, other, alpha=alpha, out=out)
+    return _binary(K.sub_fn, self, other, alpha, out)
 
 
 def sub_backward(ctx, grad):
@@ -202,13 +221,14 @@ def rsub_backward(ctx, grad):
     return (grad.neg() if a == 1 else grad.mul(-a)), (grad if ctx.needs_input_grad[1] else None)
 
 
-mul_forward = _binary(K.mul_fn)
+def mul_forward(self, other, *, alpha=1, out=None):
+    return _binary(K.mul_fn, self, other, alpha, out)
 
 
 def mul_backward(ctx, grad):
     s, o = ctx.saved.get("self"), ctx.saved.get("other")
     need_s, need_o = ctx.needs_input_grad
-    return (grad.mul(o) if need_s else None), (grad.mul(s) if need_o else None)
+    return (_c("mul", grad, o) if need_s else None), (_c("mul", grad, s) if need_o else None)
 
 
 def div_forward(self, other, *, out=None):
@@ -259,8 +279,10 @@ ENTRIES = [
 # ------------------------------------------------------------------ pow / exp
 def pow_forward(self, *, exponent, out=None):
     """self ** exponent for a Python number exponent (C99 pow special values, as numpy and PyTorch)."""
-    dt = D.result_type(self, exponent)
-    o = _out(out, self.shape, dt, self.device, "pow")
+    # a Python int or float leaves a floating tensor's dtype as it is
+    dt = self.dtype if self.dtype.is_floating_point and type(exponent) in (int, float) else \
+        D.result_type(self, exponent)
+    o = _out(out, self._shape, dt, self._storage.device, "pow")
     if _int_exponent(exponent):
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -290,7 +312,7 @@ def pow_backward(ctx, grad):
 def pow_backward_forward(grad, self, *, exponent):
     """grad * (p * self ** (p - 1)) for an integer p: one launch instead of pow, mul, mul."""
     dt = D.result_type(grad, self)
-    o = empty(G.broadcast_shapes(grad.shape, self.shape), dt, self.device)
+    o = empty(_broadcast2(grad._shape, self._shape), dt, self._storage.device)
     return K.binary(K.pow_grad_fn, grad, self, o, float(exponent), int(exponent) - 1, compute=K.compute_type(dt))
 
 
@@ -334,10 +356,15 @@ ENTRIES += [
 
 
 # ------------------------------------------------------------------ helpers for the ops below
+_dispatch = None
+
+
 def _c(name, *args, **attrs):
     """Run op ``name`` through the dispatcher (backward rules record a graph under create_graph)."""
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **attrs)
+    global _dispatch
+    if _dispatch is None:
+        from ..autograd import dispatch as _dispatch    # the layer above: bound on first use
+    return _dispatch.call(name, *args, **attrs)
 
 
 def _full(value, like):

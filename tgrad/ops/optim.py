@@ -21,18 +21,25 @@ def _step(op, hyper, constexprs, params, grads, *states):
     copy that is then copied back (extra launches only for those tensors).
     """
     buckets, back = {}, []
-    for i, (p, g) in enumerate(zip(params, grads)):
-        if g.dtype is not p.dtype or tuple(g.shape) != tuple(p.shape) or g.device != p.device:
+    for p, g, *st in zip(params, grads, *states):
+        dev = p._storage.device
+        if g.dtype is not p.dtype or g._shape != p._shape or (g._storage.device is not dev
+                                                               and g._storage.device != dev):
             raise RuntimeError(f"fused optimizer step: gradient of shape {list(g.shape)}, dtype {g.dtype}, "
                                f"device {g.device} does not match its parameter ({list(p.shape)}, {p.dtype}, "
                                f"{p.device})")
-        col = [p, g] + [s[i] for s in states]
+        col = [p, g, *st]
         for j, t in enumerate(col):
             if t is not None and not t.is_contiguous():
                 col[j] = KE.copy(t, empty(t.shape, t.dtype, t.device))
                 if j != 1:
                     back.append((col[j], t))
-        buckets.setdefault((p.device, p.dtype.name), []).append(col)
+        key = (dev.type, dev.index, p.dtype)
+        cols = buckets.get(key)
+        if cols is None:
+            buckets[key] = [col]
+        else:
+            cols.append(col)
     for cols in buckets.values():
         K.multi_tensor_step(op, cols, hyper, constexprs)
     for tmp, t in back:
@@ -42,7 +49,7 @@ def _step(op, hyper, constexprs, params, grads, *states):
 def sgd_step_forward(params, grads, momentum_buffers, *, lr, momentum, dampening, weight_decay, nesterov,
                      maximize, first):
     """SGD; ``first``: the momentum buffers are uninitialised and get the (decayed) gradient."""
-    _step(K.SGD, [lr, momentum, 1 - dampening, weight_decay],
+    _step(K.SGD, [-lr, momentum, 1 - dampening, weight_decay],
           dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, MOMENTUM=momentum != 0, FIRST=bool(first),
                NESTEROV=bool(nesterov)), params, grads, momentum_buffers)
 

@@ -14,7 +14,7 @@ from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
 from ..kernels._geometry import contiguous_strides
-from ..tensor import _wrap_dim, empty
+from ..tensor import _new, _wrap_dim, empty
 from . import Op, implicit_seed
 
 
@@ -89,9 +89,10 @@ def _rows_geom(x, dims):
 
 
 def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None):
-    shape = reduced_shape(x.shape, dims, keepdim) if shape is None else shape
-    out = empty(shape, out_dtype, x.device)
-    idx = empty(shape, D.int64, x.device) if with_index else None
+    shape = reduced_shape(x._shape, dims, keepdim) if shape is None else shape
+    device = x._storage.device
+    out = empty(shape, out_dtype, device)
+    idx = empty(shape, D.int64, device) if with_index else None
     xb, geom = rows_geom(x, dims)
     K.reduce_rows(op, xb, geom, out, idx, p)
     return (out, idx) if with_index else out
@@ -150,9 +151,9 @@ def _sum_dtype(x, dtype, name):
     return x.dtype if x.dtype.is_floating_point else D.int64
 
 
-def sum_forward(self, *, dim=None, keepdim=False, dtype=None, _shape=None):
-    dims = reduce_dims(dim, self.dim())
-    return _reduce("sum", self, dims, keepdim, _sum_dtype(self, dtype, "sum"), shape=_shape)
+def sum_forward(self, *, dim=None, keepdim=False, dtype=None):
+    dims = reduce_dims(dim, len(self._shape))
+    return _reduce("sum", self, dims, keepdim, _sum_dtype(self, dtype, "sum"))
 
 
 def sum_backward(ctx, grad):
@@ -165,9 +166,9 @@ def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
                            f"or complex dtype. Got: {_dtype_name(dt)}")
-    dims = reduce_dims(dim, self.dim())
-    if _numel(self.shape, dims) == 0:
-        return KE.fill(empty(reduced_shape(self.shape, dims, keepdim), dt, self.device), float("nan"))
+    dims = reduce_dims(dim, len(self._shape))
+    if _numel(self._shape, dims) == 0:
+        return KE.fill(empty(reduced_shape(self._shape, dims, keepdim), dt, self.device), float("nan"))
     return _reduce("mean", self, dims, keepdim, dt)
 
 
@@ -175,10 +176,11 @@ def mean_backward(ctx, grad):
     shape, dims, keepdim = _ctx_dims(ctx)
     n = _numel(shape, dims)
     if n and implicit_seed(grad) and (grad.dtype is D.float32 or grad.dtype is D.float64):
-        # 1 / n in grad's dtype, as the division below computes it: a host copy and a view, no launch
+        # 1 / n in grad's dtype, as the division below computes it: one element from the host that every
+        # element of the gradient reads (strides 0), no launch
         value = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
-        g = from_host(np.full(reduced_shape(shape, dims, True), value, grad.dtype.np), grad.dtype, grad.device)
-        return (g.expand(shape),)
+        one = from_host(value, grad.dtype, grad._storage.device)
+        return (_new(one._storage, 0, shape, (0,) * len(shape), grad.dtype),)
     return (_expand_grad(grad, shape, dims, keepdim).div(n),)
 
 
@@ -524,19 +526,21 @@ def any_forward(self, *, dim=None, keepdim=False):
 def sum_to_size_forward(self, *, size):
     """Sum ``self`` down to ``size`` (the reverse of broadcasting)."""
     size = tuple(size)
-    lead = self.dim() - len(size)
+    shape = self._shape
+    lead = len(shape) - len(size)
     if lead < 0:
-        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
     dims = list(range(lead))
     for i, s in enumerate(size):
-        d = self.shape[lead + i]
+        d = shape[lead + i]
         if s == 1 and d != 1:
             dims.append(lead + i)
         elif s != d:
-            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
     if not dims:
-        return KE.copy(self, empty(self.shape, self.dtype, self.device))
-    return sum_forward(self, dim=dims, keepdim=True, _shape=size)
+        return KE.copy(self, empty(shape, self.dtype, self.device))
+    # dims: sorted, distinct, in range (what reduce_dims would make of them)
+    return _reduce("sum", self, tuple(dims), True, _sum_dtype(self, None, "sum"), shape=size)
 
 
 def sum_to_size_backward(ctx, grad):

@@ -139,15 +139,16 @@ class Optimizer:
     def zero_grad(self, set_to_none=True):
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is not None:
+                g = p.grad
+                if g is not None:
                     if set_to_none:
-                        p.grad = None
+                        del p.grad          # p.grad = None, without the setter's checks of a new value
                     else:
-                        if p.grad.grad_fn is not None:
-                            p.grad.detach_()
+                        if g.grad_fn is not None:
+                            g.detach_()
                         else:
-                            p.grad.requires_grad_(False)
-                        p.grad.zero_()
+                            g.requires_grad_(False)
+                        g.zero_()
 
     def step(self, closure=None):
         raise NotImplementedError
@@ -161,14 +162,19 @@ class Optimizer:
     @staticmethod
     def _with_grad(group):
         """(params, grads) of the group's parameters that have a gradient."""
-        params = [p for p in group["params"] if p.grad is not None]
-        return params, [p.grad for p in params]
+        params, grads = [], []
+        for p in group["params"]:
+            g = p.grad
+            if g is not None:
+                params.append(p)
+                grads.append(g)
+        return params, grads
 
     @staticmethod
     def _fused(name, params, grads, *states, **attrs):
-        """Run the fused op ``name`` under no_grad and bump the version of everything it wrote."""
-        with no_grad():
-            dispatch.call(name, params, grads, *states, **attrs)
+        """Run the fused op ``name`` and bump the version of everything it wrote (the op has no backward:
+        nothing is recorded, whatever the grad mode)."""
+        dispatch.call(name, params, grads, *states, **attrs)
         for t in chain(params, *states):
             if t is not None:
                 t._version_counter[0] += 1
