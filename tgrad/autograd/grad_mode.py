@@ -9,7 +9,13 @@ import inspect
 import sys
 import threading
 
-_state = threading.local()
+
+class _State(threading.local):
+    grad = True          # the defaults of every thread (a getattr default costs a caught AttributeError)
+    inference = False
+
+
+_state = _State()
 
 
 def is_grad_enabled():
