@@ -450,12 +450,18 @@ class CachingAllocator:
 
 _allocators = {}
 _allocators_lock = threading.Lock()
+_recent = (None, None)   # (dev, its allocator) of the last get_allocator(dev) whose dev names one device
 
 
 def get_allocator(dev):
     """The process-wide allocator of device ``dev`` (a device, "cpu", "cuda:1" or an int)."""
+    global _recent
+    recent = _recent
+    if recent[0] is dev:
+        return recent[1]
     d = dev if isinstance(dev, _device) else _device(dev)
-    if d.type == "cuda" and d.index is None:
+    fixed = d.type == "cpu" or d.index is not None
+    if not fixed:
         from tgrad.device import _canonical  # the current CUDA device
         d = _canonical(d)
     key = (d.type, d.index or 0)
@@ -472,4 +478,6 @@ def get_allocator(dev):
                     from .cuda_driver import CudaBackend
                     allocator = CachingAllocator(CudaBackend(d.index), f"cuda:{d.index}")
                 _allocators[key] = allocator
+    if fixed:
+        _recent = (dev, allocator)
     return allocator
