@@ -356,31 +356,29 @@ class CachingAllocator:
         if not block.allocated or pool.allocator is not self:
             raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
         block.allocated = False
-        size = block.size
-        change = -block.active
+        size, active = block.size, block.active
         free = pool.free
-        merged = False
+        merged = 0
         prev, nxt = block.prev, block.next
         if prev is not None and not prev.allocated:     # merge into the free block before
             del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
-            change -= INACTIVE_SPLIT + prev.size * INACTIVE_SPLIT_BYTES
             prev.size += size
             prev.next = nxt
             if nxt is not None:
                 nxt.prev = prev
-            block, merged = prev, True
+            block, merged = prev, 1
         if nxt is not None and not nxt.allocated:       # take in the free block after
             del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
-            change -= INACTIVE_SPLIT + nxt.size * INACTIVE_SPLIT_BYTES
             block.size += nxt.size
             block.next = nxt = nxt.next
             if nxt is not None:
                 nxt.prev = block
-            merged = True
-        if block.prev is not None or nxt is not None:   # an inactive split block, ``size`` bytes bigger
-            change += INACTIVE_SPLIT + block.size * INACTIVE_SPLIT_BYTES
+            merged += 1
+        if block.prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
+            change = (1 - merged) * INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES - active
             increase = size * INACTIVE_SPLIT_BYTES if merged else INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES
-        else:
+        else:        # the whole segment is free: the merged blocks were its inactive split ones
+            change = -merged * INACTIVE_SPLIT - (block.size - size) * INACTIVE_SPLIT_BYTES - active
             increase = 0
         bisect.insort(free, (block.size, block.ptr, block))
         self._count(pool, change, increase)
