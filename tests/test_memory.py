@@ -278,6 +278,41 @@ def test_free_during_critical_section_is_deferred():
     alloc._check_invariants()
 
 
+def test_peaks_and_totals_follow_each_change():
+    """Each malloc/free/empty_cache changes a stat by one net amount: a model that only sees the current
+    values after each call must agree on every peak, "allocated" and "freed"."""
+    rng = random.Random(3)
+    alloc = make()
+    model, live = {}, []
+    for step in range(3000):
+        r = rng.random()
+        if r < 0.5 or not live:
+            live.append(alloc.malloc(rng.choice([rng.randrange(0, 5000), rng.randrange(0, 3 * MiB)])))
+        elif r < 0.97:
+            alloc.free(live.pop(rng.randrange(len(live))))
+        elif r < 0.98:
+            alloc.empty_cache()
+        elif r < 0.99:
+            alloc.reset_peak_memory_stats()
+            for m in model.values():
+                m["peak"] = m["current"]
+        else:
+            alloc.reset_accumulated_memory_stats()
+            for m in model.values():
+                m["allocated"] = m["freed"] = 0
+        stats = alloc.memory_stats()
+        for key in {k.rpartition(".")[0] for k in stats if k.endswith(".current") and k.count(".") == 2}:
+            m = model.setdefault(key, dict.fromkeys(("current", "peak", "allocated", "freed"), 0))
+            delta = stats[key + ".current"] - m["current"]
+            m["current"] += delta
+            m["allocated" if delta > 0 else "freed"] += abs(delta)
+            m["peak"] = max(m["peak"], m["current"])
+            assert {k: stats[f"{key}.{k}"] for k in m} == m, (step, key)
+        if step % 500 == 0:
+            alloc._check_invariants()
+    alloc._check_invariants()
+
+
 def test_threads_random_alloc_free():
     alloc = make()
     errors = []

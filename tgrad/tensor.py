@@ -1700,6 +1700,21 @@ def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):
 
 
 _Storage = None
+_GEOMETRY = {}  # shape of ints -> (shape, contiguous strides, numel) of a new tensor
+
+
+def _geometry(shape):
+    shape = tuple(int(s) for s in shape)
+    n = 1
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+        n *= s
+    geometry = shape, contiguous_strides(shape), n
+    if len(_GEOMETRY) > 4096:
+        _GEOMETRY.clear()
+    _GEOMETRY[shape] = geometry
+    return geometry
 
 
 def empty(shape, dtype, device):
@@ -1707,12 +1722,10 @@ def empty(shape, dtype, device):
     global _Storage
     if _Storage is None:
         from .memory import Storage as _Storage
-    shape = tuple(int(s) for s in shape)
-    n = 1
-    for s in shape:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
-        n *= s
+    try:    # a shape of numpy ints (or a Size) finds the entry of its ints: equal and of equal hash
+        shape, strides, n = _GEOMETRY[shape]
+    except (KeyError, TypeError):   # new, or unhashable (a list)
+        shape, strides, n = _geometry(shape)
     t = object.__new__(Tensor)
-    _init_from(t, _Storage(n * dtype.itemsize, device), 0, shape, contiguous_strides(shape), dtype)
+    _init_from(t, _Storage(n * dtype.itemsize, device), 0, shape, strides, dtype)
     return t

@@ -29,12 +29,35 @@ LARGE_SEGMENT = 20 << 20     # segment size for large requests < MIN_LARGE_ALLOC
 MIN_LARGE_ALLOC = 10 << 20   # from here a request gets its own segment ...
 ROUND_LARGE = 2 << 20        # ... rounded up to a multiple of this
 
-SMALL, LARGE = 1, 2          # pool ids = their index in a stat array (0 is "all")
+SMALL, LARGE = 1, 2          # pool indexes (0 is "all"), the keys of CachingAllocator._free
 _POOL_NAMES = ("all", "small_pool", "large_pool")
-_ARRAY_STATS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes",
-                "reserved_bytes", "active_bytes", "inactive_split_bytes", "requested_bytes")
 _COUNTERS = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free",
              "num_sync_all_streams")
+
+# PyTorch's per-pool stats, each with a current value, a peak, a total "allocated" (the sum of its increases)
+# and "freed" (of its decreases). Without streams a block is active exactly while it is allocated: "active"
+# and "active_bytes" are "allocation" and "allocated_bytes".
+_STATS = ("allocation", "allocated_bytes", "requested_bytes", "inactive_split", "inactive_split_bytes",
+          "segment", "reserved_bytes")
+_ALIASES = {"active": "allocation", "active_bytes": "allocated_bytes"}
+
+# Stat vectors: one value per stat packed in an int, 64 bits each, so that a malloc or free changes all the
+# stats of a pool with one addition (the values stay far below 2**62). The unit vectors:
+_W = 64
+_MASK = (1 << _W) - 1
+(ALLOCATION, ALLOCATED_BYTES, REQUESTED_BYTES, INACTIVE_SPLIT, INACTIVE_SPLIT_BYTES, SEGMENT,
+ RESERVED_BYTES) = (1 << _W * i for i in range(len(_STATS)))
+# A pool's ``room`` vector holds peak - current of each stat plus a guard bit 2**63: a change that takes a
+# current value above its peak borrows that stat's guard bit, which sends it to the (rare) peak update.
+_GUARDS = sum(1 << _W * i + _W - 1 for i in range(len(_STATS)))
+
+
+def _unpack(vector):
+    return [vector >> _W * i & _MASK for i in range(len(_STATS))]
+
+
+def _pack(values):
+    return sum(v << _W * i for i, v in enumerate(values))
 
 
 class BackendOutOfMemory(Exception):
@@ -72,16 +95,18 @@ def format_size(nbytes):
 
 
 class Block:
-    """A piece of a segment: ``ptr``, ``size`` (rounded), ``requested`` bytes.
+    """A piece of a segment: ``ptr``, ``size`` (rounded), ``requested`` bytes, its ``pool``.
 
-    ``prev``/``next`` link the blocks of one segment in address order.
+    ``prev``/``next`` link the blocks of one segment in address order. The first block of a segment stays
+    the same object for the segment's life (a merge keeps the lower block). ``active`` is the stat vector
+    an allocated block adds to its pool's.
     """
 
-    __slots__ = ("ptr", "size", "requested", "pool", "allocated", "prev", "next")
+    __slots__ = ("ptr", "size", "requested", "pool", "allocated", "prev", "next", "active")
 
     def __init__(self, ptr, size, pool, prev=None, next=None):
         self.ptr, self.size, self.pool = ptr, size, pool
-        self.requested, self.allocated = 0, False
+        self.requested, self.allocated, self.active = 0, False, 0
         self.prev, self.next = prev, next
 
     def is_split(self):
@@ -92,10 +117,19 @@ class Block:
         return f"Block(ptr={self.ptr:#x}, size={self.size}, {state})"
 
 
-def _active_stats(block):
-    """The stats an allocated block counts towards, with its share of each."""
-    return (("allocation", 1), ("active", 1), ("allocated_bytes", block.size),
-            ("active_bytes", block.size), ("requested_bytes", block.requested))
+class _Pool:
+    """The free blocks of a pool, sorted [(size, ptr, block)], and its stats as stat vectors."""
+
+    __slots__ = ("allocator", "free", "current", "increases", "base", "room", "peak")
+
+    def __init__(self, allocator):
+        self.allocator = allocator
+        self.free = []
+        self.current = 0           # the current values
+        self.increases = 0         # the totals "allocated" since the last reset_accumulated_memory_stats
+        self.base = 0              # the current values at that reset ("freed" = increases - current + base)
+        self.room = _GUARDS        # guarded peak - current
+        self.peak = [0] * len(_STATS)
 
 
 class CachingAllocator:
@@ -109,19 +143,11 @@ class CachingAllocator:
         self._busy = False       # inside a critical section (see _enter)
         self._deferred = []      # frees that arrived re-entrantly while busy
         self.release_on_free = False
-        self._free = {SMALL: [], LARGE: []}  # sorted [(size, ptr, block)]
-        self._active = {}        # ptr -> allocated Block
-        self._segments = {}      # base ptr -> segment size
-        self._stats = {name: [[0, 0, 0, 0] for _ in _POOL_NAMES] for name in _ARRAY_STATS}
-        # without streams a block is active exactly while it is allocated: "active" and "active_bytes" are
-        # "allocation" and "allocated_bytes" (the same lists, updated once)
-        self._stats["active"] = self._stats["allocation"]
-        self._stats["active_bytes"] = self._stats["allocated_bytes"]
+        self._small, self._large = _Pool(self), _Pool(self)
+        self._all = _Pool(self)  # only its room and peak are kept: its other vectors are the pools' sums
+        self._free = {SMALL: self._small.free, LARGE: self._large.free}
+        self._segments = {}      # base ptr -> (segment size, first block)
         self._counters = dict.fromkeys(_COUNTERS, 0)
-        # per pool: the ("all", pool) stat pairs malloc/free update (_active_stats without the aliases)
-        self._active_pairs = {pool: tuple((self._stats[name][0], self._stats[name][pool])
-                                          for name in ("allocation", "allocated_bytes", "requested_bytes"))
-                              for pool in (SMALL, LARGE)}
 
     # -- locking -------------------------------------------------------------
     # A Storage finalizer can run inside our own critical section (the garbage
@@ -151,7 +177,8 @@ class CachingAllocator:
         if nbytes < 0:
             raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
         size = (nbytes + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK or MIN_BLOCK     # round_size
-        pool = SMALL if size <= SMALL_SIZE else LARGE
+        small = size <= SMALL_SIZE
+        pool = self._small if small else self._large
         lock = self._lock       # = self._enter(), inlined (malloc and free are the hot path)
         lock.acquire()
         if self._busy:
@@ -159,22 +186,28 @@ class CachingAllocator:
             raise RuntimeError("CachingAllocator.malloc called re-entrantly")
         self._busy = True
         try:
-            blocks = self._free[pool]      # best fit: _take_free_block, inlined
-            i = bisect.bisect_left(blocks, (size, 0))
-            block = blocks.pop(i)[2] if i < len(blocks) else self._new_segment(pool, size)
-            self._split(block, size)
+            free = pool.free    # best fit: the smallest free block that fits, ties broken by address
+            i = bisect.bisect_left(free, (size,))
+            block = free.pop(i)[2] if i < len(free) else self._new_segment(pool, size)
+            rest, nxt = block.size - size, block.next
+            was_split = block.prev is not None or nxt is not None
+            if rest >= MIN_BLOCK if small else rest > SMALL_SIZE:     # split off the rest as a free block
+                tail = Block(block.ptr + size, rest, pool, block, nxt)
+                if nxt is not None:
+                    nxt.prev = tail
+                block.next, block.size = tail, size
+                bisect.insort(free, (rest, tail.ptr, tail))
+                if was_split:   # an inactive split block shrinks by ``size``
+                    split, increase = -size * INACTIVE_SPLIT_BYTES, 0
+                else:           # a new inactive split block appears
+                    split = increase = INACTIVE_SPLIT + rest * INACTIVE_SPLIT_BYTES
+            elif was_split:     # a whole inactive split block becomes active
+                split, increase = -INACTIVE_SPLIT - block.size * INACTIVE_SPLIT_BYTES, 0
+            else:
+                split = increase = 0
             block.allocated, block.requested = True, nbytes
-            self._active[block.ptr] = block
-            size = block.size
-            for (a, p), n in zip(self._active_pairs[pool], (1, size, nbytes)):   # = _update(+n)
-                a[0] += n
-                a[2] += n
-                if a[0] > a[1]:
-                    a[1] = a[0]
-                p[0] += n
-                p[2] += n
-                if p[0] > p[1]:
-                    p[1] = p[0]
+            block.active = active = ALLOCATION + block.size * ALLOCATED_BYTES + nbytes * REQUESTED_BYTES
+            self._count(pool, active + split, active + increase)
             return block
         finally:
             if self._deferred:
@@ -211,42 +244,44 @@ class CachingAllocator:
             finally:
                 self._leave()
 
+    def _current(self, stat):
+        return (self._small.current + self._large.current) >> _W * _STATS.index(stat) & _MASK
+
     def memory_allocated(self):
-        return self._stats["allocated_bytes"][0][0]
+        return self._current("allocated_bytes")
 
     def max_memory_allocated(self):
-        return self._stats["allocated_bytes"][0][1]
+        return self._all.peak[_STATS.index("allocated_bytes")]
 
     def memory_reserved(self):
-        return self._stats["reserved_bytes"][0][0]
+        return self._current("reserved_bytes")
 
     def max_memory_reserved(self):
-        return self._stats["reserved_bytes"][0][1]
+        return self._all.peak[_STATS.index("reserved_bytes")]
 
     def reset_peak_memory_stats(self):
         with self._lock:
-            for arrays in self._stats.values():
-                for stat in arrays:
-                    stat[1] = stat[0]
+            for pool, current in self._vectors():
+                pool.peak, pool.room = _unpack(current), _GUARDS
 
     def reset_accumulated_memory_stats(self):
         with self._lock:
-            for arrays in self._stats.values():
-                for stat in arrays:
-                    stat[2] = stat[3] = 0
+            for pool in (self._small, self._large):
+                pool.increases, pool.base = 0, pool.current
             self._counters = dict.fromkeys(_COUNTERS, 0)
 
     def memory_stats(self):
         """PyTorch's flat stats: "allocated_bytes.all.current", "num_ooms", ..."""
         with self._lock:
+            stats = self._stat_arrays()
             out = [("max_split_size", -1)]
             out += self._counters.items()
-            for name, arrays in self._stats.items():
-                for pool_name, stat in zip(_POOL_NAMES, arrays):
-                    out += [(f"{name}.{pool_name}.{k}", v)
-                            for k, v in zip(("current", "peak", "allocated", "freed"), stat)]
-            for name in ("oversize_allocations", "oversize_segments"):
-                out += [(f"{name}.{k}", 0) for k in ("current", "peak", "allocated", "freed")]
+        for name in _STATS + tuple(_ALIASES):
+            for pool_name, stat in zip(_POOL_NAMES, stats[_ALIASES.get(name, name)]):
+                out += [(f"{name}.{pool_name}.{k}", v)
+                        for k, v in zip(("current", "peak", "allocated", "freed"), stat)]
+        for name in ("oversize_allocations", "oversize_segments"):
+            out += [(f"{name}.{k}", 0) for k in ("current", "peak", "allocated", "freed")]
         return collections.OrderedDict(sorted(out))
 
     def memory_summary(self, abbreviated=False):
@@ -255,33 +290,33 @@ class CachingAllocator:
 
     # -- internals (called with the lock held) --------------------------------
 
-    def _update(self, name, pool, delta):
-        arrays = self._stats[name]
-        a, p = arrays[0], arrays[pool]     # [current, peak, allocated, freed] of "all" and of the pool
-        a[0] += delta
-        p[0] += delta
-        if delta > 0:
-            a[2] += delta
-            p[2] += delta
-            if a[0] > a[1]:
-                a[1] = a[0]
-            if p[0] > p[1]:
-                p[1] = p[0]
-        else:
-            a[3] -= delta
-            p[3] -= delta
+    def _count(self, pool, change, increase):
+        """Add stat vector ``change`` to ``pool``'s stats; ``increase`` is its positive part."""
+        pool.current += change
+        pool.increases += increase
+        pool.room -= change
+        everything = self._all
+        everything.room -= change
+        if pool.room & everything.room & _GUARDS != _GUARDS:     # a current value went above its peak
+            for p, current in self._vectors():
+                p.peak = [max(x, c) for x, c in zip(p.peak, _unpack(current))]
+                p.room = _GUARDS + _pack(p.peak) - current
 
-    def _insert_free(self, block):
-        bisect.insort(self._free[block.pool], (block.size, block.ptr, block))
+    def _vectors(self):
+        """(pool, current vector) for the small, large and "all" pools."""
+        small, large = self._small, self._large
+        return (small, small.current), (large, large.current), (self._all, small.current + large.current)
 
-    def _remove_free(self, block):
-        blocks = self._free[block.pool]
-        del blocks[bisect.bisect_left(blocks, (block.size, block.ptr))]
-
-    def _take_free_block(self, pool, size):
-        blocks = self._free[pool]
-        i = bisect.bisect_left(blocks, (size, 0))
-        return blocks.pop(i)[2] if i < len(blocks) else None
+    def _stat_arrays(self):
+        """{stat: [[current, peak, allocated, freed] of "all", of the small pool, of the large pool]}."""
+        small, large = self._small, self._large
+        rows = []
+        for pool, current, increases, base in (
+                (self._all, small.current + large.current, small.increases + large.increases, small.base + large.base),
+                (small, small.current, small.increases, small.base),
+                (large, large.current, large.increases, large.base)):
+            rows.append(list(zip(_unpack(current), pool.peak, _unpack(increases), _unpack(increases - current + base))))
+        return {name: [list(row[i]) for row in rows] for i, name in enumerate(_STATS)}
 
     def _new_segment(self, pool, size):
         nbytes = size if self.release_on_free else segment_size(size)
@@ -296,10 +331,11 @@ class CachingAllocator:
                 self._counters["num_ooms"] += 1
                 raise OutOfMemoryError(self._oom_message(nbytes)) from None
         self._counters["num_device_alloc"] += 1
-        self._segments[ptr] = nbytes
-        self._update("segment", pool, 1)
-        self._update("reserved_bytes", pool, nbytes)
-        return Block(ptr, nbytes, pool)
+        block = Block(ptr, nbytes, pool)
+        self._segments[ptr] = (nbytes, block)
+        change = SEGMENT + nbytes * RESERVED_BYTES
+        self._count(pool, change, change)
+        return block
 
     def _oom_message(self, nbytes):
         free, total = self.backend.mem_get_info()
@@ -315,131 +351,115 @@ class CachingAllocator:
                 f"is allocated by tgrad, and {format_size(reserved - allocated)} is reserved "
                 f"by tgrad but unallocated.")
 
-    def _split(self, block, size):
-        """Cut ``block`` (just taken from its pool) down to ``size`` if the rest is worth keeping."""
-        remaining = block.size - size
-        nxt = block.next
-        was_split = block.prev is not None or nxt is not None
-        if remaining >= MIN_BLOCK if block.pool == SMALL else remaining > SMALL_SIZE:
-            rest = Block(block.ptr + size, remaining, block.pool, block, nxt)
-            if nxt is not None:
-                nxt.prev = rest
-            block.next, block.size = rest, size
-            bisect.insort(self._free[block.pool], (remaining, rest.ptr, rest))     # = _insert_free(rest)
-            if was_split:  # an inactive split block shrinks by ``size``
-                self._update("inactive_split_bytes", block.pool, -size)
-            else:          # a new inactive split block appears
-                self._update("inactive_split_bytes", block.pool, remaining)
-                self._update("inactive_split", block.pool, 1)
-        elif was_split:    # a whole inactive split block becomes active
-            self._update("inactive_split_bytes", block.pool, -block.size)
-            self._update("inactive_split", block.pool, -1)
-
     def _free_block(self, block):
-        if self._active.get(block.ptr) is not block:
-            raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
-        del self._active[block.ptr]
         pool = block.pool
+        if not block.allocated or pool.allocator is not self:
+            raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
         block.allocated = False
-        size = block.size
-        for (a, p), n in zip(self._active_pairs[pool], (1, size, block.requested)):  # = _update(-n)
-            a[0] -= n
-            a[3] += n
-            p[0] -= n
-            p[3] += n
-        split_blocks = split_bytes = 0
-        free = self._free[pool]
-        for neighbour in (block.prev, block.next):
-            if neighbour is None or neighbour.allocated:
-                continue
-            del free[bisect.bisect_left(free, (neighbour.size, neighbour.ptr))]     # = _remove_free(neighbour)
-            if neighbour is block.prev:
-                block.ptr, block.prev = neighbour.ptr, neighbour.prev
-                if block.prev is not None:
-                    block.prev.next = block
-            else:
-                block.next = neighbour.next
-                if block.next is not None:
-                    block.next.prev = block
-            block.size += neighbour.size
-            split_blocks -= 1
-            split_bytes -= neighbour.size
-        if block.prev is not None or block.next is not None:      # = block.is_split()
-            split_blocks += 1
-            split_bytes += block.size
-        if split_blocks:
-            self._update("inactive_split", pool, split_blocks)
-        if split_bytes:
-            self._update("inactive_split_bytes", pool, split_bytes)
-        bisect.insort(free, (block.size, block.ptr, block))       # = _insert_free(block)
+        size, active = block.size, block.active
+        free = pool.free
+        merged = 0
+        prev, nxt = block.prev, block.next
+        if prev is not None and not prev.allocated:     # merge into the free block before
+            del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
+            prev.size += size
+            prev.next = nxt
+            if nxt is not None:
+                nxt.prev = prev
+            block, merged = prev, 1
+        if nxt is not None and not nxt.allocated:       # take in the free block after
+            del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
+            block.size += nxt.size
+            block.next = nxt = nxt.next
+            if nxt is not None:
+                nxt.prev = block
+            merged += 1
+        if block.prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
+            change = (1 - merged) * INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES - active
+            increase = size * INACTIVE_SPLIT_BYTES if merged else INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES
+        else:        # the whole segment is free: the merged blocks were its inactive split ones
+            change = -merged * INACTIVE_SPLIT - (block.size - size) * INACTIVE_SPLIT_BYTES - active
+            increase = 0
+        bisect.insort(free, (block.size, block.ptr, block))
+        self._count(pool, change, increase)
 
     def _release_cached(self):
-        whole = [b for pool in self._free.values() for (_, _, b) in pool if not b.is_split()]
+        whole = [b for pool in (self._small, self._large) for (_, _, b) in pool.free
+                 if b.prev is None and b.next is None]
         if not whole:
             return
         self.backend.synchronize()  # the device may still be using a block we cached
         for block in whole:
-            self._remove_free(block)
+            free = block.pool.free
+            del free[bisect.bisect_left(free, (block.size, block.ptr))]
             self.backend.free(block.ptr)
             del self._segments[block.ptr]
             self._counters["num_device_free"] += 1
-            self._update("segment", block.pool, -1)
-            self._update("reserved_bytes", block.pool, -block.size)
+            self._count(block.pool, -SEGMENT - block.size * RESERVED_BYTES, 0)
 
     def _check_invariants(self):
         """Assert that blocks tile each segment, free neighbours are merged and stats add up."""
         with self._lock:
-            free = {b.ptr: b for pool in self._free.values() for (_, _, b) in pool}
-            for pool, blocks in self._free.items():
+            pools = (self._small, self._large)
+            free = {}
+            for pool in pools:
+                blocks = pool.free
                 assert blocks == sorted(blocks, key=lambda e: e[:2]), "free list out of order"
-                assert all(s == b.size and p == b.ptr and b.pool == pool and not b.allocated
+                assert all(s == b.size and p == b.ptr and b.pool is pool and not b.allocated
                            for s, p, b in blocks), "stale free-list entry"
-            assert not set(free) & set(self._active), "a block is both free and allocated"
-            expect = {name: [0, 0, 0] for name in _ARRAY_STATS}
-
-            def add(name, pool, n):
-                expect[name][0] += n
-                expect[name][pool] += n
-
+                free.update((b.ptr, b) for _, _, b in blocks)
+            expect = {pool: dict.fromkeys(_STATS, 0) for pool in pools}
             seen = 0
-            for base, seg_size in self._segments.items():
-                block = free.get(base) or self._active.get(base)
-                assert block is not None and block.prev is None, f"segment {base:#x} has no head"
+            for base, (seg_size, block) in self._segments.items():
+                assert block.ptr == base and block.prev is None, f"segment {base:#x} has no head"
                 pool, end = block.pool, base
-                add("segment", pool, 1)
-                add("reserved_bytes", pool, seg_size)
+                add = expect[pool]
+                add["segment"] += 1
+                add["reserved_bytes"] += seg_size
                 while block is not None:
-                    assert block.ptr == end and block.pool == pool, "blocks do not tile the segment"
+                    assert block.ptr == end and block.pool is pool, "blocks do not tile the segment"
                     assert block.size % MIN_BLOCK == 0 and base % 256 == 0, "misaligned block"
-                    assert (free if not block.allocated else self._active).get(block.ptr) is block
                     if block.allocated:
-                        for name, n in _active_stats(block):
-                            add(name, pool, n)
+                        assert block.active == (ALLOCATION + block.size * ALLOCATED_BYTES
+                                                + block.requested * REQUESTED_BYTES), "stale stat vector"
+                        add["allocation"] += 1
+                        add["allocated_bytes"] += block.size
+                        add["requested_bytes"] += block.requested
                     else:
+                        assert free.get(block.ptr) is block, "a free block is not in its pool"
                         assert block.next is None or block.next.allocated, "two adjacent free blocks"
+                        seen += 1
                         if block.is_split():
-                            add("inactive_split", pool, 1)
-                            add("inactive_split_bytes", pool, block.size)
+                            add["inactive_split"] += 1
+                            add["inactive_split_bytes"] += block.size
                     if block.next is not None:
                         assert block.next.prev is block, "broken prev link"
                     end += block.size
-                    seen += 1
                     block = block.next
                 assert end == base + seg_size, "blocks do not cover the segment"
-            assert seen == len(free) + len(self._active), "blocks outside any segment"
-            for name, values in expect.items():
-                current = [stat[0] for stat in self._stats[name]]
-                assert current == values, f"{name}: stats say {current}, blocks say {values}"
+            assert seen == len(free), "free blocks outside any segment"
+            for pool in pools:
+                current = dict(zip(_STATS, _unpack(pool.current)))
+                assert current == expect[pool], f"stats say {current}, blocks say {expect[pool]}"
+            for pool, current in self._vectors():
+                assert pool.room == _GUARDS + _pack(pool.peak) - current, "peaks out of step"
+                assert all(p >= c for p, c in zip(pool.peak, _unpack(current))), "a peak below its current"
 
 
 _allocators = {}
 _allocators_lock = threading.Lock()
+_recent = (None, None)   # (dev, its allocator) of the last get_allocator(dev) whose dev names one device
 
 
 def get_allocator(dev):
     """The process-wide allocator of device ``dev`` (a device, "cpu", "cuda:1" or an int)."""
+    global _recent
+    recent = _recent
+    if recent[0] is dev:
+        return recent[1]
     d = dev if isinstance(dev, _device) else _device(dev)
-    if d.type == "cuda" and d.index is None:
+    fixed = d.type == "cpu" or d.index is not None
+    if not fixed:
         from tgrad.device import _canonical  # the current CUDA device
         d = _canonical(d)
     key = (d.type, d.index or 0)
@@ -456,4 +476,6 @@ def get_allocator(dev):
                     from .cuda_driver import CudaBackend
                     allocator = CachingAllocator(CudaBackend(d.index), f"cuda:{d.index}")
                 _allocators[key] = allocator
+    if fixed:
+        _recent = (dev, allocator)
     return allocator

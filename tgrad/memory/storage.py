@@ -28,11 +28,10 @@ class Storage:
 
     def __init__(self, nbytes, device):
         self._block = None
-        self.allocator = get_allocator(device)
-        self.device = self.allocator.device
-        block = self.allocator.malloc(nbytes)
+        self.allocator = allocator = get_allocator(device)
+        self.device = allocator.device
+        self._block = block = allocator.malloc(nbytes)
         self.ptr, self.nbytes = block.ptr, nbytes
-        self._block = block
         self._owner = None
 
     def __del__(self):
