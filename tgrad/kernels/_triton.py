@@ -580,6 +580,7 @@ def record(fn, kw, dyn_names, base_values):
 _CSE_OK = _PURE | {"reduce_scan", "create_fma", "create_dot", "create_idiv", "create_sdiv", "create_udiv",
                    "create_rsqrt", "create_fabs", "create_load", "create_masked_load"}
 _LOADS = ("create_load", "create_masked_load")
+_REDUCTIONS = ("reduce_scan",)
 
 
 def _const_key(x):
@@ -620,7 +621,7 @@ def _cse(ops):
             epoch += 1
             out.append(op)
             continue
-        if name == "reduce_scan":
+        if name in _REDUCTIONS:     # recorded by record()'s rec_impl, not a builder method
             if low is None:             # a multi-output reduction: kept as recorded
                 out.append(op)
                 continue
