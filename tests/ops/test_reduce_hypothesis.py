@@ -70,20 +70,24 @@ def test_mean(case):
     _check(got, want)
 
 
+def _check_extreme(case, which):
+    """t.amax/amin and t.max/min (values and indices) against numpy's max/min and argmax/argmin."""
+    a, t, dim, keepdim = case
+    if dim is None:
+        _check(getattr(t, which)(), getattr(a, which)(), 0, 0)
+        return
+    _check(getattr(t, "a" + which)(dim, keepdim), getattr(a, which)(_axis(dim, a.ndim), keepdims=keepdim), 0, 0)
+    if isinstance(dim, int):
+        v, i = getattr(t, which)(dim, keepdim)
+        ax = dim if a.ndim else None
+        _check(v, getattr(a, which)(ax, keepdims=keepdim) if a.ndim else a, 0, 0)
+        np.testing.assert_array_equal(i.numpy(), getattr(a, "arg" + which)(ax, keepdims=keepdim) if a.ndim else 0)
+
+
 @SETTINGS
 @given(cases())
 def test_amax_and_max(case):
-    a, t, dim, keepdim = case
-    if dim is None:
-        _check(t.max(), a.max(), 0, 0)
-        return
-    _check(t.amax(dim, keepdim), a.max(_axis(dim, a.ndim), keepdims=keepdim), 0, 0)
-    if isinstance(dim, int):
-        v, i = t.max(dim, keepdim)
-        ax = dim if a.ndim else None
-        _check(v, a.max(ax, keepdims=keepdim) if a.ndim else a, 0, 0)
-        want_i = a.argmax(ax, keepdims=keepdim) if a.ndim else 0
-        np.testing.assert_array_equal(i.numpy(), want_i)
+    _check_extreme(case, "max")
 
 
 @SETTINGS
@@ -112,16 +116,7 @@ def test_prod(case):
 @FEW
 @given(cases())
 def test_amin_and_min(case):
-    a, t, dim, keepdim = case
-    if dim is None:
-        _check(t.min(), a.min(), 0, 0)
-        return
-    _check(t.amin(dim, keepdim), a.min(_axis(dim, a.ndim), keepdims=keepdim), 0, 0)
-    if isinstance(dim, int):
-        v, i = t.min(dim, keepdim)
-        ax = dim if a.ndim else None
-        _check(v, a.min(ax, keepdims=keepdim) if a.ndim else a, 0, 0)
-        np.testing.assert_array_equal(i.numpy(), a.argmin(ax, keepdims=keepdim) if a.ndim else 0)
+    _check_extreme(case, "min")
 
 
 @FEW
