@@ -16,9 +16,9 @@ Hyper-parameters (lr, betas, bias corrections, all computed on the host) come
 in an array ``hp`` read at run time: changing them never recompiles.  It holds
 the compute dtype, so float64 parameters see them unrounded (a Python float
 kernel argument would be fp32) and the others get them rounded to fp32 on the
-host, as the kernels' cast would.  The device copy of a set of values is kept:
-steps with the same values copy nothing.  The optimizer (``OP``) and its structural choices (momentum
-on/off, nesterov, amsgrad ...) are constexprs.  Values are computed in fp32
+host, as the kernels' cast would.  The device copy of a set of values is
+kept: steps with the same values copy nothing.  The optimizer (``OP``) and its
+structural choices (momentum on/off, nesterov, amsgrad ...) are constexprs.  Values are computed in fp32
 (fp64 for float64) and cast on store.
 
 The updates follow PyTorch's default cpu path (the single-tensor loop of
