@@ -284,6 +284,38 @@ def test_hyper_parameters_edited_between_steps_take_effect():
     assert p.tolist() == [-0.75, 0.25]
 
 
+def test_float64_hyper_parameters_reach_the_kernel_unrounded():
+    """float64 maths sees each hyper-parameter's every bit (they travel as the double's two 32-bit words):
+    with grad 1, p - lr is one rounding of the exact difference, as numpy's."""
+    lrs = [0.1, 1 / 3, 1e-300, -0.0, 5e-324, 1e300, 2.5e-8]
+    p0 = np.array([1.0, -0.0, 1e-300, 3.0], dtype=np.float64)
+    for lr in lrs:
+        p = nn.Parameter(tgrad.tensor(p0))
+        opt = optim.SGD([p], lr=lr)
+        p.grad = tgrad.ones(4, dtype=tgrad.float64)
+        opt.step()
+        assert p.detach().numpy().tobytes() == (p0 - lr).tobytes(), lr
+
+
+def test_optimizer_memory_returns_to_baseline():
+    """A step keeps nothing on the device but the states: deleting the optimizer and the parameters brings
+    memory_allocated back to where it was."""
+    base = tgrad.memory_allocated()
+    for cls, kw in [(optim.SGD, dict(lr=0.1, momentum=0.9)), (optim.Adam, dict(lr=1e-3)),
+                    (optim.RMSprop, dict(lr=1e-2, centered=True)), (optim.Adagrad, dict(lr=0.1))]:
+        for dt in (tgrad.float32, tgrad.float64):
+            ps = [nn.Parameter(tgrad.ones(3, dtype=dt)), nn.Parameter(tgrad.ones(2, 2, dtype=dt))]
+            opt = cls(ps, **kw)
+            for step in range(3):
+                for p in ps:
+                    p.grad = tgrad.full_like(p, 0.5 + step)
+                opt.step()
+                kw["lr"] = kw["lr"] * 0.5        # new values every step
+                opt.param_groups[0]["lr"] = kw["lr"]
+            del opt, ps, p
+    assert tgrad.memory_allocated() == base
+
+
 def test_per_group_options_and_add_param_group():
     a, b = nn.Parameter(tgrad.zeros(2)), nn.Parameter(tgrad.zeros(2))
     opt = optim.SGD([{"params": [a]}, {"params": b, "lr": 1.0}], lr=0.1)

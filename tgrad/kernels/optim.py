@@ -12,12 +12,12 @@ elements (no masked lanes beyond the last block) and, the addresses being
 arguments, the trace executor lowers every load and store to a numpy view; on
 cuda all blocks are 1024.
 
-Hyper-parameters (lr, betas, bias corrections, all computed on the host) come
-in an array ``hp`` read at run time: changing them never recompiles.  It holds
-the compute dtype, so float64 parameters see them unrounded (a Python float
-kernel argument would be fp32) and the others get them rounded to fp32 on the
-host, as the kernels' cast would.  The device copy of a set of values is
-kept: steps with the same values copy nothing.  The optimizer (``OP``) and its
+Hyper-parameters (lr, betas, bias corrections, all computed on the host) are
+kernel arguments, replayed as values: changing them never recompiles or
+re-records.  For fp32 maths each is an fp32 argument (rounded on the host, as
+the kernels' cast would); float64 parameters see them unrounded, passed as the
+double's bits in two int32-range arguments (a float argument would be fp32).
+Nothing is kept on the device between steps.  The optimizer (``OP``) and its
 structural choices (momentum on/off, nesterov, amsgrad ...) are constexprs.  Values are computed in fp32
 (fp64 for float64) and cast on store.
 
@@ -35,12 +35,10 @@ by ulps.  On cpu an exact fma costs more than a multiply and an add
 """
 import struct
 
-import numpy as np
 import triton
 import triton.language as tl
 
-from ..memory import Storage
-from ._triton import Ptr, cdiv, elementwise_block, gpu_blocks, launch, next_pow2
+from ._triton import Launch, Ptr, Sites, cdiv, dynamic_args, elementwise_block, gpu_blocks, next_pow2
 from .elementwise import cast_store, compute_type
 
 SGD, ADAM, RMSPROP, ADAGRAD = range(4)
@@ -56,19 +54,19 @@ def _lerp(a, b, w):
 
 
 @triton.jit
-def _sgd(hp_ptr, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
+def _sgd(h0, h1, h2, h3, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
          FIRST: tl.constexpr, NESTEROV: tl.constexpr):
     """g += wd p; buf (a) = g (FIRST) or momentum buf + (1 - dampening) g;
-    p -= lr (g + momentum buf if NESTEROV else buf).  hp: -lr, momentum, 1 - dampening, wd."""
-    neg_lr = tl.load(hp_ptr).to(COMPUTE)
+    p -= lr (g + momentum buf if NESTEROV else buf).  h0-h3: -lr, momentum, 1 - dampening, wd."""
+    neg_lr = h0
     if HAS_WD:                                          # grad.add(param, alpha=weight_decay)
-        g = tl.fma(tl.load(hp_ptr + 3).to(COMPUTE), p, g)
+        g = tl.fma(h3, p, g)
     if MOMENTUM:
-        momentum = tl.load(hp_ptr + 1).to(COMPUTE)
+        momentum = h1
         if FIRST:
             buf = g
         else:                                           # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            one_minus_dampening = tl.load(hp_ptr + 2).to(COMPUTE)
+            one_minus_dampening = h2
             buf = tl.fma(one_minus_dampening, g, tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum)
         cast_store(a_ptr, buf, mask)
         if NESTEROV:
@@ -79,23 +77,18 @@ def _sgd(hp_ptr, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.con
 
 
 @triton.jit
-def _adam(hp_ptr, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
-          DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr):
+def _adam(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, mask, COMPUTE: tl.constexpr,
+          HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr):
     """Adam/AdamW: m (a) = lerp(m, g, 1 - beta1); v (b) = beta2 v + (1 - beta2) g^2 (vmax (c) = max(vmax, v));
     p -= step_size m / (sqrt(v) / bc2_sqrt + eps).  Weight decay: g += wd p, or (DECOUPLED) p *= decay.
-    hp: step_size = lr / (1 - beta1^t), 1 - beta1, beta2, 1 - beta2, eps, wd, decay = 1 - lr wd,
+    h0-h7: step_size = lr / (1 - beta1^t), 1 - beta1, beta2, 1 - beta2, eps, wd, decay = 1 - lr wd,
     bc2_sqrt = sqrt(1 - beta2^t)."""
-    step_size = tl.load(hp_ptr).to(COMPUTE)
-    w1 = tl.load(hp_ptr + 1).to(COMPUTE)
-    beta2 = tl.load(hp_ptr + 2).to(COMPUTE)
-    w2 = tl.load(hp_ptr + 3).to(COMPUTE)
-    eps = tl.load(hp_ptr + 4).to(COMPUTE)
-    bc2_sqrt = tl.load(hp_ptr + 7).to(COMPUTE)
+    step_size, w1, beta2, w2, eps, bc2_sqrt = h0, h1, h2, h3, h4, h7
     if HAS_WD:
         if DECOUPLED:
-            p = p * tl.load(hp_ptr + 6).to(COMPUTE)          # decay
+            p = p * h6                                  # decay
         else:
-            g = tl.fma(tl.load(hp_ptr + 5).to(COMPUTE), p, g)   # weight_decay
+            g = tl.fma(h5, p, g)                        # weight_decay
     m = _lerp(tl.load(m_ptr, mask=mask).to(COMPUTE), g, w1)
     v = tl.fma(w2 * g, g, tl.load(v_ptr, mask=mask).to(COMPUTE) * beta2)      # v.mul_(beta2).addcmul_(g, g, w2)
     cast_store(m_ptr, m, mask)
@@ -108,17 +101,14 @@ def _adam(hp_ptr, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, mask, COMPUTE: tl.constex
 
 
 @triton.jit
-def _rmsprop(hp_ptr, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr,
-             CENTERED: tl.constexpr, MOMENTUM: tl.constexpr):
+def _rmsprop(h0, h1, h2, h3, h4, h5, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.constexpr,
+             HAS_WD: tl.constexpr, CENTERED: tl.constexpr, MOMENTUM: tl.constexpr):
     """sq (a) = alpha sq + (1 - alpha) g^2; avg = sqrt(sq - ga^2 if CENTERED (ga (b) = lerp(ga, g, 1 - alpha))
     else sq) + eps; buf (c) = momentum buf + g / avg, p -= lr buf (or p -= lr g / avg).
-    hp: lr, alpha, 1 - alpha, eps, wd, momentum."""
-    lr = tl.load(hp_ptr).to(COMPUTE)
-    alpha = tl.load(hp_ptr + 1).to(COMPUTE)
-    w = tl.load(hp_ptr + 2).to(COMPUTE)
-    eps = tl.load(hp_ptr + 3).to(COMPUTE)
+    h0-h5: lr, alpha, 1 - alpha, eps, wd, momentum."""
+    lr, alpha, w, eps = h0, h1, h2, h3
     if HAS_WD:
-        g = tl.fma(tl.load(hp_ptr + 4).to(COMPUTE), p, g)
+        g = tl.fma(h4, p, g)
     sq = tl.fma(w * g, g, tl.load(sq_ptr, mask=mask).to(COMPUTE) * alpha)
     cast_store(sq_ptr, sq, mask)
     if CENTERED:
@@ -128,7 +118,7 @@ def _rmsprop(hp_ptr, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.con
     else:
         avg = tl.sqrt(sq) + eps
     if MOMENTUM:
-        momentum = tl.load(hp_ptr + 5).to(COMPUTE)
+        momentum = h5
         buf = tl.load(buf_ptr, mask=mask).to(COMPUTE) * momentum + g / avg    # buf.mul_(momentum).addcdiv_(g, avg)
         cast_store(buf_ptr, buf, mask)
         cast_store(p_ptr, tl.fma(-lr, buf, p), mask)
@@ -137,22 +127,32 @@ def _rmsprop(hp_ptr, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.con
 
 
 @triton.jit
-def _adagrad(hp_ptr, p_ptr, p, g, s_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr):
-    """sum (a) += g^2; p -= clr g / (sqrt(sum) + eps), clr = lr / (1 + (step - 1) lr_decay).  hp: clr, eps, wd."""
-    clr = tl.load(hp_ptr).to(COMPUTE)
-    eps = tl.load(hp_ptr + 1).to(COMPUTE)
+def _adagrad(h0, h1, h2, p_ptr, p, g, s_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr):
+    """sum (a) += g^2; p -= clr g / (sqrt(sum) + eps), clr = lr / (1 + (step - 1) lr_decay).  h0-h2: clr, eps, wd."""
+    clr, eps = h0, h1
     if HAS_WD:
-        g = tl.fma(tl.load(hp_ptr + 2).to(COMPUTE), p, g)
+        g = tl.fma(h2, p, g)
     s = tl.fma(g, g, tl.load(s_ptr, mask=mask).to(COMPUTE))
     cast_store(s_ptr, s, mask)
     cast_store(p_ptr, p + (-clr * g) / (tl.sqrt(s) + eps), mask)
 
 
 @triton.jit
-def _update(hp_ptr, p_ptr, g_ptr, a_ptr, b_ptr, c_ptr, n, i, OP: tl.constexpr, COMPUTE: tl.constexpr,
-            MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr, FIRST: tl.constexpr,
-            NESTEROV: tl.constexpr, DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, CENTERED: tl.constexpr,
-            BLOCK: tl.constexpr):
+def _hyper_value(x, y, COMPUTE: tl.constexpr):
+    """A hyper-parameter (shape [1]) from its two kernel arguments (see _hyper): fp32 ``x``, or a double's
+    bits."""
+    if COMPUTE == tl.float64:
+        bits = (tl.full([1], x, tl.int64) << 32) + (tl.full([1], y, tl.int64) + 2147483648)
+        return bits.to(tl.float64, bitcast=True)
+    else:
+        return tl.full([1], x, COMPUTE)
+
+
+@triton.jit
+def _update(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, g_ptr, a_ptr, b_ptr, c_ptr, n, i, OP: tl.constexpr,
+            COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
+            FIRST: tl.constexpr, NESTEROV: tl.constexpr, DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr,
+            CENTERED: tl.constexpr, BLOCK: tl.constexpr):
     """Block i (elements [i BLOCK, (i + 1) BLOCK) of n) of one tensor: the OP update."""
     offs = i.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -161,19 +161,19 @@ def _update(hp_ptr, p_ptr, g_ptr, a_ptr, b_ptr, c_ptr, n, i, OP: tl.constexpr, C
     if MAXIMIZE:
         g = -g
     if OP == 0:
-        _sgd(hp_ptr, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD, MOMENTUM, FIRST, NESTEROV)
+        _sgd(h0, h1, h2, h3, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD, MOMENTUM, FIRST, NESTEROV)
     elif OP == 1:
-        _adam(hp_ptr, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask, COMPUTE, HAS_WD,
-              DECOUPLED, AMSGRAD)
+        _adam(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask,
+              COMPUTE, HAS_WD, DECOUPLED, AMSGRAD)
     elif OP == 2:
-        _rmsprop(hp_ptr, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask, COMPUTE, HAS_WD,
-                 CENTERED, MOMENTUM)
+        _rmsprop(h0, h1, h2, h3, h4, h5, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask,
+                 COMPUTE, HAS_WD, CENTERED, MOMENTUM)
     else:
-        _adagrad(hp_ptr, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD)
+        _adagrad(h0, h1, h2, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD)
 
 
 @triton.jit
-def multi_tensor_kernel(hp_ptr,
+def multi_tensor_kernel(x0, y0, x1, y1, x2, y2, x3, y3, x4, y4, x5, y5, x6, y6, x7, y7,
                         p0, g0, a0, b0, c0, n0, p1, g1, a1, b1, c1, n1,
                         p2, g2, a2, b2, c2, n2, p3, g3, a3, b3, c3, n3,
                         p4, g4, a4, b4, c4, n4, p5, g5, a5, b5, c5, n5,
@@ -184,7 +184,16 @@ def multi_tensor_kernel(hp_ptr,
                         B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr, B3: tl.constexpr,
                         B4: tl.constexpr, B5: tl.constexpr, B6: tl.constexpr, B7: tl.constexpr):
     """The OP update of up to 8 tensors (slot t: param p_t, grad g_t, states a_t, b_t, c_t, n_t elements,
-    blocks of B_t); program i runs the block of the slot its index falls in."""
+    blocks of B_t); program i runs the block of the slot its index falls in.  Hyper-parameter k is
+    (x_k, y_k), see _hyper."""
+    h0 = _hyper_value(x0, y0, COMPUTE)
+    h1 = _hyper_value(x1, y1, COMPUTE)
+    h2 = _hyper_value(x2, y2, COMPUTE)
+    h3 = _hyper_value(x3, y3, COMPUTE)
+    h4 = _hyper_value(x4, y4, COMPUTE)
+    h5 = _hyper_value(x5, y5, COMPUTE)
+    h6 = _hyper_value(x6, y6, COMPUTE)
+    h7 = _hyper_value(x7, y7, COMPUTE)
     i = tl.program_id(0)
     e0 = tl.cdiv(n0, B0)
     e1 = e0 + tl.cdiv(n1, B1)
@@ -194,76 +203,58 @@ def multi_tensor_kernel(hp_ptr,
     e5 = e4 + tl.cdiv(n5, B5)
     e6 = e5 + tl.cdiv(n6, B6)
     if i < e0:
-        _update(hp_ptr, p0, g0, a0, b0, c0, n0, i, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
-                DECOUPLED, AMSGRAD, CENTERED, B0)
+        _update(h0, h1, h2, h3, h4, h5, h6, h7, p0, g0, a0, b0, c0, n0, i, OP, COMPUTE, MAXIMIZE,
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B0)
     elif i < e1:
-        _update(hp_ptr, p1, g1, a1, b1, c1, n1, i - e0, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
-                DECOUPLED, AMSGRAD, CENTERED, B1)
+        _update(h0, h1, h2, h3, h4, h5, h6, h7, p1, g1, a1, b1, c1, n1, i - e0, OP, COMPUTE, MAXIMIZE,
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B1)
     elif i < e2:
-        _update(hp_ptr, p2, g2, a2, b2, c2, n2, i - e1, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
-                DECOUPLED, AMSGRAD, CENTERED, B2)
+        _update(h0, h1, h2, h3, h4, h5, h6, h7, p2, g2, a2, b2, c2, n2, i - e1, OP, COMPUTE, MAXIMIZE,
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B2)
     elif i < e3:
-        _update(hp_ptr, p3, g3, a3, b3, c3, n3, i - e2, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
-                DECOUPLED, AMSGRAD, CENTERED, B3)
+        _update(h0, h1, h2, h3, h4, h5, h6, h7, p3, g3, a3, b3, c3, n3, i - e2, OP, COMPUTE, MAXIMIZE,
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B3)
     elif i < e4:
-        _update(hp_ptr, p4, g4, a4, b4, c4, n4, i - e3, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
-                DECOUPLED, AMSGRAD, CENTERED, B4)
+        _update(h0, h1, h2, h3, h4, h5, h6, h7, p4, g4, a4, b4, c4, n4, i - e3, OP, COMPUTE, MAXIMIZE,
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B4)
     elif i < e5:
-        _update(hp_ptr, p5, g5, a5, b5, c5, n5, i - e4, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
-                DECOUPLED, AMSGRAD, CENTERED, B5)
+        _update(h0, h1, h2, h3, h4, h5, h6, h7, p5, g5, a5, b5, c5, n5, i - e4, OP, COMPUTE, MAXIMIZE,
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B5)
     elif i < e6:
-        _update(hp_ptr, p6, g6, a6, b6, c6, n6, i - e5, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
-                DECOUPLED, AMSGRAD, CENTERED, B6)
+        _update(h0, h1, h2, h3, h4, h5, h6, h7, p6, g6, a6, b6, c6, n6, i - e5, OP, COMPUTE, MAXIMIZE,
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B6)
     else:
-        _update(hp_ptr, p7, g7, a7, b7, c7, n7, i - e6, OP, COMPUTE, MAXIMIZE, HAS_WD, MOMENTUM, FIRST, NESTEROV,
-                DECOUPLED, AMSGRAD, CENTERED, B7)
+        _update(h0, h1, h2, h3, h4, h5, h6, h7, p7, g7, a7, b7, c7, n7, i - e6, OP, COMPUTE, MAXIMIZE,
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B7)
 
 
 # ------------------------------------------------------------------ launcher
 _FLAGS = dict(MAXIMIZE=False, HAS_WD=False, MOMENTUM=False, FIRST=False, NESTEROV=False, DECOUPLED=False,
               AMSGRAD=False, CENTERED=False)
 _BLOCK_NAMES = tuple(f"B{t}" for t in range(MAX_TENSORS))
-_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
-_HYPER = {}         # (device, compute dtype, float64 bytes of the hyper-parameters) -> (Ptr, Storage)
-_MAX_HYPER = 64
+HYPER = 8           # hyper-parameter slots (Adam uses all of them)
+_HYPER_NAMES = tuple(f"{c}{k}" for k in range(HYPER) for c in "xy")
+dynamic_args(multi_tensor_kernel, *_HYPER_NAMES)       # new values replay the same tape
+_UNPACK = struct.Struct("<q")
+_PACK = struct.Struct("<d")
 
 
-def _hyper(hyper, device, np_dtype):
-    """(Ptr, Storage) of ``hyper`` rounded to the kernels' compute dtype (as their ``.to(COMPUTE)`` would)
-    on ``device``.  Kept by value (the kernels only read it): a step whose values match an earlier one's,
-    bit for bit (-0.0 is not 0.0), copies nothing."""
-    raw = struct.pack(f"{len(hyper)}d", *hyper)
-    key = (device, np_dtype, raw)
-    e = _HYPER.get(key)
-    if e is None:
-        hp = np.frombuffer(raw, dtype=np.float64).astype(np_dtype)
-        st = Storage(hp.nbytes, device)
-        st.copy_from_host(hp.ctypes.data, hp.nbytes, 0)
-        if len(_HYPER) >= _MAX_HYPER:       # e.g. an lr schedule: new values every step
-            _HYPER.clear()
-        e = _HYPER[key] = (Ptr(st.ptr, np_dtype), st)
-    return e
+def _hyper(values, float64):
+    """The kernel arguments (x_k, y_k) of hyper-parameters ``values`` (see _hyper_value): an fp32 kernel
+    argument x_k (fp32 maths: as rounded by the kernel's own cast) or, for float64 maths, the double's bits
+    as two int32-range ints (x_k: the high word, y_k: the low word - 2^31); unused slots are 0."""
+    out = []
+    for v in values:
+        if float64:
+            bits = _UNPACK.unpack(_PACK.pack(v))[0]
+            out += (bits >> 32, (bits & 0xFFFFFFFF) - 2**31)
+        else:
+            out += (float(v), 0)
+    out += (0.0 if not float64 else 0, 0) * (HYPER - len(values))
+    return out
 
 
-_PLANS = {}         # (op, flags, dtype, device type, gpu blocks?, element counts) -> (constexprs, grid)
-
-
-def _plan(op, flags, dtype, dev, sizes):
-    """Constexprs and grid of a launch over tensors of ``sizes`` elements (``flags``: the op's constexpr
-    items).  On cpu a tensor smaller than elementwise_block's minimum gets its own power of two (no masked
-    lanes)."""
-    gpu = gpu_blocks(dev)
-    key = (op, flags, dtype, dev, gpu, sizes)
-    e = _PLANS.get(key)
-    if e is None:
-        blocks = [elementwise_block(n, dev) if gpu else min(elementwise_block(n, dev), next_pow2(n))
-                  for n in sizes]
-        blocks += [elementwise_block(0, dev)] * (MAX_TENSORS - len(sizes))
-        cexpr = dict(_FLAGS, **dict(flags), OP=op, COMPUTE=compute_type(dtype), **dict(zip(_BLOCK_NAMES, blocks)))
-        if len(_PLANS) >= 4096:
-            _PLANS.clear()
-        e = _PLANS[key] = (cexpr, sum(cdiv(n, b) for n, b in zip(sizes, blocks)))
-    return e
+_SITES = Sites()    # (op, flags, dtype, device type, gpu blocks?, element counts) -> Launch
 
 
 def multi_tensor_step(op, columns, hyper, constexprs):
@@ -275,21 +266,36 @@ def multi_tensor_step(op, columns, hyper, constexprs):
     ``hyper``: the op's hyper-parameters in the order its docstring lists them.
     """
     p0 = columns[0][0]
-    device = p0.device
-    dev = device.type
-    hp = _hyper(hyper, device, _F64 if p0.dtype.name == "float64" else _F32)   # held until launched
+    dtype = p0.dtype
+    dev = p0._storage.device.type
+    hp = _hyper(hyper, dtype.name == "float64")
     flags = tuple(constexprs.items())
-    null = Ptr(0, p0.dtype.np)
-    unused = [null] * (2 + STATES) + [0]       # an unused slot: no tensors, 0 elements
+    gpu = gpu_blocks(dev)
     for start in range(0, len(columns), MAX_TENSORS):
         chunk = columns[start:start + MAX_TENSORS]
-        args, sizes = [hp[0]], []
+        sizes = tuple([col[0].numel() for col in chunk])
+        key = (op, flags, dtype, dev, gpu, sizes)
+        site = _SITES.get(key) or _SITES.add(key, _site(op, flags, dtype, dev, sizes, hp))
+        dyn = list(hp)
         for col in chunk:
-            n = col[0].numel()
-            args += [null if x is None else Ptr(x.data_ptr(), x.dtype.np) for x in col]
-            args += unused[len(col):]
-            args[-1] = n
-            sizes.append(n)
-        args += unused * (MAX_TENSORS - len(chunk))
-        cexpr, grid = _plan(op, flags, p0.dtype, dev, tuple(sizes))
-        launch(multi_tensor_kernel, (grid,), dev, args, cexpr)
+            dyn += [0 if x is None else x.data_ptr() for x in col]
+            dyn += _NULLS[len(col):]
+        site(*dyn)
+
+
+_NULLS = [0] * (2 + STATES)
+
+
+def _site(op, flags, dtype, dev, sizes, hp):
+    """The Launch of one chunk: hyper-parameters, then per slot 2 + STATES addresses and an element count.
+    On cpu a tensor smaller than elementwise_block's minimum gets its own power of two (no masked lanes)."""
+    null = Ptr(0, dtype.np)
+    args = list(hp)
+    for n in sizes:
+        args += [null] * (2 + STATES) + [n]
+    args += ([null] * (2 + STATES) + [0]) * (MAX_TENSORS - len(sizes))
+    gpu = gpu_blocks(dev)
+    blocks = [elementwise_block(n, dev) if gpu else min(elementwise_block(n, dev), next_pow2(n)) for n in sizes]
+    blocks += [elementwise_block(0, dev)] * (MAX_TENSORS - len(sizes))
+    cexpr = dict(_FLAGS, **dict(flags), OP=op, COMPUTE=compute_type(dtype), **dict(zip(_BLOCK_NAMES, blocks)))
+    return Launch(multi_tensor_kernel, (sum(cdiv(n, b) for n, b in zip(sizes, blocks)),), dev, args, cexpr)
