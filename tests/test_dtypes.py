@@ -119,6 +119,19 @@ def test_result_type_with_scalars_and_zero_dim_tensors(device):
             assert D.result_type(t, other) is want, (a, other)
 
 
+def test_numpy_scalars_promote_as_python_numbers(device):
+    """np.float64(2) is a number, not a float64 tensor (PyTorch: float32 ** np.float64(2) stays float32)."""
+    f = tgrad.tensor([1.0, 2.0], device=device)
+    i = tgrad.tensor([1, 2], device=device)
+    for e in (np.float64(2), np.float32(2.0), np.int64(2), np.bool_(True)):
+        assert D.result_type(f, e) is D.float32, e
+    assert D.result_type(i, np.float64(2)) is D.float32
+    assert D.result_type(i, np.int64(2)) is D.int64
+    assert D.result_type(i, np.bool_(True)) is D.int64
+    assert (f ** np.float64(2)).tolist() == [1.0, 4.0] and (f ** np.float64(2)).dtype is tgrad.float32
+    assert (i ** np.int64(3)).tolist() == [1, 8] and (i * np.float64(2)).dtype is tgrad.float32
+
+
 def test_result_type_zero_dim_only(device):
     def z(dt):
         return tgrad.ones((), dtype=dt, device=device)

@@ -164,7 +164,7 @@ def result_type(*operands):
             return d
     best = [None, None, None]  # per priority: dtype
     for op in operands:
-        if hasattr(op, "dtype") and hasattr(op, "shape") and not isinstance(op, np.ndarray):
+        if hasattr(op, "dtype") and hasattr(op, "shape") and not isinstance(op, (np.ndarray, np.generic)):
             pr = 2 if len(op.shape) > 0 else 1
             d = op.dtype
         else:
