@@ -139,13 +139,13 @@ def _adagrad(h0, h1, h2, p_ptr, p, g, s_ptr, mask, COMPUTE: tl.constexpr, HAS_WD
 
 @triton.jit
 def _hyper_value(x, y, COMPUTE: tl.constexpr):
-    """A hyper-parameter (shape [1]) from its two kernel arguments (see _hyper): fp32 ``x``, or a double's
+    """A hyper-parameter (a scalar) from its two kernel arguments (see _hyper): fp32 ``x``, or a double's
     bits."""
     if COMPUTE == tl.float64:
-        bits = (tl.full([1], x, tl.int64) << 32) + (tl.full([1], y, tl.int64) + 2147483648)
+        bits = (tl.cast(x, tl.int64) << 32) + (tl.cast(y, tl.int64) + 2147483648)
         return bits.to(tl.float64, bitcast=True)
     else:
-        return tl.full([1], x, COMPUTE)
+        return tl.cast(x, COMPUTE)
 
 
 @triton.jit
