@@ -76,10 +76,25 @@ def _round_to(x, dtype: tl.constexpr):
 
 
 @triton.jit
+def _scale_add(acc, alpha, beta, c_ptrs, mask, HAS_C: tl.constexpr, UNIT: tl.constexpr, ACC: tl.constexpr):
+    """alpha * acc + beta * C.  UNIT: alpha is 1 and so is beta, if there is a C: products by 1 change no bit
+    (two passes over the tile less on cpu)."""
+    if not UNIT:
+        acc = acc * alpha
+    if HAS_C:
+        c = tl.load(c_ptrs, mask=mask, other=0.0).to(ACC)
+        if UNIT:
+            acc += c
+        else:
+            acc += beta * c
+    return acc
+
+
+@triton.jit
 def _batched_tiles(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr, NB, M, N, K, alpha, beta,
                    s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn, s_vb, s_vm, s_vk, s_ob, s_om, s_on,
-                   HAS_C: tl.constexpr, ACT: tl.constexpr, DACT: tl.constexpr, ROWSUM: tl.constexpr,
-                   ACC: tl.constexpr, UPCAST: tl.constexpr, BLOCK_B: tl.constexpr,
+                   HAS_C: tl.constexpr, UNIT: tl.constexpr, ACT: tl.constexpr, DACT: tl.constexpr,
+                   ROWSUM: tl.constexpr, ACC: tl.constexpr, UPCAST: tl.constexpr, BLOCK_B: tl.constexpr,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """matmul_kernel's body over BLOCK_B batch entries at once: (BLOCK_B, BLOCK_M, BLOCK_N) tiles, 3-D dot."""
     pid = tl.program_id(0)
@@ -106,11 +121,8 @@ def _batched_tiles(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr, NB, M, N, K, alp
         if ROWSUM:
             rsum += tl.sum(a.to(ACC), axis=2, keep_dims=True)
         acc = tl.dot(a, b, acc, out_dtype=ACC)
-    acc = acc * alpha
     mask = (rb < NB) & (rm < M) & (rn < N)
-    if HAS_C:
-        c = tl.load(c_ptr + rb * s_cb + rm * s_cm + rn * s_cn, mask=mask, other=0.0)
-        acc += beta * c.to(ACC)
+    acc = _scale_add(acc, alpha, beta, c_ptr + rb * s_cb + rm * s_cm + rn * s_cn, mask, HAS_C, UNIT, ACC)
     cast_store(out_ptr + rb * s_ob + rm * s_om + rn * s_on, _act(acc, ACT), mask)
     if ROWSUM:
         if pid_n == 0:
@@ -122,8 +134,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
                   NB, M, N, K, alpha, beta,
                   s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,
                   s_vb, s_vm, s_vk, s_ob, s_om, s_on,
-                  HAS_C: tl.constexpr, ACT: tl.constexpr, DACT: tl.constexpr, ROWSUM: tl.constexpr,
-                  ACC: tl.constexpr, UPCAST: tl.constexpr, PRECISION: tl.constexpr, BLOCK_B: tl.constexpr,
+                  HAS_C: tl.constexpr, UNIT: tl.constexpr, ACT: tl.constexpr, DACT: tl.constexpr,
+                  ROWSUM: tl.constexpr, ACC: tl.constexpr, UPCAST: tl.constexpr, PRECISION: tl.constexpr,
+                  BLOCK_B: tl.constexpr,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """out[b] = ACT(alpha * A'[b] @ B[b] + beta * C[b]) with A' = A * act'(V) when DACT != 0.
 
@@ -134,7 +147,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
     if BLOCK_B > 1:
         _batched_tiles(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr, NB, M, N, K, alpha, beta,
                        s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn, s_vb, s_vm, s_vk, s_ob, s_om, s_on,
-                       HAS_C, ACT, DACT, ROWSUM, ACC, UPCAST, BLOCK_B, BLOCK_M, BLOCK_N, BLOCK_K)
+                       HAS_C, UNIT, ACT, DACT, ROWSUM, ACC, UPCAST, BLOCK_B, BLOCK_M, BLOCK_N, BLOCK_K)
         return
     pid = tl.program_id(0)
     bid = tl.program_id(1).to(tl.int64)
@@ -167,11 +180,9 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, v_ptr, out_ptr, rs_ptr,
             if ROWSUM:
                 rsum += tl.sum(a.to(ACC), axis=1)
             acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
-    acc = acc * alpha
     mask = (rm[:, None] < M) & (rn[None, :] < N)
-    if HAS_C:
-        c = tl.load(c_ptr + bid * s_cb + rm[:, None] * s_cm + rn[None, :] * s_cn, mask=mask, other=0.0)
-        acc += beta * c.to(ACC)
+    acc = _scale_add(acc, alpha, beta, c_ptr + bid * s_cb + rm[:, None] * s_cm + rn[None, :] * s_cn, mask, HAS_C,
+                     UNIT, ACC)
     acc = _act(acc, ACT)
     cast_store(out_ptr + bid * s_ob + rm[:, None] * s_om + rn[None, :] * s_on, acc, mask)
     if ROWSUM:
@@ -232,6 +243,7 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
         alpha, beta = float(alpha), float(beta)
         scalars = (alpha, beta)
     has_c = c is not None and beta != 0
+    unit = alpha == 1 and (beta == 1 or not has_c)
     c = c if has_c else out
     v = v if dact else a
     rs = rowsum if rowsum is not None else out
@@ -239,15 +251,15 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
     dev = out._storage.device.type
     # everything the launch's arguments and constexprs depend on but the pointers and float alpha/beta
     key = (_layout(a), _layout(b), _layout(out), _layout(c) if has_c else None, _layout(v) if dact else None,
-           rs.dtype if rowsum is not None else None, act, dact, () if scalars else (alpha, beta), tf32, dev,
-           T.FORCE_GPU_BLOCKS)
+           rs.dtype if rowsum is not None else None, act, dact, unit if scalars else (alpha, beta), tf32,
+           dev, T.FORCE_GPU_BLOCKS)
     site = _SITES.get(key) or _SITES.add(key, _launch_for(a, b, c, v, out, rs, alpha, beta, act, dact,
-                                                           rowsum is not None, has_c, tf32, dev))
+                                                           rowsum is not None, has_c, unit, tf32, dev))
     site(a.data_ptr(), b.data_ptr(), c.data_ptr(), v.data_ptr(), out.data_ptr(), rs.data_ptr(), *scalars)
     return out
 
 
-def _launch_for(a, b, c, v, out, rs, alpha, beta, act, dact, rowsum, has_c, tf32, dev):
+def _launch_for(a, b, c, v, out, rs, alpha, beta, act, dact, rowsum, has_c, unit, tf32, dev):
     M, N = out.shape[-2], out.shape[-1]
     K = a.shape[-1]
     batch = out.shape[0] if out.dim() == 3 else 1
@@ -260,7 +272,7 @@ def _launch_for(a, b, c, v, out, rs, alpha, beta, act, dact, rowsum, has_c, tf32
     args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), batch, M, N, K, alpha, beta]
     for t, shape in ((a, a.shape), (b, b.shape), (c, out.shape), (v, a.shape), (out, out.shape)):
         args += _strides3(t, shape)
-    cexpr = {"HAS_C": has_c, "ACT": ACTIVATIONS[act], "DACT": ACTIVATIONS[dact], "ROWSUM": rowsum,
+    cexpr = {"HAS_C": has_c, "UNIT": unit, "ACT": ACTIVATIONS[act], "DACT": ACTIVATIONS[dact], "ROWSUM": rowsum,
              "ACC": tl.int64 if integer else tl.float64 if f64 else tl.float32, "UPCAST": not gpu_blocks(dev) or f64,
              "PRECISION": "tf32" if tf32 else "ieee", "BLOCK_B": bb, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
     return Launch(matmul_kernel, (cdiv(M, bm) * cdiv(N, bn), cdiv(batch, bb)), dev, args, cexpr)
