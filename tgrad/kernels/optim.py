@@ -57,7 +57,8 @@ def _lerp(a, b, w):
 def _sgd(h0, h1, h2, h3, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
          FIRST: tl.constexpr, NESTEROV: tl.constexpr):
     """g += wd p; buf (a) = g (FIRST) or momentum buf + (1 - dampening) g;
-    p -= lr (g + momentum buf if NESTEROV else buf).  h0-h3: -lr, momentum, 1 - dampening, wd."""
+    p -= lr (g + momentum buf if NESTEROV else buf).  h0-h3: -lr, momentum, 1 - dampening, wd.
+    MOMENTUM: 0 none, 1 without dampening, 2 with."""
     neg_lr = h0
     if HAS_WD:                                          # grad.add(param, alpha=weight_decay)
         g = tl.fma(h3, p, g)
@@ -65,9 +66,10 @@ def _sgd(h0, h1, h2, h3, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD
         momentum = h1
         if FIRST:
             buf = g
+        elif MOMENTUM == 1:                             # fma(1, g, x) is g + x: a plain add costs less on cpu
+            buf = tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum + g
         else:                                           # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            one_minus_dampening = h2
-            buf = tl.fma(one_minus_dampening, g, tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum)
+            buf = tl.fma(h2, g, tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum)
         cast_store(a_ptr, buf, mask)
         if NESTEROV:
             g = tl.fma(momentum, buf, g)                # grad.add(buf, alpha=momentum)

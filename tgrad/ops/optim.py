@@ -50,7 +50,8 @@ def sgd_step_forward(params, grads, momentum_buffers, *, lr, momentum, dampening
                      maximize, first):
     """SGD; ``first``: the momentum buffers are uninitialised and get the (decayed) gradient."""
     _step(K.SGD, [-lr, momentum, 1 - dampening, weight_decay],
-          dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, MOMENTUM=momentum != 0, FIRST=bool(first),
+          dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0,
+               MOMENTUM=0 if momentum == 0 else 1 if dampening == 0 else 2, FIRST=bool(first),
                NESTEROV=bool(nesterov)), params, grads, momentum_buffers)
 
 
