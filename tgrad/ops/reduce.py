@@ -9,13 +9,12 @@ elements a max/min/norm gradient flows to are constants computed by
 import numpy as np
 
 from .. import dtypes as D
-from ..creation import from_host
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
 from ..kernels._geometry import contiguous_strides
 from ..tensor import _new, _wrap_dim, empty
-from . import Op, implicit_seed
+from . import Op, host_full, implicit_seed
 
 
 def reduce_dims(dim, ndim):
@@ -188,10 +187,15 @@ def mean_backward(ctx, grad):
     if n and implicit_seed(grad) and (grad.dtype is D.float32 or grad.dtype is D.float64):
         # 1 / n in grad's dtype, as the division below computes it: one element from the host that every
         # element of the gradient reads (strides 0), no launch
-        value = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
-        one = from_host(value, grad.dtype, grad._storage.device)
+        value = _INV.get((n, grad.dtype))
+        if value is None:
+            value = _INV[(n, grad.dtype)] = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
+        one = host_full((), value, grad.dtype, grad._storage.device)
         return (_new(one._storage, 0, shape, (0,) * len(shape), grad.dtype),)
     return (_expand_grad(grad, shape, dims, keepdim).div(n),)
+
+
+_INV = {}       # (n, dtype) -> 1 / n rounded to dtype
 
 
 def prod_forward(self, *, dim=None, keepdim=False, dtype=None):
