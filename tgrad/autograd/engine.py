@@ -163,7 +163,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if nxt is None:
                     continue
                 if g is not None:
-                    _add_grad(buffers, nxt, nr, g)
+                    if nr == 0 and nxt not in buffers and len(nxt._out_meta) <= 1:
+                        buffers[nxt] = [g]      # _add_grad's first gradient of a one-output node
+                    else:
+                        _add_grad(buffers, nxt, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:

@@ -235,10 +235,10 @@ def mul_backward(ctx, grad):
 def _mul_grad(grad, other, meta):
     """grad * other; when the input was broadcast and no graph is recorded, already summed to its shape in
     one launch (the engine's sum_to_size would be a second one, issue #6)."""
-    from ..autograd.grad_mode import _state     # the layer above
-    if meta.shape != grad._shape and not _state.grad:
-        from .reduce import mul_sum_to_size
-        g = mul_sum_to_size(grad, other, meta.shape)
+    if _dispatch is None:
+        _bind()
+    if meta.shape != grad._shape and not _dispatch.grad_mode._state.grad:
+        g = _reduce.mul_sum_to_size(grad, other, meta.shape)
         if g is not None:
             return g
     return _c("mul", grad, other)
@@ -369,14 +369,19 @@ ENTRIES += [
 
 
 # ------------------------------------------------------------------ helpers for the ops below
-_dispatch = None
+_dispatch = _reduce = None
+
+
+def _bind():
+    global _dispatch, _reduce
+    from ..autograd import dispatch as _dispatch    # the layer above: bound on first use
+    from . import reduce as _reduce                 # a sibling that imports this module's layer
 
 
 def _c(name, *args, **attrs):
     """Run op ``name`` through the dispatcher (backward rules record a graph under create_graph)."""
-    global _dispatch
     if _dispatch is None:
-        from ..autograd import dispatch as _dispatch    # the layer above: bound on first use
+        _bind()
     return _dispatch.call(name, *args, **attrs)
 
 
