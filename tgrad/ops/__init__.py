@@ -20,6 +20,8 @@ Contract of an entry (see ``Op``):
 """
 import numpy as np
 
+from ..tensor import empty
+
 
 class Op:
     __slots__ = ("name", "forward", "backward", "node", "inputs", "save", "outputs",
@@ -46,10 +48,15 @@ class Op:
 def implicit_seed(grad):
     """True if ``grad`` is loss.backward()'s unmodified implicit seed (a host copy of 1, made by the engine)
     and no graph is recorded: a backward rule may then use a constant it already knows for grad = 1."""
+    global _grad_state
     if not grad.__dict__.get("_implicit_seed", False) or grad._version_counter[0] != 0:
         return False
-    from ..autograd.grad_mode import _state
-    return not _state.grad
+    if _grad_state is None:
+        from ..autograd.grad_mode import _state as _grad_state     # the layer above
+    return not _grad_state.grad
+
+
+_grad_state = None
 
 
 _HOST_FULL = {}     # (shape, dtype, value) -> (read-only numpy array, its address)
@@ -67,7 +74,6 @@ def host_full(shape, value, dtype, device):
         if len(_HOST_FULL) >= 1024:
             _HOST_FULL.clear()
         c = _HOST_FULL[key] = (a, a.ctypes.data)
-    from ..tensor import empty
     t = empty(shape, dtype, device)
     if c[0].nbytes:
         t._storage.copy_from_host(c[1], c[0].nbytes, 0)
