@@ -458,3 +458,34 @@ def test_add_and_sub_compute_no_gradient_for_a_constant_operand():
     y = leaf([1.0, 1.0, 1.0])
     (x - y * 1.0).sum().backward()                # a graph operand still gets -grad
     np.testing.assert_array_equal(_np(y.grad), [-1.0, -1.0, -1.0])
+
+
+# ------------------------------------------------------------------ 4. mul's gradient for a broadcast input: one launch
+@pytest.mark.parametrize("dt", [tgrad.float32, tgrad.float64])
+def test_mul_backward_sums_a_broadcast_gradient_in_its_own_launch(dt):
+    """w * x with w broadcast: w's gradient sum_to_size(grad * x) is one reduce launch, bit-identical to
+    the mul and sum_to_size it replaces (their outputs compared byte for byte), for any layout."""
+    rng = np.random.default_rng(0)
+    cases = [((1,), (80, 1)), ((1, 1), (80, 1)), ((7,), (5, 7)), ((5, 1), (5, 7)), ((1, 4, 1), (3, 4, 5)),
+             ((3, 1, 5), (3, 4, 5)), ((1000, 1), (1000, 33)), ((), (4, 6)), ((1, 3, 1, 5, 1), (2, 3, 4, 5, 6))]
+    for wshape, xshape in cases:
+        for transposed in (False, True):
+            w = tgrad.tensor(rng.standard_normal(wshape), dtype=dt, requires_grad=True)
+            x = tgrad.tensor(rng.standard_normal(xshape[::-1] if transposed else xshape), dtype=dt)
+            if transposed:
+                x = x.permute(*range(x.dim())[::-1])
+            c = tgrad.tensor(rng.standard_normal(xshape), dtype=dt)
+            y = w * x
+            with tgrad.profiler.profile() as prof:
+                (y * c).sum().backward()
+            with tgrad.no_grad():
+                ref = (c.expand(xshape) * x).sum_to_size(wshape)
+            assert w.grad.dtype is dt and tuple(w.grad.shape) == wshape
+            assert _np(w.grad).tobytes() == _np(ref).tobytes(), (wshape, xshape, transposed)
+            if (wshape, xshape) in (((1,), (80, 1)), ((7,), (5, 7)), ((1000, 1), (1000, 33))):
+                assert prof.launches_by_op["mul.backward"] == 2, prof.launches_by_op     # c's mul, w's reduce
+    # recorded (create_graph) it stays two differentiable ops
+    w, x = leaf([2.0]), leaf([[1.0], [2.0], [3.0]])
+    (g,) = tgrad.autograd.grad((w * x).sum(), w, create_graph=True)
+    assert g.grad_fn is not None
+    np.testing.assert_array_equal(_np(g), [6.0])

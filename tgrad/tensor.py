@@ -14,6 +14,7 @@ from .device import device as Device
 from .kernels._geometry import contiguous_strides
 
 _dispatch = None  # tgrad.autograd.dispatch, bound in tgrad/__init__ (layer above)
+_engine = None    # tgrad.autograd.engine, bound by the first backward()
 
 
 def _call(name, *args, **kw):
@@ -299,8 +300,10 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) (times ``gradient``) into the ``.grad`` of the graph's leaves."""
-        from .autograd import engine
-        engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        global _engine
+        if _engine is None:
+            from .autograd import engine as _engine     # the layer above
+        _engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A new tensor sharing storage and version counter, outside the graph."""

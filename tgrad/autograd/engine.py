@@ -34,22 +34,10 @@ import heapq
 import threading
 import warnings
 
-import numpy as np
 
 from . import anomaly, grad_mode
+from ..ops import host_full
 from .graph import AccumulateGrad, edge_of, run_tensor_hooks
-
-
-_host_ones = {}
-
-
-def _ones(shape, np_dtype):
-    """A read-only numpy 1 of ``shape`` (kept: the implicit seed of every loss.backward() copies it)."""
-    a = _host_ones.get((shape, np_dtype))
-    if a is None:
-        a = _host_ones[(shape, np_dtype)] = np.ones(shape, np_dtype)
-        a.setflags(write=False)
-    return a
 
 
 # tgrad.tensor.Tensor and tgrad.creation (layers above), bound by _bind() on first use (an import statement
@@ -74,7 +62,7 @@ def _make_grads(outputs, grad_outputs):
                 dt = out.dtype
                 if not dt.is_floating_point:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dt}")
-                g = creation.from_host(_ones(out._shape, dt.np), dt, out._storage.device)
+                g = host_full(out._shape, 1, dt, out._storage.device)
                 g._implicit_seed = True         # a copy from the host, no kernel launch (issue #6)
         else:
             if not isinstance(g, Tensor):
@@ -175,7 +163,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if nxt is None:
                     continue
                 if g is not None:
-                    _add_grad(buffers, nxt, nr, g)
+                    if nr == 0 and nxt not in buffers and len(nxt._out_meta) <= 1:
+                        buffers[nxt] = [g]      # _add_grad's first gradient of a one-output node
+                    else:
+                        _add_grad(buffers, nxt, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:

@@ -63,13 +63,15 @@ def _row_base(rows, M2, stride_m1, stride_m2):
 
 
 @triton.jit
-def reduce_rows_kernel(x_ptr, out_ptr, idx_ptr, M, M2, K, stride_m1, stride_m2, stride_k, p, fill,
-                       OP: tl.constexpr, WITH_INDEX: tl.constexpr, IS_FLOAT: tl.constexpr,
+def reduce_rows_kernel(x_ptr, out_ptr, idx_ptr, y_ptr, M, M2, K, stride_m1, stride_m2, stride_k, p, fill,
+                       stride_ym1, stride_ym2, stride_yk,
+                       OP: tl.constexpr, WITH_INDEX: tl.constexpr, IS_FLOAT: tl.constexpr, MUL: tl.constexpr,
                        COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
     """out[m] = OP_k x[m, k] (sum, mean, prod, max/min with index, all/any, p-norms, logsumexp, var/std).
 
     x is a strided (M, K) view; out (and idx for max/min) hold M elements.  ``p``: the norm's
     order, or var's degrees of freedom N - correction; ``fill``: the max/min identity.
+    MUL (OP == SUM only): sums x[m, k] * y[m, k] instead, y a second (M, K) view with its own strides.
     """
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
@@ -154,11 +156,17 @@ def reduce_rows_kernel(x_ptr, out_ptr, idx_ptr, M, M2, K, stride_m1, stride_m2, 
             acc = tl.zeros([ROWS, BLOCK_K], dtype=tl.int32)
         else:
             acc = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
+        if MUL:
+            ybase = _row_base(rows, M2, stride_ym1, stride_ym2)
         for k0 in range(0, K, BLOCK_K):
             cols = k0 + tl.arange(0, BLOCK_K)
             m = rmask[:, None] & (cols[None, :] < K)
             x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
-            if OP == SUM or OP == MEAN:
+            if MUL:
+                y = tl.load(y_ptr + ybase[:, None] + cols[None, :] * stride_yk, mask=m, other=0).to(COMPUTE)
+                # the where keeps the product a rounded value of its own (no multiply-add contraction on GPUs)
+                acc += tl.where(m, x * y, 0)
+            elif OP == SUM or OP == MEAN:
                 acc += x
             elif OP == PROD:
                 acc *= tl.where(m, x, 1)
@@ -328,16 +336,18 @@ def _fill_value(op, dt):
 _SITES = Sites()   # reduce_rows' launch key -> Launch
 
 
-def reduce_rows(op, x, geom, out, idx=None, p=0.0):
+def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0)):
     """out[m] (contiguous, M elements) = reduction ``op`` of row m of x's (M, K) view.
 
     geom = (M, M2, K, stride_m1, stride_m2, stride_k); ``idx``: int64 arg-index output (max/min).
-    ``p``: norm order (normp) or degrees of freedom (var/std).
+    ``p``: norm order (normp) or degrees of freedom (var/std).  ``y`` (op "sum" only): sum x * y instead,
+    y's view having strides ``ystrides`` = (stride_m1, stride_m2, stride_k) in the same (M, K) rows.
     """
     if geom[0] == 0:
         return out
     dev = out._storage.device.type
-    key = (op, geom, x.dtype, out.dtype, None if idx is None else idx.dtype, dev, T.FORCE_GPU_BLOCKS)
+    key = (op, geom, x.dtype, out.dtype, None if idx is None else idx.dtype, dev, T.FORCE_GPU_BLOCKS,
+           None if y is None else (y.dtype, ystrides))
     site = _SITES.get(key)
     if site is None:
         M, M2, K, s1, s2, sk = geom
@@ -347,12 +357,15 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0):
         if isinstance(fill, int) and compute is not tl.int64:
             fill = float(fill)
         site = Launch(reduce_rows_kernel, (cdiv(M, rows),), dev,
-                      [kptr(x), kptr(out), kptr(idx if idx is not None else out), M, M2, K, s1, s2, sk, 0.0, fill],
+                      [kptr(x), kptr(out), kptr(idx if idx is not None else out), kptr(y if y is not None else x),
+                       M, M2, K, s1, s2, sk, 0.0, fill, *ystrides],
                       {"OP": OPS[op], "WITH_INDEX": idx is not None, "IS_FLOAT": x.dtype.is_floating_point,
-                       "COMPUTE": compute, "ROWS": rows, "BLOCK_K": bk})
+                       "MUL": y is not None, "COMPUTE": compute, "ROWS": rows, "BLOCK_K": bk})
         _SITES.add(key, site)
     optr = out.data_ptr()
-    site(x.data_ptr(), optr, idx.data_ptr() if idx is not None else optr, float(p))   # fill: as given above
+    xptr = x.data_ptr()
+    site(xptr, optr, idx.data_ptr() if idx is not None else optr, y.data_ptr() if y is not None else xptr,
+         float(p))      # fill: as given above
     return out
 
 

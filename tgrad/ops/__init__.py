@@ -18,6 +18,9 @@ Contract of an entry (see ``Op``):
   exposes, from the metadata every node keeps (``"self_sym_sizes"`` is
   ``grad_fn._saved_self_sym_sizes``; ``_sym_strides`` and ``_sym_numel`` too).
 """
+import numpy as np
+
+from ..tensor import empty
 
 
 class Op:
@@ -45,9 +48,36 @@ class Op:
 def implicit_seed(grad):
     """True if ``grad`` is loss.backward()'s unmodified implicit seed (a host copy of 1, made by the engine)
     and no graph is recorded: a backward rule may then use a constant it already knows for grad = 1."""
-    from ..autograd import grad_mode
-    return (getattr(grad, "_implicit_seed", False) and grad._version_counter[0] == 0
-            and not grad_mode.is_grad_enabled())
+    global _grad_state
+    if not grad.__dict__.get("_implicit_seed", False) or grad._version_counter[0] != 0:
+        return False
+    if _grad_state is None:
+        from ..autograd.grad_mode import _state as _grad_state     # the layer above
+    return not _grad_state.grad
+
+
+_grad_state = None
+
+
+_HOST_FULL = {}     # (shape, dtype, value) -> (read-only numpy array, its address)
+
+
+def host_full(shape, value, dtype, device):
+    """A new contiguous tensor of ``shape`` holding ``value`` (a positive number, rounded to ``dtype`` as
+    numpy does), copied from a cached host array: no kernel launch (the engine's implicit seed, mean's
+    backward of it)."""
+    key = (shape, dtype, value)
+    c = _HOST_FULL.get(key)
+    if c is None:
+        a = np.full(shape, value, dtype.np)
+        a.setflags(write=False)
+        if len(_HOST_FULL) >= 1024:
+            _HOST_FULL.clear()
+        c = _HOST_FULL[key] = (a, a.ctypes.data)
+    t = empty(shape, dtype, device)
+    if c[0].nbytes:
+        t._storage.copy_from_host(c[1], c[0].nbytes, 0)
+    return t
 
 
 def _build():

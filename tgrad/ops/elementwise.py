@@ -228,7 +228,20 @@ def mul_forward(self, other, *, alpha=1, out=None):
 def mul_backward(ctx, grad):
     s, o = ctx.saved.get("self"), ctx.saved.get("other")
     need_s, need_o = ctx.needs_input_grad
-    return (_c("mul", grad, o) if need_s else None), (_c("mul", grad, s) if need_o else None)
+    meta = ctx.input_meta
+    return (_mul_grad(grad, o, meta[0]) if need_s else None), (_mul_grad(grad, s, meta[1]) if need_o else None)
+
+
+def _mul_grad(grad, other, meta):
+    """grad * other; when the input was broadcast and no graph is recorded, already summed to its shape in
+    one launch (the engine's sum_to_size would be a second one, issue #6)."""
+    if _dispatch is None:
+        _bind()
+    if meta.shape != grad._shape and not _dispatch.grad_mode._state.grad:
+        g = _reduce.mul_sum_to_size(grad, other, meta.shape)
+        if g is not None:
+            return g
+    return _c("mul", grad, other)
 
 
 def div_forward(self, other, *, out=None):
@@ -356,14 +369,19 @@ ENTRIES += [
 
 
 # ------------------------------------------------------------------ helpers for the ops below
-_dispatch = None
+_dispatch = _reduce = None
+
+
+def _bind():
+    global _dispatch, _reduce
+    from ..autograd import dispatch as _dispatch    # the layer above: bound on first use
+    from . import reduce as _reduce                 # a sibling that imports this module's layer
 
 
 def _c(name, *args, **attrs):
     """Run op ``name`` through the dispatcher (backward rules record a graph under create_graph)."""
-    global _dispatch
     if _dispatch is None:
-        from ..autograd import dispatch as _dispatch    # the layer above: bound on first use
+        _bind()
     return _dispatch.call(name, *args, **attrs)
 
 

@@ -9,13 +9,12 @@ elements a max/min/norm gradient flows to are constants computed by
 import numpy as np
 
 from .. import dtypes as D
-from ..creation import from_host
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
 from ..kernels._geometry import contiguous_strides
 from ..tensor import _new, _wrap_dim, empty
-from . import Op, implicit_seed
+from . import Op, host_full, implicit_seed
 
 
 def reduce_dims(dim, ndim):
@@ -74,18 +73,28 @@ _ROWS = {}      # rows_geom's results by (shape, strides, dims)
 def _rows_geom(x, dims):
     """rows_geom's (M, M2, K, stride_m1, stride_m2, stride_k) for x itself, or (shape, strides, geom) of
     the contiguous copy it needs."""
+    rows = _row_views(x._shape, [x._strides], dims)
+    if rows is not None:
+        return rows[0] + rows[1][0]
     order = _order(x, dims)
     shape = [x.shape[i] for i in order]
     strides = [x.stride()[i] for i in order]
-    nk = x.dim() - len(dims)
-    M, Kn = _numel(shape, range(nk)), _numel(shape, range(nk, len(shape)))
-    ms, mst = G.collapse(shape[:nk] or [1], [strides[:nk] or [0]])
-    ks, kst = G.collapse(shape[nk:] or [1], [strides[nk:] or [0]])
-    if len(ms) <= 2 and len(ks) == 1:
-        if len(ms) == 1:
-            return (M, 1, Kn, mst[0][0], 0, kst[0][0])
-        return (M, ms[1], Kn, mst[0][0], mst[0][1], kst[0][0])
-    return (shape, strides, (M, 1, Kn, Kn, 0, 1))
+    K = _numel(shape, range(x.dim() - len(dims), len(shape)))
+    return (shape, strides, (_numel(shape, range(x.dim() - len(dims))), 1, K, K, 0, 1))
+
+
+def _row_views(shape, stride_lists, dims):
+    """((M, M2, K), [(stride_m1, stride_m2, stride_k) per operand]): operands of ``shape`` (one stride list
+    each) as (M, K) views reducing ``dims``, or None when their strides cannot express that."""
+    nk = len(shape) - len(dims)
+    order = [i for i in range(len(shape)) if i not in dims] + list(dims)
+    pshape = [shape[i] for i in order]
+    ms, mst = G.collapse(pshape[:nk] or [1], [[st[i] for i in order[:nk]] or [0] for st in stride_lists])
+    ks, kst = G.collapse(pshape[nk:] or [1], [[st[i] for i in order[nk:]] or [0] for st in stride_lists])
+    if len(ms) > 2 or len(ks) != 1:
+        return None
+    rows = (_numel(pshape, range(nk)), ms[1] if len(ms) == 2 else 1, _numel(pshape, range(nk, len(shape))))
+    return rows, [(m[0], m[1] if len(m) == 2 else 0, k[0]) for m, k in zip(mst, kst)]
 
 
 def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None):
@@ -178,10 +187,15 @@ def mean_backward(ctx, grad):
     if n and implicit_seed(grad) and (grad.dtype is D.float32 or grad.dtype is D.float64):
         # 1 / n in grad's dtype, as the division below computes it: one element from the host that every
         # element of the gradient reads (strides 0), no launch
-        value = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
-        one = from_host(value, grad.dtype, grad._storage.device)
+        value = _INV.get((n, grad.dtype))
+        if value is None:
+            value = _INV[(n, grad.dtype)] = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
+        one = host_full((), value, grad.dtype, grad._storage.device)
         return (_new(one._storage, 0, shape, (0,) * len(shape), grad.dtype),)
     return (_expand_grad(grad, shape, dims, keepdim).div(n),)
+
+
+_INV = {}       # (n, dtype) -> 1 / n rounded to dtype
 
 
 def prod_forward(self, *, dim=None, keepdim=False, dtype=None):
@@ -523,10 +537,8 @@ def any_forward(self, *, dim=None, keepdim=False):
 
 
 # ------------------------------------------------------------------ sum_to_size
-def sum_to_size_forward(self, *, size):
-    """Sum ``self`` down to ``size`` (the reverse of broadcasting)."""
-    size = tuple(size)
-    shape = self._shape
+def _sum_to_size_dims(shape, size):
+    """The dims of ``shape`` that summing to ``size`` reduces (sorted, distinct, in range)."""
     lead = len(shape) - len(size)
     if lead < 0:
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
@@ -537,10 +549,59 @@ def sum_to_size_forward(self, *, size):
             dims.append(lead + i)
         elif s != d:
             raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    return tuple(dims)
+
+
+def sum_to_size_forward(self, *, size):
+    """Sum ``self`` down to ``size`` (the reverse of broadcasting)."""
+    size = tuple(size)
+    dims = _sum_to_size_dims(self._shape, size)
     if not dims:
-        return KE.copy(self, empty(shape, self.dtype, self.device))
-    # dims: sorted, distinct, in range (what reduce_dims would make of them)
-    return _reduce("sum", self, tuple(dims), True, _sum_dtype(self, None, "sum"), shape=size)
+        return KE.copy(self, empty(self._shape, self.dtype, self.device))
+    return _reduce("sum", self, dims, True, _sum_dtype(self, None, "sum"), shape=size)
+
+
+def mul_sum_to_size(x, y, size):
+    """``(x * y).sum_to_size(size)`` in one launch (a mul backward's gradient for a broadcast input, issue
+    #6), bit-identical to the two ops: a float32/float64 product is the same rounded value in both, and it
+    is summed in the order reduce_rows gives the contiguous product.  None (the caller runs the two ops)
+    for other dtypes, mixed devices, or when x and y cannot be read as the product's (M, K) rows."""
+    dt = D.result_type(x, y)
+    if (dt is not D.float32 and dt is not D.float64) or x._storage.device is not y._storage.device:
+        return None
+    key = (x._shape, x._strides, y._shape, y._strides, size)
+    plan = _MUL_ROWS.get(key)
+    if plan is None:
+        if len(_MUL_ROWS) > 4096:
+            _MUL_ROWS.clear()
+        plan = _MUL_ROWS[key] = _mul_rows(x, y, size)
+    if not plan:
+        return None
+    out = empty(size, dt, x._storage.device)
+    K.reduce_rows("sum", x, plan[0], out, y=y, ystrides=plan[1])
+    return out
+
+
+_MUL_ROWS = {}      # mul_sum_to_size's plans by (shapes, strides, size)
+
+
+def _mul_rows(x, y, size):
+    """(x's geom, y's (stride_m1, stride_m2, stride_k)) for mul_sum_to_size, or False."""
+    shape = G.broadcast_shapes(x._shape, y._shape)
+    dims = _sum_to_size_dims(shape, size)
+    if not dims:
+        return False
+    prod_rows = _row_views(shape, [contiguous_strides(shape)], dims)
+    rows = _row_views(shape, [contiguous_strides(shape), _bstrides(x, shape), _bstrides(y, shape)], dims)
+    if prod_rows is None or rows is None or rows[0] != prod_rows[0] or rows[1][0] != prod_rows[1][0]:
+        return False
+    return rows[0] + rows[1][1], rows[1][2]
+
+
+def _bstrides(t, shape):
+    """t's strides broadcast to ``shape`` (0 along broadcast dims)."""
+    lead = len(shape) - len(t._shape)
+    return [0] * lead + [0 if d == 1 and n != 1 else st for d, n, st in zip(t._shape, shape[lead:], t._strides)]
 
 
 def sum_to_size_backward(ctx, grad):
