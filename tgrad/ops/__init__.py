@@ -18,6 +18,8 @@ Contract of an entry (see ``Op``):
   exposes, from the metadata every node keeps (``"self_sym_sizes"`` is
   ``grad_fn._saved_self_sym_sizes``; ``_sym_strides`` and ``_sym_numel`` too).
 """
+import math
+
 import numpy as np
 
 from ..tensor import empty
@@ -63,10 +65,10 @@ _HOST_FULL = {}     # (shape, dtype, value) -> (read-only numpy array, its addre
 
 
 def host_full(shape, value, dtype, device):
-    """A new contiguous tensor of ``shape`` holding ``value`` (a positive number, rounded to ``dtype`` as
+    """A new contiguous tensor of ``shape`` holding ``value`` (a Python number, rounded to ``dtype`` as
     numpy does), copied from a cached host array: no kernel launch (the engine's implicit seed, mean's
     backward of it)."""
-    key = (shape, dtype, value)
+    key = (shape, dtype, value, math.copysign(1.0, value))       # -0.0 == 0.0, but not as a fill value
     c = _HOST_FULL.get(key)
     if c is None:
         a = np.full(shape, value, dtype.np)
