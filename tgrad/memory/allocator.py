@@ -17,6 +17,7 @@ cache saves, e.g. page faults).
 """
 import bisect
 import collections
+import operator
 import os
 import threading
 
@@ -95,19 +96,25 @@ def format_size(nbytes):
 
 
 class Block:
-    """A piece of a segment: ``ptr``, ``size`` (rounded), ``requested`` bytes, its ``pool``.
+    """A piece of a segment: ``ptr``, ``size`` (rounded), its ``pool``.
 
     ``prev``/``next`` link the blocks of one segment in address order. The first block of a segment stays
     the same object for the segment's life (a merge keeps the lower block). ``active`` is the stat vector
-    an allocated block adds to its pool's.
+    an allocated block adds to its pool's, 0 while the block is free (it holds the ``requested`` bytes).
     """
 
-    __slots__ = ("ptr", "size", "requested", "pool", "allocated", "prev", "next", "active")
+    __slots__ = ("ptr", "size", "pool", "prev", "next", "active")
 
     def __init__(self, ptr, size, pool, prev=None, next=None):
-        self.ptr, self.size, self.pool = ptr, size, pool
-        self.requested, self.allocated, self.active = 0, False, 0
-        self.prev, self.next = prev, next
+        self.ptr, self.size, self.pool, self.prev, self.next, self.active = ptr, size, pool, prev, next, 0
+
+    @property
+    def allocated(self):
+        return self.active != 0
+
+    @property
+    def requested(self):
+        return self.active // REQUESTED_BYTES & _MASK
 
     def is_split(self):
         return self.prev is not None or self.next is not None
@@ -120,11 +127,12 @@ class Block:
 class _Pool:
     """The free blocks of a pool, sorted [(size, ptr, block)], and its stats as stat vectors."""
 
-    __slots__ = ("allocator", "free", "current", "increases", "base", "room", "peak")
+    __slots__ = ("allocator", "free", "split_from", "current", "increases", "base", "room", "peak")
 
-    def __init__(self, allocator):
+    def __init__(self, allocator, split_from=None):
         self.allocator = allocator
         self.free = []
+        self.split_from = split_from   # a block is split when the rest would have at least this many bytes
         self.current = 0           # the current values
         self.increases = 0         # the totals "allocated" since the last reset_accumulated_memory_stats
         self.base = 0              # the current values at that reset ("freed" = increases - current + base)
@@ -143,11 +151,12 @@ class CachingAllocator:
         self._busy = False       # inside a critical section (see _enter)
         self._deferred = []      # frees that arrived re-entrantly while busy
         self.release_on_free = False
-        self._small, self._large = _Pool(self), _Pool(self)
+        self._small, self._large = _Pool(self, MIN_BLOCK), _Pool(self, SMALL_SIZE + 1)
         self._all = _Pool(self)  # only its room and peak are kept: its other vectors are the pools' sums
         self._free = {SMALL: self._small.free, LARGE: self._large.free}
         self._segments = {}      # base ptr -> (segment size, first block)
         self._counters = dict.fromkeys(_COUNTERS, 0)
+        self._classes = {}       # nbytes -> its _size_class (a malloc looks it up instead of computing it)
 
     # -- locking -------------------------------------------------------------
     # A Storage finalizer can run inside our own critical section (the garbage
@@ -174,11 +183,10 @@ class CachingAllocator:
 
     def malloc(self, nbytes):
         """A Block of at least ``nbytes`` at a 256-byte aligned address."""
-        if nbytes < 0:
-            raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
-        size = (nbytes + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK or MIN_BLOCK     # round_size
-        small = size <= SMALL_SIZE
-        pool = self._small if small else self._large
+        try:
+            size, key, pool, active = self._classes[nbytes]
+        except KeyError:
+            size, key, pool, active = self._size_class(nbytes)
         lock = self._lock       # = self._enter(), inlined (malloc and free are the hot path)
         lock.acquire()
         if self._busy:
@@ -187,11 +195,11 @@ class CachingAllocator:
         self._busy = True
         try:
             free = pool.free    # best fit: the smallest free block that fits, ties broken by address
-            i = bisect.bisect_left(free, (size,))
+            i = bisect.bisect_left(free, key)
             block = free.pop(i)[2] if i < len(free) else self._new_segment(pool, size)
             rest, nxt = block.size - size, block.next
             was_split = block.prev is not None or nxt is not None
-            if rest >= MIN_BLOCK if small else rest > SMALL_SIZE:     # split off the rest as a free block
+            if rest >= pool.split_from:     # split off the rest as a free block
                 tail = Block(block.ptr + size, rest, pool, block, nxt)
                 if nxt is not None:
                     nxt.prev = tail
@@ -205,8 +213,9 @@ class CachingAllocator:
                 split, increase = -INACTIVE_SPLIT - block.size * INACTIVE_SPLIT_BYTES, 0
             else:
                 split = increase = 0
-            block.allocated, block.requested = True, nbytes
-            block.active = active = ALLOCATION + block.size * ALLOCATED_BYTES + nbytes * REQUESTED_BYTES
+            if block.size != size:      # a whole block larger than the request (not worth splitting)
+                active += (block.size - size) * ALLOCATED_BYTES
+            block.active = active
             self._count(pool, active + split, active + increase)
             return block
         finally:
@@ -215,6 +224,19 @@ class CachingAllocator:
             else:
                 self._busy = False
                 lock.release()
+
+    def _size_class(self, nbytes):
+        """(rounded size, bisect key, pool, stat vector of a block of that size holding ``nbytes``)."""
+        if nbytes < 0:
+            raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
+        nbytes = operator.index(nbytes)
+        size = round_size(nbytes)
+        entry = (size, (size,), self._small if size <= SMALL_SIZE else self._large,
+                 ALLOCATION + size * ALLOCATED_BYTES + nbytes * REQUESTED_BYTES)
+        if len(self._classes) >= 4096:
+            self._classes.clear()
+        self._classes[nbytes] = entry
+        return entry
 
     def free(self, block):
         """Return ``block`` to the cache (its memory stays reserved)."""
@@ -293,11 +315,12 @@ class CachingAllocator:
     def _count(self, pool, change, increase):
         """Add stat vector ``change`` to ``pool``'s stats; ``increase`` is its positive part."""
         pool.current += change
-        pool.increases += increase
-        pool.room -= change
+        if increase:
+            pool.increases += increase
+        room = pool.room = pool.room - change
         everything = self._all
-        everything.room -= change
-        if pool.room & everything.room & _GUARDS != _GUARDS:     # a current value went above its peak
+        all_room = everything.room = everything.room - change
+        if room & all_room & _GUARDS != _GUARDS:     # a current value went above its peak
             for p, current in self._vectors():
                 p.peak = [max(x, c) for x, c in zip(p.peak, _unpack(current))]
                 p.room = _GUARDS + _pack(p.peak) - current
@@ -353,21 +376,21 @@ class CachingAllocator:
 
     def _free_block(self, block):
         pool = block.pool
-        if not block.allocated or pool.allocator is not self:
-            raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
-        block.allocated = False
         size, active = block.size, block.active
+        if not active or pool.allocator is not self:
+            raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
+        block.active = 0
         free = pool.free
         merged = 0
         prev, nxt = block.prev, block.next
-        if prev is not None and not prev.allocated:     # merge into the free block before
+        if prev is not None and not prev.active:     # merge into the free block before
             del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
             prev.size += size
             prev.next = nxt
             if nxt is not None:
                 nxt.prev = prev
             block, merged = prev, 1
-        if nxt is not None and not nxt.allocated:       # take in the free block after
+        if nxt is not None and not nxt.active:       # take in the free block after
             del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
             block.size += nxt.size
             block.next = nxt = nxt.next
