@@ -83,7 +83,7 @@ class Storage:
         return np.asarray(_HostView(self, self.ptr + offset_bytes, nbytes)).view(dtype)
 
     def copy_from_host(self, src_ptr, nbytes, dst_offset=0):
-        """Copy ``nbytes`` from host address ``src_ptr`` into this storage (synchronous)."""
+        """Copy ``nbytes`` from host address ``src_ptr`` (or a ``bytes`` object) into this storage (synchronous)."""
         self._check_range(dst_offset, nbytes)
         self.allocator.backend.memcpy_htod(self.ptr + dst_offset, src_ptr, nbytes)
 
