@@ -50,6 +50,7 @@ _MASK = (1 << _W) - 1
  RESERVED_BYTES) = (1 << _W * i for i in range(len(_STATS)))
 # A pool's ``room`` vector holds peak - current of each stat plus a guard bit 2**63: a change that takes a
 # current value above its peak borrows that stat's guard bit, which sends it to the (rare) peak update.
+# The current values are not kept: they are peak + guards - room (a malloc or free updates only the rooms).
 _GUARDS = sum(1 << _W * i + _W - 1 for i in range(len(_STATS)))
 
 
@@ -127,17 +128,21 @@ class Block:
 class _Pool:
     """The free blocks of a pool, sorted [(size, ptr, block)], and its stats as stat vectors."""
 
-    __slots__ = ("allocator", "free", "split_from", "current", "increases", "base", "room", "peak")
+    __slots__ = ("allocator", "free", "split_from", "increases", "base", "room", "peak")
 
     def __init__(self, allocator, split_from=None):
         self.allocator = allocator
         self.free = []
         self.split_from = split_from   # a block is split when the rest would have at least this many bytes
-        self.current = 0           # the current values
         self.increases = 0         # the totals "allocated" since the last reset_accumulated_memory_stats
         self.base = 0              # the current values at that reset ("freed" = increases - current + base)
         self.room = _GUARDS        # guarded peak - current
-        self.peak = [0] * len(_STATS)
+        self.peak = 0              # the peak values
+
+    @property
+    def current(self):
+        """The current values."""
+        return self.peak + _GUARDS - self.room
 
 
 class CachingAllocator:
@@ -267,24 +272,24 @@ class CachingAllocator:
                 self._leave()
 
     def _current(self, stat):
-        return (self._small.current + self._large.current) >> _W * _STATS.index(stat) & _MASK
+        return self._all.current >> _W * _STATS.index(stat) & _MASK
 
     def memory_allocated(self):
         return self._current("allocated_bytes")
 
     def max_memory_allocated(self):
-        return self._all.peak[_STATS.index("allocated_bytes")]
+        return self._all.peak >> _W * _STATS.index("allocated_bytes") & _MASK
 
     def memory_reserved(self):
         return self._current("reserved_bytes")
 
     def max_memory_reserved(self):
-        return self._all.peak[_STATS.index("reserved_bytes")]
+        return self._all.peak >> _W * _STATS.index("reserved_bytes") & _MASK
 
     def reset_peak_memory_stats(self):
         with self._lock:
-            for pool, current in self._vectors():
-                pool.peak, pool.room = _unpack(current), _GUARDS
+            for pool in self._pools():
+                pool.peak, pool.room = pool.current, _GUARDS
 
     def reset_accumulated_memory_stats(self):
         with self._lock:
@@ -314,21 +319,19 @@ class CachingAllocator:
 
     def _count(self, pool, change, increase):
         """Add stat vector ``change`` to ``pool``'s stats; ``increase`` is its positive part."""
-        pool.current += change
-        if increase:
-            pool.increases += increase
         room = pool.room = pool.room - change
         everything = self._all
         all_room = everything.room = everything.room - change
-        if room & all_room & _GUARDS != _GUARDS:     # a current value went above its peak
-            for p, current in self._vectors():
-                p.peak = [max(x, c) for x, c in zip(p.peak, _unpack(current))]
-                p.room = _GUARDS + _pack(p.peak) - current
+        if increase:
+            pool.increases += increase
+            if room & all_room & _GUARDS != _GUARDS:     # a current value went above its peak
+                for p in self._pools():
+                    current = p.current
+                    p.peak = _pack(map(max, _unpack(p.peak), _unpack(current)))
+                    p.room = _GUARDS + p.peak - current
 
-    def _vectors(self):
-        """(pool, current vector) for the small, large and "all" pools."""
-        small, large = self._small, self._large
-        return (small, small.current), (large, large.current), (self._all, small.current + large.current)
+    def _pools(self):
+        return self._small, self._large, self._all
 
     def _stat_arrays(self):
         """{stat: [[current, peak, allocated, freed] of "all", of the small pool, of the large pool]}."""
@@ -338,7 +341,8 @@ class CachingAllocator:
                 (self._all, small.current + large.current, small.increases + large.increases, small.base + large.base),
                 (small, small.current, small.increases, small.base),
                 (large, large.current, large.increases, large.base)):
-            rows.append(list(zip(_unpack(current), pool.peak, _unpack(increases), _unpack(increases - current + base))))
+            rows.append(list(zip(_unpack(current), _unpack(pool.peak), _unpack(increases),
+                                 _unpack(increases - current + base))))
         return {name: [list(row[i]) for row in rows] for i, name in enumerate(_STATS)}
 
     def _new_segment(self, pool, size):
@@ -464,9 +468,9 @@ class CachingAllocator:
             for pool in pools:
                 current = dict(zip(_STATS, _unpack(pool.current)))
                 assert current == expect[pool], f"stats say {current}, blocks say {expect[pool]}"
-            for pool, current in self._vectors():
-                assert pool.room == _GUARDS + _pack(pool.peak) - current, "peaks out of step"
-                assert all(p >= c for p, c in zip(pool.peak, _unpack(current))), "a peak below its current"
+            assert self._all.current == sum(pool.current for pool in pools), "the pools do not add up"
+            for pool in self._pools():
+                assert pool.room & _GUARDS == _GUARDS, "a peak below its current"
 
 
 _allocators = {}
