@@ -165,8 +165,8 @@ class CachingAllocator:
 
     # -- locking -------------------------------------------------------------
     # A Storage finalizer can run inside our own critical section (the garbage
-    # collector may fire on any allocation). Its free is queued and done when
-    # the outer call finishes instead of mutating lists mid-update.
+    # collector may fire on any allocation). Its free is queued and done right
+    # after the outer call instead of mutating lists mid-update.
 
     def _enter(self):
         self._lock.acquire()
@@ -177,12 +177,10 @@ class CachingAllocator:
         return True
 
     def _leave(self):
-        try:
-            while self._deferred:
-                self._free_block(self._deferred.pop())
-        finally:
-            self._busy = False
-            self._lock.release()
+        self._busy = False
+        self._lock.release()
+        while self._deferred:
+            self.free(self._deferred.pop())
 
     # -- public API ----------------------------------------------------------
 
@@ -224,11 +222,10 @@ class CachingAllocator:
             self._count(pool, active + split, active + increase)
             return block
         finally:
-            if self._deferred:
-                self._leave()
-            else:
-                self._busy = False
-                lock.release()
+            self._busy = False      # = self._leave(), inlined
+            lock.release()
+            while self._deferred:
+                self.free(self._deferred.pop())
 
     def _size_class(self, nbytes):
         """(rounded size, bisect key, pool, stat vector of a block of that size holding ``nbytes``)."""
@@ -253,15 +250,43 @@ class CachingAllocator:
             return
         self._busy = True
         try:
-            self._free_block(block)
+            pool = block.pool
+            size, active = block.size, block.active
+            if not active or pool.allocator is not self:
+                raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
+            block.active = 0
+            free = pool.free
+            merged = 0
+            prev, nxt = block.prev, block.next
+            if prev is not None and not prev.active:     # merge into the free block before
+                del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
+                prev.size += size
+                prev.next = nxt
+                if nxt is not None:
+                    nxt.prev = prev
+                block, merged = prev, 1
+            if nxt is not None and not nxt.active:       # take in the free block after
+                del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
+                block.size += nxt.size
+                block.next = nxt = nxt.next
+                if nxt is not None:
+                    nxt.prev = block
+                merged += 1
+            if block.prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
+                change = (1 - merged) * INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES - active
+                increase = size * INACTIVE_SPLIT_BYTES if merged else INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES
+            else:        # the whole segment is free: the merged blocks were its inactive split ones
+                change = -merged * INACTIVE_SPLIT - (block.size - size) * INACTIVE_SPLIT_BYTES - active
+                increase = 0
+            bisect.insort(free, (block.size, block.ptr, block))
+            self._count(pool, change, increase)
             if self.release_on_free:
                 self._release_cached()
         finally:
-            if self._deferred:
-                self._leave()
-            else:
-                self._busy = False
-                lock.release()
+            self._busy = False      # = self._leave(), inlined
+            lock.release()
+            while self._deferred:
+                self.free(self._deferred.pop())
 
     def empty_cache(self):
         """Return every fully free segment to the backend."""
@@ -377,38 +402,6 @@ class CachingAllocator:
                 f"{format_size(free)} is free. Of the allocated memory {format_size(allocated)} "
                 f"is allocated by tgrad, and {format_size(reserved - allocated)} is reserved "
                 f"by tgrad but unallocated.")
-
-    def _free_block(self, block):
-        pool = block.pool
-        size, active = block.size, block.active
-        if not active or pool.allocator is not self:
-            raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
-        block.active = 0
-        free = pool.free
-        merged = 0
-        prev, nxt = block.prev, block.next
-        if prev is not None and not prev.active:     # merge into the free block before
-            del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
-            prev.size += size
-            prev.next = nxt
-            if nxt is not None:
-                nxt.prev = prev
-            block, merged = prev, 1
-        if nxt is not None and not nxt.active:       # take in the free block after
-            del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
-            block.size += nxt.size
-            block.next = nxt = nxt.next
-            if nxt is not None:
-                nxt.prev = block
-            merged += 1
-        if block.prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
-            change = (1 - merged) * INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES - active
-            increase = size * INACTIVE_SPLIT_BYTES if merged else INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES
-        else:        # the whole segment is free: the merged blocks were its inactive split ones
-            change = -merged * INACTIVE_SPLIT - (block.size - size) * INACTIVE_SPLIT_BYTES - active
-            increase = 0
-        bisect.insort(free, (block.size, block.ptr, block))
-        self._count(pool, change, increase)
 
     def _release_cached(self):
         whole = [b for pool in (self._small, self._large) for (_, _, b) in pool.free
