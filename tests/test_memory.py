@@ -278,6 +278,25 @@ def test_free_during_critical_section_is_deferred():
     alloc._check_invariants()
 
 
+def test_free_inside_malloc_is_done_when_malloc_returns():
+    """A free that arrives while malloc holds the pools (a finalizer run by gc) waits until malloc is done."""
+    alloc = make()
+    a = alloc.malloc(1000)
+    backend_malloc = alloc.backend.malloc
+
+    def malloc_and_free(nbytes):    # runs inside malloc, as a finalizer would
+        alloc.free(a)
+        assert alloc.memory_allocated() == 1024 and alloc._deferred == [a]
+        return backend_malloc(nbytes)
+
+    alloc.backend.malloc = malloc_and_free
+    b = alloc.malloc(2 * MiB)       # needs a new segment
+    assert alloc.memory_allocated() == 2 * MiB and not alloc._deferred
+    alloc.free(b)
+    alloc._check_invariants()
+    assert alloc.memory_stats()["allocation.all.freed"] == 2
+
+
 def test_peaks_and_totals_follow_each_change():
     """Each malloc/free/empty_cache changes a stat by one net amount: a model that only sees the current
     values after each call must agree on every peak, "allocated" and "freed"."""

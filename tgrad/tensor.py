@@ -1669,15 +1669,17 @@ _NON_LEAF_FLAG_HINT = (" If you want to use a computed variable in a subgraph th
 
 
 def _init_from(t, storage, offset, shape, strides, dtype, counter=None):
+    if counter is None:
+        counter = [0]   # the version counter, shared by views and detach()
     t._storage = storage
     t._offset = offset
     t._shape = tuple(shape)
     t._strides = tuple(strides)
     t.dtype = dtype
-    t._version_counter = counter if counter is not None else [0]   # shared by views and detach()
+    t._version_counter = counter
     t._requires_grad = False
     t._grad_fn = None
-    t._grad_fn_version = t._version_counter[0]
+    t._grad_fn_version = counter[0]
     t._view_mode = None  # views made by view ops: True / "multi" in grad mode, False in no_grad
     t._grad = None
     t._base = None
@@ -1685,15 +1687,17 @@ def _init_from(t, storage, offset, shape, strides, dtype, counter=None):
     t._retains_grad = False
     t._tensor_hooks = {}
     t._grad_accumulator = None
-    t._inference = _inference_mode_enabled()
+    t._inference = (_grad_mode_state or _load_grad_mode_state()).inference
 
 
-def _inference_mode_enabled():
-    # rebinds itself to grad_mode's function on first use (autograd is a layer above: no import at load)
-    global _inference_mode_enabled
-    from .autograd.grad_mode import is_inference_mode_enabled
-    _inference_mode_enabled = is_inference_mode_enabled
-    return is_inference_mode_enabled()
+_grad_mode_state = None  # tgrad.autograd.grad_mode._state (per thread), bound on first use: autograd is a layer above
+
+
+def _load_grad_mode_state():
+    global _grad_mode_state
+    from .autograd.grad_mode import _state
+    _grad_mode_state = _state
+    return _state
 
 
 def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):

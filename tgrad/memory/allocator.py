@@ -17,6 +17,7 @@ cache saves, e.g. page faults).
 """
 import bisect
 import collections
+import operator
 import os
 import threading
 
@@ -49,6 +50,7 @@ _MASK = (1 << _W) - 1
  RESERVED_BYTES) = (1 << _W * i for i in range(len(_STATS)))
 # A pool's ``room`` vector holds peak - current of each stat plus a guard bit 2**63: a change that takes a
 # current value above its peak borrows that stat's guard bit, which sends it to the (rare) peak update.
+# The current values are not kept: they are peak + guards - room (a malloc or free updates only the rooms).
 _GUARDS = sum(1 << _W * i + _W - 1 for i in range(len(_STATS)))
 
 
@@ -95,19 +97,25 @@ def format_size(nbytes):
 
 
 class Block:
-    """A piece of a segment: ``ptr``, ``size`` (rounded), ``requested`` bytes, its ``pool``.
+    """A piece of a segment: ``ptr``, ``size`` (rounded), its ``pool``.
 
     ``prev``/``next`` link the blocks of one segment in address order. The first block of a segment stays
     the same object for the segment's life (a merge keeps the lower block). ``active`` is the stat vector
-    an allocated block adds to its pool's.
+    an allocated block adds to its pool's, 0 while the block is free (it holds the ``requested`` bytes).
     """
 
-    __slots__ = ("ptr", "size", "requested", "pool", "allocated", "prev", "next", "active")
+    __slots__ = ("ptr", "size", "pool", "prev", "next", "active")
 
     def __init__(self, ptr, size, pool, prev=None, next=None):
-        self.ptr, self.size, self.pool = ptr, size, pool
-        self.requested, self.allocated, self.active = 0, False, 0
-        self.prev, self.next = prev, next
+        self.ptr, self.size, self.pool, self.prev, self.next, self.active = ptr, size, pool, prev, next, 0
+
+    @property
+    def allocated(self):
+        return self.active != 0
+
+    @property
+    def requested(self):
+        return self.active // REQUESTED_BYTES & _MASK
 
     def is_split(self):
         return self.prev is not None or self.next is not None
@@ -120,16 +128,21 @@ class Block:
 class _Pool:
     """The free blocks of a pool, sorted [(size, ptr, block)], and its stats as stat vectors."""
 
-    __slots__ = ("allocator", "free", "current", "increases", "base", "room", "peak")
+    __slots__ = ("allocator", "free", "split_from", "increases", "base", "room", "peak")
 
-    def __init__(self, allocator):
+    def __init__(self, allocator, split_from=None):
         self.allocator = allocator
         self.free = []
-        self.current = 0           # the current values
+        self.split_from = split_from   # a block is split when the rest would have at least this many bytes
         self.increases = 0         # the totals "allocated" since the last reset_accumulated_memory_stats
         self.base = 0              # the current values at that reset ("freed" = increases - current + base)
         self.room = _GUARDS        # guarded peak - current
-        self.peak = [0] * len(_STATS)
+        self.peak = 0              # the peak values
+
+    @property
+    def current(self):
+        """The current values."""
+        return self.peak + _GUARDS - self.room
 
 
 class CachingAllocator:
@@ -143,16 +156,17 @@ class CachingAllocator:
         self._busy = False       # inside a critical section (see _enter)
         self._deferred = []      # frees that arrived re-entrantly while busy
         self.release_on_free = False
-        self._small, self._large = _Pool(self), _Pool(self)
+        self._small, self._large = _Pool(self, MIN_BLOCK), _Pool(self, SMALL_SIZE + 1)
         self._all = _Pool(self)  # only its room and peak are kept: its other vectors are the pools' sums
         self._free = {SMALL: self._small.free, LARGE: self._large.free}
         self._segments = {}      # base ptr -> (segment size, first block)
         self._counters = dict.fromkeys(_COUNTERS, 0)
+        self._classes = {}       # nbytes -> its _size_class (a malloc looks it up instead of computing it)
 
     # -- locking -------------------------------------------------------------
     # A Storage finalizer can run inside our own critical section (the garbage
-    # collector may fire on any allocation). Its free is queued and done when
-    # the outer call finishes instead of mutating lists mid-update.
+    # collector may fire on any allocation). Its free is queued and done right
+    # after the outer call instead of mutating lists mid-update.
 
     def _enter(self):
         self._lock.acquire()
@@ -163,22 +177,19 @@ class CachingAllocator:
         return True
 
     def _leave(self):
-        try:
-            while self._deferred:
-                self._free_block(self._deferred.pop())
-        finally:
-            self._busy = False
-            self._lock.release()
+        self._busy = False
+        self._lock.release()
+        while self._deferred:
+            self.free(self._deferred.pop())
 
     # -- public API ----------------------------------------------------------
 
     def malloc(self, nbytes):
         """A Block of at least ``nbytes`` at a 256-byte aligned address."""
-        if nbytes < 0:
-            raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
-        size = (nbytes + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK or MIN_BLOCK     # round_size
-        small = size <= SMALL_SIZE
-        pool = self._small if small else self._large
+        try:
+            size, key, pool, active = self._classes[nbytes]
+        except KeyError:
+            size, key, pool, active = self._size_class(nbytes)
         lock = self._lock       # = self._enter(), inlined (malloc and free are the hot path)
         lock.acquire()
         if self._busy:
@@ -187,11 +198,11 @@ class CachingAllocator:
         self._busy = True
         try:
             free = pool.free    # best fit: the smallest free block that fits, ties broken by address
-            i = bisect.bisect_left(free, (size,))
+            i = bisect.bisect_left(free, key)
             block = free.pop(i)[2] if i < len(free) else self._new_segment(pool, size)
             rest, nxt = block.size - size, block.next
             was_split = block.prev is not None or nxt is not None
-            if rest >= MIN_BLOCK if small else rest > SMALL_SIZE:     # split off the rest as a free block
+            if rest >= pool.split_from:     # split off the rest as a free block
                 tail = Block(block.ptr + size, rest, pool, block, nxt)
                 if nxt is not None:
                     nxt.prev = tail
@@ -205,16 +216,29 @@ class CachingAllocator:
                 split, increase = -INACTIVE_SPLIT - block.size * INACTIVE_SPLIT_BYTES, 0
             else:
                 split = increase = 0
-            block.allocated, block.requested = True, nbytes
-            block.active = active = ALLOCATION + block.size * ALLOCATED_BYTES + nbytes * REQUESTED_BYTES
+            if block.size != size:      # a whole block larger than the request (not worth splitting)
+                active += (block.size - size) * ALLOCATED_BYTES
+            block.active = active
             self._count(pool, active + split, active + increase)
             return block
         finally:
-            if self._deferred:
-                self._leave()
-            else:
-                self._busy = False
-                lock.release()
+            self._busy = False      # = self._leave(), inlined
+            lock.release()
+            while self._deferred:
+                self.free(self._deferred.pop())
+
+    def _size_class(self, nbytes):
+        """(rounded size, bisect key, pool, stat vector of a block of that size holding ``nbytes``)."""
+        if nbytes < 0:
+            raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
+        nbytes = operator.index(nbytes)
+        size = round_size(nbytes)
+        entry = (size, (size,), self._small if size <= SMALL_SIZE else self._large,
+                 ALLOCATION + size * ALLOCATED_BYTES + nbytes * REQUESTED_BYTES)
+        if len(self._classes) >= 4096:
+            self._classes.clear()
+        self._classes[nbytes] = entry
+        return entry
 
     def free(self, block):
         """Return ``block`` to the cache (its memory stays reserved)."""
@@ -226,15 +250,43 @@ class CachingAllocator:
             return
         self._busy = True
         try:
-            self._free_block(block)
+            pool = block.pool
+            size, active = block.size, block.active
+            if not active or pool.allocator is not self:
+                raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
+            block.active = 0
+            free = pool.free
+            merged = 0
+            prev, nxt = block.prev, block.next
+            if prev is not None and not prev.active:     # merge into the free block before
+                del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
+                prev.size += size
+                prev.next = nxt
+                if nxt is not None:
+                    nxt.prev = prev
+                block, merged = prev, 1
+            if nxt is not None and not nxt.active:       # take in the free block after
+                del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
+                block.size += nxt.size
+                block.next = nxt = nxt.next
+                if nxt is not None:
+                    nxt.prev = block
+                merged += 1
+            if block.prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
+                change = (1 - merged) * INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES - active
+                increase = size * INACTIVE_SPLIT_BYTES if merged else INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES
+            else:        # the whole segment is free: the merged blocks were its inactive split ones
+                change = -merged * INACTIVE_SPLIT - (block.size - size) * INACTIVE_SPLIT_BYTES - active
+                increase = 0
+            bisect.insort(free, (block.size, block.ptr, block))
+            self._count(pool, change, increase)
             if self.release_on_free:
                 self._release_cached()
         finally:
-            if self._deferred:
-                self._leave()
-            else:
-                self._busy = False
-                lock.release()
+            self._busy = False      # = self._leave(), inlined
+            lock.release()
+            while self._deferred:
+                self.free(self._deferred.pop())
 
     def empty_cache(self):
         """Return every fully free segment to the backend."""
@@ -245,24 +297,24 @@ class CachingAllocator:
                 self._leave()
 
     def _current(self, stat):
-        return (self._small.current + self._large.current) >> _W * _STATS.index(stat) & _MASK
+        return self._all.current >> _W * _STATS.index(stat) & _MASK
 
     def memory_allocated(self):
         return self._current("allocated_bytes")
 
     def max_memory_allocated(self):
-        return self._all.peak[_STATS.index("allocated_bytes")]
+        return self._all.peak >> _W * _STATS.index("allocated_bytes") & _MASK
 
     def memory_reserved(self):
         return self._current("reserved_bytes")
 
     def max_memory_reserved(self):
-        return self._all.peak[_STATS.index("reserved_bytes")]
+        return self._all.peak >> _W * _STATS.index("reserved_bytes") & _MASK
 
     def reset_peak_memory_stats(self):
         with self._lock:
-            for pool, current in self._vectors():
-                pool.peak, pool.room = _unpack(current), _GUARDS
+            for pool in self._pools():
+                pool.peak, pool.room = pool.current, _GUARDS
 
     def reset_accumulated_memory_stats(self):
         with self._lock:
@@ -292,20 +344,19 @@ class CachingAllocator:
 
     def _count(self, pool, change, increase):
         """Add stat vector ``change`` to ``pool``'s stats; ``increase`` is its positive part."""
-        pool.current += change
-        pool.increases += increase
-        pool.room -= change
+        room = pool.room = pool.room - change
         everything = self._all
-        everything.room -= change
-        if pool.room & everything.room & _GUARDS != _GUARDS:     # a current value went above its peak
-            for p, current in self._vectors():
-                p.peak = [max(x, c) for x, c in zip(p.peak, _unpack(current))]
-                p.room = _GUARDS + _pack(p.peak) - current
+        all_room = everything.room = everything.room - change
+        if increase:
+            pool.increases += increase
+            if room & all_room & _GUARDS != _GUARDS:     # a current value went above its peak
+                for p in self._pools():
+                    current = p.current
+                    p.peak = _pack(map(max, _unpack(p.peak), _unpack(current)))
+                    p.room = _GUARDS + p.peak - current
 
-    def _vectors(self):
-        """(pool, current vector) for the small, large and "all" pools."""
-        small, large = self._small, self._large
-        return (small, small.current), (large, large.current), (self._all, small.current + large.current)
+    def _pools(self):
+        return self._small, self._large, self._all
 
     def _stat_arrays(self):
         """{stat: [[current, peak, allocated, freed] of "all", of the small pool, of the large pool]}."""
@@ -315,7 +366,8 @@ class CachingAllocator:
                 (self._all, small.current + large.current, small.increases + large.increases, small.base + large.base),
                 (small, small.current, small.increases, small.base),
                 (large, large.current, large.increases, large.base)):
-            rows.append(list(zip(_unpack(current), pool.peak, _unpack(increases), _unpack(increases - current + base))))
+            rows.append(list(zip(_unpack(current), _unpack(pool.peak), _unpack(increases),
+                                 _unpack(increases - current + base))))
         return {name: [list(row[i]) for row in rows] for i, name in enumerate(_STATS)}
 
     def _new_segment(self, pool, size):
@@ -350,38 +402,6 @@ class CachingAllocator:
                 f"{format_size(free)} is free. Of the allocated memory {format_size(allocated)} "
                 f"is allocated by tgrad, and {format_size(reserved - allocated)} is reserved "
                 f"by tgrad but unallocated.")
-
-    def _free_block(self, block):
-        pool = block.pool
-        if not block.allocated or pool.allocator is not self:
-            raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
-        block.allocated = False
-        size, active = block.size, block.active
-        free = pool.free
-        merged = 0
-        prev, nxt = block.prev, block.next
-        if prev is not None and not prev.allocated:     # merge into the free block before
-            del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
-            prev.size += size
-            prev.next = nxt
-            if nxt is not None:
-                nxt.prev = prev
-            block, merged = prev, 1
-        if nxt is not None and not nxt.allocated:       # take in the free block after
-            del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
-            block.size += nxt.size
-            block.next = nxt = nxt.next
-            if nxt is not None:
-                nxt.prev = block
-            merged += 1
-        if block.prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
-            change = (1 - merged) * INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES - active
-            increase = size * INACTIVE_SPLIT_BYTES if merged else INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES
-        else:        # the whole segment is free: the merged blocks were its inactive split ones
-            change = -merged * INACTIVE_SPLIT - (block.size - size) * INACTIVE_SPLIT_BYTES - active
-            increase = 0
-        bisect.insort(free, (block.size, block.ptr, block))
-        self._count(pool, change, increase)
 
     def _release_cached(self):
         whole = [b for pool in (self._small, self._large) for (_, _, b) in pool.free
@@ -441,9 +461,9 @@ class CachingAllocator:
             for pool in pools:
                 current = dict(zip(_STATS, _unpack(pool.current)))
                 assert current == expect[pool], f"stats say {current}, blocks say {expect[pool]}"
-            for pool, current in self._vectors():
-                assert pool.room == _GUARDS + _pack(pool.peak) - current, "peaks out of step"
-                assert all(p >= c for p, c in zip(pool.peak, _unpack(current))), "a peak below its current"
+            assert self._all.current == sum(pool.current for pool in pools), "the pools do not add up"
+            for pool in self._pools():
+                assert pool.room & _GUARDS == _GUARDS, "a peak below its current"
 
 
 _allocators = {}

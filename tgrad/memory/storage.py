@@ -27,15 +27,15 @@ class Storage:
     __slots__ = ("ptr", "nbytes", "device", "allocator", "_block", "_owner", "__weakref__")
 
     def __init__(self, nbytes, device):
-        self._block = None
         self.allocator = allocator = get_allocator(device)
-        self.device = allocator.device
         self._block = block = allocator.malloc(nbytes)
-        self.ptr, self.nbytes = block.ptr, nbytes
-        self._owner = None
+        self.ptr, self.nbytes, self.device, self._owner = block.ptr, nbytes, allocator.device, None
 
     def __del__(self):
-        block = self._block
+        try:
+            block = self._block
+        except AttributeError:      # malloc raised in __init__
+            return
         if block is not None:
             self._block = None
             try:
@@ -83,7 +83,7 @@ class Storage:
         return np.asarray(_HostView(self, self.ptr + offset_bytes, nbytes)).view(dtype)
 
     def copy_from_host(self, src_ptr, nbytes, dst_offset=0):
-        """Copy ``nbytes`` from host address ``src_ptr`` into this storage (synchronous)."""
+        """Copy ``nbytes`` from host address ``src_ptr`` (or a ``bytes`` object) into this storage (synchronous)."""
         self._check_range(dst_offset, nbytes)
         self.allocator.backend.memcpy_htod(self.ptr + dst_offset, src_ptr, nbytes)
 
