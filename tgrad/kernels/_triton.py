@@ -38,7 +38,8 @@ Float scalar arguments are rounded to fp32 on every path (by a replayed tape
 itself), because that is what the GPU JIT passes (so all paths agree bit for bit).
 
 Interpreted launches are serialized by one lock: the interpreter mutates
-``triton.language`` and keeps per-launch state in a global builder.
+``triton.language`` and keeps per-launch state in a global builder.  Replays
+of tapes made of numpy expressions only (most) touch neither and run unlocked.
 """
 import collections
 import dataclasses
@@ -70,16 +71,19 @@ def _anchor():
 
 LOCK = threading.RLock()
 # np.errstate(all="ignore") is ~1 us a use; interpreted launches set the same numpy context variable
-# it sets, to the state it would make (made once per distinct outer state, under LOCK)
+# it sets, to the state it would make.  _fp_cache is (outer state, its all-ignore twin), replaced whole:
+# replays of pure tapes read it without LOCK.
 _FP_STATE = _umath._extobj_contextvar
-_fp_cache = [None, None]
+_fp_cache = (None, None)
 
 
-def _fp_ignore():
-    outer = _FP_STATE.get()
-    if outer is not _fp_cache[0]:
-        _fp_cache[:] = outer, _umath._make_extobj(all="ignore")
-    return _fp_cache[1]
+def _fp_ignore(outer):
+    """The all-ignore state made from ``outer``, the current (un-silenced) state."""
+    global _fp_cache
+    c = _fp_cache
+    if outer is not c[0]:
+        c = _fp_cache = (outer, _umath._make_extobj(all="ignore"))
+    return c[1]
 
 
 _tls = threading.local()
@@ -758,6 +762,7 @@ class _Emitter:
         self.lines = []
         self.kinds = kinds
         self.inputs_used = set()
+        self.calls_builder = False
 
     def k(self, v):
         key = (type(v), id(v))
@@ -897,6 +902,7 @@ def _emit_op(e, p, slots, op):
         lines.append(f"_istore({e.arr(p, vals[0])}, {e.arr(p, vals[1])}, {e.arr(p, vals[2])})")
         return
     args = [e.handle(p, v, slots) for v in vals]
+    e.calls_builder = True
     lines.append(f"# {name}")
     call = f"{e.k(f)}({', '.join(args)}{', **' + e.k(kwargs) if kwargs else ''})"
     if out is None:
@@ -960,7 +966,26 @@ def _compile(tapes, kinds):
     exec(compile(src, "<tgrad tape>", "exec"), e.ns)
     run = e.ns["run"]
     run.source = src
-    return run
+    return _serialized(run) if e.calls_builder else run
+
+
+def _serialized(run):
+    """A tape that calls the interpreter's builder (so tl patched, JIT calls routed, under LOCK).
+
+    Tapes of numpy expressions only run unlocked: they share nothing mutable but ``_Views`` caches
+    (single dict operations) and the memory they are given."""
+    def locked(*dyn):
+        with LOCK:
+            if _scope[0] is None:
+                _lang_for_interpreter()
+            prev = getattr(_tls, "interp", 0)
+            _tls.interp = 1
+            try:
+                run(*dyn)
+            finally:
+                _tls.interp = prev
+    locked.source = run.source
+    return locked
 
 
 _TAPES = {}
@@ -1169,16 +1194,12 @@ class Launch:
             if hit is not None and hit[0] is self.kernel:
                 tape = self.tape = hit[1]
         if tape is not None and EXECUTOR == "trace" and RECORD is None:
-            with LOCK:
-                tok = _FP_STATE.set(_fp_cache[1] if _FP_STATE.get() is _fp_cache[0] else _fp_ignore())
-                _tls.interp = 1
-                try:
-                    if _scope[0] is None:
-                        _lang_for_interpreter()
-                    tape(*dyn)
-                finally:
-                    _tls.interp = 0
-                    _FP_STATE.reset(tok)
+            outer, c = _FP_STATE.get(), _fp_cache
+            tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+            try:
+                tape(*dyn)
+            finally:
+                _FP_STATE.reset(tok)
             return
         args = list(self.args)
         for i, v in zip(self.pos, dyn):
@@ -1219,7 +1240,7 @@ def _launch(kernel, grid, device, args, constexprs):
             return
     if device == "cpu":
         with LOCK:
-            tok = _FP_STATE.set(_fp_ignore())   # masked-off lanes compute garbage (e.g. x / 0)
+            tok = _FP_STATE.set(_fp_ignore(_FP_STATE.get()))   # masked-off lanes compute garbage (e.g. x / 0)
             _tls.interp = 1
             try:
                 if EXECUTOR == "trace":
