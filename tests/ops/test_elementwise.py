@@ -401,6 +401,36 @@ def test_float64_parameters_are_not_rounded_to_fp32():
         np.testing.assert_allclose(vals(got), ref, rtol=1e-14, atol=0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "bool"])
+def test_alpha_one_add_sub_match_the_alpha_kernels_bitwise(dtype):
+    """alpha == 1 launches add_noalpha_fn / sub_noalpha_fn; they equal add_fn / sub_fn with alpha 1 bit for bit."""
+    from tgrad.kernels import elementwise as KE
+    dt = getattr(tgrad, dtype)
+    if dtype == "bool":
+        a, b = t([True, False, True, False]), t([True, True, False, False])
+    elif dtype == "int64":
+        a, b = t([2 ** 40 + 1, -7, 0, 5], dt), t([3, 2 ** 62, -1, 0], dt)
+    else:
+        a = t([1.5, -0.0, np.inf, np.nan, 3e38, 1e-40, 0.1, -2.0], dt)
+        b = t([-1.5, -0.0, -np.inf, 1.0, 3e38, -1e-40, 0.2, np.nan], dt)
+    b2 = b.reshape(-1, 1)                                   # broadcast too
+    pairs = [("add", KE.add_fn, KE.add_noalpha_fn)]
+    if dtype != "bool":
+        pairs.append(("sub", KE.sub_fn, KE.sub_noalpha_fn))
+    for name, fn, noalpha in pairs:
+        for x, y in [(a, b), (a, b2)]:
+            for alpha in (1, 1.0, True) if dtype == "bool" else (1, 1.0):
+                for _ in range(3):                          # direct, record, replay
+                    got = getattr(x, name)(y, alpha=alpha)
+                ref = tgrad.empty(got.shape, dtype=got.dtype)
+                a1 = (1, 0) if not got.dtype.is_floating_point else KE.split64(1.0)
+                KE.binary(fn, x, y, ref, *a1)
+                assert vals(got).tobytes() == vals(ref).tobytes(), (name, alpha, y.shape)
+                nf = tgrad.empty(got.shape, dtype=got.dtype)
+                KE.binary(noalpha, x, y, nf, *a1)
+                assert vals(nf).tobytes() == vals(ref).tobytes()
+
+
 def test_integer_add_stays_exact():
     big = 2 ** 40 + 1
     assert vals(t([big]).add(t([1]), alpha=2)).tolist() == [big + 2]

@@ -187,7 +187,7 @@ def _alpha_check(self, other, alpha):
 
 def add_forward(self, other, *, alpha=1, out=None):
     _alpha_check(self, other, alpha)
-    return _binary(K.add_fn, self, other, alpha, out)
+    return _binary(K.add_noalpha_fn if alpha == 1 else K.add_fn, self, other, alpha, out)
 
 
 def add_backward(ctx, grad):
@@ -203,7 +203,7 @@ def sub_forward(self, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
     _alpha_check(self, other, alpha)
-    return _binary(K.sub_fn, self, other, alpha, out)
+    return _binary(K.sub_noalpha_fn if alpha == 1 else K.sub_fn, self, other, alpha, out)
 
 
 def sub_backward(ctx, grad):
