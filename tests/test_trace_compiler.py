@@ -133,8 +133,18 @@ def test_elementwise_casts_division_select_replay_like_stock():
     assert generic == ["# create_ashr", "# create_fp_ext", "# create_fp_trunc"], src   # bf16 <-> fp32, >>
 
 
+def _forget_tapes(kernel):
+    for d in (T._TAPES, T._SEEN, T._FAST):
+        for k in [k for k in d if k[0] is kernel or k[0] == id(kernel)]:
+            del d[k]
+
+
 @pytest.mark.parametrize("nan", [False, True])
-def test_broadcasts_reductions_gathers_replay_like_stock(nan):
+@pytest.mark.parametrize("small_broadcast", [T._SMALL_BROADCAST, 0])
+def test_broadcasts_reductions_gathers_replay_like_stock(nan, small_broadcast, monkeypatch):
+    """Small broadcasts replay as copies, larger ones as np.broadcast_to views: both as stock."""
+    monkeypatch.setattr(T, "_SMALL_BROADCAST", small_broadcast)
+    _forget_tapes(bcast_kernel)
     rng = np.random.default_rng(1)
     M, N = 5, 7
     a = rng.standard_normal(M).astype(np.float32)
@@ -158,9 +168,10 @@ def test_broadcasts_reductions_gathers_replay_like_stock(nan):
     g[idx] = a[idx] * 2 + t.sum(1) + np.float32(0.5)   # the padded column holds a * 0 + s
     np.testing.assert_allclose(trace[4], g, rtol=1e-6)
     src = _source(bcast_kernel)
-    for frag in ("_bt(", ".reshape((", "_np.add.reduce(", "_nanred(_np.fmax", "_nanred(_np.fmin", "_iload(", "_istore(",
-                 "_np.transpose("):
+    for frag in ("_bt(" if small_broadcast == 0 else "_np.copyto(", ".reshape((", "_np.add.reduce(",
+                 "_nanred(_np.fmax", "_nanred(_np.fmin", "_iload(", "_istore(", "_np.transpose("):
         assert frag in src, frag
+    assert ("_bt(" in src) == (small_broadcast == 0)
     assert "_th(" not in src, src
 
 

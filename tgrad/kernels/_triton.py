@@ -43,6 +43,7 @@ of tapes made of numpy expressions only (most) touch neither and run unlocked.
 """
 import collections
 import dataclasses
+import math
 import os
 import threading
 import warnings
@@ -790,6 +791,8 @@ class _Emitter:
         return self.k(v.obj)
 
 
+_SMALL_BROADCAST = 8192     # elements: a broadcast up to this size is replayed as a copy
+
 _LOWERED_BY_NAME = frozenset({"create_select", "create_splat", "create_addptr", "create_expand_dims",
                               "create_broadcast", "create_reshape", "create_trans", "create_idiv", "create_sdiv",
                               "create_udiv", "create_rsqrt", "create_fabs", "create_fma", "create_dot",
@@ -806,6 +809,9 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         k, uf = kind
         if k == "binary" and len(vals) == 2 and None not in a:
             if vals[0].np_dtype == np.bool_ and vals[1].np_dtype == np.bool_:
+                if uf in (np.bitwise_and, np.bitwise_or, np.bitwise_xor):     # 0/1 in, 0/1 out: no wrapping
+                    x = f"{e.k(uf)}({a[0]}, {a[1]})"
+                    return x if out.np_dtype == np.bool_ else f"{x}.astype({e.k(out.np_dtype)})"
                 # int1 wraps like a 1-bit integer (binary_op's bool branch)
                 x = f"({e.k(uf)}({a[0]}.astype(_i8), {a[1]}.astype(_i8)) & 1).astype(_bool)"
                 return x if out.np_dtype == np.bool_ else f"{x}.astype({e.k(out.np_dtype)})"
@@ -838,11 +844,16 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         return f"_np.empty({e.k(vals[0].obj.shape)}, {dt}); _np.copyto(@, {x}, casting='unsafe')"
     if name == "create_addptr" and len(vals) == 2 and None not in a:
         bw = max(1, _elem_ty(vals[0].ty).primitive_bitwidth // 8)
+        if vals[1].slot is None:        # constant offsets: their byte offsets once, here
+            return f"({a[0]} + {e.k(bw * vals[1].obj.data.astype(np.uint64))})"
         return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
     if name == "create_expand_dims" and len(vals) == 2 and a[0] is not None:
         # np.expand_dims(x, axis) is x.reshape(shape with a 1 inserted); the shapes are static
         return f"{a[0]}.reshape({tuple(out.shape)!r})"
     if name == "create_broadcast" and len(vals) == 2 and a[0] is not None:
+        if math.prod(out.shape) <= _SMALL_BROADCAST:
+            # a contiguous copy: np.broadcast_to's wrapper costs ~2.4 us, and ufuncs run slower on its view
+            return f"_np.empty({e.k(tuple(out.shape))}, {e.k(vals[0].np_dtype)}); _np.copyto(@, {a[0]})"
         return f"_bt({a[0]}, {e.k(vals[1].obj)})"
     if name == "create_reshape" and len(vals) == 3 and a[0] is not None:
         return f"{a[0]}.reshape({e.k(vals[1].obj)})"
@@ -883,6 +894,8 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
             x = f"_np.add.reduce({a[0]}, {red.axis!r}, None, None, keepdims={red.keep_dims!r})"
         else:
             x = f"_nanred({f}, {a[0]}, {red.axis!r}, {red.keep_dims!r})"
+        if type(red.axis) is int and (red.keep_dims or len(vals[0].shape) >= 2):
+            return f"{x}.astype({e.k(dt)}, copy=False)"     # an array (not a scalar), fresh: _to_data's cast
         return f"_to_data({x}, {e.k(dt)})"
     return None
 
