@@ -253,6 +253,10 @@ def test_concurrent_interpreted_launches_are_serialized():
                 x = tgrad.full((k + 3, 7), float(i))
                 y = (x * 2 + k).sum(1)
                 assert y.tolist() == [7.0 * (2 * i + k)] * (k + 3)
+                # unlocked replays (above) interleaved with locked ones (argmax, cumsum call the builder)
+                z = x + tgrad.arange(7.0)
+                assert z.argmax(1).tolist() == [6] * (k + 3)
+                assert z.cumsum(1)[:, -1].tolist() == [7.0 * i + 21.0] * (k + 3)
         except Exception as e:  # noqa: BLE001
             errors.append(e)
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]

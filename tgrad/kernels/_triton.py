@@ -974,6 +974,7 @@ def _compile(tapes, kinds):
             head.append(f"x{i} = _nparray([a{i}], dtype=_f32)")
         else:
             head.append(f"x{i} = _dynh(a{i}).data")
+            e.calls_builder = True      # (conservatively: _dyn_handle builds Triton tensor objects)
     body = head + e.lines or ["pass"]
     src = f"def run({', '.join(f'a{i}' for i in range(len(kinds)))}):\n" + "".join(f"    {ln}\n" for ln in body)
     exec(compile(src, "<tgrad tape>", "exec"), e.ns)
