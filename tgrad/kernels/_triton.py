@@ -764,6 +764,7 @@ class _Emitter:
         self.kinds = kinds
         self.inputs_used = set()
         self.calls_builder = False
+        self.box = None         # (block shape, box, box slices) while compiling a tape box-only (_box_of)
 
     def k(self, v):
         key = (type(v), id(v))
@@ -781,9 +782,17 @@ class _Emitter:
 
     def arr(self, p, v):
         """Expression of a value's numpy data."""
+        if self.box is None:
+            return self.var(p, v.slot) if v.slot is not None else self.k(v.obj.data)
+        shape, _, sl = self.box         # block-shaped values are box-shaped; others only as splat sources
         if v.slot is not None:
+            if v.slot >= len(self.kinds) and tuple(v.shape) != shape:
+                raise _NoBox
             return self.var(p, v.slot)
-        return self.k(v.obj.data)
+        d = v.obj.data
+        if d.shape != shape:
+            raise _NoBox
+        return self.k(np.ascontiguousarray(d[sl]))
 
     def handle(self, p, v, slots):
         if v.slot is not None:
@@ -841,7 +850,10 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         x = f"{a[1]}[0]" if isinstance(ty, tl.block_type) else a[1]
         # np.full(shape, x, dtype) is empty + copyto(casting="unsafe"); "@" stands for the output (_emit_op)
         dt = e.k(_I._get_np_dtype(ty))
-        return f"_np.empty({e.k(vals[0].obj.shape)}, {dt}); _np.copyto(@, {x}, casting='unsafe')"
+        shape = tuple(vals[0].obj.shape)
+        if e.box is not None:
+            shape = e.box[1] if shape == e.box[0] else _no_box()
+        return f"_np.empty({e.k(shape)}, {dt}); _np.copyto(@, {x}, casting='unsafe')"
     if name == "create_addptr" and len(vals) == 2 and None not in a:
         bw = max(1, _elem_ty(vals[0].ty).primitive_bitwidth // 8)
         if vals[1].slot is None:        # constant offsets: their byte offsets once, here
@@ -905,12 +917,17 @@ def _emit_op(e, p, slots, op):
     if low is not None and low[0] in ("load", "store", "nload", "nstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
+    if e.box is not None and (out is None or type(out) is tuple or tuple(slots[out].shape or ()) != e.box[0]
+                              or not (name in _BOX_OPS or _kind(name) is not None)):
+        raise _NoBox
     if out is not None and type(out) is not tuple:
         x = _lower_expr(e, p, name, vals, kwargs, slots[out], low)
         if x is not None:
             o = e.var(p, out)
             lines.append(f"{o} = {x.replace('@', o)}")
             return
+    if e.box is not None:
+        raise _NoBox
     if name == "create_masked_store" and len(vals) == 4 and not kwargs and all(v.ty is not None for v in vals[:3]):
         lines.append(f"_istore({e.arr(p, vals[0])}, {e.arr(p, vals[1])}, {e.arr(p, vals[2])})")
         return
@@ -943,6 +960,9 @@ def _emit_lowered(e, p, vals, out, low):
     box, shape = tuple(q["box"]), tuple(q["shape"])
     view = f"{e.k(_Views(box, q['strides'], q['np_dtype']))}[{addr}]"
     sl = e.k(tuple(slice(0, c) for c in box))
+    if e.box is not None:       # values are box-shaped already
+        lines.append(f"{e.var(p, out)} = _nparray({view})" if kind == "load" else f"{view}[...] = {e.arr(p, vals[1])}")
+        return
     if kind == "load":
         o = e.var(p, out)
         if box == shape:
@@ -958,13 +978,55 @@ def _emit_lowered(e, p, vals, out, low):
         lines.append(f"{view}[...] = {data}" if box == tuple(vals[1].shape) else f"{view}[...] = {data}[{sl}]")
 
 
+class _NoBox(Exception):
+    """An op that a box-only tape cannot take: the tape is compiled whole."""
+
+
+def _no_box():
+    raise _NoBox
+
+
+_BOX_OPS = frozenset({"create_select", "create_splat", "create_fma"})     # lane-wise, besides _kind's ops
+
+
+def _box_of(tapes):
+    """(block shape, box) if the one program loads and stores only through one box of one block shape, and the
+    box is smaller: then no other lane is observable, and a tape of lane-wise ops can compute the box alone."""
+    if len(tapes) != 1:
+        return None
+    found = set()
+    for op in tapes[0].ops:
+        low = op[5]
+        if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+            if low[0] not in ("load", "store"):
+                return None
+            found.add((tuple(low[1]["shape"]), tuple(low[1]["box"])))
+    if len(found) != 1:
+        return None
+    shape, box = found.pop()
+    return (shape, box) if box != shape and all(box) else None
+
+
 def _compile(tapes, kinds):
     """One function ``run(*dyn_args)`` replaying every program's tape. kinds[i]: "ptr" (an address), "f32"
-    (a float, rounded to fp32 here) or "int"."""
-    e = _Emitter(kinds)
-    for p, t in enumerate(tapes):
-        for op in t.ops:
-            _emit_op(e, p, t.slots, op)
+    (a float, rounded to fp32 here) or "int".
+
+    A program of lane-wise ops whose loads and stores share one box (an elementwise launch whose size is not
+    a power of 2) is compiled over the box alone: no fill of masked-off lanes, no slicing on store."""
+    box = _box_of(tapes)
+    if box is not None:
+        e = _Emitter(kinds)
+        e.box = box + (tuple(slice(0, c) for c in box[1]),)
+        try:
+            for op in tapes[0].ops:
+                _emit_op(e, 0, tapes[0].slots, op)
+        except _NoBox:
+            box = None
+    if box is None:
+        e = _Emitter(kinds)
+        for p, t in enumerate(tapes):
+            for op in t.ops:
+                _emit_op(e, p, t.slots, op)
     head = []
     for i in sorted(e.inputs_used):
         kd = kinds[i]
