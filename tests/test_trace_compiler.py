@@ -58,6 +58,18 @@ def bcast_kernel(a_ptr, b_ptr, idx_ptr, out_ptr, sum_ptr, max_ptr, min_ptr, g_pt
 
 
 @triton.jit
+def lanewise_kernel(x_ptr, y_ptr, out_ptr, iout_ptr, s, n, BLOCK: tl.constexpr):
+    """Lane-wise ops only, every load and store under one mask: compiled over the masked box alone."""
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1.0)
+    y = tl.load(y_ptr + offs, mask=m, other=0.0)
+    r = tl.where(x > y, x * s + y, tl.fma(x, y, x)) - 1.0 / y + offs.to(tl.float32)
+    tl.store(out_ptr + offs, r, mask=m)
+    tl.store(iout_ptr + offs, (r > 0).to(tl.int32) + offs, mask=m)
+
+
+@triton.jit
 def unmasked_kernel(x_ptr, c_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     c = tl.load(c_ptr + 1)                                    # a scalar load
@@ -133,8 +145,18 @@ def test_elementwise_casts_division_select_replay_like_stock():
     assert generic == ["# create_ashr", "# create_fp_ext", "# create_fp_trunc"], src   # bf16 <-> fp32, >>
 
 
+def _forget_tapes(kernel):
+    for d in (T._TAPES, T._SEEN, T._FAST):
+        for k in [k for k in d if k[0] is kernel or k[0] == id(kernel)]:
+            del d[k]
+
+
 @pytest.mark.parametrize("nan", [False, True])
-def test_broadcasts_reductions_gathers_replay_like_stock(nan):
+@pytest.mark.parametrize("small_broadcast", [T._SMALL_BROADCAST, 0])
+def test_broadcasts_reductions_gathers_replay_like_stock(nan, small_broadcast, monkeypatch):
+    """Small broadcasts replay as copies, larger ones as np.broadcast_to views: both as stock."""
+    monkeypatch.setattr(T, "_SMALL_BROADCAST", small_broadcast)
+    _forget_tapes(bcast_kernel)
     rng = np.random.default_rng(1)
     M, N = 5, 7
     a = rng.standard_normal(M).astype(np.float32)
@@ -158,10 +180,39 @@ def test_broadcasts_reductions_gathers_replay_like_stock(nan):
     g[idx] = a[idx] * 2 + t.sum(1) + np.float32(0.5)   # the padded column holds a * 0 + s
     np.testing.assert_allclose(trace[4], g, rtol=1e-6)
     src = _source(bcast_kernel)
-    for frag in ("_bt(", ".reshape((", "_np.add.reduce(", "_nanred(_np.fmax", "_nanred(_np.fmin", "_iload(", "_istore(",
-                 "_np.transpose("):
+    for frag in ("_bt(" if small_broadcast == 0 else "_np.copyto(", ".reshape((", "_np.add.reduce(",
+                 "_nanred(_np.fmax", "_nanred(_np.fmin", "_iload(", "_istore(", "_np.transpose("):
         assert frag in src, frag
+    assert ("_bt(" in src) == (small_broadcast == 0)
     assert "_th(" not in src, src
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_lanewise_tapes_compute_the_masked_box_alone(inplace):
+    """No fill of masked-off lanes and no slicing on store (their values are never observable), same bits as
+    stock, also when the output is an input (the loads are copies)."""
+    rng = np.random.default_rng(2)
+    n = 37
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    y[3] = 0.0
+
+    def make():
+        xt, yt = tgrad.tensor(x), tgrad.tensor(y)
+        return [xt, yt], [xt if inplace else tgrad.zeros(n), tgrad.zeros(n, dtype=tgrad.int32)]
+    _forget_tapes(lanewise_kernel)
+    with np.errstate(all="ignore"):
+        stock, trace = _run_both(lanewise_kernel, (1,), make, {"BLOCK": 64}, [0.75, n])
+        r = np.where(x > y, x * np.float32(0.75) + y, (x.astype(np.float64) * y + x).astype(np.float32))
+        r = r - np.float32(1.0) / y + np.arange(n, dtype=np.float32)
+    for u, v in zip(stock, trace):
+        assert u.dtype == v.dtype and u.tobytes() == v.tobytes()
+    np.testing.assert_array_equal(trace[0], r)
+    np.testing.assert_array_equal(trace[1], (r > 0).astype(np.int32) + np.arange(n, dtype=np.int32))
+    src = _source(lanewise_kernel)
+    assert ".copy()" not in src and "_np.where(" in src, src
+    stores = [ln.strip() for ln in src.splitlines() if "[...] = " in ln]
+    assert len(stores) == 2 and all(re.fullmatch(r"_k\d+\[a\d\]\[\.\.\.\] = s0_\d+", ln) for ln in stores), src
 
 
 def test_unmasked_and_scalar_loads_are_views():

@@ -253,6 +253,10 @@ def test_concurrent_interpreted_launches_are_serialized():
                 x = tgrad.full((k + 3, 7), float(i))
                 y = (x * 2 + k).sum(1)
                 assert y.tolist() == [7.0 * (2 * i + k)] * (k + 3)
+                # unlocked replays (above) interleaved with locked ones (argmax, cumsum call the builder)
+                z = x + tgrad.arange(7.0)
+                assert z.argmax(1).tolist() == [6] * (k + 3)
+                assert z.cumsum(1)[:, -1].tolist() == [7.0 * i + 21.0] * (k + 3)
         except Exception as e:  # noqa: BLE001
             errors.append(e)
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
@@ -261,6 +265,58 @@ def test_concurrent_interpreted_launches_are_serialized():
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_replays_silence_and_restore_the_callers_numpy_error_state():
+    """Launches (recorded and replayed, locked or not, in any thread) never raise or warn on x / 0, and
+    leave each thread's numpy error state as it was."""
+    results, errors = [], []
+
+    def work():
+        try:
+            x, z = tgrad.tensor([1.0, 0.0, -1.0]), tgrad.zeros(3)
+            with np.errstate(all="raise"):
+                for _ in range(4):                      # direct, record, then replays
+                    results.append((x / z).tolist())
+                assert np.geterr() == dict(divide="raise", over="raise", under="raise", invalid="raise")
+                with pytest.raises(FloatingPointError):
+                    np.float64(1.0) / np.float64(0.0)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    work()
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(results) == 16 and all(r[0] == np.inf and r[1] != r[1] and r[2] == -np.inf for r in results)
+
+
+def test_tapes_that_call_the_builder_replay_under_the_lock():
+    """A tape whose ops are all numpy expressions replays unlocked; one that calls the interpreter's builder
+    (argmax's two-output reduction) is wrapped to take LOCK, as the interpreter is not thread-safe."""
+    x = tgrad.randn(5, 11)
+    for _ in range(2):
+        x.argmax(1)
+        x.sum(1)
+    sites, call = [], T.Launch.__call__
+    T.Launch.__call__ = lambda self, *dyn: (sites.append(self), call(self, *dyn))[1]
+    try:
+        x.argmax(1)
+        x.sum(1)
+    finally:
+        T.Launch.__call__ = call
+    tapes = [s.tape for s in sites]
+    assert [t.__name__ for t in tapes] == ["locked", "run"]
+    assert all(("# " in t.source) == (t.__name__ == "locked") for t in tapes)
+    held = []
+
+    def run(*dyn):
+        held.append((T.LOCK._is_owned(), T._tls.interp, T._scope[0] is not None))
+    run.source = ""
+    T._serialized(run)(1)
+    assert held == [(True, 1, True)] and getattr(T._tls, "interp", 0) == 0
 
 
 def _env_run(code, **env):

@@ -401,6 +401,71 @@ def test_float64_parameters_are_not_rounded_to_fp32():
         np.testing.assert_allclose(vals(got), ref, rtol=1e-14, atol=0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "bool"])
+def test_alpha_one_add_sub_match_the_alpha_kernels_bitwise(dtype):
+    """alpha == 1 launches add_noalpha_fn / sub_noalpha_fn; they equal add_fn / sub_fn with alpha 1 bit for bit."""
+    from tgrad.kernels import elementwise as KE
+    dt = getattr(tgrad, dtype)
+    if dtype == "bool":
+        a, b = t([True, False, True, False]), t([True, True, False, False])
+    elif dtype == "int64":
+        a, b = t([2 ** 40 + 1, -7, 0, 5], dt), t([3, 2 ** 62, -1, 0], dt)
+    else:
+        a = t([1.5, -0.0, np.inf, np.nan, 3e38, 1e-40, 0.1, -2.0], dt)
+        b = t([-1.5, -0.0, -np.inf, 1.0, 3e38, -1e-40, 0.2, np.nan], dt)
+    b2 = b.reshape(-1, 1)                                   # broadcast too
+    pairs = [("add", KE.add_fn, KE.add_noalpha_fn)]
+    if dtype != "bool":
+        pairs.append(("sub", KE.sub_fn, KE.sub_noalpha_fn))
+    for name, fn, noalpha in pairs:
+        for x, y in [(a, b), (a, b2)]:
+            for alpha in (1, 1.0, True) if dtype == "bool" else (1, 1.0):
+                for _ in range(3):                          # direct, record, replay
+                    got = getattr(x, name)(y, alpha=alpha)
+                ref = tgrad.empty(got.shape, dtype=got.dtype)
+                a1 = (1, 0) if not got.dtype.is_floating_point else KE.split64(1.0)
+                KE.binary(fn, x, y, ref, *a1)
+                assert vals(got).tobytes() == vals(ref).tobytes(), (name, alpha, y.shape)
+                nf = tgrad.empty(got.shape, dtype=got.dtype)
+                KE.binary(noalpha, x, y, nf, *a1)
+                assert vals(nf).tobytes() == vals(ref).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64"])
+def test_square_kernels_match_pow_int_bitwise(dtype):
+    """x ** 2 launches square_fn and its backward pow2_grad_fn; they equal pow_int_fn(x, 2) and
+    pow_grad_fn(g, x, 2.0, 1) bit for bit (subnormal, huge, NaN, inf, -0 included)."""
+    from tgrad.kernels import elementwise as KE
+    dt = getattr(tgrad, dtype)
+    rng = np.random.default_rng(0)
+    if dtype == "int64":
+        x = t(rng.integers(-2 ** 40, 2 ** 40, 64).tolist() + [2 ** 33, -1, 0], dt)
+        g = None
+    else:
+        v = np.concatenate([rng.standard_normal(64) * 10.0 ** rng.integers(-45, 39, 64),
+                            [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -3e-39, 1.8e19, 3e38, 1e308, 1e-310]])
+        with np.errstate(over="ignore"):
+            x = t(v, dt)
+        g = t(rng.standard_normal(v.size) * 10.0 ** rng.integers(-30, 30, v.size), dt)
+    cases = [(KE.unary, KE.square_fn, KE.pow_int_fn, (x,), (0.0,), (2, 0))]
+    if g is not None:
+        cases.append((KE.binary, KE.pow2_grad_fn, KE.pow_grad_fn, (g, x), (2.0, 1), (2.0, 1)))
+    for launch, fn, ref_fn, ins, p_new, p_ref in cases:
+        for _ in range(3):                                  # direct, record, replay
+            got = launch(fn, *ins, tgrad.empty(x.shape, dtype=dt), *p_new, compute=KE.compute_type(dt))
+            ref = launch(ref_fn, *ins, tgrad.empty(x.shape, dtype=dt), *p_ref, compute=KE.compute_type(dt))
+            assert vals(got).tobytes() == vals(ref).tobytes(), fn
+    if g is not None:
+        xr = x.detach().requires_grad_()
+        (xr ** 2).backward(g)
+        for _ in range(3):
+            y = x ** 2
+        ref = KE.unary(KE.pow_int_fn, x, tgrad.empty(x.shape, dtype=dt), 2, 0, compute=KE.compute_type(dt))
+        assert vals(y).tobytes() == vals(ref).tobytes()
+        gref = KE.binary(KE.pow_grad_fn, g, x, tgrad.empty(x.shape, dtype=dt), 2.0, 1, compute=KE.compute_type(dt))
+        assert vals(xr.grad).tobytes() == vals(gref).tobytes()
+
+
 def test_integer_add_stays_exact():
     big = 2 ** 40 + 1
     assert vals(t([big]).add(t([1]), alpha=2)).tolist() == [big + 2]

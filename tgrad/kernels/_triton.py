@@ -38,10 +38,12 @@ Float scalar arguments are rounded to fp32 on every path (by a replayed tape
 itself), because that is what the GPU JIT passes (so all paths agree bit for bit).
 
 Interpreted launches are serialized by one lock: the interpreter mutates
-``triton.language`` and keeps per-launch state in a global builder.
+``triton.language`` and keeps per-launch state in a global builder.  Replays
+of tapes made of numpy expressions only (most) touch neither and run unlocked.
 """
 import collections
 import dataclasses
+import math
 import os
 import threading
 import warnings
@@ -70,16 +72,19 @@ def _anchor():
 
 LOCK = threading.RLock()
 # np.errstate(all="ignore") is ~1 us a use; interpreted launches set the same numpy context variable
-# it sets, to the state it would make (made once per distinct outer state, under LOCK)
+# it sets, to the state it would make.  _fp_cache is (outer state, its all-ignore twin), replaced whole:
+# replays of pure tapes read it without LOCK.
 _FP_STATE = _umath._extobj_contextvar
-_fp_cache = [None, None]
+_fp_cache = (None, None)
 
 
-def _fp_ignore():
-    outer = _FP_STATE.get()
-    if outer is not _fp_cache[0]:
-        _fp_cache[:] = outer, _umath._make_extobj(all="ignore")
-    return _fp_cache[1]
+def _fp_ignore(outer):
+    """The all-ignore state made from ``outer``, the current (un-silenced) state."""
+    global _fp_cache
+    c = _fp_cache
+    if outer is not c[0]:
+        c = _fp_cache = (outer, _umath._make_extobj(all="ignore"))
+    return c[1]
 
 
 _tls = threading.local()
@@ -758,6 +763,8 @@ class _Emitter:
         self.lines = []
         self.kinds = kinds
         self.inputs_used = set()
+        self.calls_builder = False
+        self.box = None         # (block shape, box, box slices) while compiling a tape box-only (_box_of)
 
     def k(self, v):
         key = (type(v), id(v))
@@ -775,15 +782,25 @@ class _Emitter:
 
     def arr(self, p, v):
         """Expression of a value's numpy data."""
+        if self.box is None:
+            return self.var(p, v.slot) if v.slot is not None else self.k(v.obj.data)
+        shape, _, sl = self.box         # block-shaped values are box-shaped; others only as splat sources
         if v.slot is not None:
+            if v.slot >= len(self.kinds) and tuple(v.shape) != shape:
+                raise _NoBox
             return self.var(p, v.slot)
-        return self.k(v.obj.data)
+        d = v.obj.data
+        if d.shape != shape:
+            raise _NoBox
+        return self.k(np.ascontiguousarray(d[sl]))
 
     def handle(self, p, v, slots):
         if v.slot is not None:
             return f"_th({self.var(p, v.slot)}, {self.k(slots[v.slot].ty)})"
         return self.k(v.obj)
 
+
+_SMALL_BROADCAST = 8192     # elements: a broadcast up to this size is replayed as a copy
 
 _LOWERED_BY_NAME = frozenset({"create_select", "create_splat", "create_addptr", "create_expand_dims",
                               "create_broadcast", "create_reshape", "create_trans", "create_idiv", "create_sdiv",
@@ -801,6 +818,9 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         k, uf = kind
         if k == "binary" and len(vals) == 2 and None not in a:
             if vals[0].np_dtype == np.bool_ and vals[1].np_dtype == np.bool_:
+                if uf in (np.bitwise_and, np.bitwise_or, np.bitwise_xor):     # 0/1 in, 0/1 out: no wrapping
+                    x = f"{e.k(uf)}({a[0]}, {a[1]})"
+                    return x if out.np_dtype == np.bool_ else f"{x}.astype({e.k(out.np_dtype)})"
                 # int1 wraps like a 1-bit integer (binary_op's bool branch)
                 x = f"({e.k(uf)}({a[0]}.astype(_i8), {a[1]}.astype(_i8)) & 1).astype(_bool)"
                 return x if out.np_dtype == np.bool_ else f"{x}.astype({e.k(out.np_dtype)})"
@@ -830,14 +850,22 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         x = f"{a[1]}[0]" if isinstance(ty, tl.block_type) else a[1]
         # np.full(shape, x, dtype) is empty + copyto(casting="unsafe"); "@" stands for the output (_emit_op)
         dt = e.k(_I._get_np_dtype(ty))
-        return f"_np.empty({e.k(vals[0].obj.shape)}, {dt}); _np.copyto(@, {x}, casting='unsafe')"
+        shape = tuple(vals[0].obj.shape)
+        if e.box is not None:
+            shape = e.box[1] if shape == e.box[0] else _no_box()
+        return f"_np.empty({e.k(shape)}, {dt}); _np.copyto(@, {x}, casting='unsafe')"
     if name == "create_addptr" and len(vals) == 2 and None not in a:
         bw = max(1, _elem_ty(vals[0].ty).primitive_bitwidth // 8)
+        if vals[1].slot is None:        # constant offsets: their byte offsets once, here
+            return f"({a[0]} + {e.k(bw * vals[1].obj.data.astype(np.uint64))})"
         return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
     if name == "create_expand_dims" and len(vals) == 2 and a[0] is not None:
         # np.expand_dims(x, axis) is x.reshape(shape with a 1 inserted); the shapes are static
         return f"{a[0]}.reshape({tuple(out.shape)!r})"
     if name == "create_broadcast" and len(vals) == 2 and a[0] is not None:
+        if math.prod(out.shape) <= _SMALL_BROADCAST:
+            # a contiguous copy: np.broadcast_to's wrapper costs ~2.4 us, and ufuncs run slower on its view
+            return f"_np.empty({e.k(tuple(out.shape))}, {e.k(vals[0].np_dtype)}); _np.copyto(@, {a[0]})"
         return f"_bt({a[0]}, {e.k(vals[1].obj)})"
     if name == "create_reshape" and len(vals) == 3 and a[0] is not None:
         return f"{a[0]}.reshape({e.k(vals[1].obj)})"
@@ -878,6 +906,8 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
             x = f"_np.add.reduce({a[0]}, {red.axis!r}, None, None, keepdims={red.keep_dims!r})"
         else:
             x = f"_nanred({f}, {a[0]}, {red.axis!r}, {red.keep_dims!r})"
+        if type(red.axis) is int and (red.keep_dims or len(vals[0].shape) >= 2):
+            return f"{x}.astype({e.k(dt)}, copy=False)"     # an array (not a scalar), fresh: _to_data's cast
         return f"_to_data({x}, {e.k(dt)})"
     return None
 
@@ -887,16 +917,22 @@ def _emit_op(e, p, slots, op):
     if low is not None and low[0] in ("load", "store", "nload", "nstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
+    if e.box is not None and (out is None or type(out) is tuple or tuple(slots[out].shape or ()) != e.box[0]
+                              or not (name in _BOX_OPS or _kind(name) is not None)):
+        raise _NoBox
     if out is not None and type(out) is not tuple:
         x = _lower_expr(e, p, name, vals, kwargs, slots[out], low)
         if x is not None:
             o = e.var(p, out)
             lines.append(f"{o} = {x.replace('@', o)}")
             return
+    if e.box is not None:
+        raise _NoBox
     if name == "create_masked_store" and len(vals) == 4 and not kwargs and all(v.ty is not None for v in vals[:3]):
         lines.append(f"_istore({e.arr(p, vals[0])}, {e.arr(p, vals[1])}, {e.arr(p, vals[2])})")
         return
     args = [e.handle(p, v, slots) for v in vals]
+    e.calls_builder = True
     lines.append(f"# {name}")
     call = f"{e.k(f)}({', '.join(args)}{', **' + e.k(kwargs) if kwargs else ''})"
     if out is None:
@@ -924,6 +960,9 @@ def _emit_lowered(e, p, vals, out, low):
     box, shape = tuple(q["box"]), tuple(q["shape"])
     view = f"{e.k(_Views(box, q['strides'], q['np_dtype']))}[{addr}]"
     sl = e.k(tuple(slice(0, c) for c in box))
+    if e.box is not None:       # values are box-shaped already
+        lines.append(f"{e.var(p, out)} = _nparray({view})" if kind == "load" else f"{view}[...] = {e.arr(p, vals[1])}")
+        return
     if kind == "load":
         o = e.var(p, out)
         if box == shape:
@@ -939,13 +978,55 @@ def _emit_lowered(e, p, vals, out, low):
         lines.append(f"{view}[...] = {data}" if box == tuple(vals[1].shape) else f"{view}[...] = {data}[{sl}]")
 
 
+class _NoBox(Exception):
+    """An op that a box-only tape cannot take: the tape is compiled whole."""
+
+
+def _no_box():
+    raise _NoBox
+
+
+_BOX_OPS = frozenset({"create_select", "create_splat", "create_fma"})     # lane-wise, besides _kind's ops
+
+
+def _box_of(tapes):
+    """(block shape, box) if the one program loads and stores only through one box of one block shape, and the
+    box is smaller: then no other lane is observable, and a tape of lane-wise ops can compute the box alone."""
+    if len(tapes) != 1:
+        return None
+    found = set()
+    for op in tapes[0].ops:
+        low = op[5]
+        if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+            if low[0] not in ("load", "store"):
+                return None
+            found.add((tuple(low[1]["shape"]), tuple(low[1]["box"])))
+    if len(found) != 1:
+        return None
+    shape, box = found.pop()
+    return (shape, box) if box != shape and all(box) else None
+
+
 def _compile(tapes, kinds):
     """One function ``run(*dyn_args)`` replaying every program's tape. kinds[i]: "ptr" (an address), "f32"
-    (a float, rounded to fp32 here) or "int"."""
-    e = _Emitter(kinds)
-    for p, t in enumerate(tapes):
-        for op in t.ops:
-            _emit_op(e, p, t.slots, op)
+    (a float, rounded to fp32 here) or "int".
+
+    A program of lane-wise ops whose loads and stores share one box (an elementwise launch whose size is not
+    a power of 2) is compiled over the box alone: no fill of masked-off lanes, no slicing on store."""
+    box = _box_of(tapes)
+    if box is not None:
+        e = _Emitter(kinds)
+        e.box = box + (tuple(slice(0, c) for c in box[1]),)
+        try:
+            for op in tapes[0].ops:
+                _emit_op(e, 0, tapes[0].slots, op)
+        except _NoBox:
+            box = None
+    if box is None:
+        e = _Emitter(kinds)
+        for p, t in enumerate(tapes):
+            for op in t.ops:
+                _emit_op(e, p, t.slots, op)
     head = []
     for i in sorted(e.inputs_used):
         kd = kinds[i]
@@ -955,12 +1036,32 @@ def _compile(tapes, kinds):
             head.append(f"x{i} = _nparray([a{i}], dtype=_f32)")
         else:
             head.append(f"x{i} = _dynh(a{i}).data")
+            e.calls_builder = True      # (conservatively: _dyn_handle builds Triton tensor objects)
     body = head + e.lines or ["pass"]
     src = f"def run({', '.join(f'a{i}' for i in range(len(kinds)))}):\n" + "".join(f"    {ln}\n" for ln in body)
     exec(compile(src, "<tgrad tape>", "exec"), e.ns)
     run = e.ns["run"]
     run.source = src
-    return run
+    return _serialized(run) if e.calls_builder else run
+
+
+def _serialized(run):
+    """A tape that calls the interpreter's builder (so tl patched, JIT calls routed, under LOCK).
+
+    Tapes of numpy expressions only run unlocked: they share nothing mutable but ``_Views`` caches
+    (single dict operations) and the memory they are given."""
+    def locked(*dyn):
+        with LOCK:
+            if _scope[0] is None:
+                _lang_for_interpreter()
+            prev = getattr(_tls, "interp", 0)
+            _tls.interp = 1
+            try:
+                run(*dyn)
+            finally:
+                _tls.interp = prev
+    locked.source = run.source
+    return locked
 
 
 _TAPES = {}
@@ -1175,16 +1276,12 @@ class Launch:
             if hit is not None and hit[0] is self.kernel:
                 tape = self.tape = hit[1]
         if tape is not None and EXECUTOR == "trace" and RECORD is None:
-            with LOCK:
-                tok = _FP_STATE.set(_fp_cache[1] if _FP_STATE.get() is _fp_cache[0] else _fp_ignore())
-                _tls.interp = 1
-                try:
-                    if _scope[0] is None:
-                        _lang_for_interpreter()
-                    tape(*dyn)
-                finally:
-                    _tls.interp = 0
-                    _FP_STATE.reset(tok)
+            outer, c = _FP_STATE.get(), _fp_cache
+            tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+            try:
+                tape(*dyn)
+            finally:
+                _FP_STATE.reset(tok)
             return
         args = list(self.args)
         for i, v in zip(self.pos, dyn):
@@ -1225,7 +1322,7 @@ def _launch(kernel, grid, device, args, constexprs):
             return
     if device == "cpu":
         with LOCK:
-            tok = _FP_STATE.set(_fp_ignore())   # masked-off lanes compute garbage (e.g. x / 0)
+            tok = _FP_STATE.set(_fp_ignore(_FP_STATE.get()))   # masked-off lanes compute garbage (e.g. x / 0)
             _tls.interp = 1
             try:
                 if EXECUTOR == "trace":

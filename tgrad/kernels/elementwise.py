@@ -161,12 +161,19 @@ def add_fn(x, y, a_hi, a_lo):
 
 @triton.jit
 def add_noalpha_fn(x, y, alpha, p1):
+    """add_fn for alpha == 1 (y * 1 is y, so bit-identical) without the alpha work."""
     return x + y
 
 
 @triton.jit
 def sub_fn(x, y, a_hi, a_lo):
     return x - y * param_h(a_hi, a_lo, x)
+
+
+@triton.jit
+def sub_noalpha_fn(x, y, alpha, p1):
+    """sub_fn for alpha == 1."""
+    return x - y
 
 
 @triton.jit
@@ -224,7 +231,10 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute, compute_of):
     everything else that decides it."""
     key = [id(kernel), id(fn), id(compute), out._storage.device.type, T.FORCE_GPU_BLOCKS,
            out._shape, out._strides, out.dtype]
-    dyn = [t.data_ptr() for t in inputs]
+    dyn = []
+    for t in inputs:
+        key += t._shape, t._strides, t.dtype
+        dyn.append(t.data_ptr())
     dyn.append(out.data_ptr())
     for s in scalars:
         if type(s) is float:
@@ -232,8 +242,6 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute, compute_of):
             dyn.append(s)
         else:
             key.append((type(s), s))
-    for t in inputs:
-        key += (t._shape, t._strides, t.dtype)
     key = tuple(key)
     site = _SITES.get(key) or _SITES.add(key, _map_site(kernel, fn, inputs, out, scalars,
                                                          compute or compute_type(compute_of)))
@@ -272,23 +280,23 @@ def _map_site(kernel, fn, inputs, out, scalars, compute):
 
 def unary(fn, x, out, p0=0.0, p1=0.0, p2=0.0, compute=None):
     """out = fn(x, p0, p1, p2); ``out`` has x's shape (any strides)."""
-    return _launch_map(unary_kernel, fn, [x], out, [p0, p1, p2], compute, x.dtype)
+    return _launch_map(unary_kernel, fn, (x,), out, (p0, p1, p2), compute, x.dtype)
 
 
 def binary(fn, x, y, out, alpha=1.0, p1=0.0, compute=None):
     """out = fn(x, y, alpha, p1) with x and y broadcast to out.shape."""
-    return _launch_map(binary_kernel, fn, [x, y], out, [alpha, p1], compute, out.dtype)
+    return _launch_map(binary_kernel, fn, (x, y), out, (alpha, p1), compute, out.dtype)
 
 
 def ternary(fn, x, y, z, out, alpha=1.0, p1=0.0, compute=None):
     """out = fn(x, y, z, alpha, p1) with x, y, z broadcast to out.shape."""
-    return _launch_map(ternary_kernel, fn, [x, y, z], out, [alpha, p1], compute, out.dtype)
+    return _launch_map(ternary_kernel, fn, (x, y, z), out, (alpha, p1), compute, out.dtype)
 
 
 def copy(src, out):
     """out[...] = src (broadcast to out.shape), casting to out's dtype. Same device."""
     to_float = out.dtype.is_floating_point and not src.dtype.is_floating_point
-    return _launch_map(unary_kernel, identity, [src], out, [0.0, 0.0, 0.0], None,
+    return _launch_map(unary_kernel, identity, (src,), out, (0.0, 0.0, 0.0), None,
                        out.dtype if to_float else src.dtype)
 
 
@@ -342,9 +350,21 @@ def pow_int_fn(x, n, p1, p2):
 
 
 @triton.jit
+def square_fn(x, p0, p1, p2):
+    """pow_int_fn for n = 2: a float's square is exact in float64, so x * x rounds once to the same value."""
+    return x * x
+
+
+@triton.jit
 def pow_grad_fn(g, x, p, n):
     """g * (p * x ** n) with n = p - 1 an integer: pow's backward in one launch, in the composed order."""
     return g * (pow_int_fn(x, n, 0, 0) * p)
+
+
+@triton.jit
+def pow2_grad_fn(g, x, p, n):
+    """pow_grad_fn for p = 2 (n = 1): x ** 1 is x, and x * 2 is x + x, exactly."""
+    return g * (x + x)
 
 
 @triton.jit

@@ -187,7 +187,7 @@ def _alpha_check(self, other, alpha):
 
 def add_forward(self, other, *, alpha=1, out=None):
     _alpha_check(self, other, alpha)
-    return _binary(K.add_fn, self, other, alpha, out)
+    return _binary(K.add_noalpha_fn if alpha == 1 else K.add_fn, self, other, alpha, out)
 
 
 def add_backward(ctx, grad):
@@ -203,7 +203,7 @@ def sub_forward(self, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
     _alpha_check(self, other, alpha)
-    return _binary(K.sub_fn, self, other, alpha, out)
+    return _binary(K.sub_noalpha_fn if alpha == 1 else K.sub_fn, self, other, alpha, out)
 
 
 def sub_backward(ctx, grad):
@@ -299,6 +299,8 @@ def pow_forward(self, *, exponent, out=None):
     if _int_exponent(exponent):
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if exponent == 2:
+            return K.unary(K.square_fn, self, o, compute=K.compute_type(dt))
         return K.unary(K.pow_int_fn, self, o, int(exponent), 0, compute=K.compute_type(dt))
     if exponent in (0.5, -0.5):     # PyTorch's sqrt / rsqrt: (-0) ** 0.5 = -0, (-inf) ** 0.5 = NaN
         return K.unary(K.sqrt_fn if exponent > 0 else K.rsqrt_fn, self, o, compute=K.compute_type(dt))
@@ -326,7 +328,8 @@ def pow_backward_forward(grad, self, *, exponent):
     """grad * (p * self ** (p - 1)) for an integer p: one launch instead of pow, mul, mul."""
     dt = D.result_type(grad, self)
     o = empty(_broadcast2(grad._shape, self._shape), dt, self._storage.device)
-    return K.binary(K.pow_grad_fn, grad, self, o, float(exponent), int(exponent) - 1, compute=K.compute_type(dt))
+    fn = K.pow2_grad_fn if exponent == 2 else K.pow_grad_fn
+    return K.binary(fn, grad, self, o, float(exponent), int(exponent) - 1, compute=K.compute_type(dt))
 
 
 def pow_backward_backward(ctx, gg):
