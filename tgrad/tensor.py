@@ -1550,9 +1550,9 @@ class Tensor:
 
     def _host_copy(self):
         """A numpy copy of the values (any device)."""
-        if self.device.type == "cpu":
+        if self.device.type == "cpu" and not self.is_contiguous():
             return np.array(self._np_view())
-        c = self.contiguous()
+        c = self.contiguous()       # a copy of contiguous bytes costs less than building a strided view
         out = np.empty(c._shape, dtype=c.dtype.np)
         if out.nbytes:
             c._storage.copy_to_host(out.ctypes.data, out.nbytes, c._offset * c.dtype.itemsize)
