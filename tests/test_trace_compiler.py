@@ -305,7 +305,11 @@ def test_replayed_fp32_fma_is_the_interpreters_bit_for_bit():
     xs[1][1000:2000] = 2.0 ** -24 * (1 - 2.0 ** -12)                # 1 + 2^-24 - 2^-48
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-45, 3.4e38, 1.0], f)
     grid = np.array(np.meshgrid(special, special, special)).reshape(3, -1)
-    for x, y, z in [xs, list(grid), (xs[0], f(2.5), xs[2]), (np.array(f(1.5)), np.array(f(-2.0)), np.array(f(3.0)))]:
+    zeros = [a.copy() for a in xs]          # mostly exact zeros (masked-off lanes), some subnormal results
+    zeros[1][500:], zeros[2][500:] = 0.0, -0.0
+    zeros[0][:250], zeros[1][:250], zeros[2][:250] = 2.0 ** -70, 2.0 ** -70, -1e-45
+    for x, y, z in [xs, list(grid), zeros, (xs[0], f(2.5), xs[2]),
+                    (np.array(f(1.5)), np.array(f(-2.0)), np.array(f(3.0)))]:
         with np.errstate(all="ignore"):           # as launches run
             want, got = I.fma_fp32(*np.broadcast_arrays(x, y, z)), _fma32(x, y, z)
         assert got.dtype == np.float32 and got.shape == want.shape

@@ -1087,7 +1087,8 @@ def _fma32(x, y, z):
 
     x * y is exact in float64, so float32(float64(x y) + z) rounds twice; that differs from one rounding
     only where an inexact float64 sum sits exactly on a float32 rounding midpoint (low 29 mantissa bits
-    1 << 28), or in float32's subnormal range (a result of exponent 0): those elements take fma_fp32.
+    1 << 28), or in float32's subnormal range (a nonzero sum whose fp32 rounding has exponent 0): those
+    elements take fma_fp32.
     """
     if not x.shape == y.shape == z.shape:
         x, y, z = np.broadcast_arrays(x, y, z)
@@ -1098,13 +1099,15 @@ def _fma32(x, y, z):
     np.add(s, z, out=s)
     r = s.astype(np.float32)
     flag = (s.view(np.uint64) & _LOW29) == _MIDPOINT
-    flag |= (r.view(np.uint32) & _EXP32) == 0
+    sub = (r.view(np.uint32) & _EXP32) == 0
+    sub &= s != 0       # exact zeros (masked-off lanes, zero gradients) are many and need no fix
+    flag |= sub
     idx = np.flatnonzero(flag)
     if idx.size:
         xs, ys = x.ravel()[idx], y.ravel()[idx]
         ps, zs, ss = xs.astype(np.float64) * ys, z.ravel()[idx].astype(np.float64), s.ravel()[idx]
         b = ss - ps                                         # TwoSum: the float64 sum's rounding error
-        inexact = (((ps - (ss - b)) + (zs - b) != 0) | (np.abs(ss) < 2.0 ** -126)) & (ss != 0)
+        inexact = ((ps - (ss - b)) + (zs - b) != 0) | (np.abs(ss) < 2.0 ** -126)
         idx = idx[inexact]
         if idx.size:
             rf = r.reshape(-1)
