@@ -283,19 +283,21 @@ def _save(node, spec, inputs, outs, results_are_outputs=True, extra=None):
 
 def _record(spec, inputs, attrs, out):
     node = _make_node(spec, inputs, attrs)
-    if type(out) is not tuple:
-        node._out_meta = ((out._shape, out.dtype, out._storage.device),)
-        set_history(out, node, 0)
-        extra = out.__dict__.pop("_forward_saved", None) if "_forward_saved" in out.__dict__ else None
-        if spec.saves or extra:
-            _save(node, spec, inputs, (out,), extra=extra)
-        return
-    node._out_meta = tuple([(o._shape, o.dtype, o._storage.device) for o in out])
     nondiff = spec.op.nondiff_outputs
-    for i, o in enumerate(out):
-        if i not in nondiff:
-            set_history(o, node, i)
-    _save(node, spec, inputs, out, extra=out[0].__dict__.pop("_forward_saved", None))
+    if type(out) is tuple:
+        outs = out
+        node._out_meta = tuple([(o._shape, o.dtype, o._storage.device) for o in out])
+        for i, o in enumerate(out):
+            if i not in nondiff:
+                set_history(o, node, i)
+    else:   # one output, the common case, without the loops
+        outs = (out,)
+        node._out_meta = ((out._shape, out.dtype, out._storage.device),)
+        if 0 not in nondiff:
+            set_history(out, node, 0)
+    extra = outs[0].__dict__.pop("_forward_saved", None)
+    if spec.saves or extra:
+        _save(node, spec, inputs, outs, extra=extra)
 
 
 # ------------------------------------------------------------------ in-place
