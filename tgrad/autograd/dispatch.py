@@ -187,7 +187,7 @@ def _needs_grad(op, inputs):
 
 def _any_requires_grad(inputs):
     for t in inputs:
-        if t is not None and t.requires_grad:
+        if t is not None and (t._requires_grad or t.requires_grad):     # the field first: no property call
             return True
     return False
 
