@@ -8,6 +8,7 @@ from . import tensor as _tensor_mod
 from .autograd import dispatch as _dispatch
 
 _tensor_mod._dispatch = _dispatch  # Tensor methods call the op table through the dispatcher
+_tensor_mod._call = _dispatch.call
 
 from . import autograd, cuda, dtypes  # noqa: E402
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402

@@ -14,11 +14,8 @@ from .device import device as Device
 from .kernels._geometry import contiguous_strides
 
 _dispatch = None  # tgrad.autograd.dispatch, bound in tgrad/__init__ (layer above)
+_call = None      # _dispatch.call(name, *args, **kw), bound with it
 _engine = None    # tgrad.autograd.engine, bound by the first backward()
-
-
-def _call(name, *args, **kw):
-    return _dispatch.call(name, *args, **kw)
 
 
 class memory_format:
@@ -355,6 +352,8 @@ class Tensor:
         """mul/div: a Python number meets a float16/bfloat16 tensor as a float32 value, as in PyTorch (whose
         kernels take it in float32, "opmath"); the result keeps self's dtype, a 0-dim operand not promoting
         a tensor with dims of its category.  (A 0-dim self gets the number in its own dtype.)"""
+        if isinstance(other, Tensor):
+            return other
         if (self.dtype is D.float16 or self.dtype is D.bfloat16) and self._shape and isinstance(other, (int, float)) \
                 and not isinstance(other, bool):
             from .creation import scalar_tensor
@@ -370,11 +369,15 @@ class Tensor:
     def add(self, other, *, alpha=1):
         return _call("add", self, self._wrap(other), alpha=alpha)
 
+    __add__ = add
+
     def add_(self, other, *, alpha=1):
         return _inplace("add", self, self._wrap(other), alpha=alpha)
 
     def _wrap_sub(self, other):
         """A Python bool stays bool, so that sub refuses it as PyTorch does (``x - True``)."""
+        if isinstance(other, Tensor):
+            return other
         if isinstance(other, (bool, np.bool_)):
             from .creation import scalar_tensor
             return scalar_tensor(other, dtype=D.bool_, device=self.device)
@@ -383,6 +386,8 @@ class Tensor:
     def sub(self, other, *, alpha=1):
         return _call("sub", self, self._wrap_sub(other), alpha=alpha)
 
+    __sub__ = sub
+
     def sub_(self, other, *, alpha=1):
         return _inplace("sub", self, self._wrap_sub(other), alpha=alpha)
 
@@ -390,6 +395,8 @@ class Tensor:
 
     def mul(self, other):
         return _call("mul", self, self._wrap_opmath(other))
+
+    __mul__ = mul
 
     def mul_(self, other):
         return _inplace("mul", self, self._wrap_opmath(other))
@@ -417,17 +424,11 @@ class Tensor:
 
     negative = neg
 
-    def __add__(self, other):
-        return self.add(other)
-
     def __radd__(self, other):
         return _call("add", self._rwrap(other), self)
 
     def __iadd__(self, other):
         return self.add_(other)
-
-    def __sub__(self, other):
-        return self.sub(other)
 
     def __rsub__(self, other):
         return _call("rsub", self, self._wrap_sub(other) if isinstance(other, (bool, np.bool_)) else
@@ -435,9 +436,6 @@ class Tensor:
 
     def __isub__(self, other):
         return self.sub_(other)
-
-    def __mul__(self, other):
-        return self.mul(other)
 
     def __rmul__(self, other):
         return _call("mul", self._wrap_opmath(other), self)
@@ -462,13 +460,12 @@ class Tensor:
             return _call("pow_tensor", self, exponent)
         return _call("pow", self, exponent=exponent)
 
+    __pow__ = pow
+
     def pow_(self, exponent):
         if isinstance(exponent, Tensor):
             return _inplace("pow_tensor", self, exponent)
         return _inplace("pow", self, exponent=exponent)
-
-    def __pow__(self, exponent):
-        return self.pow(exponent)
 
     def __ipow__(self, exponent):
         return self.pow_(exponent)

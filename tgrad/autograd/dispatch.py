@@ -19,6 +19,7 @@ from .. import ops as _ops
 from . import grad_mode
 from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
 
+_TABLE = _ops.TABLE
 _node_classes = {}
 _VARIADIC = ("*tensors",)
 _grad_state = grad_mode._state
@@ -186,7 +187,7 @@ def _needs_grad(op, inputs):
 
 def _any_requires_grad(inputs):
     for t in inputs:
-        if t is not None and t.requires_grad:
+        if t is not None and (t._requires_grad or t.requires_grad):     # the field first: no property call
             return True
     return False
 
@@ -230,7 +231,7 @@ def _check_inference(spec, inputs):
 
 
 def call(name, *inputs, **attrs):
-    op = _ops.TABLE[name]
+    op = _TABLE[name]
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
     spec = _specs.get(op) or _spec(op)
@@ -238,8 +239,8 @@ def call(name, *inputs, **attrs):
     ins = inputs if n is None else inputs[:n]       # None: cat/stack, variadic
     if len(ins) > 1:
         _check_same_device(name, ins)
-    needs = _needs_grad(op, ins)
-    if needs:
+    needs = _grad_state.recording and op.backward is not None and _any_requires_grad(ins)
+    if needs and spec.saved_inputs:
         _check_inference(spec, ins)
     out = _labelled(name, op.forward, *inputs, **attrs) if PROFILING else op.forward(*inputs, **attrs)
     if op.view:
@@ -256,9 +257,10 @@ def _make_node(spec, inputs, attrs):
     """``attrs``: a dict of the caller's own (a call's ``**attrs``), kept as is."""
     node = spec.cls()
     node.op = spec.op
-    node.next_functions = tuple([edge_of(t) for t in inputs])
+    node.next_functions = tuple(map(edge_of, inputs))
     node._input_meta = tuple([InputMeta(t) if t is not None else None for t in inputs])
-    node._attrs = attrs
+    if attrs:
+        node._attrs = attrs
     return node
 
 
@@ -280,14 +282,22 @@ def _save(node, spec, inputs, outs, results_are_outputs=True, extra=None):
 
 
 def _record(spec, inputs, attrs, out):
-    outs = out if isinstance(out, tuple) else (out,)
     node = _make_node(spec, inputs, attrs)
-    node._out_meta = tuple([(o._shape, o.dtype, o._storage.device) for o in outs])
     nondiff = spec.op.nondiff_outputs
-    for i, o in enumerate(outs):
-        if not nondiff or i not in nondiff:
-            set_history(o, node, i)
-    _save(node, spec, inputs, outs, extra=outs[0].__dict__.pop("_forward_saved", None))
+    if type(out) is tuple:
+        outs = out
+        node._out_meta = tuple([(o._shape, o.dtype, o._storage.device) for o in out])
+        for i, o in enumerate(out):
+            if i not in nondiff:
+                set_history(o, node, i)
+    else:   # one output, the common case, without the loops
+        outs = (out,)
+        node._out_meta = ((out._shape, out.dtype, out._storage.device),)
+        if 0 not in nondiff:
+            set_history(out, node, 0)
+    extra = outs[0].__dict__.pop("_forward_saved", None)
+    if spec.saves or extra:
+        _save(node, spec, inputs, outs, extra=extra)
 
 
 # ------------------------------------------------------------------ in-place

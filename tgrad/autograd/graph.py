@@ -349,9 +349,10 @@ def accumulator_for(t):
 
 def edge_of(t):
     """Graph edge for tensor ``t`` as an input: (node, input_nr) or (None, 0)."""
-    if t is None or not t.requires_grad:
+    # the plain fields first: the properties only differ from them for views (a base's flag, a refresh)
+    if t is None or not (t._requires_grad or t.requires_grad):
         return (None, 0)
-    fn = t.grad_fn
+    fn = t.grad_fn if t._view_mode else t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)
     return (accumulator_for(t), 0)

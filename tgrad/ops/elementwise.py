@@ -168,9 +168,9 @@ def _broadcast2(a, b):
 
 def _binary(fn, self, other, alpha, out):
     """out = fn(self, other, alpha) in the promoted dtype over the broadcast shape."""
-    dt = D.result_type(self, other)
+    dt = self.dtype if self.dtype is other.dtype else D.result_type(self, other)
     shape = _broadcast2(self._shape, other._shape)
-    o = _out(out, shape, dt, self._storage.device, "")
+    o = empty(shape, dt, self._storage.device) if out is None else _out(out, shape, dt, None, "")
     if not o.dtype.is_floating_point:
         a = (int(alpha), 0)
     else:
@@ -295,7 +295,7 @@ def pow_forward(self, *, exponent, out=None):
     # a Python int or float leaves a floating tensor's dtype as it is
     dt = self.dtype if self.dtype.is_floating_point and type(exponent) in (int, float) else \
         D.result_type(self, exponent)
-    o = _out(out, self._shape, dt, self._storage.device, "pow")
+    o = empty(self._shape, dt, self._storage.device) if out is None else _out(out, self._shape, dt, None, "pow")
     if _int_exponent(exponent):
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")

@@ -32,8 +32,10 @@ def reduce_dims(dim, ndim):
 
 def reduced_shape(shape, dims, keepdim):
     if keepdim:
-        return tuple(1 if i in dims else d for i, d in enumerate(shape))
-    return tuple(d for i, d in enumerate(shape) if i not in dims)
+        return tuple([1 if i in dims else d for i, d in enumerate(shape)])
+    if len(dims) == len(shape):     # dims are distinct
+        return ()
+    return tuple([d for i, d in enumerate(shape) if i not in dims])
 
 
 def _numel(shape, dims):
