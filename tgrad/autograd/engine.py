@@ -133,22 +133,25 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
     roots = grads = g = None
 
-    fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly.is_anomaly_enabled()
+    fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly._state.enabled
     folded = {}     # linear node -> the relu output whose mask its backward applies (_fold_target)
 
-    grad_was = grad_mode.is_grad_enabled()
+    heappush, heappop = heapq.heappush, heapq.heappop
+    grad_was = grad_mode._state.grad
     grad_mode._set_grad(create_graph)
     try:
         while ready:
-            node = (heapq.heappop(ready) if len(ready) > 1 else ready.pop())[1]
+            node = (heappop(ready) if len(ready) > 1 else ready.pop())[1]
             gin = buffers.pop(node, None) or [None] * (len(node._out_meta) or 1)
             run = needed is None or node in needed
             if capture:
                 if not run and node in capture_nodes:
                     _run_tensor_pre_hooks(node, gin)    # a node that runs calls them after the capture (PyTorch)
                 _capture(node, gin, capture, captured)
-            lin = (_fold_target(node, gin, deps, buffers, needed, capture)
-                   if fold and run and node._name == "ReluBackward0" else None)
+            if fold and run and node._name == "ReluBackward0":
+                lin = _fold_target(node, gin, deps, buffers, needed, capture)
+            else:
+                lin = None
             if lin is not None:         # relu's backward is left to the linear node below it
                 folded[lin] = node._saved_tensors()["result"]
                 if not retain_graph:
@@ -169,8 +172,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                         _add_grad(buffers, nxt, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
-                if left == 0:
-                    heapq.heappush(ready, (-nxt._sequence_nr, nxt))
+                if not left:
+                    heappush(ready, (-nxt._sequence_nr, nxt))
             outs = g = None
     finally:
         grad_mode._set_grad(grad_was)
@@ -301,15 +304,14 @@ def _all_none(gs):
 
 def _run_node(node, gin, retain_graph, relu_output=None):
     """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
-    is_acc = isinstance(node, AccumulateGrad)
-    if not is_acc and (node._tensor_pre_hooks or node._retain_refs):    # AccumulateGrad runs its variable's
-        _run_tensor_pre_hooks(node, gin)                                  # hooks itself
+    if node._tensor_pre_hooks or node._retain_refs:         # (an AccumulateGrad has none: it runs its
+        _run_tensor_pre_hooks(node, gin)                    # variable's hooks itself)
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             r = hook(tuple(gin))
             if r is not None:
                 gin = list(r)
-    if is_acc:
+    if isinstance(node, AccumulateGrad):
         node._accumulate(gin)       # gin (the engine's only reference) is emptied: the grad may be stolen
         return ()
     if not gin or gin[0] is None and _all_none(gin):

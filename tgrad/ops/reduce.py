@@ -182,16 +182,18 @@ def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
 
 
 def mean_backward(ctx, grad):
-    shape, dims, keepdim = _ctx_dims(ctx)
-    n = _numel(shape, dims)
+    shape = ctx.input_meta[0].shape
+    dim = ctx.attrs.get("dim")
+    n = _numel(shape, range(len(shape)) if dim is None else reduce_dims(dim, len(shape)))
     if n and implicit_seed(grad) and (grad.dtype is D.float32 or grad.dtype is D.float64):
         # 1 / n in grad's dtype, as the division below computes it: one element from the host that every
         # element of the gradient reads (strides 0), no launch
-        value = _INV.get((n, grad.dtype))
+        key = (n, grad.dtype)
+        value = _INV.get(key)
         if value is None:
-            value = _INV[(n, grad.dtype)] = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
-        one = host_full((), value, grad.dtype, grad._storage.device)
-        return (_new(one._storage, 0, shape, (0,) * len(shape), grad.dtype),)
+            value = _INV[key] = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
+        return (host_full(shape, value, grad.dtype, grad._storage.device, broadcast=True),)
+    shape, dims, keepdim = _ctx_dims(ctx)
     return (_expand_grad(grad, shape, dims, keepdim).div(n),)
 
 
