@@ -92,19 +92,20 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
 
     # targets for autograd.grad / backward(inputs=...): (node, input_nr) -> positions in inputs
     capture = {}
+    captured = []
+    capture_nodes = ()
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture.setdefault(edge_of(t), []).append(i)
-    captured = [None] * (len(inputs) if inputs is not None else 0)
-    capture_nodes = {k[0] for k in capture} if capture else ()
+        captured = [None] * len(inputs)
+        capture_nodes = {k[0] for k in capture}
 
-    # 1. dependencies: node -> number of edges leading into it (nodes are keyed by identity); a node is
-    # walked when first reached (roots: at the start)
-    deps = {}
-    root_nodes = {e[0] for e, _ in roots if e[0] is not None}
-    stack = list(root_nodes)
+    # 1. dependencies: node -> number of edges leading into it (nodes are keyed by identity; the roots
+    # start at 0); a node is walked when first reached
+    deps = {node: 0 for (node, _), _ in roots if node is not None}
+    stack = list(deps)
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
@@ -112,11 +113,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                     deps[nxt] += 1
                 else:
                     deps[nxt] = 1
-                    if nxt not in root_nodes:
-                        stack.append(nxt)
+                    stack.append(nxt)
     needed = None       # the nodes to run, unless all of them
     if inputs is not None or not accumulate:
-        needed = _nodes_leading_to(root_nodes.union(deps), capture)
+        needed = _nodes_leading_to(deps, capture)
         if accumulate:
             needed.update(n for n, _ in capture if isinstance(n, AccumulateGrad))
 
@@ -127,7 +127,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
         if node is not None:
             first = node not in buffers
             _add_grad(buffers, node, nr, g)
-            if first and node not in deps:
+            if first and not deps[node]:
                 heapq.heappush(ready, (-node._sequence_nr, node))
     # From here on a gradient is referenced only by ``buffers`` (and ``captured``) between nodes, so that
     # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
