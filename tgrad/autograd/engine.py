@@ -55,15 +55,14 @@ def _make_grads(outputs, grad_outputs):
     """The gradient fed into each output: given (cast to its dtype), or ones for a scalar."""
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if g is None:
-            if out.requires_grad:
-                if out.numel() != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                dt = out.dtype
-                if not dt.is_floating_point:
-                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dt}")
-                g = host_full(out._shape, 1, dt, out._storage.device)
-                g._implicit_seed = True         # a copy from the host, no kernel launch (issue #6)
+        if g is None:       # (run_backward checked that every output requires grad)
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            dt = out.dtype
+            if not dt.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dt}")
+            g = host_full(out._shape, 1, dt, out._storage.device)
+            g._implicit_seed = True         # a copy from the host, no kernel launch (issue #6)
         else:
             if not isinstance(g, Tensor):
                 g = creation.tensor(g, dtype=out.dtype, device=out.device)
@@ -347,6 +346,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         grad_tensors = [None] * len(tensors)
     elif isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors]
+    else:
+        grad_tensors = list(grad_tensors)
     if inputs is not None:
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if len(inputs) == 0:
@@ -360,7 +361,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     for t in inputs or ():
         if t.grad_fn is not None:
             t.retain_grad()     # non-leaf inputs get their gradient in .grad (PyTorch does the same)
-    run_backward(tensors, list(grad_tensors), retain_graph, create_graph, inputs=inputs, allow_unused=True,
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=inputs, allow_unused=True,
                  accumulate=True)
 
 

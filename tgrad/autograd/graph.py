@@ -100,6 +100,9 @@ class SavedTensor:
             self.tensor = t._detached_alias() if output_nr is not None else t
 
     def unpack(self):
+        t = self.tensor     # set only when there is no unpack_hook
+        if t is not None and self.output_nr is None and t._version_counter[0] == self.version:
+            return t        # a saved input, unchanged
         if self.unpack_hook is not None:
             if self.packed is None:
                 raise RuntimeError(FREED_MSG)
@@ -280,9 +283,12 @@ def _clone_obey_contract(g, var):
 def _obeys_layout_contract(g, var):
     """PyTorch's ``obeys_layout_contract``: g has var's strides (where size != 1, and no 0-stride
     size-1 dims) if var is non-overlapping and dense, else g is contiguous."""
+    vs = var._strides
+    if g._strides == vs and vs == contiguous_strides(var._shape):    # both contiguous (no 0 strides)
+        return True
     if not _non_overlapping_and_dense(var):
         return g.is_contiguous()
-    for size, gs, vs in zip(g._shape, g._strides, var._strides):
+    for size, gs, vs in zip(g._shape, g._strides, vs):
         if (gs != vs) if size != 1 else gs == 0:
             return False
     return True
