@@ -129,9 +129,17 @@ class OpNode(Node):
             res = tuple(res) if isinstance(res, tuple) else (res,)
         if len(res) != len(edges):
             raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected {len(edges)}")
-        return tuple([g if g is None or (need and g._shape == meta.shape and g.dtype is meta.dtype) else
-                      _reduce_to(g, meta) if need else None
-                      for g, meta, need in zip(res, self._input_meta, needs)])
+        metas = self._input_meta
+        i = 0
+        for g in res:       # usually there is nothing to drop, sum back or cast
+            if g is not None:
+                meta = metas[i]
+                if not needs[i] or g._shape != meta.shape or g.dtype is not meta.dtype:
+                    return tuple([None if g is None or not need else
+                                  g if g._shape == meta.shape and g.dtype is meta.dtype else _reduce_to(g, meta)
+                                  for g, meta, need in zip(res, metas, needs)])
+            i += 1
+        return res
 
 
 def _reduce_to(g, meta):

@@ -156,8 +156,30 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if not retain_graph:
                     node._release()
                 outs = (gin[0],)
-            elif run:
-                outs = _run_node(node, gin, retain_graph, folded.pop(node, None) if folded else None)
+            elif run:       # hooks, then the node's backward
+                if node._tensor_pre_hooks or node._retain_refs:     # (an AccumulateGrad has none: it runs its
+                    _run_tensor_pre_hooks(node, gin)                # variable's hooks itself)
+                if node._pre_hooks:
+                    gin = _run_pre_hooks(node, gin)
+                if isinstance(node, AccumulateGrad):
+                    node._accumulate(gin)   # gin (the engine's only reference) is emptied: the grad may be stolen
+                    continue
+                if not gin or gin[0] is None and _all_none(gin):
+                    outs = (None,) * len(node.next_functions)
+                else:
+                    try:
+                        outs = (node.apply(tuple(gin)) if not folded or node not in folded else
+                                _apply_folded(node, gin, folded.pop(node)))
+                        if anomaly._state.enabled:
+                            anomaly.check_nan(node, outs)
+                    except Exception:
+                        if node._anomaly_trace is not None:
+                            anomaly.report(node)
+                        raise
+                if node._hooks:
+                    outs = _run_post_hooks(node, outs, gin)
+                if not retain_graph:
+                    node._release()
             else:
                 outs = (None,) * len(node.next_functions)    # nodes not run keep their saved tensors
             gin = None
@@ -301,36 +323,19 @@ def _all_none(gs):
     return True
 
 
-def _run_node(node, gin, retain_graph, relu_output=None):
-    """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
-    if node._tensor_pre_hooks or node._retain_refs:         # (an AccumulateGrad has none: it runs its
-        _run_tensor_pre_hooks(node, gin)                    # variable's hooks itself)
-    if node._pre_hooks:
-        for hook in list(node._pre_hooks.values()):
-            r = hook(tuple(gin))
-            if r is not None:
-                gin = list(r)
-    if isinstance(node, AccumulateGrad):
-        node._accumulate(gin)       # gin (the engine's only reference) is emptied: the grad may be stolen
-        return ()
-    if not gin or gin[0] is None and _all_none(gin):
-        outs = (None,) * len(node.next_functions)
-    else:
-        try:
-            outs = node.apply(tuple(gin)) if relu_output is None else _apply_folded(node, gin, relu_output)
-            if anomaly._state.enabled:
-                anomaly.check_nan(node, outs)
-        except Exception:
-            if node._anomaly_trace is not None:
-                anomaly.report(node)
-            raise
-    if node._hooks:
-        for hook in list(node._hooks.values()):
-            r = hook(tuple(outs), tuple(gin))
-            if r is not None:
-                outs = tuple(r)
-    if not retain_graph:
-        node._release()
+def _run_pre_hooks(node, gin):
+    for hook in list(node._pre_hooks.values()):
+        r = hook(tuple(gin))
+        if r is not None:
+            gin = list(r)
+    return gin
+
+
+def _run_post_hooks(node, outs, gin):
+    for hook in list(node._hooks.values()):
+        r = hook(tuple(outs), tuple(gin))
+        if r is not None:
+            outs = tuple(r)
     return outs
 
 
