@@ -11,10 +11,10 @@ input gradients (one tensor, or a tuple when there are several).
 """
 import itertools
 import re
-import sys
 import threading
 import types
 import weakref
+from sys import getrefcount
 
 from ..kernels._geometry import contiguous_strides, non_overlapping_and_dense
 from . import anomaly, grad_mode, saved_hooks
@@ -23,6 +23,7 @@ from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors
 _seq = itertools.count(1)      # next() of a count is atomic under the GIL
 _seq_lock = threading.Lock()
 _EMPTY = types.MappingProxyType({})
+_grad_state = grad_mode._state
 
 
 class RemovableHandle:
@@ -201,8 +202,10 @@ class Node:
         return {k: v.unpack() for k, v in self._saved.items()}
 
     def _release(self):
-        for s in self._saved.values():
-            s.release()
+        saved = self._saved
+        if saved:
+            for s in saved.values():
+                s.release()
         self._released = True
 
     def apply(self, grads):
@@ -244,13 +247,13 @@ class AccumulateGrad(Node):
             return ()
         if var._tensor_hooks:
             g = run_tensor_hooks(var._tensor_hooks, g)
-        grad_enabled = grad_mode._state.grad
-        with AccumulateGrad._lock:
+        grad_enabled = _grad_state.grad
+        with self._lock:
             if var._grad is None:
                 if grad_enabled:
                     var._grad = g._copy_recorded() if g.requires_grad else _clone_obey_contract(g, var)
                 # refs to g: the local and getrefcount's argument; to its storage: g's and the argument
-                elif (sys.getrefcount(g) <= 2 and sys.getrefcount(g._storage) <= 2 and g._base is None
+                elif (getrefcount(g) <= 2 and getrefcount(g._storage) <= 2 and g._base is None
                       and g._storage._owner is None and _obeys_layout_contract(g, var)):
                     g.__dict__.pop("_implicit_seed", None)
                     var._grad = g._detached_alias() if g.requires_grad else g
