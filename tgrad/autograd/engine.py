@@ -105,14 +105,15 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     # start at 0); a node is walked when first reached
     deps = {node: 0 for (node, _), _ in roots if node is not None}
     stack = list(deps)
+    pop, push = stack.pop, stack.append
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        for nxt, _ in pop().next_functions:
             if nxt is not None:
                 if nxt in deps:
                     deps[nxt] += 1
                 else:
                     deps[nxt] = 1
-                    stack.append(nxt)
+                    push(nxt)
     needed = None       # the nodes to run, unless all of them
     if inputs is not None or not accumulate:
         needed = _nodes_leading_to(deps, capture)
@@ -122,25 +123,26 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     # 2. run nodes whose gradients are complete
     buffers = {}        # node -> [gradient or None per output]
     ready = []          # heap of (-sequence_nr, node): sequence numbers are unique
+    heappush, heappop = heapq.heappush, heapq.heappop
     for (node, nr), g in roots:
         if node is not None:
             first = node not in buffers
             _add_grad(buffers, node, nr, g)
             if first and not deps[node]:
-                heapq.heappush(ready, (-node._sequence_nr, node))
+                heappush(ready, (-node._sequence_nr, node))
     # From here on a gradient is referenced only by ``buffers`` (and ``captured``) between nodes, so that
     # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
     roots = grads = g = None
 
-    fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly._state.enabled
+    anomaly_state = anomaly._state
+    fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly_state.enabled
     folded = {}     # linear node -> the relu output whose mask its backward applies (_fold_target)
 
-    heappush, heappop = heapq.heappush, heapq.heappop
     grad_was = grad_mode._state.grad
     grad_mode._set_grad(create_graph)
     try:
         while ready:
-            node = (heappop(ready) if len(ready) > 1 else ready.pop())[1]
+            node = heappop(ready)[1]
             gin = buffers.pop(node, None) or [None] * (len(node._out_meta) or 1)
             run = needed is None or node in needed
             if capture:
@@ -170,7 +172,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                     try:
                         outs = (node.apply(tuple(gin)) if not folded or node not in folded else
                                 _apply_folded(node, gin, folded.pop(node)))
-                        if anomaly._state.enabled:
+                        if anomaly_state.enabled:
                             anomaly.check_nan(node, outs)
                     except Exception:
                         if node._anomaly_trace is not None:
