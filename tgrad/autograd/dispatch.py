@@ -123,12 +123,18 @@ class OpNode(Node):
                     shape, dtype, device = self._out_meta[i]
                     grads = grads[:i] + (creation.zeros(shape, dtype=dtype, device=device),) + grads[i + 1:]
         edges = self.next_functions
-        needs = tuple([e[0] is not None for e in edges])
+        n = len(edges)
+        if n == 1:          # (the usual one or two inputs without a comprehension's frame)
+            needs = (edges[0][0] is not None,)
+        elif n == 2:
+            needs = (edges[0][0] is not None, edges[1][0] is not None)
+        else:
+            needs = tuple([e[0] is not None for e in edges])
         res = op.backward(Ctx(saved, self._attrs, needs, self._input_meta), *grads)
         if type(res) is not tuple:
             res = tuple(res) if isinstance(res, tuple) else (res,)
-        if len(res) != len(edges):
-            raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected {len(edges)}")
+        if len(res) != n:
+            raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected {n}")
         metas = self._input_meta
         i = 0
         for g in res:       # usually there is nothing to drop, sum back or cast
