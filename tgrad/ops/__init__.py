@@ -69,7 +69,8 @@ def host_full(shape, value, dtype, device, broadcast=False):
     numpy does), copied from a cached host array: no kernel launch (the engine's implicit seed, mean's
     backward of it).  ``broadcast``: only one element is copied, which every element reads (strides 0)."""
     src = () if broadcast else shape
-    key = (src, dtype, value, math.copysign(1.0, value))       # -0.0 == 0.0, but not as a fill value
+    # -0.0 == 0.0, but not as a fill value: a zero's key holds its sign
+    key = (src, dtype, value) if value else (src, dtype, value, math.copysign(1.0, value))
     c = _HOST_FULL.get(key)
     if c is None:
         a = np.full(src, value, dtype.np)

@@ -568,7 +568,7 @@ def mul_sum_to_size(x, y, size):
     #6), bit-identical to the two ops: a float32/float64 product is the same rounded value in both, and it
     is summed in the order reduce_rows gives the contiguous product.  None (the caller runs the two ops)
     for other dtypes, mixed devices, or when x and y cannot be read as the product's (M, K) rows."""
-    dt = D.result_type(x, y)
+    dt = x.dtype if x.dtype is y.dtype else D.result_type(x, y)
     if (dt is not D.float32 and dt is not D.float64) or x._storage.device is not y._storage.device:
         return None
     key = (x._shape, x._strides, y._shape, y._strides, size)
