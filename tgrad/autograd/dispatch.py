@@ -107,29 +107,46 @@ class OpNode(Node):
             RECORD_BACKWARD.add(op.name)
         if PROFILING and current_op() is None:
             return _labelled(op.name + ".backward", self.apply, grads)      # comes back here labelled
-        if op.once_differentiable and grad_mode._state.grad:
+        if op.once_differentiable and _grad_state.grad:
             saved = list(self._saved_tensors().values())
             with grad_mode.no_grad():
                 res = self.apply(grads)
             return delayed_error(res, list(grads) + saved,
                                  f"the derivative for '{op.name}' is not implemented for double backward "
                                  f"({self._name} is only once differentiable)")
-        saved = self._saved_tensors() if self._saved else {}
-        for i, g in enumerate(grads) if len(grads) != 1 or grads[0] is None else ():
-            if g is None and i not in op.nondiff_outputs:
-                from .. import creation
-                shape, dtype, device = self._out_meta[i]
-                grads = grads[:i] + (creation.zeros(shape, dtype=dtype, device=device),) + grads[i + 1:]
+        saved = self._saved
+        if saved:
+            saved = self._saved_tensors()
+        if len(grads) != 1 or grads[0] is None:
+            for i, g in enumerate(grads):
+                if g is None and i not in op.nondiff_outputs:
+                    from .. import creation
+                    shape, dtype, device = self._out_meta[i]
+                    grads = grads[:i] + (creation.zeros(shape, dtype=dtype, device=device),) + grads[i + 1:]
         edges = self.next_functions
-        needs = tuple([e[0] is not None for e in edges])
+        n = len(edges)
+        if n == 1:          # (the usual one or two inputs without a comprehension's frame)
+            needs = (edges[0][0] is not None,)
+        elif n == 2:
+            needs = (edges[0][0] is not None, edges[1][0] is not None)
+        else:
+            needs = tuple([e[0] is not None for e in edges])
         res = op.backward(Ctx(saved, self._attrs, needs, self._input_meta), *grads)
-        if not isinstance(res, tuple):
-            res = (res,)
-        if len(res) != len(edges):
-            raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected {len(edges)}")
-        return tuple([None if g is None or not need else
-                       g if g._shape == meta.shape and g.dtype is meta.dtype else _reduce_to(g, meta)
-                       for g, meta, need in zip(res, self._input_meta, needs)])
+        if type(res) is not tuple:
+            res = tuple(res) if isinstance(res, tuple) else (res,)
+        if len(res) != n:
+            raise RuntimeError(f"{self._name}: backward returned {len(res)} gradients, expected {n}")
+        metas = self._input_meta
+        i = 0
+        for g in res:       # usually there is nothing to drop, sum back or cast
+            if g is not None:
+                meta = metas[i]
+                if not needs[i] or g._shape != meta.shape or g.dtype is not meta.dtype:
+                    return tuple([None if g is None or not need else
+                                  g if g._shape == meta.shape and g.dtype is meta.dtype else _reduce_to(g, meta)
+                                  for g, meta, need in zip(res, metas, needs)])
+            i += 1
+        return res
 
 
 def _reduce_to(g, meta):

@@ -55,15 +55,14 @@ def _make_grads(outputs, grad_outputs):
     """The gradient fed into each output: given (cast to its dtype), or ones for a scalar."""
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if g is None:
-            if out.requires_grad:
-                if out.numel() != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                dt = out.dtype
-                if not dt.is_floating_point:
-                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dt}")
-                g = host_full(out._shape, 1, dt, out._storage.device)
-                g._implicit_seed = True         # a copy from the host, no kernel launch (issue #6)
+        if g is None:       # (run_backward checked that every output requires grad)
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            dt = out.dtype
+            if not dt.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {dt}")
+            g = host_full(out._shape, 1, dt, out._storage.device)
+            g._implicit_seed = True         # a copy from the host, no kernel launch (issue #6)
         else:
             if not isinstance(g, Tensor):
                 g = creation.tensor(g, dtype=out.dtype, device=out.device)
@@ -92,70 +91,97 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
 
     # targets for autograd.grad / backward(inputs=...): (node, input_nr) -> positions in inputs
     capture = {}
+    captured = []
+    capture_nodes = ()
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t.requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             capture.setdefault(edge_of(t), []).append(i)
-    captured = [None] * (len(inputs) if inputs is not None else 0)
-    capture_nodes = {k[0] for k in capture} if capture else ()
+        captured = [None] * len(inputs)
+        capture_nodes = {k[0] for k in capture}
 
-    # 1. dependencies: node -> number of edges leading into it (nodes are keyed by identity); a node is
-    # walked when first reached (roots: at the start)
-    deps = {}
-    root_nodes = {e[0] for e, _ in roots if e[0] is not None}
-    stack = list(root_nodes)
+    # 1. dependencies: node -> number of edges leading into it (nodes are keyed by identity; the roots
+    # start at 0); a node is walked when first reached
+    deps = {node: 0 for (node, _), _ in roots if node is not None}
+    stack = list(deps)
+    pop, push = stack.pop, stack.append
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        for nxt, _ in pop().next_functions:
             if nxt is not None:
                 if nxt in deps:
                     deps[nxt] += 1
                 else:
                     deps[nxt] = 1
-                    if nxt not in root_nodes:
-                        stack.append(nxt)
+                    push(nxt)
     needed = None       # the nodes to run, unless all of them
     if inputs is not None or not accumulate:
-        needed = _nodes_leading_to(root_nodes.union(deps), capture)
+        needed = _nodes_leading_to(deps, capture)
         if accumulate:
             needed.update(n for n, _ in capture if isinstance(n, AccumulateGrad))
 
     # 2. run nodes whose gradients are complete
     buffers = {}        # node -> [gradient or None per output]
     ready = []          # heap of (-sequence_nr, node): sequence numbers are unique
+    heappush, heappop = heapq.heappush, heapq.heappop
     for (node, nr), g in roots:
         if node is not None:
             first = node not in buffers
             _add_grad(buffers, node, nr, g)
-            if first and node not in deps:
-                heapq.heappush(ready, (-node._sequence_nr, node))
+            if first and not deps[node]:
+                heappush(ready, (-node._sequence_nr, node))
     # From here on a gradient is referenced only by ``buffers`` (and ``captured``) between nodes, so that
     # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
     roots = grads = g = None
 
-    fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly.is_anomaly_enabled()
+    anomaly_state = anomaly._state
+    fold = FOLD_RELU_INTO_LINEAR and not create_graph and not anomaly_state.enabled
     folded = {}     # linear node -> the relu output whose mask its backward applies (_fold_target)
 
-    grad_was = grad_mode.is_grad_enabled()
+    grad_was = grad_mode._state.grad
     grad_mode._set_grad(create_graph)
     try:
         while ready:
-            node = (heapq.heappop(ready) if len(ready) > 1 else ready.pop())[1]
+            node = heappop(ready)[1]
             gin = buffers.pop(node, None) or [None] * (len(node._out_meta) or 1)
             run = needed is None or node in needed
             if capture:
                 if not run and node in capture_nodes:
                     _run_tensor_pre_hooks(node, gin)    # a node that runs calls them after the capture (PyTorch)
                 _capture(node, gin, capture, captured)
-            lin = (_fold_target(node, gin, deps, buffers, needed, capture)
-                   if fold and run and node._name == "ReluBackward0" else None)
+            if fold and run and node._name == "ReluBackward0":
+                lin = _fold_target(node, gin, deps, buffers, needed, capture)
+            else:
+                lin = None
             if lin is not None:         # relu's backward is left to the linear node below it
                 folded[lin] = node._saved_tensors()["result"]
                 if not retain_graph:
                     node._release()
                 outs = (gin[0],)
-            elif run:
-                outs = _run_node(node, gin, retain_graph, folded.pop(node, None) if folded else None)
+            elif run:       # hooks, then the node's backward
+                if node._tensor_pre_hooks or node._retain_refs:     # (an AccumulateGrad has none: it runs its
+                    _run_tensor_pre_hooks(node, gin)                # variable's hooks itself)
+                if node._pre_hooks:
+                    gin = _run_pre_hooks(node, gin)
+                if isinstance(node, AccumulateGrad):
+                    node._accumulate(gin)   # gin (the engine's only reference) is emptied: the grad may be stolen
+                    continue
+                if not gin or gin[0] is None and _all_none(gin):
+                    outs = (None,) * len(node.next_functions)
+                else:
+                    try:
+                        outs = (node.apply(tuple(gin)) if not folded or node not in folded else
+                                _apply_folded(node, gin, folded.pop(node)))
+                        if anomaly_state.enabled:
+                            anomaly.check_nan(node, outs)
+                    except Exception:
+                        if node._anomaly_trace is not None:
+                            anomaly.report(node)
+                        raise
+                if node._hooks:
+                    outs = _run_post_hooks(node, outs, gin)
+                if not retain_graph:
+                    node._release()
             else:
                 outs = (None,) * len(node.next_functions)    # nodes not run keep their saved tensors
             gin = None
@@ -169,8 +195,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                         _add_grad(buffers, nxt, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
-                if left == 0:
-                    heapq.heappush(ready, (-nxt._sequence_nr, nxt))
+                if not left:
+                    heappush(ready, (-nxt._sequence_nr, nxt))
             outs = g = None
     finally:
         grad_mode._set_grad(grad_was)
@@ -299,37 +325,19 @@ def _all_none(gs):
     return True
 
 
-def _run_node(node, gin, retain_graph, relu_output=None):
-    """Hooks, then the node's backward; returns one gradient (or None) per next_functions edge."""
-    is_acc = isinstance(node, AccumulateGrad)
-    if not is_acc and (node._tensor_pre_hooks or node._retain_refs):    # AccumulateGrad runs its variable's
-        _run_tensor_pre_hooks(node, gin)                                  # hooks itself
-    if node._pre_hooks:
-        for hook in list(node._pre_hooks.values()):
-            r = hook(tuple(gin))
-            if r is not None:
-                gin = list(r)
-    if is_acc:
-        node._accumulate(gin)       # gin (the engine's only reference) is emptied: the grad may be stolen
-        return ()
-    if not gin or gin[0] is None and _all_none(gin):
-        outs = (None,) * len(node.next_functions)
-    else:
-        try:
-            outs = node.apply(tuple(gin)) if relu_output is None else _apply_folded(node, gin, relu_output)
-            if anomaly._state.enabled:
-                anomaly.check_nan(node, outs)
-        except Exception:
-            if node._anomaly_trace is not None:
-                anomaly.report(node)
-            raise
-    if node._hooks:
-        for hook in list(node._hooks.values()):
-            r = hook(tuple(outs), tuple(gin))
-            if r is not None:
-                outs = tuple(r)
-    if not retain_graph:
-        node._release()
+def _run_pre_hooks(node, gin):
+    for hook in list(node._pre_hooks.values()):
+        r = hook(tuple(gin))
+        if r is not None:
+            gin = list(r)
+    return gin
+
+
+def _run_post_hooks(node, outs, gin):
+    for hook in list(node._hooks.values()):
+        r = hook(tuple(outs), tuple(gin))
+        if r is not None:
+            outs = tuple(r)
     return outs
 
 
@@ -345,6 +353,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         grad_tensors = [None] * len(tensors)
     elif isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors]
+    else:
+        grad_tensors = list(grad_tensors)
     if inputs is not None:
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
         if len(inputs) == 0:
@@ -358,7 +368,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     for t in inputs or ():
         if t.grad_fn is not None:
             t.retain_grad()     # non-leaf inputs get their gradient in .grad (PyTorch does the same)
-    run_backward(tensors, list(grad_tensors), retain_graph, create_graph, inputs=inputs, allow_unused=True,
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=inputs, allow_unused=True,
                  accumulate=True)
 
 

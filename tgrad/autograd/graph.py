@@ -11,10 +11,10 @@ input gradients (one tensor, or a tuple when there are several).
 """
 import itertools
 import re
-import sys
 import threading
 import types
 import weakref
+from sys import getrefcount
 
 from ..kernels._geometry import contiguous_strides, non_overlapping_and_dense
 from . import anomaly, grad_mode, saved_hooks
@@ -23,6 +23,7 @@ from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors
 _seq = itertools.count(1)      # next() of a count is atomic under the GIL
 _seq_lock = threading.Lock()
 _EMPTY = types.MappingProxyType({})
+_grad_state = grad_mode._state
 
 
 class RemovableHandle:
@@ -100,6 +101,9 @@ class SavedTensor:
             self.tensor = t._detached_alias() if output_nr is not None else t
 
     def unpack(self):
+        t = self.tensor     # set only when there is no unpack_hook
+        if t is not None and self.output_nr is None and t._version_counter[0] == self.version:
+            return t        # a saved input, unchanged
         if self.unpack_hook is not None:
             if self.packed is None:
                 raise RuntimeError(FREED_MSG)
@@ -198,8 +202,10 @@ class Node:
         return {k: v.unpack() for k, v in self._saved.items()}
 
     def _release(self):
-        for s in self._saved.values():
-            s.release()
+        saved = self._saved
+        if saved:
+            for s in saved.values():
+                s.release()
         self._released = True
 
     def apply(self, grads):
@@ -241,13 +247,13 @@ class AccumulateGrad(Node):
             return ()
         if var._tensor_hooks:
             g = run_tensor_hooks(var._tensor_hooks, g)
-        grad_enabled = grad_mode._state.grad
-        with AccumulateGrad._lock:
+        grad_enabled = _grad_state.grad
+        with self._lock:
             if var._grad is None:
                 if grad_enabled:
                     var._grad = g._copy_recorded() if g.requires_grad else _clone_obey_contract(g, var)
                 # refs to g: the local and getrefcount's argument; to its storage: g's and the argument
-                elif (sys.getrefcount(g) <= 2 and sys.getrefcount(g._storage) <= 2 and g._base is None
+                elif (getrefcount(g) <= 2 and getrefcount(g._storage) <= 2 and g._base is None
                       and g._storage._owner is None and _obeys_layout_contract(g, var)):
                     g.__dict__.pop("_implicit_seed", None)
                     var._grad = g._detached_alias() if g.requires_grad else g
@@ -280,9 +286,12 @@ def _clone_obey_contract(g, var):
 def _obeys_layout_contract(g, var):
     """PyTorch's ``obeys_layout_contract``: g has var's strides (where size != 1, and no 0-stride
     size-1 dims) if var is non-overlapping and dense, else g is contiguous."""
+    vs = var._strides
+    if g._strides == vs and vs == contiguous_strides(var._shape):    # both contiguous (no 0 strides)
+        return True
     if not _non_overlapping_and_dense(var):
         return g.is_contiguous()
-    for size, gs, vs in zip(g._shape, g._strides, var._strides):
+    for size, gs, vs in zip(g._shape, g._strides, vs):
         if (gs != vs) if size != 1 else gs == 0:
             return False
     return True

@@ -64,21 +64,26 @@ _grad_state = None
 _HOST_FULL = {}     # (shape, dtype, value) -> (read-only numpy array, its address)
 
 
-def host_full(shape, value, dtype, device):
+def host_full(shape, value, dtype, device, broadcast=False):
     """A new contiguous tensor of ``shape`` holding ``value`` (a Python number, rounded to ``dtype`` as
     numpy does), copied from a cached host array: no kernel launch (the engine's implicit seed, mean's
-    backward of it)."""
-    key = (shape, dtype, value, math.copysign(1.0, value))       # -0.0 == 0.0, but not as a fill value
+    backward of it).  ``broadcast``: only one element is copied, which every element reads (strides 0)."""
+    src = () if broadcast else shape
+    # -0.0 == 0.0, but not as a fill value: a zero's key holds its sign
+    key = (src, dtype, value) if value else (src, dtype, value, math.copysign(1.0, value))
     c = _HOST_FULL.get(key)
     if c is None:
-        a = np.full(shape, value, dtype.np)
+        a = np.full(src, value, dtype.np)
         a.setflags(write=False)
         if len(_HOST_FULL) >= 1024:
             _HOST_FULL.clear()
-        c = _HOST_FULL[key] = (a, a.ctypes.data)
-    t = empty(shape, dtype, device)
-    if c[0].nbytes:
-        t._storage.copy_from_host(c[1], c[0].nbytes, 0)
+        c = _HOST_FULL[key] = (a, a.ctypes.data, a.nbytes)
+    t = empty(src, dtype, device)
+    if c[2]:
+        st = t._storage     # a fresh block of c[2] bytes: no range check needed
+        st.allocator.backend.memcpy_htod(st.ptr, c[1], c[2])
+    if broadcast:           # t is new and nobody else has seen it
+        t._shape, t._strides = tuple(shape), (0,) * len(shape)
     return t
 
 

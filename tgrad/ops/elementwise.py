@@ -376,16 +376,16 @@ _dispatch = _reduce = None
 
 
 def _bind():
-    global _dispatch, _reduce
+    global _dispatch, _reduce, _c
     from ..autograd import dispatch as _dispatch    # the layer above: bound on first use
     from . import reduce as _reduce                 # a sibling that imports this module's layer
+    _c = _dispatch.call                             # no frame of its own from then on
 
 
 def _c(name, *args, **attrs):
     """Run op ``name`` through the dispatcher (backward rules record a graph under create_graph)."""
-    if _dispatch is None:
-        _bind()
-    return _dispatch.call(name, *args, **attrs)
+    _bind()
+    return _c(name, *args, **attrs)
 
 
 def _full(value, like):

@@ -184,16 +184,18 @@ def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
 
 
 def mean_backward(ctx, grad):
-    shape, dims, keepdim = _ctx_dims(ctx)
-    n = _numel(shape, dims)
+    shape = ctx.input_meta[0].shape
+    dim = ctx.attrs.get("dim")
+    n = _numel(shape, range(len(shape)) if dim is None else reduce_dims(dim, len(shape)))
     if n and implicit_seed(grad) and (grad.dtype is D.float32 or grad.dtype is D.float64):
         # 1 / n in grad's dtype, as the division below computes it: one element from the host that every
         # element of the gradient reads (strides 0), no launch
-        value = _INV.get((n, grad.dtype))
+        key = (n, grad.dtype)
+        value = _INV.get(key)
         if value is None:
-            value = _INV[(n, grad.dtype)] = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
-        one = host_full((), value, grad.dtype, grad._storage.device)
-        return (_new(one._storage, 0, shape, (0,) * len(shape), grad.dtype),)
+            value = _INV[key] = np.divide(grad.dtype.np.type(1), grad.dtype.np.type(n))
+        return (host_full(shape, value, grad.dtype, grad._storage.device, broadcast=True),)
+    shape, dims, keepdim = _ctx_dims(ctx)
     return (_expand_grad(grad, shape, dims, keepdim).div(n),)
 
 
@@ -568,7 +570,7 @@ def mul_sum_to_size(x, y, size):
     #6), bit-identical to the two ops: a float32/float64 product is the same rounded value in both, and it
     is summed in the order reduce_rows gives the contiguous product.  None (the caller runs the two ops)
     for other dtypes, mixed devices, or when x and y cannot be read as the product's (M, K) rows."""
-    dt = D.result_type(x, y)
+    dt = x.dtype if x.dtype is y.dtype else D.result_type(x, y)
     if (dt is not D.float32 and dt is not D.float64) or x._storage.device is not y._storage.device:
         return None
     key = (x._shape, x._strides, y._shape, y._strides, size)

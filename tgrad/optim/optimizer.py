@@ -142,7 +142,7 @@ class Optimizer:
                 g = p.grad
                 if g is not None:
                     if set_to_none:
-                        del p.grad          # p.grad = None, without the setter's checks of a new value
+                        p._grad = None      # what ``del p.grad`` does, without the property call
                     else:
                         if g.grad_fn is not None:
                             g.detach_()
