@@ -200,3 +200,21 @@ def test_disable_saved_tensors_hooks():
                 pass
     with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
         pass
+
+
+def test_ready_leaves_accumulate_before_other_ready_nodes():
+    """PyTorch's ready queue runs AccumulateGrad nodes (sequence number 2**64 - 1) before any other ready
+    node, whatever their creation order (checked against torch 2.13)."""
+    w = tgrad.ones(2, requires_grad=True)
+    b = tgrad.ones(2, requires_grad=True)
+    z = w * 2       # w's AccumulateGrad exists before b's and before exp's node
+    order = []
+    w.register_post_accumulate_grad_hook(lambda p: order.append("acc w"))
+    b.register_post_accumulate_grad_hook(lambda p: order.append("acc b"))
+    d = b.exp()
+    d.register_hook(lambda g: order.append("d hook"))
+    (w + d).sum().backward()
+    assert order == ["acc w", "d hook", "acc b"]
+    assert z.grad_fn.next_functions[0][0]._sequence_nr() == 2 ** 64 - 1
+    assert d.grad_fn._sequence_nr() > z.grad_fn._sequence_nr()     # other nodes: creation order
+    np.testing.assert_allclose(b.grad.numpy(), np.exp(np.ones(2)))

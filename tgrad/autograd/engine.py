@@ -3,7 +3,8 @@
 1. Walk the graph from the roots (iteratively) and count, for every node, how
    many edges lead into it.
 2. Process nodes whose gradients are complete, in order of decreasing
-   sequence number among the ready ones (like PyTorch's ready queue); sum the
+   ``_priority`` among the ready ones (like PyTorch's ready queue: ready
+   AccumulateGrad nodes first, then the latest created); sum the
    gradients that arrive for the same (node, input_nr).
 3. Leaves receive their gradient through their ``AccumulateGrad`` node
    (which takes a first gradient over without a copy when nobody else holds
@@ -122,14 +123,14 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
 
     # 2. run nodes whose gradients are complete
     buffers = {}        # node -> [gradient or None per output]
-    ready = []          # heap of (-sequence_nr, node): sequence numbers are unique
+    ready = []          # heap of (-priority, node): priorities are unique
     heappush, heappop = heapq.heappush, heapq.heappop
     for (node, nr), g in roots:
         if node is not None:
             first = node not in buffers
             _add_grad(buffers, node, nr, g)
             if first and not deps[node]:
-                heappush(ready, (-node._sequence_nr, node))
+                heappush(ready, (-node._priority, node))
     # From here on a gradient is referenced only by ``buffers`` (and ``captured``) between nodes, so that
     # AccumulateGrad can tell whether anyone else holds it (see AccumulateGrad._accumulate).
     roots = grads = g = None
@@ -196,7 +197,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if not left:
-                    heappush(ready, (-nxt._sequence_nr, nxt))
+                    heappush(ready, (-nxt._priority, nxt))
             outs = g = None
     finally:
         grad_mode._set_grad(grad_was)

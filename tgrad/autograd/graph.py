@@ -150,9 +150,13 @@ class Node:
     _anomaly_trace = None
 
     def __init__(self):
-        self._sequence_nr = next(_seq)
+        self._priority = next(_seq)     # the engine runs ready nodes by decreasing priority
         if anomaly._state.enabled:
             self._anomaly_trace = anomaly.creation_trace()
+
+    def _sequence_nr(self):
+        """PyTorch's creation counter of the node (AccumulateGrad: 2**64 - 1)."""
+        return self._priority
 
     @property
     def metadata(self):
@@ -232,7 +236,11 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         Node.__init__(self)
+        self._priority += 2 ** 64     # before any other ready node, as PyTorch's UINT64_MAX sequence number
         self.variable = variable
+
+    def _sequence_nr(self):
+        return 2 ** 64 - 1
 
     def apply(self, grads):
         return self._accumulate([grads[0]])     # grads (the caller's) still holds it: never stolen
