@@ -27,7 +27,7 @@ from .functions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, l
                         norm, prod, std, var)
 from . import linalg, return_types  # noqa: E402
 from . import backends  # noqa: E402
-from .functions import addmm, baddbmm, bmm, dot, ger, matmul, mm, mv, outer  # noqa: E402
+from .functions import addmm, baddbmm, bmm, dot, ger, inner, matmul, mm, mv, outer, rsub, vdot  # noqa: E402
 from .functions import (argwhere, atleast_1d, atleast_2d, atleast_3d, cat, chunk, column_stack,  # noqa: E402
                         concat, concatenate, diag, diag_embed, diagonal, dstack, flip, fliplr, flipud, gather,
                         hstack, index_add, index_fill, index_put, index_select, masked_fill, masked_scatter,

@@ -1,4 +1,6 @@
 """Module-level functions (``tgrad.add``, ``tgrad.exp``, ``tgrad.sum`` ...): thin forms of Tensor methods."""
+import numpy as np
+
 from .tensor import Tensor, tensor_arg
 
 
@@ -15,6 +17,15 @@ def add(input, other, *, alpha=1, out=None):
     if not isinstance(input, Tensor):
         return _t(other).__radd__(input) if alpha == 1 else _t(input, other).add(other, alpha=alpha)
     return _out(input.add(other, alpha=alpha), out)
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input (RsubBackward0 for a tensor ``other``, RsubBackward1 for a number)."""
+    from .autograd import dispatch
+    if isinstance(other, Tensor):
+        return dispatch.call("rsub_tensor", input, other, alpha=alpha)
+    other = input._wrap_sub(other) if isinstance(other, (bool, np.bool_)) else input._rwrap(other)
+    return dispatch.call("rsub", input, other, alpha=alpha)
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -339,6 +350,14 @@ def mv(input, vec, *, out=None):
 
 def dot(input, tensor, *, out=None):
     return _out(input.dot(tensor), out)
+
+
+def vdot(input, other, *, out=None):
+    return _out(input.vdot(other), out)
+
+
+def inner(input, other, *, out=None):
+    return _out(input.inner(other), out)
 
 
 def outer(input, vec2, *, out=None):

@@ -505,6 +505,21 @@ class Tensor:
     def dot(self, tensor):
         return _call("dot", self, tensor)
 
+    def vdot(self, other):
+        return _call("vdot", self, other)
+
+    def inner(self, other):
+        """sum over the last dim of self and other: shape self.shape[:-1] + other.shape[:-1] (a product when
+        either is 0-d); PyTorch's tensordot composition, so the grad_fn is ViewBackward0."""
+        if self.dim() == 0 or other.dim() == 0:
+            return self.mul(other)
+        if self._shape[-1] != other._shape[-1]:
+            raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                               f"{list(self.shape)} and {list(other.shape)}")
+        k = self._shape[-1]
+        prod = self.reshape(-1, k).mm(other.reshape(-1, k).t())
+        return prod.reshape(self._shape[:-1] + other._shape[:-1])
+
     def outer(self, vec2):
         from .ops.linalg import outer
         return outer(self, vec2)

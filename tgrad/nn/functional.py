@@ -40,7 +40,10 @@ def _legacy_reduction(size_average, reduce):
 
 # ------------------------------------------------------------------ linear
 def linear(input, weight, bias=None):
-    """y = x W^T + b;  x (*, in), W (out, in), b (out,)."""
+    """y = x W^T + b;  x (*, in), W (out, in), b (out,).  A 1-D W (in,) gives x @ W (+ b), shape (*,)."""
+    if weight.dim() == 1 and input.dim() >= 1:      # PyTorch's composite: matmul with W itself (W.t() is W)
+        y = input.matmul(weight)
+        return y if bias is None else y + bias
     return _op("linear", input, weight, bias)
 
 

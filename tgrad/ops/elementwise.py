@@ -283,6 +283,7 @@ ENTRIES = [
     Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other")),
     Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other")),
     Op("rsub", rsub_forward, rsub_backward, "RsubBackward1", inputs=("self", "other")),
+    Op("rsub_tensor", rsub_forward, rsub_backward, "RsubBackward0", inputs=("self", "other")),
     Op("mul", mul_forward, mul_backward, "MulBackward0", inputs=("self", "other"), save=("self", "other")),
     Op("div", div_forward, div_backward, "DivBackward0", inputs=("self", "other"), save=("self", "other")),
     Op("neg", neg_forward, neg_backward, "NegBackward0"),

@@ -181,6 +181,13 @@ def dot_backward(ctx, grad):
     return (_c("mul", grad, t) if need[0] else None, _c("mul", grad, s) if need[1] else None)
 
 
+def vdot_backward(ctx, grad):
+    """Real tensors: vdot is dot (the conjugate of a real vector is itself)."""
+    s, o = ctx.saved.get("self"), ctx.saved.get("other")
+    need = ctx.needs_input_grad
+    return (_c("mul", grad, o) if need[0] else None, _c("mul", grad, s) if need[1] else None)
+
+
 # ------------------------------------------------------------------ addmm / baddbmm
 def addmm_forward(self, mat1, mat2, *, beta=1, alpha=1):
     if mat1.dim() != 2:
@@ -439,6 +446,7 @@ ENTRIES = [
     Op("bmm", bmm_forward, bmm_backward, "BmmBackward0", inputs=("self", "mat2"), save=("self", "mat2")),
     Op("mv", mv_forward, mv_backward, "MvBackward0", inputs=("self", "vec"), save=("self", "vec")),
     Op("dot", dot_forward, dot_backward, "DotBackward0", inputs=("self", "tensor"), save=("self", "tensor")),
+    Op("vdot", dot_forward, vdot_backward, "VdotBackward0", inputs=("self", "other"), save=("self", "other")),
     Op("addmm", addmm_forward, addmm_backward, "AddmmBackward0", inputs=("self", "mat1", "mat2"),
        save=("mat1", "mat2")),
     Op("baddbmm", baddbmm_forward, baddbmm_backward, "BaddbmmBackward0", inputs=("self", "batch1", "batch2"),

@@ -46,6 +46,8 @@ OPS = [
            _binary_samples(), dtypes=ALL_NUM, covers=("add",)),
     OpInfo("sub", lambda x, y: x - y, lambda x, y: x - y, _binary_samples(), dtypes=ALL_NUM),
     OpInfo("rsub", lambda x: 1.5 - x, lambda x: 1.5 - x, _unary_samples(), dtypes=FLOATS + (D.int64,)),
+    OpInfo("rsub_tensor", lambda x, y: tgrad.rsub(x, y, alpha=2), lambda x, y: y - 2 * x, _binary_samples(),
+           dtypes=FLOATS + (D.int64,), covers=("rsub",)),
     OpInfo("mul", lambda x, y: x * y, lambda x, y: x * y, _binary_samples(), dtypes=ALL_NUM),
     OpInfo("div", lambda x, y: x / y, lambda x, y: x / y, _binary_samples(avoid_zero=True), dtypes=FLOATS),
     OpInfo("neg", lambda x: -x, lambda x: -x, _unary_samples(), dtypes=FLOATS + (D.int64, D.int32)),
