@@ -176,16 +176,18 @@ def dot_forward(self, tensor):
 
 
 def dot_backward(ctx, grad):
-    s, t = ctx.saved.get("self"), ctx.saved.get("tensor")
+    return _dot_grads(ctx, grad, ctx.saved.get("self"), ctx.saved.get("tensor"))
+
+
+def _dot_grads(ctx, grad, a, b):
+    """(grad * b, grad * a), each if needed: dot's and (real tensors') vdot's gradients."""
     need = ctx.needs_input_grad
-    return (_c("mul", grad, t) if need[0] else None, _c("mul", grad, s) if need[1] else None)
+    return (_c("mul", grad, b) if need[0] else None, _c("mul", grad, a) if need[1] else None)
 
 
 def vdot_backward(ctx, grad):
     """Real tensors: vdot is dot (the conjugate of a real vector is itself)."""
-    s, o = ctx.saved.get("self"), ctx.saved.get("other")
-    need = ctx.needs_input_grad
-    return (_c("mul", grad, o) if need[0] else None, _c("mul", grad, s) if need[1] else None)
+    return _dot_grads(ctx, grad, ctx.saved.get("self"), ctx.saved.get("other"))
 
 
 # ------------------------------------------------------------------ addmm / baddbmm
