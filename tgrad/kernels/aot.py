@@ -347,7 +347,7 @@ def main(argv=None):
     failed = [r for r in results if r.error]
     print(f"{len(results) - len(failed)}/{len(results)} compiled in {time.perf_counter() - t0:.1f}s; "
           f"{len(failed)} failed; {len(errors)} workload errors")
-    return 1 if failed else 0
+    return 1 if failed or errors else 0
 
 
 if __name__ == "__main__":
