@@ -2,7 +2,7 @@
 
 The same check as ``python -m tgrad.kernels.aot --arch 80 90`` (no GPU needed):
 any compile failure fails, and so does a spill in an element-wise kernel or
-a kernel that no workload launches.  About a minute on a cold Triton cache.
+a kernel that no workload launches.  Minutes on a cold Triton cache, seconds on a warm one.
 """
 import importlib
 import pkgutil
