@@ -206,8 +206,8 @@ class MPIBackend:
 
     def reduce_scatter(self, out, t, op):
         dt, mop, avg = _reduce_args(t.dtype, op)
-        req = self._call("reduce_scatter", self.comm.Ireduce_scatter_block, [_buf(t), t.numel(), dt],
-                         [_buf(out), out.numel(), dt], mop)
+        req = self._call("reduce_scatter", self.comm.Ireduce_scatter_block, [_buf(t), dt], [_buf(out), dt],
+                         mop)
         return self._work([req], "reduce_scatter", (lambda: self._average(out)) if avg else None)
 
     def barrier(self):
