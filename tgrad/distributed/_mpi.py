@@ -132,7 +132,7 @@ class MPIBackend:
         timeout = self.timeout if timeout is None else _seconds(timeout)
         start = time.monotonic()
         try:
-            while not MPI.Request.Testall(reqs, statuses):
+            while not self._test(reqs, statuses):
                 waited = time.monotonic() - start
                 if waited > timeout:
                     me = self.global_ranks[self.rank]
@@ -147,13 +147,15 @@ class MPIBackend:
 
     def _work(self, reqs, what, then=None, statuses=None):
         return Work(lambda timeout: self._wait(reqs, what, timeout, statuses),
-                    lambda: self._test(reqs, what, statuses), then)
+                    lambda: self._call(what, self._test, reqs, statuses), then)
 
-    def _test(self, reqs, what, statuses=None):
-        try:
-            return MPI.Request.Testall(reqs, statuses)
-        except MPI.Exception as e:
-            raise self._failure(e, what) from None
+    @staticmethod
+    def _test(reqs, statuses=None):
+        """All of ``reqs`` done? (Tested one by one: a failed request raises its own error class.)"""
+        for k, req in enumerate(reqs):
+            if req and not req.Test(statuses[k] if statuses else None):
+                return False
+        return True
 
     def _average(self, t):
         if t.dtype.is_floating_point:
@@ -168,9 +170,10 @@ class MPIBackend:
             raise self._failure(e, what) from None
 
     # ------------------------------------------------------------ operations (group ranks)
-    def allgather_host(self, arr, timeout):
+    def allgather_host(self, arr, timeout, what="collective"):
         out = np.empty((self.size,) + arr.shape, arr.dtype)
-        self._wait([self._call("collective check", self.comm.Iallgather, arr, out)], "collective check", timeout)
+        what = f"{what} (its check of the shapes on every rank)"
+        self._wait([self._call(what, self.comm.Iallgather, arr, out)], what, timeout)
         return out
 
     def allreduce(self, t, op):

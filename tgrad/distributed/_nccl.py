@@ -112,8 +112,8 @@ class NCCLBackend:
         if t.dtype not in _TYPES:
             raise TypeError(f"Unsupported {D.TENSOR_TYPE_NAMES[t.dtype][:-6]} data type for NCCL process group")
 
-    def allgather_host(self, arr, timeout):
-        return self.mpi.allgather_host(arr, timeout)
+    def allgather_host(self, arr, timeout, what="collective"):
+        return self.mpi.allgather_host(arr, timeout, what)
 
     def _work(self):
         from .. import cuda

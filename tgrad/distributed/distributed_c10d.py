@@ -8,6 +8,7 @@ Then the backend starts the operation on the tensors' own buffers and returns a 
 """
 import datetime
 import os
+import signal
 import sys
 import traceback
 
@@ -154,15 +155,18 @@ def is_torchelastic_launched():
     return os.environ.get("TGRAD_LAUNCHER") == "1"
 
 
-def _excepthook(exc_type, exc, tb):
-    """An uncaught exception on a rank: print it, then leave at once (no MPI_Finalize, which would wait for
-    the other ranks), so that the others see this rank as failed and stop with an error naming it."""
+def _fail(exc_type, exc, tb):
+    """An uncaught exception on a rank: print it, then leave at once. With several ranks the process kills
+    itself (SIGKILL) instead of exiting: MPI_Finalize would wait for the others, and with MPI's fault
+    tolerance a killed rank is what the others detect and name in their error."""
+    rank = get_rank() if _World.pg is not None else int(os.environ.get("RANK", 0))
     try:
-        rank = get_rank()
         sys.stderr.write(f"[rank {rank}] " + "".join(traceback.format_exception(exc_type, exc, tb)))
-        sys.stderr.flush()
         sys.stdout.flush()
+        sys.stderr.flush()
     finally:
+        if int(os.environ.get("WORLD_SIZE", os.environ.get("OMPI_COMM_WORLD_SIZE", 1))) > 1:
+            os.kill(os.getpid(), signal.SIGKILL)
         os._exit(1)
 
 
@@ -197,7 +201,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         impl = mpi
     _World.pg = ProcessGroup(impl, range(mpi.size), timeout.total_seconds())
     _World.groups = [_World.pg]
-    sys.excepthook = _excepthook
+    sys.excepthook = _fail
 
 
 def destroy_process_group(group=None):
@@ -206,7 +210,7 @@ def destroy_process_group(group=None):
         for g in _World.groups:
             g._backend.free()
         _World.pg, _World.groups = None, []
-        if sys.excepthook is _excepthook:
+        if sys.excepthook is _fail:
             sys.excepthook = sys.__excepthook__
     else:
         group._backend.free()
@@ -263,6 +267,8 @@ def get_process_group_ranks(group):
 _TYPE_NAMES = {D.float32: "Float", D.float64: "Double", D.float16: "Half", D.bfloat16: "BFloat16",
                D.int64: "Long", D.int32: "Int", D.int16: "Short", D.int8: "Char", D.uint8: "Byte", D.bool_: "Bool"}
 _OP_CODES = ["ALLREDUCE", "BROADCAST", "REDUCE", "ALLGATHER", "GATHER", "SCATTER", "REDUCE_SCATTER", "BARRIER"]
+_OP_NAMES = dict(zip(_OP_CODES, ["all_reduce", "broadcast", "reduce", "all_gather", "gather", "scatter",
+                                  "reduce_scatter", "barrier"]))
 _DTYPE_CODES = list(_TYPE_NAMES)
 _MAX_DIMS = 8
 
@@ -288,7 +294,7 @@ def _fingerprint(pg, op, t, extra=0):
               extra)
     fp[5:5 + min(len(shape), _MAX_DIMS)] = shape[:_MAX_DIMS]
     fp[5 + _MAX_DIMS - 1] ^= hash(shape[_MAX_DIMS - 1:]) if len(shape) >= _MAX_DIMS else 0
-    allfp = pg._backend.allgather_host(fp, pg._timeout)
+    allfp = pg._backend.allgather_host(fp, pg._timeout, _OP_NAMES[op])
     bad = [r for r in range(pg.size()) if not np.array_equal(allfp[r], allfp[0])]
     if bad:
         def describe(f):

@@ -69,28 +69,61 @@ def command(args, mpiexec):
 
 
 def _rank_main(argv):
-    """Inside one rank: torchrun's variables from Open MPI's, then the script as ``__main__``."""
+    """Inside one rank: torchrun's variables from Open MPI's, then the script as ``__main__``; the outcome is
+    left in $TGRAD_RUN_DIR/rank<R> for the launcher ("ok", or the error)."""
     import runpy
+    import traceback
     env = os.environ
     module = argv[0] == "-m"
     argv = argv[1:] if module else argv
-    env["RANK"] = env.get("OMPI_COMM_WORLD_RANK", "0")
+    env["RANK"] = rank = env.get("OMPI_COMM_WORLD_RANK", "0")
     env["WORLD_SIZE"] = env.get("OMPI_COMM_WORLD_SIZE", "1")
     env["LOCAL_RANK"] = env.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")
     env["GROUP_RANK"] = env.get("OMPI_COMM_WORLD_NODE_RANK", "0")
     env["TGRAD_LAUNCHER"] = "1"
+    status = os.path.join(env.get("TGRAD_RUN_DIR", ""), f"rank{rank}") if env.get("TGRAD_RUN_DIR") else None
     sys.argv = list(argv)
-    if module:
-        runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
-    else:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
-        runpy.run_path(argv[0], run_name="__main__")
+    try:
+        if module:
+            runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
+        else:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
+            runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            _report(status, f"exited with status {e.code}")
+            raise
+    except BaseException as e:
+        _report(status, "".join(traceback.format_exception_only(type(e), e)).strip())
+        from .distributed_c10d import _fail
+        _fail(type(e), e, e.__traceback__)
+    _report(status, "ok")
+
+
+def _report(path, text):
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def _summary(run_dir, n):
+    """The ranks that did not finish, each with its error (or "killed" when it left no word)."""
+    bad = []
+    for r in range(n):
+        try:
+            with open(os.path.join(run_dir, f"rank{r}")) as f:
+                text = f.read()
+        except OSError:
+            text = "no exit status: killed, or lost with its host"
+        if text != "ok":
+            bad.append(f"  rank {r}: {text}")
+    return bad
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--_rank"]:
-        return _rank_main(argv[1:])
+        return _rank_main(argv[1:]) or 0
     args = parse_args(argv)
     mpiexec = find_mpiexec()
     try:
@@ -102,9 +135,19 @@ def main(argv=None):
     cmd = command(args, mpiexec)
     if args.dry_run:
         print(" ".join(cmd))
-        return
-    os.execv(cmd[0], cmd)
+        return 0
+    import subprocess
+    import tempfile
+    if args.hostfile:          # ranks on other hosts cannot leave their status here: mpiexec's says it all
+        return subprocess.call(cmd)
+    with tempfile.TemporaryDirectory(prefix="tgrad-run-") as run_dir:
+        code = subprocess.call(cmd, env=dict(os.environ, TGRAD_RUN_DIR=run_dir))
+        bad = _summary(run_dir, int(cmd[cmd.index("-n") + 1]))
+    if bad:
+        sys.stderr.write("tgrad.distributed.run: these ranks failed:\n" + "\n".join(bad) + "\n")
+        return code or 1
+    return code
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

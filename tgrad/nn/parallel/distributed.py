@@ -95,7 +95,8 @@ class DistributedDataParallel(Module):
         self._verify_same_model(params)
         if init_sync:
             _broadcast_coalesced(pg, list(module.parameters()) + list(module.buffers()))
-        self._buckets = self._make_buckets(params)
+        first = _DEFAULT_FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
+        self._buckets = self._make_buckets(params, first)
         self._where = {}
         for b in self._buckets:
             for k, i in enumerate(b.indices):
@@ -105,11 +106,13 @@ class DistributedDataParallel(Module):
 
     def _verify_same_model(self, params):
         """Every rank has the same number of parameters, with the same shapes and dtypes (else raise everywhere)."""
+        import zlib
+
         import numpy as np
         pg = self.process_group
-        sig = np.array([len(params), hash(tuple((tuple(p.shape), p.dtype.name) for p in params)) & (2 ** 62 - 1)],
+        sig = np.array([len(params), zlib.crc32(repr([(tuple(p.shape), p.dtype.name) for p in params]).encode())],
                        np.int64)
-        every = pg._backend.allgather_host(sig, pg._timeout)
+        every = pg._backend.allgather_host(sig, pg._timeout, "DistributedDataParallel()")
         for r in range(pg.size()):
             if every[r][0] != every[0][0]:
                 raise RuntimeError(f"DDP expects same model across all ranks, but Rank {pg._ranks[0]} has "
@@ -119,10 +122,10 @@ class DistributedDataParallel(Module):
                 raise RuntimeError(f"DDP expects same model across all ranks, but the parameter shapes or dtypes "
                                    f"of rank {pg._ranks[r]} differ from those of rank {pg._ranks[0]}.")
 
-    def _make_buckets(self, params):
+    def _make_buckets(self, params, cap):
         """Parameters in reverse order, one open bucket per dtype and device; a bucket closes when it reaches
-        its cap (1 MiB for the first, ``bucket_cap_mb`` after)."""
-        done, open_, cap = [], {}, _DEFAULT_FIRST_BUCKET_BYTES
+        its cap (``cap`` for the first, ``bucket_cap_mb`` after)."""
+        done, open_ = [], {}
         for i in reversed(range(len(params))):
             p = params[i]
             key = (p.dtype, str(p.device))
