@@ -291,11 +291,15 @@ def kill():
     r = dist.get_rank()
     model = DDP(_mlp())
     x, y = torch.randn(8, 64), torch.randint(0, 10, (8,))
-    for step in range(1000):
-        if r == 1 and step == 3:
-            print(f"rank 1 kills itself at {time.time()}", flush=True)
-            os.kill(os.getpid(), 9)
-        nn.functional.cross_entropy(model(x), y).backward()
+    try:
+        for step in range(1000):
+            if r == 1 and step == 3:
+                print(f"rank 1 kills itself at {time.time()}", flush=True)
+                os.kill(os.getpid(), 9)
+            nn.functional.cross_entropy(model(x), y).backward()
+    except dist.DistBackendError:
+        print(f"rank 0 stops at {time.time()}", flush=True)
+        raise
     print("rank", r, "trained past a dead rank", flush=True)
 
 
@@ -331,7 +335,7 @@ def nccl():
     v = _nccl.version()
     assert v >= 21800, v
     uid = _nccl.exchange_unique_id(dist.distributed_c10d._World.pg._backend)
-    raw = np.frombuffer(bytes(uid.internal), np.uint8).astype(np.int64)
+    raw = np.frombuffer(bytes(uid), np.uint8).astype(np.int64)      # the whole 128-byte struct
     every = torch.empty((2, 128), dtype=torch.int64)
     dist.all_gather_into_tensor(every, torch.tensor(raw))
     assert np.array_equal(every[0].numpy(), every[1].numpy()) and raw.any(), "ranks got different NCCL ids"
