@@ -1,14 +1,18 @@
 """MPI backend: collectives on cpu tensors through mpi4py, on the tensors' own memory.
 
 Each tensor reaches MPI as ``MPI.buffer.fromaddress(t.data_ptr(), t.nbytes)``: no copy through a
-Python object. Every operation is nonblocking (``Iallreduce``, ``Ibcast``, ...); ``Work.wait`` polls
-it, so a wait can stop at the group's timeout, and a peer's death (reported by MPI's fault tolerance,
-ULFM, which ``python -m tgrad.distributed.run`` turns on) becomes an error naming the failed rank.
+Python object. As PyTorch's ProcessGroupMPI, one worker thread makes every MPI call, in the order the
+operations were issued (the same on every rank); the calls are MPI's blocking ones (``Allreduce``...,
+its fastest algorithms; mpi4py releases the GIL inside them), so an ``async_op`` operation progresses
+while the caller computes (DDP's gradient buckets during backward). ``Work.wait`` waits for the worker
+at most the group's timeout; a peer's death, reported by MPI's fault tolerance (ULFM, which
+``python -m tgrad.distributed.run`` turns on), becomes an error naming the failed rank.
 float16 / bfloat16 reductions use MPI user operations over numpy (MPI has no such types); bool
 reductions run on bytes (SUM as MAX, PRODUCT as MIN: logical or / and, as PyTorch's NCCL backend).
 """
 import datetime
-import time
+import queue
+import threading
 
 import numpy as np
 
@@ -20,14 +24,13 @@ _INSTALL = 'pip install "tgrad[distributed]"'
 
 
 def load():
-    """Import mpi4py (serialized threads: only one thread talks to MPI at a time)."""
+    """Import mpi4py (MPI_THREAD_MULTIPLE: the worker thread talks to MPI, the main thread sets up communicators)."""
     global MPI
     if MPI is None:
         try:
             import mpi4py
         except ImportError:
             raise RuntimeError(f"the MPI backend needs mpi4py and an MPI library: {_INSTALL}") from None
-        mpi4py.rc.thread_level = "serialized"
         try:
             from mpi4py import MPI as mod
         except RuntimeError as e:        # mpi4py without a libmpi
@@ -95,12 +98,14 @@ class MPIBackend:
         return cls(comm, timeout)
 
     def split(self, ranks, timeout):
-        comm = self.comm.Create(self.comm.Get_group().Incl(ranks))
-        return None if comm == MPI.COMM_NULL else MPIBackend(comm, timeout)
+        """The backend of a sub-group (None on ranks outside it); made by the worker, after queued operations."""
+        box = []
+        self._submit("new_group", lambda: box.append(self.comm.Create(self.comm.Get_group().Incl(ranks)))).wait()
+        return None if box[0] == MPI.COMM_NULL else MPIBackend(box[0], timeout)
 
     def free(self):
         try:
-            self.comm.Free()
+            self._submit("destroy_process_group", self.comm.Free).wait()
         except Exception:
             pass
 
@@ -108,7 +113,7 @@ class MPIBackend:
         if t.device.type != "cpu":
             raise RuntimeError("CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support")
 
-    # ------------------------------------------------------------ waiting, failures
+    # ------------------------------------------------------------ the worker, failures
     def _failure(self, e, what):
         me = self.global_ranks[self.rank]
         cls = e.Get_error_class()
@@ -128,34 +133,29 @@ class MPIBackend:
                                     f"(MPI: {e.Get_error_string()})")
         return DistBackendError(f"[rank {me}] {what} failed: MPI error: {e.Get_error_string()}")
 
-    def _wait(self, reqs, what, timeout, statuses=None):
-        timeout = self.timeout if timeout is None else _seconds(timeout)
-        start = time.monotonic()
-        try:
-            while not self._test(reqs, statuses):
-                waited = time.monotonic() - start
-                if waited > timeout:
-                    me = self.global_ranks[self.rank]
-                    raise DistBackendError(
-                        f"[rank {me}] {what} timed out after {timeout:g} s waiting for the other ranks of the "
-                        f"process group (ranks {self.global_ranks}); a rank is stuck, or died without MPI fault "
-                        f"tolerance (start with python -m tgrad.distributed.run to name failed ranks)")
-                if waited > 0.002:
-                    time.sleep(0.00005)
-        except MPI.Exception as e:
-            raise self._failure(e, what) from None
-
-    def _work(self, reqs, what, then=None, statuses=None):
-        return Work(lambda timeout: self._wait(reqs, what, timeout, statuses),
-                    lambda: self._call(what, self._test, reqs, statuses), then)
-
-    @staticmethod
-    def _test(reqs, statuses=None):
-        """All of ``reqs`` done? (Tested one by one: a failed request raises its own error class.)"""
-        for k, req in enumerate(reqs):
-            if req and not req.Test(statuses[k] if statuses else None):
-                return False
-        return True
+    def _submit(self, what, fn, then=None):
+        """Queue ``fn()`` (blocking MPI calls) for the worker thread; a Work that waits for it."""
+        done, box = threading.Event(), []
+        def run():
+            try:
+                fn()
+            except MPI.Exception as e:
+                box.append(self._failure(e, what))
+            except BaseException as e:
+                box.append(e)
+            done.set()
+        _worker().put(run)
+        def wait(timeout):
+            timeout = self.timeout if timeout is None else _seconds(timeout)
+            if not done.wait(timeout):
+                me = self.global_ranks[self.rank]
+                raise DistBackendError(
+                    f"[rank {me}] {what} timed out after {timeout:g} s waiting for the other ranks of the process "
+                    f"group (ranks {self.global_ranks}); a rank is stuck, or died without MPI fault tolerance "
+                    f"(start with python -m tgrad.distributed.run to name failed ranks)")
+            if box:
+                raise box[0]
+        return Work(wait, done.is_set, then)
 
     def _average(self, t):
         if t.dtype.is_floating_point:
@@ -163,66 +163,59 @@ class MPIBackend:
         else:
             t.div_(self.size, rounding_mode="trunc")
 
-    def _call(self, what, fn, *args):
-        try:
-            return fn(*args)
-        except MPI.Exception as e:
-            raise self._failure(e, what) from None
-
     # ------------------------------------------------------------ operations (group ranks)
     def allgather_host(self, arr, timeout, what="collective"):
         out = np.empty((self.size,) + arr.shape, arr.dtype)
         what = f"{what} (its check of the shapes on every rank)"
-        self._wait([self._call(what, self.comm.Iallgather, arr, out)], what, timeout)
+        self._submit(what, lambda: self.comm.Allgather(arr, out)).wait(timeout)
         return out
 
     def allreduce(self, t, op):
         dt, mop, avg = _reduce_args(t.dtype, op)
-        req = self._call("all_reduce", self.comm.Iallreduce, MPI.IN_PLACE, [_buf(t), t.numel(), dt], mop)
-        return self._work([req], "all_reduce", (lambda: self._average(t)) if avg else None)
+        buf = [_buf(t), t.numel(), dt]
+        return self._submit("all_reduce", lambda: self.comm.Allreduce(MPI.IN_PLACE, buf, mop),
+                            (lambda: self._average(t)) if avg else None)
 
     def broadcast(self, t, root):
-        return self._work([self._call("broadcast", self.comm.Ibcast, [_buf(t), MPI.BYTE], root)], "broadcast")
+        buf = [_buf(t), MPI.BYTE]
+        return self._submit("broadcast", lambda: self.comm.Bcast(buf, root))
 
     def reduce(self, t, root, op):
         dt, mop, avg = _reduce_args(t.dtype, op)
         buf = [_buf(t), t.numel(), dt]
         args = (MPI.IN_PLACE, buf) if self.rank == root else (buf, None)
-        req = self._call("reduce", self.comm.Ireduce, *args, mop, root)
-        return self._work([req], "reduce", (lambda: self._average(t)) if avg and self.rank == root else None)
+        return self._submit("reduce", lambda: self.comm.Reduce(*args, mop, root),
+                            (lambda: self._average(t)) if avg and self.rank == root else None)
 
     def allgather(self, out, t):
         inplace = out.data_ptr() + self.rank * t.nbytes == t.data_ptr()
-        req = self._call("all_gather", self.comm.Iallgather, MPI.IN_PLACE if inplace else [_buf(t), MPI.BYTE],
-                         [_buf(out), MPI.BYTE])
-        return self._work([req], "all_gather")
+        send, recv = MPI.IN_PLACE if inplace else [_buf(t), MPI.BYTE], [_buf(out), MPI.BYTE]
+        return self._submit("all_gather", lambda: self.comm.Allgather(send, recv))
 
     def gather(self, flat, t, root):
-        req = self._call("gather", self.comm.Igather, [_buf(t), MPI.BYTE],
-                         [_buf(flat), MPI.BYTE] if flat is not None else None, root)
-        return self._work([req], "gather")
+        send, recv = [_buf(t), MPI.BYTE], [_buf(flat), MPI.BYTE] if flat is not None else None
+        return self._submit("gather", lambda: self.comm.Gather(send, recv, root))
 
     def scatter(self, t, flat, root):
-        req = self._call("scatter", self.comm.Iscatter, [_buf(flat), MPI.BYTE] if flat is not None else None,
-                         [_buf(t), MPI.BYTE], root)
-        return self._work([req], "scatter")
+        send, recv = [_buf(flat), MPI.BYTE] if flat is not None else None, [_buf(t), MPI.BYTE]
+        return self._submit("scatter", lambda: self.comm.Scatter(send, recv, root))
 
     def reduce_scatter(self, out, t, op):
         dt, mop, avg = _reduce_args(t.dtype, op)
-        req = self._call("reduce_scatter", self.comm.Ireduce_scatter_block, [_buf(t), dt], [_buf(out), dt],
-                         mop)
-        return self._work([req], "reduce_scatter", (lambda: self._average(out)) if avg else None)
+        send, recv = [_buf(t), dt], [_buf(out), dt]
+        return self._submit("reduce_scatter", lambda: self.comm.Reduce_scatter_block(send, recv, mop),
+                            (lambda: self._average(out)) if avg else None)
 
     def barrier(self):
-        return self._work([self._call("barrier", self.comm.Ibarrier)], "barrier")
+        return self._submit("barrier", self.comm.Barrier)
 
     def send(self, t, peer, tag):
-        return self._work([self._call("send", self.comm.Isend, [_buf(t), MPI.BYTE], peer, tag)], "send")
+        buf = [_buf(t), MPI.BYTE]
+        return self._submit("send", lambda: self.comm.Send(buf, peer, tag))
 
     def recv(self, t, peer, tag):
-        status = MPI.Status()
+        status, buf = MPI.Status(), [_buf(t), MPI.BYTE]
         src = MPI.ANY_SOURCE if peer is None else peer
-        req = self._call("recv", self.comm.Irecv, [_buf(t), MPI.BYTE], src, tag)
         work = None
         def check():
             n = status.Get_count(MPI.BYTE)
@@ -230,5 +223,21 @@ class MPIBackend:
                 raise RuntimeError(f"recv: the message from rank {self.global_ranks[status.Get_source()]} has "
                                    f"{n} bytes, the receiving tensor {t.nbytes} (shapes or dtypes differ)")
             work._source = status.Get_source()
-        work = self._work([req], "recv", check, [status])
+        work = self._submit("recv", lambda: self.comm.Recv(buf, src, tag, status), check)
         return work
+
+
+_QUEUE = None
+
+
+def _worker():
+    """The queue of the one thread that makes MPI calls (started on first use; a daemon, idle between calls)."""
+    global _QUEUE
+    if _QUEUE is None:
+        q = queue.SimpleQueue()
+        def loop():
+            while True:
+                q.get()()
+        threading.Thread(target=loop, name="tgrad-mpi", daemon=True).start()
+        _QUEUE = q
+    return _QUEUE

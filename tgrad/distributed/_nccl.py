@@ -79,7 +79,7 @@ def exchange_unique_id(mpi):
     from . import _mpi
     uid = get_unique_id() if mpi.rank == 0 else UniqueId()
     buf = _mpi.MPI.buffer.fromaddress(ctypes.addressof(uid), ctypes.sizeof(uid))
-    mpi._wait([mpi.comm.Ibcast([buf, _mpi.MPI.BYTE], 0)], "NCCL unique id exchange", None)
+    mpi._submit("NCCL unique id exchange", lambda: mpi.comm.Bcast([buf, _mpi.MPI.BYTE], 0)).wait()
     return uid
 
 

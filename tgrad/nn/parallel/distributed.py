@@ -223,8 +223,6 @@ class DistributedDataParallel(Module):
         self._ready.add(i)
         b, _ = self._where[i]
         b.pending -= 1
-        for other in self._buckets[:self._next]:      # let MPI move the buckets already started
-            other.work.is_completed()
         while self._next < len(self._buckets) and self._buckets[self._next].pending == 0:
             nb = self._buckets[self._next]
             with no_grad():
