@@ -89,9 +89,6 @@ class Work:
         return self.is_completed()
 
 
-_DONE = Work(lambda timeout: None)
-
-
 class ProcessGroup:
     """A set of ranks (``ranks``: their global ranks in order) and the backend that talks to them."""
 
@@ -177,6 +174,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
 
     backend: "mpi" (cpu tensors, default) or "nccl" (cuda tensors; communicator id exchanged over MPI).
     timeout: a ``datetime.timedelta``: how long a collective may wait for the other ranks before raising.
+    ``init_method``, ``store`` (and ``MASTER_ADDR``/``MASTER_PORT``) are accepted and not needed: MPI
+    started the processes and connects them.
     """
     if _World.pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
