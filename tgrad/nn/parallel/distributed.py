@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from ... import distributed as dist
 from ... import dtypes
 from ...autograd.grad_mode import is_grad_enabled, no_grad
-from ...creation import zeros
+from ...creation import tensor, zeros
 from ...distributed.distributed_c10d import _group
 from ...functions import cat
 from ...tensor import Tensor
@@ -237,10 +237,8 @@ class DistributedDataParallel(Module):
         pg = self.process_group
         globally_used = None
         if self.find_unused_parameters:
-            used = zeros(len(self._params), dtype=dtypes.int32, device=self._params[0].device)
-            with no_grad():
-                for i in self._used:
-                    used[i] = 1
+            used = tensor([int(i in self._used) for i in range(len(self._params))], dtype=dtypes.int32,
+                          device=self._params[0].device)
             pg._backend.allreduce(used, dist.ReduceOp.MAX).wait()
             globally_used = used.tolist()
         with no_grad():
