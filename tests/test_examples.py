@@ -46,3 +46,13 @@ def test_freeze_layers():
     pytest.importorskip("sklearn")
     out = _run("freeze_layers.py", "--fast").stdout
     assert "frozen body: bit-for-bit unchanged, no gradients, no optimizer state" in out
+
+
+def test_train_ddp(tmp_path):
+    pytest.importorskip("sklearn")
+    pytest.importorskip("mpi4py", reason='pip install "tgrad[distributed]"')
+    out = _run("train_ddp.py", "--fast", "--out", str(tmp_path)).stdout
+    lines = [line for line in out.splitlines() if line.startswith("epoch")]
+    assert len(lines) == 3 and "held-out accuracy" in lines[-1]      # printed by rank 0 only
+    assert "2 ranks, 719 training samples and 23 steps per rank and epoch" in out
+    assert "replicas identical" in out and (tmp_path / "train_ddp.safetensors").stat().st_size > 30_000

@@ -50,7 +50,7 @@ from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserve
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 from .tensor import Size, Tensor, contiguous_format, memory_format, preserve_format  # noqa: E402
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
-from . import nn, optim, utils  # noqa: E402
+from . import distributed, nn, optim, utils  # noqa: E402
 from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
