@@ -8,6 +8,7 @@ kernel pair).  Deprecated ``size_average``/``reduce`` arguments map to
 import warnings
 
 from ..autograd import dispatch
+from ..autograd.grad_mode import no_grad as _no_grad
 from ..ops import TABLE
 
 
@@ -558,3 +559,34 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
                       "please switch to using dropout1d instead.", stacklevel=2)
     return _channel_dropout(input, p, training, inplace, input.dim() if input.dim() != 4 else 4, "dropout2d")
+
+
+# ------------------------------------------------------------------ group / instance normalization
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each (sample, group of C / num_groups channels) of (N, C, *) input, then w[c] x + b[c]."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    return _op("group_norm", input, weight, bias, num_groups=num_groups, eps=eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each (sample, channel) over its spatial dims (a group norm with one channel per group);
+    running statistics, if given, move by ``momentum`` towards the batch mean of the per-instance mean and
+    unbiased variance; ``use_input_stats=False`` normalizes with the running statistics instead."""
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    n = 1
+    for s in input.shape[2:]:
+        n *= s
+    if n <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {tuple(input.shape)}")
+    if running_mean is not None or running_var is not None:
+        dims = tuple(range(2, input.dim()))
+        with _no_grad():
+            x = input.detach()
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(x.mean(dims).mean(0) * momentum)
+            if running_var is not None:
+                running_var.mul_(1 - momentum).add_(x.var(dims).mean(0) * momentum)
+    return _op("group_norm", input, weight, bias, num_groups=input.shape[1], eps=eps)
