@@ -31,7 +31,7 @@ def _dot(a, b, acc, ACC: tl.constexpr, UPCAST: tl.constexpr):
 @triton.jit
 def conv_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, NB, H, W, OH, OW, KH, KW, CG, OG,
                         sh, sw, ph, pw, dh, dw,
-                        s_xn, s_xc, s_xh, s_xw, s_wo, s_wc, s_wh, s_ww, s_yn, s_yc, s_yh, s_yw,
+                        s_xn, s_xc, s_xh, s_xw, s_wo, s_wc, s_wh, s_ww, s_yn, s_yc, s_yh, s_yw, s_b,
                         HAS_B: tl.constexpr, ACC: tl.constexpr, UPCAST: tl.constexpr,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """y[n, o, oh, ow] = b[o] + sum_{c, kh, kw} x[n, c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] w[o, c, kh, kw].
@@ -66,7 +66,7 @@ def conv_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, NB, H, W, OH, OW, KH, KW, CG
                 b = tl.load(w_tap[None, :] + cc[:, None] * s_wc, mask=(cc[:, None] < CG) & omask[None, :], other=0)
                 acc = _dot(a, b, acc, ACC, UPCAST)
     if HAS_B:
-        acc += tl.load(b_ptr + oc, mask=omask, other=0).to(ACC)[None, :]
+        acc += tl.load(b_ptr + oc * s_b, mask=omask, other=0).to(ACC)[None, :]
     y_rows = n * s_yn + oh * s_yh + ow * s_yw
     cast_store(y_ptr + y_rows[:, None] + oc[None, :] * s_yc, acc, rmask[:, None] & omask[None, :])
 
@@ -74,7 +74,7 @@ def conv_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, NB, H, W, OH, OW, KH, KW, CG
 @triton.jit
 def conv_input_grad_kernel(dy_ptr, w_ptr, b_ptr, dx_ptr, NB, H, W, OH, OW, KH, KW, CG, OG,
                            sh, sw, ph, pw, dh, dw,
-                           s_gn, s_gc, s_gh, s_gw, s_wo, s_wc, s_wh, s_ww, s_xn, s_xc, s_xh, s_xw,
+                           s_gn, s_gc, s_gh, s_gw, s_wo, s_wc, s_wh, s_ww, s_xn, s_xc, s_xh, s_xw, s_b,
                            HAS_B: tl.constexpr, ACC: tl.constexpr, UPCAST: tl.constexpr,
                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dx[n, c, ih, iw] = b[c] + sum_{o, kh, kw} dy[n, o, (ih + ph - kh*dh) / sh, (iw + pw - kw*dw) / sw] w[o, c, kh, kw]
@@ -110,7 +110,7 @@ def conv_input_grad_kernel(dy_ptr, w_ptr, b_ptr, dx_ptr, NB, H, W, OH, OW, KH, K
                 acc = _dot(a, b, acc, ACC, UPCAST)
     cg = g * CG + rc
     if HAS_B:
-        acc += tl.load(b_ptr + cg, mask=cmask, other=0).to(ACC)[None, :]
+        acc += tl.load(b_ptr + cg * s_b, mask=cmask, other=0).to(ACC)[None, :]
     x_rows = n * s_xn + ih * s_xh + iw * s_xw
     cast_store(dx_ptr + x_rows[:, None] + cg[None, :] * s_xc, acc, rmask[:, None] & cmask[None, :])
 
@@ -216,7 +216,7 @@ def conv_forward(x, w, b, y, stride, padding, dilation, groups):
         bm, bn, bk = _gemm_tiles(NB * OH * OW, OG, CG, dev, y.dtype)
         args = [Ptr(0, x.dtype.np), Ptr(0, w.dtype.np), Ptr(0, (b if b is not None else w).dtype.np),
                 Ptr(0, y.dtype.np), NB, H, W, OH, OW, KH, KW, CG, OG, *stride, *padding, *dilation,
-                *sx, *sw_, *sy]
+                *sx, *sw_, *sy, b.stride(0) if b is not None else 0]
         return Launch(conv_forward_kernel, (cdiv(NB * OH * OW, bm) * cdiv(OG, bn), groups), dev, args,
                       dict(_cexpr(y.dtype, dev, bm, bn, bk), HAS_B=b is not None))
     site = _site("fwd", (_layout(x), _layout(w), _layout(b), _layout(y), stride, padding, dilation, groups, dev),
@@ -240,7 +240,7 @@ def conv_input_grad(dy, w, b, dx, stride, padding, dilation, groups):
         bm, bn, bk = _gemm_tiles(NB * H * W, CG, OG, dev, dx.dtype)
         args = [Ptr(0, dy.dtype.np), Ptr(0, w.dtype.np), Ptr(0, (b if b is not None else w).dtype.np),
                 Ptr(0, dx.dtype.np), NB, H, W, OH, OW, KH, KW, CG, OG, *stride, *padding, *dilation,
-                *sg, *sw_, *sx]
+                *sg, *sw_, *sx, b.stride(0) if b is not None else 0]
         return Launch(conv_input_grad_kernel, (cdiv(NB * H * W, bm) * cdiv(CG, bn), groups), dev, args,
                       dict(_cexpr(dx.dtype, dev, bm, bn, bk), HAS_B=b is not None))
     site = _site("dx", (_layout(dy), _layout(w), _layout(b), _layout(dx), stride, padding, dilation, groups, dev),
