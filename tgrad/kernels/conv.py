@@ -175,9 +175,9 @@ def _gemm_tiles(M, N, K, dev, dtype):
     if gpu_blocks(dev):
         bm, bn, bk = {"float64": (32, 64, 16), "float32": (64, 64, 16)}.get(dtype.name, (64, 64, 32))
         return bm, min(bn, max(16, next_pow2(N))), bk
-    bn = max(16, min(next_pow2(N), 256))
-    bk = max(16, min(next_pow2(K), 256))
-    return max(16, min(next_pow2(M), 2 ** 17 // max(bk, bn))), bn, bk
+    bn = min(next_pow2(N), 256)     # (the interpreter's tl.dot takes any power of 2; the GPU's needs 16)
+    bk = min(next_pow2(K), 256)
+    return min(next_pow2(M), 2 ** 17 // max(bk, bn)), bn, bk
 
 
 def _geom4(t):
@@ -262,8 +262,8 @@ def conv_weight_grad(dy, x, dw, stride, padding, dilation, groups):
     def make():
         bm, bn, bk = _gemm_tiles(OG, CG, NB * OH * OW, dev, dw.dtype)
         if not gpu_blocks(dev):     # the reduction is the long dim: up to 2^17 elements per operand tile
-            bm = max(16, min(next_pow2(OG), 256))
-            bk = max(16, min(next_pow2(NB * OH * OW), 2 ** 17 // max(bm, bn)))
+            bm = min(next_pow2(OG), 256)
+            bk = min(next_pow2(NB * OH * OW), 2 ** 17 // max(bm, bn))
         args = [Ptr(0, dy.dtype.np), Ptr(0, x.dtype.np), Ptr(0, dw.dtype.np), NB, H, W, OH, OW, KW, CG, OG,
                 *stride, *padding, *dilation, *sg, *sx, *sw_]
         return Launch(conv_weight_grad_kernel, (cdiv(OG, bm) * cdiv(CG, bn), KH * KW, groups), dev, args,

@@ -59,10 +59,10 @@ def _g(s, p, d, **kw):
 def _samples(rng):
     n = rng.normal
     return [
-        SampleInput(n(size=(2, 3, 5, 4)), n(size=(4, 3, 3, 3)), n(size=4), **_g((1, 1), (1, 1), (1, 1))),
-        SampleInput(n(size=(1, 4, 7, 6)), n(size=(6, 2, 2, 3)), None, **_g((2, 1), (0, 2), (2, 1), groups=2)),
+        SampleInput(n(size=(1, 3, 4, 4)), n(size=(2, 3, 3, 3)), n(size=2), **_g((1, 1), (1, 1), (1, 1))),
+        SampleInput(n(size=(1, 4, 5, 4)), n(size=(4, 2, 2, 3)), None, **_g((2, 1), (0, 2), (2, 1), groups=2)),
         SampleInput(n(size=(2, 3, 7)), n(size=(2, 3, 3)), n(size=2), **_g((2,), (1,), (1,))),
-        SampleInput(n(size=(2, 4, 3, 3)), n(size=(4, 3, 3, 2)), n(size=6),
+        SampleInput(n(size=(1, 4, 3, 2)), n(size=(4, 2, 3, 2)), n(size=4),
                     **_g((2, 2), (1, 0), (1, 1), transposed=True, output_padding=(1, 0), groups=2)),
         SampleInput(n(size=(1, 2, 4)), n(size=(2, 3, 3)), None,
                     **_g((3,), (0,), (2,), transposed=True, output_padding=(1,))),
