@@ -46,3 +46,15 @@ def test_freeze_layers():
     pytest.importorskip("sklearn")
     out = _run("freeze_layers.py", "--fast").stdout
     assert "frozen body: bit-for-bit unchanged, no gradients, no optimizer state" in out
+
+
+def test_train_cnn(tmp_path):
+    pytest.importorskip("sklearn")
+    r = _run("train_cnn.py", "--fast", "--out", str(tmp_path))
+    out = r.stdout
+    assert "epoch 3/3: 100%" in r.stderr
+    lines = [line for line in out.splitlines() if line.startswith("epoch")]
+    assert len(lines) == 3 and "held-out accuracy" in lines[-1]
+    assert "Conv2d(1, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))" in out
+    assert "tgrad: mean training step" in out
+    assert (tmp_path / "train_cnn_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
