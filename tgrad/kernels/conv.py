@@ -173,7 +173,8 @@ def _gemm_tiles(M, N, K, dev, dtype):
     """(BLOCK_M, BLOCK_N, BLOCK_K): GPU tiles as the matmul's (K >= 16 for fp16/bf16 dots); on cpu a
     whole problem in few programs (the interpreter pays per program): N and K up to 256, M up to 2^17 / K."""
     if gpu_blocks(dev):
-        bm, bn, bk = {"float64": (32, 64, 16), "float32": (64, 64, 16)}.get(dtype.name, (64, 64, 32))
+        # 32-row tiles: the per-row gather pointers of a 64-row tile spill on sm_80/sm_90 (255 registers)
+        bm, bn, bk = {"float64": (32, 32, 16), "float32": (32, 64, 16)}.get(dtype.name, (32, 64, 32))
         return bm, min(bn, max(16, next_pow2(N))), bk
     bn = min(next_pow2(N), 256)     # (the interpreter's tl.dot takes any power of 2; the GPU's needs 16)
     bk = min(next_pow2(K), 256)
