@@ -51,6 +51,9 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 from .tensor import Size, Tensor, contiguous_format, memory_format, preserve_format  # noqa: E402
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
 from . import distributed, nn, optim, utils  # noqa: E402
+from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d,  # noqa: E402
+                            conv_transpose1d, conv_transpose2d, group_norm, instance_norm, max_pool1d,
+                            max_pool1d_with_indices, max_pool2d)
 from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

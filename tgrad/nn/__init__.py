@@ -5,4 +5,7 @@ from .modules import (ELU, GELU, SELU, BatchNorm1d, BCELoss, BCEWithLogitsLoss, 
                       KLDivLoss, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, Module,
                       ModuleDict, ModuleList, MSELoss, NLLLoss, ReLU, ReLU6, Sequential, Sigmoid, SiLU,
                       SmoothL1Loss, Softmax, Softmin, Softplus, Tanh, Unflatten)
+from .modules import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,  # noqa: F401
+                      AvgPool1d, AvgPool2d, BatchNorm2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Dropout1d,
+                      Dropout2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, MaxPool1d, MaxPool2d)
 from .parameter import Parameter  # noqa: F401
