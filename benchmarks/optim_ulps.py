@@ -4,7 +4,7 @@
 
 Each optimizer takes 6 steps on the same 4096 float32 parameters and gradients in tgrad and in PyTorch
 (run in a subprocess by ``--torch-python``, default: this interpreter); printed per optimizer: the largest
-ulp distance of the parameters after steps 1..6, the share of elements that differ after step 6, and the
+ulp distance of the parameters after steps 1..8, the share of elements that differ after step 6, and the
 largest relative difference.
 """
 import argparse
@@ -15,7 +15,7 @@ import tempfile
 
 import numpy as np
 
-STEPS, N = 6, 4096
+STEPS, N = 8, 4096
 CONFIGS = {
     "SGD": ("SGD", dict(lr=0.1)),
     "SGD nesterov+wd": ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2)),
@@ -25,6 +25,12 @@ CONFIGS = {
     "RMSprop": ("RMSprop", dict(lr=1e-2)),
     "RMSprop centered+momentum": ("RMSprop", dict(lr=1e-2, momentum=0.9, centered=True)),
     "Adagrad": ("Adagrad", dict(lr=1e-2)),
+    "Adadelta": ("Adadelta", dict(weight_decay=1e-2)),
+    "Adamax": ("Adamax", dict()),
+    "NAdam": ("NAdam", dict(weight_decay=1e-2)),
+    "NAdam decoupled": ("NAdam", dict(weight_decay=1e-2, decoupled_weight_decay=True)),
+    "RAdam": ("RAdam", dict()),
+    "RAdam decoupled wd": ("RAdam", dict(weight_decay=1e-2, decoupled_weight_decay=True)),
 }
 
 
@@ -64,7 +70,7 @@ def main():
                f"import optim_ulps; optim_ulps.run(torch, {ref!r})"
         subprocess.run([a.torch_python, "-c", code], check=True)
         A, B = np.load(mine), np.load(ref)
-        print(f"{'optimizer':28s} {'max ulp after steps 1..6':32s} {'differ (step 6)':>15s} {'max rel diff':>13s}")
+        print(f"{'optimizer':28s} {'max ulp after steps 1..8':32s} {'differ (step 8)':>15s} {'max rel diff':>13s}")
         for name in CONFIGS:
             u = [int(ulps(A[f"{name}/{k}"], B[f"{name}/{k}"]).max()) for k in range(STEPS)]
             x, y = A[f"{name}/{STEPS - 1}"], B[f"{name}/{STEPS - 1}"]

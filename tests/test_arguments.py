@@ -30,6 +30,8 @@ KNOWN_IGNORED = {
     "autograd.gradcheck": {"fast_mode": "the full check runs (stricter than the fast one)"},
     "autograd.gradgradcheck": {"fast_mode": "the full check runs (stricter than the fast one)"},
     "nn.Identity.__init__": {"args": "PyTorch's Identity ignores its arguments", "kwargs": "as args"},
+    "tgrad.max_pool1d_with_indices": {"return_indices": "PyTorch's *_with_indices also always return indices"},
+    "F.max_pool2d_with_indices": {"return_indices": "PyTorch's *_with_indices also always return indices"},
     "tgrad.load": {"weights_only": "nothing is ever unpickled: loading is always weights-only"},
 }
 

@@ -26,7 +26,7 @@ from .functions import (add, broadcast_to, clone, div, divide, equal, exp, flatt
 from .functions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, logsumexp, max, min,  # noqa: E402
                         norm, prod, std, var)
 from . import linalg, return_types  # noqa: E402
-from . import backends  # noqa: E402
+from . import accelerator, backends  # noqa: E402
 from .functions import addmm, baddbmm, bmm, dot, ger, inner, matmul, mm, mv, outer, rsub, vdot  # noqa: E402
 from .functions import (argwhere, atleast_1d, atleast_2d, atleast_3d, cat, chunk, column_stack,  # noqa: E402
                         concat, concatenate, diag, diag_embed, diagonal, dstack, flip, fliplr, flipud, gather,

@@ -119,6 +119,9 @@ class Tensor:
     def is_cpu(self):
         return self._storage.device.type == "cpu"
 
+    # devices tgrad does not have: PyTorch's device tests are False on every tgrad tensor
+    is_xpu = is_mps = is_meta = is_mkldnn = is_vulkan = is_ipu = is_hpu = is_mtia = is_maia = False
+
     def get_device(self):
         return -1 if self.device.type == "cpu" else self.device.index
 
