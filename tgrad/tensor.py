@@ -11,7 +11,9 @@ import numpy as np
 
 from . import dtypes as D
 from .device import device as Device
-from .kernels._geometry import contiguous_strides
+from .kernels import elementwise as KE
+from .kernels._geometry import contiguous_strides, preserved_strides
+from .memory import Storage
 
 _dispatch = None  # tgrad.autograd.dispatch, bound in tgrad/__init__ (layer above)
 _call = None      # _dispatch.call(name, *args, **kw), bound with it
@@ -951,7 +953,7 @@ class Tensor:
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
-        from .device import _canonical
+        from .device import canonical
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
@@ -962,7 +964,7 @@ class Tensor:
             elif a is not None:
                 raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
         dt = D.to_dtype(dtype, "to") if dtype is not None else self.dtype
-        dev = _canonical(device) if device is not None else self.device
+        dev = canonical(device) if device is not None else self.device
         if dt is self.dtype and dev == self.device and not copy:
             return self
         t = self
@@ -1718,7 +1720,6 @@ def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):
     return t
 
 
-_Storage = None
 _GEOMETRY = {}  # shape of ints -> (shape, contiguous strides, numel) of a new tensor
 
 
@@ -1736,15 +1737,53 @@ def _geometry(shape):
     return geometry
 
 
+# ------------------------------------------------------------------ internal factories
+# The forms ops, autograd and optim build tensors with (arguments checked by the caller); ``tgrad.creation``
+# keeps PyTorch's public signatures (size parsing, dtype inference, requires_grad=, generator=) on top of them.
 def empty(shape, dtype, device):
     """Uninitialised contiguous tensor (internal; ``tgrad.empty`` is the public one)."""
-    global _Storage
-    if _Storage is None:
-        from .memory import Storage as _Storage
     try:    # a shape of numpy ints (or a Size) finds the entry of its ints: equal and of equal hash
         shape, strides, n = _GEOMETRY[shape]
     except (KeyError, TypeError):   # new, or unhashable (a list)
         shape, strides, n = _geometry(shape)
     t = object.__new__(Tensor)
-    _init_from(t, _Storage(n * dtype.itemsize, device), 0, shape, strides, dtype)
+    _init_from(t, Storage(n * dtype.itemsize, device), 0, shape, strides, dtype)
     return t
+
+
+def empty_like(t, dtype=None, device=None):
+    """Uninitialised tensor of ``t``'s shape, with ``t``'s strides when ``t`` is dense (preserve_format)."""
+    dtype = dtype or t.dtype
+    out = empty(t._shape, dtype, device or t._storage.device)
+    strides = preserved_strides(t._shape, t._strides)
+    if strides != out._strides:
+        out = _new(out._storage, 0, out._shape, strides, dtype)
+    return out
+
+
+def full(shape, value, dtype, device):
+    """A new contiguous tensor of ``shape`` filled with the Python number ``value`` (one fill launch)."""
+    return KE.fill(empty(shape, dtype, device), value)
+
+
+def zeros(shape, dtype, device):
+    return KE.fill(empty(shape, dtype, device), 0)
+
+
+def from_host(arr, dtype, device):
+    """A new contiguous tensor holding numpy ``arr`` converted to ``dtype`` on ``device``."""
+    arr = np.asarray(arr)
+    if (arr.dtype is not dtype.np and arr.dtype != dtype.np) or not arr.flags.c_contiguous:
+        with np.errstate(over="ignore", invalid="ignore"):      # out of range: inf or wrapped, as in PyTorch
+            arr = np.require(arr.astype(dtype.np, copy=False), requirements="C")
+    t = empty(arr.shape, dtype, device)
+    n = arr.nbytes
+    if n:   # a small array's bytes are a cheaper source address than arr.ctypes.data (~1 us)
+        st = t._storage     # its n bytes are exactly the destination: no range check
+        st.allocator.backend.memcpy_htod(st.ptr, arr.tobytes() if n <= 4096 else arr.ctypes.data, n)
+    return t
+
+
+def scalar(value, dtype, device):
+    """A 0-dim tensor holding the Python number ``value`` (copied from the host: no launch)."""
+    return from_host(np.asarray(value), dtype, device)

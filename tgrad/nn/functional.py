@@ -9,6 +9,7 @@ import warnings
 
 from ..autograd import dispatch
 from ..ops import TABLE
+from ..random import default_generator
 
 
 def _op(name, *args, **attrs):
@@ -161,7 +162,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    out = _op("dropout", input, p=p, training=True)[0]
+    seed, offset = default_generator._take(input.numel())
+    out = _op("dropout", input, p=p, training=True, seed=seed, offset=offset)[0]
     return input.copy_(out) if inplace else out
 
 

@@ -699,10 +699,12 @@ ENTRIES += [
 
 
 # ------------------------------------------------------------------ dropout
-def dropout_forward(input, *, p=0.5, training=True, inplace=False):
+def dropout_forward(input, *, p=0.5, training=True, inplace=False, seed=None, offset=None):
     """(output, mask): output = input * mask / (1 - p), mask[i] = U(seed, offset + i) >= p (Philox).
 
-    The mask is the second (non-differentiable) output, as in PyTorch's ``native_dropout``.
+    The mask is the second (non-differentiable) output, as in PyTorch's ``native_dropout``.  ``seed`` and
+    ``offset`` (a Philox key and first counter) are drawn by the caller from a generator
+    (``F.dropout``: ``Generator._take(input.numel())``), so the table never reads the random state.
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -712,8 +714,8 @@ def dropout_forward(input, *, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         KE.fill(mask, 1)
         return KE.copy(input, y), mask
-    from ..random import default_generator
-    seed, offset = default_generator._take(input.numel())
+    if seed is None or offset is None:
+        raise ValueError("dropout: a training dropout takes seed= and offset= (drawn from a generator)")
     return KN2.dropout(_contig(input), y, mask, p, seed, offset)
 
 
