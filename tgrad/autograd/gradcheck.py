@@ -7,6 +7,7 @@ they must agree within ``atol + rtol * |numerical|``.  Use float64 inputs.
 """
 import numpy as np
 
+from ..tensor import Tensor, from_host
 from . import engine, grad_mode
 
 
@@ -18,21 +19,14 @@ def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,) if not isinstance(x, list) else tuple(x)
 
 
-def _tensor_cls():
-    from ..tensor import Tensor
-    return Tensor
-
-
 def _outputs(func, inputs):
-    Tensor = _tensor_cls()
     out = _as_tuple(func(*inputs))
     return [o for o in out if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
 
 def _set_values(t, arr):
-    from ..creation import tensor
     with grad_mode.no_grad():
-        t.copy_(tensor(arr, dtype=t.dtype, device=t.device))
+        t.copy_(from_host(arr, t.dtype, t.device))
 
 
 def _numerical(func, inputs, diff_idx, eps):
@@ -74,8 +68,7 @@ def _analytical(func, inputs, diff_idx):
         for i in range(sizes[oi]):
             g = np.zeros(sizes[oi])
             g[i] = 1.0
-            from ..creation import tensor
-            go = tensor(g.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
+            go = from_host(g.reshape(tuple(o.shape)), o.dtype, o.device)
             grads = engine.grad([o], [inputs[k] for k in diff_idx], grad_outputs=[go], retain_graph=True,
                                 allow_unused=True)
             for c, gr in enumerate(grads):
@@ -93,7 +86,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
               fast_mode=False, masked=None):
     """True when analytical and numerical Jacobians of ``func`` at ``inputs`` agree."""
-    Tensor = _tensor_cls()
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:
@@ -124,15 +116,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True,
                   fast_mode=False, masked=False):
     """gradcheck of the function (inputs, grad_outputs) -> d(sum(outputs * grad_outputs))/d(inputs)."""
-    from ..creation import tensor
-    Tensor = _tensor_cls()
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if grad_outputs is None:
         outs = _outputs(func, inputs)
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
-            tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=o.device, requires_grad=True)
+            from_host(rng.standard_normal(tuple(o.shape)), o.dtype, o.device).requires_grad_()
             for o in outs if o.requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

@@ -13,8 +13,10 @@ import numpy as np
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
-from ..tensor import _new, empty
-from . import Op
+from .._state import state as _grad_state
+from ..tensor import _new, empty, scalar, zeros
+from . import Op, call as _c
+from . import reduce as _reduce
 
 
 def _out(out, shape, dtype, device, name):
@@ -101,16 +103,15 @@ def _overlaps(a, b):
 
 def _cross_device_copy(dst, src):
     """Device <-> host copies go through the memory backend on contiguous same-dtype buffers."""
-    from ..tensor import empty as _e
     s = src
     if s.dtype is not dst.dtype or not s.is_contiguous() or tuple(s.shape) != tuple(dst.shape):
-        tmp = _e(dst.shape, dst.dtype, src.device)
+        tmp = empty(dst.shape, dst.dtype, src.device)
         K.copy(s, tmp)
         s = tmp
     if dst.is_contiguous():
         dst._storage.copy_(dst._offset * dst.dtype.itemsize, s._storage, s._offset * s.dtype.itemsize, s.nbytes)
         return dst
-    tmp = _e(dst.shape, dst.dtype, dst.device)
+    tmp = empty(dst.shape, dst.dtype, dst.device)
     tmp._storage.copy_(0, s._storage, s._offset * s.dtype.itemsize, s.nbytes)
     return K.copy(tmp, dst)
 
@@ -134,9 +135,8 @@ def fill_backward(ctx, grad):
 
 def fill_scalar_forward(self, *, value, out=None):
     """``self.fill_(value)`` for a Python number (PyTorch's FillBackward2: no value input)."""
-    from ..creation import scalar_tensor
     dst = out if out is not None else self
-    return K.copy(scalar_tensor(value, dtype=dst.dtype, device=dst.device), dst)
+    return K.copy(scalar(value, dst.dtype, dst.device), dst)
 
 
 def zero_forward(self, *, out=None):
@@ -235,9 +235,7 @@ def mul_backward(ctx, grad):
 def _mul_grad(grad, other, meta):
     """grad * other; when the input was broadcast and no graph is recorded, already summed to its shape in
     one launch (the engine's sum_to_size would be a second one, issue #6)."""
-    if _dispatch is None:
-        _bind()
-    if meta.shape != grad._shape and not _dispatch.grad_mode._state.grad:
+    if meta.shape != grad._shape and not _grad_state.grad:
         g = _reduce.mul_sum_to_size(grad, other, meta.shape)
         if g is not None:
             return g
@@ -373,31 +371,13 @@ ENTRIES += [
 
 
 # ------------------------------------------------------------------ helpers for the ops below
-_dispatch = _reduce = None
-
-
-def _bind():
-    global _dispatch, _reduce, _c
-    from ..autograd import dispatch as _dispatch    # the layer above: bound on first use
-    from . import reduce as _reduce                 # a sibling that imports this module's layer
-    _c = _dispatch.call                             # no frame of its own from then on
-
-
-def _c(name, *args, **attrs):
-    """Run op ``name`` through the dispatcher (backward rules record a graph under create_graph)."""
-    _bind()
-    return _c(name, *args, **attrs)
-
-
 def _full(value, like):
     """A 0-dim tensor of ``value`` with ``like``'s dtype and device."""
-    from ..creation import scalar_tensor
-    return scalar_tensor(value, dtype=like.dtype, device=like.device)
+    return scalar(value, like.dtype, like.device)
 
 
 def _zeros(like):
-    from ..creation import zeros
-    return zeros(tuple(like.shape), dtype=like.dtype, device=like.device)
+    return zeros(like._shape, like.dtype, like.device)
 
 
 def _mask(m, g):
@@ -827,9 +807,8 @@ def pow_tensor_backward(ctx, g):
 
 def pow_scalar_base_forward(self, *, base, out=None):
     """base ** self for a Python number base (the base in self's result dtype, as PyTorch)."""
-    from ..creation import scalar_tensor
     dt = D.result_type(base, self)
-    b = scalar_tensor(base, dtype=dt, device=self.device)
+    b = scalar(base, dt, self.device)
     o = _out(out, self.shape, dt, self.device, "pow")
     fn = K.pow_tensor_fn if dt.is_floating_point else K.int_pow_tensor_fn
     return K.binary(fn, b, self, o, compute=K.compute_type(dt))
@@ -990,9 +969,8 @@ def clamp_tensor_forward(self, min=None, max=None, *, out=None):
     ts = [t for t in (self, min, max) if t is not None]
     dt = D.result_type(*ts)
     lo_v, hi_v = _bounds(dt, None, None)
-    from ..creation import scalar_tensor
-    lo = min if min is not None else scalar_tensor(lo_v, dtype=dt, device=self.device)
-    hi = max if max is not None else scalar_tensor(hi_v, dtype=dt, device=self.device)
+    lo = min if min is not None else scalar(lo_v, dt, self.device)
+    hi = max if max is not None else scalar(hi_v, dt, self.device)
     o = _broadcast_out(out, dt, "clamp", *ts)
     return K.ternary(K.clamp_tensor_fn, self, lo, hi, o, compute=K.compute_type(dt))
 

@@ -21,19 +21,14 @@ from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from .. import backends
 from ..kernels import matmul as KM
-from ..tensor import empty
-from . import Op
+from ..tensor import empty, scalar
+from . import Op, call as _c
 from .shape import expand_forward
 
 
 def _matmul(a, b, out, **kw):
     """The matmul launcher with PyTorch's TF32 switch (``tgrad.backends.cuda.matmul.allow_tf32``)."""
     return KM.matmul(a, b, out, allow_tf32=backends.cuda.matmul.allow_tf32, **kw)
-
-
-def _c(name, *args, **kw):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **kw)
 
 
 # C++ type names PyTorch prints in dtype errors.
@@ -218,8 +213,7 @@ def _scaled(g, s):
 
 
 def _c_scalar(like, s):
-    from ..creation import scalar_tensor
-    return scalar_tensor(s, dtype=like.dtype, device=like.device)
+    return scalar(s, like.dtype, like.device)
 
 
 def addmm_backward(ctx, grad):

@@ -16,13 +16,10 @@ from ..kernels import loss as KL
 from ..kernels import nn as KN2
 from ..kernels import norm as KN
 from ..kernels import softmax as KS
-from ..tensor import _wrap_dim, empty
-from . import Op, implicit_seed
-
-
-def _call(name, *args, **attrs):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **attrs)
+from .._state import state as _grad_state
+from ..tensor import _wrap_dim, empty, from_host, full
+from . import Op, call as _call, implicit_seed
+from .reduce import sum_forward
 
 
 def _float_check(x, name):
@@ -216,8 +213,7 @@ def _loss_rows(logits):
 
 
 def _grad_recording():
-    from ..autograd import grad_mode
-    return grad_mode.is_recording()
+    return _grad_state.recording
 
 
 def _loss_rows_backward(logits):
@@ -323,8 +319,7 @@ def _rows_backward_rule(bwd_name, logits):
         cd = 1 if x.dim() >= 2 else 0
         gg_g = gg_x = None
         if ctx.needs_input_grad[0]:
-            from ..creation import ones_like
-            d1 = _call(bwd_name, ones_like(g), x, t, w, **_rows_attrs(ctx))[0]
+            d1 = _call(bwd_name, full(g.shape, 1, g.dtype, g.device), x, t, w, **_rows_attrs(ctx))[0]
             gg_g = (gg * d1).sum(cd) if g.dim() > 0 else (gg * d1).sum()
         if ctx.needs_input_grad[1] and logits:
             rs = ctx.saved["result1"]
@@ -378,7 +373,6 @@ def _pointwise_shape(input, target, weight, pos_weight):
 
 def _reduce_loss(e, reduction):
     """sum of the (already scaled) element losses unless reduction is 'none'; mean of nothing is nan."""
-    from .reduce import sum_forward
     if reduction == "none":
         return e
     if e.numel() == 0 and reduction != "sum":
@@ -767,9 +761,8 @@ def embedding_backward_rule(ctx, grad):
 
 def _freq_scale(indices, num_weights, like):
     """(num_weights, 1): 1 / how often each row is looked up in ``indices`` (1 for rows never looked up)."""
-    from ..creation import tensor
     counts = np.bincount(indices._host_copy().ravel(), minlength=num_weights)
-    return tensor((1.0 / np.maximum(counts, 1))[:, None], dtype=like.dtype, device=like.device)
+    return from_host((1.0 / np.maximum(counts, 1))[:, None], like.dtype, like.device)
 
 
 def embedding_backward_forward(grad_output, indices, *, num_weights, padding_idx=None, scale_grad_by_freq=False):
@@ -793,8 +786,7 @@ def embedding_double_backward(ctx, gg):
     idx = ctx.saved["indices"]
     pad = ctx.attrs.get("padding_idx")
     if pad is not None:
-        from ..creation import ones
-        keep = ones((gg.shape[0], 1), dtype=gg.dtype, device=gg.device)
+        keep = full((gg.shape[0], 1), 1, gg.dtype, gg.device)
         keep[pad] = 0
         gg = gg * keep
     if ctx.attrs.get("scale_grad_by_freq", False):
