@@ -179,13 +179,23 @@ def from_numpy(arr):
 
 def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False,
           out=None):
-    """``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))`` (so zeros, ones, rand, randn)."""
+    """``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))`` (so zeros, ones, rand, randn).
+
+    ``out``: resized to the size and returned (PyTorch); ``pin_memory``: host memory is not pinned on
+    ``cpu`` (no effect on values); ``memory_format``: only the (contiguous) default layout exists."""
     if size is not None:
         if args:
             raise TypeError("empty() got multiple values for argument 'size'")
         args = (size,)
+    _check_memory_format("empty", memory_format)
     dt = D.to_dtype(dtype, "empty") if dtype is not None else D.get_default_dtype()
-    return _finish(_empty(_shape_arg(args), dt, canonical(device)), requires_grad)
+    shape = _shape_arg(args)
+    if out is not None:
+        if dtype is not None and dt is not out.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {dt}, but got {out.dtype} instead")
+        out.data = _empty(shape, out.dtype, out.device)
+        return out
+    return _finish(_empty(shape, dt, canonical(device)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -375,7 +385,8 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0..n-1: the argsort of n uniform draws (same on every device)."""
     keys = rand(n, generator=generator, dtype=D.float64, device="cpu")
     perm = np.argsort(keys._host_copy(), kind="stable")
-    return tensor(perm, dtype=D.to_dtype(dtype, "randperm") if dtype is not None else D.int64, device=device)
+    return tensor(perm, dtype=D.to_dtype(dtype, "randperm") if dtype is not None else D.int64, device=device,
+                  requires_grad=requires_grad)
 
 
 def uniform_(t, a=0.0, b=1.0, generator=None):

@@ -449,7 +449,7 @@ def tile(input, dims):
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
-    return _out(input.gather(dim, index), out)
+    return _out(input.gather(dim, index, sparse_grad=sparse_grad), out)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -490,8 +490,8 @@ def nonzero(input, *, out=None, as_tuple=False):
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:         # repeat_interleave(repeats): arange(len(repeats)) repeated
-        return arange(input.numel(), device=input.device).repeat_interleave(input, 0)
-    return input.repeat_interleave(repeats, dim)
+        return arange(input.numel(), device=input.device).repeat_interleave(input, 0, output_size=output_size)
+    return input.repeat_interleave(repeats, dim, output_size=output_size)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):

@@ -925,6 +925,7 @@ class Tensor:
         return self if self.is_contiguous() else _call("contiguous", self)
 
     def copy_(self, src, non_blocking=False):
+        """``self[...] = src`` (broadcast, cast, across devices); a ``non_blocking`` copy is synchronous."""
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
         return _inplace("copy_", self, src)
@@ -939,7 +940,11 @@ class Tensor:
         return _inplace("zero_", self)
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``.
+
+        ``memory_format=tgrad.contiguous_format`` makes the result contiguous; ``non_blocking`` copies are
+        synchronous (the same values, as PyTorch's are once synchronized)."""
+        keep = _check_memory_format("to", memory_format)
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
@@ -951,51 +956,52 @@ class Tensor:
                 raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
         dt = D.to_dtype(dtype, "to") if dtype is not None else self.dtype
         dev = canonical(device) if device is not None else self.device
-        if dt is self.dtype and dev == self.device and not copy:
+        if dt is self.dtype and dev == self.device and not copy and (keep or self.is_contiguous()):
             return self
         t = self
         if dev != self.device:
             t = _call("to_device", t, device=dev)
         if dt is not t.dtype or (copy and t is self):
             t = _call("to_copy", t, dtype=dt)
-        return t
+        return t if keep else t.contiguous()
 
     def cpu(self, memory_format=None):
-        return self.to("cpu")
+        return self.to("cpu", memory_format=memory_format)
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
         return self.to(Device("cuda") if device is None else (Device("cuda", device) if isinstance(device, int)
-                                                            else device))
+                                                            else device), non_blocking=non_blocking,
+                       memory_format=memory_format)
 
     def float(self, memory_format=None):
-        return self.to(D.float32)
+        return self.to(D.float32, memory_format=memory_format)
 
     def double(self, memory_format=None):
-        return self.to(D.float64)
+        return self.to(D.float64, memory_format=memory_format)
 
     def half(self, memory_format=None):
-        return self.to(D.float16)
+        return self.to(D.float16, memory_format=memory_format)
 
     def bfloat16(self, memory_format=None):
-        return self.to(D.bfloat16)
+        return self.to(D.bfloat16, memory_format=memory_format)
 
     def long(self, memory_format=None):
-        return self.to(D.int64)
+        return self.to(D.int64, memory_format=memory_format)
 
     def int(self, memory_format=None):
-        return self.to(D.int32)
+        return self.to(D.int32, memory_format=memory_format)
 
     def short(self, memory_format=None):
-        return self.to(D.int16)
+        return self.to(D.int16, memory_format=memory_format)
 
     def char(self, memory_format=None):
-        return self.to(D.int8)
+        return self.to(D.int8, memory_format=memory_format)
 
     def byte(self, memory_format=None):
-        return self.to(D.uint8)
+        return self.to(D.uint8, memory_format=memory_format)
 
     def bool(self, memory_format=None):
-        return self.to(D.bool_)
+        return self.to(D.bool_, memory_format=memory_format)
 
     def type_as(self, other):
         return self.to(other.dtype)
@@ -1324,6 +1330,8 @@ class Tensor:
         return self.expand(size)
 
     def gather(self, dim, index, *, sparse_grad=False):
+        if sparse_grad:
+            raise NotImplementedError("gather(): sparse_grad=True is not supported (tgrad has no sparse tensors)")
         return _call("gather", self, index, dim=dim)
 
     def take_along_dim(self, indices, dim=None):
@@ -1403,11 +1411,15 @@ class Tensor:
                                    f"{r.size} and input.size({d}) = {x.shape[d]}")
             if (r < 0).any():
                 raise RuntimeError("repeats can not be negative")
+            if output_size is not None and int(r.sum()) != output_size:
+                raise RuntimeError("allocated size does not match required size")
             idx = from_host(np.repeat(np.arange(r.size), r), D.int64, self.device)
             return x.index_select(d, idx)
         n = int(repeats)
         if n < 0:
             raise RuntimeError("Repeats must be non-negative")
+        if output_size is not None and x.shape[d] * n != output_size:
+            raise RuntimeError("allocated size does not match required size")
         shape = list(x.shape)
         e = x.unsqueeze(d + 1).expand(*shape[:d + 1], n, *shape[d + 1:])
         shape[d] *= n

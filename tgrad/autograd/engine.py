@@ -368,6 +368,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """``tgrad.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple."""
     if is_grads_batched:
         raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but "
                          "got: allow_unused=False.")

@@ -5,7 +5,7 @@
 No GPU is needed.  A workload (a function, given by the caller: the default one,
 running the OpInfo database, is ``tgrad.testing.aot_workload``) runs on ``cpu``
 with launches recorded (not run) and block sizes forced to the GPU's
-(``_triton.FORCE_GPU_BLOCKS``).  The recorded specializations (kernel, argument
+(``runtime.launcher.FORCE_GPU_BLOCKS``).  The recorded specializations (kernel, argument
 types, constexprs) are deduplicated and each is compiled for each arch; one row
 is printed per specialization and arch with the registers and spilled bytes
 reported by ``ptxas -v`` and the shared memory from Triton's metadata.  Exit
@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 from triton import knobs
 
-from . import _triton as T
+from .runtime import launcher as T
 
 ARCHS = (80, 90)
 
@@ -270,5 +270,5 @@ def main(workload, argv=None, prog="python -m tgrad.testing.aot_workload"):
     failed = [r for r in results if r.error]
     print(f"{len(results) - len(failed)}/{len(results)} compiled in {time.perf_counter() - t0:.1f}s; "
           f"{len(failed)} failed; {len(errors)} workload errors")
-    return 1 if failed else 0
+    return 1 if failed or errors else 0
 

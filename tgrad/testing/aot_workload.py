@@ -14,7 +14,7 @@ import numpy as np
 
 import tgrad
 from tgrad import dtypes as D
-from tgrad.kernels import _triton as T
+from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels import aot
 
 from .opinfo import to_tensor
