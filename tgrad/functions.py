@@ -330,7 +330,7 @@ def broadcast_to(input, size):
     return input.expand(size)
 
 
-# ---- linear algebra (ops/linalg.py)
+# ---- linear algebra (ops/matmul.py)
 def matmul(input, other, *, out=None):
     return _out(input.matmul(other), out)
 
@@ -374,7 +374,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _out(input.baddbmm(batch1, batch2, beta=beta, alpha=alpha), out)
 
 
-# ---- shape ops and indexing (ops/shape.py, ops/advanced_index.py)
+# ---- shape ops and indexing (ops/shape.py, ops/index.py)
 def cat(tensors, dim=0, *, out=None):
     tensors = list(tensors)
     if not tensors:

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes as D
 from .creation import scalar_tensor, tensor
-from .ops.advanced_index import expand_bool_indices
+from .ops.index import expand_bool_indices
 from .tensor import Tensor
 
 

@@ -473,9 +473,9 @@ class Tensor:
     def __pos__(self):
         return self
 
-    # ------------------------------------------------------------ linear algebra (ops/linalg.py)
+    # ------------------------------------------------------------ linear algebra (ops/matmul.py)
     def matmul(self, other):
-        return _ops.linalg.matmul(self, other)
+        return _ops.matmul.matmul(self, other)
 
     def __matmul__(self, other):
         return self.matmul(other)
@@ -511,7 +511,7 @@ class Tensor:
         return prod.reshape(self._shape[:-1] + other._shape[:-1])
 
     def outer(self, vec2):
-        return _ops.linalg.outer(self, vec2)
+        return _ops.matmul.outer(self, vec2)
 
     ger = outer
 
@@ -1219,7 +1219,7 @@ class Tensor:
         return _dispatch.call_inplace_view("as_strided_", self, size=tuple(size), stride=tuple(stride),
                                            storage_offset=storage_offset)
 
-    # ------------------------------------------------------------ shape ops, indexing (ops/shape.py, advanced_index.py)
+    # ------------------------------------------------------------ shape ops, indexing (ops/shape.py, index.py)
     def unflatten(self, dim, sizes):
         if self.dim() == 0:
             raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but tensor has "
@@ -1394,10 +1394,11 @@ class Tensor:
         return _call("masked_select", self, mask)
 
     def index_put(self, indices, values, accumulate=False):
-        return _call("index_put", self, values, indices=_ops.advanced_index.expand_bool_indices(self, indices), accumulate=accumulate)
+        return _call("index_put", self, values, indices=_ops.index.expand_bool_indices(self, indices),
+                     accumulate=accumulate)
 
     def index_put_(self, indices, values, accumulate=False):
-        return _inplace("index_put", self, values, indices=_ops.advanced_index.expand_bool_indices(self, indices),
+        return _inplace("index_put", self, values, indices=_ops.index.expand_bool_indices(self, indices),
                         accumulate=accumulate)
 
     def repeat_interleave(self, repeats, dim=None, *, output_size=None):

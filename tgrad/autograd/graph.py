@@ -377,11 +377,6 @@ def edge_of(t):
 _CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
               "uint8": "unsigned char", "bool": "bool"}
-_LEGACY_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                 "bool": "Bool"}
-
-
 def check_grad_assignment(t, value):
     """``t.grad = value`` must match t's shape, dtype and device (PyTorch's messages)."""
     if value is None:
@@ -392,7 +387,7 @@ def check_grad_assignment(t, value):
     if value.dtype is not t.dtype:
         raise RuntimeError(
             f"attempting to assign a gradient with dtype '{_CPP_NAMES[value.dtype.name]}' to a tensor with "
-            f"grad_dtype '{_LEGACY_NAMES[t.dtype.name]}'. The gradient must match the tensor's grad_dtype "
+            f"grad_dtype '{t.dtype.legacy_name}'. The gradient must match the tensor's grad_dtype "
             "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific "
             "dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
             "and its gradient may break downstream systems that assume they match.")

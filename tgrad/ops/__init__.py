@@ -90,12 +90,12 @@ def host_full(shape, value, dtype, device, broadcast=False):
     return t
 
 
-from . import advanced_index, elementwise, linalg, nn, optim, reduce, shape  # noqa: E402  (they import Op)
+from . import elementwise, index, matmul, nn, optim, reduce, shape  # noqa: E402  (they import Op)
 
 
 def _build():
     table = {}
-    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg):
+    for family in (elementwise, reduce, shape, index, optim, nn, matmul):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

@@ -27,8 +27,8 @@ def _out(out, shape, dtype, device, name):
         raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}")
     if not _can_cast(dtype, out.dtype):
-        raise RuntimeError(f"result type {_legacy(dtype)} can't be cast to the desired output type "
-                           f"{_legacy(out.dtype)}")
+        raise RuntimeError(f"result type {dtype.legacy_name} can't be cast to the desired output type "
+                           f"{out.dtype.legacy_name}")
     return out
 
 
@@ -39,12 +39,6 @@ def _can_cast(frm, to):
     if frm is not D.bool_ and to is D.bool_:
         return False
     return True
-
-
-def _legacy(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dt.name]
 
 
 def _float_result(dt):
@@ -429,14 +423,14 @@ def _rounding(fn):
 
 def round_decimals_forward(self, *, decimals, out=None):
     if not self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"round_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{self.dtype.legacy_name}'")
     return _launch_unary(K.round_decimals_fn, self, out, self.dtype, float(10.0 ** abs(decimals)),
                          int(decimals < 0))
 
 
 def frac_forward(self, *, out=None):
     if not self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{self.dtype.legacy_name}'")
     return _launch_unary(K.frac_fn, self, out, self.dtype)
 
 
@@ -866,7 +860,7 @@ def _bitwise(fn, name):
     def forward(self, other, *, out=None):
         dt = D.result_type(self, other)
         if dt.is_floating_point:
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_legacy(dt)}'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.legacy_name}'")
         o = _broadcast_out(out, dt, name, self, other)
         return K.binary(fn, self, other, o, compute=compute_type(dt))
     return forward
@@ -874,7 +868,7 @@ def _bitwise(fn, name):
 
 def bitwise_not_forward(self, *, out=None):
     if self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{self.dtype.legacy_name}'")
     fn = K.logical_not_fn if self.dtype is D.bool_ else K.bitwise_not_fn
     return _launch_unary(fn, self, out, self.dtype)
 
@@ -915,7 +909,7 @@ def where_forward(condition, self, other, *, out=None):
     """condition ? self : other, broadcast over all three."""
     if condition.dtype is not D.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{_legacy(condition.dtype)}")
+                           f"{condition.dtype.legacy_name}")
     dt = D.result_type(self, other)
     o = _broadcast_out(out, dt, "where", condition, self, other)
     return K.ternary(K.where_fn, condition, self, other, o, compute=compute_type(dt))
@@ -998,7 +992,7 @@ def _same_dtype(self, other, name):
 
 def _float_only(x, kernel):
     if not x.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_legacy(x.dtype)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{x.dtype.legacy_name}'")
 
 
 def lerp_forward(self, end, *, weight, out=None):

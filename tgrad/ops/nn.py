@@ -24,13 +24,7 @@ from .reduce import sum_forward
 
 def _float_check(x, name):
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{_legacy(x.dtype)}\'')
-
-
-def _legacy(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dt.name]
+        raise RuntimeError(f'"{name}" not implemented for \'{x.dtype.legacy_name}\'')
 
 
 # ------------------------------------------------------------------ (OUTER, K, INNER) geometry
@@ -149,7 +143,7 @@ def _ce_check(input, target, weight, ignore_index, prob):
     if prob:
         return C
     if target.dtype is not D.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_legacy(target.dtype)}")
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.legacy_name}")
     if input.dim() >= 2 and (target.dim() == 0 or target.shape[0] != input.shape[0]):
         n_t = target.shape[0] if target.dim() else 0
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({n_t}).")

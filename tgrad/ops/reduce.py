@@ -136,12 +136,6 @@ def _ctx_dims(ctx):
     return shape, reduce_dims(ctx.attrs.get("dim"), len(shape)), ctx.attrs.get("keepdim", False)
 
 
-def _dtype_name(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dt.name]
-
-
 def _nonempty(name, x, dims, dim):
     """PyTorch's errors for max/min/amax/amin/argmax/argmin over an empty extent."""
     if x.numel() == 0 and dim is None:
@@ -177,7 +171,7 @@ def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
     if not dt.is_floating_point:
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
-                           f"or complex dtype. Got: {_dtype_name(dt)}")
+                           f"or complex dtype. Got: {dt.legacy_name}")
     dims = reduce_dims(dim, len(self._shape))
     if _numel(self._shape, dims) == 0:
         return KE.fill(empty(reduced_shape(self._shape, dims, keepdim), dt, self.device), float("nan"))
@@ -426,7 +420,7 @@ def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: only p-norms and 'fro' are supported, got {p!r}")
     if not self.dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           f"Got {_dtype_name(self.dtype)}")
+                           f"Got {self.dtype.legacy_name}")
     dims = reduce_dims(dim, self.dim())
     op = _norm_op(p)
     if op in ("norminf", "normneginf"):
