@@ -4,12 +4,7 @@
 ``cuda`` (Triton's compiler), autograd with PyTorch's semantics, nn, optim
 and utils.data.
 """
-from . import tensor as _tensor_mod
-from .autograd import dispatch as _dispatch
-
-_tensor_mod._dispatch = _dispatch  # Tensor methods call the op table through the dispatcher
-_tensor_mod._call = _dispatch.call
-
+from . import tensor as _tensor  # first: the core, bottom to top (tensor.py's last lines bring in the floors above)
 from . import autograd, cuda, dtypes  # noqa: E402
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402

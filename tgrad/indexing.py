@@ -11,6 +11,8 @@ basic view with ``copy_``/``fill_`` or, with advanced indices, ``index_put_``.
 import numpy as np
 
 from . import dtypes as D
+from .creation import scalar_tensor, tensor
+from .ops.index import expand_bool_indices
 from .tensor import Tensor
 
 
@@ -20,7 +22,6 @@ def _normalize(t, index):
     res = []
     for i in index:
         if isinstance(i, (list, np.ndarray)) or isinstance(i, (bool, np.bool_)):
-            from .creation import tensor
             i = tensor(i, device=t.device, dtype=D.int64 if np.size(i) == 0 else None)
         if isinstance(i, Tensor) and i.dim() == 0 and i.dtype is not D.bool_ and not i.dtype.is_floating_point:
             i = int(i.item())
@@ -97,7 +98,6 @@ def _int(v):
 def getitem(t, index):
     view, adv = _apply_basic(t, _normalize(t, index))
     if adv:
-        from .ops.advanced_index import expand_bool_indices
         return view._index(expand_bool_indices(view, adv))
     if view is t:
         view = t._alias()
@@ -112,7 +112,6 @@ def setitem(t, index, value):
     view, adv = _apply_basic(t, _normalize(t, index))
     if adv:
         if not isinstance(value, Tensor):
-            from .creation import scalar_tensor
             value = scalar_tensor(value, dtype=t.dtype, device=t.device)
         view.index_put_(adv, value)
         return

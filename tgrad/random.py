@@ -7,6 +7,10 @@ do not depend on device or block size.
 import threading
 import time
 
+from . import dtypes as D
+from .device import device as Device, get_default_device
+from .tensor import from_host
+
 _DEFAULT_SEED = 67280421310721
 
 
@@ -14,7 +18,6 @@ class Generator:
     """``tgrad.Generator(device='cpu')``: a seed and a Philox counter offset."""
 
     def __init__(self, device="cpu"):
-        from .device import device as Device
         self.device = Device(device)
         self._seed = _DEFAULT_SEED
         self._offset = 0
@@ -38,9 +41,8 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        from . import creation, dtypes
-        return creation.tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF,
-                                self._offset >> 32], dtype=dtypes.int64)
+        return from_host([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF,
+                          self._offset >> 32], D.int64, get_default_device())
 
     def set_state(self, state):
         v = [int(x) for x in state.tolist()]

@@ -18,8 +18,17 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 from . import dtypes as D
-from .device import device as Device
+from .creation import tensor as make_tensor
+from .device import device as Device, is_available as cuda_is_available
 from .tensor import Tensor
+
+_parameter_class = None     # nn.Parameter, registered by tgrad.nn (a floor above) with register_parameter_class
+
+
+def register_parameter_class(cls):
+    """``tgrad.nn`` registers ``nn.Parameter`` here, so that saved parameters load back as Parameters."""
+    global _parameter_class
+    _parameter_class = cls
 
 _CODES = {D.float32: "F32", D.float64: "F64", D.float16: "F16", D.bfloat16: "BF16", D.int64: "I64",
           D.int32: "I32", D.int16: "I16", D.int8: "I8", D.uint8: "U8", D.bool_: "BOOL"}
@@ -36,9 +45,8 @@ def _encode(obj, tensors, memo):
         if name is None:
             name = memo[id(obj)] = str(len(tensors))
             tensors.append((name, obj))
-        from .nn.parameter import Parameter
         return {"tensor": name, "device": str(obj.device), "requires_grad": obj.requires_grad,
-                "parameter": isinstance(obj, Parameter)}
+                "parameter": _parameter_class is not None and isinstance(obj, _parameter_class)}
     if isinstance(obj, np.generic):
         obj = obj.item()
     if isinstance(obj, int):
@@ -131,9 +139,6 @@ def load(f, map_location=None, weights_only=None):
                 collect(v)
 
     collect(structure)
-    from . import cuda
-    from .creation import tensor as make_tensor
-    from .nn.parameter import Parameter
     base = 8 + n
     tensors = {}
     for name, h in header.items():
@@ -143,13 +148,13 @@ def load(f, map_location=None, weights_only=None):
         arr = np.frombuffer(blob, dtype=dt.np, count=count, offset=base + start) if count else np.empty(0, dt.np)
         meta = info.get(name, {})
         dev = Device(_target(meta.get("device", "cpu"), map_location))
-        if dev.type == "cuda" and not cuda.is_available():
+        if dev.type == "cuda" and not cuda_is_available():
             raise RuntimeError("Attempting to deserialize object on a CUDA device but tgrad.cuda.is_available() is "
                                "False. If you are running on a CPU-only machine, please use tgrad.load with "
                                "map_location=tgrad.device('cpu') to map your storages to the CPU.")
         t = make_tensor(arr.reshape(h["shape"]), dtype=dt, device=dev)
         if meta.get("parameter"):
-            t = Parameter(t, requires_grad=meta.get("requires_grad", True))
+            t = _parameter_class(t, requires_grad=meta.get("requires_grad", True))
         elif meta.get("requires_grad"):
             t.requires_grad_(True)
         tensors[name] = t
@@ -158,11 +163,5 @@ def load(f, map_location=None, weights_only=None):
 
 def _rebuild_tensor(array, device_str, requires_grad):
     """Inverse of ``Tensor.__reduce_ex__`` (copy / pickle): a tensor holding ``array`` on ``device_str``."""
-    from .creation import tensor as make_tensor
     t = make_tensor(array, dtype=D.from_numpy_dtype(array.dtype), device=device_str)
     return t.requires_grad_(requires_grad) if requires_grad else t
-
-
-def _rebuild_parameter(array, device_str, requires_grad):
-    from .nn.parameter import Parameter
-    return Parameter(_rebuild_tensor(array, device_str, False), requires_grad)

@@ -7,6 +7,7 @@ they must agree within ``atol + rtol * |numerical|``.  Use float64 inputs.
 """
 import numpy as np
 
+from ..tensor import Tensor, from_host, zeros
 from . import engine, grad_mode
 
 
@@ -18,21 +19,14 @@ def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,) if not isinstance(x, list) else tuple(x)
 
 
-def _tensor_cls():
-    from ..tensor import Tensor
-    return Tensor
-
-
 def _outputs(func, inputs):
-    Tensor = _tensor_cls()
     out = _as_tuple(func(*inputs))
     return [o for o in out if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
 
 def _set_values(t, arr):
-    from ..creation import tensor
     with grad_mode.no_grad():
-        t.copy_(tensor(arr, dtype=t.dtype, device=t.device))
+        t.copy_(from_host(arr, t.dtype, t.device))
 
 
 def _numerical(func, inputs, diff_idx, eps):
@@ -74,8 +68,7 @@ def _analytical(func, inputs, diff_idx, check_dtypes=False):
         for i in range(sizes[oi]):
             g = np.zeros(sizes[oi])
             g[i] = 1.0
-            from ..creation import tensor
-            go = tensor(g.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
+            go = from_host(g.reshape(tuple(o.shape)), o.dtype, o.device)
             grads = engine.grad([o], [inputs[k] for k in diff_idx], grad_outputs=[go], retain_graph=True,
                                 allow_unused=True)
             for c, gr in enumerate(grads):
@@ -117,7 +110,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """
     _unsupported(check_batched_grad=check_batched_grad, check_batched_forward_grad=check_batched_forward_grad,
                  check_forward_ad=check_forward_ad, masked=masked)
-    Tensor = _tensor_cls()
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:
@@ -152,11 +144,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def _zero_grads_give_zero(func, inputs, diff_idx):
-    from ..creation import zeros_like
     outs = [o for o in _outputs(func, inputs) if o.requires_grad]
     if not outs:
         return True
-    grads = engine.grad(outs, [inputs[k] for k in diff_idx], grad_outputs=[zeros_like(o) for o in outs],
+    grads = engine.grad(outs, [inputs[k] for k in diff_idx], grad_outputs=[zeros(o.shape, o.dtype, o.device)
+                                                                           for o in outs],
                         allow_unused=True)
     return all(g is None or not np.any(g._host_copy()) for g in grads)
 
@@ -173,7 +165,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     _unsupported(check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev, masked=masked)
     if not check_rev_over_rev:
         return True
-    Tensor = _tensor_cls()
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if grad_outputs is None:
@@ -197,9 +188,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
 def _random_like(o, rng, non_contig):
     """A standard-normal leaf shaped like ``o``; ``non_contig``: every other element of a wider buffer."""
-    from ..creation import tensor
     shape = tuple(o.shape)
     if not non_contig or not shape:
-        return tensor(rng.standard_normal(shape), dtype=o.dtype, device=o.device, requires_grad=True)
-    wide = tensor(rng.standard_normal(shape[:-1] + (2 * shape[-1],)), dtype=o.dtype, device=o.device)
+        return from_host(rng.standard_normal(shape), o.dtype, o.device).requires_grad_(True)
+    wide = from_host(rng.standard_normal(shape[:-1] + (2 * shape[-1],)), o.dtype, o.device)
     return wide[..., ::2].detach().requires_grad_(True)

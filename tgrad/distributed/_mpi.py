@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from .. import dtypes as D
-from .distributed_c10d import DistBackendError, ReduceOp, Work
+from ._types import DistBackendError, ReduceOp, Work
 
 MPI = None
 _INSTALL = 'pip install "tgrad[distributed]"'

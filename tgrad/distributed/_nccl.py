@@ -14,7 +14,7 @@ import glob
 import os
 
 from .. import dtypes as D
-from .distributed_c10d import DistBackendError, ReduceOp, Work
+from ._types import DistBackendError, ReduceOp, Work
 
 _INSTALL = 'pip install "tgrad[nccl]"'
 _LIB = None

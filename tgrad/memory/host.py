@@ -8,7 +8,9 @@ Implements the backend interface the caching allocator sits on (``malloc``,
 import ctypes
 import os
 
-from .allocator import BackendOutOfMemory
+
+class BackendOutOfMemory(Exception):
+    """Raised by a backend's ``malloc`` when it cannot provide the memory."""
 
 ALIGNMENT = 256
 

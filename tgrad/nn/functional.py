@@ -7,15 +7,11 @@ kernel pair).  Deprecated ``size_average``/``reduce`` arguments map to
 """
 import warnings
 
+from .. import functions as _functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import no_grad as _no_grad
+from ..functions import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
-
-
-def _op(name, *args, **attrs):
-    if name not in TABLE:
-        raise NotImplementedError(f"tgrad.nn.functional: op '{name}' is not in the op table yet")
-    return dispatch.call(name, *args, **attrs)
 
 
 def _op_(name, input, **attrs):
@@ -137,14 +133,14 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim`` (optionally computed in ``dtype``)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return _op("softmax", input, dim=dim, dtype=dtype)
+    return _functional.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _op("log_softmax", input, dim=dim, dtype=dtype)
+    return _functional.log_softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -158,34 +154,19 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); ``input`` itself when not
     training or p == 0."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    out = _op("dropout", input, p=p, training=True)[0]
-    return input.copy_(out) if inplace else out
+    return _functional._dropout(input, p, training, inplace)
 
 
 # ------------------------------------------------------------------ normalization, embedding
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    return _op("layer_norm", input, weight, bias, normalized_shape=tuple(normalized_shape), eps=eps)
+    return _functional.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize over the batch (and length) dims per channel (dim 1); in training the running
     statistics are updated in place: r = (1 - momentum) r + momentum * batch statistic (unbiased var)."""
-    if training:
-        size = input.shape
-        n = size[0]
-        for s in size[2:]:
-            n *= s
-        if n == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
-    return _op("batch_norm", input, weight, bias, running_mean, running_var, training=training, momentum=momentum,
-               eps=eps)
+    return _functional._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -193,40 +174,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Rows of ``weight`` at the indices ``input``; the row ``padding_idx`` gets no gradient.  ``max_norm``:
     the looked-up rows are first renormalized in place (``_embedding_renorm_``); ``scale_grad_by_freq``:
     each row's gradient is divided by how often the row occurs in ``input``."""
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.size(0) + padding_idx
-    if sparse:
-        raise NotImplementedError("tgrad.nn.functional.embedding: sparse=True (sparse gradients) is not supported")
-    if max_norm is not None:
-        _embedding_renorm_(weight, input, max_norm, norm_type)
-    return _op("embedding", weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
-
-
-def _embedding_renorm_(weight, indices, max_norm, norm_type):
-    """PyTorch's embedding_renorm_, under no_grad: each row of ``weight`` that ``indices`` looks up and whose
-    ``norm_type``-norm exceeds ``max_norm`` is scaled in place by max_norm / (norm + 1e-7) (a float64 scale,
-    as ATen computes it).  The indices are checked before anything is written."""
-    from ..autograd.grad_mode import no_grad
-    from .. import dtypes
-    if weight.dim() != 2:
-        raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional tensor for argument "
-                           "#1 'self' (while checking arguments for embedding_renorm_)")
-    if indices.dtype not in (dtypes.int64, dtypes.int32):
-        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {indices.type()} instead (while checking arguments for "
-                           "embedding_renorm_)")
-    idx = indices.reshape(-1)
-    with no_grad():
-        rows = weight.index_select(0, idx)              # IndexError for an index out of range, nothing written
-        norm = rows.norm(norm_type, dim=1, keepdim=True).double()
-        scale = (max_norm / (norm + 1e-7)).where(norm > max_norm, 1.0)
-        weight.index_put_((idx,), rows * scale.to(weight.dtype))     # a repeated index writes the same row
+    return _functional._embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -242,11 +190,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 def pad(input, pad, mode="constant", value=None):
     """Constant padding: ``pad`` = (left, right) for the last dim, then the one before, ...; negative crops."""
     return _op("pad", input, pad=tuple(pad), mode=mode, value=value)
-
-
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along ``dim``."""
-    return _op("cosine_similarity", x1, x2, dim=dim, eps=eps)
 
 
 # ------------------------------------------------------------------ losses

@@ -15,12 +15,7 @@ int per spatial dim; string paddings are resolved by ``nn.functional``.
 """
 from ..kernels import conv as KC
 from ..tensor import empty
-from . import Op
-
-
-def _call(name, *args, **attrs):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **attrs)
+from . import Op, call as _call
 
 
 def _pairs(t):

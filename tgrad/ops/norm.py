@@ -8,12 +8,7 @@ dw = sum dy * xhat, db = sum dy over N and the spatial dims.
 from ..kernels import elementwise as KE
 from ..kernels import norm as KN
 from ..tensor import empty
-from . import Op
-
-
-def _call(name, *args, **attrs):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **attrs)
+from . import Op, call as _call
 
 
 def _contig(t):

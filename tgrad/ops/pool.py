@@ -8,12 +8,7 @@ gather of the incoming gradient at the saved argmax indices (max): differentiabl
 from ..kernels import pool as KP
 from ..tensor import empty
 from .. import dtypes as D
-from . import Op
-
-
-def _call(name, *args, **attrs):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **attrs)
+from . import Op, call as _call
 
 
 def _pair(t):

@@ -14,8 +14,8 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import index as KI
-from ..tensor import _wrap_dim, empty
-from . import Op
+from ..tensor import _wrap_dim, empty, from_host
+from . import Op, call as _call
 
 _ATOMIC = ("float32", "float64", "int32", "int64")
 
@@ -299,7 +299,6 @@ def masked_select_forward(self, mask):
 
 
 def _gather_offsets(self, off):
-    from ..creation import from_host
     idx = from_host(off, D.int64, self.device)
     out = empty(off.shape, self.dtype, self.device)
     return KI.gather(off.shape, self, [0] * off.ndim, idx, idx.stride(), out, out.stride(), 1)
@@ -315,7 +314,6 @@ def masked_select_backward(ctx, grad):
 # ------------------------------------------------------------------ advanced indexing
 def expand_bool_indices(self, indices):
     """Bool/uint8 masks -> one int64 index tensor per masked dim (as PyTorch); checks shapes and dtypes."""
-    from ..creation import from_host
     res = []
     for i in indices:
         if i is None:
@@ -374,7 +372,6 @@ def _index_plan(self, indices, strides):
 
 def index_forward(self, *, indices):
     """self[indices] for a tuple of int64 index tensors / None (bool masks already expanded)."""
-    from ..creation import from_host
     shape, s_strides, x_strides, off = _index_plan(self, indices, self.stride())
     idx = from_host(off, D.int64, self.device)
     out = empty(shape, self.dtype, self.device)
@@ -388,7 +385,6 @@ def index_backward(ctx, grad):
 
 def index_put_forward(self, values, *, indices, accumulate=False, out=None):
     """self[indices] = values (or += when ``accumulate``), values broadcast to the indexing result's shape."""
-    from ..creation import from_host
     target = _target(self, out)
     if not accumulate or target.dtype.name in _ATOMIC:
         buf = target
@@ -451,7 +447,6 @@ def take_backward(ctx, grad):
 
 def index_fill_forward(self, index, *, dim, value, out=None):
     """self[..., index[k], ...] = value along ``dim`` (negative indices count from the end)."""
-    from ..creation import from_host
     d = _wrap_dim(dim, self.dim())
     if index.dim() > 1:
         raise IndexError("index_fill_(): Expected a 1-D index tensor")
@@ -479,7 +474,6 @@ def index_fill_backward(ctx, grad):
 
 def masked_scatter_forward(self, mask, source, *, out=None):
     """Copies source's first k elements (row-major) into the k True positions of mask (broadcast)."""
-    from ..creation import from_host
     if mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {_cname(mask.dtype)}")
     if source.dtype is not self.dtype:
@@ -512,14 +506,8 @@ def masked_scatter_backward(ctx, grad):
     return gs, None, gsrc
 
 
-def _call(name, *args, **kw):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **kw)
-
-
 def nonzero_forward(self):
     """(n, ndim) int64 coordinates of the non-zero elements in row-major order (computed on the host)."""
-    from ..creation import from_host
     a = self.detach()._host_copy()
     return from_host(np.argwhere(a) if a.ndim else np.zeros((int(a != 0), 0), np.int64), D.int64, self.device)
 
