@@ -14,7 +14,7 @@ from .device import canonical
 from .kernels import _geometry as G
 from .kernels import elementwise as KE
 from .kernels import random as KR
-from .random import default_generator
+from .random import default_generator_for
 from .tensor import Tensor, _check_memory_format, _new, empty as _empty, from_host
 
 
@@ -300,8 +300,8 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 
 # ------------------------------------------------------------------ random
-def _gen(generator):
-    return generator if generator is not None else default_generator
+def _gen(generator, device):
+    return generator if generator is not None else default_generator_for(device)
 
 
 def _check_random(t, dist, lo, hi):
@@ -323,7 +323,7 @@ def _check_random(t, dist, lo, hi):
 def _random_fill(t, dist, lo, hi, generator):
     if dist != 2:
         _check_random(t, dist, lo, hi)
-    key, off = _gen(generator)._take(t.numel())
+    key, off = _gen(generator, t.device)._take(t.numel())
     if t.is_contiguous():
         KR.fill_random(t, key, off, dist, lo, hi)
     else:

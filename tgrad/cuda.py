@@ -9,7 +9,7 @@ from .device import check_available as _check_available
 from .memory import cuda_driver as _drv
 from .memory import stats as _stats
 from .memory.allocator import OutOfMemoryError  # noqa: F401  (tgrad.cuda.OutOfMemoryError)
-from .random import manual_seed as _manual_seed
+from .random import manual_seed_cuda as _manual_seed_cuda
 
 
 def synchronize(device=None):
@@ -27,11 +27,14 @@ def get_device_name(device=None):
 
 
 def manual_seed(seed):
-    """Seed the generator that cuda draws use (the default one: the numbers do not depend on the device)."""
-    _manual_seed(seed)
+    """Seed the current cuda device's generator (cpu draws are unchanged, as in PyTorch; without a GPU the
+    seed waits in device 0's generator, as PyTorch's lazy call does)."""
+    _manual_seed_cuda(seed, current_device() if is_available() else 0)
 
 
-manual_seed_all = manual_seed
+def manual_seed_all(seed):
+    """Seed every cuda device's generator."""
+    _manual_seed_cuda(seed)
 
 
 def _dev(device):

@@ -5,7 +5,7 @@ from . import dtypes as D
 from .autograd import dispatch, grad_mode
 from .creation import arange, scalar_tensor, tensor
 from .ops import TABLE
-from .random import default_generator
+from .random import default_generator_for
 from .tensor import Tensor, tensor_arg
 
 
@@ -647,7 +647,7 @@ def _dropout(input, p, training, inplace):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    seed, offset = default_generator._take(input.numel())
+    seed, offset = default_generator_for(input.device)._take(input.numel())
     out = _op("dropout", input, p=p, training=True, seed=seed, offset=offset)[0]
     return input.copy_(out) if inplace else out
 

@@ -63,10 +63,37 @@ class Generator:
 
 
 default_generator = Generator()
+cuda_generators = {}        # device index -> Generator: one per cuda device, made on first use (PyTorch's
+                            # torch.cuda.default_generators); same seed and draws -> the cpu's numbers
+_last_seed = [None]         # the last manual_seed, for cuda generators made after it
+
+
+def default_generator_for(device):
+    """The default generator of ``device`` (a tgrad.device): the cpu one, or its cuda device's."""
+    if device.type == "cpu":
+        return default_generator
+    idx = device.index or 0
+    g = cuda_generators.get(idx)
+    if g is None:
+        g = cuda_generators[idx] = Generator(f"cuda:{idx}")
+        if _last_seed[0] is not None:
+            g.manual_seed(_last_seed[0])
+    return g
+
+
+def manual_seed_cuda(seed, index=None):
+    """Seed cuda device ``index``'s generator (every cuda device's when None)."""
+    if index is None:
+        _last_seed[0] = int(seed)
+        for g in cuda_generators.values():
+            g.manual_seed(seed)
+    else:
+        default_generator_for(Device("cuda", index)).manual_seed(seed)
 
 
 def manual_seed(seed):
-    """Seed the default generator (and the cuda generators, which are the same numbers)."""
+    """Seed the default generator and every cuda device's (PyTorch's ``torch.manual_seed``)."""
+    manual_seed_cuda(seed)
     return default_generator.manual_seed(seed)
 
 
