@@ -41,6 +41,7 @@ from .kernels.runtime import internals as _internals
 from .kernels.runtime.direct import Ptr
 from .kernels.runtime.internals import _FP_STATE, _fp_ignore
 from .kernels.runtime.trace import _FAST
+from .memory import Storage
 from .memory.allocator import get_allocator
 from .nn.modules.module import Module
 from .optim.lr_scheduler import LRScheduler
@@ -48,6 +49,7 @@ from .optim.optimizer import Optimizer
 from .random import Generator
 from .tensor import Tensor, _new, empty as _empty
 
+DEBUG = False
 CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.config.cache_size_limit)
 _WALK_DEPTH = 4
 _ALIGN = 512
@@ -71,8 +73,8 @@ def _roots(fn, args, kwargs):
             out.append(f.__self__)
             f = f.__func__
         code = getattr(f, "__code__", None)
-        if code is None:
-            return
+        if code is None or (f.__module__ or "").split(".")[0] == "tgrad":
+            return      # tgrad's own functions read no user state
         for c in f.__closure__ or ():
             try:
                 v = c.cell_contents
@@ -169,7 +171,7 @@ class _Walk:
         """The cache key: structure, metadata and storage sharing of the found tensors, numbers, modes."""
         share, first = [], {}
         for i, t in enumerate(self.tensors):
-            share.append(first.setdefault(id(t._storage), i))
+            share.append(first.setdefault((id(t._storage), t._offset), i))     # views at one address
         return (_grad_state.grad, tuple(self.key), tuple(share))
 
 
@@ -248,7 +250,7 @@ class _Recorder:
         if changed:
             self.events.append(("G", changed))
 
-    def host(self, func, obj, args, kwargs):
+    def host(self, func, obj, *args, **kwargs):
         if self.depth:
             return func(obj, *args, **kwargs)
         if isinstance(obj, Optimizer) and (args or kwargs.get("closure") is not None):
@@ -291,16 +293,24 @@ _READBACKS = ("item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__
 class _Patches:
     """Install the recorder's hooks (class and instance attributes: nothing costs when not recording)."""
 
-    def __init__(self, rec, allocators):
-        self.rec, self.allocators, self.saved = rec, allocators, []
+    def __init__(self, rec, allocators, objects):
+        self.rec, self.allocators, self.saved, self.objects = rec, allocators, [], objects
 
     def __enter__(self):
         rec = self.rec
         for cls, name, func in _host_classes():
             def wrapped(obj, *a, _f=func, **k):
-                return rec.host(_f, obj, a, k)
+                return rec.host(_f, obj, *a, **k)
             functools.update_wrapper(wrapped, func)
             self._set(cls, name, wrapped)
+        for obj in self.objects:        # an instance's own step (the wrapper an LRScheduler puts on its optimizer)
+            for name in ("step", "zero_grad"):
+                inst = obj.__dict__.get(name)
+                if inst is not None:
+                    def call(o, *a, _i=inst, **k):
+                        return _i(*a, **k)
+                    self.saved.append((obj, name, inst))
+                    obj.__dict__[name] = functools.partial(rec.host, call, obj)
         take = Generator._take
         self._set(Generator, "_take", lambda g, n: rec.take(take, g, n))
         for name in _READBACKS:
@@ -332,7 +342,10 @@ class _Patches:
             del al.malloc, al.free
             del al.backend.memcpy_htod, al.backend.memcpy_dtod, al.backend.memset
         for cls, name, value in reversed(self.saved):
-            setattr(cls, name, value)
+            if isinstance(cls, type):
+                setattr(cls, name, value)
+            else:
+                cls.__dict__[name] = value
 
 
 # ---------------------------------------------------------------- the memory plan
@@ -375,15 +388,16 @@ def _tensors_of(x, out):
     return out
 
 
-def _rebuild(x, fresh):
-    if isinstance(x, Tensor):
+def _rebuild(x, fresh, place=None):
+    """``x`` with each tensor (or each ``place`` marker) replaced by the next of ``fresh``."""
+    if x is place or (place is None and isinstance(x, Tensor)):
         return next(fresh)
     if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*[_rebuild(y, fresh) for y in x])
+        return type(x)(*[_rebuild(y, fresh, place) for y in x])
     if isinstance(x, (list, tuple)):
-        return type(x)(_rebuild(y, fresh) for y in x)
+        return type(x)(_rebuild(y, fresh, place) for y in x)
     if isinstance(x, dict):
-        return {k: _rebuild(v, fresh) for k, v in x.items()}
+        return {k: _rebuild(v, fresh, place) for k, v in x.items()}
     return x
 
 
@@ -393,7 +407,7 @@ def _record(fn, args, kwargs, walk):
     devices = {t._storage.device for t in walk.tensors} | {_device("cpu")}
     allocators = [get_allocator(d) for d in devices]
     rec = _Recorder(leaves)
-    with _Patches(rec, allocators):
+    with _Patches(rec, allocators, walk.objects):
         result = fn(*args, **kwargs)
         rec.sync_grads()
     try:
@@ -411,18 +425,22 @@ def _build(rec, result, walk, allocators):
     if len(allocators) != 1 or allocators[0].device.type != "cpu":
         raise _Eager("tgrad.compile replays cpu steps (cuda: not yet)")
     outs = _tensors_of(result, [])
-    for o in outs:
-        if o._requires_grad and o.grad_fn is not None and _grad_state.grad:
-            pass    # a loss after backward: its graph is spent; returned detached
     end = len(rec.events)
-    # blocks still allocated at the end: outputs and .grad tensors are planned (live to the end); any other
-    # means a tensor made in the step outlives it somewhere the replay does not know
-    final_grads = {id(leaf._grad): leaf for leaf in rec.leaves if leaf._grad is not None}
-    accounted = {o._storage._block.ptr for o in outs if getattr(o._storage, "_block", None) is not None}
-    accounted |= {leaf._grad._storage._block.ptr for leaf in rec.leaves
-                  if leaf._grad is not None and leaf._grad._storage._block is not None}
+    # blocks still allocated at the end: outputs get a fresh block per call (the program writes into it),
+    # .grad tensors are planned (live to the end); any other means a tensor made in the step outlives it
+    # somewhere the replay does not know
+    out_blocks = {}
+    for o in outs:
+        b = o._storage._block
+        if b is None or b.ptr not in rec.blocks or rec.blocks[b.ptr][2] is not None:
+            raise _Eager("an output is not made by the step (returned as is: aliasing)")
+        out_blocks.setdefault(b.ptr, (len(out_blocks), o._storage.nbytes))
+    accounted = {leaf._grad._storage.ptr for leaf in rec.leaves
+                 if leaf._grad is not None and leaf._grad._storage._block is not None}
     temps = []
     for ptr, (size, s, e, block) in rec.blocks.items():
+        if ptr in out_blocks:
+            continue
         if e is None:
             if ptr not in accounted:
                 raise _Eager("a tensor made in the step outlives it (kept in a graph or an object the replay "
@@ -431,7 +449,6 @@ def _build(rec, result, walk, allocators):
         temps.append((ptr, size, s, e))
     temps.sort()
     offs, size = _plan([(sz, s, e) for _, sz, s, e in temps])
-    from .memory import Storage
     arena = Storage(max(size, 1), allocators[0].device)
     starts = [t[0] for t in temps]
 
@@ -455,14 +472,22 @@ def _build(rec, result, walk, allocators):
         return None
 
     ns = {"_arena": arena, "_mm": ctypes.memmove, "_ms": ctypes.memset}
+    views = {}
     lines, used = [], set()
+
+    out_starts = sorted((p, j, n) for p, (j, n) in out_blocks.items())
 
     def ptr(v):
         r = relocate(v)
         if r is not None:
             return str(r)
+        for lo, j, n in out_starts:
+            if lo <= v < lo + n:
+                return f"o{j} + {v - lo}" if v - lo else f"o{j}"
         b = bind(v)
         if b is None:
+            if DEBUG:
+                print("unbound pointer", hex(v), [hex(x[0]) for x in bound], [hex(t[0]) for t in temps])
             raise _Eager("the step reads a tensor that tgrad.compile cannot find from its arguments, closure "
                          "or globals")
         used.add(b[0])
@@ -494,7 +519,7 @@ def _build(rec, result, walk, allocators):
                 if g is None:
                     lines.append(f"{k(leaf)}._grad = None")
                     continue
-                lines.append(f"{k(leaf)}._grad = {k(_arena_view(g, relocate, arena))}")
+                lines.append(f"{k(leaf)}._grad = {k(_arena_view(g, relocate, arena, views))}")
         else:
             _, site, dyn = ev
             args = []
@@ -522,14 +547,8 @@ def _build(rec, result, walk, allocators):
             tape = hit[1] if hit is not None and hit[0] is site.kernel else None
             call = k(tape) if tape is not None and _L.EXECUTOR == "trace" else k(site)
             lines.append(f"{call}({', '.join(args)})")
-    outs_rel = []
-    for o in outs:
-        r = relocate(o._storage.ptr)
-        if r is None:
-            raise _Eager("an output is not made by the step (returned as is: aliasing)")
-        outs_rel.append((o, r))
-    head = [f"b{i} = B[{i}]" for i in sorted(used)]
-    src = "def replay(B):\n" + "".join(f"    {ln}\n" for ln in head + lines or ["pass"])
+    head = [f"b{i} = B[{i}]" for i in sorted(used)] + [f"o{j} = O[{j}]" for j in range(len(out_blocks))]
+    src = "def replay(B, O):\n" + "".join(f"    {ln}\n" for ln in head + lines or ["pass"])
     exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
     # state after the recording: .grad set by backward is now the arena's copy
     arena_arr = arena.host_array("u1", arena.nbytes)
@@ -538,24 +557,26 @@ def _build(rec, result, walk, allocators):
         if g is not None:
             r = relocate(g._storage.ptr)
             if r is not None:
-                v = _arena_view(g, relocate, arena)
+                v = _arena_view(g, relocate, arena, views)
                 _copy(arena_arr, arena, g, v)
                 leaf._grad = v
-    return _Replay(ns["replay"], arena, [(_arena_view(o, relocate, arena), o._requires_grad) for o in outs],
-                   result, sorted(used), src)
+    blocks = [n for _, (j, n) in sorted(out_blocks.items(), key=lambda kv: kv[1][0])]
+    outs = [(out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
+    return _Replay(ns["replay"], arena, blocks, outs, _rebuild(result, iter([_OUT] * len(outs))), sorted(used),
+                   src)
 
 
-_VIEWS = {}
+_OUT = object()     # an output's place in the result's structure
 
 
-def _arena_view(t, relocate, arena):
+def _arena_view(t, relocate, arena, views):
+    """The arena's tensor at the place ``t`` (a tensor or a _Desc) had in the recording (one per place)."""
     r = relocate(t.ptr if type(t) is _Desc else t._storage.ptr)
-    key = (id(arena), r, t._offset, t._shape, t._strides, t.dtype)
-    v = _VIEWS.get(key)
+    key = (r, t._offset, t._shape, t._strides, t.dtype)
+    v = views.get(key)
     if v is None:
         off = (r - arena.ptr) // t.dtype.itemsize + t._offset
-        v = _new(arena, off, t._shape, t._strides, t.dtype)
-        _VIEWS[key] = v
+        v = views[key] = _new(arena, off, t._shape, t._strides, t.dtype)
     return v
 
 
@@ -581,10 +602,13 @@ def rec_take_before(rec, ev):
 
 
 class _Replay:
-    __slots__ = ("run", "arena", "outs", "result", "used", "source", "lo", "hi")
+    """A recorded step: ``run(B, O)`` with the bound tensors' addresses B and the outputs' fresh blocks O."""
 
-    def __init__(self, run, arena, outs, result, used, source):
-        self.run, self.arena, self.outs, self.result, self.used, self.source = run, arena, outs, result, used, source
+    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi")
+
+    def __init__(self, run, arena, blocks, outs, template, used, source):
+        self.run, self.arena, self.blocks, self.outs = run, arena, blocks, outs
+        self.template, self.used, self.source = template, used, source
         self.lo, self.hi = arena.ptr, arena.ptr + arena.nbytes
 
     def __call__(self, walk):
@@ -593,25 +617,18 @@ class _Replay:
         for i in self.used:
             p = ts[i].data_ptr()
             if self.lo <= p < self.hi:
-                return _MISS
+                return _MISS        # a tensor of this step's arena read as an input (a .grad it left)
             B[i] = p
+        dev = self.arena.device
+        stores = [Storage(n, dev) for n in self.blocks]
         outer, c = _FP_STATE.get(), _internals._fp_cache
         tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
         try:
-            self.run(B)
+            self.run(B, [st.ptr for st in stores])
         finally:
             _FP_STATE.reset(tok)
-        fresh = []
-        for v, rg in self.outs:
-            t = _empty(v._shape, v.dtype, v._storage.device) if v.is_contiguous() else None
-            if t is None:
-                t = v.clone()
-            else:
-                n = t._storage.nbytes
-                if n:
-                    t._storage.copy_(0, v._storage, v._offset * v.dtype.itemsize, v.numel() * v.dtype.itemsize)
-            fresh.append(t)
-        return _rebuild(self.result, iter(fresh))
+        fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
+        return _rebuild(self.template, fresh, _OUT)
 
 
 _MISS = object()
