@@ -44,6 +44,7 @@ from .kernels.runtime.trace import _FAST
 from .memory import Storage
 from .memory.allocator import get_allocator
 from .nn.modules.module import Module
+from .nn.parameter import Parameter
 from .optim.lr_scheduler import LRScheduler
 from .optim.optimizer import Optimizer
 from .random import Generator
@@ -60,38 +61,54 @@ class _Eager(Exception):
 
 
 # ---------------------------------------------------------------- finding what the step reads
-def _roots(fn, args, kwargs):
-    """Objects the step can reach: its arguments, ``self``, closure cells and the globals it names."""
-    out = list(args) + list(kwargs.values())
-    seen = set()
+class _Sources:
+    """Where the step's state can be read: ``self``, closure cells and the globals it names (of the step and
+    of the user functions it reaches), found once; their contents are read on every call."""
 
-    def fn_roots(f, depth):
-        if id(f) in seen or depth > 2:
+    def __init__(self, fn):
+        self.selfs, self.cells, self.globs = [], [], []
+        self._seen = set()
+        self._add(fn, 0)
+
+    def _add(self, f, depth):
+        if id(f) in self._seen or depth > 2:
             return
-        seen.add(id(f))
+        self._seen.add(id(f))
         if isinstance(f, types.MethodType):
-            out.append(f.__self__)
+            self.selfs.append(f.__self__)
             f = f.__func__
         code = getattr(f, "__code__", None)
         if code is None or (f.__module__ or "").split(".")[0] == "tgrad":
             return      # tgrad's own functions read no user state
         for c in f.__closure__ or ():
+            self.cells.append(c)
             try:
                 v = c.cell_contents
             except ValueError:
                 continue
-            out.append(v)
             if isinstance(v, types.FunctionType):
-                fn_roots(v, depth + 1)
+                self._add(v, depth + 1)
         g = f.__globals__
-        for name in _names(code):
+        for name in sorted(_names(code)):
             v = g.get(name)
             if v is not None and not isinstance(v, (types.ModuleType, type)):
-                out.append(v)
+                self.globs.append((g, name))
                 if isinstance(v, types.FunctionType):
-                    fn_roots(v, depth + 1)
-    fn_roots(fn, 0)
-    return out
+                    self._add(v, depth + 1)
+
+    def roots(self, args, kwargs):
+        out = list(args)
+        if kwargs:
+            out += kwargs.values()
+        out += self.selfs
+        for c in self.cells:
+            try:
+                out.append(c.cell_contents)
+            except ValueError:
+                out.append(None)
+        for g, name in self.globs:
+            out.append(g.get(name))
+        return out
 
 
 def _names(code):
@@ -100,6 +117,9 @@ def _names(code):
         if isinstance(c, types.CodeType):
             names |= _names(c)
     return names
+
+
+_TENSOR_TYPES = {Tensor, Parameter}
 
 
 class _Walk:
@@ -119,7 +139,7 @@ class _Walk:
         if id(v) in self._seen or depth > _WALK_DEPTH:
             return
         self._seen.add(id(v))
-        if isinstance(v, Tensor):
+        if t in _TENSOR_TYPES or isinstance(v, Tensor):
             self.tensors.append(v)
             g = v._grad
             self.key.append(("T", v._shape, v._strides, v.dtype, v._storage.device, v._requires_grad,
@@ -640,6 +660,7 @@ class CompiledFunction:
 
     def __init__(self, fn):
         self._fn = fn
+        self._sources = _Sources(fn)
         self._cache = {}
         self._warned = set()
         functools.update_wrapper(self, fn, updated=())
@@ -650,7 +671,7 @@ class CompiledFunction:
             warnings.warn(msg, stacklevel=3)
 
     def __call__(self, *args, **kwargs):
-        walk = _Walk(_roots(self._fn, args, kwargs))
+        walk = _Walk(self._sources.roots(args, kwargs))
         try:
             key = walk.signature()
             hash(key)
