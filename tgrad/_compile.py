@@ -46,6 +46,8 @@ from .memory.allocator import get_allocator
 from .nn.modules.module import Module
 from .nn.parameter import Parameter
 from .optim.lr_scheduler import LRScheduler
+from .autograd import dispatch as _dispatch
+from .optim import optimizer as _optim
 from .optim.optimizer import Optimizer
 from .random import Generator
 from .tensor import Tensor, _new, empty as _empty
@@ -643,15 +645,58 @@ class _Replay:
         stores = [Storage(n, dev) for n in self.blocks]
         outer, c = _FP_STATE.get(), _internals._fp_cache
         tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+        _optim._FUSED_REPLAY = _FUSED
         try:
             self.run(B, [st.ptr for st in stores])
         finally:
+            _optim._FUSED_REPLAY = None
             _FP_STATE.reset(tok)
         fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
         return _rebuild(self.template, fresh, _OUT)
 
 
 _MISS = object()
+
+
+class _FusedMemo(dict):
+    """The launches of optimizer updates (``Optimizer._fused``) seen in replays, by op, hyper-parameters and
+    tensor addresses and shapes: the optimizer's Python still runs (step counts, learning rates), a repeated
+    update skips dispatch and relaunches (a new learning rate or step count is a new entry)."""
+
+    def __call__(self, name, params, grads, states, attrs):
+        key = [name, tuple(attrs.items())]
+        for group in (params, grads) + states:
+            for t in group:
+                key.append(None if t is None else (t.data_ptr(), t._shape, t.dtype))
+        key = tuple(key)
+        launches = self.get(key)
+        if launches is None:
+            if len(self) >= 256:
+                self.clear()
+            launches = []
+            al = params[0]._storage.allocator
+            m = al.malloc
+
+            def malloc(n):              # an update through temporaries (non-contiguous tensors) is not kept
+                launches.append(None)
+                return m(n)
+            _L.RECORDER = lambda site, dyn: launches.append((site, dyn))
+            al.malloc = malloc
+            try:
+                _dispatch.call(name, params, grads, *states, **attrs)
+            finally:
+                _L.RECORDER = None
+                del al.malloc
+            self[key] = launches if None not in launches else False
+            return True
+        if launches is False:
+            return False
+        for site, dyn in launches:
+            site(*dyn)
+        return True
+
+
+_FUSED = _FusedMemo()
 
 
 # ---------------------------------------------------------------- the public API
