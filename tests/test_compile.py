@@ -279,3 +279,25 @@ def test_decorator_and_disable():
     for _ in range(4):
         assert g(x).tolist() == [1.0, 3.0, 5.0, 7.0]
     assert h(x) is x
+
+
+@pytest.mark.parametrize("body", ["print", "python_value"])
+def test_host_side_effects_stay_eager(body, capsys):
+    model = _mlp()
+    x, _ = _data()
+
+    def step():
+        y = model(x).sum()
+        if body == "print":
+            print(y)
+            return y
+        return y, len(x)
+    f = tgrad.compile(step)
+    with warnings.catch_warnings(record=True) as w, tgrad.no_grad():
+        warnings.simplefilter("always")
+        outs = [f() for _ in range(4)]
+    assert sum("runs eagerly" in str(m.message) for m in w) == 1
+    if body == "print":
+        assert capsys.readouterr().out.count("tensor(") == 4
+    else:
+        assert outs[3][1] == 5

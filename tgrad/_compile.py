@@ -277,6 +277,8 @@ class _Recorder:
             return func(obj, *args, **kwargs)
         if isinstance(obj, Optimizer) and (args or kwargs.get("closure") is not None):
             self.reason = "optimizer.step(closure) runs the model inside the optimizer"
+        elif _tensors_of([args, kwargs], []):
+            self.reason = f"{type(obj).__name__}.{func.__name__}() is given a tensor (read on the host)"
         self.sync_grads()
         self.events.append(("H", func, obj, args, kwargs))
         self.depth += 1
@@ -303,13 +305,14 @@ def _host_classes():
             sub(s, names)
     sub(Optimizer, ("step", "zero_grad"))
     sub(LRScheduler, ("step",))
-    out.append((Module, "zero_grad", Module.__dict__["zero_grad"]))
+    out += [(Module, name, Module.__dict__[name]) for name in ("zero_grad", "train")]
     return out
 
 
 # reading a value back to Python (tgrad's own value checks, e.g. cross_entropy's target range, read through
 # _host_copy: they are not replayed, as PyTorch's CUDA graphs skip host checks)
-_READBACKS = ("item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "__array__")
+_READBACKS = ("item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "__array__",
+              "__repr__", "__str__", "__format__")
 
 
 class _Patches:
@@ -410,6 +413,16 @@ def _tensors_of(x, out):
     return out
 
 
+def _only_tensors(x):
+    if x is None or isinstance(x, Tensor):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(_only_tensors(y) for y in x)
+    if isinstance(x, dict):
+        return all(_only_tensors(y) for y in x.values())
+    return False
+
+
 def _rebuild(x, fresh, place=None):
     """``x`` with each tensor (or each ``place`` marker) replaced by the next of ``fresh``."""
     if x is place or (place is None and isinstance(x, Tensor)):
@@ -447,6 +460,9 @@ def _build(rec, result, walk, allocators):
     if len(allocators) != 1 or allocators[0].device.type != "cpu":
         raise _Eager("tgrad.compile replays cpu steps (cuda: not yet)")
     outs = _tensors_of(result, [])
+    if not _only_tensors(result):
+        raise _Eager("it returns Python values besides tensors (a replay returns tensors it computes; "
+                     "other values would be the recorded ones)")
     end = len(rec.events)
     # blocks still allocated at the end: outputs get a fresh block per call (the program writes into it),
     # .grad tensors are planned (live to the end); any other means a tensor made in the step outlives it
