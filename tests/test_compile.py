@@ -301,3 +301,17 @@ def test_host_side_effects_stay_eager(body, capsys):
         assert capsys.readouterr().out.count("tensor(") == 4
     else:
         assert outs[3][1] == 5
+
+
+def test_set_num_threads():
+    n = tgrad.get_num_threads()
+    try:
+        for k in (2, 1):
+            tgrad.set_num_threads(k)
+            assert tgrad.get_num_threads() == k
+        a = tgrad.randn(40, 30)
+        assert np.allclose((a @ a.T).numpy(), a.numpy() @ a.numpy().T, atol=1e-4)
+    finally:
+        tgrad.set_num_threads(n)
+    with pytest.raises(RuntimeError, match="positive integer"):
+        tgrad.set_num_threads(0)

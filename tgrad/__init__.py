@@ -54,6 +54,7 @@ from . import nn, optim, utils  # noqa: E402
 from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from ._compile import compile  # noqa: E402
+from .threads import get_num_threads, set_num_threads  # noqa: E402
 
 float = float32
 double = float64
