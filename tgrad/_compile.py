@@ -30,7 +30,6 @@ import bisect
 import builtins
 import ctypes
 import functools
-import sys
 import types
 import warnings
 
@@ -38,7 +37,7 @@ from .device import device as _device
 from .autograd.grad_mode import _state as _grad_state
 from .kernels.runtime import launcher as _L
 from .kernels.runtime import internals as _internals
-from .kernels.runtime.direct import Ptr
+from .kernels.runtime.direct import Ptr, _entry
 from .kernels.runtime.internals import _FP_STATE, _fp_ignore
 from .kernels.runtime.trace import _FAST
 from .memory import Storage
@@ -50,9 +49,8 @@ from .autograd import dispatch as _dispatch
 from .optim import optimizer as _optim
 from .optim.optimizer import Optimizer
 from .random import Generator
-from .tensor import Tensor, _new, empty as _empty
+from .tensor import Tensor, _new
 
-DEBUG = False
 CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.config.cache_size_limit)
 _WALK_DEPTH = 4
 _ALIGN = 512
@@ -218,7 +216,6 @@ class _Recorder:
         self.deferred = []        # freed blocks, given back after the recording
         self.depth = 0            # > 0 inside a host call: its launches and allocations are its own
         self.reason = None
-        self.takes = []           # (event index, generator, n, key, offset)
         self.leaves = leaves
         self.grads = [id(l._grad) for l in leaves]
 
@@ -256,7 +253,6 @@ class _Recorder:
     def take(self, orig, gen, n):
         r = orig(gen, n)
         if self.depth == 0:
-            self.takes.append((len(self.events), gen, n) + r)
             self.events.append(("R", gen, n, r))
         return r
 
@@ -395,10 +391,12 @@ def _plan(blocks):
 
 # ---------------------------------------------------------------- a recorded step
 class _Entry:
-    __slots__ = ("calls", "run", "arena", "outs", "eager", "n_bound", "arena_range")
+    """One guard key's state: calls so far, then its replay, or the reason it stays eager."""
+
+    __slots__ = ("calls", "run", "eager")
 
     def __init__(self):
-        self.calls, self.run, self.arena, self.eager = 0, None, None, None
+        self.calls, self.run, self.eager = 0, None, None
 
 
 def _tensors_of(x, out):
@@ -524,8 +522,6 @@ def _build(rec, result, walk, allocators):
                 return f"o{j} + {v - lo}" if v - lo else f"o{j}"
         b = bind(v)
         if b is None:
-            if DEBUG:
-                print("unbound pointer", hex(v), [hex(x[0]) for x in bound], [hex(t[0]) for t in temps])
             raise _Eager("the step reads a tensor that tgrad.compile cannot find from its arguments, closure "
                          "or globals")
         used.add(b[0])
@@ -535,14 +531,14 @@ def _build(rec, result, walk, allocators):
         name = f"k{len(ns)}"
         ns[name] = v
         return name
-    take_vals = {}
+    last = None         # the last random draw: (key, offset, its names in the program)
     for ev in rec.events:
         kind = ev[0]
         if kind == "R":
             _, gen, n, r = ev
-            tv = f"r{len(take_vals)}"
+            tv = f"r{len(ns)}"
             lines.append(f"{tv}k, {tv}o = {k(gen)}._take({n})")
-            take_vals[r] = tv
+            last = r + (tv,)
         elif kind == "C":
             _, dst, src, n = ev
             lines.append(f"_mm({ptr(dst)}, {k(src) if type(src) is bytes else ptr(src)}, {n})")
@@ -563,20 +559,18 @@ def _build(rec, result, walk, allocators):
             args = []
             dyn_int = site.kernel.__dict__.get("_tgrad_dynamic", ())
             names = None
-            last = rec_take_before(rec, ev)
-            for j, (pos, v) in enumerate(zip(site.pos, dyn)):
+            for pos, v in zip(site.pos, dyn):
                 a = site.args[pos]
                 if type(a) is Ptr:
                     args.append(ptr(v) if v else "0")
-                elif type(v) is int and dyn_int and last is not None and v in (last[3], last[4]):
+                elif type(v) is int and dyn_int and last is not None and v in last[:2]:
                     if names is None:
-                        from .kernels.runtime.direct import _entry
                         names = _entry(site.kernel)[1]
                     if names[pos] not in dyn_int:
                         args.append(repr(v))
                         continue
-                    tv = take_vals[last[3:]]
-                    args.append(f"{tv}k" if v == last[3] and names[pos] in ("seed", "key") else f"{tv}o")
+                    tv = last[2]
+                    args.append(f"{tv}k" if v == last[0] and names[pos] in ("seed", "key") else f"{tv}o")
                 elif type(v) is float and v != v or v in (float("inf"), float("-inf")):
                     args.append(k(v))
                 else:
@@ -623,20 +617,6 @@ def _copy(arena_arr, arena, src, dst):
     s = src._storage.host_array("u1", n)
     o = dst._offset * dst.dtype.itemsize - src._offset * src.dtype.itemsize
     arena_arr[o:o + n] = s
-
-
-def rec_take_before(rec, ev):
-    """The last random draw recorded before launch event ``ev``."""
-    last = None
-    idx = None
-    for i, e in enumerate(rec.events):
-        if e is ev:
-            idx = i
-            break
-    for t in rec.takes:
-        if t[0] < idx:
-            last = t
-    return last
 
 
 class _Replay:
