@@ -315,3 +315,17 @@ def test_set_num_threads():
         tgrad.set_num_threads(n)
     with pytest.raises(RuntimeError, match="positive integer"):
         tgrad.set_num_threads(0)
+
+
+def test_module_in_training_with_backward_outside_stays_eager():
+    model = _mlp()
+    cm = tgrad.compile(model)
+    ref = _mlp()
+    x, y = _data()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(4):
+            for m in (cm, ref):
+                F.cross_entropy(m(x), y).backward()
+    assert any("requires grad" in str(m.message) for m in w)
+    assert _same([_np(p.grad) for p in model.parameters()], [_np(p.grad) for p in ref.parameters()])

@@ -7,8 +7,9 @@ allocator call.
 
 - Memory plan: every block the step allocates is a temporary with a lifetime (malloc .. free) in the
   recorded call; the plan packs them into one arena by lifetime (greedy by size), so a replay holds
-  about the eager step's peak.  Tensors the step leaves behind (``.grad`` set by backward, returned
-  outputs) live in the arena; outputs are returned as fresh copies (``.item()`` later is safe).
+  about the eager step's peak.  ``.grad`` tensors backward leaves behind live in the arena; each output
+  is written into a fresh block per call (a returned tensor is never overwritten: ``.item()`` later is
+  safe, a list of losses keeps its values).
 - Binding: tensors the step reads but did not make (parameters, their ``.grad``, inputs, closure and
   global tensors, module buffers) are found by walking the step's arguments, closure and globals, and
   bound by address on every call (a new batch, a reloaded state dict or a replaced parameter is read
@@ -24,7 +25,10 @@ allocator call.
 - Stays eager, with one warning naming the reason: a value read back mid-step (``.item()``, ``bool``,
   ``.numpy()``, ``.tolist()``), a tensor made in the step that outlives it other than the outputs and
   ``.grad`` (e.g. a graph kept for a backward outside), a tensor it reads that the walk cannot find, an
-  output that requires grad, ``optimizer.step(closure)``.
+  output that requires grad when no backward ran in the step (``tgrad.compile(model)`` in training),
+  Python values returned besides tensors, a tensor printed, ``optimizer.step(closure)``.
+- Not replayed: tgrad's own host-side value checks (e.g. cross_entropy's target range) and the Python
+  side effects of hooks (their kernels are replayed).  cpu only for now (a cuda step stays eager).
 """
 import bisect
 import builtins
@@ -33,10 +37,12 @@ import functools
 import types
 import warnings
 
-from .device import device as _device
+from .autograd import dispatch as _dispatch
+from .autograd import engine as _engine
 from .autograd.grad_mode import _state as _grad_state
-from .kernels.runtime import launcher as _L
+from .device import device as _device
 from .kernels.runtime import internals as _internals
+from .kernels.runtime import launcher as _L
 from .kernels.runtime.direct import Ptr, _entry
 from .kernels.runtime.internals import _FP_STATE, _fp_ignore
 from .kernels.runtime.trace import _FAST
@@ -44,16 +50,14 @@ from .memory import Storage
 from .memory.allocator import get_allocator
 from .nn.modules.module import Module
 from .nn.parameter import Parameter
-from .optim.lr_scheduler import LRScheduler
-from .autograd import dispatch as _dispatch
 from .optim import optimizer as _optim
+from .optim.lr_scheduler import LRScheduler
 from .optim.optimizer import Optimizer
 from .random import Generator
 from .tensor import Tensor, _new
 
 CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.config.cache_size_limit)
 _WALK_DEPTH = 4
-_ALIGN = 512
 
 
 class _Eager(Exception):
@@ -218,6 +222,7 @@ class _Recorder:
         self.reason = None
         self.leaves = leaves
         self.grads = [id(l._grad) for l in leaves]
+        self.backward_ran = False
 
     def launch(self, site, dyn):
         if self.depth == 0:
@@ -332,6 +337,13 @@ class _Patches:
                         return _i(*a, **k)
                     self.saved.append((obj, name, inst))
                     obj.__dict__[name] = functools.partial(rec.host, call, obj)
+        run_backward = _engine.run_backward
+
+        def backward(*a, **k):
+            rec.backward_ran = True
+            return run_backward(*a, **k)
+        self.saved.append((_engine, "run_backward", run_backward))
+        _engine.run_backward = backward
         take = Generator._take
         self._set(Generator, "_take", lambda g, n: rec.take(take, g, n))
         for name in _READBACKS:
@@ -363,7 +375,7 @@ class _Patches:
             del al.malloc, al.free
             del al.backend.memcpy_htod, al.backend.memcpy_dtod, al.backend.memset
         for cls, name, value in reversed(self.saved):
-            if isinstance(cls, type):
+            if isinstance(cls, (type, types.ModuleType)):
                 setattr(cls, name, value)
             else:
                 cls.__dict__[name] = value
@@ -458,6 +470,9 @@ def _build(rec, result, walk, allocators):
     if len(allocators) != 1 or allocators[0].device.type != "cpu":
         raise _Eager("tgrad.compile replays cpu steps (cuda: not yet)")
     outs = _tensors_of(result, [])
+    if any(o._requires_grad for o in outs) and not rec.backward_ran:
+        raise _Eager("an output requires grad and no backward ran in the step (a backward outside would need "
+                     "the graph the replay does not build)")
     if not _only_tensors(result):
         raise _Eager("it returns Python values besides tensors (a replay returns tensors it computes; "
                      "other values would be the recorded ones)")
