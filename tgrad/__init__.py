@@ -51,6 +51,8 @@ from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d
                             max_pool1d_with_indices, max_pool2d)
 from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from ._compile import compile  # noqa: E402
+from .threads import get_num_threads, set_num_threads  # noqa: E402
 
 float = float32
 double = float64
