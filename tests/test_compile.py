@@ -329,3 +329,38 @@ def test_module_in_training_with_backward_outside_stays_eager():
                 F.cross_entropy(m(x), y).backward()
     assert any("requires grad" in str(m.message) for m in w)
     assert _same([_np(p.grad) for p in model.parameters()], [_np(p.grad) for p in ref.parameters()])
+
+
+def test_host_data_copied_inside_the_step_stays_eager():
+    """A tensor built from host data inside the step (a numpy buffer the guards cannot see) would replay
+    stale bytes: the step stays eager, with the reason."""
+    w = tgrad.ones(3, requires_grad=True)
+    data = np.zeros(3, dtype=np.float32)
+
+    @tgrad.compile
+    def step():
+        return (w * tgrad.tensor(data)).sum()
+
+    outs = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(5):
+            data[:] = [i, 1.0, 2.0]
+            outs.append(step().item())
+    assert outs == [3.0 + i for i in range(5)]
+    assert any("copies host data" in str(c.message) for c in caught)
+
+
+def test_fullgraph_raises_instead_of_running_eagerly():
+    w = tgrad.ones(3, requires_grad=True)
+
+    @tgrad.compile(fullgraph=True)
+    def step():
+        loss = (w * 2).sum()
+        if loss.item() > 0:         # a value read back mid-step
+            return loss
+        return -loss
+
+    step()
+    with pytest.raises(RuntimeError, match="fullgraph=True.*cannot be captured"):
+        step()

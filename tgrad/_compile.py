@@ -46,6 +46,7 @@ from .kernels.runtime import launcher as _L
 from .kernels.runtime.direct import Ptr, _entry
 from .kernels.runtime.internals import _FP_STATE, _fp_ignore
 from .kernels.runtime.trace import _FAST
+from . import ops as _ops
 from .memory import Storage
 from .memory.allocator import get_allocator
 from .nn.modules.module import Module
@@ -243,10 +244,16 @@ class _Recorder:
         orig(block)
 
     def copy(self, orig, dst, src, n, from_host):
-        """A host-to-device copy replays the bytes copied now (e.g. backward's seed of ones)."""
+        """A host-to-device copy replays the bytes copied now: allowed from tgrad's cached constants
+        (backward's seed of ones, mean's 1/n) and for one scalar (a Python number wrapped as an operand:
+        the guards hold the numbers the step reads); other host data may differ next call
+        (``tgrad.tensor(values)`` in the step), so such a step stays eager."""
         orig(dst, src, n)
         if self.depth == 0:
             if from_host:
+                if n > 8 and not _constant_host(src, n) and self.reason is None:
+                    self.reason = ("the step copies host data into a tensor (e.g. tgrad.tensor(...) of Python "
+                                   "values), which may differ next call: pass such tensors as arguments")
                 src = bytes(src[:n]) if type(src) is bytes else ctypes.string_at(src, n)
             self.events.append(("C", dst, src, n))
 
@@ -293,6 +300,13 @@ class _Recorder:
         if self.depth == 0 and self.reason is None:
             self.reason = (f"the step reads a tensor's value back to Python (Tensor.{what}) while it runs; "
                            "a replay cannot take a data-dependent path")
+
+
+def _constant_host(src, n):
+    """True if ``src`` (an address) lies in one of the read-only host arrays tgrad's ops keep cached."""
+    if type(src) is not int:
+        return False
+    return any(addr <= src and src + n <= addr + nbytes for _, addr, nbytes in _ops._HOST_FULL.values())
 
 
 def _host_classes():
@@ -714,8 +728,9 @@ _FUSED = _FusedMemo()
 class CompiledFunction:
     """``fn`` compiled: see the module docstring."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, fullgraph=False):
         self._fn = fn
+        self._fullgraph = fullgraph
         self._sources = _Sources(fn)
         self._cache = {}
         self._warned = set()
@@ -755,6 +770,9 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         result, e.run, reason = _record(self._fn, args, kwargs, walk)
         if reason is not None:
+            if self._fullgraph:
+                self._cache.pop(key, None)
+                raise RuntimeError(f"tgrad.compile(fullgraph=True): {self._fn.__name__} cannot be captured: {reason}")
             e.eager = reason
             self._warn(f"tgrad.compile: {self._fn.__name__} runs eagerly: {reason}")
         return result
@@ -762,7 +780,11 @@ class CompiledFunction:
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
             disable=False):
-    """``tgrad.compile(fn)`` / ``@tgrad.compile``: capture and replay ``fn`` (a step function or a Module)."""
+    """``tgrad.compile(fn)`` / ``@tgrad.compile``: capture and replay ``fn`` (a step function or a Module).
+
+    ``fullgraph=True``: a step that cannot be captured raises instead of running eagerly with a warning.
+    ``backend``, ``mode``, ``dynamic``, ``options`` select among PyTorch's compilers; tgrad has one
+    (capture and replay), so any value runs it: the numbers are eager's either way."""
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable)
@@ -771,16 +793,16 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if disable:
         return model
     if isinstance(model, Module):
-        return OptimizedModule(model)
-    return CompiledFunction(model)
+        return OptimizedModule(model, fullgraph)
+    return CompiledFunction(model, fullgraph)
 
 
 class OptimizedModule:
     """A Module compiled for its forward: calls replay; attributes are the module's (``_orig_mod``)."""
 
-    def __init__(self, mod):
+    def __init__(self, mod, fullgraph=False):
         self.__dict__["_orig_mod"] = mod
-        self.__dict__["_call"] = CompiledFunction(mod.__call__)
+        self.__dict__["_call"] = CompiledFunction(mod.__call__, fullgraph)
 
     def __call__(self, *args, **kwargs):
         return self._call(*args, **kwargs)
