@@ -14,8 +14,17 @@ from . import dtypes as D
 from .tensor import Tensor
 
 
+def _sequence_as_tuple(index):
+    """PyTorch's ``treatSequenceAsTuple``: a list shorter than 32 holding a tensor, sequence, slice, None or
+    Ellipsis is a tuple of indices (``x[[[0, 1], [2, 2]]]`` is ``x[[0, 1], [2, 2]]``)."""
+    return isinstance(index, list) and len(index) < 32 and any(
+        i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, np.ndarray, slice)) for i in index)
+
+
 def _normalize(t, index):
-    if not isinstance(index, tuple):
+    if _sequence_as_tuple(index):
+        index = tuple(index)
+    elif not isinstance(index, tuple):
         index = (index,)
     res = []
     for i in index:

@@ -1604,9 +1604,10 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
-            return self.item().__format__(spec)
-        return str(self)
+        """A 0-d Tensor formats its Python number (``f"{loss:.3f}"``, ``"{}".format(t)``), as PyTorch's."""
+        if self.dim() == 0 and type(self) is Tensor:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __iter__(self):
         if self.dim() == 0:
@@ -1745,6 +1746,8 @@ def empty(shape, dtype, device):
         shape, strides, n = _GEOMETRY[shape]
     except (KeyError, TypeError):   # new, or unhashable (a list)
         shape, strides, n = _geometry(shape)
+    if n * dtype.itemsize >= 1 << 63:       # PyTorch's int64 byte count (a size_t would wrap: issue 16)
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     t = object.__new__(Tensor)
     _init_from(t, _Storage(n * dtype.itemsize, device), 0, shape, strides, dtype)
     return t
