@@ -28,6 +28,8 @@ def _normalize(t, index):
         index = (index,)
     res = []
     for i in index:
+        if isinstance(i, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(i).__name__}'")
         if isinstance(i, (list, np.ndarray)) or isinstance(i, (bool, np.bool_)):
             from .creation import tensor
             i = tensor(i, device=t.device, dtype=D.int64 if np.size(i) == 0 else None)
@@ -56,6 +58,9 @@ def _apply_basic(t, index):
     if sum(1 for i in index if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(_consumed(i) for i in index)
+    if t.dim() == 0 and len(index) == 1 and isinstance(index[0], (int, np.integer)):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
     if used > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
     out, d, real, adv = t, 0, 0, []      # d: dim of the view so far; real: dim of t (for error messages)

@@ -177,6 +177,12 @@ class Tensor:
         if dtype is None:
             prefix = "tgrad.cuda." if self.is_cuda else "tgrad."
             return prefix + D.TENSOR_TYPE_NAMES[self.dtype]
+        if isinstance(dtype, str):      # "tgrad.FloatTensor", "torch.cuda.LongTensor"
+            mod, _, name = dtype.rpartition(".")
+            found = [d for d, n in D.TENSOR_TYPE_NAMES.items() if n == name]
+            if not found or mod not in ("tgrad", "torch", "tgrad.cuda", "torch.cuda"):
+                raise ValueError(f"invalid type: '{dtype}'")
+            return self.to(device="cuda" if mod.endswith("cuda") else "cpu", dtype=found[0])
         return self.to(dtype)
 
     # ------------------------------------------------------------ autograd state
@@ -1576,9 +1582,13 @@ class Tensor:
         return bool(self.item())
 
     def __int__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __float__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __index__(self):
