@@ -53,6 +53,7 @@ Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTor
 from . import nn, optim, utils  # noqa: E402
 from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
 
 float = float32
 double = float64

@@ -1546,6 +1546,18 @@ class Tensor:
             return self.cpu().numpy()
         return self._np_view()
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of a cpu tensor: numpy's capsule over this tensor's memory (zero copy)."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self.device.type != "cpu":
+            raise BufferError(f"tgrad exports DLPack capsules of cpu tensors only (this one is on {self.device})")
+        return self._np_view().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        """(DLPack device type, index): (1, 0) for cpu (kDLCPU), (2, i) for cuda:i (kDLCUDA)."""
+        return (1, 0) if self.device.type == "cpu" else (2, self.device.index or 0)
+
     def __array__(self, dtype=None, copy=None):
         a = self.detach().cpu()._np_view()
         return a.astype(dtype) if dtype is not None else a
