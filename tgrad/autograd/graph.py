@@ -405,3 +405,6 @@ def check_grad_assignment(t, value):
     if tuple(value.shape) != tuple(t.shape):
         raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
                            f"'{list(t.shape)}'. Please ensure that the gradient and the tensor are the same size")
+
+
+from ._draw import draw, to_dot  # noqa: E402,F401  (drawing a graph; reads nodes only)
