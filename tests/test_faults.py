@@ -1,5 +1,4 @@
 """Fault tests (issue 16): out of memory in the middle of a training step on a capped backend."""
-import numpy as np
 import pytest
 
 import tgrad
@@ -62,5 +61,4 @@ def test_oom_mid_step_then_next_step_works():
         backend.capacity = old
     want = [_step(ref, ref_opt, x, y) for _ in range(2)]
     assert got == want
-    for p, q in zip(model.parameters(), ref.parameters()):      # TODO(item 6): exact once replay is bit-stable
-        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=0, atol=1e-7)
+    assert all(p.tolist() == q.tolist() for p, q in zip(model.parameters(), ref.parameters()))

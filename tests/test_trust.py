@@ -104,3 +104,87 @@ def test_10_format_of_a_0d_tensor_is_its_number():
     assert "{}".format(tgrad.tensor([63.2])) == "tensor([63.2000])"
     with pytest.raises(TypeError, match=r"^unsupported format string passed to Tensor.__format__$"):
         "{:.2f}".format(tgrad.tensor([63.2]))
+
+
+def test_0_dataloader_forks_while_another_thread_runs_ops():
+    """Workers forked while a thread is inside a launch (holding the launcher's lock) or an allocation used to
+    inherit the lock held and freeze on their first op.  Now: every epoch of 4 completes."""
+    r = _python("""
+        import threading, time
+        import tgrad
+        from tgrad.utils.data import DataLoader, Dataset
+
+        class Squares(Dataset):
+            def __len__(self):
+                return 8
+            def __getitem__(self, i):
+                return (tgrad.full((64,), float(i)) ** 2).sum()     # tgrad ops inside the worker
+
+        stop = False
+        def busy():
+            x = tgrad.randn(256, 256)
+            while not stop:
+                (x @ x).tanh().sum()
+        t = threading.Thread(target=busy, daemon=True)
+        t.start()
+        time.sleep(0.5)
+        for epoch in range(4):
+            got = sorted(float(v) for b in DataLoader(Squares(), batch_size=2, num_workers=2, timeout=30) for v in b)
+            assert got == [64.0 * i * i for i in range(8)], got
+            print("epoch", epoch, flush=True)
+        stop = True
+        t.join()
+        print("done")
+    """, timeout=300)
+    assert r.returncode == 0 and r.stdout.split()[-1] == "done", (r.stdout, r.stderr[-2000:])
+
+
+def test_0_locks_are_free_in_a_forked_child():
+    """Fork while other threads hold the allocator's and the autograd's locks: the child can take them all."""
+    r = _python("""
+        import os, threading
+        import tgrad
+        from tgrad.autograd import graph, engine
+        from tgrad.memory import get_allocator
+        from tgrad.random import default_generator
+        alloc = get_allocator("cpu")
+        held, go = threading.Event(), threading.Event()
+        def hold():
+            with graph._seq_lock, engine._fold_lock, graph.AccumulateGrad._lock, default_generator._lock:
+                held.set()
+                go.wait()
+        t = threading.Thread(target=hold)
+        t.start()
+        held.wait()
+        pid = os.fork()
+        if pid == 0:
+            locks = (graph._seq_lock, engine._fold_lock, graph.AccumulateGrad._lock, default_generator._lock,
+                     alloc._lock)
+            ok = all(lock.acquire(timeout=5) for lock in locks)
+            for lock in locks:
+                lock.release()
+            x = tgrad.ones(3, requires_grad=True)
+            (x * 2).sum().backward()
+            os._exit(0 if ok and x.grad.tolist() == [2.0, 2.0, 2.0] else 3)
+        _, status = os.waitpid(pid, 0)
+        go.set()
+        t.join()
+        print("child", os.waitstatus_to_exitcode(status))
+    """, timeout=120)
+    assert r.stdout.split()[-1] == "0", (r.stdout, r.stderr[-2000:])
+
+
+def test_6_gradients_are_bit_stable_across_plain_recording_and_replayed_launches():
+    """The trace executor runs a key plainly, then records it, then replays it: a column sum (the bias gradient)
+    reduced a gathered block on the first two and a strided view on replays, which numpy sums in another
+    order (1 ulp apart).  Now every iteration gives the same bits."""
+    for hidden, n in ((16, 16), (128, 16), (37, 64)):
+        tgrad.manual_seed(0)
+        m = tgrad.nn.Sequential(tgrad.nn.Linear(3, hidden), tgrad.nn.Tanh(), tgrad.nn.Linear(hidden, 1))
+        x = tgrad.randn(n, 3)
+        grads = []
+        for _ in range(4):
+            m.zero_grad()
+            ((m(x) - 1) ** 2).mean().backward()
+            grads.append([p.grad.numpy().tobytes() for p in m.parameters()])
+        assert all(g == grads[0] for g in grads[1:]), (hidden, n)
