@@ -208,6 +208,18 @@ def test_whole_model_weights_only(tmp_path):
     assert r["size"] == (2,) and type(r["size"]) is tgrad.Size and r["od"]["a"].tolist() == [1.0]
 
 
+def test_pickle_module_and_protocol(tmp_path):
+    path = str(tmp_path / "t.pt")
+    tgrad.save({"x": _Plain(), "t": tgrad.ones(1)}, path, pickle_protocol=4)
+    assert isinstance(tgrad.load(path, pickle_module=pickle)["x"], _Plain)     # PyTorch: a full unpickle
+    with pytest.raises(RuntimeError, match="^Can not safely load weights when explicit pickle_module is specified$"):
+        tgrad.load(path, pickle_module=pickle, weights_only=True)
+
+
+class _Plain:
+    pass
+
+
 def test_weights_only_never_runs_code(tmp_path):
     """A malicious pickle (os.system via __reduce__) is refused by default."""
     class Evil:

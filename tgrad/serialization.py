@@ -21,9 +21,8 @@ A path is written atomically (a temporary file in the same directory, fsync,
 Every file is validated per the safetensors spec before use; a corrupt one
 raises ``CheckpointError`` naming the file and the first problem.
 """
+import _compat_pickle
 import base64
-import builtins
-import collections
 import contextlib
 import io
 import json
@@ -128,11 +127,6 @@ _safe_globals = set()
 _safe_local = threading.local()
 
 
-def _qualname(obj):
-    mod = getattr(obj, "__module__", None)
-    return obj.__qualname__ if mod == "builtins" else f"{mod}.{obj.__qualname__}"
-
-
 def _default_safe():
     return [OrderedDict, Counter, set, frozenset, complex, slice, range, bytearray, Device, D._by_name, Size]
 
@@ -189,6 +183,9 @@ class _Unpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if self._ok is None:
             return super().find_class(module, name)
+        if (module, name) in _compat_pickle.NAME_MAPPING:       # protocol 2's Python 2 names, as pickle maps them
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         obj = self._ok.get((module, name))
         if obj is None:
             full = name if module == "builtins" else f"{module}.{name}"
@@ -206,8 +203,8 @@ class _Unpickler(pickle.Unpickler):
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, buf, tensors):
-        super().__init__(buf, protocol=4)
+    def __init__(self, buf, tensors, protocol):
+        super().__init__(buf, protocol=protocol)
         self._tensors, self._memo = tensors, {}
 
     def persistent_id(self, obj):
@@ -240,17 +237,18 @@ def _write_atomic(path, blob):
             os.close(dfd)
 
 
-def save(obj, f):
+def save(obj, f, pickle_module=pickle, pickle_protocol=2):
     """Write ``obj`` to a path (atomically) or a binary file object.  State dicts (nested dicts/lists/tuples of
     tensors and numbers) are stored as JSON; any other object (a whole model) is pickled, as ``torch.save``
-    does, and loads only with ``weights_only=False`` or an allow-list."""
+    does (with ``pickle_protocol``; the standard ``pickle`` whatever ``pickle_module`` says), and loads only
+    with ``weights_only=False`` or an allow-list."""
     tensors = []
     meta = {"format": "pt"}
     try:
         meta["tgrad"] = json.dumps(_encode(obj, tensors, {}), separators=(",", ":"))
     except _Unsupported:
         tensors, buf = [], io.BytesIO()
-        _Pickler(buf, tensors).dump(obj)
+        _Pickler(buf, tensors, pickle_protocol).dump(obj)
         meta["tgrad_pickle"] = base64.b64encode(buf.getvalue()).decode("ascii")
     header, chunks, offset = {}, [], 0
     for name, t in tensors:
@@ -347,10 +345,15 @@ def _parse(blob):
     return entries, meta or {}, 8 + n
 
 
-def load(f, map_location=None, weights_only=None, *, mmap=None):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None):
     """Read a checkpoint written by ``save`` (or any safetensors file: a dict of tensors).  Tensors go to their
     saved device unless ``map_location`` (str, device, or a {saved: target} dict) says otherwise.  A pickled object
-    (``save(model, f)``) is unpickled only with allow-listed globals unless ``weights_only=False``."""
+    (``save(model, f)``) is unpickled only with allow-listed globals unless ``weights_only=False``.
+    ``mmap`` is accepted for PyTorch compatibility (the file is read whole)."""
+    if pickle_module is not None and weights_only:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if pickle_module is not None and weights_only is None:
+        weights_only = False        # PyTorch: an explicit pickle_module means a full unpickle
     if isinstance(f, (str, os.PathLike)):
         where = os.fspath(f)
         with open(f, "rb") as fh:
