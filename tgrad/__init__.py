@@ -53,6 +53,7 @@ from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from ._compile import compile  # noqa: E402
 from .threads import get_num_threads, set_num_threads  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
 
 float = float32
 double = float64

@@ -4,14 +4,29 @@
 uses counters ``offset .. offset + n - 1`` and advances the offset, so results
 do not depend on device or block size.
 """
+import os
 import threading
 import time
+import weakref
 
 from . import dtypes as D
 from .device import device as Device, get_default_device
 from .tensor import from_host
 
 _DEFAULT_SEED = 67280421310721
+
+
+_generators = weakref.WeakSet()
+
+
+def _reset_locks_in_child():
+    """A forked child inherits locks in whatever state another thread left them: start with fresh ones."""
+    for g in list(_generators):
+        g._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_locks_in_child)
 
 
 class Generator:
@@ -22,6 +37,7 @@ class Generator:
         self._seed = _DEFAULT_SEED
         self._offset = 0
         self._lock = threading.Lock()
+        _generators.add(self)
 
     def manual_seed(self, seed):
         seed = int(seed)

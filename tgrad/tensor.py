@@ -183,6 +183,12 @@ class Tensor:
         if dtype is None:
             prefix = "tgrad.cuda." if self.is_cuda else "tgrad."
             return prefix + D.TENSOR_TYPE_NAMES[self.dtype]
+        if isinstance(dtype, str):      # "tgrad.FloatTensor", "torch.cuda.LongTensor"
+            mod, _, name = dtype.rpartition(".")
+            found = [d for d, n in D.TENSOR_TYPE_NAMES.items() if n == name]
+            if not found or mod not in ("tgrad", "torch", "tgrad.cuda", "torch.cuda"):
+                raise ValueError(f"invalid type: '{dtype}'")
+            return self.to(device="cuda" if mod.endswith("cuda") else "cpu", dtype=found[0])
         return self.to(dtype)
 
     # ------------------------------------------------------------ autograd state
@@ -1532,6 +1538,18 @@ class Tensor:
             return self.cpu().numpy()
         return self._np_view()
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of a cpu tensor: numpy's capsule over this tensor's memory (zero copy)."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self.device.type != "cpu":
+            raise BufferError(f"tgrad exports DLPack capsules of cpu tensors only (this one is on {self.device})")
+        return self._np_view().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        """(DLPack device type, index): (1, 0) for cpu (kDLCPU), (2, i) for cuda:i (kDLCUDA)."""
+        return (1, 0) if self.device.type == "cpu" else (2, self.device.index or 0)
+
     def __array__(self, dtype=None, copy=None):
         a = self.detach().cpu()._np_view()
         return a.astype(dtype) if dtype is not None else a
@@ -1568,9 +1586,13 @@ class Tensor:
         return bool(self.item())
 
     def __int__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __float__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __index__(self):
@@ -1595,9 +1617,10 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
-            return self.item().__format__(spec)
-        return str(self)
+        """A 0-d Tensor formats its Python number (``f"{loss:.3f}"``, ``"{}".format(t)``), as PyTorch's."""
+        if self.dim() == 0 and type(self) is Tensor:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __iter__(self):
         if self.dim() == 0:
@@ -1722,6 +1745,8 @@ def empty(shape, dtype, device):
         shape, strides, n = _GEOMETRY[shape]
     except (KeyError, TypeError):   # new, or unhashable (a list)
         shape, strides, n = _geometry(shape)
+    if n * dtype.itemsize >= 1 << 63:       # PyTorch's int64 byte count (a size_t would wrap: issue 16)
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     t = object.__new__(Tensor)
     _init_from(t, Storage(n * dtype.itemsize, device), 0, shape, strides, dtype)
     return t

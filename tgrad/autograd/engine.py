@@ -32,6 +32,7 @@ computed in forward (cross-entropy does).  The mark is dropped when the seed
 becomes a leaf's ``.grad``.
 """
 import heapq
+import os
 import threading
 import warnings
 
@@ -280,6 +281,15 @@ def _fold_target(node, gin, deps, buffers, needed, capture):
 
 
 _fold_lock = threading.Lock()
+
+
+def _reset_lock_in_child():
+    global _fold_lock
+    _fold_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_lock_in_child)
 
 
 def _apply_folded(node, gin, relu_output):

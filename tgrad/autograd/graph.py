@@ -10,6 +10,7 @@ input gradients (one tensor, or a tuple when there are several).
 ``save_on_cpu``, as ``torch.autograd.graph`` does.
 """
 import itertools
+import os
 import re
 import threading
 import types
@@ -24,6 +25,17 @@ from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors
 
 _seq = itertools.count(1)      # next() of a count is atomic under the GIL
 _seq_lock = threading.Lock()
+
+
+def _reset_locks_in_child():
+    """Fresh locks in a forked child (another thread may have held one at the fork: issue 16)."""
+    global _seq_lock
+    _seq_lock = threading.Lock()
+    AccumulateGrad._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_locks_in_child)
 _EMPTY = types.MappingProxyType({})
 _grad_state = grad_mode._state
 
@@ -398,3 +410,6 @@ def check_grad_assignment(t, value):
     if tuple(value.shape) != tuple(t.shape):
         raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
                            f"'{list(t.shape)}'. Please ensure that the gradient and the tensor are the same size")
+
+
+from ._draw import draw, to_dot  # noqa: E402,F401  (drawing a graph; reads nodes only)

@@ -469,6 +469,24 @@ _allocators_lock = threading.Lock()
 _recent = (None, None)   # (dev, its allocator) of the last get_allocator(dev) whose dev names one device
 
 
+def _before_fork():
+    """Hold every process-wide allocator's lock across ``fork()``: the child starts with consistent pools
+    (no other thread is inside malloc/free at the instant of the fork) and locks it can take (issue 16)."""
+    _allocators_lock.acquire()
+    for a in list(_allocators.values()):
+        a._lock.acquire()
+
+
+def _after_fork():
+    for a in list(_allocators.values()):
+        a._lock.release()
+    _allocators_lock.release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
+
+
 def get_allocator(dev):
     """The process-wide allocator of device ``dev`` (a device, "cpu", "cuda:1" or an int)."""
     global _recent

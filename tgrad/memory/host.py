@@ -43,6 +43,8 @@ class HostBackend:
             raise BackendOutOfMemory(
                 f"host backend capacity {self.capacity} bytes exceeded "
                 f"({self._in_use} in use, {nbytes} asked)")
+        if nbytes >= 1 << 63:       # beyond size_t's range: ctypes would wrap it (2**64 -> 0)
+            raise BackendOutOfMemory(f"{nbytes} bytes is more than host memory can address")
         p = ctypes.c_void_p()
         if _posix_memalign(ctypes.byref(p), ALIGNMENT, max(nbytes, 1)) != 0 or not p.value:
             raise BackendOutOfMemory(f"posix_memalign could not provide {nbytes} bytes")

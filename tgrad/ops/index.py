@@ -55,8 +55,13 @@ def _check_range(values, size, dim, exc=RuntimeError):
 
 
 def _check_int64(index, name):
-    if index.dtype is not D.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.dtype is not D.int64 and index.dtype is not D.int32:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+
+
+def _as_int64(index):
+    """gather/scatter accept an int32 index (PyTorch 2.x); the kernels read int64."""
+    return index if index.dtype is D.int64 else KE.copy(index, empty(index.shape, D.int64, index.device))
 
 
 def _scatter_into(target, shape, src, s_strides, idx, x_strides, o_strides_fn, scale_fn, accumulate):
@@ -86,6 +91,7 @@ def gather_forward(self, index, *, dim, sparse_grad=False):
     """out[i][j][k] = self[index[i][j][k]][j][k] (dim 0); out has index's shape."""
     d = _wrap_dim(dim, self.dim())
     _gather_checks(self, index, d)
+    index = _as_int64(index)
     out = empty(index.shape, self.dtype, self.device)
     s_strides = _zero_dim(self.stride(), d) if self.dim() == index.dim() else [0] * index.dim()
     return KI.gather(index.shape, self, s_strides, index, index.stride(), out, out.stride(), _stride(self, d))
@@ -116,6 +122,7 @@ def _scatter_checks(self, index, src, dim):
 def _scatter(self, index, src, dim, out, accumulate):
     d = _wrap_dim(dim, self.dim())
     _scatter_checks(self, index, src if src.dim() or index.dim() == 0 else None, d)
+    index = _as_int64(index)
     target = _target(self, out)
     s_strides = G.expand_strides(src.shape, src.stride(), index.shape) if src.dim() == 0 else \
         list(src.stride())[:index.dim()]

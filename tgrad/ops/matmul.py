@@ -271,13 +271,16 @@ def linear_forward(input, weight, bias=None, *, activation=None):
         M *= d
     if IN != IN2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({M}x{IN} and {IN2}x{OUT})")
-    _mm_dtype_check(input, weight)
     c = None
-    if bias is not None:
+    if bias is not None:        # addmm's checks (PyTorch 2.13's wording), else mm's
         if bias.dtype is not weight.dtype:
             raise RuntimeError(f"self and mat2 must have the same dtype, but got {_scalar_name(bias.dtype)} and "
                                f"{_scalar_name(weight.dtype)}")
+        if input.dtype is not weight.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_scalar_name(input.dtype)} and "
+                               f"{_scalar_name(weight.dtype)}")
         c = expand_forward(bias, size=(M, OUT))
+    _mm_dtype_check(input, weight)
     out = empty(lead + (OUT,), input.dtype, input.device)
     _matmul(_rows(input), _t(weight), _mat(out, (M, OUT)), c=c, act=activation)
     return out

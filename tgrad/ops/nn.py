@@ -143,7 +143,7 @@ def _ce_check(input, target, weight, ignore_index, prob):
     if prob:
         return C
     if target.dtype is not D.int64:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype.legacy_name}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.legacy_name}")
     if input.dim() >= 2 and (target.dim() == 0 or target.shape[0] != input.shape[0]):
         n_t = target.shape[0] if target.dim() else 0
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({n_t}).")
@@ -175,9 +175,8 @@ def _loss_rows(logits):
     def forward(input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         _check_reduction(reduction)
         _float_check(input, "nll_loss" if not logits else "log_softmax_lastdim_kernel_impl")
-        prob = logits and target.dtype.is_floating_point
-        if prob and tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        # class probabilities when the target has the input's shape, as PyTorch decides (else class indices)
+        prob = logits and target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape)
         if not 0.0 <= label_smoothing <= 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
         _ce_check(input, target, weight, ignore_index, prob)
@@ -883,7 +882,7 @@ def batch_norm_forward(input, weight=None, bias=None, running_mean=None, running
                          f"{_size_str(input)}")
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != C:
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
     y = empty(input.shape, input.dtype, input.device)

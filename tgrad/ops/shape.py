@@ -96,8 +96,8 @@ def expand_forward(self, *, size):
     size = tuple(size)
     if len(size) < self.dim():
         raise RuntimeError(f"expand({self.type()}{{{list(self.shape)}}}, size=[{', '.join(map(str, size))}]): "
-                           "the number of sizes provided ({}) must be greater or equal to the number of "
-                           "dimensions in the tensor ({})".format(len(size), self.dim()))
+                           f"the number of sizes provided ({len(size)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({self.dim()})")
     lead = len(size) - self.dim()
     shape, strides = [], []
     for i, s in enumerate(size):
@@ -484,8 +484,8 @@ def cat_backward(ctx, grad):
     d = ctx.attrs.get("dim", 0)
     res, start = [], 0
     for m in ctx.input_meta:
-        if len(m.shape) == 1 and m.shape[0] == 0:
-            res.append(None)
+        if len(m.shape) == 1 and m.shape[0] == 0:     # skipped by forward; its gradient is empty, not None
+            res.append(grad.new_zeros(0))
             continue
         n = m.shape[_wrap_dim(d, len(m.shape))]
         res.append(grad.narrow(d, start, n))
