@@ -148,6 +148,17 @@ def tanh_h(x):
 
 
 @triton.jit
+def tanh_epilogue_h(x):
+    """tanh(x) = (1 - e) / (1 + e), e = exp(-2|x|), signed: for matmul's fused epilogue, where ``tanh_h``'s
+    expm1 branches make the heaviest tiles spill (tests/ops/test_matmul_aot.py).  Within a few ulp of
+    ``tanh_h`` for |x| > ~1e-3, less accurate near 0: ``linear(..., activation="tanh")`` and
+    ``tanh(linear(...))`` can differ in the last bits."""
+    e = tl.exp(-2.0 * tl.abs(x))
+    t = (1.0 - e) / (1.0 + e)
+    return tl.where(x >= 0, t, -t)
+
+
+@triton.jit
 def sigmoid_h(x):
     return 1.0 / (1.0 + tl.exp(-x))
 

@@ -22,7 +22,7 @@ import triton.language as tl
 from . import _geometry as G
 from .runtime import launcher as T
 from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
-from ._lang import cast_store, sigmoid_h, tanh_h
+from ._lang import cast_store, sigmoid_h, tanh_epilogue_h
 
 
 # Activation codes (the ACT / DACT constexprs).
@@ -37,7 +37,7 @@ def _act(x, ACT: tl.constexpr):
     elif ACT == 2:
         x = 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))
     elif ACT == 3:
-        x = tanh_h(x)
+        x = tanh_epilogue_h(x)
     elif ACT == 4:
         x = sigmoid_h(x)
     return x
