@@ -9,4 +9,5 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
                    NLLLoss, SmoothL1Loss)
 from .module import Module  # noqa: F401
 from .normalization import BatchNorm1d, LayerNorm  # noqa: F401
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import Embedding  # noqa: F401
