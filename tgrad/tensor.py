@@ -1096,6 +1096,25 @@ class Tensor:
         from . import return_types
         return return_types.min(*_call("min", self, dim=dim, keepdim=keepdim))
 
+    def sort(self, dim=-1, descending=False, stable=False):
+        """(values, indices) sorted along ``dim``; always stable (PyTorch allows it when ``stable=False``)."""
+        from . import return_types
+        return return_types.sort(*_call("sort_stable" if stable else "sort", self, dim=dim, descending=descending,
+                                        stable=stable))
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return _call("sort", self, dim=dim, descending=descending, stable=stable)[1]
+
+    def msort(self):
+        return self.sort(0)[0]
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        from . import return_types
+        return return_types.topk(*_call("topk", self, k=k, dim=dim, largest=largest, sorted=sorted))
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return _call("multinomial", self, num_samples=num_samples, replacement=replacement, generator=generator)
+
     def amax(self, dim=(), keepdim=False):
         return _call("amax", self, dim=dim, keepdim=keepdim)
 

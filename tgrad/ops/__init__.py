@@ -88,9 +88,9 @@ def host_full(shape, value, dtype, device, broadcast=False):
 
 
 def _build():
-    from . import advanced_index, elementwise, linalg, nn, optim, reduce, rnn, shape
+    from . import advanced_index, elementwise, linalg, nn, optim, random, reduce, rnn, shape, sort
     table = {}
-    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg, rnn):
+    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg, rnn, sort, random):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

@@ -1,8 +1,9 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
-from .opinfos import autograd, elementwise, linalg, nn, optim, reduce, rnn, shape
+from .opinfos import autograd, elementwise, linalg, nn, optim, random, reduce, rnn, shape, sort
 
 OP_DB = (list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim.OPS) + list(linalg.OPS)
-         + list(autograd.OPS) + list(nn.OPS) + list(rnn.OPS))
+         + list(autograd.OPS) + list(nn.OPS) + list(rnn.OPS) + list(sort.OPS)
+         + list(random.OPS))
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
 COVERED_ELSEWHERE = {
