@@ -1042,12 +1042,14 @@ class Tensor:
         return _random_inplace(self, lambda: normal_(self, mean, std, generator))
 
     # ------------------------------------------------------------ reductions
-    def sum(self, dim=None, keepdim=False, *, dtype=None):
+    def sum(self, dim=None, keepdim=False, *, dtype=None, keepdims=None):
+        keepdim = keepdim if keepdims is None else keepdims     # PyTorch accepts numpy's spelling too
         if dim is None and not keepdim:
             return _call("sum_all", self, dtype=dtype)
         return _call("sum", self, dim=dim, keepdim=keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim=False, *, dtype=None):
+    def mean(self, dim=None, keepdim=False, *, dtype=None, keepdims=None):
+        keepdim = keepdim if keepdims is None else keepdims
         if dim is None and not keepdim:
             return _call("mean_all", self, dtype=dtype)
         return _call("mean", self, dim=dim, keepdim=keepdim, dtype=dtype)

@@ -2,15 +2,16 @@
 
 The matmuls of a step (``x W_ih^T + b_ih``, ``h W_hh^T + b_hh``) are linear ops; these kernels take
 their results, the gate pre-activations ``ig``/``hg`` of shape (B, G*H) in PyTorch's gate order
-(LSTM i, f, g, o; GRU r, z, n), and do everything else in one pass.  Element ``e`` of a launch is
-(b, j) = (e // H, e % H); every (B, *) operand is addressed through its (row, column) strides
-(0, 0 for a broadcast zero), outputs are contiguous.  Backward kernels recompute the gates.
+(LSTM i, f, g, o; GRU r, z, n), and do everything else in one pass.  Every (B, *) operand is
+addressed through its (row, column) strides (0, 0 for a broadcast zero); outputs are contiguous.
+Backward kernels recompute the gates.
+A program covers a ROWS x BLOCK_H tile of the (B, H) grid (2-D: addresses affine in the aranges).
 """
 import triton
 import triton.language as tl
 
 from . import _triton as T
-from ._triton import Launch, Sites, cdiv, elementwise_block
+from ._triton import Launch, Sites, cdiv, gpu_blocks, next_pow2
 from .elementwise import cast_store, compute_type, kptr, sigmoid_h, tanh_h
 
 
@@ -21,18 +22,26 @@ def _gate(p, b, j, s_r, s_c, g, H, m, COMPUTE: tl.constexpr):
 
 
 @triton.jit
-def lstm_cell_kernel(ig_ptr, hg_ptr, cx_ptr, hy_ptr, cy_ptr, n_elements, H,
-                     s_ig_r, s_ig_c, s_hg_r, s_hg_c, s_cx_r, s_cx_c, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+def _pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, g, H, m, COMPUTE: tl.constexpr):
+    """Pre-activation ig + hg of gate g."""
+    return (_gate(ig_ptr, b, j, s_ig_r, s_ig_c, g, H, m, COMPUTE)
+            + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, g, H, m, COMPUTE))
+
+
+@triton.jit
+def lstm_cell_kernel(ig_ptr, hg_ptr, cx_ptr, hy_ptr, cy_ptr, B, H,
+                     s_ig_r, s_ig_c, s_hg_r, s_hg_c, s_cx_r, s_cx_c,
+                     COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
     """a = ig + hg (B, 4H); i, f, o = sigmoid(a_i, a_f, a_o), g = tanh(a_g);
     cy = f * cx + i * g, hy = o * tanh(cy); cx, hy, cy (B, H)."""
-    e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    m = e < n_elements
-    b = e // H
-    j = e % H
-    i = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 0, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
-    f = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 1, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
-    g = tanh_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
-    o = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 3, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 3, H, m, COMPUTE))
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = (tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H))[None, :]
+    m = (b < B) & (j < H)
+    e = b * H + j
+    i = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
+    f = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
+    g = tanh_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
+    o = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 3, H, m, COMPUTE))
     c = tl.load(cx_ptr + b * s_cx_r + j * s_cx_c, mask=m, other=0.0).to(COMPUTE)
     cy = f * c + i * g
     cast_store(cy_ptr + e, cy, m)
@@ -40,19 +49,19 @@ def lstm_cell_kernel(ig_ptr, hg_ptr, cx_ptr, hy_ptr, cy_ptr, n_elements, H,
 
 
 @triton.jit
-def lstm_cell_backward_kernel(dh_ptr, dc_ptr, ig_ptr, hg_ptr, cx_ptr, dg_ptr, dcx_ptr, n_elements, H,
+def lstm_cell_backward_kernel(dh_ptr, dc_ptr, ig_ptr, hg_ptr, cx_ptr, dg_ptr, dcx_ptr, B, H,
                               s_dh_r, s_dh_c, s_dc_r, s_dc_c, s_ig_r, s_ig_c, s_hg_r, s_hg_c, s_cx_r, s_cx_c,
-                              COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+                              COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
     """dC = dcy + dhy * o * (1 - tanh(cy)^2); d(a_i, a_f, a_g, a_o) = (dC g i(1-i), dC cx f(1-f),
     dC i (1-g^2), dhy tanh(cy) o(1-o)) into dg (B, 4H); dcx = dC * f (B, H)."""
-    e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    m = e < n_elements
-    b = e // H
-    j = e % H
-    i = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 0, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
-    f = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 1, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
-    g = tanh_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
-    o = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 3, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 3, H, m, COMPUTE))
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = (tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H))[None, :]
+    m = (b < B) & (j < H)
+    e = b * H + j
+    i = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
+    f = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
+    g = tanh_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
+    o = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 3, H, m, COMPUTE))
     c = tl.load(cx_ptr + b * s_cx_r + j * s_cx_c, mask=m, other=0.0).to(COMPUTE)
     dh = tl.load(dh_ptr + b * s_dh_r + j * s_dh_c, mask=m, other=0.0).to(COMPUTE)
     dc = tl.load(dc_ptr + b * s_dc_r + j * s_dc_c, mask=m, other=0.0).to(COMPUTE)
@@ -67,33 +76,35 @@ def lstm_cell_backward_kernel(dh_ptr, dc_ptr, ig_ptr, hg_ptr, cx_ptr, dg_ptr, dc
 
 
 @triton.jit
-def gru_cell_kernel(ig_ptr, hg_ptr, hx_ptr, hy_ptr, n_elements, H,
-                    s_ig_r, s_ig_c, s_hg_r, s_hg_c, s_hx_r, s_hx_c, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+def gru_cell_kernel(ig_ptr, hg_ptr, hx_ptr, hy_ptr, B, H,
+                    s_ig_r, s_ig_c, s_hg_r, s_hg_c, s_hx_r, s_hx_c,
+                    COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
     """r = sigmoid(ig_r + hg_r), z = sigmoid(ig_z + hg_z), n = tanh(ig_n + r * hg_n);
     hy = (1 - z) * n + z * hx; ig, hg (B, 3H), hx, hy (B, H)."""
-    e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    m = e < n_elements
-    b = e // H
-    j = e % H
-    r = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 0, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
-    z = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 1, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
-    n = tanh_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + r * _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = (tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H))[None, :]
+    m = (b < B) & (j < H)
+    e = b * H + j
+    r = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
+    z = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
+    hn = _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 2, H, m, COMPUTE)
+    n = tanh_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + r * hn)
     h = tl.load(hx_ptr + b * s_hx_r + j * s_hx_c, mask=m, other=0.0).to(COMPUTE)
     cast_store(hy_ptr + e, n + z * (h - n), m)
 
 
 @triton.jit
-def gru_cell_backward_kernel(dh_ptr, ig_ptr, hg_ptr, hx_ptr, dig_ptr, dhg_ptr, dhx_ptr, n_elements, H,
+def gru_cell_backward_kernel(dh_ptr, ig_ptr, hg_ptr, hx_ptr, dig_ptr, dhg_ptr, dhx_ptr, B, H,
                              s_dh_r, s_dh_c, s_ig_r, s_ig_c, s_hg_r, s_hg_c, s_hx_r, s_hx_c,
-                             COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+                             COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
     """dn = dhy (1 - z)(1 - n^2); dig = (dn hg_n r(1-r), dhy (hx - n) z(1-z), dn) and dhg the same
     but dn * r for n (B, 3H); dhx = dhy * z (B, H)."""
-    e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    m = e < n_elements
-    b = e // H
-    j = e % H
-    r = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 0, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
-    z = sigmoid_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 1, H, m, COMPUTE) + _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = (tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H))[None, :]
+    m = (b < B) & (j < H)
+    e = b * H + j
+    r = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
+    z = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
     hn = _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 2, H, m, COMPUTE)
     n = tanh_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + r * hn)
     h = tl.load(hx_ptr + b * s_hx_r + j * s_hx_c, mask=m, other=0.0).to(COMPUTE)
@@ -115,10 +126,9 @@ _SITES = Sites()
 
 
 def _run(kernel, out, tensors, B, H):
-    """Launch ``kernel`` over the B*H elements: pointers of ``tensors`` (inputs, then the contiguous
+    """Launch ``kernel`` over the (B, H) grid: pointers of ``tensors`` (inputs, then the contiguous
     outputs ``out``), n, H, then the (row, column) strides of every input."""
-    n = B * H
-    if n == 0:
+    if B * H == 0:
         return
     t0 = out[0]
     dev = t0.device.type
@@ -127,9 +137,12 @@ def _run(kernel, out, tensors, B, H):
     key = (kernel.__name__, B, H, strides, tuple(t.dtype for t in tensors), dev, T.FORCE_GPU_BLOCKS)
     site = _SITES.get(key)
     if site is None:
-        block = elementwise_block(n, dev)
-        site = _SITES.add(key, Launch(kernel, (cdiv(n, block),), dev, [kptr(t) for t in tensors] + [n, H, *strides],
-                                      {"COMPUTE": compute_type(t0.dtype), "BLOCK": block}))
+        budget = 1024 if gpu_blocks(dev) else 65536
+        bh = min(next_pow2(H), budget)
+        rows = max(1, min(next_pow2(B), budget // bh))
+        site = _SITES.add(key, Launch(kernel, (cdiv(B, rows), cdiv(H, bh)), dev,
+                                      [kptr(t) for t in tensors] + [B, H, *strides],
+                                      {"COMPUTE": compute_type(t0.dtype), "ROWS": rows, "BLOCK_H": bh}))
     site(*(t.data_ptr() for t in tensors))
 
 

@@ -32,7 +32,8 @@ def _topk_ref(x, k, dim=-1, largest=True, sorted=True):
 
 def _sort_samples(rng):
     out = []
-    for s, d, desc in [((7,), 0, False), ((3, 5), 1, True), ((3, 5), 0, False), ((2, 9, 3), 1, True), ((4, 33), -1, False)]:
+    for s, d, desc in [((7,), 0, False), ((3, 5), 1, True), ((3, 5), 0, False), ((2, 9, 3), 1, True),
+                       ((4, 33), -1, False)]:
         out.append(SampleInput(rng.normal(size=s), dim=d, descending=desc))
     for s, d, desc in [((4, 12), 1, True), ((3, 100), 1, False), ((50, 6), 0, True)]:    # ties
         out.append(SampleInput(rng.integers(-3, 4, s).astype(np.float64), dim=d, descending=desc, grad=False))
