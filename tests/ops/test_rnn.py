@@ -317,3 +317,65 @@ def test_errors(device):
         nn.GRUCell(3, 4)(tgrad.zeros(1, 2, 3))
     with pytest.raises(RuntimeError, match="lstm_cell: expected gates of size"):
         nn.functional._op("lstm_cell", tgrad.zeros(2, 12), tgrad.zeros(2, 12), tgrad.zeros(2, 4))
+
+
+# PyTorch 2.13, float64, parameters det(p.shape, k), x = 3 det(.., 11), lengths [3, 5, 1, 4] packed with
+# enforce_sorted=False, padded back to total_length 6: loss = sum(padded * det(.., 5)) + sum(h_n (c_n) * det(.., 7));
+# [loss, chk(packed output data), [chk(h_n), chk(c_n)], lengths, batch_sizes, chk(x.grad), [chk(p.grad)...]]
+PACKED_REF = [[-0.3441082249, 0.6785027188, [0.7858088417, 1.31576412], [3, 5, 1, 4], [4, 3, 3, 2, 1], -0.1762240986,
+  [-0.0787319216, -0.0102406049, 0.1224003774, 0.1224003774, 0.2213314051, -0.1110125701, -0.4162564303,
+   -0.4162564303, 0.1344373585, 0.0246024002, -0.5256459321, -0.5256459321, 0.264874772, -0.002294521, 0.1009476215,
+   0.1009476215]],
+ [-1.0765234876, 1.6681482123, [0.8662191974], [3, 5, 1, 4], [4, 3, 3, 2, 1], 0.0866020332,
+  [-0.7350786217, -0.0850341034, 1.4671475428, 0.6782477832, -0.8710632116, 0.2027198247, -2.3031891056,
+   -1.458386675]],
+ [0.1588744328, -0.0208762878, [-0.0287557872, 0.5467131944], [3, 5, 1, 4], [4, 3, 3, 2, 1], 0.0280552995,
+  [-0.0753445871, 0.0042249878, 0.240214449, 0.240214449, 0.03499309]],
+ [-0.4538615957, 0.6718125871, [0.8114665157], [3, 5, 1, 4], [4, 3, 3, 2, 1], -0.0254987542,
+  [-0.2315151768, -0.0367268226, 0.4699484917, 0.4699484917, -0.1148066356, 0.0226408607, -0.5863523099,
+   -0.5863523099]]]
+PACKED_CASES = [("LSTM", dict(num_layers=2, bidirectional=True)), ("GRU", dict(bidirectional=True, batch_first=True)),
+                ("LSTM", dict(proj_size=2, batch_first=True)), ("RNN", dict(num_layers=2))]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_packed_sequences_match_pytorch(device, case):
+    cls, kw = PACKED_CASES[case]
+    rnn_utils = nn.utils.rnn
+    m = getattr(nn, cls)(3, 4, **kw).double().to(device)
+    with tgrad.no_grad():
+        for k, (_, p) in enumerate(m.named_parameters()):
+            p.copy_(tgrad.tensor(det(tuple(p.shape), k)))
+    bf = kw.get("batch_first", False)
+    x = tgrad.tensor(det((4, 5, 3) if bf else (5, 4, 3), 11) * 3, device=device, requires_grad=True)
+    pk = rnn_utils.pack_padded_sequence(x, [3, 5, 1, 4], batch_first=bf, enforce_sorted=False)
+    out, h = m(pk)
+    assert isinstance(out, rnn_utils.PackedSequence)
+    pad, lens = rnn_utils.pad_packed_sequence(out, batch_first=bf, total_length=6)
+    hs = h if isinstance(h, tuple) else (h,)
+    loss = (pad * tgrad.tensor(det(tuple(pad.shape), 5), device=device)).sum()
+    for t in hs:
+        loss = loss + (t * tgrad.tensor(det(tuple(t.shape), 7), device=device)).sum()
+    loss.backward()
+    r = PACKED_REF[case]
+    np.testing.assert_allclose(loss.item(), r[0], atol=1e-9)
+    np.testing.assert_allclose(chk(out.data.detach().cpu().numpy()), r[1], atol=1e-9)
+    np.testing.assert_allclose([chk(t.detach().cpu().numpy()) for t in hs], r[2], atol=1e-9)
+    assert lens.tolist() == r[3] and out.batch_sizes.tolist() == r[4]
+    np.testing.assert_allclose(chk(x.grad.cpu().numpy()), r[5], atol=1e-9)
+    np.testing.assert_allclose([chk(p.grad.cpu().numpy()) for p in m.parameters()], r[6], atol=1e-9)
+
+
+def test_pack_sequence_and_errors(device):
+    rnn_utils = nn.utils.rnn
+    seqs = [tgrad.tensor([1.0, 2, 3], device=device), tgrad.tensor([4.0], device=device),
+            tgrad.tensor([5.0, 6], device=device)]
+    ps = rnn_utils.pack_sequence(seqs, enforce_sorted=False)
+    assert ps.data.tolist() == [1.0, 5.0, 4.0, 2.0, 6.0, 3.0] and ps.batch_sizes.tolist() == [3, 2, 1]
+    assert ps.sorted_indices.tolist() == [0, 2, 1] and ps.unsorted_indices.tolist() == [0, 2, 1]
+    assert rnn_utils.pad_sequence(seqs, batch_first=True).tolist() == [[1.0, 2.0, 3.0], [4.0, 0.0, 0.0],
+                                                                      [5.0, 6.0, 0.0]]
+    with pytest.raises(RuntimeError, match="`lengths` array must be sorted in decreasing order"):
+        rnn_utils.pack_padded_sequence(tgrad.zeros(3, 2, 1, device=device), [1, 2])
+    with pytest.raises(RuntimeError, match="Length of all samples has to be greater than 0"):
+        rnn_utils.pack_padded_sequence(tgrad.zeros(3, 2, 1, device=device), [3, 0], enforce_sorted=False)

@@ -5,7 +5,7 @@ interchange with PyTorch.
 
 A layer runs one input projection ``x W_ih^T + b_ih`` for the whole sequence, then per step one
 ``h W_hh^T + b_hh`` (linear op) and one fused cell op (``lstm_cell`` / ``gru_cell``; RNN: add + tanh
-or relu).  No PackedSequence support yet.
+or relu).  A PackedSequence input runs each step on the sequences still running.
 """
 import math
 import numbers
@@ -16,6 +16,7 @@ from ...functions import cat, stack
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -33,15 +34,47 @@ def _step(mode, gi, h, c, w_hh, b_hh, w_hr):
     return (a.tanh() if mode == "RNN_TANH" else a.relu()), None
 
 
-def _layer(mode, x, tdim, h, c, weights, reverse):
-    """One direction of one layer over x (time on dim ``tdim``): (outputs stacked on tdim, h_n, c_n)."""
+def _layer(mode, x, tdim, h, c, weights, reverse, sizes=None):
+    """One direction of one layer over x (time on dim ``tdim``): (outputs stacked on tdim, h_n, c_n).
+
+    ``sizes``: x is a PackedSequence's data and sizes its batch_sizes (sequences sorted by length):
+    step t runs the first sizes[t] rows; a row's state is final at its sequence's last step.
+    """
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    steps = F.linear(x, w_ih, b_ih).unbind(tdim)
-    outs = [None] * len(steps)
-    for t in (reversed(range(len(steps))) if reverse else range(len(steps))):
+    gi = F.linear(x, w_ih, b_ih)
+    if sizes is None:
+        steps = gi.unbind(tdim)
+        outs = [None] * len(steps)
+        for t in (reversed(range(len(steps))) if reverse else range(len(steps))):
+            h, c = _step(mode, steps[t], h, c, w_hh, b_hh, w_hr)
+            outs[t] = h
+        return stack(outs, tdim), h, c
+    steps = gi.split(sizes, 0)
+    outs = [None] * len(sizes)
+    if reverse:         # the running batch grows: rows join with their initial state
+        h0, c0 = h, c
+        h, c = h0[:sizes[-1]], (None if c0 is None else c0[:sizes[-1]])
+        for t in reversed(range(len(sizes))):
+            n, b = h.shape[0], sizes[t]
+            if n < b:
+                h = cat([h, h0[n:b]], 0)
+                c = None if c is None else cat([c, c0[n:b]], 0)
+            h, c = _step(mode, steps[t], h, c, w_hh, b_hh, w_hr)
+            outs[t] = h
+        return cat(outs, 0), h, c
+    done_h, done_c = [], []     # the running batch shrinks: the rows that stop keep their last state
+    for t, b in enumerate(sizes):
+        if h.shape[0] > b:
+            done_h.append(h[b:])
+            h = h[:b]
+            if c is not None:
+                done_c.append(c[b:])
+                c = c[:b]
         h, c = _step(mode, steps[t], h, c, w_hh, b_hh, w_hr)
         outs[t] = h
-    return stack(outs, tdim), h, c
+    h_n = cat([h] + done_h[::-1], 0) if done_h else h
+    c_n = cat([c] + done_c[::-1], 0) if done_c else c
+    return cat(outs, 0), h_n, c_n
 
 
 class RNNBase(Module):
@@ -144,14 +177,15 @@ class RNNBase(Module):
         if input.dtype != w.dtype:
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
                              f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
-        if input.dim() != 3:
-            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
         if self.input_size != input.size(-1):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input, batch_sizes=None):
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        mini_batch = _mini_batch(self, input, batch_sizes)
         return (self.num_layers * (2 if self.bidirectional else 1), mini_batch,
                 self.proj_size if self.proj_size > 0 else self.hidden_size)
 
@@ -162,6 +196,9 @@ class RNNBase(Module):
     def check_forward_args(self, input, hidden, batch_sizes=None):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        return hx if permutation is None else hx.index_select(1, permutation)
 
     # ---------------------------------------------------------------- the recurrence
     def _batched(self, input, name):
@@ -175,12 +212,12 @@ class RNNBase(Module):
             input = input.unsqueeze(batch_dim)
         return input, batched, batch_dim
 
-    def _zeros(self, input, size):
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+    def _zeros(self, input, size, batch_sizes=None):
+        mini_batch = _mini_batch(self, input, batch_sizes)
         return creation.zeros(self.num_layers * (2 if self.bidirectional else 1), mini_batch, size,
                               dtype=input.dtype, device=input.device)
 
-    def _run(self, input, h0, c0):
+    def _run(self, input, h0, c0, sizes=None):
         """The stacked, possibly bidirectional recurrence: (output, h_n, c_n or None)."""
         tdim = 1 if self.batch_first else 0
         D = 2 if self.bidirectional else 1
@@ -196,11 +233,11 @@ class RNNBase(Module):
                 b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
                 w_hr = w[-1] if self.proj_size > 0 else None
                 out, h, c = _layer(self.mode, x, tdim, h0[k], None if c0 is None else c0[k],
-                                   (w_ih, w_hh, b_ih, b_hh, w_hr), reverse=d == 1)
+                                   (w_ih, w_hh, b_ih, b_hh, w_hr), d == 1, sizes)
                 outs.append(out)
                 hs.append(h)
                 cs.append(c)
-            x = outs[0] if D == 1 else cat(outs, 2)
+            x = outs[0] if D == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return x, stack(hs, 0), (stack(cs, 0) if c0 is not None else None)
@@ -241,7 +278,20 @@ class GRU(RNNBase):
         return _single_state(self, "GRU", input, hx)
 
 
+def _mini_batch(self, input, batch_sizes):
+    if batch_sizes is not None:
+        return int(batch_sizes[0])
+    return input.size(0) if self.batch_first else input.size(1)
+
+
 def _single_state(self, name, input, hx):
+    if isinstance(input, PackedSequence):
+        data, batch_sizes, sorted_idx, unsorted_idx = input
+        hx = self._zeros(data, self.hidden_size, batch_sizes) if hx is None else self.permute_hidden(hx, sorted_idx)
+        self.check_forward_args(data, hx, batch_sizes)
+        output, h_n, _ = self._run(data, hx, None, [int(b) for b in batch_sizes.tolist()])
+        return (PackedSequence(output, batch_sizes, sorted_idx, unsorted_idx),
+                self.permute_hidden(h_n, unsorted_idx))
     input, batched, batch_dim = self._batched(input, name)
     if not batched and hx is not None:
         if hx.dim() != 2:
@@ -265,7 +315,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes=None):
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        mini_batch = _mini_batch(self, input, batch_sizes)
         return (self.num_layers * (2 if self.bidirectional else 1), mini_batch, self.hidden_size)
 
     def check_forward_args(self, input, hidden, batch_sizes=None):
@@ -276,6 +326,17 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_idx, unsorted_idx = input
+            real = self.proj_size if self.proj_size > 0 else self.hidden_size
+            if hx is None:
+                hx = (self._zeros(data, real, batch_sizes), self._zeros(data, self.hidden_size, batch_sizes))
+            else:
+                hx = (self.permute_hidden(hx[0], sorted_idx), self.permute_hidden(hx[1], sorted_idx))
+            self.check_forward_args(data, hx, batch_sizes)
+            output, h_n, c_n = self._run(data, hx[0], hx[1], [int(b) for b in batch_sizes.tolist()])
+            return (PackedSequence(output, batch_sizes, sorted_idx, unsorted_idx),
+                    (self.permute_hidden(h_n, unsorted_idx), self.permute_hidden(c_n, unsorted_idx)))
         input, batched, batch_dim = self._batched(input, "LSTM")
         if hx is None:
             hx = (self._zeros(input, self.proj_size if self.proj_size > 0 else self.hidden_size),
