@@ -11,16 +11,20 @@ separate process). Data are numpy-generated, so both sides see the same values.
 - d: seed 003's linear regression, yhat = b + w * x over 80 points, the manual update
   ``b.sub_(lr * b.grad)`` under ``no_grad`` (lr=0.1); a run is 1000 epochs (``EPOCHS``)
 - e: the same with ``optim.SGD(lr=0.1)``
+- f: word-level LSTM language model (pytorch/examples style): embedding 32, 2-layer LSTM 64 with
+  dropout 0.2, batch_first, vocab 50, seq 35, batch 20; clip_grad_norm_ 0.25, plain SGD on p.data,
+  hidden state detached between batches
 """
 import numpy as np
 
-NAMES = ("a", "b", "c", "d", "e")
+NAMES = ("a", "b", "c", "d", "e", "f")
 DESCRIPTION = {
     "a": "MLP 8-12-4, batch 10, BCE-with-logits",
     "b": "MLP 64-128-10, batch 64, cross-entropy",
     "c": "MLP 784-256-10, batch 128, cross-entropy",
     "d": "linear regression, manual update, 1 epoch",
     "e": "linear regression, optim.SGD, 1 epoch",
+    "f": "LSTM LM 50-32-64x2, seq 35, batch 20",
 }
 EPOCHS = 1000
 
@@ -99,4 +103,45 @@ def build(name, torch):
             return loss
         step.params = (b, w)
         return step
+    if name == "f":
+        return _lstm_lm(torch, rng)
     raise ValueError(f"unknown step {name!r}")
+
+
+def _lstm_lm(torch, rng, ntokens=50, emsize=32, nhid=64, nlayers=2, bptt=35, bsz=20, lr=5.0):
+    nn = torch.nn
+
+    class RNNModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop = nn.Dropout(0.2)
+            self.encoder = nn.Embedding(ntokens, emsize)
+            self.rnn = nn.LSTM(emsize, nhid, nlayers, dropout=0.2, batch_first=True)
+            self.decoder = nn.Linear(nhid, ntokens)
+
+        def forward(self, x, hidden):
+            out, hidden = self.rnn(self.drop(self.encoder(x)), hidden)
+            return self.decoder(self.drop(out)).view(-1, ntokens), hidden
+
+    model = RNNModel()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.tensor(rng.uniform(-0.1, 0.1, tuple(p.shape)).astype(np.float32)))
+    data = torch.tensor(rng.integers(0, ntokens, (bsz, bptt * 8 + 1)))
+    state = {"i": 0, "hidden": (torch.zeros(nlayers, bsz, nhid), torch.zeros(nlayers, bsz, nhid))}
+    criterion = nn.CrossEntropyLoss()
+
+    def step():
+        i = state["i"] * bptt
+        state["i"] = (state["i"] + 1) % 8
+        x, y = data[:, i:i + bptt], data[:, i + 1:i + 1 + bptt]
+        model.zero_grad()
+        hidden = tuple(h.detach() for h in state["hidden"])
+        out, state["hidden"] = model(x, hidden)
+        loss = criterion(out, y.reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
+        return loss
+    return step

@@ -11,14 +11,14 @@ import pytest
 import tgrad
 from steps import EPOCHS, build
 
-ROUNDS = {"a": 50, "b": 30, "c": 10, "d": 200, "e": 200}
+ROUNDS = {"a": 50, "b": 30, "c": 10, "d": 200, "e": 200, "f": 3}
 
 
 @pytest.mark.parametrize("name", ["a", "b", "c", "d", "e"])
 def test_step_compiled(benchmark, name):
     step = tgrad.compile(build(name, tgrad))
     loss = benchmark.pedantic(step, rounds=ROUNDS[name], warmup_rounds=3, iterations=1)
-    assert loss.item() == loss.item()
+    assert math.isfinite(loss.item())
 
 
 @pytest.mark.parametrize("name", ["a", "b", "c", "d", "e"])

@@ -20,6 +20,7 @@ from .functions import (add, broadcast_to, clone, div, divide, equal, exp, flatt
                         squeeze, sub, subtract, sum, swapaxes, swapdims, t, transpose, true_divide, unsqueeze)
 from .functions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, logsumexp, max, min,  # noqa: E402
                         norm, prod, std, var)
+from .functions import argsort, msort, multinomial, sort, topk  # noqa: E402
 from . import linalg, return_types  # noqa: E402
 from . import accelerator, backends  # noqa: E402
 from .functions import addmm, baddbmm, bmm, dot, ger, inner, matmul, mm, mv, outer, rsub, vdot  # noqa: E402

@@ -246,6 +246,26 @@ def min(input, dim=None, keepdim=False):
     return input.min(dim, keepdim)
 
 
+def sort(input, dim=-1, descending=False, stable=False):
+    return input.sort(dim, descending, stable)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return input.argsort(dim, descending, stable)
+
+
+def msort(input):
+    return input.msort()
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    return input.topk(k, dim, largest, sorted)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    return input.multinomial(num_samples, replacement, generator=generator)
+
+
 def amax(input, dim=(), keepdim=False):
     return input.amax(dim, keepdim)
 

@@ -32,3 +32,11 @@ class max(_ValuesIndices):
 
 class min(_ValuesIndices):
     pass
+
+
+class sort(_ValuesIndices):
+    pass
+
+
+class topk(_ValuesIndices):
+    pass

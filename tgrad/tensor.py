@@ -1042,12 +1042,14 @@ class Tensor:
         return _random_inplace(self, lambda: _creation.normal_(self, mean, std, generator))
 
     # ------------------------------------------------------------ reductions
-    def sum(self, dim=None, keepdim=False, *, dtype=None):
+    def sum(self, dim=None, keepdim=False, *, dtype=None, keepdims=None):
+        keepdim = keepdim if keepdims is None else keepdims     # PyTorch accepts numpy's spelling too
         if dim is None and not keepdim:
             return _call("sum_all", self, dtype=dtype)
         return _call("sum", self, dim=dim, keepdim=keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim=False, *, dtype=None):
+    def mean(self, dim=None, keepdim=False, *, dtype=None, keepdims=None):
+        keepdim = keepdim if keepdims is None else keepdims
         if dim is None and not keepdim:
             return _call("mean_all", self, dtype=dtype)
         return _call("mean", self, dim=dim, keepdim=keepdim, dtype=dtype)
@@ -1093,6 +1095,24 @@ class Tensor:
         if dim is None:
             return _call("min_all", self)
         return return_types.min(*_call("min", self, dim=dim, keepdim=keepdim))
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        """(values, indices) sorted along ``dim``; always stable (PyTorch allows it when ``stable=False``)."""
+        return return_types.sort(*_call("sort_stable" if stable else "sort", self, dim=dim, descending=descending,
+                                        stable=stable))
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return _call("sort", self, dim=dim, descending=descending, stable=stable)[1]
+
+    def msort(self):
+        return self.sort(0)[0]
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return return_types.topk(*_call("topk", self, k=k, dim=dim, largest=largest, sorted=sorted))
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return _call("multinomial", self, num_samples=num_samples, replacement=replacement,
+                     generator=_creation._gen(generator, self.device))
 
     def amax(self, dim=(), keepdim=False):
         return _call("amax", self, dim=dim, keepdim=keepdim)

@@ -90,12 +90,12 @@ def host_full(shape, value, dtype, device, broadcast=False):
     return t
 
 
-from . import conv, elementwise, index, matmul, nn, norm, optim, pool, reduce, shape  # noqa: E402  (they import Op)
+from . import conv, elementwise, index, matmul, nn, norm, optim, pool, random, reduce, rnn, shape, sort  # noqa: E402,E501  (they import Op)
 
 
 def _build():
     table = {}
-    for family in (elementwise, reduce, shape, index, optim, nn, matmul, conv, pool, norm):
+    for family in (elementwise, reduce, shape, index, optim, nn, matmul, conv, pool, norm, rnn, sort, random):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

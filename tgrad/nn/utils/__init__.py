@@ -1,3 +1,4 @@
-"""``nn.utils``: gradient clipping and parameter <-> vector conversion."""
+"""``nn.utils``: gradient clipping, parameter <-> vector conversion, ``rnn`` (packed sequences)."""
+from . import rnn  # noqa: F401
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm  # noqa: F401
 from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401

@@ -1,0 +1,151 @@
+"""Recurrent cells: the fused pointwise part of one LSTM / GRU step (PyTorch's ``_thnn_fused_*_cell``).
+
+``lstm_cell(input_gates, hidden_gates, cx) -> (hy, cy)`` and ``gru_cell(input_gates, hidden_gates, hx)
+-> hy`` take the two gate pre-activations (B, G*H) the step's linear ops made (gate order LSTM i, f,
+g, o; GRU r, z, n); one Triton kernel each way (tgrad/kernels/rnn.py).  The backward ops are table
+entries too; their backward (double backward) is written in closed form with tgrad ops.
+"""
+from ..kernels import rnn as KR
+from ..tensor import empty
+from . import Op, call as _c, host_full
+
+
+def _check(name, gates, G, igates, hgates, state, state_name):
+    for t in (igates, hgates, state):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"{name}: expected a floating point tensor, got {t.dtype}")
+        if t.dtype is not igates.dtype:
+            raise RuntimeError(f"{name}: expected all tensors to have dtype {igates.dtype}, got {t.dtype}")
+    if state.dim() != 2 or igates.dim() != 2:
+        raise RuntimeError(f"{name}: expected 2-D {gates} and {state_name}, got {igates.dim()}-D and "
+                           f"{state.dim()}-D")
+    B, H = state.shape
+    for t in (igates, hgates):
+        if tuple(t.shape) != (B, G * H):
+            raise RuntimeError(f"{name}: expected {gates} of size {[B, G * H]} for {state_name} of size "
+                               f"{[B, H]}, got {list(t.shape)}")
+    return B, H
+
+
+def _zero_or(g, like):
+    """``g``, or a broadcast zero (no launch) for an output that got no gradient."""
+    return g if g is not None else host_full(tuple(like.shape), 0.0, like.dtype, like.device, broadcast=True)
+
+
+# ------------------------------------------------------------------ LSTM
+def lstm_cell_forward(input_gates, hidden_gates, cx):
+    B, H = _check("lstm_cell", "gates", 4, input_gates, hidden_gates, cx, "cx")
+    hy = empty((B, H), cx.dtype, cx.device)
+    cy = empty((B, H), cx.dtype, cx.device)
+    return KR.lstm_cell(input_gates, hidden_gates, cx, hy, cy)
+
+
+def lstm_cell_backward(ctx, grad_hy, grad_cy):
+    cx = ctx.saved["cx"]
+    dg, dcx = _c("lstm_cell_backward", _zero_or(grad_hy, cx), _zero_or(grad_cy, cx), ctx.saved["input_gates"],
+                 ctx.saved["hidden_gates"], cx)
+    need = ctx.needs_input_grad
+    return dg if need[0] else None, dg if need[1] else None, dcx if need[2] else None
+
+
+def lstm_cell_backward_forward(grad_hy, grad_cy, input_gates, hidden_gates, cx):
+    B, H = _check("lstm_cell_backward", "gates", 4, input_gates, hidden_gates, cx, "cx")
+    for g in (grad_hy, grad_cy):
+        if tuple(g.shape) != (B, H):
+            raise RuntimeError(f"lstm_cell_backward: expected gradients of size {[B, H]}, got {list(g.shape)}")
+    dg = empty((B, 4 * H), cx.dtype, cx.device)
+    dcx = empty((B, H), cx.dtype, cx.device)
+    return KR.lstm_cell_backward(grad_hy, grad_cy, input_gates, hidden_gates, cx, dg, dcx)
+
+
+def lstm_cell_double_backward(ctx, gg_gates, gg_cx):
+    """L = <gg_gates, dgates> + <gg_cx, dcx>; with D = dcy + dhy o (1 - tc^2), tc = tanh(cy),
+    P = gi g si + gf cx sf + gg i (1 - g^2) + gg_cx f (s* = sigmoid derivatives) and
+    Q = dL/dcy: dL/ddcy = P, dL/ddhy = P o (1 - tc^2) + go tc so, and dL/d(a, cx) by the chain rule."""
+    dh, dc, ig, hg, c = (ctx.saved[k] for k in ("grad_hy", "grad_cy", "input_gates", "hidden_gates", "cx"))
+    i, f, g, o = (ig + hg).chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    gi, gf, gg, go = _zero_or(gg_gates, ig).chunk(4, 1)
+    gc = _zero_or(gg_cx, c)
+    si, sf, so, tg = i * (1 - i), f * (1 - f), o * (1 - o), 1 - g * g
+    tc = (f * c + i * g).tanh()
+    tt = 1 - tc * tc
+    D_ = dc + dh * o * tt
+    P = gi * g * si + gf * c * sf + gg * i * tg + gc * f
+    Q = dh * o * tc * tt * P * (-2) + go * dh * tt * so
+    need = ctx.needs_input_grad
+    d_dh = P * o * tt + go * tc * so if need[0] else None
+    d_dc = P if need[1] else None
+    da = None
+    if need[2] or need[3]:
+        da = _c("cat", Q * g * si + D_ * (gi * g * si * (1 - 2 * i) + gg * tg * si),
+                Q * c * sf + D_ * (gf * c * sf * (1 - 2 * f) + gc * sf),
+                Q * i * tg + D_ * (gi * si * tg - gg * i * g * tg * 2),
+                P * dh * so * tt + go * dh * tc * so * (1 - 2 * o), dim=1)
+    d_c = Q * f + D_ * gf * sf if need[4] else None
+    return d_dh, d_dc, da if need[2] else None, da if need[3] else None, d_c
+
+
+# ------------------------------------------------------------------ GRU
+def gru_cell_forward(input_gates, hidden_gates, hx):
+    B, H = _check("gru_cell", "gates", 3, input_gates, hidden_gates, hx, "hx")
+    return KR.gru_cell(input_gates, hidden_gates, hx, empty((B, H), hx.dtype, hx.device))
+
+
+def gru_cell_backward(ctx, grad_hy):
+    dig, dhg, dhx = _c("gru_cell_backward", grad_hy, ctx.saved["input_gates"], ctx.saved["hidden_gates"],
+                       ctx.saved["hx"])
+    need = ctx.needs_input_grad
+    return dig if need[0] else None, dhg if need[1] else None, dhx if need[2] else None
+
+
+def gru_cell_backward_forward(grad_hy, input_gates, hidden_gates, hx):
+    B, H = _check("gru_cell_backward", "gates", 3, input_gates, hidden_gates, hx, "hx")
+    if tuple(grad_hy.shape) != (B, H):
+        raise RuntimeError(f"gru_cell_backward: expected a gradient of size {[B, H]}, got {list(grad_hy.shape)}")
+    dig = empty((B, 3 * H), hx.dtype, hx.device)
+    dhg = empty((B, 3 * H), hx.dtype, hx.device)
+    dhx = empty((B, H), hx.dtype, hx.device)
+    return KR.gru_cell_backward(grad_hy, input_gates, hidden_gates, hx, dig, dhg, dhx)
+
+
+def gru_cell_double_backward(ctx, g_ig, g_hg, g_hx):
+    """L = <g_ig, dig> + <g_hg, dhg> + <g_hx, dhx>; with Ar, Az the summed r, z rows of g_ig + g_hg,
+    M = gi_n + gh_n r + Ar hn sr and E = dL/da_n, the gradients follow by the chain rule."""
+    dy, ig, hg, h = (ctx.saved[k] for k in ("grad_hy", "input_gates", "hidden_gates", "hx"))
+    ir, iz, in_ = ig.chunk(3, 1)
+    hr, hz, hn = hg.chunk(3, 1)
+    r, z = (ir + hr).sigmoid(), (iz + hz).sigmoid()
+    n = (in_ + r * hn).tanh()
+    gir, giz, gin = _zero_or(g_ig, ig).chunk(3, 1)
+    ghr, ghz, ghn = _zero_or(g_hg, hg).chunk(3, 1)
+    gh = _zero_or(g_hx, h)
+    sr, sz, tn = r * (1 - r), z * (1 - z), 1 - n * n
+    Ar, Az = gir + ghr, giz + ghz
+    M = gin + ghn * r + Ar * hn * sr
+    Dn = dy * (1 - z) * tn
+    E = tn * (n * dy * (1 - z) * M * (-2) - Az * dy * sz)
+    need = ctx.needs_input_grad
+    d_dy = (1 - z) * tn * M + Az * (h - n) * sz + gh * z if need[0] else None
+    d_ig = d_hg = None
+    if need[1] or need[2]:
+        daz = sz * (-dy * tn * M + Az * dy * (h - n) * (1 - 2 * z) + gh * dy)
+        dar = sr * (E * hn + Dn * (ghn + Ar * hn * (1 - 2 * r)))
+        d_ig = _c("cat", dar, daz, E, dim=1) if need[1] else None
+        d_hg = _c("cat", dar, daz, E * r + Dn * Ar * sr, dim=1) if need[2] else None
+    d_h = Az * dy * sz if need[3] else None
+    return d_dy, d_ig, d_hg, d_h
+
+
+ENTRIES = [
+    Op("lstm_cell", lstm_cell_forward, lstm_cell_backward, "ThnnFusedLstmCellBackward0",
+       inputs=("input_gates", "hidden_gates", "cx"), save=("input_gates", "hidden_gates", "cx"), outputs=2),
+    Op("lstm_cell_backward", lstm_cell_backward_forward, lstm_cell_double_backward,
+       "ThnnFusedLstmCellBackwardImplBackward0", inputs=("grad_hy", "grad_cy", "input_gates", "hidden_gates", "cx"),
+       save=("grad_hy", "grad_cy", "input_gates", "hidden_gates", "cx"), outputs=2),
+    Op("gru_cell", gru_cell_forward, gru_cell_backward, "ThnnFusedGruCellBackward0",
+       inputs=("input_gates", "hidden_gates", "hx"), save=("input_gates", "hidden_gates", "hx")),
+    Op("gru_cell_backward", gru_cell_backward_forward, gru_cell_double_backward,
+       "ThnnFusedGruCellBackwardBackward0", inputs=("grad_hy", "input_gates", "hidden_gates", "hx"),
+       save=("grad_hy", "input_gates", "hidden_gates", "hx"), outputs=3),
+]
