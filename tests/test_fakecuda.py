@@ -1,0 +1,155 @@
+"""The fake CUDA driver (tests/fakecuda): its API checks, its stream semantics, and tgrad's cuda path on it.
+
+Each test runs a fresh Python on the fake driver (``fakecuda.run_python``): the driver is per process
+(device count and compute capability are fixed at ``cuInit``), and the cpu suite keeps a process with
+no CUDA at all.  Every cuda result is compared with numpy or with the same computation on ``cpu``.
+"""
+import shutil
+
+import pytest
+
+import fakecuda
+
+try:
+    fakecuda.build()
+    _skip = None
+except fakecuda.Unavailable as e:
+    _skip = str(e)
+
+pytestmark = pytest.mark.skipif(_skip is not None, reason=_skip or "")
+
+
+DRIVER_API = r'''
+import ctypes, numpy as np
+from ctypes import byref, c_int, c_void_p, c_uint64, c_size_t, c_float, c_char_p, c_uint
+from tgrad.memory import cuda_driver as cd
+lib = cd._driver()[0]
+lib.cuPointerGetAttribute.argtypes = [c_void_p, c_int, c_uint64]
+lib.cuModuleLoadData.argtypes = [ctypes.POINTER(c_void_p), c_char_p]
+lib.cuMemsetD8Async.argtypes = [c_uint64, ctypes.c_ubyte, c_size_t, c_void_p]
+def rc(name, *a):
+    return getattr(lib, name)(*a)
+def ok(name, *a):
+    r = rc(name, *a)
+    assert r == 0, (name, r)
+n = c_int(); ok("cuDeviceGetCount", byref(n)); assert n.value == 2
+major, minor = c_int(), c_int()
+ok("cuDeviceGetAttribute", byref(major), 75, 1); ok("cuDeviceGetAttribute", byref(minor), 76, 1)
+assert major.value * 10 + minor.value == CC
+props = cd.device_properties(1)
+assert props["major"] * 10 + props["minor"] == CC and props["name"].endswith("(fakecuda)"), props
+assert rc("cuDeviceGet", byref(n), 2) == 101                     # CUDA_ERROR_INVALID_DEVICE
+p = c_uint64()
+assert rc("cuMemAlloc_v2", byref(p), 1024) == 201                # no current context
+ctx0, ctx1 = cd.context_handle(0), cd.context_handle(1)
+ok("cuCtxSetCurrent", ctx0)
+ok("cuMemAlloc_v2", byref(p), 4096)
+free, total = c_size_t(), c_size_t()
+ok("cuMemGetInfo_v2", byref(free), byref(total)); assert total.value - free.value == 4096
+host = np.arange(1024, dtype=np.float32)
+ok("cuMemcpyHtoD_v2", p, host.ctypes.data, 4096)
+back = np.zeros_like(host)
+ok("cuMemcpyDtoH_v2", back.ctypes.data, p, 4096); assert (back == host).all()
+# device memory is host memory at its own addresses; host memory is not device memory
+attr = c_uint64()
+ok("cuPointerGetAttribute", byref(attr), 3, p)                   # DEVICE_POINTER
+assert rc("cuPointerGetAttribute", byref(attr), 3, host.ctypes.data) == 1
+assert rc("cuMemcpyDtoD_v2", p, c_uint64(host.ctypes.data), 16) == 1    # a host pointer as device memory
+assert rc("cuMemcpyHtoD_v2", c_uint64(p.value + 4000), host.ctypes.data, 200) == 1   # out of range
+dev = c_int(); ok("cuPointerGetAttribute", byref(dev), 9, p); assert dev.value == 0   # DEVICE_ORDINAL
+# memset and async copies are queued: the data changes at a synchronization point, not before
+ok("cuMemsetD8_v2", p, 0, 4096)
+ok("cuMemsetD8Async", c_uint64(p.value), 0, 4096, None)
+raw = np.ctypeslib.as_array(ctypes.cast(p.value, ctypes.POINTER(ctypes.c_float)), (1024,))
+assert (raw == host).all()                                       # nothing ran yet
+s = c_void_p(); ok("cuStreamCreate", byref(s), 0)
+e0, e1 = c_void_p(), c_void_p()
+ok("cuEventCreate", byref(e0), 0); ok("cuEventCreate", byref(e1), 0)
+ok("cuEventRecord", e0, s)
+pinned = c_void_p(); ok("cuMemHostAlloc", byref(pinned), 4096, 1)
+pin = np.ctypeslib.as_array(ctypes.cast(pinned.value, ctypes.POINTER(ctypes.c_float)), (1024,))
+pin[:] = 7
+ok("cuMemcpyHtoDAsync_v2", p, pinned, 4096, s)                   # after the legacy stream's memsets
+ok("cuEventRecord", e1, s)
+assert rc("cuEventQuery", e1) == 600                             # CUDA_ERROR_NOT_READY
+ok("cuEventSynchronize", e1)
+assert (raw == 7).all()
+ms = c_float(); ok("cuEventElapsedTime", byref(ms), e0, e1); assert ms.value >= 0
+pin[:] = 0
+ok("cuMemcpyDtoHAsync_v2", pinned, p, 4096, s)                   # to pinned memory: done at the sync
+assert (pin == 0).all()
+ok("cuStreamSynchronize", s); assert (pin == 7).all()
+# between devices: cuMemcpyPeer
+ok("cuCtxSetCurrent", ctx1)
+q = c_uint64(); ok("cuMemAlloc_v2", byref(q), 4096)
+ok("cuPointerGetAttribute", byref(dev), 9, q); assert dev.value == 1
+ok("cuMemcpyPeer", q, ctx1, p, ctx0, 4096)
+back[:] = 0; ok("cuMemcpyDtoH_v2", back.ctypes.data, q, 4096); assert (back == 7).all()
+# use after free; a module that is not a cubin; a stream of another context
+ok("cuMemFree_v2", q)
+assert rc("cuMemcpyDtoH_v2", back.ctypes.data, q, 16) == 1
+assert rc("cuMemFree_v2", q) == 1
+mod = c_void_p()
+assert rc("cuModuleLoadData", byref(mod), b"not a cubin") == 200     # CUDA_ERROR_INVALID_IMAGE
+assert rc("cuStreamSynchronize", s) == 400                       # s belongs to cuda:0
+ok("cuCtxSetCurrent", ctx0)
+ok("cuMemFree_v2", p)
+ok("cuMemFreeHost", pinned)
+print("ok")
+'''
+
+
+@pytest.mark.parametrize("cc", [80, 90])
+def test_driver_api(cc):
+    assert fakecuda.run_python(f"CC = {cc}\n" + DRIVER_API, devices=2, cc=cc).strip().endswith("ok")
+
+
+KERNELS = r'''
+import numpy as np
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((33, 70)).astype(np.float32), rng.standard_normal((70, 5)).astype(np.float32)
+for dev in ("cpu", "cuda"):
+    x, w = tgrad.tensor(a, device=dev, requires_grad=True), tgrad.tensor(b, device=dev, requires_grad=True)
+    y = tgrad.softmax(x @ w, dim=1)
+    loss = (y * y).sum()
+    loss.backward()
+    out = [y.detach().cpu().numpy(), x.grad.cpu().numpy(), w.grad.cpu().numpy()]
+    if dev == "cpu":
+        ref = out
+for o, r in zip(out, ref):
+    np.testing.assert_allclose(o, r, rtol=1e-5, atol=1e-6)
+import fakecuda
+lib = fakecuda.install()
+assert lib.fakecuda_launch_count() >= 6, lib.fakecuda_launch_count()
+assert not fakecuda.ERRORS, fakecuda.ERRORS
+print("ok")
+'''
+
+
+@pytest.mark.parametrize("cc", [80, 90])
+def test_kernels_compiled_for_the_device_run_on_the_host(cc):
+    assert fakecuda.run_python(KERNELS, cc=cc).strip().endswith("ok")
+
+
+MISSING_SYNC = r'''
+import ctypes, numpy as np
+x = tgrad.arange(8, dtype=tgrad.float32, device="cuda")
+tgrad.cuda.synchronize()
+y = x * 2                                       # queued on the stream, not run yet
+raw = np.ctypeslib.as_array(ctypes.cast(y.data_ptr(), ctypes.POINTER(ctypes.c_float)), (8,))
+before = raw.copy()
+tgrad.cuda.synchronize()
+assert not (before == np.arange(8) * 2).all(), before      # read without a synchronize: wrong data
+assert (raw == np.arange(8) * 2).all(), raw
+assert (y.cpu().numpy() == np.arange(8) * 2).all()          # a copy to the host synchronizes
+print("ok")
+'''
+
+
+def test_a_missing_synchronize_reads_wrong_data():
+    assert fakecuda.run_python(MISSING_SYNC).strip().endswith("ok")
+
+
+def test_compiler_is_the_one_triton_uses():
+    cc = fakecuda.compiler()
+    assert shutil.which(cc) or cc.startswith("/")
