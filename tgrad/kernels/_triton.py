@@ -1257,7 +1257,7 @@ class Launch:
     class of the ones given here.
     """
 
-    __slots__ = ("kernel", "grid", "device", "args", "constexprs", "pos", "dyn", "ndyn", "fkey", "tape")
+    __slots__ = ("kernel", "grid", "device", "args", "constexprs", "pos", "dyn", "ndyn", "fkey", "tape", "gpu")
 
     def __init__(self, kernel, grid, device, args, constexprs):
         self.kernel, self.grid, self.device = kernel, tuple(grid), device
@@ -1267,6 +1267,7 @@ class Launch:
         self.ndyn = len(self.pos)
         self.fkey = fkey if device == "cpu" and 0 not in self.grid else None
         self.tape = None
+        self.gpu = None if device == "cpu" else {}     # the cuda path's compiled kernels (by pointer alignment)
 
     def __call__(self, *dyn):
         if COUNTER.enabled:
@@ -1290,7 +1291,7 @@ class Launch:
         for i, v in zip(self.pos, dyn):
             a = args[i]
             args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
-        _launch(self.kernel, self.grid, self.device, args, self.constexprs)
+        _launch(self.kernel, self.grid, self.device, args, self.constexprs, self.gpu)
 
 
 class Sites(dict):
@@ -1314,7 +1315,7 @@ def launch(kernel, grid, device, args, constexprs):
     Launch(kernel, grid, device, args, constexprs)()
 
 
-def _launch(kernel, grid, device, args, constexprs):
+def _launch(kernel, grid, device, args, constexprs, cache=None):
     if 0 in grid:
         return
     # float scalars reach kernels as fp32 on every path, as the GPU JIT passes them
@@ -1324,28 +1325,32 @@ def _launch(kernel, grid, device, args, constexprs):
         if DRY_RUN:
             return
     if device == "cpu":
-        with LOCK:
-            tok = _FP_STATE.set(_fp_ignore(_FP_STATE.get()))   # masked-off lanes compute garbage (e.g. x / 0)
-            _tls.interp = 1
-            try:
-                if EXECUTOR == "trace":
-                    _lang_for_interpreter()
-                    _run_trace(kernel, grid, args, constexprs)
-                elif EXECUTOR == "direct":
-                    _lang_for_interpreter()
-                    _run_direct(kernel, grid, args, constexprs)
-                else:
-                    _lang_for_compiler()
-                    _twin(kernel).run(*args, grid=grid, warmup=False, **constexprs)
-            except _I.InterpreterError as e:
-                raise RuntimeError(f"kernel {kernel.__name__} failed in the interpreter: {e}") from e
-            finally:
-                _tls.interp = 0
-                _FP_STATE.reset(tok)
+        run_cpu(kernel, grid, args, constexprs)
         return
+    from . import _gpu
+    _gpu.launch(kernel, grid, device, args, constexprs, cache)
+
+
+def run_cpu(kernel, grid, args, constexprs):
+    """Run ``kernel`` over ``grid`` with the interpreter executor (host addresses; fp32-rounded floats)."""
     with LOCK:
-        _lang_for_compiler()
-        kernel[grid](*args, **constexprs)
+        tok = _FP_STATE.set(_fp_ignore(_FP_STATE.get()))   # masked-off lanes compute garbage (e.g. x / 0)
+        _tls.interp = 1
+        try:
+            if EXECUTOR == "trace":
+                _lang_for_interpreter()
+                _run_trace(kernel, grid, args, constexprs)
+            elif EXECUTOR == "direct":
+                _lang_for_interpreter()
+                _run_direct(kernel, grid, args, constexprs)
+            else:
+                _lang_for_compiler()
+                _twin(kernel).run(*args, grid=grid, warmup=False, **constexprs)
+        except _I.InterpreterError as e:
+            raise RuntimeError(f"kernel {kernel.__name__} failed in the interpreter: {e}") from e
+        finally:
+            _tls.interp = 0
+            _FP_STATE.reset(tok)
 
 
 # ---------------------------------------------------------------- ahead-of-time compile
