@@ -153,3 +153,83 @@ def test_a_missing_synchronize_reads_wrong_data():
 def test_compiler_is_the_one_triton_uses():
     cc = fakecuda.compiler()
     assert shutil.which(cc) or cc.startswith("/")
+
+
+CPU_SCALARS = r'''
+import numpy as np
+x = tgrad.tensor([1.0, 2.0, 3.0], device="cuda", requires_grad=True)
+s = tgrad.tensor(10.0, device="cpu", requires_grad=True)
+y = (x + s) * tgrad.tensor(2.0, device="cpu")
+assert y.device == tgrad.device("cuda:0")
+np.testing.assert_array_equal(y.detach().cpu().numpy(), [22.0, 24.0, 26.0])
+y.sum().backward()
+assert s.grad.device.type == "cpu" and float(s.grad) == 6.0           # the cpu scalar's gradient stays on cpu
+np.testing.assert_array_equal(x.grad.cpu().numpy(), [2.0, 2.0, 2.0])
+z = tgrad.ones(3, device="cuda")
+z.add_(tgrad.tensor(4.0, device="cpu"))
+z.mul_(tgrad.tensor(0.5, device="cpu"))
+np.testing.assert_array_equal(z.cpu().numpy(), [2.5, 2.5, 2.5])
+try:
+    tgrad.ones(3, device="cuda") + tgrad.ones(3, device="cpu")     # only 0-d cpu tensors join
+    raise SystemExit("no error")
+except RuntimeError as e:
+    assert "Expected all tensors to be on the same device" in str(e)
+print("ok")
+'''
+
+
+def test_bug1_zero_dim_cpu_operands_are_moved_like_pytorch():
+    assert fakecuda.run_python(CPU_SCALARS).strip().endswith("ok")
+
+
+SECOND_DEVICE = r'''
+import threading, numpy as np
+import fakecuda
+a = np.arange(6, dtype=np.float32).reshape(2, 3)
+x = tgrad.tensor(a, device="cuda:1")
+assert tgrad.cuda.current_device() == 0
+y = (x @ x.t() + 1).softmax(dim=1)
+ref = tgrad.tensor(a, device="cpu") @ tgrad.tensor(a, device="cpu").t()
+np.testing.assert_allclose(y.cpu().numpy(), (ref + 1).softmax(dim=1).numpy(), rtol=1e-6)
+out = []
+def work():                         # a new thread: its current device is 0, the tensors' is 1
+    out.append((tgrad.ones(4, device="cuda:1") * 3).sum().cpu().numpy())
+t = threading.Thread(target=work); t.start(); t.join()
+assert out == [12.0], out
+tgrad.cuda.set_device(1)
+w = tgrad.ones(2, device="cuda:0") + 1          # set_device(1) does not send cuda:0's launches to device 1
+np.testing.assert_array_equal(w.cpu().numpy(), [2.0, 2.0])
+for d in (0, 1):
+    tgrad.cuda.synchronize(d)
+assert not fakecuda.ERRORS, fakecuda.ERRORS
+print("ok")
+'''
+
+
+def test_bug2_launches_run_on_the_tensors_device_in_every_thread():
+    assert fakecuda.run_python(SECOND_DEVICE, devices=2).strip().endswith("ok")
+
+
+WRONG_DEVICE = r'''
+import numpy as np
+import fakecuda
+from fakecuda.kernels import scale_kernel
+from tgrad.kernels import _triton
+from tgrad.memory.cuda_driver import CudaDriverError
+x, y = tgrad.ones(4, device="cuda:1"), tgrad.empty(4, device="cuda:1")
+args = [_triton.Ptr(x.data_ptr(), np.dtype("float32")), _triton.Ptr(y.data_ptr(), np.dtype("float32")), 4, 2.0]
+_triton.launch(scale_kernel, (1,), "cuda:1", args, {"BLOCK": 16})
+np.testing.assert_array_equal(y.cpu().numpy(), [2.0] * 4)
+_triton.launch(scale_kernel, (1,), "cuda:0", args, {"BLOCK": 16})      # cuda:1's memory, launched on cuda:0
+try:
+    tgrad.cuda.synchronize(0)
+    raise SystemExit("no error")
+except CudaDriverError as e:
+    assert "CUDA_ERROR_ILLEGAL_ADDRESS" in str(e), e
+assert "x_ptr" in fakecuda.ERRORS[-1] and "memory of cuda:1, launched on cuda:0" in fakecuda.ERRORS[-1]
+print("ok")
+'''
+
+
+def test_a_launch_on_the_wrong_device_fails_like_on_a_gpu():
+    assert fakecuda.run_python(WRONG_DEVICE, devices=2).strip().endswith("ok")

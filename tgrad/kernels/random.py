@@ -59,7 +59,7 @@ def fill_random(out, seed, offset, dist, lo, hi):
     n = out.numel()
     if n == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     block = elementwise_block(n, dev)
     launch(random_kernel, (cdiv(n, block),), dev,
            [kptr(out), n, int(seed) & 0xFFFFFFFF, int(offset), float(lo), float(hi)],

@@ -24,12 +24,13 @@ class Storage:
     garbage-collected (``__del__``: a ``weakref.finalize`` per tensor cost ~2 us).
     """
 
-    __slots__ = ("ptr", "nbytes", "device", "allocator", "_block", "_owner", "__weakref__")
+    __slots__ = ("ptr", "nbytes", "device", "launch_device", "allocator", "_block", "_owner", "__weakref__")
 
     def __init__(self, nbytes, device):
         self.allocator = allocator = get_allocator(device)
         self._block = block = allocator.malloc(nbytes)
         self.ptr, self.nbytes, self.device, self._owner = block.ptr, nbytes, allocator.device, None
+        self.launch_device = allocator.launch_device     # "cpu" or "cuda:N": what kernel launchers are given
 
     def __del__(self):
         try:
@@ -60,6 +61,7 @@ class Storage:
         st.ptr = lo + span[0]
         st.nbytes = (span[1] - span[0] + arr.itemsize) if arr.size else 0
         st.device = device("cpu")
+        st.launch_device = "cpu"
         st.allocator = get_allocator("cpu")
         st._block = None
         st._owner = arr
