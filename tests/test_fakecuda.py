@@ -233,3 +233,82 @@ print("ok")
 
 def test_a_launch_on_the_wrong_device_fails_like_on_a_gpu():
     assert fakecuda.run_python(WRONG_DEVICE, devices=2).strip().endswith("ok")
+
+
+PROPERTIES = r'''
+props = tgrad.cuda.get_device_properties(0)
+assert (props.major, props.minor) == (CC // 10, CC % 10) == tgrad.cuda.get_device_capability()
+assert tgrad.cuda.get_device_name() == props.name == NAME, props.name
+assert props.multi_processor_count == SMS and props.total_memory == 8192 << 20, props
+assert repr(props).startswith(f"_CudaDeviceProperties(name='{NAME}', major={CC // 10}")
+free0, total = tgrad.cuda.mem_get_info()
+x = tgrad.empty(1 << 20, device="cuda")
+free1, _ = tgrad.cuda.mem_get_info(0)
+assert total == props.total_memory and free0 - free1 >= 4 << 20, (free0, free1)
+print("ok")
+'''
+
+
+@pytest.mark.parametrize("cc,name,sms", [(80, "NVIDIA A100-SXM4-80GB (fakecuda)", 108),
+                                         (90, "NVIDIA H100 80GB HBM3 (fakecuda)", 132)])
+def test_bug7_device_name_and_properties_come_from_the_driver(cc, name, sms):
+    code = f"CC, NAME, SMS = {cc}, {name!r}, {sms}\n" + PROPERTIES
+    assert fakecuda.run_python(code, cc=cc).strip().endswith("ok")
+
+
+STREAMS = r'''
+import ctypes, numpy as np
+x = tgrad.ones(1000, device="cuda")
+s = tgrad.cuda.Stream()
+start, end = tgrad.cuda.Event(enable_timing=True), tgrad.cuda.Event(enable_timing=True)
+with tgrad.cuda.stream(s):
+    assert tgrad.cuda.current_stream() == s != tgrad.cuda.default_stream()
+    start.record()
+    y = x * 2                                   # on s, after the default stream's fill of x
+    end.record()
+assert tgrad.cuda.current_stream() == tgrad.cuda.default_stream()
+raw = np.ctypeslib.as_array(ctypes.cast(y.data_ptr(), ctypes.POINTER(ctypes.c_float)), (1000,))
+assert not (raw == 2).all()                     # queued on s: not run yet
+assert s.query() is False and s.query() is True # (the fake finishes pending work by the second query)
+assert (raw == 2).all()
+assert start.elapsed_time(end) >= 0.0
+try:
+    tgrad.cuda.Event().elapsed_time(tgrad.cuda.Event())
+    raise SystemExit("no error")
+except RuntimeError as e:
+    assert "enable_timing=True" in str(e)
+e = s.record_event()
+tgrad.cuda.current_stream().wait_event(e)
+z = (y + 1).cpu().numpy()
+assert (z == 3).all()
+print("ok")
+'''
+
+
+def test_streams_and_events():
+    assert fakecuda.run_python(STREAMS).strip().endswith("ok")
+
+
+TORCH_IMPORTED = r'''
+import sys
+sys.path.append(TORCH_SITE)
+import torch                                     # a user comparing against PyTorch (CPU build here)
+assert not torch.cuda.is_available()
+import numpy as np
+x = tgrad.arange(10, dtype=tgrad.float32, device="cuda")
+s = tgrad.cuda.Stream()
+with tgrad.cuda.stream(s):
+    y = (x * 2).sum()                            # tgrad's driver and stream, not torch's
+s.synchronize()
+assert float(y.cpu()) == 90.0
+assert torch.arange(3).sum().item() == 3 and "torch" in sys.modules
+print("ok")
+'''
+
+
+def test_bug6_launches_use_tgrads_driver_and_stream_with_torch_imported():
+    import glob
+    site = glob.glob("/work/venv-torch/lib/python3*/site-packages")
+    if not site or not glob.glob(site[0] + "/torch/__init__.py"):
+        pytest.skip("needs PyTorch in /work/venv-torch")
+    assert fakecuda.run_python(f"TORCH_SITE = {site[0]!r}\n" + TORCH_IMPORTED).strip().endswith("ok")

@@ -253,8 +253,8 @@ def device_properties(index):
 
 
 class Stream:
-    """A driver stream of device ``index`` (flags 0: ordered with the legacy default stream, as tgrad's
-    synchronous copies need)."""
+    """A driver stream of device ``index``, destroyed with this object (flags 0: ordered with the legacy
+    default stream, which tgrad's synchronous copies use)."""
 
     def __init__(self, index):
         self.index, self._lib = index, _lib_for(index)
@@ -263,23 +263,6 @@ class Stream:
             _call(self._lib, "cuStreamCreate", byref(h), 0)
         self.handle = h.value
 
-    def synchronize(self):
-        with _Current(self._lib, self.index):
-            _call(self._lib, "cuStreamSynchronize", self.handle)
-
-    def query(self):
-        with _Current(self._lib, self.index):
-            rc = self._lib.cuStreamQuery(self.handle)
-        if rc == CUDA_ERROR_NOT_READY:
-            return False
-        if rc:
-            raise CudaDriverError(_error_message(self._lib, rc, "cuStreamQuery"))
-        return True
-
-    def wait_event(self, event):
-        with _Current(self._lib, self.index):
-            _call(self._lib, "cuStreamWaitEvent", self.handle, event.handle, 0)
-
     def __del__(self):
         if getattr(self, "handle", None) and _driver()[0] is not None:
             try:
@@ -287,6 +270,31 @@ class Stream:
                     self._lib.cuStreamDestroy_v2(self.handle)
             except Exception:
                 pass
+
+
+def stream_synchronize(index, handle):
+    lib = _lib_for(index)
+    with _Current(lib, index):
+        _call(lib, "cuStreamSynchronize", handle)
+
+
+def stream_query(index, handle):
+    """True when all work queued on the stream is done."""
+    lib = _lib_for(index)
+    with _Current(lib, index):
+        rc = lib.cuStreamQuery(handle)
+    if rc == CUDA_ERROR_NOT_READY:
+        return False
+    if rc:
+        raise CudaDriverError(_error_message(lib, rc, "cuStreamQuery"))
+    return True
+
+
+def stream_wait_event(index, handle, event):
+    """Work queued on the stream after this waits for ``event``'s last record."""
+    lib = _lib_for(index)
+    with _Current(lib, index):
+        _call(lib, "cuStreamWaitEvent", handle, event.handle, 0)
 
 
 class Event:
