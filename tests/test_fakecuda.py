@@ -312,3 +312,44 @@ def test_bug6_launches_use_tgrads_driver_and_stream_with_torch_imported():
     if not site or not glob.glob(site[0] + "/torch/__init__.py"):
         pytest.skip("needs PyTorch in /work/venv-torch")
     assert fakecuda.run_python(f"TORCH_SITE = {site[0]!r}\n" + TORCH_IMPORTED).strip().endswith("ok")
+
+
+AOT_THEN_TRAIN = r'''
+import glob, os, numpy as np
+from tgrad import nn, optim
+from tgrad.kernels import aot
+
+def train(device):
+    tgrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Dropout(0.1), nn.Linear(32, 5)).to(device)
+    opt = optim.Adam(model.parameters(), lr=1e-2)
+    x, y = tgrad.randn(16, 20).to(device), tgrad.randint(0, 5, (16,)).to(device)
+    losses = []
+    for _ in range(3):                     # new dropout seeds/offsets and Adam step counts every step
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    return losses
+
+def cubins():
+    return set(glob.glob(os.path.join(os.environ["TRITON_CACHE_DIR"], "*", "*.cubin")))
+
+tgrad.set_default_device("cpu")
+specs, _ = aot.record(lambda: train("cpu"), dry=False)       # on cpu, with the GPU's block sizes
+failed = [r for r in aot.compile_all(specs, (90,)) if r.error]
+assert not failed, failed
+before = cubins()
+assert len(before) >= len({s.name for s in specs}), len(before)
+got = train("cuda")
+new = cubins() - before
+assert not new, f"{len(new)} kernels compiled while training after the AOT compile"
+np.testing.assert_allclose(got, train("cpu"), rtol=1e-5)
+print("ok")
+'''
+
+
+def test_bug3_bug4_aot_compiles_the_run_time_specializations_so_training_compiles_nothing(tmp_path):
+    out = fakecuda.run_python(AOT_THEN_TRAIN, cc=90, env={"TRITON_CACHE_DIR": str(tmp_path)})
+    assert out.strip().endswith("ok")

@@ -192,13 +192,13 @@ def install():
     return lib
 
 
-def run_python(code, devices=1, cc=90, execute=True, timeout=600, extra_path=()):
+def run_python(code, devices=1, cc=90, execute=True, timeout=600, extra_path=(), env=None):
     """Run ``code`` in a fresh Python on the fake driver (fakecuda installed first); returns stdout.
 
     Raises AssertionError with the output when the process fails."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))       # tests/
     root = os.path.dirname(here)
-    env = environ(devices, cc, execute)
+    env = environ(devices, cc, execute, base=dict(os.environ, **(env or {})))
     env["PYTHONPATH"] = os.pathsep.join([root, here, *extra_path, env.get("PYTHONPATH", "")])
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     prelude = "import fakecuda, tgrad\nassert fakecuda.install() is not None, 'fake driver not loaded'\n"

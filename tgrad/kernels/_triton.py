@@ -1075,6 +1075,9 @@ def dynamic_args(kernel, *names):
     """Declare int arguments of ``kernel`` that change between launches without changing its control flow
     (e.g. a random seed/offset): they are replayed as values instead of being part of the trace key."""
     kernel.__dict__["_tgrad_dynamic"] = frozenset(names)
+    for p in kernel.params:        # and the GPU JIT does not specialize on their values (no recompiles)
+        if p.name in names:
+            p.do_not_specialize = True
     return kernel
 
 
@@ -1220,30 +1223,40 @@ RECORD = None            # a list while tgrad.kernels.aot records launches
 DRY_RUN = False          # while recording: skip running the kernels (outputs keep whatever memory held)
 
 
-def launch_spec(kernel, args, constexprs):
-    """(signature, constexprs, attrs) of a launch as ``triton.compile(ASTSource(...))`` takes them.
+def _jit_kwargs(kernel, constexprs):
+    """The keyword arguments ``JITFunction.run`` gives its binder and option parser (the options part of the key)."""
+    from triton import knobs
+    return dict(constexprs, debug=kernel.debug or knobs.runtime.debug,
+                instrumentation_mode=knobs.compilation.instrumentation_mode,
+                fpsan_homomorphic_casts=knobs.compilation.fpsan_homomorphic_casts)
 
-    Signature: Triton's type string per parameter (``*fp32``, ``i32``, ``fp32``,
-    ``constexpr``); defaulted constexprs are filled in; attrs mark pointers
-    that are 16-byte aligned, as the JIT would specialize them.
+
+def _backend(arch):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    return make_backend(GPUTarget("cuda", arch, 32))
+
+
+def launch_spec(kernel, args, constexprs):
+    """(signature, constexprs, attrs) of a launch exactly as the GPU JIT specializes it at run time.
+
+    Triton's own binder and ``_pack_args`` decide it: ``*fp32``/``i32``/``fp32``/``constexpr`` per
+    parameter, an int equal to 1 becoming a constexpr, ``tt.divisibility`` 16 on pointers and ints
+    that are multiples of 16 (not on ``dynamic_args`` ints: ``do_not_specialize``).  ``compile_aot``
+    of it fills the cache entry the JIT looks up, so a GPU run compiles nothing.
     """
-    sig, cexpr, attrs = {}, dict(constexprs), {}
-    it = iter(args)
-    for i, p in enumerate(kernel.params):
-        if p.name in constexprs:
-            sig[p.name] = "constexpr"
-            continue
-        if p.is_constexpr:
-            if not p.has_default:
-                raise TypeError(f"{kernel.__name__}: missing constexpr {p.name}")
-            sig[p.name] = "constexpr"
-            cexpr[p.name] = p.default
-            continue
-        a = next(it)
-        sig[p.name] = triton.runtime.jit.mangle_type(a)
-        if type(a) is Ptr and a.ptr % 16 == 0:
-            attrs[(i,)] = [["tt.divisibility", 16]]
-    return sig, cexpr, attrs
+    binder = kernel.__dict__.get("_tgrad_aot_binder")
+    if binder is None:
+        from triton.runtime.jit import create_function_from_signature
+        backend = _backend(90)              # argument specialization is the same for every NVIDIA arch
+        binder = kernel.__dict__["_tgrad_aot_binder"] = (
+            backend, create_function_from_signature(kernel.signature, kernel.params, backend))
+    backend, bind = binder
+    kwargs = _jit_kwargs(kernel, constexprs)
+    bound, specialization, options = bind(*args, **kwargs)
+    _, sig, cexpr, attrs = kernel._pack_args(backend, kwargs, bound, specialization, options)
+    names = kernel.arg_names
+    return sig, {names[k[0]]: v for k, v in cexpr.items()}, attrs
 
 
 class Launch:
@@ -1355,13 +1368,15 @@ def run_cpu(kernel, grid, args, constexprs):
 
 # ---------------------------------------------------------------- ahead-of-time compile
 def compile_aot(kernel, signature, constexprs, arch, attrs=None):
-    """Compile ``kernel`` for ``sm_<arch>`` without a GPU; returns Triton's CompiledKernel."""
+    """Compile ``kernel`` for ``sm_<arch>`` without a GPU, with the options the JIT uses; returns Triton's
+    CompiledKernel (and leaves it in Triton's cache, where the JIT finds a launch of the same spec)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     with LOCK:
         _lang_for_compiler()
         src = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=attrs)
-        return triton.compile(src, target=GPUTarget("cuda", arch, 32))
+        options = _backend(arch).parse_options(_jit_kwargs(kernel, {})).__dict__
+        return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=options)
 
 
 # ---------------------------------------------------------------- block sizes

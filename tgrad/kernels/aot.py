@@ -1,6 +1,7 @@
 """Ahead-of-time compile check: every kernel specialization tgrad launches, compiled for the GPU.
 
     python -m tgrad.kernels.aot --arch 80 90
+    python -m tgrad.kernels.aot --arch 90 --run examples/train_mlp.py --fast   # a script's kernels
 
 No GPU is needed.  A representative workload runs on ``cpu`` with launches
 recorded (not run) and block sizes forced to the GPU's (``_triton.FORCE_GPU_BLOCKS``):
@@ -60,7 +61,8 @@ class Spec:
 
     def key(self):
         return (id(self.kernel), tuple(self.signature.items()),
-                tuple(sorted((k, _cval(v)) for k, v in self.constexprs.items())), tuple(sorted(self.attrs)))
+                tuple(sorted((k, _cval(v)) for k, v in self.constexprs.items())),
+                tuple(sorted((k, str(v)) for k, v in self.attrs.items())))
 
 
 LAYOUT = re.compile(r"(^|_)ND$|^NDIM$")  # addressing-branch selectors: X_ND, O_ND, ...
@@ -102,7 +104,7 @@ def covering(specs):
     for s in sorted(specs, key=lambda s: tuple(-w for w in weight(s))):
         k = id(s.kernel)
         lay, size, var = parts(s)
-        feats = {("arg", k, i, ty, (i,) in s.attrs) for i, ty in enumerate(s.signature.values())}
+        feats = {("arg", k, i, ty, bool(s.attrs.get((i,)))) for i, ty in enumerate(s.signature.values())}
         feats |= {("value", k, kv) for kv in lay + size}
         feats |= {("pair", k, a, b) for a in var for b in var if a < b}
         feats |= {("heavy", k, kv) for kv in var if heaviest[k, kv] == weight(s)}
@@ -329,13 +331,39 @@ def compile_all(specs, archs=ARCHS, out=None):
     return results
 
 
+def _run_script(argv):
+    """Run ``argv[0]`` as ``__main__`` with ``sys.argv = argv`` on cpu (it may pick its device itself)."""
+    import runpy
+
+    import tgrad
+    prev_argv, prev_dev = sys.argv, tgrad.get_default_device()
+    sys.argv = list(argv)
+    tgrad.set_default_device("cpu")
+    try:
+        runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            raise
+    finally:
+        sys.argv = prev_argv
+        tgrad.set_default_device(prev_dev)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tgrad.kernels.aot", description=__doc__.split("\n")[0])
     p.add_argument("--arch", type=int, nargs="+", default=list(ARCHS), help="compute capabilities (80 90)")
     p.add_argument("--all", action="store_true", help="compile every recorded specialization, not a covering set")
+    p.add_argument("--run", nargs=argparse.REMAINDER, metavar="SCRIPT ARGS",
+                   help="record the launches of a script (run on cpu with the GPU's block sizes) instead of the "
+                        "op database, and compile all of them: Triton's cache then holds every kernel the "
+                        "script launches on a GPU of these archs")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    specs, errors = record()
+    if a.run:
+        specs, errors = record(lambda: _run_script(a.run), dry=False), []
+        specs, a.all = specs[0], True
+    else:
+        specs, errors = record()
     for label, e in errors:
         print(f"workload: {label} raised {type(e).__name__}: {e}", file=sys.stderr)
     n = len(specs)
