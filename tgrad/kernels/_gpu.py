@@ -46,14 +46,15 @@ def device_index(device):
 class Compiled:
     """One compiled kernel ready to launch: Triton's C ``launch`` and what it takes besides the grid.
 
-    ``template``: every parameter in order (constexprs filled in); ``slots``: where the launch's
-    arguments go in it."""
+    ``template``: every parameter in order (constexprs filled in, pointers as ints); ``slots``: where
+    the launch's arguments go in it."""
 
-    __slots__ = ("kernel", "compiled", "function", "call", "template", "slots")
+    __slots__ = ("kernel", "compiled", "function", "call", "template", "slots", "dyn_slots")
 
     def __init__(self, kernel, compiled, template, slots):
         self.kernel, self.compiled, self.function = kernel, compiled, compiled.function
-        self.template, self.slots = template, slots
+        self.template = [a.ptr if type(a) is Ptr else a for a in template]
+        self.slots = slots
         run = compiled.run                  # Triton's CudaLauncher
         if (run.global_scratch_size == 0 and run.profile_scratch_size == 0
                 and not run.gsan_enabled and run.num_ctas == 1):
@@ -98,26 +99,55 @@ def prepare(kernel, index, args, constexprs):
     return Compiled(kernel, compiled, *_template(kernel, args, constexprs))
 
 
-def launch(kernel, grid, device, args, constexprs, cache=None):
-    """Launch on ``device`` ("cuda" or "cuda:N"); ``cache``: a dict kept by the launch site (or None).
+def _grid3(grid):
+    g = tuple(grid)
+    return g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1
 
-    A site's arguments differ between calls only in pointer addresses, floats and ``dynamic_args`` ints
-    (not specialized on: ``do_not_specialize``), so its compiled kernel is keyed by pointer alignment alone.
-    """
+
+def launch(kernel, grid, device, args, constexprs):
+    """Launch once on ``device`` ("cuda" or "cuda:N"); args: Ptr objects, ints and floats."""
     index = device_index(device)
     _drv.make_current(index)
-    stream = _drv.current_stream_handle(index)
-    align = 1
-    for a in args:
-        if type(a) is Ptr:
-            align = (align << 1) | (a.ptr % 16 == 0)
-    c = cache.get(align) if cache is not None else None
-    if c is None:
-        c = prepare(kernel, index, args, constexprs)
-        if cache is not None:
-            cache[align] = c
+    c = prepare(kernel, index, args, constexprs)
     params = list(c.template)
     for i, a in zip(c.slots, args):
         params[i] = a.ptr if type(a) is Ptr else a
-    g = tuple(grid)
-    c.call(g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1, stream, params)
+    c.call(*_grid3(grid), _drv.current_stream_handle(index), params)
+
+
+class Site:
+    """The cuda side of a launch site (``Launch``): its compiled kernels by pointer-alignment class.
+
+    A site's launches differ only in pointer addresses, floats and ``dynamic_args`` ints (which the JIT
+    does not specialize on: ``do_not_specialize``), so the only specialization that can change between
+    its calls is a pointer's 16-byte alignment.  ``dyn_ptr``: which dynamic arguments are pointers.
+    """
+
+    __slots__ = ("index", "grid", "pos", "dyn_ptr", "compiled")
+
+    def __init__(self, launch):
+        self.index = device_index(launch.device)
+        self.grid = _grid3(launch.grid)
+        self.pos = launch.pos
+        self.dyn_ptr = tuple(j for j, i in enumerate(launch.pos) if type(launch.args[i]) is Ptr)
+        self.compiled = {}
+
+    def __call__(self, launch, dyn):
+        index = self.index
+        _drv.make_current(index)
+        align = 1
+        for j in self.dyn_ptr:
+            align = (align << 1) | (dyn[j] & 15 == 0)
+        c = self.compiled.get(align)
+        if c is None:
+            args = list(launch.args)
+            for i, v in zip(self.pos, dyn):
+                a = args[i]
+                args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
+            c = self.compiled[align] = prepare(launch.kernel, index, args, launch.constexprs)
+            c.dyn_slots = tuple(c.slots[i] for i in self.pos)
+        params = c.template.copy()
+        for i, v in zip(c.dyn_slots, dyn):
+            params[i] = v
+        gx, gy, gz = self.grid
+        c.call(gx, gy, gz, _drv.current_stream_handle(index), params)

@@ -1280,13 +1280,20 @@ class Launch:
         self.ndyn = len(self.pos)
         self.fkey = fkey if device == "cpu" and 0 not in self.grid else None
         self.tape = None
-        self.gpu = None if device == "cpu" else {}     # the cuda path's compiled kernels (by pointer alignment)
+        self.gpu = None                 # the cuda path's _gpu.Site, made on the first cuda call
 
     def __call__(self, *dyn):
         if COUNTER.enabled:
             COUNTER.add(self.kernel.__name__)
         if len(dyn) < self.ndyn:
             dyn += self.dyn[len(dyn):]
+        if self.device != "cpu" and RECORD is None and 0 not in self.grid:
+            gpu = self.gpu
+            if gpu is None:
+                from . import _gpu
+                gpu = self.gpu = _gpu.Site(self)
+            gpu(self, dyn)
+            return
         tape = self.tape
         if tape is None and self.fkey is not None:
             hit = _FAST.get(self.fkey)
@@ -1304,7 +1311,7 @@ class Launch:
         for i, v in zip(self.pos, dyn):
             a = args[i]
             args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
-        _launch(self.kernel, self.grid, self.device, args, self.constexprs, self.gpu)
+        _launch(self.kernel, self.grid, self.device, args, self.constexprs)
 
 
 class Sites(dict):
@@ -1328,7 +1335,7 @@ def launch(kernel, grid, device, args, constexprs):
     Launch(kernel, grid, device, args, constexprs)()
 
 
-def _launch(kernel, grid, device, args, constexprs, cache=None):
+def _launch(kernel, grid, device, args, constexprs):
     if 0 in grid:
         return
     # float scalars reach kernels as fp32 on every path, as the GPU JIT passes them
@@ -1341,7 +1348,7 @@ def _launch(kernel, grid, device, args, constexprs, cache=None):
         run_cpu(kernel, grid, args, constexprs)
         return
     from . import _gpu
-    _gpu.launch(kernel, grid, device, args, constexprs, cache)
+    _gpu.launch(kernel, grid, device, args, constexprs)
 
 
 def run_cpu(kernel, grid, args, constexprs):

@@ -193,11 +193,14 @@ def make_current(index):
     Returns the context handle. The query (not a cached belief) is what makes it safe when someone else
     (Triton's utilities, a CUDA torch) changed the thread's context in between.
     """
-    lib = _lib_for(index)
-    ctx = _primary_context(index)
-    cur = c_void_p()
-    _call(lib, "cuCtxGetCurrent", byref(cur))
-    if cur.value != ctx:
+    ctx = _contexts.get(index)
+    if ctx is None:
+        ctx = _primary_context(index)
+    lib = _driver()[0]
+    cur = getattr(_tls, "cur", None)
+    if cur is None:
+        cur = _tls.cur = c_void_p()
+    if lib.cuCtxGetCurrent(byref(cur)) or cur.value != ctx:
         _call(lib, "cuCtxSetCurrent", ctx)
     return ctx
 
