@@ -214,7 +214,7 @@ WRONG_DEVICE = r'''
 import numpy as np
 import fakecuda
 from fakecuda.kernels import scale_kernel
-from tgrad.kernels import _triton
+from tgrad.kernels import runtime as _triton
 from tgrad.memory.cuda_driver import CudaDriverError
 x, y = tgrad.ones(4, device="cuda:1"), tgrad.empty(4, device="cuda:1")
 args = [_triton.Ptr(x.data_ptr(), np.dtype("float32")), _triton.Ptr(y.data_ptr(), np.dtype("float32")), 4, 2.0]

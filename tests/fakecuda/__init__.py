@@ -106,7 +106,7 @@ def _pointee(ty):
 
 def decode(kernel, compiled, params):
     """(args, constexprs) for the cpu executor from a launch's parameter array ``params`` (void **)."""
-    from tgrad.kernels._triton import Ptr
+    from tgrad.kernels.runtime import Ptr
     sig = compiled.src.signature
     consts = {k[0] if isinstance(k, tuple) else kernel.arg_names.index(k): v
               for k, v in compiled.src.constants.items()}
@@ -130,7 +130,7 @@ def decode(kernel, compiled, params):
 
 def _on_launch(fn, gx, gy, gz, params, device):
     try:
-        from tgrad.kernels._gpu import FUNCTIONS
+        from tgrad.kernels.runtime.gpu import FUNCTIONS
         entry = FUNCTIONS.get(fn)
         if entry is None:
             ERRORS.append(f"launch of CUfunction {fn:#x}, which tgrad's launch path never loaded")
@@ -146,7 +146,7 @@ def _on_launch(fn, gx, gy, gz, params, device):
 
 
 def _check_pointers(kernel, args, device):
-    from tgrad.kernels._triton import Ptr
+    from tgrad.kernels.runtime import Ptr
     lib = _state["lib"]
     d, base, size = ctypes.c_int(), ctypes.c_ulonglong(), ctypes.c_ulonglong()
     for name, a in zip([p.name for p in kernel.params if not p.is_constexpr], args):
@@ -167,8 +167,8 @@ def _on_run(job):
         if bad:
             ERRORS.append(bad)
             return CUDA_ERROR_ILLEGAL_ADDRESS
-        from tgrad.kernels import _triton
-        _triton.run_cpu(kernel, grid, args, cexpr)
+        from tgrad.kernels.runtime import launcher
+        launcher.run_cpu(kernel, grid, args, cexpr)
         return 0
     except BaseException:
         ERRORS.append(traceback.format_exc())

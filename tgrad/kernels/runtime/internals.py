@@ -1,0 +1,245 @@
+"""Every Triton internal tgrad relies on, in one place: dual-mode launching.
+
+``cpu`` tensors run their kernels in Triton's interpreter, ``cuda`` tensors
+through the JIT compiler, in the same process, with ``TRITON_INTERPRET``
+unset (see shared TRITON_NOTES.md "dual mode").  What this relies on, and
+``tests/test_triton_internals.py`` pins:
+
+- ``triton.runtime.interpreter``: ``_patch_lang``, ``_implicit_cvt``,
+  ``interpreter_builder`` (``set_grid_dim``/``set_grid_idx``/``options``),
+  ``InterpreterOptions``, ``InterpretedFunction.rewrite``, ``GridExecutor``;
+- ``JITFunction.__call__`` (routed to an interpreted twin while an
+  interpreted launch runs, so ``tl.sum``, ``tl.randn`` and our own
+  ``@triton.jit`` helpers work inside interpreted kernels);
+- numpy's floating-point error-state context variable (``_extobj_contextvar``).
+
+Interpreted launches are serialized by ``LOCK``: the interpreter mutates
+``triton.language`` and keeps per-launch state in a global builder.
+"""
+import dataclasses
+import os
+import threading
+
+assert not os.environ.get("TRITON_INTERPRET"), \
+    "tgrad routes each launch itself; unset TRITON_INTERPRET (it breaks GPU compiles)"
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # silence 3.9's once-per-process warning
+os.environ.setdefault("TRITON_DEFAULT_BACKEND", "nvidia")  # never probe HIP (it imports torch)
+
+from numpy._core import umath as _umath  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+from triton.runtime import interpreter as _I  # noqa: E402
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+from triton.runtime.jit import JITFunction  # noqa: E402
+
+TRITON_VERSION = triton.__version__
+_tl_core = tl.core  # a module global, so _patch_lang(_anchor) patches tl AND tl.core
+
+
+def _anchor():
+    pass
+
+
+LOCK = threading.RLock()
+# np.errstate(all="ignore") is ~1 us a use; interpreted launches set the same numpy context variable
+# it sets, to the state it would make.  _fp_cache is (outer state, its all-ignore twin), replaced whole:
+# replays of pure tapes read it without LOCK.
+_FP_STATE = _umath._extobj_contextvar
+_fp_cache = (None, None)
+
+
+def _fp_ignore(outer):
+    """The all-ignore state made from ``outer``, the current (un-silenced) state."""
+    global _fp_cache
+    c = _fp_cache
+    if outer is not c[0]:
+        c = _fp_cache = (outer, _umath._make_extobj(all="ignore"))
+    return c[1]
+
+
+_tls = threading.local()
+_orig_patch_lang = _I._patch_lang
+_scope = [None]          # the live patch scope of the direct executor, or None
+
+
+def _patch_lang_all(fn):
+    # stock executor: every launch patches (and restores) both tl and tl.core
+    return _orig_patch_lang(_anchor)
+
+
+_I._patch_lang = _patch_lang_all
+
+
+def _lang_for_interpreter():
+    if _scope[0] is None:
+        _scope[0] = _orig_patch_lang(_anchor)
+        _keep_heap()
+
+
+_heap_kept = [False]
+
+
+def _keep_heap():
+    """Keep freed numpy temporaries in the (glibc) heap instead of unmapping them.
+
+    Interpreted programs allocate and free a few MB of block-sized arrays per
+    launch; with glibc's defaults (128 KiB mmap threshold, heap trimmed when
+    its free top exceeds ~2x that) each launch page-faults them in again:
+    the SGD step of a 784x256 layer took 2800 faults and 3.8 ms instead of
+    0.9 ms.  Done once, on the first interpreted launch (GPU-only processes
+    keep their defaults); a threshold set in glibc's own environment variable
+    (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``) is left as set.
+    """
+    if _heap_kept[0]:
+        return
+    _heap_kept[0] = True
+    import ctypes
+    import platform
+    if platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        mallopt(-3, 32 << 20)     # M_MMAP_THRESHOLD: glibc's own dynamic maximum on 64-bit
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        mallopt(-1, 128 << 20)    # M_TRIM_THRESHOLD
+
+
+def _lang_for_compiler():
+    if _scope[0] is not None:
+        _scope[0].restore()
+        _scope[0] = None
+
+
+def _twin(jitfn):
+    # cached on the object: hashing a JITFunction while tl is patched fails
+    tw = jitfn.__dict__.get("_tgrad_twin")
+    if tw is None:
+        tw = jitfn.__dict__["_tgrad_twin"] = InterpretedFunction(jitfn.fn)
+    return tw
+
+
+_orig_jit_call = JITFunction.__call__
+
+
+def _jit_call(self, *args, **kwargs):
+    if getattr(_tls, "interp", 0):
+        return _twin(self).rewrite()(*args, **kwargs)
+    return _orig_jit_call(self, *args, **kwargs)
+
+
+JITFunction.__call__ = _jit_call
+
+
+def _set_options(debug):
+    b = _I.interpreter_builder
+    b.options = dataclasses.replace(b.options, debug=debug, sanitize_overflow=debug)
+
+
+_set_options(os.environ.get("TGRAD_INTERPRET_DEBUG", "") == "1")
+
+
+# ---------------------------------------------------------------- the GPU side (JIT compile, C launcher)
+# Relied on (pinned by tests/test_triton_internals.py and exercised by tests/test_fakecuda.py):
+# ``triton.runtime.driver._active``, ``CudaDriver._get_current_device/_get_current_stream/...`` (its
+# torch-free methods), ``JITFunction.run(..., warmup=True)``, ``CompiledKernel._init_handles``, the
+# ``CudaLauncher`` fields (``launch``, scratch sizes, ``arg_annotations``, ``kernel_signature``),
+# ``create_function_from_signature`` and ``JITFunction._pack_args``.
+_own_driver = [None]
+
+
+def torch_free_driver():
+    """Triton's CudaDriver with its torch-free device/stream methods, whatever is imported.
+
+    (With torch in ``sys.modules`` Triton's default driver asks torch for the device and stream: with a
+    CPU-only torch every launch fails, with a CUDA torch it uses torch's stream.)"""
+    d = _own_driver[0]
+    if d is None:
+        from triton.backends.nvidia.driver import CudaDriver
+        d = CudaDriver()
+        d.get_current_device = d._get_current_device
+        d.get_current_stream = d._get_current_stream
+        d.set_current_device = d._set_current_device
+        d.get_device_capability = d._get_device_capability
+        _own_driver[0] = d
+    return d
+
+
+def jit_compiled(kernel, args, constexprs):
+    """Triton's own JIT-cache entry for this launch on the current device (compiled or loaded from its
+    caches as ``kernel[grid](...)`` would), with its module loaded; no launch."""
+    from triton.runtime import driver
+    with LOCK:
+        _lang_for_compiler()
+        prev = driver._active
+        driver._active = torch_free_driver()
+        try:
+            compiled = kernel.run(*args, grid=(1,), warmup=True, **constexprs)
+            compiled._init_handles()
+        finally:
+            driver._active = prev
+    return compiled
+
+
+def c_launcher(compiled):
+    """``call(gx, gy, gz, stream, params)`` launching ``compiled`` with Triton's C launcher; ``params``:
+    every kernel parameter in order (constexprs included, pointers as ints)."""
+    run = compiled.run                  # Triton's CudaLauncher
+    if (run.global_scratch_size == 0 and run.profile_scratch_size == 0
+            and not run.gsan_enabled and run.num_ctas == 1):
+        c_launch, fn = run.launch, compiled.function
+        head = (run.launch_cooperative_grid, run.launch_pdl, compiled.packed_metadata,
+                None, None, None, None, None, run.arg_annotations, run.kernel_signature)
+
+        def call(gx, gy, gz, stream, params):
+            c_launch(gx, gy, gz, stream, fn, *head, params)
+    else:
+        def call(gx, gy, gz, stream, params):
+            run(gx, gy, gz, stream, compiled.function, compiled.packed_metadata, None, None, None, *params)
+    return call
+
+
+def _jit_kwargs(kernel, constexprs):
+    """The keyword arguments ``JITFunction.run`` gives its binder and option parser (the options part of the key)."""
+    from triton import knobs
+    return dict(constexprs, debug=kernel.debug or knobs.runtime.debug,
+                instrumentation_mode=knobs.compilation.instrumentation_mode,
+                fpsan_homomorphic_casts=knobs.compilation.fpsan_homomorphic_casts)
+
+
+def _backend(arch):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    return make_backend(GPUTarget("cuda", arch, 32))
+
+
+def jit_spec(kernel, args, constexprs):
+    """(signature, constexprs by name, attrs) of a launch exactly as the GPU JIT specializes it: Triton's
+    own binder and ``_pack_args`` (an int equal to 1 becomes a constexpr, ``tt.divisibility`` 16 on
+    pointers and on ints that are multiples of 16 unless ``do_not_specialize``)."""
+    binder = kernel.__dict__.get("_tgrad_aot_binder")
+    if binder is None:
+        from triton.runtime.jit import create_function_from_signature
+        backend = _backend(90)              # argument specialization is the same for every NVIDIA arch
+        binder = kernel.__dict__["_tgrad_aot_binder"] = (
+            backend, create_function_from_signature(kernel.signature, kernel.params, backend))
+    backend, bind = binder
+    kwargs = _jit_kwargs(kernel, constexprs)
+    bound, specialization, options = bind(*args, **kwargs)
+    _, sig, cexpr, attrs = kernel._pack_args(backend, kwargs, bound, specialization, options)
+    names = kernel.arg_names
+    return sig, {names[k[0]]: v for k, v in cexpr.items()}, attrs
+
+
+def jit_options(kernel, arch):
+    """The compile options the JIT uses for ``kernel`` on sm_<arch> (a dict for ``triton.compile``)."""
+    return _backend(arch).parse_options(_jit_kwargs(kernel, {})).__dict__
+
+
+def do_not_specialize(kernel, names):
+    """Make the GPU JIT treat int parameters ``names`` as plain values (no ==1 / %16 specialization)."""
+    for p in kernel.params:
+        if p.name in names:
+            p.do_not_specialize = True
