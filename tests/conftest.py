@@ -76,3 +76,18 @@ def pytest_report_header(config):
 def device(request):
     """The device under test: "cpu" or "cuda"."""
     return request.config.getoption("--device")
+
+
+@pytest.fixture(autouse=True)
+def _cpu_only_modules(request):
+    """Modules that test the cpu executors themselves (``CPU_ONLY = True``) run on cpu under any --device."""
+    if not getattr(request.module, "CPU_ONLY", False) or request.config.getoption("--device") == "cpu":
+        yield
+        return
+    import tgrad
+    prev = tgrad.get_default_device()
+    tgrad.set_default_device("cpu")
+    try:
+        yield
+    finally:
+        tgrad.set_default_device(prev)

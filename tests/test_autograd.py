@@ -489,7 +489,7 @@ def test_detach_in_place():
 
 
 def test_data_read_and_assign_seed001():
-    x = Variable(tgrad.ones(1, 2), requires_grad=True)
+    x = Variable(tgrad.ones(1, 2, device="cpu"), requires_grad=True)      # (the repr below is a cpu one)
     d = x.data
     assert not d.requires_grad and d.data_ptr() == x.data_ptr()
     ident = id(x)

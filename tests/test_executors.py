@@ -14,6 +14,9 @@ from tgrad.testing.opinfo import to_tensor
 from tgrad.testing.opinfo_db import OP_DB
 
 
+CPU_ONLY = True     # tests the cpu executors: runs on cpu under --device cuda too (conftest)
+
+
 def _outputs(opinfo, sample, dtype):
     tgrad.manual_seed(0)        # random ops (dropout) draw the same numbers under each executor
     args = [to_tensor(a, dtype, "cpu") if isinstance(a, np.ndarray) else a for a in sample.args]

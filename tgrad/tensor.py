@@ -1537,7 +1537,7 @@ class Tensor:
             if not force:
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
                                 "to copy the tensor to host memory first.")
-            return self.cpu().numpy()
+            return self.detach().cpu()._np_view()     # force=True: detach().cpu().numpy(), as in PyTorch
         return self._np_view()
 
     def __array__(self, dtype=None, copy=None):
