@@ -353,3 +353,42 @@ print("ok")
 def test_bug3_bug4_aot_compiles_the_run_time_specializations_so_training_compiles_nothing(tmp_path):
     out = fakecuda.run_python(AOT_THEN_TRAIN, cc=90, env={"TRITON_CACHE_DIR": str(tmp_path)})
     assert out.strip().endswith("ok")
+
+
+PINNED = r'''
+import ctypes, numpy as np
+from tgrad.utils.data import DataLoader, TensorDataset
+a = np.arange(4096, dtype=np.float32)
+x = tgrad.tensor(a, device="cpu")
+assert not x.is_pinned()
+p = x.pin_memory()
+assert p.is_pinned() and p.device.type == "cpu" and p.pin_memory() is p
+np.testing.assert_array_equal(p.numpy(), a)
+g = p.to("cuda", non_blocking=True)             # queued on the current stream: returns at once
+h = (g * 2).to("cpu", non_blocking=True)        # lands in pinned memory when the stream gets there
+assert h.is_pinned()
+assert not (h.numpy() == 2 * a).all()           # read before synchronizing: not there yet
+tgrad.cuda.current_stream().synchronize()
+np.testing.assert_array_equal(h.numpy(), 2 * a)
+np.testing.assert_array_equal(x.to("cuda").cpu().numpy(), a)    # pageable: synchronous as before
+# between two devices
+y = g.to("cuda:1")
+assert y.device == tgrad.device("cuda:1")
+np.testing.assert_array_equal((y + 1).cpu().numpy(), a + 1)
+# DataLoader(pin_memory=True)
+dl = DataLoader(TensorDataset(tgrad.tensor(a.reshape(64, 64), device="cpu"), tgrad.arange(64, device="cpu")),
+                batch_size=16, pin_memory=True)
+xb, yb = next(iter(dl))
+assert xb.is_pinned() and yb.is_pinned()
+np.testing.assert_array_equal(xb.cuda(non_blocking=True).cpu().numpy(), a.reshape(64, 64)[:16])
+try:
+    g.pin_memory()
+    raise SystemExit("no error")
+except RuntimeError as e:
+    assert "only dense CPU tensors can be pinned" in str(e)
+print("ok")
+'''
+
+
+def test_pinned_memory_non_blocking_copies_and_two_devices():
+    assert fakecuda.run_python(PINNED, devices=2).strip().endswith("ok")

@@ -335,6 +335,25 @@ class Event:
             self._lib.cuEventDestroy_v2(self.handle)
 
 
+class PinnedHost:
+    """``nbytes`` of page-locked host memory, freed when this object is collected."""
+
+    __slots__ = ("ptr", "nbytes")
+
+    def __init__(self, nbytes):
+        if _driver()[0] is None:
+            raise RuntimeError(f"cannot pin memory: {unavailable_reason()}")
+        self.ptr, self.nbytes = host_alloc(nbytes), nbytes
+
+    def __del__(self):
+        ptr = getattr(self, "ptr", None)
+        if ptr and _driver()[0] is not None:
+            try:
+                host_free(ptr)
+            except Exception:
+                pass
+
+
 def host_alloc(nbytes, index=0):
     """Page-locked host memory (``cuMemHostAlloc``, portable): the source/target of asynchronous copies."""
     lib = _lib_for(index)

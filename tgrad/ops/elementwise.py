@@ -100,7 +100,7 @@ def _overlaps(a, b):
         b.data_ptr(), b.stride(), tuple(b.shape))
 
 
-def _cross_device_copy(dst, src):
+def _cross_device_copy(dst, src, non_blocking=False):
     """Device <-> host copies go through the memory backend on contiguous same-dtype buffers."""
     from ..tensor import empty as _e
     s = src
@@ -109,7 +109,8 @@ def _cross_device_copy(dst, src):
         K.copy(s, tmp)
         s = tmp
     if dst.is_contiguous():
-        dst._storage.copy_(dst._offset * dst.dtype.itemsize, s._storage, s._offset * s.dtype.itemsize, s.nbytes)
+        dst._storage.copy_(dst._offset * dst.dtype.itemsize, s._storage, s._offset * s.dtype.itemsize, s.nbytes,
+                           non_blocking)
         return dst
     tmp = _e(dst.shape, dst.dtype, dst.device)
     tmp._storage.copy_(0, s._storage, s._offset * s.dtype.itemsize, s.nbytes)
@@ -354,9 +355,15 @@ def exp_backward(ctx, grad):
     return (grad.mul(ctx.saved["result"]),)
 
 
-def to_device_forward(self, *, device):
-    out = empty(self.shape, self.dtype, device)
-    return _cross_device_copy(out, self)
+def to_device_forward(self, *, device, non_blocking=False):
+    """``non_blocking``: from pinned memory, or to cpu (into pinned memory, as PyTorch does), the copy is
+    queued on the GPU's current stream."""
+    if non_blocking and device.type == "cpu" and self.device.type != "cpu":
+        from ..tensor import _empty_pinned
+        out = _empty_pinned(self.shape, self.dtype)
+    else:
+        out = empty(self.shape, self.dtype, device)
+    return _cross_device_copy(out, self, non_blocking)
 
 
 def to_device_backward(ctx, grad):
