@@ -7,7 +7,7 @@ from tgrad.ops import host_full
 
 
 def _np(t):
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def test_host_full_broadcast_reads_one_element_and_keeps_the_sign_of_zero():

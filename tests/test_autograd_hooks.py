@@ -217,4 +217,4 @@ def test_ready_leaves_accumulate_before_other_ready_nodes():
     assert order == ["acc w", "d hook", "acc b"]
     assert z.grad_fn.next_functions[0][0]._sequence_nr() == 2 ** 64 - 1
     assert d.grad_fn._sequence_nr() > z.grad_fn._sequence_nr()     # other nodes: creation order
-    np.testing.assert_allclose(b.grad.numpy(), np.exp(np.ones(2)))
+    np.testing.assert_allclose(b.grad.cpu().numpy(), np.exp(np.ones(2)))

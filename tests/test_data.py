@@ -232,7 +232,7 @@ def test_workers_match_main_process_and_run_in_other_processes():
     got = list(dl)
     assert len(got) == len(ref) == len(dl) == 6
     for r, g in zip(ref, got):
-        assert g["y"].tolist() == r["y"].tolist() and np.array_equal(g["x"].numpy(), r["x"].numpy())
+        assert g["y"].tolist() == r["y"].tolist() and np.array_equal(g["x"].cpu().numpy(), r["x"].cpu().numpy())
     pids = {p for b in got for p in b["pid"].tolist()}
     assert len(pids) == 2 and os.getpid() not in pids
     tensors = list(DataLoader(_ds(9), batch_size=4, num_workers=2))

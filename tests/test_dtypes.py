@@ -88,17 +88,17 @@ def test_cast_kernel_every_dtype_pair(src, device):
         assert x.dtype is src
         expect = a.astype(dst.np)
         got = x.to(dst)
-        assert got.dtype is dst and got.numpy().dtype == dst.np
-        np.testing.assert_array_equal(got.numpy(), expect, err_msg=f"{src.name} -> {dst.name}")
+        assert got.dtype is dst and got.cpu().numpy().dtype == dst.np
+        np.testing.assert_array_equal(got.cpu().numpy(), expect, err_msg=f"{src.name} -> {dst.name}")
         # strided source and destination (a transposed view)
         xs = tgrad.tensor(np.stack([a, a[::-1]]), dtype=src, device=device).t()
-        np.testing.assert_array_equal(xs.to(dst).numpy(), np.stack([a, a[::-1]]).astype(dst.np).T,
+        np.testing.assert_array_equal(xs.to(dst).cpu().numpy(), np.stack([a, a[::-1]]).astype(dst.np).T,
                                       err_msg=f"strided {src.name} -> {dst.name}")
 
 
 def test_bfloat16_rounds_to_nearest_even(device):
     a = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -9, -(1 + 3 * 2 ** -8), 3.14159], dtype=np.float32)
-    got = tgrad.tensor(a, device=device).to(tgrad.bfloat16).numpy()
+    got = tgrad.tensor(a, device=device).to(tgrad.bfloat16).cpu().numpy()
     np.testing.assert_array_equal(got, a.astype(ml_dtypes.bfloat16))
 
 

@@ -17,6 +17,9 @@ from tgrad.testing.opinfo import to_tensor
 from tgrad.testing.opinfo_db import OP_DB
 
 
+CPU_ONLY = True     # tests the cpu executors: runs on cpu under --device cuda too (conftest)
+
+
 def _outputs(opinfo, sample, dtype, backward):
     """Forward outputs, then (``backward``) the gradients of their sum w.r.t. the differentiable inputs."""
     tgrad.manual_seed(0)        # random ops (dropout) draw the same numbers under each executor

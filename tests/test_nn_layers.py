@@ -18,7 +18,7 @@ def _t(a, requires_grad=False, dtype=F64):
 
 
 def _np(t):
-    return t.detach().numpy()
+    return t.detach().cpu().numpy()
 
 
 def test_linear_forward_backward_and_init():

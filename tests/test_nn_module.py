@@ -133,9 +133,9 @@ def test_reprs_match_pytorch():
     assert repr(nn.Unflatten(1, [2, 3])) == "Unflatten(dim=1, unflattened_size=[2, 3])"
     for m, text in LAYER_REPRS:
         assert repr(m()) == text
-    p = nn.Parameter(tgrad.tensor([1.0, 2.0]))
+    p = nn.Parameter(tgrad.tensor([1.0, 2.0], device="cpu"))
     assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
-    assert repr(nn.Parameter(tgrad.ones(1), requires_grad=False)) == "Parameter containing:\ntensor([1.])"
+    assert repr(nn.Parameter(tgrad.ones(1, device="cpu"), requires_grad=False)) == "Parameter containing:\ntensor([1.])"
 
 
 def test_parameter_shares_storage_and_version():
@@ -155,7 +155,7 @@ def test_state_dict_round_trip_and_strict_errors():
     a, b = Net(), Net()
     b.load_state_dict(a.state_dict())
     for (na, pa), (nb, pb) in zip(a.state_dict().items(), b.state_dict().items()):
-        assert na == nb and np.array_equal(pa.numpy(), pb.numpy())
+        assert na == nb and np.array_equal(pa.cpu().numpy(), pb.cpu().numpy())
     assert b.hidden.weight.data_ptr() != a.hidden.weight.data_ptr()      # copied, not aliased
     assert str(b.load_state_dict(a.state_dict())) == "<All keys matched successfully>"
     assert not a.state_dict()["hidden.weight"].requires_grad

@@ -18,7 +18,7 @@ class _Ref:
     """Numpy replay of an optimizer over several steps (in ``dtype``), one state list per parameter."""
 
     def __init__(self, ps, kind, kw, dtype=np.float64):
-        self.p = [p.detach().numpy().astype(dtype) for p in ps]
+        self.p = [p.detach().cpu().numpy().astype(dtype) for p in ps]
         self.kind, self.kw = kind, kw
         z = [np.zeros_like(p) for p in self.p]
         self.state = {"buf": [None] * len(ps), "m": list(z), "v": list(z), "vmax": list(z), "sq": list(z),
@@ -106,7 +106,7 @@ def test_steps_match_numpy_reference(name, dtype):
         ref.step([None if g is None else g.astype(dtype.np).astype(np.float64) for g in grads])
     rtol, atol = (1e-12, 1e-12) if dtype is tgrad.float64 else (2e-5, 2e-6)
     for p, r in zip(ps, ref.p):
-        np.testing.assert_allclose(p.detach().numpy().astype(np.float64), r, rtol=rtol, atol=atol)
+        np.testing.assert_allclose(p.detach().cpu().numpy().astype(np.float64), r, rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("name", ["sgd_nesterov_wd", "adam_amsgrad_wd", "adamw_amsgrad", "rmsprop_centered_momentum",
@@ -135,10 +135,10 @@ def test_non_contiguous_parameters_grads_and_states(name):
             state = opt.state[p]
             for k, v in state.items():
                 if v.dim() == 2:
-                    state[k] = transposed(v.numpy())
+                    state[k] = transposed(v.cpu().numpy())
         assert p.data_ptr() == ptr and p.stride() == (1, 4)
-        np.testing.assert_allclose(p.detach().numpy(), ref.p[0], rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(q.detach().numpy(), ref.p[1], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(p.detach().cpu().numpy(), ref.p[0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(q.detach().cpu().numpy(), ref.p[1], rtol=1e-12, atol=1e-14)
 
 
 # PyTorch 2.13's results (float64), three steps with grads [0.5, -1, 2] * step from p = [1, 2, 3]
@@ -164,20 +164,20 @@ def test_matches_pytorch_values(cls, kw, expected):
     for i in range(3):
         p.grad = tgrad.tensor([0.5, -1.0, 2.0], dtype=tgrad.float64) * (i + 1)
         opt.step()
-    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-14)
+    np.testing.assert_allclose(p.detach().cpu().numpy(), expected, rtol=1e-14)
 
 
 def test_frozen_parameters_are_skipped_and_unchanged():
     lin1, lin2 = nn.Linear(4, 3), nn.Linear(3, 2)
     lin1.requires_grad_(False)
-    before = [p.detach().numpy().copy() for p in lin1.parameters()]
+    before = [p.detach().cpu().numpy().copy() for p in lin1.parameters()]
     opt = optim.Adam(list(lin1.parameters()) + list(lin2.parameters()), lr=0.1)
     for _ in range(2):
         for p in lin2.parameters():
             p.grad = tgrad.ones_like(p)
         opt.step()
     for p, b in zip(lin1.parameters(), before):
-        assert p.detach().numpy().tobytes() == b.tobytes()
+        assert p.detach().cpu().numpy().tobytes() == b.tobytes()
         assert p not in opt.state
     assert all(opt.state[p]["step"].item() == 2.0 for p in lin2.parameters())
 
@@ -194,9 +194,9 @@ def test_one_launch_per_group_and_dtype():
         opt.step()
     assert prof.launches_by_op == {"sgd_step": 2}       # one per group
     assert prof.launches_by_kernel == {"multi_tensor_kernel": 2}
-    np.testing.assert_allclose(q.detach().numpy(), 1 - 0.5 - 0.5 * 1.9)
+    np.testing.assert_allclose(q.detach().cpu().numpy(), 1 - 0.5 - 0.5 * 1.9)
     for p in ps:
-        np.testing.assert_allclose(p.detach().numpy(), 1 - 0.1 - 0.1 * 1.9, rtol=1e-6)
+        np.testing.assert_allclose(p.detach().cpu().numpy(), 1 - 0.1 - 0.1 * 1.9, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -220,7 +220,7 @@ def test_float32_steps_round_like_pytorch_cpu(name, device):
         opt.step()
         ref.step(grads)
         for p, r in zip(ps, ref.p):
-            np.testing.assert_array_equal(p.detach().numpy(), r)
+            np.testing.assert_array_equal(p.detach().cpu().numpy(), r)
 
 
 @pytest.mark.parametrize("name", ["sgd_nesterov_wd", "adam_amsgrad_wd", "rmsprop_centered_momentum",
@@ -244,7 +244,7 @@ def test_more_tensors_than_a_launch_holds(name):
         ref.step(grads)
         assert prof.launches_by_kernel["multi_tensor_kernel"] == -(-len(ps) // MAX_TENSORS)
     for p, r in zip(ps, ref.p):
-        np.testing.assert_allclose(p.detach().numpy(), r, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(p.detach().cpu().numpy(), r, rtol=1e-12, atol=1e-12)
 
 
 def test_changing_lr_keeps_the_kernel_specialization():
@@ -275,7 +275,7 @@ def test_hyper_parameters_edited_between_steps_take_effect():
         opt.param_groups[0]["lr"] = lr
         p.grad = tgrad.tensor([1.0, 1.0])
         opt.step()
-        assert p.detach().numpy().tobytes() == np.array(expect, dtype=np.float32).tobytes(), (lr, p)
+        assert p.detach().cpu().numpy().tobytes() == np.array(expect, dtype=np.float32).tobytes(), (lr, p)
     sd = opt.state_dict()
     sd["param_groups"][0]["lr"] = 0.25
     opt.load_state_dict(sd)
@@ -294,7 +294,7 @@ def test_float64_hyper_parameters_reach_the_kernel_unrounded():
         opt = optim.SGD([p], lr=lr)
         p.grad = tgrad.ones(4, dtype=tgrad.float64)
         opt.step()
-        assert p.detach().numpy().tobytes() == (p0 - lr).tobytes(), lr
+        assert p.detach().cpu().numpy().tobytes() == (p0 - lr).tobytes(), lr
 
 
 def test_optimizer_memory_returns_to_baseline():

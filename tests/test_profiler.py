@@ -42,7 +42,7 @@ def test_counts_kernels_ops_and_steps():
     assert sum(prof.launches_by_op.values()) == prof.total_launches
     assert sum(prof.launches_by_kernel.values()) == prof.total_launches
     assert prof.launches_by_kernel["binary_kernel"] >= 1
-    np.testing.assert_allclose(a.grad.numpy(), 2.0)
+    np.testing.assert_allclose(a.grad.cpu().numpy(), 2.0)
     t = prof.table()
     assert "mul" in t and "binary_kernel" in t and "total" in t and "launches per step" in t
 
@@ -115,4 +115,4 @@ def test_inplace_ops_are_attributed():
         base[0].add_(1)    # in-place on a view of a tensor with history
     assert prof.launches_by_op.get("mul") == 1
     assert prof.launches_by_op.get("add") == 1
-    np.testing.assert_allclose(base.detach().numpy()[0], 1.0)
+    np.testing.assert_allclose(base.detach().cpu().numpy()[0], 1.0)

@@ -23,9 +23,14 @@ _spec.loader.exec_module(seeds)
 EPOCHS = (("n_epochs = 1000", "n_epochs = 40"),)   # seed 003's 1000 epochs: ~1 s per run, 40 suffice here
 
 
+CPU_ONLY = True     # the seeds' cells print cpu tensors, compared with PyTorch's output (conftest)
+
+
 @pytest.mark.parametrize("key", [c.key for c in seeds.CELLS])
-def test_cell_matches_the_seed(key):
+def test_cell_matches_the_seed(key, device):
     cell = seeds.BY_KEY[key]
+    if device == "cuda" and any("cuda" in c.code + (c.setup or "") for c in seeds.CELLS if c.key[:3] == key[:3]):
+        pytest.skip("the seed moves to cuda when one is available; it shows PyTorch's cpu output")
     gone = seeds.missing(cell)
     assert not gone, f"seed cell {key} uses tgrad.{gone}, which does not exist"
     edits = EPOCHS if EPOCHS[0][0] in cell.code else ()

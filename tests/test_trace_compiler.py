@@ -23,6 +23,9 @@ from tgrad.kernels.runtime import trace as TR
 from tgrad.kernels._lang import kptr
 
 
+CPU_ONLY = True     # tests the cpu executors: runs on cpu under --device cuda too (conftest)
+
+
 @triton.jit
 def mix_kernel(x_ptr, y_ptr, i_ptr, h_ptr, out_ptr, iout_ptr, hout_ptr, s, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

@@ -34,6 +34,9 @@ SOURCE = "".join(p.read_text() for p in sorted((ROOT / "tgrad" / "kernels" / "ru
 EXECUTORS = sorted({"direct", "stock", T.EXECUTOR})   # T.EXECUTOR: the default (or TGRAD_EXECUTOR's choice)
 
 
+CPU_ONLY = True     # tests the cpu executors: runs on cpu under --device cuda too (conftest)
+
+
 @triton.jit
 def _scale(x, s):
     return x * s

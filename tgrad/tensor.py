@@ -969,7 +969,7 @@ class Tensor:
             return self
         t = self
         if dev != self.device:
-            t = _call("to_device", t, device=dev)
+            t = _call("to_device", t, device=dev, non_blocking=bool(non_blocking))
         if dt is not t.dtype or (copy and t is self):
             t = _call("to_copy", t, dtype=dt)
         return t if keep else t.contiguous()
@@ -981,6 +981,21 @@ class Tensor:
         return self.to(Device("cuda") if device is None else (Device("cuda", device) if isinstance(device, int)
                                                             else device), non_blocking=non_blocking,
                        memory_format=memory_format)
+
+    def pin_memory(self, device=None):
+        """A copy of this cpu tensor in page-locked host memory (itself if already pinned): the source of
+        ``to("cuda", non_blocking=True)`` copies that return before they are done."""
+        if self.device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        if self.is_pinned():
+            return self
+        out = _empty_pinned(self.shape, self.dtype)
+        src = self.detach().contiguous()
+        out._storage.copy_(0, src._storage, src._offset * self.dtype.itemsize, src.nbytes)
+        return out
+
+    def is_pinned(self, device=None):
+        return self._storage.pinned
 
     def float(self, memory_format=None):
         return self.to(D.float32, memory_format=memory_format)
@@ -1555,7 +1570,7 @@ class Tensor:
             if not force:
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
                                 "to copy the tensor to host memory first.")
-            return self.cpu().numpy()
+            return self.detach().cpu()._np_view()     # force=True: detach().cpu().numpy(), as in PyTorch
         return self._np_view()
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -1709,6 +1724,14 @@ def _wrap_dim(dim, ndim):
 _NON_LEAF_FLAG_MSG = "you can only change requires_grad flags of leaf variables."
 _NON_LEAF_FLAG_HINT = (" If you want to use a computed variable in a subgraph that doesn't require differentiation "
                        "use var_no_grad = var.detach().")
+
+
+def _empty_pinned(shape, dtype):
+    """An uninitialised contiguous cpu tensor in pinned host memory."""
+    shape, strides, n = _geometry(tuple(shape))
+    t = object.__new__(Tensor)
+    _init_from(t, Storage.pinned_host(n * dtype.itemsize), 0, shape, strides, dtype)
+    return t
 
 
 def _init_from(t, storage, offset, shape, strides, dtype, counter=None):

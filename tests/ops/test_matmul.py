@@ -205,7 +205,7 @@ def test_linear_activation_values_grads_and_launches(act, dtype, launches):
     assert type(y.grad_fn).__name__ == "AddmmBackward0"
     z = xn @ wn.T + bn
     tol = dict(rtol=1e-5, atol=1e-5) if dtype is tgrad.float32 else dict(rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(y.detach().numpy(), ACTS[act](z), **tol)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), ACTS[act](z), **tol)
     launches.clear()
     y.backward(tgrad.tensor(gn, dtype=dtype))
     # dX and dW (+ db fused): two launches, act' applied inside them (no element-wise launch); gelu recomputes z.
@@ -213,17 +213,17 @@ def test_linear_activation_values_grads_and_launches(act, dtype, launches):
     assert launches["matmul_kernel"] == (3 if act == "gelu" else 2)
     assert launches["binary_kernel"] == 0 and launches["reduce_rows_kernel"] == 0
     gz = gn * DACTS[act](z)
-    np.testing.assert_allclose(x.grad.numpy(), gz @ wn, **tol)
-    np.testing.assert_allclose(w.grad.numpy(), gz.reshape(-1, 5).T @ xn.reshape(-1, 33), **tol)
-    np.testing.assert_allclose(b.grad.numpy(), gz.sum(axis=(0, 1)), **tol)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), gz @ wn, **tol)
+    np.testing.assert_allclose(w.grad.cpu().numpy(), gz.reshape(-1, 5).T @ xn.reshape(-1, 33), **tol)
+    np.testing.assert_allclose(b.grad.cpu().numpy(), gz.sum(axis=(0, 1)), **tol)
 
 
 def test_linear_without_bias_and_module_call():
     x, w = tgrad.randn(4, 3, requires_grad=True), tgrad.randn(2, 3, requires_grad=True)
     y = F.linear(x, w)
-    np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy() @ w.detach().numpy().T, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), x.detach().cpu().numpy() @ w.detach().cpu().numpy().T, rtol=1e-6, atol=1e-6)
     y.sum().backward()
-    np.testing.assert_allclose(w.grad.numpy(), np.ones((4, 2)).T @ x.detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(w.grad.cpu().numpy(), np.ones((4, 2)).T @ x.detach().cpu().numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_transposed_operands_need_no_copy(launches):
@@ -231,7 +231,7 @@ def test_transposed_operands_need_no_copy(launches):
     launches.clear()
     out = a.t() @ b.t()
     assert dict(launches) == {"matmul_kernel": 1}
-    np.testing.assert_allclose(out.numpy(), a.numpy().T @ b.numpy().T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.cpu().numpy(), a.cpu().numpy().T @ b.cpu().numpy().T, rtol=1e-5, atol=1e-5)
 
 
 def test_broadcast_batch_by_stride_zero(launches):
@@ -239,17 +239,17 @@ def test_broadcast_batch_by_stride_zero(launches):
     launches.clear()
     out = tgrad.bmm(a, b.expand(4, 5, 2))
     assert dict(launches) == {"matmul_kernel": 1}
-    np.testing.assert_allclose(out.numpy(), a.numpy() @ b.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.cpu().numpy(), a.cpu().numpy() @ b.cpu().numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_addmm_beta_zero_ignores_nan_input():
     out = tgrad.addmm(tgrad.full((5,), float("nan")), tgrad.ones(2, 3), tgrad.ones(3, 5), beta=0)
-    np.testing.assert_array_equal(out.numpy(), np.full((2, 5), 3.0))
+    np.testing.assert_array_equal(out.cpu().numpy(), np.full((2, 5), 3.0))
 
 
 def test_zero_size_k_gives_zeros_and_beta_input():
     out = tgrad.addmm(tgrad.ones(2, 3), tgrad.randn(2, 0), tgrad.randn(0, 3), beta=2)
-    np.testing.assert_array_equal(out.numpy(), np.full((2, 3), 2.0))
+    np.testing.assert_array_equal(out.cpu().numpy(), np.full((2, 3), 2.0))
 
 
 def test_allow_tf32_switch_reaches_the_kernel():
@@ -280,7 +280,7 @@ def test_random_shapes_and_transposes_match_numpy(m, k, n, batch, ta, tb, seed):
     b = b.t() if tb else b
     an = np.swapaxes(an, -1, -2) if ta else an
     bn = bn.T if tb else bn
-    np.testing.assert_allclose((a @ b).numpy(), an @ bn, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose((a @ b).cpu().numpy(), an @ bn, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("act", list(ACTS))
@@ -294,7 +294,7 @@ def test_linear_half_precision_grads(act, dtype, tol):
     rd = [a.astype(dtype.np).astype(np.float64) for a in (xn, wn, bn, gn)]
     gz = rd[3] * DACTS[act](rd[0] @ rd[1].T + rd[2])
     for got, ref in ((x.grad, gz @ rd[1]), (w.grad, gz.T @ rd[0]), (b.grad, gz.sum(0))):
-        np.testing.assert_allclose(got.double().numpy(), ref, rtol=tol, atol=tol)
+        np.testing.assert_allclose(got.double().cpu().numpy(), ref, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("act", ["tanh", "gelu"])
@@ -308,8 +308,8 @@ def test_batched_kernel_with_every_fusion(act):
     KM.matmul(a, b, out, c=c, alpha=0.5, beta=2.0, act=act, v=v, dact=act, rowsum=rs)
     dv = DACTS[act](vn) if act == "gelu" else 1 - vn * vn      # v is z for gelu, y for tanh
     ap = an * dv
-    np.testing.assert_allclose(out.numpy(), ACTS[act](0.5 * ap @ bn + 2.0 * cn), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(rs.numpy(), ap.sum(-1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.cpu().numpy(), ACTS[act](0.5 * ap @ bn + 2.0 * cn), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rs.cpu().numpy(), ap.sum(-1), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("sa,sb", [((0, 2, 3), (3, 4)), ((2, 2, 0), (2, 0, 4)), ((3, 0), (0,)), ((0,), (0,)),
@@ -317,10 +317,10 @@ def test_batched_kernel_with_every_fusion(act):
 def test_matmul_zero_size(sa, sb):
     a, b = tgrad.randn(*sa, requires_grad=True), tgrad.randn(*sb, requires_grad=True)
     out = a @ b
-    np.testing.assert_array_equal(out.detach().numpy(), np.zeros(np.matmul(np.zeros(sa), np.zeros(sb)).shape))
+    np.testing.assert_array_equal(out.detach().cpu().numpy(), np.zeros(np.matmul(np.zeros(sa), np.zeros(sb)).shape))
     out.sum().backward()
     assert tuple(a.grad.shape) == sa and tuple(b.grad.shape) == sb
-    assert not a.grad.numpy().any() and not b.grad.numpy().any()
+    assert not a.grad.cpu().numpy().any() and not b.grad.cpu().numpy().any()
 
 
 def test_linear_empty_batch_gives_zero_weight_grads():
@@ -329,5 +329,5 @@ def test_linear_empty_batch_gives_zero_weight_grads():
     y = dispatch.call("linear", x, w, b, activation="relu")
     assert tuple(y.shape) == (0, 4)
     y.sum().backward()
-    np.testing.assert_array_equal(w.grad.numpy(), np.zeros((4, 3)))
-    np.testing.assert_array_equal(b.grad.numpy(), np.zeros(4))
+    np.testing.assert_array_equal(w.grad.cpu().numpy(), np.zeros((4, 3)))
+    np.testing.assert_array_equal(b.grad.cpu().numpy(), np.zeros(4))

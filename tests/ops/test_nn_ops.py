@@ -29,8 +29,8 @@ def test_seed000_bce_with_logits_matches_pytorch(device):
     np.testing.assert_allclose(loss.item(), 1.4023112058639526, rtol=1e-6)
     loss.backward()
     g = [0.2619450092315674, 0.18327797949314117, 0.28184494376182556]
-    np.testing.assert_allclose(b.grad.numpy(), g, rtol=1e-5)
-    np.testing.assert_allclose(w.grad.numpy(), np.tile(g, (5, 1)), rtol=1e-5)
+    np.testing.assert_allclose(b.grad.cpu().numpy(), g, rtol=1e-5)
+    np.testing.assert_allclose(w.grad.cpu().numpy(), np.tile(g, (5, 1)), rtol=1e-5)
 
 
 def test_cross_entropy_matches_pytorch(device):
@@ -41,7 +41,7 @@ def test_cross_entropy_matches_pytorch(device):
     # torch.nn.functional.cross_entropy(x, t, label_smoothing=0.1) and its gradient
     np.testing.assert_allclose(loss.item(), 0.605189859867096, rtol=1e-6)
     loss.backward()
-    np.testing.assert_allclose(x.grad.numpy(), [[0.17193763, 0.04013986, -0.21207750], [-0.12202039, 0.08713880, 0.03488160]], atol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [[0.17193763, 0.04013986, -0.21207750], [-0.12202039, 0.08713880, 0.03488160]], atol=1e-6)
 
 
 def test_cross_entropy_one_launch_each_way(device):
@@ -61,8 +61,8 @@ def test_cross_entropy_one_launch_each_way(device):
             assert dict(COUNTER.counts) == {"cross_entropy_backward_kernel": 1}
         finally:
             COUNTER.enabled = False
-        p = np.exp(x.detach().numpy() - x.detach().numpy().max(1, keepdims=True))
-        assert gx.shape == x.shape and np.isfinite(gx.numpy()).all() and p.shape == gx.shape
+        p = np.exp(x.detach().cpu().numpy() - x.detach().cpu().numpy().max(1, keepdims=True))
+        assert gx.shape == x.shape and np.isfinite(gx.cpu().numpy()).all() and p.shape == gx.shape
 
 
 @pytest.mark.parametrize("args,exc,msg", [
@@ -147,31 +147,31 @@ def test_cross_entropy_all_ignored_is_nan(device):
 
 def test_softmax_large_values_and_fp16(device):
     x = T([[1000.0, 1000.0, -1000.0]], device, tgrad.float32)
-    np.testing.assert_allclose(call("softmax", x, dim=1).numpy(), [[0.5, 0.5, 0.0]])
-    np.testing.assert_allclose(call("log_softmax", x, dim=1).numpy(), [[-np.log(2), -np.log(2), -2000 - np.log(2)]],
+    np.testing.assert_allclose(call("softmax", x, dim=1).cpu().numpy(), [[0.5, 0.5, 0.0]])
+    np.testing.assert_allclose(call("log_softmax", x, dim=1).cpu().numpy(), [[-np.log(2), -np.log(2), -2000 - np.log(2)]],
                                rtol=1e-6)
     h = T([[1.0, 2.0, 3.0]], device, tgrad.float16)
     y = call("softmax", h, dim=-1)
     assert y.dtype is tgrad.float16
     e = np.exp([1.0, 2.0, 3.0])
-    np.testing.assert_allclose(y.numpy().astype(np.float64), [e / e.sum()], atol=1e-3)
+    np.testing.assert_allclose(y.cpu().numpy().astype(np.float64), [e / e.sum()], atol=1e-3)
 
 
 def test_dropout_mask_is_philox_and_seeded(device):
     x = T(np.ones((50, 40)), device, tgrad.float32, requires_grad=True)
     y, mask = call("dropout", x, p=0.25, training=True, seed=123, offset=8)
     y2, mask2 = call("dropout", x, p=0.25, training=True, seed=123, offset=8)
-    m = mask.numpy()
-    assert (m == mask2.numpy()).all()
+    m = mask.cpu().numpy()
+    assert (m == mask2.cpu().numpy()).all()
     assert 0.7 < m.mean() < 0.8
-    np.testing.assert_allclose(y.detach().numpy(), m / 0.75, rtol=1e-6)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), m / 0.75, rtol=1e-6)
     assert type(y.grad_fn).__name__ == "MulBackward0"
     (g,) = tgrad.autograd.grad(y.sum(), x)
-    np.testing.assert_allclose(g.numpy(), m / 0.75, rtol=1e-6)
+    np.testing.assert_allclose(g.cpu().numpy(), m / 0.75, rtol=1e-6)
     y3, _ = call("dropout", x, p=0.25, training=True, seed=123, offset=8 + 2000)
-    assert not (y3.detach().numpy() == y.detach().numpy()).all()   # another counter range
+    assert not (y3.detach().cpu().numpy() == y.detach().cpu().numpy()).all()   # another counter range
     z, zm = call("dropout", x, p=1.0, training=True, seed=1, offset=0)
-    assert (z.detach().numpy() == 0).all() and not zm.numpy().any()
+    assert (z.detach().cpu().numpy() == 0).all() and not zm.cpu().numpy().any()
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
         call("dropout", x, p=1.5, training=True)
     with pytest.raises(ValueError, match="takes seed= and offset="):
@@ -193,16 +193,16 @@ def test_functional_dropout_draws_from_the_generator(device):
 
 def test_embedding_errors_and_padding(device):
     w = T(np.arange(12.0).reshape(4, 3), device, tgrad.float32, requires_grad=True)
-    before = w.detach().numpy().copy()
+    before = w.detach().cpu().numpy().copy()
     with pytest.raises(IndexError, match="index out of range in self"):
         call("embedding", w, T([0, 4], device))
     with pytest.raises(IndexError, match="index out of range in self"):
         call("embedding", w, T([-1], device))
-    np.testing.assert_array_equal(w.detach().numpy(), before)
+    np.testing.assert_array_equal(w.detach().cpu().numpy(), before)
     e = call("embedding", w, T([[1, 1], [3, 0]], device), padding_idx=1)
     assert type(e.grad_fn).__name__ == "EmbeddingBackward0"
     e.sum().backward()
-    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 0, 1])
+    np.testing.assert_array_equal(w.grad.cpu().numpy()[:, 0], [1, 0, 0, 1])
 
 
 def test_one_hot_errors(device):
@@ -218,7 +218,7 @@ def test_pad_negative_crops_and_errors(device):
     x = T(np.arange(12.0).reshape(3, 4), device, tgrad.float64, requires_grad=True)
     y = call("pad", x, pad=(-1, 2, 1, -2), value=7.0)
     want = np.pad(np.arange(12.0).reshape(3, 4)[:1, 1:], ((1, 0), (0, 2)), constant_values=7.0)
-    np.testing.assert_array_equal(y.detach().numpy(), want)
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), want)
     assert tgrad.autograd.gradcheck(lambda a: call("pad", a, pad=(-1, 2, 1, -2)), (x,))
     with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
         call("pad", x, pad=(1,))
@@ -238,11 +238,11 @@ def test_batch_norm_running_stats_match_pytorch(device):
     rv = T([1.0, 2.0], device, tgrad.float32)
     y = call("batch_norm", x, None, None, rm, rv, training=True, momentum=0.1, eps=1e-5)
     # torch.nn.functional.batch_norm(x, rm, rv, training=True, momentum=0.1)
-    np.testing.assert_allclose(y.numpy(), [[-1.3363018, 0.0], [0.2672604, 1.2247438], [1.0690415, -1.2247438]], atol=1e-6)
-    np.testing.assert_allclose(rm.numpy(), [0.7166666984558105, 0.20000000298023224], rtol=1e-6)
-    np.testing.assert_allclose(rv.numpy(), [1.1333333253860474, 2.700000047683716], rtol=1e-6)
+    np.testing.assert_allclose(y.cpu().numpy(), [[-1.3363018, 0.0], [0.2672604, 1.2247438], [1.0690415, -1.2247438]], atol=1e-6)
+    np.testing.assert_allclose(rm.cpu().numpy(), [0.7166666984558105, 0.20000000298023224], rtol=1e-6)
+    np.testing.assert_allclose(rv.cpu().numpy(), [1.1333333253860474, 2.700000047683716], rtol=1e-6)
     ye = call("batch_norm", x, None, None, rm, rv, training=False, momentum=0.1, eps=1e-5)
-    np.testing.assert_allclose(ye.numpy(), (x.numpy() - rm.numpy()) / np.sqrt(rv.numpy() + 1e-5), rtol=1e-5)
+    np.testing.assert_allclose(ye.cpu().numpy(), (x.cpu().numpy() - rm.cpu().numpy()) / np.sqrt(rv.cpu().numpy() + 1e-5), rtol=1e-5)
 
 
 def test_batch_norm_errors(device):
@@ -267,8 +267,8 @@ def test_batch_norm_double_backward_matches_pytorch(device, training, expected):
     g, gw = tgrad.autograd.grad(y.pow(3).sum(), [x, w], create_graph=True)
     assert type(g.grad_fn).__name__ == "NativeBatchNormBackwardBackward0"
     hx, hw = tgrad.autograd.grad(g.pow(2).sum() + gw.sum(), [x, w])
-    np.testing.assert_allclose(hx.numpy(), expected[0], rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(hw.numpy(), expected[1], rtol=1e-10)
+    np.testing.assert_allclose(hx.cpu().numpy(), expected[0], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(hw.cpu().numpy(), expected[1], rtol=1e-10)
 
 
 @pytest.mark.parametrize("training", [True, False])
@@ -287,7 +287,7 @@ def test_batch_norm_gradgradcheck(device, training, affine):
 def test_cross_entropy_large_logits_keep_precision(device):
     x = T([[1000.0, 1000.0, -1000.0], [0.0, 1e4, 0.0]], device, tgrad.float32)
     loss = call("cross_entropy", x, T([0, 1], device), None, reduction="none")
-    np.testing.assert_allclose(loss.numpy(), [np.log(2), 0.0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(loss.cpu().numpy(), [np.log(2), 0.0], rtol=1e-6, atol=1e-7)
 
 
 def _log_softmax_np(x, axis):
@@ -303,21 +303,21 @@ def test_row_kernels_loop_over_long_rows_and_strided_views(device, gpu_blocks, m
     rng = np.random.default_rng(0)
     a = rng.normal(size=(3, 2500))
     x = T(a, device, tgrad.float64)
-    np.testing.assert_allclose(call("log_softmax", x, dim=1).numpy(), _log_softmax_np(a, 1), atol=1e-12)
+    np.testing.assert_allclose(call("log_softmax", x, dim=1).cpu().numpy(), _log_softmax_np(a, 1), atol=1e-12)
     t = rng.integers(0, 2500, 3)
     ce = call("cross_entropy", x, T(t, device), None)
     np.testing.assert_allclose(ce.item(), -_log_softmax_np(a, 1)[np.arange(3), t].mean(), rtol=1e-12)
     ln = call("layer_norm", x, None, None, normalized_shape=(2500,), eps=1e-5)
-    np.testing.assert_allclose(ln.numpy(), (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5),
+    np.testing.assert_allclose(ln.cpu().numpy(), (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5),
                                atol=1e-10)
     b = rng.normal(size=(4, 6, 5, 2))
     v = T(b, device, tgrad.float64).permute(2, 0, 3, 1)[:, ::2]     # (5, 2, 2, 6), no mergeable outer dims
     want = np.exp(_log_softmax_np(b.transpose(2, 0, 3, 1)[:, ::2], 2))
-    np.testing.assert_allclose(call("softmax", v, dim=2).numpy(), want, atol=1e-12)
+    np.testing.assert_allclose(call("softmax", v, dim=2).cpu().numpy(), want, atol=1e-12)
     x4 = T(rng.normal(size=(2, 5, 3, 4)), device, tgrad.float64).transpose(2, 3)
     t4 = rng.integers(0, 5, (2, 4, 3))
-    want = -np.take_along_axis(_log_softmax_np(x4.numpy(), 1), t4[:, None], 1)[:, 0]
-    np.testing.assert_allclose(call("cross_entropy", x4, T(t4, device), None, reduction="none").numpy(), want,
+    want = -np.take_along_axis(_log_softmax_np(x4.cpu().numpy(), 1), t4[:, None], 1)[:, 0]
+    np.testing.assert_allclose(call("cross_entropy", x4, T(t4, device), None, reduction="none").cpu().numpy(), want,
                                atol=1e-12)
 
 
@@ -372,7 +372,7 @@ def test_loss_backward_uses_the_gradient_the_forward_wrote(device, dtype, kind):
     loss = call(name, x, t, w, **kw)
     bwd = "nll_loss_backward" if name.startswith("nll") else "cross_entropy_backward"
     with tgrad.no_grad():
-        want = call(bwd, tgrad.ones_like(loss), x, t, w, **kw)[0].numpy()
+        want = call(bwd, tgrad.ones_like(loss), x, t, w, **kw)[0].cpu().numpy()
     COUNTER.enabled = True
     try:
         COUNTER.counts.clear()
@@ -381,7 +381,7 @@ def test_loss_backward_uses_the_gradient_the_forward_wrote(device, dtype, kind):
     finally:
         COUNTER.enabled = False
     assert x.grad.dtype is dtype
-    assert np.array_equal(x.grad.numpy().view(np.uint8), want.view(np.uint8))
+    assert np.array_equal(x.grad.cpu().numpy().view(np.uint8), want.view(np.uint8))
 
 
 def test_explicit_grad_create_graph_and_reduction_none_run_the_backward_kernel(device):
@@ -400,15 +400,15 @@ def test_explicit_grad_create_graph_and_reduction_none_run_the_backward_kernel(d
         assert COUNTER.counts["cross_entropy_backward_kernel"] == 1
     finally:
         COUNTER.enabled = False
-    np.testing.assert_array_equal(g1.numpy(), 2 * g2.detach().numpy())
+    np.testing.assert_array_equal(g1.cpu().numpy(), 2 * g2.detach().cpu().numpy())
     assert g2.requires_grad               # double backward still goes through the backward op
     (gg,) = tgrad.autograd.grad(g2.pow(2).sum(), x)
-    assert gg.shape == x.shape and np.isfinite(gg.numpy()).all()
+    assert gg.shape == x.shape and np.isfinite(gg.cpu().numpy()).all()
     loss = call("cross_entropy", x, t, None)
     loss.register_hook(lambda g: g.mul_(3))      # a hook changing the seed in place: the kernel sees it
     x.grad = None
     loss.backward()
-    np.testing.assert_allclose(x.grad.numpy(), 3 * g2.detach().numpy(), rtol=1e-15)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 3 * g2.detach().cpu().numpy(), rtol=1e-15)
     none = call("cross_entropy", x, t, None, reduction="none")
     with pytest.raises(AttributeError):
         none.grad_fn._saved_seed_grad
@@ -421,11 +421,11 @@ def test_retain_graph_twice_reuses_the_saved_gradient(device):
     x = T(rng.normal(size=(8, 5)), device, tgrad.float32, requires_grad=True)
     t = T(rng.integers(0, 5, 8), device)
     loss = call("cross_entropy", x, t, None, label_smoothing=0.1)
-    saved = loss.grad_fn._saved_seed_grad.numpy().copy()
+    saved = loss.grad_fn._saved_seed_grad.cpu().numpy().copy()
     for _ in range(3):
         loss.backward(retain_graph=True)
-    np.testing.assert_array_equal(x.grad.numpy(), (saved + saved) + saved)
-    np.testing.assert_array_equal(loss.grad_fn._saved_seed_grad.numpy(), saved)
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), (saved + saved) + saved)
+    np.testing.assert_array_equal(loss.grad_fn._saved_seed_grad.cpu().numpy(), saved)
 
 
 def test_saved_gradient_memory(device):
@@ -481,7 +481,7 @@ def test_pointwise_loss_backward_uses_the_gradient_the_forward_wrote(device, dty
         (x, y, w) if name == "binary_cross_entropy" else (x, y)
     loss = call(name, *args, **kw)
     with tgrad.no_grad():
-        want = call(name + "_backward", tgrad.ones_like(loss), x, y, w, pw, order=1, **kw).numpy()
+        want = call(name + "_backward", tgrad.ones_like(loss), x, y, w, pw, order=1, **kw).cpu().numpy()
     COUNTER.enabled = True
     try:
         COUNTER.counts.clear()
@@ -489,7 +489,7 @@ def test_pointwise_loss_backward_uses_the_gradient_the_forward_wrote(device, dty
         assert "loss_map_kernel" not in COUNTER.counts, dict(COUNTER.counts)
     finally:
         COUNTER.enabled = False
-    assert np.array_equal(x.grad.numpy().view(np.uint8), want.view(np.uint8))
+    assert np.array_equal(x.grad.cpu().numpy().view(np.uint8), want.view(np.uint8))
 
 
 def test_pointwise_loss_seed_gradient_only_when_it_can_be_used(device):
@@ -508,17 +508,17 @@ def test_pointwise_loss_seed_gradient_only_when_it_can_be_used(device):
             loss.grad_fn._saved_seed_grad if loss.grad_fn is not None else loss._no_such_attribute
     loss = call("mse_loss", x, y)
     loss.backward(tgrad.tensor(2.0, dtype=tgrad.float64, device=device), retain_graph=True)
-    d = 2 * (x.detach().numpy() - y.detach().numpy()) / 12
-    np.testing.assert_allclose(x.grad.numpy(), 2 * d, rtol=1e-15)
-    np.testing.assert_allclose(y.grad.numpy(), -2 * d, rtol=1e-15)
+    d = 2 * (x.detach().cpu().numpy() - y.detach().cpu().numpy()) / 12
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * d, rtol=1e-15)
+    np.testing.assert_allclose(y.grad.cpu().numpy(), -2 * d, rtol=1e-15)
     x.grad = y.grad = None
     loss.backward()                                 # the implicit seed: the saved gradient, -it for y
-    np.testing.assert_allclose(x.grad.numpy(), d, rtol=1e-15)
-    np.testing.assert_allclose(y.grad.numpy(), -d, rtol=1e-15)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), d, rtol=1e-15)
+    np.testing.assert_allclose(y.grad.cpu().numpy(), -d, rtol=1e-15)
     (gx,) = tgrad.autograd.grad(call("mse_loss", x, y), x, create_graph=True)
     assert gx.requires_grad
     (ggx,) = tgrad.autograd.grad(gx.sum(), x)
-    np.testing.assert_allclose(ggx.numpy(), np.full((4, 3), 2 / 12), rtol=1e-15)
+    np.testing.assert_allclose(ggx.cpu().numpy(), np.full((4, 3), 2 / 12), rtol=1e-15)
 
 
 # ------------------------------------------------------------------ PyTorch's top-level and Tensor-method forms
@@ -531,9 +531,9 @@ def test_softmax_log_softmax_forms(device):
     a = np.random.default_rng(3).standard_normal((3, 4))
     x = T(a, device, tgrad.float32)
     for got, dim in [(tgrad.softmax(x, 1), 1), (x.softmax(0), 0), (x.softmax(dim=-1), 1)]:
-        np.testing.assert_allclose(got.numpy(), _softmax_np(a, dim), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(got.cpu().numpy(), _softmax_np(a, dim), rtol=1e-5, atol=1e-7)
     for got, dim in [(tgrad.log_softmax(x, 0), 0), (x.log_softmax(1), 1)]:
-        np.testing.assert_allclose(got.numpy(), np.log(_softmax_np(a, dim)), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got.cpu().numpy(), np.log(_softmax_np(a, dim)), rtol=1e-5, atol=1e-6)
     assert tgrad.softmax(x, 1, tgrad.float64).dtype is tgrad.float64
     assert x.log_softmax(1, dtype=tgrad.float64).dtype is tgrad.float64
     assert x.softmax(1).grad_fn is None and type(T(a, device, requires_grad=True).softmax(1).grad_fn).__name__ \
@@ -555,28 +555,28 @@ def test_top_level_nn_forms(device):
     a = np.random.default_rng(4).standard_normal((4, 3))
     x = T(a, device, tgrad.float32)
     assert tgrad.dropout(x, 0.5, False) is x
-    assert (tgrad.dropout(x, 1.0, True).numpy() == 0).all()
+    assert (tgrad.dropout(x, 1.0, True).cpu().numpy() == 0).all()
     ln = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5)
-    np.testing.assert_allclose(tgrad.layer_norm(x, (3,)).numpy(), ln, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(tgrad.layer_norm(x, (3,)).cpu().numpy(), ln, rtol=1e-5, atol=1e-5)
     w, b = T([1.0, 2.0, 3.0], device, tgrad.float32), T([0.5, 0.0, -0.5], device, tgrad.float32)
-    np.testing.assert_allclose(tgrad.layer_norm(x, [3], w, b, 1e-5, False).numpy(), ln * [1, 2, 3] + [0.5, 0, -0.5],
+    np.testing.assert_allclose(tgrad.layer_norm(x, [3], w, b, 1e-5, False).cpu().numpy(), ln * [1, 2, 3] + [0.5, 0, -0.5],
                                rtol=1e-5, atol=1e-5)
     rm, rv = tgrad.zeros(3, device=device), tgrad.ones(3, device=device)
     bn = (a - a.mean(0)) / np.sqrt(a.var(0) + 1e-5) * [1, 2, 3] + [0.5, 0, -0.5]
-    np.testing.assert_allclose(tgrad.batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5, False).numpy(), bn,
+    np.testing.assert_allclose(tgrad.batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5, False).cpu().numpy(), bn,
                                rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(rm.numpy(), 0.1 * a.mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rm.cpu().numpy(), 0.1 * a.mean(0), rtol=1e-5, atol=1e-6)
     e = T(a, device, tgrad.float32, requires_grad=True)
     out = tgrad.embedding(e, T([1, 3, 1], device))
-    np.testing.assert_array_equal(out.detach().numpy(), a[[1, 3, 1]].astype(np.float32))
+    np.testing.assert_array_equal(out.detach().cpu().numpy(), a[[1, 3, 1]].astype(np.float32))
     out.sum().backward()
-    np.testing.assert_array_equal(e.grad.numpy()[:, 0], [0, 2, 0, 1])
+    np.testing.assert_array_equal(e.grad.cpu().numpy()[:, 0], [0, 2, 0, 1])
     e.grad = None
     tgrad.embedding(e, T([1, 3, 1], device), padding_idx=1).sum().backward()
-    np.testing.assert_array_equal(e.grad.numpy()[:, 0], [0, 0, 0, 1])
+    np.testing.assert_array_equal(e.grad.cpu().numpy()[:, 0], [0, 0, 0, 1])
     y = T(a[::-1].copy(), device, tgrad.float32)
     cos = (a * a[::-1]).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(a[::-1], axis=1))
-    np.testing.assert_allclose(tgrad.cosine_similarity(x, y).numpy(), cos, rtol=1e-5)
-    np.testing.assert_allclose(tgrad.cosine_similarity(x, y, 0).numpy(),
+    np.testing.assert_allclose(tgrad.cosine_similarity(x, y).cpu().numpy(), cos, rtol=1e-5)
+    np.testing.assert_allclose(tgrad.cosine_similarity(x, y, 0).cpu().numpy(),
                                (a * a[::-1]).sum(0) / (np.linalg.norm(a, axis=0) * np.linalg.norm(a[::-1], axis=0)),
                                rtol=1e-5)

@@ -79,10 +79,10 @@ def test_dtype_errors(device):
 def test_empty_reductions(device):
     e = tgrad.zeros(2, 0, device=device)
     assert e.sum().item() == 0 and e.prod().item() == 1
-    np.testing.assert_array_equal(e.sum(1).numpy(), [0, 0])
-    np.testing.assert_array_equal(e.prod(1).numpy(), [1, 1])
+    np.testing.assert_array_equal(e.sum(1).cpu().numpy(), [0, 0])
+    np.testing.assert_array_equal(e.prod(1).cpu().numpy(), [1, 1])
     assert e.all().item() is True and e.any().item() is False
-    np.testing.assert_array_equal(e.logsumexp(1).numpy(), [-np.inf, -np.inf])
+    np.testing.assert_array_equal(e.logsumexp(1).cpu().numpy(), [-np.inf, -np.inf])
     assert e.norm().item() == 0
     assert np.isnan(e.mean().item()) and np.isnan(e.var().item())
     assert e.cumsum(1).shape == (2, 0) and e.cumprod(0).shape == (2, 0)
@@ -135,9 +135,9 @@ def test_var_std_arguments(device):
     x = T(a, device=device)
     np.testing.assert_allclose(x.var().item(), a.var(ddof=1), rtol=1e-6)
     np.testing.assert_allclose(x.var(False).item(), a.var(), rtol=1e-6)             # legacy var(unbiased)
-    np.testing.assert_allclose(x.var(1, False).numpy(), a.var(1), rtol=1e-6)       # var(dim, unbiased)
-    np.testing.assert_allclose(x.var(0, True, True).numpy(), a.var(0, ddof=1, keepdims=True), rtol=1e-6)
-    np.testing.assert_allclose(x.std(1, correction=0).numpy(), a.std(1), rtol=1e-6)
+    np.testing.assert_allclose(x.var(1, False).cpu().numpy(), a.var(1), rtol=1e-6)       # var(dim, unbiased)
+    np.testing.assert_allclose(x.var(0, True, True).cpu().numpy(), a.var(0, ddof=1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(x.std(1, correction=0).cpu().numpy(), a.std(1), rtol=1e-6)
     np.testing.assert_allclose(x.std(unbiased=False).item(), a.std(), rtol=1e-6)
     np.testing.assert_allclose(tgrad.var(x, (0, 1), correction=3).item(), ((a - a.mean()) ** 2).sum() / 9,
                                rtol=1e-6)
@@ -157,13 +157,13 @@ def test_max_return_type(device):
     r = x.max(1)
     assert isinstance(r, tgrad.return_types.max) and isinstance(r, tuple)
     values, indices = r
-    np.testing.assert_array_equal(values.numpy(), [5.0, 7.0])
-    np.testing.assert_array_equal(r.indices.numpy(), [1, 0])                     # first of a tie
+    np.testing.assert_array_equal(values.cpu().numpy(), [5.0, 7.0])
+    np.testing.assert_array_equal(r.indices.cpu().numpy(), [1, 0])                     # first of a tie
     assert r.values is r[0] and r.indices is r[1]
     assert repr(r).startswith("tgrad.return_types.max(\nvalues=tensor([5., 7.]),\nindices=tensor([1, 0]))")
     m = tgrad.min(x, 0, keepdim=True)
     assert type(m).__name__ == "min" and m.values.shape == (1, 3)
-    np.testing.assert_array_equal(m.indices.numpy(), [[0, 1, 0]])
+    np.testing.assert_array_equal(m.indices.cpu().numpy(), [[0, 1, 0]])
     s = tgrad.tensor(3.0, device=device).max(0)
     assert s.values.item() == 3.0 and s.indices.item() == 0 and s.indices.shape == ()
 
@@ -171,41 +171,41 @@ def test_max_return_type(device):
 def test_nan_propagates(device):
     x = T([[1.0, np.nan, 3.0, np.nan], [1.0, 2.0, 3.0, 0.0]], device=device)
     v, i = x.max(1)
-    assert np.isnan(v.numpy()[0]) and i.numpy()[0] == 1 and v.numpy()[1] == 3.0
+    assert np.isnan(v.cpu().numpy()[0]) and i.cpu().numpy()[0] == 1 and v.cpu().numpy()[1] == 3.0
     v, i = x.min(1)
-    assert np.isnan(v.numpy()[0]) and i.numpy()[0] == 1 and i.numpy()[1] == 3
+    assert np.isnan(v.cpu().numpy()[0]) and i.cpu().numpy()[0] == 1 and i.cpu().numpy()[1] == 3
     assert np.isnan(x.max().item()) and np.isnan(x.amin().item()) and x.argmax().item() == 1
     y = T([[1.0, np.nan, 2.0], [3.0, 1.0, 3.0]], dtype=tgrad.float64, requires_grad=True, device=device)
     y.amax(1).sum().backward()         # PyTorch: (x == amax) matches nothing in a NaN row -> 0/0
-    np.testing.assert_array_equal(y.grad.numpy(), [[np.nan] * 3, [0.5, 0, 0.5]])
+    np.testing.assert_array_equal(y.grad.cpu().numpy(), [[np.nan] * 3, [0.5, 0, 0.5]])
     y.grad = None
     y.max().backward()                 # max(): the NaN itself gets the gradient
-    np.testing.assert_array_equal(y.grad.numpy(), [[0, 1, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(y.grad.cpu().numpy(), [[0, 1, 0], [0, 0, 0]])
 
 
 def test_tie_gradients(device):
     x = T([[1.0, 3.0, 3.0], [2.0, 0.0, 3.0]], dtype=tgrad.float64, requires_grad=True, device=device)
     x.max().backward()                 # all-reduce: ties share evenly
-    np.testing.assert_array_equal(x.grad.numpy(), [[0, 1 / 3, 1 / 3], [0, 0, 1 / 3]])
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [[0, 1 / 3, 1 / 3], [0, 0, 1 / 3]])
     x.grad = None
     x.amax(1).sum().backward()         # amax: evenly per row
-    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0.5, 0.5], [0, 0, 1]])
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [[0, 0.5, 0.5], [0, 0, 1]])
     x.grad = None
     x.max(1).values.sum().backward()   # max(dim): to the selected index only
-    np.testing.assert_array_equal(x.grad.numpy(), [[0, 1, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [[0, 1, 0], [0, 0, 1]])
     x.grad = None
     x.min(0)[0].sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [[1, 0, 1], [0, 1, 0]])
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [[1, 0, 1], [0, 1, 0]])
     y = T([3.0, -3.0, 1.0], dtype=tgrad.float64, requires_grad=True, device=device)
     y.norm(float("inf")).backward()    # |x| ties, signed
-    np.testing.assert_array_equal(y.grad.numpy(), [0.5, -0.5, 0])
+    np.testing.assert_array_equal(y.grad.cpu().numpy(), [0.5, -0.5, 0])
 
 
 def test_zero_norm_and_std_gradients(device):
     x = tgrad.zeros(2, 3, dtype=tgrad.float64, device=device, requires_grad=True)
     for f in (lambda x: x.norm(dim=1), lambda x: x.std(1), lambda x: x.norm(3.0, dim=1), lambda x: x.norm()):
         gx, = tgrad.autograd.grad(f(x).sum(), (x,))
-        np.testing.assert_array_equal(gx.numpy(), np.zeros((2, 3)))     # PyTorch masks 0/0 to 0
+        np.testing.assert_array_equal(gx.cpu().numpy(), np.zeros((2, 3)))     # PyTorch masks 0/0 to 0
 
 
 def test_grad_fn_names(device):
@@ -225,7 +225,7 @@ def test_zeros_in_prod_and_cumprod(device):
     a = np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 2.0, 0.0, 3.0], [1.0, 2.0, 3.0, 4.0]])
     x = T(a, dtype=tgrad.float64, requires_grad=True, device=device)
     x.prod(1).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [[0, -3, 0, 0], [0, 0, 0, 0], [24, 12, 8, 6]])
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [[0, -3, 0, 0], [0, 0, 0, 0], [24, 12, 8, 6]])
     x.grad = None
     g = np.array([[0.3, -0.7, 1.1, 0.4], [1.0, 2.0, 3.0, 4.0], [0.5, 0.5, 0.5, 0.5]])
     x.cumprod(1).backward(T(g, dtype=tgrad.float64, device=device))
@@ -233,16 +233,16 @@ def test_zeros_in_prod_and_cumprod(device):
     for r in range(3):
         for k in range(4):
             expect[r, k] = sum(g[r, i] * np.prod([a[r, j] for j in range(i + 1) if j != k]) for i in range(k, 4))
-    np.testing.assert_allclose(x.grad.numpy(), expect)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), expect)
     gx, = tgrad.autograd.grad(x.prod(), (x,), create_graph=False)
-    assert np.all(gx.numpy() == 0)     # two or more zeros: every partial product contains one
+    assert np.all(gx.cpu().numpy() == 0)     # two or more zeros: every partial product contains one
     # create_graph: the same first derivatives through ops, and second derivatives through zeros
     gx, = tgrad.autograd.grad(x.cumprod(1), (x,), T(g, dtype=tgrad.float64, device=device), create_graph=True)
-    np.testing.assert_allclose(gx.detach().numpy(), expect)
+    np.testing.assert_allclose(gx.detach().cpu().numpy(), expect)
     gx, = tgrad.autograd.grad(x.prod(1).sum(), (x,), create_graph=True)
-    np.testing.assert_allclose(gx.detach().numpy(), [[0, -3, 0, 0], [0, 0, 0, 0], [24, 12, 8, 6]])
+    np.testing.assert_allclose(gx.detach().cpu().numpy(), [[0, -3, 0, 0], [0, 0, 0, 0], [24, 12, 8, 6]])
     h, = tgrad.autograd.grad(gx[1, 0], (x,))           # d^2 / dx_10 dx_1k = prod_{j != 0, k} x_1j
-    np.testing.assert_allclose(h.numpy(), [[0, 0, 0, 0], [0, 0, 6, 0], [0, 0, 0, 0]])
+    np.testing.assert_allclose(h.cpu().numpy(), [[0, 0, 0, 0], [0, 0, 6, 0], [0, 0, 0, 0]])
 
 
 # ------------------------------------------------------------------ long rows: carries across chunks
@@ -251,15 +251,15 @@ def test_long_rows_carry(device):
     a = np.random.default_rng(2).uniform(-1, 1, (2, n))
     a[1, 50000] = 5.0
     x = T(a, device=device)
-    np.testing.assert_allclose(x.cumsum(1).numpy(), np.cumsum(a.astype(np.float32), 1), rtol=1e-4, atol=1e-3)
-    np.testing.assert_allclose(x.sum(1).numpy(), a.sum(1), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(x.cumsum(1).cpu().numpy(), np.cumsum(a.astype(np.float32), 1), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(x.sum(1).cpu().numpy(), a.sum(1), rtol=1e-4, atol=1e-3)
     v, i = x.max(1)
-    assert i.numpy()[1] == 50000 and i.numpy()[0] == np.argmax(a[0].astype(np.float32))
+    assert i.cpu().numpy()[1] == 50000 and i.cpu().numpy()[0] == np.argmax(a[0].astype(np.float32))
     p = T(np.full(n, 1.00001), dtype=tgrad.float64, device=device)
-    np.testing.assert_allclose(p.cumprod(0).numpy()[-1], 1.00001 ** n, rtol=1e-9)
+    np.testing.assert_allclose(p.cumprod(0).cpu().numpy()[-1], 1.00001 ** n, rtol=1e-9)
     q = T(np.zeros(n), dtype=tgrad.float64, requires_grad=True, device=device)
     q.cumsum(0).sum().backward()       # the reversed scan walks the chunks from the end
-    np.testing.assert_array_equal(q.grad.numpy(), np.arange(n, 0, -1))
+    np.testing.assert_array_equal(q.grad.cpu().numpy(), np.arange(n, 0, -1))
 
 
 # ------------------------------------------------------------------ geometry: no copies when strides allow
@@ -274,9 +274,9 @@ def test_rows_geometry_avoids_copies(device):
     assert rows_geom(t, (0,))[0] is t   # a transposed view: strided rows, no copy
     a = np.random.default_rng(3).uniform(-1, 1, (2, 3, 4, 5))
     xt = T(a, device=device).transpose(1, 3)
-    np.testing.assert_allclose(xt.sum(1).numpy(), a.transpose(0, 3, 2, 1).sum(1), rtol=1e-5)
-    np.testing.assert_allclose(xt.amax((0, 2)).numpy(), a.transpose(0, 3, 2, 1).max((0, 2)), rtol=1e-6)
-    np.testing.assert_allclose(xt.cumsum(2).numpy(), a.transpose(0, 3, 2, 1).cumsum(2), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(xt.sum(1).cpu().numpy(), a.transpose(0, 3, 2, 1).sum(1), rtol=1e-5)
+    np.testing.assert_allclose(xt.amax((0, 2)).cpu().numpy(), a.transpose(0, 3, 2, 1).max((0, 2)), rtol=1e-6)
+    np.testing.assert_allclose(xt.cumsum(2).cpu().numpy(), a.transpose(0, 3, 2, 1).cumsum(2), rtol=1e-5, atol=1e-6)
 
 
 def test_keepdim_without_dim(device):
@@ -308,8 +308,8 @@ def test_module_functions(device):
     assert tgrad.max(x).item() == 3.0 and tgrad.argmin(x).item() == 1
     assert tgrad.all(x).item() is True and tgrad.any(x - x).item() is False
     np.testing.assert_allclose(tgrad.norm(x, 1).item(), 6.5)
-    np.testing.assert_allclose(tgrad.cumprod(x, 1).numpy(), [[1.0, -2.0], [3.0, 1.5]])
-    np.testing.assert_allclose(tgrad.amin(x, 1).numpy(), [-2.0, 0.5])
-    np.testing.assert_allclose(tgrad.linalg.vector_norm(x, 1, dim=1).numpy(), [3.0, 3.5])
+    np.testing.assert_allclose(tgrad.cumprod(x, 1).cpu().numpy(), [[1.0, -2.0], [3.0, 1.5]])
+    np.testing.assert_allclose(tgrad.amin(x, 1).cpu().numpy(), [-2.0, 0.5])
+    np.testing.assert_allclose(tgrad.linalg.vector_norm(x, 1, dim=1).cpu().numpy(), [3.0, 3.5])
     np.testing.assert_allclose(tgrad.linalg.vector_norm(x).item(), np.sqrt(1 + 4 + 9 + 0.25), rtol=1e-6)
     np.testing.assert_allclose(tgrad.linalg.vector_norm(x, float("-inf")).item(), 0.5)

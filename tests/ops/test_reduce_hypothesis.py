@@ -49,7 +49,7 @@ def _axis(dim, nd):
 
 
 def _check(got, want, rtol=1e-10, atol=1e-10):
-    np.testing.assert_allclose(got.numpy().astype(np.float64), np.asarray(want, np.float64), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(got.cpu().numpy().astype(np.float64), np.asarray(want, np.float64), rtol=rtol, atol=atol)
 
 
 @SETTINGS
@@ -81,7 +81,7 @@ def _check_extreme(case, which):
         v, i = getattr(t, which)(dim, keepdim)
         ax = dim if a.ndim else None
         _check(v, getattr(a, which)(ax, keepdims=keepdim) if a.ndim else a, 0, 0)
-        np.testing.assert_array_equal(i.numpy(), getattr(a, "arg" + which)(ax, keepdims=keepdim) if a.ndim else 0)
+        np.testing.assert_array_equal(i.cpu().numpy(), getattr(a, "arg" + which)(ax, keepdims=keepdim) if a.ndim else 0)
 
 
 @SETTINGS
@@ -101,7 +101,7 @@ def test_var(case, correction):
         m = a.mean(ax, keepdims=True)
         want = ((a - m) ** 2).sum(ax, keepdims=keepdim) / max(n - correction, 0)
     assert got.shape == np.shape(want)
-    np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=1e-4, atol=1e-5, equal_nan=True)
+    np.testing.assert_allclose(got.cpu().numpy().astype(np.float64), want, rtol=1e-4, atol=1e-5, equal_nan=True)
 
 
 @FEW
@@ -127,7 +127,7 @@ def test_argmax_argmin(case):
     for got, fn in ((t.argmax(dim, keepdim), np.argmax), (t.argmin(dim, keepdim), np.argmin)):
         want = fn(a, ax, keepdims=keepdim) if a.ndim else np.zeros((), np.int64)
         assert got.dtype == tgrad.int64
-        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(got.cpu().numpy(), want)
 
 
 @FEW
@@ -141,7 +141,7 @@ def test_std(case, correction):
         m = a.mean(ax, keepdims=True)
         want = np.sqrt(((a - m) ** 2).sum(ax, keepdims=keepdim) / max(n - correction, 0))
     assert got.shape == np.shape(want)
-    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-10, equal_nan=True)
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-10, atol=1e-10, equal_nan=True)
 
 
 @FEW
@@ -196,4 +196,4 @@ def test_all_any(case):
                     (t.any() if dim is None else t.any(dim, keepdim), np.any)):
         want = fn(a != 0) if dim is None else fn(a != 0, ax, keepdims=keepdim)
         assert got.dtype == tgrad.bool
-        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(got.cpu().numpy(), want)

@@ -176,7 +176,10 @@ def check_devices(op_name, tensors):
 
 
 def _check_same_device(op_name, inputs):
-    """check_devices(op_name, _tensors(inputs)) without building the list when all share one device object."""
+    """check_devices(op_name, _tensors(inputs)) without building the list when all share one device object.
+
+    Returns None, or ``inputs`` with 0-d cpu tensors copied to the others' device (PyTorch's cpu scalars:
+    a kernel on a GPU cannot read host memory)."""
     dev = None
     for t in inputs:
         if isinstance(t, Tensor):
@@ -185,7 +188,16 @@ def _check_same_device(op_name, inputs):
                 dev = d
             elif d is not dev:
                 check_devices(op_name, _tensors(inputs))
-                return
+                return _scalars_moved(inputs)
+    return None
+
+
+def _scalars_moved(inputs):
+    dev = next((t.device for t in inputs if isinstance(t, Tensor) and t.device.type != "cpu"), None)
+    if dev is None:
+        return None
+    return tuple(t.to(dev) if isinstance(t, Tensor) and t.device.type == "cpu" and t.dim() == 0 else t
+                 for t in inputs)
 
 
 def _needs_grad(op, inputs):
@@ -245,7 +257,9 @@ def call(name, *inputs, **attrs):
     n = spec.n_inputs
     ins = inputs if n is None else inputs[:n]       # None: cat/stack, variadic
     if len(ins) > 1:
-        _check_same_device(name, ins)
+        moved = _check_same_device(name, ins)
+        if moved is not None:
+            inputs, ins = moved + inputs[len(moved):], moved
     needs = _grad_state.recording and op.backward is not None and _any_requires_grad(ins)
     if needs and spec.saved_inputs:
         _check_inference(spec, ins)
@@ -366,6 +380,12 @@ def call_inplace(name, self, *inputs, **attrs):
     others = list(inputs[:len(op.inputs) - 1])
     ins = [self] + others
     check_devices(name, _tensors(ins))
+    if self.device.type != "cpu" and len(ins) > 1:
+        moved = _scalars_moved(ins)
+        if moved is not None:
+            others = list(moved[1:])
+            inputs = tuple(others) + tuple(inputs[len(others):])
+            ins = [self] + others
     needs = _needs_grad(op, ins)
     _check_inplace(op, self, ins, needs)
     if needs:

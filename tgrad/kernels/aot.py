@@ -1,6 +1,7 @@
 """Ahead-of-time compile check: every kernel specialization tgrad launches, compiled for the GPU.
 
     python -m tgrad.testing.aot_workload --arch 80 90
+    python -m tgrad.testing.aot_workload --arch 90 --run examples/train_mlp.py --fast   # a script's kernels
 
 No GPU is needed.  A workload (a function, given by the caller: the default one,
 running the OpInfo database, is ``tgrad.testing.aot_workload``) runs on ``cpu``
@@ -56,7 +57,8 @@ class Spec:
 
     def key(self):
         return (id(self.kernel), tuple(self.signature.items()),
-                tuple(sorted((k, _cval(v)) for k, v in self.constexprs.items())), tuple(sorted(self.attrs)))
+                tuple(sorted((k, _cval(v)) for k, v in self.constexprs.items())),
+                tuple(sorted((k, str(v)) for k, v in self.attrs.items())))
 
 
 LAYOUT = re.compile(r"(^|_)ND$|^NDIM$")  # addressing-branch selectors: X_ND, O_ND, ...
@@ -98,7 +100,7 @@ def covering(specs):
     for s in sorted(specs, key=lambda s: tuple(-w for w in weight(s))):
         k = id(s.kernel)
         lay, size, var = parts(s)
-        feats = {("arg", k, i, ty, (i,) in s.attrs) for i, ty in enumerate(s.signature.values())}
+        feats = {("arg", k, i, ty, bool(s.attrs.get((i,)))) for i, ty in enumerate(s.signature.values())}
         feats |= {("value", k, kv) for kv in lay + size}
         feats |= {("pair", k, a, b) for a in var for b in var if a < b}
         feats |= {("heavy", k, kv) for kv in var if heaviest[k, kv] == weight(s)}
@@ -251,14 +253,23 @@ def compile_all(specs, archs=ARCHS, out=None):
     return results
 
 
-def main(workload, argv=None, prog="python -m tgrad.testing.aot_workload"):
-    """The command line: record ``workload``, compile a covering set, print a row per result."""
+def main(workload, argv=None, prog="python -m tgrad.testing.aot_workload", run_script=None):
+    """The command line: record ``workload`` (or, with ``--run``, the script ``run_script(argv)`` runs),
+    compile a covering set (every recorded specialization for a script), print a row per result."""
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     p.add_argument("--arch", type=int, nargs="+", default=list(ARCHS), help="compute capabilities (80 90)")
     p.add_argument("--all", action="store_true", help="compile every recorded specialization, not a covering set")
+    p.add_argument("--run", nargs=argparse.REMAINDER, metavar="SCRIPT ARGS",
+                   help="record the launches of a script (run on cpu with the GPU's block sizes) instead of the "
+                        "op database, and compile all of them: Triton's cache then holds every kernel the "
+                        "script launches on a GPU of these archs")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    specs, errors = record(workload)
+    if a.run:
+        specs, errors = record(lambda: run_script(a.run), dry=False), []
+        specs, a.all = specs[0], True
+    else:
+        specs, errors = record(workload)
     for label, e in errors:
         print(f"workload: {label} raised {type(e).__name__}: {e}", file=sys.stderr)
     n = len(specs)

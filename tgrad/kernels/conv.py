@@ -207,7 +207,7 @@ def conv_forward(x, w, b, y, stride, padding, dilation, groups):
     stride / padding / dilation: (h, w) pairs (h ignored for 1-D)."""
     if y.numel() == 0:
         return y
-    dev = y.device.type
+    dev = y._storage.launch_device
     (NB, C, H, W), sx = _geom4(x)
     (O, CG, KH, KW), sw_ = _geom4(w)
     (_, _, OH, OW), sy = _geom4(y)
@@ -231,7 +231,7 @@ def conv_input_grad(dy, w, b, dx, stride, padding, dilation, groups):
     dy (N, O, [OH,] OW), w (O, C / groups, [KH,] KW), dx (N, C, [H,] W) allocated by the caller."""
     if dx.numel() == 0:
         return dx
-    dev = dx.device.type
+    dev = dx._storage.launch_device
     (NB, C, H, W), sx = _geom4(dx)
     (O, CG, KH, KW), sw_ = _geom4(w)
     (_, _, OH, OW), sg = _geom4(dy)
@@ -254,7 +254,7 @@ def conv_weight_grad(dy, x, dw, stride, padding, dilation, groups):
     """dw = d conv / dw applied to dy; dy (N, O, [OH,] OW), x (N, C, [H,] W), dw (O, C / groups, [KH,] KW)."""
     if dw.numel() == 0:
         return dw
-    dev = dw.device.type
+    dev = dw._storage.launch_device
     (NB, C, H, W), sx = _geom4(x)
     (O, CG, KH, KW), sw_ = _geom4(dw)
     (_, _, OH, OW), sg = _geom4(dy)

@@ -161,7 +161,7 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute, compute_of):
     """Launch an N-ary strided map: out = fn(*inputs, *scalars) over out.shape, computing in ``compute``
     (None: ``compute_type(compute_of)``).  Float scalars are the launch's dynamic arguments; the key holds
     everything else that decides it."""
-    key = [id(kernel), id(fn), id(compute), out._storage.device.type, T.FORCE_GPU_BLOCKS,
+    key = [id(kernel), id(fn), id(compute), out._storage.launch_device, T.FORCE_GPU_BLOCKS,
            out._shape, out._strides, out.dtype]
     dyn = []
     for t in inputs:
@@ -188,7 +188,7 @@ def _map_site(kernel, fn, inputs, out, scalars, compute):
         n *= d
     if n == 0:
         return _no_launch
-    dev = out._storage.device.type
+    dev = out._storage.launch_device
     strides = [_operand_strides(t, shape) for t in inputs] + [list(out._strides)]
     sizes, per = G.launch_geometry(shape, strides)
     args = [kptr(t) for t in inputs]
@@ -244,7 +244,7 @@ def fill(out, value):
         value = float(value)
     else:
         value = int(bool(value)) if dt.name == "bool" else int(value)   # bool: nan, inf, 1e40 -> True
-    dev = out._storage.device.type
+    dev = out._storage.launch_device
     key = (out._shape, out._strides, dt, dev, T.FORCE_GPU_BLOCKS, float if type(value) is float else value)
     site = _FILLS.get(key)
     if site is None:

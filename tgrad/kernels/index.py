@@ -70,7 +70,7 @@ def _launch(kernel, shape, src, s_strides, idx, x_strides, out, o_strides, scale
         n *= d
     if n == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     sizes, per = G.launch_geometry(tuple(shape), [list(s_strides), list(x_strides), list(o_strides)])
     args = [kptr(src), kptr(idx), kptr(out), n, int(scale)] + sizes
     for st, _ in per:

@@ -268,7 +268,7 @@ def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logit
     ``cross_entropy_backward`` writes for an incoming gradient of 1.
     """
     M, K, inner, sx = geom
-    dev = out._storage.device.type
+    dev = out._storage.launch_device
     grad = dx is not None and reduce != NONE
     dx = dx if grad else x
     key = ("fwd", M, K, inner, tuple(sx), tuple(tstrides), x.dtype, t.dtype, _dtype(w), out.dtype,
@@ -294,7 +294,7 @@ def cross_entropy_backward(g, gstrides, x, t, w, dx, rs, geom, tstrides, ignore_
                            prob):
     """One launch: dx (contiguous, x's shape) and the row scales rs (M,) from the incoming gradient g."""
     M, K, inner, sx = geom
-    dev = dx._storage.device.type
+    dev = dx._storage.launch_device
     key = ("bwd", M, K, inner, tuple(gstrides), tuple(sx), tuple(tstrides), g.dtype, x.dtype, t.dtype, _dtype(w),
            dx.dtype, rs.dtype, int(ignore_index), eps > 0, reduce, logits, prob, dev, T.FORCE_GPU_BLOCKS)
     site = _SITES.get(key)
@@ -447,7 +447,7 @@ def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None):
     n = out.numel()
     if n == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     ops = [x, y, w if w is not None else x, pw if pw is not None else x, g if g is not None else x]
     strides = [G.expand_strides(t.shape, t.stride(), out.shape) for t in ops] + [list(out.stride())]
     sizes, per = G.launch_geometry(out.shape, strides)

@@ -242,7 +242,7 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
     v = v if dact else a
     rs = rowsum if rowsum is not None else out
     tf32 = allow_tf32 and a.dtype.name == "float32"
-    dev = out._storage.device.type
+    dev = out._storage.launch_device
     # everything the launch's arguments and constexprs depend on but the pointers and float alpha/beta
     key = (_layout(a), _layout(b), _layout(out), _layout(c) if has_c else None, _layout(v) if dact else None,
            rs.dtype if rowsum is not None else None, act, dact, unit if scalars else (alpha, beta), tf32,

@@ -61,7 +61,7 @@ def dropout(x, y, mask, p, seed, offset):
     n = y.numel()
     if n == 0:
         return y, mask
-    dev = y.device.type
+    dev = y._storage.launch_device
     block = elementwise_block(n, dev)
     scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
     launch(dropout_kernel, (cdiv(n, block),), dev,
@@ -73,7 +73,7 @@ def dropout(x, y, mask, p, seed, offset):
 def embedding(w, idx, out, n, D):
     if n == 0 or D == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     rows, bd = row_tiles(n, D, dev)
     launch(embedding_kernel, (cdiv(n, rows),), dev,
            [kptr(w), kptr(idx), kptr(out), n, D, w.stride()[0], w.stride()[1]], {"ROWS": rows, "BLOCK_D": bd})
@@ -84,7 +84,7 @@ def embedding_backward(g, idx, acc, n, D, padding_idx):
     """acc (zeroed, contiguous (V, D), fp32/fp64) += rows of g scattered by idx."""
     if n == 0 or D == 0:
         return acc
-    dev = acc.device.type
+    dev = acc._storage.launch_device
     rows, bd = row_tiles(n, D, dev)
     launch(embedding_backward_kernel, (cdiv(n, rows),), dev,
            [kptr(g), kptr(idx), kptr(acc), n, D, int(padding_idx)], {"ROWS": rows, "BLOCK_D": bd})
@@ -95,7 +95,7 @@ def one_hot(x, out, C):
     n = out.numel()
     if n == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     block = elementwise_block(n, dev)
     launch(one_hot_kernel, (cdiv(n, block),), dev, [kptr(x), kptr(out), n, C], {"BLOCK": block})
     return out
@@ -171,7 +171,7 @@ def normalize(x, y, geom, p, eps):
     M, K, inner, sx, sy = geom
     if M == 0 or K == 0:
         return y
-    dev = y.device.type
+    dev = y._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
     P = -1 if p == float("inf") else (int(p) if p in (1, 2) else 0)
     launch(normalize_kernel, (cdiv(M, rows),), dev,
@@ -185,7 +185,7 @@ def cosine_similarity(a, b, out, geom, eps):
     M, K, inner, sa, sb = geom
     if M == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     rows, bk = row_tiles(M, max(K, 1), dev)
     launch(cosine_similarity_kernel, (cdiv(M, rows),), dev,
            [kptr(a), kptr(b), kptr(out), M, K, inner, *sa, *sb, float(eps)],

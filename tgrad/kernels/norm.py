@@ -89,7 +89,7 @@ def layer_norm(x, w, b, y, M, K, eps):
     """y = layer_norm of the contiguous (M, K) x (w, b: (K,) or None)."""
     if M == 0:
         return y
-    dev = y.device.type
+    dev = y._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
     launch(layer_norm_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x), kptr(y), M, K,
@@ -103,7 +103,7 @@ def layer_norm_backward(dy, x, w, dx, M, K, eps):
     """dx of layer_norm for contiguous (M, K) dy and x."""
     if M == 0:
         return dx
-    dev = dx.device.type
+    dev = dx._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
     launch(layer_norm_backward_kernel, (cdiv(M, rows),), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(dx), M, K, *split64(eps)],
@@ -224,7 +224,7 @@ def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps):
     n = x.numel() // C if C else 0
     if C == 0 or n == 0:
         return y
-    dev = y.device.type
+    dev = y._storage.launch_device
     launch(batch_norm_kernel, (C,), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x),
             kptr(rm if rm is not None else x), kptr(rv if rv is not None else x), kptr(y), C, L, n,
@@ -239,7 +239,7 @@ def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps):
     n = x.numel() // C if C else 0
     if C == 0:
         return dx, dw, db
-    dev = dx.device.type
+    dev = dx._storage.launch_device
     launch(batch_norm_backward_kernel, (C,), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(rm if rm is not None else x),
             kptr(rv if rv is not None else x), kptr(dx), kptr(dw), kptr(db), C, L, n, *split64(eps)],
@@ -277,7 +277,7 @@ def group_norm(x, w, b, y, N, G, K, HW, eps):
     M = N * G
     if M == 0 or K == 0:
         return y
-    dev = y.device.type
+    dev = y._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
     launch(group_norm_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x), kptr(y), M, K, G, HW,

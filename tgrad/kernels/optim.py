@@ -270,7 +270,7 @@ def multi_tensor_step(op, columns, hyper, constexprs):
     """
     p0 = columns[0][0]
     dtype = p0.dtype
-    dev = p0._storage.device.type
+    dev = p0._storage.launch_device
     hp = _hyper(hyper, dtype.name == "float64")
     flags = tuple(constexprs.items())
     gpu = gpu_blocks(dev)

@@ -166,7 +166,7 @@ def pool_forward(x, y, idx, kind):
     total = y.numel()
     if total == 0:
         return y, idx
-    dev = y.device.type
+    dev = y._storage.launch_device
     (N, C, H, W), sx = _geom4(x)
     (_, _, OH, OW), _ = _geom4(y)
     key = ("f", x._shape, x._strides, x.dtype, y._shape, tuple(sorted(kind.items())), dev)
@@ -185,7 +185,7 @@ def pool_backward(dy, idx, dx, kind):
     total = dx.numel()
     if total == 0:
         return dx
-    dev = dx.device.type
+    dev = dx._storage.launch_device
     (N, C, H, W), _ = _geom4(dx)
     (_, _, OH, OW), sg = _geom4(dy)
     si = _geom4(idx)[1] if idx is not None else sg

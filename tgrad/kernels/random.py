@@ -60,7 +60,7 @@ def fill_random(out, seed, offset, dist, lo, hi):
     n = out.numel()
     if n == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     block = elementwise_block(n, dev)
     launch(random_kernel, (cdiv(n, block),), dev,
            [kptr(out), n, int(seed) & 0xFFFFFFFF, int(offset), float(lo), float(hi)],
@@ -113,7 +113,7 @@ def multinomial(p, strides, M, K, out, n, replacement, seed, offset):
     ``strides``."""
     if M == 0 or n == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     bk = max(2, next_pow2(K))
     budget = 8192 if gpu_blocks(dev) else 65536      # elements of the (ROWS, BLOCK_N, BLOCK_K) compare block
     bn = max(1, min(next_pow2(n), budget // bk)) if replacement else 1

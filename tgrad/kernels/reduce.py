@@ -346,7 +346,7 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0)):
     """
     if geom[0] == 0:
         return out
-    dev = out._storage.device.type
+    dev = out._storage.launch_device
     key = (op, geom, x.dtype, out.dtype, None if idx is None else idx.dtype, dev, T.FORCE_GPU_BLOCKS,
            None if y is None else (y.dtype, ystrides))
     site = _SITES.get(key)
@@ -375,7 +375,7 @@ def scan_rows(op, x, geom, out, reverse=False):
     M, M2, K, s1, s2, sk = geom
     if M == 0 or K == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     rows, bk = row_blocks(M, K, dev)
     launch(scan_rows_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(out), M, M2, K, s1, s2, sk],
@@ -389,7 +389,7 @@ def select(mode, x, geom, v, out):
     M, M2, K, s1, s2, sk = geom
     if M == 0 or K == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     rows, bk = row_blocks(M, K, dev)
     launch(select_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(v if v is not None else x), kptr(out), M, M2, K, s1, s2, sk],

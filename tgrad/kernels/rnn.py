@@ -131,7 +131,7 @@ def _run(kernel, out, tensors, B, H):
     if B * H == 0:
         return
     t0 = out[0]
-    dev = t0.device.type
+    dev = t0._storage.launch_device
     ins = tensors[:len(tensors) - len(out)]
     strides = tuple(s for t in ins for s in t.stride())
     key = (kernel.__name__, B, H, strides, tuple(t.dtype for t in tensors), dev, T.FORCE_GPU_BLOCKS)

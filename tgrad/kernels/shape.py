@@ -36,7 +36,7 @@ def tri(x, out, k, upper):
     n = out.numel()
     if n == 0:
         return out
-    dev = out.device.type
+    dev = out._storage.launch_device
     sizes, per = G.launch_geometry(tuple(out.shape), [list(x.stride()), list(out.stride())])
     block = elementwise_block(n, dev)
     args = [kptr(x), kptr(out), n, out.shape[-2], out.shape[-1], int(k)] + sizes + per[0][0] + per[1][0]

@@ -86,7 +86,7 @@ def softmax(x, y, geom, log):
     M, K, inner, sx, sy = geom
     if M == 0 or K == 0:
         return y
-    dev = y._storage.device.type
+    dev = y._storage.launch_device
     key = ("fwd", M, K, inner, tuple(sx), tuple(sy), x.dtype, y.dtype, log, dev, T.FORCE_GPU_BLOCKS)
     site = _SITES.get(key)
     if site is None:
@@ -102,7 +102,7 @@ def softmax_backward(dy, y, dx, geom, log):
     M, K, inner, sd, sy, so = geom
     if M == 0 or K == 0:
         return dx
-    dev = dx._storage.device.type
+    dev = dx._storage.launch_device
     key = ("bwd", M, K, inner, tuple(sd), tuple(sy), tuple(so), dy.dtype, y.dtype, dx.dtype, log, dev,
            T.FORCE_GPU_BLOCKS)
     site = _SITES.get(key)

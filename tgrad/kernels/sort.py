@@ -103,7 +103,7 @@ def sort(x, values, indices, geom, kout, descending):
     M, K, inner, sx = geom
     if M == 0 or K == 0 or kout == 0:
         return values, indices
-    dev = values.device.type
+    dev = values._storage.launch_device
     key = (M, K, inner, tuple(sx), kout, x.dtype, bool(descending), dev, T.FORCE_GPU_BLOCKS)
     site = _SITES.get(key)
     if site is None:

@@ -151,6 +151,7 @@ class CachingAllocator:
         self.backend = backend
         self.device = _device(device_str)
         self.device_str = str(self.device)
+        self.launch_device = "cpu" if self.device.type == "cpu" else f"cuda:{self.device.index or 0}"
         self._lock = threading.RLock()
         self._busy = False       # inside a critical section (see _enter)
         self._deferred = []      # frees that arrived re-entrantly while busy

@@ -2,14 +2,19 @@
 
 No dependency beyond the driver itself. The library is loaded and ``cuInit``
 run once per process, on first use; without a driver every query answers
-"unavailable" instead of raising. Each backend call pushes the device's primary
-context and pops it afterwards, so the calling thread's current context (the
-one kernel launches use) is left as it was.
+"unavailable" instead of raising. ``TRITON_LIBCUDA_PATH`` (the directory Triton
+links its launcher against) is honoured first, so tgrad and Triton load the
+same library (the test suite's fake driver, tests/fakecuda, is found this way).
+Each backend call pushes the device's primary context and pops it afterwards,
+so the calling thread's current context is left as it was; kernel launches
+make their tensor's device current with ``make_current``.
 """
 import ctypes
 import functools
+import os
 import threading
-from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint64, c_void_p
+from ctypes import (POINTER, byref, c_char_p, c_float, c_int, c_size_t, c_ubyte, c_uint, c_uint64,
+                    c_void_p, create_string_buffer)
 
 from .host import BackendOutOfMemory
 
@@ -36,7 +41,34 @@ _PROTOTYPES = {
     "cuMemGetInfo_v2": [POINTER(c_size_t), POINTER(c_size_t)],
     "cuGetErrorName": [c_int, POINTER(c_char_p)],
     "cuGetErrorString": [c_int, POINTER(c_char_p)],
+    "cuCtxGetCurrent": [POINTER(c_void_p)],
+    "cuCtxGetDevice": [POINTER(c_int)],
+    "cuDeviceGetName": [c_char_p, c_int, c_int],
+    "cuDeviceTotalMem_v2": [POINTER(c_size_t), c_int],
+    "cuDeviceGetAttribute": [POINTER(c_int), c_int, c_int],
+    "cuMemcpyHtoDAsync_v2": [_CUdeviceptr, c_void_p, c_size_t, c_void_p],
+    "cuMemcpyDtoHAsync_v2": [c_void_p, _CUdeviceptr, c_size_t, c_void_p],
+    "cuMemcpyDtoDAsync_v2": [_CUdeviceptr, _CUdeviceptr, c_size_t, c_void_p],
+    "cuMemcpyPeer": [_CUdeviceptr, c_void_p, _CUdeviceptr, c_void_p, c_size_t],
+    "cuMemHostAlloc": [POINTER(c_void_p), c_size_t, c_uint],
+    "cuMemFreeHost": [c_void_p],
+    "cuStreamCreate": [POINTER(c_void_p), c_uint],
+    "cuStreamDestroy_v2": [c_void_p],
+    "cuStreamSynchronize": [c_void_p],
+    "cuStreamQuery": [c_void_p],
+    "cuStreamWaitEvent": [c_void_p, c_void_p, c_uint],
+    "cuEventCreate": [POINTER(c_void_p), c_uint],
+    "cuEventDestroy_v2": [c_void_p],
+    "cuEventRecord": [c_void_p, c_void_p],
+    "cuEventSynchronize": [c_void_p],
+    "cuEventQuery": [c_void_p],
+    "cuEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
 }
+CUDA_ERROR_NOT_READY = 600
+# cuDeviceGetAttribute numbers (cuda.h)
+_ATTR = {"multi_processor_count": 16, "major": 75, "minor": 76, "warp_size": 10,
+         "max_threads_per_multi_processor": 39, "L2_cache_size": 38,
+         "shared_memory_per_block_optin": 97, "regs_per_multiprocessor": 82}
 
 
 class CudaDriverError(RuntimeError):
@@ -59,11 +91,19 @@ def _call(lib, fn_name, *args):
         raise (BackendOutOfMemory if rc == CUDA_ERROR_OUT_OF_MEMORY else CudaDriverError)(msg)
 
 
+def _library_path():
+    """``$TRITON_LIBCUDA_PATH/libcuda.so.1`` when that directory holds one (Triton links against it), else the name."""
+    d = os.environ.get("TRITON_LIBCUDA_PATH")
+    if d and LIBCUDA == "libcuda.so.1" and os.path.exists(os.path.join(d, LIBCUDA)):
+        return os.path.join(d, LIBCUDA)
+    return LIBCUDA
+
+
 @functools.lru_cache(maxsize=None)
 def _driver():
     """``(lib, device_count, reason)``, computed once; ``lib`` is None when unusable."""
     try:
-        lib = ctypes.CDLL(LIBCUDA)
+        lib = ctypes.CDLL(_library_path())
     except OSError:
         return None, 0, f"no CUDA driver found ({LIBCUDA} could not be loaded)"
     try:
@@ -147,6 +187,188 @@ def set_current_device(index):
     _call(_lib_for(index), "cuCtxSetCurrent", _primary_context(index))
 
 
+def make_current(index):
+    """Bind device ``index``'s primary context to this thread unless it already is (one cheap query).
+
+    Returns the context handle. The query (not a cached belief) is what makes it safe when someone else
+    (Triton's utilities, a CUDA torch) changed the thread's context in between.
+    """
+    ctx = _contexts.get(index)
+    if ctx is None:
+        ctx = _primary_context(index)
+    lib = _driver()[0]
+    cur = getattr(_tls, "cur", None)
+    if cur is None:
+        cur = _tls.cur = c_void_p()
+    if lib.cuCtxGetCurrent(byref(cur)) or cur.value != ctx:
+        _call(lib, "cuCtxSetCurrent", ctx)
+    return ctx
+
+
+def current_device_index():
+    """The device of the context current on this thread (0 when none is)."""
+    lib = _lib_for(0)
+    cur, dev = c_void_p(), c_int()
+    _call(lib, "cuCtxGetCurrent", byref(cur))
+    if not cur.value:
+        return 0
+    _call(lib, "cuCtxGetDevice", byref(dev))
+    return dev.value
+
+
+_tls = threading.local()
+
+
+def current_stream_handle(index):
+    """This thread's current stream of device ``index`` (0: the legacy default stream)."""
+    streams = getattr(_tls, "streams", None)
+    return streams.get(index, 0) if streams else 0
+
+
+def set_current_stream_handle(index, handle):
+    """Make ``handle`` this thread's current stream of device ``index``; returns the previous one."""
+    streams = getattr(_tls, "streams", None)
+    if streams is None:
+        streams = _tls.streams = {}
+    prev = streams.get(index, 0)
+    streams[index] = handle
+    return prev
+
+
+def context_handle(index):
+    """Device ``index``'s primary context handle (retained once, for the life of the process)."""
+    return _primary_context(index)
+
+
+def device_properties(index):
+    """Name, total memory and attributes of device ``index``, from the driver (a dict)."""
+    lib = _lib_for(index)
+    name = create_string_buffer(256)
+    _call(lib, "cuDeviceGetName", name, 256, index)
+    total = c_size_t()
+    _call(lib, "cuDeviceTotalMem_v2", byref(total), index)
+    props = {"name": name.value.decode(), "total_memory": total.value}
+    v = c_int()
+    for key, attr in _ATTR.items():
+        _call(lib, "cuDeviceGetAttribute", byref(v), attr, index)
+        props[key] = v.value
+    return props
+
+
+class Stream:
+    """A driver stream of device ``index``, destroyed with this object (flags 0: ordered with the legacy
+    default stream, which tgrad's synchronous copies use)."""
+
+    def __init__(self, index):
+        self.index, self._lib = index, _lib_for(index)
+        h = c_void_p()
+        with _Current(self._lib, index):
+            _call(self._lib, "cuStreamCreate", byref(h), 0)
+        self.handle = h.value
+
+    def __del__(self):
+        if getattr(self, "handle", None) and _driver()[0] is not None:
+            try:
+                with _Current(self._lib, self.index):
+                    self._lib.cuStreamDestroy_v2(self.handle)
+            except Exception:
+                pass
+
+
+def stream_synchronize(index, handle):
+    lib = _lib_for(index)
+    with _Current(lib, index):
+        _call(lib, "cuStreamSynchronize", handle)
+
+
+def stream_query(index, handle):
+    """True when all work queued on the stream is done."""
+    lib = _lib_for(index)
+    with _Current(lib, index):
+        rc = lib.cuStreamQuery(handle)
+    if rc == CUDA_ERROR_NOT_READY:
+        return False
+    if rc:
+        raise CudaDriverError(_error_message(lib, rc, "cuStreamQuery"))
+    return True
+
+
+def stream_wait_event(index, handle, event):
+    """Work queued on the stream after this waits for ``event``'s last record."""
+    lib = _lib_for(index)
+    with _Current(lib, index):
+        _call(lib, "cuStreamWaitEvent", handle, event.handle, 0)
+
+
+class Event:
+    """A driver event; ``timing=False`` creates it with CU_EVENT_DISABLE_TIMING."""
+
+    def __init__(self, index, timing=False):
+        self.index, self._lib = index, _lib_for(index)
+        h = c_void_p()
+        with _Current(self._lib, index):
+            _call(self._lib, "cuEventCreate", byref(h), 0 if timing else 2)
+        self.handle = h.value
+
+    def record(self, stream_handle):
+        with _Current(self._lib, self.index):
+            _call(self._lib, "cuEventRecord", self.handle, stream_handle)
+
+    def synchronize(self):
+        _call(self._lib, "cuEventSynchronize", self.handle)
+
+    def query(self):
+        rc = self._lib.cuEventQuery(self.handle)
+        if rc == CUDA_ERROR_NOT_READY:
+            return False
+        if rc:
+            raise CudaDriverError(_error_message(self._lib, rc, "cuEventQuery"))
+        return True
+
+    def elapsed_time(self, end):
+        ms = c_float()
+        _call(self._lib, "cuEventElapsedTime", byref(ms), self.handle, end.handle)
+        return ms.value
+
+    def __del__(self):
+        if getattr(self, "handle", None) and _driver()[0] is not None:
+            self._lib.cuEventDestroy_v2(self.handle)
+
+
+class PinnedHost:
+    """``nbytes`` of page-locked host memory, freed when this object is collected."""
+
+    __slots__ = ("ptr", "nbytes")
+
+    def __init__(self, nbytes):
+        if _driver()[0] is None:
+            raise RuntimeError(f"cannot pin memory: {unavailable_reason()}")
+        self.ptr, self.nbytes = host_alloc(nbytes), nbytes
+
+    def __del__(self):
+        ptr = getattr(self, "ptr", None)
+        if ptr and _driver()[0] is not None:
+            try:
+                host_free(ptr)
+            except Exception:
+                pass
+
+
+def host_alloc(nbytes, index=0):
+    """Page-locked host memory (``cuMemHostAlloc``, portable): the source/target of asynchronous copies."""
+    lib = _lib_for(index)
+    p = c_void_p()
+    with _Current(lib, index):
+        _call(lib, "cuMemHostAlloc", byref(p), max(nbytes, 1), 1)   # CU_MEMHOSTALLOC_PORTABLE
+    return p.value
+
+
+def host_free(ptr, index=0):
+    lib = _lib_for(index)
+    with _Current(lib, index):
+        _call(lib, "cuMemFreeHost", ptr)
+
+
 def synchronize(index):
     """Wait for all work on device ``index``."""
     lib = _lib_for(index)
@@ -187,6 +409,20 @@ class CudaBackend:
     def memcpy_dtod(self, dst, src, n):
         with self._ctx:
             _call(self._lib, "cuMemcpyDtoD_v2", dst, src, n)
+
+    def memcpy_htod_async(self, dst_ptr, src_host_ptr, n, stream):
+        with self._ctx:
+            _call(self._lib, "cuMemcpyHtoDAsync_v2", dst_ptr, src_host_ptr, n, stream)
+
+    def memcpy_dtoh_async(self, dst_host_ptr, src_ptr, n, stream):
+        with self._ctx:
+            _call(self._lib, "cuMemcpyDtoHAsync_v2", dst_host_ptr, src_ptr, n, stream)
+
+    def memcpy_peer(self, dst, src_index, src, n):
+        """Copy ``n`` bytes from device ``src_index``'s ``src`` to this device's ``dst`` (synchronous)."""
+        with self._ctx:
+            _call(self._lib, "cuMemcpyPeer", dst, _primary_context(self.index), src,
+                  _primary_context(src_index), n)
 
     def memset(self, ptr, byte, n):
         with self._ctx:

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..device import device
 from .allocator import get_allocator
+from .cuda_driver import PinnedHost, current_stream_handle
 
 _CPU = device("cpu")
 
@@ -27,12 +28,14 @@ class Storage:
     garbage-collected (``__del__``: a ``weakref.finalize`` per tensor cost ~2 us).
     """
 
-    __slots__ = ("ptr", "nbytes", "device", "allocator", "_block", "_owner", "__weakref__")
+    __slots__ = ("ptr", "nbytes", "device", "launch_device", "allocator", "_block", "_owner", "pinned", "__weakref__")
 
     def __init__(self, nbytes, device):
         self.allocator = allocator = get_allocator(device)
         self._block = block = allocator.malloc(nbytes)
         self.ptr, self.nbytes, self.device, self._owner = block.ptr, nbytes, allocator.device, None
+        self.launch_device = allocator.launch_device     # "cpu" or "cuda:N": what kernel launchers are given
+        self.pinned = False
 
     def __del__(self):
         try:
@@ -62,9 +65,23 @@ class Storage:
         st.ptr = lo + span[0]
         st.nbytes = (span[1] - span[0] + arr.itemsize) if arr.size else 0
         st.device = _CPU
+        st.launch_device = "cpu"
+        st.pinned = False
         st.allocator = get_allocator("cpu")
         st._block = None
         st._owner = arr
+        return st
+
+    @classmethod
+    def pinned_host(cls, nbytes):
+        """A cpu Storage in page-locked host memory (``cuMemHostAlloc``): asynchronous copies to and from
+        GPUs (``non_blocking=True``) read and write it directly.  Freed (``cuMemFreeHost``) when collected."""
+        st = object.__new__(cls)
+        st._owner = PinnedHost(nbytes)
+        st.ptr, st.nbytes, st.pinned = st._owner.ptr, nbytes, True
+        st.device, st.launch_device = device("cpu"), "cpu"
+        st.allocator = get_allocator("cpu")
+        st._block = None
         return st
 
     def __repr__(self):
@@ -94,21 +111,31 @@ class Storage:
         self._check_range(src_offset, nbytes)
         self.allocator.backend.memcpy_dtoh(dst_ptr, self.ptr + src_offset, nbytes)
 
-    def copy_(self, dst_offset, src_storage, src_offset, nbytes):
-        """Copy ``nbytes`` from ``src_storage`` (any device) into this storage."""
+    def copy_(self, dst_offset, src_storage, src_offset, nbytes, non_blocking=False):
+        """Copy ``nbytes`` from ``src_storage`` (any device) into this storage.
+
+        ``non_blocking``: a copy between a GPU and pinned host memory is queued on the GPU's current
+        stream and this returns at once (synchronize before reading the host side); otherwise the
+        copy is done when this returns."""
         self._check_range(dst_offset, nbytes)
         src_storage._check_range(src_offset, nbytes)
         dst, src = self.ptr + dst_offset, src_storage.ptr + src_offset
         if src_storage.device == self.device:
             self.allocator.backend.memcpy_dtod(dst, src, nbytes)
         elif src_storage.device.type == "cpu":
-            self.allocator.backend.memcpy_htod(dst, src, nbytes)
+            be = self.allocator.backend
+            if non_blocking and src_storage.pinned:
+                be.memcpy_htod_async(dst, src, nbytes, current_stream_handle(be.index))
+            else:
+                be.memcpy_htod(dst, src, nbytes)
         elif self.device.type == "cpu":
-            src_storage.allocator.backend.memcpy_dtoh(dst, src, nbytes)
-        else:  # between two GPUs: stage through the host
-            staging = Storage(nbytes, "cpu")
-            src_storage.allocator.backend.memcpy_dtoh(staging.ptr, src, nbytes)
-            self.allocator.backend.memcpy_htod(dst, staging.ptr, nbytes)
+            be = src_storage.allocator.backend
+            if non_blocking and self.pinned:
+                be.memcpy_dtoh_async(dst, src, nbytes, current_stream_handle(be.index))
+            else:
+                be.memcpy_dtoh(dst, src, nbytes)
+        else:  # between two GPUs
+            self.allocator.backend.memcpy_peer(dst, src_storage.allocator.backend.index, src, nbytes)
 
     def fill_zero(self):
         self.allocator.backend.memset(self.ptr, 0, self.nbytes)

@@ -15,7 +15,7 @@ from ..kernels import _geometry as G
 from ..kernels import elementwise as K
 from ..kernels._lang import compute_type, split64
 from .._state import state as _grad_state
-from ..tensor import _new, empty, scalar, zeros
+from ..tensor import _empty_pinned, _new, empty, scalar, zeros
 from . import Op, call as _c
 from . import reduce as _reduce
 
@@ -96,7 +96,7 @@ def _overlaps(a, b):
         b.data_ptr(), b.stride(), tuple(b.shape))
 
 
-def _cross_device_copy(dst, src):
+def _cross_device_copy(dst, src, non_blocking=False):
     """Device <-> host copies go through the memory backend on contiguous same-dtype buffers."""
     s = src
     if s.dtype is not dst.dtype or not s.is_contiguous() or tuple(s.shape) != tuple(dst.shape):
@@ -104,7 +104,8 @@ def _cross_device_copy(dst, src):
         K.copy(s, tmp)
         s = tmp
     if dst.is_contiguous():
-        dst._storage.copy_(dst._offset * dst.dtype.itemsize, s._storage, s._offset * s.dtype.itemsize, s.nbytes)
+        dst._storage.copy_(dst._offset * dst.dtype.itemsize, s._storage, s._offset * s.dtype.itemsize, s.nbytes,
+                           non_blocking)
         return dst
     tmp = empty(dst.shape, dst.dtype, dst.device)
     tmp._storage.copy_(0, s._storage, s._offset * s.dtype.itemsize, s.nbytes)
@@ -346,9 +347,14 @@ def exp_backward(ctx, grad):
     return (grad.mul(ctx.saved["result"]),)
 
 
-def to_device_forward(self, *, device):
-    out = empty(self.shape, self.dtype, device)
-    return _cross_device_copy(out, self)
+def to_device_forward(self, *, device, non_blocking=False):
+    """``non_blocking``: from pinned memory, or to cpu (into pinned memory, as PyTorch does), the copy is
+    queued on the GPU's current stream."""
+    if non_blocking and device.type == "cpu" and self.device.type != "cpu":
+        out = _empty_pinned(self.shape, self.dtype)
+    else:
+        out = empty(self.shape, self.dtype, device)
+    return _cross_device_copy(out, self, non_blocking)
 
 
 def to_device_backward(ctx, grad):

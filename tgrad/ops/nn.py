@@ -195,9 +195,10 @@ def _loss_rows(logits):
             return KE.fill(out, float("nan") if red == KL.MEAN else 0.0)
         dx = None
         if red != KL.NONE and geom[1] > 0 and input.requires_grad and _grad_recording() \
-                and input.device.type == "cpu":
+                and not KL.gpu_blocks(input._storage.launch_device):
             # the gradient for an implicit seed of 1, written by the same launch: backward needs no launch.
-            # cpu only: on cuda this reducing forward is one program, the backward kernel is parallel.
+            # cpu only: on cuda this reducing forward is one program, the backward kernel is parallel
+            # (gpu_blocks: the AOT recorder, running on cpu, makes cuda's choice).
             dx = empty(input.shape, input.dtype, input.device)
             out._forward_saved = {"seed_grad": dx}
         return KL.cross_entropy(xs, ts, _opt_contig(weight), out, geom, st, ignore_index, label_smoothing, red,
@@ -447,7 +448,7 @@ def _pointwise_loss(name):
         red = attrs.get("reduction", "mean")
         scale = _loss_scale(red, shape, input.shape[0] if input.dim() else 1)
         dx = None
-        if (red != "none" and dt is input.dtype and e.numel() and input.device.type == "cpu"
+        if (red != "none" and dt is input.dtype and e.numel() and not KL.gpu_blocks(input._storage.launch_device)
                 and (input.requires_grad or target.requires_grad) and _grad_recording()):
             dx = empty(shape, dt, input.device)     # the gradient for an implicit seed, as cross_entropy does
         KL.loss_map(_code(name, attrs), 0, input, target, weight, pos_weight, None, e, _param(name, attrs), scale,

@@ -95,5 +95,21 @@ def record(dry=True):
     return aot.record(default_workload, dry)
 
 
+def run_script(argv):
+    """Run ``argv[0]`` as ``__main__`` with ``sys.argv = argv`` on cpu (it may pick its device itself)."""
+    import runpy
+    prev_argv, prev_dev = sys.argv, tgrad.get_default_device()
+    sys.argv = list(argv)
+    tgrad.set_default_device("cpu")
+    try:
+        runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            raise
+    finally:
+        sys.argv = prev_argv
+        tgrad.set_default_device(prev_dev)
+
+
 if __name__ == "__main__":
-    sys.exit(aot.main(default_workload))
+    sys.exit(aot.main(default_workload, run_script=run_script))

@@ -166,3 +166,107 @@ def _set_options(debug):
 
 
 _set_options(os.environ.get("TGRAD_INTERPRET_DEBUG", "") == "1")
+
+
+# ---------------------------------------------------------------- the GPU side (JIT compile, C launcher)
+# Relied on (pinned by tests/test_triton_internals.py and exercised by tests/test_fakecuda.py):
+# ``triton.runtime.driver._active``, ``CudaDriver._get_current_device/_get_current_stream/...`` (its
+# torch-free methods), ``JITFunction.run(..., warmup=True)``, ``CompiledKernel._init_handles``, the
+# ``CudaLauncher`` fields (``launch``, scratch sizes, ``arg_annotations``, ``kernel_signature``),
+# ``create_function_from_signature`` and ``JITFunction._pack_args``.
+_own_driver = [None]
+
+
+def torch_free_driver():
+    """Triton's CudaDriver with its torch-free device/stream methods, whatever is imported.
+
+    (With torch in ``sys.modules`` Triton's default driver asks torch for the device and stream: with a
+    CPU-only torch every launch fails, with a CUDA torch it uses torch's stream.)"""
+    d = _own_driver[0]
+    if d is None:
+        from triton.backends.nvidia.driver import CudaDriver
+        d = CudaDriver()
+        d.get_current_device = d._get_current_device
+        d.get_current_stream = d._get_current_stream
+        d.set_current_device = d._set_current_device
+        d.get_device_capability = d._get_device_capability
+        _own_driver[0] = d
+    return d
+
+
+def jit_compiled(kernel, args, constexprs):
+    """Triton's own JIT-cache entry for this launch on the current device (compiled or loaded from its
+    caches as ``kernel[grid](...)`` would), with its module loaded; no launch."""
+    from triton.runtime import driver
+    with LOCK:
+        _lang_for_compiler()
+        prev = driver._active
+        driver._active = torch_free_driver()
+        try:
+            compiled = kernel.run(*args, grid=(1,), warmup=True, **constexprs)
+            compiled._init_handles()
+        finally:
+            driver._active = prev
+    return compiled
+
+
+def c_launcher(compiled):
+    """``call(gx, gy, gz, stream, params)`` launching ``compiled`` with Triton's C launcher; ``params``:
+    every kernel parameter in order (constexprs included, pointers as ints)."""
+    run = compiled.run                  # Triton's CudaLauncher
+    if (run.global_scratch_size == 0 and run.profile_scratch_size == 0
+            and not run.gsan_enabled and run.num_ctas == 1):
+        c_launch, fn = run.launch, compiled.function
+        head = (run.launch_cooperative_grid, run.launch_pdl, compiled.packed_metadata,
+                None, None, None, None, None, run.arg_annotations, run.kernel_signature)
+
+        def call(gx, gy, gz, stream, params):
+            c_launch(gx, gy, gz, stream, fn, *head, params)
+    else:
+        def call(gx, gy, gz, stream, params):
+            run(gx, gy, gz, stream, compiled.function, compiled.packed_metadata, None, None, None, *params)
+    return call
+
+
+def _jit_kwargs(kernel, constexprs):
+    """The keyword arguments ``JITFunction.run`` gives its binder and option parser (the options part of the key)."""
+    from triton import knobs
+    return dict(constexprs, debug=kernel.debug or knobs.runtime.debug,
+                instrumentation_mode=knobs.compilation.instrumentation_mode,
+                fpsan_homomorphic_casts=knobs.compilation.fpsan_homomorphic_casts)
+
+
+def _backend(arch):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    return make_backend(GPUTarget("cuda", arch, 32))
+
+
+def jit_spec(kernel, args, constexprs):
+    """(signature, constexprs by name, attrs) of a launch exactly as the GPU JIT specializes it: Triton's
+    own binder and ``_pack_args`` (an int equal to 1 becomes a constexpr, ``tt.divisibility`` 16 on
+    pointers and on ints that are multiples of 16 unless ``do_not_specialize``)."""
+    binder = kernel.__dict__.get("_tgrad_aot_binder")
+    if binder is None:
+        from triton.runtime.jit import create_function_from_signature
+        backend = _backend(90)              # argument specialization is the same for every NVIDIA arch
+        binder = kernel.__dict__["_tgrad_aot_binder"] = (
+            backend, create_function_from_signature(kernel.signature, kernel.params, backend))
+    backend, bind = binder
+    kwargs = _jit_kwargs(kernel, constexprs)
+    bound, specialization, options = bind(*args, **kwargs)
+    _, sig, cexpr, attrs = kernel._pack_args(backend, kwargs, bound, specialization, options)
+    names = kernel.arg_names
+    return sig, {names[k[0]]: v for k, v in cexpr.items()}, attrs
+
+
+def jit_options(kernel, arch):
+    """The compile options the JIT uses for ``kernel`` on sm_<arch> (a dict for ``triton.compile``)."""
+    return _backend(arch).parse_options(_jit_kwargs(kernel, {})).__dict__
+
+
+def do_not_specialize(kernel, names):
+    """Make the GPU JIT treat int parameters ``names`` as plain values (no ==1 / %16 specialization)."""
+    for p in kernel.params:
+        if p.name in names:
+            p.do_not_specialize = True

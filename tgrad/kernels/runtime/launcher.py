@@ -12,9 +12,10 @@ import os
 import numpy as np
 import triton
 
-from . import internals
+from . import gpu, internals
 from .direct import Ptr, _run_direct
-from .internals import LOCK, _FP_STATE, _I, _fp_ignore, _lang_for_compiler, _lang_for_interpreter, _tls, _twin
+from .internals import (LOCK, _FP_STATE, _I, _fp_ignore, _lang_for_compiler, _lang_for_interpreter, _tls, _twin,
+                        jit_options, jit_spec)
 from .trace import _FAST, _fast_key, _run_trace
 
 _np_f32 = np.float32
@@ -44,28 +45,31 @@ def _launch(kernel, grid, device, args, constexprs):
         if DRY_RUN:
             return
     if device == "cpu":
-        with LOCK:
-            tok = _FP_STATE.set(_fp_ignore(_FP_STATE.get()))   # masked-off lanes compute garbage (e.g. x / 0)
-            _tls.interp = 1
-            try:
-                if EXECUTOR == "trace":
-                    _lang_for_interpreter()
-                    _run_trace(kernel, grid, args, constexprs)
-                elif EXECUTOR == "direct":
-                    _lang_for_interpreter()
-                    _run_direct(kernel, grid, args, constexprs)
-                else:
-                    _lang_for_compiler()
-                    _twin(kernel).run(*args, grid=grid, warmup=False, **constexprs)
-            except _I.InterpreterError as e:
-                raise RuntimeError(f"kernel {kernel.__name__} failed in the interpreter: {e}") from e
-            finally:
-                _tls.interp = 0
-                _FP_STATE.reset(tok)
+        run_cpu(kernel, grid, args, constexprs)
         return
+    gpu.launch(kernel, grid, device, args, constexprs)
+
+
+def run_cpu(kernel, grid, args, constexprs):
+    """Run ``kernel`` over ``grid`` with the interpreter executor (host addresses; fp32-rounded floats)."""
     with LOCK:
-        _lang_for_compiler()
-        kernel[grid](*args, **constexprs)
+        tok = _FP_STATE.set(_fp_ignore(_FP_STATE.get()))   # masked-off lanes compute garbage (e.g. x / 0)
+        _tls.interp = 1
+        try:
+            if EXECUTOR == "trace":
+                _lang_for_interpreter()
+                _run_trace(kernel, grid, args, constexprs)
+            elif EXECUTOR == "direct":
+                _lang_for_interpreter()
+                _run_direct(kernel, grid, args, constexprs)
+            else:
+                _lang_for_compiler()
+                _twin(kernel).run(*args, grid=grid, warmup=False, **constexprs)
+        except _I.InterpreterError as e:
+            raise RuntimeError(f"kernel {kernel.__name__} failed in the interpreter: {e}") from e
+        finally:
+            _tls.interp = 0
+            _FP_STATE.reset(tok)
 
 
 # ---------------------------------------------------------------- launch counting
@@ -90,29 +94,14 @@ DRY_RUN = False          # while recording: skip running the kernels (outputs ke
 
 
 def launch_spec(kernel, args, constexprs):
-    """(signature, constexprs, attrs) of a launch as ``triton.compile(ASTSource(...))`` takes them.
+    """(signature, constexprs, attrs) of a launch exactly as the GPU JIT specializes it at run time.
 
-    Signature: Triton's type string per parameter (``*fp32``, ``i32``, ``fp32``,
-    ``constexpr``); defaulted constexprs are filled in; attrs mark pointers
-    that are 16-byte aligned, as the JIT would specialize them.
+    Triton's own binder decides (``internals.jit_spec``): ``*fp32``/``i32``/``fp32``/``constexpr`` per
+    parameter, an int equal to 1 becoming a constexpr, ``tt.divisibility`` 16 on pointers and ints that
+    are multiples of 16 (not on ``dynamic_args`` ints).  ``compile_aot`` of it fills the cache entry the
+    JIT looks up, so a GPU run of the recorded workload compiles nothing.
     """
-    sig, cexpr, attrs = {}, dict(constexprs), {}
-    it = iter(args)
-    for i, p in enumerate(kernel.params):
-        if p.name in constexprs:
-            sig[p.name] = "constexpr"
-            continue
-        if p.is_constexpr:
-            if not p.has_default:
-                raise TypeError(f"{kernel.__name__}: missing constexpr {p.name}")
-            sig[p.name] = "constexpr"
-            cexpr[p.name] = p.default
-            continue
-        a = next(it)
-        sig[p.name] = triton.runtime.jit.mangle_type(a)
-        if type(a) is Ptr and a.ptr % 16 == 0:
-            attrs[(i,)] = [["tt.divisibility", 16]]
-    return sig, cexpr, attrs
+    return jit_spec(kernel, args, constexprs)
 
 
 class Launch:
@@ -126,7 +115,7 @@ class Launch:
     class of the ones given here.
     """
 
-    __slots__ = ("kernel", "grid", "device", "args", "constexprs", "pos", "dyn", "ndyn", "fkey", "tape")
+    __slots__ = ("kernel", "grid", "device", "args", "constexprs", "pos", "dyn", "ndyn", "fkey", "tape", "gpu")
 
     def __init__(self, kernel, grid, device, args, constexprs):
         self.kernel, self.grid, self.device = kernel, tuple(grid), device
@@ -136,6 +125,7 @@ class Launch:
         self.ndyn = len(self.pos)
         self.fkey = fkey if device == "cpu" and 0 not in self.grid else None
         self.tape = None
+        self.gpu = None                 # the cuda path's gpu.Site, made on the first cuda call
 
     def __call__(self, *dyn):
         if COUNTER.enabled:
@@ -144,6 +134,12 @@ class Launch:
             dyn += self.dyn[len(dyn):]
         if RECORDER is not None:
             RECORDER(self, dyn)
+        if self.device != "cpu" and RECORD is None and 0 not in self.grid:
+            site = self.gpu
+            if site is None:
+                site = self.gpu = gpu.Site(self)
+            site(self, dyn)
+            return
         tape = self.tape
         if tape is None and self.fkey is not None:
             hit = _FAST.get(self.fkey)
@@ -178,13 +174,14 @@ class Sites(dict):
 
 # ---------------------------------------------------------------- ahead-of-time compile
 def compile_aot(kernel, signature, constexprs, arch, attrs=None):
-    """Compile ``kernel`` for ``sm_<arch>`` without a GPU; returns Triton's CompiledKernel."""
+    """Compile ``kernel`` for ``sm_<arch>`` without a GPU, with the options the JIT uses; returns Triton's
+    CompiledKernel (left in Triton's cache, where the JIT finds a launch of the same specialization)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     with LOCK:
         _lang_for_compiler()
         src = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=attrs)
-        return triton.compile(src, target=GPUTarget("cuda", arch, 32))
+        return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=jit_options(kernel, arch))
 
 
 # ---------------------------------------------------------------- block sizes

@@ -12,7 +12,7 @@ import numpy as np
 import triton.language as tl
 
 from .direct import Ptr, _cvt, _entry, _run_direct
-from .internals import _I
+from .internals import _I, do_not_specialize
 from .tape import _compile
 from .tape_ops import _affine, _box, _dyn_handle, _factorize, _kind, _pieces, _prefix_len, _Val
 
@@ -278,6 +278,7 @@ def dynamic_args(kernel, *names):
     """Declare int arguments of ``kernel`` that change between launches without changing its control flow
     (e.g. a random seed/offset): they are replayed as values instead of being part of the trace key."""
     kernel.__dict__["_tgrad_dynamic"] = frozenset(names)
+    do_not_specialize(kernel, names)      # nor does the GPU JIT specialize on them (no recompiles)
     return kernel
 
 

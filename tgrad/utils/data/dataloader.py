@@ -194,11 +194,14 @@ class _BaseIter:
         self._num_workers = loader.num_workers
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
+        self._pin = False
         if loader.pin_memory:
             from ... import cuda
             if not cuda.is_available():
                 warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
                               "pinned memory won't be used.", stacklevel=3)
+            else:
+                self._pin = True
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = int(randint(0, 2 ** 62, (), dtype=D.int64, generator=loader.generator).item())
 
@@ -209,7 +212,22 @@ class _BaseIter:
         return len(self._index_sampler)
 
     def __next__(self):
-        return self._next_data()
+        data = self._next_data()
+        return _pin_memory(data) if self._pin else data
+
+
+def _pin_memory(data):
+    """Tensors of a batch (in tuples, lists, dicts, namedtuples) copied to pinned host memory."""
+    from ...tensor import Tensor
+    if isinstance(data, Tensor):
+        return data.pin_memory()
+    if isinstance(data, dict):
+        return type(data)({k: _pin_memory(v) for k, v in data.items()})
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_pin_memory(v) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pin_memory(v) for v in data)
+    return data
 
 
 class _SingleProcessIter(_BaseIter):
@@ -362,7 +380,7 @@ class DataLoader:
 
     ``shuffle=True`` draws a new permutation every epoch from ``generator`` (or
     from the default generator, so ``tgrad.manual_seed`` makes it reproducible).
-    ``pin_memory`` is accepted and has no effect (no pinned host memory).
+    ``pin_memory=True`` (with a GPU) returns batches in pinned host memory, for ``non_blocking=True`` copies.
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,

@@ -135,14 +135,14 @@ class WeightedRandomSampler(Sampler):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
     def __iter__(self):
-        w = self.weights.numpy()
+        w = self.weights.cpu().numpy()
         self._check(w)
         if self.replacement:
-            u = rand(self.num_samples, dtype=D.float64, generator=self.generator).numpy()
+            u = rand(self.num_samples, dtype=D.float64, device="cpu", generator=self.generator).numpy()
             cdf = np.cumsum(w) / w.sum()
             idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(w) - 1)
         else:
-            u = rand(len(w), dtype=D.float64, generator=self.generator).numpy()
+            u = rand(len(w), dtype=D.float64, device="cpu", generator=self.generator).numpy()
             with np.errstate(divide="ignore"):
                 keys = np.where(w > 0, np.log(u) / w, -np.inf)
             idx = np.argsort(-keys, kind="stable")[:self.num_samples]

@@ -1,0 +1,103 @@
+"""The cuda launch path: tgrad's own context and stream, Triton's compiler and its C launcher.
+
+A launch on ``cuda:N`` makes device N's primary context current on the calling thread (so a thread
+launches where its tensors live, whatever ``set_device`` said elsewhere), takes the thread's current
+stream of device N (``tgrad.cuda.stream``), finds the compiled kernel and calls Triton's C launcher.
+
+The compiled kernel is Triton's own JIT-cache entry (``internals.jit_compiled``: the same
+specialization, cache key and on-disk cache as ``kernel[grid](...)``), found once per launch site and
+pointer-alignment class (``Site``).  Pointers are passed as ints (Triton's launcher then skips its
+per-pointer ``cuPointerGetAttribute``; the op checked the tensors' devices).  Triton's default driver is
+never used, so a process that imported torch still launches through tgrad's driver and stream.
+
+``FUNCTIONS`` maps each loaded ``CUfunction`` handle to its (JITFunction, CompiledKernel): what each cubin
+runs.  The test suite's fake driver (tests/fakecuda) reads it to run a launched kernel on the host.
+"""
+from ...memory import cuda_driver as _drv
+from .direct import Ptr
+from .internals import c_launcher, jit_compiled
+
+FUNCTIONS = {}
+
+
+def device_index(device):
+    """"cuda" -> the device current on this thread, "cuda:N" -> N."""
+    return int(device[5:]) if len(device) > 5 else _drv.current_device_index()
+
+
+class Compiled:
+    """One compiled kernel ready to launch.
+
+    ``template``: every parameter in order (constexprs filled in, pointers as ints); ``slots``: where the
+    launch's arguments go in it; ``call(gx, gy, gz, stream, params)`` launches."""
+
+    __slots__ = ("kernel", "compiled", "call", "template", "slots", "dyn_slots")
+
+    def __init__(self, kernel, compiled, args, constexprs):
+        self.kernel, self.compiled = kernel, compiled
+        template, slots, it = [], [], iter(args)
+        for p in kernel.params:
+            if p.name in constexprs:
+                template.append(constexprs[p.name])
+            elif p.is_constexpr:
+                template.append(p.default)
+            else:
+                slots.append(len(template))
+                a = next(it)
+                template.append(a.ptr if type(a) is Ptr else a)
+        self.template, self.slots = template, tuple(slots)
+        self.call = c_launcher(compiled)
+        FUNCTIONS[compiled.function] = (kernel, compiled)
+
+
+def _grid3(grid):
+    g = tuple(grid)
+    return g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1
+
+
+def launch(kernel, grid, device, args, constexprs):
+    """Launch once on ``device`` ("cuda" or "cuda:N"); args: Ptr objects, ints and floats."""
+    index = device_index(device)
+    _drv.make_current(index)
+    c = Compiled(kernel, jit_compiled(kernel, args, constexprs), args, constexprs)
+    c.call(*_grid3(grid), _drv.current_stream_handle(index), c.template)
+
+
+class Site:
+    """The cuda side of a launch site (``Launch``): its compiled kernels by pointer-alignment class.
+
+    A site's launches differ only in pointer addresses, floats and ``dynamic_args`` ints (which the JIT
+    does not specialize on: ``do_not_specialize``), so the only specialization that can change between
+    its calls is a pointer's 16-byte alignment.  ``dyn_ptr``: which dynamic arguments are pointers.
+    """
+
+    __slots__ = ("index", "grid", "pos", "dyn_ptr", "compiled")
+
+    def __init__(self, launch):
+        self.index = device_index(launch.device)
+        self.grid = _grid3(launch.grid)
+        self.pos = launch.pos
+        self.dyn_ptr = tuple(j for j, i in enumerate(launch.pos) if type(launch.args[i]) is Ptr)
+        self.compiled = {}
+
+    def __call__(self, launch, dyn):
+        index = self.index
+        _drv.make_current(index)
+        align = 1
+        for j in self.dyn_ptr:
+            align = (align << 1) | (dyn[j] & 15 == 0)
+        c = self.compiled.get(align)
+        if c is None:
+            args = list(launch.args)
+            for i, v in zip(self.pos, dyn):
+                a = args[i]
+                args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
+            c = Compiled(launch.kernel, jit_compiled(launch.kernel, args, launch.constexprs), args,
+                         launch.constexprs)
+            c.dyn_slots = tuple(c.slots[i] for i in self.pos)
+            self.compiled[align] = c
+        params = c.template.copy()
+        for i, v in zip(c.dyn_slots, dyn):
+            params[i] = v
+        gx, gy, gz = self.grid
+        c.call(gx, gy, gz, _drv.current_stream_handle(index), params)
