@@ -8,6 +8,7 @@ kernel pair).  Deprecated ``size_average``/``reduce`` arguments map to
 import warnings
 
 from ..autograd import dispatch
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops import TABLE
 
 
@@ -336,3 +337,31 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
     return _op("kl_div", input, target, reduction=reduction, log_target=log_target)
+
+
+# ------------------------------------------------------------------ attention
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(query @ key^T * scale + mask) @ value, with dropout on the attention weights.
+
+    query (*, L, E), key (*, S, E), value (*, S, Ev) -> (*, L, Ev); scale defaults to 1 / sqrt(E).  One fused
+    flash-attention kernel (no L x S matrix in memory).  A float ``attn_mask`` that requires grad takes
+    PyTorch's math path instead (matmul, softmax, matmul), which differentiates the mask too.
+    """
+    if attn_mask is not None and attn_mask.requires_grad and attn_mask.dtype.is_floating_point \
+            and is_grad_enabled():
+        return _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa)
+    return _op("scaled_dot_product_attention", query, key, value, attn_mask, dropout_p=dropout_p,
+               is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)[0]
+
+
+def _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa):
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
+    s = scale if scale is not None else query.shape[-1] ** -0.5
+    w = (query @ key.transpose(-2, -1)) * s + attn_mask
+    w = softmax(w, dim=-1)
+    if dropout_p > 0:
+        w = dropout(w, dropout_p)
+    return w @ value

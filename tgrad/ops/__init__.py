@@ -89,8 +89,9 @@ def host_full(shape, value, dtype, device, broadcast=False):
 
 def _build():
     from . import advanced_index, elementwise, linalg, nn, optim, reduce, shape
+    from . import attention
     table = {}
-    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg):
+    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg, attention):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")
