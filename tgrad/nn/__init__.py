@@ -5,4 +5,6 @@ from .modules import (ELU, GELU, SELU, BatchNorm1d, BCELoss, BCEWithLogitsLoss, 
                       KLDivLoss, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, Module,
                       ModuleDict, ModuleList, MSELoss, NLLLoss, ReLU, ReLU6, Sequential, Sigmoid, SiLU,
                       SmoothL1Loss, Softmax, Softmin, Softplus, Tanh, Unflatten)
+from .modules import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+                      TransformerEncoder, TransformerEncoderLayer)
 from .parameter import Parameter  # noqa: F401

@@ -10,3 +10,5 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .module import Module  # noqa: F401
 from .normalization import BatchNorm1d, LayerNorm  # noqa: F401
 from .sparse import Embedding  # noqa: F401
+from .transformer import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+                          TransformerEncoder, TransformerEncoderLayer)

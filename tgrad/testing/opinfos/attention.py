@@ -29,7 +29,8 @@ class _Mask:
 
 
 def sdpa_ref(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    """softmax(q k^T * scale + mask) v in float64 numpy; rows with no allowed key give 0 (PyTorch 2.13)."""
+    """softmax(q k^T * scale + mask) v in float64 numpy; rows with no allowed key give 0 (PyTorch 2.13).
+    dropout_p: only 0 or 1 (all weights dropped: zeros)."""
     if isinstance(attn_mask, _Mask):
         attn_mask = attn_mask.a
     if enable_gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
@@ -45,7 +46,7 @@ def sdpa_ref(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None
     m = np.where(np.isfinite(m), m, 0.0)
     e = np.exp(s - m)
     den = e.sum(-1, keepdims=True)
-    return np.where(den > 0, e / np.where(den > 0, den, 1.0), 0.0) @ v
+    return np.where(den > 0, e / np.where(den > 0, den, 1.0), 0.0) @ v * (dropout_p != 1.0)
 
 
 def _sdpa(q, k, v, attn_mask=None, **kw):
@@ -74,6 +75,8 @@ def _samples(rng):
         SampleInput(n(size=(2, 1, 33, 40)), n(size=(2, 1, 300, 40)), n(size=(2, 1, 300, 24)),
                     _Mask(rng.uniform(size=(33, 300)) > 0.3), grad=False),
         SampleInput(n(size=(1, 1, 0, 8)), n(size=(1, 1, 5, 8)), n(size=(1, 1, 5, 8)), grad=False),
+        # the dropout kernels (a random mask's values are checked in tests/ops/test_attention.py)
+        SampleInput(n(size=(1, 2, 3, 4)), n(size=(1, 2, 3, 4)), n(size=(1, 2, 3, 4)), dropout_p=1.0, is_causal=True),
     ]
 
 
