@@ -89,9 +89,9 @@ def host_full(shape, value, dtype, device, broadcast=False):
 
 def _build():
     from . import advanced_index, elementwise, linalg, nn, optim, reduce, shape
-    from . import attention
+    from . import amp, attention
     table = {}
-    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg, attention):
+    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg, attention, amp):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

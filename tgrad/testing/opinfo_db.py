@@ -1,8 +1,8 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
-from .opinfos import attention, autograd, elementwise, linalg, nn, optim, reduce, shape
+from .opinfos import amp, attention, autograd, elementwise, linalg, nn, optim, reduce, shape
 
 OP_DB = (list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim.OPS) + list(linalg.OPS)
-         + list(autograd.OPS) + list(nn.OPS) + list(attention.OPS))
+         + list(autograd.OPS) + list(nn.OPS) + list(attention.OPS) + list(amp.OPS))
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
 COVERED_ELSEWHERE = {
