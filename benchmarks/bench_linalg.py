@@ -9,7 +9,7 @@ import pytest
 
 import tgrad
 from tgrad.autograd import dispatch
-from tgrad.kernels import _triton as T
+from tgrad.kernels.runtime import launcher as T
 
 pytest.importorskip("pytest_benchmark")
 

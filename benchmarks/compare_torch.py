@@ -51,8 +51,8 @@ def worker(impl, name, steps, warmup, profile):
     else:
         sys.path.insert(0, ROOT)
         import tgrad as torch
-        from tgrad.kernels import _triton
-        info = {"executor": _triton.EXECUTOR, "host_cache": os.environ.get("TGRAD_HOST_CACHE", "1")}
+        from tgrad.kernels.runtime import launcher
+        info = {"executor": launcher.EXECUTOR, "host_cache": os.environ.get("TGRAD_HOST_CACHE", "1")}
     step = S.build(name, torch)
     f0 = _minflt()
     t0 = time.perf_counter()

@@ -11,7 +11,7 @@ import pytest
 
 import tgrad
 import tgrad.kernels
-from tgrad.kernels import _triton as T
+from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels import aot
 
 pytestmark = pytest.mark.aot

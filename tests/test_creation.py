@@ -375,7 +375,7 @@ def test_manual_seed_reproducibility_and_counters(device):
 
 
 def test_random_numbers_do_not_depend_on_block_size(monkeypatch, device):
-    from tgrad.kernels import _triton
+    from tgrad.kernels.runtime import launcher
 
     def draw():
         tgrad.manual_seed(77)
@@ -385,9 +385,9 @@ def test_random_numbers_do_not_depend_on_block_size(monkeypatch, device):
                 tgrad.empty(3000, dtype=tgrad.float16, device=device).uniform_(-1, 3),
                 tgrad.zeros(60, 70, device=device).t().normal_(2, 3), tgrad.randperm(100, device=device)]
         return [_np(t) for t in out]
-    monkeypatch.setattr(_triton, "FORCE_GPU_BLOCKS", False)
+    monkeypatch.setattr(launcher, "FORCE_GPU_BLOCKS", False)
     small = draw()
-    monkeypatch.setattr(_triton, "FORCE_GPU_BLOCKS", True)       # cuda's block sizes, run on this device
+    monkeypatch.setattr(launcher, "FORCE_GPU_BLOCKS", True)       # cuda's block sizes, run on this device
     big = draw()
     for x, y in zip(small, big):
         np.testing.assert_array_equal(x, y)

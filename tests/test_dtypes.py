@@ -11,8 +11,8 @@ from triton.runtime.jit import mangle_type
 
 import tgrad
 from tgrad import dtypes as D
-from tgrad.kernels._triton import Ptr
-from tgrad.kernels.elementwise import kptr
+from tgrad.kernels.runtime import Ptr
+from tgrad.kernels._lang import kptr
 
 ORDER = [D.bool_, D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.bfloat16, D.float32, D.float64]
 SHORT = {"b": D.bool_, "u8": D.uint8, "i8": D.int8, "i16": D.int16, "i32": D.int32, "i64": D.int64,

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = textwrap.dedent("""
     import sys
     import tgrad
-    from tgrad.kernels import _triton as T
+    from tgrad.kernels.runtime import launcher as T
     from tgrad.kernels import elementwise as KE
 
     tgrad.manual_seed(0)

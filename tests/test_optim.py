@@ -4,7 +4,7 @@ import pytest
 
 import tgrad
 from tgrad import nn, optim
-from tgrad.kernels import _triton as T
+from tgrad.kernels.runtime import launcher as T
 from tgrad.testing.opinfos.optim import adagrad_ref, adam_ref, rmsprop_ref, sgd_ref
 
 SHAPES = [(3,), (4, 5), (300,)]

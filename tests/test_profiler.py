@@ -5,7 +5,7 @@ import tgrad
 import tgrad.nn.functional as F
 from tgrad import nn
 from tgrad.autograd import dispatch
-from tgrad.kernels import _triton
+from tgrad.kernels.runtime import launcher
 
 
 def _mlp_step(n_in=16, hidden=32, n_out=10, batch=8, seed=0):
@@ -54,7 +54,7 @@ def test_off_after_exit_and_nested():
             tgrad.ones(3) * 2
         assert dispatch.PROFILING
     assert not dispatch.PROFILING and dispatch.current_op() is None
-    assert "add" not in _triton.COUNTER.__dict__  # the launch hook is removed
+    assert "add" not in launcher.COUNTER.__dict__  # the launch hook is removed
     assert inner.launches_by_op.get("mul") == 1 and "add" not in inner.launches_by_op
     assert outer.launches_by_op.get("mul") == 1 and outer.launches_by_op.get("add") == 1
     assert all(outer.by_op_kernel[k] >= n for k, n in inner.by_op_kernel.items())

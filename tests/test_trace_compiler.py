@@ -16,8 +16,11 @@ import triton
 import triton.language as tl
 
 import tgrad
-from tgrad.kernels import _triton as T
-from tgrad.kernels.elementwise import kptr
+from tgrad.kernels.runtime import launcher as T
+from tgrad.kernels.runtime import tape as TP
+from tgrad.kernels.runtime import tape_ops as TO
+from tgrad.kernels.runtime import trace as TR
+from tgrad.kernels._lang import kptr
 
 
 @triton.jit
@@ -109,7 +112,7 @@ def _run_both(kernel, grid, make, constexprs, scalars):
 
 
 def _source(kernel):
-    runs = [v for k, v in T._TAPES.items() if k[0] is kernel and v]
+    runs = [v for k, v in TR._TAPES.items() if k[0] is kernel and v]
     assert runs, "no compiled tape"
     return runs[-1].source
 
@@ -146,16 +149,16 @@ def test_elementwise_casts_division_select_replay_like_stock():
 
 
 def _forget_tapes(kernel):
-    for d in (T._TAPES, T._SEEN, T._FAST):
+    for d in (TR._TAPES, TR._SEEN, TR._FAST):
         for k in [k for k in d if k[0] is kernel or k[0] == id(kernel)]:
             del d[k]
 
 
 @pytest.mark.parametrize("nan", [False, True])
-@pytest.mark.parametrize("small_broadcast", [T._SMALL_BROADCAST, 0])
+@pytest.mark.parametrize("small_broadcast", [TP._SMALL_BROADCAST, 0])
 def test_broadcasts_reductions_gathers_replay_like_stock(nan, small_broadcast, monkeypatch):
     """Small broadcasts replay as copies, larger ones as np.broadcast_to views: both as stock."""
-    monkeypatch.setattr(T, "_SMALL_BROADCAST", small_broadcast)
+    monkeypatch.setattr(TP, "_SMALL_BROADCAST", small_broadcast)
     _forget_tapes(bcast_kernel)
     rng = np.random.default_rng(1)
     M, N = 5, 7
@@ -230,18 +233,18 @@ def test_unmasked_and_scalar_loads_are_views():
 
 def test_builder_kinds_follow_the_interpreter():
     """Ops are classified from the builder's own bytecode: these must keep being recognised."""
-    assert T._builder_kind("create_fadd") == ("binary", np.add)
-    assert T._builder_kind("create_fcmpOLT") == ("binary", np.less)
-    assert T._builder_kind("create_minnumf") == ("binary", np.fmin)
-    assert T._builder_kind("create_exp") == ("unary", np.exp)
-    assert T._builder_kind("create_fneg") == ("unary", np.negative)
-    assert T._builder_kind("create_int_cast") == ("cast", None)
-    assert T._builder_kind("create_fp_trunc") == ("cast", None)
-    assert T._builder_kind("create_bitcast") == ("bitcast", None)
-    assert T._builder_kind("create_fp_to_fp") is None          # _convert_float: the builder call
-    assert T._builder_kind("create_sdiv") is None               # IEEE-style idiv, emitted on its own
-    for name in T._LOWERED_BY_NAME:
-        assert hasattr(T._I.interpreter_builder, name), name
+    assert TO._builder_kind("create_fadd") == ("binary", np.add)
+    assert TO._builder_kind("create_fcmpOLT") == ("binary", np.less)
+    assert TO._builder_kind("create_minnumf") == ("binary", np.fmin)
+    assert TO._builder_kind("create_exp") == ("unary", np.exp)
+    assert TO._builder_kind("create_fneg") == ("unary", np.negative)
+    assert TO._builder_kind("create_int_cast") == ("cast", None)
+    assert TO._builder_kind("create_fp_trunc") == ("cast", None)
+    assert TO._builder_kind("create_bitcast") == ("bitcast", None)
+    assert TO._builder_kind("create_fp_to_fp") is None          # _convert_float: the builder call
+    assert TO._builder_kind("create_sdiv") is None               # IEEE-style idiv, emitted on its own
+    for name in TP._LOWERED_BY_NAME:
+        assert hasattr(TR._I.interpreter_builder, name), name
 
 
 @pytest.mark.parametrize("n", [1, 5, 300])
@@ -294,7 +297,7 @@ def test_replayed_fp32_fma_is_the_interpreters_bit_for_bit():
     """_fma32 (float64 sum, fma_fp32 only where double rounding could differ) against fma_fp32 on values where
     the float64 sum lands on a float32 midpoint, subnormals, signed zeros, inf/NaN and random magnitudes."""
     from triton._C.libtriton import interpreter as I
-    from tgrad.kernels._triton import _fma32
+    from tgrad.kernels.runtime.tape_ops import _fma32
     f = np.float32
     rng = np.random.default_rng(0)
     n = 20000

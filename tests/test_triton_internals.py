@@ -1,4 +1,4 @@
-"""Pins every Triton internal that tgrad/kernels/_triton.py relies on, and the dual-mode behaviour.
+"""Pins every Triton internal that tgrad/kernels/runtime/ relies on, and the dual-mode behaviour.
 
 A Triton upgrade that renames or changes one of these fails here, loudly,
 instead of as wrong numbers somewhere else.  pyproject.toml pins Triton to
@@ -23,11 +23,14 @@ from triton.runtime import interpreter as I
 from triton.runtime.jit import JITFunction, mangle_type
 
 import tgrad
-from tgrad.kernels import _triton as T
-from tgrad.kernels.elementwise import kptr
+from tgrad.kernels.runtime import internals as TI
+from tgrad.kernels.runtime import launcher as T
+from tgrad.kernels.runtime import tape as TP
+from tgrad.kernels.runtime import trace as TR
+from tgrad.kernels._lang import kptr
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = (ROOT / "tgrad" / "kernels" / "_triton.py").read_text()
+SOURCE = "".join(p.read_text() for p in sorted((ROOT / "tgrad" / "kernels" / "runtime").glob("*.py")))
 EXECUTORS = sorted({"direct", "stock", T.EXECUTOR})   # T.EXECUTOR: the default (or TGRAD_EXECUTOR's choice)
 
 
@@ -91,7 +94,7 @@ def test_builder_methods_named_in_source_exist():
 
 
 def test_interpreter_signatures():
-    assert list(inspect.signature(T._orig_patch_lang).parameters) == ["fn"]
+    assert list(inspect.signature(TI._orig_patch_lang).parameters) == ["fn"]
     assert list(inspect.signature(I._implicit_cvt).parameters) == ["arg"]
     assert list(inspect.signature(I.GridExecutor.__init__).parameters)[:4] == ["self", "fn", "arg_names", "grid"]
     assert list(inspect.signature(I.InterpretedFunction.run).parameters) == ["self", "args", "grid", "warmup",
@@ -133,18 +136,18 @@ def test_jit_function_metadata():
 
 
 def test_grid_executor_constexprs_and_interpreted_twin():
-    tw = T._twin(scaled_sum_kernel)
-    assert T._twin(scaled_sum_kernel) is tw                   # cached on the JITFunction
+    tw = TI._twin(scaled_sum_kernel)
+    assert TI._twin(scaled_sum_kernel) is tw                   # cached on the JITFunction
     assert isinstance(tw, I.InterpretedFunction) and list(tw.arg_names) == scaled_sum_kernel.arg_names
     assert set(I.GridExecutor(scaled_sum_kernel.fn, tw.arg_names, (1,)).constexprs) == {"BLOCK"}
     assert callable(tw.rewrite())
 
 
 def test_patch_lang_patches_and_restores_tl_and_tl_core():
-    with T.LOCK:
-        T._lang_for_compiler()
+    with TI.LOCK:
+        TI._lang_for_compiler()
         before = (tl.arange, tl.core.arange, tl.sum)
-        scope = T._orig_patch_lang(T._anchor)
+        scope = TI._orig_patch_lang(TI._anchor)
         try:
             assert tl.arange is not before[0] and tl.core.arange is not before[1]
         finally:
@@ -153,10 +156,10 @@ def test_patch_lang_patches_and_restores_tl_and_tl_core():
 
 
 def test_jit_call_is_routed():
-    assert JITFunction.__call__ is T._jit_call
+    assert JITFunction.__call__ is TI._jit_call
     x = tgrad.arange(5.0)
     assert _scaled_sum(x) == 20.0                             # the helper _scale ran interpreted
-    assert not getattr(T._tls, "interp", 0)
+    assert not getattr(TI._tls, "interp", 0)
     with pytest.raises(Exception, match="outside of the scope of a kernel"):
         _scale(1.0, 2.0)                                      # outside a launch: Triton's own behaviour
 
@@ -225,7 +228,7 @@ def test_failed_interpreted_launch_leaves_a_clean_state(ex, executor):
     out = tgrad.zeros(4)
     with pytest.raises(Exception, match="power of 2|arange"):
         T.launch(bad_arange_kernel, (1,), "cpu", [kptr(out)], {"BLOCK": 3})
-    assert not getattr(T._tls, "interp", 0)
+    assert not getattr(TI._tls, "interp", 0)
     assert _scaled_sum(tgrad.ones(4), 1.0) == 4.0
     sig = {"out_ptr": "*fp32", "BLOCK": "constexpr"}
     assert T.compile_aot(bad_arange_kernel, sig, {"BLOCK": 4}, 90).asm["ptx"]
@@ -233,13 +236,13 @@ def test_failed_interpreted_launch_leaves_a_clean_state(ex, executor):
 
 def test_interpret_debug_turns_on_device_assert():
     x = tgrad.tensor([1.0, -1.0])
-    with T.LOCK:
-        T._set_options(True)
+    with TI.LOCK:
+        TI._set_options(True)
         try:
             with pytest.raises(Exception, match="x must be positive"):
                 T.launch(assert_positive_kernel, (1,), "cpu", [kptr(x)], {"BLOCK": 2})
         finally:
-            T._set_options(os.environ.get("TGRAD_INTERPRET_DEBUG", "") == "1")
+            TI._set_options(os.environ.get("TGRAD_INTERPRET_DEBUG", "") == "1")
     if not I.interpreter_builder.options.debug:
         T.launch(assert_positive_kernel, (1,), "cpu", [kptr(x)], {"BLOCK": 2})   # compiled out, like the GPU
 
@@ -313,10 +316,10 @@ def test_tapes_that_call_the_builder_replay_under_the_lock():
     held = []
 
     def run(*dyn):
-        held.append((T.LOCK._is_owned(), T._tls.interp, T._scope[0] is not None))
+        held.append((TI.LOCK._is_owned(), TI._tls.interp, TI._scope[0] is not None))
     run.source = ""
-    T._serialized(run)(1)
-    assert held == [(True, 1, True)] and getattr(T._tls, "interp", 0) == 0
+    TP._serialized(run)(1)
+    assert held == [(True, 1, True)] and getattr(TI._tls, "interp", 0) == 0
 
 
 def _env_run(code, **env):
@@ -325,7 +328,7 @@ def _env_run(code, **env):
 
 
 def test_environment_switches():
-    r = _env_run("import tgrad.kernels._triton as T; from triton.runtime import interpreter as I; "
+    r = _env_run("import tgrad.kernels.runtime.launcher as T; from triton.runtime import interpreter as I; "
                  "print(T.EXECUTOR, I.interpreter_builder.options.debug, I.interpreter_builder.options.sanitize_overflow)",
                  TGRAD_EXECUTOR="stock", TGRAD_INTERPRET_DEBUG="1")
     assert r.returncode == 0 and r.stdout.split() == ["stock", "True", "True"], r.stderr
@@ -348,7 +351,7 @@ def test_random_replay_takes_new_seed_and_offset(executor):
     assert len({d.tobytes() for d in draws["trace"]}) == 8
     from tgrad.kernels.random import random_kernel
     if "trace" in EXECUTORS:   # one tape serves every seed and offset
-        assert [v for k, v in T._TAPES.items() if k[0] is random_kernel and v] != []
+        assert [v for k, v in TR._TAPES.items() if k[0] is random_kernel and v] != []
     for ex in EXECUTORS:
         assert all(a.tobytes() == b.tobytes() for a, b in zip(draws[EXECUTORS[0]], draws[ex])), ex
 
@@ -362,8 +365,8 @@ def test_numpy_error_state_internals():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        token = T._FP_STATE.set(umath._make_extobj(all="ignore"))
+        token = TI._FP_STATE.set(umath._make_extobj(all="ignore"))
         try:
             a / 0.0                                     # no RuntimeWarning inside the silenced section
         finally:
-            T._FP_STATE.reset(token)
+            TI._FP_STATE.reset(token)

@@ -10,7 +10,7 @@
     print(prof.table())
     print(prof.launches_per_step)
 
-Every launch through ``tgrad.kernels._triton.launch`` is counted under its
+Every launch through ``tgrad.kernels.runtime.launch`` is counted under its
 kernel name and under the op-table op being run (the outermost one: an op
 whose forward calls other ops is charged for their launches; a backward
 rule is charged as ``"<op>.backward"``). Launches outside any op are counted
@@ -19,14 +19,14 @@ under ``"<no op>"``. Profiles may nest; each counts what ran inside it.
 import collections
 
 from .autograd import dispatch as _dispatch
-from .kernels import _triton
+from .kernels.runtime import launcher
 
 NO_OP = "<no op>"
 _active = []  # running profiles, outermost first
 
 
 def _on_launch(kernel_name):
-    _triton.LaunchCounter.add(_triton.COUNTER, kernel_name)  # what COUNTER.enabled users read
+    launcher.LaunchCounter.add(launcher.COUNTER, kernel_name)  # what COUNTER.enabled users read
     op = _dispatch.current_op() or NO_OP
     for prof in _active:
         prof._add(op, kernel_name)
@@ -44,9 +44,9 @@ class profile:
 
     def __enter__(self):
         if not _active:
-            self._saved = _triton.COUNTER.enabled
-            _triton.COUNTER.enabled = True
-            _triton.COUNTER.add = _on_launch
+            self._saved = launcher.COUNTER.enabled
+            launcher.COUNTER.enabled = True
+            launcher.COUNTER.add = _on_launch
             _dispatch.PROFILING = True
         _active.append(self)
         return self
@@ -54,8 +54,8 @@ class profile:
     def __exit__(self, *exc):
         _active.remove(self)
         if not _active:
-            del _triton.COUNTER.add  # back to LaunchCounter.add
-            _triton.COUNTER.enabled = self._saved
+            del launcher.COUNTER.add  # back to LaunchCounter.add
+            launcher.COUNTER.enabled = self._saved
             _dispatch.PROFILING = False
         return False
 

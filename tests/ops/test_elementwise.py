@@ -7,7 +7,7 @@ import pytest
 
 import tgrad
 from tgrad.autograd import dispatch
-from tgrad.kernels import _triton as T
+from tgrad.kernels.runtime import launcher as T
 
 
 def t(v, dtype=None):

@@ -5,7 +5,7 @@ import pytest
 import triton.language as tl
 
 from tgrad.kernels import matmul as KM
-from tgrad.kernels._triton import compile_aot
+from tgrad.kernels.runtime import compile_aot
 from tgrad.kernels.aot import ptxas_usage
 
 DTYPES = {"*fp16": "float16", "*bf16": "bfloat16", "*fp32": "float32", "*fp64": "float64"}

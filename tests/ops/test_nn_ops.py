@@ -5,7 +5,7 @@ import pytest
 import tgrad
 import tgrad.nn.functional as F
 from tgrad.autograd import dispatch
-from tgrad.kernels._triton import COUNTER
+from tgrad.kernels.runtime import COUNTER
 
 
 def call(name, *a, **k):
@@ -285,7 +285,7 @@ def _log_softmax_np(x, axis):
 @pytest.mark.parametrize("gpu_blocks", [False, True])
 def test_row_kernels_loop_over_long_rows_and_strided_views(device, gpu_blocks, monkeypatch):
     """K > one block (GPU block sizes loop over K), softmax over a middle dim of a permuted, step-sliced view."""
-    import tgrad.kernels._triton as TT
+    import tgrad.kernels.runtime.launcher as TT
     monkeypatch.setattr(TT, "FORCE_GPU_BLOCKS", gpu_blocks)
     rng = np.random.default_rng(0)
     a = rng.normal(size=(3, 2500))

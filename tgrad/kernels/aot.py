@@ -3,7 +3,7 @@
     python -m tgrad.kernels.aot --arch 80 90
 
 No GPU is needed.  A representative workload runs on ``cpu`` with launches
-recorded (not run) and block sizes forced to the GPU's (``_triton.FORCE_GPU_BLOCKS``):
+recorded (not run) and block sizes forced to the GPU's (``runtime.launcher.FORCE_GPU_BLOCKS``):
 every OpInfo of ``tgrad.testing.opinfo_db`` forward and backward (twice when
 it is twice differentiable) for every dtype it declares, on contiguous and
 non-contiguous inputs, plus casts between every pair of dtypes, fill and the
@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 from triton import knobs
 
-from . import _triton as T
+from .runtime import launcher as T
 
 ARCHS = (80, 90)
 

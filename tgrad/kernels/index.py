@@ -15,8 +15,8 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from ._triton import cdiv, elementwise_block, launch
-from .elementwise import cast_store, kptr, strided_offset
+from .runtime import cdiv, elementwise_block, launch
+from ._lang import cast_store, kptr, strided_offset
 
 
 @triton.jit

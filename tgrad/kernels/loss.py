@@ -18,10 +18,10 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
-from . import _triton as T
-from ._triton import Launch, Sites, cdiv, elementwise_block, gpu_blocks, launch, next_pow2
-from .elementwise import cast_store, compute_type, kptr, strided_offset
-from .softmax import row_offsets, row_tiles
+from .runtime import launcher as T
+from .runtime import Launch, Sites, cdiv, elementwise_block, gpu_blocks, launch, next_pow2
+from ._lang import cast_store, compute_type, kptr, row_offsets, row_tiles, split64, strided_offset
+
 
 NONE, SUM, MEAN = 0, 1, 2
 REDUCTIONS = {"none": NONE, "sum": SUM, "mean": MEAN}
@@ -243,12 +243,6 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
     cast_store(rs_ptr + rows, s * A, rmask)
 
 
-def split_float(v):
-    """(hi, lo) fp32 parts of a Python float: kernels add them in fp64 (float args are passed as fp32)."""
-    hi = float(np.float32(v))
-    return hi, float(np.float32(v - hi))
-
-
 def _ce_consts(x, prob, has_w, eps, reduce, logits, rows, bk):
     return {"LOGITS": logits, "PROB": prob, "HAS_W": has_w, "SMOOTH": eps > 0, "REDUCE": reduce,
             "COMPUTE": compute_type(x.dtype), "ROWS": rows, "BLOCK_K": bk}
@@ -288,11 +282,11 @@ def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logit
         site = _SITES.add(key, Launch(
             cross_entropy_kernel, grid, dev,
             [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), kptr(dx), M, K, inner,
-             *sx, *tstrides, int(ignore_index), *split_float(eps)],
+             *sx, *tstrides, int(ignore_index), *split64(eps)],
             {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "GRAD": grad,
              "DEN_BLOCK": _den_block(M, dev) if grad else 16}))
     xp = x.data_ptr()
-    site(xp, t.data_ptr(), w.data_ptr() if w is not None else xp, out.data_ptr(), dx.data_ptr(), *split_float(eps))
+    site(xp, t.data_ptr(), w.data_ptr() if w is not None else xp, out.data_ptr(), dx.data_ptr(), *split64(eps))
     return out
 
 
@@ -309,11 +303,11 @@ def cross_entropy_backward(g, gstrides, x, t, w, dx, rs, geom, tstrides, ignore_
         site = _SITES.add(key, Launch(
             cross_entropy_backward_kernel, (cdiv(M, rows),), dev,
             [kptr(g), kptr(x), kptr(t), kptr(w if w is not None else x), kptr(dx), kptr(rs), M, K, inner,
-             *gstrides, *sx, *tstrides, int(ignore_index), *split_float(eps)],
+             *gstrides, *sx, *tstrides, int(ignore_index), *split64(eps)],
             {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "DEN_BLOCK": _den_block(M, dev)}))
     xp = x.data_ptr()
     site(g.data_ptr(), xp, t.data_ptr(), w.data_ptr() if w is not None else xp, dx.data_ptr(), rs.data_ptr(),
-         *split_float(eps))
+         *split64(eps))
     return dx, rs
 
 
@@ -457,8 +451,8 @@ def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None):
     ops = [x, y, w if w is not None else x, pw if pw is not None else x, g if g is not None else x]
     strides = [G.expand_strides(t.shape, t.stride(), out.shape) for t in ops] + [list(out.stride())]
     sizes, per = G.launch_geometry(out.shape, strides)
-    args = [kptr(t) for t in ops] + [kptr(out), kptr(dx if dx is not None else out), n, *split_float(p),
-                                     *split_float(scale)] + sizes
+    args = [kptr(t) for t in ops] + [kptr(out), kptr(dx if dx is not None else out), n, *split64(p),
+                                     *split64(scale)] + sizes
     for st, _ in per:
         args += st
     nds = [nd for _, nd in per]

@@ -21,19 +21,13 @@ import triton.language as tl
 
 from .. import backends
 from . import _geometry as G
-from . import _triton as T
-from ._triton import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
-from .elementwise import cast_store
+from .runtime import launcher as T
+from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
+from ._lang import cast_store, sigmoid_h, tanh_h
+
 
 # Activation codes (the ACT / DACT constexprs).
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "tanh": 3, "sigmoid": 4}
-
-
-@triton.jit
-def _tanh(x):
-    e = tl.exp(-2.0 * tl.abs(x))
-    t = (1.0 - e) / (1.0 + e)
-    return tl.where(x >= 0, t, -t)
 
 
 @triton.jit
@@ -44,9 +38,9 @@ def _act(x, ACT: tl.constexpr):
     elif ACT == 2:
         x = 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476))
     elif ACT == 3:
-        x = _tanh(x)
+        x = tanh_h(x)
     elif ACT == 4:
-        x = 1.0 / (1.0 + tl.exp(-x))
+        x = sigmoid_h(x)
     return x
 
 

@@ -2,9 +2,8 @@
 import triton
 import triton.language as tl
 
-from ._triton import cdiv, elementwise_block, launch
-from .elementwise import cast_store, compute_type, kptr
-from .softmax import row_tiles
+from .runtime import cdiv, elementwise_block, launch
+from ._lang import cast_store, compute_type, kptr, row_tiles
 
 
 @triton.jit

@@ -7,10 +7,8 @@ walking its N * L elements.
 import triton
 import triton.language as tl
 
-from ._triton import cdiv, gpu_blocks, launch, next_pow2
-from .elementwise import cast_store, compute_type, kptr
-from .loss import split_float
-from .softmax import row_tiles
+from .runtime import cdiv, gpu_blocks, launch, next_pow2
+from ._lang import cast_store, compute_type, kptr, row_tiles, split64
 
 
 @triton.jit
@@ -95,7 +93,7 @@ def layer_norm(x, w, b, y, M, K, eps):
     rows, bk = row_tiles(M, K, dev)
     launch(layer_norm_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x), kptr(y), M, K,
-            *split_float(eps)],
+            *split64(eps)],
            {"HAS_W": w is not None, "HAS_B": b is not None, "COMPUTE": compute_type(y.dtype), "ROWS": rows,
             "BLOCK_K": bk})
     return y
@@ -108,7 +106,7 @@ def layer_norm_backward(dy, x, w, dx, M, K, eps):
     dev = dx.device.type
     rows, bk = row_tiles(M, K, dev)
     launch(layer_norm_backward_kernel, (cdiv(M, rows),), dev,
-           [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(dx), M, K, *split_float(eps)],
+           [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(dx), M, K, *split64(eps)],
            {"HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk})
     return dx
 
@@ -230,7 +228,7 @@ def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps):
     launch(batch_norm_kernel, (C,), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x),
             kptr(rm if rm is not None else x), kptr(rv if rv is not None else x), kptr(y), C, L, n,
-            *split_float(momentum), *split_float(eps)],
+            *split64(momentum), *split64(eps)],
            {"TRAINING": training, "HAS_W": w is not None, "HAS_B": b is not None, "HAS_RUN": rm is not None,
             "COMPUTE": compute_type(y.dtype), "BLOCK": _channel_block(n, dev)})
     return y
@@ -244,7 +242,7 @@ def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps):
     dev = dx.device.type
     launch(batch_norm_backward_kernel, (C,), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(rm if rm is not None else x),
-            kptr(rv if rv is not None else x), kptr(dx), kptr(dw), kptr(db), C, L, n, *split_float(eps)],
+            kptr(rv if rv is not None else x), kptr(dx), kptr(dw), kptr(db), C, L, n, *split64(eps)],
            {"TRAINING": training, "HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype),
             "BLOCK": _channel_block(n, dev)})
     return dx, dw, db

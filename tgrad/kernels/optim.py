@@ -30,7 +30,7 @@ this gives PyTorch's bits except where a square root is taken: PyTorch's cpu
 sqrt (MKL's) is not correctly rounded (1 ulp off for ~1 in 6 values), the
 interpreter's (numpy's) is.  On cuda, Triton's division and sqrt may differ
 by ulps.  On cpu an exact fma costs more than a multiply and an add
-(``_triton._fma32``): the SGD-with-momentum step of a 784x256 layer takes
+(``runtime.tape_ops._fma32``): the SGD-with-momentum step of a 784x256 layer takes
 ~0.8 ms instead of ~0.4 ms.
 """
 import struct
@@ -38,8 +38,9 @@ import struct
 import triton
 import triton.language as tl
 
-from ._triton import Launch, Ptr, Sites, cdiv, dynamic_args, elementwise_block, gpu_blocks, next_pow2
-from .elementwise import cast_store, compute_type
+from .runtime import Launch, Ptr, Sites, cdiv, dynamic_args, elementwise_block, gpu_blocks, next_pow2
+from ._lang import cast_store, compute_type
+
 
 SGD, ADAM, RMSPROP, ADAGRAD = range(4)
 MAX_TENSORS = 8

@@ -6,8 +6,8 @@ seed gives the same numbers on ``cpu`` and ``cuda`` whatever the block size.
 import triton
 import triton.language as tl
 
-from ._triton import cdiv, dynamic_args, elementwise_block, launch
-from .elementwise import cast_store, kptr
+from .runtime import cdiv, dynamic_args, elementwise_block, launch
+from ._lang import cast_store, kptr
 
 
 @triton.jit

@@ -9,9 +9,10 @@ when that is impossible).  Outputs are contiguous: ``out[m]``.
 import triton
 import triton.language as tl
 
-from . import _triton as T
-from ._triton import Launch, Sites, cdiv, gpu_blocks, launch, next_pow2
-from .elementwise import cast_store, compute_type, kptr
+from .runtime import launcher as T
+from .runtime import Launch, Sites, cdiv, gpu_blocks, launch, next_pow2
+from ._lang import cast_store, compute_type, kptr
+
 
 # reduce_rows_kernel OP codes
 SUM = tl.constexpr(0)

@@ -9,15 +9,9 @@ loops over K in BLOCK_K chunks (online max/sum).
 import triton
 import triton.language as tl
 
-from . import _triton as T
-from ._triton import Launch, Sites, cdiv, gpu_blocks, next_pow2
-from .elementwise import cast_store, compute_type, kptr
-
-
-@triton.jit
-def row_offsets(rows, INNER, s_o, s_i):
-    """Element offset of the first element of each row in a (OUTER, K, INNER) view."""
-    return (rows // INNER) * s_o + (rows % INNER) * s_i
+from .runtime import launcher as T
+from .runtime import Launch, Sites, cdiv, gpu_blocks, next_pow2
+from ._lang import cast_store, compute_type, kptr, row_offsets, row_tiles
 
 
 @triton.jit
@@ -82,14 +76,6 @@ def softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, K, INNER,
         else:
             dx = y * (dy - acc[:, None])
         cast_store(dx_ptr + orow[:, None] + cols[None, :] * so_k, dx, m)
-
-
-def row_tiles(M, K, device, budget=65536):
-    """(ROWS, BLOCK_K) for row kernels: many rows per program on cpu, one row of <= 1024 on cuda."""
-    if not gpu_blocks(device):
-        bk = max(16, min(next_pow2(K), budget))
-        return max(1, min(next_pow2(M), budget // bk)), bk
-    return 1, max(16, min(next_pow2(K), 1024))
 
 
 _SITES = Sites()

@@ -13,6 +13,7 @@ import numpy as np
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
+from ..kernels._lang import compute_type, split64
 from ..tensor import _new, empty
 from . import Op
 
@@ -149,7 +150,7 @@ def zero_backward(ctx, grad):
 
 
 # ------------------------------------------------------------------ arithmetic
-_ALPHA_ONE = K.split64(1.0)
+_ALPHA_ONE = split64(1.0)
 _BROADCAST = {}     # (shape, shape) -> their broadcast shape
 
 
@@ -174,7 +175,7 @@ def _binary(fn, self, other, alpha, out):
     if not o.dtype.is_floating_point:
         a = (int(alpha), 0)
     else:
-        a = _ALPHA_ONE if type(alpha) is int and alpha == 1 else K.split64(float(alpha))
+        a = _ALPHA_ONE if type(alpha) is int and alpha == 1 else split64(float(alpha))
     return K.binary(fn, self, other, o, *a)
 
 
@@ -248,7 +249,7 @@ def div_forward(self, other, *, out=None):
     dt = _float_result(D.result_type(self, other))
     shape = G.broadcast_shapes(self.shape, other.shape)
     o = _out(out, shape, dt, self.device, "div")
-    return K.binary(K.div_fn, self, other, o, 1.0, compute=K.compute_type(dt))
+    return K.binary(K.div_fn, self, other, o, 1.0, compute=compute_type(dt))
 
 
 def div_backward(ctx, grad):
@@ -301,13 +302,13 @@ def pow_forward(self, *, exponent, out=None):
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if exponent == 2:
-            return K.unary(K.square_fn, self, o, compute=K.compute_type(dt))
-        return K.unary(K.pow_int_fn, self, o, int(exponent), 0, compute=K.compute_type(dt))
+            return K.unary(K.square_fn, self, o, compute=compute_type(dt))
+        return K.unary(K.pow_int_fn, self, o, int(exponent), 0, compute=compute_type(dt))
     if exponent in (0.5, -0.5):     # PyTorch's sqrt / rsqrt: (-0) ** 0.5 = -0, (-inf) ** 0.5 = NaN
-        return K.unary(K.sqrt_fn if exponent > 0 else K.rsqrt_fn, self, o, compute=K.compute_type(dt))
+        return K.unary(K.sqrt_fn if exponent > 0 else K.rsqrt_fn, self, o, compute=compute_type(dt))
     # |p| >= 1e30 only matters through its sign (every such float is an even integer): keep it in fp32 range
     p = max(-1e30, min(1e30, float(exponent))) if math.isfinite(exponent) else float(exponent)
-    return K.unary(K.pow_float_fn, self, o, *K.split64(p), compute=K.compute_type(dt))
+    return K.unary(K.pow_float_fn, self, o, *split64(p), compute=compute_type(dt))
 
 
 def _int_exponent(p):
@@ -330,7 +331,7 @@ def pow_backward_forward(grad, self, *, exponent):
     dt = D.result_type(grad, self)
     o = empty(_broadcast2(grad._shape, self._shape), dt, self._storage.device)
     fn = K.pow2_grad_fn if exponent == 2 else K.pow_grad_fn
-    return K.binary(fn, grad, self, o, float(exponent), int(exponent) - 1, compute=K.compute_type(dt))
+    return K.binary(fn, grad, self, o, float(exponent), int(exponent) - 1, compute=compute_type(dt))
 
 
 def pow_backward_backward(ctx, gg):
@@ -346,7 +347,7 @@ def pow_backward_backward(ctx, gg):
 def exp_forward(self, *, out=None):
     dt = _float_result(self.dtype)
     o = _out(out, self.shape, dt, self.device, "exp")
-    return K.unary(K.exp_fn, self, o, compute=K.compute_type(dt))
+    return K.unary(K.exp_fn, self, o, compute=compute_type(dt))
 
 
 def exp_backward(ctx, grad):
@@ -411,7 +412,7 @@ def _gt0(x):
 
 def _launch_unary(fn, self, out, dt, p0=0.0, p1=0.0, p2=0.0, name=""):
     o = _out(out, self.shape, dt, self.device, name)
-    return K.unary(fn, self, o, p0, p1, p2, compute=K.compute_type(dt))
+    return K.unary(fn, self, o, p0, p1, p2, compute=compute_type(dt))
 
 
 def _unary_float(fn):
@@ -463,7 +464,7 @@ def _predicate(fn):
     """isnan/isinf/isfinite: bool result; integers are computed as fp32 (never NaN or inf)."""
     def forward(self, *, out=None):
         o = _out(out, self.shape, D.bool_, self.device, "")
-        return K.unary(fn, self, o, compute=K.compute_type(self.dtype if self.dtype.is_floating_point
+        return K.unary(fn, self, o, compute=compute_type(self.dtype if self.dtype.is_floating_point
                                                             else D.float32))
     return forward
 
@@ -675,8 +676,8 @@ ACTS = [
     _Act("relu6", "HardtanhBackward0", None, lambda: (K.hardtanh_fn, 0.0, 6.0), None,
          battrs=lambda: {"min_val": 0.0, "max_val": 6.0}, bwd_name="hardtanh_backward"),
     _Act("leaky_relu", "LeakyReluBackward0", "LeakyReluBackwardBackward0",
-         lambda negative_slope=0.01: (K.leaky_relu_fn, *K.split64(negative_slope)),
-         lambda negative_slope=0.01: (K.leaky_relu_backward_fn, *K.split64(negative_slope))),
+         lambda negative_slope=0.01: (K.leaky_relu_fn, *split64(negative_slope)),
+         lambda negative_slope=0.01: (K.leaky_relu_backward_fn, *split64(negative_slope))),
     _Act("elu", "EluBackward0", "EluBackwardBackward0", lambda alpha=1.0: (K.elu_fn, float(alpha), 1.0),
          lambda alpha=1.0, scale=1.0: ((K.selu_backward_fn, 0.0, 0.0) if (alpha, scale) == (SELU_ALPHA, SELU_SCALE)
                                        else (K.elu_backward_fn, float(alpha), float(scale))),
@@ -726,7 +727,7 @@ def _act_ops(a):
         dt = D.result_type(grad_output, x)
         shape = G.broadcast_shapes(grad_output.shape, x.shape)
         o = _out(out, shape, dt, grad_output.device, a.bwd_name)
-        return K.binary(fn, grad_output, x, o, p0, p1, compute=K.compute_type(dt))
+        return K.binary(fn, grad_output, x, o, p0, p1, compute=compute_type(dt))
 
     def bwd_backward(ctx, gg):
         g, x = ctx.saved["grad_output"], ctx.saved[xname]
@@ -757,7 +758,7 @@ def _promoted(fn, name):
     def forward(self, other, *, out=None):
         dt = D.result_type(self, other)
         o = _broadcast_out(out, dt, name, self, other)
-        return K.binary(fn, self, other, o, compute=K.compute_type(dt))
+        return K.binary(fn, self, other, o, compute=compute_type(dt))
     return forward
 
 
@@ -773,7 +774,7 @@ def div_mode_forward(self, other, *, rounding_mode, out=None):
         _int_zero_check(other)
         fn = K.int_div_trunc_fn if rounding_mode == "trunc" else K.int_div_floor_fn
     o = _broadcast_out(out, dt, "div", self, other)
-    return K.binary(fn, self, other, o, compute=K.compute_type(dt))
+    return K.binary(fn, self, other, o, compute=compute_type(dt))
 
 
 def zero2_backward(ctx, g):
@@ -787,7 +788,7 @@ def _int_safe(fn):
         if not dt.is_floating_point:
             _int_zero_check(other)
         o = _broadcast_out(out, dt, "", self, other)
-        return K.binary(fn, self, other, o, compute=K.compute_type(dt))
+        return K.binary(fn, self, other, o, compute=compute_type(dt))
     return forward
 
 
@@ -808,7 +809,7 @@ def pow_tensor_forward(self, exponent, *, out=None):
     dt = D.result_type(self, exponent)
     o = _broadcast_out(out, dt, "pow", self, exponent)
     fn = K.pow_tensor_fn if dt.is_floating_point else K.int_pow_tensor_fn
-    return K.binary(fn, self, exponent, o, compute=K.compute_type(dt))
+    return K.binary(fn, self, exponent, o, compute=compute_type(dt))
 
 
 def pow_tensor_backward(ctx, g):
@@ -832,7 +833,7 @@ def pow_scalar_base_forward(self, *, base, out=None):
     b = scalar_tensor(base, dtype=dt, device=self.device)
     o = _out(out, self.shape, dt, self.device, "pow")
     fn = K.pow_tensor_fn if dt.is_floating_point else K.int_pow_tensor_fn
-    return K.binary(fn, b, self, o, compute=K.compute_type(dt))
+    return K.binary(fn, b, self, o, compute=compute_type(dt))
 
 
 def pow_scalar_base_backward(ctx, g):
@@ -859,7 +860,7 @@ def _minmax_backward(first_wins):
 def atan2_forward(self, other, *, out=None):
     dt = _float_result(D.result_type(self, other))
     o = _broadcast_out(out, dt, "atan2", self, other)
-    return K.binary(K.atan2_fn, self, other, o, compute=K.compute_type(dt))
+    return K.binary(K.atan2_fn, self, other, o, compute=compute_type(dt))
 
 
 def atan2_backward(ctx, g):
@@ -873,13 +874,13 @@ def _compare(fn):
     """Comparisons / logical ops: computed in the promoted dtype, bool result."""
     def forward(self, other, *, out=None):
         o = _broadcast_out(out, D.bool_, "", self, other)
-        return K.binary(fn, self, other, o, compute=K.compute_type(D.result_type(self, other)))
+        return K.binary(fn, self, other, o, compute=compute_type(D.result_type(self, other)))
     return forward
 
 
 def logical_not_forward(self, *, out=None):
     o = _out(out, self.shape, D.bool_, self.device, "logical_not")
-    return K.unary(K.logical_not_fn, self, o, compute=K.compute_type(self.dtype))
+    return K.unary(K.logical_not_fn, self, o, compute=compute_type(self.dtype))
 
 
 def _bitwise(fn, name):
@@ -888,7 +889,7 @@ def _bitwise(fn, name):
         if dt.is_floating_point:
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_legacy(dt)}'")
         o = _broadcast_out(out, dt, name, self, other)
-        return K.binary(fn, self, other, o, compute=K.compute_type(dt))
+        return K.binary(fn, self, other, o, compute=compute_type(dt))
     return forward
 
 
@@ -938,7 +939,7 @@ def where_forward(condition, self, other, *, out=None):
                            f"{_legacy(condition.dtype)}")
     dt = D.result_type(self, other)
     o = _broadcast_out(out, dt, "where", condition, self, other)
-    return K.ternary(K.where_fn, condition, self, other, o, compute=K.compute_type(dt))
+    return K.ternary(K.where_fn, condition, self, other, o, compute=compute_type(dt))
 
 
 def where_backward(ctx, g):
@@ -962,7 +963,7 @@ def clamp_forward(self, *, min=None, max=None, out=None):
     lo, hi = _bounds(dt, min, max)
     if dt is D.float64:   # float kernel args are fp32: exact float64 bounds travel as 0-dim tensors
         o = _out(out, self.shape, dt, self.device, "clamp")
-        return K.ternary(K.clamp_tensor_fn, self, _full(lo, o), _full(hi, o), o, compute=K.compute_type(dt))
+        return K.ternary(K.clamp_tensor_fn, self, _full(lo, o), _full(hi, o), o, compute=compute_type(dt))
     return _launch_unary(K.clamp_fn, self, out, dt, lo, hi, name="clamp")
 
 
@@ -975,7 +976,7 @@ def clamp_backward_forward(grad_output, self, *, min=None, max=None, out=None):
     dt = grad_output.dtype
     lo, hi = _bounds(D.float64, min, max)
     o = _broadcast_out(out, dt, "clamp_backward", grad_output, self)
-    return K.binary(K.clamp_backward_fn, grad_output, self, o, lo, hi, compute=K.compute_type(dt))
+    return K.binary(K.clamp_backward_fn, grad_output, self, o, lo, hi, compute=compute_type(dt))
 
 
 def clamp_backward_backward(ctx, gg):
@@ -994,7 +995,7 @@ def clamp_tensor_forward(self, min=None, max=None, *, out=None):
     lo = min if min is not None else scalar_tensor(lo_v, dtype=dt, device=self.device)
     hi = max if max is not None else scalar_tensor(hi_v, dtype=dt, device=self.device)
     o = _broadcast_out(out, dt, "clamp", *ts)
-    return K.ternary(K.clamp_tensor_fn, self, lo, hi, o, compute=K.compute_type(dt))
+    return K.ternary(K.clamp_tensor_fn, self, lo, hi, o, compute=compute_type(dt))
 
 
 def clamp_tensor_backward(ctx, g):
@@ -1027,7 +1028,7 @@ def lerp_forward(self, end, *, weight, out=None):
     _same_dtype(self, end, "end")
     _float_only(self, "lerp_kernel_scalar")
     o = _broadcast_out(out, self.dtype, "lerp", self, end)
-    return K.binary(K.lerp_fn, self, end, o, *K.split64(weight), compute=K.compute_type(self.dtype))
+    return K.binary(K.lerp_fn, self, end, o, *split64(weight), compute=compute_type(self.dtype))
 
 
 def lerp_backward(ctx, g):
@@ -1040,7 +1041,7 @@ def lerp_tensor_forward(self, end, weight, *, out=None):
     _same_dtype(self, weight, "weight")
     _float_only(self, "lerp_kernel_tensor")
     o = _broadcast_out(out, self.dtype, "lerp", self, end, weight)
-    return K.ternary(K.lerp_tensor_fn, self, end, weight, o, compute=K.compute_type(self.dtype))
+    return K.ternary(K.lerp_tensor_fn, self, end, weight, o, compute=compute_type(self.dtype))
 
 
 def lerp_tensor_backward(ctx, g):
@@ -1061,7 +1062,7 @@ def _addc(fn, name):
                                "tensor2) for float inputs. The future addcdiv behavior is just the latter "
                                "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
         o = _broadcast_out(out, dt, name, self, tensor1, tensor2)
-        return K.ternary(fn, self, tensor1, tensor2, o, *K.split64(value), compute=K.compute_type(dt))
+        return K.ternary(fn, self, tensor1, tensor2, o, *split64(value), compute=compute_type(dt))
     return forward
 
 

@@ -1,0 +1,21 @@
+"""How a kernel runs: the launch path and the Triton internals it needs.
+
+- ``launcher``: ``Launch``/``launch`` and the cpu/gpu fork; launch counting, the AOT recorder, block sizes.
+- ``internals``: every Triton internal tgrad touches (pinned by ``tests/test_triton_internals.py``).
+- ``direct``, ``trace``: the interpreter executors for ``cpu`` (``TGRAD_EXECUTOR``).
+
+Kernel families import the names below.  The launcher's switches (``EXECUTOR``, ``RECORD``, ``DRY_RUN``,
+``FORCE_GPU_BLOCKS``) are module globals: read and set them on ``runtime.launcher``.
+"""
+from .direct import Ptr as Ptr
+from .launcher import COUNTER as COUNTER
+from .launcher import Launch as Launch
+from .launcher import Sites as Sites
+from .launcher import cdiv as cdiv
+from .launcher import compile_aot as compile_aot
+from .launcher import elementwise_block as elementwise_block
+from .launcher import gpu_blocks as gpu_blocks
+from .launcher import launch as launch
+from .launcher import launch_spec as launch_spec
+from .launcher import next_pow2 as next_pow2
+from .trace import dynamic_args as dynamic_args

@@ -1,0 +1,214 @@
+"""The launch path: ``Launch``/``launch`` route a kernel to the GPU JIT or to an interpreter executor.
+
+Three interpreter executors for ``cpu`` (``TGRAD_EXECUTOR``), bit-identical by test: ``trace`` (the
+default: ``direct`` plus trace-and-replay, ``trace.py``), ``direct`` (``direct.py``) and ``stock``
+(Triton's own ``InterpretedFunction.run``, patching and restoring ``tl`` around every launch).  Float
+scalar arguments are rounded to fp32 on every path (by a replayed tape itself), because that is what
+the GPU JIT passes, so all paths agree bit for bit.
+"""
+import collections
+import os
+
+import numpy as np
+import triton
+
+from . import internals
+from .direct import Ptr, _run_direct
+from .internals import LOCK, _FP_STATE, _I, _fp_ignore, _lang_for_compiler, _lang_for_interpreter, _tls, _twin
+from .trace import _FAST, _fast_key, _run_trace
+
+_np_f32 = np.float32
+
+EXECUTOR = os.environ.get("TGRAD_EXECUTOR", "trace")
+if EXECUTOR not in ("trace", "direct", "stock"):
+    raise RuntimeError(f"TGRAD_EXECUTOR must be 'trace', 'direct' or 'stock', got {EXECUTOR!r}")
+
+
+# ---------------------------------------------------------------- the launch path: cpu/gpu fork
+def launch(kernel, grid, device, args, constexprs):
+    """Run ``kernel[grid](*args, **constexprs)`` on ``device`` ("cpu" or "cuda").
+
+    ``args`` are Ptr objects and Python ints/floats; ``constexprs`` the
+    kernel's ``tl.constexpr`` parameters by name.
+    """
+    Launch(kernel, grid, device, args, constexprs)()
+
+
+def _launch(kernel, grid, device, args, constexprs):
+    if 0 in grid:
+        return
+    # float scalars reach kernels as fp32 on every path, as the GPU JIT passes them
+    args = [float(_np_f32(a)) if type(a) is float else a for a in args]
+    if RECORD is not None:
+        RECORD.append((kernel,) + launch_spec(kernel, args, constexprs))
+        if DRY_RUN:
+            return
+    if device == "cpu":
+        with LOCK:
+            tok = _FP_STATE.set(_fp_ignore(_FP_STATE.get()))   # masked-off lanes compute garbage (e.g. x / 0)
+            _tls.interp = 1
+            try:
+                if EXECUTOR == "trace":
+                    _lang_for_interpreter()
+                    _run_trace(kernel, grid, args, constexprs)
+                elif EXECUTOR == "direct":
+                    _lang_for_interpreter()
+                    _run_direct(kernel, grid, args, constexprs)
+                else:
+                    _lang_for_compiler()
+                    _twin(kernel).run(*args, grid=grid, warmup=False, **constexprs)
+            except _I.InterpreterError as e:
+                raise RuntimeError(f"kernel {kernel.__name__} failed in the interpreter: {e}") from e
+            finally:
+                _tls.interp = 0
+                _FP_STATE.reset(tok)
+        return
+    with LOCK:
+        _lang_for_compiler()
+        kernel[grid](*args, **constexprs)
+
+
+# ---------------------------------------------------------------- launch counting
+class LaunchCounter:
+    """Counts kernel launches per kernel name (read by tgrad.profiler)."""
+
+    def __init__(self):
+        self.enabled = False
+        self.counts = collections.Counter()
+
+    def add(self, name):
+        self.counts[name] += 1
+
+
+COUNTER = LaunchCounter()
+
+
+# ---------------------------------------------------------------- launch recording (AOT check)
+RECORD = None            # a list while tgrad.kernels.aot records launches
+DRY_RUN = False          # while recording: skip running the kernels (outputs keep whatever memory held)
+
+
+def launch_spec(kernel, args, constexprs):
+    """(signature, constexprs, attrs) of a launch as ``triton.compile(ASTSource(...))`` takes them.
+
+    Signature: Triton's type string per parameter (``*fp32``, ``i32``, ``fp32``,
+    ``constexpr``); defaulted constexprs are filled in; attrs mark pointers
+    that are 16-byte aligned, as the JIT would specialize them.
+    """
+    sig, cexpr, attrs = {}, dict(constexprs), {}
+    it = iter(args)
+    for i, p in enumerate(kernel.params):
+        if p.name in constexprs:
+            sig[p.name] = "constexpr"
+            continue
+        if p.is_constexpr:
+            if not p.has_default:
+                raise TypeError(f"{kernel.__name__}: missing constexpr {p.name}")
+            sig[p.name] = "constexpr"
+            cexpr[p.name] = p.default
+            continue
+        a = next(it)
+        sig[p.name] = triton.runtime.jit.mangle_type(a)
+        if type(a) is Ptr and a.ptr % 16 == 0:
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    return sig, cexpr, attrs
+
+
+class Launch:
+    """``kernel[grid](*args, **constexprs)`` on ``device`` with all but its dynamic arguments fixed.
+
+    Calling it launches with new dynamic arguments (pointer addresses, floats and ``dynamic_args``
+    ints, in argument order; those left out keep the values given here).  A launcher keeps one per
+    launch site, keyed on everything that decides ``args`` and ``constexprs`` (shapes, strides,
+    dtypes, int scalars, device, ``FORCE_GPU_BLOCKS``): a replayed launch then skips rebuilding the
+    arguments and the trace key.  Ints declared by ``dynamic_args`` must stay in the int32 / int64
+    class of the ones given here.
+    """
+
+    __slots__ = ("kernel", "grid", "device", "args", "constexprs", "pos", "dyn", "ndyn", "fkey", "tape")
+
+    def __init__(self, kernel, grid, device, args, constexprs):
+        self.kernel, self.grid, self.device = kernel, tuple(grid), device
+        self.args, self.constexprs = list(args), constexprs
+        fkey, self.pos = _fast_key(kernel, self.grid, args, constexprs)
+        self.dyn = tuple(args[i].ptr if type(args[i]) is Ptr else args[i] for i in self.pos)
+        self.ndyn = len(self.pos)
+        self.fkey = fkey if device == "cpu" and 0 not in self.grid else None
+        self.tape = None
+
+    def __call__(self, *dyn):
+        if COUNTER.enabled:
+            COUNTER.add(self.kernel.__name__)
+        if len(dyn) < self.ndyn:
+            dyn += self.dyn[len(dyn):]
+        tape = self.tape
+        if tape is None and self.fkey is not None:
+            hit = _FAST.get(self.fkey)
+            if hit is not None and hit[0] is self.kernel:
+                tape = self.tape = hit[1]
+        if tape is not None and EXECUTOR == "trace" and RECORD is None:
+            outer, c = _FP_STATE.get(), internals._fp_cache
+            tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+            try:
+                tape(*dyn)
+            finally:
+                _FP_STATE.reset(tok)
+            return
+        args = list(self.args)
+        for i, v in zip(self.pos, dyn):
+            a = args[i]
+            args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
+        _launch(self.kernel, self.grid, self.device, args, self.constexprs)
+
+
+class Sites(dict):
+    """A launcher's cache of Launch objects by launch key (bounded: cleared when full)."""
+
+    __slots__ = ()
+
+    def add(self, key, site):
+        if len(self) >= 4096:
+            self.clear()
+        self[key] = site
+        return site
+
+
+# ---------------------------------------------------------------- ahead-of-time compile
+def compile_aot(kernel, signature, constexprs, arch, attrs=None):
+    """Compile ``kernel`` for ``sm_<arch>`` without a GPU; returns Triton's CompiledKernel."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    with LOCK:
+        _lang_for_compiler()
+        src = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=attrs)
+        return triton.compile(src, target=GPUTarget("cuda", arch, 32))
+
+
+# ---------------------------------------------------------------- block sizes
+FORCE_GPU_BLOCKS = False  # set by tgrad.kernels.aot: cpu launches use the GPU's block sizes
+
+
+def gpu_blocks(device):
+    """True when block sizes must be the GPU's: a cuda launch, or a cpu launch recorded for the AOT check."""
+    return device != "cpu" or FORCE_GPU_BLOCKS
+
+
+def cdiv(a, b):
+    """ceil(a / b) of host ints (``triton.cdiv`` is a constexpr function: ~3 us a call through its wrapper)."""
+    return (a + b - 1) // b
+
+
+def next_pow2(n):
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+def elementwise_block(n, device, ndim=0):
+    """Elements per program: large on cpu (the interpreter pays per program), 1024 on cuda.
+
+    ``ndim``: the most dims any operand is addressed through (strided launches).
+    On cuda the block halves per two dims past two, keeping the index maths in
+    registers (1024 elements x 6 dims spill on sm_90; 256 x 6 use ~94 registers).
+    """
+    if gpu_blocks(device):
+        return 1024 >> (max(ndim - 1, 0) // 2)
+    return max(16, min(next_pow2(n), 65536))

@@ -1,0 +1,364 @@
+"""The tape compiler: recorded builder ops of one launch key become one Python function.
+
+Each builder op the interpreter implements as a plain numpy expression is emitted as that expression
+(same ufunc, same casts, so bit-identical); anything else calls the builder on TensorHandles rebuilt
+from the recorded types.  Tapes that call the builder run under ``LOCK``; the others run unlocked."""
+import math
+import warnings
+
+import numpy as np
+import triton.language as tl
+
+from .internals import LOCK, _I, _lang_for_interpreter, _scope, _tls
+from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _Val, _Views
+
+
+def _th(data, dtype):
+    # a TensorHandle without the dataclass __init__/__post_init__ (the recorded run validated these types)
+    h = _TH_new(_TH)
+    h.data = data
+    h.dtype = dtype
+    h.attr = {}
+    return h
+
+
+_TH = _I.TensorHandle
+_TH_new = object.__new__
+
+
+def _nanred(uf, a, axis, keepdims):
+    # np.nanmax / np.nanmin of a plain ndarray: fmax / fmin reduce, warning on an all-NaN slice
+    res = uf.reduce(a, axis=axis, out=None, keepdims=keepdims)
+    if np.isnan(res).any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+    return res
+
+
+def _to_data(ret, np_dtype):
+    # ReduceScanOpInterface.to_tensor, data part
+    if hasattr(ret, "shape") and ret.shape:
+        return ret.astype(np_dtype)
+    return np.array([ret]).astype(np_dtype)
+
+
+def _elem_ty(ty):
+    while hasattr(ty, "element_ty"):
+        ty = ty.element_ty
+    return ty
+
+
+def _empty(v):
+    return np.empty((0,), v.np_dtype)
+
+
+class _Emitter:
+    def __init__(self, kinds):
+        self.ns = {"_np": np, "_th": _th, "_nparray": np.array, "_u64": np.uint64, "_f32": np.float32,
+                   "_i8": np.int8, "_bool": np.bool_, "_dynh": _dyn_handle, "_bt": np.broadcast_to,
+                   "_iload": _I._interpreter.load, "_istore": _I._interpreter.store, "_to_data": _to_data,
+                   "_nanred": _nanred, "_nested_load": _nested_load, "_nested_store": _nested_store}
+        self.consts = {}
+        self.lines = []
+        self.kinds = kinds
+        self.inputs_used = set()
+        self.calls_builder = False
+        self.box = None         # (block shape, box, box slices) while compiling a tape box-only (_box_of)
+
+    def k(self, v):
+        key = (type(v), id(v))
+        name = self.consts.get(key)
+        if name is None:
+            name = self.consts[key] = f"_k{len(self.consts)}"
+            self.ns[name] = v
+        return name
+
+    def var(self, p, s):
+        if s < len(self.kinds):
+            self.inputs_used.add(s)
+            return f"x{s}"
+        return f"s{p}_{s}"
+
+    def arr(self, p, v):
+        """Expression of a value's numpy data."""
+        if self.box is None:
+            return self.var(p, v.slot) if v.slot is not None else self.k(v.obj.data)
+        shape, _, sl = self.box         # block-shaped values are box-shaped; others only as splat sources
+        if v.slot is not None:
+            if v.slot >= len(self.kinds) and tuple(v.shape) != shape:
+                raise _NoBox
+            return self.var(p, v.slot)
+        d = v.obj.data
+        if d.shape != shape:
+            raise _NoBox
+        return self.k(np.ascontiguousarray(d[sl]))
+
+    def handle(self, p, v, slots):
+        if v.slot is not None:
+            return f"_th({self.var(p, v.slot)}, {self.k(slots[v.slot].ty)})"
+        return self.k(v.obj)
+
+
+_SMALL_BROADCAST = 8192     # elements: a broadcast up to this size is replayed as a copy
+
+_LOWERED_BY_NAME = frozenset({"create_select", "create_splat", "create_addptr", "create_expand_dims",
+                              "create_broadcast", "create_reshape", "create_trans", "create_idiv", "create_sdiv",
+                              "create_udiv", "create_rsqrt", "create_fabs", "create_fma", "create_dot",
+                              "create_masked_load", "create_masked_store", "create_load", "create_store"})
+
+
+def _lower_expr(e, p, name, vals, kwargs, out, extra):
+    """A numpy expression for one builder op (as InterpreterBuilder computes it), or None."""
+    if kwargs or not isinstance(out, _Val) or out.ty is None:
+        return None
+    a = [e.arr(p, v) if v.ty is not None else None for v in vals]
+    kind = _kind(name)
+    if kind is not None:
+        k, uf = kind
+        if k == "binary" and len(vals) == 2 and None not in a:
+            if vals[0].np_dtype == np.bool_ and vals[1].np_dtype == np.bool_:
+                if uf in (np.bitwise_and, np.bitwise_or, np.bitwise_xor):     # 0/1 in, 0/1 out: no wrapping
+                    x = f"{e.k(uf)}({a[0]}, {a[1]})"
+                    return x if out.np_dtype == np.bool_ else f"{x}.astype({e.k(out.np_dtype)})"
+                # int1 wraps like a 1-bit integer (binary_op's bool branch)
+                x = f"({e.k(uf)}({a[0]}.astype(_i8), {a[1]}.astype(_i8)) & 1).astype(_bool)"
+                return x if out.np_dtype == np.bool_ else f"{x}.astype({e.k(out.np_dtype)})"
+            try:
+                raw = uf(_empty(vals[0]), _empty(vals[1])).dtype
+            except TypeError:
+                return None
+            x = f"{e.k(uf)}({a[0]}, {a[1]})"
+            return x if raw == out.np_dtype else f"{x}.astype({e.k(out.np_dtype)})"
+        if k == "unary" and len(vals) == 1 and a[0] is not None:
+            return f"{e.k(uf)}({a[0]})"
+        if k in ("cast", "bitcast") and len(vals) >= 2 and a[0] is not None:
+            src, dst = vals[0].ty.scalar, vals[1].obj
+            dt = _I._get_np_dtype(dst)
+            if k == "bitcast":
+                return f"{a[0]}.view({e.k(dt)})"
+            if {src, dst.scalar} == {tl.bfloat16, tl.float32}:
+                return None
+            return f"{a[0]}.astype({e.k(dt)})"
+        return None
+    if name == "create_select" and len(vals) == 3 and None not in a:
+        raw = np.where(_empty(vals[0]), _empty(vals[1]), _empty(vals[2])).dtype
+        x = f"_np.where({a[0]}, {a[1]}, {a[2]})"
+        return x if raw == out.np_dtype else f"{x}.astype({e.k(out.np_dtype)})"
+    if name == "create_splat" and len(vals) == 2 and a[1] is not None:
+        ty = vals[1].ty
+        x = f"{a[1]}[0]" if isinstance(ty, tl.block_type) else a[1]
+        # np.full(shape, x, dtype) is empty + copyto(casting="unsafe"); "@" stands for the output (_emit_op)
+        dt = e.k(_I._get_np_dtype(ty))
+        shape = tuple(vals[0].obj.shape)
+        if e.box is not None:
+            shape = e.box[1] if shape == e.box[0] else _no_box()
+        return f"_np.empty({e.k(shape)}, {dt}); _np.copyto(@, {x}, casting='unsafe')"
+    if name == "create_addptr" and len(vals) == 2 and None not in a:
+        bw = max(1, _elem_ty(vals[0].ty).primitive_bitwidth // 8)
+        if vals[1].slot is None:        # constant offsets: their byte offsets once, here
+            return f"({a[0]} + {e.k(bw * vals[1].obj.data.astype(np.uint64))})"
+        return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
+    if name == "create_expand_dims" and len(vals) == 2 and a[0] is not None:
+        # np.expand_dims(x, axis) is x.reshape(shape with a 1 inserted); the shapes are static
+        return f"{a[0]}.reshape({tuple(out.shape)!r})"
+    if name == "create_broadcast" and len(vals) == 2 and a[0] is not None:
+        if math.prod(out.shape) <= _SMALL_BROADCAST:
+            # a contiguous copy: np.broadcast_to's wrapper costs ~2.4 us, and ufuncs run slower on its view
+            return f"_np.empty({e.k(tuple(out.shape))}, {e.k(vals[0].np_dtype)}); _np.copyto(@, {a[0]})"
+        return f"_bt({a[0]}, {e.k(vals[1].obj)})"
+    if name == "create_reshape" and len(vals) == 3 and a[0] is not None:
+        return f"{a[0]}.reshape({e.k(vals[1].obj)})"
+    if name == "create_trans" and len(vals) == 2 and a[0] is not None:
+        return f"_np.transpose({a[0]}, {e.k(vals[1].obj)})"
+    if name in ("create_idiv", "create_sdiv", "create_udiv") and len(vals) == 2 and None not in a:
+        return f"(({a[0]} - _np.fmod({a[0]}, {a[1]})) // {a[1]})"
+    if name == "create_rsqrt" and len(vals) == 1 and a[0] is not None:
+        return f"(1 / _np.sqrt({a[0]}))"
+    if name == "create_fabs" and len(vals) == 1 and a[0] is not None:
+        ty = vals[0].ty
+        u = getattr(np, f"uint{ty.primitive_bitwidth}")
+        mask = (1 << (ty.primitive_bitwidth - 1)) - 1
+        return f"({a[0]}.view({e.k(u)}) & {mask}).view({e.k(_I._get_np_dtype(ty))})"
+    if name == "create_fma" and len(vals) == 3 and None not in a:
+        if vals[2].np_dtype == np.float32:        # _fma32 broadcasts its operands itself
+            return f"{e.k(_fma32)}({a[0]}, {a[1]}, {a[2]})"
+        if vals[2].np_dtype != np.float64:
+            return None
+        return f"{e.k(_I._interpreter.fma_fp64)}(*_np.broadcast_arrays({a[0]}, {a[1]}, {a[2]}))"
+    if name == "create_dot" and len(vals) == 5 and None not in a[:3]:
+        if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() for v in vals[:2]):
+            return None
+        return f"(_np.matmul({a[0]}, {a[1]}, dtype={e.k(vals[2].np_dtype)}) + {a[2]})"
+    if name == "create_masked_load" and len(vals) == 5 and None not in a[:2]:
+        dt = _I._get_np_dtype(_elem_ty(vals[0].ty))
+        oth = a[2] if a[2] is not None else f"_np.zeros_like({a[0]}, dtype={e.k(dt)})"
+        return f"_iload({a[0]}, {a[1]}, {oth}, {e.k(dt)})"
+    if extra is not None and extra[0] == "reduce" and len(vals) == 1:
+        red, in_types = extra[1]
+        # np.sum / np.nanmax / np.nanmin on an ndarray, as numpy implements them
+        f = {id(tl.standard._sum_combine): "sum", id(tl.standard._elementwise_max): "_np.fmax",
+             id(tl.standard._elementwise_min): "_np.fmin"}.get(id(red.combine_fn))
+        if type(red) is not _I.ReduceOps or f is None or a[0] is None:
+            return None
+        dt = _I._get_np_dtype(in_types[0])
+        if f == "sum":
+            x = f"_np.add.reduce({a[0]}, {red.axis!r}, None, None, keepdims={red.keep_dims!r})"
+        else:
+            x = f"_nanred({f}, {a[0]}, {red.axis!r}, {red.keep_dims!r})"
+        if type(red.axis) is int and (red.keep_dims or len(vals[0].shape) >= 2):
+            return f"{x}.astype({e.k(dt)}, copy=False)"     # an array (not a scalar), fresh: _to_data's cast
+        return f"_to_data({x}, {e.k(dt)})"
+    return None
+
+
+def _emit_op(e, p, slots, op):
+    name, f, vals, kwargs, out, low = op
+    if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+        return _emit_lowered(e, p, vals, out, low)
+    lines = e.lines
+    if e.box is not None and (out is None or type(out) is tuple or tuple(slots[out].shape or ()) != e.box[0]
+                              or not (name in _BOX_OPS or _kind(name) is not None)):
+        raise _NoBox
+    if out is not None and type(out) is not tuple:
+        x = _lower_expr(e, p, name, vals, kwargs, slots[out], low)
+        if x is not None:
+            o = e.var(p, out)
+            lines.append(f"{o} = {x.replace('@', o)}")
+            return
+    if e.box is not None:
+        raise _NoBox
+    if name == "create_masked_store" and len(vals) == 4 and not kwargs and all(v.ty is not None for v in vals[:3]):
+        lines.append(f"_istore({e.arr(p, vals[0])}, {e.arr(p, vals[1])}, {e.arr(p, vals[2])})")
+        return
+    args = [e.handle(p, v, slots) for v in vals]
+    e.calls_builder = True
+    lines.append(f"# {name}")
+    call = f"{e.k(f)}({', '.join(args)}{', **' + e.k(kwargs) if kwargs else ''})"
+    if out is None:
+        lines.append(call)
+    elif type(out) is tuple:
+        lines.append(f"_r = {call}")
+        lines.extend(f"{e.var(p, s)} = _r[{i}].data" for i, s in enumerate(out))
+    else:
+        lines.append(f"{e.var(p, out)} = {call}.data")
+
+
+def _emit_lowered(e, p, vals, out, low):
+    kind, q = low
+    lines = e.lines
+    dt = e.k(q["np_dtype"])
+    addr = f"a{q['base']}" + (f" + {q['start']}" if q["start"] else "")
+    if kind == "nload":
+        lines.append(f"{e.var(p, out)} = _nested_load({addr}, {q['shape']!r}, {q['strides']!r}, "
+                     f"{e.k(q['pieces'])}, {q['n']}, {dt}, {e.k(q['other'])})")
+        return
+    if kind == "nstore":
+        lines.append(f"_nested_store({addr}, {e.arr(p, vals[1])}, {q['shape']!r}, {q['strides']!r}, "
+                     f"{e.k(q['pieces'])}, {dt})")
+        return
+    box, shape = tuple(q["box"]), tuple(q["shape"])
+    view = f"{e.k(_Views(box, q['strides'], q['np_dtype']))}[{addr}]"
+    sl = e.k(tuple(slice(0, c) for c in box))
+    if e.box is not None:       # values are box-shaped already
+        lines.append(f"{e.var(p, out)} = _nparray({view})" if kind == "load" else f"{view}[...] = {e.arr(p, vals[1])}")
+        return
+    if kind == "load":
+        o = e.var(p, out)
+        if box == shape:
+            lines.append(f"{o} = _nparray({view})")
+            return
+        fill = e.k(np.array(np.broadcast_to(q["other"], shape), dtype=q["np_dtype"]))
+        lines.append(f"{o} = {fill}.copy()")
+        if all(box):
+            lines.append(f"{o}[{sl}] = {view}")
+        return
+    if all(box):
+        data = e.arr(p, vals[1])
+        lines.append(f"{view}[...] = {data}" if box == tuple(vals[1].shape) else f"{view}[...] = {data}[{sl}]")
+
+
+class _NoBox(Exception):
+    """An op that a box-only tape cannot take: the tape is compiled whole."""
+
+
+def _no_box():
+    raise _NoBox
+
+
+_BOX_OPS = frozenset({"create_select", "create_splat", "create_fma"})     # lane-wise, besides _kind's ops
+
+
+def _box_of(tapes):
+    """(block shape, box) if the one program loads and stores only through one box of one block shape, and the
+    box is smaller: then no other lane is observable, and a tape of lane-wise ops can compute the box alone."""
+    if len(tapes) != 1:
+        return None
+    found = set()
+    for op in tapes[0].ops:
+        low = op[5]
+        if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+            if low[0] not in ("load", "store"):
+                return None
+            found.add((tuple(low[1]["shape"]), tuple(low[1]["box"])))
+    if len(found) != 1:
+        return None
+    shape, box = found.pop()
+    return (shape, box) if box != shape and all(box) else None
+
+
+def _compile(tapes, kinds):
+    """One function ``run(*dyn_args)`` replaying every program's tape. kinds[i]: "ptr" (an address), "f32"
+    (a float, rounded to fp32 here) or "int".
+
+    A program of lane-wise ops whose loads and stores share one box (an elementwise launch whose size is not
+    a power of 2) is compiled over the box alone: no fill of masked-off lanes, no slicing on store."""
+    box = _box_of(tapes)
+    if box is not None:
+        e = _Emitter(kinds)
+        e.box = box + (tuple(slice(0, c) for c in box[1]),)
+        try:
+            for op in tapes[0].ops:
+                _emit_op(e, 0, tapes[0].slots, op)
+        except _NoBox:
+            box = None
+    if box is None:
+        e = _Emitter(kinds)
+        for p, t in enumerate(tapes):
+            for op in t.ops:
+                _emit_op(e, p, t.slots, op)
+    head = []
+    for i in sorted(e.inputs_used):
+        kd = kinds[i]
+        if kd == "ptr":
+            head.append(f"x{i} = _nparray([a{i}], dtype=_u64)")
+        elif kd == "f32":
+            head.append(f"x{i} = _nparray([a{i}], dtype=_f32)")
+        else:
+            head.append(f"x{i} = _dynh(a{i}).data")
+            e.calls_builder = True      # (conservatively: _dyn_handle builds Triton tensor objects)
+    body = head + e.lines or ["pass"]
+    src = f"def run({', '.join(f'a{i}' for i in range(len(kinds)))}):\n" + "".join(f"    {ln}\n" for ln in body)
+    exec(compile(src, "<tgrad tape>", "exec"), e.ns)
+    run = e.ns["run"]
+    run.source = src
+    return _serialized(run) if e.calls_builder else run
+
+
+def _serialized(run):
+    """A tape that calls the interpreter's builder (so tl patched, JIT calls routed, under LOCK).
+
+    Tapes of numpy expressions only run unlocked: they share nothing mutable but ``_Views`` caches
+    (single dict operations) and the memory they are given."""
+    def locked(*dyn):
+        with LOCK:
+            if _scope[0] is None:
+                _lang_for_interpreter()
+            prev = getattr(_tls, "interp", 0)
+            _tls.interp = 1
+            try:
+                run(*dyn)
+            finally:
+                _tls.interp = prev
+    locked.source = run.source
+    return locked
+
+

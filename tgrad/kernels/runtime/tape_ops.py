@@ -1,0 +1,241 @@
+"""Numpy building blocks of replayed tapes: strided views of device memory, nested loads and stores,
+box-shaped masks, the exact fp32 fma, and which interpreter builder ops are plain numpy expressions."""
+import numpy as np
+import triton.language as tl
+
+from .direct import _cvt
+from .internals import _I
+
+
+class _HostArray:
+    __slots__ = ("__array_interface__",)
+
+    def __init__(self, addr, shape, strides, typestr):
+        self.__array_interface__ = {"data": (addr, False), "shape": shape, "strides": strides,
+                                    "typestr": typestr, "version": 3}
+
+
+def _view(addr, shape, strides, dtype):
+    return np.asarray(_HostArray(addr, shape, strides, dtype.str))
+
+
+class _Views(dict):
+    """address -> numpy view of one load/store site (fixed shape, strides, dtype); addresses recur
+    (the caching allocator hands the same blocks out again), so most launches make no view."""
+
+    __slots__ = ("shape", "strides", "dtype")
+
+    def __init__(self, shape, strides, dtype):
+        super().__init__()
+        self.shape, self.strides, self.dtype = shape, strides, dtype
+
+    def __missing__(self, addr):
+        if len(self) >= 64:
+            self.clear()
+        v = self[addr] = _view(addr, self.shape, self.strides, self.dtype)
+        return v
+
+
+def _affine(rel, itemsize):
+    """(start, strides) in bytes if rel[idx] == start + sum(strides * idx) with non-negative strides."""
+    flat0 = int(rel.flat[0])
+    strides = []
+    for ax, n in enumerate(rel.shape):
+        if n == 1:
+            strides.append(0)
+            continue
+        idx = [0] * rel.ndim
+        idx[ax] = 1
+        s = int(rel[tuple(idx)]) - flat0
+        if s < 0 or s % itemsize:
+            return None
+        strides.append(s)
+    expect = np.full(rel.shape, flat0, dtype=np.int64)
+    for ax, s in enumerate(strides):
+        shp = [1] * rel.ndim
+        shp[ax] = rel.shape[ax]
+        expect = expect + (np.arange(rel.shape[ax], dtype=np.int64) * s).reshape(shp)
+    if not np.array_equal(expect, rel):
+        return None
+    return flat0, tuple(strides)
+
+
+def _factorize(r):
+    """Shape that makes 1-D offsets r piecewise-affine per row (inner dims first found), or None."""
+    n = r.size
+    if n <= 2:
+        return [n]
+    d = np.diff(r)
+    bad = np.nonzero(d != d[0])[0]
+    if bad.size == 0:
+        return [n]
+    inner = int(bad[0]) + 1
+    if n % inner:
+        return None
+    outer = _factorize(r[::inner])
+    return None if outer is None else outer + [inner]
+
+
+def _prefix_len(mask, n):
+    """Length of a 1-D prefix mask (None: everything), or -1 if it is not a prefix."""
+    if mask is None:
+        return n
+    m = np.broadcast_to(mask, (n,))
+    c = int(m.sum())
+    return c if m[:c].all() else -1
+
+
+def _pieces(shape, n):
+    """Split the first n row-major elements of ``shape`` into (index, flat_start, count) blocks."""
+    out = []
+
+    def rec(prefix, shp, cnt, flat0):
+        total = int(np.prod(shp)) if shp else 1
+        if cnt == total:
+            out.append((prefix, flat0, cnt))
+            return
+        inner = int(np.prod(shp[1:])) if len(shp) > 1 else 1
+        q, r = divmod(cnt, inner)
+        if q:
+            out.append((prefix + (slice(0, q),), flat0, q * inner))
+        if r:
+            rec(prefix + (q,), shp[1:], r, flat0 + q * inner)
+    rec((), tuple(shape), n, 0)
+    return tuple(out)
+
+
+def _nested_load(addr, shape, strides, pieces, n_block, np_dtype, other):
+    v = _view(addr, shape, strides, np_dtype)
+    out = np.empty(n_block, dtype=np_dtype)
+    done = 0
+    for idx, f0, cnt in pieces:
+        out[f0:f0 + cnt] = v[idx].reshape(-1)
+        done = f0 + cnt
+    if done < n_block:
+        out[done:] = other if np.ndim(other) == 0 else np.broadcast_to(other, (n_block,))[done:]
+    return out
+
+
+def _nested_store(addr, value, shape, strides, pieces, np_dtype):
+    v = _view(addr, shape, strides, np_dtype)
+    data = np.broadcast_to(value, (int(np.prod(shape)),))
+    for idx, f0, cnt in pieces:
+        v[idx] = data[f0:f0 + cnt].reshape(v[idx].shape)
+
+
+def _box(mask, shape):
+    """Per-axis valid lengths if mask is the product of prefix masks (None: no mask); else False."""
+    if mask is None:
+        return tuple(shape)
+    m = np.broadcast_to(mask, shape)
+    if m.all():
+        return tuple(shape)
+    lens = []
+    for ax in range(m.ndim):
+        other = tuple(a for a in range(m.ndim) if a != ax)
+        line = m.any(axis=other) if other else m
+        c = int(line.sum())
+        if not line[:c].all():
+            return False
+        lens.append(c)
+    box = np.zeros(shape, dtype=bool)
+    box[tuple(slice(0, c) for c in lens)] = True
+    return tuple(lens) if np.array_equal(box, m) else False
+
+
+class _Val:
+    """What record knows of a value at compile time: a slot (``slot`` set) or a constant handle/object."""
+
+    __slots__ = ("slot", "obj", "ty", "np_dtype", "shape")
+
+    def __init__(self, slot, obj, h):
+        self.slot, self.obj = slot, obj
+        ok = isinstance(h, _I.TensorHandle)
+        self.ty = h.dtype if ok else None
+        self.np_dtype = h.data.dtype if ok else None
+        self.shape = h.data.shape if ok else None
+
+
+
+
+_B = _I.InterpreterBuilder
+
+
+def _same_code(name, template):
+    f, t = getattr(_B, name, None), getattr(_B, template)
+    return getattr(f, "__code__", None) is not None and f.__code__.co_code == t.__code__.co_code \
+        and f.__code__.co_names[:-1] == t.__code__.co_names[:-1]
+
+
+def _builder_kind(name):
+    """("binary", ufunc) / ("unary", ufunc) / ("cast", None) / ("bitcast", None) for builder methods that
+    are one-line lambdas over binary_op / unary_op / cast_impl (read from their bytecode), else None."""
+    f = getattr(_B, name, None)
+    if f is None:
+        return None
+    if f is _B.create_bitcast:
+        return ("bitcast", None)
+    if _same_code(name, "create_fadd") and f.__code__.co_names[:2] == ("binary_op", "np"):
+        return ("binary", getattr(np, f.__code__.co_names[2]))
+    if _same_code(name, "create_exp") and f.__code__.co_names[:2] == ("unary_op", "np"):
+        return ("unary", getattr(np, f.__code__.co_names[2]))
+    for tmpl in ("create_fp_ext", "create_int_cast"):
+        if getattr(f, "__code__", None) is not None and f.__code__.co_code == getattr(_B, tmpl).__code__.co_code \
+                and f.__code__.co_names == ("cast_impl",):
+            return ("cast", None)
+    return None
+
+
+_KINDS = {}
+
+
+def _kind(name):
+    k = _KINDS.get(name, 0)
+    if k == 0:
+        k = _KINDS[name] = _builder_kind(name)
+    return k
+
+
+_LOW29, _MIDPOINT = np.uint64(0x1FFFFFFF), np.uint64(0x10000000)
+_EXP32 = np.uint32(0x7F800000)
+
+
+def _fma32(x, y, z):
+    """The interpreter's fma_fp32(x, y, z), bit for bit, in numpy (fma_fp32 loops in C: 6 ns an element).
+
+    x * y is exact in float64, so float32(float64(x y) + z) rounds twice; that differs from one rounding
+    only where an inexact float64 sum sits exactly on a float32 rounding midpoint (low 29 mantissa bits
+    1 << 28), or in float32's subnormal range (a nonzero sum whose fp32 rounding has exponent 0): those
+    elements take fma_fp32.
+    """
+    if not x.shape == y.shape == z.shape:
+        x, y, z = np.broadcast_arrays(x, y, z)
+    if x.size <= 256:       # a few elements: the C loop costs less than the numpy passes below
+        return _I._interpreter.fma_fp32(x, y, z)
+    s = x.astype(np.float64)
+    np.multiply(s, y, out=s)
+    np.add(s, z, out=s)
+    r = s.astype(np.float32)
+    flag = (s.view(np.uint64) & _LOW29) == _MIDPOINT
+    sub = (r.view(np.uint32) & _EXP32) == 0
+    sub &= s != 0       # exact zeros (masked-off lanes, zero gradients) are many and need no fix
+    flag |= sub
+    idx = np.flatnonzero(flag)
+    if idx.size:
+        xs, ys = x.ravel()[idx], y.ravel()[idx]
+        ps, zs, ss = xs.astype(np.float64) * ys, z.ravel()[idx].astype(np.float64), s.ravel()[idx]
+        b = ss - ps                                         # TwoSum: the float64 sum's rounding error
+        inexact = ((ps - (ss - b)) + (zs - b) != 0) | (np.abs(ss) < 2.0 ** -126)
+        idx = idx[inexact]
+        if idx.size:
+            rf = r.reshape(-1)
+            rf[idx] = _I._interpreter.fma_fp32(x.ravel()[idx], y.ravel()[idx], z.ravel()[idx])
+    return r
+
+
+def _dyn_handle(a):
+    if type(a) is float:
+        return _I.TensorHandle(np.array([a], dtype=np.float32), tl.float32)
+    return _cvt(a).handle
+
+

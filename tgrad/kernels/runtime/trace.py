@@ -1,0 +1,376 @@
+"""The ``trace`` executor: trace-and-replay of interpreted kernels.
+
+The second launch with the same key (kernel, grid, constexprs, pointer dtypes, int scalars) records
+the builder ops that depend on the pointers and float scalars; later launches replay only those.
+Loads/stores whose addresses are one pointer plus constant affine offsets under a box-shaped constant
+mask are lowered to numpy strided views (no per-element gather), and the address arithmetic that only
+fed them is dropped; an op or load that repeats an earlier one on the same operands (no store in
+between) is computed once.  Control flow on a loaded or dynamic value is detected while recording;
+such keys stay on ``direct``.  Replays of tapes made of numpy expressions only run without ``LOCK``.
+"""
+import numpy as np
+import triton.language as tl
+
+from .direct import Ptr, _cvt, _entry, _run_direct
+from .internals import _I
+from .tape import _compile
+from .tape_ops import _affine, _box, _dyn_handle, _factorize, _kind, _pieces, _prefix_len, _Val
+
+
+_PURE = {"create_splat", "create_addptr", "create_broadcast", "create_expand_dims", "create_reshape",
+         "create_trans", "create_permute", "binary_op", "unary_op", "cast_impl", "create_bitcast",
+         "create_int_cast", "create_fp_to_fp", "create_select", "create_cat", "create_join",
+         "create_split", "create_get_program_id", "create_make_range"}
+
+
+class Tape:
+    """The recorded, lowered builder ops of one program of one launch key."""
+
+    __slots__ = ("ops", "slots")
+
+
+
+
+def record(fn, kw, dyn_names, base_values):
+    """Run fn(**kw) (one program), recording dynamic builder ops. Returns (tape, replayable).
+
+    A tape op is (name, f, vals, kwargs, out_slots, lowered): ``vals`` are _Val per positional argument,
+    ``lowered`` a (kind, params) for loads/stores turned into numpy views (else None)."""
+    real = _I.interpreter_builder
+    dyn, keep, ops, bad = {}, [], [], []
+    prov = {}      # id(handle) -> pointer slot it is (base + constant offsets) of
+    slot_h = []    # the recorded handle of each slot (types and shapes for the compiler)
+
+    def reg(h):
+        s = len(slot_h)
+        if not isinstance(h, _I.TensorHandle):
+            bad.append(f"builder returned {type(h).__name__}")
+        dyn[id(h)] = s
+        keep.append(h)
+        slot_h.append(h)
+        return s
+
+    for nm, bv in zip(dyn_names, base_values):
+        s = reg(kw[nm].handle)
+        if bv is not None:
+            prov[id(kw[nm].handle)] = s
+    bases = dict(enumerate(base_values))
+
+    def val(v):
+        s = dyn.get(id(v)) if isinstance(v, _I.TensorHandle) else None
+        return _Val(s, v, slot_h[s] if s is not None else v)
+
+    def lower(name, args):
+        if name == "create_masked_load":
+            ptrs, mask, other = args[0], args[1], args[2]
+        elif name == "create_masked_store":
+            ptrs, mask, other = args[0], args[2], None
+        elif name in ("create_load", "create_store"):     # = masked with an all-true mask (and zero other)
+            ptrs, mask, other = args[0], None, None
+        else:
+            return None
+        s = prov.get(id(ptrs))
+        if s is None or (mask is not None and id(mask) in dyn) or (other is not None and id(other) in dyn):
+            return None
+        np_dtype = _I._get_np_dtype(ptrs.get_element_ty())
+        rel = ptrs.data.astype(np.int64) - np.int64(bases[s])
+        aff = _affine(rel, np_dtype.itemsize)
+        box = _box(None if mask is None else mask.data, ptrs.data.shape)
+        oth = 0 if other is None else other.data
+        if (aff is None or box is False) and rel.ndim == 1:
+            n = _prefix_len(None if mask is None else mask.data, rel.size)
+            shp = _factorize(rel)
+            if n < 0 or shp is None:
+                return None
+            aff = _affine(rel.reshape(shp), np_dtype.itemsize)
+            if aff is None:
+                return None
+            p = dict(base=s, start=aff[0], strides=aff[1], shape=tuple(shp), pieces=_pieces(shp, n),
+                     n=rel.size, np_dtype=np_dtype, other=oth)
+            return ("nload" if name.endswith("_load") else "nstore"), p
+        if aff is None or box is False:
+            return None
+        p = dict(base=s, start=aff[0], strides=aff[1], box=box, shape=ptrs.data.shape, np_dtype=np_dtype,
+                 other=oth)
+        return ("load" if name.endswith("_load") else "store"), p
+
+    def note(f, name, args, kwargs, out, extra=None):
+        isdyn = False
+        for v in args:
+            if isinstance(v, _I.TensorHandle) and id(v) in dyn:
+                isdyn = True
+        for v in kwargs.values():
+            if isinstance(v, _I.TensorHandle) and id(v) in dyn:
+                bad.append("dynamic handle passed by keyword")
+        keep.append(args)
+        keep.append(out)
+        if not isdyn:
+            return
+        vals = [val(v) for v in args]
+        if isinstance(out, (tuple, list)):
+            slot = tuple(reg(h) for h in out)
+        elif out is None:
+            slot = None
+        else:
+            slot = reg(out)
+        if name in ("create_splat", "create_addptr", "create_broadcast", "create_expand_dims", "create_reshape"):
+            dyn_in = [v for v in args if isinstance(v, _I.TensorHandle) and id(v) in dyn]
+            if len(dyn_in) == 1 and id(dyn_in[0]) in prov and out is not None:
+                prov[id(out)] = prov[id(dyn_in[0])]
+        ops.append((name, f, vals, kwargs, slot, lower(name, args) or extra))
+
+    class Rec:
+        def __getattr__(self, name):
+            attr = getattr(real, name)
+            if not callable(attr) or (name.startswith("get_") and name.endswith("_ty")):
+                return attr
+
+            def wrapped(*args, **kwargs):
+                out = attr(*args, **kwargs)
+                note(attr, name, args, kwargs, out)
+                return out
+            return wrapped
+
+    patched = []
+    for cls in (_I.ReduceOps, _I.ScanOps):
+        orig = cls.apply_impl
+
+        def rec_impl(self_, input, orig=orig):
+            out = orig(self_, input)
+            in_types = [t.type for t in input]
+            multi = isinstance(out, (list, tuple))
+            outs = tuple(out) if multi else (out,)
+
+            def op(*hs, self_=self_, in_types=in_types, multi=multi, orig=orig):
+                r = orig(self_, tuple(tl.tensor(h, ty) for h, ty in zip(hs, in_types)))
+                return tuple(t.handle for t in r) if multi else r.handle
+            note(op, "reduce_scan", [t.handle for t in input], {},
+                 tuple(t.handle for t in outs) if multi else outs[0].handle,
+                 ("reduce", (self_, in_types)) if not multi else None)
+            return out
+        patched.append((cls, orig))
+        cls.apply_impl = rec_impl
+    tcls = tl.core.tensor
+    orig_bool, orig_index = tcls.__bool__, tcls.__index__
+
+    def guard(orig):
+        def g(self):
+            if id(self.handle) in dyn:
+                bad.append("control flow depends on a loaded value or a dynamic argument")
+            return orig(self)
+        return g
+    tcls.__bool__, tcls.__index__ = guard(orig_bool), guard(orig_index)
+    sem = _I.interpreter_semantic
+    sem.builder = Rec()
+    try:
+        fn(**kw)
+    finally:
+        sem.builder = real
+        tcls.__bool__, tcls.__index__ = orig_bool, orig_index
+        for cls, orig in patched:
+            cls.apply_impl = orig
+    t = Tape()
+    t.ops = _dce(_cse(ops))
+    t.slots = [_Val(s, None, h) for s, h in enumerate(slot_h)]
+    return t, not bad
+
+
+# ops that compute their outputs from their operands alone: a repeat with the same operands is a copy
+_CSE_OK = _PURE | {"reduce_scan", "create_fma", "create_dot", "create_idiv", "create_sdiv", "create_udiv",
+                   "create_rsqrt", "create_fabs", "create_load", "create_masked_load"}
+_LOADS = ("create_load", "create_masked_load")
+_REDUCTIONS = ("reduce_scan",)
+
+
+def _const_key(x):
+    if isinstance(x, _I.TensorHandle):
+        d = x.data
+        return ("h", str(x.dtype), d.dtype.str, d.shape, d.tobytes()) if d.size <= 4096 else ("i", id(x))
+    if isinstance(x, np.ndarray):
+        return ("a", x.dtype.str, x.shape, x.tobytes()) if x.size <= 4096 else ("i", id(x))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__,) + tuple(_const_key(y) for y in x)
+    if isinstance(x, dict):
+        return ("d",) + tuple((k, _const_key(v)) for k, v in sorted(x.items()))
+    try:
+        hash(x)
+    except TypeError:
+        return ("i", id(x))
+    return ("o", type(x), x)
+
+
+def _moved(v, slot):
+    n = object.__new__(_Val)
+    n.slot, n.obj, n.ty, n.np_dtype, n.shape = slot, v.obj, v.ty, v.np_dtype, v.shape
+    return n
+
+
+def _cse(ops):
+    """Drop ops that repeat an earlier op on the same operands (a kernel that reloads a row and recomputes
+    its softmax, e.g. cross-entropy's loss and gradient passes): later readers use the first result.
+
+    A load repeats only while no store, atomic or other op of unknown effect ran in between (``epoch``)."""
+    seen, sub, out, epoch = {}, {}, [], 0
+    for op in ops:
+        name, f, vals, kwargs, slot, low = op
+        if any(v.slot in sub for v in vals):
+            vals = [_moved(v, sub[v.slot]) if v.slot in sub else v for v in vals]
+            op = (name, f, vals, kwargs, slot, low)
+        if kwargs or slot is None or not (name in _CSE_OK or _kind(name) is not None):
+            epoch += 1
+            out.append(op)
+            continue
+        if name in _REDUCTIONS:     # recorded by record()'s rec_impl, not a builder method
+            if low is None:             # a multi-output reduction: kept as recorded
+                out.append(op)
+                continue
+            red, in_types = low[1]
+            fk = (type(red), _const_key({k: id(v) if callable(v) else v for k, v in vars(red).items()}),
+                  tuple(str(t) for t in in_types))
+        else:
+            fk = (name, _const_key(low[1]) if low is not None else None)
+        if low is not None and low[0] in ("load", "nload"):
+            args = ()          # a lowered load reads its base pointer (in ``low``), not the address values
+        else:
+            args = tuple(("s", v.slot) if v.slot is not None else _const_key(v.obj) for v in vals)
+        key = (fk, epoch if name in _LOADS else None, args)
+        prev = seen.get(key)
+        if prev is None:
+            seen[key] = slot
+            out.append(op)
+        elif type(slot) is tuple:
+            sub.update(zip(slot, prev))
+        else:
+            sub[slot] = prev
+    return out
+
+
+def _dce(ops):
+    """Drop pure ops whose outputs nothing later reads."""
+    used = set()
+    keep = []
+    for op in reversed(ops):
+        name, vals, slot = op[0], op[2], op[4]
+        outs = slot if isinstance(slot, tuple) else (() if slot is None else (slot,))
+        if (name in _PURE or _kind(name) is not None) and not any(o in used for o in outs):
+            continue                              # (_kind: one-line numpy builder methods, e.g. create_fmul)
+        low = op[5]
+        if low is not None and low[0] in ("load", "nload"):
+            pass                                  # reads only its base pointer, an input slot
+        elif low is not None and low[0] in ("store", "nstore"):
+            if vals[1].slot is not None:
+                used.add(vals[1].slot)
+        else:
+            used.update(v.slot for v in vals if v.slot is not None)
+        keep.append(op)
+    keep.reverse()
+    return keep
+
+
+_TAPES = {}
+_FAST = {}     # _fast_key(...) -> (kernel, compiled tape or None): the per-launch lookup
+_SEEN = {}
+TRACE_AFTER = 2          # record a key's tape on its 2nd launch: one-off shapes never pay for recording
+MAX_TAPES = 4096
+
+
+def dynamic_args(kernel, *names):
+    """Declare int arguments of ``kernel`` that change between launches without changing its control flow
+    (e.g. a random seed/offset): they are replayed as values instead of being part of the trace key."""
+    kernel.__dict__["_tgrad_dynamic"] = frozenset(names)
+    return kernel
+
+
+def _ckey(v):
+    return id(v) if callable(v) else v
+
+
+def _fast_key(kernel, grid, args, constexprs):
+    """(key, dynamic positions) of a launch: what _FAST keys a tape by, cheap to build and to hash (the
+    kernel by id, checked on a hit), and the indices of the arguments a tape takes (pointers, floats and
+    ``dynamic_args`` ints, in order)."""
+    key = [id(kernel), tuple(grid)]
+    pos = []
+    dyn_int = kernel.__dict__.get("_tgrad_dynamic")
+    if dyn_int:
+        for i, (nm, a) in enumerate(zip(_entry(kernel)[1], args)):
+            if nm in dyn_int and type(a) is int:
+                key.append(("i", -2**31 <= a < 2**31))
+                pos.append(i)
+            else:
+                key.append((type(a), a.dtype if type(a) is Ptr else None if type(a) is float else a))
+                if type(a) is Ptr or type(a) is float:
+                    pos.append(i)
+    else:
+        add = key.append
+        for i, a in enumerate(args):
+            t = type(a)
+            if t is int:
+                add(a)
+            elif t is Ptr:
+                add(a.dtype)
+                pos.append(i)
+            elif t is float:
+                add(float)
+                pos.append(i)
+            else:
+                add((t, a))
+    for k, v in constexprs.items():
+        key.append(k)
+        key.append(id(v) if callable(v) else v)
+    return tuple(key), tuple(pos)
+
+
+def _run_trace(kernel, grid, args, constexprs):
+    fn, names, cexpr = _entry(kernel)
+    dyn_int = kernel.__dict__.get("_tgrad_dynamic", ())
+    keyp, dyn_names, dyn_vals = [], [], []
+    for nm, a in zip(names, args):
+        ta = type(a)
+        if ta is Ptr:
+            keyp.append(a.dtype)
+        elif ta is float:
+            keyp.append(float)
+        elif nm in dyn_int:
+            keyp.append(("i", -2**31 <= a < 2**31))
+        else:
+            keyp.append(a)
+            continue
+        dyn_names.append(nm)
+        dyn_vals.append(a)
+    g = tuple(grid) + (1,) * (3 - len(grid))
+    key = (kernel, g, tuple(keyp), tuple((k, _ckey(v)) for k, v in constexprs.items()))
+    run = _TAPES.get(key)
+    if run is None:
+        n = _SEEN.get(key, 0) + 1
+        _SEEN[key] = n
+        if n < TRACE_AFTER:
+            return _run_direct(kernel, grid, args, constexprs)
+        if len(_TAPES) >= MAX_TAPES:
+            _TAPES.clear()
+            _FAST.clear()
+            _SEEN.clear()
+        hs = [_dyn_handle(a) for a in dyn_vals]
+        dyn_pos = {nm: i for i, nm in enumerate(dyn_names)}
+        kw = {nm: (tl.tensor(hs[dyn_pos[nm]], hs[dyn_pos[nm]].dtype) if nm in dyn_pos else _cvt(a))
+              for nm, a in zip(names, args)}
+        kw.update(constexprs)
+        base_values = [a.ptr if type(a) is Ptr else None for a in dyn_vals]
+        b = _I.interpreter_builder
+        b.set_grid_dim(*g)
+        tapes, ok = [], True
+        for x in range(g[0]):
+            for y in range(g[1]):
+                for z in range(g[2]):
+                    b.set_grid_idx(x, y, z)
+                    t, good = record(fn, kw, dyn_names, base_values)
+                    ok = ok and good
+                    tapes.append(t)
+        kinds = ["ptr" if type(a) is Ptr else "f32" if type(a) is float else "int" for a in dyn_vals]
+        run = _TAPES[key] = _compile(tapes, kinds) if ok else False
+        _FAST[_fast_key(kernel, grid, args, constexprs)[0]] = (kernel, run or None)
+        return
+    if run is False:
+        return _run_direct(kernel, grid, args, constexprs)
+    run(*[a.ptr if type(a) is Ptr else a for a in dyn_vals])
+
