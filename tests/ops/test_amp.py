@@ -3,7 +3,7 @@ import numpy as np
 
 import tgrad
 from tgrad.autograd import dispatch
-from tgrad.kernels._triton import COUNTER
+from tgrad.kernels.runtime import COUNTER
 
 
 def test_one_launch_per_eight_gradients_in_place(device):

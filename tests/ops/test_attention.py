@@ -6,8 +6,8 @@ import pytest
 import tgrad
 import tgrad.nn.functional as F
 from tgrad.autograd import dispatch
-from tgrad.kernels import _triton as KT
-from tgrad.kernels._triton import COUNTER
+from tgrad.kernels.runtime import COUNTER
+from tgrad.kernels.runtime import launcher as KT
 from tgrad.testing.opinfos.attention import sdpa_ref
 
 

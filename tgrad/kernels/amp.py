@@ -10,8 +10,8 @@ import triton
 import triton.language as tl
 
 from .. import dtypes as D
-from ._triton import Launch, Ptr, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
-from .elementwise import cast_store, compute_type
+from ._lang import cast_store, compute_type
+from .runtime import Launch, Ptr, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
 
 MAX_TENSORS = 8
 

@@ -8,30 +8,22 @@ lse = m + log(l) per row, from which the backward recomputes each P block.  Drop
 (bh, i, j) when Philox U(seed, offset + (bh * L + i) * S + j) >= p, in the forward and again in the
 backward.  A row with no allowed key gives O = 0 (and lse = +inf, so its P is 0 in the backward).
 """
-import numpy as np
 import triton
 import triton.language as tl
 
-from . import _triton as T
-from ._triton import Launch, Ptr, Sites, cdiv, dynamic_args, gpu_blocks, next_pow2
-from .elementwise import cast_store
+from ._lang import cast_store, kptr, param_h, split64
+from .runtime import Launch, Sites, cdiv, dynamic_args, gpu_blocks, next_pow2
+from .runtime import launcher as T
 
 MASK_NONE, MASK_BOOL, MASK_ADD = 0, 1, 2
-
-
-@triton.jit
-def _scaled(x, scale, scale_lo, ACC: tl.constexpr):
-    """x * (scale + scale_lo): float arguments arrive as fp32, so fp64 kernels get the scale as two parts."""
-    if ACC == tl.float64:
-        return x * scale + x * scale_lo
-    return x * scale
 
 
 @triton.jit
 def _scores(q, kt, rm, rn, L, S, scale, scale_lo, mask_ptr, sm_l, sm_s,
             CAUSAL: tl.constexpr, MASK: tl.constexpr, ACC: tl.constexpr):
     """scale * q @ kt (BLOCK_M, BLOCK_N) with -inf where the mask, causality or the bounds forbid a key."""
-    s = _scaled(tl.dot(q, kt, input_precision="ieee", out_dtype=ACC), scale, scale_lo, ACC)
+    s = tl.dot(q, kt, input_precision="ieee", out_dtype=ACC)
+    s = s * param_h(scale, scale_lo, s)     # (scale, scale_lo): split64(scale)
     ok = (rm[:, None] < L) & (rn[None, :] < S)
     if CAUSAL:
         ok = ok & (rn[None, :] <= rm[:, None])
@@ -50,7 +42,8 @@ def _keep(seed, offset, bh, rm, rn, L, S, p):
 
 
 @triton.jit
-def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, m_ptr, o_ptr, lse_ptr, H, L, S, E, EV, GROUP, scale, scale_lo, p, seed, offset,
+def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, m_ptr, o_ptr, lse_ptr, H, L, S, E, EV, GROUP,
+                         scale, scale_lo, p, seed, offset,
                          sq_z, sq_h, sq_l, sq_e, sk_z, sk_h, sk_s, sk_e, sv_z, sv_h, sv_s, sv_e,
                          sm_z, sm_h, sm_l, sm_s,
                          CAUSAL: tl.constexpr, MASK: tl.constexpr, DROPOUT: tl.constexpr, ACC: tl.constexpr,
@@ -155,7 +148,7 @@ def attention_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, m_ptr, o_ptr, do_ptr, lse_ptr, 
             dp = tl.where(_keep(seed, offset, bh, rm, rn, L, S, p), dp / (1.0 - p), 0.0)
         ds = pr * (dp - delta[:, None])
         dq += tl.dot(ds.to(k.dtype), k, input_precision="ieee", out_dtype=ACC)
-    cast_store(dq_ptr + (bh * L + rm[:, None]) * E + rd[None, :], _scaled(dq, scale, scale_lo, ACC), qmask)
+    cast_store(dq_ptr + (bh * L + rm[:, None]) * E + rd[None, :], dq * param_h(scale, scale_lo, dq), qmask)
 
 
 @triton.jit
@@ -216,7 +209,7 @@ def attention_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, m_ptr, do_ptr, lse_ptr, delta
             dv += tl.dot(tl.trans(pd.to(do.dtype)), do, input_precision="ieee", out_dtype=ACC)
             ds = pr * (dp - delta[:, None])
             dk += tl.dot(tl.trans(ds.to(q.dtype)), q, input_precision="ieee", out_dtype=ACC)
-    cast_store(dk_ptr + (bhk * S + rn[:, None]) * E + rd[None, :], _scaled(dk, scale, scale_lo, ACC), kmask)
+    cast_store(dk_ptr + (bhk * S + rn[:, None]) * E + rd[None, :], dk * param_h(scale, scale_lo, dk), kmask)
     cast_store(dv_ptr + (bhk * S + rn[:, None]) * EV + re[None, :], dv, vmask)
 
 
@@ -237,16 +230,6 @@ def blocks(L, S, E, EV, device, dtype_name):
 
 
 _SITES = Sites()
-
-
-def _split(scale):
-    """scale as fp32 hi + lo parts (their sum is scale to ~48 bits)."""
-    hi = float(np.float32(scale))
-    return hi, float(np.float32(scale - hi))
-
-
-def _ptr(t):
-    return Ptr(t.data_ptr(), t.dtype.np)
 
 
 def _common(geom, q, dev, causal, mask_kind, dropout):
@@ -278,10 +261,11 @@ def forward(q, k, v, mask, out, lse, geom, *, scale, p, seed, offset, causal, ma
     site = _SITES.get(key)
     if site is None:
         ints, strides, cexpr = _common(geom, q, dev, causal, mask_kind, dropout)
-        args = [_ptr(q), _ptr(k), _ptr(v), _ptr(mask), _ptr(out), _ptr(lse), *ints, *_split(scale), float(p), int(seed), int(offset), *strides]
+        args = [kptr(q), kptr(k), kptr(v), kptr(mask), kptr(out), kptr(lse), *ints, *split64(scale), float(p),
+                int(seed), int(offset), *strides]
         site = _SITES.add(key, Launch(attention_fwd_kernel, (cdiv(L, cexpr["BLOCK_M"]), Z * H), dev, args, cexpr))
     site(q.data_ptr(), k.data_ptr(), v.data_ptr(), mask.data_ptr(), out.data_ptr(), lse.data_ptr(),
-         *_split(scale), float(p), int(seed), int(offset))
+         *split64(scale), float(p), int(seed), int(offset))
     return out, lse
 
 
@@ -299,20 +283,20 @@ def backward(q, k, v, mask, out, dout, lse, delta, dq, dk, dv, geom, *, scale, p
     site = _SITES.get(key)
     if site is None:
         ints, strides, cexpr = _common(geom, q, dev, causal, mask_kind, dropout)
-        args = [_ptr(q), _ptr(k), _ptr(v), _ptr(mask), _ptr(out), _ptr(dout), _ptr(lse), _ptr(delta), _ptr(dq),
-                *ints, *_split(scale), float(p), int(seed), int(offset), *strides]
+        args = [kptr(q), kptr(k), kptr(v), kptr(mask), kptr(out), kptr(dout), kptr(lse), kptr(delta), kptr(dq),
+                *ints, *split64(scale), float(p), int(seed), int(offset), *strides]
         site = _SITES.add(key, Launch(attention_bwd_dq_kernel, (cdiv(L, cexpr["BLOCK_M"]), Z * H), dev, args,
                                       cexpr))
     site(*ptrs, out.data_ptr(), dout.data_ptr(), lse.data_ptr(), delta.data_ptr(), dq.data_ptr(),
-         *_split(scale), float(p), int(seed), int(offset))
+         *split64(scale), float(p), int(seed), int(offset))
     key = _key("dkdv", geom, q, k, v, mask, causal, mask_kind, dropout, dev, seed, offset) + (dout.dtype,)
     site = _SITES.get(key)
     if site is None:
         ints, strides, cexpr = _common(geom, q, dev, causal, mask_kind, dropout)
-        args = [_ptr(q), _ptr(k), _ptr(v), _ptr(mask), _ptr(dout), _ptr(lse), _ptr(delta), _ptr(dk), _ptr(dv),
-                *ints, *_split(scale), float(p), int(seed), int(offset), *strides]
+        args = [kptr(q), kptr(k), kptr(v), kptr(mask), kptr(dout), kptr(lse), kptr(delta), kptr(dk), kptr(dv),
+                *ints, *split64(scale), float(p), int(seed), int(offset), *strides]
         site = _SITES.add(key, Launch(attention_bwd_dkdv_kernel, (cdiv(S, cexpr["BLOCK_N"]), Z * (H // G)), dev,
                                       args, cexpr))
     site(*ptrs, dout.data_ptr(), lse.data_ptr(), delta.data_ptr(), dk.data_ptr(), dv.data_ptr(),
-         *_split(scale), float(p), int(seed), int(offset))
+         *split64(scale), float(p), int(seed), int(offset))
     return dq, dk, dv
