@@ -46,3 +46,11 @@ def test_freeze_layers():
     pytest.importorskip("sklearn")
     out = _run("freeze_layers.py", "--fast").stdout
     assert "frozen body: bit-for-bit unchanged, no gradients, no optimizer state" in out
+
+
+def test_train_gpt():
+    out = _run("train_gpt.py", "--fast").stdout
+    first, last = (line for line in out.splitlines() if "val loss" in line)
+    assert first.startswith("step 0: train loss 4.0") and last.startswith("step 30: train loss")
+    assert float(last.split("train loss ")[1].split(",")[0]) < 3.6     # ln(59) = 4.08 at the start
+    assert "mean step time:" in out and "--- sample (" in out

@@ -2,7 +2,7 @@
 import triton
 import triton.language as tl
 
-from .runtime import cdiv, elementwise_block, launch
+from .runtime import cdiv, dynamic_args, elementwise_block, launch
 from ._lang import cast_store, compute_type, kptr, row_tiles
 
 
@@ -16,6 +16,9 @@ def dropout_kernel(x_ptr, y_ptr, mask_ptr, n_elements, p, scale, seed, offset, C
     x = tl.load(x_ptr + idx, mask=m, other=0.0).to(COMPUTE)
     cast_store(y_ptr + idx, tl.where(keep, x * scale, 0.0), m)
     tl.store(mask_ptr + idx, keep, mask=m)
+
+
+dynamic_args(dropout_kernel, "seed", "offset")   # a new draw replays the same tape
 
 
 @triton.jit
