@@ -244,13 +244,13 @@ for _k in (attention_fwd_kernel, attention_bwd_dq_kernel, attention_bwd_dkdv_ker
 def blocks(heads, L, S, E, EV, device, dtype_name):
     """(BLOCK_B, BLOCK_M, BLOCK_N, BLOCK_E, BLOCK_EV): on cpu the whole (L, S) problem of many heads in few
     programs (the interpreter pays per program; a (BLOCK_B, BLOCK_M, max(BLOCK_N, BLOCK_E)) block stays
-    <= 2^17 elements); on cuda one head per program, tensor-core tiles, smaller for fp32/fp64 (FMA dots)."""
+    <= 2^17 elements); on cuda one head per program and square BLOCK_M = BLOCK_N tiles of at most
+    2048 / 512 / 256 elements per row block (fp16-bf16 / fp32 / fp64: tensor-core vs FMA dots), 16..64."""
     be, bev = max(16, next_pow2(E)), max(16, next_pow2(EV))
     if gpu_blocks(device):
-        bm, bn = {"float32": (64, 32), "float64": (32, 32)}.get(dtype_name, (64, 64))
-        if max(be, bev) > 128:
-            bm, bn = bm // 2, bn // 2
-        return 1, bm, bn, be, bev
+        budget = {"float32": 512, "float64": 256}.get(dtype_name, 2048)
+        side = max(16, min(64, budget // max(be, bev)))
+        return 1, side, side, be, bev
     bm, bn = max(16, min(next_pow2(L), 128)), max(16, min(next_pow2(S), 256))
     return min(next_pow2(heads), max(1, 2 ** 17 // (bm * max(bn, be, bev)))), bm, bn, be, bev
 
