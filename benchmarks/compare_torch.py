@@ -1,4 +1,5 @@
-"""tgrad vs PyTorch CPU eager on the training steps (a)-(d) of benchmarks/steps.py, in one run.
+"""tgrad (eager and ``tgrad.compile``d) vs PyTorch CPU eager on the training steps (a)-(e) of
+benchmarks/steps.py, in one run.
 
     python benchmarks/compare_torch.py [--torch-python PATH] [--quick]
 
@@ -11,7 +12,10 @@ tgrad process never imports torch). Both sides get ``--threads`` threads
 (default 1). Prints:
 
 1. ms per step (median and min of the timed steps) of tgrad and PyTorch and
-   their ratio; (d) is per epoch, and its 1000-epoch run time;
+   their ratio; (d) and (e) are per epoch, and (d)'s 1000-epoch run time; then
+   the same steps under ``tgrad.compile`` (call 1 eager, call 2 recorded, later
+   calls replayed): median ms, ratio to PyTorch and to tgrad eager, and the
+   recording call's time over an eager step;
 2. launches per step of each tgrad step (tgrad.profiler) and the ops that
    launch them, peak memory of a step (max_memory_allocated after
    reset_peak_memory_stats), ``num_device_alloc`` after step 1 and after the
@@ -32,7 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-STEPS = {"a": 100, "b": 50, "c": 20, "d": 1000}   # timed steps per worker (d: one 1000-epoch run)
+STEPS = {"a": 100, "b": 50, "c": 20, "d": 1000, "e": 1000}   # timed steps per worker (d: one 1000-epoch run)
 WARMUP = 5    # (c) page-faults while its tapes are recorded and compiled: steps 1-4
 
 
@@ -54,16 +58,22 @@ def worker(impl, name, steps, warmup, profile):
         from tgrad.kernels.runtime import launcher
         info = {"executor": launcher.EXECUTOR, "host_cache": os.environ.get("TGRAD_HOST_CACHE", "1")}
     step = S.build(name, torch)
+    if impl == "compiled":
+        step = torch.compile(step)
+        profile = False
     f0 = _minflt()
     t0 = time.perf_counter()
     step()
     info["first_step_ms"] = (time.perf_counter() - t0) * 1e3
-    if impl == "tgrad":
+    if impl != "torch":
         info["device_alloc_after_step1"] = torch.memory_stats("cpu")["num_device_alloc"]
-    for i in range(warmup - 1):
+    t0 = time.perf_counter()
+    step()                      # compiled: call 2 records the step
+    info["second_step_ms"] = (time.perf_counter() - t0) * 1e3
+    if impl != "torch":
+        info["device_alloc_after_step2"] = torch.memory_stats("cpu")["num_device_alloc"]
+    for i in range(warmup - 2):
         step()
-        if i == 0 and impl == "tgrad":
-            info["device_alloc_after_step2"] = torch.memory_stats("cpu")["num_device_alloc"]
     f1 = _minflt()
     times = []
     for _ in range(steps):
@@ -72,7 +82,7 @@ def worker(impl, name, steps, warmup, profile):
         times.append(time.perf_counter() - t0)
     f2 = _minflt()
     info.update(times=times, minflt_warmup=f1 - f0, minflt_timed=f2 - f1, steps=steps)
-    if impl == "tgrad":
+    if impl != "torch":
         info["device_alloc_after_last"] = torch.memory_stats("cpu")["num_device_alloc"]
         if profile:
             torch.reset_peak_memory_stats()
@@ -124,7 +134,7 @@ def main(argv=None):
                    help="threads of each side: PyTorch intra-op threads and numpy's BLAS (OPENBLAS/OMP/MKL_"
                         "NUM_THREADS) under tgrad's executor (default 1: on a loaded shared machine BLAS and "
                         "OpenMP threads spin and stall, 2-4x slower steps)")
-    p.add_argument("--worker", choices=("tgrad", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("tgrad", "compiled", "torch"), help=argparse.SUPPRESS)
     p.add_argument("--step", help=argparse.SUPPRESS)
     p.add_argument("--steps", type=int, help=argparse.SUPPRESS)
     p.add_argument("--warmup", type=int, default=WARMUP, help=argparse.SUPPRESS)
@@ -145,6 +155,7 @@ def main(argv=None):
     res = {}
     for name in NAMES:
         res[name, "tgrad"] = run_worker(me, "tgrad", name, steps[name])
+        res[name, "compiled"] = run_worker(me, "compiled", name, steps[name])
         if tpy:
             res[name, "torch"] = run_worker(tpy, "torch", name, steps[name])
     if tpy:
@@ -165,6 +176,18 @@ def main(argv=None):
             th = res[name, "torch"]["times"]
             line += (f" {_med(th):>10.3f} {min(th) * 1e3:>10.3f} {_med(tg) / _med(th):>9.1f}x"
                      f" {min(tg) / min(th):>9.1f}x")
+        print(line)
+    print("\n1b. tgrad.compile (replayed steps; record = call 2, vs a median eager step and vs eager's call 2)")
+    head = (f"{'step':<44} {'compiled med':>12} {'compiled min':>12} {'vs torch':>9} {'vs eager':>9} "
+            f"{'record ms':>10} {'/eager step':>11} {'/eager call 2':>13}")
+    print(head + "\n" + "-" * len(head))
+    for name in NAMES:
+        c, tg = res[name, "compiled"], res[name, "tgrad"]["times"]
+        line = f"({name}) {DESCRIPTION[name]:<40} {_med(c['times']):>12.3f} {min(c['times']) * 1e3:>12.3f}"
+        line += f" {_med(c['times']) / _med(res[name, 'torch']['times']):>8.2f}x" if tpy else f" {'-':>9}"
+        rec = c["second_step_ms"]
+        line += (f" {_med(c['times']) / _med(tg):>8.2f}x {rec:>10.2f} {rec / _med(tg):>10.1f}x"
+                 f" {rec / res[name, 'tgrad']['second_step_ms']:>12.1f}x")
         print(line)
     if steps["d"] >= EPOCHS:
         line = f"(d) full run of {EPOCHS} epochs: tgrad {sum(res['d', 'tgrad']['times']):.2f} s"

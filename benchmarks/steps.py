@@ -1,4 +1,4 @@
-"""The four training steps of issue 6, written once against a ``torch``-like module.
+"""The training steps of issues 6 and 18, written once against a ``torch``-like module.
 
 ``build(name, torch)`` returns ``step()``: one training step of (a)-(c), or one
 epoch of (d), written with the public API exactly as a PyTorch user would.
@@ -8,17 +8,19 @@ separate process). Data are numpy-generated, so both sides see the same values.
 - a: seed 000's MLP 8->12->4, batch 10, BCE-with-logits
 - b: MLP 64->128->10, batch 64, cross-entropy, digits-shaped data (8x8 images, 0..16)
 - c: MLP 784->256->10, batch 128, cross-entropy (MNIST-shaped)
-- d: seed 003's linear regression, yhat = b + w * x over 80 points, SGD(lr=0.1);
-  a run is 1000 epochs (``EPOCHS``)
+- d: seed 003's linear regression, yhat = b + w * x over 80 points, the manual update
+  ``b.sub_(lr * b.grad)`` under ``no_grad`` (lr=0.1); a run is 1000 epochs (``EPOCHS``)
+- e: the same with ``optim.SGD(lr=0.1)``
 """
 import numpy as np
 
-NAMES = ("a", "b", "c", "d")
+NAMES = ("a", "b", "c", "d", "e")
 DESCRIPTION = {
     "a": "MLP 8-12-4, batch 10, BCE-with-logits",
     "b": "MLP 64-128-10, batch 64, cross-entropy",
     "c": "MLP 784-256-10, batch 128, cross-entropy",
-    "d": "linear regression, 1 epoch (run = 1000)",
+    "d": "linear regression, manual update, 1 epoch",
+    "e": "linear regression, optim.SGD, 1 epoch",
 }
 EPOCHS = 1000
 
@@ -51,7 +53,7 @@ def _classifier_step(torch, model, x, y, loss_fn):
 
 
 def build(name, torch):
-    """``step()`` of training step ``name`` ("a".."d") on the module ``torch``."""
+    """``step()`` of training step ``name`` ("a".."e") on the module ``torch``."""
     F = torch.nn.functional
     rng = np.random.default_rng(0)
     torch.manual_seed(0)
@@ -67,7 +69,7 @@ def build(name, torch):
         x = torch.tensor(rng.random((128, 784), dtype=np.float32))
         y = torch.tensor(rng.integers(0, 10, 128))
         return _classifier_step(torch, _mlp(torch, 784, 256, 10), x, y, F.cross_entropy)
-    if name == "d":
+    if name in ("d", "e"):
         np.random.seed(42)
         xs = np.random.rand(100, 1)
         ys = 1 + 2 * xs + .1 * np.random.randn(100, 1)
@@ -78,14 +80,22 @@ def build(name, torch):
         torch.manual_seed(42)
         b = torch.randn(1, requires_grad=True, dtype=torch.float)
         w = torch.randn(1, requires_grad=True, dtype=torch.float)
-        optimizer = torch.optim.SGD([b, w], lr=0.1)
+        lr = 0.1
+        optimizer = torch.optim.SGD([b, w], lr=lr)
 
         def step():
             yhat = b + w * x_train
             loss = ((yhat - y_train) ** 2).mean()
             loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
+            if name == "e":
+                optimizer.step()
+                optimizer.zero_grad()
+                return loss
+            with torch.no_grad():
+                b.sub_(lr * b.grad)         # seed 003's b -= lr * b.grad, in a function
+                w.sub_(lr * w.grad)
+            b.grad.zero_()
+            w.grad.zero_()
             return loss
         step.params = (b, w)
         return step

@@ -1,22 +1,31 @@
-"""pytest-benchmark of the training steps (a)-(d) (benchmarks/steps.py) in tgrad.
+"""pytest-benchmark of the training steps (a)-(e) (benchmarks/steps.py) in tgrad, eager and compiled.
 
 One round is one training step ((d): one epoch; ``test_step_d_run`` times the
 1000-epoch run). ``benchmarks/compare_torch.py`` puts the same steps side by
 side with PyTorch.
 """
+import math
+
 import pytest
 
 import tgrad
 from steps import EPOCHS, build
 
-ROUNDS = {"a": 50, "b": 30, "c": 10, "d": 200}
+ROUNDS = {"a": 50, "b": 30, "c": 10, "d": 200, "e": 200}
 
 
-@pytest.mark.parametrize("name", ["a", "b", "c", "d"])
+@pytest.mark.parametrize("name", ["a", "b", "c", "d", "e"])
+def test_step_compiled(benchmark, name):
+    step = tgrad.compile(build(name, tgrad))
+    loss = benchmark.pedantic(step, rounds=ROUNDS[name], warmup_rounds=3, iterations=1)
+    assert loss.item() == loss.item()
+
+
+@pytest.mark.parametrize("name", ["a", "b", "c", "d", "e"])
 def test_step(benchmark, name):
     step = build(name, tgrad)
     loss = benchmark.pedantic(step, rounds=ROUNDS[name], warmup_rounds=3, iterations=1)
-    assert loss.item() == loss.item()  # finite, not NaN
+    assert math.isfinite(loss.item())
     with tgrad.profiler.profile() as prof:
         step()
         prof.step()

@@ -1,8 +1,8 @@
 """Ahead-of-time compile of every kernel specialization the op database launches, for sm_80 and sm_90.
 
-The same check as ``python -m tgrad.kernels.aot --arch 80 90`` (no GPU needed):
+The same check as ``python -m tgrad.testing.aot_workload --arch 80 90`` (no GPU needed):
 any compile failure fails, and so does a spill in an element-wise kernel or
-a kernel that no workload launches.  About a minute on a cold Triton cache.
+a kernel that no workload launches.  Minutes on a cold Triton cache, seconds on a warm one.
 """
 import importlib
 import pkgutil
@@ -13,6 +13,7 @@ import tgrad
 import tgrad.kernels
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels import aot
+from tgrad.testing import aot_workload
 
 pytestmark = pytest.mark.aot
 
@@ -21,7 +22,7 @@ ELEMENTWISE = ("tgrad.kernels.elementwise", "tgrad.kernels.random")
 
 @pytest.fixture(scope="module")
 def recorded():
-    return aot.record()
+    return aot_workload.record()
 
 
 @pytest.fixture(scope="module")

@@ -449,3 +449,18 @@ def test_fill_values_in_range_as_pytorch(dtype, value, expect):
     assert tgrad.full((2,), value, dtype=dtype).tolist() == expect
     assert tgrad.zeros(2, dtype=dtype).fill_(value).tolist() == expect
     assert tgrad.full((2,), 2 ** 40).tolist() == [2 ** 40] * 2
+
+
+def test_cuda_manual_seed_leaves_the_cpu_generator_alone():
+    """PyTorch: torch.cuda.manual_seed seeds only cuda generators; torch.manual_seed seeds all devices."""
+    from tgrad import random as R
+    tgrad.manual_seed(5)
+    a = tgrad.rand(4).tolist()
+    tgrad.manual_seed(5)
+    tgrad.cuda.manual_seed(123)
+    tgrad.cuda.manual_seed_all(7)
+    assert tgrad.rand(4).tolist() == a
+    g = R.default_generator_for(tgrad.device("cuda", 0))
+    assert g is not R.default_generator and g.initial_seed() == 7
+    tgrad.manual_seed(9)
+    assert g.initial_seed() == 9 and R.default_generator_for(tgrad.device("cuda", 1)).initial_seed() == 9

@@ -48,6 +48,28 @@ def test_freeze_layers():
     assert "frozen body: bit-for-bit unchanged, no gradients, no optimizer state" in out
 
 
+def test_train_ddp(tmp_path):
+    pytest.importorskip("sklearn")
+    pytest.importorskip("mpi4py", reason='pip install "tgrad[distributed]"')
+    out = _run("train_ddp.py", "--fast", "--out", str(tmp_path)).stdout
+    lines = [line for line in out.splitlines() if line.startswith("epoch")]
+    assert len(lines) == 3 and "held-out accuracy" in lines[-1]      # printed by rank 0 only
+    assert "2 ranks, 719 training samples and 23 steps per rank and epoch" in out
+    assert "replicas identical" in out and (tmp_path / "train_ddp.safetensors").stat().st_size > 30_000
+
+
+def test_train_cnn(tmp_path):
+    pytest.importorskip("sklearn")
+    r = _run("train_cnn.py", "--fast", "--out", str(tmp_path))
+    out = r.stdout
+    assert "epoch 3/3: 100%" in r.stderr
+    lines = [line for line in out.splitlines() if line.startswith("epoch")]
+    assert len(lines) == 3 and "held-out accuracy" in lines[-1]
+    assert "Conv2d(1, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))" in out
+    assert "tgrad: mean training step" in out
+    assert (tmp_path / "train_cnn_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_train_gpt():
     out = _run("train_gpt.py", "--fast").stdout
     first, last = (line for line in out.splitlines() if "val loss" in line)

@@ -95,6 +95,7 @@ def test_host_cache_switch_frees_segments():
     old = alloc.release_on_free
     try:
         alloc.release_on_free = True
+        alloc.empty_cache()         # a free segment cached by an earlier test could serve the malloc below
         s0 = alloc.memory_stats()
         b = alloc.malloc(3 << 20)   # a large-pool segment of its own
         alloc.free(b)

@@ -97,11 +97,23 @@ def test_map_location_and_cuda_checkpoint_without_gpu(tmp_path):
     assert tgrad.load(str(path), map_location="cpu").tolist() == [1.0, 1.0]
 
 
-def test_no_pickle_of_arbitrary_objects():
-    with pytest.raises(TypeError, match="tgrad.save: cannot store an object of type object"):
-        tgrad.save({"x": object()}, io.BytesIO())
-    with pytest.raises(TypeError, match="cannot store an object of type function"):
+def test_arbitrary_objects_load_only_when_allowed():
+    """As torch.save/torch.load 2.6+: any object is pickled; weights_only=True (the default) refuses its globals."""
+    buf = io.BytesIO()
+    tgrad.save({"x": _Thing(3), "t": tgrad.ones(2)}, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL \S*_Thing was not an allowed global"):
+        tgrad.load(buf)
+    buf.seek(0)
+    r = tgrad.load(buf, weights_only=False)
+    assert type(r["x"]) is _Thing and r["x"].v == 3 and r["t"].tolist() == [1.0, 1.0]
+    with pytest.raises((pickle.PicklingError, AttributeError)):
         tgrad.save([lambda: 0], io.BytesIO())
+
+
+class _Thing:
+    def __init__(self, v):
+        self.v = v
 
 
 def test_pickle_and_copy_of_tensors_use_rebuild():

@@ -4,12 +4,7 @@
 ``cuda`` (Triton's compiler), autograd with PyTorch's semantics, nn, optim
 and utils.data.
 """
-from . import tensor as _tensor_mod
-from .autograd import dispatch as _dispatch
-
-_tensor_mod._dispatch = _dispatch  # Tensor methods call the op table through the dispatcher
-_tensor_mod._call = _dispatch.call
-
+from . import tensor as _tensor  # first: the core, bottom to top (tensor.py's last lines bring in the floors above)
 from . import autograd, cuda, dtypes  # noqa: E402
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: E402
@@ -26,7 +21,7 @@ from .functions import (add, broadcast_to, clone, div, divide, equal, exp, flatt
 from .functions import (all, amax, amin, any, argmax, argmin, cumprod, cumsum, logsumexp, max, min,  # noqa: E402
                         norm, prod, std, var)
 from . import linalg, return_types  # noqa: E402
-from . import backends  # noqa: E402
+from . import accelerator, backends  # noqa: E402
 from .functions import addmm, baddbmm, bmm, dot, ger, inner, matmul, mm, mv, outer, rsub, vdot  # noqa: E402
 from .functions import (argwhere, atleast_1d, atleast_2d, atleast_3d, cat, chunk, column_stack,  # noqa: E402
                         concat, concatenate, diag, diag_embed, diagonal, dstack, flip, fliplr, flipud, gather,
@@ -50,11 +45,17 @@ from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserve
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 from .tensor import Size, Tensor, contiguous_format, memory_format, preserve_format  # noqa: E402
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
-from . import nn, optim, utils  # noqa: E402
+from . import distributed, nn, optim, utils  # noqa: E402
+from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d,  # noqa: E402
+                            conv_transpose1d, conv_transpose2d, group_norm, instance_norm, max_pool1d,
+                            max_pool1d_with_indices, max_pool2d)
 from . import amp, cpu  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from ._compile import compile  # noqa: E402
+from .threads import get_num_threads, set_num_threads  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
 
 float = float32
 double = float64

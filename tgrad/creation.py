@@ -10,12 +10,12 @@ import ml_dtypes
 import numpy as np
 
 from . import dtypes as D
-from .device import _canonical
+from .device import canonical
 from .kernels import _geometry as G
 from .kernels import elementwise as KE
 from .kernels import random as KR
-from .random import default_generator
-from .tensor import Tensor, _check_memory_format, _new, empty as _empty
+from .random import default_generator_for
+from .tensor import Tensor, _check_memory_format, _new, empty as _empty, from_host
 
 
 def _shape_arg(size):
@@ -135,32 +135,18 @@ def _python_values(data, dt):
     return arr
 
 
-def from_host(arr, dtype, device):
-    """A new contiguous tensor holding numpy ``arr`` converted to ``dtype`` on ``device``."""
-    arr = np.asarray(arr)
-    if (arr.dtype is not dtype.np and arr.dtype != dtype.np) or not arr.flags.c_contiguous:
-        with np.errstate(over="ignore", invalid="ignore"):      # out of range: inf or wrapped, as in PyTorch
-            arr = np.require(arr.astype(dtype.np, copy=False), requirements="C")
-    t = _empty(arr.shape, dtype, device)
-    n = arr.nbytes
-    if n:   # a small array's bytes are a cheaper source address than arr.ctypes.data (~1 us)
-        st = t._storage     # its n bytes are exactly the destination: no range check
-        st.allocator.backend.memcpy_htod(st.ptr, arr.tobytes() if n <= 4096 else arr.ctypes.data, n)
-    return t
-
-
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Copy ``data`` (nested lists, numbers, numpy arrays, tensors) into a new tensor."""
     dt = D.to_dtype(dtype, "tensor") if dtype is not None else _infer_dtype(data)
     arr = data if isinstance(data, np.ndarray) else _python_values(data, dt)
     if arr.dtype == object:
         raise TypeError("tensor(): data must be numbers or nested sequences of numbers of equal length")
-    return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
+    return _finish(from_host(arr, dt, canonical(device)), requires_grad)
 
 
 def scalar_tensor(value, dtype=None, device=None, requires_grad=False):
     dt = D.to_dtype(dtype, "scalar_tensor") if dtype is not None else D.get_default_dtype()
-    return _finish(from_host(np.asarray(value), dt, _canonical(device)), requires_grad)
+    return _finish(from_host(np.asarray(value), dt, canonical(device)), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -168,7 +154,7 @@ def as_tensor(data, dtype=None, device=None):
     dtype = D.to_dtype(dtype, "as_tensor") if dtype is not None else None
     if isinstance(data, Tensor):
         return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)
-    if isinstance(data, np.ndarray) and (device is None or _canonical(device).type == "cpu") and dtype is None:
+    if isinstance(data, np.ndarray) and (device is None or canonical(device).type == "cpu") and dtype is None:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
@@ -193,13 +179,23 @@ def from_numpy(arr):
 
 def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory_format=None, pin_memory=False,
           out=None):
-    """``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))`` (so zeros, ones, rand, randn)."""
+    """``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))`` (so zeros, ones, rand, randn).
+
+    ``out``: resized to the size and returned (PyTorch); ``pin_memory``: host memory is not pinned on
+    ``cpu`` (no effect on values); ``memory_format``: only the (contiguous) default layout exists."""
     if size is not None:
         if args:
             raise TypeError("empty() got multiple values for argument 'size'")
         args = (size,)
+    _check_memory_format("empty", memory_format)
     dt = D.to_dtype(dtype, "empty") if dtype is not None else D.get_default_dtype()
-    return _finish(_empty(_shape_arg(args), dt, _canonical(device)), requires_grad)
+    shape = _shape_arg(args)
+    if out is not None:
+        if dtype is not None and dt is not out.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {dt}, but got {out.dtype} instead")
+        out.data = _empty(shape, out.dtype, out.device)
+        return out
+    return _finish(_empty(shape, dt, canonical(device)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -229,7 +225,7 @@ def _like(t, dtype, device, fn, memory_format):
     """An uninitialised tensor of ``t``'s shape (and dtype and device unless given) for ``fn``; with
     preserve_format (the default) it has ``t``'s strides when ``t`` is dense (PyTorch)."""
     dt = D.to_dtype(dtype, fn) if dtype is not None else t.dtype
-    out = _empty(tuple(t.shape), dt, _canonical(device) if device is not None else t.device)
+    out = _empty(tuple(t.shape), dt, canonical(device) if device is not None else t.device)
     if _check_memory_format(fn, memory_format):
         strides = G.preserved_strides(tuple(t.shape), t.stride())
         if strides != out.stride():
@@ -273,10 +269,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         dtype = D.get_default_dtype() if is_float else D.int64
     dt = D.to_dtype(dtype, "arange")
     if dt is D.bool_:
-        raise NotImplementedError(f"\"arange_{_canonical(device).type}\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"arange_{canonical(device).type}\" not implemented for 'Bool'")
     acc = np.float64 if dt.is_floating_point else np.int64
     arr = start + np.arange(n, dtype=acc) * np.asarray(step, dtype=acc)
-    return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
+    return _finish(from_host(arr, dt, canonical(device)), requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
@@ -288,7 +284,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     i = np.arange(steps, dtype=np.float64)
     half = steps // 2
     arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i)) if steps != 1 else np.full(1, start)
-    return _finish(from_host(arr, dt, _canonical(device)), requires_grad)
+    return _finish(from_host(arr, dt, canonical(device)), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
@@ -304,8 +300,8 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 
 # ------------------------------------------------------------------ random
-def _gen(generator):
-    return generator if generator is not None else default_generator
+def _gen(generator, device):
+    return generator if generator is not None else default_generator_for(device)
 
 
 def _check_random(t, dist, lo, hi):
@@ -327,7 +323,7 @@ def _check_random(t, dist, lo, hi):
 def _random_fill(t, dist, lo, hi, generator):
     if dist != 2:
         _check_random(t, dist, lo, hi)
-    key, off = _gen(generator)._take(t.numel())
+    key, off = _gen(generator, t.device)._take(t.numel())
     if t.is_contiguous():
         KR.fill_random(t, key, off, dist, lo, hi)
     else:
@@ -389,7 +385,8 @@ def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0..n-1: the argsort of n uniform draws (same on every device)."""
     keys = rand(n, generator=generator, dtype=D.float64, device="cpu")
     perm = np.argsort(keys._host_copy(), kind="stable")
-    return tensor(perm, dtype=D.to_dtype(dtype, "randperm") if dtype is not None else D.int64, device=device)
+    return tensor(perm, dtype=D.to_dtype(dtype, "randperm") if dtype is not None else D.int64, device=device,
+                  requires_grad=requires_grad)
 
 
 def uniform_(t, a=0.0, b=1.0, generator=None):

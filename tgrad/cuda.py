@@ -1,48 +1,22 @@
-"""``tgrad.cuda``: availability, device selection, synchronize, memory statistics (drop-in names)."""
-import threading
+"""``tgrad.cuda``: availability, device selection, synchronize, memory statistics (drop-in names).
 
+A facade on the api floor: the current device and the device count live in ``tgrad.device`` (over the
+driver in ``tgrad.memory.cuda_driver``), the statistics in ``tgrad.memory.stats``; nothing below imports
+this module.
+"""
+from .device import current_device, device as _Device, device_count, is_available, set_device  # noqa: F401
+from .device import check_available as _check_available
 from .memory import cuda_driver as _drv
 from .memory import stats as _stats
 from .memory.allocator import OutOfMemoryError  # noqa: F401  (tgrad.cuda.OutOfMemoryError)
-
-_state = threading.local()
-
-
-def is_available():
-    """True when the CUDA driver loads and reports at least one device."""
-    return _drv.driver_available()
-
-
-def device_count():
-    return _drv.device_count()
-
-
-def _check_available():
-    if not is_available():
-        raise RuntimeError(f"cuda is not available: {_drv.unavailable_reason()}")
-
-
-def current_device():
-    _check_available()
-    return getattr(_state, "index", 0)
-
-
-def set_device(device):
-    from .device import device as Device
-    idx = device if isinstance(device, int) else Device(device).index or 0
-    _check_available()
-    if not 0 <= idx < device_count():
-        raise RuntimeError(f"CUDA error: invalid device ordinal {idx}")
-    _state.index = idx
-    _drv.set_current_device(idx)
+from .random import manual_seed_cuda as _manual_seed_cuda
 
 
 def synchronize(device=None):
     """Wait for all kernels on ``device`` (default: current) to finish."""
     _check_available()
-    from .device import device as Device
     idx = current_device() if device is None else (device if isinstance(device, int) else
-                                                    (Device(device).index or 0))
+                                                    (_Device(device).index or 0))
     _drv.synchronize(idx)
 
 
@@ -53,11 +27,14 @@ def get_device_name(device=None):
 
 
 def manual_seed(seed):
-    from .random import manual_seed as _ms
-    _ms(seed)
+    """Seed the current cuda device's generator (cpu draws are unchanged, as in PyTorch; without a GPU the
+    seed waits in device 0's generator, as PyTorch's lazy call does)."""
+    _manual_seed_cuda(seed, current_device() if is_available() else 0)
 
 
-manual_seed_all = manual_seed
+def manual_seed_all(seed):
+    """Seed every cuda device's generator."""
+    _manual_seed_cuda(seed)
 
 
 def _dev(device):

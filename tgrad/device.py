@@ -67,23 +67,61 @@ class device:
         return f"device(type='{self.type}', index={self.index})"
 
 
-_state = threading.local()
+# ------------------------------------------------------------------ CUDA devices: count, current, default
+def _driver():
+    """``tgrad.memory.cuda_driver`` (libcuda through ctypes), imported on the first CUDA query."""
+    from .memory import cuda_driver  # the cycle it avoids: memory's Storage and allocator hold devices (this module)
+    return cuda_driver
+
+
+def is_available():
+    """True when the CUDA driver loads and reports at least one device."""
+    return _driver().driver_available()
+
+
+def device_count():
+    """The number of CUDA devices (0 without a driver)."""
+    return _driver().device_count()
+
+
+def check_available():
+    """Raise PyTorch's error when CUDA cannot be used."""
+    if not is_available():
+        raise RuntimeError(f"cuda is not available: {_driver().unavailable_reason()}")
+
+
+_state = threading.local()     # per thread, as PyTorch's current device: .index (CUDA), .default
 _global_default = [None]
 
 
-def _canonical(dev):
+def current_device():
+    """The current CUDA device index of this thread (0 until ``set_device``)."""
+    check_available()
+    return getattr(_state, "index", 0)
+
+
+def set_device(dev):
+    """Make CUDA device ``dev`` (an index, "cuda:1" or a device) current on this thread."""
+    idx = dev if isinstance(dev, int) else device(dev).index or 0
+    check_available()
+    if not 0 <= idx < device_count():
+        raise RuntimeError(f"CUDA error: invalid device ordinal {idx}")
+    _state.index = idx
+    _driver().set_current_device(idx)
+
+
+def canonical(dev):
     """Resolve a device-like (str, int, device, None) to a concrete device with an index for cuda."""
     if dev is None:
         return get_default_device()
     d = dev if isinstance(dev, device) else device(dev)
     if d.type == "cuda":
-        from . import cuda
-        cuda._check_available()
-        idx = cuda.current_device() if d.index is None else d.index
-        if idx >= cuda.device_count():
+        check_available()
+        idx = current_device() if d.index is None else d.index
+        if idx >= device_count():
             raise RuntimeError(
                 f"CUDA error: invalid device ordinal (asked for cuda:{idx}, "
-                f"{cuda.device_count()} device(s) present)")
+                f"{device_count()} device(s) present)")
         return device("cuda", idx)
     return device("cpu")
 
@@ -96,10 +134,9 @@ def get_default_device():
         if env:
             d = device(env)
         else:
-            from . import cuda
-            d = device("cuda") if cuda.is_available() else device("cpu")
+            d = device("cuda") if is_available() else device("cpu")
         _global_default[0] = d
-    return _canonical(d) if d.type == "cuda" else d
+    return canonical(d) if d.type == "cuda" else d
 
 
 def set_default_device(dev):

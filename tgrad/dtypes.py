@@ -14,10 +14,11 @@ import numpy as np
 
 
 class dtype:
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "_kind", "_rank")
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "legacy_name", "_kind", "_rank")
 
-    def __init__(self, name, np_dtype, kind, rank):
+    def __init__(self, name, np_dtype, kind, rank, legacy_name):
         self.name = name
+        self.legacy_name = legacy_name  # PyTorch's legacy type name in messages: "Float" (torch.FloatTensor)
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self._kind = kind  # 0 bool, 1 integer, 2 floating
@@ -36,25 +37,23 @@ class dtype:
         return (_by_name, (self.name,))
 
 
-bool_ = dtype("bool", np.bool_, 0, 0)
-uint8 = dtype("uint8", np.uint8, 1, 1)
-int8 = dtype("int8", np.int8, 1, 2)
-int16 = dtype("int16", np.int16, 1, 3)
-int32 = dtype("int32", np.int32, 1, 4)
-int64 = dtype("int64", np.int64, 1, 5)
-float16 = dtype("float16", np.float16, 2, 1)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, 1)
-float32 = dtype("float32", np.float32, 2, 3)
-float64 = dtype("float64", np.float64, 2, 4)
+bool_ = dtype("bool", np.bool_, 0, 0, "Bool")
+uint8 = dtype("uint8", np.uint8, 1, 1, "Byte")
+int8 = dtype("int8", np.int8, 1, 2, "Char")
+int16 = dtype("int16", np.int16, 1, 3, "Short")
+int32 = dtype("int32", np.int32, 1, 4, "Int")
+int64 = dtype("int64", np.int64, 1, 5, "Long")
+float16 = dtype("float16", np.float16, 2, 1, "Half")
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, 1, "BFloat16")
+float32 = dtype("float32", np.float32, 2, 3, "Float")
+float64 = dtype("float64", np.float64, 2, 4, "Double")
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 FLOATING = (float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 # Legacy tensor type names used in error messages ("[torch.FloatTensor [1, 10]]").
-TENSOR_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
-                     bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor",
-                     int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor"}
+TENSOR_TYPE_NAMES = {d: d.legacy_name + "Tensor" for d in ALL}
 
 
 def _by_name(name):

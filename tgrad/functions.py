@@ -1,13 +1,17 @@
 """Module-level functions (``tgrad.add``, ``tgrad.exp``, ``tgrad.sum`` ...): thin forms of Tensor methods."""
 import numpy as np
 
+from . import dtypes as D
+from .autograd import dispatch, grad_mode
+from .creation import arange, scalar_tensor, tensor
+from .ops import TABLE
+from .random import default_generator_for
 from .tensor import Tensor, tensor_arg
 
 
 def _t(x, like=None):
     if isinstance(x, Tensor):
         return x
-    from .creation import scalar_tensor, tensor
     if like is not None:
         return like._wrap(x)
     return tensor(x)
@@ -21,7 +25,6 @@ def add(input, other, *, alpha=1, out=None):
 
 def rsub(input, other, *, alpha=1):
     """other - alpha * input (RsubBackward0 for a tensor ``other``, RsubBackward1 for a number)."""
-    from .autograd import dispatch
     if isinstance(other, Tensor):
         return dispatch.call("rsub_tensor", input, other, alpha=alpha)
     other = input._wrap_sub(other) if isinstance(other, (bool, np.bool_)) else input._rwrap(other)
@@ -123,7 +126,6 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 
 def selu(input):
-    from .autograd import dispatch
     return dispatch.call("selu", input)
 
 
@@ -178,9 +180,6 @@ def where(condition, input=None, other=None, *, out=None):
     if input is None or other is None:
         raise TypeError("where() received an invalid combination of arguments: expected (Tensor condition) or "
                         "(Tensor condition, Tensor input, Tensor other)")
-    from .autograd import dispatch
-    from . import dtypes as D
-    from .creation import scalar_tensor
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         dt = D.result_type(input, other)
         input = scalar_tensor(input, dtype=dt, device=condition.device)
@@ -331,7 +330,7 @@ def broadcast_to(input, size):
     return input.expand(size)
 
 
-# ---- linear algebra (ops/linalg.py)
+# ---- linear algebra (ops/matmul.py)
 def matmul(input, other, *, out=None):
     return _out(input.matmul(other), out)
 
@@ -375,12 +374,11 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _out(input.baddbmm(batch1, batch2, beta=beta, alpha=alpha), out)
 
 
-# ---- shape ops and indexing (ops/shape.py, ops/advanced_index.py)
+# ---- shape ops and indexing (ops/shape.py, ops/index.py)
 def cat(tensors, dim=0, *, out=None):
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    from .autograd import dispatch
     return _out(dispatch.call("cat", *tensors, dim=dim), out)
 
 
@@ -392,7 +390,6 @@ def stack(tensors, dim=0, *, out=None):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    from .autograd import dispatch
     return _out(dispatch.call("stack", *tensors, dim=dim), out)
 
 
@@ -452,7 +449,7 @@ def tile(input, dims):
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
-    return _out(input.gather(dim, index), out)
+    return _out(input.gather(dim, index, sparse_grad=sparse_grad), out)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -493,9 +490,8 @@ def nonzero(input, *, out=None, as_tuple=False):
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:         # repeat_interleave(repeats): arange(len(repeats)) repeated
-        from .creation import arange
-        return arange(input.numel(), device=input.device).repeat_interleave(input, 0)
-    return input.repeat_interleave(repeats, dim)
+        return arange(input.numel(), device=input.device).repeat_interleave(input, 0, output_size=output_size)
+    return input.repeat_interleave(repeats, dim, output_size=output_size)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -609,12 +605,10 @@ def equal(input, other):
 def _out(res, out):
     if out is None:
         return res
-    from .autograd import grad_mode
     if out.requires_grad and grad_mode.is_grad_enabled():
         raise RuntimeError("functions with out=... arguments don't support automatic differentiation, but one "
                            "of the arguments requires grad.")
     if tuple(out.shape) != tuple(res.shape):
-        from .ops import shape as S  # noqa: F401
         out.data = res.detach().to(out.dtype)
         return out
     with grad_mode.no_grad():
@@ -622,45 +616,113 @@ def _out(res, out):
     return out
 
 
-# ------------------------------------------------------------------ PyTorch's top-level forms of nn.functional ops
+# ------------------------------------------------------------------ nn.functional's bodies (tgrad.* forms and F.*)
+# ``tgrad.nn.functional`` imports these and adds only its own argument handling (implicit softmax dims,
+# deprecated arguments, PyTorch's keyword names and orders).
+def _op(name, *args, **attrs):
+    if name not in TABLE:
+        raise NotImplementedError(f"tgrad.nn.functional: op '{name}' is not in the op table yet")
+    return dispatch.call(name, *args, **attrs)
+
+
 def softmax(input, dim, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim`` (computed in ``dtype`` when given)."""
-    from .nn import functional as F
-    return F.softmax(input, dim, dtype=dtype)
+    return _op("softmax", input, dim=dim, dtype=dtype)
 
 
 def log_softmax(input, dim, dtype=None):
     """x - logsumexp(x) along ``dim`` (computed in ``dtype`` when given)."""
-    from .nn import functional as F
-    return F.log_softmax(input, dim, dtype=dtype)
+    return _op("log_softmax", input, dim=dim, dtype=dtype)
 
 
 def dropout(input, p, train):
     """``nn.functional.dropout(input, p, training=train)``."""
-    from .nn import functional as F
-    return F.dropout(input, p, train)
+    return _dropout(input, p, train, False)
+
+
+def _dropout(input, p, training, inplace):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p); ``input`` itself when not
+    training or p == 0.  The Philox key and counters are drawn from the default generator here."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    seed, offset = default_generator_for(input.device)._take(input.numel())
+    out = _op("dropout", input, p=p, training=True, seed=seed, offset=offset)[0]
+    return input.copy_(out) if inplace else out
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
-    """``nn.functional.layer_norm`` (``cudnn_enable`` is accepted and ignored)."""
-    from .nn import functional as F
-    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims
+    (``cudnn_enable`` is accepted and ignored)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    return _op("layer_norm", input, weight, bias, normalized_shape=tuple(normalized_shape), eps=eps)
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
     """``nn.functional.batch_norm`` in ATen's argument order (``cudnn_enabled`` is accepted and ignored)."""
-    from .nn import functional as F
-    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    """Normalize over the batch (and length) dims per channel (dim 1); in training the running
+    statistics are updated in place: r = (1 - momentum) r + momentum * batch statistic (unbiased var)."""
+    if training:
+        size = input.shape
+        n = size[0]
+        for s in size[2:]:
+            n *= s
+        if n == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+    return _op("batch_norm", input, weight, bias, running_mean, running_var, training=training, momentum=momentum,
+               eps=eps)
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` at ``indices`` (ATen's order); a negative ``padding_idx`` means none."""
-    from .nn import functional as F
-    return F.embedding(indices, weight, padding_idx if padding_idx >= 0 else None,
-                       scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    return _embedding(indices, weight, padding_idx if padding_idx >= 0 else None, None, 2.0,
+                      scale_grad_by_freq, sparse)
+
+
+def _embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse):
+    """Rows of ``weight`` at the indices ``input``; the row ``padding_idx`` gets no gradient.  ``max_norm``:
+    the looked-up rows are first renormalized in place (``_embedding_renorm_``); ``scale_grad_by_freq``:
+    each row's gradient is divided by how often the row occurs in ``input``."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    if sparse:
+        raise NotImplementedError("tgrad.nn.functional.embedding: sparse=True (sparse gradients) is not supported")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    return _op("embedding", weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+def _embedding_renorm_(weight, indices, max_norm, norm_type):
+    """PyTorch's embedding_renorm_, under no_grad: each row of ``weight`` that ``indices`` looks up and whose
+    ``norm_type``-norm exceeds ``max_norm`` is scaled in place by max_norm / (norm + 1e-7) (a float64 scale,
+    as ATen computes it).  The indices are checked before anything is written."""
+    if weight.dim() != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional tensor for argument "
+                           "#1 'self' (while checking arguments for embedding_renorm_)")
+    if indices.dtype not in (D.int64, D.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {indices.type()} instead (while checking arguments for "
+                           "embedding_renorm_)")
+    idx = indices.reshape(-1)
+    with grad_mode.no_grad():
+        rows = weight.index_select(0, idx)              # IndexError for an index out of range, nothing written
+        norm = rows.norm(norm_type, dim=1, keepdim=True).double()
+        scale = (max_norm / (norm + 1e-7)).where(norm > max_norm, 1.0)
+        weight.index_put_((idx,), rows * scale.to(weight.dtype))     # a repeated index writes the same row
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along ``dim``."""
-    from .nn import functional as F
-    return F.cosine_similarity(x1, x2, dim, eps)
+    return _op("cosine_similarity", x1, x2, dim=dim, eps=eps)

@@ -11,16 +11,28 @@ basic view with ``copy_``/``fill_`` or, with advanced indices, ``index_put_``.
 import numpy as np
 
 from . import dtypes as D
+from .creation import scalar_tensor, tensor
+from .ops.index import expand_bool_indices
 from .tensor import Tensor
 
 
+def _sequence_as_tuple(index):
+    """PyTorch's ``treatSequenceAsTuple``: a list shorter than 32 holding a tensor, sequence, slice, None or
+    Ellipsis is a tuple of indices (``x[[[0, 1], [2, 2]]]`` is ``x[[0, 1], [2, 2]]``)."""
+    return isinstance(index, list) and len(index) < 32 and any(
+        i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, np.ndarray, slice)) for i in index)
+
+
 def _normalize(t, index):
-    if not isinstance(index, tuple):
+    if _sequence_as_tuple(index):
+        index = tuple(index)
+    elif not isinstance(index, tuple):
         index = (index,)
     res = []
     for i in index:
+        if isinstance(i, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(i).__name__}'")
         if isinstance(i, (list, np.ndarray)) or isinstance(i, (bool, np.bool_)):
-            from .creation import tensor
             i = tensor(i, device=t.device, dtype=D.int64 if np.size(i) == 0 else None)
         if isinstance(i, Tensor) and i.dim() == 0 and i.dtype is not D.bool_ and not i.dtype.is_floating_point:
             i = int(i.item())
@@ -47,6 +59,9 @@ def _apply_basic(t, index):
     if sum(1 for i in index if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     used = sum(_consumed(i) for i in index)
+    if t.dim() == 0 and len(index) == 1 and isinstance(index[0], (int, np.integer)):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number")
     if used > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
     out, d, real, adv = t, 0, 0, []      # d: dim of the view so far; real: dim of t (for error messages)
@@ -97,7 +112,6 @@ def _int(v):
 def getitem(t, index):
     view, adv = _apply_basic(t, _normalize(t, index))
     if adv:
-        from .ops.advanced_index import expand_bool_indices
         return view._index(expand_bool_indices(view, adv))
     if view is t:
         view = t._alias()
@@ -112,7 +126,6 @@ def setitem(t, index, value):
     view, adv = _apply_basic(t, _normalize(t, index))
     if adv:
         if not isinstance(value, Tensor):
-            from .creation import scalar_tensor
             value = scalar_tensor(value, dtype=t.dtype, device=t.device)
         view.index_put_(adv, value)
         return

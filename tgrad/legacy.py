@@ -1,5 +1,5 @@
 """Legacy typed constructors: ``tgrad.FloatTensor(3, 3)``, ``tgrad.LongTensor([1, 2])``, isinstance checks."""
-from . import dtypes as D
+from . import creation, dtypes as D
 from .tensor import Tensor
 
 
@@ -10,7 +10,6 @@ class _TensorTypeMeta(type):
 
 def _make(name, dt):
     def __new__(cls, *args, device=None):
-        from . import creation
         if len(args) == 1 and not isinstance(args[0], int):
             return creation.tensor(args[0], dtype=dt, device=device)
         return creation.zeros(*args, dtype=dt, device=device) if args else creation.empty(0, dtype=dt)

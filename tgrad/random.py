@@ -4,21 +4,40 @@
 uses counters ``offset .. offset + n - 1`` and advances the offset, so results
 do not depend on device or block size.
 """
+import os
 import threading
 import time
+import weakref
+
+from . import dtypes as D
+from .device import device as Device, get_default_device
+from .tensor import from_host
 
 _DEFAULT_SEED = 67280421310721
+
+
+_generators = weakref.WeakSet()
+
+
+def _reset_locks_in_child():
+    """A forked child inherits locks in whatever state another thread left them: start with fresh ones."""
+    for g in list(_generators):
+        g._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_locks_in_child)
 
 
 class Generator:
     """``tgrad.Generator(device='cpu')``: a seed and a Philox counter offset."""
 
     def __init__(self, device="cpu"):
-        from .device import device as Device
         self.device = Device(device)
         self._seed = _DEFAULT_SEED
         self._offset = 0
         self._lock = threading.Lock()
+        _generators.add(self)
 
     def manual_seed(self, seed):
         seed = int(seed)
@@ -38,9 +57,8 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        from . import creation, dtypes
-        return creation.tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF,
-                                self._offset >> 32], dtype=dtypes.int64)
+        return from_host([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF,
+                          self._offset >> 32], D.int64, get_default_device())
 
     def set_state(self, state):
         v = [int(x) for x in state.tolist()]
@@ -61,10 +79,37 @@ class Generator:
 
 
 default_generator = Generator()
+cuda_generators = {}        # device index -> Generator: one per cuda device, made on first use (PyTorch's
+                            # torch.cuda.default_generators); same seed and draws -> the cpu's numbers
+_last_seed = [None]         # the last manual_seed, for cuda generators made after it
+
+
+def default_generator_for(device):
+    """The default generator of ``device`` (a tgrad.device): the cpu one, or its cuda device's."""
+    if device.type == "cpu":
+        return default_generator
+    idx = device.index or 0
+    g = cuda_generators.get(idx)
+    if g is None:
+        g = cuda_generators[idx] = Generator(f"cuda:{idx}")
+        if _last_seed[0] is not None:
+            g.manual_seed(_last_seed[0])
+    return g
+
+
+def manual_seed_cuda(seed, index=None):
+    """Seed cuda device ``index``'s generator (every cuda device's when None)."""
+    if index is None:
+        _last_seed[0] = int(seed)
+        for g in cuda_generators.values():
+            g.manual_seed(seed)
+    else:
+        default_generator_for(Device("cuda", index)).manual_seed(seed)
 
 
 def manual_seed(seed):
-    """Seed the default generator (and the cuda generators, which are the same numbers)."""
+    """Seed the default generator and every cuda device's (PyTorch's ``torch.manual_seed``)."""
+    manual_seed_cuda(seed)
     return default_generator.manual_seed(seed)
 
 

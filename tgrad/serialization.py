@@ -1,30 +1,76 @@
-"""Checkpoints: ``tgrad.save(obj, f)`` / ``tgrad.load(f, map_location=None)`` without pickle.
+"""Checkpoints: ``tgrad.save(obj, f)`` / ``tgrad.load(f, map_location=None, weights_only=True)``.
 
 The file is in the safetensors format: an 8-byte little-endian header
 length, a JSON header ``{name: {"dtype", "shape", "data_offsets"}}`` and the
 raw little-endian tensor bytes back to back.  The object around the tensors
-(nested dicts, lists, tuples, numbers, strings, bools, None — e.g. a module's
-or an optimizer's state dict) is stored as JSON in the header's
-``__metadata__["tgrad"]``, with each tensor replaced by
-``{"tensor": name, "device": ..., "requires_grad": ..., "parameter": ...}``.
-Loading never runs code from the file.
+is stored in the header's ``__metadata__``:
+
+- ``"tgrad"``: JSON, when it is built of dicts, lists, tuples, numbers,
+  strings, bools and None (state dicts): each tensor replaced by
+  ``{"tensor": name, "device": ..., "requires_grad": ..., "parameter": ...}``.
+  Loading it never runs code from the file.
+- ``"tgrad_pickle"``: base64 of a pickle (tensors as persistent ids), for any
+  other object (``tgrad.save(model, f)``).  As in PyTorch, ``load`` unpickles
+  it with ``weights_only=True`` by default: only allow-listed globals
+  (containers, dtypes, devices, and what ``add_safe_globals`` /
+  ``safe_globals`` add) are built; ``weights_only=False`` unpickles anything
+  and must only be used on trusted files.
+
+A path is written atomically (a temporary file in the same directory, fsync,
+``os.replace``), so a crash or a full disk leaves the previous file intact.
+Every file is validated per the safetensors spec before use; a corrupt one
+raises ``CheckpointError`` naming the file and the first problem.
 """
+import _compat_pickle
+import base64
+import contextlib
+import io
 import json
 import math
 import os
+import pickle
+import secrets
 import struct
+import threading
 from collections import Counter, OrderedDict
 
 import numpy as np
 
 from . import dtypes as D
-from .device import device as Device
-from .tensor import Tensor
+from .device import device as Device, is_available as cuda_is_available
+from .creation import tensor as make_tensor
+from .tensor import Size, Tensor
+
+_parameter_class = None     # nn.Parameter, registered by tgrad.nn (a floor above) with register_parameter_class
+
+
+def register_parameter_class(cls):
+    """``tgrad.nn`` registers ``nn.Parameter`` here, so that saved parameters load back as Parameters."""
+    global _parameter_class
+    _parameter_class = cls
 
 _CODES = {D.float32: "F32", D.float64: "F64", D.float16: "F16", D.bfloat16: "BF16", D.int64: "I64",
           D.int32: "I32", D.int16: "I16", D.int8: "I8", D.uint8: "U8", D.bool_: "BOOL"}
 _DTYPES = {v: k for k, v in _CODES.items()}
 _CONTAINERS = {list: "list", tuple: "tuple", OrderedDict: "odict", Counter: "counter", dict: "dict"}
+_MAX_HEADER = 100_000_000           # the safetensors library's limit on the JSON header
+
+
+class CheckpointError(RuntimeError):
+    """A file that is not a valid (or is a truncated) tgrad / safetensors checkpoint."""
+
+
+class _Unsupported(TypeError):
+    pass
+
+
+def _tensor_meta(t, tensors, memo):
+    name = memo.get(id(t))
+    if name is None:
+        name = memo[id(t)] = str(len(tensors))
+        tensors.append((name, t))
+    return {"tensor": name, "device": str(t.device), "requires_grad": t.requires_grad,
+            "parameter": _parameter_class is not None and isinstance(t, _parameter_class)}
 
 
 def _encode(obj, tensors, memo):
@@ -32,48 +78,188 @@ def _encode(obj, tensors, memo):
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, Tensor):
-        name = memo.get(id(obj))
-        if name is None:
-            name = memo[id(obj)] = str(len(tensors))
-            tensors.append((name, obj))
-        from .nn.parameter import Parameter
-        return {"tensor": name, "device": str(obj.device), "requires_grad": obj.requires_grad,
-                "parameter": isinstance(obj, Parameter)}
+        return _tensor_meta(obj, tensors, memo)
     if isinstance(obj, np.generic):
         obj = obj.item()
-    if isinstance(obj, int):
+    if type(obj) is int:
         return obj
-    if isinstance(obj, float):
+    if type(obj) is float:
         return obj if math.isfinite(obj) else {"float": repr(obj)}
     kind = _CONTAINERS.get(type(obj))
     if kind in ("list", "tuple"):
         return {kind: [_encode(v, tensors, memo) for v in obj]}
     if kind is not None:
         return {kind: [[_encode(k, tensors, memo), _encode(v, tensors, memo)] for k, v in obj.items()]}
-    raise TypeError(f"tgrad.save: cannot store an object of type {type(obj).__name__}; only tensors, dicts, lists, "
-                    "tuples, numbers, strings, bools and None are supported (nothing is pickled)")
+    raise _Unsupported(type(obj).__name__)
 
 
-def _decode(node, tensors):
-    if not isinstance(node, dict):
+class _Bad(Exception):
+    """A problem found in a file; ``load`` turns it into a CheckpointError naming the file."""
+
+
+def _decode(node, tensor):
+    if not isinstance(node, (dict, list)):
         return node
+    if not isinstance(node, dict) or len(node) != 1 and "tensor" not in node:
+        raise _Bad(f"invalid object structure: unexpected node {str(node)[:80]}")
     if "tensor" in node:
-        return tensors[node["tensor"]]
+        return tensor(node)
     (kind, value), = node.items()
     if kind == "float":
+        if value not in ("nan", "inf", "-inf"):
+            raise _Bad(f"invalid object structure: bad float {value!r}")
         return float(value)
+    if not isinstance(value, list):
+        raise _Bad(f"invalid object structure: {kind!r} holds a {type(value).__name__}, not a list")
     if kind == "list":
-        return [_decode(v, tensors) for v in value]
+        return [_decode(v, tensor) for v in value]
     if kind == "tuple":
-        return tuple(_decode(v, tensors) for v in value)
-    items = {_decode(k, tensors): _decode(v, tensors) for k, v in value}
-    return {"odict": OrderedDict, "counter": Counter, "dict": dict}[kind](items)
+        return tuple(_decode(v, tensor) for v in value)
+    if kind not in ("odict", "counter", "dict"):
+        raise _Bad(f"invalid object structure: unknown node kind {kind!r}")
+    items = []
+    for kv in value:
+        if not isinstance(kv, list) or len(kv) != 2:
+            raise _Bad(f"invalid object structure: a {kind} item is not a [key, value] pair")
+        k = _decode(kv[0], tensor)
+        try:
+            hash(k)
+        except TypeError:
+            raise _Bad(f"invalid object structure: unhashable {kind} key of type {type(k).__name__}") from None
+        items.append((k, _decode(kv[1], tensor)))
+    return {"odict": OrderedDict, "counter": Counter, "dict": dict}[kind](dict(items))
 
 
-def save(obj, f):
-    """Write ``obj`` (state dicts: nested dicts/lists/tuples of tensors and numbers) to a path or binary file."""
+# ----------------------------------------------------------------------------------------------- weights_only
+_safe_globals = set()
+_safe_local = threading.local()
+
+
+def _default_safe():
+    return [OrderedDict, Counter, set, frozenset, complex, slice, range, bytearray, Device, D._by_name, Size]
+
+
+def add_safe_globals(safe_globals):
+    """Allow-list classes/functions for ``load(..., weights_only=True)`` (as ``torch.serialization``)."""
+    _safe_globals.update(safe_globals)
+
+
+def get_safe_globals():
+    return list(_safe_globals)
+
+
+def clear_safe_globals():
+    _safe_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals):
+    """Context manager: ``safe_globals`` are allowed by ``load(weights_only=True)`` inside the block."""
+    stack = _safe_local.__dict__.setdefault("stack", [])
+    stack.append(list(safe_globals))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def _allowed():
+    out = {}
+    for obj in [*_default_safe(), *_safe_globals, *(g for s in getattr(_safe_local, "stack", ()) for g in s)]:
+        out[(obj.__module__, obj.__qualname__)] = obj
+    return out
+
+
+_WEIGHTS_ONLY_MSG = (
+    "Weights only load failed. This file can still be loaded, to do so you have two options, \x1b[1mdo those steps "
+    "only if you trust the source of the checkpoint\x1b[0m. \n\t(1) In PyTorch 2.6, we changed the default value of "
+    "the `weights_only` argument in `torch.load` from `False` to `True`. Re-running `tgrad.load` with "
+    "`weights_only` set to `False` will likely succeed, but it can result in arbitrary code execution. Do it only "
+    "if you got the file from a trusted source.\n\t(2) Alternatively, to load with `weights_only=True` please check "
+    "the recommended steps in the following error message.\n\tWeightsUnpickler error: {}\n\nCheck the documentation "
+    "of torch.load to learn more about types accepted by default with weights_only "
+    "https://pytorch.org/docs/stable/generated/torch.load.html.")
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, data, tensor, weights_only):
+        super().__init__(io.BytesIO(data))
+        self._tensor, self._weights_only = tensor, weights_only
+        self._ok = _allowed() if weights_only else None
+        self.refused = False
+
+    def find_class(self, module, name):
+        if self._ok is None:
+            return super().find_class(module, name)
+        if (module, name) in _compat_pickle.NAME_MAPPING:       # protocol 2's Python 2 names, as pickle maps them
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+        obj = self._ok.get((module, name))
+        if obj is None:
+            full = name if module == "builtins" else f"{module}.{name}"
+            self.refused = True
+            raise pickle.UnpicklingError(_WEIGHTS_ONLY_MSG.format(
+                f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "
+                f"`tgrad.serialization.add_safe_globals([{full}])` or the `tgrad.serialization.safe_globals([{full}])`"
+                " context manager to allowlist this global if you trust this class/function."))
+        return obj
+
+    def persistent_load(self, pid):
+        if not isinstance(pid, dict) or "tensor" not in pid:
+            raise _Bad(f"invalid persistent id {str(pid)[:80]}")
+        return self._tensor(pid)
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, buf, tensors, protocol):
+        super().__init__(buf, protocol=protocol)
+        self._tensors, self._memo = tensors, {}
+
+    def persistent_id(self, obj):
+        return _tensor_meta(obj, self._tensors, self._memo) if isinstance(obj, Tensor) else None
+
+
+# ----------------------------------------------------------------------------------------------- save
+def _write_atomic(path, blob):
+    """Write ``blob`` to ``path`` through a temporary file in the same directory, fsync'd, then ``os.replace``:
+    a crash or a failed write at any point leaves the old file (if any) as it was."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):         # make the rename itself durable (POSIX; not on Windows)
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=2):
+    """Write ``obj`` to a path (atomically) or a binary file object.  State dicts (nested dicts/lists/tuples of
+    tensors and numbers) are stored as JSON; any other object (a whole model) is pickled, as ``torch.save``
+    does (with ``pickle_protocol``; ``pickle_module`` must be the standard ``pickle``), and loads only
+    with ``weights_only=False`` or an allow-list."""
+    if pickle_module is not pickle:
+        raise NotImplementedError("tgrad.save: pickle_module other than the standard pickle is not supported")
     tensors = []
-    structure = _encode(obj, tensors, {})
+    meta = {"format": "pt"}
+    try:
+        meta["tgrad"] = json.dumps(_encode(obj, tensors, {}), separators=(",", ":"))
+    except _Unsupported:
+        tensors, buf = [], io.BytesIO()
+        _Pickler(buf, tensors, pickle_protocol).dump(obj)
+        meta["tgrad_pickle"] = base64.b64encode(buf.getvalue()).decode("ascii")
     header, chunks, offset = {}, [], 0
     for name, t in tensors:
         arr = np.ascontiguousarray(t.detach().cpu().numpy())
@@ -81,17 +267,17 @@ def save(obj, f):
         header[name] = {"dtype": _CODES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
         offset += len(data)
-    header["__metadata__"] = {"format": "pt", "tgrad": json.dumps(structure, separators=(",", ":"))}
+    header["__metadata__"] = meta
     head = json.dumps(header, separators=(",", ":")).encode()
     head += b" " * (-len(head) % 8)
     blob = struct.pack("<Q", len(head)) + head + b"".join(chunks)
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as fh:
-            fh.write(blob)
+        _write_atomic(f, blob)
     else:
         f.write(blob)
 
 
+# ----------------------------------------------------------------------------------------------- load
 def _target(device_str, map_location):
     if map_location is None:
         return device_str
@@ -102,67 +288,150 @@ def _target(device_str, map_location):
     raise TypeError(f"map_location should be a string, a tgrad.device or a dict, got {type(map_location).__name__}")
 
 
-def load(f, map_location=None, weights_only=None):
-    """Read what ``save`` wrote; tensors go to their saved device unless ``map_location`` (str, device,
-    or a {saved: target} dict) says otherwise.  ``weights_only`` is accepted for PyTorch compatibility:
-    loading never runs code."""
+def _is_int(v):
+    return type(v) is int
+
+
+def _parse(blob):
+    """Validate ``blob`` per the safetensors spec; return ({name: (dtype, shape, start, end)}, metadata, base)."""
+    size = len(blob)
+    if size < 8:
+        raise _Bad(f"file is truncated: {size} bytes, shorter than the 8-byte header length")
+    (n,) = struct.unpack("<Q", blob[:8])
+    if n < 2 or n > _MAX_HEADER:
+        raise _Bad(f"header length {n} is out of bounds (2 to {_MAX_HEADER} bytes)")
+    if 8 + n > size:
+        raise _Bad(f"file is truncated: the header says {n} bytes but only {size - 8} follow")
+    try:
+        text = blob[8:8 + n].decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _Bad(f"the header is not valid UTF-8 ({e.reason} at byte {8 + e.start})") from None
+    if not text.startswith("{"):
+        raise _Bad("the header is not a JSON object (it must start with '{')")
+    try:
+        header = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise _Bad(f"the header is not well-formed JSON ({e.msg} at char {e.pos})") from None
+    except RecursionError:
+        raise _Bad("the header JSON is nested too deeply") from None
+    if not isinstance(header, dict):
+        raise _Bad("the header is not a JSON object")
+    meta = header.pop("__metadata__", None)
+    if meta is not None and not (isinstance(meta, dict) and all(isinstance(v, str) for v in meta.values())):
+        raise _Bad("'__metadata__' must map strings to strings")
+    entries = {}
+    for name, h in header.items():
+        if not isinstance(h, dict) or set(h) != {"dtype", "shape", "data_offsets"}:
+            raise _Bad(f"tensor {name!r}: the entry must have exactly the keys dtype, shape, data_offsets")
+        dt = _DTYPES.get(h["dtype"]) if isinstance(h["dtype"], str) else None
+        if dt is None:
+            raise _Bad(f"tensor {name!r}: unknown or unsupported dtype {h['dtype']!r}")
+        shape, offs = h["shape"], h["data_offsets"]
+        if not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape):
+            raise _Bad(f"tensor {name!r}: shape {shape} is not a list of non-negative integers")
+        if not (isinstance(offs, list) and len(offs) == 2 and all(_is_int(o) for o in offs)
+                and 0 <= offs[0] <= offs[1]):
+            raise _Bad(f"tensor {name!r}: data_offsets {offs} are not two integers 0 <= begin <= end")
+        nbytes = math.prod(shape) * dt.itemsize
+        if offs[1] - offs[0] != nbytes:
+            raise _Bad(f"tensor {name!r}: data_offsets {offs} span {offs[1] - offs[0]} bytes but shape {shape} of "
+                       f"{h['dtype']} needs {nbytes}")
+        entries[name] = (dt, shape, offs[0], offs[1])
+    data = size - 8 - n
+    expected = 0
+    for name, (_, _, start, end) in sorted(entries.items(), key=lambda kv: (kv[1][2], kv[1][3])):
+        if start < expected:
+            raise _Bad(f"tensor {name!r}: data_offsets [{start}, {end}] overlap the previous tensor's bytes "
+                       f"(which end at {expected})")
+        if start > expected:
+            raise _Bad(f"tensor {name!r}: data_offsets [{start}, {end}] leave a gap after byte {expected} "
+                       "(tensors must be contiguous)")
+        if end > data:
+            raise _Bad(f"file is truncated: tensor {name!r} ends at byte {end} of the data but the data has "
+                       f"{data} bytes")
+        expected = end
+    if expected != data:
+        raise _Bad(f"the data section has {data} bytes but the tensors cover {expected}")
+    return entries, meta or {}, 8 + n
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None):
+    """Read a checkpoint written by ``save`` (or any safetensors file: a dict of tensors).  Tensors go to their
+    saved device unless ``map_location`` (str, device, or a {saved: target} dict) says otherwise.  A pickled object
+    (``save(model, f)``) is unpickled only with allow-listed globals unless ``weights_only=False``.
+    ``mmap`` is accepted for PyTorch compatibility (the file is read whole)."""
+    if pickle_module is not None and weights_only:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    if pickle_module is not None and weights_only is None:
+        weights_only = False        # PyTorch: an explicit pickle_module means a full unpickle
     if isinstance(f, (str, os.PathLike)):
+        where = os.fspath(f)
         with open(f, "rb") as fh:
             blob = fh.read()
     else:
+        where = getattr(f, "name", None) or f"<{type(f).__name__}>"
         blob = f.read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n])
-    meta = header.pop("__metadata__", {}) or {}
-    if "tgrad" not in meta:
-        raise RuntimeError("tgrad.load: not a tgrad checkpoint (no '__metadata__.tgrad' in the safetensors header)")
-    structure = json.loads(meta["tgrad"])
-    info = {}
+    try:
+        return _load(blob, map_location, weights_only is None or bool(weights_only))
+    except _Bad as e:
+        raise CheckpointError(f"{where} is not a valid checkpoint: {e}") from None
+    except RecursionError:
+        raise CheckpointError(f"{where} is not a valid checkpoint: the object structure is nested too deeply") \
+            from None
 
-    def collect(node):
-        if isinstance(node, dict):
-            if "tensor" in node:
-                info[node["tensor"]] = node
-            else:
-                for v in node.values():
-                    collect(v)
-        elif isinstance(node, list):
-            for v in node:
-                collect(v)
 
-    collect(structure)
-    from . import cuda
-    from .creation import tensor as make_tensor
-    from .nn.parameter import Parameter
-    base = 8 + n
-    tensors = {}
-    for name, h in header.items():
-        dt = _DTYPES[h["dtype"]]
-        start, end = h["data_offsets"]
-        count = (end - start) // dt.itemsize
+def _load(blob, map_location, weights_only):
+    entries, meta, base = _parse(blob)
+    built = {}
+
+    def tensor(node):
+        name = node.get("tensor")
+        if name in built:
+            return built[name]
+        if name not in entries:
+            raise _Bad(f"the object structure refers to tensor {name!r}, which is not in the header")
+        dt, shape, start, end = entries[name]
+        count = math.prod(shape)
         arr = np.frombuffer(blob, dtype=dt.np, count=count, offset=base + start) if count else np.empty(0, dt.np)
-        meta = info.get(name, {})
-        dev = Device(_target(meta.get("device", "cpu"), map_location))
-        if dev.type == "cuda" and not cuda.is_available():
+        dev = Device(_target(node.get("device", "cpu"), map_location))
+        if dev.type == "cuda" and not cuda_is_available():
             raise RuntimeError("Attempting to deserialize object on a CUDA device but tgrad.cuda.is_available() is "
                                "False. If you are running on a CPU-only machine, please use tgrad.load with "
                                "map_location=tgrad.device('cpu') to map your storages to the CPU.")
-        t = make_tensor(arr.reshape(h["shape"]), dtype=dt, device=dev)
-        if meta.get("parameter"):
-            t = Parameter(t, requires_grad=meta.get("requires_grad", True))
-        elif meta.get("requires_grad"):
+        t = make_tensor(arr.reshape(shape), dtype=dt, device=dev)
+        if node.get("parameter"):
+            t = _parameter_class(t, requires_grad=bool(node.get("requires_grad", True)))
+        elif node.get("requires_grad"):
             t.requires_grad_(True)
-        tensors[name] = t
-    return _decode(structure, tensors)
+        built[name] = t
+        return t
+
+    if "tgrad" in meta:
+        try:
+            structure = json.loads(meta["tgrad"])
+        except json.JSONDecodeError as e:
+            raise _Bad(f"'__metadata__.tgrad' is not well-formed JSON ({e.msg} at char {e.pos})") from None
+        return _decode(structure, tensor)
+    if "tgrad_pickle" in meta:
+        try:
+            data = base64.b64decode(meta["tgrad_pickle"], validate=True)
+        except ValueError:
+            raise _Bad("'__metadata__.tgrad_pickle' is not valid base64") from None
+        unpickler = _Unpickler(data, tensor, weights_only)
+        try:
+            return unpickler.load()
+        except pickle.UnpicklingError as e:
+            if unpickler.refused:
+                raise
+            raise _Bad(f"'__metadata__.tgrad_pickle' is not a valid pickle ({e})") from None
+        except (EOFError, ValueError, KeyError, IndexError, TypeError, AttributeError, struct.error) as e:
+            if not weights_only:
+                raise
+            raise _Bad(f"'__metadata__.tgrad_pickle' is not a valid pickle ({type(e).__name__}: {e})") from None
+    return {name: tensor({"tensor": name}) for name in entries}     # a plain safetensors file
 
 
 def _rebuild_tensor(array, device_str, requires_grad):
     """Inverse of ``Tensor.__reduce_ex__`` (copy / pickle): a tensor holding ``array`` on ``device_str``."""
-    from .creation import tensor as make_tensor
     t = make_tensor(array, dtype=D.from_numpy_dtype(array.dtype), device=device_str)
     return t.requires_grad_(requires_grad) if requires_grad else t
-
-
-def _rebuild_parameter(array, device_str, requires_grad):
-    from .nn.parameter import Parameter
-    return Parameter(_rebuild_tensor(array, device_str, False), requires_grad)

@@ -3,19 +3,23 @@
 Every computing method calls the op table through ``dispatch.call`` (which
 records the graph); metadata-only methods (``shape``, ``stride()``,
 ``is_contiguous()`` ...) are plain Python.  Views share their base's storage
-and version counter.
+and version counter.  The internal factories (``empty``, ``zeros``, ``full``,
+``from_host`` ...) that ops and autograd build tensors with sit at the bottom,
+followed by the one upward edge: the imports of the floors above.
 """
 import weakref
 
 import numpy as np
 
 from . import dtypes as D
+from . import return_types
+from ._state import state as _grad_state
+from ._tensor_str import format_tensor
+from .device import canonical
 from .device import device as Device
-from .kernels._geometry import contiguous_strides
-
-_dispatch = None  # tgrad.autograd.dispatch, bound in tgrad/__init__ (layer above)
-_call = None      # _dispatch.call(name, *args, **kw), bound with it
-_engine = None    # tgrad.autograd.engine, bound by the first backward()
+from .kernels import elementwise as KE
+from .kernels._geometry import broadcast_shapes, contiguous_strides, preserved_strides
+from .memory import Storage
 
 
 class memory_format:
@@ -68,11 +72,10 @@ class Tensor:
 
     def __init__(self, *args, **kwargs):
         # tgrad.Tensor(3, 4) / tgrad.Tensor([1, 2]) legacy constructors
-        from . import creation
         if len(args) == 1 and not isinstance(args[0], int):
-            t = creation.tensor(args[0], dtype=D.get_default_dtype())
+            t = _creation.tensor(args[0], dtype=D.get_default_dtype())
         else:
-            t = creation.empty(*args, dtype=D.get_default_dtype(), **kwargs)
+            t = _creation.empty(*args, dtype=D.get_default_dtype(), **kwargs)
         _init_from(self, t._storage, t._offset, t._shape, t._strides, t.dtype, counter=t._version_counter)
 
     # ------------------------------------------------------------ metadata
@@ -118,6 +121,9 @@ class Tensor:
     @property
     def is_cpu(self):
         return self._storage.device.type == "cpu"
+
+    # devices tgrad does not have: PyTorch's device tests are False on every tgrad tensor
+    is_xpu = is_mps = is_meta = is_mkldnn = is_vulkan = is_ipu = is_hpu = is_mtia = is_maia = False
 
     def get_device(self):
         return -1 if self.device.type == "cpu" else self.device.index
@@ -177,6 +183,12 @@ class Tensor:
         if dtype is None:
             prefix = "tgrad.cuda." if self.is_cuda else "tgrad."
             return prefix + D.TENSOR_TYPE_NAMES[self.dtype]
+        if isinstance(dtype, str):      # "tgrad.FloatTensor", "torch.cuda.LongTensor"
+            mod, _, name = dtype.rpartition(".")
+            found = [d for d, n in D.TENSOR_TYPE_NAMES.items() if n == name]
+            if not found or mod not in ("tgrad", "torch", "tgrad.cuda", "torch.cuda"):
+                raise ValueError(f"invalid type: '{dtype}'")
+            return self.to(device="cuda" if mod.endswith("cuda") else "cpu", dtype=found[0])
         return self.to(dtype)
 
     # ------------------------------------------------------------ autograd state
@@ -224,8 +236,7 @@ class Tensor:
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError(dtype_error)
         if requires_grad and self._inference:
-            from .autograd import grad_mode
-            if not grad_mode.is_inference_mode_enabled():
+            if not _grad_state.inference:
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is "
                                    "not allowed.")
         self._requires_grad = bool(requires_grad)
@@ -246,8 +257,7 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
-        from .autograd.graph import check_grad_assignment
-        check_grad_assignment(self, value)
+        _graph.check_grad_assignment(self, value)
         self._grad = value
 
     @grad.deleter
@@ -275,8 +285,7 @@ class Tensor:
         """
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from .autograd.graph import RemovableHandle
-        h = RemovableHandle(self._tensor_hooks)
+        h = _graph.RemovableHandle(self._tensor_hooks)
         if self.grad_fn is not None and not self._tensor_hooks:    # attached once (x.t_() keeps it on the old node)
             self.grad_fn.__dict__.setdefault("_tensor_pre_hooks", {})[id(self._tensor_hooks)] = \
                 (self._output_nr, self._tensor_hooks)
@@ -289,17 +298,13 @@ class Tensor:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from .autograd.graph import RemovableHandle
         hooks = self.__dict__.setdefault("_post_accumulate_hooks", {})
-        h = RemovableHandle(hooks)
+        h = _graph.RemovableHandle(hooks)
         hooks[h.id] = hook
         return h
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) (times ``gradient``) into the ``.grad`` of the graph's leaves."""
-        global _engine
-        if _engine is None:
-            from .autograd import engine as _engine     # the layer above
         _engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
@@ -341,11 +346,9 @@ class Tensor:
         if isinstance(other, Tensor):
             return other
         if isinstance(other, (int, float, bool, np.number, np.bool_)):
-            from .creation import scalar_tensor
-            return scalar_tensor(other, dtype=D.result_type(self, other), device=self.device)
+            return scalar(other, D.result_type(self, other), self.device)
         if isinstance(other, (list, tuple, np.ndarray)):
-            from .creation import tensor
-            return tensor(other, device=self.device)
+            return _creation.tensor(other, device=self.device)
         raise TypeError(f"unsupported operand type: '{type(other).__name__}'")
 
     def _wrap_opmath(self, other):
@@ -356,15 +359,13 @@ class Tensor:
             return other
         if (self.dtype is D.float16 or self.dtype is D.bfloat16) and self._shape and isinstance(other, (int, float)) \
                 and not isinstance(other, bool):
-            from .creation import scalar_tensor
-            return scalar_tensor(other, dtype=D.float32, device=self.device)
+            return scalar(other, D.float32, self.device)
         return self._wrap(other)
 
     def _rwrap(self, other):
         if isinstance(other, Tensor):
             return other
-        from .creation import scalar_tensor
-        return scalar_tensor(other, dtype=D.result_type(self, other), device=self.device)
+        return scalar(other, D.result_type(self, other), self.device)
 
     def add(self, other, *, alpha=1):
         return _call("add", self, self._wrap(other), alpha=alpha)
@@ -379,8 +380,7 @@ class Tensor:
         if isinstance(other, Tensor):
             return other
         if isinstance(other, (bool, np.bool_)):
-            from .creation import scalar_tensor
-            return scalar_tensor(other, dtype=D.bool_, device=self.device)
+            return scalar(other, D.bool_, self.device)
         return self._wrap(other)
 
     def sub(self, other, *, alpha=1):
@@ -482,10 +482,9 @@ class Tensor:
     def __pos__(self):
         return self
 
-    # ------------------------------------------------------------ linear algebra (ops/linalg.py)
+    # ------------------------------------------------------------ linear algebra (ops/matmul.py)
     def matmul(self, other):
-        from .ops.linalg import matmul
-        return matmul(self, other)
+        return _ops.matmul.matmul(self, other)
 
     def __matmul__(self, other):
         return self.matmul(other)
@@ -521,8 +520,7 @@ class Tensor:
         return prod.reshape(self._shape[:-1] + other._shape[:-1])
 
     def outer(self, vec2):
-        from .ops.linalg import outer
-        return outer(self, vec2)
+        return _ops.matmul.outer(self, vec2)
 
     ger = outer
 
@@ -936,6 +934,7 @@ class Tensor:
         return self if self.is_contiguous() else _call("contiguous", self)
 
     def copy_(self, src, non_blocking=False):
+        """``self[...] = src`` (broadcast, cast, across devices); a ``non_blocking`` copy is synchronous."""
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
         return _inplace("copy_", self, src)
@@ -950,8 +949,11 @@ class Tensor:
         return _inplace("zero_", self)
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
-        from .device import _canonical
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``.
+
+        ``memory_format=tgrad.contiguous_format`` makes the result contiguous; ``non_blocking`` copies are
+        synchronous (the same values, as PyTorch's are once synchronized)."""
+        keep = _check_memory_format("to", memory_format)
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
@@ -962,84 +964,82 @@ class Tensor:
             elif a is not None:
                 raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
         dt = D.to_dtype(dtype, "to") if dtype is not None else self.dtype
-        dev = _canonical(device) if device is not None else self.device
-        if dt is self.dtype and dev == self.device and not copy:
+        dev = canonical(device) if device is not None else self.device
+        if dt is self.dtype and dev == self.device and not copy and (keep or self.is_contiguous()):
             return self
         t = self
         if dev != self.device:
             t = _call("to_device", t, device=dev)
         if dt is not t.dtype or (copy and t is self):
             t = _call("to_copy", t, dtype=dt)
-        return t
+        return t if keep else t.contiguous()
 
     def cpu(self, memory_format=None):
-        return self.to("cpu")
+        return self.to("cpu", memory_format=memory_format)
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
         return self.to(Device("cuda") if device is None else (Device("cuda", device) if isinstance(device, int)
-                                                            else device))
+                                                            else device), non_blocking=non_blocking,
+                       memory_format=memory_format)
 
     def float(self, memory_format=None):
-        return self.to(D.float32)
+        return self.to(D.float32, memory_format=memory_format)
 
     def double(self, memory_format=None):
-        return self.to(D.float64)
+        return self.to(D.float64, memory_format=memory_format)
 
     def half(self, memory_format=None):
-        return self.to(D.float16)
+        return self.to(D.float16, memory_format=memory_format)
 
     def bfloat16(self, memory_format=None):
-        return self.to(D.bfloat16)
+        return self.to(D.bfloat16, memory_format=memory_format)
 
     def long(self, memory_format=None):
-        return self.to(D.int64)
+        return self.to(D.int64, memory_format=memory_format)
 
     def int(self, memory_format=None):
-        return self.to(D.int32)
+        return self.to(D.int32, memory_format=memory_format)
 
     def short(self, memory_format=None):
-        return self.to(D.int16)
+        return self.to(D.int16, memory_format=memory_format)
 
     def char(self, memory_format=None):
-        return self.to(D.int8)
+        return self.to(D.int8, memory_format=memory_format)
 
     def byte(self, memory_format=None):
-        return self.to(D.uint8)
+        return self.to(D.uint8, memory_format=memory_format)
 
     def bool(self, memory_format=None):
-        return self.to(D.bool_)
+        return self.to(D.bool_, memory_format=memory_format)
 
     def type_as(self, other):
         return self.to(other.dtype)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                                requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        from .creation import zeros
-        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        from .creation import ones
-        return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        from .creation import empty as _e
-        return _e(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        from .creation import full
-        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)
+        return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        from .creation import uniform_
-        return _random_inplace(self, lambda: uniform_(self, a, b, generator))
+        return _random_inplace(self, lambda: _creation.uniform_(self, a, b, generator))
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from .creation import normal_
-        return _random_inplace(self, lambda: normal_(self, mean, std, generator))
+        return _random_inplace(self, lambda: _creation.normal_(self, mean, std, generator))
 
     # ------------------------------------------------------------ reductions
     def sum(self, dim=None, keepdim=False, *, dtype=None):
@@ -1085,7 +1085,6 @@ class Tensor:
             return self.maximum(dim)
         if dim is None:
             return _call("max_all", self)
-        from . import return_types
         return return_types.max(*_call("max", self, dim=dim, keepdim=keepdim))
 
     def min(self, dim=None, keepdim=False):
@@ -1093,7 +1092,6 @@ class Tensor:
             return self.minimum(dim)
         if dim is None:
             return _call("min_all", self)
-        from . import return_types
         return return_types.min(*_call("min", self, dim=dim, keepdim=keepdim))
 
     def amax(self, dim=(), keepdim=False):
@@ -1142,9 +1140,8 @@ class Tensor:
         return self.view(other.shape)
 
     def reshape(self, *shape):
-        from .ops.shape import compute_stride, infer_size
-        size = infer_size(_size_args(shape), self.numel())
-        if compute_stride(self.shape, self.stride(), size) is not None:
+        size = _ops.shape.infer_size(_size_args(shape), self.numel())
+        if _ops.shape.compute_stride(self.shape, self.stride(), size) is not None:
             return _call("view", self, size=size)
         return _call("unsafe_view", _call("contiguous", self), size=size)
 
@@ -1231,7 +1228,7 @@ class Tensor:
         return _dispatch.call_inplace_view("as_strided_", self, size=tuple(size), stride=tuple(stride),
                                            storage_offset=storage_offset)
 
-    # ------------------------------------------------------------ shape ops, indexing (ops/shape.py, advanced_index.py)
+    # ------------------------------------------------------------ shape ops, indexing (ops/shape.py, index.py)
     def unflatten(self, dim, sizes):
         if self.dim() == 0:
             raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but tensor has "
@@ -1342,12 +1339,13 @@ class Tensor:
         return self.expand(size)
 
     def gather(self, dim, index, *, sparse_grad=False):
+        if sparse_grad:
+            raise NotImplementedError("gather(): sparse_grad=True is not supported (tgrad has no sparse tensors)")
         return _call("gather", self, index, dim=dim)
 
     def take_along_dim(self, indices, dim=None):
         if dim is None:
             return self.reshape(-1).gather(0, indices.reshape(-1))
-        from .kernels._geometry import broadcast_shapes
         d = _wrap_dim(dim, self.dim())
         if indices.dim() != self.dim():
             raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
@@ -1405,12 +1403,11 @@ class Tensor:
         return _call("masked_select", self, mask)
 
     def index_put(self, indices, values, accumulate=False):
-        from .ops.advanced_index import expand_bool_indices
-        return _call("index_put", self, values, indices=expand_bool_indices(self, indices), accumulate=accumulate)
+        return _call("index_put", self, values, indices=_ops.index.expand_bool_indices(self, indices),
+                     accumulate=accumulate)
 
     def index_put_(self, indices, values, accumulate=False):
-        from .ops.advanced_index import expand_bool_indices
-        return _inplace("index_put", self, values, indices=expand_bool_indices(self, indices),
+        return _inplace("index_put", self, values, indices=_ops.index.expand_bool_indices(self, indices),
                         accumulate=accumulate)
 
     def repeat_interleave(self, repeats, dim=None, *, output_size=None):
@@ -1424,12 +1421,15 @@ class Tensor:
                                    f"{r.size} and input.size({d}) = {x.shape[d]}")
             if (r < 0).any():
                 raise RuntimeError("repeats can not be negative")
-            from .creation import from_host
+            if output_size is not None and int(r.sum()) != output_size:
+                raise RuntimeError("allocated size does not match required size")
             idx = from_host(np.repeat(np.arange(r.size), r), D.int64, self.device)
             return x.index_select(d, idx)
         n = int(repeats)
         if n < 0:
             raise RuntimeError("Repeats must be non-negative")
+        if output_size is not None and x.shape[d] * n != output_size:
+            raise RuntimeError("allocated size does not match required size")
         shape = list(x.shape)
         e = x.unsqueeze(d + 1).expand(*shape[:d + 1], n, *shape[d + 1:])
         shape[d] *= n
@@ -1481,12 +1481,10 @@ class Tensor:
         return _call("index", self, indices=tuple(indices))
 
     def __getitem__(self, index):
-        from .indexing import getitem
-        return getitem(self, index)
+        return _indexing.getitem(self, index)
 
     def __setitem__(self, index, value):
-        from .indexing import setitem
-        setitem(self, index, value)
+        _indexing.setitem(self, index, value)
 
     # ------------------------------------------------------------ misc
     def equal(self, other):
@@ -1540,6 +1538,18 @@ class Tensor:
             return self.cpu().numpy()
         return self._np_view()
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of a cpu tensor: numpy's capsule over this tensor's memory (zero copy)."""
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self.device.type != "cpu":
+            raise BufferError(f"tgrad exports DLPack capsules of cpu tensors only (this one is on {self.device})")
+        return self._np_view().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        """(DLPack device type, index): (1, 0) for cpu (kDLCPU), (2, i) for cuda:i (kDLCUDA)."""
+        return (1, 0) if self.device.type == "cpu" else (2, self.device.index or 0)
+
     def __array__(self, dtype=None, copy=None):
         a = self.detach().cpu()._np_view()
         return a.astype(dtype) if dtype is not None else a
@@ -1576,9 +1586,13 @@ class Tensor:
         return bool(self.item())
 
     def __int__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __float__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __index__(self):
@@ -1590,7 +1604,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import format_tensor
         suffixes = []
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
@@ -1604,9 +1617,10 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
-            return self.item().__format__(spec)
-        return str(self)
+        """A 0-d Tensor formats its Python number (``f"{loss:.3f}"``, ``"{}".format(t)``), as PyTorch's."""
+        if self.dim() == 0 and type(self) is Tensor:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __iter__(self):
         if self.dim() == 0:
@@ -1614,8 +1628,7 @@ class Tensor:
         return (self[i] for i in range(self._shape[0]))
 
     def __reduce_ex__(self, proto):
-        from .serialization import _rebuild_tensor
-        return (_rebuild_tensor, (self._host_copy(), str(self.device), self._requires_grad))
+        return (_serialization._rebuild_tensor, (self._host_copy(), str(self.device), self._requires_grad))
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
@@ -1644,8 +1657,7 @@ def _inplace(name, self, *args, **kw):
 
 
 def _random_inplace(t, fill):
-    from .autograd import grad_mode
-    if t.requires_grad and t.grad_fn is None and grad_mode.is_grad_enabled():
+    if t.requires_grad and t.grad_fn is None and _grad_state.grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     fill()
     t._version_counter[0] += 1
@@ -1664,8 +1676,7 @@ def _size_args(size):
 
 
 def _no_grad():
-    from .autograd.grad_mode import no_grad
-    return no_grad()
+    return _grad_mode.no_grad()
 
 
 def _wrap_dim(dim, ndim):
@@ -1699,17 +1710,7 @@ def _init_from(t, storage, offset, shape, strides, dtype, counter=None):
     t._retains_grad = False
     t._tensor_hooks = {}
     t._grad_accumulator = None
-    t._inference = (_grad_mode_state or _load_grad_mode_state()).inference
-
-
-_grad_mode_state = None  # tgrad.autograd.grad_mode._state (per thread), bound on first use: autograd is a layer above
-
-
-def _load_grad_mode_state():
-    global _grad_mode_state
-    from .autograd.grad_mode import _state
-    _grad_mode_state = _state
-    return _state
+    t._inference = _grad_state.inference
 
 
 def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):
@@ -1718,7 +1719,6 @@ def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):
     return t
 
 
-_Storage = None
 _GEOMETRY = {}  # shape of ints -> (shape, contiguous strides, numel) of a new tensor
 
 
@@ -1736,15 +1736,67 @@ def _geometry(shape):
     return geometry
 
 
+# ------------------------------------------------------------------ internal factories
+# The forms ops, autograd and optim build tensors with (arguments checked by the caller); ``tgrad.creation``
+# keeps PyTorch's public signatures (size parsing, dtype inference, requires_grad=, generator=) on top of them.
 def empty(shape, dtype, device):
     """Uninitialised contiguous tensor (internal; ``tgrad.empty`` is the public one)."""
-    global _Storage
-    if _Storage is None:
-        from .memory import Storage as _Storage
     try:    # a shape of numpy ints (or a Size) finds the entry of its ints: equal and of equal hash
         shape, strides, n = _GEOMETRY[shape]
     except (KeyError, TypeError):   # new, or unhashable (a list)
         shape, strides, n = _geometry(shape)
+    if n * dtype.itemsize >= 1 << 63:       # PyTorch's int64 byte count (a size_t would wrap: issue 16)
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     t = object.__new__(Tensor)
-    _init_from(t, _Storage(n * dtype.itemsize, device), 0, shape, strides, dtype)
+    _init_from(t, Storage(n * dtype.itemsize, device), 0, shape, strides, dtype)
     return t
+
+
+def empty_like(t, dtype=None, device=None):
+    """Uninitialised tensor of ``t``'s shape, with ``t``'s strides when ``t`` is dense (preserve_format)."""
+    dtype = dtype or t.dtype
+    out = empty(t._shape, dtype, device or t._storage.device)
+    strides = preserved_strides(t._shape, t._strides)
+    if strides != out._strides:
+        out = _new(out._storage, 0, out._shape, strides, dtype)
+    return out
+
+
+def full(shape, value, dtype, device):
+    """A new contiguous tensor of ``shape`` filled with the Python number ``value`` (one fill launch)."""
+    return KE.fill(empty(shape, dtype, device), value)
+
+
+def zeros(shape, dtype, device):
+    return KE.fill(empty(shape, dtype, device), 0)
+
+
+def from_host(arr, dtype, device):
+    """A new contiguous tensor holding numpy ``arr`` converted to ``dtype`` on ``device``."""
+    arr = np.asarray(arr)
+    if (arr.dtype is not dtype.np and arr.dtype != dtype.np) or not arr.flags.c_contiguous:
+        with np.errstate(over="ignore", invalid="ignore"):      # out of range: inf or wrapped, as in PyTorch
+            arr = np.require(arr.astype(dtype.np, copy=False), requirements="C")
+    t = empty(arr.shape, dtype, device)
+    n = arr.nbytes
+    if n:   # a small array's bytes are a cheaper source address than arr.ctypes.data (~1 us)
+        st = t._storage     # its n bytes are exactly the destination: no range check
+        st.allocator.backend.memcpy_htod(st.ptr, arr.tobytes() if n <= 4096 else arr.ctypes.data, n)
+    return t
+
+
+def scalar(value, dtype, device):
+    """A 0-dim tensor holding the Python number ``value`` (copied from the host: no launch)."""
+    return from_host(np.asarray(value), dtype, device)
+
+
+# ------------------------------------------------------------------ the one upward edge (DESIGN §2)
+# Tensor's methods reach the floors above through these modules: the dispatcher runs every op (ops reach it
+# the same way, ``ops.call``), the engine, graph and grad modes serve backward and hooks, and creation,
+# indexing and serialization hold PyTorch's public factories, indexing rules and pickling.  Imported
+# last, once Tensor and the factories above exist, since each of those modules imports them at its top.
+from . import (creation as _creation, indexing as _indexing, ops as _ops,  # noqa: E402
+               serialization as _serialization)
+from .autograd import dispatch as _dispatch, engine as _engine, grad_mode as _grad_mode, graph as _graph  # noqa: E402
+
+_call = _dispatch.call  # one cached alias, one lookup less per op call (host time per op, benchmarks/steps.py)

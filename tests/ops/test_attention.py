@@ -125,7 +125,8 @@ def test_dropout_gradcheck_with_a_fixed_seed(device):
     def f(q, k, v):
         tgrad.manual_seed(7)
         return F.scaled_dot_product_attention(q, k, v, dropout_p=0.4, is_causal=True)
-    assert tgrad.autograd.gradcheck(f, args)
+    # nondet_tol: the interpreter's first (direct) launch and its replayed tape round 1 / (1 - p) apart (~1e-7)
+    assert tgrad.autograd.gradcheck(f, args, nondet_tol=1e-6)
 
 
 def test_float_mask_requiring_grad_takes_the_math_path(device):

@@ -159,10 +159,8 @@ def test_softmax_large_values_and_fp16(device):
 
 def test_dropout_mask_is_philox_and_seeded(device):
     x = T(np.ones((50, 40)), device, tgrad.float32, requires_grad=True)
-    tgrad.manual_seed(123)
-    y, mask = call("dropout", x, p=0.25, training=True)
-    tgrad.manual_seed(123)
-    y2, mask2 = call("dropout", x, p=0.25, training=True)
+    y, mask = call("dropout", x, p=0.25, training=True, seed=123, offset=8)
+    y2, mask2 = call("dropout", x, p=0.25, training=True, seed=123, offset=8)
     m = mask.numpy()
     assert (m == mask2.numpy()).all()
     assert 0.7 < m.mean() < 0.8
@@ -170,12 +168,27 @@ def test_dropout_mask_is_philox_and_seeded(device):
     assert type(y.grad_fn).__name__ == "MulBackward0"
     (g,) = tgrad.autograd.grad(y.sum(), x)
     np.testing.assert_allclose(g.numpy(), m / 0.75, rtol=1e-6)
-    y3, _ = call("dropout", x, p=0.25, training=True)
-    assert not (y3.detach().numpy() == y.detach().numpy()).all()   # the generator advanced
-    z, zm = call("dropout", x, p=1.0, training=True)
+    y3, _ = call("dropout", x, p=0.25, training=True, seed=123, offset=8 + 2000)
+    assert not (y3.detach().numpy() == y.detach().numpy()).all()   # another counter range
+    z, zm = call("dropout", x, p=1.0, training=True, seed=1, offset=0)
     assert (z.detach().numpy() == 0).all() and not zm.numpy().any()
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
         call("dropout", x, p=1.5, training=True)
+    with pytest.raises(ValueError, match="takes seed= and offset="):
+        call("dropout", x, p=0.5, training=True)
+
+
+def test_functional_dropout_draws_from_the_generator(device):
+    x = T(np.ones((50, 40)), device, tgrad.float32)
+    tgrad.manual_seed(123)
+    y = F.dropout(x, 0.25)
+    tgrad.manual_seed(123)
+    key, offset = tgrad.random.default_generator._take(x.numel())
+    assert (key, offset) == (123, 0)
+    y_op, _ = call("dropout", x, p=0.25, training=True, seed=key, offset=offset)
+    np.testing.assert_array_equal(y.numpy(), y_op.numpy())
+    y2 = F.dropout(x, 0.25)
+    assert not (y2.numpy() == y.numpy()).all()          # the generator advanced
 
 
 def test_embedding_errors_and_padding(device):

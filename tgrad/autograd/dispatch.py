@@ -16,13 +16,14 @@ import threading
 import weakref
 
 from .. import ops as _ops
+from .._state import state as _grad_state
+from ..tensor import Tensor, zeros
 from . import grad_mode
 from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
 
 _TABLE = _ops.TABLE
 _node_classes = {}
 _VARIADIC = ("*tensors",)
-_grad_state = grad_mode._state
 # When sets, the names of ops run forward / backward are added (op coverage tests, AOT workload).
 RECORD_FORWARD = None
 RECORD_BACKWARD = None
@@ -122,9 +123,8 @@ class OpNode(Node):
         if len(grads) != 1 or grads[0] is None:
             for i, g in enumerate(grads):
                 if g is None and i not in op.nondiff_outputs:
-                    from .. import creation
                     shape, dtype, device = self._out_meta[i]
-                    grads = grads[:i] + (creation.zeros(shape, dtype=dtype, device=device),) + grads[i + 1:]
+                    grads = grads[:i] + (zeros(shape, dtype, device),) + grads[i + 1:]
         edges = self.next_functions
         n = len(edges)
         if n == 1:          # (the usual one or two inputs without a comprehension's frame)
@@ -160,11 +160,8 @@ def _reduce_to(g, meta):
     return g
 
 
-_Tensor = None
-
-
 def _tensors(args):
-    return [a for a in args if isinstance(a, _Tensor or _tensor_class())]
+    return [a for a in args if isinstance(a, Tensor)]
 
 
 def check_devices(op_name, tensors):
@@ -183,21 +180,14 @@ def check_devices(op_name, tensors):
 def _check_same_device(op_name, inputs):
     """check_devices(op_name, _tensors(inputs)) without building the list when all share one device object."""
     dev = None
-    tensor = _Tensor or _tensor_class()
     for t in inputs:
-        if isinstance(t, tensor):
+        if isinstance(t, Tensor):
             d = t._storage.device
             if dev is None:
                 dev = d
             elif d is not dev:
                 check_devices(op_name, _tensors(inputs))
                 return
-
-
-def _tensor_class():
-    global _Tensor
-    from ..tensor import Tensor as _Tensor
-    return _Tensor
 
 
 def _needs_grad(op, inputs):

@@ -32,24 +32,17 @@ computed in forward (cross-entropy does).  The mark is dropped when the seed
 becomes a leaf's ``.grad``.
 """
 import heapq
+import os
 import threading
 import warnings
 
+import numpy as np
 
-from . import anomaly, grad_mode
+from ..kernels.elementwise import fill
 from ..ops import host_full
+from ..tensor import Tensor, empty_like, from_host
+from . import anomaly, grad_mode
 from .graph import AccumulateGrad, edge_of, run_tensor_hooks
-
-
-# tgrad.tensor.Tensor and tgrad.creation (layers above), bound by _bind() on first use (an import statement
-# costs ~0.5 us per backward)
-Tensor = creation = None
-
-
-def _bind():
-    global Tensor, creation
-    from .. import creation
-    from ..tensor import Tensor
 
 
 def _make_grads(outputs, grad_outputs):
@@ -66,7 +59,7 @@ def _make_grads(outputs, grad_outputs):
             g._implicit_seed = True         # a copy from the host, no kernel launch (issue #6)
         else:
             if not isinstance(g, Tensor):
-                g = creation.tensor(g, dtype=out.dtype, device=out.device)
+                g = from_host(np.asarray(g), out.dtype, out.device)
             if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                                    f"output[{i}] has a shape of {out.shape}.")
@@ -290,6 +283,15 @@ def _fold_target(node, gin, deps, buffers, needed, capture):
 _fold_lock = threading.Lock()
 
 
+def _reset_lock_in_child():
+    global _fold_lock
+    _fold_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_lock_in_child)
+
+
 def _apply_folded(node, gin, relu_output):
     """A linear node's backward with relu's mask applied to the incoming gradient (``_fold_target``);
     the rule reads ``relu_output`` from its attrs (locked: two threads may run backward on one graph)."""
@@ -345,8 +347,6 @@ def _run_post_hooks(node, outs, gin):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
     """``tgrad.autograd.backward``: accumulate d(sum of tensors * grad_tensors)/d(leaf) into ``.grad``."""
-    if Tensor is None:
-        _bind()
     if grad_variables is not None:
         grad_tensors = grad_variables
     tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
@@ -376,10 +376,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """``tgrad.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple."""
-    if Tensor is None:
-        _bind()
     if is_grads_batched:
         raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", stacklevel=2)
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but "
                          "got: allow_unused=False.")
@@ -394,5 +395,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     res = run_backward(outputs, list(grad_outputs), retain_graph, create_graph, inputs=inputs,
                        allow_unused=allow_unused, accumulate=False)
     if materialize_grads:
-        res = [creation.zeros_like(t) if g is None else g for t, g in zip(inputs, res)]
+        res = [fill(empty_like(t), 0) if g is None else g for t, g in zip(inputs, res)]
     return tuple(res)

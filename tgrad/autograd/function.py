@@ -7,12 +7,12 @@ graph.  Forward runs without recording; its outputs get the node as grad_fn.
 """
 import functools
 
+from ..tensor import Tensor, zeros
 from . import grad_mode
 from .graph import FREED_MSG, Node, SavedTensor, delayed_error, edge_of, set_history
 
 
 def _is_tensor(x):
-    from ..tensor import Tensor
     return isinstance(x, Tensor)
 
 
@@ -73,11 +73,10 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         grads = list(grads)
         if self.materialize_grads:
-            from .. import creation
             for i, g in enumerate(grads):
                 if g is None and self._out_meta[i] is not None:
                     shape, dtype, device = self._out_meta[i]
-                    grads[i] = creation.zeros(shape, dtype=dtype, device=device)
+                    grads[i] = zeros(shape, dtype, device)
         res = cls.backward(self, *grads)
         if not isinstance(res, tuple):
             res = (res,)

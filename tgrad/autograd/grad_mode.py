@@ -2,37 +2,18 @@
 
 Each is a context manager and a decorator, as in PyTorch; ``no_grad``,
 ``enable_grad`` and ``inference_mode`` also decorate without parentheses.
-A new thread starts with grad mode on and inference mode off.
+A new thread starts with grad mode on and inference mode off.  The flags
+themselves live in ``tgrad._state`` (the ground floor), which ops read.
 """
 import functools
 import inspect
 import sys
-import threading
 
-
-class _State(threading.local):
-    """Per thread; the class attributes are a new thread's values.  ``recording`` (grad mode on and
-    inference mode off) is kept up to date by the two setters: it is read on every op call."""
-    grad = True
-    inference = False
-    recording = True
-
-
-_state = _State()
+from .._state import set_grad as _set_grad, set_inference as _set_inference, state as _state
 
 
 def is_grad_enabled():
     return _state.grad
-
-
-def _set_grad(mode):
-    _state.grad = mode = bool(mode)
-    _state.recording = mode and not _state.inference
-
-
-def _set_inference(mode):
-    _state.inference = mode
-    _state.recording = _state.grad and not mode
 
 
 def is_inference_mode_enabled():

@@ -7,6 +7,7 @@ they must agree within ``atol + rtol * |numerical|``.  Use float64 inputs.
 """
 import numpy as np
 
+from ..tensor import Tensor, from_host, zeros
 from . import engine, grad_mode
 
 
@@ -18,21 +19,14 @@ def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,) if not isinstance(x, list) else tuple(x)
 
 
-def _tensor_cls():
-    from ..tensor import Tensor
-    return Tensor
-
-
 def _outputs(func, inputs):
-    Tensor = _tensor_cls()
     out = _as_tuple(func(*inputs))
     return [o for o in out if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
 
 def _set_values(t, arr):
-    from ..creation import tensor
     with grad_mode.no_grad():
-        t.copy_(tensor(arr, dtype=t.dtype, device=t.device))
+        t.copy_(from_host(arr, t.dtype, t.device))
 
 
 def _numerical(func, inputs, diff_idx, eps):
@@ -61,7 +55,7 @@ def _numerical(func, inputs, diff_idx, eps):
     return res
 
 
-def _analytical(func, inputs, diff_idx):
+def _analytical(func, inputs, diff_idx, check_dtypes=False):
     outs = _outputs(func, inputs)
     sizes = [o.numel() for o in outs]
     n_out = sum(sizes)
@@ -74,12 +68,13 @@ def _analytical(func, inputs, diff_idx):
         for i in range(sizes[oi]):
             g = np.zeros(sizes[oi])
             g[i] = 1.0
-            from ..creation import tensor
-            go = tensor(g.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
+            go = from_host(g.reshape(tuple(o.shape)), o.dtype, o.device)
             grads = engine.grad([o], [inputs[k] for k in diff_idx], grad_outputs=[go], retain_graph=True,
                                 allow_unused=True)
             for c, gr in enumerate(grads):
                 if gr is not None:
+                    if check_dtypes and gr.dtype != inputs[diff_idx[c]].dtype:
+                        raise GradcheckError("Gradient has dtype mismatch")
                     if tuple(gr.shape) != tuple(inputs[diff_idx[c]].shape):
                         raise GradcheckError(f"grad for input {diff_idx[c]} has shape {tuple(gr.shape)}, "
                                              f"expected {tuple(inputs[diff_idx[c]].shape)}")
@@ -88,12 +83,33 @@ def _analytical(func, inputs, diff_idx):
     return jac
 
 
+def _unsupported(**flags):
+    for name, on in flags.items():
+        if on:
+            raise NotImplementedError(f"gradcheck: {name}=True is not supported by tgrad (no forward-mode AD, "
+                                      "no vmap, no masked tensors)")
+
+
+def _fail(raise_exception, msg):
+    if raise_exception:
+        raise GradcheckError(msg)
+    return False
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
               fast_mode=False, masked=None):
-    """True when analytical and numerical Jacobians of ``func`` at ``inputs`` agree."""
-    Tensor = _tensor_cls()
+    """True when analytical and numerical Jacobians of ``func`` at ``inputs`` agree.
+
+    As PyTorch: ``nondet_tol`` bounds the difference of two analytical Jacobians (reentrant backward),
+    ``check_undefined_grad`` checks that zero output gradients give zero (or no) input gradients,
+    ``check_grad_dtypes`` that gradients have their inputs' dtypes.  ``fast_mode=True`` runs the full
+    check (stricter than PyTorch's random projection).  Forward-mode AD, vmap (batched) and masked
+    checks raise NotImplementedError.
+    """
+    _unsupported(check_batched_grad=check_batched_grad, check_batched_forward_grad=check_batched_forward_grad,
+                 check_forward_ad=check_forward_ad, masked=masked)
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:
@@ -105,35 +121,56 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. This "
                           "check will likely fail if all the inputs are not of double precision floating "
                           "point. ", UserWarning, stacklevel=2)
-    ana = _analytical(func, inputs, diff_idx)
+    if not check_backward_ad:
+        return True
+    ana = _analytical(func, inputs, diff_idx, check_grad_dtypes)
+    again = _analytical(func, inputs, diff_idx, False)
+    for c, k in enumerate(diff_idx):
+        if not np.all(np.abs(ana[c] - again[c]) <= nondet_tol):
+            return _fail(raise_exception, f"Backward is not reentrant, i.e., running backward with same input and "
+                         f"grad_output multiple times gives different values, although analytical gradient "
+                         f"matches numerical gradient.The tolerance for nondeterminism was {nondet_tol}.")
     num = _numerical(func, inputs, diff_idx, eps)
     for c, k in enumerate(diff_idx):
         a, n = ana[c], num[c]
         if not np.allclose(a, n, rtol=rtol, atol=atol):
-            if raise_exception:
-                bad = np.argwhere(~np.isclose(a, n, rtol=rtol, atol=atol))[0]
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {bad[0]} with respect to input {k},\n"
-                    f"numerical:{n}\nanalytical:{a}\n")
-            return False
+            bad = np.argwhere(~np.isclose(a, n, rtol=rtol, atol=atol))[0]
+            return _fail(raise_exception, f"Jacobian mismatch for output {bad[0]} with respect to input {k},\n"
+                         f"numerical:{n}\nanalytical:{a}\n")
+    if check_undefined_grad and not _zero_grads_give_zero(func, inputs, diff_idx):
+        return _fail(raise_exception, "Expected backward function to handle undefined output grads. Please "
+                     "look at \"Notes about undefined output gradients\" in \"tools/autograd/derivatives.yaml\"")
     return True
+
+
+def _zero_grads_give_zero(func, inputs, diff_idx):
+    outs = [o for o in _outputs(func, inputs) if o.requires_grad]
+    if not outs:
+        return True
+    grads = engine.grad(outs, [inputs[k] for k in diff_idx], grad_outputs=[zeros(o.shape, o.dtype, o.device)
+                                                                           for o in outs],
+                        allow_unused=True)
+    return all(g is None or not np.any(g._host_copy()) for g in grads)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
                   raise_exception=True, nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
                   check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True,
                   fast_mode=False, masked=False):
-    """gradcheck of the function (inputs, grad_outputs) -> d(sum(outputs * grad_outputs))/d(inputs)."""
-    from ..creation import tensor
-    Tensor = _tensor_cls()
+    """gradcheck of the function (inputs, grad_outputs) -> d(sum(outputs * grad_outputs))/d(inputs).
+
+    ``gen_non_contig_grad_outputs``: the generated grad_outputs are strided views; ``check_rev_over_rev=False``
+    checks nothing (as PyTorch); forward-over-reverse, vmap and masked checks raise NotImplementedError.
+    """
+    _unsupported(check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev, masked=masked)
+    if not check_rev_over_rev:
+        return True
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if grad_outputs is None:
         outs = _outputs(func, inputs)
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(
-            tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=o.device, requires_grad=True)
-            for o in outs if o.requires_grad)
+        grad_outputs = tuple(_random_like(o, rng, gen_non_contig_grad_outputs) for o in outs if o.requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
@@ -145,4 +182,14 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes)
+
+
+def _random_like(o, rng, non_contig):
+    """A standard-normal leaf shaped like ``o``; ``non_contig``: every other element of a wider buffer."""
+    shape = tuple(o.shape)
+    if not non_contig or not shape:
+        return from_host(rng.standard_normal(shape), o.dtype, o.device).requires_grad_(True)
+    wide = from_host(rng.standard_normal(shape[:-1] + (2 * shape[-1],)), o.dtype, o.device)
+    return wide[..., ::2].detach().requires_grad_(True)

@@ -10,18 +10,32 @@ input gradients (one tensor, or a tuple when there are several).
 ``save_on_cpu``, as ``torch.autograd.graph`` does.
 """
 import itertools
+import os
 import re
 import threading
 import types
 import weakref
 from sys import getrefcount
 
+from ..dtypes import TENSOR_TYPE_NAMES
 from ..kernels._geometry import contiguous_strides, non_overlapping_and_dense
+from ..tensor import Tensor, contiguous_format, empty_like
 from . import anomaly, grad_mode, saved_hooks
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
 
 _seq = itertools.count(1)      # next() of a count is atomic under the GIL
 _seq_lock = threading.Lock()
+
+
+def _reset_locks_in_child():
+    """Fresh locks in a forked child (another thread may have held one at the fork: issue 16)."""
+    global _seq_lock
+    _seq_lock = threading.Lock()
+    AccumulateGrad._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_locks_in_child)
 _EMPTY = types.MappingProxyType({})
 _grad_state = grad_mode._state
 
@@ -61,7 +75,6 @@ def _op_name(node):
 
 
 def version_error(t, saved_version, producer=None, output_nr=0):
-    from ..dtypes import TENSOR_TYPE_NAMES
     tname = ("tgrad.cuda." if t.device.type == "cuda" else "tgrad.") + TENSOR_TYPE_NAMES[t.dtype]
     which = f", which is output {output_nr} of {_op_name(producer)}," if producer is not None else ""
     if anomaly.is_anomaly_enabled():
@@ -284,11 +297,9 @@ def _non_overlapping_and_dense(t):
 def _clone_obey_contract(g, var):
     """PyTorch's ``clone_obey_contract``: a copy of g with var's strides if var is non-overlapping and dense,
     else a contiguous one."""
-    from ..tensor import contiguous_format
     if not _non_overlapping_and_dense(var):
         return g.detach().clone(memory_format=contiguous_format)
-    from ..creation import empty_like
-    return empty_like(var, dtype=g.dtype, device=g.device).copy_(g.detach())
+    return empty_like(var, g.dtype, g.device).copy_(g.detach())
 
 
 def _obeys_layout_contract(g, var):
@@ -378,23 +389,17 @@ def edge_of(t):
 _CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
               "uint8": "unsigned char", "bool": "bool"}
-_LEGACY_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                 "bool": "Bool"}
-
-
 def check_grad_assignment(t, value):
     """``t.grad = value`` must match t's shape, dtype and device (PyTorch's messages)."""
     if value is None:
         return
-    from ..tensor import Tensor
     if not isinstance(value, Tensor):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                         f"{type(value).__name__}")
     if value.dtype is not t.dtype:
         raise RuntimeError(
             f"attempting to assign a gradient with dtype '{_CPP_NAMES[value.dtype.name]}' to a tensor with "
-            f"grad_dtype '{_LEGACY_NAMES[t.dtype.name]}'. The gradient must match the tensor's grad_dtype "
+            f"grad_dtype '{t.dtype.legacy_name}'. The gradient must match the tensor's grad_dtype "
             "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a specific "
             "dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
             "and its gradient may break downstream systems that assume they match.")
@@ -405,3 +410,6 @@ def check_grad_assignment(t, value):
     if tuple(value.shape) != tuple(t.shape):
         raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
                            f"'{list(t.shape)}'. Please ensure that the gradient and the tensor are the same size")
+
+
+from ._draw import draw, to_dot  # noqa: E402,F401  (drawing a graph; reads nodes only)

@@ -1,9 +1,9 @@
 """``Variable``: PyTorch's legacy wrapper, kept so old code runs; it makes plain Tensors."""
+from ..tensor import Tensor
 
 
 class _VariableMeta(type):
     def __instancecheck__(cls, other):
-        from ..tensor import Tensor
         return isinstance(other, Tensor)
 
 
@@ -14,7 +14,6 @@ class Variable(metaclass=_VariableMeta):
     """
 
     def __new__(cls, data, requires_grad=False, volatile=False):
-        from ..tensor import Tensor
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach()._set_requires_grad(requires_grad)

@@ -1,19 +1,15 @@
 """Ahead-of-time compile check: every kernel specialization tgrad launches, compiled for the GPU.
 
-    python -m tgrad.kernels.aot --arch 80 90
+    python -m tgrad.testing.aot_workload --arch 80 90
 
-No GPU is needed.  A representative workload runs on ``cpu`` with launches
-recorded (not run) and block sizes forced to the GPU's (``runtime.launcher.FORCE_GPU_BLOCKS``):
-every OpInfo of ``tgrad.testing.opinfo_db`` forward and backward (twice when
-it is twice differentiable) for every dtype it declares, on contiguous and
-non-contiguous inputs, plus casts between every pair of dtypes, fill and the
-random kernels.  The recorded specializations (kernel, argument types,
-constexprs) are deduplicated and each is compiled for each arch; one row is
-printed per specialization and arch with the registers and spilled bytes
-reported by ``ptxas -v`` and the shared memory from Triton's metadata.
-Exit status 1 when any compile fails.
-
-This is a tool, not part of the kernels layer: it imports the whole of tgrad.
+No GPU is needed.  A workload (a function, given by the caller: the default one,
+running the OpInfo database, is ``tgrad.testing.aot_workload``) runs on ``cpu``
+with launches recorded (not run) and block sizes forced to the GPU's
+(``runtime.launcher.FORCE_GPU_BLOCKS``).  The recorded specializations (kernel, argument
+types, constexprs) are deduplicated and each is compiled for each arch; one row
+is printed per specialization and arch with the registers and spilled bytes
+reported by ``ptxas -v`` and the shared memory from Triton's metadata.  Exit
+status 1 when any compile fails.  This module imports only the kernels layer.
 """
 import argparse
 import contextlib
@@ -125,12 +121,12 @@ def _cval(v):
 
 
 # ------------------------------------------------------------------ workload
-def record(workload=None, dry=True):
-    """Run ``workload()`` (default: ``default_workload``) recording launches.
+def record(workload, dry=True):
+    """Run ``workload()`` recording launches.
 
     ``dry``: launches are recorded but not run (the interpreter with GPU block
     sizes is slow), so computed tensors hold garbage; the default workload
-    reruns for real any item that raises on garbage.  Returns the distinct
+    reruns for real any item that raises on garbage (``tgrad.testing.aot_workload``).  Returns the distinct
     Specs and what the workload returned (for the default one: [(label,
     exception)] of the items that raised when run for real).
     """
@@ -138,7 +134,7 @@ def record(workload=None, dry=True):
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            result = (workload or default_workload)()
+            result = workload()
         rec = T.RECORD
     finally:
         T.RECORD, T.FORCE_GPU_BLOCKS, T.DRY_RUN = None, False, False
@@ -147,80 +143,6 @@ def record(workload=None, dry=True):
         s = Spec(kernel, sig, cexpr, attrs)
         specs.setdefault(s.key(), s)
     return sorted(specs.values(), key=_order), result
-
-
-def default_workload(device="cpu"):
-    """Basics (casts, fill, random, every layout), then the op database; returns [(label, exception)]."""
-    from ..testing.opinfo_db import OP_DB
-    errors = []
-    _basics(device, errors)
-    for o in OP_DB:
-        for dt in o.dtypes:
-            _try(errors, f"{o.name} {dt.name}", _opinfo_run, o, dt, device, dt is o.dtypes[0])
-    return errors
-
-
-def _try(errors, label, fn, *args):
-    try:
-        fn(*args)
-        return
-    except Exception as e:  # noqa: BLE001  (reported, and the kernel-coverage test notices the gap)
-        if not T.DRY_RUN:
-            errors.append((label, e))
-            return
-    T.DRY_RUN = False           # garbage values can trip data-dependent checks: run this item for real
-    try:
-        fn(*args)
-    except Exception as e:  # noqa: BLE001
-        errors.append((label, e))
-    finally:
-        T.DRY_RUN = True
-
-
-def _basics(device, errors):
-    import tgrad
-    from .. import dtypes as D
-    for src in D.ALL:
-        x = tgrad.ones(3, 5, dtype=src, device=device)
-        for dst in D.ALL:
-            _try(errors, f"cast {src.name}->{dst.name}", lambda: (x.to(dst), x.t().to(dst)))
-        _try(errors, f"fill {src.name}", lambda: x.fill_(1))
-    for dt in D.FLOATING:
-        _try(errors, f"random {dt.name}", lambda: (tgrad.rand(7, dtype=dt, device=device),
-                                                   tgrad.randn(7, dtype=dt, device=device)))
-    for dt in D.ALL[1:6]:
-        _try(errors, f"randint {dt.name}", lambda: tgrad.randint(0, 5, (7,), dtype=dt, device=device))
-    for nd in range(2, 7):      # views none of whose dims merge: every addressing branch (X_ND = nd)
-        v = tgrad.ones(*range(2, 2 + nd), device=device).permute(*reversed(range(nd)))
-        _try(errors, f"layout {nd} dims", lambda: (v.contiguous(), v + v.contiguous()))
-
-
-def _opinfo_run(o, dt, device, full):
-    """Forward and backward of every sample; ``full``: also non-contiguous inputs and double backward.
-
-    (Other dtypes add argument types and COMPUTE types; layouts and the
-    double-backward math are the same as for the first dtype, float64 aside.)
-    """
-    import tgrad
-    from ..testing.opinfo import to_tensor
-    grad = o.grad and dt.is_floating_point
-    gradgrad = o.gradgrad and (full or dt.name == "float64")
-    for noncontig in (False, True) if o.noncontig and full else (False,):
-        for sample in o.sample_inputs():
-            args = [to_tensor(a, dt, device, requires_grad=grad and (o.diff_args is None or i in o.diff_args),
-                              noncontig=noncontig) if isinstance(a, np.ndarray) else a
-                    for i, a in enumerate(sample.args)]
-            out = o.op(*args, **sample.kwargs)
-            outs = [t for t in (out if isinstance(out, tuple) else (out,))
-                    if isinstance(t, tgrad.Tensor) and t.requires_grad]
-            leaves = [a for a in args if isinstance(a, tgrad.Tensor) and a.requires_grad]
-            if not (outs and leaves):
-                continue
-            gs = tgrad.autograd.grad(outs, leaves, grad_outputs=[tgrad.ones_like(t) for t in outs],
-                                     create_graph=gradgrad, allow_unused=True)
-            gg = [g for g in gs if g is not None and g.requires_grad]
-            if gradgrad and gg:
-                tgrad.autograd.grad([g.sum() for g in gg], leaves, allow_unused=True)
 
 
 # ------------------------------------------------------------------ compile
@@ -329,13 +251,14 @@ def compile_all(specs, archs=ARCHS, out=None):
     return results
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m tgrad.kernels.aot", description=__doc__.split("\n")[0])
+def main(workload, argv=None, prog="python -m tgrad.testing.aot_workload"):
+    """The command line: record ``workload``, compile a covering set, print a row per result."""
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     p.add_argument("--arch", type=int, nargs="+", default=list(ARCHS), help="compute capabilities (80 90)")
     p.add_argument("--all", action="store_true", help="compile every recorded specialization, not a covering set")
     a = p.parse_args(argv)
     t0 = time.perf_counter()
-    specs, errors = record()
+    specs, errors = record(workload)
     for label, e in errors:
         print(f"workload: {label} raised {type(e).__name__}: {e}", file=sys.stderr)
     n = len(specs)
@@ -347,8 +270,5 @@ def main(argv=None):
     failed = [r for r in results if r.error]
     print(f"{len(results) - len(failed)}/{len(results)} compiled in {time.perf_counter() - t0:.1f}s; "
           f"{len(failed)} failed; {len(errors)} workload errors")
-    return 1 if failed else 0
+    return 1 if failed or errors else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,8 +8,8 @@ copy; a broadcast batch dim has stride 0).  One program computes one
 BLOCK_M x BLOCK_N output tile of one batch entry, looping over K.
 
 Precision: ``tl.dot`` accumulates in fp32 (fp64 for doubles); fp32 inputs use
-exact fp32 (``input_precision="ieee"``) unless
-``tgrad.backends.cuda.matmul.allow_tf32`` is set.  fp16/bf16 go to the
+exact fp32 (``input_precision="ieee"``) unless the caller passes
+``allow_tf32=True`` (the op layer passes ``tgrad.backends.cuda.matmul.allow_tf32``).  fp16/bf16 go to the
 tensor cores as loaded on the GPU; on ``cpu`` they are upcast before
 ``tl.dot`` (the interpreter's bf16 dot is wrong, TRITON_NOTES.md).
 Integer dtypes (ACC = int64) skip ``tl.dot`` (no int64, and int8 would
@@ -19,7 +19,6 @@ stored wrapped to the output's width like PyTorch's integer kernels.
 import triton
 import triton.language as tl
 
-from .. import backends
 from . import _geometry as G
 from .runtime import launcher as T
 from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
@@ -218,13 +217,14 @@ def _layout(t):
     return t._shape, t._strides, t.dtype
 
 
-def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=None, rowsum=None):
+def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=None, rowsum=None, allow_tf32=False):
     """out = act(alpha * (a * act'(v)) @ b + beta * c) for 2-D or 3-D (batched) operands.
 
     a (B?, M, K), b (B?, K, N), out (B?, M, N); c broadcastable to out through
     its strides (bias: stride 0 over rows); v like a (the saved y or z of a
     fused linear); rowsum (B?, M) contiguous receives sum_k of a * act'(v).
-    Shapes are checked by the caller; batch strides of 0 broadcast.
+    Shapes are checked by the caller; batch strides of 0 broadcast.  ``allow_tf32``: fp32 operands may
+    use TF32 tensor cores on cuda.
     """
     oshape = out._shape
     if oshape[-2] == 0 or oshape[-1] == 0 or (len(oshape) == 3 and oshape[0] == 0):
@@ -241,7 +241,7 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
     c = c if has_c else out
     v = v if dact else a
     rs = rowsum if rowsum is not None else out
-    tf32 = backends.cuda.matmul.allow_tf32 and a.dtype.name == "float32"
+    tf32 = allow_tf32 and a.dtype.name == "float32"
     dev = out._storage.device.type
     # everything the launch's arguments and constexprs depend on but the pointers and float alpha/beta
     key = (_layout(a), _layout(b), _layout(out), _layout(c) if has_c else None, _layout(v) if dact else None,

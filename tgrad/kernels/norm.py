@@ -246,3 +246,42 @@ def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps):
            {"TRAINING": training, "HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype),
             "BLOCK": _channel_block(n, dev)})
     return dx, dw, db
+
+
+@triton.jit
+def group_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, K, G, HW, eps_hi, eps_lo,
+                      HAS_W: tl.constexpr, HAS_B: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
+                      BLOCK_K: tl.constexpr):
+    """y = (x - mean[m]) * rstd[m] * w[c] + b[c] over rows m = (n, group) of the contiguous (N * G, K = C/G * HW)
+    view of x, channel c = (m % G) * (C / G) + k // HW."""
+    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
+    c0 = (rows % G) * (K // HW)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
+        y = (x - mean[:, None]) * rstd[:, None]
+        ch = c0[:, None] + cols[None, :] // HW
+        if HAS_W:
+            y = y * tl.load(w_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+        if HAS_B:
+            y = y + tl.load(b_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+        cast_store(y_ptr + rows[:, None] * K + cols[None, :], y, m)
+
+
+def group_norm(x, w, b, y, N, G, K, HW, eps):
+    """y = group_norm of the contiguous x seen as (N * G, K) rows (w, b: (C,) or None)."""
+    M = N * G
+    if M == 0 or K == 0:
+        return y
+    dev = y.device.type
+    rows, bk = row_tiles(M, K, dev)
+    launch(group_norm_kernel, (cdiv(M, rows),), dev,
+           [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x), kptr(y), M, K, G, HW,
+            *split64(eps)],
+           {"HAS_W": w is not None, "HAS_B": b is not None, "COMPUTE": compute_type(y.dtype), "ROWS": rows,
+            "BLOCK_K": bk})
+    return y

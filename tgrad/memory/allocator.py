@@ -21,7 +21,10 @@ import operator
 import os
 import threading
 
-from tgrad.device import device as _device
+from ..device import canonical, device as _device
+from .cuda_driver import CudaBackend
+from .host import BackendOutOfMemory, HostBackend
+from .summary import format_summary
 
 MIN_BLOCK = 512              # rounding unit and smallest block
 SMALL_SIZE = 1 << 20         # largest request served by the small pool
@@ -60,10 +63,6 @@ def _unpack(vector):
 
 def _pack(values):
     return sum(v << _W * i for i, v in enumerate(values))
-
-
-class BackendOutOfMemory(Exception):
-    """Raised by a backend's ``malloc`` when it cannot provide the memory."""
 
 
 class OutOfMemoryError(RuntimeError):
@@ -337,7 +336,6 @@ class CachingAllocator:
         return collections.OrderedDict(sorted(out))
 
     def memory_summary(self, abbreviated=False):
-        from .stats import format_summary
         return format_summary(self.memory_stats(), self.device_str, abbreviated)
 
     # -- internals (called with the lock held) --------------------------------
@@ -471,6 +469,24 @@ _allocators_lock = threading.Lock()
 _recent = (None, None)   # (dev, its allocator) of the last get_allocator(dev) whose dev names one device
 
 
+def _before_fork():
+    """Hold every process-wide allocator's lock across ``fork()``: the child starts with consistent pools
+    (no other thread is inside malloc/free at the instant of the fork) and locks it can take (issue 16)."""
+    _allocators_lock.acquire()
+    for a in list(_allocators.values()):
+        a._lock.acquire()
+
+
+def _after_fork():
+    for a in list(_allocators.values()):
+        a._lock.release()
+    _allocators_lock.release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork, after_in_child=_after_fork)
+
+
 def get_allocator(dev):
     """The process-wide allocator of device ``dev`` (a device, "cpu", "cuda:1" or an int)."""
     global _recent
@@ -480,8 +496,7 @@ def get_allocator(dev):
     d = dev if isinstance(dev, _device) else _device(dev)
     fixed = d.type == "cpu" or d.index is not None
     if not fixed:
-        from tgrad.device import _canonical  # the current CUDA device
-        d = _canonical(d)
+        d = canonical(d)     # the current CUDA device
     key = (d.type, d.index or 0)
     allocator = _allocators.get(key)
     if allocator is None:
@@ -489,11 +504,9 @@ def get_allocator(dev):
             allocator = _allocators.get(key)
             if allocator is None:
                 if d.type == "cpu":
-                    from .host import HostBackend
                     allocator = CachingAllocator(HostBackend(), "cpu")
                     allocator.release_on_free = os.environ.get("TGRAD_HOST_CACHE", "1") == "0"
                 else:
-                    from .cuda_driver import CudaBackend
                     allocator = CachingAllocator(CudaBackend(d.index), f"cuda:{d.index}")
                 _allocators[key] = allocator
     if fixed:

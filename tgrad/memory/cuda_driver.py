@@ -11,7 +11,7 @@ import functools
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_ubyte, c_uint, c_uint64, c_void_p
 
-from .allocator import BackendOutOfMemory
+from .host import BackendOutOfMemory
 
 LIBCUDA = "libcuda.so.1"
 CUDA_ERROR_OUT_OF_MEMORY = 2

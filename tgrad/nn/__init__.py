@@ -1,10 +1,13 @@
 """``tgrad.nn``: Module, Parameter, layers, losses, ``functional``, ``init`` and ``utils``."""
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .modules import (ELU, GELU, SELU, BatchNorm1d, BCELoss, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: F401
                       Dropout, Embedding, Flatten, Hardsigmoid, Hardswish, Hardtanh, HuberLoss, Identity,
                       KLDivLoss, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, Module,
                       ModuleDict, ModuleList, MSELoss, NLLLoss, ReLU, ReLU6, Sequential, Sigmoid, SiLU,
                       SmoothL1Loss, Softmax, Softmin, Softplus, Tanh, Unflatten)
+from .modules import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,  # noqa: F401
+                      AvgPool1d, AvgPool2d, BatchNorm2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Dropout1d,
+                      Dropout2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, MaxPool1d, MaxPool2d)
 from .modules import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                       TransformerEncoder, TransformerEncoderLayer)
 from .parameter import Parameter  # noqa: F401

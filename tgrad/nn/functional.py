@@ -7,15 +7,13 @@ kernel pair).  Deprecated ``size_average``/``reduce`` arguments map to
 """
 import warnings
 
+from .. import functions as _functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import no_grad as _no_grad
+from ..functions import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
-
-
-def _op(name, *args, **attrs):
-    if name not in TABLE:
-        raise NotImplementedError(f"tgrad.nn.functional: op '{name}' is not in the op table yet")
-    return dispatch.call(name, *args, **attrs)
+from ..random import default_generator_for
 
 
 def _op_(name, input, **attrs):
@@ -137,14 +135,14 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim`` (optionally computed in ``dtype``)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return _op("softmax", input, dim=dim, dtype=dtype)
+    return _functional.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _op("log_softmax", input, dim=dim, dtype=dtype)
+    return _functional.log_softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -158,34 +156,19 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); ``input`` itself when not
     training or p == 0."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    out = _op("dropout", input, p=p, training=True)[0]
-    return input.copy_(out) if inplace else out
+    return _functional._dropout(input, p, training, inplace)
 
 
 # ------------------------------------------------------------------ normalization, embedding
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims."""
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    return _op("layer_norm", input, weight, bias, normalized_shape=tuple(normalized_shape), eps=eps)
+    return _functional.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize over the batch (and length) dims per channel (dim 1); in training the running
     statistics are updated in place: r = (1 - momentum) r + momentum * batch statistic (unbiased var)."""
-    if training:
-        size = input.shape
-        n = size[0]
-        for s in size[2:]:
-            n *= s
-        if n == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
-    return _op("batch_norm", input, weight, bias, running_mean, running_var, training=training, momentum=momentum,
-               eps=eps)
+    return _functional._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -193,40 +176,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Rows of ``weight`` at the indices ``input``; the row ``padding_idx`` gets no gradient.  ``max_norm``:
     the looked-up rows are first renormalized in place (``_embedding_renorm_``); ``scale_grad_by_freq``:
     each row's gradient is divided by how often the row occurs in ``input``."""
-    if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.size(0) + padding_idx
-    if sparse:
-        raise NotImplementedError("tgrad.nn.functional.embedding: sparse=True (sparse gradients) is not supported")
-    if max_norm is not None:
-        _embedding_renorm_(weight, input, max_norm, norm_type)
-    return _op("embedding", weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
-
-
-def _embedding_renorm_(weight, indices, max_norm, norm_type):
-    """PyTorch's embedding_renorm_, under no_grad: each row of ``weight`` that ``indices`` looks up and whose
-    ``norm_type``-norm exceeds ``max_norm`` is scaled in place by max_norm / (norm + 1e-7) (a float64 scale,
-    as ATen computes it).  The indices are checked before anything is written."""
-    from ..autograd.grad_mode import no_grad
-    from .. import dtypes
-    if weight.dim() != 2:
-        raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional tensor for argument "
-                           "#1 'self' (while checking arguments for embedding_renorm_)")
-    if indices.dtype not in (dtypes.int64, dtypes.int32):
-        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {indices.type()} instead (while checking arguments for "
-                           "embedding_renorm_)")
-    idx = indices.reshape(-1)
-    with no_grad():
-        rows = weight.index_select(0, idx)              # IndexError for an index out of range, nothing written
-        norm = rows.norm(norm_type, dim=1, keepdim=True).double()
-        scale = (max_norm / (norm + 1e-7)).where(norm > max_norm, 1.0)
-        weight.index_put_((idx,), rows * scale.to(weight.dtype))     # a repeated index writes the same row
+    return _functional._embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -242,11 +192,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 def pad(input, pad, mode="constant", value=None):
     """Constant padding: ``pad`` = (left, right) for the last dim, then the one before, ...; negative crops."""
     return _op("pad", input, pad=tuple(pad), mode=mode, value=value)
-
-
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 x2) / (max(||x1||, eps) max(||x2||, eps)) along ``dim``."""
-    return _op("cosine_similarity", x1, x2, dim=dim, eps=eps)
 
 
 # ------------------------------------------------------------------ losses
@@ -351,8 +296,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None and attn_mask.requires_grad and attn_mask.dtype.is_floating_point \
             and is_grad_enabled():
         return _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa)
+    rng = {}
+    if dropout_p > 0:       # a counter per attention weight: (query rows) x S
+        n = (query.numel() // max(query.shape[-1], 1)) * key.shape[-2]
+        rng = dict(zip(("seed", "offset"), default_generator_for(query.device)._take(n)))
     return _op("scaled_dot_product_attention", query, key, value, attn_mask, dropout_p=dropout_p,
-               is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)[0]
+               is_causal=is_causal, scale=scale, enable_gqa=enable_gqa, **rng)[0]
 
 
 def _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa):
@@ -508,3 +457,254 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not is_batched:
         out = out.squeeze(1)
     return out, None
+# ------------------------------------------------------------------ convolution
+def _ntuple(v, n, name="value"):
+    if isinstance(v, (tuple, list)):
+        if len(v) == 1 and n > 1:
+            return tuple(v) * n
+        return tuple(int(a) for a in v)
+    return (int(v),) * n
+
+
+def _batched(input, nd, name):
+    """(input with a batch dim, whether one was added): ``name`` takes (C, *) or (N, C, *) with nd spatial dims."""
+    if input.dim() == nd + 2:
+        return input, False
+    if input.dim() == nd + 1:
+        return input.unsqueeze(0), True
+    kinds = {1: ("2D", "3D"), 2: ("3D", "4D")}[nd]
+    raise RuntimeError(f"Expected {kinds[0]} (unbatched) or {kinds[1]} (batched) input to {name}, but got input of "
+                       f"size: [{', '.join(str(s) for s in input.shape)}]")
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    x, unbatched = _batched(input, nd, name)
+    stride, dilation = _ntuple(stride, nd), _ntuple(dilation, nd)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            total = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+            padding = tuple(t // 2 for t in total)
+            extra = [t % 2 for t in total]
+            if any(extra):      # PyTorch pads the odd extra element on the right, then pads symmetrically
+                widths = []
+                for e in reversed(extra):
+                    widths += [0, e]
+                x = pad(x, widths)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding = _ntuple(padding, nd)
+    y = _op("convolution", x, weight, bias, stride=stride, padding=padding, dilation=dilation, transposed=False,
+            output_padding=(0,) * nd, groups=groups)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """y[n, o, l] = b[o] + sum_{c, k} x[n, c, l s - pad + k d] w[o, c, k]; x (N, C, L) or (C, L),
+    w (O, C / groups, K); padding an int, a 1-tuple, 'valid' or 'same'."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as PyTorch's); x (N, C, H, W) or (C, H, W), w (O, C / groups, KH, KW)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    x, unbatched = _batched(input, nd, name)
+    y = _op("convolution", x, weight, bias, stride=_ntuple(stride, nd), padding=_ntuple(padding, nd),
+            dilation=_ntuple(dilation, nd), transposed=True, output_padding=_ntuple(output_padding, nd),
+            groups=groups)
+    return y.squeeze(0) if unbatched else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv1d in its input (plus bias); w (C_in, C_out / groups, K)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                           "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv2d in its input (plus bias); w (C_in, C_out / groups, KH, KW)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                           "conv_transpose2d")
+
+
+# ------------------------------------------------------------------ pooling
+def _pool_input(input, nd, name):
+    if input.dim() == nd + 2:
+        return input, False
+    if input.dim() == nd + 1:
+        return input.unsqueeze(0), True
+    raise RuntimeError({1: f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}",
+                        2: "non-empty 3D or 4D (batch mode) tensor expected for input"}[nd])
+
+
+def _unbatch(res, unbatched):
+    if not unbatched:
+        return res
+    return tuple(r.squeeze(0) for r in res) if isinstance(res, tuple) else res.squeeze(0)
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, name):
+    x, unbatched = _pool_input(input, nd, name)
+    k = _ntuple(kernel_size, nd)
+    s = _ntuple(stride, nd) if stride is not None and stride != [] and stride != () else k
+    y, idx = _op("max_pool2d", x, kernel_size=k, stride=s, padding=_ntuple(padding, nd),
+                 dilation=_ntuple(dilation, nd), ceil_mode=bool(ceil_mode))
+    return _unbatch((y, idx) if return_indices else y, unbatched)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over windows of the last dim; with ``return_indices`` also the argmax positions."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1, "max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over (KH, KW) windows (stride defaults to the kernel size; padding counts as -inf); with
+    ``return_indices`` also the argmax positions ih * W + iw in each plane."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2, "max_pool2d")
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 1, "max_pool1d")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 2, "max_pool2d")
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, name):
+    x, unbatched = _pool_input(input, nd, name)
+    k = _ntuple(kernel_size, nd)
+    s = _ntuple(stride, nd) if stride is not None and stride != [] and stride != () else k
+    y = _op("avg_pool2d", x, kernel_size=k, stride=s, padding=_ntuple(padding, nd), ceil_mode=bool(ceil_mode),
+            count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
+    return _unbatch(y, unbatched)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over windows of the last dim."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Sum over (KH, KW) windows / divisor: ``divisor_override``, else the window size (clipped to the
+    input when not ``count_include_pad``)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
+                     "avg_pool2d")
+
+
+def _adaptive_size(x, output_size, nd):
+    size = _ntuple(output_size, nd) if not isinstance(output_size, (tuple, list)) or None not in output_size \
+        else tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
+    if len(size) != nd:
+        raise ValueError(f"output_size must be {nd}")
+    return size
+
+
+def _adaptive_input(input, nd, name):
+    if input.dim() in (nd + 1, nd + 2):
+        return _pool_input(input, nd, name)
+    raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over [floor(o L / OL), ceil((o + 1) L / OL)) for each output o."""
+    x, unbatched = _adaptive_input(input, 1, "adaptive_avg_pool1d")
+    return _unbatch(_op("adaptive_avg_pool2d", x, output_size=_adaptive_size(x, output_size, 1)), unbatched)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over adaptive windows producing ``output_size`` (an int, a pair, None keeps that dim)."""
+    x, unbatched = _adaptive_input(input, 2, "adaptive_avg_pool2d")
+    return _unbatch(_op("adaptive_avg_pool2d", x, output_size=_adaptive_size(x, output_size, 2)), unbatched)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    x, unbatched = _adaptive_input(input, 1, "adaptive_max_pool1d")
+    y, idx = _op("adaptive_max_pool2d", x, output_size=_adaptive_size(x, output_size, 1))
+    return _unbatch((y, idx) if return_indices else y, unbatched)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over adaptive windows; with ``return_indices`` also the argmax positions."""
+    x, unbatched = _adaptive_input(input, 2, "adaptive_max_pool2d")
+    y, idx = _op("adaptive_max_pool2d", x, output_size=_adaptive_size(x, output_size, 2))
+    return _unbatch((y, idx) if return_indices else y, unbatched)
+
+
+# ------------------------------------------------------------------ channel dropout
+def _channel_dropout(input, p, training, inplace, batched_dim, name):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    batched = input.dim() == batched_dim
+    shape = tuple(input.shape[:2] if batched else input.shape[:1]) + (1,) * (input.dim() - (2 if batched else 1))
+    keep = input.new_empty(shape).uniform_().ge(p).to(input.dtype) * (0.0 if p == 1.0 else 1.0 / (1.0 - p))
+    return input.mul_(keep) if inplace else input * keep
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, L) / (C, L) input with probability p, scale the rest by 1 / (1 - p)."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channel_dropout(input, p, training, inplace, 3, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, H, W) input with probability p, scale the rest by 1 / (1 - p)."""
+    if input.dim() not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a "
+                      "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
+                      "please switch to using dropout1d instead.", stacklevel=2)
+    return _channel_dropout(input, p, training, inplace, input.dim() if input.dim() != 4 else 4, "dropout2d")
+
+
+# ------------------------------------------------------------------ group / instance normalization
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each (sample, group of C / num_groups channels) of (N, C, *) input, then w[c] x + b[c]."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    return _op("group_norm", input, weight, bias, num_groups=num_groups, eps=eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each (sample, channel) over its spatial dims (a group norm with one channel per group);
+    running statistics, if given, move by ``momentum`` towards the batch mean of the per-instance mean and
+    unbiased variance; ``use_input_stats=False`` normalizes with the running statistics instead."""
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    n = 1
+    for s in input.shape[2:]:
+        n *= s
+    if n <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {tuple(input.shape)}")
+    if running_mean is not None or running_var is not None:
+        dims = tuple(range(2, input.dim()))
+        with _no_grad():
+            x = input.detach()
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(x.mean(dims).mean(0) * momentum)
+            if running_var is not None:
+                running_var.mul_(1 - momentum).add_(x.var(dims).mean(0) * momentum)
+    return _op("group_norm", input, weight, bias, num_groups=input.shape[1], eps=eps)

@@ -1,4 +1,6 @@
 """``nn.Parameter``: a Tensor that a Module registers as one of its parameters."""
+from .. import serialization
+from ..creation import empty
 from ..tensor import Tensor, _new
 
 
@@ -7,7 +9,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..creation import empty
             data = empty(0)
         t = _new(data._storage, data._offset, data._shape, data._strides, data.dtype, counter=data._version_counter,
                  cls=cls)
@@ -31,5 +32,12 @@ class Parameter(Tensor):
         return result
 
     def __reduce_ex__(self, proto):
-        from ..serialization import _rebuild_parameter
         return (_rebuild_parameter, (self.detach()._host_copy(), str(self.device), self.requires_grad))
+
+
+def _rebuild_parameter(array, device_str, requires_grad):
+    """Inverse of ``Parameter.__reduce_ex__`` (copy / pickle)."""
+    return Parameter(serialization._rebuild_tensor(array, device_str, False), requires_grad)
+
+
+serialization.register_parameter_class(Parameter)    # tgrad.load rebuilds saved parameters as Parameters

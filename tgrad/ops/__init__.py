@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from .. import tensor as _tensor
+from .._state import state as _grad_state
 from ..tensor import empty
 
 
@@ -50,15 +52,16 @@ class Op:
 def implicit_seed(grad):
     """True if ``grad`` is loss.backward()'s unmodified implicit seed (a host copy of 1, made by the engine)
     and no graph is recorded: a backward rule may then use a constant it already knows for grad = 1."""
-    global _grad_state
     if not grad.__dict__.get("_implicit_seed", False) or grad._version_counter[0] != 0:
         return False
-    if _grad_state is None:
-        from ..autograd.grad_mode import _state as _grad_state     # the layer above
     return not _grad_state.grad
 
 
-_grad_state = None
+def call(name, *args, **attrs):
+    """Run op ``name`` through the dispatcher, as backward rules do for table-only ops, so that under
+    ``create_graph`` they record a graph.  The dispatcher sits above the table; the table reaches it
+    through Tensor's one upward seam (``tgrad.tensor._call``), looked up when called."""
+    return _tensor._call(name, *args, **attrs)
 
 
 _HOST_FULL = {}     # (shape, dtype, value) -> (read-only numpy array, its address)
@@ -87,11 +90,12 @@ def host_full(shape, value, dtype, device, broadcast=False):
     return t
 
 
+from . import amp, attention, conv, elementwise, index, matmul, nn, norm, optim, pool, reduce, shape  # noqa: E402, E501
+
+
 def _build():
-    from . import advanced_index, elementwise, linalg, nn, optim, reduce, shape
-    from . import amp, attention
     table = {}
-    for family in (elementwise, reduce, shape, advanced_index, optim, nn, linalg, attention, amp):
+    for family in (elementwise, reduce, shape, index, optim, nn, matmul, conv, pool, norm, attention, amp):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

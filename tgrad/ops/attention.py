@@ -4,31 +4,23 @@
 ``_scaled_dot_product_flash_attention_for_cpu``; its node is PyTorch's CPU one and, like it, only once
 differentiable.  Shapes: query (*batch, L, E), key (*batch_k, S, E), value (*batch_k, S, Ev); the batch
 dims broadcast, the head dim (-3) of key/value may divide query's with ``enable_gqa``; attn_mask (bool:
-True takes part; float: added to the scores) broadcasts to (*batch, L, S).  Dropout draws a fresh Philox
-(seed, offset) per call from the default generator and saves it for the backward, which redraws the same
-mask instead of storing it.
+True takes part; float: added to the scores) broadcasts to (*batch, L, S).  Dropout gets a fresh Philox
+(seed, offset) per call from its caller (F.scaled_dot_product_attention draws it from the device's
+generator); the backward redraws the same mask from the attrs instead of storing it.
 """
 import math
 
-import numpy as np
-
 from .. import dtypes as D
-from ..device import device as _device
 from ..kernels import _geometry as G
 from ..kernels import attention as KA
 from ..kernels import elementwise as KE
 from ..tensor import empty
 from . import Op
+from . import call as _call
 
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool"}
-_CPU = _device("cpu")
-
-
-def _call(name, *args, **attrs):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **attrs)
 
 
 def _check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa):
@@ -117,28 +109,20 @@ def _mask_kind(attn_mask):
     return KA.MASK_BOOL if attn_mask.dtype is D.bool_ else KA.MASK_ADD
 
 
-def _philox(seed, offset):
-    """A cpu int64 tensor [seed, offset] (PyTorch's flash attention returns its philox seed / offset too)."""
-    a = np.array([seed, offset], np.int64)
-    t = empty((2,), D.int64, _CPU)
-    t._storage.allocator.backend.memcpy_htod(t._storage.ptr, a.ctypes.data, a.nbytes)
-    return t
-
-
 def sdpa_forward(query, key, value, attn_mask=None, *, dropout_p=0.0, is_causal=False, scale=None,
-                 enable_gqa=False):
-    """(output (*batch, L, Ev), logsumexp (*batch, L) in fp32 / fp64): one fused kernel launch."""
+                 enable_gqa=False, seed=None, offset=None):
+    """(output (*batch, L, Ev), logsumexp (*batch, L) in fp32 / fp64): one fused kernel launch.  A dropout
+    takes its Philox key and first counter as ``seed``/``offset`` (drawn by the caller from a generator:
+    the table never reads the random state); the backward redraws the same mask from them."""
     group = _check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
     (q, k, v, m), geom, batch = _geometry(query, key, value, attn_mask, group)
     L, Ev = geom[2], geom[5]
     sc = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     out = empty(batch + (L, Ev), query.dtype, query.device)
     lse = empty(batch + (L,), D.float64 if query.dtype is D.float64 else D.float32, query.device)
-    seed = offset = 0
-    if dropout_p > 0:
-        from ..random import default_generator
-        seed, offset = default_generator._take(math.prod(batch) * L * geom[3])
-        out._forward_saved = {"philox": _philox(seed, offset)}
+    if dropout_p > 0 and seed is None:
+        raise ValueError("scaled_dot_product_attention: a dropout takes seed= and offset= (drawn from a generator)")
+    seed, offset = (seed, offset) if dropout_p > 0 else (0, 0)
     KA.forward(q, k, v, m, out, lse, geom, scale=sc, p=float(dropout_p), seed=seed, offset=offset,
                causal=bool(is_causal), mask_kind=_mask_kind(attn_mask))
     return out, lse
@@ -147,20 +131,20 @@ def sdpa_forward(query, key, value, attn_mask=None, *, dropout_p=0.0, is_causal=
 def sdpa_backward(ctx, grad, _lse_grad=None):
     s, a = ctx.saved, ctx.attrs
     dq, dk, dv = _call("scaled_dot_product_attention_backward", grad, s["query"], s["key"], s["value"],
-                       s.get("attn_mask"), s["result"], s["result1"], s.get("philox"),
-                       dropout_p=a.get("dropout_p", 0.0), is_causal=a.get("is_causal", False),
-                       scale=a.get("scale"), enable_gqa=a.get("enable_gqa", False))
+                       s.get("attn_mask"), s["result"], s["result1"], dropout_p=a.get("dropout_p", 0.0),
+                       is_causal=a.get("is_causal", False), scale=a.get("scale"),
+                       enable_gqa=a.get("enable_gqa", False), seed=a.get("seed"), offset=a.get("offset"))
     return dq, dk, dv, None
 
 
-def sdpa_backward_forward(grad_out, query, key, value, attn_mask, out, logsumexp, philox=None, *, dropout_p=0.0,
-                          is_causal=False, scale=None, enable_gqa=False):
+def sdpa_backward_forward(grad_out, query, key, value, attn_mask, out, logsumexp, *, dropout_p=0.0,
+                          is_causal=False, scale=None, enable_gqa=False, seed=None, offset=None):
     """(grad_query, grad_key, grad_value) at the broadcast shapes: two fused kernel launches (dq, then dk/dv)."""
     group = _check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
     (q, k, v, m), geom, batch = _geometry(query, key, value, attn_mask, group)
     Z, H, L, S, E, Ev = geom[:6]
     sc = 1.0 / math.sqrt(E) if scale is None else float(scale)
-    seed, offset = (int(x) for x in philox._host_copy()) if dropout_p > 0 else (0, 0)
+    seed, offset = (seed, offset) if dropout_p > 0 else (0, 0)
     do = grad_out if grad_out.is_contiguous() else KE.copy(grad_out, empty(grad_out.shape, grad_out.dtype,
                                                                            grad_out.device))
     kvbatch = batch[:-1] + (batch[-1] // group,) if batch else batch
@@ -179,5 +163,5 @@ ENTRIES = [
                                                            "result1"),
        outputs=2, nondiff_outputs=(1,), once_differentiable=True),
     Op("scaled_dot_product_attention_backward", sdpa_backward_forward, None, None,
-       inputs=("grad_out", "query", "key", "value", "attn_mask", "out", "logsumexp", "philox"), outputs=3),
+       inputs=("grad_out", "query", "key", "value", "attn_mask", "out", "logsumexp"), outputs=3),
 ]

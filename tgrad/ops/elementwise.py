@@ -14,8 +14,10 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
 from ..kernels._lang import compute_type, split64
-from ..tensor import _new, empty
-from . import Op
+from .._state import state as _grad_state
+from ..tensor import _new, empty, scalar, zeros
+from . import Op, call as _c
+from . import reduce as _reduce
 
 
 def _out(out, shape, dtype, device, name):
@@ -25,8 +27,8 @@ def _out(out, shape, dtype, device, name):
         raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}")
     if not _can_cast(dtype, out.dtype):
-        raise RuntimeError(f"result type {_legacy(dtype)} can't be cast to the desired output type "
-                           f"{_legacy(out.dtype)}")
+        raise RuntimeError(f"result type {dtype.legacy_name} can't be cast to the desired output type "
+                           f"{out.dtype.legacy_name}")
     return out
 
 
@@ -37,12 +39,6 @@ def _can_cast(frm, to):
     if frm is not D.bool_ and to is D.bool_:
         return False
     return True
-
-
-def _legacy(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dt.name]
 
 
 def _float_result(dt):
@@ -102,16 +98,15 @@ def _overlaps(a, b):
 
 def _cross_device_copy(dst, src):
     """Device <-> host copies go through the memory backend on contiguous same-dtype buffers."""
-    from ..tensor import empty as _e
     s = src
     if s.dtype is not dst.dtype or not s.is_contiguous() or tuple(s.shape) != tuple(dst.shape):
-        tmp = _e(dst.shape, dst.dtype, src.device)
+        tmp = empty(dst.shape, dst.dtype, src.device)
         K.copy(s, tmp)
         s = tmp
     if dst.is_contiguous():
         dst._storage.copy_(dst._offset * dst.dtype.itemsize, s._storage, s._offset * s.dtype.itemsize, s.nbytes)
         return dst
-    tmp = _e(dst.shape, dst.dtype, dst.device)
+    tmp = empty(dst.shape, dst.dtype, dst.device)
     tmp._storage.copy_(0, s._storage, s._offset * s.dtype.itemsize, s.nbytes)
     return K.copy(tmp, dst)
 
@@ -135,9 +130,8 @@ def fill_backward(ctx, grad):
 
 def fill_scalar_forward(self, *, value, out=None):
     """``self.fill_(value)`` for a Python number (PyTorch's FillBackward2: no value input)."""
-    from ..creation import scalar_tensor
     dst = out if out is not None else self
-    return K.copy(scalar_tensor(value, dtype=dst.dtype, device=dst.device), dst)
+    return K.copy(scalar(value, dst.dtype, dst.device), dst)
 
 
 def zero_forward(self, *, out=None):
@@ -236,9 +230,7 @@ def mul_backward(ctx, grad):
 def _mul_grad(grad, other, meta):
     """grad * other; when the input was broadcast and no graph is recorded, already summed to its shape in
     one launch (the engine's sum_to_size would be a second one, issue #6)."""
-    if _dispatch is None:
-        _bind()
-    if meta.shape != grad._shape and not _dispatch.grad_mode._state.grad:
+    if meta.shape != grad._shape and not _grad_state.grad:
         g = _reduce.mul_sum_to_size(grad, other, meta.shape)
         if g is not None:
             return g
@@ -374,31 +366,13 @@ ENTRIES += [
 
 
 # ------------------------------------------------------------------ helpers for the ops below
-_dispatch = _reduce = None
-
-
-def _bind():
-    global _dispatch, _reduce, _c
-    from ..autograd import dispatch as _dispatch    # the layer above: bound on first use
-    from . import reduce as _reduce                 # a sibling that imports this module's layer
-    _c = _dispatch.call                             # no frame of its own from then on
-
-
-def _c(name, *args, **attrs):
-    """Run op ``name`` through the dispatcher (backward rules record a graph under create_graph)."""
-    _bind()
-    return _c(name, *args, **attrs)
-
-
 def _full(value, like):
     """A 0-dim tensor of ``value`` with ``like``'s dtype and device."""
-    from ..creation import scalar_tensor
-    return scalar_tensor(value, dtype=like.dtype, device=like.device)
+    return scalar(value, like.dtype, like.device)
 
 
 def _zeros(like):
-    from ..creation import zeros
-    return zeros(tuple(like.shape), dtype=like.dtype, device=like.device)
+    return zeros(like._shape, like.dtype, like.device)
 
 
 def _mask(m, g):
@@ -449,14 +423,14 @@ def _rounding(fn):
 
 def round_decimals_forward(self, *, decimals, out=None):
     if not self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"round_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{self.dtype.legacy_name}'")
     return _launch_unary(K.round_decimals_fn, self, out, self.dtype, float(10.0 ** abs(decimals)),
                          int(decimals < 0))
 
 
 def frac_forward(self, *, out=None):
     if not self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{self.dtype.legacy_name}'")
     return _launch_unary(K.frac_fn, self, out, self.dtype)
 
 
@@ -828,9 +802,8 @@ def pow_tensor_backward(ctx, g):
 
 def pow_scalar_base_forward(self, *, base, out=None):
     """base ** self for a Python number base (the base in self's result dtype, as PyTorch)."""
-    from ..creation import scalar_tensor
     dt = D.result_type(base, self)
-    b = scalar_tensor(base, dtype=dt, device=self.device)
+    b = scalar(base, dt, self.device)
     o = _out(out, self.shape, dt, self.device, "pow")
     fn = K.pow_tensor_fn if dt.is_floating_point else K.int_pow_tensor_fn
     return K.binary(fn, b, self, o, compute=compute_type(dt))
@@ -887,7 +860,7 @@ def _bitwise(fn, name):
     def forward(self, other, *, out=None):
         dt = D.result_type(self, other)
         if dt.is_floating_point:
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_legacy(dt)}'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.legacy_name}'")
         o = _broadcast_out(out, dt, name, self, other)
         return K.binary(fn, self, other, o, compute=compute_type(dt))
     return forward
@@ -895,7 +868,7 @@ def _bitwise(fn, name):
 
 def bitwise_not_forward(self, *, out=None):
     if self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{_legacy(self.dtype)}'")
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{self.dtype.legacy_name}'")
     fn = K.logical_not_fn if self.dtype is D.bool_ else K.bitwise_not_fn
     return _launch_unary(fn, self, out, self.dtype)
 
@@ -936,7 +909,7 @@ def where_forward(condition, self, other, *, out=None):
     """condition ? self : other, broadcast over all three."""
     if condition.dtype is not D.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{_legacy(condition.dtype)}")
+                           f"{condition.dtype.legacy_name}")
     dt = D.result_type(self, other)
     o = _broadcast_out(out, dt, "where", condition, self, other)
     return K.ternary(K.where_fn, condition, self, other, o, compute=compute_type(dt))
@@ -991,9 +964,8 @@ def clamp_tensor_forward(self, min=None, max=None, *, out=None):
     ts = [t for t in (self, min, max) if t is not None]
     dt = D.result_type(*ts)
     lo_v, hi_v = _bounds(dt, None, None)
-    from ..creation import scalar_tensor
-    lo = min if min is not None else scalar_tensor(lo_v, dtype=dt, device=self.device)
-    hi = max if max is not None else scalar_tensor(hi_v, dtype=dt, device=self.device)
+    lo = min if min is not None else scalar(lo_v, dt, self.device)
+    hi = max if max is not None else scalar(hi_v, dt, self.device)
     o = _broadcast_out(out, dt, "clamp", *ts)
     return K.ternary(K.clamp_tensor_fn, self, lo, hi, o, compute=compute_type(dt))
 
@@ -1020,7 +992,7 @@ def _same_dtype(self, other, name):
 
 def _float_only(x, kernel):
     if not x.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_legacy(x.dtype)}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{x.dtype.legacy_name}'")
 
 
 def lerp_forward(self, end, *, weight, out=None):

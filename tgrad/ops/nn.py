@@ -16,24 +16,15 @@ from ..kernels import loss as KL
 from ..kernels import nn as KN2
 from ..kernels import norm as KN
 from ..kernels import softmax as KS
-from ..tensor import _wrap_dim, empty
-from . import Op, implicit_seed
-
-
-def _call(name, *args, **attrs):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **attrs)
+from .._state import state as _grad_state
+from ..tensor import _wrap_dim, empty, from_host, full
+from . import Op, call as _call, implicit_seed
+from .reduce import sum_forward
 
 
 def _float_check(x, name):
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{_legacy(x.dtype)}\'')
-
-
-def _legacy(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dt.name]
+        raise RuntimeError(f'"{name}" not implemented for \'{x.dtype.legacy_name}\'')
 
 
 # ------------------------------------------------------------------ (OUTER, K, INNER) geometry
@@ -152,7 +143,7 @@ def _ce_check(input, target, weight, ignore_index, prob):
     if prob:
         return C
     if target.dtype is not D.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_legacy(target.dtype)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.legacy_name}")
     if input.dim() >= 2 and (target.dim() == 0 or target.shape[0] != input.shape[0]):
         n_t = target.shape[0] if target.dim() else 0
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({n_t}).")
@@ -184,9 +175,8 @@ def _loss_rows(logits):
     def forward(input, target, weight=None, *, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         _check_reduction(reduction)
         _float_check(input, "nll_loss" if not logits else "log_softmax_lastdim_kernel_impl")
-        prob = logits and target.dtype.is_floating_point
-        if prob and tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        # class probabilities when the target has the input's shape, as PyTorch decides (else class indices)
+        prob = logits and target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape)
         if not 0.0 <= label_smoothing <= 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
         _ce_check(input, target, weight, ignore_index, prob)
@@ -216,8 +206,7 @@ def _loss_rows(logits):
 
 
 def _grad_recording():
-    from ..autograd import grad_mode
-    return grad_mode.is_recording()
+    return _grad_state.recording
 
 
 def _loss_rows_backward(logits):
@@ -323,8 +312,7 @@ def _rows_backward_rule(bwd_name, logits):
         cd = 1 if x.dim() >= 2 else 0
         gg_g = gg_x = None
         if ctx.needs_input_grad[0]:
-            from ..creation import ones_like
-            d1 = _call(bwd_name, ones_like(g), x, t, w, **_rows_attrs(ctx))[0]
+            d1 = _call(bwd_name, full(g.shape, 1, g.dtype, g.device), x, t, w, **_rows_attrs(ctx))[0]
             gg_g = (gg * d1).sum(cd) if g.dim() > 0 else (gg * d1).sum()
         if ctx.needs_input_grad[1] and logits:
             rs = ctx.saved["result1"]
@@ -378,7 +366,6 @@ def _pointwise_shape(input, target, weight, pos_weight):
 
 def _reduce_loss(e, reduction):
     """sum of the (already scaled) element losses unless reduction is 'none'; mean of nothing is nan."""
-    from .reduce import sum_forward
     if reduction == "none":
         return e
     if e.numel() == 0 and reduction != "sum":
@@ -699,10 +686,12 @@ ENTRIES += [
 
 
 # ------------------------------------------------------------------ dropout
-def dropout_forward(input, *, p=0.5, training=True, inplace=False):
+def dropout_forward(input, *, p=0.5, training=True, inplace=False, seed=None, offset=None):
     """(output, mask): output = input * mask / (1 - p), mask[i] = U(seed, offset + i) >= p (Philox).
 
-    The mask is the second (non-differentiable) output, as in PyTorch's ``native_dropout``.
+    The mask is the second (non-differentiable) output, as in PyTorch's ``native_dropout``.  ``seed`` and
+    ``offset`` (a Philox key and first counter) are drawn by the caller from a generator
+    (``F.dropout``: ``Generator._take(input.numel())``), so the table never reads the random state.
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -712,8 +701,8 @@ def dropout_forward(input, *, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         KE.fill(mask, 1)
         return KE.copy(input, y), mask
-    from ..random import default_generator
-    seed, offset = default_generator._take(input.numel())
+    if seed is None or offset is None:
+        raise ValueError("dropout: a training dropout takes seed= and offset= (drawn from a generator)")
     return KN2.dropout(_contig(input), y, mask, p, seed, offset)
 
 
@@ -765,9 +754,8 @@ def embedding_backward_rule(ctx, grad):
 
 def _freq_scale(indices, num_weights, like):
     """(num_weights, 1): 1 / how often each row is looked up in ``indices`` (1 for rows never looked up)."""
-    from ..creation import tensor
     counts = np.bincount(indices._host_copy().ravel(), minlength=num_weights)
-    return tensor((1.0 / np.maximum(counts, 1))[:, None], dtype=like.dtype, device=like.device)
+    return from_host((1.0 / np.maximum(counts, 1))[:, None], like.dtype, like.device)
 
 
 def embedding_backward_forward(grad_output, indices, *, num_weights, padding_idx=None, scale_grad_by_freq=False):
@@ -791,8 +779,7 @@ def embedding_double_backward(ctx, gg):
     idx = ctx.saved["indices"]
     pad = ctx.attrs.get("padding_idx")
     if pad is not None:
-        from ..creation import ones
-        keep = ones((gg.shape[0], 1), dtype=gg.dtype, device=gg.device)
+        keep = full((gg.shape[0], 1), 1, gg.dtype, gg.device)
         keep[pad] = 0
         gg = gg * keep
     if ctx.attrs.get("scale_grad_by_freq", False):
@@ -895,7 +882,7 @@ def batch_norm_forward(input, weight=None, bias=None, running_mean=None, running
                          f"{_size_str(input)}")
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != C:
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
     y = empty(input.shape, input.dtype, input.device)

@@ -13,8 +13,9 @@ from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
 from ..kernels._geometry import contiguous_strides
-from ..tensor import _new, _wrap_dim, empty
-from . import Op, host_full, implicit_seed
+from .._state import state as _grad_state
+from ..tensor import _new, _wrap_dim, empty, from_host, full
+from . import Op, call, host_full, implicit_seed
 
 
 def reduce_dims(dim, ndim):
@@ -135,12 +136,6 @@ def _ctx_dims(ctx):
     return shape, reduce_dims(ctx.attrs.get("dim"), len(shape)), ctx.attrs.get("keepdim", False)
 
 
-def _dtype_name(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dt.name]
-
-
 def _nonempty(name, x, dims, dim):
     """PyTorch's errors for max/min/amax/amin/argmax/argmin over an empty extent."""
     if x.numel() == 0 and dim is None:
@@ -176,7 +171,7 @@ def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
     if not dt.is_floating_point:
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
-                           f"or complex dtype. Got: {_dtype_name(dt)}")
+                           f"or complex dtype. Got: {dt.legacy_name}")
     dims = reduce_dims(dim, len(self._shape))
     if _numel(self._shape, dims) == 0:
         return KE.fill(empty(reduced_shape(self._shape, dims, keepdim), dt, self.device), float("nan"))
@@ -213,22 +208,19 @@ def _has_zero(x):
 def _recording():
     """True when a backward must itself be differentiable (create_graph): the zero-input branches below
     then use ops instead of the constant masks of a select kernel (exact first order only)."""
-    from ..autograd import grad_mode
-    return grad_mode.is_grad_enabled()
+    return _grad_state.grad
 
 
 def _prod_others(x, dims):
     """prod_{j != k} x_j over ``dims`` with ops, no division (PyTorch's prod_safe_zeros_backward):
     exclusive cumprod from the front times exclusive cumprod from the back, along the flattened dims."""
-    from ..autograd.dispatch import call
-    from ..creation import ones
     order = _order(x, dims)
     inv = [order.index(i) for i in range(x.dim())]
     xp = x.permute(order)
     kept = tuple(xp.shape[:x.dim() - len(dims)])
     n = _numel(x.shape, dims)
     xr = xp.reshape(kept + (n,))
-    one = ones(kept + (1,), dtype=x.dtype, device=x.device)
+    one = full(kept + (1,), 1, x.dtype, x.device)
     front = call("cat", one, xr.narrow(-1, 0, n - 1), dim=-1).cumprod(-1)
     back = call("cat", one, xr.narrow(-1, 1, n - 1).flip(-1), dim=-1).cumprod(-1).flip(-1)
     return (front * back).reshape(xp.shape).permute(inv)
@@ -428,7 +420,7 @@ def norm_forward(self, *, p=2, dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: only p-norms and 'fro' are supported, got {p!r}")
     if not self.dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. "
-                           f"Got {_dtype_name(self.dtype)}")
+                           f"Got {self.dtype.legacy_name}")
     dims = reduce_dims(dim, self.dim())
     op = _norm_op(p)
     if op in ("norminf", "normneginf"):
@@ -484,7 +476,6 @@ def cumsum_forward(self, *, dim, dtype=None, reverse=False):
 
 def cumsum_backward(ctx, grad):
     """The gradient of a cumulative sum is the reversed cumulative sum."""
-    from ..autograd.dispatch import call
     return (call("cumsum", grad, dim=ctx.attrs["dim"], reverse=not ctx.attrs.get("reverse", False)),)
 
 
@@ -495,7 +486,6 @@ def cumprod_forward(self, *, dim, dtype=None):
 def cumprod_backward(ctx, grad):
     """Without zeros: revcumsum(g * out) / x.  With zeros (first zero of a row at z): positions
     before z as above, z gets revcumsum(g * cumprod(x with x_z = 1)), positions after z get 0."""
-    from ..autograd.dispatch import call
     x = ctx.saved["self"]
     out = ctx.saved["result"]
     d = ctx.attrs["dim"]
@@ -517,11 +507,10 @@ def cumprod_backward(ctx, grad):
 def _cumprod_backward_ops(grad, x, d):
     """dx_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j with ops, no division (O(n^2), like PyTorch's
     double-backward path): C[.., i, k] = cumprod_k of x with x_i replaced by 1, masked to k >= i."""
-    from ..creation import eye, ones
     n = x.shape[d]
     xt, gt = x.movedim(d, -1), grad.movedim(d, -1)
-    ident = eye(n, dtype=x.dtype, device=x.device)
-    upper = ones((n, n), dtype=x.dtype, device=x.device).triu()
+    ident = from_host(np.eye(n), x.dtype, x.device)
+    upper = full((n, n), 1, x.dtype, x.device).triu()
     c = (xt.unsqueeze(-2) * (1.0 - ident) + ident).cumprod(-1)
     return (c * upper * gt.unsqueeze(-2)).sum(-1).movedim(-1, d)
 

@@ -16,7 +16,7 @@ from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import shape as KS
 from ..tensor import _wrap_dim, empty
-from . import Op
+from . import Op, call
 
 
 # ------------------------------------------------------------------ view / reshape
@@ -96,8 +96,8 @@ def expand_forward(self, *, size):
     size = tuple(size)
     if len(size) < self.dim():
         raise RuntimeError(f"expand({self.type()}{{{list(self.shape)}}}, size=[{', '.join(map(str, size))}]): "
-                           "the number of sizes provided ({}) must be greater or equal to the number of "
-                           "dimensions in the tensor ({})".format(len(size), self.dim()))
+                           f"the number of sizes provided ({len(size)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({self.dim()})")
     lead = len(size) - self.dim()
     shape, strides = [], []
     for i, s in enumerate(size):
@@ -263,8 +263,7 @@ def slice_backward(ctx, grad):
 
 
 def grad_region(name, grad, input_shape, **kw):
-    from ..autograd import dispatch
-    return dispatch.call(name, grad, input_shape=tuple(input_shape), **kw)
+    return call(name, grad, input_shape=tuple(input_shape), **kw)
 
 
 def _region_forward(view_fn):
@@ -299,13 +298,8 @@ def as_strided_forward(self, *, size, stride, storage_offset=None):
 def as_strided_backward(ctx, grad):
     m, a = ctx.input_meta[0], ctx.attrs
     off = m.offset if a.get("storage_offset") is None else a["storage_offset"]
-    return (_autograd_call("restride", grad, src_geom=(tuple(a["size"]), tuple(a["stride"]), off),
+    return (call("restride", grad, src_geom=(tuple(a["size"]), tuple(a["stride"]), off),
                            dst_geom=(m.shape, m.stride, m.offset)),)
-
-
-def _autograd_call(name, *args, **kw):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **kw)
 
 
 def _extent(geom):
@@ -361,7 +355,7 @@ def restride_forward(src, *, src_geom, dst_geom):
 
 def restride_backward(ctx, grad):
     a = ctx.attrs
-    return (_autograd_call("restride", grad, src_geom=a["dst_geom"], dst_geom=a["src_geom"]),)
+    return (call("restride", grad, src_geom=a["dst_geom"], dst_geom=a["src_geom"]),)
 
 
 def copy_slices_forward(self, src, *, self_geom, src_geom):
@@ -377,9 +371,9 @@ def copy_slices_backward(ctx, grad):
     need_self, need_src = ctx.needs_input_grad
     g_self = g_src = None
     if need_self:
-        g_self = _autograd_call("copy_slices", grad, grad.new_zeros(a["src_geom"][0]), **a)
+        g_self = call("copy_slices", grad, grad.new_zeros(a["src_geom"][0]), **a)
     if need_src:
-        g_src = _autograd_call("restride", grad, src_geom=a["self_geom"], dst_geom=a["src_geom"])
+        g_src = call("restride", grad, src_geom=a["self_geom"], dst_geom=a["src_geom"])
     return g_self, g_src
 
 
@@ -432,7 +426,7 @@ def split_forward(self, *, split_size, dim=0):
 
 
 def split_backward(ctx, *grads):
-    return (call_op("cat", *grads, dim=ctx.attrs.get("dim", 0)),)
+    return (call("cat", *grads, dim=ctx.attrs.get("dim", 0)),)
 
 
 def unbind_forward(self, *, dim=0):
@@ -444,12 +438,7 @@ def unbind_forward(self, *, dim=0):
 
 
 def unbind_backward(ctx, *grads):
-    return (call_op("stack", *grads, dim=ctx.attrs.get("dim", 0)),)
-
-
-def call_op(name, *args, **kw):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **kw)
+    return (call("stack", *grads, dim=ctx.attrs.get("dim", 0)),)
 
 
 # ------------------------------------------------------------------ cat / stack
@@ -495,8 +484,8 @@ def cat_backward(ctx, grad):
     d = ctx.attrs.get("dim", 0)
     res, start = [], 0
     for m in ctx.input_meta:
-        if len(m.shape) == 1 and m.shape[0] == 0:
-            res.append(None)
+        if len(m.shape) == 1 and m.shape[0] == 0:     # skipped by forward; its gradient is empty, not None
+            res.append(grad.new_zeros(0))
             continue
         n = m.shape[_wrap_dim(d, len(m.shape))]
         res.append(grad.narrow(d, start, n))

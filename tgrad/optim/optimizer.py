@@ -32,6 +32,9 @@ def _typename(obj):
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
+_FUSED_REPLAY = None     # set by tgrad.compile while it replays a step: relaunches an update it has seen
+
+
 def _scalar_step():
     """A fresh ``state["step"]``: a float32 0-dim cpu tensor, as PyTorch's non-capturable optimizers keep it."""
     return _tensor(0.0, dtype=D.float32, device="cpu")
@@ -174,7 +177,9 @@ class Optimizer:
     def _fused(name, params, grads, *states, **attrs):
         """Run the fused op ``name`` and bump the version of everything it wrote (the op has no backward:
         nothing is recorded, whatever the grad mode)."""
-        dispatch.call(name, params, grads, *states, **attrs)
+        r = _FUSED_REPLAY
+        if r is None or not r(name, params, grads, states, attrs):
+            dispatch.call(name, params, grads, *states, **attrs)
         for t in chain(params, *states):
             if t is not None:
                 t._version_counter[0] += 1

@@ -2,7 +2,7 @@
 
 The generic tests in ``tests/test_ops.py`` run, for every OpInfo: forward
 against the numpy reference for every dtype, non-contiguous inputs,
-``gradcheck`` in float64 and ``gradgradcheck``.  ``tgrad.kernels.aot`` runs
+``gradcheck`` in float64 and ``gradgradcheck``.  ``tgrad.testing.aot_workload`` runs
 the same samples to find every kernel specialization to compile.
 """
 import numpy as np

@@ -1,8 +1,9 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
-from .opinfos import amp, attention, autograd, elementwise, linalg, nn, optim, reduce, shape
+from .opinfos import amp, attention, autograd, conv, elementwise, matmul, nn, norm, optim, pool, reduce, shape
 
-OP_DB = (list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim.OPS) + list(linalg.OPS)
-         + list(autograd.OPS) + list(nn.OPS) + list(attention.OPS) + list(amp.OPS))
+OP_DB = (list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim.OPS) + list(matmul.OPS)
+         + list(autograd.OPS) + list(nn.OPS) + list(conv.OPS) + list(pool.OPS) + list(norm.OPS)
+         + list(attention.OPS) + list(amp.OPS))
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
 COVERED_ELSEWHERE = {

@@ -1,2 +1,2 @@
-"""``tgrad.utils``: ``data`` (Dataset, DataLoader, samplers) and ``hooks``."""
-from . import data, hooks  # noqa: F401
+"""``tgrad.utils``: ``data`` (Dataset, DataLoader, samplers), ``hooks`` and ``dlpack``."""
+from . import data, dlpack, hooks  # noqa: F401

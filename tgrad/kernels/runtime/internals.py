@@ -11,10 +11,13 @@ unset (see shared TRITON_NOTES.md "dual mode").  What this relies on, and
 - ``JITFunction.__call__`` (routed to an interpreted twin while an
   interpreted launch runs, so ``tl.sum``, ``tl.randn`` and our own
   ``@triton.jit`` helpers work inside interpreted kernels);
-- numpy's floating-point error-state context variable (``_extobj_contextvar``).
+- numpy's floating-point error-state context variable (``_extobj_contextvar``);
+- ``ReduceOps.sum`` (replaced: sums reduce a C-contiguous array, see ``_sum_contiguous``).
 
 Interpreted launches are serialized by ``LOCK``: the interpreter mutates
-``triton.language`` and keeps per-launch state in a global builder.
+``triton.language`` and keeps per-launch state in a global builder.  ``LOCK``
+is held across ``fork()`` so a child (a DataLoader worker) never inherits it
+taken by a thread that does not exist there, nor ``tl`` half patched.
 """
 import dataclasses
 import os
@@ -25,12 +28,15 @@ assert not os.environ.get("TRITON_INTERPRET"), \
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # silence 3.9's once-per-process warning
 os.environ.setdefault("TRITON_DEFAULT_BACKEND", "nvidia")  # never probe HIP (it imports torch)
 
+import numpy as np  # noqa: E402
 from numpy._core import umath as _umath  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.runtime import interpreter as _I  # noqa: E402
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
+
+from ...memory import allocator as _allocator  # noqa: E402,F401  (its fork hooks first: see LOCK)
 
 TRITON_VERSION = triton.__version__
 _tl_core = tl.core  # a module global, so _patch_lang(_anchor) patches tl AND tl.core
@@ -41,6 +47,16 @@ def _anchor():
 
 
 LOCK = threading.RLock()
+
+
+def _after_fork():
+    LOCK.release()
+
+
+if hasattr(os, "register_at_fork"):
+    # registered after the allocator's hook (imported above), so a fork takes LOCK first, then the
+    # allocator's locks: the order launches nest them in (issue 16: workers froze on their first op)
+    os.register_at_fork(before=LOCK.acquire, after_in_parent=_after_fork, after_in_child=_after_fork)
 # np.errstate(all="ignore") is ~1 us a use; interpreted launches set the same numpy context variable
 # it sets, to the state it would make.  _fp_cache is (outer state, its all-ignore twin), replaced whole:
 # replays of pure tapes read it without LOCK.
@@ -131,6 +147,17 @@ def _jit_call(self, *args, **kwargs):
 
 
 JITFunction.__call__ = _jit_call
+
+
+def _sum_contiguous(self, input):
+    """``tl.sum`` in the interpreter: ``np.sum`` of a C-contiguous copy.  numpy's summation order depends on
+    the memory layout (pairwise along a contiguous axis, row by row otherwise); the direct run sees gathered
+    (contiguous) blocks, a replayed tape strided views: same layout on every path, same bits (issue 16)."""
+    return self.to_tensor(np.sum(np.ascontiguousarray(input.handle.data), axis=self.axis, keepdims=self.keep_dims),
+                          input.dtype)
+
+
+_I.ReduceOps.sum = _sum_contiguous
 
 
 def _set_options(debug):

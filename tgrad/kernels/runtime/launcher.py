@@ -85,6 +85,7 @@ COUNTER = LaunchCounter()
 
 # ---------------------------------------------------------------- launch recording (AOT check)
 RECORD = None            # a list while tgrad.kernels.aot records launches
+RECORDER = None          # a callable(launch, dyn) while tgrad.compile records a step (every Launch call)
 DRY_RUN = False          # while recording: skip running the kernels (outputs keep whatever memory held)
 
 
@@ -141,6 +142,8 @@ class Launch:
             COUNTER.add(self.kernel.__name__)
         if len(dyn) < self.ndyn:
             dyn += self.dyn[len(dyn):]
+        if RECORDER is not None:
+            RECORDER(self, dyn)
         tape = self.tape
         if tape is None and self.fkey is not None:
             hit = _FAST.get(self.fkey)

@@ -201,7 +201,8 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
             return None
         dt = _I._get_np_dtype(in_types[0])
         if f == "sum":
-            x = f"_np.add.reduce({a[0]}, {red.axis!r}, None, None, keepdims={red.keep_dims!r})"
+            x = (f"_np.add.reduce(_np.ascontiguousarray({a[0]}), {red.axis!r}, None, None, "   # as _sum_contiguous
+                 f"keepdims={red.keep_dims!r})")
         else:
             x = f"_nanred({f}, {a[0]}, {red.axis!r}, {red.keep_dims!r})"
         if type(red.axis) is int and (red.keep_dims or len(vals[0].shape) >= 2):

@@ -1,4 +1,6 @@
-"""``LayerNorm`` and ``BatchNorm1d``."""
+"""``LayerNorm``, ``BatchNorm1d/2d``, ``GroupNorm``, ``InstanceNorm1d/2d``."""
+import warnings
+
 from ...creation import empty, ones, tensor, zeros
 from ... import dtypes as D
 from .. import functional as F
@@ -42,8 +44,8 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class BatchNorm1d(Module):
-    """Per-feature normalization of (N, C) or (N, C, L) input over N (and L).
+class _BatchNorm(Module):
+    """Per-channel normalization over the batch (and spatial) dims.
 
     Training uses the batch statistics and updates the ``running_mean``/``running_var``
     buffers (momentum None: cumulative average over ``num_batches_tracked``); eval uses
@@ -90,10 +92,6 @@ class BatchNorm1d(Module):
             if self.bias is not None:
                 init.zeros_(self.bias)
 
-    def _check_input_dim(self, input):
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
-
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -109,3 +107,97 @@ class BatchNorm1d(Module):
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm of (N, C) or (N, C, L) input over N (and L)."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 2 and input.dim() != 3:
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm of (N, C, H, W) input over N, H and W."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class GroupNorm(Module):
+    """Normalize each (sample, group of num_channels / num_groups channels); per-channel weight (ones) and
+    bias (zeros)."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class _InstanceNorm(_BatchNorm):
+    """Per-(sample, channel) normalization over the spatial dims (PyTorch's defaults: no affine, no
+    running statistics); unbatched input is accepted."""
+
+    _nd = 1
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def forward(self, input):
+        nd = self._nd
+        if input.dim() not in (nd + 1, nd + 2):
+            raise ValueError(f"expected {nd + 1}D or {nd + 2}D input (got {input.dim()}D input)")
+        fdim = input.dim() - nd - 1
+        if input.size(fdim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={fdim} to match num_features ({self.num_features}), "
+                                 f"but got: {input.size(fdim)}.")
+            warnings.warn(f"input's size at dim={fdim} does not match num_features. You can silence this warning "
+                          "by not passing in num_features, which is not used because affine=False", stacklevel=2)
+        unbatched = input.dim() == nd + 1
+        x = input.unsqueeze(0) if unbatched else input
+        y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats, self.momentum if self.momentum is not None
+                            else 0.1, self.eps)
+        return y.squeeze(0) if unbatched else y
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm of (N, C, L) or (C, L) input."""
+
+    _nd = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm of (N, C, H, W) or (C, H, W) input."""
+
+    _nd = 2

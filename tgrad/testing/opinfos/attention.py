@@ -28,7 +28,8 @@ class _Mask:
         return f"Mask{self.a.shape}"
 
 
-def sdpa_ref(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+def sdpa_ref(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, seed=None,
+             offset=None):
     """softmax(q k^T * scale + mask) v in float64 numpy; rows with no allowed key give 0 (PyTorch 2.13).
     dropout_p: only 0 or 1 (all weights dropped: zeros)."""
     if isinstance(attn_mask, _Mask):
@@ -76,7 +77,8 @@ def _samples(rng):
                     _Mask(rng.uniform(size=(33, 300)) > 0.3), grad=False),
         SampleInput(n(size=(1, 1, 0, 8)), n(size=(1, 1, 5, 8)), n(size=(1, 1, 5, 8)), grad=False),
         # the dropout kernels (a random mask's values are checked in tests/ops/test_attention.py)
-        SampleInput(n(size=(1, 2, 3, 4)), n(size=(1, 2, 3, 4)), n(size=(1, 2, 3, 4)), dropout_p=1.0, is_causal=True),
+        SampleInput(n(size=(1, 2, 3, 4)), n(size=(1, 2, 3, 4)), n(size=(1, 2, 3, 4)), dropout_p=1.0, is_causal=True,
+                    seed=0, offset=0),
     ]
 
 

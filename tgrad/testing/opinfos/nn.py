@@ -7,6 +7,7 @@ import numpy as np
 
 from tgrad import dtypes as D
 from tgrad.autograd import dispatch
+from tgrad.random import default_generator
 
 from ..opinfo import OpInfo, SampleInput
 
@@ -272,7 +273,8 @@ def _call(name, *args, **kw):
 
 def _dropout_train(x, p):
     """y - x * mask / (1 - p): zero whatever mask the generator drew (and so is the gradient)."""
-    y, mask = _call("dropout", x, p=p, training=True)
+    seed, offset = default_generator._take(x.numel())
+    y, mask = _call("dropout", x, p=p, training=True, seed=seed, offset=offset)
     return y - x * mask * (1.0 / (1.0 - p))
 
 

@@ -5,3 +5,5 @@ from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, Sub
                       random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa: F401
                       WeightedRandomSampler)
+from . import distributed  # noqa: F401,E402
+from .distributed import DistributedSampler  # noqa: F401,E402

@@ -4,15 +4,11 @@
 Linux).  Each worker fetches and collates whole batches; a batch crosses the
 process boundary as host numpy arrays (a tensor pickles as its numpy copy, see
 ``Tensor.__reduce_ex__``) and the main process builds the tensors.  Processes
-rather than threads, measured with ``benchmarks/bench_dataloader.py``: one
-epoch of scikit-learn's digits (1797 samples, batches of 64) on this
-project's 2-core machine, CPU seconds of the main process / of the workers:
-
-    TensorDataset:           main 0.30 / -;  2 threads 0.31 / -;  2 processes 0.05 / 0.47
-    + numpy augmentation:    main 0.23 / -;  2 threads 0.22 / -;  2 processes 0.04 / 0.26
-
-Per-sample work is Python (tgrad indexing, collate, augmentation) that holds
-the GIL, and cpu kernel launches are serialized by the interpreter lock, so
+rather than threads, as ``python benchmarks/bench_dataloader.py`` measures (one
+epoch of scikit-learn's digits, CPU seconds of the main process and of the
+workers, with 2 threads and with 2 processes): with threads the main process
+keeps all the CPU time, with processes it keeps a small share.  Per-sample
+work is Python (tgrad indexing, collate, augmentation) that holds the GIL, and cpu kernel launches are serialized by the interpreter lock, so
 threads leave all of it in the main process; processes take it off the
 training loop's process (and spread it over the cores) for the price of a
 fork per epoch (``persistent_workers=True`` avoids it) and one pickle per

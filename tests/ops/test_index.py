@@ -29,7 +29,9 @@ KEYS = [0, -1, (1, 2), (1, -1, 4), slice(1, None), slice(None, None, 2), (slice(
 
 @pytest.mark.parametrize("key", KEYS, ids=repr)
 def test_getitem_matches_numpy(key, device):
-    np.testing.assert_array_equal(_np(_x(device)[key]), XN[key])
+    # PyTorch reads a list holding lists as a tuple of indices (numpy 2 reads it as one array index)
+    ref = XN[tuple(key)] if isinstance(key, list) and any(isinstance(i, list) for i in key) else XN[key]
+    np.testing.assert_array_equal(_np(_x(device)[key]), ref)
 
 
 def test_getitem_bool_masks(device):
@@ -200,8 +202,8 @@ def test_gather_scatter_errors_before_launch(device):
     with pytest.raises(RuntimeError, match=r"Size does not match at dimension 1 expected index \[1, 5\] to be no "
                                            r"larger than self \[3, 4\] apart from dimension 0"):
         x.gather(0, tgrad.zeros(1, 5, dtype=tgrad.int64, device=device))
-    with pytest.raises(RuntimeError, match="gather\\(\\): Expected dtype int64 for index"):
-        x.gather(0, tgrad.zeros(1, 4, dtype=tgrad.int32, device=device))
+    with pytest.raises(RuntimeError, match="gather\\(\\): Expected dtype int32/int64 for index"):
+        x.gather(0, tgrad.zeros(1, 4, dtype=tgrad.int16, device=device))
     with pytest.raises(IndexError, match="index_select\\(\\): Index is supposed to be a vector"):
         x.index_select(0, tgrad.zeros(1, 1, dtype=tgrad.int64, device=device))
     with pytest.raises(RuntimeError, match=r"index_add_\(\): Number of indices \(1\) should be equal to "

@@ -19,15 +19,16 @@ own, so linear is differentiable twice (three times for the activations).
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
+from .. import backends
 from ..kernels import matmul as KM
-from ..tensor import empty
-from . import Op
+from ..tensor import empty, scalar
+from . import Op, call as _c
 from .shape import expand_forward
 
 
-def _c(name, *args, **kw):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **kw)
+def _matmul(a, b, out, **kw):
+    """The matmul launcher with PyTorch's TF32 switch (``tgrad.backends.cuda.matmul.allow_tf32``)."""
+    return KM.matmul(a, b, out, allow_tf32=backends.cuda.matmul.allow_tf32, **kw)
 
 
 # C++ type names PyTorch prints in dtype errors.
@@ -99,7 +100,7 @@ def mm_forward(self, mat2):
     if K != K2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({M}x{K} and {K2}x{N})")
     _mm_dtype_check(self, mat2)
-    return KM.matmul(self, mat2, empty((M, N), self.dtype, self.device))
+    return _matmul(self, mat2, empty((M, N), self.dtype, self.device))
 
 
 def mm_backward(ctx, grad):
@@ -126,7 +127,7 @@ def bmm_forward(self, mat2):
     if self.dtype is not mat2.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_name(self.dtype)} but found {_scalar_name(mat2.dtype)}")
     _check_not_bool("bmm", self)
-    return KM.matmul(self, mat2, empty((B, M, N), self.dtype, self.device))
+    return _matmul(self, mat2, empty((B, M, N), self.dtype, self.device))
 
 
 def bmm_backward(ctx, grad):
@@ -147,7 +148,7 @@ def mv_forward(self, vec):
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {n[0]}, {n[1]}, and {n[2]}")
     _check_not_bool("mv", self)
     out = empty((M,), self.dtype, self.device)
-    KM.matmul(self, _as_col(vec), _as_col(out))
+    _matmul(self, _as_col(vec), _as_col(out))
     return out
 
 
@@ -171,7 +172,7 @@ def dot_forward(self, tensor):
     _check_not_bool("dot", self)
     out = empty((), self.dtype, self.device)
     row = self._view_of((1, n), (0, self.stride(0)))
-    KM.matmul(row, _as_col(tensor), out._view_of((1, 1), (1, 1)))
+    _matmul(row, _as_col(tensor), out._view_of((1, 1), (1, 1)))
     return out
 
 
@@ -204,7 +205,7 @@ def addmm_forward(self, mat1, mat2, *, beta=1, alpha=1):
                            f"{_scalar_name(mat2.dtype)}")
     _mm_dtype_check(mat1, mat2)
     c = expand_forward(self, size=(M, N))
-    return KM.matmul(mat1, mat2, empty((M, N), mat1.dtype, mat1.device), c=c, alpha=alpha, beta=beta)
+    return _matmul(mat1, mat2, empty((M, N), mat1.dtype, mat1.device), c=c, alpha=alpha, beta=beta)
 
 
 def _scaled(g, s):
@@ -212,8 +213,7 @@ def _scaled(g, s):
 
 
 def _c_scalar(like, s):
-    from ..creation import scalar_tensor
-    return scalar_tensor(s, dtype=like.dtype, device=like.device)
+    return scalar(s, like.dtype, like.device)
 
 
 def addmm_backward(ctx, grad):
@@ -233,7 +233,7 @@ def baddbmm_forward(self, batch1, batch2, *, beta=1, alpha=1):
                            f"{_CPP[batch1.dtype.name]}, batch2: {_CPP[batch2.dtype.name]}")
     _check_not_bool("baddbmm", self)
     c = expand_forward(self, size=(B, M, N))
-    return KM.matmul(batch1, batch2, empty((B, M, N), self.dtype, self.device), c=c, alpha=alpha, beta=beta)
+    return _matmul(batch1, batch2, empty((B, M, N), self.dtype, self.device), c=c, alpha=alpha, beta=beta)
 
 
 def baddbmm_backward(ctx, grad):
@@ -271,15 +271,18 @@ def linear_forward(input, weight, bias=None, *, activation=None):
         M *= d
     if IN != IN2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({M}x{IN} and {IN2}x{OUT})")
-    _mm_dtype_check(input, weight)
     c = None
-    if bias is not None:
+    if bias is not None:        # addmm's checks (PyTorch 2.13's wording), else mm's
         if bias.dtype is not weight.dtype:
             raise RuntimeError(f"self and mat2 must have the same dtype, but got {_scalar_name(bias.dtype)} and "
                                f"{_scalar_name(weight.dtype)}")
+        if input.dtype is not weight.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_scalar_name(input.dtype)} and "
+                               f"{_scalar_name(weight.dtype)}")
         c = expand_forward(bias, size=(M, OUT))
+    _mm_dtype_check(input, weight)
     out = empty(lead + (OUT,), input.dtype, input.device)
-    KM.matmul(_rows(input), _t(weight), _mat(out, (M, OUT)), c=c, act=activation)
+    _matmul(_rows(input), _t(weight), _mat(out, (M, OUT)), c=c, act=activation)
     return out
 
 
@@ -308,7 +311,7 @@ def linear_grad_input_forward(grad, weight, v=None, *, activation=None):
     OUT, IN = weight.shape
     out = empty(lead + (IN,), grad.dtype, grad.device)
     g = _rows(grad)
-    KM.matmul(g, weight, _mat(out, (g.shape[0], IN)), v=_rows(v) if activation else None, dact=activation)
+    _matmul(g, weight, _mat(out, (g.shape[0], IN)), v=_rows(v) if activation else None, dact=activation)
     return out
 
 
@@ -317,7 +320,7 @@ def linear_grad_weight_forward(grad, input, v=None, *, activation=None, bias=Fal
     OUT, IN = grad.shape[-1], input.shape[-1]
     dw = empty((OUT, IN), grad.dtype, grad.device)
     db = empty((OUT,), grad.dtype, grad.device) if bias else None
-    KM.matmul(_t(_rows(grad)), _rows(input), dw, v=_t(_rows(v)) if activation else None, dact=activation,
+    _matmul(_t(_rows(grad)), _rows(input), dw, v=_t(_rows(v)) if activation else None, dact=activation,
               rowsum=db)
     return (dw, db) if bias else dw
 

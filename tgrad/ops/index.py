@@ -14,8 +14,8 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import index as KI
-from ..tensor import _wrap_dim, empty
-from . import Op
+from ..tensor import _wrap_dim, empty, from_host
+from . import Op, call as _call
 
 _ATOMIC = ("float32", "float64", "int32", "int64")
 
@@ -55,8 +55,13 @@ def _check_range(values, size, dim, exc=RuntimeError):
 
 
 def _check_int64(index, name):
-    if index.dtype is not D.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.dtype is not D.int64 and index.dtype is not D.int32:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+
+
+def _as_int64(index):
+    """gather/scatter accept an int32 index (PyTorch 2.x); the kernels read int64."""
+    return index if index.dtype is D.int64 else KE.copy(index, empty(index.shape, D.int64, index.device))
 
 
 def _scatter_into(target, shape, src, s_strides, idx, x_strides, o_strides_fn, scale_fn, accumulate):
@@ -86,6 +91,7 @@ def gather_forward(self, index, *, dim, sparse_grad=False):
     """out[i][j][k] = self[index[i][j][k]][j][k] (dim 0); out has index's shape."""
     d = _wrap_dim(dim, self.dim())
     _gather_checks(self, index, d)
+    index = _as_int64(index)
     out = empty(index.shape, self.dtype, self.device)
     s_strides = _zero_dim(self.stride(), d) if self.dim() == index.dim() else [0] * index.dim()
     return KI.gather(index.shape, self, s_strides, index, index.stride(), out, out.stride(), _stride(self, d))
@@ -116,6 +122,7 @@ def _scatter_checks(self, index, src, dim):
 def _scatter(self, index, src, dim, out, accumulate):
     d = _wrap_dim(dim, self.dim())
     _scatter_checks(self, index, src if src.dim() or index.dim() == 0 else None, d)
+    index = _as_int64(index)
     target = _target(self, out)
     s_strides = G.expand_strides(src.shape, src.stride(), index.shape) if src.dim() == 0 else \
         list(src.stride())[:index.dim()]
@@ -299,7 +306,6 @@ def masked_select_forward(self, mask):
 
 
 def _gather_offsets(self, off):
-    from ..creation import from_host
     idx = from_host(off, D.int64, self.device)
     out = empty(off.shape, self.dtype, self.device)
     return KI.gather(off.shape, self, [0] * off.ndim, idx, idx.stride(), out, out.stride(), 1)
@@ -315,7 +321,6 @@ def masked_select_backward(ctx, grad):
 # ------------------------------------------------------------------ advanced indexing
 def expand_bool_indices(self, indices):
     """Bool/uint8 masks -> one int64 index tensor per masked dim (as PyTorch); checks shapes and dtypes."""
-    from ..creation import from_host
     res = []
     for i in indices:
         if i is None:
@@ -374,7 +379,6 @@ def _index_plan(self, indices, strides):
 
 def index_forward(self, *, indices):
     """self[indices] for a tuple of int64 index tensors / None (bool masks already expanded)."""
-    from ..creation import from_host
     shape, s_strides, x_strides, off = _index_plan(self, indices, self.stride())
     idx = from_host(off, D.int64, self.device)
     out = empty(shape, self.dtype, self.device)
@@ -388,7 +392,6 @@ def index_backward(ctx, grad):
 
 def index_put_forward(self, values, *, indices, accumulate=False, out=None):
     """self[indices] = values (or += when ``accumulate``), values broadcast to the indexing result's shape."""
-    from ..creation import from_host
     target = _target(self, out)
     if not accumulate or target.dtype.name in _ATOMIC:
         buf = target
@@ -451,7 +454,6 @@ def take_backward(ctx, grad):
 
 def index_fill_forward(self, index, *, dim, value, out=None):
     """self[..., index[k], ...] = value along ``dim`` (negative indices count from the end)."""
-    from ..creation import from_host
     d = _wrap_dim(dim, self.dim())
     if index.dim() > 1:
         raise IndexError("index_fill_(): Expected a 1-D index tensor")
@@ -479,7 +481,6 @@ def index_fill_backward(ctx, grad):
 
 def masked_scatter_forward(self, mask, source, *, out=None):
     """Copies source's first k elements (row-major) into the k True positions of mask (broadcast)."""
-    from ..creation import from_host
     if mask.dtype is not D.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {_cname(mask.dtype)}")
     if source.dtype is not self.dtype:
@@ -512,14 +513,8 @@ def masked_scatter_backward(ctx, grad):
     return gs, None, gsrc
 
 
-def _call(name, *args, **kw):
-    from ..autograd import dispatch
-    return dispatch.call(name, *args, **kw)
-
-
 def nonzero_forward(self):
     """(n, ndim) int64 coordinates of the non-zero elements in row-major order (computed on the host)."""
-    from ..creation import from_host
     a = self.detach()._host_copy()
     return from_host(np.argwhere(a) if a.ndim else np.zeros((int(a != 0), 0), np.int64), D.int64, self.device)
 

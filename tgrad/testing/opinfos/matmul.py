@@ -128,7 +128,7 @@ OPS = [
            dtypes=FLOATS, covers=("mm", "t")),
     OpInfo("bmm", lambda a, b: a.bmm(b), lambda a, b: a @ b, _pairs(BMM), dtypes=FLOATS),
     OpInfo("bmm_transposed", lambda a, b: a.transpose(1, 2).bmm(b.transpose(0, 2)),
-           lambda a, b: a.transpose(0, 2, 1) @ b.transpose(2, 1, 0), _pairs([((2, 4, 3), (5, 4, 2)), ((0, 4, 3), (5, 4, 0)),
+           lambda a, b: a.transpose(0, 2, 1) @ b.transpose(2, 1, 0), _pairs([((2, 2, 3), (3, 2, 2)), ((2, 4, 3), (5, 4, 2)), ((0, 4, 3), (5, 4, 0)),
                                                                            ((2, 0, 3), (5, 0, 2)),
                                                                            ((2, 70, 100), (9, 70, 2))]),
            dtypes=FLOATS, covers=("bmm", "transpose")),

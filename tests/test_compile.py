@@ -1,0 +1,366 @@
+"""tgrad.compile: replayed steps give eager's bits; guards re-record; what cannot replay stays eager."""
+import gc
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import tgrad
+import tgrad.nn as nn
+import tgrad.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+import steps as S  # noqa: E402
+
+
+def _np(t):
+    return t.detach().numpy().copy()
+
+
+def _params(step):
+    if hasattr(step, "params"):
+        return [_np(p) for p in step.params]
+    cells = [c.cell_contents for c in step.__closure__]
+    model = next(c for c in cells if isinstance(c, nn.Module))
+    return [_np(p) for p in model.parameters()]
+
+
+def _same(xs, ys):
+    return len(xs) == len(ys) and all(np.array_equal(x, y) for x, y in zip(xs, ys))
+
+
+@pytest.mark.parametrize("name", ["a", "b", "c", "d", "e"])
+def test_replayed_steps_are_bit_identical(name):
+    n = 200
+    eager, comp = S.build(name, tgrad), S.build(name, tgrad)
+    compiled = tgrad.compile(comp)
+    for i in range(n):
+        le, lc = eager(), compiled()
+        assert np.array_equal(_np(le), _np(lc)), (name, i)
+    assert _same(_params(eager), _params(comp))
+    entries = list(compiled._cache.values())
+    assert any(e.run is not None for e in entries) and not any(e.eager for e in entries)    # replayed
+
+
+def _mlp(seed=0, dropout=0.0):
+    tgrad.manual_seed(seed)
+    layers = [nn.Linear(6, 8), nn.ReLU()] + ([nn.Dropout(dropout)] if dropout else []) + [nn.Linear(8, 3)]
+    return nn.Sequential(*layers)
+
+
+def _data(n=5, seed=1):
+    rng = np.random.default_rng(seed)
+    return (tgrad.tensor(rng.standard_normal((n, 6)).astype(np.float32)),
+            tgrad.tensor(rng.integers(0, 3, n)))
+
+
+def _pair(make_step, calls, between=None):
+    """Run make_step's step eagerly and compiled side by side; returns both (losses, params)."""
+    out = []
+    for comp in (False, True):
+        model, opt, step, extra = make_step()
+        f = tgrad.compile(step) if comp else step
+        losses = []
+        for i in range(calls):
+            if between is not None:
+                between(i, model, opt, extra)
+            losses.append(_np(f()))
+        out.append((losses, [_np(p) for p in model.parameters()], f))
+    (le, pe, _), (lc, pc, f) = out
+    assert _same(le, lc) and _same(pe, pc)
+    return f
+
+
+def _standard(dropout=0.0, sched=False, hook=None, retain=False, zero_first=False):
+    def make():
+        model = _mlp(dropout=dropout)
+        x, y = _data()
+        opt = tgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        sch = tgrad.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5) if sched else None
+        if hook is not None:
+            hook(model)
+
+        def step():
+            if zero_first:
+                opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            if retain:
+                loss.backward(retain_graph=True)
+            loss.backward()
+            opt.step()
+            if not zero_first:
+                opt.zero_grad()
+            if sch is not None:
+                sch.step()
+            return loss
+        return model, opt, step, {"x": x, "sched": sch}
+    return make
+
+
+def test_lr_scheduler_and_lr_edits_are_honoured():
+    def between(i, model, opt, extra):
+        if i == 7:
+            opt.param_groups[0]["lr"] = 0.05
+    f = _pair(_standard(sched=True), 12, between)
+    assert len(f._cache) == 1
+
+
+def test_hooks_and_retain_graph():
+    def hook(model):
+        model[0].weight.register_hook(lambda g: g * 0.5)
+        model[2].register_forward_hook(lambda m, i, o: o * 2)
+    _pair(_standard(hook=hook), 8)
+    _pair(_standard(retain=True), 8)
+
+
+def test_grads_left_after_the_step():
+    f = _pair(_standard(zero_first=True), 8)
+    assert len(f._cache) <= 2
+
+
+def test_dropout_draws_fresh_numbers_each_call():
+    f = _pair(_standard(dropout=0.5), 10)
+    model = _mlp(dropout=0.5)
+    x, _ = _data()
+    g = tgrad.compile(lambda: model(x))
+    with tgrad.no_grad():
+        outs = [_np(g()) for _ in range(5)]
+    assert not np.array_equal(outs[3], outs[4])
+    assert f._cache
+
+
+def test_gradient_accumulation_across_calls():
+    def make():
+        model = _mlp()
+        x, y = _data()
+        opt = tgrad.optim.SGD(model.parameters(), lr=0.1)
+
+        def step():
+            loss = F.cross_entropy(model(x), y) / 4
+            loss.backward()
+            return loss
+        return model, opt, step, None
+
+    def between(i, model, opt, extra):
+        if i % 4 == 0 and i:
+            opt.step()
+            opt.zero_grad()
+    _pair(make, 16, between)
+
+
+def test_frozen_layers_and_toggling_requires_grad():
+    def make():
+        m, o, s, e = _standard()()
+        m[0].weight.requires_grad_(False)
+        return m, o, s, e
+
+    def between(i, model, opt, extra):
+        if i == 5:
+            model[0].weight.requires_grad_(True)
+        if i == 9:
+            model[2].bias.requires_grad_(False)
+    f = _pair(make, 14, between)
+    assert len(f._cache) == 3
+
+
+def test_train_eval_and_module_compile():
+    model = _mlp(dropout=0.3)
+    cm = tgrad.compile(model)
+    ref = _mlp(dropout=0.3)
+    rng = np.random.default_rng(3)
+    for mode in ("eval", "train", "eval"):
+        getattr(model, mode)()
+        getattr(ref, mode)()
+        for i, n in enumerate((5, 5, 5, 7, 5)):
+            x = tgrad.tensor(rng.standard_normal((n, 6)).astype(np.float32))
+            with tgrad.no_grad():
+                tgrad.manual_seed(i)        # both draw the same dropout masks
+                y = _np(cm(x))
+                tgrad.manual_seed(i)
+                assert np.array_equal(y, _np(ref(x)))
+    assert cm.training is False and cm._orig_mod is model
+
+
+def test_state_dict_between_calls():
+    def between(i, model, opt, extra):
+        if i == 4:
+            extra["saved"] = ({k: v.clone() for k, v in model.state_dict().items()}, opt.state_dict())
+        if i == 8:
+            model.load_state_dict(extra["saved"][0])
+            opt.load_state_dict(extra["saved"][1])
+
+    def make():
+        m, o, s, e = _standard()()
+        return m, o, s, {}
+    _pair(make, 12, between)
+
+
+def test_new_input_tensors_are_read_where_they_are():
+    model = _mlp()
+    f = tgrad.compile(lambda x: model(x))
+    rng = np.random.default_rng(5)
+    with tgrad.no_grad():
+        for _ in range(5):
+            x = tgrad.tensor(rng.standard_normal((4, 6)).astype(np.float32))
+            assert np.array_equal(_np(f(x)), _np(model(x)))
+
+
+def test_item_mid_step_stays_eager_with_one_warning():
+    def make():
+        m, o, s, e = _standard()()
+
+        def step():
+            loss = s()
+            if loss.item() > 100:       # data-dependent control flow
+                raise AssertionError
+            return loss
+        return m, o, step, e
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        f = _pair(make, 6)
+    msgs = [str(x.message) for x in w if "tgrad.compile" in str(x.message)]
+    assert len(msgs) == 1 and "Tensor.item" in msgs[0] and "eagerly" in msgs[0]
+    assert all(e.eager for e in f._cache.values())
+
+
+def test_outputs_are_fresh_tensors():
+    step = S.build("a", tgrad)
+    f = tgrad.compile(step)
+    losses = [f() for _ in range(6)]
+    ref = S.build("a", tgrad)
+    expect = [ref().item() for _ in range(6)]
+    assert [x.item() for x in losses] == expect
+
+
+def test_memory_of_a_replay_within_eager_peak_and_freed_on_del():
+    gc.collect()
+    step = S.build("b", tgrad)
+    for _ in range(3):
+        step()
+    base = tgrad.memory_allocated()
+    tgrad.reset_peak_memory_stats()
+    step()
+    eager_peak = tgrad.max_memory_allocated() - base
+    f = tgrad.compile(step)
+    for _ in range(3):
+        f()
+    tgrad.reset_peak_memory_stats()
+    loss = f()
+    del loss
+    assert tgrad.max_memory_allocated() - base <= eager_peak
+    del f
+    gc.collect()
+    assert tgrad.memory_allocated() == base
+
+
+def test_cache_bound_warns():
+    model = _mlp()
+    f = tgrad.compile(lambda x: model(x))
+    with warnings.catch_warnings(record=True) as w, tgrad.no_grad():
+        warnings.simplefilter("always")
+        for n in range(1, 12):
+            f(tgrad.zeros(n, 6))
+    assert any("cache_size_limit" in str(x.message) for x in w)
+    assert len(f._cache) <= 8
+
+
+def test_decorator_and_disable():
+    @tgrad.compile
+    def g(x):
+        return x * 2 + 1
+
+    @tgrad.compile(disable=True)
+    def h(x):
+        return x
+
+    x = tgrad.arange(4.0)
+    for _ in range(4):
+        assert g(x).tolist() == [1.0, 3.0, 5.0, 7.0]
+    assert h(x) is x
+
+
+@pytest.mark.parametrize("body", ["print", "python_value"])
+def test_host_side_effects_stay_eager(body, capsys):
+    model = _mlp()
+    x, _ = _data()
+
+    def step():
+        y = model(x).sum()
+        if body == "print":
+            print(y)
+            return y
+        return y, len(x)
+    f = tgrad.compile(step)
+    with warnings.catch_warnings(record=True) as w, tgrad.no_grad():
+        warnings.simplefilter("always")
+        outs = [f() for _ in range(4)]
+    assert sum("runs eagerly" in str(m.message) for m in w) == 1
+    if body == "print":
+        assert capsys.readouterr().out.count("tensor(") == 4
+    else:
+        assert outs[3][1] == 5
+
+
+def test_set_num_threads():
+    n = tgrad.get_num_threads()
+    try:
+        for k in (2, 1):
+            tgrad.set_num_threads(k)
+            assert tgrad.get_num_threads() == k
+        a = tgrad.randn(40, 30)
+        assert np.allclose((a @ a.T).numpy(), a.numpy() @ a.numpy().T, atol=1e-4)
+    finally:
+        tgrad.set_num_threads(n)
+    with pytest.raises(RuntimeError, match="positive integer"):
+        tgrad.set_num_threads(0)
+
+
+def test_module_in_training_with_backward_outside_stays_eager():
+    model = _mlp()
+    cm = tgrad.compile(model)
+    ref = _mlp()
+    x, y = _data()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(4):
+            for m in (cm, ref):
+                F.cross_entropy(m(x), y).backward()
+    assert any("requires grad" in str(m.message) for m in w)
+    assert _same([_np(p.grad) for p in model.parameters()], [_np(p.grad) for p in ref.parameters()])
+
+
+def test_host_data_copied_inside_the_step_stays_eager():
+    """A tensor built from host data inside the step (a numpy buffer the guards cannot see) would replay
+    stale bytes: the step stays eager, with the reason."""
+    w = tgrad.ones(3, requires_grad=True)
+    data = np.zeros(3, dtype=np.float32)
+
+    @tgrad.compile
+    def step():
+        return (w * tgrad.tensor(data)).sum()
+
+    outs = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(5):
+            data[:] = [i, 1.0, 2.0]
+            outs.append(step().item())
+    assert outs == [3.0 + i for i in range(5)]
+    assert any("copies host data" in str(c.message) for c in caught)
+
+
+def test_fullgraph_raises_instead_of_running_eagerly():
+    w = tgrad.ones(3, requires_grad=True)
+
+    @tgrad.compile(fullgraph=True)
+    def step():
+        loss = (w * 2).sum()
+        if loss.item() > 0:         # a value read back mid-step
+            return loss
+        return -loss
+
+    step()
+    with pytest.raises(RuntimeError, match="fullgraph=True.*cannot be captured"):
+        step()

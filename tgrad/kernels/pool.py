@@ -1,0 +1,201 @@
+"""Pooling kernels: max / average over windows (fixed or adaptive), forward and backward, no atomics.
+
+Tensors are strided (N, C, H, W) views (1-D pooling: H = 1); outputs are contiguous.  A window is either
+fixed (start = o * s - pad, taps k * d, k < K) or adaptive (start = floor(o H / OH), end = ceil((o + 1) H / OH),
+taps k < K = the longest window).  The backward kernels gather: each input element loops over the outputs
+whose window can hold it (fixed: the taps k with (i + pad - k d) / s exact; adaptive: the outputs
+floor(i OH / H) .. ceil((i + 1) OH / H)), so no two programs write one element.
+"""
+import triton
+import triton.language as tl
+
+from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
+from ._lang import cast_store, compute_type
+
+
+@triton.jit
+def _window(o, size, osize, s, p, ADAPTIVE: tl.constexpr):
+    """(start, end) of output o's window along one dim (fixed windows: start only, end unused)."""
+    if ADAPTIVE:
+        return (o * size) // osize, ((o + 1) * size + osize - 1) // osize
+    return o * s - p, o * 0
+
+
+@triton.jit
+def _avg_divisor(oh, ow, H, W, KH, KW, sh, sw, ph, pw, divisor,
+                 ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr, OH, OW):
+    """PyTorch's avg_pool divisor of output (oh, ow): the override, the window clipped to the padded input
+    (count_include_pad) or to the input."""
+    if ADAPTIVE:
+        hs, he = _window(oh, H, OH, sh, ph, True)
+        ws, we = _window(ow, W, OW, sw, pw, True)
+        d = (he - hs) * (we - ws)
+    else:
+        hs = oh * sh - ph
+        ws = ow * sw - pw
+        he = tl.minimum(hs + KH, H + ph)
+        we = tl.minimum(ws + KW, W + pw)
+        d = (he - hs) * (we - ws)
+        if not COUNT_PAD:   # (at least 1: a ceil_mode window wholly in the padding sums nothing)
+            d = tl.maximum((tl.minimum(he, H) - tl.maximum(hs, 0)) * (tl.minimum(we, W) - tl.maximum(ws, 0)), 1)
+        if HAS_DIV:
+            d = d * 0 + divisor
+    return d
+
+
+@triton.jit
+def pool_forward_kernel(x_ptr, y_ptr, i_ptr, total, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
+                        s_xn, s_xc, s_xh, s_xw,
+                        MAX: tl.constexpr, ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr,
+                        COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    """y[n, c, oh, ow] = max (MAX; i = argmax as ih * W + iw, NaN wins) or sum / divisor of x over the window;
+    y, i contiguous (N, C, OH, OW)."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < total
+    ow = offs % OW
+    oh = (offs // OW) % OH
+    nc = offs // (OW * OH)
+    base = x_ptr + (nc // C) * s_xn + (nc % C) * s_xc
+    hs, he = _window(oh, H, OH, sh, ph, ADAPTIVE)
+    ws, we = _window(ow, W, OW, sw, pw, ADAPTIVE)
+    best = tl.full([BLOCK], float("-inf"), COMPUTE)
+    bidx = tl.full([BLOCK], -1, tl.int64)
+    acc = tl.zeros([BLOCK], COMPUTE)
+    for kh in range(KH):
+        if ADAPTIVE:
+            ih = hs + kh
+            vh = ih < he
+        else:
+            ih = hs + kh * dh
+            vh = (ih >= 0) & (ih < H)
+        for kw in range(KW):
+            if ADAPTIVE:
+                iw = ws + kw
+                valid = mask & vh & (iw < we)
+            else:
+                iw = ws + kw * dw
+                valid = mask & vh & (iw >= 0) & (iw < W)
+            v = tl.load(base + ih * s_xh + iw * s_xw, mask=valid, other=0).to(COMPUTE)
+            if MAX:
+                take = valid & ((v > best) | (v != v) | (bidx < 0))
+                best = tl.where(take, v, best)
+                bidx = tl.where(take, ih * W + iw, bidx)
+            else:
+                acc += v
+    if MAX:
+        cast_store(y_ptr + offs, best, mask)
+        tl.store(i_ptr + offs, bidx, mask=mask)
+    else:
+        d = _avg_divisor(oh, ow, H, W, KH, KW, sh, sw, ph, pw, divisor, ADAPTIVE, COUNT_PAD, HAS_DIV, OH, OW)
+        cast_store(y_ptr + offs, acc / d.to(COMPUTE), mask)
+
+
+@triton.jit
+def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, total, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
+                         s_gn, s_gc, s_gh, s_gw, s_in, s_ic, s_ih, s_iw,
+                         MAX: tl.constexpr, ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr,
+                         COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    """dx[n, c, ih, iw] = sum over the outputs o whose window holds (ih, iw) of dy[o] * [i[o] == ih * W + iw]
+    (MAX) or dy[o] / divisor(o); dx contiguous (N, C, H, W).  KH / KW: taps (fixed) or outputs per input
+    (adaptive) to visit."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < total
+    iw = offs % W
+    ih = (offs // W) % H
+    nc = offs // (W * H)
+    n = nc // C
+    c = nc % C
+    g_base = dy_ptr + n * s_gn + c * s_gc
+    i_base = i_ptr + n * s_in + c * s_ic
+    acc = tl.zeros([BLOCK], COMPUTE)
+    for kh in range(KH):
+        if ADAPTIVE:
+            oh = (ih * OH) // H + kh
+            vh = oh < ((ih + 1) * OH + H - 1) // H
+        else:
+            th = ih + ph - kh * dh
+            oh = th // sh
+            vh = (th >= 0) & (oh * sh == th) & (oh < OH)
+        for kw in range(KW):
+            if ADAPTIVE:
+                ow = (iw * OW) // W + kw
+                valid = mask & vh & (ow < ((iw + 1) * OW + W - 1) // W)
+            else:
+                tw = iw + pw - kw * dw
+                ow = tw // sw
+                valid = mask & vh & (tw >= 0) & (ow * sw == tw) & (ow < OW)
+            g = tl.load(g_base + oh * s_gh + ow * s_gw, mask=valid, other=0).to(COMPUTE)
+            if MAX:
+                hit = tl.load(i_base + oh * s_ih + ow * s_iw, mask=valid, other=-1) == ih * W + iw
+                acc += tl.where(hit, g, 0.0)
+            else:
+                d = _avg_divisor(oh, ow, H, W, KH, KW, sh, sw, ph, pw, divisor, ADAPTIVE, COUNT_PAD, HAS_DIV,
+                                 OH, OW)
+                acc += tl.where(valid, g / d.to(COMPUTE), 0.0)
+    cast_store(dx_ptr + offs, acc, mask)
+
+
+def _geom4(t):
+    if t.dim() == 3:
+        n, c, l = t.shape
+        sn, sc, sl = t.stride()
+        return (n, c, 1, l), (sn, sc, 0, sl)
+    return tuple(t.shape), tuple(t.stride())
+
+
+def _block(n, dev):
+    return 256 if gpu_blocks(dev) else max(16, min(next_pow2(n), 65536))
+
+
+_SITES = Sites()
+
+
+def _cexpr(kind, dtype, n, dev):
+    return {"MAX": kind["max"], "ADAPTIVE": kind["adaptive"], "COUNT_PAD": kind.get("count_include_pad", True),
+            "HAS_DIV": kind.get("divisor") is not None, "COMPUTE": compute_type(dtype), "BLOCK": _block(n, dev)}
+
+
+def _win(kind):
+    """(KH, KW, sh, sw, ph, pw, dh, dw, divisor) ints of a window description."""
+    return (*kind["taps"], *kind["stride"], *kind["padding"], *kind["dilation"], int(kind.get("divisor") or 1))
+
+
+def pool_forward(x, y, idx, kind):
+    """y (and idx, int64, for max) = pool of x over the windows ``kind`` describes: a dict with max,
+    adaptive, taps (KH, KW), stride, padding, dilation (pairs), count_include_pad, divisor."""
+    total = y.numel()
+    if total == 0:
+        return y, idx
+    dev = y.device.type
+    (N, C, H, W), sx = _geom4(x)
+    (_, _, OH, OW), _ = _geom4(y)
+    key = ("f", x._shape, x._strides, x.dtype, y._shape, tuple(sorted(kind.items())), dev)
+    site = _SITES.get(key)
+    if site is None:
+        args = [Ptr(0, x.dtype.np), Ptr(0, y.dtype.np), Ptr(0, (idx if idx is not None else y).dtype.np),
+                total, C, H, W, OH, OW, *_win(kind), *sx]
+        cx = _cexpr(kind, y.dtype, total, dev)
+        site = _SITES.add(key, Launch(pool_forward_kernel, (cdiv(total, cx["BLOCK"]),), dev, args, cx))
+    site(x.data_ptr(), y.data_ptr(), (idx if idx is not None else y).data_ptr())
+    return y, idx
+
+
+def pool_backward(dy, idx, dx, kind):
+    """dx (contiguous, the input's shape) of pool_forward from dy (and its idx for max)."""
+    total = dx.numel()
+    if total == 0:
+        return dx
+    dev = dx.device.type
+    (N, C, H, W), _ = _geom4(dx)
+    (_, _, OH, OW), sg = _geom4(dy)
+    si = _geom4(idx)[1] if idx is not None else sg
+    key = ("b", dy._shape, dy._strides, dy.dtype, idx._strides if idx is not None else None, dx._shape,
+           tuple(sorted(kind.items())), dev)
+    site = _SITES.get(key)
+    if site is None:
+        args = [Ptr(0, dy.dtype.np), Ptr(0, (idx if idx is not None else dy).dtype.np), Ptr(0, dx.dtype.np),
+                total, C, H, W, OH, OW, *_win(kind), *sg, *si]
+        cx = _cexpr(kind, dx.dtype, total, dev)
+        site = _SITES.add(key, Launch(pool_backward_kernel, (cdiv(total, cx["BLOCK"]),), dev, args, cx))
+    site(dy.data_ptr(), (idx if idx is not None else dy).data_ptr(), dx.data_ptr())
+    return dx

@@ -1,0 +1,2 @@
+"""``tgrad.nn.parallel``: ``DistributedDataParallel``."""
+from .distributed import DistributedDataParallel  # noqa: F401

@@ -1,0 +1,99 @@
+"""The AOT workload: what ``tgrad.kernels.aot`` records and compiles for the GPU.
+
+    python -m tgrad.testing.aot_workload --arch 80 90
+
+Every OpInfo of ``tgrad.testing.opinfo_db`` forward and backward (twice when it
+is twice differentiable) for every dtype it declares, on contiguous and
+non-contiguous inputs, plus casts between every pair of dtypes, fill, the
+random kernels and every addressing layout.  It runs the whole of tgrad, so it
+lives here, above the kernels layer; ``tgrad.kernels.aot`` takes it as an argument.
+"""
+import sys
+
+import numpy as np
+
+import tgrad
+from tgrad import dtypes as D
+from tgrad.kernels.runtime import launcher as T
+from tgrad.kernels import aot
+
+from .opinfo import to_tensor
+from .opinfo_db import OP_DB
+
+
+def default_workload(device="cpu"):
+    """Basics (casts, fill, random, every layout), then the op database; returns [(label, exception)]."""
+    errors = []
+    _basics(device, errors)
+    for o in OP_DB:
+        for dt in o.dtypes:
+            _try(errors, f"{o.name} {dt.name}", _opinfo_run, o, dt, device, dt is o.dtypes[0])
+    return errors
+
+
+def _try(errors, label, fn, *args):
+    try:
+        fn(*args)
+        return
+    except Exception as e:  # noqa: BLE001  (reported, and the kernel-coverage test notices the gap)
+        if not T.DRY_RUN:
+            errors.append((label, e))
+            return
+    T.DRY_RUN = False           # garbage values can trip data-dependent checks: run this item for real
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001
+        errors.append((label, e))
+    finally:
+        T.DRY_RUN = True
+
+
+def _basics(device, errors):
+    for src in D.ALL:
+        x = tgrad.ones(3, 5, dtype=src, device=device)
+        for dst in D.ALL:
+            _try(errors, f"cast {src.name}->{dst.name}", lambda: (x.to(dst), x.t().to(dst)))
+        _try(errors, f"fill {src.name}", lambda: x.fill_(1))
+    for dt in D.FLOATING:
+        _try(errors, f"random {dt.name}", lambda: (tgrad.rand(7, dtype=dt, device=device),
+                                                   tgrad.randn(7, dtype=dt, device=device)))
+    for dt in D.ALL[1:6]:
+        _try(errors, f"randint {dt.name}", lambda: tgrad.randint(0, 5, (7,), dtype=dt, device=device))
+    for nd in range(2, 7):      # views none of whose dims merge: every addressing branch (X_ND = nd)
+        v = tgrad.ones(*range(2, 2 + nd), device=device).permute(*reversed(range(nd)))
+        _try(errors, f"layout {nd} dims", lambda: (v.contiguous(), v + v.contiguous()))
+
+
+def _opinfo_run(o, dt, device, full):
+    """Forward and backward of every sample; ``full``: also non-contiguous inputs and double backward.
+
+    (Other dtypes add argument types and COMPUTE types; layouts and the
+    double-backward math are the same as for the first dtype, float64 aside.)
+    """
+    grad = o.grad and dt.is_floating_point
+    gradgrad = o.gradgrad and (full or dt.name == "float64")
+    for noncontig in (False, True) if o.noncontig and full else (False,):
+        for sample in o.sample_inputs():
+            args = [to_tensor(a, dt, device, requires_grad=grad and (o.diff_args is None or i in o.diff_args),
+                              noncontig=noncontig) if isinstance(a, np.ndarray) else a
+                    for i, a in enumerate(sample.args)]
+            out = o.op(*args, **sample.kwargs)
+            outs = [t for t in (out if isinstance(out, tuple) else (out,))
+                    if isinstance(t, tgrad.Tensor) and t.requires_grad]
+            leaves = [a for a in args if isinstance(a, tgrad.Tensor) and a.requires_grad]
+            if not (outs and leaves):
+                continue
+            gs = tgrad.autograd.grad(outs, leaves, grad_outputs=[tgrad.ones_like(t) for t in outs],
+                                     create_graph=gradgrad, allow_unused=True)
+            gg = [g for g in gs if g is not None and g.requires_grad]
+            if gradgrad and gg:
+                tgrad.autograd.grad([g.sum() for g in gg], leaves, allow_unused=True)
+
+
+def record(dry=True):
+    """``aot.record`` of the default workload: (distinct Specs, [(label, exception)])."""
+    return aot.record(default_workload, dry)
+
+
+if __name__ == "__main__":
+    sys.exit(aot.main(default_workload))
