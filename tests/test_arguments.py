@@ -32,6 +32,9 @@ KNOWN_IGNORED = {
     "nn.Identity.__init__": {"args": "PyTorch's Identity ignores its arguments", "kwargs": "as args"},
     "tgrad.max_pool1d_with_indices": {"return_indices": "PyTorch's *_with_indices also always return indices"},
     "F.max_pool2d_with_indices": {"return_indices": "PyTorch's *_with_indices also always return indices"},
+    "tgrad.Tensor.pin_memory": {"device": "deprecated and unused in PyTorch too"},
+    "tgrad.Tensor.is_pinned": {"device": "deprecated and unused in PyTorch too"},
+    "cuda.Event.__init__": {"blocking": "how synchronize() waits (spin or block), not what it returns"},
     "tgrad.load": {"mmap": "the file is read whole: the same tensors as a memory-mapped load"},
 }
 

@@ -68,3 +68,11 @@ def test_train_cnn(tmp_path):
     assert "Conv2d(1, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))" in out
     assert "tgrad: mean training step" in out
     assert (tmp_path / "train_cnn_curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_train_gpt():
+    out = _run("train_gpt.py", "--fast").stdout
+    first, last = (line for line in out.splitlines() if "val loss" in line)
+    assert first.startswith("step 0: train loss 4.0") and last.startswith("step 30: train loss")
+    assert float(last.split("train loss ")[1].split(",")[0]) < 3.6     # ln(59) = 4.08 at the start
+    assert "mean step time:" in out and "--- sample (" in out

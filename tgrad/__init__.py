@@ -50,6 +50,8 @@ from . import distributed, nn, optim, utils  # noqa: E402
 from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d,  # noqa: E402
                             conv_transpose1d, conv_transpose2d, group_norm, instance_norm, max_pool1d,
                             max_pool1d_with_indices, max_pool2d)
+from . import amp, cpu  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from ._compile import compile  # noqa: E402

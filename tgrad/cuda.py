@@ -132,6 +132,9 @@ class Event:
     """A CUDA event (``torch.cuda.Event``): ``record`` on a stream, ``elapsed_time`` in milliseconds."""
 
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        if interprocess:
+            raise NotImplementedError("tgrad.cuda.Event(interprocess=True): events shared between processes are "
+                                      "not supported")
         self.enable_timing = enable_timing
         self._event = None
 

@@ -30,6 +30,8 @@ RECORD_BACKWARD = None
 # Set by tgrad.profiler while a profile runs: launches are attributed to the outermost op being run
 # (``_tls.op``); when False the cost is one global test per call.
 PROFILING = False
+# Set by tgrad.amp while an autocast region is active: (op name, inputs) -> inputs cast by its policy.
+AUTOCAST = None
 _tls = threading.local()
 _tls.op = None
 
@@ -250,6 +252,8 @@ def _check_inference(spec, inputs):
 
 
 def call(name, *inputs, **attrs):
+    if AUTOCAST is not None:
+        inputs = AUTOCAST(name, inputs)
     op = _TABLE[name]
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)

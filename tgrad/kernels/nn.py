@@ -20,6 +20,8 @@ def dropout_kernel(x_ptr, y_ptr, mask_ptr, n_elements, p, scale, seed, offset, C
 
 dynamic_args(dropout_kernel, "seed", "offset")   # a new draw replays the same tape
 
+
+
 @triton.jit
 def embedding_kernel(w_ptr, idx_ptr, out_ptr, n, D, stride_wv, stride_wd, ROWS: tl.constexpr,
                      BLOCK_D: tl.constexpr):

@@ -9,4 +9,6 @@ from .modules import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, A
                       AvgPool1d, AvgPool2d, BatchNorm2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Dropout1d,
                       Dropout2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, MaxPool1d, MaxPool2d)
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
+from .modules import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+                      TransformerEncoder, TransformerEncoderLayer)
 from .parameter import Parameter  # noqa: F401

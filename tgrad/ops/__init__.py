@@ -90,12 +90,14 @@ def host_full(shape, value, dtype, device, broadcast=False):
     return t
 
 
-from . import conv, elementwise, index, matmul, nn, norm, optim, pool, random, reduce, rnn, shape, sort  # noqa: E402,E501  (they import Op)
+from . import (amp, attention, conv, elementwise, index, matmul, nn, norm, optim, pool, random,  # noqa: E402
+               reduce, rnn, shape, sort)  # (they import Op)
 
 
 def _build():
     table = {}
-    for family in (elementwise, reduce, shape, index, optim, nn, matmul, conv, pool, norm, rnn, sort, random):
+    for family in (elementwise, reduce, shape, index, optim, nn, matmul, conv, pool, norm, rnn, sort, random,
+                   attention, amp):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

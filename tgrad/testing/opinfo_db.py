@@ -1,9 +1,10 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
-from .opinfos import autograd, conv, elementwise, matmul, nn, norm, optim, pool, random, reduce, rnn, shape, sort
+from .opinfos import (amp, attention, autograd, conv, elementwise, matmul, nn, norm, optim, pool, random, reduce,
+                      rnn, shape, sort)
 
 OP_DB = (list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim.OPS) + list(matmul.OPS)
          + list(autograd.OPS) + list(nn.OPS) + list(conv.OPS) + list(pool.OPS) + list(norm.OPS)
-         + list(rnn.OPS) + list(sort.OPS) + list(random.OPS))
+         + list(rnn.OPS) + list(sort.OPS) + list(random.OPS) + list(attention.OPS) + list(amp.OPS))
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
 COVERED_ELSEWHERE = {
