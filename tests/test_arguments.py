@@ -22,7 +22,6 @@ NAMESPACES = [("tgrad.", tgrad), ("Tensor.", tgrad.Tensor), ("F.", F), ("nn.", n
 KNOWN_IGNORED = {
     "tgrad.Tensor.is_contiguous": {"memory_format": "only the contiguous layout exists (no channels_last)"},
     "tgrad.Tensor.copy_": {"non_blocking": "copies are synchronous: the values a synchronized PyTorch copy gives"},
-    "tgrad.Tensor.to": {"non_blocking": "copies are synchronous: the values a synchronized PyTorch copy gives"},
     "tgrad.empty": {"pin_memory": "pinning changes copy speed, not values"},
     "tgrad.batch_norm": {"cudnn_enabled": "a backend switch of PyTorch's; same values"},
     "tgrad.layer_norm": {"cudnn_enable": "a backend switch of PyTorch's; same values"},
