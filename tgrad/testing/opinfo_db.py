@@ -9,5 +9,5 @@ OP_DB = (list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
 COVERED_ELSEWHERE = {
     "clone_copy": "tests/test_autograd.py (AccumulateGrad under grad mode: seed 003's walk by hand)",
-    "to_device": "tests/test_devices.py (needs a second device: cuda)",
+    "to_device": "tests/test_fakecuda.py (cuda on the fake driver: forward, and backward of a moved cpu scalar)",
 }
