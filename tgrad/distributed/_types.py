@@ -70,3 +70,7 @@ class Work:
 
     def is_success(self):
         return self.is_completed()
+
+
+for _cls in (DistError, DistBackendError, ReduceOp, Backend, Work):
+    _cls.__module__ = "tgrad.distributed"      # PyTorch's names: torch.distributed.DistBackendError ...
