@@ -1,4 +1,4 @@
-"""Train a character-level GPT (nanoGPT-style) on a bundled Shakespeare excerpt, then sample from it.
+"""Train a character-level GPT (nanoGPT-style) on a bundled text, then sample from it.
 
     python examples/train_gpt.py              # 4 layers, 4 heads, 64 channels, 300 steps
     python examples/train_gpt.py --fast       # a tiny model, 30 steps (CI)
@@ -9,8 +9,8 @@ Token + position embeddings, blocks of causal self-attention (``F.scaled_dot_pro
 fused flash-attention kernel each way) and a GELU MLP with pre-LayerNorm residuals, a weight-tied head,
 AdamW with weight decay on matrices only.  Prints the train / validation loss, the mean step time and a
 sample (``torch.multinomial`` when the library has it, greedy argmax otherwise).  The text
-(examples/data/shakespeare.txt, 64 KB) is the start of Coriolanus from the tinyshakespeare corpus:
-Shakespeare, public domain.
+(examples/data/stdlib_docs.txt, 64 KB) is docstrings of Python's standard library (textwrap, json,
+argparse, ...; PSF license), as the installed Python 3.11 prints them.
 """
 import argparse
 import math
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "shakespeare.txt")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "stdlib_docs.txt")
 
 
 def parse_args(argv=None):
