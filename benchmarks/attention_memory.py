@@ -33,7 +33,7 @@ def main():
     a = p.parse_args()
     launcher.FORCE_GPU_BLOCKS = True
     if a.dry:
-        launcher.RECORD, launcher.DRY_RUN = [], True
+        launcher.RECORD, launcher.DRY_RUN = launcher.SpecRecord(), True
     print(f"causal attention fwd+bwd, 1 x {a.heads} heads x T x {a.dim}, float32, cuda block sizes")
     print(f"{'T':>6} {'peak above inputs':>18} {'/ T':>10} {'a T x T fp32 matrix per head':>30}")
     for T in a.lengths:

@@ -69,8 +69,7 @@ def test_workload_launches_every_kernel(recorded):
 def test_recorder_gives_triton_signature():
     x = tgrad.ones(4, 3, dtype=tgrad.float16)
     two = tgrad.full((), 2.0, dtype=tgrad.float16)   # (a Python 2.0 reaches a half mul as fp32, like PyTorch)
-    with_rec = []
-    T.RECORD = with_rec
+    T.RECORD = with_rec = T.SpecRecord()
     try:
         x.t() * two
     finally:

@@ -254,7 +254,7 @@ def test_changing_lr_keeps_the_kernel_specialization():
     specs = []
     for _ in range(3):
         p.grad = tgrad.ones(10)
-        T.RECORD = rec = []
+        T.RECORD = rec = T.SpecRecord()
         try:
             opt.step()
         finally:

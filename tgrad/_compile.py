@@ -225,7 +225,9 @@ class _Recorder:
         self.grads = [id(l._grad) for l in leaves]
         self.backward_ran = False
 
-    def launch(self, site, dyn):
+    exact = False           # launches run as in eager (launcher.RECORD)
+
+    def __call__(self, site, dyn):
         if self.depth == 0:
             self.events.append(("L", site, dyn))
 
@@ -376,7 +378,8 @@ class _Patches:
             be.memcpy_htod = lambda d, s, n, _o=htod: rec.copy(_o, d, s, n, True)
             be.memcpy_dtod = lambda d, s, n, _o=dtod: rec.copy(_o, d, s, n, False)
             be.memset = lambda p, b, n, _o=mset: rec.memset(_o, p, b, n)
-        _L.RECORDER = rec.launch
+        self.outer = _L.RECORD
+        _L.RECORD = rec
         return self
 
     def _set(self, cls, name, value):
@@ -384,7 +387,7 @@ class _Patches:
         setattr(cls, name, value)
 
     def __exit__(self, *exc):
-        _L.RECORDER = None
+        _L.RECORD = self.outer
         for al in self.allocators:
             del al.malloc, al.free
             del al.backend.memcpy_htod, al.backend.memcpy_dtod, al.backend.memset
@@ -705,12 +708,12 @@ class _FusedMemo(dict):
             def malloc(n):              # an update through temporaries (non-contiguous tensors) is not kept
                 launches.append(None)
                 return m(n)
-            _L.RECORDER = lambda site, dyn: launches.append((site, dyn))
+            outer, _L.RECORD = _L.RECORD, _Launches(launches)
             al.malloc = malloc
             try:
                 _dispatch.call(name, params, grads, *states, **attrs)
             finally:
-                _L.RECORDER = None
+                _L.RECORD = outer
                 del al.malloc
             self[key] = launches if None not in launches else False
             return True
@@ -719,6 +722,18 @@ class _FusedMemo(dict):
         for site, dyn in launches:
             site(*dyn)
         return True
+
+
+class _Launches:
+    """A launch recorder (``launcher.RECORD``) appending ``(site, dyn)`` to a list."""
+
+    exact = False
+
+    def __init__(self, out):
+        self.out = out
+
+    def __call__(self, site, dyn):
+        self.out.append((site, dyn))
 
 
 _FUSED = _FusedMemo()

@@ -132,7 +132,7 @@ def record(workload, dry=True):
     Specs and what the workload returned (for the default one: [(label,
     exception)] of the items that raised when run for real).
     """
-    T.RECORD, T.FORCE_GPU_BLOCKS, T.DRY_RUN = [], True, dry
+    T.RECORD, T.FORCE_GPU_BLOCKS, T.DRY_RUN = T.SpecRecord(), True, dry
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")

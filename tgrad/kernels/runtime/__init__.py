@@ -4,8 +4,9 @@
 - ``internals``: every Triton internal tgrad touches (pinned by ``tests/test_triton_internals.py``).
 - ``direct``, ``trace``: the interpreter executors for ``cpu`` (``TGRAD_EXECUTOR``).
 
-Kernel families import the names below.  The launcher's switches (``EXECUTOR``, ``RECORD``, ``DRY_RUN``,
-``FORCE_GPU_BLOCKS``) are module globals: read and set them on ``runtime.launcher``.
+Kernel families import the names below.  The launcher's switches (``EXECUTOR``, ``RECORD``: the one
+launch-recording hook, ``DRY_RUN``, ``FORCE_GPU_BLOCKS``) are module globals: read and set them on
+``runtime.launcher``.
 """
 from .direct import Ptr as Ptr
 from .launcher import COUNTER as COUNTER

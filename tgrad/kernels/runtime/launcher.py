@@ -38,12 +38,6 @@ def launch(kernel, grid, device, args, constexprs):
 def _launch(kernel, grid, device, args, constexprs):
     if 0 in grid:
         return
-    # float scalars reach kernels as fp32 on every path, as the GPU JIT passes them
-    args = [float(_np_f32(a)) if type(a) is float else a for a in args]
-    if RECORD is not None:
-        RECORD.append((kernel,) + launch_spec(kernel, args, constexprs))
-        if DRY_RUN:
-            return
     if device == "cpu":
         run_cpu(kernel, grid, args, constexprs)
         return
@@ -87,10 +81,25 @@ class LaunchCounter:
 COUNTER = LaunchCounter()
 
 
-# ---------------------------------------------------------------- launch recording (AOT check)
-RECORD = None            # a list while tgrad.kernels.aot records launches
-RECORDER = None          # a callable(launch, dyn) while tgrad.compile records a step (every Launch call)
-DRY_RUN = False          # while recording: skip running the kernels (outputs keep whatever memory held)
+# ---------------------------------------------------------------- launch recording
+# The one recording hook: None, or a recorder called as ``RECORD(site, dyn)`` before every kernel launch
+# (every launch goes through ``Launch.__call__``) with the Launch and its dynamic arguments.  A recorder
+# whose ``exact`` is true sends each launch down the plain path (arguments rebuilt, no replayed tape, no
+# cuda Site), where ``DRY_RUN`` can skip it.  Recorders: ``SpecRecord`` (tgrad.kernels.aot and tests: the
+# Triton specialization of each launch) and tgrad.compile's (the launches of a step, to replay them).
+RECORD = None
+DRY_RUN = False          # while an exact recorder records: skip running the kernels (outputs keep old memory)
+
+
+class SpecRecord(list):
+    """A recorder collecting ``(kernel, signature, constexprs, attrs)`` of every non-empty launch
+    (``launch_spec``): ``launcher.RECORD = rec = SpecRecord()``."""
+
+    exact = True
+
+    def __call__(self, site, dyn):
+        if 0 not in site.grid:
+            self.append((site.kernel,) + launch_spec(site.kernel, site.bind(dyn), site.constexprs))
 
 
 def launch_spec(kernel, args, constexprs):
@@ -132,9 +141,14 @@ class Launch:
             COUNTER.add(self.kernel.__name__)
         if len(dyn) < self.ndyn:
             dyn += self.dyn[len(dyn):]
-        if RECORDER is not None:
-            RECORDER(self, dyn)
-        if self.device != "cpu" and RECORD is None and 0 not in self.grid:
+        rec = RECORD
+        if rec is not None:
+            rec(self, dyn)
+            if rec.exact:
+                if not DRY_RUN:
+                    _launch(self.kernel, self.grid, self.device, self.bind(dyn), self.constexprs)
+                return
+        if self.device != "cpu" and 0 not in self.grid:
             site = self.gpu
             if site is None:
                 site = self.gpu = gpu.Site(self)
@@ -145,7 +159,7 @@ class Launch:
             hit = _FAST.get(self.fkey)
             if hit is not None and hit[0] is self.kernel:
                 tape = self.tape = hit[1]
-        if tape is not None and EXECUTOR == "trace" and RECORD is None:
+        if tape is not None and EXECUTOR == "trace":
             outer, c = _FP_STATE.get(), internals._fp_cache
             tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
             try:
@@ -153,11 +167,16 @@ class Launch:
             finally:
                 _FP_STATE.reset(tok)
             return
+        _launch(self.kernel, self.grid, self.device, self.bind(dyn), self.constexprs)
+
+    def bind(self, dyn):
+        """The launch's arguments with ``dyn`` in place; float scalars rounded to fp32 (as the GPU JIT passes
+        them, so every path agrees)."""
         args = list(self.args)
         for i, v in zip(self.pos, dyn):
             a = args[i]
             args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
-        _launch(self.kernel, self.grid, self.device, args, self.constexprs)
+        return [float(_np_f32(a)) if type(a) is float else a for a in args]
 
 
 class Sites(dict):
