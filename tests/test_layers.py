@@ -22,7 +22,7 @@ FLOORS = [
     ("autograd", ("tgrad.autograd",)),
     ("api", ("tgrad.creation", "tgrad.functions", "tgrad.random", "tgrad.indexing", "tgrad.serialization",
              "tgrad.cuda", "tgrad.legacy", "tgrad.linalg", "tgrad.profiler")),
-    ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad.compile")),
+    ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad._compile")),
     ("tools", ("tgrad.testing", "tgrad.bench", "tgrad")),
 ]
 

@@ -1,0 +1,136 @@
+"""``tgrad.compile``: whole-step capture and replay (DESIGN §8).
+
+Call 1 of a guard key runs eagerly (warm-up: kernels traced, optimizer state made), call 2 runs eagerly
+while every kernel launch is recorded, later calls replay the record as one generated Python program:
+each launch's compiled tape (``Launch.tape``) called with pre-bound addresses, no dispatch, no graph, no
+allocator call.  The parts, in the order a call meets them:
+
+- ``guards``: what the step reads is found by walking its arguments, ``self``, closure and globals; the
+  cache key is grad mode, each found tensor's shape, strides, dtype, device, requires_grad, ``.grad``
+  presence and storage sharing, modules' training flags, Python numbers found, the objects whose methods
+  run as host calls.  A miss warms up and records again; the cache is bounded (a warning when it thrashes).
+- ``record``: call 2 under the recorder.  Host calls (``Optimizer.step``/``zero_grad``,
+  ``Module.zero_grad``, ``LRScheduler.step``: Python state machines whose step counts and learning rates
+  reach kernels as scalars) run for real in the replay, in order, between the replayed launches.  A draw
+  of the generator (``Generator._take``) is replayed as a new draw, its seed and offset passed to the
+  kernels that used them: replay is bit-identical to eager.
+- ``plan``: the static memory plan (one arena, temporaries packed by lifetime; ``.grad`` in the arena;
+  each output written into a fresh block per call, so ``.item()`` later or a list of losses is safe).
+- ``replay``: the generated program, run with the bound tensors' addresses of this call (a new batch, a
+  reloaded state dict or a replaced parameter is read where it now is).
+
+Stays eager, with one warning naming the reason: a value read back mid-step (``.item()``, ``bool``,
+``.numpy()``, ``.tolist()``), a tensor made in the step that outlives it other than the outputs and
+``.grad`` (e.g. a graph kept for a backward outside), a tensor it reads that the walk cannot find, an
+output that requires grad when no backward ran in the step (``tgrad.compile(model)`` in training),
+Python values returned besides tensors, a tensor printed, ``optimizer.step(closure)``, host data copied
+into a tensor inside the step.  Not replayed: tgrad's own host-side value checks (e.g. cross_entropy's
+target range) and the Python side effects of hooks (their kernels are replayed).  cpu only for now (a
+cuda step stays eager).
+"""
+import functools
+import warnings
+
+from ..nn.modules.module import Module
+from .guards import Sources, Walk
+from .replay import MISS, record
+
+CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.config.cache_size_limit)
+
+
+class _Entry:
+    """One guard key's state: calls so far, then its replay, or the reason it stays eager."""
+
+    __slots__ = ("calls", "run", "eager")
+
+    def __init__(self):
+        self.calls, self.run, self.eager = 0, None, None
+
+
+class CompiledFunction:
+    """``fn`` compiled: see the module docstring."""
+
+    def __init__(self, fn, fullgraph=False):
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self._sources = Sources(fn)
+        self._cache = {}
+        self._warned = set()
+        functools.update_wrapper(self, fn, updated=())
+
+    def _warn(self, msg):
+        if msg not in self._warned:
+            self._warned.add(msg)
+            warnings.warn(msg, stacklevel=3)
+
+    def __call__(self, *args, **kwargs):
+        walk = Walk(self._sources.roots(args, kwargs))
+        try:
+            key = walk.signature()
+            hash(key)
+        except TypeError:
+            self._warn(f"tgrad.compile: {self._fn.__name__}: an argument or captured value is unhashable; "
+                       "running eagerly")
+            return self._fn(*args, **kwargs)
+        e = self._cache.get(key)
+        if e is None:
+            if len(self._cache) >= CACHE_SIZE_LIMIT:
+                self._warn(f"tgrad.compile: {self._fn.__name__} hit config.cache_size_limit "
+                           f"({CACHE_SIZE_LIMIT}): recompiling on every new guard (shapes, requires_grad, "
+                           "training mode, numbers it reads); the oldest record is dropped")
+                self._cache.pop(next(iter(self._cache)))
+            e = self._cache[key] = _Entry()
+        if e.eager is not None:
+            return self._fn(*args, **kwargs)
+        if e.run is not None:
+            res = e.run(walk)
+            if res is not MISS:
+                return res
+            return self._fn(*args, **kwargs)
+        e.calls += 1
+        if e.calls == 1:
+            return self._fn(*args, **kwargs)
+        result, e.run, reason = record(self._fn, args, kwargs, walk)
+        if reason is not None:
+            if self._fullgraph:
+                self._cache.pop(key, None)
+                raise RuntimeError(f"tgrad.compile(fullgraph=True): {self._fn.__name__} cannot be captured: {reason}")
+            e.eager = reason
+            self._warn(f"tgrad.compile: {self._fn.__name__} runs eagerly: {reason}")
+        return result
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable=False):
+    """``tgrad.compile(fn)`` / ``@tgrad.compile``: capture and replay ``fn`` (a step function or a Module).
+
+    ``fullgraph=True``: a step that cannot be captured raises instead of running eagerly with a warning.
+    ``backend``, ``mode``, ``dynamic``, ``options`` select among PyTorch's compilers; tgrad has one
+    (capture and replay), so any value runs it: the numbers are eager's either way."""
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable)
+    if not callable(model):
+        raise RuntimeError("compile(): model must be a callable")
+    if disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, fullgraph)
+    return CompiledFunction(model, fullgraph)
+
+
+class OptimizedModule:
+    """A Module compiled for its forward: calls replay; attributes are the module's (``_orig_mod``)."""
+
+    def __init__(self, mod, fullgraph=False):
+        self.__dict__["_orig_mod"] = mod
+        self.__dict__["_call"] = CompiledFunction(mod.__call__, fullgraph)
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_orig_mod"], name)
+
+    def __setattr__(self, name, value):
+        setattr(self._orig_mod, name, value)

@@ -1,0 +1,148 @@
+"""Guards: where a step's state is found (its arguments, ``self``, closure cells, the globals it names) and
+the cache key read from it on every call (shapes, strides, dtypes, devices, requires_grad, ``.grad``
+presence, storage sharing, training flags, Python numbers, the objects whose methods run as host calls)."""
+import types
+
+from ..autograd.grad_mode import _state as _grad_state
+from ..nn.modules.module import Module
+from ..nn.parameter import Parameter
+from ..optim.lr_scheduler import LRScheduler
+from ..optim.optimizer import Optimizer
+from ..random import Generator
+from ..tensor import Tensor
+
+WALK_DEPTH = 4
+
+
+class Sources:
+    """Where the step's state can be read: ``self``, closure cells and the globals it names (of the step and
+    of the user functions it reaches), found once; their contents are read on every call."""
+
+    def __init__(self, fn):
+        self.selfs, self.cells, self.globs = [], [], []
+        self._seen = set()
+        self._add(fn, 0)
+
+    def _add(self, f, depth):
+        if id(f) in self._seen or depth > 2:
+            return
+        self._seen.add(id(f))
+        if isinstance(f, types.MethodType):
+            self.selfs.append(f.__self__)
+            f = f.__func__
+        code = getattr(f, "__code__", None)
+        if code is None or (f.__module__ or "").split(".")[0] == "tgrad":
+            return      # tgrad's own functions read no user state
+        for c in f.__closure__ or ():
+            self.cells.append(c)
+            try:
+                v = c.cell_contents
+            except ValueError:
+                continue
+            if isinstance(v, types.FunctionType):
+                self._add(v, depth + 1)
+        g = f.__globals__
+        for name in sorted(_names(code)):
+            v = g.get(name)
+            if v is not None and not isinstance(v, (types.ModuleType, type)):
+                self.globs.append((g, name))
+                if isinstance(v, types.FunctionType):
+                    self._add(v, depth + 1)
+
+    def roots(self, args, kwargs):
+        out = list(args)
+        if kwargs:
+            out += kwargs.values()
+        out += self.selfs
+        for c in self.cells:
+            try:
+                out.append(c.cell_contents)
+            except ValueError:
+                out.append(None)
+        for g, name in self.globs:
+            out.append(g.get(name))
+        return out
+
+
+def _names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _names(c)
+    return names
+
+
+_TENSOR_TYPES = {Tensor, Parameter}
+
+
+class Walk:
+    """Tensors, modules, host-call objects and Python numbers reachable from the roots, in a fixed order."""
+
+    def __init__(self, roots):
+        self.tensors, self.key, self.objects = [], [], []
+        self._seen = set()
+        for r in roots:
+            self.visit(r, 0)
+
+    def visit(self, v, depth):
+        t = type(v)
+        if t is bool or t is int or t is float or t is str or v is None:
+            self.key.append(v)
+            return
+        if id(v) in self._seen or depth > WALK_DEPTH:
+            return
+        self._seen.add(id(v))
+        if t in _TENSOR_TYPES or isinstance(v, Tensor):
+            self.tensors.append(v)
+            g = v._grad
+            self.key.append(("T", v._shape, v._strides, v.dtype, v._storage.device, v._requires_grad,
+                             v.grad_fn is None, g is None))
+            if g is not None:
+                self.visit(g, depth)
+            return
+        if isinstance(v, Module):
+            self.key.append(("M", id(v), v.training))
+            for d in (v._parameters, v._buffers, v._modules):
+                for name, x in d.items():
+                    self.key.append(name)
+                    self.visit(x, depth + 1)
+            for name, x in v.__dict__.items():
+                if type(x) in (bool, int, float) and not name.startswith("_"):
+                    self.key.append((name, x))
+            return
+        if isinstance(v, Optimizer):
+            self.objects.append(v)
+            self.key.append(("O", id(v)))
+            for g in v.param_groups:
+                self.visit(g["params"], depth + 1)
+            return
+        if isinstance(v, LRScheduler):
+            self.objects.append(v)
+            self.key.append(("S", id(v)))
+            self.visit(v.optimizer, depth + 1)
+            return
+        if t is list or t is tuple:
+            self.key.append((t, len(v)))
+            for x in v:
+                self.visit(x, depth + 1)
+            return
+        if t is dict:
+            for k, x in v.items():
+                self.key.append(k if type(k) in (str, int) else id(k))
+                self.visit(x, depth + 1)
+            return
+        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                          types.ModuleType, Generator)):
+            return
+        d = getattr(v, "__dict__", None)
+        if d is not None and type(d) is dict:
+            self.key.append(type(v))
+            for name, x in d.items():
+                self.visit(x, depth + 1)
+
+    def signature(self):
+        """The cache key: structure, metadata and storage sharing of the found tensors, numbers, modes."""
+        share, first = [], {}
+        for i, t in enumerate(self.tensors):
+            share.append(first.setdefault((id(t._storage), t._offset), i))     # views at one address
+        return (_grad_state.grad, tuple(self.key), tuple(share))

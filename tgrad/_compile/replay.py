@@ -1,0 +1,257 @@
+"""The replay: a recorded step becomes one generated Python program (``Replay.source``) calling each launch's
+compiled tape with the addresses of the memory plan and of the bound tensors, the host calls in between, the
+random draws renewed; ``Replay(walk)`` runs it for the tensors found by this call's walk."""
+import builtins
+import ctypes
+
+from ..autograd import dispatch as _dispatch
+from ..device import device as _device
+from ..kernels.runtime import internals as _internals
+from ..kernels.runtime import launcher as _L
+from ..kernels.runtime.direct import Ptr, _entry
+from ..kernels.runtime.internals import _FP_STATE, _fp_ignore
+from ..kernels.runtime.trace import _FAST
+from ..memory import Storage
+from ..memory.allocator import get_allocator
+from ..optim import optimizer as _optim
+from ..tensor import Tensor, _new
+from .plan import Plan
+from .record import Eager, Patches, Recorder, tensors_of
+
+OUT = object()      # an output's place in the result's structure
+MISS = object()     # a replay's answer when this call's tensors do not fit the record
+
+
+def record(fn, args, kwargs, walk):
+    """Run the step once eagerly under the recorder; returns (its result, its Replay or None, the reason
+    it stays eager or None)."""
+    leaves = [t for t in walk.tensors if t._requires_grad and t.grad_fn is None]
+    devices = {t._storage.device for t in walk.tensors} | {_device("cpu")}
+    allocators = [get_allocator(d) for d in devices]
+    rec = Recorder(leaves)
+    with Patches(rec, allocators, walk.objects):
+        result = fn(*args, **kwargs)
+        rec.sync_grads()
+    try:
+        return result, build(rec, result, walk, allocators), None
+    except Eager as ex:
+        return result, None, str(ex)
+    finally:
+        for orig, block in rec.deferred:
+            orig(block)
+
+
+def build(rec, result, walk, allocators):
+    """The Replay of a recording (raises Eager when it cannot be replayed)."""
+    if rec.reason:
+        raise Eager(rec.reason)
+    if len(allocators) != 1 or allocators[0].device.type != "cpu":
+        raise Eager("tgrad.compile replays cpu steps (cuda: not yet)")
+    outs = tensors_of(result, [])
+    if any(o._requires_grad for o in outs) and not rec.backward_ran:
+        raise Eager("an output requires grad and no backward ran in the step (a backward outside would need "
+                    "the graph the replay does not build)")
+    if not _only_tensors(result):
+        raise Eager("it returns Python values besides tensors (a replay returns tensors it computes; "
+                    "other values would be the recorded ones)")
+    plan = Plan(rec, outs, allocators[0].device)
+    src, ns, used = _codegen(rec, plan, walk)
+    exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
+    plan.adopt_grads(rec.leaves)        # state after the recording: .grad set by backward is the arena's
+    blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
+    outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
+    return Replay(ns["replay"], plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
+
+
+def _codegen(rec, plan, walk):
+    """(source of ``replay(B, O)``, its namespace, the walk indices of the bound tensors it reads)."""
+    # bound tensors: found by the walk, not made in the step; a pointer binds to the first one containing it
+    bound = []          # (lo, hi, walk index, data_ptr)
+    for i, t in enumerate(walk.tensors):
+        st = t._storage
+        if plan.relocate(st.ptr) is None and st.nbytes:
+            bound.append((st.ptr, st.ptr + st.nbytes, i, t.data_ptr()))
+    ns = {"_arena": plan.arena, "_mm": ctypes.memmove, "_ms": ctypes.memset}
+    lines, used = [], set()
+
+    def ptr(v):
+        r = plan.relocate(v)
+        if r is not None:
+            return str(r)
+        o = plan.output(v)
+        if o is not None:
+            return f"o{o[0]} + {o[1]}" if o[1] else f"o{o[0]}"
+        for lo, hi, i, base in bound:
+            if lo <= v < hi:
+                used.add(i)
+                return f"b{i} + {v - base}" if v - base else f"b{i}"
+        raise Eager("the step reads a tensor that tgrad.compile cannot find from its arguments, closure "
+                    "or globals")
+
+    def k(v):
+        name = f"k{len(ns)}"
+        ns[name] = v
+        return name
+    last = None         # the last random draw: (key, offset, its names in the program)
+    for ev in rec.events:
+        kind = ev[0]
+        if kind == "R":
+            _, gen, n, r = ev
+            tv = f"r{len(ns)}"
+            lines.append(f"{tv}k, {tv}o = {k(gen)}._take({n})")
+            last = r + (tv,)
+        elif kind == "C":
+            _, dst, src, n = ev
+            lines.append(f"_mm({ptr(dst)}, {k(src) if type(src) is bytes else ptr(src)}, {n})")
+        elif kind == "S":
+            _, dst, byte, n = ev
+            lines.append(f"_ms({ptr(dst)}, {byte}, {n})")
+        elif kind == "H":
+            _, func, obj, a, kw = ev
+            lines.append(f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})")
+        elif kind == "G":
+            for leaf, g in ev[1]:
+                lines.append(f"{k(leaf)}._grad = {'None' if g is None else k(plan.view(g))}")
+        else:
+            lines.append(_launch_line(ev[1], ev[2], ptr, k, last))
+    head = [f"b{i} = B[{i}]" for i in sorted(used)] + [f"o{j} = O[{j}]" for j in range(len(plan.out_blocks))]
+    src = "def replay(B, O):\n" + "".join(f"    {ln}\n" for ln in head + lines or ["pass"])
+    return src, ns, sorted(used)
+
+
+def _launch_line(site, dyn, ptr, k, last):
+    """One launch as a call of its tape (or of its Launch when it has none) with the replay's addresses; a
+    ``dynamic_args`` seed or offset of the last random draw is the replay's new draw."""
+    args = []
+    dyn_int = site.kernel.__dict__.get("_tgrad_dynamic", ())
+    names = None
+    for pos, v in zip(site.pos, dyn):
+        a = site.args[pos]
+        if type(a) is Ptr:
+            args.append(ptr(v) if v else "0")
+        elif type(v) is int and dyn_int and last is not None and v in last[:2]:
+            if names is None:
+                names = _entry(site.kernel)[1]
+            if names[pos] not in dyn_int:
+                args.append(repr(v))
+                continue
+            tv = last[2]
+            args.append(f"{tv}k" if v == last[0] and names[pos] in ("seed", "key") else f"{tv}o")
+        elif type(v) is float and v != v or v in (float("inf"), float("-inf")):
+            args.append(k(v))
+        else:
+            args.append(repr(v))
+    hit = _FAST.get(site.fkey) if site.fkey is not None else None
+    tape = hit[1] if hit is not None and hit[0] is site.kernel else None
+    call = k(tape) if tape is not None and _L.EXECUTOR == "trace" else k(site)
+    return f"{call}({', '.join(args)})"
+
+
+def _only_tensors(x):
+    if x is None or isinstance(x, Tensor):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(_only_tensors(y) for y in x)
+    if isinstance(x, dict):
+        return all(_only_tensors(y) for y in x.values())
+    return False
+
+
+def rebuild(x, fresh, place=None):
+    """``x`` with each tensor (or each ``place`` marker) replaced by the next of ``fresh``."""
+    if x is place or (place is None and isinstance(x, Tensor)):
+        return next(fresh)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[rebuild(y, fresh, place) for y in x])
+    if isinstance(x, (list, tuple)):
+        return type(x)(rebuild(y, fresh, place) for y in x)
+    if isinstance(x, dict):
+        return {k: rebuild(v, fresh, place) for k, v in x.items()}
+    return x
+
+
+class Replay:
+    """A recorded step: ``run(B, O)`` with the bound tensors' addresses B and the outputs' fresh blocks O."""
+
+    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi")
+
+    def __init__(self, run, arena, blocks, outs, template, used, source):
+        self.run, self.arena, self.blocks, self.outs = run, arena, blocks, outs
+        self.template, self.used, self.source = template, used, source
+        self.lo, self.hi = arena.ptr, arena.ptr + arena.nbytes
+
+    def __call__(self, walk):
+        ts = walk.tensors
+        B = [0] * (self.used[-1] + 1 if self.used else 0)
+        for i in self.used:
+            p = ts[i].data_ptr()
+            if self.lo <= p < self.hi:
+                return MISS        # a tensor of this step's arena read as an input (a .grad it left)
+            B[i] = p
+        dev = self.arena.device
+        stores = [Storage(n, dev) for n in self.blocks]
+        outer, c = _FP_STATE.get(), _internals._fp_cache
+        tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+        _optim._FUSED_REPLAY = _FUSED
+        try:
+            self.run(B, [st.ptr for st in stores])
+        finally:
+            _optim._FUSED_REPLAY = None
+            _FP_STATE.reset(tok)
+        fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
+        return rebuild(self.template, fresh, OUT)
+
+
+
+
+class _FusedMemo(dict):
+    """The launches of optimizer updates (``Optimizer._fused``) seen in replays, by op, hyper-parameters and
+    tensor addresses and shapes: the optimizer's Python still runs (step counts, learning rates), a repeated
+    update skips dispatch and relaunches (a new learning rate or step count is a new entry)."""
+
+    def __call__(self, name, params, grads, states, attrs):
+        key = [name, tuple(attrs.items())]
+        for group in (params, grads) + states:
+            for t in group:
+                key.append(None if t is None else (t.data_ptr(), t._shape, t.dtype))
+        key = tuple(key)
+        launches = self.get(key)
+        if launches is None:
+            if len(self) >= 256:
+                self.clear()
+            launches = []
+            al = params[0]._storage.allocator
+            m = al.malloc
+
+            def malloc(n):              # an update through temporaries (non-contiguous tensors) is not kept
+                launches.append(None)
+                return m(n)
+            outer, _L.RECORD = _L.RECORD, _Launches(launches)
+            al.malloc = malloc
+            try:
+                _dispatch.call(name, params, grads, *states, **attrs)
+            finally:
+                _L.RECORD = outer
+                del al.malloc
+            self[key] = launches if None not in launches else False
+            return True
+        if launches is False:
+            return False
+        for site, dyn in launches:
+            site(*dyn)
+        return True
+
+
+class _Launches:
+    """A launch recorder (``launcher.RECORD``) appending ``(site, dyn)`` to a list."""
+
+    exact = False
+
+    def __init__(self, out):
+        self.out = out
+
+    def __call__(self, site, dyn):
+        self.out.append((site, dyn))
+
+
+_FUSED = _FusedMemo()
