@@ -364,3 +364,50 @@ def test_fullgraph_raises_instead_of_running_eagerly():
     step()
     with pytest.raises(RuntimeError, match="fullgraph=True.*cannot be captured"):
         step()
+
+
+def test_hooks_added_and_removed_after_compiling_are_guards():
+    """A hook registered (or removed) between calls changes the step: it is re-recorded, never replayed
+    without (or with) the hook's kernels."""
+    def between(i, model, opt, extra):
+        if i == 4:
+            extra["h"] = [model[2].register_forward_hook(lambda m, inp, out: out * 2),
+                          model[0].weight.register_hook(lambda g: g * 0.5),
+                          model[0].register_forward_pre_hook(lambda m, inp: (inp[0] + 1,))]
+        if i == 9:
+            for h in extra["h"]:
+                h.remove()
+
+    def make():
+        m, o, s, e = _standard()()
+        return m, o, s, {}
+    f = _pair(make, 14, between)
+    assert len(f._cache) == 2 and all(e.run is not None for e in f._cache.values())
+
+
+SCALE = 1.0     # a module-level number the step below reads
+
+
+def test_python_numbers_read_by_the_step_are_guards():
+    """Numbers the step reads (a global, a closure dict's value) are part of the guard: a new value is
+    recorded again (as eager would compute it), an old value replays its record."""
+    cfg = {"shift": 0.0}
+    w = nn.Parameter(tgrad.ones(3))
+
+    def step():
+        loss = ((w * SCALE + cfg["shift"]) ** 2).sum()
+        loss.backward()
+        return loss
+
+    global SCALE
+    f = tgrad.compile(step)
+    vals = []
+    for i in range(12):
+        SCALE, cfg["shift"] = (1.0, 0.0) if i < 4 else (2.0, 0.0) if i < 8 else (1.0, 0.5)
+        w.grad = None
+        vals.append((f().item(), w.grad.tolist()))
+    SCALE = 1.0
+    assert vals[3] == (3.0, [2.0] * 3)
+    assert vals[7] == (12.0, [8.0] * 3)
+    assert vals[11] == (6.75, [3.0] * 3)
+    assert len(f._cache) == 3 and all(e.run is not None for e in f._cache.values())

@@ -7,8 +7,9 @@ allocator call.  The parts, in the order a call meets them:
 
 - ``guards``: what the step reads is found by walking its arguments, ``self``, closure and globals; the
   cache key is grad mode, each found tensor's shape, strides, dtype, device, requires_grad, ``.grad``
-  presence and storage sharing, modules' training flags, Python numbers found, the objects whose methods
-  run as host calls.  A miss warms up and records again; the cache is bounded (a warning when it thrashes).
+  presence and storage sharing, hooks registered on modules and tensors, modules' training flags, Python
+  numbers found, the objects whose methods run as host calls.  A miss warms up and records again; the
+  cache is bounded (a warning when it thrashes).
 - ``record``: call 2 under the recorder.  Host calls (``Optimizer.step``/``zero_grad``,
   ``Module.zero_grad``, ``LRScheduler.step``: Python state machines whose step counts and learning rates
   reach kernels as scalars) run for real in the replay, in order, between the replayed launches.  A draw

@@ -97,11 +97,15 @@ class Walk:
             g = v._grad
             self.key.append(("T", v._shape, v._strides, v.dtype, v._storage.device, v._requires_grad,
                              v.grad_fn is None, g is None))
+            if v._tensor_hooks or v.__dict__.get("_post_accumulate_hooks"):      # hooks added or removed
+                self.key.append((tuple(v._tensor_hooks), tuple(v.__dict__.get("_post_accumulate_hooks", ()))))
             if g is not None:
                 self.visit(g, depth)
             return
         if isinstance(v, Module):
             self.key.append(("M", id(v), v.training))
+            if v._forward_pre_hooks or v._forward_hooks:
+                self.key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks)))
             for d in (v._parameters, v._buffers, v._modules):
                 for name, x in d.items():
                     self.key.append(name)
