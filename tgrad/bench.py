@@ -19,6 +19,13 @@ GFLOP/s = nominal flops / median time. Bytes are the minimum traffic:
 each input read once, each output written once.
 
     python -m tgrad.bench --sizes 4096,65536 --dtypes float32,float16 --numpy --csv out.csv
+
+``--steps a,b,c,d,e`` times whole training steps instead (benchmarks/steps.py, in a source checkout):
+tgrad eager and ``tgrad.compile``d beside PyTorch CPU eager at 1 and 2 threads, each measurement in its
+own process (benchmarks/compare_torch.py's workers), ``--rounds`` rounds alternating between them, the
+median of the rounds' medians reported:
+
+    python -m tgrad.bench --steps a,b,c,d,e --torch-python /path/to/python-with-torch
 """
 import argparse
 import csv
@@ -349,6 +356,63 @@ def plot(rows, path):
     plt.close(fig)
 
 
+# ---------------------------------------------------------------- whole training steps
+def _benchmarks_dir():
+    d = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+    if not os.path.exists(os.path.join(d, "compare_torch.py")):
+        raise RuntimeError("--steps needs benchmarks/steps.py and benchmarks/compare_torch.py (a source checkout)")
+    return d
+
+
+def run_steps(names, torch_python=None, rounds=3, threads=1):
+    """{(step, impl): median ms per step} of impls tgrad, compiled, torch1, torch2, plus (step, "record")
+    (the compiled function's recording call, ms) and (step, "eager2") (eager's second call, ms)."""
+    sys.path.insert(0, _benchmarks_dir())
+    import compare_torch as CT
+    tpy = CT.find_torch_python(torch_python)
+    env = {v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    impls = [("tgrad", sys.executable, {}), ("compiled", sys.executable, {})]
+    if tpy:
+        impls += [(f"torch{n}", tpy, {"COMPARE_TORCH_THREADS": str(n), "OPENBLAS_NUM_THREADS": str(n),
+                                      "OMP_NUM_THREADS": str(n)}) for n in (1, 2)]
+    runs = {}
+    for _ in range(rounds):
+        for name in names:
+            for impl, py, extra in impls:
+                r = CT.run_worker(py, impl[:5] if impl.startswith("torch") else impl, name, CT.STEPS[name],
+                                  env=dict(env, **extra), profile=False)
+                runs.setdefault((name, impl), []).append(CT._med(r["times"]))
+                if impl in ("tgrad", "compiled"):
+                    runs.setdefault((name, "record" if impl == "compiled" else "eager2"), []).append(
+                        r["second_step_ms"])
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
+def format_steps(res, names):
+    """The steps table (ms per step; (d), (e): per epoch), ratios to PyTorch at its better thread count."""
+    sys.path.insert(0, _benchmarks_dir())
+    from steps import DESCRIPTION
+    torch = (res.get((names[0], "torch1")) is not None)
+    head = f"{'step':<46}" + (f" {'torch 1t':>9} {'torch 2t':>9}" if torch else "") + \
+        f" {'eager':>9}" + (f" {'x':>6}" if torch else "") + f" {'compiled':>9}" + \
+        (f" {'x':>6}" if torch else "") + f" {'record':>9} {'/eager':>7} {'/eager 2':>8}"
+    lines = [head, "-" * len(head)]
+    for n in names:
+        e, c = res[n, "tgrad"], res[n, "compiled"]
+        line = f"({n}) {DESCRIPTION[n]:<42}"
+        if torch:
+            best = min(res[n, "torch1"], res[n, "torch2"])
+            line += f" {res[n, 'torch1']:>9.3f} {res[n, 'torch2']:>9.3f}"
+        line += f" {e:>9.3f}" + (f" {e / best:>5.2f}x" if torch else "") + f" {c:>9.3f}"
+        line += (f" {c / best:>5.2f}x" if torch else "") + f" {res[n, 'record']:>9.1f} {res[n, 'record'] / e:>6.1f}x"
+        line += f" {res[n, 'record'] / res[n, 'eager2']:>7.1f}x"
+        lines.append(line)
+    lines.append("ms per step (median of rounds' medians); x: over PyTorch at its better thread count; record: "
+                 "the compiled function's recording call (call 2), ms, over a steady eager step and over eager's call 2 "
+                 "(both trace their kernels)")
+    return "\n".join(lines)
+
+
 def _csv_list(s):
     return [x for x in s.split(",") if x]
 
@@ -369,7 +433,18 @@ def main(argv=None):
     p.add_argument("--csv", help="write rows to this CSV file")
     p.add_argument("--json", help="write rows to this JSON file")
     p.add_argument("--plot", help="write a GB/s plot (PNG) here; needs matplotlib")
+    p.add_argument("--steps", type=_csv_list, default=None,
+                   help="time whole training steps (comma list from a,b,c,d,e,f of benchmarks/steps.py) instead")
+    p.add_argument("--rounds", type=int, default=3, help="--steps: alternating rounds (median reported)")
+    p.add_argument("--threads", type=int, default=1, help="--steps: numpy BLAS threads of tgrad's workers")
     a = p.parse_args(argv)
+    if a.steps is not None:
+        bad = [n for n in a.steps if n not in "abcdef" or len(n) != 1]
+        if bad:
+            p.error(f"unknown step {bad[0]!r}; choose from a,b,c,d,e,f")
+        res = run_steps(a.steps, a.torch_python, a.rounds, a.threads)
+        print(format_steps(res, a.steps))
+        return res
     for op in a.ops:
         if op not in OPS:
             p.error(f"unknown op {op!r}; choose from {', '.join(OPS)}")
