@@ -34,7 +34,7 @@ import warnings
 
 from ..nn.modules.module import Module
 from .guards import Sources, Walk
-from .replay import MISS, record
+from .replay import MISS, capture
 
 CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.config.cache_size_limit)
 
@@ -91,7 +91,7 @@ class CompiledFunction:
         e.calls += 1
         if e.calls == 1:
             return self._fn(*args, **kwargs)
-        result, e.run, reason = record(self._fn, args, kwargs, walk)
+        result, e.run, reason = capture(self._fn, args, kwargs, walk)
         if reason is not None:
             if self._fullgraph:
                 self._cache.pop(key, None)

@@ -22,7 +22,7 @@ OUT = object()      # an output's place in the result's structure
 MISS = object()     # a replay's answer when this call's tensors do not fit the record
 
 
-def record(fn, args, kwargs, walk):
+def capture(fn, args, kwargs, walk):
     """Run the step once eagerly under the recorder; returns (its result, its Replay or None, the reason
     it stays eager or None)."""
     leaves = [t for t in walk.tensors if t._requires_grad and t.grad_fn is None]
