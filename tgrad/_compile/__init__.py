@@ -16,7 +16,7 @@ allocator call.  The parts, in the order a call meets them:
   of the generator (``Generator._take``) is replayed as a new draw, its seed and offset passed to the
   kernels that used them: replay is bit-identical to eager.
 - ``plan``: the static memory plan (one arena, temporaries packed by lifetime; ``.grad`` in the arena;
-  each output written into a fresh block per call, so ``.item()`` later or a list of losses is safe).
+  each output written into a block no live tensor holds, so ``.item()`` later or a list of losses is safe).
 - ``replay``: the generated program, run with the bound tensors' addresses of this call (a new batch, a
   reloaded state dict or a replaced parameter is read where it now is).
 

@@ -3,6 +3,7 @@ compiled tape with the addresses of the memory plan and of the bound tensors, th
 random draws renewed; ``Replay(walk)`` runs it for the tensors found by this call's walk."""
 import builtins
 import ctypes
+import sys
 
 from ..autograd import dispatch as _dispatch
 from ..device import device as _device
@@ -18,6 +19,7 @@ from ..tensor import Tensor, _new
 from .plan import Plan
 from .record import Eager, Patches, Recorder, tensors_of
 
+_refs = sys.getrefcount
 OUT = object()      # an output's place in the result's structure
 MISS = object()     # a replay's answer when this call's tensors do not fit the record
 
@@ -171,14 +173,16 @@ def rebuild(x, fresh, place=None):
 
 
 class Replay:
-    """A recorded step: ``run(B, O)`` with the bound tensors' addresses B and the outputs' fresh blocks O."""
+    """A recorded step: ``run(B, O)`` with the bound tensors' addresses B and the outputs' blocks O (the last
+    call's again when nothing references them any more, else fresh ones)."""
 
-    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi")
+    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi", "last")
 
     def __init__(self, run, arena, blocks, outs, template, used, source):
         self.run, self.arena, self.blocks, self.outs = run, arena, blocks, outs
         self.template, self.used, self.source = template, used, source
         self.lo, self.hi = arena.ptr, arena.ptr + arena.nbytes
+        self.last = None        # the previous call's output blocks
 
     def __call__(self, walk):
         ts = walk.tensors
@@ -188,8 +192,15 @@ class Replay:
             if self.lo <= p < self.hi:
                 return MISS        # a tensor of this step's arena read as an input (a .grad it left)
             B[i] = p
-        dev = self.arena.device
-        stores = [Storage(n, dev) for n in self.blocks]
+        stores = self.last
+        if stores is not None:
+            for st in stores:
+                if _refs(st) > 3:       # a tensor (or numpy view) of the last output lives: fresh blocks
+                    stores = None
+                    break
+        if stores is None:
+            dev = self.arena.device
+            stores = self.last = [Storage(n, dev) for n in self.blocks]
         outer, c = _FP_STATE.get(), _internals._fp_cache
         tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
         _optim._FUSED_REPLAY = _FUSED
@@ -200,8 +211,6 @@ class Replay:
             _FP_STATE.reset(tok)
         fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
         return rebuild(self.template, fresh, OUT)
-
-
 
 
 class _FusedMemo(dict):
