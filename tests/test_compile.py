@@ -449,3 +449,31 @@ def test_small_gemm_replays_run_blas_on_one_thread():
             assert seen == [2, 2, inside, inside, inside] and tgrad.get_num_threads() == 2
     finally:
         tgrad.set_num_threads(before)
+
+
+def test_sgd_step_replays_its_launches_while_what_it_reads_is_unchanged():
+    """An SGD step in a replay relaunches its recorded kernels without its Python while its groups,
+    hyper-parameters, parameters, gradients and state are the recorded objects and values; another learning
+    rate or a reloaded state runs ``SGD.step`` itself (eager's numbers: test_lr_scheduler_..., test_state_dict_...)."""
+    code = tgrad.optim.SGD.step.__code__
+    calls = []
+
+    def prof(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            calls.append(1)
+    model, opt, step, _ = _standard()()
+    f = tgrad.compile(step)
+    counts = []
+    for i in range(8):
+        if i in (4, 5):
+            opt.param_groups[0]["lr"] = 0.05 if i == 4 else 0.1
+        if i == 6:
+            opt.load_state_dict(opt.state_dict())
+        calls.clear()
+        sys.setprofile(prof)
+        try:
+            f()
+        finally:
+            sys.setprofile(None)
+        counts.append(len(calls))
+    assert counts == [1, 1, 0, 0, 1, 0, 1, 1]     # eager, recorded, replayed; lr 0.05; back; new state

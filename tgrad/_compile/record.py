@@ -12,6 +12,7 @@ from .. import ops as _ops
 from ..nn.modules.module import Module
 from ..optim.lr_scheduler import LRScheduler
 from ..optim.optimizer import Optimizer
+from ..optim.sgd import SGD
 from ..random import Generator
 from ..tensor import Tensor
 
@@ -35,7 +36,9 @@ class Recorder:
     the ``.grad`` each leaf holds between them."""
 
     def __init__(self, leaves):
-        self.events = []          # ("L", launch, dyn) | ("H", func, obj, args, kwargs) | ("G", [(leaf, desc)])
+        # ("L", launch, dyn) | ("H", func, obj, args, kwargs, sgd) | ("G", [(leaf, desc)]) | ("C", dst, src, n)
+        # | ("S", ptr, byte, n) | ("R", generator, n, (seed, offset))
+        self.events = []
         self.blocks = {}          # block ptr -> [size, malloc event index, free event index or None]
         self.deferred = []        # freed blocks, given back after the recording
         self.depth = 0            # > 0 inside a host call: its launches and allocations are its own
@@ -43,17 +46,22 @@ class Recorder:
         self.leaves = leaves
         self.grads = [id(l._grad) for l in leaves]
         self.backward_ran = False
+        self.sub = None           # the launches of the SGD step being recorded (None: not capturable)
 
     exact = False           # launches run as in eager (launcher.RECORD)
 
     def __call__(self, site, dyn):
         if self.depth == 0:
             self.events.append(("L", site, dyn))
+        elif self.sub is not None:
+            self.sub.append((site, dyn))
 
     def malloc(self, orig, nbytes):
         b = orig(nbytes)
         if self.depth == 0:
             self.blocks[b.ptr] = [b.size, len(self.events), None, b]
+        else:
+            self.sub = None         # a host call through temporaries: its launches are not kept
         return b
 
     def free(self, orig, block):
@@ -77,16 +85,22 @@ class Recorder:
                                    "values), which may differ next call: pass such tensors as arguments")
                 src = bytes(src[:n]) if type(src) is bytes else ctypes.string_at(src, n)
             self.events.append(("C", dst, src, n))
+        else:
+            self.sub = None
 
     def memset(self, orig, ptr, byte, n):
         orig(ptr, byte, n)
         if self.depth == 0:
             self.events.append(("S", ptr, byte, n))
+        else:
+            self.sub = None
 
     def take(self, orig, gen, n):
         r = orig(gen, n)
         if self.depth == 0:
             self.events.append(("R", gen, n, r))
+        else:
+            self.sub = None
         return r
 
     def sync_grads(self):
@@ -109,13 +123,20 @@ class Recorder:
         elif tensors_of([args, kwargs], []):
             self.reason = f"{type(obj).__name__}.{func.__name__}() is given a tensor (read on the host)"
         self.sync_grads()
-        self.events.append(("H", func, obj, args, kwargs))
+        # an SGD step's launches are kept with what it reads: the replay relaunches them while that is unchanged
+        snap = sgd_reads(obj) if func is _SGD_STEP and not args and not kwargs else None
+        self.sub = [] if snap is not None else None
+        ev = ["H", func, obj, args, kwargs, None]
+        self.events.append(ev)
         self.depth += 1
         try:
             return func(obj, *args, **kwargs)
         finally:
             self.depth -= 1
             self.grads = [id(l._grad) for l in self.leaves]   # host calls' own changes replay themselves
+            if self.sub is not None:
+                ev[5] = (snap, self.sub)
+            self.sub = None
 
     def readback(self, what):
         if self.depth == 0 and self.reason is None:
@@ -215,6 +236,29 @@ class Patches:
                 setattr(cls, name, value)
             else:
                 cls.__dict__[name] = value
+
+
+_SGD_STEP = SGD.__dict__["step"]
+_PLAIN = (int, float, bool, str, type(None))
+
+
+def sgd_reads(opt):
+    """What an ``SGD.step`` reads, as objects to check by identity and plain values to compare:
+    [(group, [(name, value)], params list, [(param, its .grad as a Desc, state dict, [(name, value)])])],
+    or None when something else (an instance ``step``, a tensor hyper-parameter) decides it."""
+    if type(opt) is not SGD or "step" in opt.__dict__:
+        return None
+    groups = []
+    for g in opt.param_groups:
+        hyper = [(k, v) for k, v in g.items() if k != "params"]
+        if any(type(v) not in _PLAIN for _, v in hyper):
+            return None
+        ps = []
+        for p in g["params"]:
+            st = opt.state.get(p)
+            ps.append((p, None if p._grad is None else Desc(p._grad), st, list(st.items()) if st else []))
+        groups.append((g, hyper, g["params"], ps))
+    return groups
 
 
 def tensors_of(x, out):

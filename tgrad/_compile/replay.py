@@ -19,7 +19,7 @@ from ..memory.allocator import get_allocator
 from ..optim import optimizer as _optim
 from ..tensor import Tensor, _new
 from .plan import Plan
-from .record import Eager, Patches, Recorder, tensors_of
+from .record import _PLAIN, Eager, Patches, Recorder, tensors_of
 
 _refs = sys.getrefcount
 OUT = object()      # an output's place in the result's structure
@@ -120,16 +120,20 @@ def _codegen(rec, plan, walk):
         raise Eager("the step reads a tensor that tgrad.compile cannot find from its arguments, closure "
                     "or globals")
 
+    names = {}          # id -> name of the objects in ns (which keeps them alive)
+
     def k(v):
-        name = f"k{len(ns)}"
-        ns[name] = v
+        name = names.get(id(v))
+        if name is None:
+            name = names[id(v)] = f"k{len(ns)}"
+            ns[name] = v
         return name
     last = None         # the last random draw: (key, offset, its names in the program)
     for ev in rec.events:
         kind = ev[0]
         if kind == "R":
             _, gen, n, r = ev
-            tv = f"r{len(ns)}"
+            tv = f"r{len(lines)}"
             lines.append(f"{tv}k, {tv}o = {k(gen)}._take({n})")
             last = r + (tv,)
         elif kind == "C":
@@ -139,8 +143,9 @@ def _codegen(rec, plan, walk):
             _, dst, byte, n = ev
             lines.append(f"_ms({ptr(dst)}, {byte}, {n})")
         elif kind == "H":
-            _, func, obj, a, kw = ev
-            lines.append(f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})")
+            _, func, obj, a, kw, sgd = ev
+            call = f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})"
+            lines += _sgd_lines(obj, sgd, plan, k, call) if sgd is not None else [call]
         elif kind == "G":
             for leaf, g in ev[1]:
                 lines.append(f"{k(leaf)}._grad = {'None' if g is None else k(plan.view(g))}")
@@ -149,6 +154,59 @@ def _codegen(rec, plan, walk):
     head = [f"b{i} = B[{i}]" for i in sorted(used)] + [f"o{j} = O[{j}]" for j in range(len(plan.out_blocks))]
     src = "def replay(B, O):\n" + "".join(f"    {ln}\n" for ln in head + lines or ["pass"])
     return src, ns, sorted(used)
+
+
+def _sgd_lines(opt, sgd, plan, k, call):
+    """An SGD step as its recorded launches, run while everything it reads is as recorded (the same objects:
+    groups, hyper-parameters, parameters and their storage and layout, ``.grad`` the arena tensors this
+    replay set, state tensors), with ``Optimizer._fused``'s version bumps; else the step itself."""
+    snap, launches = sgd
+    o = k(opt)
+    conds = [f"{o}.param_groups is {k(opt.param_groups)}", f"len({k(opt.param_groups)}) == {len(snap)}",
+             f"{o}.state is {k(opt.state)}"]
+    bumps = []
+    for j, (g, hyper, params, ps) in enumerate(snap):
+        gk = k(g)
+        conds += [f"{k(opt.param_groups)}[{j}] is {gk}", f"{gk}['params'] is {k(params)}",
+                  f"len({k(params)}) == {len(ps)}"]
+        conds += [f"type({gk}[{name!r}]) is {k(type(v))} and {gk}[{name!r}] == {k(v)}"
+                  for name, v in hyper]
+        for i, (p, g_desc, st, items) in enumerate(ps):
+            pk = k(p)
+            conds += [f"{k(params)}[{i}] is {pk}"] + _same_place(p, pk, k)
+            if g_desc is None:
+                conds.append(f"{pk}._grad is None")
+                continue
+            if plan.relocate(g_desc.ptr) is None:
+                return [call]           # a gradient not made by this step: the step decides
+            conds.append(f"{pk}._grad is {k(plan.view(g_desc))}")
+            bumps.append(f"{pk}._version_counter[0] += 1")
+            conds.append(f"{k(opt.state)}.get({pk}) is {k(st)}" + (f" and len({k(st)}) == {len(items)}" if st else ""))
+            for name, v in items:
+                vk = k(v)
+                if isinstance(v, Tensor):
+                    conds += [f"{k(st)}[{name!r}] is {vk}"] + _same_place(v, vk, k)
+                    bumps.append(f"{vk}._version_counter[0] += 1")
+                elif type(v) in _PLAIN:
+                    conds.append(f"{k(st)}[{name!r}] == {vk}")
+                else:
+                    return [call]
+
+    def const(v):       # parameters and state at their recorded addresses (the checks above hold them)
+        r = plan.relocate(v)
+        if r is None and plan.output(v) is not None:
+            raise Eager
+        return str(v if r is None else r)
+    try:
+        body = [_launch_line(site, dyn, const, k, None) for site, dyn in launches]
+    except Eager:
+        return [call]
+    return ([f"if ({' and '.join(conds)}):"] + [f"    {ln}" for ln in body + bumps] + ["else:", f"    {call}"])
+
+
+def _same_place(t, tk, k):
+    return [f"{tk}._storage is {k(t._storage)}", f"{tk}._offset == {t._offset}", f"{tk}._shape == {t._shape!r}",
+            f"{tk}._strides == {t._strides!r}"]
 
 
 def _launch_line(site, dyn, ptr, k, last):
