@@ -344,7 +344,19 @@ def _compile(tapes, kinds):
     exec(compile(src, "<tgrad tape>", "exec"), e.ns)
     run = e.ns["run"]
     run.source = src
-    return _serialized(run) if e.calls_builder else run
+    run = _serialized(run) if e.calls_builder else run
+    run.nbytes = _nbytes(e.ns, src)
+    return run
+
+
+def _nbytes(ns, src):
+    """Bytes a compiled tape keeps alive, about: its constant arrays and handles, its code (~16 bytes a
+    source character), 512 per other constant."""
+    n = 16 * len(src)
+    for v in ns.values():
+        d = v.data if isinstance(v, _TH) else v
+        n += d.nbytes if isinstance(d, np.ndarray) else 512
+    return n
 
 
 def _serialized(run):
