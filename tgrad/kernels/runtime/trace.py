@@ -252,7 +252,7 @@ def _dce(ops):
     for op in reversed(ops):
         name, vals, slot = op[0], op[2], op[4]
         outs = slot if isinstance(slot, tuple) else (() if slot is None else (slot,))
-        if (name in _PURE or _kind(name) is not None) and not any(o in used for o in outs):
+        if (name in _PURE or _kind(name) is not None or name in _REDUCTIONS) and not any(o in used for o in outs):
             continue                              # (_kind: one-line numpy builder methods, e.g. create_fmul)
         low = op[5]
         if low is not None and low[0] in ("load", "nload"):
