@@ -342,3 +342,39 @@ def test_repeated_loads_and_ops_are_replayed_once():
     src = _source(reload_kernel)
     assert len(re.findall(r"\[a0\]", src)) == 3, src          # 2 loads (one merged) + 1 store
     assert len(re.findall(r"= _k\d+\(s0_\d+\)$", src, re.M)) == 1, src          # one exp
+
+
+def test_tape_cache_is_bounded_in_bytes(monkeypatch):
+    """Past trace.MAX_TAPE_BYTES the tapes and the launchers' cached launches are dropped (and traced again)."""
+    from tgrad.kernels import elementwise as KE
+    monkeypatch.setattr(TR, "MAX_TAPE_BYTES", 1 << 16)
+    rng = np.random.default_rng(0)
+    for n in range(20, 60):
+        a = rng.standard_normal(n).astype(np.float32)
+        for _ in range(3):      # recorded on the 2nd launch, replayed on the 3rd
+            out = (tgrad.tensor(a) * 3.0).numpy()
+        np.testing.assert_array_equal(out, a * np.float32(3.0))
+        assert TR._bytes[0] <= (1 << 16) + max(r.nbytes for r in TR._TAPES.values() if r)
+        assert len(KE._SITES) < 3 * 40
+    assert all(r.nbytes > 0 for r in TR._TAPES.values() if r)
+    assert KE._SITES in TR.CACHES
+
+
+def test_small_gemms_run_on_one_blas_thread(monkeypatch):
+    """A tape's tl.dot below blas.SMALL multiply-adds calls blas.matmul_small, larger ones matmul_large."""
+    from tgrad.kernels.runtime import blas
+    n = blas.threads()
+    calls = []
+    monkeypatch.setattr(blas, "_use", lambda n: calls.append(n) or blas._state.__setitem__(1, n))
+    monkeypatch.setattr(blas, "SMALL", 16 * 16 * 16 + 1)   # 16x16 @ 16x16 tiles are small, 32x16 @ 16x32 not
+    TR.clear_tapes()
+    for m in (16, 32):
+        a, b = tgrad.randn(m, 16), tgrad.randn(16, m)
+        blas._state[1] = 0          # (no pool size: the first GEMM sets one)
+        calls.clear()
+        for _ in range(3):
+            r = (a @ b).numpy()
+        np.testing.assert_allclose(r, a.numpy() @ b.numpy(), rtol=1e-5, atol=1e-5)
+        assert calls == ([1] if m == 16 else [n])
+    TR.clear_tapes()
+    blas._state[1] = None

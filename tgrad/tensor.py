@@ -7,6 +7,7 @@ and version counter.  The internal factories (``empty``, ``zeros``, ``full``,
 ``from_host`` ...) that ops and autograd build tensors with sit at the bottom,
 followed by the one upward edge: the imports of the floors above.
 """
+import struct
 import weakref
 
 import numpy as np
@@ -1830,7 +1831,22 @@ def from_host(arr, dtype, device):
 
 def scalar(value, dtype, device):
     """A 0-dim tensor holding the Python number ``value`` (copied from the host: no launch)."""
+    pack = _SCALAR_PACK.get(dtype)
+    if pack is not None and (type(value) is float or type(value) is int and -2**53 <= value <= 2**53):
+        try:        # the bytes numpy's conversion gives (a C cast; float32 overflow raises: numpy's inf below)
+            data = pack(value)
+        except OverflowError:
+            return from_host(np.asarray(value), dtype, device)
+        t = empty((), dtype, device)
+        st = t._storage
+        st.allocator.backend.memcpy_htod(st.ptr, data, len(data))
+        return t
     return from_host(np.asarray(value), dtype, device)
+
+
+# dtype -> struct packer of a Python float (or an int up to 2**53) as numpy converts it
+_SCALAR_PACK = {D.float32: struct.Struct("=f").pack, D.float64: struct.Struct("=d").pack,
+                D.int64: struct.Struct("=q").pack}
 
 
 # ------------------------------------------------------------------ the one upward edge (DESIGN §2)

@@ -340,7 +340,7 @@ def _check_inplace(op, t, ins, needs, writes=True):
             "This view is the output of a function that returns multiple views. Such functions do not allow "
             "the output views to be modified inplace. You should replace the inplace operation by an "
             "out-of-place one.")
-    if writes and any(st == 0 and sz > 1 for sz, st in zip(t.shape, t.stride())):
+    if writes and 0 in t._strides and any(st == 0 and sz > 1 for sz, st in zip(t._shape, t._strides)):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
     if t._inference and not grad_mode.is_inference_mode_enabled():
@@ -383,13 +383,17 @@ def call_inplace(name, self, *inputs, **attrs):
         RECORD_FORWARD.add(name)
     others = list(inputs[:len(op.inputs) - 1])
     ins = [self] + others
-    check_devices(name, _tensors(ins))
-    if self.device.type != "cpu" and len(ins) > 1:
-        moved = _scalars_moved(ins)
-        if moved is not None:
-            others = list(moved[1:])
-            inputs = tuple(others) + tuple(inputs[len(others):])
-            ins = [self] + others
+    dev = self._storage.device
+    for t in others:
+        if isinstance(t, Tensor) and t._storage.device is not dev:     # (one device object: nothing to check)
+            check_devices(name, _tensors(ins))
+            if self.device.type != "cpu":
+                moved = _scalars_moved(ins)
+                if moved is not None:
+                    others = list(moved[1:])
+                    inputs = tuple(others) + tuple(inputs[len(others):])
+                    ins = [self] + others
+            break
     needs = _needs_grad(op, ins)
     _check_inplace(op, self, ins, needs)
     if needs:

@@ -12,7 +12,8 @@ unset (see shared TRITON_NOTES.md "dual mode").  What this relies on, and
   interpreted launch runs, so ``tl.sum``, ``tl.randn`` and our own
   ``@triton.jit`` helpers work inside interpreted kernels);
 - numpy's floating-point error-state context variable (``_extobj_contextvar``);
-- ``ReduceOps.sum`` (replaced: sums reduce a C-contiguous array, see ``_sum_contiguous``).
+- ``ReduceOps.sum`` (replaced: sums reduce a C-contiguous array, see ``_sum_contiguous``);
+- ``interpreter._get_np_dtype`` (replaced by a remembered lookup, same results).
 
 Interpreted launches are serialized by ``LOCK``: the interpreter mutates
 ``triton.language`` and keeps per-launch state in a global builder.  ``LOCK``
@@ -158,6 +159,25 @@ def _sum_contiguous(self, input):
 
 
 _I.ReduceOps.sum = _sum_contiguous
+
+_np_dtypes = {}
+_orig_get_np_dtype = _I._get_np_dtype
+
+
+def _get_np_dtype(tt_dtype):
+    """The interpreter's ``_get_np_dtype`` remembered per element type (Triton's builds a dict of 19 numpy
+    dtypes on every call: a sixth of the time of tracing a new shape)."""
+    ety = tt_dtype.element_ty if isinstance(tt_dtype, tl.block_type) else tt_dtype
+    try:
+        return _np_dtypes[ety]
+    except KeyError:
+        d = _np_dtypes[ety] = _orig_get_np_dtype(ety)
+        return d
+    except TypeError:       # an unhashable type: not remembered
+        return _orig_get_np_dtype(tt_dtype)
+
+
+_I._get_np_dtype = _get_np_dtype
 
 
 def _set_options(debug):

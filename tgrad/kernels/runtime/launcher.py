@@ -16,7 +16,7 @@ from . import gpu, internals
 from .direct import Ptr, _run_direct
 from .internals import (LOCK, _FP_STATE, _I, _fp_ignore, _lang_for_compiler, _lang_for_interpreter, _tls, _twin,
                         jit_options, jit_spec)
-from .trace import _FAST, _fast_key, _run_trace
+from .trace import _FAST, CACHES, _fast_key, _run_trace
 
 _np_f32 = np.float32
 
@@ -180,9 +180,14 @@ class Launch:
 
 
 class Sites(dict):
-    """A launcher's cache of Launch objects by launch key (bounded: cleared when full)."""
+    """A launcher's cache of Launch objects by launch key (bounded: cleared when full, and with the tapes
+    when those pass ``trace.MAX_TAPE_BYTES``)."""
 
     __slots__ = ()
+
+    def __init__(self):
+        super().__init__()
+        CACHES.append(self)
 
     def add(self, key, site):
         if len(self) >= 4096:

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import triton.language as tl
 
+from . import blas
 from .internals import LOCK, _I, _lang_for_interpreter, _scope, _tls
 from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _Val, _Views
 
@@ -187,7 +188,9 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
     if name == "create_dot" and len(vals) == 5 and None not in a[:3]:
         if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() for v in vals[:2]):
             return None
-        return f"(_np.matmul({a[0]}, {a[1]}, dtype={e.k(vals[2].np_dtype)}) + {a[2]})"
+        m, k = vals[0].shape[-2:]
+        mm = blas.matmul_small if m * k * vals[1].shape[-1] < blas.SMALL else blas.matmul_large
+        return f"({e.k(mm)}({a[0]}, {a[1]}, {e.k(vals[2].np_dtype)}) + {a[2]})"
     if name == "create_masked_load" and len(vals) == 5 and None not in a[:2]:
         dt = _I._get_np_dtype(_elem_ty(vals[0].ty))
         oth = a[2] if a[2] is not None else f"_np.zeros_like({a[0]}, dtype={e.k(dt)})"
@@ -341,7 +344,19 @@ def _compile(tapes, kinds):
     exec(compile(src, "<tgrad tape>", "exec"), e.ns)
     run = e.ns["run"]
     run.source = src
-    return _serialized(run) if e.calls_builder else run
+    run = _serialized(run) if e.calls_builder else run
+    run.nbytes = _nbytes(e.ns, src)
+    return run
+
+
+def _nbytes(ns, src):
+    """Bytes a compiled tape keeps alive, about: its constant arrays and handles, its code (~16 bytes a
+    source character), 512 per other constant."""
+    n = 16 * len(src)
+    for v in ns.values():
+        d = v.data if isinstance(v, _TH) else v
+        n += d.nbytes if isinstance(d, np.ndarray) else 512
+    return n
 
 
 def _serialized(run):

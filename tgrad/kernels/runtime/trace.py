@@ -252,7 +252,7 @@ def _dce(ops):
     for op in reversed(ops):
         name, vals, slot = op[0], op[2], op[4]
         outs = slot if isinstance(slot, tuple) else (() if slot is None else (slot,))
-        if (name in _PURE or _kind(name) is not None) and not any(o in used for o in outs):
+        if (name in _PURE or _kind(name) is not None or name in _REDUCTIONS) and not any(o in used for o in outs):
             continue                              # (_kind: one-line numpy builder methods, e.g. create_fmul)
         low = op[5]
         if low is not None and low[0] in ("load", "nload"):
@@ -272,6 +272,19 @@ _FAST = {}     # _fast_key(...) -> (kernel, compiled tape or None): the per-laun
 _SEEN = {}
 TRACE_AFTER = 2          # record a key's tape on its 2nd launch: one-off shapes never pay for recording
 MAX_TAPES = 4096
+MAX_TAPE_BYTES = 256 << 20   # the compiled tapes of all shapes seen keep at most about this many bytes
+CACHES = []              # launchers' Sites (their Launch objects hold tapes): cleared with the tapes
+_bytes = [0]             # bytes of the tapes in _TAPES (tape.py's estimate)
+
+
+def clear_tapes():
+    """Forget every recorded tape and every launcher's cached launch (each key is traced again when it recurs)."""
+    _TAPES.clear()
+    _FAST.clear()
+    _SEEN.clear()
+    for c in CACHES:
+        c.clear()
+    _bytes[0] = 0
 
 
 def dynamic_args(kernel, *names):
@@ -347,10 +360,8 @@ def _run_trace(kernel, grid, args, constexprs):
         _SEEN[key] = n
         if n < TRACE_AFTER:
             return _run_direct(kernel, grid, args, constexprs)
-        if len(_TAPES) >= MAX_TAPES:
-            _TAPES.clear()
-            _FAST.clear()
-            _SEEN.clear()
+        if len(_TAPES) >= MAX_TAPES or _bytes[0] > MAX_TAPE_BYTES:
+            clear_tapes()
         hs = [_dyn_handle(a) for a in dyn_vals]
         dyn_pos = {nm: i for i, nm in enumerate(dyn_names)}
         kw = {nm: (tl.tensor(hs[dyn_pos[nm]], hs[dyn_pos[nm]].dtype) if nm in dyn_pos else _cvt(a))
@@ -369,6 +380,8 @@ def _run_trace(kernel, grid, args, constexprs):
                     tapes.append(t)
         kinds = ["ptr" if type(a) is Ptr else "f32" if type(a) is float else "int" for a in dyn_vals]
         run = _TAPES[key] = _compile(tapes, kinds) if ok else False
+        if run:
+            _bytes[0] += run.nbytes
         _FAST[_fast_key(kernel, grid, args, constexprs)[0]] = (kernel, run or None)
         return
     if run is False:
