@@ -418,39 +418,6 @@ def test_python_numbers_read_by_the_step_are_guards():
     assert len(f._cache) == 3 and all(e.run is not None for e in f._cache.values())
 
 
-def test_small_gemm_replays_run_blas_on_one_thread():
-    """A replay whose GEMMs are all small runs numpy's BLAS on one thread (a pool's threads spin-wait on a
-    busy machine) and gives the caller's thread count back; eager and large GEMMs keep the pool."""
-    seen = []
-
-    class Probe(tgrad.optim.SGD):
-        def step(self, closure=None):
-            seen.append(tgrad.get_num_threads())
-            return super().step(closure)
-
-    def make(n):
-        model = nn.Linear(n, n)
-        x = tgrad.ones(8 if n < 100 else 256, n)
-        opt = Probe(model.parameters(), lr=0.01)
-
-        def step():
-            model(x).sum().backward()
-            opt.step()
-            opt.zero_grad()
-        return step
-    before = tgrad.get_num_threads()
-    try:
-        tgrad.set_num_threads(2)
-        for n, inside in ((6, 1), (256, 2)):        # 8x6x6 vs 256x256x256 multiply-adds
-            f = tgrad.compile(make(n))
-            seen.clear()
-            for _ in range(5):
-                f()
-            assert seen == [2, 2, inside, inside, inside] and tgrad.get_num_threads() == 2
-    finally:
-        tgrad.set_num_threads(before)
-
-
 def test_sgd_step_replays_its_launches_while_what_it_reads_is_unchanged():
     """An SGD step in a replay relaunches its recorded kernels without its Python while its groups,
     hyper-parameters, parameters, gradients and state are the recorded objects and values; another learning

@@ -5,7 +5,6 @@ import builtins
 import ctypes
 import sys
 
-import threadpoolctl
 
 from ..autograd import dispatch as _dispatch
 from ..device import device as _device
@@ -64,35 +63,7 @@ def build(rec, result, walk, allocators):
     plan.adopt_grads(rec.leaves)        # state after the recording: .grad set by backward is the arena's
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
-    blas = _blas() if all(_small(ev[1], ev[2]) for ev in rec.events if ev[0] == "L") else ()
-    return Replay(ns["replay"], plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src,
-                  blas)
-
-
-SMALL_GEMM = 1 << 22     # multiply-adds below which a GEMM runs on one BLAS thread (a pool's threads would wait)
-_BLAS = []
-
-
-def _blas():
-    """numpy's BLAS pools (threadpoolctl controllers)."""
-    if not _BLAS:
-        _BLAS.append([c for c in threadpoolctl.ThreadpoolController().lib_controllers if c.user_api == "blas"])
-    return _BLAS[0]
-
-
-def _small(site, dyn):
-    """False for a launch of a GEMM kernel (M, N, K arguments) of at least SMALL_GEMM multiply-adds."""
-    names = _entry(site.kernel)[1]
-    if "K" not in names or "M" not in names:
-        return True
-    args = dict(zip(names, site.args))
-    for pos, v in zip(site.pos, dyn):
-        args[names[pos]] = v
-    n = 1
-    for d in ("NB", "M", "N", "K"):
-        if type(args.get(d)) is int:
-            n *= args[d]
-    return n < SMALL_GEMM
+    return Replay(ns["replay"], plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
 
 
 def _codegen(rec, plan, walk):
@@ -264,14 +235,13 @@ class Replay:
     """A recorded step: ``run(B, O)`` with the bound tensors' addresses B and the outputs' blocks O (the last
     call's again when nothing references them any more, else fresh ones)."""
 
-    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi", "last", "blas")
+    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi", "last")
 
-    def __init__(self, run, arena, blocks, outs, template, used, source, blas):
+    def __init__(self, run, arena, blocks, outs, template, used, source):
         self.run, self.arena, self.blocks, self.outs = run, arena, blocks, outs
         self.template, self.used, self.source = template, used, source
         self.lo, self.hi = arena.ptr, arena.ptr + arena.nbytes
         self.last = None        # the previous call's output blocks
-        self.blas = blas        # BLAS pools to run on one thread during the replay (its GEMMs are all small)
 
     def __call__(self, walk):
         ts = walk.tensors
@@ -293,14 +263,9 @@ class Replay:
         outer, c = _FP_STATE.get(), _internals._fp_cache
         tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
         _optim._FUSED_REPLAY = _FUSED
-        pools = [(c, n) for c in self.blas for n in (c.get_num_threads(),) if n > 1]
-        for c, _ in pools:
-            c.set_num_threads(1)
         try:
             self.run(B, [st.ptr for st in stores])
         finally:
-            for c, n in pools:
-                c.set_num_threads(n)
             _optim._FUSED_REPLAY = None
             _FP_STATE.reset(tok)
         fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
