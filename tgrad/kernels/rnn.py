@@ -192,7 +192,7 @@ def _dot(a, w, w_ptr, g, j, k, H, s_wr, s_wc, m, acc, COMPUTE: tl.constexpr, REL
 @triton.jit
 def lstm_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_ptr, cs_ptr, gs_ptr, T, B, H,
                       s_gt, s_gb, s_gc, s_wr, s_wc, s_b, s_h0b, s_h0c, s_c0b, s_c0c, s_yt, s_yb,
-                      HAS_BIAS: tl.constexpr, REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
+                      REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
                       RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
     """For t = 0..T-1 (T-1..0 if REVERSE): a = gi[t] + (h W_hh^T + b_hh) (B, 4H); i, f, o = sigmoid, g = tanh;
     c = f c + i g, h = o tanh(c); y[t] = h (T, B, H); cs[t] = c, gs[t] = (i, f, g, o) for the backward."""
@@ -205,7 +205,7 @@ def lstm_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_pt
     wf = _wt(w_ptr, 1, j, k, H, s_wr, s_wc, wm, COMPUTE)
     wg = _wt(w_ptr, 2, j, k, H, s_wr, s_wc, wm, COMPUTE)
     wo = _wt(w_ptr, 3, j, k, H, s_wr, s_wc, wm, COMPUTE)
-    bm = (j < H) & HAS_BIAS                       # b_hh broadcast once: the accumulator tl.dot adds h W^T to
+    bm = j < H                                    # b_hh broadcast once: the accumulator tl.dot adds h W^T to
     zero = tl.zeros((ROWS, BLOCK_H), COMPUTE)
     bi = zero + tl.load(b_ptr + j * s_b, mask=bm, other=0.0).to(COMPUTE)
     bf = zero + tl.load(b_ptr + (H + j) * s_b, mask=bm, other=0.0).to(COMPUTE)
@@ -317,29 +317,23 @@ def _tb(t, bf):
 
 
 def lstm_layer(gi, w, b, h0, c0, y, hn, cn, cs, gs, reverse, bf):
-    """Run one LSTM layer-direction: gi (T, B, 4H) (input projections incl. b_ih), w (4H, H), b (4H,) or
-    None, h0, c0 (B, H); writes contiguous y (T, B, H), hn, cn (B, H), cs (T, B, H), gs (T, B, 4H).
-    ``bf`` (batch first): gi and y are (B, T, *)."""
+    """Run one LSTM layer-direction: gi (T, B, 4H) (input projections incl. b_ih), w (4H, H), b (4H,) (b_hh;
+    stride 0 for none), h0, c0 (B, H); writes contiguous y (T, B, H), hn, cn (B, H), cs (T, B, H),
+    gs (T, B, 4H).  ``bf`` (batch first): gi and y are (B, T, *)."""
     nt, B, H = cs.shape
     if nt * B * H == 0:
         return
     dev = y._storage.launch_device
-    ts = (gi, w, h0, c0, y, hn, cn, cs, gs) if b is None else (gi, w, b, h0, c0, y, hn, cn, cs, gs)
-    strides = (*_tb(gi, bf), *w.stride(), 0 if b is None else b.stride(0), *h0.stride(), *c0.stride(),
-               *_tb(y, bf)[:2])
-    key = ("lstm_layer", nt, B, H, strides, b is None, reverse, gi.dtype, dev, T.FORCE_GPU_BLOCKS)
+    ts = (gi, w, b, h0, c0, y, hn, cn, cs, gs)
+    strides = (*_tb(gi, bf), *w.stride(), b.stride(0), *h0.stride(), *c0.stride(), *_tb(y, bf)[:2])
+    key = ("lstm_layer", nt, B, H, strides, reverse, gi.dtype, dev, T.FORCE_GPU_BLOCKS)
 
     def make():
         rows, bh = _layer_tiles(B, H, dev)
-        args = [kptr(t) for t in (gi, w, b if b is not None else w, h0, c0, y, hn, cn, cs, gs)]
-        return Launch(lstm_layer_kernel, (cdiv(B, rows),), dev, args + [nt, B, H, *strides],
-                      {"HAS_BIAS": b is not None, "REVERSE": bool(reverse), "COMPUTE": compute_type(y.dtype),
-                       "RELOAD_W": gpu_blocks(dev), "ROWS": rows, "BLOCK_H": bh})
-    site = _cached(key, make)
-    ptrs = [t.data_ptr() for t in ts]
-    if b is None:
-        ptrs.insert(2, w.data_ptr())
-    site(*ptrs)
+        return Launch(lstm_layer_kernel, (cdiv(B, rows),), dev, [kptr(t) for t in ts] + [nt, B, H, *strides],
+                      {"REVERSE": bool(reverse), "COMPUTE": compute_type(y.dtype), "RELOAD_W": gpu_blocks(dev),
+                       "ROWS": rows, "BLOCK_H": bh})
+    _cached(key, make)(*(t.data_ptr() for t in ts))
 
 
 def lstm_layer_backward(dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0, reverse, bf):

@@ -168,7 +168,8 @@ def lstm_layer_forward(input_gates, weight_hh, bias_hh, hx, cx, *, batch_first=F
     cs, gs = empty((T, B, H), dt, dev), empty((T, B, 4 * H), dt, dev)
     if T == 0:          # no step: the final state is the initial one
         return y, KE.copy(hx, hn), KE.copy(cx, cn), cs, gs
-    KR.lstm_layer(input_gates, weight_hh, bias_hh, hx, cx, y, hn, cn, cs, gs, reverse, batch_first)
+    b = bias_hh if bias_hh is not None else host_full((4 * H,), 0.0, dt, dev, broadcast=True)
+    KR.lstm_layer(input_gates, weight_hh, b, hx, cx, y, hn, cn, cs, gs, reverse, batch_first)
     return y, hn, cn, cs, gs
 
 
