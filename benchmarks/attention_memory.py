@@ -35,7 +35,7 @@ def main():
     if a.dry:
         launcher.RECORD, launcher.DRY_RUN = launcher.SpecRecord(), True
     print(f"causal attention fwd+bwd, 1 x {a.heads} heads x T x {a.dim}, float32, cuda block sizes")
-    print(f"{'T':>6} {'peak above inputs':>18} {'/ T':>10} {'a T x T fp32 matrix per head':>30}")
+    print(f"{'T':>6} {'peak above inputs':>18} {'/ T':>10} {'T x T fp32 scores, all heads':>30}")
     for T in a.lengths:
         b = peak(T, a.heads, a.dim, tgrad.float32)
         print(f"{T:>6} {b / 2**10:>14.1f} KiB {b / T:>10.1f} {a.heads * T * T * 4 / 2**10:>26.1f} KiB")

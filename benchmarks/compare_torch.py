@@ -36,7 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-STEPS = {"a": 100, "b": 50, "c": 20, "d": 1000, "e": 1000, "f": 10}   # timed steps per worker (d: one 1000-epoch run)
+STEPS = {"a": 100, "b": 50, "c": 20, "d": 1000, "e": 1000, "f": 10, "g": 10}   # timed steps per worker (d: one 1000-epoch run)
 WARMUP = 5    # (c) page-faults while its tapes are recorded and compiled: steps 1-4
 
 
@@ -127,6 +127,8 @@ def _med(ts):
 
 
 def main(argv=None):
+    sys.path.insert(0, HERE)
+    from steps import NAMES
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--torch-python", default=None)
     p.add_argument("--quick", action="store_true", help="few steps (a smoke run)")
@@ -134,6 +136,9 @@ def main(argv=None):
                    help="threads of each side: PyTorch intra-op threads and numpy's BLAS (OPENBLAS/OMP/MKL_"
                         "NUM_THREADS) under tgrad's executor (default 1: on a loaded shared machine BLAS and "
                         "OpenMP threads spin and stall, 2-4x slower steps)")
+    p.add_argument("--only", nargs="+", choices=NAMES, help="only these steps (sections 1 and 2; 3 needs c, 4 b)")
+    p.add_argument("--torch-threads", type=int, nargs="+", default=None,
+                   help="PyTorch thread counts to try (default: --threads); its best median is the reference")
     p.add_argument("--worker", choices=("tgrad", "compiled", "torch"), help=argparse.SUPPRESS)
     p.add_argument("--step", help=argparse.SUPPRESS)
     p.add_argument("--steps", type=int, help=argparse.SUPPRESS)
@@ -144,8 +149,8 @@ def main(argv=None):
         print(json.dumps(worker(a.worker, a.step, a.steps, a.warmup, not a.no_profile)))
         return
     steps = {k: max(3, v // 10) for k, v in STEPS.items()} if a.quick else STEPS
-    sys.path.insert(0, HERE)
-    from steps import DESCRIPTION, EPOCHS, NAMES
+    from steps import DESCRIPTION, EPOCHS
+    names = a.only or NAMES
     tpy = find_torch_python(a.torch_python)
     os.environ["COMPARE_TORCH_THREADS"] = str(a.threads)
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -153,23 +158,25 @@ def main(argv=None):
     me = sys.executable
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     res = {}
-    for name in NAMES:
+    for name in names:
         res[name, "tgrad"] = run_worker(me, "tgrad", name, steps[name])
         res[name, "compiled"] = run_worker(me, "compiled", name, steps[name])
         if tpy:
-            res[name, "torch"] = run_worker(tpy, "torch", name, steps[name])
+            runs = [run_worker(tpy, "torch", name, steps[name], env={"COMPARE_TORCH_THREADS": str(t)})
+                    for t in (a.torch_threads or [a.threads])]
+            res[name, "torch"] = min(runs, key=lambda r: _med(r["times"]))
     if tpy:
-        t = res["a", "torch"]
+        t = res[names[0], "torch"]
         print(f"PyTorch {t['version']} CPU eager ({t['threads']} threads), python {tpy}")
     else:
         print("PyTorch reference unavailable: no python that can import torch (--torch-python PATH)")
-    print(f"tgrad executor: {res['a', 'tgrad']['executor']}, numpy BLAS threads: {a.threads}\n")
+    print(f"tgrad executor: {res[names[0], 'tgrad']['executor']}, numpy BLAS threads: {a.threads}\n")
 
     print("1. step time (ms per step; (d): per epoch)")
     head = (f"{'step':<44} {'tgrad med':>10} {'tgrad min':>10} {'torch med':>10} {'torch min':>10} "
             f"{'ratio med':>10} {'ratio min':>10}")
     print(head + "\n" + "-" * len(head))
-    for name in NAMES:
+    for name in names:
         tg = res[name, "tgrad"]["times"]
         line = f"({name}) {DESCRIPTION[name]:<40} {_med(tg):>10.3f} {min(tg) * 1e3:>10.3f}"
         if tpy:
@@ -181,7 +188,7 @@ def main(argv=None):
     head = (f"{'step':<44} {'compiled med':>12} {'compiled min':>12} {'vs torch':>9} {'vs eager':>9} "
             f"{'record ms':>10} {'/eager step':>11} {'/eager call 2':>13}")
     print(head + "\n" + "-" * len(head))
-    for name in NAMES:
+    for name in names:
         c, tg = res[name, "compiled"], res[name, "tgrad"]["times"]
         line = f"({name}) {DESCRIPTION[name]:<40} {_med(c['times']):>12.3f} {min(c['times']) * 1e3:>12.3f}"
         line += f" {_med(c['times']) / _med(res[name, 'torch']['times']):>8.2f}x" if tpy else f" {'-':>9}"
@@ -189,7 +196,7 @@ def main(argv=None):
         line += (f" {_med(c['times']) / _med(tg):>8.2f}x {rec:>10.2f} {rec / _med(tg):>10.1f}x"
                  f" {rec / res[name, 'tgrad']['second_step_ms']:>12.1f}x")
         print(line)
-    if steps["d"] >= EPOCHS:
+    if "d" in names and steps["d"] >= EPOCHS:
         line = f"(d) full run of {EPOCHS} epochs: tgrad {sum(res['d', 'tgrad']['times']):.2f} s"
         if tpy:
             line += f", torch {sum(res['d', 'torch']['times']):.3f} s"
@@ -199,15 +206,17 @@ def main(argv=None):
     head = (f"{'step':<5} {'launches/step':>14} {'peak KiB':>10} {'allocs after step 1':>20} {'after step 2':>13} "
             f"{'after last':>11}")
     print(head + "\n" + "-" * len(head))
-    for name in NAMES:
+    for name in names:
         r = res[name, "tgrad"]
         print(f"({name})  {r['launches_per_step'][-1]:>14} {r['peak_above_base'] / 1024:>10.1f} "
               f"{r['device_alloc_after_step1']:>20} {r['device_alloc_after_step2']:>13} "
               f"{r['device_alloc_after_last']:>11}")
-    for name in NAMES:
+    for name in names:
         ops = ", ".join(f"{op} {n:g}" for op, n in res[name, "tgrad"]["launches_by_op"].items())
         print(f"({name}) launches by op: {ops}")
 
+    if "c" not in names or "b" not in names:
+        return
     print("\n3. minor page faults of (c) (ru_minflt deltas)")
     glibc = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}   # glibc's defaults
     nocache = run_worker(me, "tgrad", "c", steps["c"], env={"TGRAD_HOST_CACHE": "0"}, profile=False)

@@ -14,10 +14,13 @@ separate process). Data are numpy-generated, so both sides see the same values.
 - f: word-level LSTM language model (pytorch/examples style): embedding 32, 2-layer LSTM 64 with
   dropout 0.2, batch_first, vocab 50, seq 35, batch 20; clip_grad_norm_ 0.25, plain SGD on p.data,
   hidden state detached between batches
+- g: char-level GPT (examples/train_gpt.py's model at its default size): vocab 65, 4 layers, 4 heads,
+  64 channels, block 64, batch 16, dropout 0.1, weight-tied head, causal scaled_dot_product_attention,
+  AdamW (decay on matrices only), clip_grad_norm_ 1.0
 """
 import numpy as np
 
-NAMES = ("a", "b", "c", "d", "e", "f")
+NAMES = ("a", "b", "c", "d", "e", "f", "g")
 DESCRIPTION = {
     "a": "MLP 8-12-4, batch 10, BCE-with-logits",
     "b": "MLP 64-128-10, batch 64, cross-entropy",
@@ -25,6 +28,7 @@ DESCRIPTION = {
     "d": "linear regression, manual update, 1 epoch",
     "e": "linear regression, optim.SGD, 1 epoch",
     "f": "LSTM LM 50-32-64x2, seq 35, batch 20",
+    "g": "char GPT 4x(4 heads, 64), block 64, batch 16",
 }
 EPOCHS = 1000
 
@@ -105,6 +109,8 @@ def build(name, torch):
         return step
     if name == "f":
         return _lstm_lm(torch, rng)
+    if name == "g":
+        return _gpt(torch, rng)
     raise ValueError(f"unknown step {name!r}")
 
 
@@ -143,5 +149,76 @@ def _lstm_lm(torch, rng, ntokens=50, emsize=32, nhid=64, nlayers=2, bptt=35, bsz
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
         for p in model.parameters():
             p.data.add_(p.grad, alpha=-lr)
+        return loss
+    return step
+
+
+def _gpt(torch, rng, vocab=65, block=64, n_layer=4, n_head=4, n_embd=64, bsz=16, dropout=0.1):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+            self.c_proj = nn.Linear(n_embd, n_embd)
+            self.resid_dropout = nn.Dropout(dropout)
+
+        def forward(self, x):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(C, dim=2)
+            q, k, v = (t.view(B, T, n_head, C // n_head).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout if self.training else 0.0, is_causal=True)
+            return self.resid_dropout(self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C)))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.attn, self.ln_2 = nn.LayerNorm(n_embd), Attention(), nn.LayerNorm(n_embd)
+            self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(approximate="tanh"),
+                                     nn.Linear(4 * n_embd, n_embd), nn.Dropout(dropout))
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, n_embd), nn.Embedding(block, n_embd)
+            self.drop = nn.Dropout(dropout)
+            self.blocks = nn.ModuleList([Block() for _ in range(n_layer)])
+            self.ln_f = nn.LayerNorm(n_embd)
+            self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+            self.wte.weight = self.lm_head.weight
+
+        def forward(self, idx, targets):
+            pos = torch.arange(0, idx.size(1), dtype=torch.long)
+            x = self.drop(self.wte(idx) + self.wpe(pos))
+            for b in self.blocks:
+                x = b(x)
+            logits = self.lm_head(self.ln_f(x))
+            return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+    model = GPT()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.tensor((rng.standard_normal(tuple(p.shape)) * 0.02).astype(np.float32)))
+    params = list(model.parameters())
+    opt = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
+                             {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
+                            lr=3e-3, betas=(0.9, 0.99))
+    data = rng.integers(0, vocab, (8, bsz, block + 1))
+    xs = [torch.tensor(d[:, :-1].copy()) for d in data]
+    ys = [torch.tensor(d[:, 1:].copy()) for d in data]
+    state = {"i": 0}
+
+    def step():
+        i = state["i"]
+        state["i"] = (i + 1) % 8
+        loss = model(xs[i], ys[i])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
         return loss
     return step

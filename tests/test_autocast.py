@@ -151,3 +151,54 @@ def test_grad_scaler_state_dict_pickle_aliases_and_errors():
         opt = tgrad.optim.SGD([p], lr=1.0)
         s.scale(p.sum()).backward()
         s.unscale_(opt)
+
+
+def _casts(fn):
+    with tgrad.profiler.profile() as prof:
+        fn()
+    return prof.launches_by_op.get("to_copy", 0)
+
+
+def test_weight_cast_cache_casts_a_parameter_once_per_region():
+    """PyTorch's cached_cast: the bf16 casts of a Linear's weight and bias are made once per region and shared
+    (one ToCopyBackward0 node), the input (no grad) is cast at each use; the cache dies with the region."""
+    tgrad.manual_seed(0)
+    lin = nn.Linear(8, 3)
+    x = tgrad.randn(4, 8)
+    with tgrad.autocast("cpu"):
+        assert tgrad.is_autocast_cache_enabled()
+        outs = []
+        assert _casts(lambda: outs.extend([lin(x), lin(x)])) == 2 + 2     # x twice, weight and bias once
+        assert outs[0].grad_fn.next_functions[2][0] is outs[1].grad_fn.next_functions[2][0]
+        assert _casts(lambda: lin(x)) == 1
+    with tgrad.autocast("cpu"):                 # a new region casts again
+        assert _casts(lambda: lin(x)) == 3
+        with tgrad.autocast("cpu"):             # nested: the outer region's cache is still live
+            assert _casts(lambda: lin(x)) == 1
+        assert _casts(lambda: lin(x)) == 1
+    with tgrad.autocast("cpu", cache_enabled=False):
+        assert not tgrad.is_autocast_cache_enabled()
+        assert _casts(lambda: (lin(x), lin(x))) == 6
+    assert tgrad.is_autocast_cache_enabled()
+    # the gradient of both uses reaches the float32 master weight: dL/dW = 2 * sum_rows(bf16(x))
+    with tgrad.autocast("cpu"):
+        loss = lin(x).float().sum() + lin(x).float().sum()
+    loss.backward()
+    xb = x.to(tgrad.bfloat16).float().numpy()
+    assert lin.weight.grad.dtype is tgrad.float32 and lin.bias.grad.dtype is tgrad.float32
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.tile(2 * xb.sum(0), (3, 1)), rtol=1e-2)
+    np.testing.assert_array_equal(lin.bias.grad.numpy(), np.full(3, 8.0, np.float32))
+
+
+def test_weight_cast_cache_sees_updated_weights_in_the_next_region():
+    lin = nn.Linear(4, 2)
+    x = tgrad.ones(1, 4)
+    with tgrad.autocast("cpu"):
+        a = lin(x).float()
+    with tgrad.no_grad():
+        lin.weight.add_(1.0)
+    with tgrad.autocast("cpu"):
+        b = lin(x).float()
+        tgrad.clear_autocast_cache()
+        assert _casts(lambda: lin(x)) == 3
+    np.testing.assert_allclose((b - a).detach().numpy(), np.full((1, 2), 4.0), rtol=1e-2)

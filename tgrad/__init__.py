@@ -52,6 +52,8 @@ from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d
                             max_pool1d_with_indices, max_pool2d)
 from . import amp, cpu  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
+from .amp.autocast_mode import (clear_autocast_cache, is_autocast_cache_enabled,  # noqa: E402,F401
+                                set_autocast_cache_enabled)
 from . import profiler  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from ._compile import compile  # noqa: E402

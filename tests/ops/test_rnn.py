@@ -263,16 +263,17 @@ def test_dropout_between_layers(device):
 
 
 def test_one_fused_launch_per_step(device):
-    m = nn.LSTM(3, 4).to(device)
+    """LSTM: one launch per layer-direction for all time steps, each way; GRU: one fused cell launch per step."""
+    m = nn.LSTM(3, 4, num_layers=2, bidirectional=True).to(device)
     x = tgrad.randn(6, 2, 3, device=device, requires_grad=True)
     COUNTER.enabled = True
     try:
         COUNTER.counts.clear()
         y, (h, c) = m(x)
-        assert COUNTER.counts["lstm_cell_kernel"] == 6
+        assert COUNTER.counts["lstm_layer_kernel"] == 4 and COUNTER.counts["lstm_cell_kernel"] == 0
         COUNTER.counts.clear()
         y.sum().backward()
-        assert COUNTER.counts["lstm_cell_backward_kernel"] == 6
+        assert COUNTER.counts["lstm_layer_backward_kernel"] == 4 and sum(COUNTER.counts.values()) < 40
     finally:
         COUNTER.enabled = False
     g = nn.GRU(3, 4).to(device)
@@ -379,3 +380,31 @@ def test_pack_sequence_and_errors(device):
         rnn_utils.pack_padded_sequence(tgrad.zeros(3, 2, 1, device=device), [1, 2])
     with pytest.raises(RuntimeError, match="Length of all samples has to be greater than 0"):
         rnn_utils.pack_padded_sequence(tgrad.zeros(3, 2, 1, device=device), [3, 0], enforce_sorted=False)
+
+
+@pytest.mark.parametrize("kw", [{}, {"batch_first": True, "reverse": True}])
+def test_lstm_layer_fused_backward_matches_per_step_backward(device, kw):
+    """lstm_layer's backward: one lstm_layer_backward launch (+ mm and sum for W_hh, b_hh) normally; under
+    create_graph the same gradients from per-step ops (twice differentiable)."""
+    rng = np.random.default_rng(0)
+    T, B, H = 5, 3, 4
+    shapes = [(B, T, 4 * H) if kw else (T, B, 4 * H), (4 * H, H), (4 * H,), (B, H), (B, H)]
+    args = [tgrad.tensor(rng.normal(size=s) * 0.5, device=device, requires_grad=True) for s in shapes]
+    gy = tgrad.tensor(rng.normal(size=shapes[0][:2] + (H,)), device=device)
+    gh, gc = (tgrad.tensor(rng.normal(size=(B, H)), device=device) for _ in range(2))
+
+    def grads(create_graph):
+        y, h, c, _, _ = tgrad.autograd.dispatch.call("lstm_layer", *args, **kw)
+        return tgrad.autograd.grad((y, h, c), args, (gy, gh, gc), create_graph=create_graph)
+    COUNTER.enabled = True
+    try:
+        COUNTER.counts.clear()
+        fused = grads(False)
+        assert COUNTER.counts["lstm_layer_backward_kernel"] == 1 and COUNTER.counts["lstm_cell_backward_kernel"] == 0
+        COUNTER.counts.clear()
+        steps = grads(True)
+        assert COUNTER.counts["lstm_layer_backward_kernel"] == 0 and COUNTER.counts["lstm_cell_backward_kernel"] == T
+    finally:
+        COUNTER.enabled = False
+    for a, b in zip(fused, steps):
+        np.testing.assert_allclose(a.cpu().numpy(), b.detach().cpu().numpy(), rtol=1e-12, atol=1e-13)

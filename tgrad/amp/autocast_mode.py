@@ -5,6 +5,10 @@ first casts its floating inputs as ``policy.py`` says (fp16/bf16 for matmuls, fp
 sensitive ops).  The casts are ordinary ``to`` ops, so gradients flow back to the float32 master weights
 in their own dtype.  The state is per thread, as PyTorch's; the dispatcher calls ``_cast_inputs`` only
 while some autocast region is active (``dispatch.AUTOCAST``).
+
+The weight-cast cache (PyTorch's ``cached_cast``): with ``cache_enabled``, the low-precision cast of a
+float32 leaf that requires grad (a parameter, not a view) is made once and reused by every op of the
+region; the cache (per thread) is cleared when the outermost region exits (``clear_autocast_cache``).
 """
 import functools
 import threading
@@ -26,7 +30,24 @@ def _state():
     s = getattr(_tls, "state", None)
     if s is None:
         s = _tls.state = {"cuda": (False, D.float16), "cpu": (False, D.bfloat16)}
+        _tls.cache, _tls.cache_enabled, _tls.nesting = {}, True, 0
     return s
+
+
+def is_autocast_cache_enabled():
+    _state()
+    return _tls.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled):
+    _state()
+    _tls.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache():
+    """Drop this thread's cached weight casts (done when the outermost autocast region exits)."""
+    _state()
+    _tls.cache.clear()
 
 
 def is_autocast_available(device_type):
@@ -53,8 +74,8 @@ def get_autocast_cpu_dtype():
 class autocast:
     """``with autocast(device_type, dtype=None, enabled=True, cache_enabled=None):`` (or as a decorator).
 
-    dtype defaults to float16 on cuda and bfloat16 on cpu.  ``cache_enabled`` is accepted for PyTorch's
-    signature (tgrad casts each use of a weight anew).
+    dtype defaults to float16 on cuda and bfloat16 on cpu.  ``cache_enabled`` (default True): reuse the
+    low-precision cast of each float32 leaf that requires grad within the region.
     """
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
@@ -77,6 +98,9 @@ class autocast:
         s = _state()
         self.prev = s[self.device]
         s[self.device] = (self._enabled, self.fast_dtype if self._enabled else self.prev[1])
+        self.prev_cache_enabled = _tls.cache_enabled
+        _tls.cache_enabled = bool(self._cache_enabled)
+        _tls.nesting += 1
         with _lock:
             _active[0] += 1
             dispatch.AUTOCAST = _cast_inputs
@@ -84,6 +108,10 @@ class autocast:
 
     def __exit__(self, exc_type, exc_val, exc_tb):
         _state()[self.device] = self.prev
+        _tls.nesting -= 1
+        if _tls.nesting == 0:
+            _tls.cache.clear()
+        _tls.cache_enabled = self.prev_cache_enabled
         with _lock:
             _active[0] -= 1
             if _active[0] == 0:
@@ -128,4 +156,16 @@ def _cast_inputs(name, inputs):
         raise RuntimeError(policy.BANNED[dev][name])
     else:
         return inputs
+    if target is low and _tls.cache_enabled:
+        return tuple(_cached_cast(t, low) if _eligible(t) and t.dtype is not low else t for t in inputs)
     return tuple(t.to(target) if _eligible(t) and t.dtype is not target else t for t in inputs)
+
+
+def _cached_cast(t, low):
+    """``t.to(low)``, made once per region for a float32 leaf that requires grad and is not a view."""
+    if t.dtype is not D.float32 or not t.requires_grad or not t.is_leaf or t._is_view():
+        return t.to(low)
+    hit = _tls.cache.get(id(t))
+    if hit is None or hit[1].dtype is not low:
+        hit = _tls.cache[id(t)] = (t, t.to(low))      # holds t: its id stays unique while cached
+    return hit[1]

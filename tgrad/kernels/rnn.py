@@ -12,7 +12,7 @@ import triton.language as tl
 
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, gpu_blocks, next_pow2
-from ._lang import cast_store, compute_type, kptr, sigmoid_h, tanh_h
+from ._lang import cast_store, compute_type, kptr, sigmoid_h, tanh_epilogue_h, tanh_h
 
 
 @triton.jit
@@ -168,3 +168,188 @@ def gru_cell_backward(dh, ig, hg, hx, dig, dhg, dhx):
     """dig, dhg (B, 3H) and dhx (B, H), contiguous, from dhy (B, H) and the forward's inputs."""
     _run(gru_cell_backward_kernel, (dig, dhg, dhx), (dh, ig, hg, hx, dig, dhg, dhx), hx.shape[0], hx.shape[1])
     return dig, dhg, dhx
+
+
+# ------------------------------------------------------------------ a whole LSTM layer-direction per launch
+# A program runs its rows of the batch through all T steps (h, c stay in registers; h W_hh^T is tl.dot on the
+# four (H, H) gate blocks of W_hh, loaded once).  tanh is tanh_epilogue_h: 7 operations instead of tanh_h's
+# ~28 (the step's cost on cpu is its operation count), within 1e-7 absolute of tanh in float32.
+@triton.jit
+def _wt(w_ptr, g, j, k, H, s_wr, s_wc, m, COMPUTE: tl.constexpr):
+    """Gate g's block of W_hh (4H, H) as W[g*H + j, k]: (BH, 1) j and (1, BH) k give W_g, swapped W_g^T."""
+    return tl.load(w_ptr + (g * H + j) * s_wr + k * s_wc, mask=m, other=0.0).to(COMPUTE)
+
+
+@triton.jit
+def _dot(a, w, w_ptr, g, j, k, H, s_wr, s_wc, m, acc, COMPUTE: tl.constexpr, RELOAD_W: tl.constexpr):
+    """acc + a @ w, w gate g's block held in registers, or (RELOAD_W: GPU, where four (H, H) blocks would
+    spill) loaded again from the cache-resident weight."""
+    if RELOAD_W:
+        w = _wt(w_ptr, g, j, k, H, s_wr, s_wc, m, COMPUTE)
+    return tl.dot(a, w, acc, input_precision="ieee")
+
+
+@triton.jit
+def lstm_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_ptr, cs_ptr, gs_ptr, T, B, H,
+                      s_gt, s_gb, s_gc, s_wr, s_wc, s_b, s_h0b, s_h0c, s_c0b, s_c0c, s_yt, s_yb,
+                      REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
+                      RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """For t = 0..T-1 (T-1..0 if REVERSE): a = gi[t] + (h W_hh^T + b_hh) (B, 4H); i, f, o = sigmoid, g = tanh;
+    c = f c + i g, h = o tanh(c); y[t] = h (T, B, H); cs[t] = c, gs[t] = (i, f, g, o) for the backward."""
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = tl.arange(0, BLOCK_H)[None, :]
+    k = tl.arange(0, BLOCK_H)[:, None]
+    m = (b < B) & (j < H)
+    wm = (k < H) & (j < H)
+    wi = _wt(w_ptr, 0, j, k, H, s_wr, s_wc, wm, COMPUTE)
+    wf = _wt(w_ptr, 1, j, k, H, s_wr, s_wc, wm, COMPUTE)
+    wg = _wt(w_ptr, 2, j, k, H, s_wr, s_wc, wm, COMPUTE)
+    wo = _wt(w_ptr, 3, j, k, H, s_wr, s_wc, wm, COMPUTE)
+    bm = j < H                                    # b_hh broadcast once: the accumulator tl.dot adds h W^T to
+    zero = tl.zeros((ROWS, BLOCK_H), COMPUTE)
+    bi = zero + tl.load(b_ptr + j * s_b, mask=bm, other=0.0).to(COMPUTE)
+    bf = zero + tl.load(b_ptr + (H + j) * s_b, mask=bm, other=0.0).to(COMPUTE)
+    bg = zero + tl.load(b_ptr + (2 * H + j) * s_b, mask=bm, other=0.0).to(COMPUTE)
+    bo = zero + tl.load(b_ptr + (3 * H + j) * s_b, mask=bm, other=0.0).to(COMPUTE)
+    h = tl.load(h0_ptr + b * s_h0b + j * s_h0c, mask=m, other=0.0).to(COMPUTE)
+    c = tl.load(c0_ptr + b * s_c0b + j * s_c0c, mask=m, other=0.0).to(COMPUTE)
+    for s in range(T):
+        t = s
+        if REVERSE:
+            t = T - 1 - s
+        gp = gi_ptr + t * s_gt + b * s_gb + j * s_gc
+        i = sigmoid_h(tl.load(gp, mask=m, other=0.0).to(COMPUTE)
+                      + _dot(h, wi, w_ptr, 0, j, k, H, s_wr, s_wc, wm, bi, COMPUTE, RELOAD_W))
+        f = sigmoid_h(tl.load(gp + H * s_gc, mask=m, other=0.0).to(COMPUTE)
+                      + _dot(h, wf, w_ptr, 1, j, k, H, s_wr, s_wc, wm, bf, COMPUTE, RELOAD_W))
+        g = tanh_epilogue_h(tl.load(gp + 2 * H * s_gc, mask=m, other=0.0).to(COMPUTE)
+                   + _dot(h, wg, w_ptr, 2, j, k, H, s_wr, s_wc, wm, bg, COMPUTE, RELOAD_W))
+        o = sigmoid_h(tl.load(gp + 3 * H * s_gc, mask=m, other=0.0).to(COMPUTE)
+                      + _dot(h, wo, w_ptr, 3, j, k, H, s_wr, s_wc, wm, bo, COMPUTE, RELOAD_W))
+        c = f * c + i * g
+        h = o * tanh_epilogue_h(c)      # 0 in masked-off lanes (their gate inputs and c are 0)
+        cast_store(y_ptr + t * s_yt + b * s_yb + j, h, m)
+        e = (t * B + b) * H + j
+        cast_store(cs_ptr + e, c, m)
+        q = (t * B + b) * 4 * H + j
+        cast_store(gs_ptr + q, i, m)
+        cast_store(gs_ptr + q + H, f, m)
+        cast_store(gs_ptr + q + 2 * H, g, m)
+        cast_store(gs_ptr + q + 3 * H, o, m)
+    cast_store(hn_ptr + b * H + j, h, m)
+    cast_store(cn_ptr + b * H + j, c, m)
+
+
+@triton.jit
+def lstm_layer_backward_kernel(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, gs_ptr, dg_ptr, dh0_ptr, dc0_ptr,
+                               T, B, H, s_dyt, s_dyb, s_dyc, s_dhb, s_dhc, s_dcb, s_dcc, s_wr, s_wc, s_c0b, s_c0c,
+                               s_dgt, s_dgb, REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
+                               RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """Backward through time from dh = dh_n, dc = dc_n: dh += dy[t]; dC = dc + dh o (1 - tanh(c_t)^2);
+    dgates[t] = (dC g i(1-i), dC c_{t-1} f(1-f), dC i (1-g^2), dh tanh(c_t) o(1-o)) (T, B, 4H);
+    dc = dC f, dh = dgates[t] W_hh; finally dh0, dc0 (B, H)."""
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = tl.arange(0, BLOCK_H)[None, :]
+    k = tl.arange(0, BLOCK_H)[:, None]
+    m = (b < B) & (j < H)
+    wm = (k < H) & (j < H)
+    wi = _wt(w_ptr, 0, k, j, H, s_wr, s_wc, wm, COMPUTE)        # (dead code when RELOAD_W)
+    wf = _wt(w_ptr, 1, k, j, H, s_wr, s_wc, wm, COMPUTE)
+    wg = _wt(w_ptr, 2, k, j, H, s_wr, s_wc, wm, COMPUTE)
+    wo = _wt(w_ptr, 3, k, j, H, s_wr, s_wc, wm, COMPUTE)
+    dh = tl.load(dhn_ptr + b * s_dhb + j * s_dhc, mask=m, other=0.0).to(COMPUTE)
+    dc = tl.load(dcn_ptr + b * s_dcb + j * s_dcc, mask=m, other=0.0).to(COMPUTE)
+    c0 = tl.load(c0_ptr + b * s_c0b + j * s_c0c, mask=m, other=0.0).to(COMPUTE)
+    zero = tl.zeros((ROWS, BLOCK_H), COMPUTE)
+    for s in range(T):
+        t = T - 1 - s
+        first = t == 0                              # no step before t in the recurrence: c_{t-1} is c0
+        tp = t - 1 + first                          # (clamped in range)
+        if REVERSE:
+            t = s
+            first = t == T - 1
+            tp = t + 1 - first
+        dh += tl.load(dy_ptr + t * s_dyt + b * s_dyb + j * s_dyc, mask=m, other=0.0).to(COMPUTE)
+        q = gs_ptr + (t * B + b) * 4 * H + j
+        i = tl.load(q, mask=m, other=0.0).to(COMPUTE)
+        f = tl.load(q + H, mask=m, other=0.0).to(COMPUTE)
+        g = tl.load(q + 2 * H, mask=m, other=0.0).to(COMPUTE)
+        o = tl.load(q + 3 * H, mask=m, other=0.0).to(COMPUTE)
+        tc = tanh_epilogue_h(tl.load(cs_ptr + (t * B + b) * H + j, mask=m, other=0.0).to(COMPUTE))
+        cp = tl.load(cs_ptr + (tp * B + b) * H + j, mask=m, other=0.0).to(COMPUTE)
+        cp = tl.where(first, c0, cp)
+        dC = dc + dh * o * (1.0 - tc * tc)
+        di = dC * g * i * (1.0 - i)
+        df = dC * cp * f * (1.0 - f)
+        dgg = dC * i * (1.0 - g * g)
+        do = dh * tc * o * (1.0 - o)
+        row = dg_ptr + t * s_dgt + b * s_dgb + j
+        cast_store(row, di, m)
+        cast_store(row + H, df, m)
+        cast_store(row + 2 * H, dgg, m)
+        cast_store(row + 3 * H, do, m)
+        dc = dC * f
+        dh = _dot(di, wi, w_ptr, 0, k, j, H, s_wr, s_wc, wm, zero, COMPUTE, RELOAD_W)
+        dh = _dot(df, wf, w_ptr, 1, k, j, H, s_wr, s_wc, wm, dh, COMPUTE, RELOAD_W)
+        dh = _dot(dgg, wg, w_ptr, 2, k, j, H, s_wr, s_wc, wm, dh, COMPUTE, RELOAD_W)
+        dh = _dot(do, wo, w_ptr, 3, k, j, H, s_wr, s_wc, wm, dh, COMPUTE, RELOAD_W)
+    cast_store(dh0_ptr + b * H + j, dh, m)
+    cast_store(dc0_ptr + b * H + j, dc, m)
+
+
+def _layer_tiles(B, H, dev):
+    """(ROWS, BLOCK_H): the whole hidden size per program (the recurrence needs all of h), rows of the batch
+    split across programs (>= 16 each: tl.dot's minimum on the GPU)."""
+    bh = max(16, next_pow2(H))
+    rows = max(16, min(next_pow2(B), (1024 if gpu_blocks(dev) else 65536) // bh))
+    return rows, bh
+
+
+def _cached(key, make):
+    site = _SITES.get(key)
+    return site if site is not None else _SITES.add(key, make())
+
+
+def _tb(t, bf):
+    """Strides of ``t`` in (time, batch, column) order (``bf``: t is (B, T, C))."""
+    st = t.stride()
+    return (st[1], st[0], st[2]) if bf else tuple(st)
+
+
+def lstm_layer(gi, w, b, h0, c0, y, hn, cn, cs, gs, reverse, bf):
+    """Run one LSTM layer-direction: gi (T, B, 4H) (input projections incl. b_ih), w (4H, H), b (4H,) (b_hh;
+    stride 0 for none), h0, c0 (B, H); writes contiguous y (T, B, H), hn, cn (B, H), cs (T, B, H),
+    gs (T, B, 4H).  ``bf`` (batch first): gi and y are (B, T, *)."""
+    nt, B, H = cs.shape
+    if nt * B * H == 0:
+        return
+    dev = y._storage.launch_device
+    ts = (gi, w, b, h0, c0, y, hn, cn, cs, gs)
+    strides = (*_tb(gi, bf), *w.stride(), b.stride(0), *h0.stride(), *c0.stride(), *_tb(y, bf)[:2])
+    key = ("lstm_layer", nt, B, H, strides, reverse, gi.dtype, dev, T.FORCE_GPU_BLOCKS)
+
+    def make():
+        rows, bh = _layer_tiles(B, H, dev)
+        return Launch(lstm_layer_kernel, (cdiv(B, rows),), dev, [kptr(t) for t in ts] + [nt, B, H, *strides],
+                      {"REVERSE": bool(reverse), "COMPUTE": compute_type(y.dtype), "RELOAD_W": gpu_blocks(dev),
+                       "ROWS": rows, "BLOCK_H": bh})
+    _cached(key, make)(*(t.data_ptr() for t in ts))
+
+
+def lstm_layer_backward(dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0, reverse, bf):
+    """Contiguous dgates dg (T, B, 4H), dh0, dc0 (B, H) from the gradients dy (T, B, H), dh_n, dc_n (B, H) and
+    the forward's w, c0, cs, gs (``bf``: dy and dg are (B, T, *))."""
+    nt, B, H = cs.shape
+    if nt * B * H == 0:
+        return
+    dev = dg._storage.launch_device
+    ts = (dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0)
+    strides = (*_tb(dy, bf), *dhn.stride(), *dcn.stride(), *w.stride(), *c0.stride(), *_tb(dg, bf)[:2])
+    key = ("lstm_layer_backward", nt, B, H, strides, reverse, dy.dtype, dev, T.FORCE_GPU_BLOCKS)
+
+    def make():
+        rows, bh = _layer_tiles(B, H, dev)
+        return Launch(lstm_layer_backward_kernel, (cdiv(B, rows),), dev, [kptr(t) for t in ts] + [nt, B, H, *strides],
+                      {"REVERSE": bool(reverse), "COMPUTE": compute_type(dy.dtype), "RELOAD_W": gpu_blocks(dev),
+                       "ROWS": rows, "BLOCK_H": bh})
+    _cached(key, make)(*(t.data_ptr() for t in ts))

@@ -75,8 +75,15 @@ def _zh(t, batch, tail):
     return (cst[0][0], lead[-1], *rc)
 
 
-def _strides(t, batch, tail):
+def _strides(t, batch, tail, flat=False):
+    """(t or a contiguous copy, its (z, h, row, col) strides).  ``flat`` (cpu, where a program spans many
+    heads): also copy when the Z x H heads are not one stride apart (q, k, v split from one projection and
+    transposed), as the trace executor replays only single-stride addressing as strided views (a gather
+    of such a block costs ~5 ms, a copy launch ~1 ms)."""
     s = _zh(t, batch, tail)
+    if flat and s is not None and len(batch) > 1 and batch[-1] > 1 and math.prod(batch[:-1]) > 1 \
+            and s[0] != batch[-1] * s[1]:
+        s = None
     if s is None:
         t = KE.copy(t, empty(t.shape, t.dtype, t.device))
         s = _zh(t, batch, tail)
@@ -95,10 +102,11 @@ def _geometry(query, key, value, attn_mask, group):
         kb[-1] = vb[-1] = query.shape[-3]
     batch = tuple(G.broadcast_shapes(tuple(query.shape[:-2]), tuple(kb), tuple(vb)))
     kvbatch = batch[:-1] + (batch[-1] // group,) if batch else batch
-    q, sq = _strides(query, batch, (L, E))
-    k, sk = _strides(key, kvbatch, (S, E))
-    v, sv = _strides(value, kvbatch, (S, Ev))
-    m, sm = (q, (0, 0, 0, 0)) if attn_mask is None else _strides(attn_mask, batch, (L, S))
+    flat = not KA.gpu_blocks(query._storage.launch_device)
+    q, sq = _strides(query, batch, (L, E), flat)
+    k, sk = _strides(key, kvbatch, (S, E), flat)
+    v, sv = _strides(value, kvbatch, (S, Ev), flat)
+    m, sm = (q, (0, 0, 0, 0)) if attn_mask is None else _strides(attn_mask, batch, (L, S), flat)
     Z, H = (math.prod(batch[:-1]), batch[-1]) if batch else (1, 1)
     return (q, k, v, m), (Z, H, L, S, E, Ev, group, sq, sk, sv, sm), batch
 

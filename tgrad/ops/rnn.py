@@ -5,6 +5,8 @@
 g, o; GRU r, z, n); one Triton kernel each way (tgrad/kernels/rnn.py).  The backward ops are table
 entries too; their backward (double backward) is written in closed form with tgrad ops.
 """
+from .._state import state as _grad_state
+from ..kernels import elementwise as KE
 from ..kernels import rnn as KR
 from ..tensor import empty
 from . import Op, call as _c, host_full
@@ -137,7 +139,118 @@ def gru_cell_double_backward(ctx, g_ig, g_hg, g_hx):
     return d_dy, d_ig, d_hg, d_h
 
 
+# ------------------------------------------------------------------ a whole LSTM layer-direction
+def _layer_check(input_gates, weight_hh, bias_hh, hx, cx, batch_first):
+    ts = [t for t in (input_gates, weight_hh, bias_hh, hx, cx) if t is not None]
+    for t in ts:
+        if not t.dtype.is_floating_point or t.dtype is not input_gates.dtype:
+            raise RuntimeError(f"lstm_layer: expected floating point tensors of one dtype, got "
+                               f"{[str(t.dtype) for t in ts]}")
+    if input_gates.dim() != 3 or hx.dim() != 2 or cx.dim() != 2 or weight_hh.dim() != 2:
+        raise RuntimeError("lstm_layer: expected 3-D input_gates, 2-D weight_hh, hx and cx")
+    T, B = (input_gates.shape[1], input_gates.shape[0]) if batch_first else input_gates.shape[:2]
+    H = hx.shape[1]
+    if (input_gates.shape[2] != 4 * H or tuple(weight_hh.shape) != (4 * H, H) or tuple(hx.shape) != (B, H)
+            or tuple(cx.shape) != (B, H) or (bias_hh is not None and tuple(bias_hh.shape) != (4 * H,))):
+        raise RuntimeError(f"lstm_layer: sizes do not match: input_gates {list(input_gates.shape)}, weight_hh "
+                           f"{list(weight_hh.shape)}, hx {list(hx.shape)}, cx {list(cx.shape)}")
+    return T, B, H
+
+
+def lstm_layer_forward(input_gates, weight_hh, bias_hh, hx, cx, *, batch_first=False, reverse=False):
+    """One LSTM layer-direction over all time steps in one launch: input_gates (T, B, 4H) (x W_ih^T + b_ih;
+    (B, T, 4H) if batch_first), hx, cx (B, H) -> (y (T, B, H) or (B, T, H), h_n, c_n, and for the backward
+    the cell states (T, B, H) and activated gates (T, B, 4H))."""
+    T, B, H = _layer_check(input_gates, weight_hh, bias_hh, hx, cx, batch_first)
+    dt, dev = cx.dtype, cx.device
+    y = empty((B, T, H) if batch_first else (T, B, H), dt, dev)
+    hn, cn = empty((B, H), dt, dev), empty((B, H), dt, dev)
+    cs, gs = empty((T, B, H), dt, dev), empty((T, B, 4 * H), dt, dev)
+    if T == 0:          # no step: the final state is the initial one
+        return y, KE.copy(hx, hn), KE.copy(cx, cn), cs, gs
+    b = bias_hh if bias_hh is not None else host_full((4 * H,), 0.0, dt, dev, broadcast=True)
+    KR.lstm_layer(input_gates, weight_hh, b, hx, cx, y, hn, cn, cs, gs, reverse, batch_first)
+    return y, hn, cn, cs, gs
+
+
+def _prev_states(y, hx, tdim, reverse):
+    """h_{t-1} for every step, laid out as y: h0 then y without its last step (reverse: y[1:] then h0)."""
+    T = y.shape[tdim]
+    h0 = hx.unsqueeze(tdim)
+    if reverse:
+        return _c("cat", y.narrow(tdim, 1, T - 1), h0, dim=tdim)
+    return _c("cat", h0, y.narrow(tdim, 0, T - 1), dim=tdim)
+
+
+def lstm_layer_backward(ctx, grad_y, grad_hn, grad_cn, _gc=None, _gg=None):
+    s, a = ctx.saved, ctx.attrs
+    bf, rev = a.get("batch_first", False), a.get("reverse", False)
+    if _grad_state.recording and s["result3"].shape[0]:   # create_graph: the same gradients from per-step ops
+        return _layer_backward_by_steps(ctx, grad_y, grad_hn, grad_cn, bf, rev)
+    w, hx = s["weight_hh"], s["hx"]
+    dg, dh0, dc0 = _c("lstm_layer_backward", grad_y, grad_hn, grad_cn, w, s["cx"], s["result3"], s["result4"],
+                      batch_first=bf, reverse=rev)
+    need = ctx.needs_input_grad
+    H = hx.shape[1]
+    dw = db = None
+    if s["result3"].shape[0] == 0:      # no step: no gradient for the weights
+        dw = host_full(tuple(w.shape), 0.0, w.dtype, w.device) if need[1] else None
+        db = host_full((4 * H,), 0.0, w.dtype, w.device) if need[2] else None
+    elif need[1]:
+        hp = _prev_states(s["result"], hx, 1 if bf else 0, rev)
+        dw = _c("mm", dg.reshape(-1, 4 * H).t(), hp.reshape(-1, H))
+    if need[2] and db is None:
+        db = _c("sum", dg, dim=(0, 1))
+    return dg if need[0] else None, dw, db, dh0 if need[3] else None, dc0 if need[4] else None
+
+
+def _layer_backward_by_steps(ctx, grad_y, grad_hn, grad_cn, bf, rev):
+    """Backward through time with lstm_cell / lstm_cell_backward / mm ops (recomputing the forward)."""
+    s = ctx.saved
+    gi, w, bh, h, c = (s.get(k) for k in ("input_gates", "weight_hh", "bias_hh", "hx", "cx"))
+    tdim = 1 if bf else 0
+    T = gi.shape[tdim]
+    order = list(reversed(range(T))) if rev else list(range(T))
+    steps = []
+    for t in order:
+        ig = gi.select(tdim, t)
+        hg = _c("linear", h, w, bh)
+        steps.append((t, ig, hg, h, c))
+        h, c = _c("lstm_cell", ig, hg, c)
+    dh, dc, dgs, dw, db = grad_hn, grad_cn, [None] * T, None, None
+    for t, ig, hg, hp, cp in reversed(steps):
+        dh = dh + grad_y.select(tdim, t)
+        dg, dc = _c("lstm_cell_backward", dh, dc, ig, hg, cp)
+        dgs[t] = dg
+        dw = _c("mm", dg.t(), hp) if dw is None else dw + _c("mm", dg.t(), hp)
+        db = dg.sum(0) if db is None else db + dg.sum(0)
+        dh = _c("mm", dg, w)
+    need = ctx.needs_input_grad
+    return (_c("stack", *dgs, dim=tdim) if need[0] else None, dw if need[1] else None,
+            db if need[2] else None, dh if need[3] else None, dc if need[4] else None)
+
+
+def lstm_layer_backward_forward(grad_y, grad_hn, grad_cn, weight_hh, cx, cell_states, gates, *, batch_first=False,
+                                reverse=False):
+    """(d input_gates, d hx, d cx) of lstm_layer: one launch running backward through time."""
+    T, B, H = cell_states.shape
+    dt, dev = cx.dtype, cx.device
+    dg = empty((B, T, 4 * H) if batch_first else (T, B, 4 * H), dt, dev)
+    dh0, dc0 = empty((B, H), dt, dev), empty((B, H), dt, dev)
+    if T == 0:
+        return dg, KE.copy(grad_hn, dh0), KE.copy(grad_cn, dc0)
+    KR.lstm_layer_backward(grad_y, grad_hn, grad_cn, weight_hh, cx, cell_states, gates, dg, dh0, dc0, reverse,
+                           batch_first)
+    return dg, dh0, dc0
+
+
 ENTRIES = [
+    Op("lstm_layer", lstm_layer_forward, lstm_layer_backward, "LstmLayerBackward0",
+       inputs=("input_gates", "weight_hh", "bias_hh", "hx", "cx"),
+       save=("input_gates", "weight_hh", "bias_hh", "hx", "cx", "result", "result3", "result4"), outputs=5,
+       nondiff_outputs=(3, 4)),
+    Op("lstm_layer_backward", lstm_layer_backward_forward, None, None,
+       inputs=("grad_y", "grad_hn", "grad_cn", "weight_hh", "cx", "cell_states", "gates"), outputs=3),
     Op("lstm_cell", lstm_cell_forward, lstm_cell_backward, "ThnnFusedLstmCellBackward0",
        inputs=("input_gates", "hidden_gates", "cx"), save=("input_gates", "hidden_gates", "cx"), outputs=2),
     Op("lstm_cell_backward", lstm_cell_backward_forward, lstm_cell_double_backward,

@@ -3,9 +3,11 @@ parameter names (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr_l0`` ...)
 (LSTM i, f, g, o; GRU r, z, n) and init (all U(-1/sqrt(hidden), 1/sqrt(hidden))), so state_dicts
 interchange with PyTorch.
 
-A layer runs one input projection ``x W_ih^T + b_ih`` for the whole sequence, then per step one
-``h W_hh^T + b_hh`` (linear op) and one fused cell op (``lstm_cell`` / ``gru_cell``; RNN: add + tanh
-or relu).  A PackedSequence input runs each step on the sequences still running.
+A layer runs one input projection ``x W_ih^T + b_ih`` for the whole sequence, then the recurrence:
+an LSTM layer-direction is one ``lstm_layer`` op (one launch for all time steps, one for its backward);
+otherwise per step one ``h W_hh^T + b_hh`` (linear op) and one fused cell op (``lstm_cell`` /
+``gru_cell``; RNN: add + tanh or relu).  A PackedSequence input runs each step on the sequences still
+running.
 """
 import math
 import numbers
@@ -42,6 +44,9 @@ def _layer(mode, x, tdim, h, c, weights, reverse, sizes=None):
     """
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     gi = F.linear(x, w_ih, b_ih)
+    if sizes is None and mode == "LSTM" and w_hr is None:
+        y, h, c, _, _ = F._op("lstm_layer", gi, w_hh, b_hh, h, c, batch_first=tdim == 1, reverse=reverse)
+        return y, h, c
     if sizes is None:
         steps = gi.unbind(tdim)
         outs = [None] * len(steps)

@@ -1,4 +1,5 @@
-"""OpInfos for the fused recurrent cells (``lstm_cell``, ``gru_cell``) against numpy references."""
+"""OpInfos for the fused recurrent cells (``lstm_cell``, ``gru_cell``) and the whole-layer ``lstm_layer``
+against numpy references."""
 import numpy as np
 
 from tgrad import dtypes as D
@@ -39,7 +40,35 @@ def _samples(G):
     return samples
 
 
+def _lstm_layer_ref(gi, w, b, h, c, batch_first=False, reverse=False):
+    if batch_first:
+        gi = gi.swapaxes(0, 1)
+    ys = [None] * gi.shape[0]
+    for t in (reversed(range(len(ys))) if reverse else range(len(ys))):
+        h, c = _lstm_ref(gi[t], h @ w.T + (0 if b is None else b), c)
+        ys[t] = h
+    y = np.stack(ys, 1 if batch_first else 0) if ys else np.zeros((0,) + h.shape)
+    return (y.swapaxes(0, 1) if batch_first and not ys else y), h, c
+
+
+def _lstm_layer_samples(rng):
+    n = rng.normal
+    out = []
+    for T, B, H, b, kw, grad in [(3, 2, 2, True, {}, True), (4, 3, 3, True, {"reverse": True}, True),
+                                 (3, 2, 2, False, {"batch_first": True}, True),
+                                 (2, 1, 1, True, {"batch_first": True, "reverse": True}, True),
+                                 (5, 20, 33, True, {}, False), (1, 3, 4, True, {}, False), (0, 2, 3, True, {}, False),
+                                 (3, 40, 17, True, {"batch_first": True}, False)]:
+        gi = n(size=(B, T, 4 * H) if kw.get("batch_first") else (T, B, 4 * H))
+        out.append(SampleInput(gi, n(size=(4 * H, H)) * 0.5, n(size=(4 * H,)) if b else None, n(size=(B, H)),
+                               n(size=(B, H)), grad=grad, **kw))
+    return out
+
+
 OPS = [
+    OpInfo("lstm_layer", lambda *a, **k: dispatch.call("lstm_layer", *a, **k)[:3], _lstm_layer_ref,
+           _lstm_layer_samples, dtypes=FLOATS, tol={"float16": (3e-3, 3e-3), "bfloat16": (4e-2, 3e-2)},
+           covers=("lstm_layer_backward",)),
     OpInfo("lstm_cell", lambda *a: dispatch.call("lstm_cell", *a), _lstm_ref, _samples(4), dtypes=FLOATS, tol=LOW,
            covers=("lstm_cell_backward",)),
     OpInfo("gru_cell", lambda *a: dispatch.call("gru_cell", *a), _gru_ref, _samples(3), dtypes=FLOATS, tol=LOW,
