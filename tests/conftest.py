@@ -80,8 +80,10 @@ def device(request):
 
 @pytest.fixture(autouse=True)
 def _cpu_only_modules(request):
-    """Modules that test the cpu executors themselves (``CPU_ONLY = True``) run on cpu under any --device."""
-    if not getattr(request.module, "CPU_ONLY", False) or request.config.getoption("--device") == "cpu":
+    """Modules that test the cpu executors themselves (``CPU_ONLY = True``) and tests marked
+    ``@pytest.mark.cpu_only(reason=...)`` (cpu behaviour, e.g. ``autocast("cpu")``) run on cpu under any --device."""
+    cpu_only = getattr(request.module, "CPU_ONLY", False) or request.node.get_closest_marker("cpu_only")
+    if not cpu_only or request.config.getoption("--device") == "cpu":
         yield
         return
     import tgrad
