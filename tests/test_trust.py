@@ -186,5 +186,5 @@ def test_6_gradients_are_bit_stable_across_plain_recording_and_replayed_launches
         for _ in range(4):
             m.zero_grad()
             ((m(x) - 1) ** 2).mean().backward()
-            grads.append([p.grad.numpy().tobytes() for p in m.parameters()])
+            grads.append([p.grad.cpu().numpy().tobytes() for p in m.parameters()])
         assert all(g == grads[0] for g in grads[1:]), (hidden, n)

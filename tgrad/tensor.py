@@ -1824,12 +1824,15 @@ def from_host(arr, dtype, device):
     n = arr.nbytes
     if n:   # a small array's bytes are a cheaper source address than arr.ctypes.data (~1 us)
         st = t._storage     # its n bytes are exactly the destination: no range check
-        st.allocator.backend.memcpy_htod(st.ptr, arr.tobytes() if n <= 4096 else arr.ctypes.data, n)
+        if arr.ndim == 0:   # a number: on a GPU queued on the current stream, no wait for the device
+            st.write_queued(arr.tobytes())
+        else:
+            st.allocator.backend.memcpy_htod(st.ptr, arr.tobytes() if n <= 4096 else arr.ctypes.data, n)
     return t
 
 
 def scalar(value, dtype, device):
-    """A 0-dim tensor holding the Python number ``value`` (copied from the host: no launch)."""
+    """A 0-dim tensor holding the Python number ``value`` (copied from the host: no launch, no device wait)."""
     return from_host(np.asarray(value), dtype, device)
 
 
