@@ -383,6 +383,39 @@ def test_scalar_operands_do_not_wait_for_the_device():
     assert fakecuda.run_python(SCALARS_DO_NOT_WAIT).strip().endswith("ok")
 
 
+RECORD_STREAM = r'''
+import numpy as np
+def reused(record):
+    s = tgrad.cuda.Stream()
+    x = tgrad.ones(1 << 16, device="cuda")
+    ptr = x.data_ptr()
+    with tgrad.cuda.stream(s):
+        y = x * 2                          # queued on s: reads x when s runs
+    if record:
+        x.record_stream(s)
+    del x
+    z = tgrad.full((1 << 16,), 7.0, device="cuda")   # on the default stream: may not take x's memory yet
+    same = z.data_ptr() == ptr
+    s.synchronize()
+    np.testing.assert_array_equal(y.cpu().numpy(), 2.0) if record else None
+    del z
+    w = tgrad.empty(1 << 16, device="cuda")
+    return same, w.data_ptr() == ptr
+assert reused(False) == (True, True)      # without record_stream the block is reused at once (the hazard)
+assert reused(True) == (False, True)      # with it, only after the stream's work is done
+try:
+    tgrad.ones(2, device="cpu").record_stream(tgrad.cuda.current_stream())
+    raise SystemExit("no error")
+except NotImplementedError as e:
+    assert "record_stream" in str(e)
+print("ok")
+'''
+
+
+def test_record_stream_delays_reuse_until_the_stream_is_done():
+    assert fakecuda.run_python(RECORD_STREAM).strip().endswith("ok")
+
+
 TRAIN_MLP_ON_CUDA = r'''
 import runpy, sys
 from triton import knobs

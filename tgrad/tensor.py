@@ -146,6 +146,17 @@ class Tensor:
             expected *= d
         return True
 
+    def record_stream(self, stream):
+        """Mark this tensor's memory as used by ``stream`` (a ``tgrad.cuda.Stream``): when the tensor is freed, the
+        caching allocator reuses the memory only once the work queued on ``stream`` by then is done."""
+        if self.device.type != "cuda":
+            raise NotImplementedError(f"Could not run 'aten::record_stream' with arguments from the "
+                                      f"'{self.device.type.upper()}' backend.")
+        if stream.device != self.device:
+            raise RuntimeError(f"record_stream: the stream is on {stream.device}, the tensor on {self.device}")
+        st = self._storage
+        st.allocator.record_stream(st._block, stream.device_index, stream.cuda_stream, stream)
+
     def data_ptr(self):
         return self._storage.ptr + self._offset * self.dtype.itemsize
 
