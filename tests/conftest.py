@@ -52,6 +52,9 @@ def pytest_configure(config):
             import tgrad
             assert fakecuda.install() is not None, "the fake driver did not load (a real libcuda came first?)"
             config._tgrad_driver = f"fake driver, sm_{env['FAKECUDA_CC']}, {env['FAKECUDA_DEVICES']} device(s)"
+            # Python processes the tests start cannot run kernels on the fake driver (it runs each one through
+            # callbacks in the process that installed them): they default to cpu (fakecuda.run_python undoes this)
+            os.environ["TGRAD_DEVICE"] = "cpu"
     import tgrad
     if dev == "cuda" and not tgrad.cuda.is_available():
         from tgrad.memory import cuda_driver

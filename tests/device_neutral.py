@@ -4,6 +4,10 @@ import re
 _DEVICE = re.compile(r",(\n *| )device='cuda:0'")
 
 
+def neutral(text):
+    """``text`` without the ``device='cuda:0'`` PyTorch prints for tensors on the first GPU."""
+    return _DEVICE.sub("", text)
+
+
 def neutral_repr(obj):
-    """``repr(obj)`` without the ``device='cuda:0'`` PyTorch prints for tensors on the first GPU."""
-    return _DEVICE.sub("", repr(obj))
+    return neutral(repr(obj))
