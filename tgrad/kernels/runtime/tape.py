@@ -185,8 +185,8 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
             return None
         return f"{e.k(_I._interpreter.fma_fp64)}(*_np.broadcast_arrays({a[0]}, {a[1]}, {a[2]}))"
     if name == "create_dot" and len(vals) == 5 and None not in a[:3]:
-        if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() for v in vals[:2]):
-            return None
+        if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() or v.ty.scalar.name == "bf16" for v in vals[:2]):
+            return None     # the builder's create_dot converts them (internals: bfloat16 too)
         return f"(_np.matmul({a[0]}, {a[1]}, dtype={e.k(vals[2].np_dtype)}) + {a[2]})"
     if name == "create_masked_load" and len(vals) == 5 and None not in a[:2]:
         dt = _I._get_np_dtype(_elem_ty(vals[0].ty))
