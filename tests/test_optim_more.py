@@ -104,8 +104,8 @@ def test_matches_reference(name, kw, ref, rkw, device):
 
 
 @pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam"])
-def test_state_dict_round_trip_continues_identically(name):
-    p, opt = _run(name, {}, tgrad.float64, steps=3)
+def test_state_dict_round_trip_continues_identically(name, device):
+    p, opt = _run(name, {}, tgrad.float64, steps=3, device=device)
     q = tgrad.tensor(p.detach().cpu().numpy(), dtype=tgrad.float64, requires_grad=True)
     opt2 = getattr(tgrad.optim, name)([q])
     opt2.load_state_dict(copy.deepcopy(opt.state_dict()))    # (state tensors are shared otherwise, as in PyTorch)
