@@ -2,6 +2,7 @@
 
     python examples/train_mlp.py            # 8 epochs, about a minute on 2 cpu cores
     python examples/train_mlp.py --fast     # 3 epochs (CI)
+    python examples/train_mlp.py --device cuda
 
 DataLoader (shuffled, batches of 32), an MLP, CrossEntropyLoss, AdamW with a
 OneCycleLR schedule, a tqdm progress bar, the held-out accuracy after every
@@ -36,6 +37,7 @@ def parse_args(argv=None):
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
     args = p.parse_args(argv)
     if args.fast:
@@ -67,10 +69,12 @@ def evaluate(model, X, y):
 def main(argv=None):
     args = parse_args(argv)
     torch.manual_seed(args.seed)
+    device = torch.device(args.device)
     X_train, y_train, X_test, y_test = load_data()
+    X_test, y_test = X_test.to(device), y_test.to(device)
     loader = DataLoader(TensorDataset(X_train, y_train), batch_size=args.batch_size, shuffle=True,
                         num_workers=args.workers)
-    model = make_model(args.hidden)
+    model = make_model(args.hidden).to(device)
     print(model)
     criterion = nn.CrossEntropyLoss()
     optimizer = optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
@@ -84,6 +88,7 @@ def main(argv=None):
         # shown in CI logs too (stderr not a terminal): redrawn at most once a second, the final state kept
         bar = tqdm(loader, desc=f"epoch {epoch}/{args.epochs}", mininterval=1.0)
         for xb, yb in bar:
+            xb, yb = xb.to(device), yb.to(device)
             optimizer.zero_grad()
             loss = criterion(model(xb), yb)
             loss.backward()
@@ -113,7 +118,7 @@ def main(argv=None):
     ckpt = os.path.join(args.out, "train_mlp.safetensors")
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(), "epoch": args.epochs, "history": history}, ckpt)
-    restored = make_model(args.hidden)
+    restored = make_model(args.hidden).to(device)
     state = torch.load(ckpt)
     restored.load_state_dict(state["model"])
     acc, logits = evaluate(model, X_test, y_test)

@@ -52,6 +52,9 @@ def pytest_configure(config):
             import tgrad
             assert fakecuda.install() is not None, "the fake driver did not load (a real libcuda came first?)"
             config._tgrad_driver = f"fake driver, sm_{env['FAKECUDA_CC']}, {env['FAKECUDA_DEVICES']} device(s)"
+            # Python processes the tests start cannot run kernels on the fake driver (it runs each one through
+            # callbacks in the process that installed them): they default to cpu (fakecuda.run_python undoes this)
+            os.environ["TGRAD_DEVICE"] = "cpu"
     import tgrad
     if dev == "cuda" and not tgrad.cuda.is_available():
         from tgrad.memory import cuda_driver
@@ -80,8 +83,10 @@ def device(request):
 
 @pytest.fixture(autouse=True)
 def _cpu_only_modules(request):
-    """Modules that test the cpu executors themselves (``CPU_ONLY = True``) run on cpu under any --device."""
-    if not getattr(request.module, "CPU_ONLY", False) or request.config.getoption("--device") == "cpu":
+    """Modules that test the cpu executors themselves (``CPU_ONLY = True``) and tests marked
+    ``@pytest.mark.cpu_only(reason=...)`` (cpu behaviour, e.g. ``autocast("cpu")``) run on cpu under any --device."""
+    cpu_only = getattr(request.module, "CPU_ONLY", False) or request.node.get_closest_marker("cpu_only")
+    if not cpu_only or request.config.getoption("--device") == "cpu":
         yield
         return
     import tgrad

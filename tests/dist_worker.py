@@ -36,7 +36,7 @@ def reference(arrays, op, dtype):
 
 
 def check(got, want, what):
-    got = got.numpy() if hasattr(got, "numpy") else got
+    got = got.cpu().numpy() if hasattr(got, "numpy") else got
     assert got.dtype == want.dtype and np.array_equal(got.astype(np.float64), want.astype(np.float64)), \
         f"{what}: got {got.tolist()} want {want.tolist()}"
 
@@ -107,14 +107,14 @@ def collectives():
     # mismatched shapes / dtypes / ops across ranks: an error on every rank, data untouched
     for a, b, kw in [((3,), (4,), {}), ((2, 3), (3, 2), {}), ((3,), (3,), {"op": dist.ReduceOp.MAX})]:
         t = torch.ones(a if r == 0 else b)
-        before = t.numpy().copy()
+        before = t.cpu().numpy().copy()
         try:
             dist.all_reduce(t, **(kw if r == 1 else {}))
             raise AssertionError("mismatch must raise")
         except RuntimeError as e:
             assert str(e).startswith("Detected mismatch between collectives on ranks. Rank 0 is running "
                                      "collective: CollectiveFingerPrint("), str(e)
-            assert np.array_equal(t.numpy(), before)
+            assert np.array_equal(t.cpu().numpy(), before)
     try:
         dist.broadcast(torch.ones(3, dtype=torch.float32 if r == 0 else torch.float64), src=0)
         raise AssertionError("dtype mismatch must raise")
@@ -176,11 +176,11 @@ def ddp():
             step += 1
             if step == 50:
                 break
-    got = [p.detach().numpy() for p in model.module.parameters()]
+    got = [p.detach().cpu().numpy() for p in model.module.parameters()]
     every = [torch.empty((n,) + p.shape) for p in got]
     for e, p in zip(every, got):
         dist.all_gather_into_tensor(e, torch.tensor(p))
-        assert np.array_equal(e[0].numpy(), e[1].numpy()), "replicas differ"
+        assert np.array_equal(e[0].cpu().numpy(), e[1].cpu().numpy()), "replicas differ"
     if r == 0:
         _single_process_reference(ds, init, got, crit)
     ddp_features(X, y, crit)
@@ -204,10 +204,10 @@ def _single_process_reference(ds, init, got, crit):
             if step == 50:
                 break
     for p, q in zip(got, ref.parameters()):
-        diff = np.abs(p - q.detach().numpy()).max()
-        assert np.allclose(p, q.detach().numpy(), rtol=1e-6, atol=1e-6), f"DDP vs one process: max diff {diff}"
+        diff = np.abs(p - q.detach().cpu().numpy()).max()
+        assert np.allclose(p, q.detach().cpu().numpy(), rtol=1e-6, atol=1e-6), f"DDP vs one process: max diff {diff}"
     print(f"rank 0 ddp-vs-single max abs diff "
-          f"{max(np.abs(p - q.detach().numpy()).max() for p, q in zip(got, ref.parameters())):.3g}")
+          f"{max(np.abs(p - q.detach().cpu().numpy()).max() for p, q in zip(got, ref.parameters())):.3g}")
 
 
 def ddp_features(X, y, crit):
@@ -225,7 +225,7 @@ def ddp_features(X, y, crit):
     with model.no_sync():
         for i in range(2):
             crit(model(xs[i]), ys[i]).backward()
-    local = [p.grad.numpy().copy() for p in model.parameters()]
+    local = [p.grad.cpu().numpy().copy() for p in model.parameters()]
     crit(model(xs[2]), ys[2]).backward()
     model2 = _mlp()
     model2.load_state_dict(model.module.state_dict())
@@ -235,10 +235,10 @@ def ddp_features(X, y, crit):
             yk = y[64 * i + 32 * k:64 * i + 32 * k + 32]
             (crit(model2(xk), yk) / n).backward()
     for p, q, loc in zip(model.parameters(), model2.parameters(), local):
-        assert np.allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6)
+        assert np.allclose(p.grad.cpu().numpy(), q.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
     gathered = torch.empty((n,) + tuple(local[0].shape))
     dist.all_gather_into_tensor(gathered, torch.tensor(local[0]))
-    assert not np.array_equal(gathered[0].numpy(), gathered[1].numpy()), "no_sync must not average"
+    assert not np.array_equal(gathered[0].cpu().numpy(), gathered[1].cpu().numpy()), "no_sync must not average"
 
     # frozen parameters: no gradient, no bucket; the others are averaged
     net = _mlp()
@@ -277,7 +277,7 @@ def ddp_features(X, y, crit):
     assert two.b.weight.grad is None
     g = torch.empty((n, 10, 64))
     dist.all_gather_into_tensor(g, two.a.weight.grad.contiguous())
-    assert np.array_equal(g[0].numpy(), g[1].numpy())
+    assert np.array_equal(g[0].cpu().numpy(), g[1].cpu().numpy())
     try:
         DDP(nn.Linear(2, 2).requires_grad_(False))
         raise AssertionError("no trainable parameter must raise")
@@ -338,7 +338,7 @@ def nccl():
     raw = np.frombuffer(bytes(uid), np.uint8).astype(np.int64)      # the whole 128-byte struct
     every = torch.empty((2, 128), dtype=torch.int64)
     dist.all_gather_into_tensor(every, torch.tensor(raw))
-    assert np.array_equal(every[0].numpy(), every[1].numpy()) and raw.any(), "ranks got different NCCL ids"
+    assert np.array_equal(every[0].cpu().numpy(), every[1].cpu().numpy()) and raw.any(), "ranks got different NCCL ids"
     try:
         dist.destroy_process_group()
         dist.init_process_group("nccl")

@@ -10,6 +10,7 @@ import tgrad.nn as nn
 import tgrad.nn.functional as F
 
 
+@pytest.mark.cpu_only(reason="autocast('cpu') casts cpu tensors only")
 def test_cpu_autocast_dtypes_as_pytorch():
     """The dtypes PyTorch 2.13 gives under torch.autocast('cpu', dtype=torch.bfloat16)."""
     x, w, t = tgrad.randn(4, 8), tgrad.randn(8, 8), tgrad.randint(0, 8, (4,))
@@ -34,6 +35,7 @@ def test_cuda_policy_table_has_pytorchs_fp32_ops():
     assert {"mm", "bmm", "linear", "baddbmm", "addmm", "scaled_dot_product_attention"} <= policy.LOWER["cuda"]
 
 
+@pytest.mark.cpu_only(reason="autocast('cpu') casts cpu tensors only")
 def test_gradients_reach_float32_master_weights_in_float32():
     tgrad.manual_seed(0)
     lin = nn.Linear(8, 3)
@@ -46,12 +48,13 @@ def test_gradients_reach_float32_master_weights_in_float32():
     assert lin.weight.grad.dtype is tgrad.float32 and lin.weight.dtype is tgrad.float32
     lin.zero_grad()
     F.cross_entropy(lin(x), t).backward()
-    ref = lin.weight.grad.numpy().copy()
+    ref = lin.weight.grad.cpu().numpy().copy()
     with tgrad.autocast("cpu"):
         F.cross_entropy(lin(x), t).backward()
-    np.testing.assert_allclose(lin.weight.grad.numpy() - ref, ref, atol=3e-2)   # bf16 matmul: close, not equal
+    np.testing.assert_allclose(lin.weight.grad.cpu().numpy() - ref, ref, atol=3e-2)   # bf16 matmul: close, not equal
 
 
+@pytest.mark.cpu_only(reason="autocast('cpu') casts cpu tensors only")
 def test_nesting_disabling_decorator_and_state():
     x = tgrad.randn(2, 2)
     assert not tgrad.is_autocast_enabled("cpu")
@@ -71,6 +74,7 @@ def test_nesting_disabling_decorator_and_state():
     assert not tgrad.is_autocast_enabled("cpu")
 
 
+@pytest.mark.cpu_only(reason="autocast('cpu') casts cpu tensors only")
 def test_autocast_errors_and_unsupported_dtype():
     with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
         tgrad.autocast(tgrad.device("cpu"))
@@ -98,27 +102,27 @@ def _train(scaler, steps, inf_at=()):
     return lin, scales
 
 
-def test_grad_scaler_schedule_and_skipped_steps():
+def test_grad_scaler_schedule_and_skipped_steps(device):
     """Same script in PyTorch 2.13 (torch.amp.GradScaler('cpu', init_scale=1024., growth_interval=2)):
     scales [1024, 2048, 1024, 1024, 2048], the nan step leaves the weights as they were."""
-    s = tgrad.amp.GradScaler("cpu", init_scale=1024.0, growth_interval=2)
+    s = tgrad.amp.GradScaler(device, init_scale=1024.0, growth_interval=2)
     lin, scales = _train(s, 5, inf_at=(2,))
     assert scales == [1024.0, 2048.0, 1024.0, 1024.0, 2048.0]
     assert s.state_dict() == {"scale": 2048.0, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2,
                               "_growth_tracker": 0}
-    ref, _ = _train(tgrad.amp.GradScaler("cpu", enabled=False), 4)     # 4 real steps, unscaled
-    np.testing.assert_allclose(lin.weight.detach().numpy(), ref.weight.detach().numpy(), rtol=1e-6)
+    ref, _ = _train(tgrad.amp.GradScaler(device, enabled=False), 4)     # 4 real steps, unscaled
+    np.testing.assert_allclose(lin.weight.detach().cpu().numpy(), ref.weight.detach().cpu().numpy(), rtol=1e-6)
 
 
-def test_unscale_then_clip_then_step():
+def test_unscale_then_clip_then_step(device):
     tgrad.manual_seed(0)
     lin = nn.Linear(4, 2)
     opt = tgrad.optim.SGD(lin.parameters(), lr=0.1)
-    s = tgrad.amp.GradScaler("cpu", init_scale=256.0)
+    s = tgrad.amp.GradScaler(device, init_scale=256.0)
     loss = lin(tgrad.ones(1, 4)).sum()
     s.scale(loss).backward()
     s.unscale_(opt)
-    np.testing.assert_allclose(lin.weight.grad.numpy(), np.ones((2, 4)), rtol=1e-6)    # d sum / dW = x
+    np.testing.assert_allclose(lin.weight.grad.cpu().numpy(), np.ones((2, 4)), rtol=1e-6)    # d sum / dW = x
     with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called on this optimizer since the "
                                            "last update\\(\\)."):
         s.unscale_(opt)

@@ -16,7 +16,7 @@ import steps as S  # noqa: E402
 
 
 def _np(t):
-    return t.detach().numpy().copy()
+    return t.detach().cpu().numpy().copy()
 
 
 def _params(step):
@@ -315,7 +315,7 @@ def test_set_num_threads():
             tgrad.set_num_threads(k)
             assert tgrad.get_num_threads() == k
         a = tgrad.randn(40, 30)
-        assert np.allclose((a @ a.T).numpy(), a.numpy() @ a.numpy().T, atol=1e-4)
+        assert np.allclose((a @ a.T).cpu().numpy(), a.cpu().numpy() @ a.cpu().numpy().T, atol=1e-4)
     finally:
         tgrad.set_num_threads(n)
     with pytest.raises(RuntimeError, match="positive integer"):

@@ -455,11 +455,11 @@ def test_cuda_manual_seed_leaves_the_cpu_generator_alone():
     """PyTorch: torch.cuda.manual_seed seeds only cuda generators; torch.manual_seed seeds all devices."""
     from tgrad import random as R
     tgrad.manual_seed(5)
-    a = tgrad.rand(4).tolist()
+    a = tgrad.rand(4, device="cpu").tolist()
     tgrad.manual_seed(5)
     tgrad.cuda.manual_seed(123)
     tgrad.cuda.manual_seed_all(7)
-    assert tgrad.rand(4).tolist() == a
+    assert tgrad.rand(4, device="cpu").tolist() == a
     g = R.default_generator_for(tgrad.device("cuda", 0))
     assert g is not R.default_generator and g.initial_seed() == 7
     tgrad.manual_seed(9)

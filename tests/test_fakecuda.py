@@ -4,7 +4,10 @@ Each test runs a fresh Python on the fake driver (``fakecuda.run_python``): the 
 (device count and compute capability are fixed at ``cuInit``), and the cpu suite keeps a process with
 no CUDA at all.  Every cuda result is compared with numpy or with the same computation on ``cpu``.
 """
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -354,6 +357,95 @@ print("ok")
 def test_bug3_bug4_aot_compiles_the_run_time_specializations_so_training_compiles_nothing(tmp_path):
     out = fakecuda.run_python(AOT_THEN_TRAIN, cc=90, env={"TRITON_CACHE_DIR": str(tmp_path)})
     assert out.strip().endswith("ok")
+
+
+SCALARS_DO_NOT_WAIT = r'''
+import numpy as np
+a = np.arange(4096, dtype=np.float32)
+g = tgrad.tensor(a, device="cpu").pin_memory().to("cuda", non_blocking=True)
+h = (g * 2).to("cpu", non_blocking=True)              # queued: lands in pinned memory at the next sync
+k = g * 3.0                                           # a Python number ...
+m = g + tgrad.tensor(1.0, device="cpu")               # ... and a 0-d cpu tensor: no wait for the queued work
+n = tgrad.tensor(0.5, device="cuda") * g
+assert not (h.numpy() == 2 * a).all(), "a scalar operand waited for the device (synchronous copy)"
+tgrad.cuda.synchronize()
+np.testing.assert_array_equal(h.numpy(), 2 * a)
+for t, want in ((k, 3 * a), (m, a + 1), (n, a / 2)):
+    np.testing.assert_array_equal(t.cpu().numpy(), want)
+w = tgrad.tensor(2.0, device="cpu", requires_grad=True)
+(g * w).sum().backward()                              # a 0-d cpu leaf still gets its gradient
+assert w.grad.device.type == "cpu" and float(w.grad) == float(a.sum())
+print("ok")
+'''
+
+
+def test_scalar_operands_do_not_wait_for_the_device():
+    assert fakecuda.run_python(SCALARS_DO_NOT_WAIT).strip().endswith("ok")
+
+
+RECORD_STREAM = r'''
+import numpy as np
+def reused(record):
+    s = tgrad.cuda.Stream()
+    x = tgrad.ones(1 << 16, device="cuda")
+    ptr = x.data_ptr()
+    with tgrad.cuda.stream(s):
+        y = x * 2                          # queued on s: reads x when s runs
+    if record:
+        x.record_stream(s)
+    del x
+    z = tgrad.full((1 << 16,), 7.0, device="cuda")   # on the default stream: may not take x's memory yet
+    same = z.data_ptr() == ptr
+    s.synchronize()
+    np.testing.assert_array_equal(y.cpu().numpy(), 2.0) if record else None
+    del z
+    w = tgrad.empty(1 << 16, device="cuda")
+    return same, w.data_ptr() == ptr
+assert reused(False) == (True, True)      # without record_stream the block is reused at once (the hazard)
+assert reused(True) == (False, True)      # with it, only after the stream's work is done
+try:
+    tgrad.ones(2, device="cpu").record_stream(tgrad.cuda.current_stream())
+    raise SystemExit("no error")
+except NotImplementedError as e:
+    assert "record_stream" in str(e)
+print("ok")
+'''
+
+
+def test_record_stream_delays_reuse_until_the_stream_is_done():
+    assert fakecuda.run_python(RECORD_STREAM).strip().endswith("ok")
+
+
+TRAIN_MLP_ON_CUDA = r'''
+import runpy, sys
+from triton import knobs
+compiled = []                       # Triton's compile listener: cache_hit False = a compile, not a cache load
+knobs.compilation.listener = lambda src, cache_hit, **_: cache_hit or compiled.append(src.name)
+sys.argv = ["train_mlp.py", "--fast", "--device", "cuda", "--out", OUT]
+launches = fakecuda.install().fakecuda_launch_count()
+runpy.run_path("examples/train_mlp.py", run_name="__main__")
+assert fakecuda.install().fakecuda_launch_count() - launches > 1000      # it trained on the fake GPU
+assert not compiled, f"{len(compiled)} kernels compiled while training after the AOT command: {compiled}"
+print("ok")
+'''
+
+
+@pytest.mark.aot
+def test_the_aot_command_compiles_every_kernel_train_mlp_launches_on_cuda(tmp_path, device):
+    """``python -m tgrad.testing.aot_workload --arch 90 --run examples/train_mlp.py --fast`` into a fresh
+    Triton cache, then train_mlp.py --device cuda on the fake sm_90 driver compiles nothing."""
+    if device != "cuda":
+        pytest.skip("minutes (two 3-epoch trainings in the interpreter): runs with --device cuda (CI's cuda step)")
+    pytest.importorskip("sklearn")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "triton"), PYTHONPATH=root, OPENBLAS_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, "-m", "tgrad.testing.aot_workload", "--arch", "90", "--run",
+                        "examples/train_mlp.py", "--fast", "--out", str(tmp_path)],
+                       env=env, cwd=root, capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = fakecuda.run_python(f"OUT = {str(tmp_path)!r}\n" + TRAIN_MLP_ON_CUDA, cc=90, timeout=1200,
+                              env={"TRITON_CACHE_DIR": str(tmp_path / "triton")})
+    assert out.strip().endswith("ok"), out
 
 
 PINNED = r'''

@@ -105,9 +105,9 @@ def test_dropout_only_in_training():
     layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.5)
     x = tgrad.randn(4, 3, 8)
     a, b = layer(x), layer(x)
-    assert not np.allclose(a.detach().numpy(), b.detach().numpy())
+    assert not np.allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy())
     layer.eval()
-    np.testing.assert_array_equal(layer(x).detach().numpy(), layer(x).detach().numpy())
+    np.testing.assert_array_equal(layer(x).detach().cpu().numpy(), layer(x).detach().cpu().numpy())
 
 
 def test_errors():
@@ -129,6 +129,6 @@ def test_errors():
 def test_gelu_tanh_matches_pytorch():
     x = tgrad.tensor([-3.0, -0.5, 0.0, 0.7, 2.5])
     # torch.nn.GELU(approximate='tanh')(x) in PyTorch 2.13
-    np.testing.assert_allclose(nn.GELU(approximate="tanh")(x).numpy(),
+    np.testing.assert_allclose(nn.GELU(approximate="tanh")(x).cpu().numpy(),
                                [-0.00363743, -0.15428600, 0.0, 0.53057015, 2.48491573], atol=2e-7)
-    np.testing.assert_allclose(F.gelu(x, approximate="tanh").numpy(), nn.GELU("tanh")(x).numpy())
+    np.testing.assert_allclose(F.gelu(x, approximate="tanh").cpu().numpy(), nn.GELU("tanh")(x).cpu().numpy())

@@ -104,9 +104,9 @@ def test_matches_reference(name, kw, ref, rkw, device):
 
 
 @pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam"])
-def test_state_dict_round_trip_continues_identically(name):
-    p, opt = _run(name, {}, tgrad.float64, steps=3)
-    q = tgrad.tensor(p.detach().numpy(), dtype=tgrad.float64, requires_grad=True)
+def test_state_dict_round_trip_continues_identically(name, device):
+    p, opt = _run(name, {}, tgrad.float64, steps=3, device=device)
+    q = tgrad.tensor(p.detach().cpu().numpy(), dtype=tgrad.float64, requires_grad=True)
     opt2 = getattr(tgrad.optim, name)([q])
     opt2.load_state_dict(copy.deepcopy(opt.state_dict()))    # (state tensors are shared otherwise, as in PyTorch)
     for g in GRADS[3:]:
@@ -115,9 +115,9 @@ def test_state_dict_round_trip_continues_identically(name):
         opt.step()
         opt2.step()
     if name == "NAdam":     # loading casts the float32 mu_product to the parameters' float64, as PyTorch does
-        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-9)
+        np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().cpu().numpy(), rtol=1e-9)
     else:
-        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+        np.testing.assert_array_equal(p.detach().cpu().numpy(), q.detach().cpu().numpy())
 
 
 @pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam"])

@@ -108,7 +108,7 @@ def _run_both(kernel, grid, make, constexprs, scalars):
             T.EXECUTOR = ex
             ins, outs = make()
             T.launch(kernel, grid, "cpu", _ptrs(*ins, *outs) + list(scalars), constexprs)
-            res[ex] = [o.numpy().copy() for o in outs]
+            res[ex] = [o.cpu().numpy().copy() for o in outs]
     finally:
         T.EXECUTOR = prev
     return res["stock"], res["trace"]
@@ -136,7 +136,7 @@ def test_elementwise_casts_division_select_replay_like_stock():
     for a, b in zip(stock, trace):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
     s = np.float32(0.75)
-    hf = tgrad.tensor(h).to(tgrad.bfloat16).float().numpy()
+    hf = tgrad.tensor(h).to(tgrad.bfloat16).float().cpu().numpy()
     r = np.where(x > y, x * s, y - s) + np.abs(x) + (x.astype(np.float64) * y + hf).astype(np.float32)
     r += np.sqrt(np.abs(y)) + np.exp(x) / (1 + np.abs(y)) - 1 / np.sqrt(1 + y * y)
     np.testing.assert_allclose(trace[0], r, rtol=1e-5, atol=1e-5)
@@ -256,7 +256,7 @@ def test_replayed_scalar_and_pointer_arguments_change(n):
     outs = []
     for k in range(4):
         x = tgrad.arange(float(n)) + k
-        outs.append(((x * (k + 0.5)) + 1.0).numpy().copy())
+        outs.append(((x * (k + 0.5)) + 1.0).cpu().numpy().copy())
     for k, o in enumerate(outs):
         np.testing.assert_array_equal(o, (np.arange(n, dtype=np.float32) + k) * np.float32(k + 0.5) + 1)
 
@@ -268,7 +268,7 @@ def test_view_cache_follows_addresses():
         xs = [tgrad.full((33,), float(k + rnd)) for k in range(70)]
         outs = [x * 2.0 + 1.0 for x in xs]
         for k, o in enumerate(outs):
-            np.testing.assert_array_equal(o.numpy(), np.full(33, 2.0 * (k + rnd) + 1, np.float32))
+            np.testing.assert_array_equal(o.cpu().numpy(), np.full(33, 2.0 * (k + rnd) + 1, np.float32))
         del xs, outs
 
 

@@ -207,7 +207,7 @@ def _workload():
     h = a.to(tgrad.bfloat16)
     outs = [a + b, a.t() * 3.0, (a / 1.7).exp(), a ** 3, h * h + 1, a.sum(1), a.mean(), a.sum(0),
             h.float() - a, (a * 100).to(tgrad.int16), tgrad.randn(2, 40), tgrad.randint(0, 9, (17,))]
-    return [o.numpy().copy() for o in outs]
+    return [o.cpu().numpy().copy() for o in outs]
 
 
 def test_executors_are_bit_identical(executor):
@@ -349,7 +349,7 @@ def test_random_replay_takes_new_seed_and_offset(executor):
         out = []
         for seed in range(4):
             tgrad.manual_seed(seed)
-            out += [tgrad.randn(300).numpy().copy(), tgrad.randn(300).numpy().copy()]
+            out += [tgrad.randn(300).cpu().numpy().copy(), tgrad.randn(300).cpu().numpy().copy()]
         draws[ex] = out
     assert len({d.tobytes() for d in draws["trace"]}) == 8
     from tgrad.kernels.random import random_kernel

@@ -147,6 +147,17 @@ class Tensor:
             expected *= d
         return True
 
+    def record_stream(self, stream):
+        """Mark this tensor's memory as used by ``stream`` (a ``tgrad.cuda.Stream``): when the tensor is freed, the
+        caching allocator reuses the memory only once the work queued on ``stream`` by then is done."""
+        if self.device.type != "cuda":
+            raise NotImplementedError(f"Could not run 'aten::record_stream' with arguments from the "
+                                      f"'{self.device.type.upper()}' backend.")
+        if stream.device != self.device:
+            raise RuntimeError(f"record_stream: the stream is on {stream.device}, the tensor on {self.device}")
+        st = self._storage
+        st.allocator.record_stream(st._block, stream.device_index, stream.cuda_stream, stream)
+
     def data_ptr(self):
         return self._storage.ptr + self._offset * self.dtype.itemsize
 
@@ -1825,12 +1836,15 @@ def from_host(arr, dtype, device):
     n = arr.nbytes
     if n:   # a small array's bytes are a cheaper source address than arr.ctypes.data (~1 us)
         st = t._storage     # its n bytes are exactly the destination: no range check
-        st.allocator.backend.memcpy_htod(st.ptr, arr.tobytes() if n <= 4096 else arr.ctypes.data, n)
+        if arr.ndim == 0:   # a number: on a GPU queued on the current stream, no wait for the device
+            st.write_queued(arr.tobytes())
+        else:
+            st.allocator.backend.memcpy_htod(st.ptr, arr.tobytes() if n <= 4096 else arr.ctypes.data, n)
     return t
 
 
 def scalar(value, dtype, device):
-    """A 0-dim tensor holding the Python number ``value`` (copied from the host: no launch)."""
+    """A 0-dim tensor holding the Python number ``value`` (copied from the host: no launch, no device wait)."""
     pack = _SCALAR_PACK.get(dtype)
     if pack is not None and (type(value) is float or type(value) is int and -2**53 <= value <= 2**53):
         try:        # the bytes numpy's conversion gives (a C cast; float32 overflow raises: numpy's inf below)
@@ -1838,8 +1852,7 @@ def scalar(value, dtype, device):
         except OverflowError:
             return from_host(np.asarray(value), dtype, device)
         t = empty((), dtype, device)
-        st = t._storage
-        st.allocator.backend.memcpy_htod(st.ptr, data, len(data))
+        t._storage.write_queued(data)
         return t
     return from_host(np.asarray(value), dtype, device)
 

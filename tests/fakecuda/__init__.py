@@ -199,6 +199,7 @@ def run_python(code, devices=1, cc=90, execute=True, timeout=600, extra_path=(),
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))       # tests/
     root = os.path.dirname(here)
     env = environ(devices, cc, execute, base=dict(os.environ, **(env or {})))
+    env.pop("TGRAD_DEVICE", None)       # set to cpu for other children by the suite's --device cuda (conftest)
     env["PYTHONPATH"] = os.pathsep.join([root, here, *extra_path, env.get("PYTHONPATH", "")])
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     prelude = "import fakecuda, tgrad\nassert fakecuda.install() is not None, 'fake driver not loaded'\n"

@@ -19,7 +19,7 @@ def test_one_launch_per_eight_gradients_in_place(device):
     finally:
         COUNTER.enabled = False
     assert [g.data_ptr() for g in grads] == ptrs
-    assert all((g.numpy() == 1.0).all() for g in grads) and found.item() == 0.0
+    assert all((g.cpu().numpy() == 1.0).all() for g in grads) and found.item() == 0.0
 
 
 def test_found_inf_is_sticky_and_never_reset(device):
@@ -27,7 +27,7 @@ def test_found_inf_is_sticky_and_never_reset(device):
     g = tgrad.tensor([1.0, 2.0], device=device)
     dispatch.call("amp_foreach_non_finite_check_and_unscale_", [g], found, tgrad.full((1,), 0.5, device=device))
     assert found.item() == 1.0
-    np.testing.assert_array_equal(g.numpy(), [0.5, 1.0])
+    np.testing.assert_array_equal(g.cpu().numpy(), [0.5, 1.0])
     found.zero_()
     g = tgrad.tensor([float("-inf"), 2.0], device=device)
     dispatch.call("amp_foreach_non_finite_check_and_unscale_", [g], found, tgrad.full((1,), 0.5, device=device))

@@ -37,15 +37,15 @@ def test_matches_pytorch(device):
               [-0.57990718, -0.70393783, -0.79483193]],
              [[-0.38139439, -0.17303760, 0.04346462], [-0.14986566, 0.05630312, 0.25982153],
               [-0.12015888, 0.07884692, 0.27414116]]]]
-    np.testing.assert_allclose(o.detach().numpy(), want, atol=2e-6)
+    np.testing.assert_allclose(o.detach().cpu().numpy(), want, atol=2e-6)
     (o * tgrad.arange(18.0, device=device).reshape(1, 2, 3, 3)).sum().backward()
-    np.testing.assert_allclose(q.grad.numpy()[0, 1, 2], [-2.82649589, -3.05182505, -3.24859691, -3.41496730],
+    np.testing.assert_allclose(q.grad.cpu().numpy()[0, 1, 2], [-2.82649589, -3.05182505, -3.24859691, -3.41496730],
                                rtol=2e-6)
-    np.testing.assert_allclose(k.grad.numpy()[0, 1, :, 0], [-7.18349457, 5.06972456, 2.11376977, 0.0], rtol=2e-6,
+    np.testing.assert_allclose(k.grad.cpu().numpy()[0, 1, :, 0], [-7.18349457, 5.06972456, 2.11376977, 0.0], rtol=2e-6,
                                atol=1e-6)
-    np.testing.assert_allclose(v.grad.numpy()[0, 1, :, 2], [31.14495468, 9.46294403, 1.39209890, 0.0], rtol=2e-6,
+    np.testing.assert_allclose(v.grad.cpu().numpy()[0, 1, :, 2], [31.14495468, 9.46294403, 1.39209890, 0.0], rtol=2e-6,
                                atol=1e-6)
-    np.testing.assert_array_equal(q.grad.numpy()[:, :, 0], 0.0)     # row 0 sees only key 0
+    np.testing.assert_array_equal(q.grad.cpu().numpy()[:, :, 0], 0.0)     # row 0 sees only key 0
 
 
 def test_node_and_saved_values(device):
@@ -56,7 +56,7 @@ def test_node_and_saved_values(device):
     out, lse = dispatch.call("scaled_dot_product_attention", q, q, q, None)
     assert lse.dtype == tgrad.float32 and tuple(lse.shape) == (1, 1, 4) and not lse.requires_grad
     # all scores equal 8 / sqrt(8): lse = sqrt(8) + log(#keys)
-    np.testing.assert_allclose(lse.numpy()[0, 0], np.sqrt(8) + np.log(4), rtol=1e-6)
+    np.testing.assert_allclose(lse.cpu().numpy()[0, 0], np.sqrt(8) + np.log(4), rtol=1e-6)
 
 
 def test_gradients_over_several_blocks(device):
@@ -67,10 +67,10 @@ def test_gradients_over_several_blocks(device):
     go = rng.normal(size=(1, 2, 130, 8))
     tq, tk, tv = (T(a, device, tgrad.float64, True) for a in (q, k, v))
     o = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=T(mask, device, tgrad.bool))
-    np.testing.assert_allclose(o.detach().numpy(), sdpa_ref(q, k, v, mask), atol=1e-12)
+    np.testing.assert_allclose(o.detach().cpu().numpy(), sdpa_ref(q, k, v, mask), atol=1e-12)
     o.backward(T(go, device, tgrad.float64))
     for got, want in zip((tq.grad, tk.grad, tv.grad), _np_grads(q, k, v, mask, 0.25, go)):
-        np.testing.assert_allclose(got.numpy(), want, atol=1e-11)
+        np.testing.assert_allclose(got.cpu().numpy(), want, atol=1e-11)
 
 
 def test_causal_gradients_over_several_blocks(device):
@@ -81,7 +81,7 @@ def test_causal_gradients_over_several_blocks(device):
     F.scaled_dot_product_attention(tq, tk, tv, is_causal=True).backward(T(go, device, tgrad.float64))
     mask = np.tril(np.ones((300, 300), bool))
     for got, want in zip((tq.grad, tk.grad, tv.grad), _np_grads(q, k, v, mask, 0.25, go)):
-        np.testing.assert_allclose(got.numpy(), want, atol=1e-11)
+        np.testing.assert_allclose(got.cpu().numpy(), want, atol=1e-11)
 
 
 def test_gqa_key_value_gradients_sum_over_the_group(device):
@@ -91,9 +91,9 @@ def test_gqa_key_value_gradients_sum_over_the_group(device):
     F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True).sum().backward()
     kr, vr = np.repeat(k, 2, 1), np.repeat(v, 2, 1)
     gq, gk, gv = _np_grads(q, kr, vr, np.ones((5, 6), bool), 8 ** -0.5, np.ones((2, 4, 5, 8)))
-    np.testing.assert_allclose(tq.grad.numpy(), gq, atol=1e-12)
-    np.testing.assert_allclose(tk.grad.numpy(), gk.reshape(2, 2, 2, 6, 8).sum(2), atol=1e-12)
-    np.testing.assert_allclose(tv.grad.numpy(), gv.reshape(2, 2, 2, 6, 8).sum(2), atol=1e-12)
+    np.testing.assert_allclose(tq.grad.cpu().numpy(), gq, atol=1e-12)
+    np.testing.assert_allclose(tk.grad.cpu().numpy(), gk.reshape(2, 2, 2, 6, 8).sum(2), atol=1e-12)
+    np.testing.assert_allclose(tv.grad.cpu().numpy(), gv.reshape(2, 2, 2, 6, 8).sum(2), atol=1e-12)
 
 
 def test_dropout_is_fresh_scaled_and_the_backward_redraws_the_same_mask(device):
@@ -105,9 +105,9 @@ def test_dropout_is_fresh_scaled_and_the_backward_redraws_the_same_mask(device):
     v = T(np.broadcast_to(np.eye(S), (1, 2, S, S)).copy(), device, tgrad.float64, True)
     p = 0.25
     a = F.scaled_dot_product_attention(q, k, v, dropout_p=p)
-    b = F.scaled_dot_product_attention(q, k, v, dropout_p=p).detach().numpy()
-    an = a.detach().numpy()
-    full = sdpa_ref(q.numpy(), k.numpy(), np.eye(S))
+    b = F.scaled_dot_product_attention(q, k, v, dropout_p=p).detach().cpu().numpy()
+    an = a.detach().cpu().numpy()
+    full = sdpa_ref(q.cpu().numpy(), k.cpu().numpy(), np.eye(S))
     kept = an != 0
     assert abs(1 - kept.mean() - p) < 0.02                   # ~p of the weights dropped
     assert (kept != (b != 0)).any()                           # a new mask per call
@@ -115,7 +115,7 @@ def test_dropout_is_fresh_scaled_and_the_backward_redraws_the_same_mask(device):
     go = rng.normal(size=(1, 2, L, S))
     a.backward(T(go, device, tgrad.float64))
     # dv = P_dropped^T @ go, with P_dropped the forward's own output
-    np.testing.assert_allclose(v.grad.numpy(), np.swapaxes(an, -1, -2) @ go, atol=1e-12)
+    np.testing.assert_allclose(v.grad.cpu().numpy(), np.swapaxes(an, -1, -2) @ go, atol=1e-12)
 
 
 def test_dropout_gradcheck_with_a_fixed_seed(device):
@@ -136,7 +136,7 @@ def test_float_mask_requiring_grad_takes_the_math_path(device):
     assert tgrad.autograd.gradcheck(lambda *a: F.scaled_dot_product_attention(*a), (q, k, v, m))
     o = F.scaled_dot_product_attention(q, k, v, m.detach())
     assert type(o.grad_fn).__name__ == "ScaledDotProductFlashAttentionForCpuBackward0"
-    np.testing.assert_allclose(o.detach().numpy(), F.scaled_dot_product_attention(q, k, v, m).detach().numpy(),
+    np.testing.assert_allclose(o.detach().cpu().numpy(), F.scaled_dot_product_attention(q, k, v, m).detach().cpu().numpy(),
                                atol=1e-14)
 
 

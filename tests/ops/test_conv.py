@@ -109,7 +109,7 @@ def test_module_repr_shapes_and_init():
     assert nn.init._calculate_fan_in_and_fan_out(m.weight) == (30, 120)
     bound = 1 / math.sqrt(30)
     for p in (m.weight, m.bias):
-        a = p.detach().numpy()
+        a = p.detach().cpu().numpy()
         assert np.abs(a).max() <= bound and np.abs(a).max() > 0.5 * bound
     for bad, msg in [(dict(groups=3), "in_channels must be divisible by groups"),
                      (dict(padding="same", stride=2), "padding='same' is not supported for strided convolutions"),

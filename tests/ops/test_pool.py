@@ -104,4 +104,4 @@ def test_module_reprs():
     y, i = nn.MaxPool1d(3, 2, return_indices=True)(arr(1, 2, 9))
     assert y.shape == i.shape == (1, 2, 4)
     x = arr(2, 3, 4, 4)
-    np.testing.assert_allclose(nn.AdaptiveAvgPool2d(1)(x).numpy().ravel(), x.numpy().mean((2, 3)).ravel(), rtol=1e-5)
+    np.testing.assert_allclose(nn.AdaptiveAvgPool2d(1)(x).cpu().numpy().ravel(), x.cpu().numpy().mean((2, 3)).ravel(), rtol=1e-5)

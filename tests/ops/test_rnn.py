@@ -235,7 +235,7 @@ def test_state_dict_names_shapes_and_init():
     assert len(sd) == 20
     assert repr(m) == "LSTM(10, 20, proj_size=5, num_layers=2, bidirectional=True)"
     for v in sd.values():
-        a = v.numpy()
+        a = v.cpu().numpy()
         assert np.abs(a).max() <= 1 / np.sqrt(20) and a.std() > 0.1
     g = nn.GRU(3, 4, 1, False, True)
     assert list(g.state_dict()) == ["weight_ih_l0", "weight_hh_l0"] and g.batch_first

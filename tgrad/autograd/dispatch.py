@@ -17,7 +17,7 @@ import weakref
 
 from .. import ops as _ops
 from .._state import state as _grad_state
-from ..tensor import Tensor, zeros
+from ..tensor import Tensor, scalar, zeros
 from . import grad_mode
 from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
 
@@ -198,8 +198,8 @@ def _scalars_moved(inputs):
     dev = next((t.device for t in inputs if isinstance(t, Tensor) and t.device.type != "cpu"), None)
     if dev is None:
         return None
-    return tuple(t.to(dev) if isinstance(t, Tensor) and t.device.type == "cpu" and t.dim() == 0 else t
-                 for t in inputs)
+    return tuple((t.to(dev) if t.requires_grad else scalar(t.item(), t.dtype, dev))    # scalar: no device wait
+                 if isinstance(t, Tensor) and t.device.type == "cpu" and t.dim() == 0 else t for t in inputs)
 
 
 def _needs_grad(op, inputs):

@@ -22,7 +22,7 @@ import os
 import threading
 
 from ..device import canonical, device as _device
-from .cuda_driver import CudaBackend
+from .cuda_driver import CudaBackend, Event
 from .host import BackendOutOfMemory, HostBackend
 from .summary import format_summary
 
@@ -162,6 +162,8 @@ class CachingAllocator:
         self._segments = {}      # base ptr -> (segment size, first block)
         self._counters = dict.fromkeys(_COUNTERS, 0)
         self._classes = {}       # nbytes -> its _size_class (a malloc looks it up instead of computing it)
+        self._used_on = {}       # block -> {(device index, stream handle)}: Tensor.record_stream
+        self._after_streams = []  # (block, events, owners): freed, reused once the events on those streams complete
 
     # -- locking -------------------------------------------------------------
     # A Storage finalizer can run inside our own critical section (the garbage
@@ -186,6 +188,8 @@ class CachingAllocator:
 
     def malloc(self, nbytes):
         """A Block of at least ``nbytes`` at a 256-byte aligned address."""
+        if self._after_streams:
+            self._free_finished()
         try:
             size, key, pool, active = self._classes[nbytes]
         except KeyError:
@@ -242,6 +246,9 @@ class CachingAllocator:
 
     def free(self, block):
         """Return ``block`` to the cache (its memory stays reserved)."""
+        if self._used_on and block in self._used_on:
+            self._free_after_streams(block)
+            return
         lock = self._lock       # = self._enter(), inlined
         lock.acquire()
         if self._busy:
@@ -288,8 +295,34 @@ class CachingAllocator:
             while self._deferred:
                 self.free(self._deferred.pop())
 
+    def record_stream(self, block, index, stream_handle, owner=None):
+        """``block`` is used by work queued on a stream: once freed, it is reused only after that work is done.
+        ``owner``: an object keeping the stream alive until then."""
+        self._used_on.setdefault(block, set()).add((index, stream_handle, owner))
+
+    def _free_after_streams(self, block):
+        events, users = [], self._used_on.pop(block)
+        for index, handle, _ in users:
+            e = Event(index)
+            e.record(handle)
+            events.append(e)
+        self._after_streams.append((block, events, users))
+
+    def _free_finished(self):
+        """Free the blocks whose streams finished the work queued before their free (``record_stream``)."""
+        with self._lock:
+            if self._busy:
+                return
+            waiting, self._after_streams = self._after_streams, []
+        for entry in waiting:
+            if all(e.query() for e in entry[1]):
+                self.free(entry[0])
+            else:
+                self._after_streams.append(entry)
+
     def empty_cache(self):
         """Return every fully free segment to the backend."""
+        self._free_finished()
         if self._enter():
             try:
                 self._release_cached()

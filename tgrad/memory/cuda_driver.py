@@ -196,13 +196,15 @@ def make_current(index):
     ctx = _contexts.get(index)
     if ctx is None:
         ctx = _primary_context(index)
-    lib = _driver()[0]
-    cur = getattr(_tls, "cur", None)
-    if cur is None:
-        cur = _tls.cur = c_void_p()
-    if lib.cuCtxGetCurrent(byref(cur)) or cur.value != ctx:
-        _call(lib, "cuCtxSetCurrent", ctx)
+    t = _tls
+    if _driver()[0].cuCtxGetCurrent(t.cur_ref) or t.cur.value != ctx:
+        _call(_driver()[0], "cuCtxSetCurrent", ctx)
     return ctx
+
+
+def raw(fn_name):
+    """The driver function ``fn_name`` without ctypes' argument conversion (for the launch path's hot calls)."""
+    return _driver()[0][fn_name]
 
 
 def current_device_index():
@@ -216,20 +218,27 @@ def current_device_index():
     return dev.value
 
 
-_tls = threading.local()
+class _ThreadState(threading.local):
+    """Per thread: ``cur``, the context ``cuCtxGetCurrent`` last answered (``cur_ref`` points at it), and
+    ``streams``, the current stream handle per device index."""
+
+    def __init__(self):
+        self.cur = c_void_p()
+        self.cur_ref = byref(self.cur)
+        self.streams = {}
+
+
+_tls = THREAD = _ThreadState()     # THREAD: read by the launch path (kernels/runtime/gpu.py)
 
 
 def current_stream_handle(index):
     """This thread's current stream of device ``index`` (0: the legacy default stream)."""
-    streams = getattr(_tls, "streams", None)
-    return streams.get(index, 0) if streams else 0
+    return _tls.streams.get(index, 0)
 
 
 def set_current_stream_handle(index, handle):
     """Make ``handle`` this thread's current stream of device ``index``; returns the previous one."""
-    streams = getattr(_tls, "streams", None)
-    if streams is None:
-        streams = _tls.streams = {}
+    streams = _tls.streams
     prev = streams.get(index, 0)
     streams[index] = handle
     return prev

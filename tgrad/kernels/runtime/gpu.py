@@ -13,6 +13,8 @@ never used, so a process that imported torch still launches through tgrad's driv
 ``FUNCTIONS`` maps each loaded ``CUfunction`` handle to its (JITFunction, CompiledKernel): what each cubin
 runs.  The test suite's fake driver (tests/fakecuda) reads it to run a launched kernel on the host.
 """
+import operator
+
 from ...memory import cuda_driver as _drv
 from .direct import Ptr
 from .internals import c_launcher, jit_compiled
@@ -31,7 +33,7 @@ class Compiled:
     ``template``: every parameter in order (constexprs filled in, pointers as ints); ``slots``: where the
     launch's arguments go in it; ``call(gx, gy, gz, stream, params)`` launches."""
 
-    __slots__ = ("kernel", "compiled", "call", "template", "slots", "dyn_slots")
+    __slots__ = ("kernel", "compiled", "call", "template", "slots")
 
     def __init__(self, kernel, compiled, args, constexprs):
         self.kernel, self.compiled = kernel, compiled
@@ -69,35 +71,44 @@ class Site:
     A site's launches differ only in pointer addresses, floats and ``dynamic_args`` ints (which the JIT
     does not specialize on: ``do_not_specialize``), so the only specialization that can change between
     its calls is a pointer's 16-byte alignment.  ``dyn_ptr``: which dynamic arguments are pointers.
+    Everything per launch that does not depend on ``dyn`` is done once here or per compiled kernel
+    (``Fast``): a launch is one context query, one dict lookup, one tuple pick and the C launcher.
     """
 
-    __slots__ = ("index", "grid", "pos", "dyn_ptr", "compiled")
+    __slots__ = ("index", "ctx", "get_current", "grid", "pos", "dyn_ptr", "compiled")
 
     def __init__(self, launch):
         self.index = device_index(launch.device)
+        self.ctx = _drv.context_handle(self.index)
+        self.get_current = _drv.raw("cuCtxGetCurrent")
         self.grid = _grid3(launch.grid)
         self.pos = launch.pos
         self.dyn_ptr = tuple(j for j, i in enumerate(launch.pos) if type(launch.args[i]) is Ptr)
         self.compiled = {}
 
     def __call__(self, launch, dyn):
-        index = self.index
-        _drv.make_current(index)
+        t = _drv.THREAD
+        if self.get_current(t.cur_ref) or t.cur.value != self.ctx:
+            _drv.make_current(self.index)
         align = 1
         for j in self.dyn_ptr:
             align = (align << 1) | (dyn[j] & 15 == 0)
-        c = self.compiled.get(align)
-        if c is None:
-            args = list(launch.args)
-            for i, v in zip(self.pos, dyn):
-                a = args[i]
-                args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
-            c = Compiled(launch.kernel, jit_compiled(launch.kernel, args, launch.constexprs), args,
-                         launch.constexprs)
-            c.dyn_slots = tuple(c.slots[i] for i in self.pos)
-            self.compiled[align] = c
-        params = c.template.copy()
-        for i, v in zip(c.dyn_slots, dyn):
-            params[i] = v
-        gx, gy, gz = self.grid
-        c.call(gx, gy, gz, _drv.current_stream_handle(index), params)
+        f = self.compiled.get(align)
+        if f is None:
+            f = self.compiled[align] = self._compile(launch, dyn)
+        f[0](*self.grid, t.streams.get(self.index, 0), f[1](f[2] + dyn))
+
+    def _compile(self, launch, dyn):
+        """(C launcher call, pick, template): ``pick(template + dyn)`` is the launch's parameter tuple."""
+        args = list(launch.args)
+        for i, v in zip(self.pos, dyn):
+            a = args[i]
+            args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
+        c = Compiled(launch.kernel, jit_compiled(launch.kernel, args, launch.constexprs), args,
+                     launch.constexprs)
+        n = len(c.template)
+        where = list(range(n))
+        for k, i in enumerate(self.pos):       # dyn[k] is argument i, in parameter slot c.slots[i]
+            where[c.slots[i]] = n + k
+        pick = operator.itemgetter(*where) if n > 1 else (lambda seq: (seq[0],))
+        return c.call, pick, tuple(c.template)

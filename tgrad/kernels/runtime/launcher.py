@@ -230,9 +230,10 @@ def elementwise_block(n, device, ndim=0):
     """Elements per program: large on cpu (the interpreter pays per program), 1024 on cuda.
 
     ``ndim``: the most dims any operand is addressed through (strided launches).
-    On cuda the block halves per two dims past two, keeping the index maths in
-    registers (1024 elements x 6 dims spill on sm_90; 256 x 6 use ~94 registers).
+    On cuda the block halves from two dims on and per two dims past three, keeping the index maths in
+    registers (1024 elements x 6 dims spill on sm_90, 1024 x 2 dims of three strided operands 4-12 bytes on
+    sm_80; 256 x 6 use ~94 registers).
     """
     if gpu_blocks(device):
-        return 1024 >> (max(ndim - 1, 0) // 2)
+        return 1024 >> (max(ndim - 1, 0) // 2 + (ndim == 2))
     return max(16, min(next_pow2(n), 65536))
