@@ -300,8 +300,17 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 
 # ------------------------------------------------------------------ random
+# The cpu generator (mt19937) draws PyTorch's words; kernels (tgrad/kernels/random.py) transform them as
+# PyTorch's CPU kernels do.  Transforms that need glibc's float64 log1p/log/sin/cos/tan/exp (double normals,
+# exponential, geometric, cauchy, log-normal) or that are sequential (randperm's swaps, multinomial's
+# search) run on the host in numpy (float64 numpy maths is glibc's here), fed by the same generator.
 def _gen(generator, device):
-    return generator if generator is not None else default_generator_for(device)
+    if generator is None:
+        return default_generator_for(device)
+    if generator.device.type != device.type:
+        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator
 
 
 def _check_random(t, dist, lo, hi):
@@ -320,10 +329,83 @@ def _check_random(t, dist, lo, hi):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {hi:g}")
 
 
+def _iter_view(t):
+    """``t`` with its dims ordered by decreasing stride: a row-major walk of it is PyTorch's TensorIterator
+    order (memory order), in which a cpu kernel draws one element after another."""
+    order = sorted(range(t.dim()), key=lambda d: -t.stride(d))
+    return t.permute(order) if order != list(range(t.dim())) else t
+
+
+def _put(t, values):
+    """Write host ``values`` (float64 or int, t's TensorIterator order) into ``t`` (PyTorch's
+    static_cast<scalar_t>: float16/bfloat16 through float32)."""
+    v = np.asarray(values)
+    if t.dtype.is_floating_point and t.dtype.name != "float64":
+        v = v.astype(np.float32)
+    KE.copy(from_host(v.reshape(_iter_view(t).shape), t.dtype, t.device), _iter_view(t))
+    return t
+
+
+def _unit53(w64):
+    return (w64 & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+
+
+def _host_uniform(g, n):
+    """n of PyTorch's double uniforms (two words each) in [0, 1)."""
+    return _unit53(g._raw64(n))
+
+
+def _normal_fill_double(g, n, mean, std):
+    """PyTorch's normal_fill<double> (contiguous, n >= 16): Box-Muller on groups of 16 double uniforms, the
+    last 16 outputs re-drawn when n % 16."""
+    def fill16(u):
+        u = u.reshape(-1, 16)
+        r = np.sqrt(-2.0 * np.log(1.0 - u[:, :8]))
+        th = 2.0 * np.pi * u[:, 8:]
+        return KR.fma64(np.concatenate([r * np.cos(th), r * np.sin(th)], 1).reshape(-1), std, mean)
+    out = _host_uniform(g, n)
+    k = n // 16 * 16
+    out[:k] = fill16(out[:k])
+    if n % 16:
+        out[n - 16:] = fill16(_host_uniform(g, 16))
+    return out
+
+
+def _mt_fill(t, dist, lo, hi, g):
+    """Fill ``t`` from the cpu generator ``g`` as PyTorch's CPU kernels do: dist 0 uniform [lo, hi), 1 normal
+    (mean lo, std hi), 2 integers [lo, hi)."""
+    n = t.numel()
+    if n == 0:
+        return t
+    name = t.dtype.name
+    v = _iter_view(t)
+    c = v if v.is_contiguous() else _empty(v.shape, t.dtype, t.device)
+    if dist == 0:
+        KR.uniform_words(g._take(2 * n if name == "float64" else n), c, lo, hi)
+    elif dist == 1 and n >= 16 and t.is_contiguous() and name != "float64":
+        KR.normal_words(g._take(n + (16 if n % 16 else 0) if name == "float32" else -(-n // 16) * 16), c, lo, hi)
+    elif dist == 1:
+        if n >= 16 and t.is_contiguous():
+            return _put(t, _normal_fill_double(g, n, lo, hi))
+        return _put(t, KR.fma64(g._normal_pairs(n), hi, lo))
+    else:
+        span = hi - lo
+        if span >= 1 << 63:
+            return _put(t, ((g._raw64(n) % np.uint64(span)).astype(object) + lo).astype(np.int64))
+        wide = span >= 1 << 32 and name in ("int64", "float64", "float32", "bfloat16")
+        KR.randint_words(g._take(2 * n if wide else n), c, lo, hi)
+    if c is not v:
+        KE.copy(c, v)
+    return t
+
+
 def _random_fill(t, dist, lo, hi, generator):
     if dist != 2:
         _check_random(t, dist, lo, hi)
-    key, off = _gen(generator, t.device)._take(t.numel())
+    g = _gen(generator, t.device)
+    if g._mt is not None:
+        return _mt_fill(t, dist, lo, hi, g)
+    key, off = g._take(t.numel())
     if t.is_contiguous():
         KR.fill_random(t, key, off, dist, lo, hi)
     else:
@@ -382,11 +464,21 @@ def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of 0..n-1: the argsort of n uniform draws (same on every device)."""
-    keys = rand(n, generator=generator, dtype=D.float64, device="cpu")
-    perm = np.argsort(keys._host_copy(), kind="stable")
-    return tensor(perm, dtype=D.to_dtype(dtype, "randperm") if dtype is not None else D.int64, device=device,
-                  requires_grad=requires_grad)
+    """A random permutation of 0..n-1.  cpu generator: PyTorch's swaps, perm[i] <-> perm[i + w_i % (n - i)]
+    for i < n - 1 with one word each (host: sequential); cuda: the argsort of n uniform draws."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    g = _gen(generator, canonical(device))
+    dt = D.to_dtype(dtype, "randperm") if dtype is not None else D.int64
+    if g._mt is not None:
+        perm = list(range(n))
+        for i, w in enumerate(g._raw(n - 1).tolist()):
+            z = i + w % (n - i)
+            perm[i], perm[z] = perm[z], perm[i]
+    else:
+        keys = rand(n, generator=g, dtype=D.float64, device=g.device)
+        perm = np.argsort(keys._host_copy(), kind="stable")
+    return tensor(perm, dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def uniform_(t, a=0.0, b=1.0, generator=None):
