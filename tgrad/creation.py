@@ -489,5 +489,163 @@ def normal_(t, mean=0.0, std=1.0, generator=None):
     return _random_fill(t, 1, mean, std, generator)
 
 
+def _mt_or_none(t, generator):
+    """The cpu generator for ``t`` (mt19937), or None on a Philox (cuda) generator."""
+    g = _gen(generator, t.device)
+    return g if g._mt is not None else None
+
+
+def _host_fill(t, generator, n_words_fn, transform):
+    """Fill ``t`` in TensorIterator order with ``transform(g)`` (host values, one per element) from the cpu
+    generator; on a Philox generator ``transform`` gets uniforms made from Philox draws instead."""
+    n = t.numel()
+    if n == 0:
+        return t
+    g = _gen(generator, t.device)
+    if g._mt is None:       # cuda: the same transforms of Philox uniforms (tgrad's stream, not PyTorch's)
+        u = rand(n, generator=g, dtype=D.float64, device=t.device)._host_copy()
+        return _put(t, n_words_fn(u))
+    return _put(t, transform(g))
+
+
+def _float_kernel_check(t, name):
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{D.TENSOR_TYPE_NAMES[t.dtype][:-6]}'")
+
+
+def exponential_(t, lambd=1.0, generator=None):
+    """PyTorch's cpu exponential_: -1 / lambd * log1p(-u), u a double uniform per element (host: glibc log1p)."""
+    _float_kernel_check(t, "exponential")
+    if not (lambd > 0.0):
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    f = lambda u: -1.0 / lambd * np.log1p(-u)
+    return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
+
+
+def geometric_(t, p, generator=None):
+    """ceil(log(u) / log1p(-p)), u a double uniform per element (PyTorch's cpu geometric_)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    f = lambda u: np.ceil(np.log(u) / np.log1p(-p))
+    return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
+
+
+def cauchy_(t, median=0.0, sigma=1.0, generator=None):
+    """median + sigma * tan(pi (u - 1/2)), u a double uniform per element (PyTorch's cpu cauchy_)."""
+    _float_kernel_check(t, "cauchy")
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    f = lambda u: KR.fma64(sigma, np.tan(np.pi * (u - 0.5)), median)
+    return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
+
+
+def log_normal_(t, mean=1.0, std=2.0, generator=None):
+    """exp(mean + std * z), z PyTorch's double normal draws (cached pairs) per element."""
+    _float_kernel_check(t, "log_normal")
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    g = _gen(generator, t.device)
+    if g._mt is None:
+        z = randn(t.numel(), generator=g, dtype=D.float64, device=t.device)._host_copy()
+    else:
+        z = g._normal_pairs(t.numel())
+    return _put(t, np.exp(KR.fma64(z, std, mean))) if t.numel() else t
+
+
+def _int_limit(dt):
+    """The largest value random_() draws for ``dt`` plus one (PyTorch's uniform_int)."""
+    if dt.is_floating_point:
+        return (1 << {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}[dt.name]) + 1
+    if dt is D.bool_:
+        return 2
+    return int(np.iinfo(dt.np).max) + 1
+
+
+def random_(t, from_=0, to=None, generator=None):
+    """``Tensor.random_()``: integers in [0, 2^mantissa] (floats) / [0, max] (ints); ``random_(to)``: [0, to);
+    ``random_(from, to)``: [from, to); ``random_(from, None)``: [from, max]."""
+    if to is None and from_ == 0:
+        lim = _int_limit(t.dtype)
+        wide = t.dtype in (D.int64, D.float64)
+        g = _mt_or_none(t, generator)
+        if g is None or lim < 1 << 32 and not wide:
+            return _random_fill(t, 2, 0, lim, generator)
+        w = g._raw64(t.numel()) if wide else g._raw(t.numel()).astype(np.uint64)
+        return _put(t, (w % np.uint64(lim)).astype(np.int64)) if t.numel() else t
+    if to is None:
+        to = _int_limit(t.dtype) if t.dtype.is_floating_point else int(np.iinfo(t.dtype.np).max) + 1
+        if from_ == -(1 << 63) and t.dtype is D.int64:      # the full 64-bit range: random64 as int64
+            g = _mt_or_none(t, generator)
+            if g is not None:
+                return _put(t, g._raw64(t.numel()).view(np.int64)) if t.numel() else t
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    return _random_fill(t, 2, from_, to, generator)
+
+
+def bernoulli_(t, p=0.5, generator=None):
+    """``Tensor.bernoulli_(p)``: 1 with probability p.  A float p: a double uniform (two words) < p per element
+    (PyTorch's cpu kernel where MKL is not used: AMD cpus); a tensor p (broadcast to t): a float uniform (one
+    word) < p for float/half p, a double one for double p."""
+    if isinstance(p, Tensor):
+        g = _gen(generator, t.device)
+        pv = np.broadcast_to(p._host_copy(), tuple(t.shape))
+        if pv.size and not ((pv >= 0) & (pv <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        pv = np.ascontiguousarray(pv.transpose([d for d in sorted(range(t.dim()), key=lambda d: -t.stride(d))]))
+        n = t.numel()
+        if n == 0:
+            return t
+        if g._mt is None:
+            u = rand(n, generator=g, dtype=D.float64, device=t.device)._host_copy()
+        elif p.dtype is D.float64:
+            u = _host_uniform(g, n)
+        else:
+            u = (g._raw(n) & 0xFFFFFF).astype(np.float32) * np.float32(2.0 ** -24)
+        return _put(t, (u.reshape(pv.shape) < pv).astype(np.float64))
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    g = _gen(generator, t.device)
+    if g._mt is None:
+        return _put(t, (rand(t.numel(), generator=g, dtype=D.float64, device=t.device)._host_copy() < p)
+                    .astype(np.float64)) if t.numel() else t
+    n = t.numel()
+    if n:
+        v = _iter_view(t)
+        c = v if v.is_contiguous() else _empty(v.shape, t.dtype, t.device)
+        KR.bernoulli_words(g._take(2 * n), c, p)
+        if c is not v:
+            KE.copy(c, v)
+    return t
+
+
+def bernoulli(input, p=None, generator=None, out=None):
+    """``torch.bernoulli(input)``: 1 with probability input[i]; ``bernoulli(input, p)``: probability p."""
+    t = _empty(input.shape, input.dtype, input.device) if out is None else out
+    return bernoulli_(t, input if p is None else p, generator)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None,
+           requires_grad=False):
+    """torch.normal: (Tensor mean, Tensor std) / (Tensor, float) / (float, Tensor) draw standard normals
+    of the broadcast shape then scale and shift as PyTorch does (differentiable in mean and std); (float,
+    float, size) is ``empty(size).normal_(mean, std)``."""
+    tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if ts and std.numel() and (std._host_copy() < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    if tm or ts:
+        like = mean if tm else std
+        shape = tuple(np.broadcast_shapes(tuple(mean.shape) if tm else (), tuple(std.shape) if ts else ()))
+        z = _empty(shape, like.dtype, like.device)
+        if tm and not ts:
+            return _random_fill(z, 1, 0.0, std, generator) + mean
+        _random_fill(z, 1, 0.0, 1.0, generator)
+        return z * std + mean
+    if size is None:
+        raise TypeError("normal() received an invalid combination of arguments: (float mean, float std) needs size")
+    t = empty(*_shape_arg((size,)), dtype=D.to_dtype(dtype, "normal") if dtype is not None else None, device=device)
+    return _finish(_random_fill(t, 1, mean, std, generator), requires_grad)
+
+
 def is_scalar(v):
     return isinstance(v, (numbers.Number, np.number, np.bool_))
