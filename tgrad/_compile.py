@@ -18,7 +18,8 @@ allocator call.
   ``LRScheduler.step`` are Python state machines (step counts, learning rates read as kernel scalars):
   they run for real in the replay, in order, between the replayed launches.
 - Randomness: a draw of the generator (``Generator._take``) is replayed as a new draw, its seed and
-  offset passed to the kernels that used them: replay is bit-identical to eager.
+  offset passed to the kernels that used them (cpu: new mt19937 words written where the recorded draw's
+  were): replay is bit-identical to eager.
 - Guards (the cache key): grad mode, each found tensor's shape, strides, dtype, device, requires_grad,
   ``.grad`` presence and storage sharing, modules' training flags, Python numbers found, the objects
   whose methods run as host calls.  A miss warms up and records again; the cache is bounded.
@@ -264,8 +265,8 @@ class _Recorder:
 
     def take(self, orig, gen, n):
         r = orig(gen, n)
-        if self.depth == 0:
-            self.events.append(("R", gen, n, r))
+        if self.depth == 0:     # cpu (mt19937): r is a words tensor, kept as its address only
+            self.events.append(("R", gen, n, r if type(r) is tuple else r.data_ptr()))
         return r
 
     def sync_grads(self):
@@ -565,6 +566,9 @@ def _build(rec, result, walk, allocators):
         kind = ev[0]
         if kind == "R":
             _, gen, n, r = ev
+            if type(r) is int:      # cpu: fresh words written where the step's kernels read them
+                lines.append(f"{k(gen)}._refill({ptr(r)}, {n})")
+                continue
             tv = f"r{len(ns)}"
             lines.append(f"{tv}k, {tv}o = {k(gen)}._take({n})")
             last = r + (tv,)

@@ -675,6 +675,8 @@ def _dropout(input, p, training, inplace):
                                                   input.numel())
     rng = dict(zip(("seed", "offset"), r)) if isinstance(r, tuple) else {"words": r}
     out = _op("dropout", input, p=p, training=True, **rng)[0]
+    if out.grad_fn is not None:
+        out.grad_fn._attrs.pop("words", None)      # used up: the graph need not keep the words alive
     return input.copy_(out) if inplace else out
 
 
