@@ -638,11 +638,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         shape = tuple(np.broadcast_shapes(tuple(mean.shape) if tm else (), tuple(std.shape) if ts else ()))
         z = _empty(shape, like.dtype, like.device)
         if tm and not ts:
-            return _random_fill(z, 1, 0.0, std, generator) + mean
-        _random_fill(z, 1, 0.0, 1.0, generator)
-        return z * std + mean
+            r = _random_fill(z, 1, 0.0, std, generator) + mean
+        else:
+            r = _random_fill(z, 1, 0.0, 1.0, generator) * std + mean
+        return r if out is None else out.copy_(r)
     if size is None:
         raise TypeError("normal() received an invalid combination of arguments: (float mean, float std) needs size")
+    if out is not None:
+        return _random_fill(out, 1, mean, std, generator)
     t = empty(*_shape_arg((size,)), dtype=D.to_dtype(dtype, "normal") if dtype is not None else None, device=device)
     return _finish(_random_fill(t, 1, mean, std, generator), requires_grad)
 

@@ -671,10 +671,8 @@ def _dropout(input, p, training, inplace):
     if p == 1.0:
         out = input * 0.0
         return input.copy_(out) if inplace else out
-    r = default_generator_for(input.device)._take(2 * input.numel() if input.device.type == "cpu" else
-                                                  input.numel())
-    rng = dict(zip(("seed", "offset"), r)) if isinstance(r, tuple) else {"words": r}
-    out = _op("dropout", input, p=p, training=True, **rng)[0]
+    out = _op("dropout", input, p=p, training=True, **default_generator_for(input.device)._bernoulli_rng(
+        input.numel()))[0]
     if out.grad_fn is not None:
         out.grad_fn._attrs.pop("words", None)      # used up: the graph need not keep the words alive
     return input.copy_(out) if inplace else out

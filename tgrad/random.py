@@ -149,6 +149,12 @@ class Generator:
         key = (self._seed ^ (self._seed >> 32)) & 0xFFFFFFFF
         return key, off
 
+    def _bernoulli_rng(self, n):
+        """The draws of ``n`` bernoulli trials as a kernel's keyword arguments: ``words`` (cpu: two words per
+        trial, PyTorch's double uniform) or the Philox ``seed`` and ``offset``."""
+        r = self._take(n * (1 if self._mt is None else 2))
+        return dict(zip(("seed", "offset"), r)) if isinstance(r, tuple) else {"words": r}
+
     def _refill(self, address, n):
         """Write the next ``n`` words at host ``address`` (``tgrad.compile``'s replay of a ``_take``)."""
         if n:
