@@ -152,22 +152,25 @@ def sincos_avx(x):
 
 
 @triton.jit
-def normal_words_kernel(w_ptr, out_ptr, n, tail_base, mean, std, BLOCK: tl.constexpr):
+def normal_words_kernel(w_ptr, out_ptr, n, tail_base, pairs, cut, mean, std, BLOCK: tl.constexpr):
     """PyTorch's normal_fill_AVX2 (n >= 16): uniforms u of words 0..n-1 in groups of 16, out[j] =
     r cos t, out[j + 8] = r sin t, r = sqrt(-2 log(1 - u[j])), t = 2 pi u[j + 8] (then * std + mean,
-    fused); when n % 16 != 0 the last 16 outputs come from words tail_base..tail_base+15."""
-    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = idx < n
-    tail = (n % 16 != 0) & (idx >= n - 16)
-    j = tl.where(tail, idx - (n - 16), idx % 16)
-    base = tl.where(tail, tail_base, idx - j)
-    first = j < 8
-    k = base + tl.where(first, j, j - 8)
-    u1 = 1.0 - unit24(tl.load(w_ptr + k, mask=mask, other=0))
-    u2 = unit24(tl.load(w_ptr + k + 8, mask=mask, other=0))
+    fused); when n % 16 != 0 the last 16 outputs come from words tail_base..tail_base+15.  One lane per
+    (j, j + 8) pair: n // 16 * 8 pairs, 8 more for the tail; whole groups write below ``cut`` (n - 16 with
+    a tail: PyTorch recomputes the last 16 after them)."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    full = n // 16 * 8
+    tail = p >= full
+    k = p % 8
+    base = tl.where(tail, tail_base, (p // 8) * 16)
+    pos = tl.where(tail, n - 16, (p // 8) * 16) + k
+    live = p < pairs
+    u1 = 1.0 - unit24(tl.load(w_ptr + base + k, mask=live, other=0))
+    u2 = unit24(tl.load(w_ptr + base + k + 8, mask=live, other=0))
     radius = tl.sqrt_rn(-2.0 * log_avx(u1))
     sin, cos = sincos_avx(6.2831854820251465 * u2)
-    cast_store(out_ptr + idx, tl.fma(radius * tl.where(first, cos, sin), std, mean), mask)
+    cast_store(out_ptr + pos, tl.fma(radius * cos, std, mean), live & (tail | (pos < cut)))
+    cast_store(out_ptr + pos + 8, tl.fma(radius * sin, std, mean), live & (tail | (pos + 8 < cut)))
 
 
 @triton.jit
@@ -223,7 +226,13 @@ def normal_words(words, out, mean, std):
     the words of whole groups, the last group's for the last 16."""
     n = out.numel()
     tail = n if out.dtype.name == "float32" else n - n % 16
-    return _launch_words(normal_words_kernel, out, [kptr(words), kptr(out), n, tail, float(mean), float(std)], {})
+    pairs = n // 16 * 8 + (8 if n % 16 else 0)
+    dev = out._storage.launch_device
+    block = elementwise_block(pairs, dev)
+    launch(normal_words_kernel, (cdiv(pairs, block),), dev,
+           [kptr(words), kptr(out), n, tail, pairs, n - 16 if n % 16 else n, float(mean), float(std)],
+           {"BLOCK": block})
+    return out
 
 
 def randint_words(words, out, low, high):
