@@ -133,6 +133,13 @@ def cases(torch):
         g = torch.Generator().manual_seed(42); parts = random_split(range(10), [0.3, 0.7], generator=g)
         s = list(RandomSampler(range(7))); s2 = list(RandomSampler(range(7), replacement=True, num_samples=5))
         return np.concatenate([arr(x).ravel() for x in a + b] + [np.array(list(parts[0]) + list(parts[1]) + s + s2, np.float32)])
+    @case('loader_draws')
+    def _():
+        U = torch.utils.data
+        torch.manual_seed(12); ds = U.TensorDataset(torch.arange(6.0))
+        a = [b[0] for b in U.DataLoader(ds, batch_size=4)]          # an iterator draws its base seed
+        w = list(U.WeightedRandomSampler([0.1, 0.5, 0.2, 0.2], 6)) + list(U.WeightedRandomSampler([1., 2, 3], 2, False))
+        return np.concatenate([arr(x) for x in a] + [np.array(w, np.float32), arr(torch.rand(3))])
     @case('fork')
     def _():
         torch.manual_seed(9)
@@ -220,6 +227,7 @@ REF = {
     'init': ('005ead4c351381cc8b1f3db0', [0.08609877526760101, 0.07693774998188019, 0.2934149503707886, 0.1040147989988327]),
     'modules': ('1792fb56795a60116a8d1f7c', [0.03492254018783569, -0.301196813583374, 0.15921169519424438, 0.15689027309417725]),
     'data': ('06667b1bb6d15bca95f43fa6', [0.0, 1.0, 6.0, 3.0]),
+    'loader_draws': ('89d9be954a63ee24aeed3eef', [0.0, 1.0, 2.0, 3.0]),
     'fork': ('3ae41e78b9a040739d88a176', [0.6557844877243042, 0.30202269554138184, 0.4798964262008667, 0.6557844877243042]),
     'genstate': ('ad4fb1202bec67c47328b041', [-1.3682591915130615, 0.3374950885772705, 1.0111159086227417, -1.3682591915130615]),
 }
