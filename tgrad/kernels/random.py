@@ -5,9 +5,9 @@ drawn by the cpu Generator, read as uint32), bit for bit.  cuda: counter-based P
 import numpy as np
 import triton
 import triton.language as tl
-from triton.runtime.interpreter import _interpreter as _interp
 
 from .runtime import cdiv, dynamic_args, elementwise_block, gpu_blocks, launch, next_pow2
+from .runtime.internals import _I
 from ._lang import cast_store, compute_type, kptr
 from .sort import sort_key, sort_rows
 
@@ -320,4 +320,4 @@ def multinomial(p, strides, M, K, out, n, replacement, seed, offset):
 def fma64(a, b, c):
     """float64 a * b + c rounded once (PyTorch's CPU kernels are built with FMA contraction), on the host."""
     a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64))
-    return _interp.fma_fp64(np.ascontiguousarray(a), np.ascontiguousarray(b), np.ascontiguousarray(c))
+    return _I._interpreter.fma_fp64(np.ascontiguousarray(a), np.ascontiguousarray(b), np.ascontiguousarray(c))
