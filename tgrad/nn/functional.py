@@ -13,6 +13,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..functions import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
+from ..ops.attention import _check as _sdpa_check
 from ..random import default_generator_for
 
 
@@ -298,6 +299,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa)
     if dropout_p > 0 and query.device.type == "cpu":
         # PyTorch's cpu path for a dropout: the math path, whose dropout draws the cpu generator's bernoulli_
+        _sdpa_check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
         return _sdpa_math(query, key, value, _sdpa_bias(query, key, attn_mask, is_causal), dropout_p, scale,
                           enable_gqa)
     rng = {}
