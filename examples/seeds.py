@@ -9,12 +9,14 @@ never defines (``device``, the training data of seed 003, ``learning_rate``),
 a ``setup`` snippet marked as such defines them; a few notebook cells that
 only make sense on a GPU run on the cpu (noted below).
 
-Values drawn from the random generator differ from the seeds': PyTorch's
-cpu generator is mt19937, tgrad's is Philox (the same streams on cpu and
-cuda).  ``check`` asserts each cell's result: deterministic output text
-exactly as the seed prints it, and the relations that hold for any random
-draw elsewhere; the script exits with status 1 if any cell does not match
-(``tests/test_seeds.py`` runs the same checks cell by cell).
+tgrad's cpu generator is PyTorch's (mt19937 and its sampling transforms), so
+a cell that seeds (``torch.manual_seed``) and draws prints the seed's numbers.
+Cells that draw without seeding cannot: PyTorch seeds its generator from the
+operating system at start-up.  ``check`` asserts each cell's result: the
+output text exactly as the seed prints it where the seed shows it, and the
+relations that hold for any random draw where the values are unseeded; the
+script exits with status 1 if any cell does not match (``tests/test_seeds.py``
+runs the same checks cell by cell).
 
     python examples/seeds.py            # all cells
     python examples/seeds.py 001        # the cells of one seed
@@ -458,6 +460,15 @@ l = z.sum()
 l.backward()
 print(x.grad)
 print(y.grad)
+""", expected="""\
+tensor([[-1.4801, -1.0631,  0.3630,  0.3995],
+        [ 0.1457, -0.7345, -0.9873,  1.8512],
+        [-1.3437,  0.8535,  0.8811, -0.6522],
+        [ 0.5810,  0.3561,  0.0160,  0.4019]])
+tensor([[-1.2113,  0.6304, -1.4713, -1.3352],
+        [-0.4897,  0.1317,  0.3295,  0.3264],
+        [-0.4806,  1.1032,  2.5485,  0.3006],
+        [-0.5432, -1.0841,  1.4612, -1.6279]])
 """),
     Cell("003-2", """\
 torch.manual_seed(6)
@@ -478,6 +489,15 @@ back_y = back_mul.next_functions[1][0]
 back_y(dy)
 print(x.grad)
 print(y.grad)
+""", expected="""\
+tensor([[-1.4801, -1.0631,  0.3630,  0.3995],
+        [ 0.1457, -0.7345, -0.9873,  1.8512],
+        [-1.3437,  0.8535,  0.8811, -0.6522],
+        [ 0.5810,  0.3561,  0.0160,  0.4019]], grad_fn=<CopyBackwards>)
+tensor([[-1.2113,  0.6304, -1.4713, -1.3352],
+        [-0.4897,  0.1317,  0.3295,  0.3264],
+        [-0.4806,  1.1032,  2.5485,  0.3006],
+        [-0.5432, -1.0841,  1.4612, -1.6279]], grad_fn=<CopyBackwards>)
 """),
     Cell("003-3", """\
 b = torch.randn(1, requires_grad=True,
@@ -840,7 +860,7 @@ def _003_1(out, ns, edits):
 
 def _003_2(out, ns, edits):
     _product_grads(ns)
-    # the same values as l.backward() gave (003-1), printed with grad_fn=<CopyBackwards> as current PyTorch does
+    # the same values as l.backward() gave (003-1), printed with grad_fn=<CopyBackwards> as PyTorch does
     _same(out, run("003-1")[0].replace("]])\n", "]], grad_fn=<CopyBackwards>)\n"))
 
 
@@ -897,8 +917,8 @@ def _004_9(out, ns, edits):
         raise AssertionError("a third backward() of a graph freed by the second did not raise")
 
 
-# Cells with random values (or ids) are checked through the relations the seed states; every other cell
-# prints exactly the seed's text.
+# Cells with unseeded random values (or ids) are checked through the relations the seed states (and 003's
+# seeded ones too, besides their text); every other cell prints exactly the seed's text.
 RELATIONS = {"000-5": _000_5, "000-6": _000_6, "000-7": _000_7, "000-14": _000_14, "001-1": _001_1,
              "001-5": _001_5, "003-1": _003_1, "003-2": _003_2, "003-4": _003_4, "003-5": _003_5,
              "004-1": _004_1, "004-3": _004_3, "004-5": _004_5, "004-6": _004_5, "004-9": _004_9}

@@ -2,9 +2,10 @@
 
 The cells and their checks live in ``examples/seeds.py`` (the seed's code,
 imports pointed at tgrad; ``seeds.check``): cells whose output is
-deterministic must print exactly the seed's text (``torch.`` reads ``tgrad.``
-in names such as ``tgrad.Size``); cells that draw random numbers (PyTorch:
-mt19937, tgrad: Philox) are checked through the relations the seed states.
+deterministic or seeded (tgrad's cpu generator is PyTorch's mt19937) must print
+exactly the seed's text (``torch.`` reads ``tgrad.`` in names such as
+``tgrad.Size``); cells that draw unseeded random numbers (PyTorch seeds from
+the operating system) are checked through the relations the seed states.
 Every cell runs: a cell naming a tgrad feature that is missing fails.
 """
 import importlib.util

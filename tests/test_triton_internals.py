@@ -342,16 +342,20 @@ def test_environment_switches():
 
 
 def test_random_replay_takes_new_seed_and_offset(executor):
-    """random_kernel's seed and offset are dynamic: a replayed tape draws new numbers, the stock ones."""
+    """random_kernel's seed and offset are dynamic: a replayed tape draws new numbers, the stock ones (a
+    Philox generator: cuda's; the cpu default generator's words kernels are checked alike)."""
     draws = {}
+    g = tgrad.Generator("cpu", _philox=True)
     for ex in EXECUTORS:
         T.EXECUTOR = ex
         out = []
         for seed in range(4):
+            g.manual_seed(seed)
+            out += [tgrad.randn(300, generator=g).numpy().copy(), tgrad.randn(300, generator=g).numpy().copy()]
             tgrad.manual_seed(seed)
-            out += [tgrad.randn(300).cpu().numpy().copy(), tgrad.randn(300).cpu().numpy().copy()]
+            out += [tgrad.randn(300).cpu().numpy().copy(), tgrad.rand(300).cpu().numpy().copy()]
         draws[ex] = out
-    assert len({d.tobytes() for d in draws["trace"]}) == 8
+    assert len({d.tobytes() for d in draws["trace"]}) == 16
     from tgrad.kernels.random import random_kernel
     if "trace" in EXECUTORS:   # one tape serves every seed and offset
         assert [v for k, v in TR._TAPES.items() if k[0] is random_kernel and v] != []

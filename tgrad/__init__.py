@@ -12,6 +12,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,  
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,  # noqa: E402
                        linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
                        randperm, scalar_tensor, tensor, zeros, zeros_like)
+from .creation import bernoulli, normal  # noqa: E402
 from .device import device, get_default_device, set_default_device  # noqa: E402
 from .dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype,  # noqa: E402
                      int8, int16, int32, int64, promote_types, set_default_dtype, uint8)
@@ -43,7 +44,8 @@ from .legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleT
 from .memory import OutOfMemoryError  # noqa: E402
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,  # noqa: E402
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
-from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,  # noqa: E402
+                     set_rng_state)
 from .tensor import Size, Tensor, contiguous_format, memory_format, preserve_format  # noqa: E402
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
 from . import distributed, nn, optim, utils  # noqa: E402

@@ -300,8 +300,17 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 
 
 # ------------------------------------------------------------------ random
+# The cpu generator (mt19937) draws PyTorch's words; kernels (tgrad/kernels/random.py) transform them as
+# PyTorch's CPU kernels do.  Transforms that need glibc's float64 log1p/log/sin/cos/tan/exp (double normals,
+# exponential, geometric, cauchy, log-normal) or that are sequential (randperm's swaps, multinomial's
+# search) run on the host in numpy (float64 numpy maths is glibc's here), fed by the same generator.
 def _gen(generator, device):
-    return generator if generator is not None else default_generator_for(device)
+    if generator is None:
+        return default_generator_for(device)
+    if generator.device.type != device.type:
+        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator
 
 
 def _check_random(t, dist, lo, hi):
@@ -320,10 +329,83 @@ def _check_random(t, dist, lo, hi):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {hi:g}")
 
 
+def _iter_view(t):
+    """``t`` with its dims ordered by decreasing stride: a row-major walk of it is PyTorch's TensorIterator
+    order (memory order), in which a cpu kernel draws one element after another."""
+    order = sorted(range(t.dim()), key=lambda d: -t.stride(d))
+    return t.permute(order) if order != list(range(t.dim())) else t
+
+
+def _put(t, values):
+    """Write host ``values`` (float64 or int, t's TensorIterator order) into ``t`` (PyTorch's
+    static_cast<scalar_t>: float16/bfloat16 through float32)."""
+    v = np.asarray(values)
+    if t.dtype.is_floating_point and t.dtype.name != "float64":
+        v = v.astype(np.float32)
+    KE.copy(from_host(v.reshape(_iter_view(t).shape), t.dtype, t.device), _iter_view(t))
+    return t
+
+
+def _unit53(w64):
+    return (w64 & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+
+
+def _host_uniform(g, n):
+    """n of PyTorch's double uniforms (two words each) in [0, 1)."""
+    return _unit53(g._raw64(n))
+
+
+def _normal_fill_double(g, n, mean, std):
+    """PyTorch's normal_fill<double> (contiguous, n >= 16): Box-Muller on groups of 16 double uniforms, the
+    last 16 outputs re-drawn when n % 16."""
+    def fill16(u):
+        u = u.reshape(-1, 16)
+        r = np.sqrt(-2.0 * np.log(1.0 - u[:, :8]))
+        th = 2.0 * np.pi * u[:, 8:]
+        return KR.fma64(np.concatenate([r * np.cos(th), r * np.sin(th)], 1).reshape(-1), std, mean)
+    out = _host_uniform(g, n)
+    k = n // 16 * 16
+    out[:k] = fill16(out[:k])
+    if n % 16:
+        out[n - 16:] = fill16(_host_uniform(g, 16))
+    return out
+
+
+def _mt_fill(t, dist, lo, hi, g):
+    """Fill ``t`` from the cpu generator ``g`` as PyTorch's CPU kernels do: dist 0 uniform [lo, hi), 1 normal
+    (mean lo, std hi), 2 integers [lo, hi)."""
+    n = t.numel()
+    if n == 0:
+        return t
+    name = t.dtype.name
+    v = _iter_view(t)
+    c = v if v.is_contiguous() else _empty(v.shape, t.dtype, t.device)
+    if dist == 0:
+        KR.uniform_words(g._take(2 * n if name == "float64" else n), c, lo, hi)
+    elif dist == 1 and n >= 16 and t.is_contiguous() and name != "float64":
+        KR.normal_words(g._take(n + (16 if n % 16 else 0) if name == "float32" else -(-n // 16) * 16), c, lo, hi)
+    elif dist == 1:
+        if n >= 16 and t.is_contiguous():
+            return _put(t, _normal_fill_double(g, n, lo, hi))
+        return _put(t, KR.fma64(g._normal_pairs(n), hi, lo))
+    else:
+        span = hi - lo
+        if span >= 1 << 63:
+            return _put(t, ((g._raw64(n) % np.uint64(span)).astype(object) + lo).astype(np.int64))
+        wide = span >= 1 << 32 and name in ("int64", "float64", "float32", "bfloat16")
+        KR.randint_words(g._take(2 * n if wide else n), c, lo, hi)
+    if c is not v:
+        KE.copy(c, v)
+    return t
+
+
 def _random_fill(t, dist, lo, hi, generator):
     if dist != 2:
         _check_random(t, dist, lo, hi)
-    key, off = _gen(generator, t.device)._take(t.numel())
+    g = _gen(generator, t.device)
+    if g._mt is not None:
+        return _mt_fill(t, dist, lo, hi, g)
+    key, off = g._take(t.numel())
     if t.is_contiguous():
         KR.fill_random(t, key, off, dist, lo, hi)
     else:
@@ -382,11 +464,21 @@ def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of 0..n-1: the argsort of n uniform draws (same on every device)."""
-    keys = rand(n, generator=generator, dtype=D.float64, device="cpu")
-    perm = np.argsort(keys._host_copy(), kind="stable")
-    return tensor(perm, dtype=D.to_dtype(dtype, "randperm") if dtype is not None else D.int64, device=device,
-                  requires_grad=requires_grad)
+    """A random permutation of 0..n-1.  cpu generator: PyTorch's swaps, perm[i] <-> perm[i + w_i % (n - i)]
+    for i < n - 1 with one word each (host: sequential); cuda: the argsort of n uniform draws."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    g = _gen(generator, canonical(device))
+    dt = D.to_dtype(dtype, "randperm") if dtype is not None else D.int64
+    if g._mt is not None:
+        perm = list(range(n))
+        for i, w in enumerate(g._raw(n - 1).tolist()):
+            z = i + w % (n - i)
+            perm[i], perm[z] = perm[z], perm[i]
+    else:
+        keys = rand(n, generator=g, dtype=D.float64, device=g.device)
+        perm = np.argsort(keys._host_copy(), kind="stable")
+    return tensor(perm, dtype=dt, device=device, requires_grad=requires_grad)
 
 
 def uniform_(t, a=0.0, b=1.0, generator=None):
@@ -395,6 +487,167 @@ def uniform_(t, a=0.0, b=1.0, generator=None):
 
 def normal_(t, mean=0.0, std=1.0, generator=None):
     return _random_fill(t, 1, mean, std, generator)
+
+
+def _mt_or_none(t, generator):
+    """The cpu generator for ``t`` (mt19937), or None on a Philox (cuda) generator."""
+    g = _gen(generator, t.device)
+    return g if g._mt is not None else None
+
+
+def _host_fill(t, generator, n_words_fn, transform):
+    """Fill ``t`` in TensorIterator order with ``transform(g)`` (host values, one per element) from the cpu
+    generator; on a Philox generator ``transform`` gets uniforms made from Philox draws instead."""
+    n = t.numel()
+    if n == 0:
+        return t
+    g = _gen(generator, t.device)
+    if g._mt is None:       # cuda: the same transforms of Philox uniforms (tgrad's stream, not PyTorch's)
+        u = rand(n, generator=g, dtype=D.float64, device=t.device)._host_copy()
+        return _put(t, n_words_fn(u))
+    return _put(t, transform(g))
+
+
+def _float_kernel_check(t, name):
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{D.TENSOR_TYPE_NAMES[t.dtype][:-6]}'")
+
+
+def exponential_(t, lambd=1.0, generator=None):
+    """PyTorch's cpu exponential_: -1 / lambd * log1p(-u), u a double uniform per element (host: glibc log1p)."""
+    _float_kernel_check(t, "exponential")
+    if not (lambd > 0.0):
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    f = lambda u: -1.0 / lambd * np.log1p(-u)
+    return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
+
+
+def geometric_(t, p, generator=None):
+    """ceil(log(u) / log1p(-p)), u a double uniform per element (PyTorch's cpu geometric_)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    f = lambda u: np.ceil(np.log(u) / np.log1p(-p))
+    return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
+
+
+def cauchy_(t, median=0.0, sigma=1.0, generator=None):
+    """median + sigma * tan(pi (u - 1/2)), u a double uniform per element (PyTorch's cpu cauchy_)."""
+    _float_kernel_check(t, "cauchy")
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    f = lambda u: KR.fma64(sigma, np.tan(np.pi * (u - 0.5)), median)
+    return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
+
+
+def log_normal_(t, mean=1.0, std=2.0, generator=None):
+    """exp(mean + std * z), z PyTorch's double normal draws (cached pairs) per element."""
+    _float_kernel_check(t, "log_normal")
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    g = _gen(generator, t.device)
+    if g._mt is None:
+        z = randn(t.numel(), generator=g, dtype=D.float64, device=t.device)._host_copy()
+    else:
+        z = g._normal_pairs(t.numel())
+    return _put(t, np.exp(KR.fma64(z, std, mean))) if t.numel() else t
+
+
+def _int_limit(dt):
+    """The largest value random_() draws for ``dt`` plus one (PyTorch's uniform_int)."""
+    if dt.is_floating_point:
+        return (1 << {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}[dt.name]) + 1
+    if dt is D.bool_:
+        return 2
+    return int(np.iinfo(dt.np).max) + 1
+
+
+def random_(t, from_=0, to=None, generator=None):
+    """``Tensor.random_()``: integers in [0, 2^mantissa] (floats) / [0, max] (ints); ``random_(to)``: [0, to);
+    ``random_(from, to)``: [from, to); ``random_(from, None)``: [from, max]."""
+    if to is None and from_ == 0:
+        lim = _int_limit(t.dtype)
+        wide = t.dtype in (D.int64, D.float64)
+        g = _mt_or_none(t, generator)
+        if g is None or lim < 1 << 32 and not wide:
+            return _random_fill(t, 2, 0, lim, generator)
+        w = g._raw64(t.numel()) if wide else g._raw(t.numel()).astype(np.uint64)
+        return _put(t, (w % np.uint64(lim)).astype(np.int64)) if t.numel() else t
+    if to is None:
+        to = _int_limit(t.dtype) if t.dtype.is_floating_point else int(np.iinfo(t.dtype.np).max) + 1
+        if from_ == -(1 << 63) and t.dtype is D.int64:      # the full 64-bit range: random64 as int64
+            g = _mt_or_none(t, generator)
+            if g is not None:
+                return _put(t, g._raw64(t.numel()).view(np.int64)) if t.numel() else t
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    return _random_fill(t, 2, from_, to, generator)
+
+
+def bernoulli_(t, p=0.5, generator=None):
+    """``Tensor.bernoulli_(p)``: 1 with probability p.  A float p: a double uniform (two words) < p per element
+    (PyTorch's cpu kernel where MKL is not used: AMD cpus); a tensor p (broadcast to t): a float uniform (one
+    word) < p for float/half p, a double one for double p."""
+    if isinstance(p, Tensor):
+        g = _gen(generator, t.device)
+        pv = np.broadcast_to(p._host_copy(), tuple(t.shape))
+        if pv.size and not ((pv >= 0) & (pv <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        pv = np.ascontiguousarray(pv.transpose([d for d in sorted(range(t.dim()), key=lambda d: -t.stride(d))]))
+        n = t.numel()
+        if n == 0:
+            return t
+        if g._mt is None:
+            u = rand(n, generator=g, dtype=D.float64, device=t.device)._host_copy()
+        elif p.dtype is D.float64:
+            u = _host_uniform(g, n)
+        else:
+            u = (g._raw(n) & 0xFFFFFF).astype(np.float32) * np.float32(2.0 ** -24)
+        return _put(t, (u.reshape(pv.shape) < pv).astype(np.float64))
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    g = _gen(generator, t.device)
+    if g._mt is None:
+        return _put(t, (rand(t.numel(), generator=g, dtype=D.float64, device=t.device)._host_copy() < p)
+                    .astype(np.float64)) if t.numel() else t
+    n = t.numel()
+    if n:
+        v = _iter_view(t)
+        c = v if v.is_contiguous() else _empty(v.shape, t.dtype, t.device)
+        KR.bernoulli_words(g._take(2 * n), c, p)
+        if c is not v:
+            KE.copy(c, v)
+    return t
+
+
+def bernoulli(input, p=None, generator=None, out=None):
+    """``torch.bernoulli(input)``: 1 with probability input[i]; ``bernoulli(input, p)``: probability p."""
+    t = _empty(input.shape, input.dtype, input.device) if out is None else out
+    return bernoulli_(t, input if p is None else p, generator)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None,
+           requires_grad=False):
+    """torch.normal: (Tensor mean, Tensor std) / (Tensor, float) / (float, Tensor) draw standard normals
+    of the broadcast shape then scale and shift as PyTorch does (differentiable in mean and std); (float,
+    float, size) is ``empty(size).normal_(mean, std)``."""
+    tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if ts and std.numel() and (std._host_copy() < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    if tm or ts:
+        like = mean if tm else std
+        shape = tuple(np.broadcast_shapes(tuple(mean.shape) if tm else (), tuple(std.shape) if ts else ()))
+        z = _empty(shape, like.dtype, like.device)
+        if tm and not ts:
+            r = _random_fill(z, 1, 0.0, std, generator) + mean
+        else:
+            r = _random_fill(z, 1, 0.0, 1.0, generator) * std + mean
+        return r if out is None else out.copy_(r)
+    if size is None:
+        raise TypeError("normal() received an invalid combination of arguments: (float mean, float std) needs size")
+    if out is not None:
+        return _random_fill(out, 1, mean, std, generator)
+    t = empty(*_shape_arg((size,)), dtype=D.to_dtype(dtype, "normal") if dtype is not None else None, device=device)
+    return _finish(_random_fill(t, 1, mean, std, generator), requires_grad)
 
 
 def is_scalar(v):

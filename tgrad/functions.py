@@ -662,13 +662,19 @@ def dropout(input, p, train):
 
 def _dropout(input, p, training, inplace):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); ``input`` itself when not
-    training or p == 0.  The Philox key and counters are drawn from the default generator here."""
+    training or p == 0; input * 0 when p == 1 (no draw), as PyTorch.  The random words (cpu: 2 per element,
+    PyTorch's ``bernoulli_(1 - p)``) or Philox key and counters (cuda) are drawn from the default generator."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
-    seed, offset = default_generator_for(input.device)._take(input.numel())
-    out = _op("dropout", input, p=p, training=True, seed=seed, offset=offset)[0]
+    if p == 1.0:
+        out = input * 0.0
+        return input.copy_(out) if inplace else out
+    out = _op("dropout", input, p=p, training=True, **default_generator_for(input.device)._bernoulli_rng(
+        input.numel()))[0]
+    if out.grad_fn is not None:
+        out.grad_fn._attrs.pop("words", None)      # used up: the graph need not keep the words alive
     return input.copy_(out) if inplace else out
 
 

@@ -1,21 +1,29 @@
-"""The random generator: a Philox key (the seed) and a counter offset.
-
-``manual_seed(s)`` resets the default generator; every draw of ``n`` numbers
-uses counters ``offset .. offset + n - 1`` and advances the offset, so results
-do not depend on device or block size.
+"""Random generators.  The cpu device's is PyTorch's CPU generator: an mt19937 engine seeded as PyTorch
+seeds it (numpy's ``MT19937`` with legacy seeding produces the same 32-bit words), whose words the
+sampling kernels transform exactly as PyTorch's CPU kernels do (tgrad/kernels/random.py), so a seeded
+program draws PyTorch's numbers.  A cuda device's generator is a Philox key (the seed) and a counter
+offset: every draw of ``n`` numbers uses counters ``offset .. offset + n - 1`` and advances the offset
+(PyTorch's cuda stream differs from its cpu stream too).
 """
+import contextlib
+import ctypes
 import os
+import struct
 import threading
 import time
 import weakref
 
+import numpy as np
+
 from . import dtypes as D
-from .device import device as Device, get_default_device
-from .tensor import from_host
+from .device import device as Device
+from .tensor import empty, from_host
 
 _DEFAULT_SEED = 67280421310721
-
-
+_MT_N = 624
+# PyTorch's CPUGeneratorImplState: the_initial_seed (u64), left (i32), seeded (i32), next (u64), state (624 u64),
+# normal_x/y/rho (f64), normal_is_valid (i32), next_float_normal_sample (f32), its valid flag (bool), padding
+_STATE_BYTES = 5056
 _generators = weakref.WeakSet()
 
 
@@ -30,13 +38,15 @@ if hasattr(os, "register_at_fork"):
 
 
 class Generator:
-    """``tgrad.Generator(device='cpu')``: a seed and a Philox counter offset."""
+    """``tgrad.Generator(device='cpu')``: on cpu PyTorch's mt19937 generator (the same words, state and
+    byte state as ``torch.Generator()``); on cuda a Philox seed and counter offset.  ``_philox=True`` makes
+    a cpu generator with the cuda stream (to compare devices)."""
 
-    def __init__(self, device="cpu"):
+    def __init__(self, device="cpu", *, _philox=False):
         self.device = Device(device)
-        self._seed = _DEFAULT_SEED
-        self._offset = 0
         self._lock = threading.Lock()
+        self._mt = None if (_philox or self.device.type != "cpu") else np.random.MT19937(0)
+        self.manual_seed(_DEFAULT_SEED)
         _generators.add(self)
 
     def manual_seed(self, seed):
@@ -46,6 +56,11 @@ class Generator:
         with self._lock:
             self._seed = seed & 0xFFFF_FFFF_FFFF_FFFF
             self._offset = 0
+            if self._mt is not None:
+                self._mt._legacy_seeding(self._seed & 0xFFFFFFFF)   # mt19937(seed): the low 32 bits
+                self._fresh = True          # PyTorch's `next` field is 0 until the first word
+                self._normal = None         # the cached second sample of a double normal pair
+                self._normal_f = None       # (PyTorch keeps a float one too; its kernels never set it)
         return self
 
     def seed(self):
@@ -56,19 +71,76 @@ class Generator:
     def initial_seed(self):
         return self._seed
 
+    # ------------------------------------------------------------ state
     def get_state(self):
-        return from_host([self._seed & 0xFFFFFFFF, self._seed >> 32, self._offset & 0xFFFFFFFF,
-                          self._offset >> 32], D.int64, get_default_device())
+        """PyTorch's byte state: a uint8 tensor (5056 bytes on cpu, the layout of ``torch.get_rng_state()``;
+        16 bytes on cuda: seed and offset)."""
+        if self._mt is None:
+            b = struct.pack("<QQ", self._seed, self._offset)
+        else:
+            with self._lock:
+                st = self._mt.state["state"]
+                pos = int(st["pos"])
+                nxt = 0 if self._fresh else pos
+                left = 1 if (self._fresh or pos >= _MT_N) else _MT_N + 1 - pos
+                b = struct.pack("<QiiQ", self._seed, left, 1, nxt) + st["key"].astype("<u8").tobytes()
+                b += struct.pack("<dddi", 0.0, self._normal or 0.0, 0.0, self._normal is not None)
+                b += struct.pack("<f?", self._normal_f or 0.0, self._normal_f is not None)
+                b += bytes(_STATE_BYTES - len(b))
+        return from_host(np.frombuffer(b, np.uint8).copy(), D.uint8, Device("cpu"))
 
-    def set_state(self, state):
-        v = [int(x) for x in state.tolist()]
+    def set_state(self, new_state):
+        if getattr(new_state, "dtype", None) is not D.uint8:
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        b = new_state._host_copy().tobytes()
+        if self._mt is None:
+            if len(b) != 16:
+                raise RuntimeError("RNG state is wrong size")
+            with self._lock:
+                self._seed, self._offset = struct.unpack("<QQ", b)
+            return self
+        if len(b) != _STATE_BYTES:
+            raise RuntimeError("Expected either a THGeneratorState of size 5048 or a CPUGeneratorImplState of "
+                               f"size 5056 but found the input RNG state size to be {len(b)}")
+        seed, left, _, nxt = struct.unpack_from("<QiiQ", b, 0)
+        key = np.frombuffer(b, "<u8", _MT_N, 24).astype(np.uint32)
+        _, y, _, valid = struct.unpack_from("<dddi", b, 24 + 8 * _MT_N)
+        fy, fvalid = struct.unpack_from("<f?", b, 24 + 8 * _MT_N + 28)
         with self._lock:
-            self._seed = v[0] | (v[1] << 32)
-            self._offset = v[2] | (v[3] << 32)
+            self._seed = seed
+            self._fresh = nxt == 0
+            self._mt.state = {"bit_generator": "MT19937",
+                              "state": {"key": key, "pos": _MT_N if left <= 1 else _MT_N + 1 - left}}
+            self._normal = y if valid else None
+            self._normal_f = fy if fvalid else None
         return self
 
+    def clone_state(self):
+        """(private) a copy of the state to restore with ``set_state`` (as ``get_state``)."""
+        return self.get_state()
+
+    # ------------------------------------------------------------ draws
+    def _raw(self, n):
+        """The next ``n`` 32-bit words of the mt19937 stream (numpy uint32)."""
+        if n <= 0:
+            return np.zeros(0, np.uint32)
+        with self._lock:
+            self._fresh = False
+            return self._mt.random_raw(n).astype(np.uint32)
+
+    def _raw64(self, n):
+        """``n`` 64-bit draws (PyTorch's ``random64``: the first word is the high half)."""
+        w = self._raw(2 * n).astype(np.uint64)
+        return (w[0::2] << np.uint64(32)) | w[1::2]
+
     def _take(self, n):
-        """Reserve ``n`` counters; returns (philox key, first counter)."""
+        """Reserve ``n`` draws for a kernel.  cuda (Philox): (key, first counter).  cpu (mt19937): a new
+        contiguous int32 tensor holding the next ``n`` words (kernels read them as uint32)."""
+        if self._mt is not None:
+            w = empty((n,), D.int32, self.device)
+            if n:
+                w._storage.host_array(np.uint32, n)[:] = self._raw(n)
+            return w
         with self._lock:
             off = self._offset
             # round up to a multiple of 4 as Philox produces 4 words per counter block
@@ -77,10 +149,45 @@ class Generator:
         key = (self._seed ^ (self._seed >> 32)) & 0xFFFFFFFF
         return key, off
 
+    def _bernoulli_rng(self, n):
+        """The draws of ``n`` bernoulli trials as a kernel's keyword arguments: ``words`` (cpu: two words per
+        trial, PyTorch's double uniform) or the Philox ``seed`` and ``offset``."""
+        r = self._take(n * (1 if self._mt is None else 2))
+        return dict(zip(("seed", "offset"), r)) if isinstance(r, tuple) else {"words": r}
+
+    def _refill(self, address, n):
+        """Write the next ``n`` words at host ``address`` (``tgrad.compile``'s replay of a ``_take``)."""
+        if n:
+            np.ctypeslib.as_array((ctypes.c_uint32 * n).from_address(address))[:] = self._raw(n)
+
+    def _normal_pairs(self, n):
+        """``n`` draws of PyTorch's ``at::normal_distribution<double>`` (standard), one after another: a
+        fresh pair takes two 53-bit uniforms u1, u2 (4 words), r = sqrt(-2 log1p(-u2)), theta = 2 pi u1,
+        returns r cos(theta) and keeps r sin(theta) in the generator for the next draw.  Host float64 maths:
+        the values are glibc's correctly rounded log1p/sin/cos, which a kernel cannot reproduce."""
+        out = np.empty(n, np.float64)
+        if n == 0:
+            return out
+        with self._lock:
+            cached = self._normal
+        i = 0
+        if cached is not None:
+            out[0] = cached
+            i = 1
+        m = (n - i + 1) // 2
+        u = (self._raw64(2 * m) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+        r = np.sqrt(-2.0 * np.log1p(-u[1::2]))
+        theta = 2.0 * np.pi * u[0::2]
+        out[i::2] = (r * np.cos(theta))[: len(out[i::2])]
+        out[i + 1::2] = (r * np.sin(theta))[: len(out[i + 1::2])]
+        with self._lock:
+            self._normal = float(r[-1] * np.sin(theta[-1])) if (n - i) % 2 else None
+        return out
+
 
 default_generator = Generator()
 cuda_generators = {}        # device index -> Generator: one per cuda device, made on first use (PyTorch's
-                            # torch.cuda.default_generators); same seed and draws -> the cpu's numbers
+                            # torch.cuda.default_generators)
 _last_seed = [None]         # the last manual_seed, for cuda generators made after it
 
 
@@ -127,3 +234,22 @@ def get_rng_state():
 
 def set_rng_state(state):
     default_generator.set_state(state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+    """Forks the RNG: on exit the cpu generator (and the cuda generators of ``devices``, every cuda
+    generator made so far when None) get back the state they had on entry."""
+    if not enabled:
+        yield
+        return
+    cpu = default_generator.get_state()
+    idx = list(cuda_generators) if devices is None else [d if isinstance(d, int) else Device(d).index or 0
+                                                        for d in devices]
+    cuda = {i: default_generator_for(Device("cuda", i)).get_state() for i in idx}
+    try:
+        yield
+    finally:
+        default_generator.set_state(cpu)
+        for i, s in cuda.items():
+            cuda_generators[i].set_state(s)

@@ -1068,6 +1068,30 @@ class Tensor:
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         return _random_inplace(self, lambda: _creation.normal_(self, mean, std, generator))
 
+    def random_(self, *args, generator=None, **kwargs):
+        """random_(), random_(to), random_(from, to) (``from`` may be given as a keyword)."""
+        lo, hi = (0, args[0]) if len(args) == 1 else (tuple(args) + (0, None))[:2]
+        lo, hi = kwargs.get("from", lo), kwargs.get("to", hi)
+        return _random_inplace(self, lambda: _creation.random_(self, lo, hi, generator))
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        return _random_inplace(self, lambda: _creation.bernoulli_(self, p, generator))
+
+    def bernoulli(self, p=None, *, generator=None):
+        return _creation.bernoulli(self, p, generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        return _random_inplace(self, lambda: _creation.exponential_(self, lambd, generator))
+
+    def geometric_(self, p, *, generator=None):
+        return _random_inplace(self, lambda: _creation.geometric_(self, p, generator))
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        return _random_inplace(self, lambda: _creation.log_normal_(self, mean, std, generator))
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        return _random_inplace(self, lambda: _creation.cauchy_(self, median, sigma, generator))
+
     # ------------------------------------------------------------ reductions
     def sum(self, dim=None, keepdim=False, *, dtype=None, keepdims=None):
         keepdim = keepdim if keepdims is None else keepdims     # PyTorch accepts numpy's spelling too

@@ -174,7 +174,7 @@ def test_dropout_mask_is_philox_and_seeded(device):
     assert (z.detach().cpu().numpy() == 0).all() and not zm.cpu().numpy().any()
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
         call("dropout", x, p=1.5, training=True)
-    with pytest.raises(ValueError, match="takes seed= and offset="):
+    with pytest.raises(ValueError, match="takes words= or seed= and offset="):
         call("dropout", x, p=0.5, training=True)
 
 
@@ -183,9 +183,12 @@ def test_functional_dropout_draws_from_the_generator(device):
     tgrad.manual_seed(123)
     y = F.dropout(x, 0.25)
     tgrad.manual_seed(123)
-    key, offset = tgrad.random.default_generator_for(x.device)._take(x.numel())     # x's device's generator
-    assert (key, offset) == (123, 0)
-    y_op, _ = call("dropout", x, p=0.25, training=True, seed=key, offset=offset)
+    rng = tgrad.random.default_generator_for(x.device)._bernoulli_rng(x.numel())
+    if x.device.type == "cpu":      # PyTorch's bernoulli_(1 - p): two mt19937 words per element
+        assert set(rng) == {"words"} and rng["words"].numel() == 2 * x.numel()
+    else:                           # Philox: key and first counter
+        assert (rng["seed"], rng["offset"]) == (123, 0)
+    y_op, _ = call("dropout", x, p=0.25, training=True, **rng)
     np.testing.assert_array_equal(y.cpu().numpy(), y_op.cpu().numpy())
     y2 = F.dropout(x, 0.25)
     assert not (y2.cpu().numpy() == y.cpu().numpy()).all()          # the generator advanced

@@ -97,8 +97,8 @@ class Recorder:
 
     def take(self, orig, gen, n):
         r = orig(gen, n)
-        if self.depth == 0:
-            self.events.append(("R", gen, n, r))
+        if self.depth == 0:     # cpu (mt19937): r is a words tensor, kept as its address only
+            self.events.append(("R", gen, n, r if type(r) is tuple else r.data_ptr()))
         else:
             self.sub = None
         return r

@@ -104,6 +104,9 @@ def _codegen(rec, plan, walk):
         kind = ev[0]
         if kind == "R":
             _, gen, n, r = ev
+            if type(r) is int:      # cpu: fresh words written where the step's kernels read them
+                lines.append(f"{k(gen)}._refill({ptr(r)}, {n})")
+                continue
             tv = f"r{len(lines)}"
             lines.append(f"{tv}k, {tv}o = {k(gen)}._take({n})")
             last = r + (tv,)

@@ -1,20 +1,25 @@
-"""Small NN kernels: dropout (Philox), embedding gather / scatter-add, one_hot."""
+"""Small NN kernels: dropout (mt19937 words on cpu, Philox on cuda), embedding gather / scatter-add, one_hot."""
 import triton
 import triton.language as tl
 
 from .runtime import cdiv, dynamic_args, elementwise_block, launch
 from ._lang import cast_store, compute_type, kptr, row_tiles
+from .random import f64_arg, f64_bits, unit53
 
 
 @triton.jit
-def dropout_kernel(x_ptr, y_ptr, mask_ptr, n_elements, p, scale, seed, offset, COMPUTE: tl.constexpr,
-                   BLOCK: tl.constexpr):
-    """keep[i] = U(seed, offset + i) >= p; y[i] = x[i] * keep[i] * scale; x, y, mask contiguous."""
+def dropout_kernel(x_ptr, y_ptr, mask_ptr, w_ptr, n_elements, p, q_bits, scale_bits, seed, offset,
+                   WORDS: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    """y[i] = x[i] * (keep[i] ? scale : 0); x, y, mask contiguous.  keep[i] = U(seed, offset + i) >= p (Philox),
+    or WORDS: the double uniform of words 2i, 2i + 1 < q = 1 - p (PyTorch's cpu ``bernoulli_(1 - p)``)."""
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = idx < n_elements
-    keep = tl.rand(seed, (offset + idx).to(tl.uint32)) >= p
+    if WORDS:
+        keep = unit53(w_ptr, idx, m) < f64_arg(q_bits)
+    else:
+        keep = tl.rand(seed, (offset + idx).to(tl.uint32)) >= p
     x = tl.load(x_ptr + idx, mask=m, other=0.0).to(COMPUTE)
-    cast_store(y_ptr + idx, tl.where(keep, x * scale, 0.0), m)
+    cast_store(y_ptr + idx, x * tl.where(keep, f64_arg(scale_bits).to(COMPUTE), 0.0), m)
     tl.store(mask_ptr + idx, keep, mask=m)
 
 
@@ -59,16 +64,17 @@ def one_hot_kernel(x_ptr, out_ptr, n_elements, C, BLOCK: tl.constexpr):
     tl.store(out_ptr + idx, (x == idx % C).to(tl.int64), mask=m)
 
 
-def dropout(x, y, mask, p, seed, offset):
+def dropout(x, y, mask, p, scale, seed, offset, words=None):
+    """``words``: 2n mt19937 words (cpu generator), else the Philox ``seed`` and ``offset``."""
     n = y.numel()
     if n == 0:
         return y, mask
     dev = y._storage.launch_device
     block = elementwise_block(n, dev)
-    scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
     launch(dropout_kernel, (cdiv(n, block),), dev,
-           [kptr(x), kptr(y), kptr(mask), n, float(p), float(scale), int(seed), int(offset)],
-           {"COMPUTE": compute_type(y.dtype), "BLOCK": block})
+           [kptr(x), kptr(y), kptr(mask), kptr(words if words is not None else x), n, float(p), f64_bits(1.0 - p),
+            f64_bits(scale), int(seed or 0), int(offset or 0)],
+           {"WORDS": words is not None, "COMPUTE": compute_type(y.dtype), "BLOCK": block})
     return y, mask
 
 

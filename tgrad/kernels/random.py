@@ -1,12 +1,13 @@
-"""Counter-based random numbers (Philox4x32-10 via ``tl.rand``/``tl.randn``).
-
-Element ``i`` of a draw uses counter ``offset + i`` under key ``seed``, so a
-seed gives the same numbers on ``cpu`` and ``cuda`` whatever the block size.
+"""Random numbers.  cpu: PyTorch's CPU transforms of mt19937 words (``w_ptr``: an int32 tensor of words
+drawn by the cpu Generator, read as uint32), bit for bit.  cuda: counter-based Philox4x32-10 via
+``tl.rand``/``tl.randn`` (element ``i`` of a draw uses counter ``offset + i`` under key ``seed``).
 """
+import numpy as np
 import triton
 import triton.language as tl
 
 from .runtime import cdiv, dynamic_args, elementwise_block, gpu_blocks, launch, next_pow2
+from .runtime.internals import _I
 from ._lang import cast_store, compute_type, kptr
 from .sort import sort_key, sort_rows
 
@@ -53,6 +54,197 @@ def random_kernel(out_ptr, n_elements, seed, offset, lo, hi, DIST: tl.constexpr,
 
 
 dynamic_args(random_kernel, "seed", "offset")   # a new draw replays the same tape
+
+
+# ------------------------------------------------------------------ PyTorch's CPU transforms of mt19937 words
+@triton.jit
+def unit24(w):
+    """PyTorch's float uniform of one word: (w & (2^24 - 1)) * 2^-24 in [0, 1)."""
+    return (w.to(tl.uint32, bitcast=True) & 0xFFFFFF).to(tl.float32) * 5.9604644775390625e-08
+
+
+@triton.jit
+def unit53(w_ptr, idx, mask):
+    """PyTorch's double uniform of element ``idx``: 53 bits of random64 = words (2 idx) << 32 | (2 idx + 1)."""
+    hi = tl.load(w_ptr + 2 * idx, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
+    lo = tl.load(w_ptr + 2 * idx + 1, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
+    return (((hi & 0x1FFFFF) << 32) | lo).to(tl.float64) * 1.1102230246251565e-16
+
+
+@triton.jit
+def f64_arg(bits):
+    """A float64 passed as its int64 bits (kernels' float arguments are fp32)."""
+    return bits.to(tl.int64).to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def uniform_words_kernel(w_ptr, out_ptr, n, lo, hi, lo_bits, hi_bits, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i] = fma(u[i], hi - lo, lo) (PyTorch's uniform_real), a value that rounds to hi becomes lo.
+
+    u: ``unit24`` of word i in fp32 (lo, hi fp32), or WIDE (float64 out) ``unit53`` with float64 lo, hi.
+    """
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n
+    if WIDE:
+        a = f64_arg(lo_bits)
+        b = f64_arg(hi_bits)
+        r = tl.fma(unit53(w_ptr, idx, mask), b - a, a)
+        tl.store(out_ptr + idx, tl.where(r >= b, a, r), mask=mask)
+    else:
+        r = tl.fma(unit24(tl.load(w_ptr + idx, mask=mask, other=0)), hi - lo, lo)
+        r = tl.where(rounded(r, out_ptr) >= rounded(hi + 0.0 * r, out_ptr), lo, r)
+        cast_store(out_ptr + idx, r, mask)
+
+
+@triton.jit
+def log_avx(x):
+    """avx_mathfun's log256_ps (cephes logf), fp32 operations in its order, fused as PyTorch's AVX2 build
+    fuses them (x > 0)."""
+    x = tl.maximum(x, 1.1754943508222875e-38)
+    bits = x.to(tl.uint32, bitcast=True)
+    e = ((bits >> 23).to(tl.int32) - 0x7F).to(tl.float32) + 1.0
+    x = ((bits & 0x807FFFFF) | 0x3F000000).to(tl.float32, bitcast=True)
+    small = x < 0.707106781186547524
+    tmp = tl.where(small, x, 0.0)
+    x = x - 1.0
+    e = e - tl.where(small, 1.0, 0.0)
+    x = x + tmp
+    z = x * x
+    y = tl.fma(tl.zeros_like(x) + 7.0376836292E-2, x, -1.1514610310E-1)
+    y = tl.fma(y, x, 1.1676998740E-1)
+    y = tl.fma(y, x, -1.2420140846E-1)
+    y = tl.fma(y, x, 1.4249322787E-1)
+    y = tl.fma(y, x, -1.6668057665E-1)
+    y = tl.fma(y, x, 2.0000714765E-1)
+    y = tl.fma(y, x, -2.4999993993E-1)
+    y = tl.fma(y, x, 3.3333331174E-1)
+    y = y * x
+    y = tl.fma(y, z, e * -2.12194440e-4)
+    y = tl.fma(-z, 0.5, y)
+    x = tl.fma(e, 0.693359375, x + y)
+    return x
+
+
+@triton.jit
+def sincos_avx(x):
+    """avx_mathfun's sincos256_ps (cephes sinf/cosf, octant reduction) as ``log_avx`` is its log256_ps."""
+    sign_sin = x.to(tl.uint32, bitcast=True) & 0x80000000
+    x = tl.abs(x)
+    j = ((x * 1.27323954473516).to(tl.int32) + 1) & -2
+    y = j.to(tl.float32)
+    swap_sin = ((j & 4) << 29).to(tl.uint32)
+    poly = (j & 2) == 0
+    x = tl.fma(y, -0.78515625, x)
+    x = tl.fma(y, -2.4187564849853515625e-4, x)
+    x = tl.fma(y, -3.77489497744594108e-8, x)
+    sign_cos = ((~(j - 2) & 4) << 29).to(tl.uint32)
+    sign_sin = sign_sin ^ swap_sin
+    z = x * x
+    c = tl.fma(tl.zeros_like(z) + 2.443315711809948E-005, z, -1.388731625493765E-003)
+    c = tl.fma(c, z, 4.166664568298827E-002)
+    c = tl.fma(c * z, z, -(z * 0.5)) + 1.0
+    s = tl.fma(tl.zeros_like(z) - 1.9515295891E-4, z, 8.3321608736E-3)
+    s = tl.fma(s, z, -1.6666654611E-1)
+    s = tl.fma(s * z, x, x)
+    sin = tl.where(poly, s, c).to(tl.uint32, bitcast=True) ^ sign_sin
+    cos = tl.where(poly, c, s).to(tl.uint32, bitcast=True) ^ sign_cos
+    return sin.to(tl.float32, bitcast=True), cos.to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def normal_words_kernel(w_ptr, out_ptr, n, tail_base, pairs, cut, mean, std, BLOCK: tl.constexpr):
+    """PyTorch's normal_fill_AVX2 (n >= 16): uniforms u of words 0..n-1 in groups of 16, out[j] =
+    r cos t, out[j + 8] = r sin t, r = sqrt(-2 log(1 - u[j])), t = 2 pi u[j + 8] (then * std + mean,
+    fused); when n % 16 != 0 the last 16 outputs come from words tail_base..tail_base+15.  One lane per
+    (j, j + 8) pair: n // 16 * 8 pairs, 8 more for the tail; whole groups write below ``cut`` (n - 16 with
+    a tail: PyTorch recomputes the last 16 after them)."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    full = n // 16 * 8
+    tail = p >= full
+    k = p % 8
+    base = tl.where(tail, tail_base, (p // 8) * 16)
+    pos = tl.where(tail, n - 16, (p // 8) * 16) + k
+    live = p < pairs
+    u1 = 1.0 - unit24(tl.load(w_ptr + base + k, mask=live, other=0))
+    u2 = unit24(tl.load(w_ptr + base + k + 8, mask=live, other=0))
+    radius = tl.sqrt_rn(-2.0 * log_avx(u1))
+    sin, cos = sincos_avx(6.2831854820251465 * u2)
+    cast_store(out_ptr + pos, tl.fma(radius * cos, std, mean), live & (tail | (pos < cut)))
+    cast_store(out_ptr + pos + 8, tl.fma(radius * sin, std, mean), live & (tail | (pos + 8 < cut)))
+
+
+@triton.jit
+def randint_words_kernel(w_ptr, out_ptr, n, span, base, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i] = base + w % span (PyTorch's random_from_to): w is word i, or WIDE (span >= 2^32) the 64 bits
+    of words 2i (high), 2i + 1."""
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n
+    if WIDE:
+        hi = tl.load(w_ptr + 2 * idx, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
+        lo = tl.load(w_ptr + 2 * idx + 1, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
+        w = (hi << 32) | lo
+    else:
+        w = tl.load(w_ptr + idx, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
+    v = (w % span.to(tl.uint64)).to(tl.int64) + base
+    if out_ptr.dtype.element_ty == tl.bfloat16:
+        cast_store(out_ptr + idx, v.to(tl.float32), mask)
+    else:
+        tl.store(out_ptr + idx, v.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def bernoulli_words_kernel(w_ptr, out_ptr, n, p_bits, BLOCK: tl.constexpr):
+    """out[i] = (u[i] < p) (PyTorch's bernoulli_(p) on AMD cpus): u the ``unit53`` of words 2i, 2i + 1."""
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n
+    keep = unit53(w_ptr, idx, mask) < f64_arg(p_bits)
+    cast_store(out_ptr + idx, keep.to(tl.float32), mask)
+
+
+def f64_bits(x):
+    """The int64 bits of float64 ``x`` (for ``f64_arg``)."""
+    return int(np.array(float(x), np.float64).view(np.int64))
+
+
+def _launch_words(kernel, out, args, constexprs):
+    n = out.numel()
+    dev = out._storage.launch_device
+    block = elementwise_block(n, dev)
+    launch(kernel, (cdiv(n, block),), dev, args, dict(constexprs, BLOCK=block))
+    return out
+
+
+def uniform_words(words, out, lo, hi):
+    """Contiguous ``out`` = PyTorch's uniform_(lo, hi) of ``words`` (n words, 2n for float64)."""
+    return _launch_words(uniform_words_kernel, out, [kptr(words), kptr(out), out.numel(), float(lo), float(hi),
+                         f64_bits(lo), f64_bits(hi)], {"WIDE": out.dtype.name == "float64"})
+
+
+def normal_words(words, out, mean, std):
+    """Contiguous ``out`` (n >= 16; float32, float16, bfloat16) = PyTorch's normal_(mean, std) of ``words``:
+    float32 n words and 16 more for the last 16 when n % 16; float16/bfloat16 (computed in float32, rounded)
+    the words of whole groups, the last group's for the last 16."""
+    n = out.numel()
+    tail = n if out.dtype.name == "float32" else n - n % 16
+    pairs = n // 16 * 8 + (8 if n % 16 else 0)
+    dev = out._storage.launch_device
+    block = elementwise_block(pairs, dev)
+    launch(normal_words_kernel, (cdiv(pairs, block),), dev,
+           [kptr(words), kptr(out), n, tail, pairs, n - 16 if n % 16 else n, float(mean), float(std)],
+           {"BLOCK": block})
+    return out
+
+
+def randint_words(words, out, low, high):
+    """Contiguous ``out`` = PyTorch's random_(low, high) of ``words`` (n; 2n when high - low >= 2^32)."""
+    span = high - low
+    return _launch_words(randint_words_kernel, out, [kptr(words), kptr(out), out.numel(), span, low],
+                         {"WIDE": span >= 1 << 32})
+
+
+def bernoulli_words(words, out, p):
+    """Contiguous ``out`` = PyTorch's bernoulli_(p) of ``words`` (2n)."""
+    return _launch_words(bernoulli_words_kernel, out, [kptr(words), kptr(out), out.numel(), f64_bits(p)], {})
 
 
 def fill_random(out, seed, offset, dist, lo, hi):
@@ -123,3 +315,9 @@ def multinomial(p, strides, M, K, out, n, replacement, seed, offset):
            {"REPLACE": bool(replacement), "COMPUTE": compute_type(p.dtype), "ROWS": rows, "BLOCK_K": bk,
             "BLOCK_N": bn, "LOG_K": bk.bit_length() - 1})
     return out
+
+
+def fma64(a, b, c):
+    """float64 a * b + c rounded once (PyTorch's CPU kernels are built with FMA contraction), on the host."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64))
+    return _I._interpreter.fma_fp64(np.ascontiguousarray(a), np.ascontiguousarray(b), np.ascontiguousarray(c))

@@ -13,6 +13,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..functions import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
+from ..ops.attention import _check as _sdpa_check
 from ..random import default_generator_for
 
 
@@ -296,6 +297,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None and attn_mask.requires_grad and attn_mask.dtype.is_floating_point \
             and is_grad_enabled():
         return _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa)
+    if dropout_p > 0 and query.device.type == "cpu":
+        # PyTorch's cpu path for a dropout: the math path, whose dropout draws the cpu generator's bernoulli_
+        _sdpa_check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+        return _sdpa_math(query, key, value, _sdpa_bias(query, key, attn_mask, is_causal), dropout_p, scale,
+                          enable_gqa)
     rng = {}
     if dropout_p > 0:       # a counter per attention weight: (query rows) x S
         n = (query.numel() // max(query.shape[-1], 1)) * key.shape[-2]
@@ -309,11 +315,28 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa):
         rep = query.shape[-3] // key.shape[-3]
         key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
     s = scale if scale is not None else query.shape[-1] ** -0.5
-    w = (query @ key.transpose(-2, -1)) * s + attn_mask
+    w = (query @ key.transpose(-2, -1)) * s
+    if attn_mask is not None:
+        w = w + attn_mask
     w = softmax(w, dim=-1)
     if dropout_p > 0:
         w = dropout(w, dropout_p)
     return w @ value
+
+
+def _sdpa_bias(query, key, attn_mask, is_causal):
+    """The additive float mask of ``attn_mask`` (bool: True = attend) and ``is_causal``; None when neither."""
+    L, S = query.shape[-2], key.shape[-2]
+    bias = None
+    if is_causal:
+        bias = query.new_zeros((L, S)).masked_fill(query.new_ones((L, S), dtype=bool).tril().logical_not(),
+                                                   float("-inf"))
+    if attn_mask is not None:
+        m = attn_mask
+        if m.dtype == bool:
+            m = query.new_zeros(m.shape).masked_fill(m.logical_not(), float("-inf"))
+        bias = m if bias is None else bias + m
+    return bias
 
 
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
@@ -649,7 +672,10 @@ def _channel_dropout(input, p, training, inplace, batched_dim, name):
         return input
     batched = input.dim() == batched_dim
     shape = tuple(input.shape[:2] if batched else input.shape[:1]) + (1,) * (input.dim() - (2 if batched else 1))
-    keep = input.new_empty(shape).uniform_().ge(p).to(input.dtype) * (0.0 if p == 1.0 else 1.0 / (1.0 - p))
+    if p == 1.0:
+        keep = input.new_zeros(())
+    else:       # PyTorch's feature noise: bernoulli_(1 - p) of a (N, C, 1, ...) tensor, then div_(1 - p)
+        keep = input.new_empty(shape).bernoulli_(1.0 - p).div_(1.0 - p)
     return input.mul_(keep) if inplace else input * keep
 
 

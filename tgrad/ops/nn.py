@@ -687,12 +687,22 @@ ENTRIES += [
 
 
 # ------------------------------------------------------------------ dropout
-def dropout_forward(input, *, p=0.5, training=True, inplace=False, seed=None, offset=None):
-    """(output, mask): output = input * mask / (1 - p), mask[i] = U(seed, offset + i) >= p (Philox).
+def _dropout_scale(p, dtype):
+    """PyTorch's kept-element factor 1 / (1 - p), computed as ``noise.div_(1 - p)`` does in ``dtype``."""
+    if p >= 1:
+        return 0.0
+    if dtype.name == "float64":
+        return 1.0 / (1.0 - p)
+    return float(np.asarray(np.float32(1) / np.float32(1.0 - p)).astype(dtype.np))
 
-    The mask is the second (non-differentiable) output, as in PyTorch's ``native_dropout``.  ``seed`` and
-    ``offset`` (a Philox key and first counter) are drawn by the caller from a generator
-    (``F.dropout``: ``Generator._take(input.numel())``), so the table never reads the random state.
+
+def dropout_forward(input, *, p=0.5, training=True, inplace=False, seed=None, offset=None, words=None):
+    """(output, mask): output = input * mask / (1 - p); mask[i] = (double uniform of ``words`` 2i, 2i + 1)
+    < 1 - p (cpu: PyTorch's ``bernoulli_(1 - p)``), or U(seed, offset + i) >= p (Philox, cuda).
+
+    The mask is the second (non-differentiable) output, as in PyTorch's ``native_dropout``.  ``words`` (an
+    int32 tensor of 2n words) or ``seed`` and ``offset`` (a Philox key and first counter) are drawn by the
+    caller from a generator (``F.dropout``: ``Generator._take``), so the table never reads the random state.
     """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
@@ -702,17 +712,16 @@ def dropout_forward(input, *, p=0.5, training=True, inplace=False, seed=None, of
     if not training or p == 0:
         KE.fill(mask, 1)
         return KE.copy(input, y), mask
-    if seed is None or offset is None:
-        raise ValueError("dropout: a training dropout takes seed= and offset= (drawn from a generator)")
-    return KN2.dropout(_contig(input), y, mask, p, seed, offset)
+    if words is None and (seed is None or offset is None):
+        raise ValueError("dropout: a training dropout takes words= or seed= and offset= (drawn from a generator)")
+    return KN2.dropout(_contig(input), y, mask, p, _dropout_scale(p, input.dtype), seed, offset, words)
 
 
 def dropout_backward(ctx, grad, _mask_grad=None):
     p = ctx.attrs.get("p", 0.5)
     if not ctx.attrs.get("training", True) or p == 0:
         return (grad,)
-    scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
-    return (grad * ctx.saved["result1"] * scale,)
+    return (grad * ctx.saved["result1"] * _dropout_scale(p, grad.dtype),)
 
 
 # ------------------------------------------------------------------ embedding

@@ -14,6 +14,7 @@ import numpy as np
 
 import tgrad
 from tgrad import dtypes as D
+from tgrad.autograd import dispatch
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels import aot
 
@@ -54,11 +55,19 @@ def _basics(device, errors):
         for dst in D.ALL:
             _try(errors, f"cast {src.name}->{dst.name}", lambda: (x.to(dst), x.t().to(dst)))
         _try(errors, f"fill {src.name}", lambda: x.fill_(1))
+    ph = tgrad.Generator(device, _philox=True)      # cuda's generator (on cpu too: the kernels cuda runs)
     for dt in D.FLOATING:
         _try(errors, f"random {dt.name}", lambda: (tgrad.rand(7, dtype=dt, device=device),
-                                                   tgrad.randn(7, dtype=dt, device=device)))
+                                                   tgrad.randn(20, dtype=dt, device=device),
+                                                   tgrad.empty(7, dtype=dt, device=device).bernoulli_(0.5),
+                                                   tgrad.rand(7, dtype=dt, device=device, generator=ph),
+                                                   tgrad.randn(7, dtype=dt, device=device, generator=ph)))
+        _try(errors, f"dropout philox {dt.name}", lambda: dispatch.call(
+            "dropout", tgrad.ones(7, dtype=dt, device=device), p=0.5, training=True, **ph._bernoulli_rng(7)))
     for dt in D.ALL[1:6]:
-        _try(errors, f"randint {dt.name}", lambda: tgrad.randint(0, 5, (7,), dtype=dt, device=device))
+        _try(errors, f"randint {dt.name}", lambda: (tgrad.randint(0, 5, (7,), dtype=dt, device=device),
+                                                    tgrad.randint(0, 5, (7,), dtype=dt, device=device, generator=ph)))
+    _try(errors, "randint wide", lambda: tgrad.randint(0, 1 << 40, (7,), device=device))
     for nd in range(2, 7):      # views none of whose dims merge: every addressing branch (X_ND = nd)
         v = tgrad.ones(*range(2, 2 + nd), device=device).permute(*reversed(range(nd)))
         _try(errors, f"layout {nd} dims", lambda: (v.contiguous(), v + v.contiguous()))

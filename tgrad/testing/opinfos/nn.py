@@ -7,7 +7,7 @@ import numpy as np
 
 from tgrad import dtypes as D
 from tgrad.autograd import dispatch
-from tgrad.random import default_generator
+from tgrad.random import default_generator_for
 
 from ..opinfo import OpInfo, SampleInput
 
@@ -273,8 +273,7 @@ def _call(name, *args, **kw):
 
 def _dropout_train(x, p):
     """y - x * mask / (1 - p): zero whatever mask the generator drew (and so is the gradient)."""
-    seed, offset = default_generator._take(x.numel())
-    y, mask = _call("dropout", x, p=p, training=True, seed=seed, offset=offset)
+    y, mask = _call("dropout", x, p=p, training=True, **default_generator_for(x.device)._bernoulli_rng(x.numel()))
     return y - x * mask * (1.0 / (1.0 - p))
 
 

@@ -1,16 +1,18 @@
 """OpInfo for ``multinomial``: draws whose result is certain (one-hot rows with replacement; every
-category of a row without replacement, compared sorted), so the numpy reference is exact."""
+category of a row without replacement, compared sorted), so the numpy reference is exact.  Drawn from a
+Philox generator (the kernel, as on cuda); the cpu generator's host path is tested against PyTorch's
+numbers in tests/test_random_torch.py."""
 import numpy as np
 
 from tgrad import dtypes as D
 from tgrad.autograd import dispatch
-from tgrad.random import default_generator
+from tgrad.random import Generator
 
 from ..opinfo import OpInfo, SampleInput
 
 
 def _multinomial_sorted(p, **k):
-    out = dispatch.call("multinomial", p, generator=default_generator, **k)
+    out = dispatch.call("multinomial", p, generator=Generator(p.device, _philox=True), **k)
     return dispatch.call("sort", out, dim=-1)[0]
 
 

@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from ... import dtypes as D
-from ...creation import randint
+from ...creation import empty
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -203,7 +203,8 @@ class _BaseIter:
             else:
                 self._pin = True
         self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = int(randint(0, 2 ** 62, (), dtype=D.int64, generator=loader.generator).item())
+        # PyTorch: torch.empty((), dtype=torch.int64).random_(generator=loader.generator), every iterator
+        self._base_seed = int(empty((), dtype=D.int64).random_(generator=loader.generator).item())
 
     def __iter__(self):
         return self

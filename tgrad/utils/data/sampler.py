@@ -1,6 +1,6 @@
 """Samplers: which indices (or batches of indices) a DataLoader fetches, in which order.
 
-Random samplers draw from a ``tgrad.Generator`` (``randperm``/``randint``/``rand``), so an
+Random samplers draw from a ``tgrad.Generator`` (``randperm``/``randint``/``multinomial``), so an
 order is reproducible under ``tgrad.manual_seed`` or a given generator.
 """
 import itertools
@@ -8,14 +8,14 @@ import itertools
 import numpy as np
 
 from ... import dtypes as D
-from ...creation import rand, randint, randperm
+from ...creation import empty, randint, randperm
 from ...random import Generator
 
 
 def _seeded_generator():
     """A fresh Generator seeded from the default generator (PyTorch's RandomSampler does the same)."""
     g = Generator()
-    g.manual_seed(int(randint(0, 2 ** 62, (), dtype=D.int64).item()))
+    g.manual_seed(int(empty((), dtype=D.int64).random_().item()))
     return g
 
 
@@ -94,8 +94,7 @@ class SubsetRandomSampler(Sampler):
 class WeightedRandomSampler(Sampler):
     """Index i drawn with probability weights[i] / sum(weights).
 
-    With replacement: inverse-CDF of uniform draws; without: the ``num_samples`` largest
-    keys u_i^(1 / w_i) (weighted sampling without replacement by exponential races).
+    The indices are ``torch.multinomial(weights, num_samples, replacement, generator=generator)``'s.
     Bad weights raise when iterating, with ``torch.multinomial``'s checks and messages.
     """
 
@@ -135,18 +134,9 @@ class WeightedRandomSampler(Sampler):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
     def __iter__(self):
-        w = self.weights.cpu().numpy()
-        self._check(w)
-        if self.replacement:
-            u = rand(self.num_samples, dtype=D.float64, device="cpu", generator=self.generator).numpy()
-            cdf = np.cumsum(w) / w.sum()
-            idx = np.minimum(np.searchsorted(cdf, u, side="right"), len(w) - 1)
-        else:
-            u = rand(len(w), dtype=D.float64, device="cpu", generator=self.generator).numpy()
-            with np.errstate(divide="ignore"):
-                keys = np.where(w > 0, np.log(u) / w, -np.inf)
-            idx = np.argsort(-keys, kind="stable")[:self.num_samples]
-        yield from idx.tolist()
+        self._check(self.weights.cpu().numpy())
+        # PyTorch: torch.multinomial(weights, num_samples, replacement, generator=generator)
+        yield from self.weights.multinomial(self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples
