@@ -14,7 +14,8 @@ allocator call.  The parts, in the order a call meets them:
   ``Module.zero_grad``, ``LRScheduler.step``: Python state machines whose step counts and learning rates
   reach kernels as scalars) run for real in the replay, in order, between the replayed launches.  A draw
   of the generator (``Generator._take``) is replayed as a new draw, its seed and offset passed to the
-  kernels that used them: replay is bit-identical to eager.
+  kernels that used them (cpu: new mt19937 words written where the recorded draw's were): replay is
+  bit-identical to eager.
 - ``plan``: the static memory plan (one arena, temporaries packed by lifetime; ``.grad`` in the arena;
   each output written into a block no live tensor holds, so ``.item()`` later or a list of losses is safe).
 - ``replay``: the generated program, run with the bound tensors' addresses of this call (a new batch, a
