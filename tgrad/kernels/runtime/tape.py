@@ -213,7 +213,7 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
 
 def _emit_op(e, p, slots, op):
     name, f, vals, kwargs, out, low = op
-    if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+    if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
     if e.box is not None and (out is None or type(out) is tuple or tuple(slots[out].shape or ()) != e.box[0]
@@ -256,6 +256,8 @@ def _emit_lowered(e, p, vals, out, low):
         lines.append(f"_nested_store({addr}, {e.arr(p, vals[1])}, {q['shape']!r}, {q['strides']!r}, "
                      f"{e.k(q['pieces'])}, {dt})")
         return
+    if kind in ("sload", "sstore"):
+        return _emit_split(e, p, vals, out, q, kind, addr, dt)
     box, shape = tuple(q["box"]), tuple(q["shape"])
     view = f"{e.k(_Views(box, q['strides'], q['np_dtype']))}[{addr}]"
     sl = e.k(tuple(slice(0, c) for c in box))
@@ -277,6 +279,33 @@ def _emit_lowered(e, p, vals, out, low):
         lines.append(f"{view}[...] = {data}" if box == tuple(vals[1].shape) else f"{view}[...] = {data}[{sl}]")
 
 
+def _emit_split(e, p, vals, out, q, kind, addr, dt):
+    """A load / store through one strided view of the block reshaped to q["fine"], over the box q["lims"]."""
+    lines, fine, lims, shape = e.lines, q["fine"], q["lims"], tuple(q["shape"])
+    full = lims is not None and all(lo == 0 and hi == n for (lo, hi), n in zip(lims, fine))
+    if lims is not None:
+        box = tuple(hi - lo for lo, hi in lims)
+        view = f"{e.k(_Views(box, q['strides'], q['np_dtype']))}[{addr}]"
+        sl = e.k(tuple(slice(lo, hi) for lo, hi in lims))
+    if kind == "sload":
+        o = e.var(p, out)
+        if full:
+            lines.append(f"{o} = _nparray({view}).reshape({shape!r})")
+            return
+        fill = e.k(np.array(np.broadcast_to(q["other"], shape), dtype=q["np_dtype"]).reshape(fine))
+        lines.append(f"{o} = {fill}.copy()")
+        if lims is not None:
+            lines.append(f"{o}[{sl}] = {view}")
+        lines.append(f"{o} = {o}.reshape({shape!r})")
+        return
+    if lims is None:
+        return
+    data = e.arr(p, vals[1])
+    if tuple(vals[1].shape) != shape:
+        data = f"_bt({data}, {shape!r})"
+    lines.append(f"{view}[...] = {data}.reshape({fine!r})" + ("" if full else f"[{sl}]"))
+
+
 class _NoBox(Exception):
     """An op that a box-only tape cannot take: the tape is compiled whole."""
 
@@ -296,7 +325,7 @@ def _box_of(tapes):
     found = set()
     for op in tapes[0].ops:
         low = op[5]
-        if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+        if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
             if low[0] not in ("load", "store"):
                 return None
             found.add((tuple(low[1]["shape"]), tuple(low[1]["box"])))
