@@ -1,7 +1,9 @@
 """The CNN example's training step (examples/train_cnn.py's model, batch 32 of 8x8 digits, AdamW,
 cross-entropy) in tgrad eager vs PyTorch CPU eager at 1 and 2 threads, in one run.
 
-    python benchmarks/cnn_step.py [--steps 50] [--torch-python PATH] [--threads 1 2]
+    python benchmarks/cnn_step.py [--steps 50] [--torch-python PATH] [--threads 1 2] [--before DIR]
+
+``--before DIR``: also time the tgrad tree in DIR (e.g. a checkout of main) in the same run.
 
 Each measurement runs in its own worker process (this script with ``--worker``), one after the
 other; the ratio is tgrad's median over PyTorch's better median (the issue's target: <= 3x).
@@ -43,12 +45,12 @@ def build(torch, batch=32):
     return step
 
 
-def worker(impl, steps, warmup, threads):
+def worker(impl, steps, warmup, threads, root):
     if impl == "torch":
         import torch
         torch.set_num_threads(threads)
     else:
-        sys.path.insert(0, ROOT)
+        sys.path.insert(0, root)
         import tgrad as torch
     step = build(torch)
     for _ in range(warmup):
@@ -68,11 +70,12 @@ def find_torch_python(given):
     return None
 
 
-def run(python, impl, steps, warmup, threads):
+def run(python, impl, steps, warmup, threads, root=ROOT):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads))
+               MKL_NUM_THREADS=str(threads), PYTHONPATH=root)
     out = subprocess.run([python, __file__, "--worker", impl, "--steps", str(steps), "--warmup", str(warmup),
-                          "--threads", str(threads)], env=env, check=True, capture_output=True, text=True)
+                          "--threads", str(threads), "--root", root], env=env, check=True, capture_output=True,
+                         text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -82,27 +85,33 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--torch-python")
+    p.add_argument("--before", help="another tgrad tree to time in the same run (e.g. /work/main)")
     p.add_argument("--worker", choices=("tgrad", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.worker:
-        print(json.dumps(worker(a.worker, a.steps, a.warmup, a.threads[0])))
+        print(json.dumps(worker(a.worker, a.steps, a.warmup, a.threads[0], a.root)))
         return
     tpy = find_torch_python(a.torch_python)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     med = {}
+    sides = [("tgrad", "tgrad", sys.executable, ROOT), ("torch", "torch", tpy, None)]
+    if a.before:
+        sides.insert(1, ("before", "tgrad", sys.executable, os.path.abspath(a.before)))
     for th in a.threads:
-        for impl, py in (("tgrad", sys.executable), ("torch", tpy)):
+        for label, impl, py, root in sides:
             if py is None:
                 continue
-            t = run(py, impl, a.steps, a.warmup, th)["times"]
-            med[impl, th] = float(np.median(t)) * 1e3
-            print(f"{impl:<6} {th} thread(s): median {med[impl, th]:8.3f} ms, min {min(t) * 1e3:8.3f} ms "
+            t = run(py, impl, a.steps, a.warmup, th, root or ROOT)["times"]
+            med[label, th] = float(np.median(t)) * 1e3
+            print(f"{label:<6} {th} thread(s): median {med[label, th]:8.3f} ms, min {min(t) * 1e3:8.3f} ms "
                   f"({a.steps} steps)")
-    tg = min(v for (i, _), v in med.items() if i == "tgrad")
-    if tpy:
-        th = min(v for (i, _), v in med.items() if i == "torch")
-        print(f"CNN step: tgrad eager {tg:.3f} ms / PyTorch eager {th:.3f} ms (better thread count) "
-              f"= {tg / th:.1f}x")
+    best = {label: min(v for (i, _), v in med.items() if i == label) for label, *_ in sides if (label, a.threads[0]) in med}
+    if "torch" in best:
+        for label in ("before", "tgrad"):
+            if label in best:
+                print(f"CNN step ({label}): tgrad eager {best[label]:.3f} ms / PyTorch eager {best['torch']:.3f} ms "
+                      f"(better thread count) = {best[label] / best['torch']:.1f}x")
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -376,7 +376,7 @@ def taps_kernel(x_ptr, out_ptr, NB, H, W, C, pad, BM: tl.constexpr, BC: tl.const
              mask=rows[:, None] & (rc[None, :] < C))
 
 
-@pytest.mark.parametrize("nb,h,w,pad", [(2, 4, 4, 1), (4, 8, 2, 0)])
+@pytest.mark.parametrize("nb,h,w,pad", [(2, 4, 4, 1), (4, 8, 2, 0), (3, 6, 4, 0), (3, 6, 6, 1)])
 def test_affine_taps_under_interval_masks_are_strided_views(nb, h, w, pad):
     """A padded tap's or a strided window's gather is a strided view once the rows are split into (n, h, w):
     no per-element load or store is left in the tape, and the values are stock's."""

@@ -10,7 +10,7 @@ import numpy as np
 import triton.language as tl
 
 from .internals import LOCK, _I, _lang_for_interpreter, _scope, _tls
-from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _Val, _Views
+from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _pad_to, _Val, _Views
 
 
 def _th(data, dtype):
@@ -280,29 +280,36 @@ def _emit_lowered(e, p, vals, out, low):
 
 
 def _emit_split(e, p, vals, out, q, kind, addr, dt):
-    """A load / store through one strided view of the block reshaped to q["fine"], over the box q["lims"]."""
-    lines, fine, lims, shape = e.lines, q["fine"], q["lims"], tuple(q["shape"])
+    """A load / store through one strided view of the block reshaped to q["fine"] (each axis padded to
+    q["padded"] first), over the box q["lims"]."""
+    lines, fine, lims, shape, padded = e.lines, q["fine"], q["lims"], tuple(q["shape"]), q["padded"]
     full = lims is not None and all(lo == 0 and hi == n for (lo, hi), n in zip(lims, fine))
+    crop = None if padded == shape else e.k(tuple(slice(0, n) for n in shape))
     if lims is not None:
         box = tuple(hi - lo for lo, hi in lims)
         view = f"{e.k(_Views(box, q['strides'], q['np_dtype']))}[{addr}]"
         sl = e.k(tuple(slice(lo, hi) for lo, hi in lims))
     if kind == "sload":
         o = e.var(p, out)
-        if full:
+        if full and crop is None:
             lines.append(f"{o} = _nparray({view}).reshape({shape!r})")
             return
-        fill = e.k(np.array(np.broadcast_to(q["other"], shape), dtype=q["np_dtype"]).reshape(fine))
+        other = np.broadcast_to(q["other"], shape)
+        fill = e.k(np.array(_pad_to(other, padded, None) if crop else other, dtype=q["np_dtype"]).reshape(fine))
         lines.append(f"{o} = {fill}.copy()")
         if lims is not None:
             lines.append(f"{o}[{sl}] = {view}")
-        lines.append(f"{o} = {o}.reshape({shape!r})")
+        lines.append(f"{o} = {o}.reshape({shape!r})" if crop is None else
+                     f"{o} = _np.ascontiguousarray({o}.reshape({padded!r})[{crop}])")
         return
     if lims is None:
         return
     data = e.arr(p, vals[1])
     if tuple(vals[1].shape) != shape:
         data = f"_bt({data}, {shape!r})"
+    if crop is not None:
+        lines.append(f"_t = _np.empty({padded!r}, {dt}); _t[{crop}] = {data}")
+        data = "_t"
     lines.append(f"{view}[...] = {data}.reshape({fine!r})" + ("" if full else f"[{sl}]"))
 
 

@@ -77,9 +77,10 @@ def _factorize(r):
 
 
 def _fine_shape(rel, mask):
-    """A shape splitting each axis of ``rel`` (block offsets) into a mixed radix under which rel may be
-    affine and ``mask`` (broadcastable, or None) a box of intervals: an implicit GEMM's rows n * P + oh * OW + ow
-    become (n, oh, ow), a stride-2 pooling window's taps (ow, 2); None if an axis has no such split."""
+    """Per axis of ``rel`` (block offsets), the sizes of a mixed radix (outer first, their product >= the axis:
+    the last row may be padded) under which rel may be affine and ``mask`` (broadcastable, or None) a box of
+    intervals: an implicit GEMM's rows n * P + oh * OW + ow become (n, oh, ow), a stride-2 pooling window's taps
+    (ow, 2); None if an axis has no such split."""
     m = np.ones(rel.shape, bool) if mask is None else np.broadcast_to(mask, rel.shape)
     fine = []
     for ax, n in enumerate(rel.shape):
@@ -88,8 +89,14 @@ def _fine_shape(rel, mask):
         f = _radix(line.astype(np.int64), m.any(axis=other) if other else m)
         if f is None:
             return None
-        fine.extend(f)
+        fine.append(f)
     return fine
+
+
+def _pad_to(a, shape, value):
+    """a padded at the end of each axis to ``shape`` (edge values, or ``value`` when given)."""
+    widths = [(0, t - n) for n, t in zip(a.shape, shape)]
+    return np.pad(a, widths, mode="edge") if value is None else np.pad(a, widths, constant_values=value)
 
 
 def _interval(m):
@@ -111,16 +118,19 @@ def _steady(r):
 
 def _radix(r, m):
     """Sizes (outer first) splitting line r / mask m so each axis is affine in r over an interval of m (the
-    masked-off lanes are free): the largest inner size q whose live rows share m's interval and r's step
+    masked-off lanes are free, the last row may be padded): the largest inner size q, among the distances
+    between the line's first breaks (a step or mask change), whose live rows share m's interval and r's step
     there, recursively on the rows' first live lane; None if there is none."""
     n = r.size
     iv = _interval(m)
     if iv is None or (iv and _steady(r[iv[0]:iv[1]])):
         return [n]
-    for q in range(n // 2, 1, -1):
-        if n % q:
-            continue
-        rr, mm = r.reshape(-1, q), m.reshape(-1, q)
+    d = np.diff(r)
+    brk = np.flatnonzero((m[1:] != m[:-1]) | np.append(False, d[1:] != d[:-1]))[:16] + 1
+    brk = np.append(0, brk)
+    for q in sorted({int(b - a) for a in brk for b in brk if 1 < b - a < n}, reverse=True):
+        k = -(-n // q)
+        rr, mm = _pad_to(r, (k * q,), None).reshape(k, q), _pad_to(m, (k * q,), False).reshape(k, q)
         live = mm.any(axis=1)
         rows = mm[live]
         if not (rows == rows[0]).all():

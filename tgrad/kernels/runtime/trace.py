@@ -14,7 +14,7 @@ import triton.language as tl
 from .direct import Ptr, _cvt, _entry, _run_direct
 from .internals import _I, do_not_specialize
 from .tape import _compile
-from .tape_ops import (_affine, _box, _dyn_handle, _factorize, _fine_shape, _interval_box, _kind, _pieces,
+from .tape_ops import (_affine, _box, _dyn_handle, _factorize, _fine_shape, _interval_box, _kind, _pad_to, _pieces,
                        _prefix_len, _Val)
 
 
@@ -33,24 +33,26 @@ class Tape:
 
 
 def _lower_split(name, base, rel, mask, np_dtype, other):
-    """("sload" / "sstore", params) if, once each axis is split (_fine_shape), the mask is a box of intervals
-    and the offsets are affine over it: the access is one strided view (an implicit GEMM's tap, a pooling
-    window's stride-s taps as a stride-0 axis), else None."""
-    fine = _fine_shape(rel, None if mask is None else mask.data)
-    if fine is None or len(fine) > 32:
+    """("sload" / "sstore", params) if, once each axis is split (_fine_shape, padded at its end), the mask is a
+    box of intervals and the offsets are affine over it: the access is one strided view (an implicit GEMM's
+    tap, a pooling window's stride-s taps as a stride-0 axis), else None."""
+    per_axis = _fine_shape(rel, None if mask is None else mask.data)
+    if per_axis is None or sum(len(f) for f in per_axis) > 32:
         return None
-    fine = tuple(fine)
-    lims = tuple((0, n) for n in fine) if mask is None else \
-        _interval_box(np.broadcast_to(mask.data, rel.shape).reshape(fine), fine)
+    fine = tuple(x for f in per_axis for x in f)
+    padded = tuple(int(np.prod(f)) for f in per_axis)
+    m = np.ones(rel.shape, bool) if mask is None else np.broadcast_to(mask.data, rel.shape)
+    lims = _interval_box(_pad_to(m, padded, False).reshape(fine), fine)
     if lims is False:
         return None
     start, strides = 0, (0,) * len(fine)
     if lims is not None:
-        aff = _affine(rel.reshape(fine)[tuple(slice(lo, hi) for lo, hi in lims)], np_dtype.itemsize)
+        sub = _pad_to(rel, padded, None).reshape(fine)[tuple(slice(lo, hi) for lo, hi in lims)]
+        aff = _affine(sub, np_dtype.itemsize)
         if aff is None:
             return None
         start, strides = aff
-    p = dict(base=base, start=start, strides=strides, lims=lims, fine=fine, shape=rel.shape,
+    p = dict(base=base, start=start, strides=strides, lims=lims, fine=fine, shape=rel.shape, padded=padded,
              np_dtype=np_dtype, other=other)
     return ("sload" if name.endswith("_load") else "sstore"), p
 
