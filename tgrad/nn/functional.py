@@ -11,6 +11,7 @@ from .. import functions as _functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
+from ..dtypes import int64 as _int64
 from ..functions import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
 from ..random import default_generator_for
@@ -190,8 +191,92 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """Constant padding: ``pad`` = (left, right) for the last dim, then the one before, ...; negative crops."""
-    return _op("pad", input, pad=tuple(pad), mode=mode, value=value)
+    """Padding of ``pad`` = (left, right) for the last dim, then the one before, ...; negative crops.
+    mode 'constant' (``value``), or 'reflect' / 'replicate' / 'circular' over the last 1-3 dims, as an
+    index_select per padded dim (its backward sums the repeated elements' gradients)."""
+    if mode == "constant":
+        return _op("pad", input, pad=tuple(pad), mode=mode, value=value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    k = len(pad) // 2
+    if k not in (1, 2, 3) or input.dim() not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    out = input
+    for i in range(k):
+        d = input.dim() - 1 - i
+        out = out.index_select(d, input.new_tensor(_pad_index(input, d, pad[2 * i], pad[2 * i + 1], mode, i),
+                                                   dtype=_int64))
+    return out
+
+
+def _pad_index(input, d, lo, hi, mode, i):
+    """Source indices along dim d of a non-constant pad (lo, hi), PyTorch's semantics: reflect / replicate
+    index the original dim, circular wraps around what is left after negative pads crop."""
+    n = input.shape[d]
+    if mode == "reflect" and (lo >= n or hi >= n):
+        raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                           f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
+                           f"[{', '.join(str(x) for x in input.shape)}]")
+    if mode == "circular" and (lo > n or hi > n):
+        raise RuntimeError("Padding value causes wrapping around more than once.")
+    if n == 0 or n + lo + hi < 0:
+        raise RuntimeError(f"{mode} padding: dim {d} of size {n} cannot be padded by ({lo}, {hi})")
+    if mode == "circular":
+        start, m = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
+        return [start + j % m for j in range(-max(lo, 0), m + max(hi, 0))] if m > 0 else []
+    idx = range(-lo, n + hi)
+    if mode == "replicate":
+        return [min(max(j, 0), n - 1) for j in idx]
+    return [2 * (n - 1) - abs(j) if abs(j) > n - 1 else abs(j) for j in idx]
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): out[..., c, h r + i, w r + j] = in[..., c r^2 + i r + j, h, w]."""
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *b, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    nb = len(b)
+    x = input.reshape(*b, c // (r * r), r, r, h, w)
+    x = x.permute(*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2)
+    return x.reshape(*b, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *b, c, h, w = input.shape
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                           f"input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but "
+                           f"input.size(-1)={w} is not divisible by {r}")
+    nb = len(b)
+    x = input.reshape(*b, c, h // r, r, w // r, r)
+    x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)
+    return x.reshape(*b, c * r * r, h // r, w // r)
 
 
 # ------------------------------------------------------------------ losses

@@ -35,8 +35,6 @@ class _ConvNd(Module):
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ValueError("padding_mode must be one of {'zeros', 'reflect', 'replicate', 'circular'}, but got "
                              f"padding_mode='{padding_mode}'")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"tgrad: padding_mode='{padding_mode}' is not supported yet (only 'zeros')")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
@@ -47,6 +45,11 @@ class _ConvNd(Module):
         self.output_padding = output_padding
         self.groups = groups
         self.padding_mode = padding_mode
+        if isinstance(padding, str):    # F.pad widths, last dim first ('same': the odd extra on the right)
+            total = [d * (k - 1) for d, k in zip(dilation, kernel_size)] if padding == "same" else [0] * len(kernel_size)
+            self._reversed_padding_repeated_twice = [x for t in reversed(total) for x in (t // 2, t - t // 2)]
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in range(2)]
         shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
         self.weight = Parameter(empty(shape + tuple(kernel_size), device=device, dtype=dtype))
         if bias:
@@ -90,6 +93,9 @@ class Conv1d(_ConvNd):
                          (0,), groups, bias, padding_mode, device, dtype)
 
     def forward(self, input):
+        if self.padding_mode != "zeros":
+            return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), self.weight,
+                            self.bias, self.stride, 0, self.dilation, self.groups)
         return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
@@ -103,6 +109,9 @@ class Conv2d(_ConvNd):
                          (0, 0), groups, bias, padding_mode, device, dtype)
 
     def forward(self, input):
+        if self.padding_mode != "zeros":
+            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), self.weight,
+                            self.bias, self.stride, 0, self.dilation, self.groups)
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
