@@ -5,7 +5,10 @@ of the table (``linear``, ``relu``, ``cross_entropy`` ... each a fused Triton
 kernel pair).  Deprecated ``size_average``/``reduce`` arguments map to
 ``reduction`` with PyTorch's warning.
 """
+import math
 import warnings
+
+import numpy as np
 
 from .. import functions as _functional
 from ..autograd import dispatch
@@ -238,6 +241,106 @@ def _pad_index(input, d, lo, hi, mode, i):
     if mode == "replicate":
         return [min(max(j, 0), n - 1) for j in idx]
     return [2 * (n - 1) - abs(j) if abs(j) > n - 1 else abs(j) for j in idx]
+
+
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+_LINEAR_NDIM = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resize the spatial dims of (N, C, *spatial) input to ``size`` (or floor(in * scale_factor)).
+
+    'nearest' / 'nearest-exact' gather src = floor(dst * s) / floor((dst + 0.5) * s); 'linear' / 'bilinear' /
+    'trilinear' blend the two neighbours per dim, last dim first, with PyTorch's source index (scale s = in / out,
+    1 / scale_factor, or (in - 1) / (out - 1) with align_corners); 'area' is adaptive average pooling.
+    Index_selects and products, so gradients flow to the input."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    nd = input.dim() - 2
+    if nd not in (1, 2, 3) or mode not in _INTERP_MODES:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        out = list(size) if isinstance(size, (list, tuple)) else [size] * nd
+        if len(out) != nd:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {spatial} and output size of {size}. Please provide input tensor "
+                             "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+        scales = [None] * nd
+    elif scale_factor is not None:
+        sf = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * nd
+        if len(sf) != nd:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {spatial} and scale_factor of shape {scale_factor}. Please "
+                             "provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                             "(s1, s2, ...,sK) format.")
+        out = [math.floor(float(n) * s) for n, s in zip(spatial, sf)]
+        scales = [None] * nd if recompute_scale_factor else [float(s) for s in sf]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if mode in _LINEAR_NDIM and _LINEAR_NDIM[mode] != nd:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_NDIM[mode] + 2}D input")
+    if antialias or mode == "bicubic":
+        raise NotImplementedError(f"tgrad: interpolate(mode={mode!r}, antialias={antialias}) is not supported yet")
+    if mode == "area":
+        if nd == 3:
+            raise NotImplementedError("tgrad: interpolate(mode='area') of 5-D input is not supported yet")
+        return (adaptive_avg_pool1d if nd == 1 else adaptive_avg_pool2d)(input, out)
+    f = np.float64 if input.dtype.is_floating_point and input.element_size() == 8 else np.float32
+    x = input
+    for i in reversed(range(nd)):          # the last dim first, as PyTorch's separable kernel blends
+        d, n, m = i + 2, spatial[i], out[i]
+        if mode.startswith("nearest"):
+            s = f(1.0 / scales[i]) if scales[i] else f(n) / f(m)
+            dst = np.arange(m, dtype=f) + (f(0.5) if mode == "nearest-exact" else f(0))
+            src = np.minimum(np.floor(dst * s).astype(np.int64), n - 1)
+            x = x.index_select(d, input.new_tensor(src.tolist(), dtype=_int64))
+            continue
+        if align_corners:
+            s = f(n - 1) / f(m - 1) if m > 1 else f(0)
+            src = np.arange(m, dtype=f) * s
+        else:
+            s = f(1.0 / scales[i]) if scales[i] else f(n) / f(m)
+            src = np.maximum(s * (np.arange(m, dtype=f) + f(0.5)) - f(0.5), f(0))
+        i0 = np.minimum(src.astype(np.int64), n - 1)
+        i1 = i0 + (i0 < n - 1)
+        l1 = np.clip(src - i0.astype(f), f(0), f(1))
+        l0 = f(1) - l1
+        shape = [1] * input.dim()
+        shape[d] = m
+        w0, w1 = (input.new_tensor(w.tolist()).reshape(shape) for w in (l0, l1))
+        x = x.index_select(d, input.new_tensor(i0.tolist(), dtype=_int64)) * w0 + \
+            x.index_select(d, input.new_tensor(i1.tolist(), dtype=_int64)) * w1
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(mode='nearest')."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(mode='bilinear', align_corners=True)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def pixel_shuffle(input, upscale_factor):
