@@ -729,7 +729,8 @@ def _pool_input(input, nd, name):
     if input.dim() == nd + 1:
         return input.unsqueeze(0), True
     raise RuntimeError({1: f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}",
-                        2: "non-empty 3D or 4D (batch mode) tensor expected for input"}[nd])
+                        2: "non-empty 3D or 4D (batch mode) tensor expected for input",
+                        3: "non-empty 4D or 5D (batch mode) tensor expected for input"}[nd])
 
 
 def _unbatch(res, unbatched):
@@ -788,6 +789,58 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     input when not ``count_include_pad``)."""
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
                      "avg_pool2d")
+
+
+def _separable3d(input, name, plane, depth, adaptive=False):
+    """A 3-D pooling of (N, C, D, H, W) / (C, D, H, W) input as ``plane`` (a 2-D pooling of every depth slice)
+    then ``depth`` (a 1-D pooling along D): exact for max and for averages over product windows."""
+    x, unbatched = (_adaptive_input if adaptive else _pool_input)(input, 3, name)
+    n, c, d = x.shape[:3]
+    y = plane(x.reshape(n, c * d, *x.shape[3:]))
+    oh, ow = y.shape[2:]
+    y = depth(y.reshape(n, c, d, oh * ow).transpose(2, 3).reshape(n, c * oh * ow, d))
+    return _unbatch(y.reshape(n, c, oh, ow, y.shape[-1]).permute(0, 1, 4, 2, 3).contiguous(), unbatched)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over (KD, KH, KW) windows: max_pool2d of each depth slice, then max_pool1d along depth."""
+    if return_indices:
+        raise NotImplementedError("tgrad: max_pool3d(return_indices=True) is not supported yet")
+    k, p, dl = _ntuple(kernel_size, 3), _ntuple(padding, 3), _ntuple(dilation, 3)
+    s = _ntuple(stride, 3) if stride is not None and stride != [] and stride != () else k
+    return _separable3d(input, "max_pool3d", lambda t: max_pool2d(t, k[1:], s[1:], p[1:], dl[1:], ceil_mode),
+                        lambda t: max_pool1d(t, k[0], s[0], p[0], dl[0], ceil_mode))
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over (KD, KH, KW) windows (the divisor a product of per-dim counts, as PyTorch's): avg_pool2d of
+    each depth slice, then avg_pool1d along depth; with ``divisor_override``, window sums / it."""
+    k, p = _ntuple(kernel_size, 3), _ntuple(padding, 3)
+    s = _ntuple(stride, 3) if stride is not None and stride != [] and stride != () else k
+    one = 1 if divisor_override else None
+    y = _separable3d(input, "avg_pool3d",
+                     lambda t: _avg_pool(t, k[1:], s[1:], p[1:], ceil_mode, count_include_pad, one, 2, "avg_pool2d"),
+                     lambda t: _avg_pool(t, k[:1], s[:1], p[:1], ceil_mode, count_include_pad, one, 1, "avg_pool1d"))
+    return y / divisor_override if divisor_override else y
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over adaptive (D, H, W) windows: adaptive_avg_pool2d per depth slice, then along depth."""
+    size = _adaptive_size(input if input.dim() == 5 else input.unsqueeze(0), output_size, 3) \
+        if input.dim() in (4, 5) else None
+    return _separable3d(input, "adaptive_avg_pool3d", lambda t: adaptive_avg_pool2d(t, size[1:]),
+                        lambda t: adaptive_avg_pool1d(t, size[0]), adaptive=True)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over adaptive (D, H, W) windows: adaptive_max_pool2d per depth slice, then along depth."""
+    if return_indices:
+        raise NotImplementedError("tgrad: adaptive_max_pool3d(return_indices=True) is not supported yet")
+    size = _adaptive_size(input if input.dim() == 5 else input.unsqueeze(0), output_size, 3) \
+        if input.dim() in (4, 5) else None
+    return _separable3d(input, "adaptive_max_pool3d", lambda t: adaptive_max_pool2d(t, size[1:]),
+                        lambda t: adaptive_max_pool1d(t, size[0]), adaptive=True)
 
 
 def _adaptive_size(x, output_size, nd):
