@@ -660,7 +660,7 @@ def _batched(input, nd, name):
         return input, False
     if input.dim() == nd + 1:
         return input.unsqueeze(0), True
-    kinds = {1: ("2D", "3D"), 2: ("3D", "4D")}[nd]
+    kinds = {1: ("2D", "3D"), 2: ("3D", "4D"), 3: ("4D", "5D")}[nd]
     raise RuntimeError(f"Expected {kinds[0]} (unbatched) or {kinds[1]} (batched) input to {name}, but got input of "
                        f"size: [{', '.join(str(s) for s in input.shape)}]")
 
@@ -700,6 +700,43 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation, as PyTorch's); x (N, C, H, W) or (C, H, W), w (O, C / groups, KH, KW)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution; x (N, C, D, H, W) or (C, D, H, W), w (O, C / groups, KD, KH, KW).  Depth folds into the
+    batch: y = sum_kd conv2d(x[:, :, od * sd + kd * dd], w[:, :, kd]), one implicit-GEMM launch per depth tap."""
+    x, unbatched = _batched(input, 3, "conv3d")
+    s, dl = _ntuple(stride, 3), _ntuple(dilation, 3)
+    ks = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and any(v != 1 for v in s):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for d, k in zip(dl, ks)] if padding == "same" else [0, 0, 0]
+        if any(t % 2 for t in total):    # the odd extra on the right, as PyTorch
+            x = pad(x, [w for t in reversed(total) for w in (0, t % 2)])
+        p = tuple(t // 2 for t in total)
+    else:
+        p = _ntuple(padding, 3)
+    if p[0]:
+        x = pad(x, (0, 0, 0, 0, p[0], p[0]))
+    n, c, d, h, w = x.shape
+    od = (d - dl[0] * (ks[0] - 1) - 1) // s[0] + 1
+    if od <= 0 or weight.dim() != 5:
+        raise RuntimeError(f"Calculated padded input size per channel: ({d} x {h + 2 * p[1]} x {w + 2 * p[2]}). "
+                           f"Kernel size: ({' x '.join(str(k) for k in ks)}). Kernel size can't be greater than "
+                           "actual input size")
+    y = None
+    for k in range(ks[0]):
+        xs = x[:, :, k * dl[0]:k * dl[0] + (od - 1) * s[0] + 1:s[0]].transpose(1, 2).reshape(n * od, c, h, w)
+        t = _op("convolution", xs, weight[:, :, k], None, stride=s[1:], padding=p[1:], dilation=dl[1:],
+                transposed=False, output_padding=(0, 0), groups=groups)
+        y = t if y is None else y + t
+    y = y.reshape(n, od, *y.shape[1:]).transpose(1, 2)
+    if bias is not None:
+        y = y + bias.reshape(1, -1, 1, 1, 1)
+    return (y.squeeze(0) if unbatched else y).contiguous()
 
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
