@@ -759,6 +759,36 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            "conv_transpose2d")
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv3d in its input (plus bias); w (C_in, C_out / groups, KD, KH, KW).  Per depth tap kd, a
+    conv_transpose2d of every input depth slice lands at output depth id * sd + kd * dd (zeros between for
+    sd > 1); the taps are summed, then the depth padding cropped."""
+    x, unbatched = _batched(input, 3, "conv_transpose3d")
+    s, p, op, dl = (_ntuple(v, 3) for v in (stride, padding, output_padding, dilation))
+    n, c, d, h, w = x.shape
+    kd = weight.shape[2]
+    full = (d - 1) * s[0] + dl[0] * (kd - 1) + 1 + op[0]
+    if full - 2 * p[0] <= 0:
+        raise RuntimeError(f"conv_transpose3d: output depth {full - 2 * p[0]} is not positive (input depth {d}, "
+                           f"kernel {kd}, stride {s[0]}, padding {p[0]}, dilation {dl[0]})")
+    folded = x.transpose(1, 2).reshape(n * d, c, h, w)
+    y = None
+    for k in range(kd):
+        t = _op("convolution", folded, weight[:, :, k], None, stride=s[1:], padding=p[1:], dilation=dl[1:],
+                transposed=True, output_padding=op[1:], groups=groups)
+        t = t.reshape(n, d, *t.shape[1:]).transpose(1, 2)          # (N, O, D, OH, OW)
+        if s[0] > 1:                                               # spread the slices s apart
+            z = t.new_zeros((*t.shape[:3], s[0] - 1, *t.shape[3:]))
+            t = _functional.cat([t.unsqueeze(3), z], 3).reshape(*t.shape[:2], d * s[0], *t.shape[3:])
+            t = t[:, :, :(d - 1) * s[0] + 1]
+        t = pad(t, (0, 0, 0, 0, k * dl[0], full - k * dl[0] - t.shape[2]))
+        y = t if y is None else y + t
+    y = y[:, :, p[0]:full - p[0]]
+    if bias is not None:
+        y = y + bias.reshape(1, -1, 1, 1, 1)
+    return (y.squeeze(0) if unbatched else y).contiguous()
+
+
 # ------------------------------------------------------------------ pooling
 def _pool_input(input, nd, name):
     if input.dim() == nd + 2:

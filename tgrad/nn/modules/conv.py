@@ -1,4 +1,4 @@
-"""``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d`` (PyTorch's arguments, names and init)."""
+"""``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``, ``ConvTranspose3d`` (PyTorch's arguments, names and init)."""
 import math
 
 from ...creation import empty
@@ -185,4 +185,21 @@ class ConvTranspose2d(_ConvTransposeNd):
     def forward(self, input, output_size=None):
         op = self._output_padding(input, output_size, 2)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """The adjoint of Conv3d in its input; weight (in, out / groups, kd, kh, kw)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 3), _ntuple(stride, 3), _ntuple(padding, 3),
+                         _ntuple(dilation, 3), True, _ntuple(output_padding, 3), groups, bias, padding_mode, device,
+                         dtype)
+
+    def forward(self, input, output_size=None):
+        op = self._output_padding(input, output_size, 3)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
                                   self.dilation)
