@@ -378,3 +378,67 @@ def test_small_gemms_run_on_one_blas_thread(monkeypatch):
         assert calls == ([1] if m == 16 else [n])
     TR.clear_tapes()
     blas._state[1] = None
+
+@triton.jit
+def taps_kernel(x_ptr, out_ptr, NB, H, W, C, pad, BM: tl.constexpr, BC: tl.constexpr):
+    """Implicit-GEMM style taps: rows n * H * W + h * W + w, each tap reading x[n, c, h + kh - pad, w + kw - pad]
+    under the padding mask; and a stride-2 backward-pooling gather x[n, c, (h - kh) / 2, (w - kw) / 2]."""
+    rm = tl.arange(0, BM)
+    rc = tl.arange(0, BC)
+    n = rm // (H * W)
+    h = (rm % (H * W)) // W
+    w = rm % W
+    rows = rm < NB * H * W
+    acc = tl.zeros((BM, BC), tl.float32)
+    for kh in range(3):
+        for kw in range(3):
+            ih = h + kh - pad
+            iw = w + kw - pad
+            ok = rows & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+            a = tl.load(x_ptr + (n * C * H * W + ih * W + iw)[:, None] + rc[None, :] * H * W,
+                        mask=ok[:, None] & (rc[None, :] < C), other=0.0)
+            acc += a * (kh * 3 + kw + 1)
+    for kh in range(2):
+        for kw in range(2):
+            th = h - kh
+            tw = w - kw
+            oh = th // 2
+            ow = tw // 2
+            ok = rows & (th >= 0) & (oh * 2 == th) & (tw >= 0) & (ow * 2 == tw)
+            acc += tl.load(x_ptr + (n * C * H * W + oh * W + ow)[:, None] + rc[None, :] * H * W,
+                           mask=ok[:, None] & (rc[None, :] < C), other=0.0) * 100.0
+    tl.store(out_ptr + (n * C * H * W + h * W + w)[:, None] + rc[None, :] * H * W, acc,
+             mask=rows[:, None] & (rc[None, :] < C))
+
+
+@pytest.mark.parametrize("nb,h,w,pad", [(2, 4, 4, 1), (4, 8, 2, 0), (3, 6, 4, 0), (3, 6, 6, 1)])
+def test_affine_taps_under_interval_masks_are_strided_views(nb, h, w, pad):
+    """A padded tap's or a strided window's gather is a strided view once the rows are split into (n, h, w):
+    no per-element load or store is left in the tape, and the values are stock's."""
+    C = 3
+    x = np.random.default_rng(0).standard_normal((nb, C, h, w)).astype(np.float32)
+
+    def make():
+        return [tgrad.tensor(x)], [tgrad.zeros(nb, C, h, w)]
+    bm = 1 << (nb * h * w - 1).bit_length()
+    stock, trace = _run_both(taps_kernel, (1,), make, {"BM": bm, "BC": 4}, [nb, h, w, C, pad])
+    assert stock[0].tobytes() == trace[0].tobytes()
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    ref = np.zeros_like(x)
+    for kh in range(3):
+        for kw in range(3):
+            ref += xp[:, :, kh:kh + h, kw:kw + w][:, :, :h, :w] * (kh * 3 + kw + 1) if pad else 0
+    if not pad:
+        for kh in range(3):
+            for kw in range(3):
+                sub = np.zeros_like(x)
+                sub[:, :, :max(h - kh, 0), :max(w - kw, 0)] = x[:, :, kh:, kw:]
+                ref += sub * (kh * 3 + kw + 1)
+    for kh in range(2):
+        for kw in range(2):
+            sub = np.zeros_like(x)
+            sub[:, :, kh::2, kw::2] = x[:, :, :len(range(kh, h, 2)), :len(range(kw, w, 2))]
+            ref += sub * 100
+    np.testing.assert_allclose(trace[0], ref, rtol=1e-6, atol=1e-5)
+    src = _source(taps_kernel)
+    assert "_iload" not in src and "_istore" not in src and "#" not in src, src

@@ -87,3 +87,15 @@ def test_dropout2d_zeroes_whole_channels(device):
     m.eval()
     assert m(x) is x
     assert repr(m) == "Dropout2d(p=0.5, inplace=False)"
+
+
+def test_batchnorm3d_is_batchnorm2d_over_depth_too(device):
+    """BatchNorm3d of (N, C, D, H, W) = BatchNorm2d of (N, C, D * H, W): same statistics, output and running stats."""
+    bn3, bn2 = nn.BatchNorm3d(3).to(device), nn.BatchNorm2d(3).to(device)
+    x = arr(2, 3, 2, 3, 2, k=0.7, device=device)
+    y3, y2 = bn3(x), bn2(x.reshape(2, 3, 6, 2))
+    np.testing.assert_array_equal(y3.detach().cpu().numpy().reshape(2, 3, 6, 2), y2.detach().cpu().numpy())
+    np.testing.assert_array_equal(bn3.running_var.cpu().numpy(), bn2.running_var.cpu().numpy())
+    assert repr(bn3) == "BatchNorm3d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    with pytest.raises(ValueError, match=r"expected 5D input \(got 4D input\)"):
+        bn3(arr(2, 3, 4, 4, device=device))

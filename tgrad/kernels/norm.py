@@ -113,110 +113,124 @@ def layer_norm_backward(dy, x, w, dx, M, K, eps):
 
 @triton.jit
 def _channel_offsets(j, c, C, L):
-    """Offsets of elements j (over N * L) of channel c in a contiguous (N, C, L) tensor."""
-    return (j // L) * C * L + c * L + (j % L)
+    """Offsets (BLOCK_C, BLOCK) of elements j (over N * L) of channels c in a contiguous (N, C, L) tensor."""
+    return ((j // L) * C * L + (j % L))[None, :] + (c * L)[:, None]
 
 
 @triton.jit
-def _channel_stats(x_ptr, c, C, L, n, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """(mean, biased variance) of channel c over its n = N * L elements (two passes)."""
-    acc = tl.zeros([BLOCK], COMPUTE)
+def _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr):
+    """(mean, biased variance) (BLOCK_C,) of channels c over their n = N * L elements (two passes)."""
+    acc = tl.zeros([BLOCK_C, BLOCK], COMPUTE)
     for j0 in range(0, n, BLOCK):
         j = j0 + tl.arange(0, BLOCK).to(tl.int64)
-        acc += tl.load(x_ptr + _channel_offsets(j, c, C, L), mask=j < n, other=0.0).to(COMPUTE)
-    mean = tl.sum(acc, axis=0) / n
-    acc = tl.zeros([BLOCK], COMPUTE)
+        m = cmask[:, None] & (j < n)[None, :]
+        acc += tl.load(x_ptr + _channel_offsets(j, c, C, L), mask=m, other=0.0).to(COMPUTE)
+    mean = tl.sum(acc, axis=1) / n
+    acc = tl.zeros([BLOCK_C, BLOCK], COMPUTE)
     for j0 in range(0, n, BLOCK):
         j = j0 + tl.arange(0, BLOCK).to(tl.int64)
-        x = tl.load(x_ptr + _channel_offsets(j, c, C, L), mask=j < n, other=0.0).to(COMPUTE)
-        d = tl.where(j < n, x - mean, 0.0)
+        m = cmask[:, None] & (j < n)[None, :]
+        x = tl.load(x_ptr + _channel_offsets(j, c, C, L), mask=m, other=0.0).to(COMPUTE)
+        d = tl.where(m, x - mean[:, None], 0.0)
         acc += d * d
-    return mean, tl.sum(acc, axis=0) / n
+    return mean, tl.sum(acc, axis=1) / n
 
 
 @triton.jit
 def batch_norm_kernel(x_ptr, w_ptr, b_ptr, rm_ptr, rv_ptr, y_ptr, C, L, n, mom_hi, mom_lo, eps_hi, eps_lo,
                       TRAINING: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RUN: tl.constexpr,
-                      COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """y = (x - mean_c) * rstd_c * w_c + b_c for channel c = program id; x, y contiguous (N, C, L).
+                      COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr):
+    """y = (x - mean_c) * rstd_c * w_c + b_c for channels c = program id * BLOCK_C + (0 .. BLOCK_C); x, y
+    contiguous (N, C, L).
 
     TRAINING: batch statistics, and running stats (if any) <- (1 - momentum) * running + momentum * batch
     (unbiased variance); else the running statistics.
     """
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
-    c = tl.program_id(0).to(tl.int64)
+    c = tl.program_id(0).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cmask = c < C
     if TRAINING:
-        mean, var = _channel_stats(x_ptr, c, C, L, n, COMPUTE, BLOCK)
+        mean, var = _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE, BLOCK_C, BLOCK)
         if HAS_RUN:
             momentum = tl.cast(mom_hi, COMPUTE) + tl.cast(mom_lo, COMPUTE)
-            rm = tl.load(rm_ptr + c).to(COMPUTE)
-            rv = tl.load(rv_ptr + c).to(COMPUTE)
-            tl.store(rm_ptr + c, ((1.0 - momentum) * rm + momentum * mean).to(rm_ptr.dtype.element_ty))
+            rm = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+            rv = tl.load(rv_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+            tl.store(rm_ptr + c, ((1.0 - momentum) * rm + momentum * mean).to(rm_ptr.dtype.element_ty), mask=cmask)
             unbiased = var * n / tl.maximum(n - 1, 1)
-            tl.store(rv_ptr + c, ((1.0 - momentum) * rv + momentum * unbiased).to(rv_ptr.dtype.element_ty))
+            tl.store(rv_ptr + c, ((1.0 - momentum) * rv + momentum * unbiased).to(rv_ptr.dtype.element_ty),
+                     mask=cmask)
     else:
-        mean = tl.load(rm_ptr + c).to(COMPUTE)
-        var = tl.load(rv_ptr + c).to(COMPUTE)
+        mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+        var = tl.load(rv_ptr + c, mask=cmask, other=1.0).to(COMPUTE)
     rstd = 1.0 / tl.sqrt(var + eps)
     scale = rstd
     shift = -mean * rstd
     if HAS_W:
-        wc = tl.load(w_ptr + c).to(COMPUTE)
+        wc = tl.load(w_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
         scale = scale * wc
         shift = shift * wc
     if HAS_B:
-        shift = shift + tl.load(b_ptr + c).to(COMPUTE)
+        shift = shift + tl.load(b_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
     for j0 in range(0, n, BLOCK):
         j = j0 + tl.arange(0, BLOCK).to(tl.int64)
         off = _channel_offsets(j, c, C, L)
-        x = tl.load(x_ptr + off, mask=j < n, other=0.0).to(COMPUTE)
-        cast_store(y_ptr + off, x * scale + shift, j < n)
+        m = cmask[:, None] & (j < n)[None, :]
+        x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
+        cast_store(y_ptr + off, x * scale[:, None] + shift[:, None], m)
 
 
 @triton.jit
 def batch_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, rm_ptr, rv_ptr, dx_ptr, dw_ptr, db_ptr, C, L, n,
                                eps_hi, eps_lo, TRAINING: tl.constexpr, HAS_W: tl.constexpr,
-                               COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """Channel c: db = sum dy, dw = sum dy * xhat, dx = w * rstd * (dy - db/n - xhat * dw/n) (TRAINING)
-    or dx = w * rstd * dy (running statistics)."""
+                               COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr):
+    """Channels c (BLOCK_C per program): db = sum dy, dw = sum dy * xhat, dx = w * rstd * (dy - db/n - xhat * dw/n)
+    (TRAINING) or dx = w * rstd * dy (running statistics)."""
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
-    c = tl.program_id(0).to(tl.int64)
+    c = tl.program_id(0).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cmask = c < C
     if TRAINING:
-        mean, var = _channel_stats(x_ptr, c, C, L, n, COMPUTE, BLOCK)
+        mean, var = _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE, BLOCK_C, BLOCK)
     else:
-        mean = tl.load(rm_ptr + c).to(COMPUTE)
-        var = tl.load(rv_ptr + c).to(COMPUTE)
+        mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+        var = tl.load(rv_ptr + c, mask=cmask, other=1.0).to(COMPUTE)
     rstd = 1.0 / tl.sqrt(var + eps)
-    sg = tl.zeros([BLOCK], COMPUTE)
-    sgx = tl.zeros([BLOCK], COMPUTE)
+    sg = tl.zeros([BLOCK_C, BLOCK], COMPUTE)
+    sgx = tl.zeros([BLOCK_C, BLOCK], COMPUTE)
     for j0 in range(0, n, BLOCK):
         j = j0 + tl.arange(0, BLOCK).to(tl.int64)
         off = _channel_offsets(j, c, C, L)
-        g = tl.load(dy_ptr + off, mask=j < n, other=0.0).to(COMPUTE)
-        x = tl.load(x_ptr + off, mask=j < n, other=0.0).to(COMPUTE)
+        m = cmask[:, None] & (j < n)[None, :]
+        g = tl.load(dy_ptr + off, mask=m, other=0.0).to(COMPUTE)
+        x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
         sg += g
-        sgx += tl.where(j < n, g * (x - mean) * rstd, 0.0)
-    db = tl.sum(sg, axis=0)
-    dw = tl.sum(sgx, axis=0)
+        sgx += tl.where(m, g * (x - mean[:, None]) * rstd[:, None], 0.0)
+    db = tl.sum(sg, axis=1)
+    dw = tl.sum(sgx, axis=1)
     k = rstd
     if HAS_W:
-        k = k * tl.load(w_ptr + c).to(COMPUTE)
+        k = k * tl.load(w_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
     for j0 in range(0, n, BLOCK):
         j = j0 + tl.arange(0, BLOCK).to(tl.int64)
         off = _channel_offsets(j, c, C, L)
-        g = tl.load(dy_ptr + off, mask=j < n, other=0.0).to(COMPUTE)
+        m = cmask[:, None] & (j < n)[None, :]
+        g = tl.load(dy_ptr + off, mask=m, other=0.0).to(COMPUTE)
         if TRAINING:
-            x = tl.load(x_ptr + off, mask=j < n, other=0.0).to(COMPUTE)
-            dx = k * (g - db / n - (x - mean) * rstd * (dw / n))
+            x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
+            dx = k[:, None] * (g - (db / n)[:, None] - (x - mean[:, None]) * rstd[:, None] * (dw / n)[:, None])
         else:
-            dx = k * g
-        cast_store(dx_ptr + off, dx, j < n)
-    tl.store(dw_ptr + c, dw.to(dw_ptr.dtype.element_ty))
-    tl.store(db_ptr + c, db.to(db_ptr.dtype.element_ty))
+            dx = k[:, None] * g
+        cast_store(dx_ptr + off, dx, m)
+    tl.store(dw_ptr + c, dw.to(dw_ptr.dtype.element_ty), mask=cmask)
+    tl.store(db_ptr + c, db.to(db_ptr.dtype.element_ty), mask=cmask)
 
 
-def _channel_block(n, device):
-    return 1024 if gpu_blocks(device) else max(16, min(next_pow2(n), 65536))
+def _channel_block(C, n, device):
+    """(BLOCK_C, BLOCK): one channel per program on cuda; on cpu every channel in one program (the interpreter
+    pays per program), up to 2^17 elements a tile."""
+    if gpu_blocks(device):
+        return 1, 1024
+    block = max(16, min(next_pow2(n), 65536))
+    return min(next_pow2(C), max(1, 2 ** 17 // block)), block
 
 
 def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps):
@@ -225,12 +239,13 @@ def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps):
     if C == 0 or n == 0:
         return y
     dev = y._storage.launch_device
-    launch(batch_norm_kernel, (C,), dev,
+    bc, block = _channel_block(C, n, dev)
+    launch(batch_norm_kernel, (cdiv(C, bc),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x),
             kptr(rm if rm is not None else x), kptr(rv if rv is not None else x), kptr(y), C, L, n,
             *split64(momentum), *split64(eps)],
            {"TRAINING": training, "HAS_W": w is not None, "HAS_B": b is not None, "HAS_RUN": rm is not None,
-            "COMPUTE": compute_type(y.dtype), "BLOCK": _channel_block(n, dev)})
+            "COMPUTE": compute_type(y.dtype), "BLOCK_C": bc, "BLOCK": block})
     return y
 
 
@@ -240,11 +255,12 @@ def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps):
     if C == 0:
         return dx, dw, db
     dev = dx._storage.launch_device
-    launch(batch_norm_backward_kernel, (C,), dev,
+    bc, block = _channel_block(C, n, dev)
+    launch(batch_norm_backward_kernel, (cdiv(C, bc),), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(rm if rm is not None else x),
             kptr(rv if rv is not None else x), kptr(dx), kptr(dw), kptr(db), C, L, n, *split64(eps)],
            {"TRAINING": training, "HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype),
-            "BLOCK": _channel_block(n, dev)})
+            "BLOCK_C": bc, "BLOCK": block})
     return dx, dw, db
 
 

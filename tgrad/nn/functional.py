@@ -5,12 +5,16 @@ of the table (``linear``, ``relu``, ``cross_entropy`` ... each a fused Triton
 kernel pair).  Deprecated ``size_average``/``reduce`` arguments map to
 ``reduction`` with PyTorch's warning.
 """
+import math
 import warnings
+
+import numpy as np
 
 from .. import functions as _functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
+from ..dtypes import int64 as _int64
 from ..functions import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
 from ..ops.attention import _check as _sdpa_check
@@ -191,8 +195,192 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """Constant padding: ``pad`` = (left, right) for the last dim, then the one before, ...; negative crops."""
-    return _op("pad", input, pad=tuple(pad), mode=mode, value=value)
+    """Padding of ``pad`` = (left, right) for the last dim, then the one before, ...; negative crops.
+    mode 'constant' (``value``), or 'reflect' / 'replicate' / 'circular' over the last 1-3 dims, as an
+    index_select per padded dim (its backward sums the repeated elements' gradients)."""
+    if mode == "constant":
+        return _op("pad", input, pad=tuple(pad), mode=mode, value=value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    k = len(pad) // 2
+    if k not in (1, 2, 3) or input.dim() not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    out = input
+    for i in range(k):
+        d = input.dim() - 1 - i
+        out = out.index_select(d, input.new_tensor(_pad_index(input, d, pad[2 * i], pad[2 * i + 1], mode, i),
+                                                   dtype=_int64))
+    return out
+
+
+def _pad_index(input, d, lo, hi, mode, i):
+    """Source indices along dim d of a non-constant pad (lo, hi), PyTorch's semantics: reflect / replicate
+    index the original dim, circular wraps around what is left after negative pads crop."""
+    n = input.shape[d]
+    if mode == "reflect" and (lo >= n or hi >= n):
+        raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding input "
+                           f"dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
+                           f"[{', '.join(str(x) for x in input.shape)}]")
+    if mode == "circular" and (lo > n or hi > n):
+        raise RuntimeError("Padding value causes wrapping around more than once.")
+    if n == 0 or n + lo + hi < 0:
+        raise RuntimeError(f"{mode} padding: dim {d} of size {n} cannot be padded by ({lo}, {hi})")
+    if mode == "circular":
+        start, m = max(-lo, 0), n - max(-lo, 0) - max(-hi, 0)
+        return [start + j % m for j in range(-max(lo, 0), m + max(hi, 0))] if m > 0 else []
+    idx = range(-lo, n + hi)
+    if mode == "replicate":
+        return [min(max(j, 0), n - 1) for j in idx]
+    return [2 * (n - 1) - abs(j) if abs(j) > n - 1 else abs(j) for j in idx]
+
+
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+_LINEAR_NDIM = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resize the spatial dims of (N, C, *spatial) input to ``size`` (or floor(in * scale_factor)).
+
+    'nearest' / 'nearest-exact' gather src = floor(dst * s) / floor((dst + 0.5) * s); 'linear' / 'bilinear' /
+    'trilinear' blend the two neighbours per dim, last dim first, with PyTorch's source index (scale s = in / out,
+    1 / scale_factor, or (in - 1) / (out - 1) with align_corners); 'area' is adaptive average pooling.
+    Index_selects and products, so gradients flow to the input."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    nd = input.dim() - 2
+    if nd not in (1, 2, 3) or mode not in _INTERP_MODES:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        out = list(size) if isinstance(size, (list, tuple)) else [size] * nd
+        if len(out) != nd:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {spatial} and output size of {size}. Please provide input tensor "
+                             "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+        scales = [None] * nd
+    elif scale_factor is not None:
+        sf = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * nd
+        if len(sf) != nd:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {spatial} and scale_factor of shape {scale_factor}. Please "
+                             "provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                             "(s1, s2, ...,sK) format.")
+        out = [math.floor(float(n) * s) for n, s in zip(spatial, sf)]
+        scales = [None] * nd if recompute_scale_factor else [float(s) for s in sf]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if mode in _LINEAR_NDIM and _LINEAR_NDIM[mode] != nd:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_NDIM[mode] + 2}D input")
+    if antialias or mode == "bicubic":
+        raise NotImplementedError(f"tgrad: interpolate(mode={mode!r}, antialias={antialias}) is not supported yet")
+    if mode == "area":
+        if nd == 3:
+            raise NotImplementedError("tgrad: interpolate(mode='area') of 5-D input is not supported yet")
+        return (adaptive_avg_pool1d if nd == 1 else adaptive_avg_pool2d)(input, out)
+    f = np.float64 if input.dtype.is_floating_point and input.element_size() == 8 else np.float32
+    x = input
+    for i in reversed(range(nd)):          # the last dim first, as PyTorch's separable kernel blends
+        d, n, m = i + 2, spatial[i], out[i]
+        if mode.startswith("nearest"):
+            s = f(1.0 / scales[i]) if scales[i] else f(n) / f(m)
+            dst = np.arange(m, dtype=f) + (f(0.5) if mode == "nearest-exact" else f(0))
+            src = np.minimum(np.floor(dst * s).astype(np.int64), n - 1)
+            x = x.index_select(d, input.new_tensor(src.tolist(), dtype=_int64))
+            continue
+        if align_corners:
+            s = f(n - 1) / f(m - 1) if m > 1 else f(0)
+            src = np.arange(m, dtype=f) * s
+        else:
+            s = f(1.0 / scales[i]) if scales[i] else f(n) / f(m)
+            src = np.maximum(s * (np.arange(m, dtype=f) + f(0.5)) - f(0.5), f(0))
+        i0 = np.minimum(src.astype(np.int64), n - 1)
+        i1 = i0 + (i0 < n - 1)
+        l1 = np.clip(src - i0.astype(f), f(0), f(1))
+        l0 = f(1) - l1
+        shape = [1] * input.dim()
+        shape[d] = m
+        w0, w1 = (input.new_tensor(w.tolist()).reshape(shape) for w in (l0, l1))
+        x = x.index_select(d, input.new_tensor(i0.tolist(), dtype=_int64)) * w0 + \
+            x.index_select(d, input.new_tensor(i1.tolist(), dtype=_int64)) * w1
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(mode='nearest')."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(mode='bilinear', align_corners=True)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): out[..., c, h r + i, w r + j] = in[..., c r^2 + i r + j, h, w]."""
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *b, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    nb = len(b)
+    x = input.reshape(*b, c // (r * r), r, r, h, w)
+    x = x.permute(*range(nb), nb, nb + 3, nb + 1, nb + 4, nb + 2)
+    return x.reshape(*b, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *b, c, h, w = input.shape
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                           f"input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but "
+                           f"input.size(-1)={w} is not divisible by {r}")
+    nb = len(b)
+    x = input.reshape(*b, c, h // r, r, w // r, r)
+    x = x.permute(*range(nb), nb, nb + 2, nb + 4, nb + 1, nb + 3)
+    return x.reshape(*b, c * r * r, h // r, w // r)
 
 
 # ------------------------------------------------------------------ losses
@@ -495,7 +683,7 @@ def _batched(input, nd, name):
         return input, False
     if input.dim() == nd + 1:
         return input.unsqueeze(0), True
-    kinds = {1: ("2D", "3D"), 2: ("3D", "4D")}[nd]
+    kinds = {1: ("2D", "3D"), 2: ("3D", "4D"), 3: ("4D", "5D")}[nd]
     raise RuntimeError(f"Expected {kinds[0]} (unbatched) or {kinds[1]} (batched) input to {name}, but got input of "
                        f"size: [{', '.join(str(s) for s in input.shape)}]")
 
@@ -537,6 +725,43 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution; x (N, C, D, H, W) or (C, D, H, W), w (O, C / groups, KD, KH, KW).  Depth folds into the
+    batch: y = sum_kd conv2d(x[:, :, od * sd + kd * dd], w[:, :, kd]), one implicit-GEMM launch per depth tap."""
+    x, unbatched = _batched(input, 3, "conv3d")
+    s, dl = _ntuple(stride, 3), _ntuple(dilation, 3)
+    ks = tuple(weight.shape[2:])
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and any(v != 1 for v in s):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for d, k in zip(dl, ks)] if padding == "same" else [0, 0, 0]
+        if any(t % 2 for t in total):    # the odd extra on the right, as PyTorch
+            x = pad(x, [w for t in reversed(total) for w in (0, t % 2)])
+        p = tuple(t // 2 for t in total)
+    else:
+        p = _ntuple(padding, 3)
+    if p[0]:
+        x = pad(x, (0, 0, 0, 0, p[0], p[0]))
+    n, c, d, h, w = x.shape
+    od = (d - dl[0] * (ks[0] - 1) - 1) // s[0] + 1
+    if od <= 0 or weight.dim() != 5:
+        raise RuntimeError(f"Calculated padded input size per channel: ({d} x {h + 2 * p[1]} x {w + 2 * p[2]}). "
+                           f"Kernel size: ({' x '.join(str(k) for k in ks)}). Kernel size can't be greater than "
+                           "actual input size")
+    y = None
+    for k in range(ks[0]):
+        xs = x[:, :, k * dl[0]:k * dl[0] + (od - 1) * s[0] + 1:s[0]].transpose(1, 2).reshape(n * od, c, h, w)
+        t = _op("convolution", xs, weight[:, :, k], None, stride=s[1:], padding=p[1:], dilation=dl[1:],
+                transposed=False, output_padding=(0, 0), groups=groups)
+        y = t if y is None else y + t
+    y = y.reshape(n, od, *y.shape[1:]).transpose(1, 2)
+    if bias is not None:
+        y = y + bias.reshape(1, -1, 1, 1, 1)
+    return (y.squeeze(0) if unbatched else y).contiguous()
+
+
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
     x, unbatched = _batched(input, nd, name)
     y = _op("convolution", x, weight, bias, stride=_ntuple(stride, nd), padding=_ntuple(padding, nd),
@@ -557,6 +782,36 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            "conv_transpose2d")
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv3d in its input (plus bias); w (C_in, C_out / groups, KD, KH, KW).  Per depth tap kd, a
+    conv_transpose2d of every input depth slice lands at output depth id * sd + kd * dd (zeros between for
+    sd > 1); the taps are summed, then the depth padding cropped."""
+    x, unbatched = _batched(input, 3, "conv_transpose3d")
+    s, p, op, dl = (_ntuple(v, 3) for v in (stride, padding, output_padding, dilation))
+    n, c, d, h, w = x.shape
+    kd = weight.shape[2]
+    full = (d - 1) * s[0] + dl[0] * (kd - 1) + 1 + op[0]
+    if full - 2 * p[0] <= 0:
+        raise RuntimeError(f"conv_transpose3d: output depth {full - 2 * p[0]} is not positive (input depth {d}, "
+                           f"kernel {kd}, stride {s[0]}, padding {p[0]}, dilation {dl[0]})")
+    folded = x.transpose(1, 2).reshape(n * d, c, h, w)
+    y = None
+    for k in range(kd):
+        t = _op("convolution", folded, weight[:, :, k], None, stride=s[1:], padding=p[1:], dilation=dl[1:],
+                transposed=True, output_padding=op[1:], groups=groups)
+        t = t.reshape(n, d, *t.shape[1:]).transpose(1, 2)          # (N, O, D, OH, OW)
+        if s[0] > 1:                                               # spread the slices s apart
+            z = t.new_zeros((*t.shape[:3], s[0] - 1, *t.shape[3:]))
+            t = _functional.cat([t.unsqueeze(3), z], 3).reshape(*t.shape[:2], d * s[0], *t.shape[3:])
+            t = t[:, :, :(d - 1) * s[0] + 1]
+        t = pad(t, (0, 0, 0, 0, k * dl[0], full - k * dl[0] - t.shape[2]))
+        y = t if y is None else y + t
+    y = y[:, :, p[0]:full - p[0]]
+    if bias is not None:
+        y = y + bias.reshape(1, -1, 1, 1, 1)
+    return (y.squeeze(0) if unbatched else y).contiguous()
+
+
 # ------------------------------------------------------------------ pooling
 def _pool_input(input, nd, name):
     if input.dim() == nd + 2:
@@ -564,7 +819,8 @@ def _pool_input(input, nd, name):
     if input.dim() == nd + 1:
         return input.unsqueeze(0), True
     raise RuntimeError({1: f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}",
-                        2: "non-empty 3D or 4D (batch mode) tensor expected for input"}[nd])
+                        2: "non-empty 3D or 4D (batch mode) tensor expected for input",
+                        3: "non-empty 4D or 5D (batch mode) tensor expected for input"}[nd])
 
 
 def _unbatch(res, unbatched):
@@ -623,6 +879,58 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     input when not ``count_include_pad``)."""
     return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
                      "avg_pool2d")
+
+
+def _separable3d(input, name, plane, depth, adaptive=False):
+    """A 3-D pooling of (N, C, D, H, W) / (C, D, H, W) input as ``plane`` (a 2-D pooling of every depth slice)
+    then ``depth`` (a 1-D pooling along D): exact for max and for averages over product windows."""
+    x, unbatched = (_adaptive_input if adaptive else _pool_input)(input, 3, name)
+    n, c, d = x.shape[:3]
+    y = plane(x.reshape(n, c * d, *x.shape[3:]))
+    oh, ow = y.shape[2:]
+    y = depth(y.reshape(n, c, d, oh * ow).transpose(2, 3).reshape(n, c * oh * ow, d))
+    return _unbatch(y.reshape(n, c, oh, ow, y.shape[-1]).permute(0, 1, 4, 2, 3).contiguous(), unbatched)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over (KD, KH, KW) windows: max_pool2d of each depth slice, then max_pool1d along depth."""
+    if return_indices:
+        raise NotImplementedError("tgrad: max_pool3d(return_indices=True) is not supported yet")
+    k, p, dl = _ntuple(kernel_size, 3), _ntuple(padding, 3), _ntuple(dilation, 3)
+    s = _ntuple(stride, 3) if stride is not None and stride != [] and stride != () else k
+    return _separable3d(input, "max_pool3d", lambda t: max_pool2d(t, k[1:], s[1:], p[1:], dl[1:], ceil_mode),
+                        lambda t: max_pool1d(t, k[0], s[0], p[0], dl[0], ceil_mode))
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over (KD, KH, KW) windows (the divisor a product of per-dim counts, as PyTorch's): avg_pool2d of
+    each depth slice, then avg_pool1d along depth; with ``divisor_override``, window sums / it."""
+    k, p = _ntuple(kernel_size, 3), _ntuple(padding, 3)
+    s = _ntuple(stride, 3) if stride is not None and stride != [] and stride != () else k
+    one = 1 if divisor_override else None
+    y = _separable3d(input, "avg_pool3d",
+                     lambda t: _avg_pool(t, k[1:], s[1:], p[1:], ceil_mode, count_include_pad, one, 2, "avg_pool2d"),
+                     lambda t: _avg_pool(t, k[:1], s[:1], p[:1], ceil_mode, count_include_pad, one, 1, "avg_pool1d"))
+    return y / divisor_override if divisor_override else y
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over adaptive (D, H, W) windows: adaptive_avg_pool2d per depth slice, then along depth."""
+    size = _adaptive_size(input if input.dim() == 5 else input.unsqueeze(0), output_size, 3) \
+        if input.dim() in (4, 5) else None
+    return _separable3d(input, "adaptive_avg_pool3d", lambda t: adaptive_avg_pool2d(t, size[1:]),
+                        lambda t: adaptive_avg_pool1d(t, size[0]), adaptive=True)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over adaptive (D, H, W) windows: adaptive_max_pool2d per depth slice, then along depth."""
+    if return_indices:
+        raise NotImplementedError("tgrad: adaptive_max_pool3d(return_indices=True) is not supported yet")
+    size = _adaptive_size(input if input.dim() == 5 else input.unsqueeze(0), output_size, 3) \
+        if input.dim() in (4, 5) else None
+    return _separable3d(input, "adaptive_max_pool3d", lambda t: adaptive_max_pool2d(t, size[1:]),
+                        lambda t: adaptive_max_pool1d(t, size[0]), adaptive=True)
 
 
 def _adaptive_size(x, output_size, nd):

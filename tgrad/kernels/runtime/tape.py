@@ -11,7 +11,7 @@ import triton.language as tl
 
 from . import blas
 from .internals import LOCK, _I, _lang_for_interpreter, _scope, _tls
-from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _Val, _Views
+from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _pad_to, _Val, _Views
 
 
 def _th(data, dtype):
@@ -216,7 +216,7 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
 
 def _emit_op(e, p, slots, op):
     name, f, vals, kwargs, out, low = op
-    if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+    if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
     if e.box is not None and (out is None or type(out) is tuple or tuple(slots[out].shape or ()) != e.box[0]
@@ -259,6 +259,8 @@ def _emit_lowered(e, p, vals, out, low):
         lines.append(f"_nested_store({addr}, {e.arr(p, vals[1])}, {q['shape']!r}, {q['strides']!r}, "
                      f"{e.k(q['pieces'])}, {dt})")
         return
+    if kind in ("sload", "sstore"):
+        return _emit_split(e, p, vals, out, q, kind, addr, dt)
     box, shape = tuple(q["box"]), tuple(q["shape"])
     view = f"{e.k(_Views(box, q['strides'], q['np_dtype']))}[{addr}]"
     sl = e.k(tuple(slice(0, c) for c in box))
@@ -280,6 +282,40 @@ def _emit_lowered(e, p, vals, out, low):
         lines.append(f"{view}[...] = {data}" if box == tuple(vals[1].shape) else f"{view}[...] = {data}[{sl}]")
 
 
+def _emit_split(e, p, vals, out, q, kind, addr, dt):
+    """A load / store through one strided view of the block reshaped to q["fine"] (each axis padded to
+    q["padded"] first), over the box q["lims"]."""
+    lines, fine, lims, shape, padded = e.lines, q["fine"], q["lims"], tuple(q["shape"]), q["padded"]
+    full = lims is not None and all(lo == 0 and hi == n for (lo, hi), n in zip(lims, fine))
+    crop = None if padded == shape else e.k(tuple(slice(0, n) for n in shape))
+    if lims is not None:
+        box = tuple(hi - lo for lo, hi in lims)
+        view = f"{e.k(_Views(box, q['strides'], q['np_dtype']))}[{addr}]"
+        sl = e.k(tuple(slice(lo, hi) for lo, hi in lims))
+    if kind == "sload":
+        o = e.var(p, out)
+        if full and crop is None:
+            lines.append(f"{o} = _nparray({view}).reshape({shape!r})")
+            return
+        other = np.broadcast_to(q["other"], shape)
+        fill = e.k(np.array(_pad_to(other, padded, None) if crop else other, dtype=q["np_dtype"]).reshape(fine))
+        lines.append(f"{o} = {fill}.copy()")
+        if lims is not None:
+            lines.append(f"{o}[{sl}] = {view}")
+        lines.append(f"{o} = {o}.reshape({shape!r})" if crop is None else
+                     f"{o} = _np.ascontiguousarray({o}.reshape({padded!r})[{crop}])")
+        return
+    if lims is None:
+        return
+    data = e.arr(p, vals[1])
+    if tuple(vals[1].shape) != shape:
+        data = f"_bt({data}, {shape!r})"
+    if crop is not None:
+        lines.append(f"_t = _np.empty({padded!r}, {dt}); _t[{crop}] = {data}")
+        data = "_t"
+    lines.append(f"{view}[...] = {data}.reshape({fine!r})" + ("" if full else f"[{sl}]"))
+
+
 class _NoBox(Exception):
     """An op that a box-only tape cannot take: the tape is compiled whole."""
 
@@ -299,7 +335,7 @@ def _box_of(tapes):
     found = set()
     for op in tapes[0].ops:
         low = op[5]
-        if low is not None and low[0] in ("load", "store", "nload", "nstore"):
+        if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
             if low[0] not in ("load", "store"):
                 return None
             found.add((tuple(low[1]["shape"]), tuple(low[1]["box"])))

@@ -76,6 +76,94 @@ def _factorize(r):
     return None if outer is None else outer + [inner]
 
 
+def _fine_shape(rel, mask):
+    """Per axis of ``rel`` (block offsets), the sizes of a mixed radix (outer first, their product >= the axis:
+    the last row may be padded) under which rel may be affine and ``mask`` (broadcastable, or None) a box of
+    intervals: an implicit GEMM's rows n * P + oh * OW + ow become (n, oh, ow), a stride-2 pooling window's taps
+    (ow, 2); None if an axis has no such split."""
+    m = np.ones(rel.shape, bool) if mask is None else np.broadcast_to(mask, rel.shape)
+    fine = []
+    for ax, n in enumerate(rel.shape):
+        other = tuple(a for a in range(rel.ndim) if a != ax)
+        line = rel[tuple(slice(None) if a == ax else 0 for a in range(rel.ndim))]
+        f = _radix(line.astype(np.int64), m.any(axis=other) if other else m)
+        if f is None:
+            return None
+        fine.append(f)
+    return fine
+
+
+def _pad_to(a, shape, value):
+    """a padded at the end of each axis to ``shape`` (edge values, or ``value`` when given)."""
+    widths = [(0, t - n) for n, t in zip(a.shape, shape)]
+    return np.pad(a, widths, mode="edge") if value is None else np.pad(a, widths, constant_values=value)
+
+
+def _interval(m):
+    """(lo, hi) of a 1-D mask that is one interval, None if it is empty, else False."""
+    idx = np.flatnonzero(m)
+    if idx.size == 0:
+        return None
+    lo, hi = int(idx[0]), int(idx[-1]) + 1
+    return (lo, hi) if hi - lo == idx.size else False
+
+
+def _steady(r):
+    """r (rows of a 2-D array) advances by one common step."""
+    if r.shape[-1] < 2:
+        return True
+    d = np.diff(r, axis=-1)
+    return bool((d == d.flat[0]).all())
+
+
+def _radix(r, m):
+    """Sizes (outer first) splitting line r / mask m so each axis is affine in r over an interval of m (the
+    masked-off lanes are free, the last row may be padded): the largest inner size q, among the distances
+    between the line's first breaks (a step or mask change), whose live rows share m's interval and r's step
+    there, recursively on the rows' first live lane; None if there is none."""
+    n = r.size
+    iv = _interval(m)
+    if iv is None or (iv and _steady(r[iv[0]:iv[1]])):
+        return [n]
+    d = np.diff(r)
+    brk = np.flatnonzero((m[1:] != m[:-1]) | np.append(False, d[1:] != d[:-1]))[:16] + 1
+    brk = np.append(0, brk)
+    for q in sorted({int(b - a) for a in brk for b in brk if 1 < b - a < n}, reverse=True):
+        k = -(-n // q)
+        rr, mm = _pad_to(r, (k * q,), None).reshape(k, q), _pad_to(m, (k * q,), False).reshape(k, q)
+        live = mm.any(axis=1)
+        rows = mm[live]
+        if not (rows == rows[0]).all():
+            continue
+        iv = _interval(rows[0])
+        if not iv or not _steady(rr[live, iv[0]:iv[1]]):
+            continue
+        outer = _radix(rr[:, iv[0]], live)
+        if outer is not None:
+            return outer + [q]
+    return None
+
+
+def _interval_box(mask, shape):
+    """Per-axis [lo, hi) if mask (broadcastable to ``shape``) is a product of intervals, else False;
+    None for an empty mask.  (A convolution tap's valid rows: lo > 0 where it reads the padding.)"""
+    m = np.broadcast_to(mask, shape)
+    if not m.any():
+        return None
+    lims = []
+    for ax in range(m.ndim):
+        other = tuple(a for a in range(m.ndim) if a != ax)
+        line = m.any(axis=other) if other else m
+        idx = np.flatnonzero(line)
+        lo, hi = int(idx[0]), int(idx[-1]) + 1
+        if hi - lo != idx.size:
+            return False
+        lims.append((lo, hi))
+    box = np.zeros(shape, dtype=bool)
+    box[tuple(slice(lo, hi) for lo, hi in lims)] = True
+    return tuple(lims) if np.array_equal(box, m) else False
+
+
 def _prefix_len(mask, n):
     """Length of a 1-D prefix mask (None: everything), or -1 if it is not a prefix."""
     if mask is None:

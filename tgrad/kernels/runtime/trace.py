@@ -14,7 +14,8 @@ import triton.language as tl
 from .direct import Ptr, _cvt, _entry, _run_direct
 from .internals import _I, do_not_specialize
 from .tape import _compile
-from .tape_ops import _affine, _box, _dyn_handle, _factorize, _kind, _pieces, _prefix_len, _Val
+from .tape_ops import (_affine, _box, _dyn_handle, _factorize, _fine_shape, _interval_box, _kind, _pad_to, _pieces,
+                       _prefix_len, _Val)
 
 
 _PURE = {"create_splat", "create_addptr", "create_broadcast", "create_expand_dims", "create_reshape",
@@ -29,6 +30,31 @@ class Tape:
     __slots__ = ("ops", "slots")
 
 
+
+
+def _lower_split(name, base, rel, mask, np_dtype, other):
+    """("sload" / "sstore", params) if, once each axis is split (_fine_shape, padded at its end), the mask is a
+    box of intervals and the offsets are affine over it: the access is one strided view (an implicit GEMM's
+    tap, a pooling window's stride-s taps as a stride-0 axis), else None."""
+    per_axis = _fine_shape(rel, None if mask is None else mask.data)
+    if per_axis is None or sum(len(f) for f in per_axis) > 32:
+        return None
+    fine = tuple(x for f in per_axis for x in f)
+    padded = tuple(int(np.prod(f)) for f in per_axis)
+    m = np.ones(rel.shape, bool) if mask is None else np.broadcast_to(mask.data, rel.shape)
+    lims = _interval_box(_pad_to(m, padded, False).reshape(fine), fine)
+    if lims is False:
+        return None
+    start, strides = 0, (0,) * len(fine)
+    if lims is not None:
+        sub = _pad_to(rel, padded, None).reshape(fine)[tuple(slice(lo, hi) for lo, hi in lims)]
+        aff = _affine(sub, np_dtype.itemsize)
+        if aff is None:
+            return None
+        start, strides = aff
+    p = dict(base=base, start=start, strides=strides, lims=lims, fine=fine, shape=rel.shape, padded=padded,
+             np_dtype=np_dtype, other=other)
+    return ("sload" if name.endswith("_load") else "sstore"), p
 
 
 def record(fn, kw, dyn_names, base_values):
@@ -77,6 +103,10 @@ def record(fn, kw, dyn_names, base_values):
         aff = _affine(rel, np_dtype.itemsize)
         box = _box(None if mask is None else mask.data, ptrs.data.shape)
         oth = 0 if other is None else other.data
+        if aff is None or box is False:
+            low = _lower_split(name, s, rel, mask, np_dtype, oth)
+            if low is not None:
+                return low
         if (aff is None or box is False) and rel.ndim == 1:
             n = _prefix_len(None if mask is None else mask.data, rel.size)
             shp = _factorize(rel)
@@ -229,7 +259,7 @@ def _cse(ops):
                   tuple(str(t) for t in in_types))
         else:
             fk = (name, _const_key(low[1]) if low is not None else None)
-        if low is not None and low[0] in ("load", "nload"):
+        if low is not None and low[0] in ("load", "nload", "sload"):
             args = ()          # a lowered load reads its base pointer (in ``low``), not the address values
         else:
             args = tuple(("s", v.slot) if v.slot is not None else _const_key(v.obj) for v in vals)
@@ -255,9 +285,9 @@ def _dce(ops):
         if (name in _PURE or _kind(name) is not None or name in _REDUCTIONS) and not any(o in used for o in outs):
             continue                              # (_kind: one-line numpy builder methods, e.g. create_fmul)
         low = op[5]
-        if low is not None and low[0] in ("load", "nload"):
+        if low is not None and low[0] in ("load", "nload", "sload"):
             pass                                  # reads only its base pointer, an input slot
-        elif low is not None and low[0] in ("store", "nstore"):
+        elif low is not None and low[0] in ("store", "nstore", "sstore"):
             if vals[1].slot is not None:
                 used.add(vals[1].slot)
         else:

@@ -125,6 +125,14 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch norm of (N, C, D, H, W) input over N, D, H and W."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
 class GroupNorm(Module):
     """Normalize each (sample, group of num_channels / num_groups channels); per-channel weight (ones) and
     bias (zeros)."""

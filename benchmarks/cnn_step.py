@@ -1,0 +1,119 @@
+"""The CNN example's training step (examples/train_cnn.py's model, batch 32 of 8x8 digits, AdamW,
+cross-entropy) in tgrad eager vs PyTorch CPU eager at 1 and 2 threads, in one run.
+
+    python benchmarks/cnn_step.py [--steps 50] [--torch-python PATH] [--threads 1 2] [--before DIR]
+
+``--before DIR``: also time the tgrad tree in DIR (e.g. a checkout of main) in the same run.
+
+Each measurement runs in its own worker process (this script with ``--worker``), one after the
+other; the ratio is tgrad's median over PyTorch's better median (the issue's target: <= 3x).
+The tgrad process never imports torch.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build(torch, batch=32):
+    """``step()`` of the CNN of examples/train_cnn.py on fixed digits-shaped data."""
+    nn = torch.nn
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Dropout(0.25), nn.Linear(32 * 2 * 2, 10))
+    x = torch.tensor(((rng.integers(0, 17, (batch, 1, 8, 8)) / 16.0 - 0.3) / 0.4).astype(np.float32))
+    y = torch.tensor(rng.integers(0, 10, batch))
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=1e-4)
+    model.train()
+
+    def step():
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step
+
+
+def worker(impl, steps, warmup, threads, root):
+    if impl == "torch":
+        import torch
+        torch.set_num_threads(threads)
+    else:
+        sys.path.insert(0, root)
+        import tgrad as torch
+    step = build(torch)
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return {"times": times}
+
+
+def find_torch_python(given):
+    for p in (given, os.environ.get("TGRAD_TORCH_PYTHON"), "/work/venv-torch/bin/python"):
+        if p and os.path.exists(p):
+            return p
+    return None
+
+
+def run(python, impl, steps, warmup, threads, root=ROOT):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads), PYTHONPATH=root)
+    out = subprocess.run([python, __file__, "--worker", impl, "--steps", str(steps), "--warmup", str(warmup),
+                          "--threads", str(threads), "--root", root], env=env, check=True, capture_output=True,
+                         text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--torch-python")
+    p.add_argument("--before", help="another tgrad tree to time in the same run (e.g. /work/main)")
+    p.add_argument("--worker", choices=("tgrad", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.worker:
+        print(json.dumps(worker(a.worker, a.steps, a.warmup, a.threads[0], a.root)))
+        return
+    tpy = find_torch_python(a.torch_python)
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    med = {}
+    sides = [("tgrad", "tgrad", sys.executable, ROOT), ("torch", "torch", tpy, None)]
+    if a.before:
+        sides.insert(1, ("before", "tgrad", sys.executable, os.path.abspath(a.before)))
+    for th in a.threads:
+        for label, impl, py, root in sides:
+            if py is None:
+                continue
+            t = run(py, impl, a.steps, a.warmup, th, root or ROOT)["times"]
+            med[label, th] = float(np.median(t)) * 1e3
+            print(f"{label:<6} {th} thread(s): median {med[label, th]:8.3f} ms, min {min(t) * 1e3:8.3f} ms "
+                  f"({a.steps} steps)")
+    best = {label: min(v for (i, _), v in med.items() if i == label) for label, *_ in sides if (label, a.threads[0]) in med}
+    if "torch" in best:
+        for label in ("before", "tgrad"):
+            if label in best:
+                print(f"CNN step ({label}): tgrad eager {best[label]:.3f} ms / PyTorch eager {best['torch']:.3f} ms "
+                      f"(better thread count) = {best[label] / best['torch']:.1f}x")
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
