@@ -1870,7 +1870,8 @@ def from_host(arr, dtype, device):
 def scalar(value, dtype, device):
     """A 0-dim tensor holding the Python number ``value`` (copied from the host: no launch, no device wait)."""
     pack = _SCALAR_PACK.get(dtype)
-    if pack is not None and (type(value) is float or type(value) is int and -2**53 <= value <= 2**53):
+    if pack is not None and (type(value) is int and -2**53 <= value <= 2**53
+                             or type(value) is float and dtype is not D.int64):     # int64 truncates: numpy
         try:        # the bytes numpy's conversion gives (a C cast; float32 overflow raises: numpy's inf below)
             data = pack(value)
         except OverflowError:
