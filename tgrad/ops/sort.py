@@ -7,7 +7,7 @@ from .. import dtypes as D
 from ..kernels import sort as KS
 from ..tensor import _wrap_dim, empty
 from . import Op, call as _c, host_full
-from .nn import rows3
+from ._rows import rows3
 
 
 def _sorted(self, d, kout, descending):
