@@ -1,8 +1,8 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
-from .opinfos import (activation, amp, attention, autograd, compare, conv, elementwise, loss, matmul, nn, norm, optim,
+from .opinfos import (activation, amp, as_strided, attention, compare, conv, elementwise, loss, matmul, nn, norm, optim,
                       pool, random, reduce, rnn, shape, softmax, sort, unary)
 
-OP_DB = [op for family in (elementwise, unary, activation, compare, reduce, shape, optim, matmul, autograd, softmax,
+OP_DB = [op for family in (elementwise, unary, activation, compare, reduce, shape, optim, matmul, as_strided, softmax,
                            loss, nn, conv, pool, norm, rnn, sort, random, attention, amp)
          for op in family.OPS]
 
