@@ -4,7 +4,7 @@ cumsum cumprod, sum_to_size.
 Every reduction runs over K of an (M, K) view of its input (``rows_geom``);
 one launch per op.  Backward rules are tgrad ops; the weights that say which
 elements a max/min/norm gradient flows to are constants computed by
-``select_kernel``.
+``tie_weights_kernel`` and ``prod_grad_kernel``.
 """
 import numpy as np
 
@@ -111,7 +111,7 @@ def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None
 
 
 def weights(mode, x, dims, v=None):
-    """Constant gradient weights of x's shape (see kernels.reduce.select_kernel), float like x."""
+    """Constant gradient weights of x's shape (see kernels.reduce.tie_weights_kernel, prod_grad_kernel), float like x."""
     xb, geom = rows_geom(x, dims)
     order = _order(x, dims)
     pshape = [x.shape[i] for i in order]
