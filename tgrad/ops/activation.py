@@ -91,9 +91,9 @@ def _gelu_bwd(approximate="none"):
     return (KA.gelu_backward_fn if approximate == "none" else KA.gelu_tanh_backward_fn), 0.0, 0.0
 
 
-def activation(name, node, bnode, fwd, bwd, **kw):
-    """The table rows of activation ``name``: the op, and its fused backward op unless ``bwd`` is None (relu6
-    and selu reuse hardtanh's and elu's)."""
+def activation(name, node, bnode, fwd, bwd, variants=(), inplace=False, **kw):
+    """The table rows of activation ``name``: the op (with its public ``variants``), and its fused backward op
+    unless ``bwd`` is None (relu6 and selu reuse hardtanh's and elu's)."""
     a = _Act(name, node, bnode, fwd, bwd, **kw)
 
     def forward(self, *, out=None, **attrs):
@@ -105,7 +105,8 @@ def activation(name, node, bnode, fwd, bwd, **kw):
         x = ctx.saved["result" if a.result else "self"]
         return (_c(a.bwd_name, g, x, **a.battrs(**ctx.attrs)),)
 
-    ops = [Op(a.name, forward, backward, a.node, save=("result" if a.result else "self",))]
+    ops = [Op(a.name, forward, backward, a.node, save=("result" if a.result else "self",), variants=variants,
+              inplace=inplace)]
     if a.bwd is None:
         return tuple(ops)
     xname = "output" if a.result else "self"
@@ -130,7 +131,8 @@ def activation(name, node, bnode, fwd, bwd, **kw):
 
 
 RELU, RELU_BACKWARD = activation("relu", "ReluBackward0", "ThresholdBackwardBackward0", _no_attrs(KA.relu_fn),
-                                 _no_attrs(KA.relu_backward_fn), result=True, int_ok=True)
+                                 _no_attrs(KA.relu_backward_fn), result=True, int_ok=True,
+                                 variants=("method", "function"), inplace=True)
 HARDTANH, HARDTANH_BACKWARD = activation(
     "hardtanh", "HardtanhBackward0", "HardtanhBackwardBackward0",
     lambda min_val=-1.0, max_val=1.0: (KA.hardtanh_fn, float(min_val), float(max_val)),
@@ -147,7 +149,8 @@ ELU, ELU_BACKWARD = activation(
                                   else (KA.elu_backward_fn, float(alpha), float(scale))),
     battrs=lambda alpha=1.0: {"alpha": alpha, "scale": 1.0}, d2=_d2_elu)
 SELU, = activation("selu", "EluBackward0", None, lambda: (KA.selu_fn, 0.0, 0.0), None,
-                   battrs=lambda: {"alpha": SELU_ALPHA, "scale": SELU_SCALE}, bwd_name="elu_backward")
+                   battrs=lambda: {"alpha": SELU_ALPHA, "scale": SELU_SCALE}, bwd_name="elu_backward",
+                   variants=("function",))
 GELU, GELU_BACKWARD = activation("gelu", "GeluBackward0", "GeluBackwardBackward0", _gelu_fwd, _gelu_bwd, d2=_d2_gelu)
 SILU, SILU_BACKWARD = activation(
     "silu", "SiluBackward0", "SiluBackwardBackward0", _no_attrs(KA.silu_fn), _no_attrs(KA.silu_backward_fn),
@@ -171,10 +174,11 @@ LOGSIGMOID, LOGSIGMOID_BACKWARD = activation(
     _no_attrs(KA.logsigmoid_backward_fn), d2=_d2_logsigmoid)
 SIGMOID, SIGMOID_BACKWARD = activation(
     "sigmoid", "SigmoidBackward0", "SigmoidBackwardBackward0", _no_attrs(KA.sigmoid_fn),
-    _no_attrs(KA.sigmoid_backward_fn), d2=lambda y: y.mul(-2).add(1), result=True)
+    _no_attrs(KA.sigmoid_backward_fn), d2=lambda y: y.mul(-2).add(1), result=True,
+    variants=("method", "function"), inplace=True)
 TANH, TANH_BACKWARD = activation(
     "tanh", "TanhBackward0", "TanhBackwardBackward0", _no_attrs(KA.tanh_fn), _no_attrs(KA.tanh_backward_fn),
-    d2=lambda y: y.mul(-2), result=True)
+    d2=lambda y: y.mul(-2), result=True, variants=("method", "function"), inplace=True)
 
 
 ENTRIES = [RELU, RELU_BACKWARD, HARDTANH, HARDTANH_BACKWARD, RELU6, LEAKY_RELU, LEAKY_RELU_BACKWARD, ELU,

@@ -103,8 +103,10 @@ def copy_slices_backward(ctx, grad):
     return g_self, g_src
 
 
-AS_STRIDED_ = Op("as_strided_", as_strided_forward, as_strided_backward, "AsStridedBackward1", view=True)
-AS_STRIDED = Op("as_strided", as_strided_forward, as_strided_backward, "AsStridedBackward0", view=True)
+AS_STRIDED_ = Op("as_strided_", as_strided_forward, as_strided_backward, "AsStridedBackward1", view=True,
+                 variants=("method",))
+AS_STRIDED = Op("as_strided", as_strided_forward, as_strided_backward, "AsStridedBackward0", view=True,
+                variants=("method",), inplace=True)
 RESTRIDE = Op("restride", restride_forward, restride_backward, "AsStridedBackwardBackward0")
 COPY_SLICES = Op("copy_slices", copy_slices_forward, copy_slices_backward, "AsStridedScatterBackward0",
                  inputs=("self", "src"))

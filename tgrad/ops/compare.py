@@ -53,23 +53,29 @@ def bitwise_not_forward(self, *, out=None):
 
 
 MAXIMUM = Op("maximum", _promoted(KC.maximum_fn, "maximum"), _minmax_backward(("gt", "lt")),
-             "MaximumBackward0", inputs=("self", "other"), save=("self", "other"))
+             "MaximumBackward0", inputs=("self", "other"), save=("self", "other"), variants=("method", "function"))
 MINIMUM = Op("minimum", _promoted(KC.minimum_fn, "minimum"), _minmax_backward(("lt", "gt")),
-             "MinimumBackward0", inputs=("self", "other"), save=("self", "other"))
-EQ = Op("eq", _compare(KC.eq_fn), inputs=("self", "other"))
-NE = Op("ne", _compare(KC.ne_fn), inputs=("self", "other"))
-LT = Op("lt", _compare(KC.lt_fn), inputs=("self", "other"))
-LE = Op("le", _compare(KC.le_fn), inputs=("self", "other"))
-GT = Op("gt", _compare(KC.gt_fn), inputs=("self", "other"))
-GE = Op("ge", _compare(KC.ge_fn), inputs=("self", "other"))
-LOGICAL_AND = Op("logical_and", _compare(KC.logical_and_fn), inputs=("self", "other"))
-LOGICAL_OR = Op("logical_or", _compare(KC.logical_or_fn), inputs=("self", "other"))
-LOGICAL_XOR = Op("logical_xor", _compare(KC.logical_xor_fn), inputs=("self", "other"))
-BITWISE_AND = Op("bitwise_and", _bitwise(KC.bitwise_and_fn, "bitwise_and"), inputs=("self", "other"))
-BITWISE_OR = Op("bitwise_or", _bitwise(KC.bitwise_or_fn, "bitwise_or"), inputs=("self", "other"))
-BITWISE_XOR = Op("bitwise_xor", _bitwise(KC.bitwise_xor_fn, "bitwise_xor"), inputs=("self", "other"))
-LOGICAL_NOT = Op("logical_not", logical_not_forward)
-BITWISE_NOT = Op("bitwise_not", bitwise_not_forward)
+             "MinimumBackward0", inputs=("self", "other"), save=("self", "other"), variants=("method", "function"))
+EQ = Op("eq", _compare(KC.eq_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+NE = Op("ne", _compare(KC.ne_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LT = Op("lt", _compare(KC.lt_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LE = Op("le", _compare(KC.le_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+GT = Op("gt", _compare(KC.gt_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+GE = Op("ge", _compare(KC.ge_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LOGICAL_AND = Op("logical_and", _compare(KC.logical_and_fn), inputs=("self", "other"),
+                 variants=("method", "function"), inplace=True)
+LOGICAL_OR = Op("logical_or", _compare(KC.logical_or_fn), inputs=("self", "other"),
+                variants=("method", "function"), inplace=True)
+LOGICAL_XOR = Op("logical_xor", _compare(KC.logical_xor_fn), inputs=("self", "other"),
+                 variants=("method", "function"), inplace=True)
+BITWISE_AND = Op("bitwise_and", _bitwise(KC.bitwise_and_fn, "bitwise_and"), inputs=("self", "other"),
+                 variants=("method", "function"), inplace=True)
+BITWISE_OR = Op("bitwise_or", _bitwise(KC.bitwise_or_fn, "bitwise_or"), inputs=("self", "other"),
+                variants=("method", "function"), inplace=True)
+BITWISE_XOR = Op("bitwise_xor", _bitwise(KC.bitwise_xor_fn, "bitwise_xor"), inputs=("self", "other"),
+                 variants=("method", "function"), inplace=True)
+LOGICAL_NOT = Op("logical_not", logical_not_forward, variants=("method", "function"), inplace=True)
+BITWISE_NOT = Op("bitwise_not", bitwise_not_forward, variants=("method", "function"), inplace=True)
 
 
 ENTRIES = [MAXIMUM, MINIMUM, EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR, BITWISE_AND, BITWISE_OR,

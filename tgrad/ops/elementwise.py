@@ -268,21 +268,26 @@ def neg_backward(ctx, grad):
     return (grad.neg(),)
 
 
-CLONE = Op("clone", clone_forward, copy_backward, "CloneBackward0")
-CONTIGUOUS = Op("contiguous", copy_forward, copy_backward, "CloneBackward0")
+CLONE = Op("clone", clone_forward, copy_backward, "CloneBackward0", variants=("method", "function"))
+CONTIGUOUS = Op("contiguous", copy_forward, copy_backward, "CloneBackward0", variants=("method",))
 CLONE_COPY = Op("clone_copy", copy_forward, copy_backward, "CopyBackwards")
 TO_COPY = Op("to_copy", to_copy_forward, to_copy_backward, "ToCopyBackward0")
-COPY_ = Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src"))
-FILL_ = Op("fill_", fill_forward, fill_backward, "FillBackward3", inputs=("self", "value"))
+COPY_ = Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src"),
+           variants=("method",))
+FILL_ = Op("fill_", fill_forward, fill_backward, "FillBackward3", inputs=("self", "value"), variants=("method",))
 FILL_SCALAR = Op("fill_scalar", fill_scalar_forward, zero_backward, "FillBackward2")
-ZERO_ = Op("zero_", zero_forward, zero_backward, "ZeroBackward0")
-ADD = Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other"))
-SUB = Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other"))
-RSUB = Op("rsub", rsub_forward, rsub_backward, "RsubBackward1", inputs=("self", "other"))
+ZERO_ = Op("zero_", zero_forward, zero_backward, "ZeroBackward0", variants=("method",))
+ADD = Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other"),
+         variants=("method", "function"), inplace=True)
+SUB = Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other"),
+         variants=("method", "function"), inplace=True)
+RSUB = Op("rsub", rsub_forward, rsub_backward, "RsubBackward1", inputs=("self", "other"), variants=("function",))
 RSUB_TENSOR = Op("rsub_tensor", rsub_forward, rsub_backward, "RsubBackward0", inputs=("self", "other"))
-MUL = Op("mul", mul_forward, mul_backward, "MulBackward0", inputs=("self", "other"), save=("self", "other"))
-DIV = Op("div", div_forward, div_backward, "DivBackward0", inputs=("self", "other"), save=("self", "other"))
-NEG = Op("neg", neg_forward, neg_backward, "NegBackward0")
+MUL = Op("mul", mul_forward, mul_backward, "MulBackward0", inputs=("self", "other"), save=("self", "other"),
+         variants=("method", "function"), inplace=True)
+DIV = Op("div", div_forward, div_backward, "DivBackward0", inputs=("self", "other"), save=("self", "other"),
+         variants=("method", "function"), inplace=True)
+NEG = Op("neg", neg_forward, neg_backward, "NegBackward0", variants=("method", "function"), inplace=True)
 
 
 # ------------------------------------------------------------------ pow / exp
@@ -353,7 +358,8 @@ def to_device_backward(ctx, grad):
     return (grad.to(ctx.input_meta[0].device),)
 
 
-POW = Op("pow", pow_forward, pow_backward, "PowBackward0", save=("self",))
+POW = Op("pow", pow_forward, pow_backward, "PowBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
 # the gradient of x ** p shows MulBackward0 under create_graph, as PyTorch's formula ends in a product
 POW_BACKWARD = Op("pow_backward", pow_backward_forward, pow_backward_backward, "MulBackward0", inputs=("grad", "self"),
                   save=("grad", "self"))
@@ -512,16 +518,17 @@ POW_TENSOR = Op("pow_tensor", pow_tensor_forward, pow_tensor_backward, "PowBackw
 POW_SCALAR_BASE = Op("pow_scalar_base", pow_scalar_base_forward, pow_scalar_base_backward, "PowBackward2",
                      save=("self", "result"))
 FMOD = Op("fmod", _int_safe(K.fmod_fn), fmod_backward, "FmodBackward1", inputs=("self", "other"),
-          save=("self", "other"))
+          save=("self", "other"), variants=("method", "function"), inplace=True)
 REMAINDER = Op(
     "remainder", _int_safe(K.remainder_fn), remainder_backward, "RemainderBackward1", inputs=("self", "other"),
-    save=("self", "other"))
+    save=("self", "other"), variants=("method", "function"), inplace=True)
 # the Scalar overloads (other is a wrapped Python number): PyTorch's node names, gradient to self only
 FMOD_SCALAR = Op(
     "fmod_scalar", _int_safe(K.fmod_fn), lambda ctx, g: (g, None), "FmodBackward0", inputs=("self", "other"))
 REMAINDER_SCALAR = Op("remainder_scalar", _int_safe(K.remainder_fn), lambda ctx, g: (g, None), "RemainderBackward0",
                       inputs=("self", "other"))
-ATAN2 = Op("atan2", atan2_forward, atan2_backward, "Atan2Backward0", inputs=("self", "other"), save=("self", "other"))
+ATAN2 = Op("atan2", atan2_forward, atan2_backward, "Atan2Backward0", inputs=("self", "other"), save=("self", "other"),
+           variants=("method", "function"), inplace=True)
 
 # ------------------------------------------------------------------ where / clamp / lerp / addcmul / addcdiv
 def where_forward(condition, self, other, *, out=None):
@@ -672,21 +679,25 @@ def addcdiv_backward(ctx, g):
 
 
 WHERE = Op("where", where_forward, where_backward, "WhereBackward0", inputs=("condition", "self", "other"),
-           save=("condition",))
-CLAMP = Op("clamp", clamp_forward, clamp_backward, "ClampBackward1", save=("self",))
+           save=("condition",), variants=("method", "function"))
+CLAMP = Op("clamp", clamp_forward, clamp_backward, "ClampBackward1", save=("self",),
+           variants=("method", "function"), inplace=True)
 CLAMP_BACKWARD = Op("clamp_backward", clamp_backward_forward, clamp_backward_backward, "ClampBackwardBackward0",
                     inputs=("grad_output", "self"), save=("self",))
 CLAMP_TENSOR = Op(
     "clamp_tensor", clamp_tensor_forward, clamp_tensor_backward, "ClampBackward0", inputs=("self", "min", "max"),
     save=("self", "min", "max"))
-LERP = Op("lerp", lerp_forward, lerp_backward, "LerpBackward0", inputs=("self", "end"))
+LERP = Op("lerp", lerp_forward, lerp_backward, "LerpBackward0", inputs=("self", "end"),
+          variants=("method", "function"), inplace=True)
 LERP_TENSOR = Op(
     "lerp_tensor", lerp_tensor_forward, lerp_tensor_backward, "LerpBackward1", inputs=("self", "end", "weight"),
     save=("self", "end", "weight"))
 ADDCMUL = Op("addcmul", _addc(K.addcmul_fn, "addcmul"), addcmul_backward, "AddcmulBackward0",
-             inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2"))
+             inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2"),
+             variants=("method", "function"), inplace=True)
 ADDCDIV = Op("addcdiv", _addc(K.addcdiv_fn, "addcdiv"), addcdiv_backward, "AddcdivBackward0",
-             inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2"))
+             inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2"),
+             variants=("method", "function"), inplace=True)
 
 
 ENTRIES = [CLONE, CONTIGUOUS, CLONE_COPY, TO_COPY, COPY_, FILL_, FILL_SCALAR, ZERO_, ADD, SUB, RSUB, RSUB_TENSOR,

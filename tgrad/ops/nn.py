@@ -180,9 +180,9 @@ def pad_backward(ctx, grad):
 
 
 DROPOUT = Op("dropout", dropout_forward, dropout_backward, "MulBackward0", inputs=("input",), save=("result1",),
-             outputs=2, nondiff_outputs=(1,))
+             outputs=2, nondiff_outputs=(1,), variants=("function",))
 EMBEDDING = Op("embedding", embedding_forward, embedding_backward_rule, "EmbeddingBackward0",
-               inputs=("weight", "indices"), save=("indices",))
+               inputs=("weight", "indices"), save=("indices",), variants=("function",))
 EMBEDDING_BACKWARD = Op(
     "embedding_backward", embedding_backward_forward, embedding_double_backward, "EmbeddingBackwardBackward0",
     inputs=("grad_output", "indices"), save=("indices",))
@@ -260,7 +260,7 @@ def cosine_similarity_backward(ctx, grad):
 
 NORMALIZE = Op("normalize", normalize_forward, normalize_backward, "DivBackward0", inputs=("input",), save=("input",))
 COSINE_SIMILARITY = Op("cosine_similarity", cosine_similarity_forward, cosine_similarity_backward, "SumBackward1",
-                       inputs=("x1", "x2"), save=("x1", "x2", "result"))
+                       inputs=("x1", "x2"), save=("x1", "x2", "result"), variants=("function",))
 
 
 ENTRIES = [DROPOUT, EMBEDDING, EMBEDDING_BACKWARD, ONE_HOT, PAD, NORMALIZE, COSINE_SIMILARITY]

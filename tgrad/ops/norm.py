@@ -99,7 +99,7 @@ def layer_norm_double_backward(ctx, gg):
 
 
 LAYER_NORM = Op("layer_norm", layer_norm_forward, layer_norm_backward_rule, "NativeLayerNormBackward0",
-                inputs=("input", "weight", "bias"), save=("input", "weight"))
+                inputs=("input", "weight", "bias"), save=("input", "weight"), variants=("function",))
 LAYER_NORM_BACKWARD = Op("layer_norm_backward", layer_norm_backward_forward, layer_norm_double_backward,
                          "NativeLayerNormBackwardBackward0", inputs=("grad_output", "input", "weight"),
                          save=("grad_output", "input", "weight"))
@@ -220,7 +220,7 @@ def batch_norm_double_backward(ctx, ggx, ggw, ggb):
 
 BATCH_NORM = Op("batch_norm", batch_norm_forward, batch_norm_backward_rule, "NativeBatchNormBackward0",
                 inputs=("input", "weight", "bias", "running_mean", "running_var"),
-                save=("input", "weight", "running_mean", "running_var"))
+                save=("input", "weight", "running_mean", "running_var"), variants=("function",))
 BATCH_NORM_BACKWARD = Op(
     "batch_norm_backward", batch_norm_backward_forward, batch_norm_double_backward,
     "NativeBatchNormBackwardBackward0", inputs=("grad_output", "input", "weight", "running_mean", "running_var"),
@@ -277,7 +277,7 @@ def group_norm_backward(ctx, grad):
 
 
 GROUP_NORM = Op("group_norm", group_norm_forward, group_norm_backward, "NativeGroupNormBackward0",
-                inputs=("input", "weight", "bias"), save=("input", "weight"))
+                inputs=("input", "weight", "bias"), save=("input", "weight"), variants=("function",))
 
 
 ENTRIES = [LAYER_NORM, LAYER_NORM_BACKWARD, BATCH_NORM, BATCH_NORM_BACKWARD, GROUP_NORM]

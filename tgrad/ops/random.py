@@ -33,5 +33,5 @@ def multinomial_forward(self, *, num_samples, replacement=False, generator):
     return KR.multinomial(self, strides, M, K, out, num_samples, replacement, seed, offset)
 
 ENTRIES = [
-    Op("multinomial", multinomial_forward),
+    Op("multinomial", multinomial_forward, variants=("method", "function")),
 ]

@@ -67,9 +67,10 @@ def log_softmax_backward_backward(ctx, gg):
     return gg_g, gg_y
 
 
-SOFTMAX = Op("softmax", _softmax(False), softmax_backward, "SoftmaxBackward0", inputs=("self",), save=("result",))
+SOFTMAX = Op("softmax", _softmax(False), softmax_backward, "SoftmaxBackward0", inputs=("self",), save=("result",),
+             variants=("method", "function"))
 LOG_SOFTMAX = Op("log_softmax", _softmax(True), log_softmax_backward, "LogSoftmaxBackward0", inputs=("self",),
-                 save=("result",))
+                 save=("result",), variants=("method", "function"))
 SOFTMAX_BACKWARD = Op("softmax_backward", _softmax_bwd_forward(False), softmax_backward_backward,
                       "SoftmaxBackwardDataBackward0", inputs=("grad_output", "output"), save=("grad_output", "output"))
 LOG_SOFTMAX_BACKWARD = Op(

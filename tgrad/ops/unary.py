@@ -21,7 +21,8 @@ def exp_backward(ctx, grad):
     return (grad.mul(ctx.saved["result"]),)
 
 
-EXP = Op("exp", exp_forward, exp_backward, "ExpBackward0", save=("result",))
+EXP = Op("exp", exp_forward, exp_backward, "ExpBackward0", save=("result",),
+         variants=("method", "function"), inplace=True)
 
 
 def abs_forward(self, *, out=None):
@@ -153,32 +154,50 @@ def nan_to_num_backward(ctx, g):
     return (_mask(_c("isfinite", ctx.saved["self"]), g),)
 
 
-ABS = Op("abs", abs_forward, abs_backward, "AbsBackward0", save=("self",))
-SIGN = Op("sign", sign_forward, zero_backward, "SignBackward0")
-EXP2 = Op("exp2", _unary_float(KU.exp2_fn), exp2_backward, "Exp2Backward0", save=("result",))
-LOG = Op("log", _unary_float(KU.log_fn), log_backward, "LogBackward0", save=("self",))
-LOG2 = Op("log2", _unary_float(KU.log2_fn), log2_backward, "Log2Backward0", save=("self",))
-LOG10 = Op("log10", _unary_float(KU.log10_fn), log10_backward, "Log10Backward0", save=("self",))
-LOG1P = Op("log1p", _unary_float(KU.log1p_fn), log1p_backward, "Log1PBackward0", save=("self",))
-EXPM1 = Op("expm1", _unary_float(KU.expm1_fn), expm1_backward, "Expm1Backward0", save=("result",))
-SQRT = Op("sqrt", _unary_float(K.sqrt_fn), sqrt_backward, "SqrtBackward0", save=("result",))
-RSQRT = Op("rsqrt", _unary_float(KU.rsqrt_fn), rsqrt_backward, "RsqrtBackward0", save=("result",))
+ABS = Op("abs", abs_forward, abs_backward, "AbsBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+SIGN = Op("sign", sign_forward, zero_backward, "SignBackward0", variants=("method", "function"), inplace=True)
+EXP2 = Op("exp2", _unary_float(KU.exp2_fn), exp2_backward, "Exp2Backward0", save=("result",),
+          variants=("method", "function"), inplace=True)
+LOG = Op("log", _unary_float(KU.log_fn), log_backward, "LogBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+LOG2 = Op("log2", _unary_float(KU.log2_fn), log2_backward, "Log2Backward0", save=("self",),
+          variants=("method", "function"), inplace=True)
+LOG10 = Op("log10", _unary_float(KU.log10_fn), log10_backward, "Log10Backward0", save=("self",),
+           variants=("method", "function"), inplace=True)
+LOG1P = Op("log1p", _unary_float(KU.log1p_fn), log1p_backward, "Log1PBackward0", save=("self",),
+           variants=("method", "function"), inplace=True)
+EXPM1 = Op("expm1", _unary_float(KU.expm1_fn), expm1_backward, "Expm1Backward0", save=("result",),
+           variants=("method", "function"), inplace=True)
+SQRT = Op("sqrt", _unary_float(K.sqrt_fn), sqrt_backward, "SqrtBackward0", save=("result",),
+          variants=("method", "function"), inplace=True)
+RSQRT = Op("rsqrt", _unary_float(KU.rsqrt_fn), rsqrt_backward, "RsqrtBackward0", save=("result",),
+           variants=("method", "function"), inplace=True)
 RECIPROCAL = Op(
-    "reciprocal", _unary_float(KU.reciprocal_fn), reciprocal_backward, "ReciprocalBackward0", save=("result",))
-SIN = Op("sin", _unary_float(KU.sin_fn), sin_backward, "SinBackward0", save=("self",))
-COS = Op("cos", _unary_float(KU.cos_fn), cos_backward, "CosBackward0", save=("self",))
-TAN = Op("tan", _unary_float(KU.tan_fn), tan_backward, "TanBackward0", save=("result",))
-ERF = Op("erf", _unary_float(KU.erf_fn), erf_backward, "ErfBackward0", save=("self",))
-FLOOR = Op("floor", _rounding(KU.floor_fn), zero_backward, "FloorBackward0")
-CEIL = Op("ceil", _rounding(KU.ceil_fn), zero_backward, "CeilBackward0")
-ROUND = Op("round", _rounding(KU.round_fn), zero_backward, "RoundBackward0")
+    "reciprocal", _unary_float(KU.reciprocal_fn), reciprocal_backward, "ReciprocalBackward0", save=("result",),
+    variants=("method", "function"), inplace=True)
+SIN = Op("sin", _unary_float(KU.sin_fn), sin_backward, "SinBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+COS = Op("cos", _unary_float(KU.cos_fn), cos_backward, "CosBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+TAN = Op("tan", _unary_float(KU.tan_fn), tan_backward, "TanBackward0", save=("result",),
+         variants=("method", "function"), inplace=True)
+ERF = Op("erf", _unary_float(KU.erf_fn), erf_backward, "ErfBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+FLOOR = Op("floor", _rounding(KU.floor_fn), zero_backward, "FloorBackward0",
+           variants=("method", "function"), inplace=True)
+CEIL = Op("ceil", _rounding(KU.ceil_fn), zero_backward, "CeilBackward0", variants=("method", "function"), inplace=True)
+ROUND = Op("round", _rounding(KU.round_fn), zero_backward, "RoundBackward0",
+           variants=("method", "function"), inplace=True)
 ROUND_DECIMALS = Op("round_decimals", round_decimals_forward, zero_backward, "RoundBackward1")
-TRUNC = Op("trunc", _rounding(KU.trunc_fn), zero_backward, "TruncBackward0")
-FRAC = Op("frac", frac_forward, frac_backward, "FracBackward0")
-ISNAN = Op("isnan", _predicate(KU.isnan_fn))
-ISINF = Op("isinf", _predicate(KU.isinf_fn))
-ISFINITE = Op("isfinite", _predicate(KU.isfinite_fn))
-NAN_TO_NUM = Op("nan_to_num", nan_to_num_forward, nan_to_num_backward, "NanToNumBackward0", save=("self",))
+TRUNC = Op("trunc", _rounding(KU.trunc_fn), zero_backward, "TruncBackward0",
+           variants=("method", "function"), inplace=True)
+FRAC = Op("frac", frac_forward, frac_backward, "FracBackward0", variants=("method", "function"), inplace=True)
+ISNAN = Op("isnan", _predicate(KU.isnan_fn), variants=("method", "function"))
+ISINF = Op("isinf", _predicate(KU.isinf_fn), variants=("method", "function"))
+ISFINITE = Op("isfinite", _predicate(KU.isfinite_fn), variants=("method", "function"))
+NAN_TO_NUM = Op("nan_to_num", nan_to_num_forward, nan_to_num_backward, "NanToNumBackward0", save=("self",),
+                variants=("method", "function"), inplace=True)
 
 
 ENTRIES = [EXP, ABS, SIGN, EXP2, LOG, LOG2, LOG10, LOG1P, EXPM1, SQRT, RSQRT, RECIPROCAL, SIN, COS, TAN, ERF,
