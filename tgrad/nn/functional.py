@@ -7,11 +7,11 @@ kernel pair).  Deprecated ``size_average``/``reduce`` arguments map to
 """
 import warnings
 
-from .. import functions as _functional
+from .. import _functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
-from ..functions import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
+from .._functional import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
 from ..random import default_generator_for
 
@@ -326,7 +326,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
                       "instead.")
     if mask.dtype.name == "bool":
-        from ..creation import zeros_like
+        from .._creation import zeros_like
         return zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
     return mask
 
@@ -357,8 +357,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     """PyTorch's multi-head attention on (L, N, E) query, (S, N, kdim) key, (S, N, vdim) value (or unbatched
     (L, E) ...).  Masks: bool True = masked out, float = added; key_padding_mask (N, S), attn_mask (L, S) or
     (N * num_heads, L, S).  Returns (output (L, N, E), weights (N, L, S) averaged / (N, H, L, S), or None)."""
-    from ..creation import zeros
-    from ..functions import cat
+    from .._creation import zeros
+    from .._functional import cat
     is_batched = query.dim() == 3
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

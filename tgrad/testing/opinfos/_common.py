@@ -19,7 +19,7 @@ class Idx:
         self.a = np.asarray(a, dtype=np.int64)
 
     def tensor(self, like):
-        from tgrad import creation
+        from tgrad import _creation as creation
         return creation.tensor(self.a, dtype=D.int64, device=like.device)
 
     def __repr__(self):

@@ -3,7 +3,7 @@ import numpy as np
 
 from . import dtypes as D
 from .autograd import dispatch, grad_mode
-from .creation import arange, scalar_tensor, tensor
+from ._creation import arange, scalar_tensor, tensor
 from .ops import TABLE
 from .random import default_generator_for
 from .tensor import Tensor, tensor_arg
