@@ -10,7 +10,7 @@ from ..kernels import elementwise as K
 from ..kernels import activation as KA
 from ..kernels._lang import compute_type, split64
 from . import Op, call as _c
-from .elementwise import _float_result, _full, _gt0, _launch_unary, _out
+from ._pointwise import _float_result, _full, _gt0, _launch_unary, _out
 
 _INV_SQRT_2PI = 0.3989422804014327
 SELU_ALPHA = 1.6732632423543772848170429916717

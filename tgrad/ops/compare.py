@@ -6,7 +6,7 @@ from ..kernels import elementwise as K
 from ..kernels import compare as KC
 from ..kernels._lang import compute_type
 from . import Op, call as _c
-from .elementwise import _broadcast_out, _full, _launch_unary, _out, _promoted
+from ._pointwise import _broadcast_out, _full, _launch_unary, _out, _promoted
 
 
 def _minmax_backward(first_wins):

@@ -8,7 +8,7 @@ from ..kernels import elementwise as K
 from ..kernels import unary as KU
 from ..kernels._lang import compute_type
 from . import Op, call as _c
-from .elementwise import _float_result, _launch_unary, _mask, _out, _unary_float, _zeros
+from ._pointwise import _float_result, _launch_unary, _mask, _out, _unary_float, _zeros
 
 
 def exp_forward(self, *, out=None):
