@@ -20,8 +20,8 @@ FLOORS = [
     ("tensor", ("tgrad.tensor", "tgrad._tensor_str", "tgrad.return_types")),
     ("ops", ("tgrad.ops",)),
     ("autograd", ("tgrad.autograd",)),
-    ("api", ("tgrad._creation", "tgrad._functional", "tgrad.random", "tgrad._indexing", "tgrad.serialization",
-             "tgrad.cuda", "tgrad._legacy", "tgrad.linalg", "tgrad.profiler")),
+    ("api", ("tgrad._creation", "tgrad._functional", "tgrad._nn_functional", "tgrad.random", "tgrad._indexing",
+             "tgrad.serialization", "tgrad.cuda", "tgrad._legacy", "tgrad.linalg", "tgrad.profiler")),
     ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad.compile")),
     ("tools", ("tgrad.testing", "tgrad.bench", "tgrad")),
 ]

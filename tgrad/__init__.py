@@ -13,23 +13,23 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                         scalar_tensor, tensor, zeros, zeros_like)
 from ._functional import (abs, absolute, add, addcdiv, addcmul, addmm, all, amax, amin, any, arctan2, argmax,
-                          argmin, argsort, argwhere, atan2, atleast_1d, atleast_2d, atleast_3d, baddbmm, batch_norm,
+                          argmin, argsort, argwhere, atan2, atleast_1d, atleast_2d, atleast_3d, baddbmm,
                           bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,
-                          clamp, clamp_max, clamp_min, clip, clone, column_stack, concat, concatenate, cos,
-                          cosine_similarity, cumprod, cumsum, diag, diag_embed, diagonal, div, divide, dot, dropout,
-                          dstack, embedding, eq, equal, erf, exp, exp2, expm1, fix, flatten, flip, fliplr, flipud,
-                          floor, floor_divide, fmod, frac, gather, ge, ger, greater, greater_equal, gt, hstack,
-                          index_add, index_fill, index_put, index_select, inner, is_floating_point, is_tensor,
-                          isfinite, isinf, isnan, layer_norm, le, lerp, less, less_equal, log, log10, log1p, log2,
-                          log_softmax, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
+                          clamp, clamp_max, clamp_min, clip, clone, column_stack, concat, concatenate, cos, cumprod,
+                          cumsum, diag, diag_embed, diagonal, div, divide, dot, dstack, eq, equal, erf, exp, exp2,
+                          expm1, fix, flatten, flip, fliplr, flipud, floor, floor_divide, fmod, frac, gather, ge,
+                          ger, greater, greater_equal, gt, hstack, index_add, index_fill, index_put, index_select,
+                          inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal,
+                          log, log10, log1p, log2, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
                           masked_fill, masked_scatter, masked_select, matmul, max, maximum, mean, meshgrid, min,
                           minimum, mm, moveaxis, movedim, msort, mul, multinomial, multiply, mv, nan_to_num, narrow,
                           ne, neg, negative, nonzero, norm, not_equal, numel, outer, permute, pow, prod, ravel,
                           reciprocal, relu, remainder, repeat_interleave, reshape, roll, round, row_stack, rsqrt,
-                          rsub, scatter, scatter_add, select, selu, sigmoid, sign, sin, softmax, sort, split, sqrt,
-                          square, squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take,
-                          take_along_dim, tan, tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind,
-                          unflatten, unsqueeze, var, vdot, vstack, where)
+                          rsub, scatter, scatter_add, select, selu, sigmoid, sign, sin, sort, split, sqrt, square,
+                          squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
+                          tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
+                          var, vdot, vstack, where)
+from ._nn_functional import (batch_norm, cosine_similarity, dropout, embedding, layer_norm, log_softmax, softmax)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
 from .amp import (autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled)

@@ -7,11 +7,11 @@ kernel pair).  Deprecated ``size_average``/``reduce`` arguments map to
 """
 import warnings
 
-from .. import _functional
+from .. import _nn_functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
-from .._functional import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
+from .._nn_functional import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
 from ..random import default_generator_for
 
@@ -135,14 +135,14 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim`` (optionally computed in ``dtype``)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return _functional.softmax(input, dim, dtype)
+    return _nn_functional.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _functional.log_softmax(input, dim, dtype)
+    return _nn_functional.log_softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -156,19 +156,19 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); ``input`` itself when not
     training or p == 0."""
-    return _functional._dropout(input, p, training, inplace)
+    return _nn_functional._dropout(input, p, training, inplace)
 
 
 # ------------------------------------------------------------------ normalization, embedding
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims."""
-    return _functional.layer_norm(input, normalized_shape, weight, bias, eps)
+    return _nn_functional.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize over the batch (and length) dims per channel (dim 1); in training the running
     statistics are updated in place: r = (1 - momentum) r + momentum * batch statistic (unbiased var)."""
-    return _functional._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return _nn_functional._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -176,7 +176,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Rows of ``weight`` at the indices ``input``; the row ``padding_idx`` gets no gradient.  ``max_norm``:
     the looked-up rows are first renormalized in place (``_embedding_renorm_``); ``scale_grad_by_freq``:
     each row's gradient is divided by how often the row occurs in ``input``."""
-    return _functional._embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+    return _nn_functional._embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
 
 
 def one_hot(tensor, num_classes=-1):
