@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 import tgrad
 from tgrad.testing.opinfo import cast_like
 from tgrad.testing.opinfo_db import OP_DB
-from tgrad.testing.opinfos import elementwise
+from tgrad.testing.opinfos import activation, compare, elementwise, unary
 from test_ops import _check, _ref
 
 EXAMPLES = int(os.environ.get("TGRAD_FUZZ_EXAMPLES", "150"))
-BROADCASTING = {o.name for o in elementwise.OPS if not o.name.endswith("_backward")}
+BROADCASTING = {o.name for family in (elementwise, unary, activation, compare) for o in family.OPS
+                if not o.name.endswith("_backward")}
 LAYOUTS = ("contiguous", "stepped", "transposed", "offset")
 VIEWS = {"view"}        # need strides a view can be made of (PyTorch refuses the others too)
 

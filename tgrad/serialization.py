@@ -38,7 +38,7 @@ import numpy as np
 
 from . import dtypes as D
 from .device import device as Device, is_available as cuda_is_available
-from .creation import tensor as make_tensor
+from ._creation import tensor as make_tensor
 from .tensor import Size, Tensor
 
 _parameter_class = None     # nn.Parameter, registered by tgrad.nn (a floor above) with register_parameter_class

@@ -1816,7 +1816,7 @@ def _geometry(shape):
 
 
 # ------------------------------------------------------------------ internal factories
-# The forms ops, autograd and optim build tensors with (arguments checked by the caller); ``tgrad.creation``
+# The forms ops, autograd and optim build tensors with (arguments checked by the caller); ``tgrad._creation``
 # keeps PyTorch's public signatures (size parsing, dtype inference, requires_grad=, generator=) on top of them.
 def empty(shape, dtype, device):
     """Uninitialised contiguous tensor (internal; ``tgrad.empty`` is the public one)."""
@@ -1892,7 +1892,7 @@ _SCALAR_PACK = {D.float32: struct.Struct("=f").pack, D.float64: struct.Struct("=
 # the same way, ``ops.call``), the engine, graph and grad modes serve backward and hooks, and creation,
 # indexing and serialization hold PyTorch's public factories, indexing rules and pickling.  Imported
 # last, once Tensor and the factories above exist, since each of those modules imports them at its top.
-from . import (creation as _creation, indexing as _indexing, ops as _ops,  # noqa: E402
+from . import (_creation, _indexing, ops as _ops,  # noqa: E402
                serialization as _serialization)
 from .autograd import dispatch as _dispatch, engine as _engine, grad_mode as _grad_mode, graph as _graph  # noqa: E402
 

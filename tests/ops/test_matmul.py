@@ -214,7 +214,7 @@ def test_linear_activation_values_grads_and_launches(act, dtype, launches):
     # dX and dW (+ db fused): two launches, act' applied inside them (no element-wise launch); gelu recomputes z.
     # (Other launches here are the engine's gradient accumulation into the leaves' .grad.)
     assert launches["matmul_kernel"] == (3 if act == "gelu" else 2)
-    assert launches["binary_kernel"] == 0 and launches["reduce_rows_kernel"] == 0
+    assert launches["binary_kernel"] == 0 and launches["accumulate_rows_kernel"] == 0
     gz = gn * DACTS[act](z)
     np.testing.assert_allclose(x.grad.cpu().numpy(), gz @ wn, **tol)
     np.testing.assert_allclose(w.grad.cpu().numpy(), gz.reshape(-1, 5).T @ xn.reshape(-1, 33), **tol)

@@ -1,10 +1,11 @@
-"""BatchNorm2d, GroupNorm, InstanceNorm: PyTorch's numbers (hard-coded from PyTorch 2.13), running stats, errors."""
+"""layer_norm and batch_norm ops; BatchNorm2d, GroupNorm, InstanceNorm: PyTorch's numbers (hard-coded from PyTorch 2.13), running stats, errors."""
 import numpy as np
 import pytest
 
 import tgrad
 import tgrad.nn.functional as F
 from tgrad import nn
+from tgrad.autograd import dispatch
 
 
 def arr(*s, k=1.0, device="cpu"):
@@ -99,3 +100,69 @@ def test_batchnorm3d_is_batchnorm2d_over_depth_too(device):
     assert repr(bn3) == "BatchNorm3d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
     with pytest.raises(ValueError, match=r"expected 5D input \(got 4D input\)"):
         bn3(arr(2, 3, 4, 4, device=device))
+
+
+def call(name, *a, **k):
+    return dispatch.call(name, *a, **k)
+
+
+def T(a, device, dtype=None, requires_grad=False):
+    return tgrad.tensor(np.asarray(a), dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def test_layer_norm_shape_error(device):
+    x = T(np.zeros((2, 3)), device, tgrad.float32)
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\]"):
+        call("layer_norm", x, None, None, normalized_shape=(4,))
+
+
+def test_batch_norm_running_stats_match_pytorch(device):
+    x = T([[1.0, 2.0], [3.0, 5.0], [4.0, -1.0]], device, tgrad.float32)
+    rm = T([0.5, 0.0], device, tgrad.float32)
+    rv = T([1.0, 2.0], device, tgrad.float32)
+    y = call("batch_norm", x, None, None, rm, rv, training=True, momentum=0.1, eps=1e-5)
+    # torch.nn.functional.batch_norm(x, rm, rv, training=True, momentum=0.1)
+    np.testing.assert_allclose(y.cpu().numpy(), [[-1.3363018, 0.0], [0.2672604, 1.2247438], [1.0690415, -1.2247438]], atol=1e-6)
+    np.testing.assert_allclose(rm.cpu().numpy(), [0.7166666984558105, 0.20000000298023224], rtol=1e-6)
+    np.testing.assert_allclose(rv.cpu().numpy(), [1.1333333253860474, 2.700000047683716], rtol=1e-6)
+    ye = call("batch_norm", x, None, None, rm, rv, training=False, momentum=0.1, eps=1e-5)
+    np.testing.assert_allclose(ye.cpu().numpy(), (x.cpu().numpy() - rm.cpu().numpy()) / np.sqrt(rv.cpu().numpy() + 1e-5), rtol=1e-5)
+
+
+def test_batch_norm_errors(device):
+    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "
+                                         r"tgrad.Size\(\[1, 3\]\)"):
+        call("batch_norm", tgrad.ones(1, 3, device=device), None, None, None, None, training=True)
+
+
+@pytest.mark.parametrize("training,expected", [
+    (True, ([[73.27516050296443, -1.0590067613967487], [-98.24984924765047, 0.579765960048379],
+             [29.181012021953045, 0.8233742691821366], [-4.206323277266975, -0.34413346783376725]],
+            [218.46422067113747, -6.444777513668535])),
+    (False, ([[56.31869885982839, 3.744448213219129], [6533.5949511336285, 28.676159731848056],
+              [17828.96103426707, 0.7251777173356416], [0.0, 0.05081668899934064]],
+             [78103.98899004383, -275.4433329732559]))])
+def test_batch_norm_double_backward_matches_pytorch(device, training, expected):
+    """Second derivatives through NativeBatchNormBackwardBackward0, numbers from PyTorch 2.13."""
+    x = T([[1.0, 2.0], [3.0, 5.0], [4.0, -1.0], [0.5, 0.25]], device, tgrad.float64, requires_grad=True)
+    w = T([1.5, -0.5], device, tgrad.float64, requires_grad=True)
+    rm, rv = T([0.5, 0.0], device, tgrad.float64), T([1.0, 2.0], device, tgrad.float64)
+    y = call("batch_norm", x, w, None, rm, rv, training=training)
+    g, gw = tgrad.autograd.grad(y.pow(3).sum(), [x, w], create_graph=True)
+    assert type(g.grad_fn).__name__ == "NativeBatchNormBackwardBackward0"
+    hx, hw = tgrad.autograd.grad(g.pow(2).sum() + gw.sum(), [x, w])
+    np.testing.assert_allclose(hx.cpu().numpy(), expected[0], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(hw.cpu().numpy(), expected[1], rtol=1e-10)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_gradgradcheck(device, training, affine):
+    rng = np.random.default_rng(1)
+    x = T(rng.normal(size=(3, 2, 4)), device, tgrad.float64, requires_grad=True)
+    w = T(rng.normal(size=2), device, tgrad.float64, requires_grad=True) if affine else None
+    b = T(rng.normal(size=2), device, tgrad.float64, requires_grad=True) if affine else None
+    rm, rv = T(rng.normal(size=2), device, tgrad.float64), T(rng.uniform(0.5, 2, 2), device, tgrad.float64)
+    args = (x, w, b) if affine else (x,)
+    assert tgrad.autograd.gradgradcheck(
+        lambda x, w=None, b=None: call("batch_norm", x, w, b, rm, rv, training=training), args)

@@ -9,7 +9,7 @@ after ``growth_interval`` good steps in a row.  The parameters (master weights) 
 import warnings
 from enum import Enum
 
-from .. import creation
+from .. import _creation as creation
 from .. import dtypes as D
 from ..autograd import dispatch
 from ..autograd.grad_mode import no_grad

@@ -14,7 +14,8 @@ class _State(threading.local):
 _state = _State()
 _AUTOGRAD_DIR = os.path.dirname(os.path.abspath(__file__))
 # the dispatcher's Python layers (PyTorch's are C++, so its traces end at the user's call)
-_DISPATCH_FILES = {os.path.join(os.path.dirname(_AUTOGRAD_DIR), f) for f in ("tensor.py", "functions.py")}
+_DISPATCH_FILES = {os.path.join(os.path.dirname(_AUTOGRAD_DIR), f)
+                   for f in ("tensor.py", "_functional.py", "_nn_functional.py")}
 
 
 def is_anomaly_enabled():

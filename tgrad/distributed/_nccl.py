@@ -174,7 +174,7 @@ class NCCLBackend:
         return self._p2p(pairs)
 
     def barrier(self):
-        from ..creation import zeros
+        from .._creation import zeros
         return self.allreduce(zeros(1, device="cuda"), ReduceOp.SUM)
 
     def send(self, t, peer, tag):

@@ -13,7 +13,7 @@ import sys
 import traceback
 
 from .. import dtypes as D
-from ..creation import empty
+from .._creation import empty
 from ._types import Backend, DistBackendError, DistError, ReduceOp, Work  # noqa: F401  (re-exported)
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -345,7 +345,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """``tensor`` on rank r = ``scatter_list[r]`` of rank ``src`` (``scatter_list`` only given on ``src``)."""
-    from ..functions import stack
+    from .._functional import stack
     pg = _group(group)
     root = group_src if group_src is not None else pg._group_rank(0 if src is None else src, "src")
     _check_tensor(tensor, pg)

@@ -10,7 +10,8 @@ and cast on store (bf16 with round-to-nearest-even, exactly on both devices).
 Float kernel arguments are fp32 on every path; parameters that need float64
 accuracy travel as two fp32 values (``split64`` / ``param_h``).  tanh, expm1,
 log1p and atan are written from ``tl.exp``/``tl.log`` (libdevice fails in the
-interpreter) and are accurate to a few ulp in float64.
+interpreter) and are accurate to a few ulp in float64.  The FNs of unary math, activations and comparisons
+live in ``unary.py``, ``activation.py`` and ``compare.py`` (the op families of the same names).
 """
 import math
 
@@ -21,7 +22,7 @@ import triton.language as tl
 from . import _geometry as G
 from .runtime import launcher as T
 from .runtime import Launch, Ptr, Sites, cdiv, elementwise_block, gpu_blocks
-from ._lang import cast_store, compute_type, expm1_h, kptr, log1p_h, param_h, sigmoid_h, softplus_h, split64, strided_offset, tanh_h
+from ._lang import cast_store, compute_type, kptr, param_h, split64, strided_offset
 
 
 @triton.jit
@@ -333,11 +334,6 @@ def pow_float_fn(x, p, p_lo, p2):
 
 
 @triton.jit
-def exp_fn(x, p0, p1, p2):
-    return tl.exp(x)
-
-
-@triton.jit
 def atan01_h(x):
     """atan(x) for 0 <= x <= 1 (Cephes: reduction at tan(pi/8), rational 4/5 core)."""
     big = x > 0.41421356237309504880
@@ -349,16 +345,6 @@ def atan01_h(x):
          + 4.853903996359136964868E2) * z + 1.945506571482613964425E2
     r = t + t * (z * p / q)
     return tl.where(big, r + (0.78539816339744830962 + 3.061616997868382943065e-17), r)
-
-
-@triton.jit
-def round_half_even_h(x):
-    """Round to nearest, ties to even (x - floor(x) is exact)."""
-    f = tl.floor(x)
-    d = x - f
-    odd = (f - 2.0 * tl.floor(f * 0.5)) == 1.0
-    r = tl.where(d > 0.5, f + 1.0, tl.where(d < 0.5, f, tl.where(odd, f + 1.0, f)))
-    return tl.where(r == 0.0, x * 0.0, r)    # keeps the sign of zero: round(-0.5) = -0.0
 
 
 @triton.jit
@@ -379,44 +365,6 @@ def floor_div_h(x, y):
 
 
 # ------------------------------------------------------------------ unary math: FN(x, p0, p1, p2)
-@triton.jit
-def abs_fn(x, p0, p1, p2):
-    return tl.abs(x)
-
-
-@triton.jit
-def sign_fn(x, p0, p1, p2):
-    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
-
-
-@triton.jit
-def exp2_fn(x, p0, p1, p2):
-    return tl.exp2(x)
-
-
-@triton.jit
-def log_fn(x, p0, p1, p2):
-    return tl.log(x)
-
-
-@triton.jit
-def log2_fn(x, p0, p1, p2):
-    return tl.log2(x)
-
-
-@triton.jit
-def log10_fn(x, p0, p1, p2):
-    return tl.log(x) * 0.43429448190325182765
-
-
-@triton.jit
-def log1p_fn(x, p0, p1, p2):
-    return log1p_h(x)
-
-
-@triton.jit
-def expm1_fn(x, p0, p1, p2):
-    return expm1_h(x)
 
 
 @triton.jit
@@ -435,190 +383,10 @@ def sqrt_fn(x, p0, p1, p2):
 
 
 @triton.jit
-def rsqrt_fn(x, p0, p1, p2):
-    return 1.0 / sqrt_h(x)
-
-
-@triton.jit
-def reciprocal_fn(x, p0, p1, p2):
-    return 1.0 / x
-
-
-@triton.jit
-def sin_fn(x, p0, p1, p2):
-    return tl.sin(x)
-
-
-@triton.jit
-def cos_fn(x, p0, p1, p2):
-    return tl.cos(x)
-
-
-@triton.jit
-def tan_fn(x, p0, p1, p2):
-    return tl.sin(x) / tl.cos(x)
-
-
-_TWO_REDUCTIONS.add(tan_fn)
-
-
-@triton.jit
-def tanh_fn(x, p0, p1, p2):
-    return tanh_h(x)
-
-
-@triton.jit
-def sigmoid_fn(x, p0, p1, p2):
-    return sigmoid_h(x)
-
-
-@triton.jit
-def erf_fn(x, p0, p1, p2):
-    return tl.math.erf(x)
-
-
-@triton.jit
-def relu_fn(x, p0, p1, p2):
-    return tl.where(x <= 0, 0, x)
-
-
-@triton.jit
-def hardtanh_fn(x, lo, hi, p2):
-    return tl.where(x < lo, lo, tl.where(x > hi, hi, x))
-
-
-@triton.jit
 def clamp_fn(x, lo, hi, p2):
     """min(max(x, lo), hi); NaN stays NaN."""
     r = tl.where(x < lo, lo, x)
     return tl.where(r > hi, hi, r)
-
-
-@triton.jit
-def leaky_relu_fn(x, s_hi, s_lo, p2):
-    return tl.where(x > 0, x, x * param_h(s_hi, s_lo, x))
-
-
-@triton.jit
-def elu_fn(x, alpha, scale, p2):
-    return tl.where(x > 0, x * scale, expm1_h(x) * (alpha * scale))
-
-
-@triton.jit
-def gelu_fn(x, p0, p1, p2):
-    """x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))."""
-    return 0.5 * x * (1.0 + tl.math.erf(x * 0.70710678118654752440))
-
-
-@triton.jit
-def gelu_tanh_fn(x, p0, p1, p2):
-    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    return 0.5 * x * (1.0 + tanh_h(0.79788456080286535588 * (x + 0.044715 * x * x * x)))
-
-
-@triton.jit
-def silu_fn(x, p0, p1, p2):
-    return x * sigmoid_h(x)
-
-
-@triton.jit
-def mish_fn(x, p0, p1, p2):
-    return x * tanh_h(softplus_h(x))
-
-
-@triton.jit
-def softplus_fn(x, beta, threshold, p2):
-    """log(1 + exp(beta x)) / beta, or x where beta x > threshold."""
-    return tl.where(x * beta > threshold, x, softplus_h(x * beta) / beta)
-
-
-@triton.jit
-def hardsigmoid_fn(x, p0, p1, p2):
-    return tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
-
-
-@triton.jit
-def hardswish_fn(x, p0, p1, p2):
-    return x * tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
-
-
-@triton.jit
-def logsigmoid_fn(x, p0, p1, p2):
-    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))."""
-    return tl.minimum(x, 0.0) - log1p_h(tl.exp(-tl.abs(x)))
-
-
-@triton.jit
-def floor_fn(x, p0, p1, p2):
-    return tl.floor(x)
-
-
-@triton.jit
-def ceil_fn(x, p0, p1, p2):
-    return tl.ceil(x)
-
-
-@triton.jit
-def round_fn(x, p0, p1, p2):
-    return round_half_even_h(x)
-
-
-@triton.jit
-def round_decimals_fn(x, ten_pow, neg, p2):
-    """round(x * 10^d) / 10^d (d >= 0, neg == 0) or round(x / 10^-d) * 10^-d (neg == 1), as PyTorch."""
-    if neg == 0:
-        r = round_half_even_h(x * ten_pow) / ten_pow
-    else:
-        r = round_half_even_h(x / ten_pow) * ten_pow
-    return r
-
-
-@triton.jit
-def trunc_fn(x, p0, p1, p2):
-    return trunc_h(x)
-
-
-@triton.jit
-def frac_fn(x, p0, p1, p2):
-    return x - trunc_h(x)
-
-
-@triton.jit
-def isnan_fn(x, p0, p1, p2):
-    return x != x
-
-
-@triton.jit
-def isinf_fn(x, p0, p1, p2):
-    return tl.abs(x) == float("inf")
-
-
-@triton.jit
-def isfinite_fn(x, p0, p1, p2):
-    return (x == x) & (tl.abs(x) != float("inf"))
-
-
-@triton.jit
-def nan_to_num_fn(x, nan, posinf, neginf):
-    """NaN -> nan, +-inf -> posinf/neginf; a NaN posinf/neginf means the float64 maximum (not an fp32 arg)."""
-    if x.dtype == tl.float64:
-        big = tl.full(x.shape, 1.7976931348623157e308, tl.float64)
-        hi = tl.where(posinf != posinf, big, big * 0.0 + posinf)
-        lo = tl.where(neginf != neginf, -big, big * 0.0 + neginf)
-    else:
-        hi = posinf
-        lo = neginf
-    return tl.where(x != x, nan, tl.where(x == float("inf"), hi, tl.where(x == float("-inf"), lo, x)))
-
-
-@triton.jit
-def logical_not_fn(x, p0, p1, p2):
-    return x == 0
-
-
-@triton.jit
-def bitwise_not_fn(x, p0, p1, p2):
-    return ~x
 
 
 # ------------------------------------------------------------------ binary math: FN(x, y, p0, p1)
@@ -676,16 +444,6 @@ def int_pow_tensor_fn(x, y, p0, p1):
 
 
 @triton.jit
-def maximum_fn(x, y, p0, p1):
-    return tl.where(x != x, x, tl.where(x > y, x, y))
-
-
-@triton.jit
-def minimum_fn(x, y, p0, p1):
-    return tl.where(x != x, x, tl.where(x < y, x, y))
-
-
-@triton.jit
 def atan2_fn(y, x, p0, p1):
     """atan2(y, x): atan of min/max of |y|, |x| in [0, 1] (1 when both are infinite: +-pi/4, +-3pi/4),
     then reflected into the quadrant; signed zeros as C99, NaN if either is NaN."""
@@ -700,66 +458,6 @@ def atan2_fn(y, x, p0, p1):
     a = tl.where((x == 0) & (y == 0), tl.where(1.0 / x < 0, 3.14159265358979323846 - a, a), a)  # a = 0 here
     a = tl.where((y < 0) | ((y == 0) & (1.0 / y < 0)), -a, a)
     return tl.where((x != x) | (y != y), float("nan"), a)
-
-
-@triton.jit
-def eq_fn(x, y, p0, p1):
-    return x == y
-
-
-@triton.jit
-def ne_fn(x, y, p0, p1):
-    return x != y
-
-
-@triton.jit
-def lt_fn(x, y, p0, p1):
-    return x < y
-
-
-@triton.jit
-def le_fn(x, y, p0, p1):
-    return x <= y
-
-
-@triton.jit
-def gt_fn(x, y, p0, p1):
-    return x > y
-
-
-@triton.jit
-def ge_fn(x, y, p0, p1):
-    return x >= y
-
-
-@triton.jit
-def logical_and_fn(x, y, p0, p1):
-    return (x != 0) & (y != 0)
-
-
-@triton.jit
-def logical_or_fn(x, y, p0, p1):
-    return (x != 0) | (y != 0)
-
-
-@triton.jit
-def logical_xor_fn(x, y, p0, p1):
-    return (x != 0) ^ (y != 0)
-
-
-@triton.jit
-def bitwise_and_fn(x, y, p0, p1):
-    return x & y
-
-
-@triton.jit
-def bitwise_or_fn(x, y, p0, p1):
-    return x | y
-
-
-@triton.jit
-def bitwise_xor_fn(x, y, p0, p1):
-    return x ^ y
 
 
 @triton.jit
@@ -802,16 +500,6 @@ def addcdiv_fn(x, t1, t2, v_hi, v_lo):
     return x + param_h(v_hi, v_lo, x) * (t1 / t2)
 
 
-# ------------------------------------------------------------------ fused activation backward: FN(g, x, p0, p1)
-# g * f'(x) in one launch; x is the input, or the output for relu/sigmoid/tanh.
-@triton.jit
-def relu_backward_fn(g, y, p0, p1):
-    return tl.where(y > 0, g, 0.0)
-
-
-@triton.jit
-def hardtanh_backward_fn(g, x, lo, hi):
-    return tl.where((x > lo) & (x < hi), g, 0.0)
 
 
 @triton.jit
@@ -819,80 +507,3 @@ def clamp_backward_fn(g, x, lo, hi):
     return tl.where((x >= lo) & (x <= hi), g, 0.0)
 
 
-@triton.jit
-def leaky_relu_backward_fn(g, x, s_hi, s_lo):
-    return tl.where(x > 0, g, g * param_h(s_hi, s_lo, x))
-
-
-@triton.jit
-def elu_backward_fn(g, x, alpha, scale):
-    return tl.where(x > 0, g * scale, g * (alpha * scale) * tl.exp(x))
-
-
-@triton.jit
-def selu_fn(x, p0, p1, p2):
-    """scale * elu(x, alpha) with SELU's constants as float64-exact literals."""
-    return tl.where(x > 0, x * 1.0507009873554804934, expm1_h(x) * (1.0507009873554804934 * 1.6732632423543772848))
-
-
-@triton.jit
-def selu_backward_fn(g, x, p0, p1):
-    return tl.where(x > 0, g * 1.0507009873554804934, g * (1.0507009873554804934 * 1.6732632423543772848) * tl.exp(x))
-
-
-@triton.jit
-def gelu_backward_fn(g, x, p0, p1):
-    """g (Phi(x) + x phi(x))."""
-    cdf = 0.5 * (1.0 + tl.math.erf(x * 0.70710678118654752440))
-    pdf = tl.exp(-0.5 * x * x) * 0.39894228040143267794
-    return g * (cdf + x * pdf)
-
-
-@triton.jit
-def gelu_tanh_backward_fn(g, x, p0, p1):
-    """g (0.5 (1 + t) + 0.5 x (1 - t^2) u'), t = tanh(u), u = k (x + 0.044715 x^3)."""
-    t = tanh_h(0.79788456080286535588 * (x + 0.044715 * x * x * x))
-    du = 0.79788456080286535588 * (1.0 + 3.0 * 0.044715 * x * x)
-    return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
-
-
-@triton.jit
-def silu_backward_fn(g, x, p0, p1):
-    s = sigmoid_h(x)
-    return g * s * (1.0 + x * (1.0 - s))
-
-
-@triton.jit
-def mish_backward_fn(g, x, p0, p1):
-    t = tanh_h(softplus_h(x))
-    return g * (t + x * sigmoid_h(x) * (1.0 - t * t))
-
-
-@triton.jit
-def softplus_backward_fn(g, x, beta, threshold):
-    return tl.where(x * beta > threshold, g, g * sigmoid_h(x * beta))
-
-
-@triton.jit
-def hardsigmoid_backward_fn(g, x, p0, p1):
-    return tl.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0)
-
-
-@triton.jit
-def hardswish_backward_fn(g, x, p0, p1):
-    return tl.where(x < -3.0, 0.0, tl.where(x <= 3.0, g * (x / 3.0 + 0.5), g))
-
-
-@triton.jit
-def logsigmoid_backward_fn(g, x, p0, p1):
-    return g * sigmoid_h(-x)
-
-
-@triton.jit
-def sigmoid_backward_fn(g, y, p0, p1):
-    return g * (y * (1.0 - y))
-
-
-@triton.jit
-def tanh_backward_fn(g, y, p0, p1):
-    return g * (1.0 - y * y)

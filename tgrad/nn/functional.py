@@ -10,12 +10,12 @@ import warnings
 
 import numpy as np
 
-from .. import functions as _functional
+from .. import _functional, _nn_functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..dtypes import int64 as _int64
-from ..functions import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
+from .._nn_functional import _op, cosine_similarity  # noqa: F401  (F.cosine_similarity: the same function)
 from ..ops import TABLE
 from ..ops.attention import _check as _sdpa_check
 from ..random import default_generator_for
@@ -140,14 +140,14 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim`` (optionally computed in ``dtype``)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
-    return _functional.softmax(input, dim, dtype)
+    return _nn_functional.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """x - logsumexp(x) along ``dim``."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
-    return _functional.log_softmax(input, dim, dtype)
+    return _nn_functional.log_softmax(input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -161,19 +161,19 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); ``input`` itself when not
     training or p == 0."""
-    return _functional._dropout(input, p, training, inplace)
+    return _nn_functional._dropout(input, p, training, inplace)
 
 
 # ------------------------------------------------------------------ normalization, embedding
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims."""
-    return _functional.layer_norm(input, normalized_shape, weight, bias, eps)
+    return _nn_functional.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize over the batch (and length) dims per channel (dim 1); in training the running
     statistics are updated in place: r = (1 - momentum) r + momentum * batch statistic (unbiased var)."""
-    return _functional._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return _nn_functional._batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -181,7 +181,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Rows of ``weight`` at the indices ``input``; the row ``padding_idx`` gets no gradient.  ``max_norm``:
     the looked-up rows are first renormalized in place (``_embedding_renorm_``); ``scale_grad_by_freq``:
     each row's gradient is divided by how often the row occurs in ``input``."""
-    return _functional._embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+    return _nn_functional._embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -537,7 +537,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
                       "instead.")
     if mask.dtype.name == "bool":
-        from ..creation import zeros_like
+        from .._creation import zeros_like
         return zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
     return mask
 
@@ -568,8 +568,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     """PyTorch's multi-head attention on (L, N, E) query, (S, N, kdim) key, (S, N, vdim) value (or unbatched
     (L, E) ...).  Masks: bool True = masked out, float = added; key_padding_mask (N, S), attn_mask (L, S) or
     (N * num_heads, L, S).  Returns (output (L, N, E), weights (N, L, S) averaged / (N, H, L, S), or None)."""
-    from ..creation import zeros
-    from ..functions import cat
+    from .._creation import zeros
+    from .._functional import cat
     is_batched = query.dim() == 3
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

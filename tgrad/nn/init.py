@@ -63,7 +63,7 @@ def eye_(tensor):
     """The identity matrix (2-D tensors only)."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..creation import eye
+    from .._creation import eye
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
@@ -131,7 +131,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
-    from ..creation import empty, tensor as make_tensor
+    from .._creation import empty, tensor as make_tensor
     shape = tuple(tensor.shape)
 
     def draw(kind, lo, hi):

@@ -1,6 +1,6 @@
 """``nn.Parameter``: a Tensor that a Module registers as one of its parameters."""
 from .. import serialization
-from ..creation import empty
+from .._creation import empty
 from ..tensor import Tensor, _new
 
 

@@ -17,6 +17,9 @@ Contract of an entry (see ``Op``):
   are exposed the same way); ``meta``: the input geometry PyTorch's node also
   exposes, from the metadata every node keeps (``"self_sym_sizes"`` is
   ``grad_fn._saved_self_sym_sizes``; ``_sym_strides`` and ``_sym_numel`` too).
+- ``variants``: the public forms of the op under its own name, as PyTorch's ``native_functions.yaml``
+  declares them: ``"method"`` (``Tensor.<name>``), ``"function"`` (``tgrad.<name>``); ``()`` for an
+  internal op.  ``inplace``: ``Tensor.<name>_`` exists.  tests/test_api_surface.py holds the package to it.
 """
 import math
 
@@ -29,10 +32,10 @@ from ..tensor import empty
 
 class Op:
     __slots__ = ("name", "forward", "backward", "node", "inputs", "save", "outputs",
-                 "nondiff_outputs", "view", "once_differentiable", "meta")
+                 "nondiff_outputs", "view", "once_differentiable", "meta", "variants", "inplace")
 
     def __init__(self, name, forward, backward=None, node=None, inputs=("self",), save=(), outputs=1,
-                 nondiff_outputs=(), view=False, once_differentiable=False, meta=()):
+                 nondiff_outputs=(), view=False, once_differentiable=False, meta=(), variants=(), inplace=False):
         self.name = name
         self.forward = forward
         self.backward = backward
@@ -44,6 +47,8 @@ class Op:
         self.view = view
         self.once_differentiable = once_differentiable
         self.meta = tuple(meta)
+        self.variants = tuple(variants)
+        self.inplace = inplace
 
     def __repr__(self):
         return f"Op({self.name!r}, node={self.node!r})"
@@ -90,14 +95,14 @@ def host_full(shape, value, dtype, device, broadcast=False):
     return t
 
 
-from . import (amp, attention, conv, elementwise, index, matmul, nn, norm, optim, pool, random,  # noqa: E402
-               reduce, rnn, shape, sort)  # (they import Op)
+from . import (activation, amp, as_strided, attention, compare, conv, elementwise, index, loss,  # noqa: E402
+               matmul, nn, norm, optim, pool, random, reduce, rnn, shape, softmax, sort, unary)  # (they import Op)
 
 
 def _build():
     table = {}
-    for family in (elementwise, reduce, shape, index, optim, nn, matmul, conv, pool, norm, rnn, sort, random,
-                   attention, amp):
+    for family in (elementwise, unary, activation, compare, reduce, shape, as_strided, index, optim, softmax, loss,
+                   norm, nn, matmul, conv, pool, rnn, sort, random, attention, amp):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

@@ -1,5 +1,7 @@
-"""Element-wise ops: copies/casts, fill, arithmetic, pow forms, unary math, activations (each with a
-fused ``<name>_backward`` op), comparisons, logical/bitwise ops, where, clamp, lerp, addcmul/addcdiv.
+"""Element-wise ops: copies/casts, fill, arithmetic, pow forms, binary math (div modes, fmod, remainder,
+maximum/minimum, atan2), where, clamp, lerp, addcmul/addcdiv.  Unary math is in ``unary.py``, activations in
+``activation.py``, comparisons and logical/bitwise ops in ``compare.py`` (all on kernels/elementwise.py's
+strided kernels, with their ``FN`` math in the kernels module of the same name).
 
 Forward functions take tensors (scalars were wrapped into 0-dim tensors by
 the caller), pick the result dtype by PyTorch's promotion, allocate the output
@@ -13,36 +15,13 @@ import numpy as np
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
+from ..kernels import unary as KU
 from ..kernels._lang import compute_type, split64
 from .._state import state as _grad_state
-from ..tensor import _empty_pinned, _new, empty, scalar, zeros
+from ..tensor import _empty_pinned, _new, empty, scalar
 from . import Op, call as _c
 from . import reduce as _reduce
-
-
-def _out(out, shape, dtype, device, name):
-    if out is None:
-        return empty(shape, dtype, device)
-    if tuple(out.shape) != tuple(shape):
-        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
-                           f"{list(shape)}")
-    if not _can_cast(dtype, out.dtype):
-        raise RuntimeError(f"result type {dtype.legacy_name} can't be cast to the desired output type "
-                           f"{out.dtype.legacy_name}")
-    return out
-
-
-def _can_cast(frm, to):
-    """PyTorch's canCast: no float -> integral, no non-bool -> bool."""
-    if frm.is_floating_point and not to.is_floating_point:
-        return False
-    if frm is not D.bool_ and to is D.bool_:
-        return False
-    return True
-
-
-def _float_result(dt):
-    return dt if dt.is_floating_point else D.get_default_dtype()
+from ._pointwise import _broadcast_out, _float_result, _full, _launch_unary, _mask, _out, _zeros
 
 
 # ------------------------------------------------------------------ copies
@@ -265,23 +244,26 @@ def neg_backward(ctx, grad):
     return (grad.neg(),)
 
 
-ENTRIES = [
-    Op("clone", clone_forward, copy_backward, "CloneBackward0"),
-    Op("contiguous", copy_forward, copy_backward, "CloneBackward0"),
-    Op("clone_copy", copy_forward, copy_backward, "CopyBackwards"),
-    Op("to_copy", to_copy_forward, to_copy_backward, "ToCopyBackward0"),
-    Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src")),
-    Op("fill_", fill_forward, fill_backward, "FillBackward3", inputs=("self", "value")),
-    Op("fill_scalar", fill_scalar_forward, zero_backward, "FillBackward2"),
-    Op("zero_", zero_forward, zero_backward, "ZeroBackward0"),
-    Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other")),
-    Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other")),
-    Op("rsub", rsub_forward, rsub_backward, "RsubBackward1", inputs=("self", "other")),
-    Op("rsub_tensor", rsub_forward, rsub_backward, "RsubBackward0", inputs=("self", "other")),
-    Op("mul", mul_forward, mul_backward, "MulBackward0", inputs=("self", "other"), save=("self", "other")),
-    Op("div", div_forward, div_backward, "DivBackward0", inputs=("self", "other"), save=("self", "other")),
-    Op("neg", neg_forward, neg_backward, "NegBackward0"),
-]
+CLONE = Op("clone", clone_forward, copy_backward, "CloneBackward0", variants=("method", "function"))
+CONTIGUOUS = Op("contiguous", copy_forward, copy_backward, "CloneBackward0", variants=("method",))
+CLONE_COPY = Op("clone_copy", copy_forward, copy_backward, "CopyBackwards")
+TO_COPY = Op("to_copy", to_copy_forward, to_copy_backward, "ToCopyBackward0")
+COPY_ = Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src"),
+           variants=("method",))
+FILL_ = Op("fill_", fill_forward, fill_backward, "FillBackward3", inputs=("self", "value"), variants=("method",))
+FILL_SCALAR = Op("fill_scalar", fill_scalar_forward, zero_backward, "FillBackward2")
+ZERO_ = Op("zero_", zero_forward, zero_backward, "ZeroBackward0", variants=("method",))
+ADD = Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other"),
+         variants=("method", "function"), inplace=True)
+SUB = Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other"),
+         variants=("method", "function"), inplace=True)
+RSUB = Op("rsub", rsub_forward, rsub_backward, "RsubBackward1", inputs=("self", "other"), variants=("function",))
+RSUB_TENSOR = Op("rsub_tensor", rsub_forward, rsub_backward, "RsubBackward0", inputs=("self", "other"))
+MUL = Op("mul", mul_forward, mul_backward, "MulBackward0", inputs=("self", "other"), save=("self", "other"),
+         variants=("method", "function"), inplace=True)
+DIV = Op("div", div_forward, div_backward, "DivBackward0", inputs=("self", "other"), save=("self", "other"),
+         variants=("method", "function"), inplace=True)
+NEG = Op("neg", neg_forward, neg_backward, "NegBackward0", variants=("method", "function"), inplace=True)
 
 
 # ------------------------------------------------------------------ pow / exp
@@ -298,7 +280,7 @@ def pow_forward(self, *, exponent, out=None):
             return K.unary(K.square_fn, self, o, compute=compute_type(dt))
         return K.unary(K.pow_int_fn, self, o, int(exponent), 0, compute=compute_type(dt))
     if exponent in (0.5, -0.5):     # PyTorch's sqrt / rsqrt: (-0) ** 0.5 = -0, (-inf) ** 0.5 = NaN
-        return K.unary(K.sqrt_fn if exponent > 0 else K.rsqrt_fn, self, o, compute=compute_type(dt))
+        return K.unary(K.sqrt_fn if exponent > 0 else KU.rsqrt_fn, self, o, compute=compute_type(dt))
     # |p| >= 1e30 only matters through its sign (every such float is an even integer): keep it in fp32 range
     p = max(-1e30, min(1e30, float(exponent))) if math.isfinite(exponent) else float(exponent)
     return K.unary(K.pow_float_fn, self, o, *split64(p), compute=compute_type(dt))
@@ -337,16 +319,6 @@ def pow_backward_backward(ctx, gg):
     return dg, ds
 
 
-def exp_forward(self, *, out=None):
-    dt = _float_result(self.dtype)
-    o = _out(out, self.shape, dt, self.device, "exp")
-    return K.unary(K.exp_fn, self, o, compute=compute_type(dt))
-
-
-def exp_backward(ctx, grad):
-    return (grad.mul(ctx.saved["result"]),)
-
-
 def to_device_forward(self, *, device, non_blocking=False):
     """``non_blocking``: from pinned memory, or to cpu (into pinned memory, as PyTorch does), the copy is
     queued on the GPU's current stream."""
@@ -361,45 +333,12 @@ def to_device_backward(ctx, grad):
     return (grad.to(ctx.input_meta[0].device),)
 
 
-ENTRIES += [
-    Op("pow", pow_forward, pow_backward, "PowBackward0", save=("self",)),
-    # the gradient of x ** p shows MulBackward0 under create_graph, as PyTorch's formula ends in a product
-    Op("pow_backward", pow_backward_forward, pow_backward_backward, "MulBackward0", inputs=("grad", "self"),
-       save=("grad", "self")),
-    Op("exp", exp_forward, exp_backward, "ExpBackward0", save=("result",)),
-    Op("to_device", to_device_forward, to_device_backward, "ToCopyBackward0"),
-]
-
-
-# ------------------------------------------------------------------ helpers for the ops below
-def _full(value, like):
-    """A 0-dim tensor of ``value`` with ``like``'s dtype and device."""
-    return scalar(value, like.dtype, like.device)
-
-
-def _zeros(like):
-    return zeros(like._shape, like.dtype, like.device)
-
-
-def _mask(m, g):
-    """g where m else 0."""
-    return _c("where", m, g, _full(0, g))
-
-
-def _gt0(x):
-    return _c("gt", x, _full(0, x))
-
-
-def _launch_unary(fn, self, out, dt, p0=0.0, p1=0.0, p2=0.0, name=""):
-    o = _out(out, self.shape, dt, self.device, name)
-    return K.unary(fn, self, o, p0, p1, p2, compute=compute_type(dt))
-
-
-def _unary_float(fn):
-    """Forward of a floating op: integer/bool inputs promote to the default float dtype."""
-    def forward(self, *, out=None):
-        return _launch_unary(fn, self, out, _float_result(self.dtype))
-    return forward
+POW = Op("pow", pow_forward, pow_backward, "PowBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+# the gradient of x ** p shows MulBackward0 under create_graph, as PyTorch's formula ends in a product
+POW_BACKWARD = Op("pow_backward", pow_backward_forward, pow_backward_backward, "MulBackward0", inputs=("grad", "self"),
+                  save=("grad", "self"))
+TO_DEVICE = Op("to_device", to_device_forward, to_device_backward, "ToCopyBackward0")
 
 
 def _int_zero_check(other):
@@ -407,339 +346,7 @@ def _int_zero_check(other):
         raise RuntimeError("ZeroDivisionError")
 
 
-# ------------------------------------------------------------------ unary math
-def abs_forward(self, *, out=None):
-    return _launch_unary(K.abs_fn, self, out, self.dtype)
-
-
-def sign_forward(self, *, out=None):
-    if self.dtype is D.bool_:
-        return K.copy(self, _out(out, self.shape, self.dtype, self.device, "sign"))
-    return _launch_unary(K.sign_fn, self, out, self.dtype)
-
-
-def _rounding(fn):
-    """floor/ceil/round/trunc: integers are returned unchanged (as a copy), like PyTorch."""
-    def forward(self, *, out=None):
-        if not self.dtype.is_floating_point:
-            return K.copy(self, _out(out, self.shape, self.dtype, self.device, ""))
-        return _launch_unary(fn, self, out, self.dtype)
-    return forward
-
-
-def round_decimals_forward(self, *, decimals, out=None):
-    if not self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"round_cpu\" not implemented for '{self.dtype.legacy_name}'")
-    return _launch_unary(K.round_decimals_fn, self, out, self.dtype, float(10.0 ** abs(decimals)),
-                         int(decimals < 0))
-
-
-def frac_forward(self, *, out=None):
-    if not self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{self.dtype.legacy_name}'")
-    return _launch_unary(K.frac_fn, self, out, self.dtype)
-
-
-def _predicate(fn):
-    """isnan/isinf/isfinite: bool result; integers are computed as fp32 (never NaN or inf)."""
-    def forward(self, *, out=None):
-        o = _out(out, self.shape, D.bool_, self.device, "")
-        return K.unary(fn, self, o, compute=compute_type(self.dtype if self.dtype.is_floating_point
-                                                            else D.float32))
-    return forward
-
-
-def nan_to_num_forward(self, *, nan=0.0, posinf=None, neginf=None, out=None):
-    if not self.dtype.is_floating_point:
-        return K.copy(self, _out(out, self.shape, self.dtype, self.device, "nan_to_num"))
-    big = _FMAX[self.dtype.name] if self.dtype is not D.float64 else float("nan")  # nan: the kernel's fp64 max
-    return _launch_unary(K.nan_to_num_fn, self, out, self.dtype, float(nan),
-                         big if posinf is None else float(posinf), -big if neginf is None else float(neginf))
-
-
-_FMAX = {"float32": 3.4028234663852886e38, "float16": 65504.0,
-         "bfloat16": 3.3895313892515355e38}
-_LN2 = 0.6931471805599453
-_LN10 = 2.302585092994046
-_TWO_OVER_SQRT_PI = 1.1283791670955126
-_INV_SQRT_2PI = 0.3989422804014327
-
-
-def abs_backward(ctx, g):
-    return (g.mul(_c("sign", ctx.saved["self"])),)
-
-
-def zero_backward(ctx, g):
-    return (_zeros(g),)
-
-
-def frac_backward(ctx, g):
-    return (g,)
-
-
-def exp2_backward(ctx, g):
-    return (g.mul(ctx.saved["result"]).mul(_LN2),)
-
-
-def log_backward(ctx, g):
-    return (g.div(ctx.saved["self"]),)
-
-
-def log2_backward(ctx, g):
-    return (g.div(ctx.saved["self"].mul(_LN2)),)
-
-
-def log10_backward(ctx, g):
-    return (g.div(ctx.saved["self"].mul(_LN10)),)
-
-
-def log1p_backward(ctx, g):
-    return (g.div(ctx.saved["self"].add(1)),)
-
-
-def expm1_backward(ctx, g):
-    return (g.mul(ctx.saved["result"].add(1)),)
-
-
-def sqrt_backward(ctx, g):
-    return (g.div(ctx.saved["result"].mul(2)),)
-
-
-def rsqrt_backward(ctx, g):
-    r = ctx.saved["result"]
-    return (g.mul(r.mul(r).mul(r)).mul(-0.5),)
-
-
-def reciprocal_backward(ctx, g):
-    r = ctx.saved["result"]
-    return (g.mul(r.mul(r)).neg(),)
-
-
-def sin_backward(ctx, g):
-    return (g.mul(_c("cos", ctx.saved["self"])),)
-
-
-def cos_backward(ctx, g):
-    return (g.mul(_c("sin", ctx.saved["self"])).neg(),)
-
-
-def tan_backward(ctx, g):
-    r = ctx.saved["result"]
-    return (g.mul(r.mul(r).add(1)),)
-
-
-def erf_backward(ctx, g):
-    x = ctx.saved["self"]
-    return (g.mul(x.mul(x).neg().exp().mul(_TWO_OVER_SQRT_PI)),)
-
-
-def nan_to_num_backward(ctx, g):
-    return (_mask(_c("isfinite", ctx.saved["self"]), g),)
-
-
-ENTRIES += [
-    Op("abs", abs_forward, abs_backward, "AbsBackward0", save=("self",)),
-    Op("sign", sign_forward, zero_backward, "SignBackward0"),
-    Op("exp2", _unary_float(K.exp2_fn), exp2_backward, "Exp2Backward0", save=("result",)),
-    Op("log", _unary_float(K.log_fn), log_backward, "LogBackward0", save=("self",)),
-    Op("log2", _unary_float(K.log2_fn), log2_backward, "Log2Backward0", save=("self",)),
-    Op("log10", _unary_float(K.log10_fn), log10_backward, "Log10Backward0", save=("self",)),
-    Op("log1p", _unary_float(K.log1p_fn), log1p_backward, "Log1PBackward0", save=("self",)),
-    Op("expm1", _unary_float(K.expm1_fn), expm1_backward, "Expm1Backward0", save=("result",)),
-    Op("sqrt", _unary_float(K.sqrt_fn), sqrt_backward, "SqrtBackward0", save=("result",)),
-    Op("rsqrt", _unary_float(K.rsqrt_fn), rsqrt_backward, "RsqrtBackward0", save=("result",)),
-    Op("reciprocal", _unary_float(K.reciprocal_fn), reciprocal_backward, "ReciprocalBackward0", save=("result",)),
-    Op("sin", _unary_float(K.sin_fn), sin_backward, "SinBackward0", save=("self",)),
-    Op("cos", _unary_float(K.cos_fn), cos_backward, "CosBackward0", save=("self",)),
-    Op("tan", _unary_float(K.tan_fn), tan_backward, "TanBackward0", save=("result",)),
-    Op("erf", _unary_float(K.erf_fn), erf_backward, "ErfBackward0", save=("self",)),
-    Op("floor", _rounding(K.floor_fn), zero_backward, "FloorBackward0"),
-    Op("ceil", _rounding(K.ceil_fn), zero_backward, "CeilBackward0"),
-    Op("round", _rounding(K.round_fn), zero_backward, "RoundBackward0"),
-    Op("round_decimals", round_decimals_forward, zero_backward, "RoundBackward1"),
-    Op("trunc", _rounding(K.trunc_fn), zero_backward, "TruncBackward0"),
-    Op("frac", frac_forward, frac_backward, "FracBackward0"),
-    Op("isnan", _predicate(K.isnan_fn)),
-    Op("isinf", _predicate(K.isinf_fn)),
-    Op("isfinite", _predicate(K.isfinite_fn)),
-    Op("nan_to_num", nan_to_num_forward, nan_to_num_backward, "NanToNumBackward0", save=("self",)),
-]
-
-
-# ------------------------------------------------------------------ activations
-# Each activation's backward is one fused op "<name>_backward"(grad_output, x) = grad_output * f'(x)
-# (x is the output for relu/sigmoid/tanh); that op's own backward gives grad_output * f''(x) from tgrad ops.
-SELU_ALPHA = 1.6732632423543772848170429916717
-SELU_SCALE = 1.0507009873554804934193349852946
-_GELU_K = 0.7978845608028654
-_GELU_C = 0.044715
-
-
-def _sig(x):
-    return _c("sigmoid", x)
-
-
-def _d2_elu(x, alpha=1.0, scale=1.0):
-    return _c("where", _gt0(x), _full(0, x), x.exp().mul(alpha * scale))
-
-
-def _d2_gelu(x, approximate="none"):
-    xx = x.mul(x)
-    if approximate == "none":
-        return xx.mul(-0.5).exp().mul(_INV_SQRT_2PI).mul(xx.neg().add(2))
-    t = _c("tanh", x.add(xx.mul(x).mul(_GELU_C)).mul(_GELU_K))
-    du = xx.mul(3 * _GELU_C).add(1).mul(_GELU_K)
-    d2u = x.mul(6 * _GELU_K * _GELU_C)
-    return t.mul(t).neg().add(1).mul(du.add(x.mul(0.5).mul(d2u.sub(t.mul(du).mul(du).mul(2)))))
-
-
-def _d2_silu(x):
-    s = _sig(x)
-    return s.mul(s.neg().add(1)).mul(x.mul(s.mul(-2).add(1)).add(2))
-
-
-def _d2_mish(x):
-    t = _c("tanh", _c("softplus", x))
-    s = _sig(x)
-    inner = x.mul(s.neg().add(1)).add(2).sub(x.mul(s).mul(t).mul(2))
-    return t.mul(t).neg().add(1).mul(s).mul(inner)
-
-
-def _d2_softplus(x, beta=1.0, threshold=20.0):
-    s = _sig(x.mul(beta))
-    d2 = s.mul(s.neg().add(1)).mul(beta)
-    return _c("where", _c("gt", x.mul(beta), _full(threshold, x)), _full(0, x), d2)
-
-
-def _d2_hardswish(x):
-    inside = _c("logical_and", _c("gt", x, _full(-3, x)), _c("lt", x, _full(3, x)))
-    return _c("where", inside, _full(1.0 / 3.0, x), _full(0, x))
-
-
-def _d2_logsigmoid(x):
-    s = _sig(x)
-    return s.mul(s.sub(1))
-
-
-class _Act:
-    """fwd(**attrs) -> (fn, p0, p1); bwd(**battrs) -> (fn, p0, p1); battrs(**attrs) -> the backward op's attrs;
-    d2(x, **battrs) -> f''(x) (None: piecewise linear)."""
-
-    def __init__(self, name, node, bnode, fwd, bwd, battrs=None, d2=None, result=False, int_ok=False,
-                 bwd_name=None):
-        self.name, self.node, self.bnode = name, node, bnode
-        self.fwd, self.bwd, self.d2, self.result, self.int_ok = fwd, bwd, d2, result, int_ok
-        self.battrs = battrs or (lambda **a: a)
-        self.bwd_name = bwd_name or name + "_backward"
-
-
-def _no_attrs(fn):
-    return lambda: (fn, 0.0, 0.0)
-
-
-def _gelu_fwd(approximate="none"):
-    if approximate not in ("none", "tanh"):
-        raise RuntimeError("approximate argument must be either none or tanh.")
-    return (K.gelu_fn if approximate == "none" else K.gelu_tanh_fn), 0.0, 0.0
-
-
-def _gelu_bwd(approximate="none"):
-    return (K.gelu_backward_fn if approximate == "none" else K.gelu_tanh_backward_fn), 0.0, 0.0
-
-
-ACTS = [
-    _Act("relu", "ReluBackward0", "ThresholdBackwardBackward0", _no_attrs(K.relu_fn),
-         _no_attrs(K.relu_backward_fn), result=True, int_ok=True),
-    _Act("hardtanh", "HardtanhBackward0", "HardtanhBackwardBackward0",
-         lambda min_val=-1.0, max_val=1.0: (K.hardtanh_fn, float(min_val), float(max_val)),
-         lambda min_val=-1.0, max_val=1.0: (K.hardtanh_backward_fn, float(min_val), float(max_val))),
-    _Act("relu6", "HardtanhBackward0", None, lambda: (K.hardtanh_fn, 0.0, 6.0), None,
-         battrs=lambda: {"min_val": 0.0, "max_val": 6.0}, bwd_name="hardtanh_backward"),
-    _Act("leaky_relu", "LeakyReluBackward0", "LeakyReluBackwardBackward0",
-         lambda negative_slope=0.01: (K.leaky_relu_fn, *split64(negative_slope)),
-         lambda negative_slope=0.01: (K.leaky_relu_backward_fn, *split64(negative_slope))),
-    _Act("elu", "EluBackward0", "EluBackwardBackward0", lambda alpha=1.0: (K.elu_fn, float(alpha), 1.0),
-         lambda alpha=1.0, scale=1.0: ((K.selu_backward_fn, 0.0, 0.0) if (alpha, scale) == (SELU_ALPHA, SELU_SCALE)
-                                       else (K.elu_backward_fn, float(alpha), float(scale))),
-         battrs=lambda alpha=1.0: {"alpha": alpha, "scale": 1.0}, d2=_d2_elu),
-    _Act("selu", "EluBackward0", None, lambda: (K.selu_fn, 0.0, 0.0), None,
-         battrs=lambda: {"alpha": SELU_ALPHA, "scale": SELU_SCALE}, bwd_name="elu_backward"),
-    _Act("gelu", "GeluBackward0", "GeluBackwardBackward0", _gelu_fwd, _gelu_bwd, d2=_d2_gelu),
-    _Act("silu", "SiluBackward0", "SiluBackwardBackward0", _no_attrs(K.silu_fn), _no_attrs(K.silu_backward_fn),
-         d2=_d2_silu),
-    _Act("mish", "MishBackward0", "MishBackwardBackward0", _no_attrs(K.mish_fn), _no_attrs(K.mish_backward_fn),
-         d2=_d2_mish),
-    _Act("softplus", "SoftplusBackward0", "SoftplusBackwardBackward0",
-         lambda beta=1.0, threshold=20.0: (K.softplus_fn, float(beta), float(threshold)),
-         lambda beta=1.0, threshold=20.0: (K.softplus_backward_fn, float(beta), float(threshold)),
-         d2=_d2_softplus),
-    _Act("hardsigmoid", "HardsigmoidBackward0", "HardsigmoidBackwardBackward0", _no_attrs(K.hardsigmoid_fn),
-         _no_attrs(K.hardsigmoid_backward_fn)),
-    _Act("hardswish", "HardswishBackward0", "HardswishBackwardBackward0", _no_attrs(K.hardswish_fn),
-         _no_attrs(K.hardswish_backward_fn), d2=_d2_hardswish),
-    _Act("logsigmoid", "LogSigmoidBackward0", "LogSigmoidBackwardBackward0", _no_attrs(K.logsigmoid_fn),
-         _no_attrs(K.logsigmoid_backward_fn), d2=_d2_logsigmoid),
-    _Act("sigmoid", "SigmoidBackward0", "SigmoidBackwardBackward0", _no_attrs(K.sigmoid_fn),
-         _no_attrs(K.sigmoid_backward_fn), d2=lambda y: y.mul(-2).add(1), result=True),
-    _Act("tanh", "TanhBackward0", "TanhBackwardBackward0", _no_attrs(K.tanh_fn), _no_attrs(K.tanh_backward_fn),
-         d2=lambda y: y.mul(-2), result=True),
-]
-_ACT_BY_BWD = {a.bwd_name: a for a in ACTS if a.bwd is not None}
-
-
-def _act_ops(a):
-    def forward(self, *, out=None, **attrs):
-        fn, p0, p1 = a.fwd(**attrs)
-        dt = self.dtype if (a.int_ok and self.dtype is not D.bool_) else _float_result(self.dtype)
-        return _launch_unary(fn, self, out, dt, p0, p1, name=a.name)
-
-    def backward(ctx, g):
-        x = ctx.saved["result" if a.result else "self"]
-        return (_c(a.bwd_name, g, x, **a.battrs(**ctx.attrs)),)
-
-    ops = [Op(a.name, forward, backward, a.node, save=("result" if a.result else "self",))]
-    if a.bwd is None:
-        return ops
-    xname = "output" if a.result else "self"
-
-    def bwd_forward(grad_output, x, *, out=None, **attrs):
-        fn, p0, p1 = a.bwd(**attrs)
-        dt = D.result_type(grad_output, x)
-        shape = G.broadcast_shapes(grad_output.shape, x.shape)
-        o = _out(out, shape, dt, grad_output.device, a.bwd_name)
-        return K.binary(fn, grad_output, x, o, p0, p1, compute=compute_type(dt))
-
-    def bwd_backward(ctx, gg):
-        g, x = ctx.saved["grad_output"], ctx.saved[xname]
-        need_g, need_x = ctx.needs_input_grad
-        dg = _c(a.bwd_name, gg, x, **ctx.attrs) if need_g else None
-        dx = gg.mul(g).mul(a.d2(x, **ctx.attrs)) if (need_x and a.d2 is not None) else None
-        return dg, dx
-
-    ops.append(Op(a.bwd_name, bwd_forward, bwd_backward, a.bnode, inputs=("grad_output", xname),
-                  save=("grad_output", xname)))
-    return ops
-
-
-for _a in ACTS:
-    ENTRIES += _act_ops(_a)
-
-
 # ------------------------------------------------------------------ binary ops
-def _broadcast_out(out, dt, name, *ts):
-    shape = ts[0].shape
-    for t in ts[1:]:
-        shape = G.broadcast_shapes(shape, t.shape)
-    return _out(out, shape, dt, ts[0].device, name)
-
-
-def _promoted(fn, name):
-    """Forward of a binary op computed and stored in the promoted dtype."""
-    def forward(self, other, *, out=None):
-        dt = D.result_type(self, other)
-        o = _broadcast_out(out, dt, name, self, other)
-        return K.binary(fn, self, other, o, compute=compute_type(dt))
-    return forward
 
 
 def div_mode_forward(self, other, *, rounding_mode, out=None):
@@ -823,19 +430,6 @@ def pow_scalar_base_backward(ctx, g):
     return (g.mul(r).mul(math.log(base) if base > 0 else float("nan")),)
 
 
-def _minmax_backward(first_wins):
-    """maximum/minimum: the gradient goes to the chosen operand, split in half on ties (as PyTorch)."""
-    def backward(ctx, g):
-        x, y = ctx.saved["self"], ctx.saved["other"]
-        tie = _c("eq", x, y)
-        half = _c("where", tie, g.mul(0.5), g)
-        zero = _full(0, g)
-        gx = _c("where", _c(first_wins[1], x, y), zero, half) if ctx.needs_input_grad[0] else None
-        gy = _c("where", _c(first_wins[0], x, y), zero, half) if ctx.needs_input_grad[1] else None
-        return gx, gy
-    return backward
-
-
 def atan2_forward(self, other, *, out=None):
     dt = _float_result(D.result_type(self, other))
     o = _broadcast_out(out, dt, "atan2", self, other)
@@ -848,67 +442,23 @@ def atan2_backward(ctx, g):
     r = g.div(x.mul(x).add(y.mul(y)))
     return (r.mul(x) if ctx.needs_input_grad[0] else None), (r.mul(y).neg() if ctx.needs_input_grad[1] else None)
 
-
-def _compare(fn):
-    """Comparisons / logical ops: computed in the promoted dtype, bool result."""
-    def forward(self, other, *, out=None):
-        o = _broadcast_out(out, D.bool_, "", self, other)
-        return K.binary(fn, self, other, o, compute=compute_type(D.result_type(self, other)))
-    return forward
-
-
-def logical_not_forward(self, *, out=None):
-    o = _out(out, self.shape, D.bool_, self.device, "logical_not")
-    return K.unary(K.logical_not_fn, self, o, compute=compute_type(self.dtype))
-
-
-def _bitwise(fn, name):
-    def forward(self, other, *, out=None):
-        dt = D.result_type(self, other)
-        if dt.is_floating_point:
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.legacy_name}'")
-        o = _broadcast_out(out, dt, name, self, other)
-        return K.binary(fn, self, other, o, compute=compute_type(dt))
-    return forward
-
-
-def bitwise_not_forward(self, *, out=None):
-    if self.dtype.is_floating_point:
-        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{self.dtype.legacy_name}'")
-    fn = K.logical_not_fn if self.dtype is D.bool_ else K.bitwise_not_fn
-    return _launch_unary(fn, self, out, self.dtype)
-
-
-ENTRIES += [
-    Op("div_mode", div_mode_forward, zero2_backward, "DivBackward2", inputs=("self", "other")),
-    Op("pow_tensor", pow_tensor_forward, pow_tensor_backward, "PowBackward1", inputs=("self", "exponent"),
-       save=("self", "exponent", "result")),
-    Op("pow_scalar_base", pow_scalar_base_forward, pow_scalar_base_backward, "PowBackward2",
-       save=("self", "result")),
-    Op("maximum", _promoted(K.maximum_fn, "maximum"), _minmax_backward(("gt", "lt")),
-       "MaximumBackward0", inputs=("self", "other"), save=("self", "other")),
-    Op("minimum", _promoted(K.minimum_fn, "minimum"), _minmax_backward(("lt", "gt")),
-       "MinimumBackward0", inputs=("self", "other"), save=("self", "other")),
-    Op("fmod", _int_safe(K.fmod_fn), fmod_backward, "FmodBackward1", inputs=("self", "other"),
-       save=("self", "other")),
-    Op("remainder", _int_safe(K.remainder_fn), remainder_backward, "RemainderBackward1", inputs=("self", "other"),
-       save=("self", "other")),
-    # the Scalar overloads (other is a wrapped Python number): PyTorch's node names, gradient to self only
-    Op("fmod_scalar", _int_safe(K.fmod_fn), lambda ctx, g: (g, None), "FmodBackward0", inputs=("self", "other")),
-    Op("remainder_scalar", _int_safe(K.remainder_fn), lambda ctx, g: (g, None), "RemainderBackward0",
-       inputs=("self", "other")),
-    Op("atan2", atan2_forward, atan2_backward, "Atan2Backward0", inputs=("self", "other"), save=("self", "other")),
-    Op("logical_not", logical_not_forward),
-    Op("bitwise_not", bitwise_not_forward),
-]
-for _name, _fn in [("eq", K.eq_fn), ("ne", K.ne_fn), ("lt", K.lt_fn), ("le", K.le_fn), ("gt", K.gt_fn),
-                   ("ge", K.ge_fn), ("logical_and", K.logical_and_fn), ("logical_or", K.logical_or_fn),
-                   ("logical_xor", K.logical_xor_fn)]:
-    ENTRIES.append(Op(_name, _compare(_fn), inputs=("self", "other")))
-for _name, _fn in [("bitwise_and", K.bitwise_and_fn), ("bitwise_or", K.bitwise_or_fn),
-                   ("bitwise_xor", K.bitwise_xor_fn)]:
-    ENTRIES.append(Op(_name, _bitwise(_fn, _name), inputs=("self", "other")))
-
+DIV_MODE = Op("div_mode", div_mode_forward, zero2_backward, "DivBackward2", inputs=("self", "other"))
+POW_TENSOR = Op("pow_tensor", pow_tensor_forward, pow_tensor_backward, "PowBackward1", inputs=("self", "exponent"),
+                save=("self", "exponent", "result"))
+POW_SCALAR_BASE = Op("pow_scalar_base", pow_scalar_base_forward, pow_scalar_base_backward, "PowBackward2",
+                     save=("self", "result"))
+FMOD = Op("fmod", _int_safe(K.fmod_fn), fmod_backward, "FmodBackward1", inputs=("self", "other"),
+          save=("self", "other"), variants=("method", "function"), inplace=True)
+REMAINDER = Op(
+    "remainder", _int_safe(K.remainder_fn), remainder_backward, "RemainderBackward1", inputs=("self", "other"),
+    save=("self", "other"), variants=("method", "function"), inplace=True)
+# the Scalar overloads (other is a wrapped Python number): PyTorch's node names, gradient to self only
+FMOD_SCALAR = Op(
+    "fmod_scalar", _int_safe(K.fmod_fn), lambda ctx, g: (g, None), "FmodBackward0", inputs=("self", "other"))
+REMAINDER_SCALAR = Op("remainder_scalar", _int_safe(K.remainder_fn), lambda ctx, g: (g, None), "RemainderBackward0",
+                      inputs=("self", "other"))
+ATAN2 = Op("atan2", atan2_forward, atan2_backward, "Atan2Backward0", inputs=("self", "other"), save=("self", "other"),
+           variants=("method", "function"), inplace=True)
 
 # ------------------------------------------------------------------ where / clamp / lerp / addcmul / addcdiv
 def where_forward(condition, self, other, *, out=None):
@@ -1058,19 +608,29 @@ def addcdiv_backward(ctx, g):
     return g, (gv if n1 else None), (gv.mul(t1).div(t2).neg() if n2 else None)
 
 
-ENTRIES += [
-    Op("where", where_forward, where_backward, "WhereBackward0", inputs=("condition", "self", "other"),
-       save=("condition",)),
-    Op("clamp", clamp_forward, clamp_backward, "ClampBackward1", save=("self",)),
-    Op("clamp_backward", clamp_backward_forward, clamp_backward_backward, "ClampBackwardBackward0",
-       inputs=("grad_output", "self"), save=("self",)),
-    Op("clamp_tensor", clamp_tensor_forward, clamp_tensor_backward, "ClampBackward0", inputs=("self", "min", "max"),
-       save=("self", "min", "max")),
-    Op("lerp", lerp_forward, lerp_backward, "LerpBackward0", inputs=("self", "end")),
-    Op("lerp_tensor", lerp_tensor_forward, lerp_tensor_backward, "LerpBackward1", inputs=("self", "end", "weight"),
-       save=("self", "end", "weight")),
-    Op("addcmul", _addc(K.addcmul_fn, "addcmul"), addcmul_backward, "AddcmulBackward0",
-       inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2")),
-    Op("addcdiv", _addc(K.addcdiv_fn, "addcdiv"), addcdiv_backward, "AddcdivBackward0",
-       inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2")),
-]
+WHERE = Op("where", where_forward, where_backward, "WhereBackward0", inputs=("condition", "self", "other"),
+           save=("condition",), variants=("method", "function"))
+CLAMP = Op("clamp", clamp_forward, clamp_backward, "ClampBackward1", save=("self",),
+           variants=("method", "function"), inplace=True)
+CLAMP_BACKWARD = Op("clamp_backward", clamp_backward_forward, clamp_backward_backward, "ClampBackwardBackward0",
+                    inputs=("grad_output", "self"), save=("self",))
+CLAMP_TENSOR = Op(
+    "clamp_tensor", clamp_tensor_forward, clamp_tensor_backward, "ClampBackward0", inputs=("self", "min", "max"),
+    save=("self", "min", "max"))
+LERP = Op("lerp", lerp_forward, lerp_backward, "LerpBackward0", inputs=("self", "end"),
+          variants=("method", "function"), inplace=True)
+LERP_TENSOR = Op(
+    "lerp_tensor", lerp_tensor_forward, lerp_tensor_backward, "LerpBackward1", inputs=("self", "end", "weight"),
+    save=("self", "end", "weight"))
+ADDCMUL = Op("addcmul", _addc(K.addcmul_fn, "addcmul"), addcmul_backward, "AddcmulBackward0",
+             inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2"),
+             variants=("method", "function"), inplace=True)
+ADDCDIV = Op("addcdiv", _addc(K.addcdiv_fn, "addcdiv"), addcdiv_backward, "AddcdivBackward0",
+             inputs=("self", "tensor1", "tensor2"), save=("tensor1", "tensor2"),
+             variants=("method", "function"), inplace=True)
+
+
+ENTRIES = [CLONE, CONTIGUOUS, CLONE_COPY, TO_COPY, COPY_, FILL_, FILL_SCALAR, ZERO_, ADD, SUB, RSUB, RSUB_TENSOR,
+           MUL, DIV, NEG, POW, POW_BACKWARD, TO_DEVICE, DIV_MODE, POW_TENSOR, POW_SCALAR_BASE, FMOD, REMAINDER,
+           FMOD_SCALAR, REMAINDER_SCALAR, ATAN2, WHERE, CLAMP, CLAMP_BACKWARD, CLAMP_TENSOR, LERP, LERP_TENSOR,
+           ADDCMUL, ADDCDIV]

@@ -157,7 +157,7 @@ def adaptive_avg_pool_backward_backward(ctx, gg):
 
 ENTRIES = [
     Op("max_pool2d", max_pool_forward, max_pool_backward_rule, "MaxPool2DWithIndicesBackward0",
-       save=("result1",), outputs=2, nondiff_outputs=(1,)),
+       save=("result1",), outputs=2, nondiff_outputs=(1,), variants=("function",)),
     Op("adaptive_max_pool2d", adaptive_max_pool_forward, max_pool_backward_rule, "AdaptiveMaxPool2DBackward0",
        save=("result1",), outputs=2, nondiff_outputs=(1,)),
     Op("max_pool2d_backward", max_pool_backward_forward, max_pool_backward_backward,

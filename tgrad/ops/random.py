@@ -64,5 +64,5 @@ def _multinomial_mt(v, n, replacement, g):
 
 
 ENTRIES = [
-    Op("multinomial", multinomial_forward),
+    Op("multinomial", multinomial_forward, variants=("method", "function")),
 ]

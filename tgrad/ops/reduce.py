@@ -4,7 +4,7 @@ cumsum cumprod, sum_to_size.
 Every reduction runs over K of an (M, K) view of its input (``rows_geom``);
 one launch per op.  Backward rules are tgrad ops; the weights that say which
 elements a max/min/norm gradient flows to are constants computed by
-``select_kernel``.
+``tie_weights_kernel`` and ``prod_grad_kernel``.
 """
 import numpy as np
 
@@ -111,7 +111,7 @@ def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None
 
 
 def weights(mode, x, dims, v=None):
-    """Constant gradient weights of x's shape (see kernels.reduce.select_kernel), float like x."""
+    """Constant gradient weights of x's shape (kernels.reduce's tie_weights_kernel, prod_grad_kernel), float like x."""
     xb, geom = rows_geom(x, dims)
     order = _order(x, dims)
     pshape = [x.shape[i] for i in order]
@@ -602,29 +602,33 @@ def sum_to_size_backward(ctx, grad):
 
 
 ENTRIES = [
-    Op("sum", sum_forward, sum_backward, "SumBackward1", meta=("self_sym_sizes",)),
+    Op("sum", sum_forward, sum_backward, "SumBackward1", meta=("self_sym_sizes",), variants=("method", "function")),
     Op("sum_all", sum_forward, sum_backward, "SumBackward0", meta=("self_sym_sizes",)),
-    Op("mean", mean_forward, mean_backward, "MeanBackward1", meta=("self_sym_sizes", "self_sym_numel")),
+    Op("mean", mean_forward, mean_backward, "MeanBackward1", meta=("self_sym_sizes", "self_sym_numel"),
+       variants=("method", "function")),
     Op("mean_all", mean_forward, mean_backward, "MeanBackward0", meta=("self_sym_sizes", "self_sym_numel")),
-    Op("sum_to_size", sum_to_size_forward, sum_to_size_backward, "SumBackward1"),
-    Op("prod", prod_forward, prod_backward, "ProdBackward1", save=("self", "result")),
+    Op("sum_to_size", sum_to_size_forward, sum_to_size_backward, "SumBackward1", variants=("method",)),
+    Op("prod", prod_forward, prod_backward, "ProdBackward1", save=("self", "result"), variants=("method", "function")),
     Op("prod_all", prod_forward, prod_backward, "ProdBackward0", save=("self", "result")),
-    Op("var", var_forward, var_backward, "VarBackward0", save=("self",)),
-    Op("std", std_forward, std_backward, "StdBackward0", save=("self", "result")),
+    Op("var", var_forward, var_backward, "VarBackward0", save=("self",), variants=("method", "function")),
+    Op("std", std_forward, std_backward, "StdBackward0", save=("self", "result"), variants=("method", "function")),
     Op("max_all", max_all_forward, _select_all_backward, "MaxBackward1", save=("self", "result")),
     Op("min_all", min_all_forward, _select_all_backward, "MinBackward1", save=("self", "result")),
     Op("max", max_forward, _max_dim_backward, "MaxBackward0", save=("self", "result1"), outputs=2,
-       nondiff_outputs=(1,)),
+       nondiff_outputs=(1,), variants=("method", "function")),
     Op("min", min_forward, _max_dim_backward, "MinBackward0", save=("self", "result1"), outputs=2,
-       nondiff_outputs=(1,)),
-    Op("amax", amax_forward, amax_backward, "AmaxBackward0", save=("self", "result")),
-    Op("amin", amin_forward, amax_backward, "AminBackward0", save=("self", "result")),
-    Op("argmax", argmax_forward),
-    Op("argmin", argmin_forward),
-    Op("logsumexp", logsumexp_forward, logsumexp_backward, "LogsumexpBackward0", save=("self", "result")),
-    Op("norm", norm_forward, norm_backward, "LinalgVectorNormBackward0", save=("self", "result")),
-    Op("cumsum", cumsum_forward, cumsum_backward, "CumsumBackward0"),
-    Op("cumprod", cumprod_forward, cumprod_backward, "CumprodBackward0", save=("self", "result")),
-    Op("all", all_forward),
-    Op("any", any_forward),
+       nondiff_outputs=(1,), variants=("method", "function")),
+    Op("amax", amax_forward, amax_backward, "AmaxBackward0", save=("self", "result"), variants=("method", "function")),
+    Op("amin", amin_forward, amax_backward, "AminBackward0", save=("self", "result"), variants=("method", "function")),
+    Op("argmax", argmax_forward, variants=("method", "function")),
+    Op("argmin", argmin_forward, variants=("method", "function")),
+    Op("logsumexp", logsumexp_forward, logsumexp_backward, "LogsumexpBackward0", save=("self", "result"),
+       variants=("method", "function")),
+    Op("norm", norm_forward, norm_backward, "LinalgVectorNormBackward0", save=("self", "result"),
+       variants=("method", "function")),
+    Op("cumsum", cumsum_forward, cumsum_backward, "CumsumBackward0", variants=("method", "function")),
+    Op("cumprod", cumprod_forward, cumprod_backward, "CumprodBackward0", save=("self", "result"),
+       variants=("method", "function")),
+    Op("all", all_forward, variants=("method", "function")),
+    Op("any", any_forward, variants=("method", "function")),
 ]

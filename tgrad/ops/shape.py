@@ -1,7 +1,7 @@
 """View ops (no kernel: new shape/strides over the same storage) and their backward rules.
 
 view/reshape, expand, permute/transpose/t, squeeze/unsqueeze, select, slice,
-as_strided, split/unbind (multi-output views).  Outputs share storage and
+split/unbind (multi-output views; as_strided is in ``as_strided.py``).  Outputs share storage and
 version counter with their input.  Then the copying shape ops: cat, stack,
 flip, roll, repeat, tril/triu, diag_embed (strided copies, ``kernels.shape``
 for tril); diagonal is a view.
@@ -9,8 +9,6 @@ The backward of select/slice is itself an op (``select_backward``,
 ``slice_backward``: zeros with the gradient copied into the region) so that
 it can be differentiated again.
 """
-import itertools
-
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
@@ -282,107 +280,6 @@ def select_backward_backward(ctx, gg):
 def slice_backward_backward(ctx, gg):
     a = ctx.attrs
     return (gg._slice(a["dim"], a["start"], a["end"], a["step"]),)
-
-
-# ------------------------------------------------------------------ as_strided backward, CopySlices
-# (autograd's block.)  A geometry is (size, stride, storage_offset) in storage elements.
-# ``restride`` scatter-adds a tensor into a zeroed scratch buffer at one geometry and reads the buffer
-# back at another: with (view -> input) it is as_strided's backward, and with the geometries swapped
-# it is its own backward.  ``copy_slices`` is the backward of an in-place op on a view (CopySlices):
-# the base's gradient with the view's region replaced.
-def as_strided_forward(self, *, size, stride, storage_offset=None):
-    off = self.storage_offset() if storage_offset is None else storage_offset
-    return self._view_of(tuple(size), tuple(stride), off)
-
-
-def as_strided_backward(ctx, grad):
-    m, a = ctx.input_meta[0], ctx.attrs
-    off = m.offset if a.get("storage_offset") is None else a["storage_offset"]
-    return (call("restride", grad, src_geom=(tuple(a["size"]), tuple(a["stride"]), off),
-                           dst_geom=(m.shape, m.stride, m.offset)),)
-
-
-def _extent(geom):
-    size, stride, off = geom
-    if 0 in size:
-        return off
-    return off + sum((s - 1) * st for s, st in zip(size, stride)) + 1
-
-
-def overlaps(size, stride):
-    """True unless (size, stride) is provably free of internal overlap (PyTorch's cheap test)."""
-    reach = 0
-    for st, s in sorted((st, s) for s, st in zip(size, stride) if s > 1):
-        if st <= reach:
-            return True
-        reach += (s - 1) * st
-    return False
-
-
-def _scratch(geoms, like):
-    """A zeroed 1-D buffer covering every geometry, and the storage offset of its element 0."""
-    lo = min(g[2] for g in geoms)
-    buf = empty((max(max(_extent(g) for g in geoms) - lo, 1),), like.dtype, like.device)
-    return KE.fill(buf, 0), lo
-
-
-def _at(buf, geom, lo):
-    return buf._view_of(geom[0], geom[1], geom[2] - lo)
-
-
-def _scatter_add(src, dst):
-    """dst += src; where dst hits a location several times, one launch per index of all but one dim."""
-    if not overlaps(dst.shape, dst.stride()):
-        KE.binary(KE.add_fn, dst, src, dst)
-        return
-    size, ds, ss = dst.shape, dst.stride(), src.stride()
-    free = [i for i in range(len(size)) if ds[i] != 0]
-    d = max(free, key=lambda i: size[i]) if free else None
-    rest = [i for i in range(len(size)) if i != d]
-    line = ((size[d],), (ds[d],), (ss[d],)) if d is not None else ((), (), ())
-    for idx in itertools.product(*(range(size[i]) for i in rest)):
-        dv = dst._view_of(line[0], line[1], dst.storage_offset() + sum(k * ds[i] for k, i in zip(idx, rest)))
-        sv = src._view_of(line[0], line[2], src.storage_offset() + sum(k * ss[i] for k, i in zip(idx, rest)))
-        KE.binary(KE.add_fn, dv, sv, dv)
-
-
-def restride_forward(src, *, src_geom, dst_geom):
-    """out (size dst_geom[0]) = buffer read at dst_geom, after src was scatter-added into it at src_geom."""
-    buf, lo = _scratch((src_geom, dst_geom), src)
-    _scatter_add(src, _at(buf, src_geom, lo))
-    return KE.copy(_at(buf, dst_geom, lo), empty(dst_geom[0], src.dtype, src.device))
-
-
-def restride_backward(ctx, grad):
-    a = ctx.attrs
-    return (call("restride", grad, src_geom=a["dst_geom"], dst_geom=a["src_geom"]),)
-
-
-def copy_slices_forward(self, src, *, self_geom, src_geom):
-    """self laid out at self_geom with the region at src_geom overwritten by src."""
-    buf, lo = _scratch((self_geom, src_geom), self)
-    KE.copy(self, _at(buf, self_geom, lo))
-    KE.copy(src, _at(buf, src_geom, lo))
-    return KE.copy(_at(buf, self_geom, lo), empty(self_geom[0], self.dtype, self.device))
-
-
-def copy_slices_backward(ctx, grad):
-    a = ctx.attrs
-    need_self, need_src = ctx.needs_input_grad
-    g_self = g_src = None
-    if need_self:
-        g_self = call("copy_slices", grad, grad.new_zeros(a["src_geom"][0]), **a)
-    if need_src:
-        g_src = call("restride", grad, src_geom=a["self_geom"], dst_geom=a["src_geom"])
-    return g_self, g_src
-
-
-AUTOGRAD_ENTRIES = [
-    Op("restride", restride_forward, restride_backward, "AsStridedBackwardBackward0"),
-    Op("copy_slices", copy_slices_forward, copy_slices_backward, "AsStridedScatterBackward0",
-       inputs=("self", "src")),
-]
-# ------------------------------------------------------------------ end of autograd's block
 
 
 def alias_forward(self):
@@ -674,44 +571,47 @@ def diag_embed_backward(ctx, grad):
 
 ENTRIES = [
     Op("alias", alias_forward, alias_backward, "AliasBackward0", view=True),
-    Op("view", view_forward, view_backward, "ViewBackward0", view=True, meta=("self_sym_sizes",)),
+    Op("view", view_forward, view_backward, "ViewBackward0", view=True, meta=("self_sym_sizes",), variants=("method",)),
     Op("unsafe_view", unsafe_view_forward, view_backward, "UnsafeViewBackward0"),  # not a view for autograd
-    Op("expand", expand_forward, expand_backward, "ExpandBackward0", view=True, meta=("self_sym_sizes",)),
-    Op("permute", permute_forward, permute_backward, "PermuteBackward0", view=True),
-    Op("transpose", transpose_forward, transpose_backward, "TransposeBackward0", view=True),
-    Op("t", t_forward, t_backward, "TBackward0", view=True),
-    Op("squeeze", squeeze_forward, squeeze_backward, "SqueezeBackward0", view=True, meta=("self_sym_sizes",)),
+    Op("expand", expand_forward, expand_backward, "ExpandBackward0", view=True, meta=("self_sym_sizes",),
+       variants=("method",)),
+    Op("permute", permute_forward, permute_backward, "PermuteBackward0", view=True, variants=("method", "function")),
+    Op("transpose", transpose_forward, transpose_backward, "TransposeBackward0", view=True,
+       variants=("method", "function"), inplace=True),
+    Op("t", t_forward, t_backward, "TBackward0", view=True, variants=("method", "function"), inplace=True),
+    Op("squeeze", squeeze_forward, squeeze_backward, "SqueezeBackward0", view=True, meta=("self_sym_sizes",),
+       variants=("method", "function"), inplace=True),
     Op("squeeze_dim", squeeze_forward, squeeze_backward, "SqueezeBackward1", view=True, meta=("self_sym_sizes",)),
     Op("squeeze_dims", squeeze_forward, squeeze_backward, "SqueezeBackward2", view=True, meta=("self_sym_sizes",)),
-    Op("unsqueeze", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward0", view=True),
+    Op("unsqueeze", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward0", view=True,
+       variants=("method", "function"), inplace=True),
     # in-place view ops (x.t_(), ...): the same geometry and backward, PyTorch's node names for the in-place forms
-    Op("t_", t_inplace_forward, t_backward, "TBackward1", view=True),
-    Op("transpose_", transpose_forward, transpose_backward, "TransposeBackward1", view=True),
-    Op("squeeze_", squeeze_forward, squeeze_backward, "SqueezeBackward3", view=True, meta=("self_sym_sizes",)),
+    Op("t_", t_inplace_forward, t_backward, "TBackward1", view=True, variants=("method",)),
+    Op("transpose_", transpose_forward, transpose_backward, "TransposeBackward1", view=True, variants=("method",)),
+    Op("squeeze_", squeeze_forward, squeeze_backward, "SqueezeBackward3", view=True, meta=("self_sym_sizes",),
+       variants=("method",)),
     Op("squeeze_dim_", squeeze_forward, squeeze_backward, "SqueezeBackward4", view=True, meta=("self_sym_sizes",)),
     Op("squeeze_dims_", squeeze_forward, squeeze_backward, "SqueezeBackward5", view=True,
        meta=("self_sym_sizes",)),
-    Op("unsqueeze_", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward1", view=True),
-    Op("as_strided_", as_strided_forward, as_strided_backward, "AsStridedBackward1", view=True),
-    Op("select", select_forward, select_backward, "SelectBackward0", view=True),
+    Op("unsqueeze_", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward1", view=True, variants=("method",)),
+    Op("select", select_forward, select_backward, "SelectBackward0", view=True, variants=("method", "function")),
     Op("slice", slice_forward, slice_backward, "SliceBackward0", view=True),
-    Op("as_strided", as_strided_forward, as_strided_backward, "AsStridedBackward0", view=True),
     Op("select_backward", _region_forward(select_forward), select_backward_backward,
        "SelectBackwardBackward0"),
     Op("slice_backward", _region_forward(slice_forward), slice_backward_backward, "SliceBackwardBackward0"),
-    Op("split", split_forward, split_backward, "SplitBackward0", view=True),
-    Op("split_with_sizes", split_forward, split_backward, "SplitWithSizesBackward0", view=True),
-    Op("unbind", unbind_forward, unbind_backward, "UnbindBackward0", view=True),
-    Op("cat", cat_forward, cat_backward, "CatBackward0", inputs=("*tensors",)),
-    Op("stack", stack_forward, stack_backward, "StackBackward0", inputs=("*tensors",)),
-    Op("flip", flip_forward, flip_backward, "FlipBackward0"),
-    Op("roll", roll_forward, roll_backward, "RollBackward0"),
-    Op("repeat", repeat_forward, repeat_backward, "RepeatBackward0"),
-    Op("tril", _tri(False), tril_backward, "TrilBackward0"),
-    Op("triu", _tri(True), triu_backward, "TriuBackward0"),
-    Op("diagonal", diagonal_forward, diagonal_backward, "DiagonalBackward0", view=True),
+    Op("split", split_forward, split_backward, "SplitBackward0", view=True, variants=("method", "function")),
+    Op("split_with_sizes", split_forward, split_backward, "SplitWithSizesBackward0", view=True, variants=("method",)),
+    Op("unbind", unbind_forward, unbind_backward, "UnbindBackward0", view=True, variants=("method", "function")),
+    Op("cat", cat_forward, cat_backward, "CatBackward0", inputs=("*tensors",), variants=("function",)),
+    Op("stack", stack_forward, stack_backward, "StackBackward0", inputs=("*tensors",), variants=("function",)),
+    Op("flip", flip_forward, flip_backward, "FlipBackward0", variants=("method", "function")),
+    Op("roll", roll_forward, roll_backward, "RollBackward0", variants=("method", "function")),
+    Op("repeat", repeat_forward, repeat_backward, "RepeatBackward0", variants=("method",)),
+    Op("tril", _tri(False), tril_backward, "TrilBackward0", variants=("method", "function"), inplace=True),
+    Op("triu", _tri(True), triu_backward, "TriuBackward0", variants=("method", "function"), inplace=True),
+    Op("diagonal", diagonal_forward, diagonal_backward, "DiagonalBackward0", view=True,
+       variants=("method", "function")),
     Op("diagonal_backward", _region_forward(diagonal_forward), diagonal_backward_backward,
        "DiagonalBackwardBackward0"),
-    Op("diag_embed", diag_embed_forward, diag_embed_backward, "DiagEmbedBackward0"),
+    Op("diag_embed", diag_embed_forward, diag_embed_backward, "DiagEmbedBackward0", variants=("method", "function")),
 ]
-ENTRIES += AUTOGRAD_ENTRIES

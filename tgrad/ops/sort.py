@@ -7,7 +7,7 @@ from .. import dtypes as D
 from ..kernels import sort as KS
 from ..tensor import _wrap_dim, empty
 from . import Op, call as _c, host_full
-from .nn import rows3
+from ._rows import rows3
 
 
 def _sorted(self, d, kout, descending):
@@ -46,8 +46,10 @@ def select_backward(ctx, grad, _indices_grad=None):
 
 
 ENTRIES = [
-    Op("sort", sort_forward, select_backward, "SortBackward0", save=("result1",), outputs=2, nondiff_outputs=(1,)),
+    Op("sort", sort_forward, select_backward, "SortBackward0", save=("result1",), outputs=2, nondiff_outputs=(1,),
+       variants=("method", "function")),
     Op("sort_stable", sort_forward, select_backward, "SortBackward1", save=("result1",), outputs=2,
        nondiff_outputs=(1,)),
-    Op("topk", topk_forward, select_backward, "TopkBackward0", save=("result1",), outputs=2, nondiff_outputs=(1,)),
+    Op("topk", topk_forward, select_backward, "TopkBackward0", save=("result1",), outputs=2, nondiff_outputs=(1,),
+       variants=("method", "function")),
 ]

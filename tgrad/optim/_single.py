@@ -1,7 +1,7 @@
 """Optimizers written with in-place tensor ops, PyTorch's single-tensor algorithms op for op (so the same
 roundings): ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``.  Each ``_update`` runs under ``no_grad``."""
 from ..autograd.grad_mode import no_grad
-from ..creation import tensor, zeros_like
+from .._creation import tensor, zeros_like
 from .. import dtypes as D
 from .optimizer import Optimizer, _bump_step, _check_hparams, _scalar_step
 

@@ -3,7 +3,7 @@
     g = grad (negated if maximize) + weight_decay * p
     sum = sum + g^2;  p = p - clr * g / (sqrt(sum) + eps),  clr = lr / (1 + (t - 1) * lr_decay)
 """
-from ..creation import full_like
+from .._creation import full_like
 from .optimizer import Optimizer, _bump_step, _check_hparams, _scalar_step
 
 

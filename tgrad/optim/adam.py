@@ -6,7 +6,7 @@
 
 The bias corrections are computed on the host and passed as runtime scalars.
 """
-from ..creation import zeros_like
+from .._creation import zeros_like
 from .optimizer import Optimizer, _bump_step, _check_hparams, _scalar_step
 
 

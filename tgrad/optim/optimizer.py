@@ -11,7 +11,7 @@ from itertools import chain
 from .. import dtypes as D
 from ..autograd import dispatch
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..creation import tensor as _tensor
+from .._creation import tensor as _tensor
 from ..tensor import Tensor
 
 

@@ -5,7 +5,7 @@
     avg = sqrt(sq - ga^2) + eps with ga = lerp(ga, g, 1 - alpha) if centered, else sqrt(sq) + eps
     momentum > 0: buf = momentum * buf + g / avg; p -= lr * buf    else: p -= lr * g / avg
 """
-from ..creation import zeros_like
+from .._creation import zeros_like
 from .optimizer import Optimizer, _bump_step, _check_hparams, _scalar_step
 
 

@@ -5,7 +5,7 @@
     g = g + momentum * buf if nesterov else buf          (when momentum != 0)
     p = p - lr * g
 """
-from ..creation import empty_like
+from .._creation import empty_like
 from .optimizer import Optimizer, _check_hparams
 
 

@@ -65,7 +65,7 @@ class OpInfo:
 
 def to_tensor(a, dtype, device, requires_grad=False, noncontig=False):
     """numpy array -> tgrad tensor of ``dtype`` (optionally non-contiguous: every other element of a wider buffer)."""
-    from .. import creation
+    from .. import _creation as creation
     arr = np.asarray(a)
     if not dtype.is_floating_point:     # (an ndarray even when 0-dim: numpy data converts as numpy casts)
         arr = np.asarray(np.rint(arr) if dtype is not D.bool_ else arr != 0)

@@ -1,10 +1,10 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
-from .opinfos import (amp, attention, autograd, conv, elementwise, matmul, nn, norm, optim, pool, random, reduce,
-                      rnn, shape, sort)
+from .opinfos import (activation, amp, as_strided, attention, compare, conv, elementwise, index, loss, matmul, nn, norm,
+                      optim, pool, random, reduce, rnn, shape, softmax, sort, unary)
 
-OP_DB = (list(elementwise.OPS) + list(reduce.OPS) + list(shape.OPS) + list(optim.OPS) + list(matmul.OPS)
-         + list(autograd.OPS) + list(nn.OPS) + list(conv.OPS) + list(pool.OPS) + list(norm.OPS)
-         + list(rnn.OPS) + list(sort.OPS) + list(random.OPS) + list(attention.OPS) + list(amp.OPS))
+OP_DB = [op for family in (elementwise, unary, activation, compare, reduce, shape, index, as_strided, optim, matmul,
+                           softmax, loss, nn, conv, pool, norm, rnn, sort, random, attention, amp)
+         for op in family.OPS]
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
 COVERED_ELSEWHERE = {

@@ -11,7 +11,7 @@ import enum
 
 import numpy as np
 
-from ..creation import from_numpy
+from .._creation import from_numpy
 from ..tensor import Tensor
 
 

@@ -1,7 +1,7 @@
 """``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``, ``ConvTranspose3d`` (PyTorch's arguments, names and init)."""
 import math
 
-from ...creation import empty
+from ..._creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -1,7 +1,7 @@
 """``Identity`` and ``Linear``."""
 import math
 
-from ...creation import empty
+from ..._creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

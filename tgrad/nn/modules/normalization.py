@@ -1,7 +1,7 @@
 """``LayerNorm``, ``BatchNorm1d/2d``, ``GroupNorm``, ``InstanceNorm1d/2d``."""
 import warnings
 
-from ...creation import empty, ones, tensor, zeros
+from ..._creation import empty, ones, tensor, zeros
 from ... import dtypes as D
 from .. import functional as F
 from .. import init

@@ -13,8 +13,8 @@ import math
 import numbers
 import warnings
 
-from ... import creation
-from ...functions import cat, stack
+from ... import _creation as creation
+from ..._functional import cat, stack
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

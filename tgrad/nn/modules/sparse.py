@@ -1,5 +1,5 @@
 """``Embedding``."""
-from ...creation import empty
+from ..._creation import empty
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init

@@ -8,7 +8,7 @@ not asked for, PyTorch's explicit bmm / softmax path when they are.
 """
 import copy
 
-from ... import creation
+from ... import _creation as creation
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from ... import distributed as dist
 from ... import dtypes
 from ...autograd.grad_mode import is_grad_enabled, no_grad
-from ...creation import tensor, zeros
+from ..._creation import tensor, zeros
 from ...distributed.distributed_c10d import _group
-from ...functions import cat
+from ..._functional import cat
 from ...tensor import Tensor
 from ..modules.module import Module
 

@@ -2,7 +2,7 @@
 import math
 
 from ...autograd.grad_mode import no_grad
-from ...creation import tensor as _tensor
+from ..._creation import tensor as _tensor
 from ...tensor import Tensor
 
 
@@ -36,7 +36,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         if len(norms) == 1:
             total = norms[0]
         else:
-            from ...functions import stack
+            from ..._functional import stack
             total = _norm(stack([n.to(norms[0].device) for n in norms]), norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "

@@ -12,7 +12,7 @@ def _check_param_device(param, old_param_device):
 
 def parameters_to_vector(parameters):
     """All parameters flattened and concatenated into one 1-D tensor."""
-    from ...functions import cat
+    from ..._functional import cat
     device = None
     vec = []
     for param in parameters:

@@ -9,8 +9,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ... import creation
-from ...functions import cat, stack
+from ... import _creation as creation
+from ..._functional import cat, stack
 from ...tensor import Tensor
 
 

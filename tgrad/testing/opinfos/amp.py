@@ -11,7 +11,7 @@ FLOATS = (D.float32, D.float64, D.float16, D.bfloat16)
 
 def _unscale(*grads, inv_scale):
     """(grads after the in-place unscale..., found_inf)."""
-    from tgrad import creation
+    from tgrad import _creation as creation
     like = grads[0]
     found = creation.zeros((1,), dtype=D.float32, device=like.device)
     inv = creation.full((1,), inv_scale, dtype=D.float32, device=like.device)

@@ -21,7 +21,7 @@ class _Mask:
         self.a = np.asarray(a, dtype=bool)
 
     def tensor(self, like):
-        from tgrad import creation
+        from tgrad import _creation as creation
         return creation.tensor(self.a, dtype=D.bool_, device=like.device)
 
     def __repr__(self):

@@ -6,7 +6,7 @@ import re
 import numpy as np
 
 from ... import dtypes as D
-from ...creation import as_tensor, tensor
+from ..._creation import as_tensor, tensor
 from ...tensor import Tensor
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
@@ -68,7 +68,7 @@ def default_collate(batch):
     elem = batch[0]
     elem_type = type(elem)
     if isinstance(elem, Tensor):
-        from ...functions import stack
+        from ..._functional import stack
         return stack(batch, 0)
     if isinstance(elem, np.ndarray):
         if np_str_obj_array_pattern.search(elem.dtype.str) is not None:

@@ -28,7 +28,7 @@ import warnings
 import numpy as np
 
 from ... import dtypes as D
-from ...creation import empty
+from ..._creation import empty
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler

@@ -5,7 +5,7 @@ import itertools
 import math
 import warnings
 
-from ...creation import randperm
+from ..._creation import randperm
 from ...random import default_generator
 
 

@@ -1,7 +1,7 @@
 """``DistributedSampler``: each of ``num_replicas`` processes gets its own share of a dataset's indices."""
 import math
 
-from ...creation import randperm
+from ..._creation import randperm
 from ...random import Generator
 from .sampler import Sampler
 

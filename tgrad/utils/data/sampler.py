@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 
 from ... import dtypes as D
-from ...creation import empty, randint, randperm
+from ..._creation import empty, randint, randperm
 from ...random import Generator
 
 
@@ -106,7 +106,7 @@ class WeightedRandomSampler(Sampler):
         w = np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights, dtype=np.float64)
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
-        from ...creation import tensor
+        from ..._creation import tensor
         self.weights = tensor(w, dtype=D.float64)
         self.num_samples = num_samples
         self.replacement = replacement

@@ -1,5 +1,5 @@
 """Legacy typed constructors: ``tgrad.FloatTensor(3, 3)``, ``tgrad.LongTensor([1, 2])``, isinstance checks."""
-from . import creation, dtypes as D
+from . import _creation as creation, dtypes as D
 from .tensor import Tensor
 
 

@@ -1,4 +1,4 @@
-"""NN functional ops: PyTorch's numbers and errors, launch counts, dropout's mask, embedding's checks."""
+"""Losses: PyTorch's numbers and errors, launch counts, the saved gradient the forward writes for the backward."""
 import numpy as np
 import pytest
 
@@ -145,183 +145,10 @@ def test_cross_entropy_all_ignored_is_nan(device):
     assert np.isnan(call("cross_entropy", x, T([-100, -100], device), None).item())
 
 
-def test_softmax_large_values_and_fp16(device):
-    x = T([[1000.0, 1000.0, -1000.0]], device, tgrad.float32)
-    np.testing.assert_allclose(call("softmax", x, dim=1).cpu().numpy(), [[0.5, 0.5, 0.0]])
-    np.testing.assert_allclose(call("log_softmax", x, dim=1).cpu().numpy(), [[-np.log(2), -np.log(2), -2000 - np.log(2)]],
-                               rtol=1e-6)
-    h = T([[1.0, 2.0, 3.0]], device, tgrad.float16)
-    y = call("softmax", h, dim=-1)
-    assert y.dtype is tgrad.float16
-    e = np.exp([1.0, 2.0, 3.0])
-    np.testing.assert_allclose(y.cpu().numpy().astype(np.float64), [e / e.sum()], atol=1e-3)
-
-
-def test_dropout_mask_is_philox_and_seeded(device):
-    x = T(np.ones((50, 40)), device, tgrad.float32, requires_grad=True)
-    y, mask = call("dropout", x, p=0.25, training=True, seed=123, offset=8)
-    y2, mask2 = call("dropout", x, p=0.25, training=True, seed=123, offset=8)
-    m = mask.cpu().numpy()
-    assert (m == mask2.cpu().numpy()).all()
-    assert 0.7 < m.mean() < 0.8
-    np.testing.assert_allclose(y.detach().cpu().numpy(), m / 0.75, rtol=1e-6)
-    assert type(y.grad_fn).__name__ == "MulBackward0"
-    (g,) = tgrad.autograd.grad(y.sum(), x)
-    np.testing.assert_allclose(g.cpu().numpy(), m / 0.75, rtol=1e-6)
-    y3, _ = call("dropout", x, p=0.25, training=True, seed=123, offset=8 + 2000)
-    assert not (y3.detach().cpu().numpy() == y.detach().cpu().numpy()).all()   # another counter range
-    z, zm = call("dropout", x, p=1.0, training=True, seed=1, offset=0)
-    assert (z.detach().cpu().numpy() == 0).all() and not zm.cpu().numpy().any()
-    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
-        call("dropout", x, p=1.5, training=True)
-    with pytest.raises(ValueError, match="takes words= or seed= and offset="):
-        call("dropout", x, p=0.5, training=True)
-
-
-def test_functional_dropout_draws_from_the_generator(device):
-    x = T(np.ones((50, 40)), device, tgrad.float32)
-    tgrad.manual_seed(123)
-    y = F.dropout(x, 0.25)
-    tgrad.manual_seed(123)
-    rng = tgrad.random.default_generator_for(x.device)._bernoulli_rng(x.numel())
-    if x.device.type == "cpu":      # PyTorch's bernoulli_(1 - p): two mt19937 words per element
-        assert set(rng) == {"words"} and rng["words"].numel() == 2 * x.numel()
-    else:                           # Philox: key and first counter
-        assert (rng["seed"], rng["offset"]) == (123, 0)
-    y_op, _ = call("dropout", x, p=0.25, training=True, **rng)
-    np.testing.assert_array_equal(y.cpu().numpy(), y_op.cpu().numpy())
-    y2 = F.dropout(x, 0.25)
-    assert not (y2.cpu().numpy() == y.cpu().numpy()).all()          # the generator advanced
-
-
-def test_embedding_errors_and_padding(device):
-    w = T(np.arange(12.0).reshape(4, 3), device, tgrad.float32, requires_grad=True)
-    before = w.detach().cpu().numpy().copy()
-    with pytest.raises(IndexError, match="index out of range in self"):
-        call("embedding", w, T([0, 4], device))
-    with pytest.raises(IndexError, match="index out of range in self"):
-        call("embedding", w, T([-1], device))
-    np.testing.assert_array_equal(w.detach().cpu().numpy(), before)
-    e = call("embedding", w, T([[1, 1], [3, 0]], device), padding_idx=1)
-    assert type(e.grad_fn).__name__ == "EmbeddingBackward0"
-    e.sum().backward()
-    np.testing.assert_array_equal(w.grad.cpu().numpy()[:, 0], [1, 0, 0, 1])
-
-
-def test_one_hot_errors(device):
-    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
-        call("one_hot", T([3], device), num_classes=2)
-    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
-        call("one_hot", T([-1], device), num_classes=2)
-    out = call("one_hot", T([1, 0, 4], device))
-    assert out.dtype is tgrad.int64 and out.shape == (3, 5)
-
-
-def test_pad_negative_crops_and_errors(device):
-    x = T(np.arange(12.0).reshape(3, 4), device, tgrad.float64, requires_grad=True)
-    y = call("pad", x, pad=(-1, 2, 1, -2), value=7.0)
-    want = np.pad(np.arange(12.0).reshape(3, 4)[:1, 1:], ((1, 0), (0, 2)), constant_values=7.0)
-    np.testing.assert_array_equal(y.detach().cpu().numpy(), want)
-    assert tgrad.autograd.gradcheck(lambda a: call("pad", a, pad=(-1, 2, 1, -2)), (x,))
-    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
-        call("pad", x, pad=(1,))
-    with pytest.raises(RuntimeError, match="Padding length should be less than or equal to two times"):
-        call("pad", x, pad=(1, 1, 1, 1, 1, 1))
-
-
-def test_layer_norm_shape_error(device):
-    x = T(np.zeros((2, 3)), device, tgrad.float32)
-    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with shape \[\*, 4\]"):
-        call("layer_norm", x, None, None, normalized_shape=(4,))
-
-
-def test_batch_norm_running_stats_match_pytorch(device):
-    x = T([[1.0, 2.0], [3.0, 5.0], [4.0, -1.0]], device, tgrad.float32)
-    rm = T([0.5, 0.0], device, tgrad.float32)
-    rv = T([1.0, 2.0], device, tgrad.float32)
-    y = call("batch_norm", x, None, None, rm, rv, training=True, momentum=0.1, eps=1e-5)
-    # torch.nn.functional.batch_norm(x, rm, rv, training=True, momentum=0.1)
-    np.testing.assert_allclose(y.cpu().numpy(), [[-1.3363018, 0.0], [0.2672604, 1.2247438], [1.0690415, -1.2247438]], atol=1e-6)
-    np.testing.assert_allclose(rm.cpu().numpy(), [0.7166666984558105, 0.20000000298023224], rtol=1e-6)
-    np.testing.assert_allclose(rv.cpu().numpy(), [1.1333333253860474, 2.700000047683716], rtol=1e-6)
-    ye = call("batch_norm", x, None, None, rm, rv, training=False, momentum=0.1, eps=1e-5)
-    np.testing.assert_allclose(ye.cpu().numpy(), (x.cpu().numpy() - rm.cpu().numpy()) / np.sqrt(rv.cpu().numpy() + 1e-5), rtol=1e-5)
-
-
-def test_batch_norm_errors(device):
-    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "
-                                         r"tgrad.Size\(\[1, 3\]\)"):
-        call("batch_norm", tgrad.ones(1, 3, device=device), None, None, None, None, training=True)
-
-
-@pytest.mark.parametrize("training,expected", [
-    (True, ([[73.27516050296443, -1.0590067613967487], [-98.24984924765047, 0.579765960048379],
-             [29.181012021953045, 0.8233742691821366], [-4.206323277266975, -0.34413346783376725]],
-            [218.46422067113747, -6.444777513668535])),
-    (False, ([[56.31869885982839, 3.744448213219129], [6533.5949511336285, 28.676159731848056],
-              [17828.96103426707, 0.7251777173356416], [0.0, 0.05081668899934064]],
-             [78103.98899004383, -275.4433329732559]))])
-def test_batch_norm_double_backward_matches_pytorch(device, training, expected):
-    """Second derivatives through NativeBatchNormBackwardBackward0, numbers from PyTorch 2.13."""
-    x = T([[1.0, 2.0], [3.0, 5.0], [4.0, -1.0], [0.5, 0.25]], device, tgrad.float64, requires_grad=True)
-    w = T([1.5, -0.5], device, tgrad.float64, requires_grad=True)
-    rm, rv = T([0.5, 0.0], device, tgrad.float64), T([1.0, 2.0], device, tgrad.float64)
-    y = call("batch_norm", x, w, None, rm, rv, training=training)
-    g, gw = tgrad.autograd.grad(y.pow(3).sum(), [x, w], create_graph=True)
-    assert type(g.grad_fn).__name__ == "NativeBatchNormBackwardBackward0"
-    hx, hw = tgrad.autograd.grad(g.pow(2).sum() + gw.sum(), [x, w])
-    np.testing.assert_allclose(hx.cpu().numpy(), expected[0], rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(hw.cpu().numpy(), expected[1], rtol=1e-10)
-
-
-@pytest.mark.parametrize("training", [True, False])
-@pytest.mark.parametrize("affine", [True, False])
-def test_batch_norm_gradgradcheck(device, training, affine):
-    rng = np.random.default_rng(1)
-    x = T(rng.normal(size=(3, 2, 4)), device, tgrad.float64, requires_grad=True)
-    w = T(rng.normal(size=2), device, tgrad.float64, requires_grad=True) if affine else None
-    b = T(rng.normal(size=2), device, tgrad.float64, requires_grad=True) if affine else None
-    rm, rv = T(rng.normal(size=2), device, tgrad.float64), T(rng.uniform(0.5, 2, 2), device, tgrad.float64)
-    args = (x, w, b) if affine else (x,)
-    assert tgrad.autograd.gradgradcheck(
-        lambda x, w=None, b=None: call("batch_norm", x, w, b, rm, rv, training=training), args)
-
-
 def test_cross_entropy_large_logits_keep_precision(device):
     x = T([[1000.0, 1000.0, -1000.0], [0.0, 1e4, 0.0]], device, tgrad.float32)
     loss = call("cross_entropy", x, T([0, 1], device), None, reduction="none")
     np.testing.assert_allclose(loss.cpu().numpy(), [np.log(2), 0.0], rtol=1e-6, atol=1e-7)
-
-
-def _log_softmax_np(x, axis):
-    m = x.max(axis, keepdims=True)
-    return x - m - np.log(np.exp(x - m).sum(axis, keepdims=True))
-
-
-@pytest.mark.parametrize("gpu_blocks", [False, True])
-def test_row_kernels_loop_over_long_rows_and_strided_views(device, gpu_blocks, monkeypatch):
-    """K > one block (GPU block sizes loop over K), softmax over a middle dim of a permuted, step-sliced view."""
-    import tgrad.kernels.runtime.launcher as TT
-    monkeypatch.setattr(TT, "FORCE_GPU_BLOCKS", gpu_blocks)
-    rng = np.random.default_rng(0)
-    a = rng.normal(size=(3, 2500))
-    x = T(a, device, tgrad.float64)
-    np.testing.assert_allclose(call("log_softmax", x, dim=1).cpu().numpy(), _log_softmax_np(a, 1), atol=1e-12)
-    t = rng.integers(0, 2500, 3)
-    ce = call("cross_entropy", x, T(t, device), None)
-    np.testing.assert_allclose(ce.item(), -_log_softmax_np(a, 1)[np.arange(3), t].mean(), rtol=1e-12)
-    ln = call("layer_norm", x, None, None, normalized_shape=(2500,), eps=1e-5)
-    np.testing.assert_allclose(ln.cpu().numpy(), (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5),
-                               atol=1e-10)
-    b = rng.normal(size=(4, 6, 5, 2))
-    v = T(b, device, tgrad.float64).permute(2, 0, 3, 1)[:, ::2]     # (5, 2, 2, 6), no mergeable outer dims
-    want = np.exp(_log_softmax_np(b.transpose(2, 0, 3, 1)[:, ::2], 2))
-    np.testing.assert_allclose(call("softmax", v, dim=2).cpu().numpy(), want, atol=1e-12)
-    x4 = T(rng.normal(size=(2, 5, 3, 4)), device, tgrad.float64).transpose(2, 3)
-    t4 = rng.integers(0, 5, (2, 4, 3))
-    want = -np.take_along_axis(_log_softmax_np(x4.cpu().numpy(), 1), t4[:, None], 1)[:, 0]
-    np.testing.assert_allclose(call("cross_entropy", x4, T(t4, device), None, reduction="none").cpu().numpy(), want,
-                               atol=1e-12)
 
 
 def test_nll_loss_node_names(device):
@@ -331,7 +158,6 @@ def test_nll_loss_node_names(device):
     assert type(call("nll_loss", x[:, :, 0], t[:, 0], None).grad_fn).__name__ == "NllLossBackward0"
 
 
-# ------------------------------------------------------------------ loss.backward() without a backward launch
 def _ce_case(rng, device, dtype, kind):
     """(op name, x, target, weight, kwargs) for a cross-entropy / nll_loss variant."""
     shape, name, kw, w = (7, 5), "cross_entropy", {}, None
@@ -522,64 +348,3 @@ def test_pointwise_loss_seed_gradient_only_when_it_can_be_used(device):
     assert gx.requires_grad
     (ggx,) = tgrad.autograd.grad(gx.sum(), x)
     np.testing.assert_allclose(ggx.cpu().numpy(), np.full((4, 3), 2 / 12), rtol=1e-15)
-
-
-# ------------------------------------------------------------------ PyTorch's top-level and Tensor-method forms
-def _softmax_np(a, dim):
-    e = np.exp(a - a.max(dim, keepdims=True))
-    return e / e.sum(dim, keepdims=True)
-
-
-def test_softmax_log_softmax_forms(device):
-    a = np.random.default_rng(3).standard_normal((3, 4))
-    x = T(a, device, tgrad.float32)
-    for got, dim in [(tgrad.softmax(x, 1), 1), (x.softmax(0), 0), (x.softmax(dim=-1), 1)]:
-        np.testing.assert_allclose(got.cpu().numpy(), _softmax_np(a, dim), rtol=1e-5, atol=1e-7)
-    for got, dim in [(tgrad.log_softmax(x, 0), 0), (x.log_softmax(1), 1)]:
-        np.testing.assert_allclose(got.cpu().numpy(), np.log(_softmax_np(a, dim)), rtol=1e-5, atol=1e-6)
-    assert tgrad.softmax(x, 1, tgrad.float64).dtype is tgrad.float64
-    assert x.log_softmax(1, dtype=tgrad.float64).dtype is tgrad.float64
-    assert x.softmax(1).grad_fn is None and type(T(a, device, requires_grad=True).softmax(1).grad_fn).__name__ \
-        == "SoftmaxBackward0"
-    with pytest.raises(TypeError):
-        x.softmax()
-
-
-def test_where_one_argument_is_nonzero_tuple(device):
-    rows, cols = tgrad.where(T([[0, 1], [1, 0]], device))
-    assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
-    (i,) = tgrad.where(T([0.0, 2.0, 0.0, -1.0], device))
-    assert i.tolist() == [1, 3]
-    with pytest.raises(TypeError):
-        tgrad.where(T([True], device), T([1.0], device))
-
-
-def test_top_level_nn_forms(device):
-    a = np.random.default_rng(4).standard_normal((4, 3))
-    x = T(a, device, tgrad.float32)
-    assert tgrad.dropout(x, 0.5, False) is x
-    assert (tgrad.dropout(x, 1.0, True).cpu().numpy() == 0).all()
-    ln = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5)
-    np.testing.assert_allclose(tgrad.layer_norm(x, (3,)).cpu().numpy(), ln, rtol=1e-5, atol=1e-5)
-    w, b = T([1.0, 2.0, 3.0], device, tgrad.float32), T([0.5, 0.0, -0.5], device, tgrad.float32)
-    np.testing.assert_allclose(tgrad.layer_norm(x, [3], w, b, 1e-5, False).cpu().numpy(), ln * [1, 2, 3] + [0.5, 0, -0.5],
-                               rtol=1e-5, atol=1e-5)
-    rm, rv = tgrad.zeros(3, device=device), tgrad.ones(3, device=device)
-    bn = (a - a.mean(0)) / np.sqrt(a.var(0) + 1e-5) * [1, 2, 3] + [0.5, 0, -0.5]
-    np.testing.assert_allclose(tgrad.batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5, False).cpu().numpy(), bn,
-                               rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(rm.cpu().numpy(), 0.1 * a.mean(0), rtol=1e-5, atol=1e-6)
-    e = T(a, device, tgrad.float32, requires_grad=True)
-    out = tgrad.embedding(e, T([1, 3, 1], device))
-    np.testing.assert_array_equal(out.detach().cpu().numpy(), a[[1, 3, 1]].astype(np.float32))
-    out.sum().backward()
-    np.testing.assert_array_equal(e.grad.cpu().numpy()[:, 0], [0, 2, 0, 1])
-    e.grad = None
-    tgrad.embedding(e, T([1, 3, 1], device), padding_idx=1).sum().backward()
-    np.testing.assert_array_equal(e.grad.cpu().numpy()[:, 0], [0, 0, 0, 1])
-    y = T(a[::-1].copy(), device, tgrad.float32)
-    cos = (a * a[::-1]).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(a[::-1], axis=1))
-    np.testing.assert_allclose(tgrad.cosine_similarity(x, y).cpu().numpy(), cos, rtol=1e-5)
-    np.testing.assert_allclose(tgrad.cosine_similarity(x, y, 0).cpu().numpy(),
-                               (a * a[::-1]).sum(0) / (np.linalg.norm(a, axis=0) * np.linalg.norm(a[::-1], axis=0)),
-                               rtol=1e-5)

@@ -1,4 +1,5 @@
-"""OpInfos for the ops autograd itself records: as_strided's backward and in-place on views (CopySlices)."""
+"""OpInfos for as_strided and the ops autograd records for views: as_strided's backward (restride) and in-place
+on views (CopySlices)."""
 import numpy as np
 
 from tgrad import dtypes as D

@@ -11,7 +11,7 @@ basic view with ``copy_``/``fill_`` or, with advanced indices, ``index_put_``.
 import numpy as np
 
 from . import dtypes as D
-from .creation import scalar_tensor, tensor
+from ._creation import scalar_tensor, tensor
 from .ops.index import expand_bool_indices
 from .tensor import Tensor
 

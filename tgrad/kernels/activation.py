@@ -1,0 +1,169 @@
+"""Activation math: FN(x, p0, p1, p2) for ``unary_kernel`` and the fused backward FN(g, x, p0, p1) =
+g * f'(x) for ``binary_kernel`` (x is the input, or the output for relu/sigmoid/tanh), computed in fp32/fp64."""
+import triton
+import triton.language as tl
+
+from ._lang import expm1_h, log1p_h, param_h, sigmoid_h, softplus_h, tanh_h
+
+
+@triton.jit
+def tanh_fn(x, p0, p1, p2):
+    return tanh_h(x)
+
+
+@triton.jit
+def sigmoid_fn(x, p0, p1, p2):
+    return sigmoid_h(x)
+
+
+@triton.jit
+def relu_fn(x, p0, p1, p2):
+    return tl.where(x <= 0, 0, x)
+
+
+@triton.jit
+def hardtanh_fn(x, lo, hi, p2):
+    return tl.where(x < lo, lo, tl.where(x > hi, hi, x))
+
+
+@triton.jit
+def leaky_relu_fn(x, s_hi, s_lo, p2):
+    return tl.where(x > 0, x, x * param_h(s_hi, s_lo, x))
+
+
+@triton.jit
+def elu_fn(x, alpha, scale, p2):
+    return tl.where(x > 0, x * scale, expm1_h(x) * (alpha * scale))
+
+
+@triton.jit
+def gelu_fn(x, p0, p1, p2):
+    """x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))."""
+    return 0.5 * x * (1.0 + tl.math.erf(x * 0.70710678118654752440))
+
+
+@triton.jit
+def gelu_tanh_fn(x, p0, p1, p2):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    return 0.5 * x * (1.0 + tanh_h(0.79788456080286535588 * (x + 0.044715 * x * x * x)))
+
+
+@triton.jit
+def silu_fn(x, p0, p1, p2):
+    return x * sigmoid_h(x)
+
+
+@triton.jit
+def mish_fn(x, p0, p1, p2):
+    return x * tanh_h(softplus_h(x))
+
+
+@triton.jit
+def softplus_fn(x, beta, threshold, p2):
+    """log(1 + exp(beta x)) / beta, or x where beta x > threshold."""
+    return tl.where(x * beta > threshold, x, softplus_h(x * beta) / beta)
+
+
+@triton.jit
+def hardsigmoid_fn(x, p0, p1, p2):
+    return tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+
+
+@triton.jit
+def hardswish_fn(x, p0, p1, p2):
+    return x * tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+
+
+@triton.jit
+def logsigmoid_fn(x, p0, p1, p2):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))."""
+    return tl.minimum(x, 0.0) - log1p_h(tl.exp(-tl.abs(x)))
+
+
+@triton.jit
+def selu_fn(x, p0, p1, p2):
+    """scale * elu(x, alpha) with SELU's constants as float64-exact literals."""
+    return tl.where(x > 0, x * 1.0507009873554804934, expm1_h(x) * (1.0507009873554804934 * 1.6732632423543772848))
+
+
+@triton.jit
+def relu_backward_fn(g, y, p0, p1):
+    return tl.where(y > 0, g, 0.0)
+
+
+@triton.jit
+def hardtanh_backward_fn(g, x, lo, hi):
+    return tl.where((x > lo) & (x < hi), g, 0.0)
+
+
+@triton.jit
+def leaky_relu_backward_fn(g, x, s_hi, s_lo):
+    return tl.where(x > 0, g, g * param_h(s_hi, s_lo, x))
+
+
+@triton.jit
+def elu_backward_fn(g, x, alpha, scale):
+    return tl.where(x > 0, g * scale, g * (alpha * scale) * tl.exp(x))
+
+
+@triton.jit
+def selu_backward_fn(g, x, p0, p1):
+    return tl.where(x > 0, g * 1.0507009873554804934, g * (1.0507009873554804934 * 1.6732632423543772848) * tl.exp(x))
+
+
+@triton.jit
+def gelu_backward_fn(g, x, p0, p1):
+    """g (Phi(x) + x phi(x))."""
+    cdf = 0.5 * (1.0 + tl.math.erf(x * 0.70710678118654752440))
+    pdf = tl.exp(-0.5 * x * x) * 0.39894228040143267794
+    return g * (cdf + x * pdf)
+
+
+@triton.jit
+def gelu_tanh_backward_fn(g, x, p0, p1):
+    """g (0.5 (1 + t) + 0.5 x (1 - t^2) u'), t = tanh(u), u = k (x + 0.044715 x^3)."""
+    t = tanh_h(0.79788456080286535588 * (x + 0.044715 * x * x * x))
+    du = 0.79788456080286535588 * (1.0 + 3.0 * 0.044715 * x * x)
+    return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
+
+
+@triton.jit
+def silu_backward_fn(g, x, p0, p1):
+    s = sigmoid_h(x)
+    return g * s * (1.0 + x * (1.0 - s))
+
+
+@triton.jit
+def mish_backward_fn(g, x, p0, p1):
+    t = tanh_h(softplus_h(x))
+    return g * (t + x * sigmoid_h(x) * (1.0 - t * t))
+
+
+@triton.jit
+def softplus_backward_fn(g, x, beta, threshold):
+    return tl.where(x * beta > threshold, g, g * sigmoid_h(x * beta))
+
+
+@triton.jit
+def hardsigmoid_backward_fn(g, x, p0, p1):
+    return tl.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0)
+
+
+@triton.jit
+def hardswish_backward_fn(g, x, p0, p1):
+    return tl.where(x < -3.0, 0.0, tl.where(x <= 3.0, g * (x / 3.0 + 0.5), g))
+
+
+@triton.jit
+def logsigmoid_backward_fn(g, x, p0, p1):
+    return g * sigmoid_h(-x)
+
+
+@triton.jit
+def sigmoid_backward_fn(g, y, p0, p1):
+    return g * (y * (1.0 - y))
+
+
+@triton.jit
+def tanh_backward_fn(g, y, p0, p1):
+    return g * (1.0 - y * y)

@@ -1,0 +1,82 @@
+"""Comparison ops (PyTorch's docs group): eq, ne, lt, le, gt, ge, maximum/minimum; the logical and bitwise
+ops (FNs in tgrad/kernels/compare.py on kernels/elementwise.py's kernels).  Only maximum/minimum have a
+gradient; the others give bool or integer results."""
+from .. import dtypes as D
+from ..kernels import elementwise as K
+from ..kernels import compare as KC
+from ..kernels._lang import compute_type
+from . import Op, call as _c
+from ._pointwise import _broadcast_out, _full, _launch_unary, _out, _promoted
+
+
+def _minmax_backward(first_wins):
+    """maximum/minimum: the gradient goes to the chosen operand, split in half on ties (as PyTorch)."""
+    def backward(ctx, g):
+        x, y = ctx.saved["self"], ctx.saved["other"]
+        tie = _c("eq", x, y)
+        half = _c("where", tie, g.mul(0.5), g)
+        zero = _full(0, g)
+        gx = _c("where", _c(first_wins[1], x, y), zero, half) if ctx.needs_input_grad[0] else None
+        gy = _c("where", _c(first_wins[0], x, y), zero, half) if ctx.needs_input_grad[1] else None
+        return gx, gy
+    return backward
+
+
+def _compare(fn):
+    """Comparisons / logical ops: computed in the promoted dtype, bool result."""
+    def forward(self, other, *, out=None):
+        o = _broadcast_out(out, D.bool_, "", self, other)
+        return K.binary(fn, self, other, o, compute=compute_type(D.result_type(self, other)))
+    return forward
+
+
+def logical_not_forward(self, *, out=None):
+    o = _out(out, self.shape, D.bool_, self.device, "logical_not")
+    return K.unary(KC.logical_not_fn, self, o, compute=compute_type(self.dtype))
+
+
+def _bitwise(fn, name):
+    def forward(self, other, *, out=None):
+        dt = D.result_type(self, other)
+        if dt.is_floating_point:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.legacy_name}'")
+        o = _broadcast_out(out, dt, name, self, other)
+        return K.binary(fn, self, other, o, compute=compute_type(dt))
+    return forward
+
+
+def bitwise_not_forward(self, *, out=None):
+    if self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{self.dtype.legacy_name}'")
+    fn = KC.logical_not_fn if self.dtype is D.bool_ else KC.bitwise_not_fn
+    return _launch_unary(fn, self, out, self.dtype)
+
+
+MAXIMUM = Op("maximum", _promoted(KC.maximum_fn, "maximum"), _minmax_backward(("gt", "lt")),
+             "MaximumBackward0", inputs=("self", "other"), save=("self", "other"), variants=("method", "function"))
+MINIMUM = Op("minimum", _promoted(KC.minimum_fn, "minimum"), _minmax_backward(("lt", "gt")),
+             "MinimumBackward0", inputs=("self", "other"), save=("self", "other"), variants=("method", "function"))
+EQ = Op("eq", _compare(KC.eq_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+NE = Op("ne", _compare(KC.ne_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LT = Op("lt", _compare(KC.lt_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LE = Op("le", _compare(KC.le_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+GT = Op("gt", _compare(KC.gt_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+GE = Op("ge", _compare(KC.ge_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LOGICAL_AND = Op("logical_and", _compare(KC.logical_and_fn), inputs=("self", "other"),
+                 variants=("method", "function"), inplace=True)
+LOGICAL_OR = Op("logical_or", _compare(KC.logical_or_fn), inputs=("self", "other"),
+                variants=("method", "function"), inplace=True)
+LOGICAL_XOR = Op("logical_xor", _compare(KC.logical_xor_fn), inputs=("self", "other"),
+                 variants=("method", "function"), inplace=True)
+BITWISE_AND = Op("bitwise_and", _bitwise(KC.bitwise_and_fn, "bitwise_and"), inputs=("self", "other"),
+                 variants=("method", "function"), inplace=True)
+BITWISE_OR = Op("bitwise_or", _bitwise(KC.bitwise_or_fn, "bitwise_or"), inputs=("self", "other"),
+                variants=("method", "function"), inplace=True)
+BITWISE_XOR = Op("bitwise_xor", _bitwise(KC.bitwise_xor_fn, "bitwise_xor"), inputs=("self", "other"),
+                 variants=("method", "function"), inplace=True)
+LOGICAL_NOT = Op("logical_not", logical_not_forward, variants=("method", "function"), inplace=True)
+BITWISE_NOT = Op("bitwise_not", bitwise_not_forward, variants=("method", "function"), inplace=True)
+
+
+ENTRIES = [MAXIMUM, MINIMUM, EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR, BITWISE_AND, BITWISE_OR,
+           BITWISE_XOR, LOGICAL_NOT, BITWISE_NOT]

@@ -1,0 +1,204 @@
+"""Unary math: exp, exp2, logs, sqrt/rsqrt, reciprocal, trig, erf, abs, sign, rounding, frac, isnan/isinf/
+isfinite, nan_to_num (FNs in tgrad/kernels/unary.py on kernels/elementwise.py's ``unary_kernel``).
+
+Floating ops promote integer inputs to the default float dtype; backward rules are written with tgrad ops.
+"""
+from .. import dtypes as D
+from ..kernels import elementwise as K
+from ..kernels import unary as KU
+from ..kernels._lang import compute_type
+from . import Op, call as _c
+from ._pointwise import _float_result, _launch_unary, _mask, _out, _unary_float, _zeros
+
+
+def exp_forward(self, *, out=None):
+    dt = _float_result(self.dtype)
+    o = _out(out, self.shape, dt, self.device, "exp")
+    return K.unary(KU.exp_fn, self, o, compute=compute_type(dt))
+
+
+def exp_backward(ctx, grad):
+    return (grad.mul(ctx.saved["result"]),)
+
+
+EXP = Op("exp", exp_forward, exp_backward, "ExpBackward0", save=("result",),
+         variants=("method", "function"), inplace=True)
+
+
+def abs_forward(self, *, out=None):
+    return _launch_unary(KU.abs_fn, self, out, self.dtype)
+
+
+def sign_forward(self, *, out=None):
+    if self.dtype is D.bool_:
+        return K.copy(self, _out(out, self.shape, self.dtype, self.device, "sign"))
+    return _launch_unary(KU.sign_fn, self, out, self.dtype)
+
+
+def _rounding(fn):
+    """floor/ceil/round/trunc: integers are returned unchanged (as a copy), like PyTorch."""
+    def forward(self, *, out=None):
+        if not self.dtype.is_floating_point:
+            return K.copy(self, _out(out, self.shape, self.dtype, self.device, ""))
+        return _launch_unary(fn, self, out, self.dtype)
+    return forward
+
+
+def round_decimals_forward(self, *, decimals, out=None):
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{self.dtype.legacy_name}'")
+    return _launch_unary(KU.round_decimals_fn, self, out, self.dtype, float(10.0 ** abs(decimals)),
+                         int(decimals < 0))
+
+
+def frac_forward(self, *, out=None):
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{self.dtype.legacy_name}'")
+    return _launch_unary(KU.frac_fn, self, out, self.dtype)
+
+
+def _predicate(fn):
+    """isnan/isinf/isfinite: bool result; integers are computed as fp32 (never NaN or inf)."""
+    def forward(self, *, out=None):
+        o = _out(out, self.shape, D.bool_, self.device, "")
+        return K.unary(fn, self, o, compute=compute_type(self.dtype if self.dtype.is_floating_point
+                                                            else D.float32))
+    return forward
+
+
+def nan_to_num_forward(self, *, nan=0.0, posinf=None, neginf=None, out=None):
+    if not self.dtype.is_floating_point:
+        return K.copy(self, _out(out, self.shape, self.dtype, self.device, "nan_to_num"))
+    big = _FMAX[self.dtype.name] if self.dtype is not D.float64 else float("nan")  # nan: the kernel's fp64 max
+    return _launch_unary(KU.nan_to_num_fn, self, out, self.dtype, float(nan),
+                         big if posinf is None else float(posinf), -big if neginf is None else float(neginf))
+
+
+_FMAX = {"float32": 3.4028234663852886e38, "float16": 65504.0,
+         "bfloat16": 3.3895313892515355e38}
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_INV_SQRT_2PI = 0.3989422804014327
+
+
+def abs_backward(ctx, g):
+    return (g.mul(_c("sign", ctx.saved["self"])),)
+
+
+def zero_backward(ctx, g):
+    return (_zeros(g),)
+
+
+def frac_backward(ctx, g):
+    return (g,)
+
+
+def exp2_backward(ctx, g):
+    return (g.mul(ctx.saved["result"]).mul(_LN2),)
+
+
+def log_backward(ctx, g):
+    return (g.div(ctx.saved["self"]),)
+
+
+def log2_backward(ctx, g):
+    return (g.div(ctx.saved["self"].mul(_LN2)),)
+
+
+def log10_backward(ctx, g):
+    return (g.div(ctx.saved["self"].mul(_LN10)),)
+
+
+def log1p_backward(ctx, g):
+    return (g.div(ctx.saved["self"].add(1)),)
+
+
+def expm1_backward(ctx, g):
+    return (g.mul(ctx.saved["result"].add(1)),)
+
+
+def sqrt_backward(ctx, g):
+    return (g.div(ctx.saved["result"].mul(2)),)
+
+
+def rsqrt_backward(ctx, g):
+    r = ctx.saved["result"]
+    return (g.mul(r.mul(r).mul(r)).mul(-0.5),)
+
+
+def reciprocal_backward(ctx, g):
+    r = ctx.saved["result"]
+    return (g.mul(r.mul(r)).neg(),)
+
+
+def sin_backward(ctx, g):
+    return (g.mul(_c("cos", ctx.saved["self"])),)
+
+
+def cos_backward(ctx, g):
+    return (g.mul(_c("sin", ctx.saved["self"])).neg(),)
+
+
+def tan_backward(ctx, g):
+    r = ctx.saved["result"]
+    return (g.mul(r.mul(r).add(1)),)
+
+
+def erf_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.mul(x.mul(x).neg().exp().mul(_TWO_OVER_SQRT_PI)),)
+
+
+def nan_to_num_backward(ctx, g):
+    return (_mask(_c("isfinite", ctx.saved["self"]), g),)
+
+
+ABS = Op("abs", abs_forward, abs_backward, "AbsBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+SIGN = Op("sign", sign_forward, zero_backward, "SignBackward0", variants=("method", "function"), inplace=True)
+EXP2 = Op("exp2", _unary_float(KU.exp2_fn), exp2_backward, "Exp2Backward0", save=("result",),
+          variants=("method", "function"), inplace=True)
+LOG = Op("log", _unary_float(KU.log_fn), log_backward, "LogBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+LOG2 = Op("log2", _unary_float(KU.log2_fn), log2_backward, "Log2Backward0", save=("self",),
+          variants=("method", "function"), inplace=True)
+LOG10 = Op("log10", _unary_float(KU.log10_fn), log10_backward, "Log10Backward0", save=("self",),
+           variants=("method", "function"), inplace=True)
+LOG1P = Op("log1p", _unary_float(KU.log1p_fn), log1p_backward, "Log1PBackward0", save=("self",),
+           variants=("method", "function"), inplace=True)
+EXPM1 = Op("expm1", _unary_float(KU.expm1_fn), expm1_backward, "Expm1Backward0", save=("result",),
+           variants=("method", "function"), inplace=True)
+SQRT = Op("sqrt", _unary_float(K.sqrt_fn), sqrt_backward, "SqrtBackward0", save=("result",),
+          variants=("method", "function"), inplace=True)
+RSQRT = Op("rsqrt", _unary_float(KU.rsqrt_fn), rsqrt_backward, "RsqrtBackward0", save=("result",),
+           variants=("method", "function"), inplace=True)
+RECIPROCAL = Op(
+    "reciprocal", _unary_float(KU.reciprocal_fn), reciprocal_backward, "ReciprocalBackward0", save=("result",),
+    variants=("method", "function"), inplace=True)
+SIN = Op("sin", _unary_float(KU.sin_fn), sin_backward, "SinBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+COS = Op("cos", _unary_float(KU.cos_fn), cos_backward, "CosBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+TAN = Op("tan", _unary_float(KU.tan_fn), tan_backward, "TanBackward0", save=("result",),
+         variants=("method", "function"), inplace=True)
+ERF = Op("erf", _unary_float(KU.erf_fn), erf_backward, "ErfBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+FLOOR = Op("floor", _rounding(KU.floor_fn), zero_backward, "FloorBackward0",
+           variants=("method", "function"), inplace=True)
+CEIL = Op("ceil", _rounding(KU.ceil_fn), zero_backward, "CeilBackward0", variants=("method", "function"), inplace=True)
+ROUND = Op("round", _rounding(KU.round_fn), zero_backward, "RoundBackward0",
+           variants=("method", "function"), inplace=True)
+ROUND_DECIMALS = Op("round_decimals", round_decimals_forward, zero_backward, "RoundBackward1")
+TRUNC = Op("trunc", _rounding(KU.trunc_fn), zero_backward, "TruncBackward0",
+           variants=("method", "function"), inplace=True)
+FRAC = Op("frac", frac_forward, frac_backward, "FracBackward0", variants=("method", "function"), inplace=True)
+ISNAN = Op("isnan", _predicate(KU.isnan_fn), variants=("method", "function"))
+ISINF = Op("isinf", _predicate(KU.isinf_fn), variants=("method", "function"))
+ISFINITE = Op("isfinite", _predicate(KU.isfinite_fn), variants=("method", "function"))
+NAN_TO_NUM = Op("nan_to_num", nan_to_num_forward, nan_to_num_backward, "NanToNumBackward0", save=("self",),
+                variants=("method", "function"), inplace=True)
+
+
+ENTRIES = [EXP, ABS, SIGN, EXP2, LOG, LOG2, LOG10, LOG1P, EXPM1, SQRT, RSQRT, RECIPROCAL, SIN, COS, TAN, ERF,
+           FLOOR, CEIL, ROUND, ROUND_DECIMALS, TRUNC, FRAC, ISNAN, ISINF, ISFINITE, NAN_TO_NUM]
