@@ -163,6 +163,7 @@ def _casts(fn):
     return prof.launches_by_op.get("to_copy", 0)
 
 
+@pytest.mark.cpu_only(reason="autocast('cpu') casts cpu tensors only")
 def test_weight_cast_cache_casts_a_parameter_once_per_region():
     """PyTorch's cached_cast: the bf16 casts of a Linear's weight and bias are made once per region and shared
     (one ToCopyBackward0 node), the input (no grad) is cast at each use; the cache dies with the region."""
@@ -194,6 +195,7 @@ def test_weight_cast_cache_casts_a_parameter_once_per_region():
     np.testing.assert_array_equal(lin.bias.grad.numpy(), np.full(3, 8.0, np.float32))
 
 
+@pytest.mark.cpu_only(reason="autocast('cpu') casts cpu tensors only")
 def test_weight_cast_cache_sees_updated_weights_in_the_next_region():
     lin = nn.Linear(4, 2)
     x = tgrad.ones(1, 4)

@@ -369,7 +369,7 @@ def test_manual_seed_reproducibility_and_counters(device):
     long = _np(tgrad.rand(100_000, device=device))
     tgrad.manual_seed(9)
     np.testing.assert_array_equal(_np(tgrad.rand(10, device=device)), long[:10])
-    gen = tgrad.Generator().manual_seed(5)
+    gen = tgrad.Generator(device).manual_seed(5)
     tgrad.manual_seed(5)
     np.testing.assert_array_equal(_np(tgrad.rand(50, generator=gen, device=device)), _np(tgrad.rand(50, device=device)))
 

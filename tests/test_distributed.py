@@ -192,7 +192,7 @@ def test_distributed_sampler_shuffle_is_one_seeded_permutation():
     a = orders(0)
     g = torch.Generator()
     g.manual_seed(0)
-    perm = torch.randperm(11, generator=g).tolist()
+    perm = torch.randperm(11, generator=g, device="cpu").tolist()
     perm += perm[:1]                                   # padded to 12
     assert a == [perm[0::3], perm[1::3], perm[2::3]]
     assert orders(0) == a and orders(1) != a and orders(0, seed=5) != a

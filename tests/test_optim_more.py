@@ -106,12 +106,12 @@ def test_matches_reference(name, kw, ref, rkw, device):
 @pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam"])
 def test_state_dict_round_trip_continues_identically(name, device):
     p, opt = _run(name, {}, tgrad.float64, steps=3, device=device)
-    q = tgrad.tensor(p.detach().cpu().numpy(), dtype=tgrad.float64, requires_grad=True)
+    q = tgrad.tensor(p.detach().cpu().numpy(), dtype=tgrad.float64, device=device, requires_grad=True)
     opt2 = getattr(tgrad.optim, name)([q])
     opt2.load_state_dict(copy.deepcopy(opt.state_dict()))    # (state tensors are shared otherwise, as in PyTorch)
     for g in GRADS[3:]:
-        p.grad = tgrad.tensor(g, dtype=tgrad.float64)
-        q.grad = tgrad.tensor(g, dtype=tgrad.float64)
+        p.grad = tgrad.tensor(g, dtype=tgrad.float64, device=device)
+        q.grad = tgrad.tensor(g, dtype=tgrad.float64, device=device)
         opt.step()
         opt2.step()
     if name == "NAdam":     # loading casts the float32 mu_product to the parameters' float64, as PyTorch does

@@ -33,7 +33,7 @@ def test_without_replacement_distinct_and_in_draw_order(device):
 
 
 def test_generator_reproducible_and_advances(device):
-    g = tgrad.Generator().manual_seed(3)
+    g = tgrad.Generator(device).manual_seed(3)
     p = tgrad.softmax(tgrad.arange(27.0, device=device) / 10, 0)
     a = tgrad.multinomial(p, 8, True, generator=g)
     b = tgrad.multinomial(p, 8, True, generator=g)
@@ -48,8 +48,8 @@ def test_generator_reproducible_and_advances(device):
 
 def test_makemore_style_sampling(device):
     """One index per step from softmax(logits) with a seeded generator, as makemore samples names."""
-    g = tgrad.Generator().manual_seed(2147483647)
-    W = tgrad.randn((27, 27), generator=g).to(device)
+    g = tgrad.Generator(device).manual_seed(2147483647)
+    W = tgrad.randn((27, 27), generator=g, device=device)
     ix, out = 0, []
     for _ in range(20):
         p = tgrad.softmax(W[ix], dim=0)

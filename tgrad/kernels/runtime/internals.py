@@ -94,7 +94,7 @@ def _create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
     """``tl.dot`` with bfloat16 operands multiplies them in fp32, as a GPU does (Triton's interpreter multiplied
     their uint16 bits; tgrad's cpu launches upcast first, the GPU's tiles do not)."""
     a, b = (_I.TensorHandle((h.data.astype(np.uint32) << 16).view(np.float32), tl.float32)
-            if h.dtype.scalar.name == "bf16" else h for h in (a, b))
+            if h.dtype.scalar.is_bf16() else h for h in (a, b))
     return _orig_create_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
 
 

@@ -186,7 +186,7 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
             return None
         return f"{e.k(_I._interpreter.fma_fp64)}(*_np.broadcast_arrays({a[0]}, {a[1]}, {a[2]}))"
     if name == "create_dot" and len(vals) == 5 and None not in a[:3]:
-        if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() or v.ty.scalar.name == "bf16" for v in vals[:2]):
+        if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() or v.ty.scalar.is_bf16() for v in vals[:2]):
             return None     # the builder's create_dot converts them (internals: bfloat16 too)
         m, k = vals[0].shape[-2:]
         mm = blas.matmul_small if m * k * vals[1].shape[-1] < blas.SMALL else blas.matmul_large

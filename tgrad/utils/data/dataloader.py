@@ -204,7 +204,8 @@ class _BaseIter:
                 self._pin = True
         self._sampler_iter = iter(self._index_sampler)
         # PyTorch: torch.empty((), dtype=torch.int64).random_(generator=loader.generator), every iterator
-        self._base_seed = int(empty((), dtype=D.int64).random_(generator=loader.generator).item())
+        self._base_seed = int(empty((), dtype=D.int64, device="cpu" if loader.generator is None else loader.generator.device)
+                              .random_(generator=loader.generator).item())
 
     def __iter__(self):
         return self

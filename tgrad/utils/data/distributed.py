@@ -40,7 +40,7 @@ class DistributedSampler(Sampler):
         if self.shuffle:
             g = Generator()
             g.manual_seed(self.seed + self.epoch)
-            indices = randperm(len(self.dataset), generator=g).tolist()
+            indices = randperm(len(self.dataset), generator=g, device=g.device).tolist()
         else:
             indices = list(range(len(self.dataset)))
         if not self.drop_last:

@@ -13,9 +13,11 @@ from ...random import Generator
 
 
 def _seeded_generator():
-    """A fresh Generator seeded from the default generator (PyTorch's RandomSampler does the same)."""
+    """A fresh Generator seeded from the default generator (PyTorch's RandomSampler does the same).  The
+    samplers draw on their generator's device, a cpu one (seeded from the cpu generator) whatever the default
+    device: indices are host data, and a cuda generator's int64 draws carry only 24 random bits."""
     g = Generator()
-    g.manual_seed(int(empty((), dtype=D.int64).random_().item()))
+    g.manual_seed(int(empty((), dtype=D.int64, device="cpu").random_().item()))
     return g
 
 
@@ -65,12 +67,12 @@ class RandomSampler(Sampler):
         generator = self.generator if self.generator is not None else _seeded_generator()
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from randint(0, n, (32,), generator=generator).tolist()
-            yield from randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
+                yield from randint(0, n, (32,), generator=generator, device=generator.device).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=generator, device=generator.device).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from randperm(n, generator=generator).tolist()
-            yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
+                yield from randperm(n, generator=generator, device=generator.device).tolist()
+            yield from randperm(n, generator=generator, device=generator.device).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -84,7 +86,8 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for i in randperm(len(self.indices), generator=self.generator).tolist():
+        for i in randperm(len(self.indices), generator=self.generator,
+                          device=None if self.generator is None else self.generator.device).tolist():
             yield self.indices[i]
 
     def __len__(self):
@@ -107,7 +110,7 @@ class WeightedRandomSampler(Sampler):
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
         from ..._creation import tensor
-        self.weights = tensor(w, dtype=D.float64)
+        self.weights = tensor(w, dtype=D.float64, device=None if generator is None else generator.device)
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
