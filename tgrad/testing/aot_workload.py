@@ -14,6 +14,7 @@ import numpy as np
 
 import tgrad
 from tgrad import dtypes as D
+from tgrad import random as _random
 from tgrad.autograd import dispatch
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels import aot
@@ -105,11 +106,14 @@ def record(dry=True):
 
 
 def run_script(argv):
-    """Run ``argv[0]`` as ``__main__`` with ``sys.argv = argv`` on cpu (it may pick its device itself)."""
+    """Run ``argv[0]`` as ``__main__`` with ``sys.argv = argv`` on cpu (it may pick its device itself).  The
+    cpu default generator is swapped for a Philox one, cuda's stream, so the random kernels recorded are the
+    ones a cuda run launches (the cpu generator's mt19937 words kernels are not)."""
     import runpy
-    prev_argv, prev_dev = sys.argv, tgrad.get_default_device()
+    prev_argv, prev_dev, prev_gen = sys.argv, tgrad.get_default_device(), _random.default_generator
     sys.argv = list(argv)
     tgrad.set_default_device("cpu")
+    _random.default_generator = _random.Generator("cpu", _philox=True)
     try:
         runpy.run_path(argv[0], run_name="__main__")
     except SystemExit as e:
@@ -118,6 +122,7 @@ def run_script(argv):
     finally:
         sys.argv = prev_argv
         tgrad.set_default_device(prev_dev)
+        _random.default_generator = prev_gen
 
 
 if __name__ == "__main__":
