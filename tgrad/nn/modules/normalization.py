@@ -9,6 +9,13 @@ from ..parameter import Parameter
 from .module import Module
 
 
+def _affine_parameters(module, shape, bias, device, dtype):
+    """``weight`` (and ``bias`` when ``bias``) of ``shape``, uninitialized; both None when ``shape`` is None."""
+    module.register_parameter("weight", None if shape is None else Parameter(empty(shape, device=device, dtype=dtype)))
+    module.register_parameter("bias", None if shape is None or not bias else
+                              Parameter(empty(shape, device=device, dtype=dtype)))
+
+
 class LayerNorm(Module):
     """Normalize over the trailing ``normalized_shape`` dims; weight (ones) and bias (zeros) of that shape."""
 
@@ -19,15 +26,7 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape if elementwise_affine else None, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -60,15 +59,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features if affine else None, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -145,15 +136,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_channels if affine else None, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -65,14 +65,15 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n = len(self.data_source)
         generator = self.generator if self.generator is not None else _seeded_generator()
+        dev = generator.device
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from randint(0, n, (32,), generator=generator, device=generator.device).tolist()
-            yield from randint(0, n, (self.num_samples % 32,), generator=generator, device=generator.device).tolist()
+                yield from randint(0, n, (32,), generator=generator, device=dev).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=generator, device=dev).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from randperm(n, generator=generator, device=generator.device).tolist()
-            yield from randperm(n, generator=generator, device=generator.device).tolist()[:self.num_samples % n]
+                yield from randperm(n, generator=generator, device=dev).tolist()
+            yield from randperm(n, generator=generator, device=dev).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
