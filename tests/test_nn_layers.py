@@ -321,11 +321,11 @@ def test_init():
     with pytest.raises(ValueError, match="Unsupported nonlinearity foo"):
         init.calculate_gain("foo")
     w = tgrad.empty(200, 300)
-    init.kaiming_uniform_(w, nonlinearity="relu", generator=tgrad.Generator().manual_seed(5))
+    init.kaiming_uniform_(w, nonlinearity="relu", generator=tgrad.Generator(w.device).manual_seed(5))
     bound = math.sqrt(2) * math.sqrt(3 / 300)
     assert np.abs(_np(w)).max() <= bound and np.abs(_np(w)).max() > 0.99 * bound
     w2 = tgrad.empty(200, 300)
-    init.kaiming_uniform_(w2, nonlinearity="relu", generator=tgrad.Generator().manual_seed(5))
+    init.kaiming_uniform_(w2, nonlinearity="relu", generator=tgrad.Generator(w.device).manual_seed(5))
     assert np.array_equal(_np(w), _np(w2))
     init.kaiming_normal_(w, mode="fan_out")
     assert abs(_np(w).std() - math.sqrt(2 / 200)) < 0.005
