@@ -1,4 +1,4 @@
-"""Unary math: exp, exp2, logs, sqrt/rsqrt, reciprocal, trig, erf, abs, sign, rounding, frac, isnan/isinf/
+"""Unary math: exp, exp2, logs, sqrt/rsqrt, reciprocal, trig and inverse trig, hyperbolic, erf/erfc, abs, sign, rounding, frac, isnan/isinf/
 isfinite, nan_to_num (FNs in tgrad/kernels/unary.py on kernels/elementwise.py's ``unary_kernel``).
 
 Floating ops promote integer inputs to the default float dtype; backward rules are written with tgrad ops.
@@ -150,6 +150,49 @@ def erf_backward(ctx, g):
     return (g.mul(x.mul(x).neg().exp().mul(_TWO_OVER_SQRT_PI)),)
 
 
+def asin_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.mul(x.mul(x).neg().add(1).rsqrt()),)
+
+
+def acos_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.mul(x.mul(x).neg().add(1).rsqrt()).neg(),)
+
+
+def atan_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.div(x.mul(x).add(1)),)
+
+
+def sinh_backward(ctx, g):
+    return (g.mul(_c("cosh", ctx.saved["self"])),)
+
+
+def cosh_backward(ctx, g):
+    return (g.mul(_c("sinh", ctx.saved["self"])),)
+
+
+def asinh_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.mul(x.mul(x).add(1).rsqrt()),)
+
+
+def acosh_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.mul(x.mul(x).sub(1).rsqrt()),)
+
+
+def atanh_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.div(x.mul(x).neg().add(1)),)
+
+
+def erfc_backward(ctx, g):
+    x = ctx.saved["self"]
+    return (g.mul(x.mul(x).neg().exp().mul(-_TWO_OVER_SQRT_PI)),)
+
+
 def nan_to_num_backward(ctx, g):
     return (_mask(_c("isfinite", ctx.saved["self"]), g),)
 
@@ -184,6 +227,24 @@ TAN = Op("tan", _unary_float(KU.tan_fn), tan_backward, "TanBackward0", save=("re
          variants=("method", "function"), inplace=True)
 ERF = Op("erf", _unary_float(KU.erf_fn), erf_backward, "ErfBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
+ASIN = Op("asin", _unary_float(KU.asin_fn), asin_backward, "AsinBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+ACOS = Op("acos", _unary_float(KU.acos_fn), acos_backward, "AcosBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+ATAN = Op("atan", _unary_float(KU.atan_fn), atan_backward, "AtanBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+SINH = Op("sinh", _unary_float(KU.sinh_fn), sinh_backward, "SinhBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+COSH = Op("cosh", _unary_float(KU.cosh_fn), cosh_backward, "CoshBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+ASINH = Op("asinh", _unary_float(KU.asinh_fn), asinh_backward, "AsinhBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+ACOSH = Op("acosh", _unary_float(KU.acosh_fn), acosh_backward, "AcoshBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+ATANH = Op("atanh", _unary_float(KU.atanh_fn), atanh_backward, "AtanhBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
+ERFC = Op("erfc", _unary_float(KU.erfc_fn), erfc_backward, "ErfcBackward0", save=("self",),
+         variants=("method", "function"), inplace=True)
 FLOOR = Op("floor", _rounding(KU.floor_fn), zero_backward, "FloorBackward0",
            variants=("method", "function"), inplace=True)
 CEIL = Op("ceil", _rounding(KU.ceil_fn), zero_backward, "CeilBackward0", variants=("method", "function"), inplace=True)
@@ -201,4 +262,5 @@ NAN_TO_NUM = Op("nan_to_num", nan_to_num_forward, nan_to_num_backward, "NanToNum
 
 
 ENTRIES = [EXP, ABS, SIGN, EXP2, LOG, LOG2, LOG10, LOG1P, EXPM1, SQRT, RSQRT, RECIPROCAL, SIN, COS, TAN, ERF,
-           FLOOR, CEIL, ROUND, ROUND_DECIMALS, TRUNC, FRAC, ISNAN, ISINF, ISFINITE, NAN_TO_NUM]
+           ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, ERFC, FLOOR, CEIL, ROUND, ROUND_DECIMALS, TRUNC,
+           FRAC, ISNAN, ISINF, ISFINITE, NAN_TO_NUM]
