@@ -4,19 +4,21 @@
 ``cuda`` (Triton's compiler), autograd with PyTorch's semantics, nn, optim
 and utils.data.
 """
+import math as _math
+
 # first the core, bottom to top (tensor.py's last lines bring in the floors above it)
 from . import tensor as _tensor  # noqa: F401
 from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, dtypes, linalg, nn, optim, profiler,
-               return_types, utils)
+               return_types, testing, utils)
 from ._compile import compile
 from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                         normal, scalar_tensor, tensor, zeros, zeros_like)
-from ._functional import (abs, absolute, add, addcdiv, addcmul, addmm, all, amax, amin, any, arctan2, argmax,
-                          argmin, argsort, argwhere, atan2, atleast_1d, atleast_2d, atleast_3d, baddbmm,
+from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, addmm, all, amax, amin, any, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argmax,
+                          argmin, argsort, argwhere, asin, asinh, atan, atan2, atanh, atleast_1d, atleast_2d, atleast_3d, baddbmm,
                           bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,
-                          clamp, clamp_max, clamp_min, clip, clone, column_stack, concat, concatenate, cos, cumprod,
-                          cumsum, diag, diag_embed, diagonal, div, divide, dot, dstack, eq, equal, erf, exp, exp2,
+                          clamp, clamp_max, clamp_min, clip, clone, column_stack, concat, concatenate, cos, cosh, cumprod,
+                          cumsum, diag, diag_embed, diagonal, div, divide, dot, dstack, eq, equal, erf, erfc, exp, exp2,
                           expm1, fix, flatten, flip, fliplr, flipud, floor, floor_divide, fmod, frac, gather, ge,
                           ger, greater, greater_equal, gt, hstack, index_add, index_fill, index_put, index_select,
                           inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal,
@@ -25,10 +27,19 @@ from ._functional import (abs, absolute, add, addcdiv, addcmul, addmm, all, amax
                           minimum, mm, moveaxis, movedim, msort, mul, multinomial, multiply, mv, nan_to_num, narrow,
                           ne, neg, negative, nonzero, norm, not_equal, numel, outer, permute, pow, prod, ravel,
                           reciprocal, relu, remainder, repeat_interleave, reshape, roll, round, row_stack, rsqrt,
-                          rsub, scatter, scatter_add, select, selu, sigmoid, sign, sin, sort, split, sqrt, square,
+                          rsub, scatter, scatter_add, select, selu, sigmoid, sign, sin, sinh, sort, split, sqrt, square,
                           squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
+from ._functional import (allclose, broadcast_shapes, broadcast_tensors, conj, conj_physical, copysign,
+                          count_nonzero, deg2rad, detach, dsplit, fmax, fmin, heaviside, hsplit, hypot, is_complex,
+                          is_conj, is_neg, is_nonzero, is_same_size, is_signed, isclose, logaddexp, logaddexp2,
+                          nanmean, nansum, positive, rad2deg, resolve_conj, resolve_neg, result_type, rot90, sgn,
+                          signbit, tensor_split, vsplit)
+from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+                        get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+                        set_deterministic_debug_mode, set_float32_matmul_precision, use_deterministic_algorithms)
+from ._tensor_str import set_printoptions
 from ._nn_functional import (batch_norm, cosine_similarity, dropout, embedding, layer_norm, log_softmax, softmax)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
@@ -38,7 +49,7 @@ from .autograd.anomaly import (is_anomaly_check_nan_enabled, is_anomaly_enabled)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
 from .device import (device, get_default_device, set_default_device)
-from .dtypes import (bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int16, int32,
+from .dtypes import (finfo, iinfo, bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int16, int32,
                      int64, int8, promote_types, set_default_dtype, uint8)
 from .memory import OutOfMemoryError
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,
@@ -60,5 +71,7 @@ half = float16
 long = int64
 int = int32
 short = int16
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+newaxis = None
 
 __version__ = "0.1.0"

@@ -184,3 +184,36 @@ def result_type(*operands):
             if pr == 1 and d._kind == 2:
                 res = d
     return res
+
+
+class finfo:
+    """``tgrad.finfo(dtype)``: machine limits of a floating dtype (eps, max, min, tiny, resolution, bits)."""
+
+    def __init__(self, type=None):
+        type = get_default_dtype() if type is None else type
+        if not isinstance(type, dtype) or not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        i = ml_dtypes.finfo(type.np)
+        self.dtype, self.bits = type.name, type.itemsize * 8
+        self.eps, self.max, self.min = float(i.eps), float(i.max), float(i.min)
+        self.tiny = self.smallest_normal = float(i.smallest_normal)
+        self.resolution = float(10.0 ** -i.precision)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """``tgrad.iinfo(dtype)``: limits of an integer dtype (min, max, bits)."""
+
+    def __init__(self, type):
+        if not isinstance(type, dtype) or type._kind != 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
+        i = np.iinfo(type.np)
+        self.dtype, self.bits, self.min, self.max = type.name, i.bits, int(i.min), int(i.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

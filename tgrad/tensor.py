@@ -642,6 +642,63 @@ class Tensor:
     def tan_(self):
         return _inplace("tan", self)
 
+    def asin(self):
+        return _call("asin", self)
+
+    def asin_(self):
+        return _inplace("asin", self)
+
+    def acos(self):
+        return _call("acos", self)
+
+    def acos_(self):
+        return _inplace("acos", self)
+
+    def atan(self):
+        return _call("atan", self)
+
+    def atan_(self):
+        return _inplace("atan", self)
+
+    def sinh(self):
+        return _call("sinh", self)
+
+    def sinh_(self):
+        return _inplace("sinh", self)
+
+    def cosh(self):
+        return _call("cosh", self)
+
+    def cosh_(self):
+        return _inplace("cosh", self)
+
+    def asinh(self):
+        return _call("asinh", self)
+
+    def asinh_(self):
+        return _inplace("asinh", self)
+
+    def acosh(self):
+        return _call("acosh", self)
+
+    def acosh_(self):
+        return _inplace("acosh", self)
+
+    def atanh(self):
+        return _call("atanh", self)
+
+    def atanh_(self):
+        return _inplace("atanh", self)
+
+    def erfc(self):
+        return _call("erfc", self)
+
+    def erfc_(self):
+        return _inplace("erfc", self)
+
+    arcsin, arcsin_, arccos, arccos_, arctan, arctan_ = asin, asin_, acos, acos_, atan, atan_
+    arcsinh, arcsinh_, arccosh, arccosh_, arctanh, arctanh_ = asinh, asinh_, acosh, acosh_, atanh, atanh_
+
     def tanh(self):
         return _call("tanh", self)
 
@@ -1390,6 +1447,193 @@ class Tensor:
 
     def flipud(self):
         return self.flip(0)
+
+    def rot90(self, k=1, dims=(0, 1)):
+        """Rotate by 90 degrees k times in the plane dims[0] -> dims[1]: a flip and a transpose."""
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        if self.dim() < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.dim()}")
+        d0, d1 = _wrap_dim(dims[0], self.dim()), _wrap_dim(dims[1], self.dim())
+        if d0 == d1:
+            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+        k %= 4
+        if k == 1:
+            return self.flip(d1).transpose(d0, d1)
+        if k == 2:
+            return self.flip(d0, d1)
+        if k == 3:
+            return self.flip(d0).transpose(d0, d1)
+        return self.clone()
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        """numpy.array_split: n near-equal parts (the first size % n one longer), or cuts at the given indices."""
+        d = _wrap_dim(dim, self.dim())
+        size = self.shape[d]
+        if isinstance(indices_or_sections, Tensor):
+            indices_or_sections = indices_or_sections.tolist()
+        if isinstance(indices_or_sections, int):
+            n = indices_or_sections
+            if n <= 0:
+                raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+            q, r = divmod(size, n)
+            bounds = [0]
+            for i in range(n):
+                bounds.append(bounds[-1] + q + (i < r))
+        else:
+            bounds = [0] + [min(max(int(i) + (size if int(i) < 0 else 0), 0), size)
+                            for i in indices_or_sections] + [size]
+        return tuple(self._slice(d, a, max(a, b), 1) for a, b in zip(bounds, bounds[1:]))
+
+    def _hvdsplit(self, sections, dim, name, need):
+        if self.dim() < need:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor "
+                               f"with {self.dim()} dimensions!")
+        if isinstance(sections, int) and self.shape[dim] % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                               f"dimension {self.shape[dim]} is not divisible by the split_size {sections}!")
+        return self.tensor_split(sections, dim)
+
+    def hsplit(self, sections):
+        return self._hvdsplit(sections, 0 if self.dim() == 1 else 1, "hsplit", 1)
+
+    def vsplit(self, sections):
+        return self._hvdsplit(sections, 0, "vsplit", 2)
+
+    def dsplit(self, sections):
+        return self._hvdsplit(sections, 2, "dsplit", 3)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """|self - other| <= atol + rtol |other| (finite), or equal (infinities), or both NaN if equal_nan."""
+        other = self._wrap(other)
+        if self.dtype is not other.dtype:
+            raise RuntimeError(f"{self.dtype.legacy_name} did not match {other.dtype.legacy_name}")
+        close = self.eq(other)
+        if equal_nan and self.dtype.is_floating_point:
+            close = close.logical_or(self.isnan().logical_and(other.isnan()))
+        if rtol == 0 and atol == 0:
+            return close
+        a, b = (self, other) if self.dtype.is_floating_point else (self.to(D.get_default_dtype()),
+                                                                   other.to(D.get_default_dtype()))
+        diff = (a - b).abs()
+        return close.logical_or(diff.isfinite().logical_and(diff.le(b.abs() * rtol + atol)))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+
+    def count_nonzero(self, dim=None):
+        return self.ne(0).sum(dim) if dim is not None else self.ne(0).sum()
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        x = self.masked_fill(self.isnan(), 0) if self.dtype.is_floating_point else self
+        return x.sum(dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        if not self.dtype.is_floating_point:
+            raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
+                               f"{self.dtype.legacy_name}")
+        n = self.isnan().logical_not().sum(dim, keepdim)
+        return self.nansum(dim, keepdim, dtype=dtype).div(n)
+
+    def logaddexp(self, other):
+        """log(e^a + e^b) = max + log1p(e^-|a - b|); equal infinities give that infinity."""
+        other = self._wrap(other)
+        m = self.maximum(other)
+        r = m + (self - other).abs().neg().exp().log1p()
+        return r.where(self.ne(other), m + 0.6931471805599453 * (m.isfinite()).to(m.dtype))
+
+    def logaddexp2(self, other):
+        """log2(2^a + 2^b) = max + log2(1 + 2^-|a - b|)."""
+        other = self._wrap(other)
+        m = self.maximum(other)
+        r = m + (self - other).abs().neg().exp2().log1p() * 1.4426950408889634
+        return r.where(self.ne(other), m + (m.isfinite()).to(m.dtype))
+
+    def hypot(self, other):
+        """sqrt(a^2 + b^2): in float64 for narrower floats (no overflow, one rounding), scaled by
+        max(|a|, |b|) in float64; inf if either is infinite (even with a NaN), as C99."""
+        other = self._wrap(other)
+        a, b, dt = self.abs(), other.abs(), D.promote_types(self.dtype, other.dtype)
+        if dt is D.float64:
+            m = a.maximum(b)
+            s = m.masked_fill(m.eq(0).logical_or(m.isinf()), 1.0)
+            r = ((a / s).square() + (b / s).square()).sqrt() * s
+        else:
+            r = (a.double().square() + b.double().square()).sqrt().to(dt)
+        return r.masked_fill(a.isinf().logical_or(b.isinf()), float("inf"))
+
+    def deg2rad(self):
+        return self * 0.017453292519943295
+
+    def rad2deg(self):
+        return self * 57.29577951308232
+
+    def sgn(self):
+        return self.sign()
+
+    def signbit(self):
+        if not self.dtype.is_floating_point:
+            return self.lt(0)
+        return self.lt(0).logical_or(self.eq(0).logical_and((1.0 / self).lt(0)))
+
+    def positive(self):
+        if self.dtype is D.bool_:
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+        return self
+
+    def fmax(self, other):
+        """maximum that ignores a NaN operand (NaN only where both are NaN)."""
+        other = self._wrap(other)
+        m = self.maximum(other)
+        if not m.dtype.is_floating_point:
+            return m
+        return m.where(self.isnan().logical_not(), other).where(other.isnan().logical_not(), self)
+
+    def fmin(self, other):
+        other = self._wrap(other)
+        m = self.minimum(other)
+        if not m.dtype.is_floating_point:
+            return m
+        return m.where(self.isnan().logical_not(), other).where(other.isnan().logical_not(), self)
+
+    def heaviside(self, values):
+        """0 where self < 0, values where self == 0, 1 where self > 0 (NaN stays NaN)."""
+        if self.dtype is not values.dtype:
+            raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes")
+        step = self.gt(0).to(self.dtype)
+        return values.expand_as(step).where(self.eq(0), step).where(self.isnan().logical_not(), self)
+
+    def copysign(self, other):
+        """|self| with the sign (sign bit, so -0.0 counts as negative) of other."""
+        other = self._wrap(other)
+        a = self.abs() if self.dtype.is_floating_point else self.to(D.get_default_dtype()).abs()
+        neg = other.signbit() if isinstance(other, Tensor) else (other < 0)
+        return a.neg().where(neg, a)
+
+    def is_nonzero(self):
+        if self.numel() == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if self.numel() > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def is_same_size(self, other):
+        return tuple(self.shape) == tuple(other.shape)
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def is_conj(self):
+        return False
+
+    def is_neg(self):
+        return False
+
+    def conj(self):
+        """Real tensors are their own conjugate (tgrad has no complex dtypes)."""
+        return self
+
+    resolve_conj = resolve_neg = conj_physical = conj
 
     def roll(self, shifts, dims=None):
         return _call("roll", self, shifts=shifts, dims=() if dims is None else dims)
