@@ -106,7 +106,13 @@ def identity(x, p0, p1, p2):
 
 @triton.jit
 def add_fn(x, y, a_hi, a_lo):
-    return x + y * param_h(a_hi, a_lo, x)
+    """x + alpha y: one rounding for floats, fma(y, alpha, x), as ATen's cpu kernel (and fp-fusion on a GPU)."""
+    a = param_h(a_hi, a_lo, x)
+    if x.dtype.is_floating():
+        r = tl.fma(y, a, x)
+    else:
+        r = x + y * a
+    return r
 
 
 @triton.jit
@@ -117,7 +123,13 @@ def add_noalpha_fn(x, y, alpha, p1):
 
 @triton.jit
 def sub_fn(x, y, a_hi, a_lo):
-    return x - y * param_h(a_hi, a_lo, x)
+    """x - alpha y = fma(y, -alpha, x) for floats (ATen: add with -alpha; a NaN y keeps its sign)."""
+    a = param_h(a_hi, a_lo, x)
+    if x.dtype.is_floating():
+        r = tl.fma(y, -a, x)
+    else:
+        r = x - y * a
+    return r
 
 
 @triton.jit
@@ -462,8 +474,10 @@ def atan2_fn(y, x, p0, p1):
 
 @triton.jit
 def lerp_h(x, y, w):
-    """x + w (y - x), from the nearer end as PyTorch does (exact at w = 0 and w = 1)."""
-    return tl.where(tl.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1.0 - w))
+    """x + w (y - x) from the nearer end, one fma each side as ATen's cpu kernel: fma(w, d, x) for |w| < 0.5,
+    else fma(-d, 1 - w, y), d = y - x (exact at w = 0 and w = 1)."""
+    d = y - x
+    return tl.where(tl.abs(w) < 0.5, tl.fma(w, d, x), tl.fma(-d, 1.0 - w, y))
 
 
 @triton.jit
@@ -492,12 +506,19 @@ def lerp_tensor_fn(x, y, w, p0, p1):
 
 @triton.jit
 def addcmul_fn(x, t1, t2, v_hi, v_lo):
-    return x + param_h(v_hi, v_lo, x) * (t1 * t2)
+    """x + v t1 t2 as ATen's cpu kernel: fma(v t1, t2, x) for floats."""
+    v = param_h(v_hi, v_lo, x)
+    if x.dtype.is_floating():
+        r = tl.fma(v * t1, t2, x)
+    else:
+        r = x + v * (t1 * t2)
+    return r
 
 
 @triton.jit
 def addcdiv_fn(x, t1, t2, v_hi, v_lo):
-    return x + param_h(v_hi, v_lo, x) * (t1 / t2)
+    """x + (v t1) / t2, in ATen's order."""
+    return x + (param_h(v_hi, v_lo, x) * t1) / t2
 
 
 
