@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .._creation import empty, eye, randperm, tensor as make_tensor
 from ..autograd.grad_mode import no_grad
 
 
@@ -63,7 +64,6 @@ def eye_(tensor):
     """The identity matrix (2-D tensors only)."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from .._creation import eye
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
@@ -131,7 +131,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
-    from .._creation import empty, tensor as make_tensor
     shape = tuple(tensor.shape)
 
     def draw(kind, lo, hi):
@@ -161,3 +160,77 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                 vals = np.where(pending, cand, vals)
                 pending = np.where(pending, np.log(draw("uniform", 0.0, 1.0)) > log_ratio(cand), pending)
         return tensor.copy_(make_tensor(vals, dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor, groups=1):
+    """Identity-preserving conv weight (3-5 dims): 1 at the kernel centre of output channel g*out/groups + d,
+    input channel d, for d < min(out/groups, in)."""
+    dims = tensor.ndimension()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per = sizes[0] // groups
+    centre = tuple(k // 2 for k in sizes[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(per, sizes[1])):
+                tensor[(g * per + d, d) + centre] = 1
+    return tensor
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix from the QR of a normal draw (rows x prod(rest), transposed when wide), with
+    Q's columns signed by diag(R) as PyTorch, times gain.  The normals come from ``generator`` on the tensor's
+    device; the QR of this one-off init runs on the host (numpy's LAPACK)."""
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)._host_copy().astype(np.float64)
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    with no_grad():
+        tensor.view(rows, cols).copy_(tensor.new_tensor(q.astype(tensor.dtype.np)))
+        tensor.mul_(gain)
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std) with ceil(sparsity * rows) zeros per column, at rows from the default generator's randperm
+    (as PyTorch, which does not pass ``generator`` to it)."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            tensor[randperm(rows)[:num_zeros], col] = 0
+    return tensor
+
+
+def _deprecated(fn):
+    new = fn.__name__
+    old = new[:-1]
+
+    def f(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.", FutureWarning,
+                      stacklevel=2)
+        return fn(*args, **kwargs)
+    f.__name__ = f.__qualname__ = old
+    return f
+
+
+uniform, normal, constant = _deprecated(uniform_), _deprecated(normal_), _deprecated(constant_)
+xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal, sparse, eye, dirac = _deprecated(orthogonal_), _deprecated(sparse_), _deprecated(eye_), _deprecated(dirac_)

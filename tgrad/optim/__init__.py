@@ -1,6 +1,6 @@
 """``tgrad.optim``: optimizers whose steps run as fused Triton kernels, and ``lr_scheduler``."""
 from . import lr_scheduler  # noqa: F401
-from ._single import Adadelta, Adamax, NAdam, RAdam  # noqa: F401
+from ._single import ASGD, Adadelta, Adamax, NAdam, RAdam, Rprop  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401

@@ -1,7 +1,7 @@
 """Optimizers written with in-place tensor ops, PyTorch's single-tensor algorithms op for op (so the same
-roundings): ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``.  Each ``_update`` runs under ``no_grad``."""
+roundings): ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``, ``Rprop``, ``ASGD``.  Each ``_update`` runs under ``no_grad``."""
 from ..autograd.grad_mode import no_grad
-from .._creation import tensor, zeros_like
+from .._creation import full_like, ones, tensor, zeros_like
 from .. import dtypes as D
 from .optimizer import Optimizer, _bump_step, _check_hparams, _scalar_step
 
@@ -178,3 +178,76 @@ class RAdam(_SingleTensor):
             p.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
         else:
             p.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
+
+
+class Rprop(_SingleTensor):
+    """Resilient backprop: per-element step sizes times etaplus where g has kept its sign, etaminus where it
+    flipped (and that element skips this update), clamped to step_sizes; p -= sign(g) step_size."""
+    STATE = ("prev",)
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
+                 maximize=False, differentiable=False):
+        _check_hparams(lr=(lr, "Invalid learning rate"))
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        _unsupported("Rprop", capturable=capturable, differentiable=differentiable)
+        super().__init__(params, {"lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach,
+                                  "maximize": maximize, "differentiable": differentiable, "capturable": capturable})
+
+    def _init_state(self, p):
+        state = super()._init_state(p)
+        state["step_size"] = full_like(p, self._group_of(p)["lr"])
+        return state
+
+    def _group_of(self, p):
+        return next(g for g in self.param_groups if any(q is p for q in g["params"]))
+
+    def _update(self, group, p, g, state, step):
+        (etaminus, etaplus), (lo, hi) = group["etas"], group["step_sizes"]
+        prev, step_size = state["prev"], state["step_size"]
+        sign = g.mul(prev).sign()
+        sign[sign.gt(0)] = etaplus
+        sign[sign.lt(0)] = etaminus
+        sign[sign.eq(0)] = 1
+        step_size.mul_(sign).clamp_(lo, hi)
+        g = g.clone()
+        g[sign.eq(etaminus)] = 0
+        p.addcmul_(g.sign(), step_size, value=-1)
+        prev.copy_(g)
+
+
+class ASGD(_SingleTensor):
+    """Averaged SGD: p = p (1 - lambd eta) - eta g;  ax += mu (p - ax);  eta = lr / (1 + lambd lr t)^alpha,
+    mu = 1 / max(1, t - t0)."""
+    STATE = ("ax",)
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_hparams(lr=(lr, "Invalid learning rate"), weight_decay=(weight_decay, "Invalid weight_decay value"))
+        _unsupported("ASGD", capturable=capturable, differentiable=differentiable)
+        super().__init__(params, {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0, "weight_decay": weight_decay,
+                                  "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
+                                  "capturable": capturable})
+
+    def _init_state(self, p):
+        state = super()._init_state(p)
+        state["eta"] = tensor(float(self._group_of(p)["lr"]), dtype=D.float32)
+        state["mu"] = ones((), dtype=D.float32)
+        return state
+
+    _group_of = Rprop._group_of
+
+    def _update(self, group, p, g, state, step):
+        lr, lambd, alpha, t0, wd = group["lr"], group["lambd"], group["alpha"], group["t0"], group["weight_decay"]
+        if wd != 0:
+            g = g.add(p, alpha=wd)
+        eta, mu, ax = state["eta"], state["mu"], state["ax"]
+        eta_value = eta.item()
+        p.mul_(1 - lambd * eta_value)
+        p.add_(g, alpha=-eta_value)
+        if mu.item() != 1:
+            ax.add_(p.sub(ax).mul_(mu.to(p.device)))
+        else:
+            ax.copy_(p)
+        eta.fill_(lr / ((1 + lambd * lr * step) ** alpha))
+        mu.fill_(1 / max(1, step - t0))
