@@ -105,3 +105,39 @@ def test_alpha_and_pointwise_rounding_is_atens():
              (tgrad.lerp(X, T1, T2 - 0.5), lerp(x, t1, t2 - f32(0.5)))]
     for got, ref in cases:
         assert got.numpy().tobytes() == ref.tobytes()
+
+
+def test_lbfgs_matches_pytorch_and_converges():
+    A = tgrad.tensor([[3., 1., 0.], [1., 4., 1.], [0., 1., 2.]])
+    b = tgrad.tensor([1., -2., 3.])
+    x = tgrad.zeros(3, requires_grad=True)
+    opt = optim.LBFGS([x], lr=0.8, max_iter=6, history_size=3)
+
+    def quad():
+        opt.zero_grad()
+        f = 0.5 * (x * (A @ x)).sum() - (b * x).sum()
+        f.backward()
+        return f
+    out = [opt.step(quad).item() for _ in range(3)]
+    # PyTorch 2.13, same calls (to float32 ulps: its 3x3 matmul sums in another order)
+    np.testing.assert_allclose(out, [0.0, -4.736826419830322, -4.736841678619385], rtol=1e-6)
+    np.testing.assert_allclose(x.detach().tolist(), [0.7367865443229675, -1.2105176448822021, 2.105294942855835],
+                               rtol=1e-6)
+    assert opt.state[x]["func_evals"] == 11
+    # strong Wolfe on Rosenbrock: PyTorch reaches (1, 1) too (its float32 sqrt is not correctly rounded, so the
+    # path differs by ulps from the first cubic interpolation on)
+    p = tgrad.tensor([-1.5, 2.0], requires_grad=True)
+    opt = optim.LBFGS([p], line_search_fn="strong_wolfe")
+
+    def rosen():
+        opt.zero_grad()
+        f = (1 - p[0]) ** 2 + 100 * (p[1] - p[0] ** 2) ** 2
+        f.backward()
+        return f
+    for _ in range(5):
+        opt.step(rosen)
+    np.testing.assert_allclose(p.detach().numpy(), [1.0, 1.0], atol=2e-5)
+    with pytest.raises(ValueError, match="doesn't support per-parameter options"):
+        optim.LBFGS([{"params": [p]}, {"params": [x]}])
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        optim.LBFGS([p], line_search_fn="armijo").step(rosen)
