@@ -140,5 +140,7 @@ def test_lbfgs_matches_pytorch_and_converges():
     np.testing.assert_allclose(p.detach().numpy(), [1.0, 1.0], atol=2e-5)
     with pytest.raises(ValueError, match="doesn't support per-parameter options"):
         optim.LBFGS([{"params": [p]}, {"params": [x]}])
+    with tgrad.no_grad():
+        p.copy_(tgrad.tensor([-1.5, 2.0]))
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         optim.LBFGS([p], line_search_fn="armijo").step(rosen)
