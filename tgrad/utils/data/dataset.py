@@ -1,5 +1,5 @@
-"""Datasets: ``Dataset``, ``IterableDataset``, ``TensorDataset``, ``ConcatDataset``, ``ChainDataset``,
-``Subset`` and ``random_split`` (PyTorch's semantics)."""
+"""Datasets: ``Dataset``, ``IterableDataset``, ``TensorDataset``, ``StackDataset``, ``ConcatDataset``,
+``ChainDataset``, ``Subset`` and ``random_split`` (PyTorch's semantics)."""
 import bisect
 import itertools
 import math
@@ -43,6 +43,47 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].size(0)
+
+
+class StackDataset(Dataset):
+    """Sample i is ``tuple(d[i] for d in datasets)`` (positional) or ``{k: d[i]}`` (keyword), datasets of one
+    length; a dataset with ``__getitems__`` is asked for a whole batch at once."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])
+        if any(self._length != len(d) for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        named = self.datasets.items() if isinstance(self.datasets, dict) else enumerate(self.datasets)
+        columns = {}
+        for k, d in named:
+            if callable(getattr(d, "__getitems__", None)):
+                items = d.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got "
+                                     f"{len(items)}")
+            else:
+                items = [d[i] for i in indices]
+            columns[k] = items
+        if isinstance(self.datasets, dict):
+            return [{k: col[j] for k, col in columns.items()} for j in range(len(indices))]
+        return [tuple(col[j] for col in columns.values()) for j in range(len(indices))]
+
+    def __len__(self):
+        return self._length
 
 
 class ConcatDataset(Dataset):
