@@ -248,13 +248,43 @@ _INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area"
 _LINEAR_NDIM = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
+def _interp_taps(n, m, scale, align_corners, cubic, f):
+    """Source indices and weights (lists of m-arrays, one per tap) of resizing a dim of n to m, in the
+    float type f as PyTorch computes them: src = dst * (n - 1) / (m - 1) (align_corners), else
+    (dst + 0.5) * s - 0.5 with s = 1 / scale_factor or n / m (clamped at 0 unless cubic).  Linear: the two
+    neighbours; cubic: the four around floor(src), clamped to the dim, with Keys' weights (A = -0.75)."""
+    if align_corners:
+        src = np.arange(m, dtype=f) * (f(n - 1) / f(m - 1) if m > 1 else f(0))
+    else:
+        s = f(1.0 / scale) if scale else f(n) / f(m)
+        src = s * (np.arange(m, dtype=f) + f(0.5)) - f(0.5)
+        if not cubic:
+            src = np.maximum(src, f(0))
+    if not cubic:
+        i0 = np.minimum(src.astype(np.int64), n - 1)
+        l1 = np.clip(src - i0.astype(f), f(0), f(1))
+        return [i0, i0 + (i0 < n - 1)], [f(1) - l1, l1]
+    i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    t = np.clip(src - i0.astype(f), f(0), f(1))
+    a = f(-0.75)
+
+    def near(x):        # |x| <= 1
+        return ((a + f(2)) * x - (a + f(3))) * x * x + f(1)
+
+    def far(x):         # 1 < |x| < 2
+        return ((a * x - f(5) * a) * x + f(8) * a) * x - f(4) * a
+    weights = [far(t + f(1)), near(t), near(f(1) - t), far(f(1) - t + f(1))]
+    return [np.clip(i0 - 1 + j, 0, n - 1) for j in range(4)], weights
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     """Resize the spatial dims of (N, C, *spatial) input to ``size`` (or floor(in * scale_factor)).
 
     'nearest' / 'nearest-exact' gather src = floor(dst * s) / floor((dst + 0.5) * s); 'linear' / 'bilinear' /
     'trilinear' blend the two neighbours per dim, last dim first, with PyTorch's source index (scale s = in / out,
-    1 / scale_factor, or (in - 1) / (out - 1) with align_corners); 'area' is adaptive average pooling.
+    1 / scale_factor, or (in - 1) / (out - 1) with align_corners); 'bicubic' (4-D input) blends the four
+    neighbours with cubic convolution weights (A = -0.75), border taps clamped; 'area' is adaptive average pooling.
     Index_selects and products, so gradients flow to the input."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -263,7 +293,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     elif align_corners is None:
         align_corners = False
     nd = input.dim() - 2
-    if nd not in (1, 2, 3) or mode not in _INTERP_MODES:
+    if nd not in (1, 2, 3) or mode not in _INTERP_MODES or (mode == "bicubic" and nd != 2):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
@@ -290,7 +320,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError("either size or scale_factor should be defined")
     if mode in _LINEAR_NDIM and _LINEAR_NDIM[mode] != nd:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_NDIM[mode] + 2}D input")
-    if antialias or mode == "bicubic":
+    if antialias:
         raise NotImplementedError(f"tgrad: interpolate(mode={mode!r}, antialias={antialias}) is not supported yet")
     if mode == "area":
         if nd == 3:
@@ -306,21 +336,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             src = np.minimum(np.floor(dst * s).astype(np.int64), n - 1)
             x = x.index_select(d, input.new_tensor(src.tolist(), dtype=_int64))
             continue
-        if align_corners:
-            s = f(n - 1) / f(m - 1) if m > 1 else f(0)
-            src = np.arange(m, dtype=f) * s
-        else:
-            s = f(1.0 / scales[i]) if scales[i] else f(n) / f(m)
-            src = np.maximum(s * (np.arange(m, dtype=f) + f(0.5)) - f(0.5), f(0))
-        i0 = np.minimum(src.astype(np.int64), n - 1)
-        i1 = i0 + (i0 < n - 1)
-        l1 = np.clip(src - i0.astype(f), f(0), f(1))
-        l0 = f(1) - l1
+        taps, weights = _interp_taps(n, m, scales[i], align_corners, mode == "bicubic", f)
         shape = [1] * input.dim()
         shape[d] = m
-        w0, w1 = (input.new_tensor(w.tolist()).reshape(shape) for w in (l0, l1))
-        x = x.index_select(d, input.new_tensor(i0.tolist(), dtype=_int64)) * w0 + \
-            x.index_select(d, input.new_tensor(i1.tolist(), dtype=_int64)) * w1
+        y = None
+        for t, w in zip(taps, weights):     # sum_j x[taps_j] * w_j, left to right as PyTorch's kernel
+            t = x.index_select(d, input.new_tensor(t.tolist(), dtype=_int64)) * \
+                input.new_tensor(w.tolist()).reshape(shape)
+            y = t if y is None else y + t
+        x = y
     return x
 
 
