@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .. import _functional, _nn_functional
+from .. import _creation, _functional, _nn_functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
@@ -1154,3 +1154,102 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             if running_var is not None:
                 running_var.mul_(1 - momentum).add_(x.var(dims).mean(0) * momentum)
     return _op("group_norm", input, weight, bias, num_groups=input.shape[1], eps=eps)
+
+
+# ------------------------------------------------------------------ spatial transformers
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please "
+                  "specify align_corners=True if the old behavior is desired. See the documentation of grid_sample for "
+                  "details.")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) of the 2-D affine maps theta (N, 2, 3): grid[n, h, w] = theta[n] @ (x_w, y_h, 1)
+    with x, y evenly spaced in [-1, 1] (pixel corners, align_corners) or at pixel centres (scaled by
+    (steps - 1) / steps).  A bmm of tgrad ops, so theta gets gradients."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) != 4:
+        raise NotImplementedError("tgrad: affine_grid of 5-D sizes (3-D affine maps) is not supported yet" if
+                                  len(size) == 5 else "affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {tuple(size)}.")
+    if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {tuple(size)}. Got "
+                         f"{theta.shape}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
+    n, _, h, w = size
+
+    def steps(m):
+        if m == 1:
+            return theta.new_zeros((1,))
+        r = _creation.linspace(-1, 1, m, dtype=theta.dtype, device=theta.device)
+        return r if align_corners else r * (m - 1) / m
+    xs, ys = steps(w), steps(h)
+    base = _functional.stack([xs.reshape(1, w).expand(h, w), ys.reshape(h, 1).expand(h, w),
+                              theta.new_ones((h, w))], -1)
+    return base.reshape(1, h * w, 3).expand(n, h * w, 3).bmm(theta.transpose(1, 2)).reshape(n, h, w, 2)
+
+
+def _grid_coord(g, size, padding_mode, align_corners):
+    """Pixel coordinate of normalized grid values along a dim of ``size``: unnormalized ((g + 1) (size - 1) / 2,
+    or (g + 1) size / 2 - 0.5), then clipped (border) or reflected and clipped (reflection)."""
+    x = (g + 1) * ((size - 1) / 2) if align_corners else (g + 1) * (size / 2) - 0.5
+    if padding_mode == "reflection":
+        lo, hi = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if lo == hi:
+            return x * 0
+        mn, span = lo / 2, (hi - lo) / 2
+        a = (x - mn).abs()
+        extra = a.fmod(span)
+        flips = (a / span).floor()
+        x = _functional.where(flips.fmod(2) == 0, extra + mn, span - extra + mn)
+    if padding_mode != "zeros":
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """out[n, c, h, w] = input[n, c] sampled at grid[n, h, w] = (x, y) in [-1, 1] (left/top to right/bottom):
+    'bilinear' blends the four neighbours, 'nearest' takes the nearest pixel (ties to even); outside the input
+    'zeros' reads 0, 'border' clamps, 'reflection' mirrors.  Gathers and products of tgrad ops, so input and grid
+    both get gradients.  input (N, C, H, W), grid (N, OH, OW, 2)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.dim() != 4 or mode == "bicubic":
+        raise NotImplementedError(f"tgrad: grid_sample of {input.dim()}-D input with mode={mode!r} is not supported "
+                                  "yet (4-D bilinear / nearest are)")
+    n, c, h, w = input.shape
+    oh, ow = grid.shape[1:3]
+    x = _grid_coord(grid[..., 0], w, padding_mode, align_corners)
+    y = _grid_coord(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+
+    def at(ix, iy):
+        """input at integer-valued coordinates (N, OH, OW); 0 outside."""
+        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
+        idx = (iy.clamp(0, h - 1) * w + ix.clamp(0, w - 1)).to(_int64).reshape(n, 1, oh * ow).expand(n, c, oh * ow)
+        return _functional.where(inside.unsqueeze(1), flat.gather(2, idx).reshape(n, c, oh, ow), 0.0)
+    if mode == "nearest":
+        return at(x.round(), y.round())
+    x0, y0 = x.floor(), y.floor()
+    we, sn = x - x0, y - y0              # weights of the east column / south row
+    ww, nn_ = 1 - we, 1 - sn
+    return (at(x0, y0) * (nn_ * ww).unsqueeze(1) + at(x0 + 1, y0) * (nn_ * we).unsqueeze(1) +
+            at(x0, y0 + 1) * (sn * ww).unsqueeze(1) + at(x0 + 1, y0 + 1) * (sn * we).unsqueeze(1))
