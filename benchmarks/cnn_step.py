@@ -1,7 +1,10 @@
 """The CNN example's training step (examples/train_cnn.py's model, batch 32 of 8x8 digits, AdamW,
 cross-entropy) in tgrad eager vs PyTorch CPU eager at 1 and 2 threads, in one run.
 
-    python benchmarks/cnn_step.py [--steps 50] [--torch-python PATH] [--threads 1 2] [--before DIR]
+    python benchmarks/cnn_step.py [--steps 50] [--torch-python PATH] [--threads 1 2] [--before DIR] [--model mnist]
+
+``--model mnist``: the pytorch/examples MNIST CNN instead (conv 1->32 -> relu -> conv 32->64 -> relu -> max_pool 2
+-> dropout -> linear 9216->128 -> relu -> dropout -> linear -> log_softmax, NLL, Adadelta), batch 16 of 28x28.
 
 ``--before DIR``: also time the tgrad tree in DIR (e.g. a checkout of main) in the same run.
 
@@ -23,11 +26,13 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def build(torch, batch=32):
-    """``step()`` of the CNN of examples/train_cnn.py on fixed digits-shaped data."""
+def build(torch, batch=32, model="digits"):
+    """``step()`` of the CNN of examples/train_cnn.py on fixed digits-shaped data (or of the MNIST example)."""
     nn = torch.nn
     rng = np.random.default_rng(0)
     torch.manual_seed(0)
+    if model == "mnist":
+        return _mnist(torch, rng)
     model = nn.Sequential(
         nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
@@ -47,14 +52,43 @@ def build(torch, batch=32):
     return step
 
 
-def worker(impl, steps, warmup, threads, root):
+def _mnist(torch, rng, batch=16):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(1, 32, 3, 1), nn.Conv2d(32, 64, 3, 1)
+            self.dropout1, self.dropout2 = nn.Dropout(0.25), nn.Dropout(0.5)
+            self.fc1, self.fc2 = nn.Linear(9216, 128), nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+            x = F.relu(self.fc1(torch.flatten(self.dropout1(x), 1)))
+            return F.log_softmax(self.fc2(self.dropout2(x)), dim=1)
+    model = Net()
+    x = torch.tensor(((rng.random((batch, 1, 28, 28)) - 0.1307) / 0.3081).astype(np.float32))
+    y = torch.tensor(rng.integers(0, 10, batch))
+    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    model.train()
+
+    def step():
+        optimizer.zero_grad()
+        loss = F.nll_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step
+
+
+def worker(impl, steps, warmup, threads, root, model="digits"):
     if impl == "torch":
         import torch
         torch.set_num_threads(threads)
     else:
         sys.path.insert(0, root)
         import tgrad as torch
-    step = build(torch)
+    step = build(torch, model=model)
     for _ in range(warmup):
         step()
     times, cpu = [], []
@@ -73,11 +107,11 @@ def find_torch_python(given):
     return None
 
 
-def run(python, impl, steps, warmup, threads, root=ROOT):
+def run(python, impl, steps, warmup, threads, root=ROOT, model="digits"):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), PYTHONPATH=root)
     out = subprocess.run([python, __file__, "--worker", impl, "--steps", str(steps), "--warmup", str(warmup),
-                          "--threads", str(threads), "--root", root], env=env, check=True, capture_output=True,
+                          "--threads", str(threads), "--root", root, "--model", model], env=env, check=True, capture_output=True,
                          text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -89,11 +123,12 @@ def main(argv=None):
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--torch-python")
     p.add_argument("--before", help="another tgrad tree to time in the same run (e.g. /work/main)")
+    p.add_argument("--model", choices=("digits", "mnist"), default="digits")
     p.add_argument("--worker", choices=("tgrad", "torch"), help=argparse.SUPPRESS)
     p.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.worker:
-        print(json.dumps(worker(a.worker, a.steps, a.warmup, a.threads[0], a.root)))
+        print(json.dumps(worker(a.worker, a.steps, a.warmup, a.threads[0], a.root, a.model)))
         return
     tpy = find_torch_python(a.torch_python)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
@@ -105,7 +140,7 @@ def main(argv=None):
         for label, impl, py, root in sides:
             if py is None:
                 continue
-            r = run(py, impl, a.steps, a.warmup, th, root or ROOT)
+            r = run(py, impl, a.steps, a.warmup, th, root or ROOT, a.model)
             t = r["times"]
             med[label, th] = float(np.median(t)) * 1e3
             cpu[label, th] = float(np.median(r["cpu"])) * 1e3
