@@ -94,10 +94,11 @@ def pool_forward_kernel(x_ptr, y_ptr, i_ptr, total, C, H, W, OH, OW, KH, KW, sh,
 def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, total, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
                          s_gn, s_gc, s_gh, s_gw, s_in, s_ic, s_ih, s_iw,
                          MAX: tl.constexpr, ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr,
-                         COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+                         DISJOINT: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
     """dx[n, c, ih, iw] = sum over the outputs o whose window holds (ih, iw) of dy[o] * [i[o] == ih * W + iw]
     (MAX) or dy[o] / divisor(o); dx contiguous (N, C, H, W).  KH / KW: taps (fixed) or outputs per input
-    (adaptive) to visit."""
+    (adaptive) to visit.  DISJOINT (fixed windows with stride >= their extent): the one window that can hold
+    an input is o = (i + pad) // s, a tap when (i + pad) % s is a multiple of d below the extent."""
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < total
     iw = offs % W
@@ -108,16 +109,24 @@ def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, total, C, H, W, OH, OW, KH, KW, 
     g_base = dy_ptr + n * s_gn + c * s_gc
     i_base = i_ptr + n * s_in + c * s_ic
     acc = tl.zeros([BLOCK], COMPUTE)
-    for kh in range(KH):
-        if ADAPTIVE:
+    for kh in range(1 if DISJOINT else KH):
+        if DISJOINT:
+            oh = (ih + ph) // sh
+            rh = ih + ph - oh * sh
+            vh = (rh % dh == 0) & (rh <= (KH - 1) * dh) & (oh < OH)
+        elif ADAPTIVE:
             oh = (ih * OH) // H + kh
             vh = oh < ((ih + 1) * OH + H - 1) // H
         else:
             th = ih + ph - kh * dh
             oh = th // sh
             vh = (th >= 0) & (oh * sh == th) & (oh < OH)
-        for kw in range(KW):
-            if ADAPTIVE:
+        for kw in range(1 if DISJOINT else KW):
+            if DISJOINT:
+                ow = (iw + pw) // sw
+                rw = iw + pw - ow * sw
+                valid = mask & vh & (rw % dw == 0) & (rw <= (KW - 1) * dw) & (ow < OW)
+            elif ADAPTIVE:
                 ow = (iw * OW) // W + kw
                 valid = mask & vh & (ow < ((iw + 1) * OW + W - 1) // W)
             else:
@@ -196,6 +205,8 @@ def pool_backward(dy, idx, dx, kind):
         args = [Ptr(0, dy.dtype.np), Ptr(0, (idx if idx is not None else dy).dtype.np), Ptr(0, dx.dtype.np),
                 total, C, H, W, OH, OW, *_win(kind), *sg, *si]
         cx = _cexpr(kind, dx.dtype, total, dev)
+        cx["DISJOINT"] = not kind["adaptive"] and all(s >= (k - 1) * d + 1 for s, k, d in
+                                                      zip(kind["stride"], kind["taps"], kind["dilation"]))
         site = _SITES.add(key, Launch(pool_backward_kernel, (cdiv(total, cx["BLOCK"]),), dev, args, cx))
     site(dy.data_ptr(), (idx if idx is not None else dy).data_ptr(), dx.data_ptr())
     return dx

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .. import _functional, _nn_functional
+from .. import _creation, _functional, _nn_functional
 from ..autograd import dispatch
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
@@ -244,8 +244,39 @@ def _pad_index(input, d, lo, hi, mode, i):
     return [2 * (n - 1) - abs(j) if abs(j) > n - 1 else abs(j) for j in idx]
 
 
+_LEGACY_TYPES = {"int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                 "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16"}
 _INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 _LINEAR_NDIM = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _interp_taps(n, m, scale, align_corners, cubic, f):
+    """Source indices and weights (lists of m-arrays, one per tap) of resizing a dim of n to m, in the
+    float type f as PyTorch computes them: src = dst * (n - 1) / (m - 1) (align_corners), else
+    (dst + 0.5) * s - 0.5 with s = 1 / scale_factor or n / m (clamped at 0 unless cubic).  Linear: the two
+    neighbours; cubic: the four around floor(src), clamped to the dim, with Keys' weights (A = -0.75)."""
+    if align_corners:
+        src = np.arange(m, dtype=f) * (f(n - 1) / f(m - 1) if m > 1 else f(0))
+    else:
+        s = f(1.0 / scale) if scale else f(n) / f(m)
+        src = s * (np.arange(m, dtype=f) + f(0.5)) - f(0.5)
+        if not cubic:
+            src = np.maximum(src, f(0))
+    if not cubic:
+        i0 = np.minimum(src.astype(np.int64), n - 1)
+        l1 = np.clip(src - i0.astype(f), f(0), f(1))
+        return [i0, i0 + (i0 < n - 1)], [f(1) - l1, l1]
+    i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    t = np.clip(src - i0.astype(f), f(0), f(1))
+    a = f(-0.75)
+
+    def near(x):        # |x| <= 1
+        return ((a + f(2)) * x - (a + f(3))) * x * x + f(1)
+
+    def far(x):         # 1 < |x| < 2
+        return ((a * x - f(5) * a) * x + f(8) * a) * x - f(4) * a
+    weights = [far(t + f(1)), near(t), near(f(1) - t), far(f(1) - t + f(1))]
+    return [np.clip(i0 - 1 + j, 0, n - 1) for j in range(4)], weights
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
@@ -254,7 +285,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
     'nearest' / 'nearest-exact' gather src = floor(dst * s) / floor((dst + 0.5) * s); 'linear' / 'bilinear' /
     'trilinear' blend the two neighbours per dim, last dim first, with PyTorch's source index (scale s = in / out,
-    1 / scale_factor, or (in - 1) / (out - 1) with align_corners); 'area' is adaptive average pooling.
+    1 / scale_factor, or (in - 1) / (out - 1) with align_corners); 'bicubic' (4-D input) blends the four
+    neighbours with cubic convolution weights (A = -0.75), border taps clamped; 'area' is adaptive average pooling.
     Index_selects and products, so gradients flow to the input."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -263,7 +295,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     elif align_corners is None:
         align_corners = False
     nd = input.dim() - 2
-    if nd not in (1, 2, 3) or mode not in _INTERP_MODES:
+    if nd not in (1, 2, 3) or mode not in _INTERP_MODES or (mode == "bicubic" and nd != 2):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
@@ -290,7 +322,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError("either size or scale_factor should be defined")
     if mode in _LINEAR_NDIM and _LINEAR_NDIM[mode] != nd:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_NDIM[mode] + 2}D input")
-    if antialias or mode == "bicubic":
+    if antialias:
         raise NotImplementedError(f"tgrad: interpolate(mode={mode!r}, antialias={antialias}) is not supported yet")
     if mode == "area":
         if nd == 3:
@@ -306,21 +338,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             src = np.minimum(np.floor(dst * s).astype(np.int64), n - 1)
             x = x.index_select(d, input.new_tensor(src.tolist(), dtype=_int64))
             continue
-        if align_corners:
-            s = f(n - 1) / f(m - 1) if m > 1 else f(0)
-            src = np.arange(m, dtype=f) * s
-        else:
-            s = f(1.0 / scales[i]) if scales[i] else f(n) / f(m)
-            src = np.maximum(s * (np.arange(m, dtype=f) + f(0.5)) - f(0.5), f(0))
-        i0 = np.minimum(src.astype(np.int64), n - 1)
-        i1 = i0 + (i0 < n - 1)
-        l1 = np.clip(src - i0.astype(f), f(0), f(1))
-        l0 = f(1) - l1
+        taps, weights = _interp_taps(n, m, scales[i], align_corners, mode == "bicubic", f)
         shape = [1] * input.dim()
         shape[d] = m
-        w0, w1 = (input.new_tensor(w.tolist()).reshape(shape) for w in (l0, l1))
-        x = x.index_select(d, input.new_tensor(i0.tolist(), dtype=_int64)) * w0 + \
-            x.index_select(d, input.new_tensor(i1.tolist(), dtype=_int64)) * w1
+        y = None
+        for t, w in zip(taps, weights):     # sum_j x[taps_j] * w_j, left to right as PyTorch's kernel
+            t = x.index_select(d, input.new_tensor(t.tolist(), dtype=_int64)) * \
+                input.new_tensor(w.tolist()).reshape(shape)
+            y = t if y is None else y + t
+        x = y
     return x
 
 
@@ -881,25 +907,100 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                      "avg_pool2d")
 
 
-def _separable3d(input, name, plane, depth, adaptive=False):
+def _separable3d(input, name, plane, depth, adaptive=False, indices=False):
     """A 3-D pooling of (N, C, D, H, W) / (C, D, H, W) input as ``plane`` (a 2-D pooling of every depth slice)
-    then ``depth`` (a 1-D pooling along D): exact for max and for averages over product windows."""
+    then ``depth`` (a 1-D pooling along D): exact for max and for averages over product windows.  ``indices``:
+    both return (values, argmax) and the result's argmax is d * H * W + (the plane argmax of slice d), the first
+    maximum in (kd, kh, kw) order as PyTorch's."""
     x, unbatched = (_adaptive_input if adaptive else _pool_input)(input, 3, name)
-    n, c, d = x.shape[:3]
-    y = plane(x.reshape(n, c * d, *x.shape[3:]))
+    n, c, d, h, w = x.shape
+    y = plane(x.reshape(n, c * d, h, w))
+    y, ip = y if indices else (y, None)
     oh, ow = y.shape[2:]
     y = depth(y.reshape(n, c, d, oh * ow).transpose(2, 3).reshape(n, c * oh * ow, d))
-    return _unbatch(y.reshape(n, c, oh, ow, y.shape[-1]).permute(0, 1, 4, 2, 3).contiguous(), unbatched)
+    y, idp = y if indices else (y, None)
+    od = y.shape[-1]
+    y = y.reshape(n, c, oh, ow, od).permute(0, 1, 4, 2, 3).contiguous()
+    if not indices:
+        return _unbatch(y, unbatched)
+    idp = idp.reshape(n, c, oh * ow, od)
+    i3 = idp * (h * w) + ip.reshape(n, c, d, oh * ow).transpose(2, 3).gather(3, idp)
+    return _unbatch((y, i3.reshape(n, c, oh, ow, od).permute(0, 1, 4, 2, 3).contiguous()), unbatched)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """Max over (KD, KH, KW) windows: max_pool2d of each depth slice, then max_pool1d along depth."""
-    if return_indices:
-        raise NotImplementedError("tgrad: max_pool3d(return_indices=True) is not supported yet")
+    """Max over (KD, KH, KW) windows: max_pool2d of each depth slice, then max_pool1d along depth; with
+    ``return_indices`` also the argmax positions id * H * W + ih * W + iw in each volume."""
     k, p, dl = _ntuple(kernel_size, 3), _ntuple(padding, 3), _ntuple(dilation, 3)
     s = _ntuple(stride, 3) if stride is not None and stride != [] and stride != () else k
-    return _separable3d(input, "max_pool3d", lambda t: max_pool2d(t, k[1:], s[1:], p[1:], dl[1:], ceil_mode),
-                        lambda t: max_pool1d(t, k[0], s[0], p[0], dl[0], ceil_mode))
+    r = bool(return_indices)
+    return _separable3d(input, "max_pool3d", lambda t: max_pool2d(t, k[1:], s[1:], p[1:], dl[1:], ceil_mode, r),
+                        lambda t: max_pool1d(t, k[0], s[0], p[0], dl[0], ceil_mode, r), indices=r)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """The spatial size of max_unpool's output: (in - 1) * s + k - 2 * pad, or ``output_size`` (spatial dims,
+    optionally after N, C) when within a stride of it."""
+    nd = len(kernel_size)
+    default = [(input.shape[-nd + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(nd)]
+    if output_size is None:
+        return default
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                         f"length of '{len(output_size)}'")
+    for d in range(nd):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})')
+    return output_size
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd):
+    """out = zeros(N, C, *size) with out[n, c].flat[indices[n, c, i]] = input[n, c, i] (a scatter along the
+    flattened spatial dims; its backward gathers the output gradient at the indices)."""
+    k = _ntuple(kernel_size, nd)
+    s = _ntuple(stride, nd) if stride is not None else k
+    size = [int(v) for v in _unpool_output_size(input, k, s, _ntuple(padding, nd), output_size)]
+    if indices.dtype is not _int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{_LEGACY_TYPES.get(indices.dtype.name, indices.dtype.name)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D tensor, but got {list(input.shape)}")
+    lead = tuple(input.shape[:input.dim() - nd])
+    plane = math.prod(size)
+    x, idx = input.reshape(*lead, -1), indices.reshape(*lead, -1)
+    if idx.numel():
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < 0 or hi >= plane:
+            raise RuntimeError(f"Found an invalid max index: {hi if hi >= plane else lo} (output volumes are of size "
+                               f"{'x'.join(str(v) for v in (size + [1] if nd == 1 else size))})")
+    out = input.new_zeros((*lead, plane)).scatter(len(lead), idx, x)
+    return out.reshape(*lead, *size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: each value placed at its index along L, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: each value placed at its flat index ih * W + iw, zeros elsewhere."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d: each value placed at its flat index (id * H + ih) * W + iw."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -925,12 +1026,15 @@ def adaptive_avg_pool3d(input, output_size):
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over adaptive (D, H, W) windows: adaptive_max_pool2d per depth slice, then along depth."""
-    if return_indices:
-        raise NotImplementedError("tgrad: adaptive_max_pool3d(return_indices=True) is not supported yet")
     size = _adaptive_size(input if input.dim() == 5 else input.unsqueeze(0), output_size, 3) \
         if input.dim() in (4, 5) else None
-    return _separable3d(input, "adaptive_max_pool3d", lambda t: adaptive_max_pool2d(t, size[1:]),
-                        lambda t: adaptive_max_pool1d(t, size[0]), adaptive=True)
+    r = bool(return_indices)
+    return _separable3d(input, "adaptive_max_pool3d", lambda t: adaptive_max_pool2d(t, size[1:], r),
+                        lambda t: adaptive_max_pool1d(t, size[0], r), adaptive=True, indices=r)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 def _adaptive_size(x, output_size, nd):
@@ -970,6 +1074,14 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     x, unbatched = _adaptive_input(input, 2, "adaptive_max_pool2d")
     y, idx = _op("adaptive_max_pool2d", x, output_size=_adaptive_size(x, output_size, 2))
     return _unbatch((y, idx) if return_indices else y, unbatched)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool2d(input, output_size, True)
 
 
 # ------------------------------------------------------------------ channel dropout
@@ -1042,3 +1154,102 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             if running_var is not None:
                 running_var.mul_(1 - momentum).add_(x.var(dims).mean(0) * momentum)
     return _op("group_norm", input, weight, bias, num_groups=input.shape[1], eps=eps)
+
+
+# ------------------------------------------------------------------ spatial transformers
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please "
+                  "specify align_corners=True if the old behavior is desired. See the documentation of grid_sample for "
+                  "details.")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) of the 2-D affine maps theta (N, 2, 3): grid[n, h, w] = theta[n] @ (x_w, y_h, 1)
+    with x, y evenly spaced in [-1, 1] (pixel corners, align_corners) or at pixel centres (scaled by
+    (steps - 1) / steps).  A bmm of tgrad ops, so theta gets gradients."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) != 4:
+        raise NotImplementedError("tgrad: affine_grid of 5-D sizes (3-D affine maps) is not supported yet" if
+                                  len(size) == 5 else "affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {tuple(size)}.")
+    if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {tuple(size)}. Got "
+                         f"{theta.shape}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
+    n, _, h, w = size
+
+    def steps(m):
+        if m == 1:
+            return theta.new_zeros((1,))
+        r = _creation.linspace(-1, 1, m, dtype=theta.dtype, device=theta.device)
+        return r if align_corners else r * (m - 1) / m
+    xs, ys = steps(w), steps(h)
+    base = _functional.stack([xs.reshape(1, w).expand(h, w), ys.reshape(h, 1).expand(h, w),
+                              theta.new_ones((h, w))], -1)
+    return base.reshape(1, h * w, 3).expand(n, h * w, 3).bmm(theta.transpose(1, 2)).reshape(n, h, w, 2)
+
+
+def _grid_coord(g, size, padding_mode, align_corners):
+    """Pixel coordinate of normalized grid values along a dim of ``size``: unnormalized ((g + 1) (size - 1) / 2,
+    or (g + 1) size / 2 - 0.5), then clipped (border) or reflected and clipped (reflection)."""
+    x = (g + 1) * ((size - 1) / 2) if align_corners else (g + 1) * (size / 2) - 0.5
+    if padding_mode == "reflection":
+        lo, hi = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if lo == hi:
+            return x * 0
+        mn, span = lo / 2, (hi - lo) / 2
+        a = (x - mn).abs()
+        extra = a.fmod(span)
+        flips = (a / span).floor()
+        x = _functional.where(flips.fmod(2) == 0, extra + mn, span - extra + mn)
+    if padding_mode != "zeros":
+        x = x.clamp(0, size - 1)
+    return x
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """out[n, c, h, w] = input[n, c] sampled at grid[n, h, w] = (x, y) in [-1, 1] (left/top to right/bottom):
+    'bilinear' blends the four neighbours, 'nearest' takes the nearest pixel (ties to even); outside the input
+    'zeros' reads 0, 'border' clamps, 'reflection' mirrors.  Gathers and products of tgrad ops, so input and grid
+    both get gradients.  input (N, C, H, W), grid (N, OH, OW, 2)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
+                         f"got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.dim() != 4 or mode == "bicubic":
+        raise NotImplementedError(f"tgrad: grid_sample of {input.dim()}-D input with mode={mode!r} is not supported "
+                                  "yet (4-D bilinear / nearest are)")
+    n, c, h, w = input.shape
+    oh, ow = grid.shape[1:3]
+    x = _grid_coord(grid[..., 0], w, padding_mode, align_corners)
+    y = _grid_coord(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+
+    def at(ix, iy):
+        """input at integer-valued coordinates (N, OH, OW); 0 outside."""
+        inside = (ix >= 0) & (ix <= w - 1) & (iy >= 0) & (iy <= h - 1)
+        idx = (iy.clamp(0, h - 1) * w + ix.clamp(0, w - 1)).to(_int64).reshape(n, 1, oh * ow).expand(n, c, oh * ow)
+        return _functional.where(inside.unsqueeze(1), flat.gather(2, idx).reshape(n, c, oh, ow), 0.0)
+    if mode == "nearest":
+        return at(x.round(), y.round())
+    x0, y0 = x.floor(), y.floor()
+    we, sn = x - x0, y - y0              # weights of the east column / south row
+    ww, nn_ = 1 - we, 1 - sn
+    return (at(x0, y0) * (nn_ * ww).unsqueeze(1) + at(x0 + 1, y0) * (nn_ * we).unsqueeze(1) +
+            at(x0, y0 + 1) * (sn * ww).unsqueeze(1) + at(x0 + 1, y0 + 1) * (sn * we).unsqueeze(1))

@@ -46,9 +46,13 @@ def _use(n):
 
 
 def matmul_small(a, b, dtype):
-    """``np.matmul(a, b, dtype=dtype)`` on one BLAS thread (the tape emits it for GEMMs below ``SMALL``)."""
+    """``np.matmul(a, b, dtype=dtype)`` on one BLAS thread (the tape emits it for GEMMs below ``SMALL``).
+    An outer product (K = 1, e.g. a convolution over one input channel) goes to ``np.dot``: np.matmul
+    takes a slow non-BLAS loop there (10x), and one product per element rounds the same either way."""
     if _state[1] != 1:
         _use(1)
+    if a.ndim == 2 and a.shape[1] == 1 and a.dtype == b.dtype == dtype:
+        return np.dot(a, b)
     return np.matmul(a, b, dtype=dtype)
 
 

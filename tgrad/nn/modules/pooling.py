@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``."""
 from .. import functional as F
 from .module import Module
 
@@ -40,6 +40,37 @@ class MaxPool3d(_MaxPoolNd):
     def forward(self, input):
         return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = F._ntuple(kernel_size, self._nd)
+        self.stride = F._ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = F._ntuple(padding, self._nd)
+
+    def forward(self, input, indices, output_size=None):
+        return F._max_unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size, self._nd)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d: ``forward(input, indices, output_size=None)``."""
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d: ``forward(input, indices, output_size=None)``."""
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool3d: ``forward(input, indices, output_size=None)``."""
+    _nd = 3
 
 
 class AvgPool1d(Module):
