@@ -48,10 +48,14 @@ STATES = 3          # state pointers per slot (a, b, c)
 
 
 @triton.jit
-def _lerp(a, b, w):
-    """ATen's lerp on cpu: fma(w, b - a, a) for w < 0.5, else b - (b - a)(1 - w) as one fma."""
+def _lerp(a, b, w, LOW: tl.constexpr):
+    """ATen's lerp on cpu: fma(w, b - a, a) for w < 0.5 (LOW, decided on the host), else b - (b - a)(1 - w)
+    as one fma."""
     d = b - a
-    return tl.where(w < 0.5, tl.fma(w, d, a), tl.fma(-d, 1.0 - w, b))
+    if LOW:
+        return tl.fma(w, d, a)
+    else:
+        return tl.fma(-d, 1.0 - w, b)
 
 
 @triton.jit
@@ -81,7 +85,7 @@ def _sgd(h0, h1, h2, h3, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD
 
 @triton.jit
 def _adam(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, mask, COMPUTE: tl.constexpr,
-          HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr):
+          HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, LERP_LOW: tl.constexpr):
     """Adam/AdamW: m (a) = lerp(m, g, 1 - beta1); v (b) = beta2 v + (1 - beta2) g^2 (vmax (c) = max(vmax, v));
     p -= step_size m / (sqrt(v) / bc2_sqrt + eps).  Weight decay: g += wd p, or (DECOUPLED) p *= decay.
     h0-h7: step_size = lr / (1 - beta1^t), 1 - beta1, beta2, 1 - beta2, eps, wd, decay = 1 - lr wd,
@@ -92,7 +96,7 @@ def _adam(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, m
             p = p * h6                                  # decay
         else:
             g = tl.fma(h5, p, g)                        # weight_decay
-    m = _lerp(tl.load(m_ptr, mask=mask).to(COMPUTE), g, w1)
+    m = _lerp(tl.load(m_ptr, mask=mask).to(COMPUTE), g, w1, LERP_LOW)
     v = tl.fma(w2 * g, g, tl.load(v_ptr, mask=mask).to(COMPUTE) * beta2)      # v.mul_(beta2).addcmul_(g, g, w2)
     cast_store(m_ptr, m, mask)
     cast_store(v_ptr, v, mask)
@@ -105,7 +109,7 @@ def _adam(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, m
 
 @triton.jit
 def _rmsprop(h0, h1, h2, h3, h4, h5, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask, COMPUTE: tl.constexpr,
-             HAS_WD: tl.constexpr, CENTERED: tl.constexpr, MOMENTUM: tl.constexpr):
+             HAS_WD: tl.constexpr, CENTERED: tl.constexpr, MOMENTUM: tl.constexpr, LERP_LOW: tl.constexpr):
     """sq (a) = alpha sq + (1 - alpha) g^2; avg = sqrt(sq - ga^2 if CENTERED (ga (b) = lerp(ga, g, 1 - alpha))
     else sq) + eps; buf (c) = momentum buf + g / avg, p -= lr buf (or p -= lr g / avg).
     h0-h5: lr, alpha, 1 - alpha, eps, wd, momentum."""
@@ -115,7 +119,7 @@ def _rmsprop(h0, h1, h2, h3, h4, h5, p_ptr, p, g, sq_ptr, ga_ptr, buf_ptr, mask,
     sq = tl.fma(w * g, g, tl.load(sq_ptr, mask=mask).to(COMPUTE) * alpha)
     cast_store(sq_ptr, sq, mask)
     if CENTERED:
-        ga = _lerp(tl.load(ga_ptr, mask=mask).to(COMPUTE), g, w)
+        ga = _lerp(tl.load(ga_ptr, mask=mask).to(COMPUTE), g, w, LERP_LOW)
         cast_store(ga_ptr, ga, mask)
         avg = tl.sqrt(tl.fma(-ga, ga, sq)) + eps                 # sq.addcmul(ga, ga, value=-1).sqrt_().add_(eps)
     else:
@@ -155,7 +159,7 @@ def _hyper_value(x, y, COMPUTE: tl.constexpr):
 def _update(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, g_ptr, a_ptr, b_ptr, c_ptr, n, i, OP: tl.constexpr,
             COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
             FIRST: tl.constexpr, NESTEROV: tl.constexpr, DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr,
-            CENTERED: tl.constexpr, BLOCK: tl.constexpr):
+            CENTERED: tl.constexpr, LERP_LOW: tl.constexpr, BLOCK: tl.constexpr):
     """Block i (elements [i BLOCK, (i + 1) BLOCK) of n) of one tensor: the OP update."""
     offs = i.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -167,10 +171,10 @@ def _update(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, g_ptr, a_ptr, b_ptr, c_ptr, n
         _sgd(h0, h1, h2, h3, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD, MOMENTUM, FIRST, NESTEROV)
     elif OP == 1:
         _adam(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask,
-              COMPUTE, HAS_WD, DECOUPLED, AMSGRAD)
+              COMPUTE, HAS_WD, DECOUPLED, AMSGRAD, LERP_LOW)
     elif OP == 2:
         _rmsprop(h0, h1, h2, h3, h4, h5, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask,
-                 COMPUTE, HAS_WD, CENTERED, MOMENTUM)
+                 COMPUTE, HAS_WD, CENTERED, MOMENTUM, LERP_LOW)
     else:
         _adagrad(h0, h1, h2, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD)
 
@@ -184,7 +188,7 @@ def multi_tensor_kernel(x0, y0, x1, y1, x2, y2, x3, y3, x4, y4, x5, y5, x6, y6, 
                         OP: tl.constexpr, COMPUTE: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_WD: tl.constexpr,
                         MOMENTUM: tl.constexpr, FIRST: tl.constexpr, NESTEROV: tl.constexpr,
                         DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, CENTERED: tl.constexpr,
-                        B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr, B3: tl.constexpr,
+                        LERP_LOW: tl.constexpr, B0: tl.constexpr, B1: tl.constexpr, B2: tl.constexpr, B3: tl.constexpr,
                         B4: tl.constexpr, B5: tl.constexpr, B6: tl.constexpr, B7: tl.constexpr):
     """The OP update of up to 8 tensors (slot t: param p_t, grad g_t, states a_t, b_t, c_t, n_t elements,
     blocks of B_t); program i runs the block of the slot its index falls in.  Hyper-parameter k is
@@ -207,39 +211,41 @@ def multi_tensor_kernel(x0, y0, x1, y1, x2, y2, x3, y3, x4, y4, x5, y5, x6, y6, 
     e6 = e5 + tl.cdiv(n6, B6)
     if i < e0:
         _update(h0, h1, h2, h3, h4, h5, h6, h7, p0, g0, a0, b0, c0, n0, i, OP, COMPUTE, MAXIMIZE,
-                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B0)
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, LERP_LOW, B0)
     elif i < e1:
         _update(h0, h1, h2, h3, h4, h5, h6, h7, p1, g1, a1, b1, c1, n1, i - e0, OP, COMPUTE, MAXIMIZE,
-                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B1)
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, LERP_LOW, B1)
     elif i < e2:
         _update(h0, h1, h2, h3, h4, h5, h6, h7, p2, g2, a2, b2, c2, n2, i - e1, OP, COMPUTE, MAXIMIZE,
-                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B2)
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, LERP_LOW, B2)
     elif i < e3:
         _update(h0, h1, h2, h3, h4, h5, h6, h7, p3, g3, a3, b3, c3, n3, i - e2, OP, COMPUTE, MAXIMIZE,
-                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B3)
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, LERP_LOW, B3)
     elif i < e4:
         _update(h0, h1, h2, h3, h4, h5, h6, h7, p4, g4, a4, b4, c4, n4, i - e3, OP, COMPUTE, MAXIMIZE,
-                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B4)
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, LERP_LOW, B4)
     elif i < e5:
         _update(h0, h1, h2, h3, h4, h5, h6, h7, p5, g5, a5, b5, c5, n5, i - e4, OP, COMPUTE, MAXIMIZE,
-                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B5)
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, LERP_LOW, B5)
     elif i < e6:
         _update(h0, h1, h2, h3, h4, h5, h6, h7, p6, g6, a6, b6, c6, n6, i - e5, OP, COMPUTE, MAXIMIZE,
-                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B6)
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, LERP_LOW, B6)
     else:
         _update(h0, h1, h2, h3, h4, h5, h6, h7, p7, g7, a7, b7, c7, n7, i - e6, OP, COMPUTE, MAXIMIZE,
-                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, B7)
+                HAS_WD, MOMENTUM, FIRST, NESTEROV, DECOUPLED, AMSGRAD, CENTERED, LERP_LOW, B7)
 
 
 # ------------------------------------------------------------------ launcher
 _FLAGS = dict(MAXIMIZE=False, HAS_WD=False, MOMENTUM=False, FIRST=False, NESTEROV=False, DECOUPLED=False,
-              AMSGRAD=False, CENTERED=False)
+              AMSGRAD=False, CENTERED=False, LERP_LOW=False)
+_LERP_WEIGHT = {ADAM: 1, RMSPROP: 2}     # the hyper-parameter that is a lerp weight
 _BLOCK_NAMES = tuple(f"B{t}" for t in range(MAX_TENSORS))
 HYPER = 8           # hyper-parameter slots (Adam uses all of them)
 _HYPER_NAMES = tuple(f"{c}{k}" for k in range(HYPER) for c in "xy")
 dynamic_args(multi_tensor_kernel, *_HYPER_NAMES)       # new values replay the same tape
 _UNPACK = struct.Struct("<q")
 _PACK = struct.Struct("<d")
+_F32 = struct.Struct("<f")
 
 
 def _hyper(values, float64):
@@ -271,7 +277,11 @@ def multi_tensor_step(op, columns, hyper, constexprs):
     p0 = columns[0][0]
     dtype = p0.dtype
     dev = p0._storage.launch_device
-    hp = _hyper(hyper, dtype.name == "float64")
+    float64 = dtype.name == "float64"
+    hp = _hyper(hyper, float64)
+    if op in _LERP_WEIGHT:      # ATen's lerp branch (one fma, not both and a select): w < 0.5 on w as the
+        w = hyper[_LERP_WEIGHT[op]]     # kernel sees it (rounded to fp32 unless float64 maths)
+        constexprs = dict(constexprs, LERP_LOW=(w if float64 else _F32.unpack(_F32.pack(w))[0]) < 0.5)
     flags = tuple(constexprs.items())
     gpu = gpu_blocks(dev)
     for start in range(0, len(columns), MAX_TENSORS):

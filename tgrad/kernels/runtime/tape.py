@@ -83,12 +83,14 @@ class _Emitter:
         """Expression of a value's numpy data."""
         if self.box is None:
             return self.var(p, v.slot) if v.slot is not None else self.k(v.obj.data)
-        shape, _, sl = self.box         # block-shaped values are box-shaped; others only as splat sources
+        shape, _, sl = self.box         # block-shaped values are box-shaped; scalars stay (1,)
         if v.slot is not None:
-            if v.slot >= len(self.kinds) and tuple(v.shape) != shape:
+            if v.slot >= len(self.kinds) and tuple(v.shape) not in (shape, (1,)):
                 raise _NoBox
             return self.var(p, v.slot)
         d = v.obj.data
+        if d.shape == (1,):
+            return self.k(d)
         if d.shape != shape:
             raise _NoBox
         return self.k(np.ascontiguousarray(d[sl]))
@@ -219,9 +221,9 @@ def _emit_op(e, p, slots, op):
     if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
-    if e.box is not None and (out is None or type(out) is tuple or tuple(slots[out].shape or ()) != e.box[0]
-                              or not (name in _BOX_OPS or _kind(name) is not None)):
-        raise _NoBox
+    if e.box is not None and (out is None or type(out) is tuple or not (name in _BOX_OPS or _kind(name) is not None)
+                              or tuple(slots[out].shape or ()) not in (e.box[0], (1,))):
+        raise _NoBox        # (a (1,)-shaped op works on scalars: Triton mixes shapes only through splat)
     if out is not None and type(out) is not tuple:
         x = _lower_expr(e, p, name, vals, kwargs, slots[out], low)
         if x is not None:
@@ -327,13 +329,11 @@ def _no_box():
 _BOX_OPS = frozenset({"create_select", "create_splat", "create_fma"})     # lane-wise, besides _kind's ops
 
 
-def _box_of(tapes):
-    """(block shape, box) if the one program loads and stores only through one box of one block shape, and the
+def _box_of(tape):
+    """(block shape, box) if the program loads and stores only through one box of one block shape, and the
     box is smaller: then no other lane is observable, and a tape of lane-wise ops can compute the box alone."""
-    if len(tapes) != 1:
-        return None
     found = set()
-    for op in tapes[0].ops:
+    for op in tape.ops:
         low = op[5]
         if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
             if low[0] not in ("load", "store"):
@@ -349,20 +349,23 @@ def _compile(tapes, kinds):
     """One function ``run(*dyn_args)`` replaying every program's tape. kinds[i]: "ptr" (an address), "f32"
     (a float, rounded to fp32 here) or "int".
 
-    A program of lane-wise ops whose loads and stores share one box (an elementwise launch whose size is not
-    a power of 2) is compiled over the box alone: no fill of masked-off lanes, no slicing on store."""
-    box = _box_of(tapes)
-    if box is not None:
-        e = _Emitter(kinds)
-        e.box = box + (tuple(slice(0, c) for c in box[1]),)
-        try:
-            for op in tapes[0].ops:
-                _emit_op(e, 0, tapes[0].slots, op)
-        except _NoBox:
-            box = None
-    if box is None:
-        e = _Emitter(kinds)
-        for p, t in enumerate(tapes):
+    A program of lane-wise ops whose loads and stores share one box (the last block of an elementwise
+    launch whose size is not a multiple of the block, a multi-tensor optimizer's tensor) is compiled over
+    the box alone: no fill of masked-off lanes, no slicing on store."""
+    e = _Emitter(kinds)
+    for p, t in enumerate(tapes):
+        box = _box_of(t)
+        if box is not None:
+            mark = len(e.lines)
+            e.box = box + (tuple(slice(0, c) for c in box[1]),)
+            try:
+                for op in t.ops:
+                    _emit_op(e, p, t.slots, op)
+            except _NoBox:
+                del e.lines[mark:]
+                box = None
+            e.box = None
+        if box is None:
             for op in t.ops:
                 _emit_op(e, p, t.slots, op)
     head = []
