@@ -170,8 +170,8 @@ def gru_cell_backward(dh, ig, hg, hx, dig, dhg, dhx):
     return dig, dhg, dhx
 
 
-# ------------------------------------------------------------------ a whole LSTM layer-direction per launch
-# A program runs its rows of the batch through all T steps (h, c stay in registers; h W_hh^T is tl.dot on the
+# ------------------------------------------------------------------ a whole layer-direction per launch
+# LSTM, GRU and Elman RNN layers.  A program runs its rows of the batch through all T steps (h, c stay in registers; h W_hh^T is tl.dot on the
 # four (H, H) gate blocks of W_hh, loaded once).  tanh is tanh_epilogue_h: 7 operations instead of tanh_h's
 # ~28 (the step's cost on cpu is its operation count), within 1e-7 absolute of tanh in float32.
 @triton.jit
@@ -297,6 +297,163 @@ def lstm_layer_backward_kernel(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, 
     cast_store(dc0_ptr + b * H + j, dc, m)
 
 
+@triton.jit
+def _act(a, RELU: tl.constexpr):
+    """relu(a) or tanh(a) (an Elman RNN's nonlinearity)."""
+    if RELU:
+        return tl.maximum(a, 0.0)
+    return tanh_epilogue_h(a)
+
+
+@triton.jit
+def rnn_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, y_ptr, hn_ptr, T, B, H,
+                     s_gt, s_gb, s_gc, s_wr, s_wc, s_b, s_h0b, s_h0c, s_yt, s_yb,
+                     RELU: tl.constexpr, REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
+                     RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """For t = 0..T-1 (T-1..0 if REVERSE): h = act(gi[t] + h W_hh^T + b_hh) (act tanh, or relu if RELU);
+    gi (T, B, H), W_hh (H, H); y[t] = h (T, B, H), hn = the last h (B, H)."""
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = tl.arange(0, BLOCK_H)[None, :]
+    k = tl.arange(0, BLOCK_H)[:, None]
+    m = (b < B) & (j < H)
+    wm = (k < H) & (j < H)
+    w = _wt(w_ptr, 0, j, k, H, s_wr, s_wc, wm, COMPUTE)
+    bias = tl.zeros((ROWS, BLOCK_H), COMPUTE) + tl.load(b_ptr + j * s_b, mask=j < H, other=0.0).to(COMPUTE)
+    h = tl.load(h0_ptr + b * s_h0b + j * s_h0c, mask=m, other=0.0).to(COMPUTE)
+    for s in range(T):
+        t = s
+        if REVERSE:
+            t = T - 1 - s
+        a = tl.load(gi_ptr + t * s_gt + b * s_gb + j * s_gc, mask=m, other=0.0).to(COMPUTE)
+        h = _act(a + _dot(h, w, w_ptr, 0, j, k, H, s_wr, s_wc, wm, bias, COMPUTE, RELOAD_W), RELU)
+        cast_store(y_ptr + t * s_yt + b * s_yb + j, h, m)
+    cast_store(hn_ptr + b * H + j, h, m)
+
+
+@triton.jit
+def rnn_layer_backward_kernel(dy_ptr, dhn_ptr, w_ptr, y_ptr, dg_ptr, dh0_ptr, T, B, H,
+                              s_dyt, s_dyb, s_dyc, s_dhb, s_dhc, s_wr, s_wc, s_yt, s_yb, s_yc, s_dgt, s_dgb,
+                              RELU: tl.constexpr, REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
+                              RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """Backward through time from dh = dh_n: dh += dy[t]; da[t] = dh (1 - y[t]^2) (tanh) or dh [y[t] > 0]
+    (relu) into dg (T, B, H); dh = da[t] W_hh; finally dh0 (B, H)."""
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = tl.arange(0, BLOCK_H)[None, :]
+    k = tl.arange(0, BLOCK_H)[:, None]
+    m = (b < B) & (j < H)
+    wm = (k < H) & (j < H)
+    w = _wt(w_ptr, 0, k, j, H, s_wr, s_wc, wm, COMPUTE)
+    zero = tl.zeros((ROWS, BLOCK_H), COMPUTE)
+    dh = tl.load(dhn_ptr + b * s_dhb + j * s_dhc, mask=m, other=0.0).to(COMPUTE)
+    for s in range(T):
+        t = T - 1 - s
+        if REVERSE:
+            t = s
+        dh += tl.load(dy_ptr + t * s_dyt + b * s_dyb + j * s_dyc, mask=m, other=0.0).to(COMPUTE)
+        h = tl.load(y_ptr + t * s_yt + b * s_yb + j * s_yc, mask=m, other=0.0).to(COMPUTE)
+        if RELU:
+            da = tl.where(h > 0.0, dh, 0.0)
+        else:
+            da = dh * (1.0 - h * h)
+        cast_store(dg_ptr + t * s_dgt + b * s_dgb + j, da, m)
+        dh = _dot(da, w, w_ptr, 0, k, j, H, s_wr, s_wc, wm, zero, COMPUTE, RELOAD_W)
+    cast_store(dh0_ptr + b * H + j, dh, m)
+
+
+@triton.jit
+def gru_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, y_ptr, hn_ptr, gs_ptr, T, B, H,
+                     s_gt, s_gb, s_gc, s_wr, s_wc, s_b, s_h0b, s_h0c, s_yt, s_yb,
+                     REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
+                     RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """For t = 0..T-1 (T-1..0 if REVERSE), with hg = h W_hh^T + b_hh (B, 3H): r = sigmoid(gi_r + hg_r),
+    z = sigmoid(gi_z + hg_z), n = tanh(gi_n + r hg_n), h = n + z (h - n); gi (T, B, 3H); y[t] = h (T, B, H);
+    gs[t] = (r, z, n, hg_n) (T, B, 4H) for the backward."""
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = tl.arange(0, BLOCK_H)[None, :]
+    k = tl.arange(0, BLOCK_H)[:, None]
+    m = (b < B) & (j < H)
+    wm = (k < H) & (j < H)
+    wr = _wt(w_ptr, 0, j, k, H, s_wr, s_wc, wm, COMPUTE)
+    wz = _wt(w_ptr, 1, j, k, H, s_wr, s_wc, wm, COMPUTE)
+    wn = _wt(w_ptr, 2, j, k, H, s_wr, s_wc, wm, COMPUTE)
+    bm = j < H
+    zero = tl.zeros((ROWS, BLOCK_H), COMPUTE)
+    br = zero + tl.load(b_ptr + j * s_b, mask=bm, other=0.0).to(COMPUTE)
+    bz = zero + tl.load(b_ptr + (H + j) * s_b, mask=bm, other=0.0).to(COMPUTE)
+    bn = zero + tl.load(b_ptr + (2 * H + j) * s_b, mask=bm, other=0.0).to(COMPUTE)
+    h = tl.load(h0_ptr + b * s_h0b + j * s_h0c, mask=m, other=0.0).to(COMPUTE)
+    for s in range(T):
+        t = s
+        if REVERSE:
+            t = T - 1 - s
+        gp = gi_ptr + t * s_gt + b * s_gb + j * s_gc
+        r = sigmoid_h(tl.load(gp, mask=m, other=0.0).to(COMPUTE)
+                      + _dot(h, wr, w_ptr, 0, j, k, H, s_wr, s_wc, wm, br, COMPUTE, RELOAD_W))
+        z = sigmoid_h(tl.load(gp + H * s_gc, mask=m, other=0.0).to(COMPUTE)
+                      + _dot(h, wz, w_ptr, 1, j, k, H, s_wr, s_wc, wm, bz, COMPUTE, RELOAD_W))
+        hg = _dot(h, wn, w_ptr, 2, j, k, H, s_wr, s_wc, wm, bn, COMPUTE, RELOAD_W)
+        n = tanh_epilogue_h(tl.load(gp + 2 * H * s_gc, mask=m, other=0.0).to(COMPUTE) + r * hg)
+        h = n + z * (h - n)
+        cast_store(y_ptr + t * s_yt + b * s_yb + j, h, m)
+        q = (t * B + b) * 4 * H + j
+        cast_store(gs_ptr + q, r, m)
+        cast_store(gs_ptr + q + H, z, m)
+        cast_store(gs_ptr + q + 2 * H, n, m)
+        cast_store(gs_ptr + q + 3 * H, hg, m)
+    cast_store(hn_ptr + b * H + j, h, m)
+
+
+@triton.jit
+def gru_layer_backward_kernel(dy_ptr, dhn_ptr, w_ptr, h0_ptr, y_ptr, gs_ptr, dgi_ptr, dgh_ptr, dh0_ptr, T, B, H,
+                              s_dyt, s_dyb, s_dyc, s_dhb, s_dhc, s_wr, s_wc, s_h0b, s_h0c, s_yt, s_yb, s_yc,
+                              s_dgt, s_dgb, REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
+                              RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """Backward through time from dh = dh_n: dh += dy[t]; dn = dh (1 - z)(1 - n^2), dz = dh (h_{t-1} - n) z(1-z),
+    dr = dn hg_n r(1-r); dgi[t] = (dr, dz, dn), dgh[t] = (dr, dz, dn r) (T, B, 3H);
+    dh = dh z + dgh[t] W_hh; finally dh0 (B, H)."""
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = tl.arange(0, BLOCK_H)[None, :]
+    k = tl.arange(0, BLOCK_H)[:, None]
+    m = (b < B) & (j < H)
+    wm = (k < H) & (j < H)
+    wr = _wt(w_ptr, 0, k, j, H, s_wr, s_wc, wm, COMPUTE)        # (dead code when RELOAD_W)
+    wz = _wt(w_ptr, 1, k, j, H, s_wr, s_wc, wm, COMPUTE)
+    wn = _wt(w_ptr, 2, k, j, H, s_wr, s_wc, wm, COMPUTE)
+    dh = tl.load(dhn_ptr + b * s_dhb + j * s_dhc, mask=m, other=0.0).to(COMPUTE)
+    h0 = tl.load(h0_ptr + b * s_h0b + j * s_h0c, mask=m, other=0.0).to(COMPUTE)
+    for s in range(T):
+        t = T - 1 - s
+        first = t == 0                              # no step before t in the recurrence: h_{t-1} is h0
+        tp = t - 1 + first                          # (clamped in range)
+        if REVERSE:
+            t = s
+            first = t == T - 1
+            tp = t + 1 - first
+        dh += tl.load(dy_ptr + t * s_dyt + b * s_dyb + j * s_dyc, mask=m, other=0.0).to(COMPUTE)
+        q = gs_ptr + (t * B + b) * 4 * H + j
+        r = tl.load(q, mask=m, other=0.0).to(COMPUTE)
+        z = tl.load(q + H, mask=m, other=0.0).to(COMPUTE)
+        n = tl.load(q + 2 * H, mask=m, other=0.0).to(COMPUTE)
+        hg = tl.load(q + 3 * H, mask=m, other=0.0).to(COMPUTE)
+        hp = tl.load(y_ptr + tp * s_yt + b * s_yb + j * s_yc, mask=m, other=0.0).to(COMPUTE)
+        hp = tl.where(first, h0, hp)
+        dn = dh * (1.0 - z) * (1.0 - n * n)
+        dz = dh * (hp - n) * z * (1.0 - z)
+        dr = dn * hg * r * (1.0 - r)
+        dhn = dn * r
+        off = t * s_dgt + b * s_dgb + j
+        cast_store(dgi_ptr + off, dr, m)
+        cast_store(dgi_ptr + off + H, dz, m)
+        cast_store(dgi_ptr + off + 2 * H, dn, m)
+        cast_store(dgh_ptr + off, dr, m)
+        cast_store(dgh_ptr + off + H, dz, m)
+        cast_store(dgh_ptr + off + 2 * H, dhn, m)
+        dh = _dot(dr, wr, w_ptr, 0, k, j, H, s_wr, s_wc, wm, dh * z, COMPUTE, RELOAD_W)
+        dh = _dot(dz, wz, w_ptr, 1, k, j, H, s_wr, s_wc, wm, dh, COMPUTE, RELOAD_W)
+        dh = _dot(dhn, wn, w_ptr, 2, k, j, H, s_wr, s_wc, wm, dh, COMPUTE, RELOAD_W)
+    cast_store(dh0_ptr + b * H + j, dh, m)
+
+
 def _layer_tiles(B, H, dev):
     """(ROWS, BLOCK_H): the whole hidden size per program (the recurrence needs all of h), rows of the batch
     split across programs (>= 16 each: tl.dot's minimum on the GPU)."""
@@ -316,40 +473,74 @@ def _tb(t, bf):
     return (st[1], st[0], st[2]) if bf else tuple(st)
 
 
+def _layer_launch(kernel, ts, strides, nt, B, H, reverse, dtype, dev, **constexprs):
+    """Launch a whole-layer kernel (one program per ROWS rows of the batch) on the pointers of ``ts``."""
+    key = (kernel.__name__, nt, B, H, strides, reverse, dtype, dev, T.FORCE_GPU_BLOCKS, tuple(constexprs.items()))
+
+    def make():
+        rows, bh = _layer_tiles(B, H, dev)
+        return Launch(kernel, (cdiv(B, rows),), dev, [kptr(t) for t in ts] + [nt, B, H, *strides],
+                      {**constexprs, "REVERSE": bool(reverse), "COMPUTE": compute_type(dtype),
+                       "RELOAD_W": gpu_blocks(dev), "ROWS": rows, "BLOCK_H": bh})
+    _cached(key, make)(*(t.data_ptr() for t in ts))
+
+
 def lstm_layer(gi, w, b, h0, c0, y, hn, cn, cs, gs, reverse, bf):
     """Run one LSTM layer-direction: gi (T, B, 4H) (input projections incl. b_ih), w (4H, H), b (4H,) (b_hh;
     stride 0 for none), h0, c0 (B, H); writes contiguous y (T, B, H), hn, cn (B, H), cs (T, B, H),
     gs (T, B, 4H).  ``bf`` (batch first): gi and y are (B, T, *)."""
     nt, B, H = cs.shape
-    if nt * B * H == 0:
-        return
-    dev = y._storage.launch_device
-    ts = (gi, w, b, h0, c0, y, hn, cn, cs, gs)
-    strides = (*_tb(gi, bf), *w.stride(), b.stride(0), *h0.stride(), *c0.stride(), *_tb(y, bf)[:2])
-    key = ("lstm_layer", nt, B, H, strides, reverse, gi.dtype, dev, T.FORCE_GPU_BLOCKS)
-
-    def make():
-        rows, bh = _layer_tiles(B, H, dev)
-        return Launch(lstm_layer_kernel, (cdiv(B, rows),), dev, [kptr(t) for t in ts] + [nt, B, H, *strides],
-                      {"REVERSE": bool(reverse), "COMPUTE": compute_type(y.dtype), "RELOAD_W": gpu_blocks(dev),
-                       "ROWS": rows, "BLOCK_H": bh})
-    _cached(key, make)(*(t.data_ptr() for t in ts))
+    if nt * B * H:
+        strides = (*_tb(gi, bf), *w.stride(), b.stride(0), *h0.stride(), *c0.stride(), *_tb(y, bf)[:2])
+        _layer_launch(lstm_layer_kernel, (gi, w, b, h0, c0, y, hn, cn, cs, gs), strides, nt, B, H, reverse,
+                      y.dtype, y._storage.launch_device)
 
 
 def lstm_layer_backward(dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0, reverse, bf):
     """Contiguous dgates dg (T, B, 4H), dh0, dc0 (B, H) from the gradients dy (T, B, H), dh_n, dc_n (B, H) and
     the forward's w, c0, cs, gs (``bf``: dy and dg are (B, T, *))."""
     nt, B, H = cs.shape
-    if nt * B * H == 0:
-        return
-    dev = dg._storage.launch_device
-    ts = (dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0)
-    strides = (*_tb(dy, bf), *dhn.stride(), *dcn.stride(), *w.stride(), *c0.stride(), *_tb(dg, bf)[:2])
-    key = ("lstm_layer_backward", nt, B, H, strides, reverse, dy.dtype, dev, T.FORCE_GPU_BLOCKS)
+    if nt * B * H:
+        strides = (*_tb(dy, bf), *dhn.stride(), *dcn.stride(), *w.stride(), *c0.stride(), *_tb(dg, bf)[:2])
+        _layer_launch(lstm_layer_backward_kernel, (dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0), strides, nt, B, H,
+                      reverse, dy.dtype, dg._storage.launch_device)
 
-    def make():
-        rows, bh = _layer_tiles(B, H, dev)
-        return Launch(lstm_layer_backward_kernel, (cdiv(B, rows),), dev, [kptr(t) for t in ts] + [nt, B, H, *strides],
-                      {"REVERSE": bool(reverse), "COMPUTE": compute_type(dy.dtype), "RELOAD_W": gpu_blocks(dev),
-                       "ROWS": rows, "BLOCK_H": bh})
-    _cached(key, make)(*(t.data_ptr() for t in ts))
+
+def rnn_layer(gi, w, b, h0, y, hn, relu, reverse, bf):
+    """One Elman RNN layer-direction (tanh, or relu): gi (T, B, H), w (H, H), b (H,) (stride 0 for none),
+    h0 (B, H) -> contiguous y (T, B, H) and hn (B, H) (``bf``: gi and y are (B, T, *))."""
+    nt, B, H = gi.shape[1 if bf else 0], h0.shape[0], h0.shape[1]
+    if nt * B * H:
+        strides = (*_tb(gi, bf), *w.stride(), b.stride(0), *h0.stride(), *_tb(y, bf)[:2])
+        _layer_launch(rnn_layer_kernel, (gi, w, b, h0, y, hn), strides, nt, B, H, reverse, y.dtype,
+                      y._storage.launch_device, RELU=bool(relu))
+
+
+def rnn_layer_backward(dy, dhn, w, y, dg, dh0, relu, reverse, bf):
+    """Contiguous dg (T, B, H) (gradient of the pre-activations) and dh0 (B, H) from dy (T, B, H), dh_n and the
+    forward's w and y (``bf``: dy, y and dg are (B, T, *))."""
+    nt, B, H = y.shape[1 if bf else 0], dh0.shape[0], dh0.shape[1]
+    if nt * B * H:
+        strides = (*_tb(dy, bf), *dhn.stride(), *w.stride(), *_tb(y, bf), *_tb(dg, bf)[:2])
+        _layer_launch(rnn_layer_backward_kernel, (dy, dhn, w, y, dg, dh0), strides, nt, B, H, reverse, dg.dtype,
+                      dg._storage.launch_device, RELU=bool(relu))
+
+
+def gru_layer(gi, w, b, h0, y, hn, gs, reverse, bf):
+    """One GRU layer-direction: gi (T, B, 3H), w (3H, H), b (3H,) (stride 0 for none), h0 (B, H) -> contiguous
+    y (T, B, H), hn (B, H) and gs (T, B, 4H) (r, z, n, hg_n) for the backward (``bf``: gi and y are (B, T, *))."""
+    nt, B, H = gs.shape[0], h0.shape[0], h0.shape[1]
+    if nt * B * H:
+        strides = (*_tb(gi, bf), *w.stride(), b.stride(0), *h0.stride(), *_tb(y, bf)[:2])
+        _layer_launch(gru_layer_kernel, (gi, w, b, h0, y, hn, gs), strides, nt, B, H, reverse, y.dtype,
+                      y._storage.launch_device)
+
+
+def gru_layer_backward(dy, dhn, w, h0, y, gs, dgi, dgh, dh0, reverse, bf):
+    """Contiguous dgi, dgh (T, B, 3H) (gradients of the input and hidden gate pre-activations) and dh0 (B, H)
+    from dy (T, B, H), dh_n and the forward's w, h0, y, gs (``bf``: dy, y, dgi and dgh are (B, T, *))."""
+    nt, B, H = gs.shape[0], h0.shape[0], h0.shape[1]
+    if nt * B * H:
+        strides = (*_tb(dy, bf), *dhn.stride(), *w.stride(), *h0.stride(), *_tb(y, bf), *_tb(dgi, bf)[:2])
+        _layer_launch(gru_layer_backward_kernel, (dy, dhn, w, h0, y, gs, dgi, dgh, dh0), strides, nt, B, H,
+                      reverse, dgi.dtype, dgi._storage.launch_device)

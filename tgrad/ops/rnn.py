@@ -4,6 +4,10 @@
 -> hy`` take the two gate pre-activations (B, G*H) the step's linear ops made (gate order LSTM i, f,
 g, o; GRU r, z, n); one Triton kernel each way (tgrad/kernels/rnn.py).  The backward ops are table
 entries too; their backward (double backward) is written in closed form with tgrad ops.
+
+``lstm_layer``, ``gru_layer`` and ``rnn_layer`` run a whole layer-direction (all time steps, h W_hh^T on the
+fly) in one launch, their backward through time in one more; under create_graph the backward is recomputed
+with the per-step ops above (differentiable again).
 """
 from .._state import state as _grad_state
 from ..kernels import elementwise as KE
@@ -140,36 +144,44 @@ def gru_cell_double_backward(ctx, g_ig, g_hg, g_hx):
 
 
 # ------------------------------------------------------------------ a whole LSTM layer-direction
-def _layer_check(input_gates, weight_hh, bias_hh, hx, cx, batch_first):
+def _layer_check(name, G, input_gates, weight_hh, bias_hh, hx, cx, batch_first):
+    """(T, B, H) of a whole-layer op with G gates; PyTorch-style errors on dtypes and sizes."""
     ts = [t for t in (input_gates, weight_hh, bias_hh, hx, cx) if t is not None]
     for t in ts:
         if not t.dtype.is_floating_point or t.dtype is not input_gates.dtype:
-            raise RuntimeError(f"lstm_layer: expected floating point tensors of one dtype, got "
+            raise RuntimeError(f"{name}: expected floating point tensors of one dtype, got "
                                f"{[str(t.dtype) for t in ts]}")
-    if input_gates.dim() != 3 or hx.dim() != 2 or cx.dim() != 2 or weight_hh.dim() != 2:
-        raise RuntimeError("lstm_layer: expected 3-D input_gates, 2-D weight_hh, hx and cx")
+    if input_gates.dim() != 3 or hx.dim() != 2 or (cx is not None and cx.dim() != 2) or weight_hh.dim() != 2:
+        raise RuntimeError(f"{name}: expected 3-D input_gates, 2-D weight_hh, hx" + (" and cx" if cx is not None
+                                                                                       else ""))
     T, B = (input_gates.shape[1], input_gates.shape[0]) if batch_first else input_gates.shape[:2]
     H = hx.shape[1]
-    if (input_gates.shape[2] != 4 * H or tuple(weight_hh.shape) != (4 * H, H) or tuple(hx.shape) != (B, H)
-            or tuple(cx.shape) != (B, H) or (bias_hh is not None and tuple(bias_hh.shape) != (4 * H,))):
-        raise RuntimeError(f"lstm_layer: sizes do not match: input_gates {list(input_gates.shape)}, weight_hh "
-                           f"{list(weight_hh.shape)}, hx {list(hx.shape)}, cx {list(cx.shape)}")
+    if (input_gates.shape[2] != G * H or tuple(weight_hh.shape) != (G * H, H) or tuple(hx.shape) != (B, H)
+            or (cx is not None and tuple(cx.shape) != (B, H))
+            or (bias_hh is not None and tuple(bias_hh.shape) != (G * H,))):
+        raise RuntimeError(f"{name}: sizes do not match: input_gates {list(input_gates.shape)}, weight_hh "
+                           f"{list(weight_hh.shape)}, hx {list(hx.shape)}"
+                           + (f", cx {list(cx.shape)}" if cx is not None else ""))
     return T, B, H
+
+
+def _bias_or_zero(bias_hh, G, H, dt, dev):
+    return bias_hh if bias_hh is not None else host_full((G * H,), 0.0, dt, dev, broadcast=True)
 
 
 def lstm_layer_forward(input_gates, weight_hh, bias_hh, hx, cx, *, batch_first=False, reverse=False):
     """One LSTM layer-direction over all time steps in one launch: input_gates (T, B, 4H) (x W_ih^T + b_ih;
     (B, T, 4H) if batch_first), hx, cx (B, H) -> (y (T, B, H) or (B, T, H), h_n, c_n, and for the backward
     the cell states (T, B, H) and activated gates (T, B, 4H))."""
-    T, B, H = _layer_check(input_gates, weight_hh, bias_hh, hx, cx, batch_first)
+    T, B, H = _layer_check("lstm_layer", 4, input_gates, weight_hh, bias_hh, hx, cx, batch_first)
     dt, dev = cx.dtype, cx.device
     y = empty((B, T, H) if batch_first else (T, B, H), dt, dev)
     hn, cn = empty((B, H), dt, dev), empty((B, H), dt, dev)
     cs, gs = empty((T, B, H), dt, dev), empty((T, B, 4 * H), dt, dev)
     if T == 0:          # no step: the final state is the initial one
         return y, KE.copy(hx, hn), KE.copy(cx, cn), cs, gs
-    b = bias_hh if bias_hh is not None else host_full((4 * H,), 0.0, dt, dev, broadcast=True)
-    KR.lstm_layer(input_gates, weight_hh, b, hx, cx, y, hn, cn, cs, gs, reverse, batch_first)
+    KR.lstm_layer(input_gates, weight_hh, _bias_or_zero(bias_hh, 4, H, dt, dev), hx, cx, y, hn, cn, cs, gs, reverse,
+                  batch_first)
     return y, hn, cn, cs, gs
 
 
@@ -191,17 +203,25 @@ def lstm_layer_backward(ctx, grad_y, grad_hn, grad_cn, _gc=None, _gg=None):
     dg, dh0, dc0 = _c("lstm_layer_backward", grad_y, grad_hn, grad_cn, w, s["cx"], s["result3"], s["result4"],
                       batch_first=bf, reverse=rev)
     need = ctx.needs_input_grad
-    H = hx.shape[1]
-    dw = db = None
-    if s["result3"].shape[0] == 0:      # no step: no gradient for the weights
-        dw = host_full(tuple(w.shape), 0.0, w.dtype, w.device) if need[1] else None
-        db = host_full((4 * H,), 0.0, w.dtype, w.device) if need[2] else None
-    elif need[1]:
-        hp = _prev_states(s["result"], hx, 1 if bf else 0, rev)
-        dw = _c("mm", dg.reshape(-1, 4 * H).t(), hp.reshape(-1, H))
-    if need[2] and db is None:
-        db = _c("sum", dg, dim=(0, 1))
+    dw, db = _hidden_weight_grads(need, dg, s["result"], hx, w, bf, rev)
     return dg if need[0] else None, dw, db, dh0 if need[3] else None, dc0 if need[4] else None
+
+
+def _hidden_weight_grads(need, dgh, y, hx, w, bf, rev):
+    """(d W_hh, d b_hh) (None where not needed) from the gradients of the hidden gates dgh (T, B, G*H) (or
+    (B, T, G*H)) and the layer's outputs y: dW = sum_t dgh[t]^T h_{t-1}, db = sum_t dgh[t]."""
+    GH, H = w.shape
+    dw = db = None
+    if y.shape[1 if bf else 0] == 0:      # no step: no gradient for the weights
+        dw = host_full(tuple(w.shape), 0.0, w.dtype, w.device) if need[1] else None
+        db = host_full((GH,), 0.0, w.dtype, w.device) if need[2] else None
+        return dw, db
+    if need[1]:
+        hp = _prev_states(y, hx, 1 if bf else 0, rev)
+        dw = _c("mm", dgh.reshape(-1, GH).t(), hp.reshape(-1, H))
+    if need[2]:
+        db = _c("sum", dgh, dim=(0, 1))
+    return dw, db
 
 
 def _layer_backward_by_steps(ctx, grad_y, grad_hn, grad_cn, bf, rev):
@@ -244,6 +264,127 @@ def lstm_layer_backward_forward(grad_y, grad_hn, grad_cn, weight_hh, cx, cell_st
     return dg, dh0, dc0
 
 
+# ------------------------------------------------------------------ whole GRU / Elman RNN layer-directions
+def gru_layer_forward(input_gates, weight_hh, bias_hh, hx, *, batch_first=False, reverse=False):
+    """One GRU layer-direction over all time steps in one launch: input_gates (T, B, 3H) (x W_ih^T + b_ih, gates
+    r, z, n; (B, T, 3H) if batch_first), hx (B, H) -> (y (T, B, H) or (B, T, H), h_n, and for the backward the
+    gates (T, B, 4H): r, z, n and the hidden n pre-activation h W_hn^T + b_hn)."""
+    T, B, H = _layer_check("gru_layer", 3, input_gates, weight_hh, bias_hh, hx, None, batch_first)
+    dt, dev = hx.dtype, hx.device
+    y = empty((B, T, H) if batch_first else (T, B, H), dt, dev)
+    hn, gs = empty((B, H), dt, dev), empty((T, B, 4 * H), dt, dev)
+    if T == 0:
+        return y, KE.copy(hx, hn), gs
+    KR.gru_layer(input_gates, weight_hh, _bias_or_zero(bias_hh, 3, H, dt, dev), hx, y, hn, gs, reverse, batch_first)
+    return y, hn, gs
+
+
+def gru_layer_backward(ctx, grad_y, grad_hn, _gg=None):
+    s, a = ctx.saved, ctx.attrs
+    bf, rev = a.get("batch_first", False), a.get("reverse", False)
+    w, hx, y = s["weight_hh"], s["hx"], s["result"]
+    if _grad_state.recording and s["result2"].shape[0]:   # create_graph: the same gradients from per-step ops
+        return _single_backward_by_steps(ctx, grad_y, grad_hn, bf, rev, "GRU")
+    dgi, dgh, dh0 = _c("gru_layer_backward", grad_y, grad_hn, w, hx, y, s["result2"], batch_first=bf, reverse=rev)
+    need = ctx.needs_input_grad
+    dw, db = _hidden_weight_grads(need, dgh, y, hx, w, bf, rev)
+    return dgi if need[0] else None, dw, db, dh0 if need[3] else None
+
+
+def gru_layer_backward_forward(grad_y, grad_hn, weight_hh, hx, y, gates, *, batch_first=False, reverse=False):
+    """(d input_gates, d hidden_gates, d hx) of gru_layer: one launch running backward through time."""
+    T, B, H4 = gates.shape
+    H = H4 // 4
+    dt, dev = hx.dtype, hx.device
+    shape = (B, T, 3 * H) if batch_first else (T, B, 3 * H)
+    dgi, dgh, dh0 = empty(shape, dt, dev), empty(shape, dt, dev), empty((B, H), dt, dev)
+    if T == 0:
+        return dgi, dgh, KE.copy(grad_hn, dh0)
+    KR.gru_layer_backward(grad_y, grad_hn, weight_hh, hx, y, gates, dgi, dgh, dh0, reverse, batch_first)
+    return dgi, dgh, dh0
+
+
+def _relu(nonlinearity):
+    if nonlinearity not in ("tanh", "relu"):
+        raise RuntimeError(f"Unknown nonlinearity: {nonlinearity}")
+    return nonlinearity == "relu"
+
+
+def rnn_layer_forward(input_gates, weight_hh, bias_hh, hx, *, nonlinearity="tanh", batch_first=False,
+                      reverse=False):
+    """One Elman RNN layer-direction in one launch: h_t = act(input_gates[t] + h_{t-1} W_hh^T + b_hh), act tanh
+    or relu; input_gates (T, B, H) (x W_ih^T + b_ih; (B, T, H) if batch_first), hx (B, H) -> (y, h_n)."""
+    relu = _relu(nonlinearity)
+    T, B, H = _layer_check("rnn_layer", 1, input_gates, weight_hh, bias_hh, hx, None, batch_first)
+    dt, dev = hx.dtype, hx.device
+    y, hn = empty((B, T, H) if batch_first else (T, B, H), dt, dev), empty((B, H), dt, dev)
+    if T == 0:
+        return y, KE.copy(hx, hn)
+    KR.rnn_layer(input_gates, weight_hh, _bias_or_zero(bias_hh, 1, H, dt, dev), hx, y, hn, relu, reverse,
+                 batch_first)
+    return y, hn
+
+
+def rnn_layer_backward(ctx, grad_y, grad_hn):
+    s, a = ctx.saved, ctx.attrs
+    bf, rev = a.get("batch_first", False), a.get("reverse", False)
+    nl = a.get("nonlinearity", "tanh")
+    w, hx, y = s["weight_hh"], s["hx"], s["result"]
+    if _grad_state.recording and y.shape[1 if bf else 0]:
+        return _single_backward_by_steps(ctx, grad_y, grad_hn, bf, rev, nl)
+    dg, dh0 = _c("rnn_layer_backward", grad_y, grad_hn, w, y, nonlinearity=nl, batch_first=bf, reverse=rev)
+    need = ctx.needs_input_grad
+    dw, db = _hidden_weight_grads(need, dg, y, hx, w, bf, rev)
+    return dg if need[0] else None, dw, db, dh0 if need[3] else None
+
+
+def rnn_layer_backward_forward(grad_y, grad_hn, weight_hh, y, *, nonlinearity="tanh", batch_first=False,
+                               reverse=False):
+    """(d input_gates, d hx) of rnn_layer: one launch running backward through time."""
+    relu = _relu(nonlinearity)
+    B, H = grad_hn.shape
+    dt, dev = y.dtype, y.device
+    dg, dh0 = empty(tuple(y.shape), dt, dev), empty((B, H), dt, dev)
+    if y.shape[1 if batch_first else 0] == 0:
+        return dg, KE.copy(grad_hn, dh0)
+    KR.rnn_layer_backward(grad_y, grad_hn, weight_hh, y, dg, dh0, relu, reverse, batch_first)
+    return dg, dh0
+
+
+def _single_backward_by_steps(ctx, grad_y, grad_hn, bf, rev, mode):
+    """Backward through time of gru_layer / rnn_layer with per-step ops (recomputing the forward), so the
+    gradients are differentiable (create_graph)."""
+    s = ctx.saved
+    gi, w, bh, h = (s.get(k) for k in ("input_gates", "weight_hh", "bias_hh", "hx"))
+    tdim = 1 if bf else 0
+    T = gi.shape[tdim]
+    steps = []
+    for t in (reversed(range(T)) if rev else range(T)):
+        ig = gi.select(tdim, t)
+        hg = _c("linear", h, w, bh)
+        steps.append((t, ig, hg, h))
+        if mode == "GRU":
+            h = _c("gru_cell", ig, hg, h)
+        else:
+            h = (ig + hg).tanh() if mode == "tanh" else (ig + hg).relu()
+        steps[-1] += (h,)
+    dh, dgs, dw, db = grad_hn, [None] * T, None, None
+    for t, ig, hg, hp, hy in reversed(steps):
+        dh = dh + grad_y.select(tdim, t)
+        if mode == "GRU":
+            dig, dhg, dhx = _c("gru_cell_backward", dh, ig, hg, hp)
+        else:
+            dig = dhg = dh * (1 - hy * hy) if mode == "tanh" else dh * (hy > 0)
+            dhx = None
+        dgs[t] = dig
+        dw = _c("mm", dhg.t(), hp) if dw is None else dw + _c("mm", dhg.t(), hp)
+        db = dhg.sum(0) if db is None else db + dhg.sum(0)
+        dh = _c("mm", dhg, w) if dhx is None else dhx + _c("mm", dhg, w)
+    need = ctx.needs_input_grad
+    return (_c("stack", *dgs, dim=tdim) if need[0] else None, dw if need[1] else None,
+            db if need[2] else None, dh if need[3] else None)
+
+
 ENTRIES = [
     Op("lstm_layer", lstm_layer_forward, lstm_layer_backward, "LstmLayerBackward0",
        inputs=("input_gates", "weight_hh", "bias_hh", "hx", "cx"),
@@ -251,6 +392,16 @@ ENTRIES = [
        nondiff_outputs=(3, 4)),
     Op("lstm_layer_backward", lstm_layer_backward_forward, None, None,
        inputs=("grad_y", "grad_hn", "grad_cn", "weight_hh", "cx", "cell_states", "gates"), outputs=3),
+    Op("gru_layer", gru_layer_forward, gru_layer_backward, "GruLayerBackward0",
+       inputs=("input_gates", "weight_hh", "bias_hh", "hx"),
+       save=("input_gates", "weight_hh", "bias_hh", "hx", "result", "result2"), outputs=3, nondiff_outputs=(2,)),
+    Op("gru_layer_backward", gru_layer_backward_forward, None, None,
+       inputs=("grad_y", "grad_hn", "weight_hh", "hx", "y", "gates"), outputs=3),
+    Op("rnn_layer", rnn_layer_forward, rnn_layer_backward, "RnnLayerBackward0",
+       inputs=("input_gates", "weight_hh", "bias_hh", "hx"), save=("input_gates", "weight_hh", "bias_hh", "hx",
+                                                                   "result"), outputs=2),
+    Op("rnn_layer_backward", rnn_layer_backward_forward, None, None,
+       inputs=("grad_y", "grad_hn", "weight_hh", "y"), outputs=2),
     Op("lstm_cell", lstm_cell_forward, lstm_cell_backward, "ThnnFusedLstmCellBackward0",
        inputs=("input_gates", "hidden_gates", "cx"), save=("input_gates", "hidden_gates", "cx"), outputs=2),
     Op("lstm_cell_backward", lstm_cell_backward_forward, lstm_cell_double_backward,

@@ -11,5 +11,9 @@ COVERED_ELSEWHERE = {
     "clone_copy": "tests/test_autograd.py (AccumulateGrad under grad mode: seed 003's walk by hand)",
     "lstm_layer_backward": "tests/ops/test_rnn.py (lstm_layer's fused backward against its per-step form, which "
                            "create_graph runs; the OpInfo's gradcheck in float64)",
+    "gru_layer_backward": "tests/ops/test_rnn_layers.py (gru_layer's fused backward against its per-step form, "
+                          "which create_graph runs; the OpInfo's gradcheck in float64)",
+    "rnn_layer_backward": "tests/ops/test_rnn_layers.py (rnn_layer's fused backward against its per-step form, "
+                          "which create_graph runs; the OpInfo's gradcheck in float64)",
     "to_device": "tests/test_fakecuda.py (cuda on the fake driver: forward, and backward of a moved cpu scalar)",
 }

@@ -143,7 +143,9 @@ def record(fn, kw, dyn_names, base_values):
             slot = None
         else:
             slot = reg(out)
-        if name in ("create_splat", "create_addptr", "create_broadcast", "create_expand_dims", "create_reshape"):
+        # a pointer bitcast keeps the addresses (tl.load/store of a *i1 go through one to *i8)
+        if name in ("create_splat", "create_addptr", "create_broadcast", "create_expand_dims", "create_reshape") or (
+                name == "create_bitcast" and out is not None and out.dtype.is_ptr()):
             dyn_in = [v for v in args if isinstance(v, _I.TensorHandle) and id(v) in dyn]
             if len(dyn_in) == 1 and id(dyn_in[0]) in prov and out is not None:
                 prov[id(out)] = prov[id(dyn_in[0])]

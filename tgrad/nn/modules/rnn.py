@@ -4,10 +4,10 @@ parameter names (``weight_ih_l0``, ``bias_hh_l1_reverse``, ``weight_hr_l0`` ...)
 interchange with PyTorch.
 
 A layer runs one input projection ``x W_ih^T + b_ih`` for the whole sequence, then the recurrence:
-an LSTM layer-direction is one ``lstm_layer`` op (one launch for all time steps, one for its backward);
-otherwise per step one ``h W_hh^T + b_hh`` (linear op) and one fused cell op (``lstm_cell`` /
-``gru_cell``; RNN: add + tanh or relu).  A PackedSequence input runs each step on the sequences still
-running.
+a layer-direction is one ``lstm_layer`` / ``gru_layer`` / ``rnn_layer`` op (one launch for all time steps,
+one for its backward); with projections (LSTM proj_size) or a PackedSequence, per step one
+``h W_hh^T + b_hh`` (linear op) and one fused cell op (``lstm_cell`` / ``gru_cell``; RNN: add + tanh or
+relu).  A PackedSequence input runs each step on the sequences still running.
 """
 import math
 import numbers
@@ -44,9 +44,16 @@ def _layer(mode, x, tdim, h, c, weights, reverse, sizes=None):
     """
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     gi = F.linear(x, w_ih, b_ih)
-    if sizes is None and mode == "LSTM" and w_hr is None:
-        y, h, c, _, _ = F._op("lstm_layer", gi, w_hh, b_hh, h, c, batch_first=tdim == 1, reverse=reverse)
-        return y, h, c
+    if sizes is None and w_hr is None:
+        kw = {"batch_first": tdim == 1, "reverse": reverse}
+        if mode == "LSTM":
+            y, h, c, _, _ = F._op("lstm_layer", gi, w_hh, b_hh, h, c, **kw)
+            return y, h, c
+        if mode == "GRU":
+            y, h, _ = F._op("gru_layer", gi, w_hh, b_hh, h, **kw)
+            return y, h, None
+        y, h = F._op("rnn_layer", gi, w_hh, b_hh, h, nonlinearity="tanh" if mode == "RNN_TANH" else "relu", **kw)
+        return y, h, None
     if sizes is None:
         steps = gi.unbind(tdim)
         outs = [None] * len(steps)

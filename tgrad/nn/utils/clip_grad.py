@@ -11,18 +11,9 @@ def _params(parameters):
 
 
 def _norm(g, norm_type):
-    """The ``norm_type``-norm of all of g's elements (a 0-dim tensor)."""
-    if norm_type == math.inf:
-        return g.abs().amax()
-    if norm_type == -math.inf:
-        return g.abs().amin()
-    if norm_type == 2:
-        return g.mul(g).sum().sqrt()
-    if norm_type == 1:
-        return g.abs().sum()
-    if norm_type == 0:
-        return (g != 0).sum().to(g.dtype)
-    return g.abs().pow(norm_type).sum().pow(1.0 / norm_type)
+    """The ``norm_type``-norm of all of g's elements (a 0-dim tensor): one norm op (PyTorch's _foreach_norm is
+    linalg.vector_norm per tensor), not the square / sum / sqrt it is made of."""
+    return g.norm(norm_type)
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
