@@ -73,6 +73,7 @@ def _names(code):
 
 
 _TENSOR_TYPES = {Tensor, Parameter}
+_NUMBERS = {bool, int, float}
 
 
 class Walk:
@@ -93,26 +94,21 @@ class Walk:
             return
         self._seen.add(id(v))
         if t in _TENSOR_TYPES or isinstance(v, Tensor):
-            self.tensors.append(v)
-            g = v._grad
-            self.key.append(("T", v._shape, v._strides, v.dtype, v._storage.device, v._requires_grad,
-                             v.grad_fn is None, g is None))
-            if v._tensor_hooks or v.__dict__.get("_post_accumulate_hooks"):      # hooks added or removed
-                self.key.append((tuple(v._tensor_hooks), tuple(v.__dict__.get("_post_accumulate_hooks", ()))))
-            if g is not None:
-                self.visit(g, depth)
+            self._tensor(v, depth)
             return
         if isinstance(v, Module):
-            self.key.append(("M", id(v), v.training))
+            key = self.key
+            key.append(("M", id(v), v.training))
             if v._forward_pre_hooks or v._forward_hooks:
-                self.key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks)))
+                key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks)))
             for d in (v._parameters, v._buffers, v._modules):
                 for name, x in d.items():
-                    self.key.append(name)
-                    self.visit(x, depth + 1)
-            for name, x in v.__dict__.items():
-                if type(x) in (bool, int, float) and not name.startswith("_"):
-                    self.key.append((name, x))
+                    key.append(name)
+                    if type(x) in _TENSOR_TYPES and id(x) not in self._seen and depth < WALK_DEPTH:
+                        self._tensor(x, depth + 1)      # (visit's tensor branch, without its type tests)
+                    else:
+                        self.visit(x, depth + 1)
+            key += [(name, x) for name, x in v.__dict__.items() if type(x) in _NUMBERS and name[0] != "_"]
             return
         if isinstance(v, Optimizer):
             self.objects.append(v)
@@ -143,6 +139,17 @@ class Walk:
             self.key.append(type(v))
             for name, x in d.items():
                 self.visit(x, depth + 1)
+
+    def _tensor(self, v, depth):
+        self._seen.add(id(v))
+        self.tensors.append(v)
+        g = v._grad
+        self.key.append(("T", v._shape, v._strides, v.dtype, v._storage.device, v._requires_grad,
+                         v.grad_fn is None, g is None))
+        if v._tensor_hooks or v.__dict__.get("_post_accumulate_hooks"):      # hooks added or removed
+            self.key.append((tuple(v._tensor_hooks), tuple(v.__dict__.get("_post_accumulate_hooks", ()))))
+        if g is not None:
+            self.visit(g, depth)
 
     def signature(self):
         """The cache key: structure, metadata and storage sharing of the found tensors, numbers, modes."""

@@ -63,12 +63,15 @@ class Plan:
         self._outs = sorted((p, j, n) for p, (j, n) in self.out_blocks.items())
         self._views = {}
 
+    def temp_of(self, p):
+        """The index in ``temps`` of the temporary holding recorded address ``p``, or None."""
+        i = bisect.bisect_right(self._starts, p) - 1
+        return i if i >= 0 and p < self.temps[i][0] + self.temps[i][1] else None
+
     def relocate(self, p):
         """The arena address of recorded address ``p``, or None if no temporary held it."""
-        i = bisect.bisect_right(self._starts, p) - 1
-        if i >= 0 and p < self.temps[i][0] + self.temps[i][1]:
-            return self.arena.ptr + self.offs[i] + p - self.temps[i][0]
-        return None
+        i = self.temp_of(p)
+        return None if i is None else self.arena.ptr + self.offs[i] + p - self.temps[i][0]
 
     def output(self, p):
         """(output block j, byte offset) of recorded address ``p``, or None."""

@@ -1,6 +1,7 @@
-"""The replay: a recorded step becomes one generated Python program (``Replay.source``) calling each launch's
-compiled tape with the addresses of the memory plan and of the bound tensors, the host calls in between, the
-random draws renewed; ``Replay(walk)`` runs it for the tensors found by this call's walk."""
+"""The replay: a recorded step becomes one generated Python program (``Replay.source``): each launch's compiled
+tape inlined with the addresses of the memory plan and of the bound tensors and element-wise chains fused
+(``fuse.py``; a tape that calls the interpreter's builder is called), the host calls in between, the random draws
+renewed; ``Replay(walk)`` runs it for the tensors found by this call's walk."""
 import builtins
 import ctypes
 import sys
@@ -17,12 +18,14 @@ from ..memory import Storage
 from ..memory.allocator import get_allocator
 from ..optim import optimizer as _optim
 from ..tensor import Tensor, _new
+from .fuse import Fuser
 from .plan import Plan
 from .record import _PLAIN, Eager, Patches, Recorder, tensors_of
 
 _refs = sys.getrefcount
 OUT = object()      # an output's place in the result's structure
 MISS = object()     # a replay's answer when this call's tensors do not fit the record
+FUSE = True         # inline the tapes into the program and fuse element-wise chains (fuse.py); False: call them
 
 
 def capture(fn, args, kwargs, walk):
@@ -75,7 +78,7 @@ def _codegen(rec, plan, walk):
         if plan.relocate(st.ptr) is None and st.nbytes:
             bound.append((st.ptr, st.ptr + st.nbytes, i, t.data_ptr()))
     ns = {"_arena": plan.arena, "_mm": ctypes.memmove, "_ms": ctypes.memset}
-    lines, used = [], set()
+    used = set()
 
     def ptr(v):
         r = plan.relocate(v)
@@ -100,31 +103,41 @@ def _codegen(rec, plan, walk):
             ns[name] = v
         return name
     last = None         # the last random draw: (key, offset, its names in the program)
+    fz = Fuser(plan, ns, len(rec.events))
     for ev in rec.events:
         kind = ev[0]
         if kind == "R":
             _, gen, n, r = ev
             if type(r) is int:      # cpu: fresh words written where the step's kernels read them
-                lines.append(f"{k(gen)}._refill({ptr(r)}, {n})")
+                fz.opaque([f"{k(gen)}._refill({ptr(r)}, {n})"])
                 continue
-            tv = f"r{len(lines)}"
-            lines.append(f"{tv}k, {tv}o = {k(gen)}._take({n})")
+            tv = f"r{len(fz.out)}"
+            fz.opaque([f"{tv}k, {tv}o = {k(gen)}._take({n})"])
             last = r + (tv,)
         elif kind == "C":
             _, dst, src, n = ev
-            lines.append(f"_mm({ptr(dst)}, {k(src) if type(src) is bytes else ptr(src)}, {n})")
+            fz.opaque([f"_mm({ptr(dst)}, {k(src) if type(src) is bytes else ptr(src)}, {n})"],
+                      () if type(src) is bytes else (src,))
         elif kind == "S":
             _, dst, byte, n = ev
-            lines.append(f"_ms({ptr(dst)}, {byte}, {n})")
+            fz.opaque([f"_ms({ptr(dst)}, {byte}, {n})"])
         elif kind == "H":
             _, func, obj, a, kw, sgd = ev
             call = f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})"
-            lines += _sgd_lines(obj, sgd, plan, k, call) if sgd is not None else [call]
+            fz.opaque(_sgd_lines(obj, sgd, plan, k, call) if sgd is not None else [call])
         elif kind == "G":
             for leaf, g in ev[1]:
-                lines.append(f"{k(leaf)}._grad = {'None' if g is None else k(plan.view(g))}")
+                if g is not None:
+                    fz.pin(g.ptr)       # read by the host calls through the leaf
+            fz.opaque([f"{k(leaf)}._grad = {'None' if g is None else k(plan.view(g))}" for leaf, g in ev[1]])
         else:
-            lines.append(_launch_line(ev[1], ev[2], ptr, k, last))
+            site, dyn = ev[1], ev[2]
+            args = _launch_args(site, dyn, ptr, k, last)
+            tape = _tape(site)
+            if tape is None or not FUSE or not fz.launch(tape, args):
+                fz.opaque([f"{k(site) if tape is None else k(tape)}({', '.join(a[0] for a in args)})"],
+                          [a[2] for a in args if a[2] is not None])
+    lines = fz.lines()
     head = [f"b{i} = B[{i}]" for i in sorted(used)] + [f"o{j} = O[{j}]" for j in range(len(plan.out_blocks))]
     src = "def replay(B, O):\n" + "".join(f"    {ln}\n" for ln in head + lines or ["pass"])
     return src, ns, sorted(used)
@@ -183,32 +196,42 @@ def _same_place(t, tk, k):
             f"{tk}._strides == {t._strides!r}"]
 
 
-def _launch_line(site, dyn, ptr, k, last):
-    """One launch as a call of its tape (or of its Launch when it has none) with the replay's addresses; a
-    ``dynamic_args`` seed or offset of the last random draw is the replay's new draw."""
+def _launch_args(site, dyn, ptr, k, last):
+    """A launch's tape arguments with the replay's addresses: [(expression, constant value or None, recorded
+    address or None)]; a ``dynamic_args`` seed or offset of the last random draw is the replay's new draw."""
     args = []
     dyn_int = site.kernel.__dict__.get("_tgrad_dynamic", ())
     names = None
     for pos, v in zip(site.pos, dyn):
         a = site.args[pos]
         if type(a) is Ptr:
-            args.append(ptr(v) if v else "0")
+            e = ptr(v) if v else "0"
+            args.append((e, int(e) if e.isdigit() else None, v or None))
         elif type(v) is int and dyn_int and last is not None and v in last[:2]:
             if names is None:
                 names = _entry(site.kernel)[1]
             if names[pos] not in dyn_int:
-                args.append(repr(v))
+                args.append((repr(v), v, None))
                 continue
             tv = last[2]
-            args.append(f"{tv}k" if v == last[0] and names[pos] in ("seed", "key") else f"{tv}o")
+            args.append((f"{tv}k" if v == last[0] and names[pos] in ("seed", "key") else f"{tv}o", None, None))
         elif type(v) is float and v != v or v in (float("inf"), float("-inf")):
-            args.append(k(v))
+            args.append((k(v), v, None))
         else:
-            args.append(repr(v))
+            args.append((repr(v), v, None))
+    return args
+
+
+def _tape(site):
+    """The compiled tape of a launch, or None (its Launch is called)."""
     hit = _FAST.get(site.fkey) if site.fkey is not None else None
-    tape = hit[1] if hit is not None and hit[0] is site.kernel else None
-    call = k(tape) if tape is not None and _L.EXECUTOR == "trace" else k(site)
-    return f"{call}({', '.join(args)})"
+    return hit[1] if hit is not None and hit[0] is site.kernel and _L.EXECUTOR == "trace" else None
+
+
+def _launch_line(site, dyn, ptr, k, last):
+    """One launch as a call of its tape (or of its Launch when it has none) with the replay's addresses."""
+    tape = _tape(site)
+    return f"{k(site) if tape is None else k(tape)}({', '.join(a[0] for a in _launch_args(site, dyn, ptr, k, last))})"
 
 
 def _only_tensors(x):
