@@ -184,3 +184,35 @@ def result_type(*operands):
             if pr == 1 and d._kind == 2:
                 res = d
     return res
+
+
+class finfo:
+    """``torch.finfo(dtype)``: the limits of a floating dtype (default: the default dtype) as Python floats."""
+
+    def __init__(self, type=None):
+        type = get_default_dtype() if type is None else type
+        if not isinstance(type, dtype) or not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        info = ml_dtypes.finfo(type.np)
+        self.bits, self.dtype = info.bits, type.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """``torch.iinfo(dtype)``: the limits of an integer dtype as Python ints."""
+
+    def __init__(self, type):
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(np.uint8 if type is bool_ else type.np)
+        self.bits, self.min, self.max, self.dtype = info.bits, int(info.min), int(info.max), type.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

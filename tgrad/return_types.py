@@ -40,3 +40,15 @@ class sort(_ValuesIndices):
 
 class topk(_ValuesIndices):
     pass
+
+
+class median(_ValuesIndices):
+    pass
+
+
+class mode(_ValuesIndices):
+    pass
+
+
+class kthvalue(_ValuesIndices):
+    pass
