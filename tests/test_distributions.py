@@ -165,3 +165,10 @@ def test_seeded_vae_step_prints_pytorchs_losses():
         losses.append(loss.item())
     close(losses, [4.648519039154053, 5.351089954376221, 5.204367637634277], tol=1e-5)
     assert not math.isnan(losses[-1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_categorical_entropy_with_a_zero_probability(dtype):
+    c = Categorical(probs=torch.tensor([0.5, 0.5, 0.0], dtype=dtype))
+    close(c.entropy().item(), math.log(2))
+    close(kl_divergence(c, c).item(), 0.0)

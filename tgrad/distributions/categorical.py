@@ -94,7 +94,8 @@ class Categorical(Distribution):
 
     def entropy(self):
         """-sum(p log p) over the last dim (logits clamped to the dtype's min so p = 0 adds 0)."""
-        logits = self.logits.clamp(min=D.finfo(self.logits.dtype).min)
+        min_real = D.finfo(self.logits.dtype).min
+        logits = self.logits.masked_fill(self.logits < min_real, min_real)    # -inf -> min: 0 * min = 0
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
