@@ -176,7 +176,8 @@ def test_special_and_finfo():
     assert gradcheck(torch.logit, (T(a, requires_grad=True),))
     # PyTorch 2.13's finfo/iinfo values
     f = torch.finfo(torch.float32)
-    assert (f.eps, f.max, f.tiny, f.bits) == (1.1920928955078125e-07, 3.4028234663852886e+38, 1.1754943508222875e-38, 32)
+    assert (f.eps, f.max, f.tiny, f.bits) == (1.1920928955078125e-07, 3.4028234663852886e+38,
+                                              1.1754943508222875e-38, 32)
     assert torch.finfo(torch.float16).resolution == 0.001 and torch.finfo(torch.bfloat16).eps == 0.0078125
     assert torch.finfo().dtype == "float32" and torch.iinfo(torch.int64).max == 2 ** 63 - 1
     with pytest.raises(TypeError, match="torch.finfo\\(\\) requires a floating point input type"):

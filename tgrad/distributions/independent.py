@@ -25,7 +25,8 @@ class Independent(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Independent, _instance)
         batch_shape = Size(batch_shape)
-        new.base_dist = self.base_dist.expand(tuple(batch_shape) + tuple(self.event_shape[:self.reinterpreted_batch_ndims]))
+        reinterpreted = tuple(self.event_shape[:self.reinterpreted_batch_ndims])
+        new.base_dist = self.base_dist.expand(tuple(batch_shape) + reinterpreted)
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
         super(Independent, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args

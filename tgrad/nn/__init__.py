@@ -16,4 +16,9 @@ from .modules import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .modules import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                       TransformerEncoder, TransformerEncoderLayer)
+from .modules import (CELU, GLU, Bilinear, CosineEmbeddingLoss, CosineSimilarity, EmbeddingBag, Fold,  # noqa: F401
+                      GaussianNLLLoss, Hardshrink, HingeEmbeddingLoss, LocalResponseNorm, MarginRankingLoss,
+                      MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, ParameterDict, ParameterList,
+                      PoissonNLLLoss, PReLU, RMSNorm, RReLU, Softmax2d, SoftMarginLoss, Softshrink, Softsign,
+                      Tanhshrink, Threshold, TripletMarginLoss, TripletMarginWithDistanceLoss, Unfold)
 from .parameter import Parameter  # noqa: F401

@@ -19,6 +19,13 @@ from .._nn_functional import _op, cosine_similarity  # noqa: F401  (F.cosine_sim
 from ..ops import TABLE
 from ..ops.attention import _check as _sdpa_check
 from ..random import default_generator_for
+from ._reduction import _legacy_reduction  # noqa: F401  (also nn.modules.loss's)
+from ._functional_more import (bilinear, celu, celu_, cosine_embedding_loss, embedding_bag, fold,  # noqa: F401
+                               gaussian_nll_loss, glu, gumbel_softmax, hardshrink, hinge_embedding_loss,
+                               local_response_norm, margin_ranking_loss, multi_margin_loss,
+                               multilabel_soft_margin_loss, pairwise_distance, poisson_nll_loss, prelu, rms_norm,
+                               rrelu, rrelu_, soft_margin_loss, softshrink, softsign, tanhshrink, threshold,
+                               threshold_, triplet_margin_loss, triplet_margin_with_distance_loss, unfold)
 
 
 def _op_(name, input, **attrs):
@@ -30,16 +37,6 @@ def _op_(name, input, **attrs):
 
 def _act(name, input, inplace=False, **attrs):
     return _op_(name, input, **attrs) if inplace else _op(name, input, **attrs)
-
-
-def _legacy_reduction(size_average, reduce):
-    """PyTorch's mapping of the deprecated (size_average, reduce) pair to a reduction string."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  stacklevel=3)
-    return ret
 
 
 # ------------------------------------------------------------------ linear
