@@ -182,3 +182,16 @@ def test_special_and_finfo():
     assert torch.finfo().dtype == "float32" and torch.iinfo(torch.int64).max == 2 ** 63 - 1
     with pytest.raises(TypeError, match="torch.finfo\\(\\) requires a floating point input type"):
         torch.finfo(torch.int32)
+
+
+def test_tensor_unfold_windows():
+    x = torch.arange(10.0).reshape(2, 5)
+    # PyTorch 2.13 printed the same windows
+    assert x.unfold(1, 3, 1).tolist() == [[[0, 1, 2], [1, 2, 3], [2, 3, 4]], [[5, 6, 7], [6, 7, 8], [7, 8, 9]]]
+    assert x.t().unfold(0, 2, 2).tolist() == [[[0, 1], [5, 6]], [[2, 3], [7, 8]]]
+    a = T(RNG.standard_normal((3, 6)), dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.unfold(1, 3, 1) * 1.0, (a,))          # overlapping windows add up
+    with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 1 is 5 but size is 6"):
+        x.unfold(1, 6, 1)
+    with pytest.raises(RuntimeError, match="step is 0 but must be > 0"):
+        x.unfold(1, 2, 0)

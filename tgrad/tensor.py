@@ -1409,6 +1409,21 @@ class Tensor:
     def broadcast_to(self, size):
         return self.expand(size)
 
+    def unfold(self, dimension, size, step):
+        """A view of every ``size``-long window along ``dimension``, ``step`` apart: that dim becomes the
+        window count and a new last dim of ``size`` holds each window."""
+        d = dimension % max(self.dim(), 1)
+        n = self.shape[d] if self.dim() else 1
+        if size > n:
+            raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        if self.dim() == 0:
+            return self.as_strided((size,), (1,), self.storage_offset())
+        shape, strides = list(self.shape), list(self.stride())
+        shape[d], strides[d] = (n - size) // step + 1, strides[d] * step
+        return self.as_strided(shape + [size], strides + [self.stride(d)], self.storage_offset())
+
     # order statistics, counting, set and distance methods (compositions of ops, in _functional_more.py)
     def median(self, dim=None, keepdim=False):
         return _fm.median(self, dim, keepdim)
