@@ -22,3 +22,4 @@ from .modules import (CELU, GLU, Bilinear, CosineEmbeddingLoss, CosineSimilarity
                       PoissonNLLLoss, PReLU, RMSNorm, RReLU, Softmax2d, SoftMarginLoss, Softshrink, Softsign,
                       Tanhshrink, Threshold, TripletMarginLoss, TripletMarginWithDistanceLoss, Unfold)
 from .parameter import Parameter  # noqa: F401
+from .utils import parametrizations, parametrize  # noqa: F401  (nn.utils cannot import them: see there)
