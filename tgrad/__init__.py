@@ -33,6 +33,13 @@ from ._functional_more import (bincount, block_diag, broadcast_shapes, broadcast
                                cdist, cross, diff, dist, einsum, erfc, histc, kron, kthvalue, logit, logspace, median,
                                mode, nanquantile, quantile, searchsorted, std_mean, tensordot, tril_indices,
                                triu_indices, unique, unique_consecutive, var_mean, xlogy)
+from ._functional_more import (acos, acosh, addbmm, addmv, addr, allclose, aminmax,
+                               are_deterministic_algorithms_enabled, asin, asinh, atan, atanh, copysign, cosh, count_nonzero, deg2rad, diagflat,
+                               float_power, get_float32_matmul_precision, hsplit, hypot, isclose, isin,
+                               is_deterministic_algorithms_warn_only_enabled, logaddexp, nanmean, nansum, rad2deg,
+                               rot90, set_float32_matmul_precision, signbit, sinh, tensor_split, trace,
+                               use_deterministic_algorithms, vsplit)
+from ._tensor_str import set_printoptions
 from ._nn_functional import (batch_norm, cosine_similarity, dropout, embedding, layer_norm, log_softmax, softmax)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
@@ -57,6 +64,7 @@ from .threads import (get_num_threads, set_num_threads)
 from .utils.dlpack import from_dlpack
 
 # ------------------------------------------------------------------ run at import
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
 float = float32
 double = float64
