@@ -267,3 +267,29 @@ def test_global_settings():
     torch.use_deterministic_algorithms(False)
     assert not torch.are_deterministic_algorithms_enabled()
     assert callable(torch.set_printoptions)
+
+
+def test_linalg_cholesky_and_solve_triangular():
+    a = RNG.standard_normal((2, 4, 4))
+    A = a @ a.transpose(0, 2, 1) + 4 * np.eye(4)
+    L = torch.linalg.cholesky(T(A, dtype=torch.float64))
+    close(L, np.linalg.cholesky(A), 1e-10)
+    close(torch.linalg.cholesky(T(A[0], dtype=torch.float64), upper=True), np.linalg.cholesky(A[0]).T, 1e-10)
+    B = RNG.standard_normal((2, 4, 3))
+    Ln = np.linalg.cholesky(A)
+    close(torch.linalg.solve_triangular(L, T(B, dtype=torch.float64), upper=False), np.linalg.solve(Ln, B), 1e-10)
+    close(torch.linalg.solve_triangular(L.transpose(-2, -1), T(B, dtype=torch.float64), upper=True),
+          np.linalg.solve(Ln.transpose(0, 2, 1), B), 1e-10)
+    Bt = B.transpose(0, 2, 1)
+    close(torch.linalg.solve_triangular(L, T(Bt, dtype=torch.float64), upper=False, left=False),
+          Bt @ np.linalg.inv(Ln), 1e-10)
+    At = T(A[0], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda m: torch.linalg.cholesky((m + m.T) / 2), (At,))
+    lt = T(np.tril(a[0]) + 4 * np.eye(4), dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda l, b: torch.linalg.solve_triangular(l, b, upper=False),
+                     (lt, T(B[0], dtype=torch.float64, requires_grad=True)))
+    # PyTorch 2.13's message
+    with pytest.raises(torch.linalg.LinAlgError, match=r"linalg.cholesky: The factorization could not be completed "
+                       r"because the input is not positive-definite \(the leading minor of order 2 is not "
+                       r"positive-definite\)."):
+        torch.linalg.cholesky(torch.tensor([[1.0, 2.0], [2.0, 1.0]]))

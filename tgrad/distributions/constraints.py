@@ -1,9 +1,12 @@
 """``tgrad.distributions.constraints``: the sets a distribution's parameters and samples live in; ``check(x)``
 is a bool tensor (per batch element) saying which values are inside."""
+import numpy as np
+
+from .._creation import tensor as _tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
-           "independent", "integer_interval", "interval", "is_dependent", "less_than", "nonnegative", "positive",
-           "real", "real_vector", "simplex", "unit_interval"]
+           "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
+           "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
 class Constraint:
@@ -160,6 +163,32 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _LowerCholesky(Constraint):
+    """Lower-triangular matrices with a positive diagonal."""
+    event_dim = 2
+
+    def check(self, value):
+        lower = (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+        return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric positive-definite matrices (checked on the host: symmetric within 1e-6, Cholesky succeeds)."""
+    event_dim = 2
+
+    def check(self, value):
+        a = np.asarray(value.detach().cpu().numpy(), dtype=np.float64)
+        flat = a.reshape((-1,) + a.shape[-2:])
+        ok = []
+        for m in flat:
+            try:
+                np.linalg.cholesky(m)
+                ok.append(bool(np.allclose(m, m.T, atol=1e-6, rtol=0)))
+            except np.linalg.LinAlgError:
+                ok.append(False)
+        return _tensor(np.asarray(ok, dtype=bool).reshape(a.shape[:-2]), device=value.device)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -176,3 +205,5 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()

@@ -7,7 +7,10 @@ from ..nn import functional as F
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
+from .. import linalg
+from .._functional_more import broadcast_shapes
 from .independent import Independent
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .uniform import Uniform
 from .utils import _sum_rightmost
@@ -113,3 +116,18 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    """sum log diag(Lq) - sum log diag(Lp) + (||Lq^-1 Lp||_F^2 + ||Lq^-1 (mu_q - mu_p)||^2 - n) / 2."""
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with                          different "
+                         "event shapes cannot be computed")
+    lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    n = p.event_shape[0]
+    shape = tuple(broadcast_shapes(lq.shape[:-2], lp.shape[:-2])) + (n, n)
+    term2 = linalg.solve_triangular(lq.expand(shape), lp.expand(shape), upper=False).pow(2).sum((-2, -1))
+    term3 = _batch_mahalanobis(lq, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
