@@ -161,3 +161,49 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                 vals = np.where(pending, cand, vals)
                 pending = np.where(pending, np.log(draw("uniform", 0.0, 1.0)) > log_ratio(cand), pending)
         return tensor.copy_(make_tensor(vals, dtype=tensor.dtype, device=tensor.device))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix (the trailing dims flattened) times ``gain``: Q of the QR factorization of
+    a N(0, 1) draw (PyTorch's draws; transposed when rows < cols), its columns' signs set so diag(R) > 0 (which
+    makes Q unique, so it equals PyTorch's up to rounding).  The QR runs on the host (numpy), an init-only
+    step."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    with no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        a = flattened.cpu().numpy().astype(np.float64)
+        if rows < cols:
+            a = a.T
+        q, r = np.linalg.qr(a)
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        tensor.copy_(tensor.new_tensor(q.astype(tensor.dtype.np)).reshape(tensor.shape))
+        tensor.mul_(gain)
+    return tensor
+
+
+def dirac_(tensor, groups=1):
+    """The identity of a 3-5-D conv weight (out, in, *k): 1 at the kernel centre where out index == in index
+    (per group), 0 elsewhere."""
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    min_dim = min(out_per_group, sizes[1])
+    w = np.zeros(tuple(sizes), dtype=tensor.dtype.np)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min_dim):
+            w[(g * out_per_group + d, d) + centre] = 1
+    with no_grad():
+        tensor.copy_(tensor.new_tensor(w))
+    return tensor
