@@ -317,3 +317,21 @@ def test_init_orthogonal_and_dirac():
     close(F.conv2d(x, nn.init.dirac_(torch.empty(2, 2, 3, 3)), padding=1), x.numpy())
     with pytest.raises(ValueError, match="Only tensors with 2 or more dimensions are supported"):
         nn.init.orthogonal_(torch.empty(3))
+
+
+def test_lazy_linear_becomes_linear_with_pytorchs_init():
+    # PyTorch 2.13 printed these for the same seeded program (the init is drawn at the first forward)
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(2))
+    assert "LazyLinear(in_features=0, out_features=3, bias=True)" in repr(m)
+    assert isinstance(m[0].weight, nn.UninitializedParameter)
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
+        m[0].weight.shape
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    x = torch.randn(4, 5)
+    y = m(x)
+    assert type(m[0]) is nn.Linear and type(m[0].weight) is nn.Parameter and m[2].in_features == 3
+    close(y.reshape(-1), [0.170572, -0.024064, 0.720675, -0.299078, 0.630633, -0.283103, 0.923241, -0.533312])
+    y.sum().backward()
+    opt.step()                                         # the optimizer holds the materialized parameters
+    close(m[0].weight.reshape(-1)[:5], [-0.27365, 0.382634, 0.22528, 0.238693, 0.032241])
