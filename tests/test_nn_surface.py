@@ -335,3 +335,12 @@ def test_lazy_linear_becomes_linear_with_pytorchs_init():
     y.sum().backward()
     opt.step()                                         # the optimizer holds the materialized parameters
     close(m[0].weight.reshape(-1)[:5], [-0.27365, 0.382634, 0.22528, 0.238693, 0.032241])
+
+
+def test_dropout3d_draws_pytorchs_channels():
+    # PyTorch 2.13, manual_seed(0): Dropout3d(0.5)(ones(2, 3, 2, 1, 1)) kept only channel (0, 2)
+    torch.manual_seed(0)
+    y = nn.Dropout3d(0.5)(torch.ones(2, 3, 2, 1, 1))
+    assert y.reshape(2, 3, 2).tolist() == [[[0, 0], [0, 0], [2, 2]], [[0, 0], [0, 0], [0, 0]]]
+    close(F.dropout3d(torch.ones(3, 1, 1, 2), 0.4).reshape(-1), [1 / 0.6] * 6)
+    assert F.dropout3d(torch.ones(2, 2, 1, 1, 1), 0.5, training=False).tolist() == torch.ones(2, 2, 1, 1, 1).tolist()

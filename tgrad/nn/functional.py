@@ -1010,6 +1010,18 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout(input, p, training, inplace, input.dim() if input.dim() != 4 else 4, "dropout2d")
 
 
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) input with probability p, scale the rest by
+    1 / (1 - p)."""
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout3d exists to provide channel-wise dropout on "
+                      "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+    return _channel_dropout(input, p, training, inplace, 5, "dropout3d")
+
+
 # ------------------------------------------------------------------ group / instance normalization
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalize each (sample, group of C / num_groups channels) of (N, C, *) input, then w[c] x + b[c]."""
