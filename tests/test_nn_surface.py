@@ -344,3 +344,31 @@ def test_dropout3d_draws_pytorchs_channels():
     assert y.reshape(2, 3, 2).tolist() == [[[0, 0], [0, 0], [2, 2]], [[0, 0], [0, 0], [0, 0]]]
     close(F.dropout3d(torch.ones(3, 1, 1, 2), 0.4).reshape(-1), [1 / 0.6] * 6)
     assert F.dropout3d(torch.ones(2, 2, 1, 1, 1), 0.5, training=False).tolist() == torch.ones(2, 2, 1, 1, 1).tolist()
+
+
+def test_affine_grid_and_grid_sample():
+    """Spatial-transformer sampling.  Reference sums were printed by PyTorch 2.13 for the same inputs."""
+    rng = np.random.default_rng(0)
+    x = T(rng.standard_normal((2, 3, 4, 5)))
+    theta = T(rng.standard_normal((2, 2, 3)) * 0.5 + np.array([[1, 0, 0], [0, 1, 0]]))
+    g = F.affine_grid(theta, (2, 3, 3, 6), align_corners=False)
+    close(g.reshape(-1)[:4], [-1.40506, -0.41192, -0.94046, -0.64972])
+    close(g.sum(), -8.9465, 1e-4)
+    sums = {("bilinear", "zeros", False): 27.6782, ("bilinear", "border", False): 30.3978,
+            ("nearest", "zeros", False): 29.0684, ("nearest", "border", False): 32.2976,
+            ("bilinear", "zeros", True): 26.994, ("bilinear", "border", True): 28.0267,
+            ("nearest", "zeros", True): 33.5756, ("nearest", "border", True): 34.2153}
+    for (mode, pad, ac), ref in sums.items():
+        y = F.grid_sample(x, F.affine_grid(theta, (2, 3, 3, 6), align_corners=ac), mode=mode, padding_mode=pad,
+                          align_corners=ac)
+        close(y.sum(), ref, 2e-4)
+    ident = torch.tensor([[[1.0, 0, 0], [0, 1, 0]]]).expand(2, 2, 3)
+    close(F.grid_sample(x, F.affine_grid(ident, (2, 3, 4, 5), align_corners=True), align_corners=True), x.numpy())
+    xd = D(rng.standard_normal((1, 2, 3, 4)))
+    td = D(rng.standard_normal((1, 2, 3)) * 0.3 + np.array([[1, 0, 0], [0, 1, 0]]))
+    assert gradcheck(lambda a, t: F.grid_sample(a, F.affine_grid(t, (1, 2, 2, 3), align_corners=False),
+                                                align_corners=False), (xd, td))
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
+        F.affine_grid(theta, (2, 3, 3, 6))
+    with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3"):
+        F.affine_grid(torch.ones(2, 3, 3), (2, 3, 3, 6), align_corners=False)

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes as D
-from .._creation import _host_uniform, tensor, zeros
+from .._creation import _host_uniform, linspace, tensor, zeros
 from .._nn_functional import _embedding, _op
 from .._functional import cat, stack
 from ..autograd import grad_mode
@@ -475,3 +475,79 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     loss = loss.sum(dim=input.dim() - 1) / input.shape[-1]
     return _reduce(loss, reduction)
 
+
+
+# ------------------------------------------------------------------ spatial transformers
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.")
+
+
+def _linspace_from_neg_one(like, n, align_corners):
+    """n points spanning [-1, 1] (pixel corners) or their centres (align_corners=False)."""
+    r = linspace(-1, 1, n, dtype=like.dtype, device=like.device)
+    return r if align_corners or n <= 1 else r * ((n - 1) / n)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) of the 2-D affine maps ``theta`` (N, 2, 3) for an output of ``size``
+    (N, C, H, W): grid[n, h, w] = theta[n] @ (x_w, y_h, 1)."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) != 4:
+        raise NotImplementedError(f"affine_grid only supports 4D sizes, for 2D affine transforms. Got size {size}.")
+    if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+        raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
+                         f"{theta.shape}.")
+    n, _, h, w = size
+    xs = _linspace_from_neg_one(theta, w, align_corners)
+    ys = _linspace_from_neg_one(theta, h, align_corners)
+    base = stack([xs.unsqueeze(0).expand(h, w), ys.unsqueeze(1).expand(h, w), theta.new_ones(h, w)], -1)
+    return base.reshape(1, h * w, 3).expand(n, h * w, 3).bmm(theta.transpose(1, 2)).reshape(n, h, w, 2)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """out[n, c, i, j] = input[n, c] sampled at grid[n, i, j] = (x, y) in [-1, 1] (bilinear or nearest;
+    outside: zeros, or the border value) for (N, C, H, W) input and (N, Ho, Wo, 2) grid."""
+    if mode not in ("bilinear", "nearest"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'" if mode != "bicubic" else
+                         "tgrad.nn.functional.grid_sample: mode='bicubic' is not supported")
+    if padding_mode not in ("zeros", "border"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'" if padding_mode != "reflection" else
+                         "tgrad.nn.functional.grid_sample: padding_mode='reflection' is not supported")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same batch size and grid of shape "
+                           f"(N, H, W, 2), but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+
+    def unnormalize(coord, size):
+        return (coord + 1) * ((size - 1) / 2) if align_corners else ((coord + 1) * size - 1) / 2
+
+    ix, iy = unnormalize(grid[..., 0], w), unnormalize(grid[..., 1], h)
+    if padding_mode == "border":
+        ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(x, y, weight):
+        """weight * input at integer (x, y) (N, Ho, Wo), zero outside the image."""
+        inside = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
+        idx = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        vals = flat.gather(2, idx).reshape(n, c, ho, wo)
+        return vals * (weight * inside.to(weight.dtype)).unsqueeze(1)
+
+    if mode == "nearest":
+        return tap(ix.detach().round(), iy.detach().round(), ix * 0 + 1)     # grid gets a zero gradient, as PyTorch
+    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    x1, y1 = x0 + 1, y0 + 1
+    return (tap(x0, y0, (x1 - ix) * (y1 - iy)) + tap(x1, y0, (ix - x0) * (y1 - iy))
+            + tap(x0, y1, (x1 - ix) * (iy - y0)) + tap(x1, y1, (ix - x0) * (iy - y0)))
