@@ -1,8 +1,6 @@
 """The nn / nn.functional forms composed of ops (tgrad/nn/_functional_more.py and their modules): values against
 numpy formulas, or numbers printed by PyTorch 2.13 (/work/venv-torch, same seeds and calls) where the draws or
 init streams matter (said so); gradcheck in float64; PyTorch's errors and reprs."""
-import math
-
 import numpy as np
 import pytest
 
