@@ -370,3 +370,16 @@ def test_affine_grid_and_grid_sample():
         F.affine_grid(theta, (2, 3, 3, 6))
     with pytest.raises(ValueError, match="Expected a batch of 2D affine matrices of shape Nx2x3"):
         F.affine_grid(torch.ones(2, 3, 3), (2, 3, 3, 6), align_corners=False)
+
+
+def test_alpha_dropout_draws_pytorchs_numbers():
+    # PyTorch 2.13, manual_seed(0), x = arange(12).reshape(2, 3, 2) / 5 - 1: printed these
+    torch.manual_seed(0)
+    x = torch.arange(12.0).reshape(2, 3, 2) / 5 - 1
+    close(nn.AlphaDropout(0.3)(x).reshape(-1), [-1.059548, -1.059548, -0.06248, -1.059548, 0.281902, -1.059548,
+                                                0.626283, 0.798473, 0.970664, 1.142854, 1.315045, 1.487235])
+    close(F.feature_alpha_dropout(x, 0.4, training=True).reshape(-1),
+          [-0.256188, -0.083531, -0.910642, -0.910642, 0.434438, 0.607095, 0.779751, 0.952408, 1.125064, 1.297721,
+           1.470377, 1.643034])
+    assert F.alpha_dropout(x, 0.5) is x                     # training=False by default
+    assert repr(nn.AlphaDropout(0.2)) == "AlphaDropout(p=0.2, inplace=False)"

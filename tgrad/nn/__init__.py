@@ -21,6 +21,6 @@ from .modules import (CELU, GLU, Bilinear, CosineEmbeddingLoss, CosineSimilarity
                       MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, ParameterDict, ParameterList,
                       PoissonNLLLoss, PReLU, RMSNorm, RReLU, Softmax2d, SoftMarginLoss, Softshrink, Softsign,
                       Tanhshrink, Threshold, TripletMarginLoss, TripletMarginWithDistanceLoss, Unfold)
-from .modules import Dropout3d, LazyLinear  # noqa: F401
+from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, LazyLinear  # noqa: F401
 from .parameter import Parameter, UninitializedParameter  # noqa: F401
 from .utils import parametrizations, parametrize  # noqa: F401  (nn.utils cannot import them: see there)

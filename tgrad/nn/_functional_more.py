@@ -551,3 +551,31 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     x1, y1 = x0 + 1, y0 + 1
     return (tap(x0, y0, (x1 - ix) * (y1 - iy)) + tap(x1, y0, (ix - x0) * (y1 - iy))
             + tap(x0, y1, (x1 - ix) * (iy - y0)) + tap(x1, y1, (ix - x0) * (iy - y0)))
+
+
+# ------------------------------------------------------------------ alpha dropout (SELU networks)
+def _alpha_dropout(input, p, training, inplace, feature):
+    """ATen's alpha dropout: keep ~ Bernoulli(1 - p) (per element, or per (N, C) channel when ``feature``),
+    out = a (x keep + alpha' (1 - keep)) with alpha' = -1.7581 (SELU's negative saturation), a restoring the
+    mean and variance."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _inplace(input, input * 0.0, inplace)
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2) if feature else tuple(input.shape)
+    with grad_mode.no_grad():
+        keep = input.new_empty(shape).bernoulli_(1.0 - p)          # PyTorch's draws
+    alpha = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return _inplace(input, input * (keep * a) + b, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True)

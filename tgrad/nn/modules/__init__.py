@@ -7,7 +7,7 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .fold import Fold, Unfold  # noqa: F401
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
-from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .lazy import LazyLinear, LazyModuleMixin  # noqa: F401
 from .linear import Bilinear, Identity, Linear  # noqa: F401
