@@ -187,6 +187,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                            f"{x2.shape[-1]}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 2:      # sqrt of a sum of squares, its gradient 0 where the distance is 0 (as PyTorch's cdist)
         sq = (diff * diff).sum(-1)
