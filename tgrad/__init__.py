@@ -6,8 +6,9 @@ and utils.data.
 """
 # first the core, bottom to top (tensor.py's last lines bring in the floors above it)
 from . import tensor as _tensor  # noqa: F401
-from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, distributions, dtypes, linalg, nn, optim,
-               profiler, return_types, special, utils)
+from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, dtypes, linalg, nn, optim, profiler,
+               return_types, utils)
+from . import distributions, special  # noqa: F401
 from ._compile import compile
 from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
@@ -29,17 +30,10 @@ from ._functional import (abs, absolute, add, addcdiv, addcmul, addmm, all, amax
                           squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
-from ._functional_more import (bincount, block_diag, broadcast_shapes, broadcast_tensors, bucketize, cartesian_prod,
-                               cdist, cross, diff, dist, einsum, erfc, histc, kron, kthvalue, logit, logspace, median,
-                               mode, nanquantile, quantile, searchsorted, std_mean, tensordot, tril_indices,
-                               triu_indices, unique, unique_consecutive, var_mean, xlogy)
-from ._functional_more import (acos, acosh, addbmm, addmv, addr, allclose, aminmax,
-                               are_deterministic_algorithms_enabled, asin, asinh, atan, atanh, copysign, cosh, count_nonzero, deg2rad, diagflat,
-                               float_power, get_float32_matmul_precision, hsplit, hypot, isclose, isin,
-                               is_deterministic_algorithms_warn_only_enabled, logaddexp, nanmean, nansum, rad2deg,
-                               rot90, set_float32_matmul_precision, signbit, sinh, tensor_split, trace,
-                               use_deterministic_algorithms, vsplit)
-from ._tensor_str import set_printoptions
+from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
+                               cross, diagflat, diff, dist, einsum, float_power, histc, isin, kron, kthvalue, logit,
+                               logspace, median, mode, nanquantile, quantile, searchsorted, std_mean, tensordot,
+                               trace, tril_indices, triu_indices, unique, unique_consecutive, var_mean, xlogy)
 from ._nn_functional import (batch_norm, cosine_similarity, dropout, embedding, layer_norm, log_softmax, softmax)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
@@ -49,8 +43,8 @@ from .autograd.anomaly import (is_anomaly_check_nan_enabled, is_anomaly_enabled)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
 from .device import (device, get_default_device, set_default_device)
-from .dtypes import (bfloat16, bool_ as bool, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int16,
-                     int32, int64, int8, promote_types, set_default_dtype, uint8)
+from .dtypes import (finfo, iinfo, bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int16, int32,
+                     int64, int8, promote_types, set_default_dtype, uint8)
 from .memory import OutOfMemoryError
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
@@ -64,7 +58,6 @@ from .threads import (get_num_threads, set_num_threads)
 from .utils.dlpack import from_dlpack
 
 # ------------------------------------------------------------------ run at import
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
 float = float32
 double = float64

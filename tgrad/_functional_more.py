@@ -8,7 +8,6 @@ import numpy as np
 
 from . import dtypes as D
 from . import return_types as R
-from .backends import cuda as cuda_backend
 from ._creation import full, linspace, tensor, zeros
 from ._functional import cat, meshgrid, stack
 from .tensor import Size, Tensor
@@ -575,37 +574,7 @@ def erfc(input):
     return 1 - input.erf()
 
 
-
-# ------------------------------------------------------------------ comparisons and small reductions
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|input - other| <= atol + rtol |other| element-wise (NaN == NaN when ``equal_nan``)."""
-    if not isinstance(other, Tensor):
-        other = tensor(other, dtype=input.dtype, device=input.device)
-    if input.dtype is not other.dtype:
-        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
-    if not input.dtype.is_floating_point:
-        input, other = input.double(), other.double()
-    close = input == other
-    if equal_nan:
-        close = close | (input.isnan() & other.isnan())
-    err = (input - other).abs()
-    return close | (err.isfinite() & (err <= atol + (rtol * other).abs()))
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """isclose(...) everywhere (a Python bool)."""
-    if isinstance(other, Tensor):
-        for i, (a, b) in enumerate(zip(reversed(input.shape), reversed(other.shape))):
-            if a != b and a != 1 and b != 1:
-                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
-                                   f"non-singleton dimension {max(input.dim(), other.dim()) - 1 - i}")
-    return bool(isclose(input, other, rtol, atol, equal_nan).all())
-
-
-def count_nonzero(input, dim=None):
-    """The number of non-zero elements (over ``dim``, an int or tuple, when given)."""
-    nz = (input != 0).long()
-    return nz.sum() if dim is None else nz.sum(dim)
+# ------------------------------------------------------------------ small reductions and membership
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -616,25 +585,6 @@ def aminmax(input, *, dim=None, keepdim=False):
             lo, hi = lo.reshape((1,) * input.dim()), hi.reshape((1,) * input.dim())
         return R.aminmax(lo, hi)
     return R.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
-
-
-def logaddexp(input, other):
-    """log(exp(x) + exp(y)), computed as max + log1p(exp(-|x - y|))."""
-    m = input.maximum(other)
-    return m + (-(input - other).abs()).exp().log1p()
-
-
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """sum with NaNs counted as zero."""
-    x = input.masked_fill(input.isnan(), 0) if input.dtype.is_floating_point else input
-    return x.sum(dtype=dtype) if dim is None and not keepdim else x.sum(
-        tuple(range(input.dim())) if dim is None else dim, keepdim, dtype=dtype)
-
-
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    """mean over the non-NaN elements."""
-    n = (~input.isnan()).sum() if dim is None else (~input.isnan()).sum(dim, keepdim)
-    return nansum(input, dim, keepdim, dtype=dtype) / n
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
@@ -680,110 +630,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return res if out is None else out.copy_(res)
 
 
-def rot90(input, k=1, dims=(0, 1)):
-    """Rotate by 90 degrees k times in the plane ``dims`` (from the first towards the second)."""
-    if len(dims) != 2:
-        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
-    d0, d1 = dims
-    k %= 4
-    if k == 1:
-        return input.flip([d1]).transpose(d0, d1)
-    if k == 2:
-        return input.flip([d0, d1])
-    if k == 3:
-        return input.flip([d0]).transpose(d0, d1)
-    return input.clone()
-
-
-def tensor_split(input, indices_or_sections, dim=0):
-    """Views split at the given indices, or into n nearly equal parts (the first size % n one longer)."""
-    size = input.shape[dim]
-    if isinstance(indices_or_sections, int):
-        n = indices_or_sections
-        if n <= 0:
-            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
-        q, r = divmod(size, n)
-        bounds = [i * q + min(i, r) for i in range(n + 1)]
-    else:
-        idx = indices_or_sections.tolist() if isinstance(indices_or_sections, Tensor) else list(indices_or_sections)
-        bounds = [0] + [min(max(i, 0), size) for i in idx] + [size]
-    return tuple(input.narrow(dim, a, max(b - a, 0)) for a, b in zip(bounds[:-1], bounds[1:]))
-
-
-def hsplit(input, indices_or_sections):
-    return tensor_split(input, indices_or_sections, 1 if input.dim() > 1 else 0)
-
-
-def vsplit(input, indices_or_sections):
-    return tensor_split(input, indices_or_sections, 0)
-
-
-# ------------------------------------------------------------------ element-wise math composed of ops
-def sinh(input):
-    """(e^x - e^-x) / 2."""
-    return (input.exp() - (-input).exp()) * 0.5
-
-
-def cosh(input):
-    """(e^x + e^-x) / 2."""
-    return (input.exp() + (-input).exp()) * 0.5
-
-
-def asinh(input):
-    """sign(x) log(|x| + sqrt(x^2 + 1))."""
-    a = input.abs()
-    return input.sign() * (a + (a * a + 1).sqrt()).log()
-
-
-def acosh(input):
-    """log(x + sqrt(x^2 - 1))."""
-    return (input + (input * input - 1).sqrt()).log()
-
-
-def atanh(input):
-    """log((1 + x) / (1 - x)) / 2."""
-    return ((1 + input) / (1 - input)).log() * 0.5
-
-
-def atan(input):
-    """atan2(x, 1)."""
-    return input.atan2(input.new_ones(()))
-
-
-def asin(input):
-    """atan2(x, sqrt(1 - x^2)) (NaN outside [-1, 1])."""
-    return input.atan2((1 - input * input).sqrt())
-
-
-def acos(input):
-    """atan2(sqrt(1 - x^2), x) (NaN outside [-1, 1])."""
-    return (1 - input * input).sqrt().atan2(input)
-
-
-def deg2rad(input):
-    return input * (math.pi / 180)
-
-
-def rad2deg(input):
-    return input * (180 / math.pi)
-
-
-def hypot(input, other):
-    """sqrt(x^2 + y^2)."""
-    return (input * input + other * other).sqrt()
-
-
-def signbit(input):
-    """Whether the sign bit is set (true for -0.0)."""
-    if not input.dtype.is_floating_point:
-        return input < 0
-    return (input < 0) | ((input == 0) & ((1 / input) < 0))
-
-
-def copysign(input, other):
-    """|x| with the sign of y."""
-    return input.abs().where(~signbit(other if isinstance(other, Tensor) else tensor(float(other))),
-                             -input.abs())
+# ------------------------------------------------------------------ float64 power, diagonal fill
 
 
 def float_power(input, exponent):
@@ -791,39 +638,6 @@ def float_power(input, exponent):
     if isinstance(exponent, Tensor):
         exponent = exponent.double()
     return input.double().pow(exponent) if isinstance(input, Tensor) else tensor(float(input)).double().pow(exponent)
-
-
-# ------------------------------------------------------------------ global settings PyTorch programs make
-_matmul_precision = ["high"]
-_deterministic = {"mode": False, "warn_only": False}
-
-
-def set_float32_matmul_precision(precision):
-    """'highest': exact fp32 matmuls; 'high' / 'medium': TF32 allowed on cuda (``backends.cuda.matmul``)."""
-    if precision not in ("highest", "high", "medium"):
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
-                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
-        return
-    cuda_backend.matmul.allow_tf32 = precision != "highest"
-    if precision != "highest":
-        _matmul_precision[0] = precision
-
-
-def get_float32_matmul_precision():
-    return _matmul_precision[0] if cuda_backend.matmul.allow_tf32 else "highest"
-
-
-def use_deterministic_algorithms(mode, *, warn_only=False):
-    """Recorded only: tgrad's kernels give the same result run to run."""
-    _deterministic["mode"], _deterministic["warn_only"] = bool(mode), bool(warn_only)
-
-
-def are_deterministic_algorithms_enabled():
-    return _deterministic["mode"]
-
-
-def is_deterministic_algorithms_warn_only_enabled():
-    return _deterministic["warn_only"]
 
 
 def fill_diagonal_(input, fill_value, wrap=False):

@@ -187,18 +187,18 @@ def result_type(*operands):
 
 
 class finfo:
-    """``torch.finfo(dtype)``: the limits of a floating dtype (default: the default dtype) as Python floats."""
+    """``tgrad.finfo(dtype)``: machine limits of a floating dtype (eps, max, min, tiny, resolution, bits)."""
 
     def __init__(self, type=None):
         type = get_default_dtype() if type is None else type
         if not isinstance(type, dtype) or not type.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
-        info = ml_dtypes.finfo(type.np)
-        self.bits, self.dtype = info.bits, type.name
-        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -info.precision
+        i = ml_dtypes.finfo(type.np)
+        self.dtype, self.bits = type.name, type.itemsize * 8
+        self.eps, self.max, self.min = float(i.eps), float(i.max), float(i.min)
+        self.tiny = self.smallest_normal = float(i.smallest_normal)
+        self.resolution = float(10.0 ** -i.precision)
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
@@ -206,13 +206,14 @@ class finfo:
 
 
 class iinfo:
-    """``torch.iinfo(dtype)``: the limits of an integer dtype as Python ints."""
+    """``tgrad.iinfo(dtype)``: limits of an integer dtype (min, max, bits)."""
 
     def __init__(self, type):
-        if not isinstance(type, dtype) or type.is_floating_point:
-            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
-        info = np.iinfo(np.uint8 if type is bool_ else type.np)
-        self.bits, self.min, self.max, self.dtype = info.bits, int(info.min), int(info.max), type.name
+        if not isinstance(type, dtype) or type._kind != 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
+        i = np.iinfo(type.np)
+        self.dtype, self.bits, self.min, self.max = type.name, i.bits, int(i.min), int(i.max)
 
     def __repr__(self):
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -1424,71 +1424,12 @@ class Tensor:
         shape[d], strides[d] = (n - size) // step + 1, strides[d] * step
         return self.as_strided(shape + [size], strides + [self.stride(d)], self.storage_offset())
 
-    # element-wise math, comparisons and layout helpers composed of ops (_functional_more.py)
-    def sinh(self):
-        return _fm.sinh(self)
-
-    def cosh(self):
-        return _fm.cosh(self)
-
-    def asinh(self):
-        return _fm.asinh(self)
-
-    def acosh(self):
-        return _fm.acosh(self)
-
-    def atanh(self):
-        return _fm.atanh(self)
-
-    def asin(self):
-        return _fm.asin(self)
-
-    def acos(self):
-        return _fm.acos(self)
-
-    def atan(self):
-        return _fm.atan(self)
-
-    arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
-
-    def deg2rad(self):
-        return _fm.deg2rad(self)
-
-    def rad2deg(self):
-        return _fm.rad2deg(self)
-
-    def hypot(self, other):
-        return _fm.hypot(self, other)
-
-    def logaddexp(self, other):
-        return _fm.logaddexp(self, other)
-
-    def signbit(self):
-        return _fm.signbit(self)
-
-    def copysign(self, other):
-        return _fm.copysign(self, other)
-
+    # small linear-algebra and reduction helpers composed of ops (_functional_more.py)
     def float_power(self, exponent):
         return _fm.float_power(self, exponent)
 
-    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return _fm.isclose(self, other, rtol, atol, equal_nan)
-
-    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return _fm.allclose(self, other, rtol, atol, equal_nan)
-
-    def count_nonzero(self, dim=None):
-        return _fm.count_nonzero(self, dim)
-
     def aminmax(self, *, dim=None, keepdim=False):
         return _fm.aminmax(self, dim=dim, keepdim=keepdim)
-
-    def nansum(self, dim=None, keepdim=False, *, dtype=None):
-        return _fm.nansum(self, dim, keepdim, dtype=dtype)
-
-    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
-        return _fm.nanmean(self, dim, keepdim, dtype=dtype)
 
     def trace(self):
         return _fm.trace(self)
@@ -1504,18 +1445,6 @@ class Tensor:
 
     def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
         return _fm.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
-
-    def rot90(self, k=1, dims=(0, 1)):
-        return _fm.rot90(self, k, dims)
-
-    def tensor_split(self, indices_or_sections, dim=0):
-        return _fm.tensor_split(self, indices_or_sections, dim)
-
-    def hsplit(self, indices_or_sections):
-        return _fm.hsplit(self, indices_or_sections)
-
-    def vsplit(self, indices_or_sections):
-        return _fm.vsplit(self, indices_or_sections)
 
     def fill_diagonal_(self, fill_value, wrap=False):
         return _fm.fill_diagonal_(self, fill_value, wrap)
@@ -1565,9 +1494,6 @@ class Tensor:
 
     def xlogy(self, other):
         return _fm.xlogy(self, other)
-
-    def erfc(self):
-        return _fm.erfc(self)
 
     def gather(self, dim, index, *, sparse_grad=False):
         if sparse_grad:
