@@ -8,7 +8,6 @@ and utils.data.
 from . import tensor as _tensor  # noqa: F401
 from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, dtypes, linalg, nn, optim, profiler,
                return_types, utils)
-from . import distributions, special  # noqa: F401
 from ._compile import compile
 from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
@@ -30,10 +29,6 @@ from ._functional import (abs, absolute, add, addcdiv, addcmul, addmm, all, amax
                           squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
-from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
-                               cross, diagflat, diff, dist, einsum, float_power, histc, isin, kron, kthvalue, logit,
-                               logspace, median, mode, nanquantile, quantile, searchsorted, std_mean, tensordot,
-                               trace, tril_indices, triu_indices, unique, unique_consecutive, var_mean, xlogy)
 from ._nn_functional import (batch_norm, cosine_similarity, dropout, embedding, layer_norm, log_softmax, softmax)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
@@ -55,6 +50,11 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
 from .serialization import (load, save)
 from .tensor import (contiguous_format, memory_format, preserve_format, Size, Tensor)
 from .threads import (get_num_threads, set_num_threads)
+from . import distributions, special  # noqa: F401,E402  (the floors above nn: distributions, special functions)
+from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
+                               cross, diagflat, diff, dist, einsum, float_power, histc, isin, kron, kthvalue, logit,
+                               logspace, median, mode, nanquantile, quantile, searchsorted, std_mean, tensordot,
+                               trace, tril_indices, triu_indices, unique, unique_consecutive, var_mean, xlogy)
 from .utils.dlpack import from_dlpack
 
 # ------------------------------------------------------------------ run at import
