@@ -21,8 +21,10 @@ FLOORS = [
     ("ops", ("tgrad.ops",)),
     ("autograd", ("tgrad.autograd",)),
     ("api", ("tgrad._creation", "tgrad._functional", "tgrad._nn_functional", "tgrad.random", "tgrad._indexing",
-             "tgrad.serialization", "tgrad.cuda", "tgrad._legacy", "tgrad.linalg", "tgrad.profiler")),
-    ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad._compile")),
+             "tgrad.serialization", "tgrad.cuda", "tgrad._legacy", "tgrad.linalg", "tgrad.profiler",
+             "tgrad._functional_more", "tgrad.special")),
+    ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad._compile",
+               "tgrad.distributions")),
     ("tools", ("tgrad.testing", "tgrad.bench", "tgrad")),
 ]
 
@@ -31,6 +33,7 @@ SEAMS = {
     # the one upward edge: the last statements of tensor.py bind the floors Tensor's methods reach
     ("tgrad.tensor", "tgrad.autograd"), ("tgrad.tensor", "tgrad.ops"), ("tgrad.tensor", "tgrad._creation"),
     ("tgrad.tensor", "tgrad._indexing"), ("tgrad.tensor", "tgrad.serialization"),
+    ("tgrad.tensor", "tgrad._functional_more"),
     # device asks the CUDA driver for the device count (memory holds devices, so this waits for the first call)
     ("tgrad.device", "tgrad.memory.cuda_driver"),
 }

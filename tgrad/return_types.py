@@ -40,3 +40,40 @@ class sort(_ValuesIndices):
 
 class topk(_ValuesIndices):
     pass
+
+
+class median(_ValuesIndices):
+    pass
+
+
+class mode(_ValuesIndices):
+    pass
+
+
+class kthvalue(_ValuesIndices):
+    pass
+
+
+class aminmax(tuple):
+    """(min, max) with attribute access, like ``torch.return_types.aminmax``."""
+
+    __slots__ = ()
+    n_fields = 2
+    _fields = ("min", "max")
+
+    def __new__(cls, min, max):
+        return tuple.__new__(cls, (min, max))
+
+    @property
+    def min(self):
+        return self[0]
+
+    @property
+    def max(self):
+        return self[1]
+
+    def __repr__(self):
+        return f"tgrad.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+
+    def __reduce__(self):
+        return (type(self), tuple(self))

@@ -1653,6 +1653,92 @@ class Tensor:
     def broadcast_to(self, size):
         return self.expand(size)
 
+    def unfold(self, dimension, size, step):
+        """A view of every ``size``-long window along ``dimension``, ``step`` apart: that dim becomes the
+        window count and a new last dim of ``size`` holds each window."""
+        d = dimension % max(self.dim(), 1)
+        n = self.shape[d] if self.dim() else 1
+        if size > n:
+            raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        if self.dim() == 0:
+            return self.as_strided((size,), (1,), self.storage_offset())
+        shape, strides = list(self.shape), list(self.stride())
+        shape[d], strides[d] = (n - size) // step + 1, strides[d] * step
+        return self.as_strided(shape + [size], strides + [self.stride(d)], self.storage_offset())
+
+    # small linear-algebra and reduction helpers composed of ops (_functional_more.py)
+    def float_power(self, exponent):
+        return _fm.float_power(self, exponent)
+
+    def aminmax(self, *, dim=None, keepdim=False):
+        return _fm.aminmax(self, dim=dim, keepdim=keepdim)
+
+    def trace(self):
+        return _fm.trace(self)
+
+    def diagflat(self, offset=0):
+        return _fm.diagflat(self, offset)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        return _fm.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        return _fm.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        return _fm.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        return _fm.fill_diagonal_(self, fill_value, wrap)
+
+    # order statistics, counting, set and distance methods (compositions of ops, in _functional_more.py)
+    def median(self, dim=None, keepdim=False):
+        return _fm.median(self, dim, keepdim)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        return _fm.kthvalue(self, k, dim, keepdim)
+
+    def mode(self, dim=-1, keepdim=False):
+        return _fm.mode(self, dim, keepdim)
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _fm.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        return _fm.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        return _fm.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        return _fm.unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def bincount(self, weights=None, minlength=0):
+        return _fm.bincount(self, weights, minlength)
+
+    def histc(self, bins=100, min=0, max=0):
+        return _fm.histc(self, bins, min, max)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        return _fm.diff(self, n, dim, prepend, append)
+
+    def cross(self, other, dim=None):
+        return _fm.cross(self, other, dim)
+
+    def kron(self, other):
+        return _fm.kron(self, other)
+
+    def dist(self, other, p=2):
+        return _fm.dist(self, other, p)
+
+    def logit(self, eps=None):
+        return _fm.logit(self, eps)
+
+    def xlogy(self, other):
+        return _fm.xlogy(self, other)
+
     def gather(self, dim, index, *, sparse_grad=False):
         if sparse_grad:
             raise NotImplementedError("gather(): sparse_grad=True is not supported (tgrad has no sparse tensors)")
@@ -2136,7 +2222,7 @@ _SCALAR_PACK = {D.float32: struct.Struct("=f").pack, D.float64: struct.Struct("=
 # the same way, ``ops.call``), the engine, graph and grad modes serve backward and hooks, and creation,
 # indexing and serialization hold PyTorch's public factories, indexing rules and pickling.  Imported
 # last, once Tensor and the factories above exist, since each of those modules imports them at its top.
-from . import (_creation, _indexing, ops as _ops,  # noqa: E402
+from . import (_creation, _functional_more as _fm, _indexing, ops as _ops,  # noqa: E402
                serialization as _serialization)
 from .autograd import dispatch as _dispatch, engine as _engine, grad_mode as _grad_mode, graph as _graph  # noqa: E402
 

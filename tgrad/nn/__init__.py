@@ -17,4 +17,11 @@ from .modules import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d  # noqa: F401
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .modules import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                       TransformerEncoder, TransformerEncoderLayer)
-from .parameter import Parameter  # noqa: F401
+from .modules import (CELU, GLU, Bilinear, CosineEmbeddingLoss, CosineSimilarity, EmbeddingBag, Fold,  # noqa: F401
+                      GaussianNLLLoss, Hardshrink, HingeEmbeddingLoss, LocalResponseNorm, MarginRankingLoss,
+                      MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, ParameterDict, ParameterList,
+                      PoissonNLLLoss, PReLU, RMSNorm, RReLU, Softmax2d, SoftMarginLoss, Softshrink, Softsign,
+                      Tanhshrink, Threshold, TripletMarginLoss, TripletMarginWithDistanceLoss, Unfold)
+from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, LazyLinear  # noqa: F401
+from .parameter import Parameter, UninitializedParameter  # noqa: F401
+from .utils import parametrizations, parametrize  # noqa: F401  (nn.utils cannot import them: see there)

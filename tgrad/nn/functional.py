@@ -19,6 +19,14 @@ from .._nn_functional import _op, cosine_similarity  # noqa: F401  (F.cosine_sim
 from ..ops import TABLE
 from ..ops.attention import _check as _sdpa_check
 from ..random import default_generator_for
+from ._reduction import _legacy_reduction  # noqa: F401  (also nn.modules.loss's)
+from ._functional_more import (affine_grid, alpha_dropout, bilinear, celu, celu_,  # noqa: F401
+                               cosine_embedding_loss, embedding_bag, feature_alpha_dropout, fold, gaussian_nll_loss,
+                               glu, grid_sample, gumbel_softmax, hardshrink, hinge_embedding_loss,
+                               local_response_norm, margin_ranking_loss, multi_margin_loss,
+                               multilabel_soft_margin_loss, pairwise_distance, poisson_nll_loss, prelu, rms_norm,
+                               rrelu, rrelu_, soft_margin_loss, softshrink, softsign, tanhshrink, threshold,
+                               threshold_, triplet_margin_loss, triplet_margin_with_distance_loss, unfold)
 
 
 def _op_(name, input, **attrs):
@@ -30,16 +38,6 @@ def _op_(name, input, **attrs):
 
 def _act(name, input, inplace=False, **attrs):
     return _op_(name, input, **attrs) if inplace else _op(name, input, **attrs)
-
-
-def _legacy_reduction(size_average, reduce):
-    """PyTorch's mapping of the deprecated (size_average, reduce) pair to a reduction string."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  stacklevel=3)
-    return ret
 
 
 # ------------------------------------------------------------------ linear
@@ -1123,6 +1121,18 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
                       "please switch to using dropout1d instead.", stacklevel=2)
     return _channel_dropout(input, p, training, inplace, input.dim() if input.dim() != 4 else 4, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) input with probability p, scale the rest by
+    1 / (1 - p)."""
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout3d exists to provide channel-wise dropout on "
+                      "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+    return _channel_dropout(input, p, training, inplace, 5, "dropout3d")
 
 
 # ------------------------------------------------------------------ group / instance normalization

@@ -41,3 +41,41 @@ def _rebuild_parameter(array, device_str, requires_grad):
 
 
 serialization.register_parameter_class(Parameter)    # tgrad.load rebuilds saved parameters as Parameters
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer whose shape is not known yet (lazy modules): ``materialize(shape)`` gives it
+    storage and turns it into ``cls_to_become``."""
+    cls_to_become = Parameter
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Allocate ``shape`` (uninitialized) and become a plain ``cls_to_become``."""
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.data = empty(shape, device=device or self.device, dtype=dtype or self.dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error usually "
+                           "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+                           "initialized one. Call `forward` to initialize the parameters before accessing their "
+                           "attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
+                           "initialize the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<class 'tgrad.nn.parameter.{self.__class__.__name__}'>"
+
+    __str__ = __repr__
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter without a shape yet (``LazyLinear``'s weight before the first forward)."""
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass

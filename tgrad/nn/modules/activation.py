@@ -1,5 +1,8 @@
 """Activation modules: thin wrappers over ``nn.functional`` with PyTorch's reprs."""
+from ..._creation import empty
 from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
 
 
@@ -179,3 +182,125 @@ class LogSoftmax(_DimModule):
 class Softmin(_DimModule):
     """softmax(-x) along ``dim``."""
     _fn = staticmethod(F.softmin)
+
+
+def _inplace_str(inplace):
+    return ", inplace=True" if inplace else ""
+
+
+class CELU(Module):
+    """x for x > 0, alpha (exp(x / alpha) - 1) otherwise."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
+
+
+class PReLU(Module):
+    """x for x > 0, a x otherwise, with a learned slope a (one, or one per channel), initialized to ``init``."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Leaky relu with a random slope in [lower, upper] when training, (lower + upper) / 2 in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}{_inplace_str(self.inplace)}"
+
+
+class Threshold(Module):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}{_inplace_str(self.inplace)}"
+
+
+class Tanhshrink(_Plain):
+    """x - tanh(x)."""
+    _fn = staticmethod(F.tanhshrink)
+
+
+class Softsign(_Plain):
+    """x / (1 + |x|)."""
+    _fn = staticmethod(F.softsign)
+
+
+class _Lambd(Module):
+    _fn = None
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return type(self)._fn(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Softshrink(_Lambd):
+    """x -+ lambd outside [-lambd, lambd], 0 inside."""
+    _fn = staticmethod(F.softshrink)
+
+
+class Hardshrink(_Lambd):
+    """x outside [-lambd, lambd], 0 inside."""
+    _fn = staticmethod(F.hardshrink)
+
+
+class GLU(Module):
+    """a * sigmoid(b), (a, b) the halves of the input along ``dim``."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)

@@ -32,3 +32,24 @@ class Dropout2d(Dropout):
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """Zero whole channels of (N, C, D, H, W) input with probability p in training."""
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Dropout):
+    """Alpha dropout (keeps SELU activations' mean and variance) in training; identity in eval."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(Dropout):
+    """Alpha dropout of whole channels in training; identity in eval."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

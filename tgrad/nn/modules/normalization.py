@@ -192,3 +192,41 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance norm of (N, C, H, W) or (C, H, W) input."""
 
     _nd = 2
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x^2) + eps) * weight over the trailing ``normalized_shape`` dims (weight: ones)."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        _affine_parameters(self, self.normalized_shape if elementwise_affine else None, False, device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

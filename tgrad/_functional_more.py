@@ -1,0 +1,662 @@
+"""More ``tgrad.X`` functions, each a composition of Tensor ops (their gradients come from those ops):
+einsum, tensordot, kron, cdist, diff, bincount, histc, unique, median/mode/kthvalue/quantile, std_mean/var_mean,
+searchsorted/bucketize, cross, cartesian_prod, tril/triu_indices, block_diag, logspace, dist, broadcasting."""
+import math
+import warnings
+
+import numpy as np
+
+from . import dtypes as D
+from . import return_types as R
+from ._creation import full, linspace, tensor, zeros
+from ._functional import cat, meshgrid, stack
+from .tensor import Size, Tensor
+
+
+# ------------------------------------------------------------------ broadcasting
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to (RuntimeError when they do not)."""
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    try:
+        return Size(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between "
+                           f"the shapes {', '.join(str(list(s)) for s in shapes)}.") from None
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded (as views) to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(t.expand(shape) for t in tensors)
+
+
+# ------------------------------------------------------------------ einsum / tensordot / kron
+def _parse_einsum(equation, operands):
+    """(input subscripts per operand, output subscripts), '...' replaced by private upper-case letters."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): {len(terms)} operands were specified in the equation but "
+                           f"{len(operands)} were given")
+    ell = max((op.dim() - len(t.replace("...", "")) for t, op in zip(terms, operands) if "..." in t), default=0)
+    ell_letters = "".join(chr(0x100 + i) for i in range(ell))   # not a-zA-Z: cannot clash with the user's
+    subs = []
+    for t, op in zip(terms, operands):
+        for c in t.replace("...", ""):
+            if not c.isalpha():
+                raise RuntimeError(f"einsum(): invalid subscript given at index {eq.index(c)} in the equation "
+                                   f"string, subscripts must be in [a-zA-Z]")
+        if "..." in t:
+            n = op.dim() - len(t.replace("...", ""))
+            t = t.replace("...", ell_letters[ell - n:] if n else "")
+        if len(t) != op.dim():
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the "
+                               f"number of dimensions ({op.dim()}) for operand {len(subs)}"
+                               f"{' and no ellipsis was given' if '...' not in terms[len(subs)] else ''}")
+        subs.append(t)
+    if arrow:
+        out = out.replace("...", ell_letters)
+    else:
+        counts = {}
+        for t in subs:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell_letters + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell_letters))
+    return subs, out
+
+
+def _einsum_diag(x, s):
+    """x with repeated subscripts of ``s`` reduced to their diagonal: (x', s' with distinct letters)."""
+    while len(set(s)) < len(s):
+        c = next(c for c in s if s.count(c) > 1)
+        i, j = s.index(c), s.index(c, s.index(c) + 1)
+        x = x.diagonal(0, i, j)                        # the diagonal goes last
+        s = s[:i] + s[i + 1:j] + s[j + 1:] + c
+    return x, s
+
+
+def _einsum_pair(a, sa, b, sb, keep):
+    """Contract a (subscripts sa) with b (sb) by one bmm; letters in ``keep`` stay, the others shared by both
+    are summed.  Returns (result, subscripts)."""
+    batch = [c for c in sa if c in sb and c in keep]
+    contract = [c for c in sa if c in sb and c not in keep]
+    only_a = [c for c in sa if c not in sb]
+    only_b = [c for c in sb if c not in sa]
+    size = {}
+    for x, s in ((a, sa), (b, sb)):
+        for c, n in zip(s, x.shape):
+            size[c] = n if size.get(c, 1) == 1 else size[c]
+    a = a.permute([sa.index(c) for c in batch + only_a + contract])
+    b = b.permute([sb.index(c) for c in batch + contract + only_b])
+    a = a.expand([size[c] for c in batch] + list(a.shape[len(batch):len(batch) + len(only_a)])
+                 + [size[c] for c in contract])
+    b = b.expand([size[c] for c in batch + contract] + list(b.shape[len(batch) + len(contract):]))
+    nb = math.prod(size[c] for c in batch)
+    m = math.prod(a.shape[len(batch):len(batch) + len(only_a)])
+    n = math.prod(b.shape[len(batch) + len(contract):])
+    k = math.prod(size[c] for c in contract)
+    out = a.reshape(nb, m, k).bmm(b.reshape(nb, k, n))
+    shape = [size[c] for c in batch] + list(a.shape[len(batch):len(batch) + len(only_a)]) \
+        + list(b.shape[len(batch) + len(contract):])
+    return out.reshape(shape), "".join(batch + only_a + only_b)
+
+
+def einsum(*args):
+    """``einsum(equation, *operands)``: the sum over the subscripts not in the output of the product of the
+    operands (e.g. 'bhqd,bhkd->bhqk'); '...' broadcasts.  Operands are contracted left to right, each pair by
+    one bmm (letters needed later are kept as batch dims)."""
+    if len(args) < 2:
+        raise RuntimeError("einsum(): must specify the equation string and at least one operand, or at least "
+                           "one operand and its subscripts list")
+    equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise NotImplementedError("tgrad.einsum: the sublist format is not supported; give an equation string")
+    subs, out = _parse_einsum(equation, operands)
+    for c in out:
+        if not any(c in s for s in subs):
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                               "operand")
+    xs = []
+    for i, (x, s) in enumerate(zip(operands, subs)):
+        x, s = _einsum_diag(x, s)
+        needed = out + "".join(subs[:i] + subs[i + 1:])
+        drop = [d for d, c in enumerate(s) if c not in needed]
+        if drop:                                         # a letter nobody else needs: sum it now
+            x = x.sum(drop)
+            s = "".join(c for d, c in enumerate(s) if d not in drop)
+        xs.append((x, s))
+    x, s = xs[0]
+    for i, (y, t) in enumerate(xs[1:], 1):
+        keep = out + "".join(u for _, u in xs[i + 1:])
+        x, s = _einsum_pair(x, s, y, t, keep)
+    extra = [d for d, c in enumerate(s) if c not in out]
+    if extra:
+        x = x.sum(extra)
+        s = "".join(c for c in s if c in out)
+    return x.permute([s.index(c) for c in out]) if s != out else x
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract the last ``dims`` dims of a with the first ``dims`` of b (an int), or the listed dims
+    ((dims_a, dims_b)) by one matmul."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    da, db = [d % a.dim() for d in da], [d % b.dim() for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim {x} "
+                               f"and second has size {b.shape[y]} in dim {y}")
+    fa, fb = [d for d in range(a.dim()) if d not in da], [d for d in range(b.dim()) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    am = a.permute(fa + da).reshape(-1, k)
+    bm = b.permute(db + fb).reshape(k, -1)
+    res = am.mm(bm).reshape([a.shape[d] for d in fa] + [b.shape[d] for d in fb])
+    return res if out is None else out.copy_(res)
+
+
+def kron(input, other):
+    """The Kronecker product: out[i*B + j] = input[i] * other[j] in every dim (shapes padded with 1s)."""
+    n = max(input.dim(), other.dim())
+    sa = (1,) * (n - input.dim()) + tuple(input.shape)
+    sb = (1,) * (n - other.dim()) + tuple(other.shape)
+    a = input.reshape([s for d in sa for s in (d, 1)])
+    b = other.reshape([s for d in sb for s in (1, d)])
+    return (a * b).reshape([x * y for x, y in zip(sa, sb)])
+
+
+# ------------------------------------------------------------------ distances and differences
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p, (B, P, M) x (B, R, M) -> (B, P, R)."""
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X{1 if x1.dim() < 2 else 2} got: "
+                           f"{min(x1.dim(), x2.dim())}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: "
+                           f"{x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 2:      # sqrt of a sum of squares, its gradient 0 where the distance is 0 (as PyTorch's cdist)
+        sq = (diff * diff).sum(-1)
+        zero = sq == 0
+        return sq.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)
+    return diff.norm(p, -1)
+
+
+def dist(input, other, p=2):
+    """||input - other||_p over all elements (broadcast)."""
+    return (input - other).norm(p)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """out[i] = x[i + 1] - x[i] along ``dim``, ``n`` times (after concatenating prepend/append)."""
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if prepend is not None or append is not None:
+        parts = [t if isinstance(t, Tensor) else tensor(t, dtype=input.dtype, device=input.device)
+                 for t in (prepend, input, append) if t is not None]
+        input = cat([t.expand(tuple(input.shape[:dim % input.dim()]) + (-1,) + tuple(
+            input.shape[dim % input.dim() + 1:])) if t.dim() == 0 else t for t in parts], dim)
+    for _ in range(n):
+        m = input.shape[dim]
+        if m == 0:
+            break
+        a, b = input.narrow(dim, 1, m - 1), input.narrow(dim, 0, m - 1)
+        input = a.logical_xor(b) if input.dtype is D.bool_ else a - b
+    return input
+
+
+def cross(input, other, dim=None):
+    """The 3-vector cross product along ``dim`` (None: the first dim of size 3, deprecated in PyTorch)."""
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+                      "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
+                      "agree with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        input, other = broadcast_tensors(input, other)
+        dim = next((d for d, s in enumerate(input.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return _cross(input, other, dim)
+
+
+def _cross(input, other, dim):
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
+                           f"{other.shape[dim]}")
+    a = [input.select(dim, i) for i in range(3)]
+    b = [other.select(dim, i) for i in range(3)]
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], dim)
+
+
+# ------------------------------------------------------------------ counting
+def bincount(input, weights=None, minlength=0):
+    """out[v] = number of (or sum of ``weights`` at) entries equal to v, length max(max(input) + 1, minlength)."""
+    if input.dim() != 1 or input.dtype.is_floating_point or input.dtype is D.bool_:
+        if input.dtype.is_floating_point:
+            raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype.legacy_name}'")
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.numel() and int(input.min()) < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.dim() != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    n = max(int(input.max()) + 1 if input.numel() else 0, minlength)
+    if weights is None:
+        return zeros(n, dtype=D.int64, device=input.device).index_add_(0, input.long(), input.new_ones(
+            input.shape, dtype=D.int64))
+    dt = weights.dtype if weights.dtype.is_floating_point else D.float64
+    return zeros(n, dtype=dt, device=input.device).index_add(0, input.long(), weights.to(dt))
+
+
+def histc(input, bins=100, min=0, max=0):
+    """A histogram of ``bins`` equal bins over [min, max] (the data's range when min == max); values outside
+    are ignored, the last bin includes max."""
+    if bins <= 0:
+        raise RuntimeError("torch.histc: bins must be > 0")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{input.dtype.legacy_name}'")
+    lo, hi = float(min), float(max)
+    if lo == hi and input.numel():
+        lo, hi = float(input.min()), float(input.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    x = input.detach().reshape(-1)
+    inside = (x >= lo) & (x <= hi)
+    idx = ((x - lo) * (bins / (hi - lo))).floor().long().clamp(0, bins - 1)
+    return zeros(bins, dtype=input.dtype, device=input.device).index_add_(0, idx, inside.to(input.dtype))
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (sorted ascending), with the index of each input element's value (same shape as
+    input) and each value's count when asked.  ``dim`` given: the distinct slices along ``dim``."""
+    if dim is not None:
+        return _unique_dim(input, dim, return_inverse, return_counts)
+    x = input.reshape(-1)
+    s, order = x.sort(stable=True)
+    new = cat([s.new_ones(min(1, s.numel()), dtype=D.bool_), s[1:] != s[:-1]]) if s.numel() else s.bool()
+    values = s.masked_select(new)
+    out = [values]
+    if return_inverse:
+        pos = new.long().cumsum(0) - 1
+        inv = zeros(x.numel(), dtype=D.int64, device=x.device).scatter(0, order, pos)
+        out.append(inv.reshape(input.shape))
+    if return_counts:
+        starts = new.nonzero().reshape(-1)
+        ends = cat([starts[1:], tensor([x.numel()], device=x.device)]) if starts.numel() else starts
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_dim(input, dim, return_inverse, return_counts):
+    """unique over slices along ``dim``: the slices sorted lexicographically (host keys, device gather)."""
+    dim = dim % max(input.dim(), 1)
+    flat = input.movedim(dim, 0).reshape(input.shape[dim], -1)
+    keys = flat.detach().cpu().numpy()
+    _, first, inv, counts = np.unique(keys, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    values = input.index_select(dim, tensor(first, dtype=D.int64, device=input.device))
+    out = [values]
+    if return_inverse:
+        out.append(tensor(inv.reshape(-1), dtype=D.int64, device=input.device))
+    if return_counts:
+        out.append(tensor(counts, dtype=D.int64, device=input.device))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse each run of equal consecutive elements (flattened) to one."""
+    if dim is not None:
+        raise NotImplementedError("tgrad.unique_consecutive: dim is not supported")
+    x = input.reshape(-1)
+    new = cat([x.new_ones(min(1, x.numel()), dtype=D.bool_), x[1:] != x[:-1]]) if x.numel() else x.bool()
+    out = [x.masked_select(new)]
+    if return_inverse:
+        out.append((new.long().cumsum(0) - 1).reshape(input.shape))
+    if return_counts:
+        starts = new.nonzero().reshape(-1)
+        out.append(cat([starts[1:], tensor([x.numel()], device=x.device)]) - starts if starts.numel() else starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# ------------------------------------------------------------------ order statistics
+def _select_sorted(input, dim, keepdim, pos, name):
+    """(values, indices) of the element at sorted position ``pos`` along ``dim`` (stable order); the values
+    are gathered from input so they carry its gradient."""
+    if input.dim() == 0:
+        return getattr(R, name)(input.clone(), zeros((), dtype=D.int64, device=input.device))
+    _, order = input.sort(dim, stable=True)
+    idx = order.narrow(dim, pos, 1)
+    vals = input.gather(dim, idx)
+    if not keepdim:
+        vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+    return getattr(R, name)(vals, idx)
+
+
+def _check_dim_size(input, dim, name):
+    if input.dim() and input.shape[dim] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (sorted position (n - 1) // 2); with ``dim``: (values, indices)."""
+    if dim is None:
+        if input.numel() == 0:
+            return full((), math.nan, dtype=input.dtype, device=input.device)
+        return _select_sorted(input.reshape(-1), 0, False, (input.numel() - 1) // 2, "median").values
+    _check_dim_size(input, dim, "median")
+    return _select_sorted(input, dim, keepdim, (input.shape[dim] - 1) // 2 if input.dim() else 0, "median")
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """(values, indices) of the k-th smallest element along ``dim`` (k counts from 1)."""
+    n = input.shape[dim] if input.dim() else 1
+    if not 1 <= k <= n:
+        raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    return _select_sorted(input, dim, keepdim, k - 1, "kthvalue")
+
+
+def mode(input, dim=-1, keepdim=False):
+    """(values, indices): the most frequent value along ``dim`` (the smallest on a tie) and the index of its
+    last occurrence."""
+    if input.dim() == 0:
+        return R.mode(input.clone(), zeros((), dtype=D.int64, device=input.device))
+    _check_dim_size(input, dim, "mode")
+    x = input.movedim(dim, -1)
+    s, order = x.detach().sort(-1, stable=True)
+    count = (s.unsqueeze(-1) == s.unsqueeze(-2)).sum(-1)          # (..., n): how often s[j] occurs
+    best = count.amax(-1, keepdim=True)
+    first = (count == best).long().argmax(-1, keepdim=True)       # the smallest value with the top count
+    idx = order.gather(-1, first + best - 1)                      # its last occurrence in the input
+    vals = x.gather(-1, idx)
+    vals, idx = vals.movedim(-1, dim), idx.movedim(-1, dim)
+    if not keepdim:
+        vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+    return R.mode(vals, idx)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-quantiles along ``dim`` (all elements when None) from the sorted values; ``interpolation``:
+    linear, lower, higher, midpoint or nearest between the two neighbouring ranks.  A tensor q adds a
+    leading dim."""
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                           f"Got {interpolation}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    qs = q if isinstance(q, Tensor) else tensor(q, dtype=input.dtype, device=input.device)
+    if qs.dim() > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    qv = qs.detach().reshape(-1).tolist()
+    if any(not 0 <= v <= 1 for v in qv):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if dim is None:
+        x, d = input.reshape(-1), 0
+    else:
+        x, d = input, dim % max(input.dim(), 1)
+    x = x.reshape(1) if x.dim() == 0 else x
+    s = x.sort(d)[0]
+    n = s.shape[d]
+    outs = []
+    for v in qv:
+        rank = v * (n - 1)
+        lo, hi = math.floor(rank), math.ceil(rank)
+        if interpolation == "nearest":
+            lo = hi = int(np.round(rank))                 # round half to even, as PyTorch
+        a, b = s.narrow(d, lo, 1), s.narrow(d, hi, 1)
+        if interpolation == "lower" or lo == hi:
+            r = a
+        elif interpolation == "higher":
+            r = b
+        elif interpolation == "midpoint":
+            r = a + (b - a) * 0.5
+        else:
+            r = a.lerp(b, rank - lo)
+        if dim is None:
+            r = r.reshape((1,) * input.dim()) if keepdim else r.reshape(())
+        elif not keepdim:
+            r = r.squeeze(d) if input.dim() else r.reshape(())
+        outs.append(r)
+    return stack(outs) if qs.dim() == 1 else outs[0]
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    if bool(input.isnan().any()):
+        raise NotImplementedError("tgrad.nanquantile: inputs holding NaN are not supported")
+    return quantile(input, q, dim, keepdim, interpolation=interpolation)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over ``dim``."""
+    return (input.std(dim, unbiased, keepdim, correction=correction), _mean(input, dim, keepdim))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over ``dim``."""
+    return (input.var(dim, unbiased, keepdim, correction=correction), _mean(input, dim, keepdim))
+
+
+def _mean(input, dim, keepdim):
+    return input.mean() if dim is None and not keepdim else input.mean(
+        tuple(range(input.dim())) if dim is None else dim, keepdim)
+
+
+# ------------------------------------------------------------------ searching
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    """For each value, the index in the sorted last dim where it would be inserted: the number of elements
+    < value (left) or <= value (right / side='right')."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        right = side == "right"
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    scalar = not isinstance(input, Tensor)
+    v = tensor(input, dtype=sorted_sequence.dtype, device=sorted_sequence.device) if scalar else input
+    if sorted_sequence.dim() > 1 and tuple(sorted_sequence.shape[:-1]) != tuple(v.shape[:-1]):
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           "dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {list(sorted_sequence.shape)} and input value tensor "
+                           f"{list(v.shape)}")
+    seq = sorted_sequence.detach()
+    vv = v.detach().unsqueeze(-1)
+    if sorted_sequence.dim() > 1:
+        seq = seq.unsqueeze(-2)
+    hit = (seq <= vv) if right else (seq < vv)
+    res = hit.sum(-1).to(D.int32 if out_int32 else D.int64)
+    return res if out is None else out.copy_(res)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket of each value: i with boundaries[i-1] < x <= boundaries[i] (right: boundaries[i-1] <= x <
+    boundaries[i])."""
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+# ------------------------------------------------------------------ building tensors
+def cartesian_prod(*tensors):
+    """Every combination of one element from each 1-D tensor: (prod n_i, k) (one tensor: itself)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def _tri_indices(row, col, offset, lower, dtype, device):
+    r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return tensor(np.stack([r, c]).astype(np.int64).reshape(2, -1), dtype=dtype or D.int64, device=device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """(2, N): the row and column indices of the lower triangle (diagonal ``offset``) of a row x col matrix."""
+    return _tri_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """(2, N): the row and column indices of the upper triangle (diagonal ``offset``) of a row x col matrix."""
+    return _tri_indices(row, col, offset, False, dtype, device)
+
+
+def block_diag(*tensors):
+    """The tensors (0-, 1- or 2-D) placed along the diagonal of one matrix, zeros elsewhere."""
+    mats = [t.reshape(1, 1) if t.dim() == 0 else t.reshape(1, -1) if t.dim() == 1 else t for t in tensors]
+    for i, t in enumerate(mats):
+        if t.dim() != 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+    if not mats:
+        return zeros(1, 0)
+    dt = mats[0].dtype
+    for t in mats[1:]:
+        dt = D.promote_types(dt, t.dtype)
+    ncol = sum(t.shape[1] for t in mats)
+    rows, c = [], 0
+    for t in mats:
+        rows.append(cat([t.new_zeros(t.shape[0], c, dtype=dt), t.to(dt),
+                         t.new_zeros(t.shape[0], ncol - c - t.shape[1], dtype=dt)], 1))
+        c += t.shape[1]
+    return cat(rows, 0)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, out=None):
+    """base ** linspace(start, end, steps)."""
+    e = linspace(start, end, steps, dtype=D.float64, device=device)
+    res = (base ** e).to(dtype or D.get_default_dtype())
+    res.requires_grad_(requires_grad)
+    return res if out is None else out.copy_(res)
+
+
+# ------------------------------------------------------------------ small element-wise extras
+def logit(input, eps=None):
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] when eps is given."""
+    x = input if eps is None else input.clamp(eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+def xlogy(input, other):
+    """x * log(y), 0 where x == 0 (unless y is NaN)."""
+    if not isinstance(input, Tensor):
+        input = tensor(input, dtype=other.dtype if other.dtype.is_floating_point else D.get_default_dtype(),
+                       device=other.device)
+    if not isinstance(other, Tensor):
+        other = tensor(other, dtype=input.dtype if input.dtype.is_floating_point else D.get_default_dtype(),
+                       device=input.device)
+    if not input.dtype.is_floating_point:
+        input = input.to(D.promote_types(other.dtype, D.get_default_dtype()) if not other.dtype.is_floating_point
+                         else other.dtype)
+    res = input * other.log()
+    return res.masked_fill((input == 0) & ~other.isnan(), 0.0)
+
+
+def erfc(input):
+    """1 - erf(x)."""
+    return 1 - input.erf()
+
+
+# ------------------------------------------------------------------ small reductions and membership
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) over ``dim`` (all elements when None)."""
+    if dim is None:
+        lo, hi = input.amin(), input.amax()
+        if keepdim:
+            lo, hi = lo.reshape((1,) * input.dim()), hi.reshape((1,) * input.dim())
+        return R.aminmax(lo, hi)
+    return R.aminmax(input.amin(dim, keepdim), input.amax(dim, keepdim))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element occurs in ``test_elements``."""
+    if not isinstance(elements, Tensor):
+        elements = tensor(elements)
+    if not isinstance(test_elements, Tensor):
+        test_elements = tensor(test_elements, device=elements.device)
+    hit = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
+    return ~hit if invert else hit
+
+
+# ------------------------------------------------------------------ linear-algebra and layout helpers
+def trace(input):
+    """The sum of the main diagonal of a matrix."""
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    return input.diagonal().sum()
+
+
+def diagflat(input, offset=0):
+    """The flattened input on diagonal ``offset`` of a square matrix."""
+    return input.reshape(-1).diag(offset)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat @ vec)."""
+    res = (input * beta if beta != 1 else input) + (mat.mv(vec) * alpha if alpha != 1 else mat.mv(vec))
+    return res if out is None else out.copy_(res)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    o = vec1.outer(vec2)
+    res = (input * beta if beta != 1 else input) + (o * alpha if alpha != 1 else o)
+    return res if out is None else out.copy_(res)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    s = batch1.bmm(batch2).sum(0)
+    res = (input * beta if beta != 1 else input) + (s * alpha if alpha != 1 else s)
+    return res if out is None else out.copy_(res)
+
+
+# ------------------------------------------------------------------ float64 power, diagonal fill
+
+
+def float_power(input, exponent):
+    """x ** y in float64."""
+    if isinstance(exponent, Tensor):
+        exponent = exponent.double()
+    return input.double().pow(exponent) if isinstance(input, Tensor) else tensor(float(input)).double().pow(exponent)
+
+
+def fill_diagonal_(input, fill_value, wrap=False):
+    """Write ``fill_value`` on the main diagonal in place (all dims equal, or a tall matrix: ``wrap`` restarts
+    the diagonal every cols + 1 rows)."""
+    if input.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if input.dim() > 2 and len(set(input.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    n = min(input.shape)
+    if input.dim() == 2 and wrap and input.shape[0] > input.shape[1] + 1:
+        step = input.shape[1] + 1
+        flat = np.arange(0, input.numel(), step)
+    else:
+        stride = sum(int(np.prod(input.shape[d + 1:])) for d in range(input.dim()))
+        flat = np.arange(n) * stride
+    idx = tensor(flat, dtype=D.int64, device=input.device)
+    with_grad = input.reshape(-1) if input.is_contiguous() else None
+    if with_grad is None:
+        raise NotImplementedError("tgrad: fill_diagonal_ of a non-contiguous tensor is not supported")
+    with_grad.index_fill_(0, idx, fill_value)
+    return input

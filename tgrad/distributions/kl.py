@@ -1,0 +1,133 @@
+"""``kl_divergence(p, q)`` and ``register_kl``: KL(p || q) by the pair of distribution types."""
+import math
+import warnings
+from functools import total_ordering
+
+from ..nn import functional as F
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .distribution import Distribution
+from .. import linalg
+from .._functional_more import broadcast_shapes
+from .independent import Independent
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
+from .normal import Normal
+from .uniform import Uniform
+from .utils import _sum_rightmost
+
+__all__ = ["kl_divergence", "register_kl"]
+
+_KL_REGISTRY = {}     # (type_p, type_q) -> function
+_KL_MEMOIZE = {}      # the lookup of actual (type(p), type(q)) pairs
+
+
+def register_kl(type_p, type_q):
+    """Decorator registering ``fun(p, q)`` as KL(p || q) for p of ``type_p`` and q of ``type_q`` (the most
+    specific registered pair by subclass wins)."""
+    if not isinstance(type_p, type) and issubclass(type_p, Distribution):
+        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
+    if not isinstance(type_q, type) and issubclass(type_q, Distribution):
+        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+
+    def decorator(fun):
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()
+        return fun
+    return decorator
+
+
+@total_ordering
+class _Match:
+    __slots__ = ["types"]
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+
+def _dispatch_kl(type_p, type_q):
+    """The most specific registered match (single inheritance); warns when left and right orders disagree."""
+    matches = [(p, q) for p, q in _KL_REGISTRY if issubclass(type_p, p) and issubclass(type_q, q)]
+    if not matches:
+        return NotImplemented
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun, right_fun = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
+                      f"register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning, stacklevel=2)
+    return left_fun
+
+
+def kl_divergence(p, q):
+    """KL(p || q) = E_p[log p(x) - log q(x)], batched over the batch shape."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _KL_MEMOIZE[type(p), type(q)] = _dispatch_kl(type(p), type(q))
+    if fun is NotImplemented:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type {p.__class__.__name__} and q type "
+                                  f"{q.__class__.__name__}")
+    return fun(p, q)
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
+    t1 = t1.masked_fill(q.probs == 0, math.inf).masked_fill(p.probs == 0, 0)
+    t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
+    t2 = t2.masked_fill(q.probs == 1, math.inf).masked_fill(p.probs == 1, 0)
+    return t1 + t2
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = t.masked_fill((q.probs == 0).expand_as(t), math.inf).masked_fill((p.probs == 0).expand_as(t), 0)
+    return t.sum(-1)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    """(var ratio + ((mu_p - mu_q) / sigma_q)^2 - 1 - log var ratio) / 2."""
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return result.masked_fill((q.low > p.low) | (q.high < p.high), math.inf)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    """sum log diag(Lq) - sum log diag(Lp) + (||Lq^-1 Lp||_F^2 + ||Lq^-1 (mu_q - mu_p)||^2 - n) / 2."""
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with                          different "
+                         "event shapes cannot be computed")
+    lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_term1 = lq.diagonal(dim1=-2, dim2=-1).log().sum(-1) - lp.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    n = p.event_shape[0]
+    shape = tuple(broadcast_shapes(lq.shape[:-2], lp.shape[:-2])) + (n, n)
+    term2 = linalg.solve_triangular(lq.expand(shape), lp.expand(shape), upper=False).pow(2).sum((-2, -1))
+    term3 = _batch_mahalanobis(lq, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)

@@ -1,0 +1,87 @@
+"""``Normal(loc, scale)``: the Gaussian, with reparameterized samples."""
+import math
+from numbers import Number
+
+from .. import _creation as C
+from ..autograd import grad_mode
+from ..tensor import Size
+from . import constraints
+from .exp_family import ExponentialFamily
+from .utils import _standard_normal, broadcast_all
+
+__all__ = ["Normal"]
+
+
+class Normal(ExponentialFamily):
+    """N(loc, scale^2), batched over the broadcast shape of ``loc`` and ``scale``."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        batch_shape = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Normal, _instance)
+        batch_shape = Size(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        super(Normal, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def sample(self, sample_shape=Size()):
+        """``normal(loc, scale)`` expanded to sample_shape + batch_shape, without gradient (PyTorch's draws)."""
+        shape = self._extended_shape(sample_shape)
+        with grad_mode.no_grad():
+            return C.normal(self.loc.expand(shape), self.scale.expand(shape))
+
+    def rsample(self, sample_shape=Size()):
+        """loc + eps * scale with eps ~ N(0, 1): differentiable in loc and scale."""
+        shape = self._extended_shape(sample_shape)
+        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        """-(x - loc)^2 / (2 scale^2) - log(scale) - log(sqrt(2 pi))."""
+        if self._validate_args:
+            self._validate_sample(value)
+        var = self.scale ** 2
+        log_scale = math.log(self.scale) if isinstance(self.scale, Number) else self.scale.log()
+        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        """(1 + erf((x - loc) / (scale sqrt 2))) / 2."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
+
+    def entropy(self):
+        """1/2 + log(2 pi)/2 + log(scale)."""
+        return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()
