@@ -1,10 +1,11 @@
 """Module-level functions (``tgrad.add``, ``tgrad.exp``, ``tgrad.sum`` ...): thin forms of Tensor methods."""
+import builtins
+
 import numpy as np
 
 from . import dtypes as D
 from .autograd import dispatch, grad_mode
 from ._creation import arange, scalar_tensor, tensor
-from .kernels._geometry import broadcast_shapes as _broadcast_shapes
 from .tensor import Size, Tensor, tensor_arg
 
 
@@ -685,12 +686,27 @@ detach = _method_fn("detach")
 
 
 def is_complex(input):
-    return False
+    return input.is_complex()
 
 
 def broadcast_shapes(*shapes):
-    """The shape the given shapes broadcast to (ints count as 1-d shapes), as ``tgrad.Size``."""
-    return Size(_broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+    """The shape the given shapes broadcast to (ints count as 1-d shapes), as ``tgrad.Size``; PyTorch's error
+    names the first dimension that does not broadcast."""
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes if s is not None]
+    common = [1] * builtins.max((len(s) for s in shapes), default=0)
+    for k, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] == common[i] or shape[i] == 1:
+                continue
+            if common[i] == 1:
+                if shape[i] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = shape[i]
+            else:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
+                                   f"argument at index {k} had {shape}; but expected shape should be broadcastable "
+                                   f"to {common}")
+    return Size(common)
 
 
 def broadcast_tensors(*tensors):

@@ -1,6 +1,6 @@
 """More ``tgrad.X`` functions, each a composition of Tensor ops (their gradients come from those ops):
 einsum, tensordot, kron, cdist, diff, bincount, histc, unique, median/mode/kthvalue/quantile, std_mean/var_mean,
-searchsorted/bucketize, cross, cartesian_prod, tril/triu_indices, block_diag, logspace, dist, broadcasting."""
+searchsorted/bucketize, cross, cartesian_prod, tril/triu_indices, block_diag, logspace, dist."""
 import math
 import warnings
 
@@ -9,27 +9,8 @@ import numpy as np
 from . import dtypes as D
 from . import return_types as R
 from ._creation import full, linspace, tensor, zeros
-from ._functional import cat, meshgrid, stack
+from ._functional import broadcast_shapes, broadcast_tensors, cat, meshgrid, stack  # noqa: F401
 from .tensor import Size, Tensor
-
-
-# ------------------------------------------------------------------ broadcasting
-def broadcast_shapes(*shapes):
-    """The shape the given shapes broadcast to (RuntimeError when they do not)."""
-    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
-    try:
-        return Size(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between "
-                           f"the shapes {', '.join(str(list(s)) for s in shapes)}.") from None
-
-
-def broadcast_tensors(*tensors):
-    """The tensors expanded (as views) to their common broadcast shape."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    shape = broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(t.expand(shape) for t in tensors)
 
 
 # ------------------------------------------------------------------ einsum / tensordot / kron
@@ -567,11 +548,6 @@ def xlogy(input, other):
                          else other.dtype)
     res = input * other.log()
     return res.masked_fill((input == 0) & ~other.isnan(), 0.0)
-
-
-def erfc(input):
-    """1 - erf(x)."""
-    return 1 - input.erf()
 
 
 # ------------------------------------------------------------------ small reductions and membership

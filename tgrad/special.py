@@ -1,13 +1,13 @@
 """``tgrad.special``: PyTorch's ``torch.special`` functions that tgrad's ops compose (no gamma family)."""
 import math
 
-from . import _functional_more as _fm
+from . import _functional, _functional_more as _fm
 from . import _nn_functional as _nnf
 
 __all__ = ["entr", "erf", "erfc", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit", "logsumexp", "ndtr",
            "round", "sinc", "softmax", "xlogy"]
 
-erfc = _fm.erfc
+erfc = _functional.erfc
 logit = _fm.logit
 xlogy = _fm.xlogy
 

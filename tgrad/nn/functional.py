@@ -20,9 +20,9 @@ from ..ops import TABLE
 from ..ops.attention import _check as _sdpa_check
 from ..random import default_generator_for
 from ._reduction import _legacy_reduction  # noqa: F401  (also nn.modules.loss's)
-from ._functional_more import (affine_grid, alpha_dropout, bilinear, celu, celu_,  # noqa: F401
+from ._functional_more import (alpha_dropout, bilinear, celu, celu_,  # noqa: F401
                                cosine_embedding_loss, embedding_bag, feature_alpha_dropout, fold, gaussian_nll_loss,
-                               glu, grid_sample, gumbel_softmax, hardshrink, hinge_embedding_loss,
+                               glu, gumbel_softmax, hardshrink, hinge_embedding_loss,
                                local_response_norm, margin_ranking_loss, multi_margin_loss,
                                multilabel_soft_margin_loss, pairwise_distance, poisson_nll_loss, prelu, rms_norm,
                                rrelu, rrelu_, soft_margin_loss, softshrink, softsign, tanhshrink, threshold,
