@@ -1,0 +1,208 @@
+"""CUDA graphs (``tgrad.cuda.CUDAGraph``, ``graph``, ``graph_pool_handle``, ``make_graphed_callables``) on the fake
+driver: a captured step replays eager's numbers, reads its static inputs where they are, rejects a sync inside
+the capture, and its private memory pool returns to the allocator's baseline once the graph is gone.
+
+Run with ``--device cuda --cuda-driver fake``: the graphs' kernels run on the host through the fake driver
+installed in this process (tests/fakecuda), each result compared bit for bit with eager on the same device.
+"""
+import gc
+
+import numpy as np
+import pytest
+
+import tgrad
+import tgrad.nn as nn
+import tgrad.nn.functional as F
+
+try:
+    import fakecuda
+    _FAKE = fakecuda._state["lib"] is not None
+except ImportError:
+    _FAKE = False
+
+pytestmark = pytest.mark.skipif(not _FAKE, reason="CUDA graph tests run on the fake driver only: "
+                                                   "pytest --device cuda --cuda-driver fake")
+
+
+def _np(t):
+    return t.detach().cpu().numpy().copy()
+
+
+def _model(seed=0):
+    tgrad.manual_seed(seed)
+    return nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3)).cuda()
+
+
+def _batches(n, seed=1):
+    rng = np.random.default_rng(seed)
+    return [(tgrad.tensor(rng.standard_normal((5, 6)).astype(np.float32), device="cuda"),
+             tgrad.tensor(rng.integers(0, 3, 5), device="cuda")) for _ in range(n)]
+
+
+def _step(model, opt, x, y):
+    opt.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def _captured_step(model, opt, x, y, warmup=3):
+    """PyTorch's whole-network capture recipe: warm up on a side stream, capture one step into a graph."""
+    s = tgrad.cuda.Stream()
+    s.wait_stream(tgrad.cuda.current_stream())
+    with tgrad.cuda.stream(s):
+        for _ in range(warmup):
+            _step(model, opt, x, y)
+    tgrad.cuda.current_stream().wait_stream(s)
+    g = tgrad.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with tgrad.cuda.graph(g):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return g, loss
+
+
+def test_captured_training_step_replays_eagers_numbers_and_reads_updated_static_inputs():
+    data = _batches(6)
+    eager, graphed = _model(), _model()
+    opt_e = tgrad.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    opt_g = tgrad.optim.SGD(graphed.parameters(), lr=0.1, momentum=0.9)
+    x0, y0 = data[0]
+    for _ in range(3):
+        _step(eager, opt_e, x0, y0)
+    static_x, static_y = x0.clone(), y0.clone()
+    g, static_loss = _captured_step(graphed, opt_g, static_x, static_y)
+    assert all(np.array_equal(_np(a), _np(b)) for a, b in zip(eager.parameters(), graphed.parameters()))
+    for x, y in data[1:]:                  # new data copied into the static inputs, then one replay
+        le = _step(eager, opt_e, x, y)
+        static_x.copy_(x)
+        static_y.copy_(y)
+        g.replay()
+        assert np.array_equal(_np(le), _np(static_loss))
+    for a, b in zip(eager.parameters(), graphed.parameters()):
+        assert np.array_equal(_np(a), _np(b))
+        assert np.array_equal(_np(a.grad), _np(b.grad))
+    assert not fakecuda.ERRORS, fakecuda.ERRORS
+
+
+def test_replay_is_queued_work_done_at_a_synchronization_point():
+    x = tgrad.arange(8, dtype=tgrad.float32, device="cuda")
+    g = tgrad.cuda.CUDAGraph()
+    with tgrad.cuda.graph(g):
+        y = x * 2 + 1
+    st = y._storage
+    raw = np.ctypeslib.as_array((__import__("ctypes").c_float * 8).from_address(st.ptr))
+    before = raw.copy()                     # captured, not run: y holds whatever its block held
+    g.replay()
+    assert np.array_equal(raw, before)      # queued on the stream, not yet done
+    assert np.array_equal(_np(y), np.arange(8) * 2 + 1)   # the copy back synchronizes
+
+
+def test_capture_errors_like_pytorch():
+    g = tgrad.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="CUDA graphs must be captured on a non-default stream"):
+        g.capture_begin()
+    with pytest.raises(RuntimeError, match="Called CUDAGraph::replay without a preceding successful capture"):
+        g.replay()
+    x = tgrad.ones(4, device="cuda")
+    with tgrad.cuda.graph(g):
+        y = x + 1
+    with pytest.raises(RuntimeError, match="already owns a captured graph"):
+        g.capture_begin()
+    g.replay()
+    assert np.array_equal(_np(y), np.full(4, 2.0))
+
+
+@pytest.mark.parametrize("sync", ["item", "synchronize", "stream_synchronize"])
+def test_a_sync_inside_a_capture_raises_and_the_capture_is_dropped(sync):
+    x = tgrad.ones(4, device="cuda")
+    g = tgrad.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="operation not permitted when stream is capturing|legacy stream"):
+        with tgrad.cuda.graph(g):
+            y = (x * 3).sum()
+            if sync == "item":
+                y.item()
+            elif sync == "synchronize":
+                tgrad.cuda.synchronize()
+            else:
+                tgrad.cuda.current_stream().synchronize()
+    with pytest.raises(RuntimeError, match="without a preceding successful capture"):
+        g.replay()
+    assert float((x * 3).sum().cpu()) == 12.0        # the device still works, nothing stuck capturing
+    g2 = tgrad.cuda.CUDAGraph()                      # and a new capture works
+    with tgrad.cuda.graph(g2):
+        z = x * 5
+    g2.replay()
+    assert np.array_equal(_np(z), np.full(4, 5.0))
+
+
+def test_private_pool_is_not_shared_and_returns_to_baseline_after_the_graph_is_deleted():
+    tgrad.cuda.synchronize()
+    gc.collect()
+    tgrad.cuda.empty_cache()
+    al = tgrad.memory.allocator.get_allocator("cuda")
+    base_alloc, base_res = tgrad.cuda.memory_allocated(), tgrad.cuda.memory_reserved()
+    model = _model()
+    opt = tgrad.optim.SGD(model.parameters(), lr=0.1)
+    x, y = _batches(1)[0]
+    g, loss = _captured_step(model, opt, x, y)
+    pool_blocks = {b.ptr for g_ in al._graph_pools.values() for p in (g_.small, g_.large)
+                   for _, h in al._segments.items() if h[1].pool is p for b in [h[1]]}
+    assert pool_blocks, "the capture allocated from a private pool"
+    g.replay()
+    lost = _np(loss)
+    del loss                                         # a private block freed: not handed to an eager tensor
+    fresh = [tgrad.empty(1, device="cuda") for _ in range(50)]
+    segs = {p for p, (n, h) in al._segments.items() if any(h.pool is q for g_ in al._graph_pools.values()
+                                                            for q in (g_.small, g_.large))}
+    assert not any(any(lo <= t.data_ptr() < lo + al._segments[lo][0] for lo in segs) for t in fresh)
+    al._check_invariants()
+    assert np.isfinite(lost)
+    del fresh, g, x, y, model, opt
+    gc.collect()
+    tgrad.cuda.empty_cache()
+    al._check_invariants()
+    assert tgrad.cuda.memory_allocated() == base_alloc
+    assert tgrad.cuda.memory_reserved() == base_res
+    assert not al._graph_pools
+
+
+def test_graphs_sharing_a_pool_handle():
+    pool = tgrad.cuda.graph_pool_handle()
+    x = tgrad.ones(4, device="cuda")
+    g1, g2 = tgrad.cuda.CUDAGraph(), tgrad.cuda.CUDAGraph()
+    with tgrad.cuda.graph(g1, pool=pool):
+        a = x * 2
+    with tgrad.cuda.graph(g2, pool=g1.pool()):
+        b = a + 1
+    assert g1.pool() == g2.pool() == pool
+    g1.replay()
+    g2.replay()
+    assert np.array_equal(_np(b), np.full(4, 3.0))
+
+
+def test_make_graphed_callables_module_and_function():
+    data = _batches(4, seed=3)
+    eager, graphed = _model(2), _model(2)
+    eager_fn = lambda t: (t * t).sum(dim=1, keepdim=True)      # noqa: E731
+    x0 = data[0][0].clone().requires_grad_(True)
+    h0 = tgrad.zeros(5, 3, device="cuda").requires_grad_(True)
+    g_mod, g_fn = tgrad.cuda.make_graphed_callables((graphed, eager_fn), ((x0,), (h0,)))
+    assert g_mod is graphed
+    for x, _ in data:
+        for m in (eager, graphed):
+            for p in m.parameters():
+                p.grad = None
+        xe, xg = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        oe = eager_fn(eager(xe))
+        og = g_fn(g_mod(xg))
+        assert np.array_equal(_np(oe), _np(og))
+        oe.sum().backward()
+        og.sum().backward()
+        assert np.array_equal(_np(xe.grad), _np(xg.grad))
+        for a, b in zip(eager.parameters(), graphed.parameters()):
+            assert np.array_equal(_np(a.grad), _np(b.grad))
+    graphed.eval()                                  # another training flag: the eager forward
+    assert np.array_equal(_np(graphed(data[1][0])), _np(eager.eval()(data[1][0])))
