@@ -206,3 +206,96 @@ def test_make_graphed_callables_module_and_function():
             assert np.array_equal(_np(a.grad), _np(b.grad))
     graphed.eval()                                  # another training flag: the eager forward
     assert np.array_equal(_np(graphed(data[1][0])), _np(eager.eval()(data[1][0])))
+
+
+# ---------------------------------------------------------------- tgrad.compile on cuda
+def _run_pair(make, calls, keep=False, between=None):
+    """make()'s step run eagerly, then compiled (make seeds the generator): same losses and parameters; the
+    compiled step's replays.  ``keep``: the losses are kept (each call writes fresh output blocks)."""
+    out = []
+    for comp in (False, True):
+        step, params = make()
+        f = tgrad.compile(step) if comp else step
+        losses = []
+        for i in range(calls):
+            if between is not None:
+                between(i, step)
+            loss = f()
+            losses.append(loss if keep else _np(loss))
+            del loss
+        out.append(([_np(x) for x in losses] if keep else losses, [_np(p) for p in params], f))
+    (le, pe, _), (lc, pc, compiled) = out
+    assert all(np.array_equal(x, y) for x, y in zip(le, lc))
+    assert all(np.array_equal(x, y) for x, y in zip(pe, pc))
+    runs = [e.run for e in compiled._cache.values() if e.run is not None]
+    assert runs and not any(e.eager for e in compiled._cache.values())
+    return runs
+
+
+def _classifier(dropout=0.0, lr=0.05):
+    def make():
+        tgrad.manual_seed(0)
+        layers = [nn.Linear(6, 16), nn.ReLU()] + ([nn.Dropout(dropout)] if dropout else []) + [nn.Linear(16, 3)]
+        model = nn.Sequential(*layers).cuda()
+        opt = tgrad.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+        x, y = _batches(1, seed=5)[0]
+
+        def step():
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        step.opt = opt
+        return step, list(model.parameters())
+    return make
+
+
+def _regression(manual):
+    def make():
+        rng = np.random.default_rng(42)
+        xs = tgrad.tensor(rng.random((80, 1)).astype(np.float32), device="cuda")
+        ys = xs * 2 + 1.1
+        tgrad.manual_seed(42)
+        b = tgrad.randn(1, device="cuda").requires_grad_(True)
+        w = tgrad.randn(1, device="cuda").requires_grad_(True)
+        opt = tgrad.optim.SGD([b, w], lr=0.1)
+
+        def step():
+            loss = ((b + w * xs - ys) ** 2).mean()
+            loss.backward()
+            if manual:
+                with tgrad.no_grad():
+                    b.sub_(0.1 * b.grad)
+                    w.sub_(0.1 * w.grad)
+                b.grad.zero_()
+                w.grad.zero_()
+            else:
+                opt.step()
+                opt.zero_grad()
+            return loss
+        return step, [b, w]
+    return make
+
+
+@pytest.mark.parametrize("make", [_classifier(), _regression(True), _regression(False)],
+                         ids=["mlp_sgd_momentum", "regression_manual", "regression_sgd"])
+def test_compiled_cuda_steps_replay_as_one_graph_bit_identical(make):
+    runs = _run_pair(make, 30)
+    r = runs[0]
+    assert r.graphable and r.stats["graph"] >= 25, r.stats
+    assert not fakecuda.ERRORS, fakecuda.ERRORS
+
+
+def test_compiled_cuda_step_keeping_its_losses_and_a_changed_learning_rate():
+    def between(i, step):
+        if i == 15:
+            for g in step.opt.param_groups:
+                g["lr"] = 0.01
+    runs = _run_pair(_classifier(), 30, keep=True, between=between)
+    assert sum(r.stats["launches"] + r.stats["graph"] for r in runs) > 0
+
+
+def test_compiled_cuda_step_with_dropout_replays_launches_with_fresh_random_numbers():
+    runs = _run_pair(_classifier(dropout=0.3), 12)
+    assert not runs[0].graphable and runs[0].stats["launches"] >= 9

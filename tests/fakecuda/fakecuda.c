@@ -67,6 +67,7 @@ typedef struct Op {
   unsigned long long seq;
   void *dst; const void *src; size_t n; unsigned char byte; void *owned; /* owned: staged source */
   long long job; int keep;     /* keep: a graph node's job, run again at the next launch */
+  struct Nodes *owner;         /* a launched graph node: the graph's nodes, kept alive until it has run */
   struct CUevent_st *event; struct CUstream_st *wait_stream; unsigned long long wait_seq;
 } Op;
 
@@ -85,7 +86,7 @@ struct CUstream_st {
 
 /* a graph's nodes, in capture order (one chain: a capture on one stream); shared by the graph and its
  * executable graphs, the jobs dropped when the last of them is destroyed */
-typedef struct { int refs, n, cap; Op *ops; } Nodes;
+typedef struct Nodes { int refs, n, cap; Op *ops; struct CUctx_st *ctx; } Nodes;
 struct CUgraph_st { Nodes *nodes; int destroyed; };
 struct CUgraphExec_st { Nodes *nodes; struct CUctx_st *ctx; int destroyed; };
 
@@ -217,6 +218,7 @@ static unsigned long long enqueue(struct CUstream_st *s, Op *o) {
 }
 
 static void drain(struct CUstream_st *s, unsigned long long upto);
+static void nodes_unref(struct Nodes *g);
 
 /* runs one op; called with M held, may release it around callbacks */
 static void execute(struct CUstream_st *s, Op *o) {
@@ -264,6 +266,7 @@ static void drain(struct CUstream_st *s, unsigned long long upto) {
     s->done_seq = o->seq;
     s->busy = 0;
     pthread_cond_broadcast(&s->cond);
+    if (o->owner) nodes_unref(o->owner);
     free(o->owned);
     free(o);
   }
@@ -324,6 +327,7 @@ static void add_node(struct CUstream_st *s, Op *o) {
   }
   o->next = NULL;
   o->keep = 1;
+  o->owner = NULL;
   g->ops[g->n++] = *o;
   free(o);
 }
@@ -1067,16 +1071,15 @@ EXPORT CUresult cuStreamBeginCapture(CUstream hs, CUstreamCaptureMode mode) {   
   s->graph = calloc(1, sizeof(struct CUgraph_st));
   s->graph->nodes = calloc(1, sizeof(Nodes));
   s->graph->nodes->refs = 1;
+  s->graph->nodes->ctx = c;
   s->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   s->capture_id = ++n_captures;
   LEAVE(CUDA_SUCCESS);
 }
 
-static void nodes_unref(Nodes *g, struct CUctx_st *c) {
+/* the graph, an executable graph or a queued launch of a node is done with the nodes; called with M held */
+static void nodes_unref(Nodes *g) {
   if (--g->refs) return;
-  int launches = 0;
-  for (int i = 0; i < g->n; i++) launches += g->ops[i].kind == OP_LAUNCH && g->ops[i].job >= 0;
-  if (launches && c) drain_ctx(c);       /* launched copies of these nodes may still be queued */
   for (int i = 0; i < g->n; i++)
     if (g->ops[i].kind == OP_LAUNCH && g->ops[i].job >= 0 && run_cb) run_cb(g->ops[i].job, DROP);
   free(g->ops);
@@ -1096,7 +1099,7 @@ EXPORT CUresult cuStreamEndCapture(CUstream hs, CUgraph *pg) {
   for (int i = 0; i < g->nodes->n; i++)        /* events recorded in it are "recorded" again once launched */
     if (g->nodes->ops[i].kind == OP_RECORD) g->nodes->ops[i].event->captured = ok;
   if (!ok) {
-    nodes_unref(g->nodes, NULL);
+    nodes_unref(g->nodes);
     free(g);
     *pg = NULL;
     LEAVE(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
@@ -1161,6 +1164,8 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream hs) {
     Op *o = new_op(g->ops[i].kind);
     *o = g->ops[i];
     o->next = NULL;
+    o->owner = g;
+    g->refs++;
     unsigned long long seq = enqueue(s, o);
     if (o->kind == OP_RECORD) {
       o->event->stream = s; o->event->seq = seq;
@@ -1174,7 +1179,7 @@ EXPORT CUresult cuGraphExecDestroy(CUgraphExec e) {
   ENTER();
   if (!e || e->destroyed) LEAVE(CUDA_ERROR_INVALID_VALUE);
   e->destroyed = 1;      /* the struct stays: a stale handle is rejected */
-  nodes_unref(e->nodes, e->ctx);
+  nodes_unref(e->nodes);
   LEAVE(CUDA_SUCCESS);
 }
 
@@ -1182,7 +1187,7 @@ EXPORT CUresult cuGraphDestroy(CUgraph g) {
   ENTER();
   if (!g || g->destroyed) LEAVE(CUDA_ERROR_INVALID_VALUE);
   g->destroyed = 1;
-  nodes_unref(g->nodes, NULL);
+  nodes_unref(g->nodes);
   LEAVE(CUDA_SUCCESS);
 }
 

@@ -374,15 +374,13 @@ class CachingAllocator:
             self._target, self._classes = None, self._own_classes
 
     def release_pool(self, handle):
-        """A graph using pool ``handle`` is gone; with its last user the pool's free segments go back to the
-        backend, and the rest as its blocks are freed and the cache emptied (``empty_cache``)."""
+        """A graph using pool ``handle`` is gone; with its last user the pool's segments go back to the backend
+        at the next ``empty_cache()`` (or out-of-memory retry) once its blocks are freed, as in PyTorch (no
+        synchronize here: this runs from finalizers, possibly inside a kernel compile or run)."""
         with self._lock:
             pool = self._graph_pools.get(handle)
-            if pool is None:
-                return
-            pool.users -= 1
-        if pool.users <= 0:
-            self.empty_cache()
+            if pool is not None:
+                pool.users -= 1
 
     def empty_cache(self):
         """Return every fully free segment to the backend."""
@@ -520,7 +518,8 @@ class CachingAllocator:
     def _check_invariants(self):
         """Assert that blocks tile each segment, free neighbours are merged and stats add up."""
         with self._lock:
-            pools = (self._small, self._large) + tuple(p for g in self._graph_pools.values() for p in (g.small, g.large))
+            pools = (self._small, self._large) + tuple(p for g in self._graph_pools.values()
+                                                       for p in (g.small, g.large))
             free = {}
             for pool in pools:
                 blocks = pool.free

@@ -427,6 +427,10 @@ class CudaBackend:
         with self._ctx:
             _call(self._lib, "cuMemcpyDtoHAsync_v2", dst_host_ptr, src_ptr, n, stream)
 
+    def memcpy_dtod_async(self, dst, src, n, stream):
+        with self._ctx:
+            _call(self._lib, "cuMemcpyDtoDAsync_v2", dst, src, n, stream)
+
     def memcpy_peer(self, dst, src_index, src, n):
         """Copy ``n`` bytes from device ``src_index``'s ``src`` to this device's ``dst`` (synchronous)."""
         with self._ctx:
@@ -496,7 +500,7 @@ class Graph:
             raise RuntimeError(f"CUDA graphs are not supported by this driver ({_library_path()})")
         self.index, self.backend, self._lib = index, backend, _lib_for(index)
         self.graph = self.exec = self.stream = None
-        self.staging = []        # PinnedHost chunks the captured host-to-device copies read at each launch
+        self.staging = []        # [ptr, nbytes, used] of pinned chunks the captured host-to-device copies read
         self._copies = None
 
     def begin(self, stream, mode="global"):
@@ -541,18 +545,28 @@ class Graph:
             if self.graph:
                 _call(self._lib, "cuGraphDestroy", self.graph)
         self.exec = self.graph = None
+        _SPARE_STAGING.extend((c[0], c[1]) for c in self.staging)
         self.staging = []
 
     def stage(self, src, n):
         """Pinned host memory holding ``n`` bytes copied from ``src`` (bytes or an address), kept with the graph."""
         chunk = self.staging[-1] if self.staging else None
-        if chunk is None or chunk[1] + n > chunk[0].nbytes:
-            chunk = [PinnedHost(max(n, 1 << 16)), 0]
-            self.staging.append(chunk)
-        p = chunk[0].ptr + chunk[1]
+        if chunk is None or chunk[2] + n > chunk[1]:
+            size = max(n, 1 << 16)
+            spare = next((i for i, (_, nb) in enumerate(_SPARE_STAGING) if nb >= size), None)
+            chunk = list(_SPARE_STAGING.pop(spare)) if spare is not None else [host_alloc(size, self.index), size]
+            self.staging.append(chunk + [0])
+            chunk = self.staging[-1]
+        p = chunk[0] + chunk[2]
         ctypes.memmove(p, src, n)
-        chunk[1] += (n + 255) // 256 * 256
+        chunk[2] += (n + 255) // 256 * 256
         return p
+
+
+# (ptr, nbytes) of the pinned staging chunks of destroyed graphs, reused by the next captures: never freed, as
+# cuMemFreeHost waits for the device, and a graph is often destroyed by a finalizer (inside a kernel compile
+# or run, or at exit)
+_SPARE_STAGING = []
 
 
 class _CaptureCopies:
