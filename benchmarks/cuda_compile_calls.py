@@ -4,9 +4,10 @@
 
 On the fake driver (tests/fakecuda) each mode runs ``--calls`` steps of benchmarks/steps.py after warm-up,
 and reports per step: driver API calls (``fakecuda_call_count``), kernels launched one by one
-(``fakecuda_launch_count``; a graph launch counts none) and host CPU time (``time.process_time``).  Kernel
-execution is off unless ``--exec`` (then the time is dominated by the cpu executor running the kernels):
-what is timed is the host's work to issue a step.
+(``fakecuda_launch_count``; a graph launch counts none) and host CPU time (``time.process_time``, the
+queued work finished by a synchronize at the end included).  Kernel execution is off unless ``--exec``
+(then the time is dominated by the cpu executor running the kernels): what is timed is the host's work to
+issue a step.
 """
 import argparse
 import os
@@ -25,9 +26,9 @@ def measure(step, lib, calls):
     c0, l0, t0 = lib.fakecuda_call_count(), lib.fakecuda_launch_count(), time.process_time()
     for _ in range(calls):
         step()
+    lib.cuCtxSynchronize()          # queued work done (with --exec: the kernels run) inside the timing
     t = time.process_time() - t0
-    lib.cuCtxSynchronize()
-    return ((lib.fakecuda_call_count() - c0) / calls, (lib.fakecuda_launch_count() - l0) / calls,
+    return ((lib.fakecuda_call_count() - c0 - 1) / calls, (lib.fakecuda_launch_count() - l0) / calls,
             t / calls * 1e6)
 
 

@@ -20,8 +20,17 @@ try:
 except ImportError:
     _FAKE = False
 
-pytestmark = pytest.mark.skipif(not _FAKE, reason="CUDA graph tests run on the fake driver only: "
-                                                   "pytest --device cuda --cuda-driver fake")
+fake_only = pytest.mark.skipif(not _FAKE, reason="CUDA graph tests run on the fake driver only: "
+                                                  "pytest --device cuda --cuda-driver fake")
+
+
+@pytest.mark.skipif(tgrad.cuda.is_available(), reason="what a process without CUDA sees")
+def test_without_cuda_the_graph_api_raises_like_pytorch():
+    with pytest.raises(RuntimeError, match="^Tried to instantiate dummy base class CUDAGraph$"):
+        tgrad.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="^Tried to instantiate dummy base class _graph_pool_handle$"):
+        tgrad.cuda.graph_pool_handle()
+    assert not tgrad.cuda.is_current_stream_capturing()
 
 
 def _np(t):
@@ -64,6 +73,7 @@ def _captured_step(model, opt, x, y, warmup=3):
     return g, loss
 
 
+@fake_only
 def test_captured_training_step_replays_eagers_numbers_and_reads_updated_static_inputs():
     data = _batches(6)
     eager, graphed = _model(), _model()
@@ -87,6 +97,7 @@ def test_captured_training_step_replays_eagers_numbers_and_reads_updated_static_
     assert not fakecuda.ERRORS, fakecuda.ERRORS
 
 
+@fake_only
 def test_replay_is_queued_work_done_at_a_synchronization_point():
     x = tgrad.arange(8, dtype=tgrad.float32, device="cuda")
     g = tgrad.cuda.CUDAGraph()
@@ -100,6 +111,7 @@ def test_replay_is_queued_work_done_at_a_synchronization_point():
     assert np.array_equal(_np(y), np.arange(8) * 2 + 1)   # the copy back synchronizes
 
 
+@fake_only
 def test_capture_errors_like_pytorch():
     g = tgrad.cuda.CUDAGraph()
     with pytest.raises(RuntimeError, match="CUDA graphs must be captured on a non-default stream"):
@@ -107,14 +119,18 @@ def test_capture_errors_like_pytorch():
     with pytest.raises(RuntimeError, match="Called CUDAGraph::replay without a preceding successful capture"):
         g.replay()
     x = tgrad.ones(4, device="cuda")
+    assert not tgrad.cuda.is_current_stream_capturing()
     with tgrad.cuda.graph(g):
         y = x + 1
+        assert tgrad.cuda.is_current_stream_capturing()
+    assert not tgrad.cuda.is_current_stream_capturing()
     with pytest.raises(RuntimeError, match="already owns a captured graph"):
         g.capture_begin()
     g.replay()
     assert np.array_equal(_np(y), np.full(4, 2.0))
 
 
+@fake_only
 @pytest.mark.parametrize("sync", ["item", "synchronize", "stream_synchronize"])
 def test_a_sync_inside_a_capture_raises_and_the_capture_is_dropped(sync):
     x = tgrad.ones(4, device="cuda")
@@ -138,6 +154,7 @@ def test_a_sync_inside_a_capture_raises_and_the_capture_is_dropped(sync):
     assert np.array_equal(_np(z), np.full(4, 5.0))
 
 
+@fake_only
 def test_private_pool_is_not_shared_and_returns_to_baseline_after_the_graph_is_deleted():
     tgrad.cuda.synchronize()
     gc.collect()
@@ -169,6 +186,7 @@ def test_private_pool_is_not_shared_and_returns_to_baseline_after_the_graph_is_d
     assert not al._graph_pools
 
 
+@fake_only
 def test_graphs_sharing_a_pool_handle():
     pool = tgrad.cuda.graph_pool_handle()
     x = tgrad.ones(4, device="cuda")
@@ -183,6 +201,7 @@ def test_graphs_sharing_a_pool_handle():
     assert np.array_equal(_np(b), np.full(4, 3.0))
 
 
+@fake_only
 def test_make_graphed_callables_module_and_function():
     data = _batches(4, seed=3)
     eager, graphed = _model(2), _model(2)
@@ -278,6 +297,7 @@ def _regression(manual):
     return make
 
 
+@fake_only
 @pytest.mark.parametrize("make", [_classifier(), _regression(True), _regression(False)],
                          ids=["mlp_sgd_momentum", "regression_manual", "regression_sgd"])
 def test_compiled_cuda_steps_replay_as_one_graph_bit_identical(make):
@@ -287,6 +307,7 @@ def test_compiled_cuda_steps_replay_as_one_graph_bit_identical(make):
     assert not fakecuda.ERRORS, fakecuda.ERRORS
 
 
+@fake_only
 def test_compiled_cuda_step_keeping_its_losses_and_a_changed_learning_rate():
     def between(i, step):
         if i == 15:
@@ -296,6 +317,7 @@ def test_compiled_cuda_step_keeping_its_losses_and_a_changed_learning_rate():
     assert sum(r.stats["launches"] + r.stats["graph"] for r in runs) > 0
 
 
+@fake_only
 def test_compiled_cuda_step_with_dropout_replays_launches_with_fresh_random_numbers():
     runs = _run_pair(_classifier(dropout=0.3), 12)
     assert not runs[0].graphable and runs[0].stats["launches"] >= 9

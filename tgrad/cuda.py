@@ -266,6 +266,14 @@ def graph_pool_handle():
     return (0, next(_pool_ids))
 
 
+def is_current_stream_capturing():
+    """True while the current stream of the current device captures a CUDA graph."""
+    if not is_available():
+        return False
+    idx = current_device()
+    return _drv.is_capturing(idx, _drv.current_stream_handle(idx))
+
+
 class CUDAGraph:
     """A CUDA graph (``torch.cuda.CUDAGraph``): the kernels, copies and memsets queued on a non-default stream
     between ``capture_begin`` and ``capture_end``, replayed with ``replay()`` on the same addresses.  Memory
