@@ -154,6 +154,12 @@ def test_a_sync_inside_a_capture_raises_and_the_capture_is_dropped(sync):
     assert np.array_equal(_np(z), np.full(4, 5.0))
 
 
+def _graph_segments(al):
+    """[(start, end)] of the allocator's segments that belong to graph pools."""
+    pools = {id(p) for g in al._graph_pools.values() for p in (g.small, g.large)}
+    return [(lo, lo + n) for lo, (n, head) in al._segments.items() if id(head.pool) in pools]
+
+
 @fake_only
 def test_private_pool_is_not_shared_and_returns_to_baseline_after_the_graph_is_deleted():
     tgrad.cuda.synchronize()
@@ -165,16 +171,13 @@ def test_private_pool_is_not_shared_and_returns_to_baseline_after_the_graph_is_d
     opt = tgrad.optim.SGD(model.parameters(), lr=0.1)
     x, y = _batches(1)[0]
     g, loss = _captured_step(model, opt, x, y)
-    pool_blocks = {b.ptr for g_ in al._graph_pools.values() for p in (g_.small, g_.large)
-                   for _, h in al._segments.items() if h[1].pool is p for b in [h[1]]}
-    assert pool_blocks, "the capture allocated from a private pool"
+    assert _graph_segments(al), "the capture allocated from a private pool"
     g.replay()
     lost = _np(loss)
     del loss                                         # a private block freed: not handed to an eager tensor
     fresh = [tgrad.empty(1, device="cuda") for _ in range(50)]
-    segs = {p for p, (n, h) in al._segments.items() if any(h.pool is q for g_ in al._graph_pools.values()
-                                                            for q in (g_.small, g_.large))}
-    assert not any(any(lo <= t.data_ptr() < lo + al._segments[lo][0] for lo in segs) for t in fresh)
+    segs = _graph_segments(al)
+    assert not any(lo <= t.data_ptr() < hi for t in fresh for lo, hi in segs)
     al._check_invariants()
     assert np.isfinite(lost)
     del fresh, g, x, y, model, opt

@@ -358,8 +358,9 @@ class CachingAllocator:
     # -- CUDA graph pools ----------------------------------------------------
 
     def begin_capture(self, handle):
-        """Until ``end_capture``, every malloc is served by the graph pool ``handle`` (made on first use); the
-        capture holds it (``release_pool`` gives it up)."""
+        """Until ``end_capture``, every malloc of this device is served by the graph pool ``handle`` (made on
+        first use; PyTorch routes by stream, tgrad has one capture at a time per device); the capture holds it
+        (``release_pool`` gives it up)."""
         with self._lock:
             if self._target is not None:
                 raise RuntimeError("a CUDA graph capture is already allocating from this device's allocator")
