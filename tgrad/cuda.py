@@ -285,6 +285,7 @@ class CUDAGraph:
             raise RuntimeError("Tried to instantiate dummy base class CUDAGraph")
         self._graph = self._pool = self._allocator = None
         self._capturing = False
+        self._keep_graph = keep_graph        # keep the captured graph besides its executable
 
     def capture_begin(self, pool=None, capture_error_mode="global"):
         if self._graph is not None:
@@ -316,7 +317,7 @@ class CUDAGraph:
         self._capturing = False
         self._allocator.end_capture()
         try:
-            self._graph.end()
+            self._graph.end(self._keep_graph)
         except BaseException:
             self.reset()
             raise

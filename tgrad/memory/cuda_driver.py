@@ -510,8 +510,9 @@ class Graph:
         self._copies = _CaptureCopies(self)
         CAPTURING.add(self.index)
 
-    def end(self):
-        """End the capture and instantiate the graph (the capture's error, if it was invalidated)."""
+    def end(self, keep_graph=False):
+        """End the capture and instantiate the graph (the capture's error, if it was invalidated); the graph
+        itself is destroyed once instantiated unless ``keep_graph``."""
         self._copies.remove()
         CAPTURING.discard(self.index)
         g = c_void_p()
@@ -520,6 +521,9 @@ class Graph:
             self.graph = g.value
             e = c_void_p()
             _call(self._lib, "cuGraphInstantiateWithFlags", byref(e), self.graph, 0)
+            if not keep_graph:
+                _call(self._lib, "cuGraphDestroy", self.graph)
+                self.graph = None
         self.exec = e.value
 
     def abort(self):
