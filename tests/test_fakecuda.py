@@ -488,3 +488,119 @@ print("ok")
 
 def test_pinned_memory_non_blocking_copies_and_two_devices():
     assert fakecuda.run_python(PINNED, devices=2).strip().endswith("ok")
+
+
+GRAPH_API = r'''
+import ctypes, numpy as np
+from ctypes import byref, c_int, c_void_p, c_uint64, c_size_t
+from tgrad.memory import cuda_driver as cd
+import fakecuda
+lib = cd._driver()[0]
+assert cd.graphs_available()
+lib.fakecuda_graph_nodes.restype = ctypes.c_ulonglong
+lib.fakecuda_graph_nodes.argtypes = [c_void_p]
+lib.cuStreamGetCaptureInfo_v2.argtypes = [c_void_p, ctypes.POINTER(c_int), ctypes.POINTER(c_uint64), c_void_p,
+                                          c_void_p, c_void_p]
+def rc(name, *a):
+    return getattr(lib, name)(*a)
+def ok(name, *a):
+    r = rc(name, *a)
+    assert r == 0, (name, r)
+UNSUPPORTED, INVALIDATED, ISOLATION, IMPLICIT, ILLEGAL_STATE = 900, 901, 905, 906, 401
+ok("cuCtxSetCurrent", cd.context_handle(0))
+p = c_uint64(); ok("cuMemAlloc_v2", byref(p), 4096)
+raw = np.ctypeslib.as_array(ctypes.cast(p.value, ctypes.POINTER(ctypes.c_uint8)), (4096,))
+ok("cuMemsetD8_v2", p, 0, 4096); ok("cuCtxSynchronize")
+pinned = c_void_p(); ok("cuMemHostAlloc", byref(pinned), 16, 1)
+pin = np.ctypeslib.as_array(ctypes.cast(pinned.value, ctypes.POINTER(ctypes.c_uint8)), (16,))
+pin[:] = 7
+s = c_void_p(); ok("cuStreamCreate", byref(s), 0)
+st, cid = c_int(), c_uint64()
+assert rc("cuStreamBeginCapture_v2", None, 0) == UNSUPPORTED          # never on the legacy stream
+ok("cuStreamBeginCapture_v2", s, 0)
+assert rc("cuStreamBeginCapture_v2", s, 0) == ILLEGAL_STATE           # already capturing
+ok("cuStreamIsCapturing", s, byref(st)); assert st.value == 1
+ok("cuStreamGetCaptureInfo_v2", s, byref(st), byref(cid), None, None, None); assert st.value == 1 and cid.value
+assert rc("cuStreamIsCapturing", None, byref(st)) == IMPLICIT          # the legacy stream waits on a capture
+ok("cuMemsetD8Async", p, 1, 4096, s)                                  # recorded, not run
+ok("cuMemcpyHtoDAsync_v2", p, pinned, 16, s)
+q = c_uint64(); ok("cuMemAlloc_v2", byref(q), 512)                    # allowed while capturing
+g = c_void_p(); ok("cuStreamEndCapture", s, byref(g))
+assert lib.fakecuda_graph_nodes(g) == 2
+ok("cuStreamIsCapturing", s, byref(st)); assert st.value == 0
+ok("cuCtxSynchronize"); assert (raw == 0).all()                        # captured work never ran
+e = c_void_p(); ok("cuGraphInstantiateWithFlags", byref(e), g, 0)
+ok("cuGraphLaunch", e, s)
+assert (raw == 0).all()                                               # queued: done at a sync point
+ok("cuStreamSynchronize", s)
+assert (raw[:16] == 7).all() and (raw[16:] == 1).all()
+pin[:] = 9; raw[:] = 0
+ok("cuGraphLaunch", e, None); ok("cuGraphLaunch", e, None)            # twice, on the legacy stream
+ok("cuCtxSynchronize")
+assert (raw[:16] == 9).all() and (raw[16:] == 1).all()                # a copy node reads its source at each launch
+# what a capture rejects: the call fails and the capture is invalidated (no graph at its end)
+host = np.zeros(16, np.uint8)
+for name, args, code in [("cuMemcpyHtoD_v2", (p, host.ctypes.data, 16), IMPLICIT),
+                         ("cuMemcpyDtoH_v2", (host.ctypes.data, p, 16), IMPLICIT),
+                         ("cuMemsetD8_v2", (p, 0, 16), IMPLICIT),
+                         ("cuStreamSynchronize", (s,), UNSUPPORTED),
+                         ("cuStreamQuery", (s,), UNSUPPORTED),
+                         ("cuCtxSynchronize", (), UNSUPPORTED),
+                         ("cuMemFree_v2", (q,), UNSUPPORTED),
+                         ("cuMemcpyHtoDAsync_v2", (p, host.ctypes.data, 16, s), UNSUPPORTED)]:   # pageable
+    ok("cuStreamBeginCapture_v2", s, 0)
+    assert rc(name, *args) == code, name
+    ok("cuStreamIsCapturing", s, byref(st)); assert st.value == 2, name     # INVALIDATED
+    g2 = c_void_p(1)
+    assert rc("cuStreamEndCapture", s, byref(g2)) == INVALIDATED and not g2.value, name
+assert rc("cuStreamEndCapture", s, byref(g2)) == ILLEGAL_STATE       # no capture under way
+ev = c_void_p(); ok("cuEventCreate", byref(ev), 0); ok("cuEventRecord", ev, None)
+ok("cuStreamBeginCapture_v2", s, 0)
+assert rc("cuStreamWaitEvent", s, ev, 0) == ISOLATION                 # an event from outside the capture
+assert rc("cuStreamEndCapture", s, byref(g2)) == INVALIDATED
+ok("cuCtxSynchronize"); ok("cuMemFree_v2", q)
+assert (raw[:16] == 9).all()                                          # nothing of the failed captures ran
+ok("cuGraphExecDestroy", e); ok("cuGraphDestroy", g)
+assert rc("cuGraphLaunch", e, s) == 1 and rc("cuGraphExecDestroy", e) == 1      # stale handles
+ok("cuMemFreeHost", pinned)
+print("ok")
+'''
+
+
+def test_graph_api():
+    assert fakecuda.run_python(GRAPH_API).strip().endswith("ok")
+
+
+GRAPH_KERNELS = r'''
+import numpy as np
+import fakecuda
+lib = fakecuda.install()
+x = tgrad.arange(8, dtype=tgrad.float32, device="cuda")
+g = tgrad.cuda.CUDAGraph()
+launches, jobs = lib.fakecuda_launch_count(), len(fakecuda.JOBS)
+with tgrad.cuda.graph(g):
+    y = (x * 2.5 + 1).relu()                   # the scalars are staged in pinned memory the graph keeps
+n = lib.fakecuda_launch_count() - launches
+assert n >= 2 and len(fakecuda.JOBS) == jobs + n, (n, len(fakecuda.JOBS))   # kept as graph nodes
+for k in range(3):
+    x.copy_(tgrad.full((8,), float(k), device="cuda"))
+    before = lib.fakecuda_launch_count()
+    g.replay()
+    assert lib.fakecuda_launch_count() == before                      # a replay: no kernel launched one by one
+    np.testing.assert_array_equal(y.cpu().numpy(), np.maximum(np.full(8, k, np.float32) * 2.5 + 1, 0))
+g.reset()
+assert len(fakecuda.JOBS) == jobs                                     # the graph's jobs went with it
+try:
+    with tgrad.cuda.graph(tgrad.cuda.CUDAGraph()):
+        (x * 2).sum().item()
+    raise SystemExit("no error")
+except RuntimeError as e:
+    assert "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT" in str(e), e
+assert not fakecuda.ERRORS, fakecuda.ERRORS
+print("ok")
+'''
+
+
+@pytest.mark.parametrize("cc", [80, 90])
+def test_graph_capture_and_replay_of_tgrad_kernels(cc):
+    assert fakecuda.run_python(GRAPH_KERNELS, cc=cc).strip().endswith("ok")

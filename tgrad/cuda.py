@@ -1,15 +1,23 @@
-"""``tgrad.cuda``: availability, device selection, synchronize, memory statistics (drop-in names).
+"""``tgrad.cuda``: availability, device selection, synchronize, memory statistics, streams and events,
+CUDA graphs (``CUDAGraph``, ``graph``, ``graph_pool_handle``, ``make_graphed_callables``): drop-in names.
 
 A facade on the api floor: the current device and the device count live in ``tgrad.device`` (over the
 driver in ``tgrad.memory.cuda_driver``), the statistics in ``tgrad.memory.stats``; nothing below imports
 this module.
 """
+import itertools
+
+from ._creation import empty_like as _empty_like
+from .autograd import grad as _autograd_grad
+from .autograd.function import Function as _Function, once_differentiable as _once_differentiable
 from .device import current_device, device as _Device, device_count, is_available, set_device  # noqa: F401
 from .device import check_available as _check_available
 from .memory import cuda_driver as _drv
 from .memory import stats as _stats
 from .memory.allocator import OutOfMemoryError  # noqa: F401  (tgrad.cuda.OutOfMemoryError)
+from .memory.allocator import get_allocator as _get_allocator
 from .random import manual_seed_cuda as _manual_seed_cuda
+from .tensor import Tensor as _Tensor
 
 
 def synchronize(device=None):
@@ -244,3 +252,279 @@ def memory_summary(device=None, abbreviated=False):
 def empty_cache():
     if is_available():
         _stats.empty_cache(_dev(None))
+
+
+# ---------------------------------------------------------------- CUDA graphs
+_pool_ids = itertools.count(1)
+
+
+def graph_pool_handle():
+    """An opaque token naming a graph memory pool: captures given the same token share its memory
+    (``graph(g, pool=handle)``, ``CUDAGraph.capture_begin(pool=handle)``)."""
+    if not is_available():
+        raise RuntimeError("Tried to instantiate dummy base class _graph_pool_handle")
+    return (0, next(_pool_ids))
+
+
+def is_current_stream_capturing():
+    """True while the current stream of the current device captures a CUDA graph."""
+    if not is_available():
+        return False
+    idx = current_device()
+    return _drv.is_capturing(idx, _drv.current_stream_handle(idx))
+
+
+class CUDAGraph:
+    """A CUDA graph (``torch.cuda.CUDAGraph``): the kernels, copies and memsets queued on a non-default stream
+    between ``capture_begin`` and ``capture_end``, replayed with ``replay()`` on the same addresses.  Memory
+    allocated during the capture comes from a private pool (``pool()``) that no other allocation uses while
+    the graph lives, so the graph's addresses stay valid; ``reset()`` (or deleting the graph) gives it up."""
+
+    def __init__(self, keep_graph=False):
+        if not is_available():
+            raise RuntimeError("Tried to instantiate dummy base class CUDAGraph")
+        self._graph = self._pool = self._allocator = None
+        self._capturing = False
+        self._keep_graph = keep_graph        # keep the captured graph besides its executable
+
+    def capture_begin(self, pool=None, capture_error_mode="global"):
+        if self._graph is not None:
+            raise RuntimeError("This CUDAGraph instance already owns a captured graph. To capture a new graph, "
+                               "create a new instance.")
+        if capture_error_mode not in _drv.CAPTURE_MODES:
+            raise RuntimeError(f"Unknown capture error mode. Expected `global`, `thread_local`, or `relaxed`, "
+                               f"got {capture_error_mode}")
+        idx = current_device()
+        handle = _drv.current_stream_handle(idx)
+        if handle == 0:
+            raise RuntimeError("CUDA graphs must be captured on a non-default stream. (However, after capture, "
+                               "it's ok to replay them on the default stream.)")
+        al = _get_allocator(f"cuda:{idx}")
+        g = _drv.Graph(idx, al.backend)
+        pool = graph_pool_handle() if pool is None else tuple(pool)
+        al.begin_capture(pool)
+        try:
+            g.begin(handle, capture_error_mode)
+        except BaseException:
+            al.end_capture()
+            al.release_pool(pool)
+            raise
+        self._graph, self._pool, self._allocator, self._capturing = g, pool, al, True
+
+    def capture_end(self):
+        if not self._capturing:
+            raise RuntimeError("Called CUDAGraph::capture_end without a preceding capture_begin.")
+        self._capturing = False
+        self._allocator.end_capture()
+        try:
+            self._graph.end(self._keep_graph)
+        except BaseException:
+            self.reset()
+            raise
+
+    def _abort(self):
+        """End a capture whose code raised: the capture is dropped, the pool given up."""
+        if self._capturing:
+            self._capturing = False
+            self._allocator.end_capture()
+            self._graph.abort()
+            self.reset()
+
+    def replay(self):
+        if self._graph is None or self._capturing:
+            raise RuntimeError("Called CUDAGraph::replay without a preceding successful capture.")
+        g = self._graph
+        g.launch(_drv.current_stream_handle(g.index))
+
+    def reset(self):
+        """Free the graph and give up its pool (its memory returns once its tensors are freed too)."""
+        g, self._graph = self._graph, None
+        if g is not None:
+            g.destroy()
+            self._allocator.release_pool(self._pool)
+
+    def pool(self):
+        if self._pool is None:
+            raise RuntimeError("Called CUDAGraph::pool() without a preceding successful capture.")
+        return self._pool
+
+    def __del__(self):
+        try:
+            if getattr(self, "_graph", None) is not None and not self._capturing:
+                self.reset()
+        except Exception:
+            pass
+
+
+class graph:
+    """``with tgrad.cuda.graph(g):`` captures the CUDA work of the block into ``g`` (``torch.cuda.graph``):
+    the device is synchronized and the cache emptied first, the block runs on ``stream`` (default: a side
+    stream shared by captures), allocating from ``pool`` (default: a new private pool)."""
+
+    default_capture_stream = None
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        if stream is None and graph.default_capture_stream is None:
+            graph.default_capture_stream = Stream()
+        self.pool = () if pool is None else (pool,)
+        self.capture_stream = stream if stream is not None else graph.default_capture_stream
+        self.stream_ctx = globals()["stream"](self.capture_stream)
+        self.cuda_graph = cuda_graph
+        self.capture_error_mode = capture_error_mode
+
+    def __enter__(self):
+        synchronize()
+        empty_cache()
+        self.stream_ctx.__enter__()
+        try:
+            self.cuda_graph.capture_begin(*self.pool, capture_error_mode=self.capture_error_mode)
+        except BaseException:
+            self.stream_ctx.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is not None:        # the block's error is the one to see, not the dead capture's
+                self.cuda_graph._abort()
+            else:
+                self.cuda_graph.capture_end()
+        finally:
+            self.stream_ctx.__exit__(exc_type, exc, tb)
+        return False
+
+
+def _leaves(x, out):
+    """The tensors (and other leaves) of nested tuples/lists/dicts, in order."""
+    if isinstance(x, (list, tuple)):
+        for y in x:
+            _leaves(y, out)
+    elif isinstance(x, dict):
+        for y in x.values():
+            _leaves(y, out)
+    else:
+        out.append(x)
+    return out
+
+
+def _rebuild(x, it):
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_rebuild(y, it) for y in x])
+    if isinstance(x, (list, tuple)):
+        return type(x)(_rebuild(y, it) for y in x)
+    if isinstance(x, dict):
+        return {k: _rebuild(v, it) for k, v in x.items()}
+    return next(it)
+
+
+def _is_module(c):
+    return all(hasattr(c, a) for a in ("parameters", "buffers", "_forward_hooks", "training"))
+
+
+def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unused_input=False, pool=None):
+    """Graphed versions of ``callables`` (Modules or functions; ``torch.cuda.make_graphed_callables``).
+
+    Each callable's forward and backward are captured into two CUDA graphs after ``num_warmup_iters``
+    warm-up iterations on a side stream; calling the result copies its tensor arguments into the static
+    inputs the graphs read (``sample_args``), replays the forward graph and returns its static outputs
+    (detached, wired into autograd), and its backward replays the backward graph.  A Module keeps its
+    eager forward when its ``training`` flag differs from the one it had when graphed."""
+    just_one = not isinstance(callables, tuple)
+    if just_one:
+        callables, sample_args = (callables,), (sample_args,)
+    flat_args = []
+    for c, args in zip(callables, sample_args):
+        if _is_module(c):
+            if getattr(c, "_backward_hooks", None) or c._forward_hooks or c._forward_pre_hooks:
+                raise AssertionError("Modules must not have hooks registered at the time they are passed. However, "
+                                     "registering hooks on modules after passing them through "
+                                     "make_graphed_callables is allowed.")
+            if not all(b.requires_grad is False for b in c.buffers()):
+                raise AssertionError("In any :class:`~torch.nn.Module` passed to :func:`~make_graphed_callables`, "
+                                     "only parameters may be trainable. All buffers must have "
+                                     "``requires_grad=False``.")
+        flat = tuple(_leaves(args, []))
+        if not all(isinstance(a, _Tensor) for a in flat):
+            raise AssertionError("In the beta API, sample_args for each callable must contain only Tensors. "
+                                 "Other types are not allowed.")
+        flat_args.append(flat)
+    n_user = [len(a) for a in flat_args]
+    params = [tuple(c.parameters()) if _is_module(c) else () for c in callables]
+    surfaces = [flat_args[i] + params[i] for i in range(len(callables))]
+    fwd_graphs = [CUDAGraph() for _ in callables]
+    bwd_graphs = [CUDAGraph() for _ in callables]
+    mempool = graph_pool_handle() if pool is None else pool
+
+    def grads_of(outs, surface, grad_outputs):
+        return _autograd_grad(outputs=tuple(o for o in outs if o.requires_grad),
+                              inputs=tuple(i for i in surface if i.requires_grad), grad_outputs=grad_outputs,
+                              only_inputs=True, allow_unused=allow_unused_input)
+
+    synchronize()
+    with globals()["stream"](Stream()):        # warm-up on a side stream, as PyTorch does
+        for func, args, surface in zip(callables, sample_args, surfaces):
+            for _ in range(num_warmup_iters):
+                outs = [o for o in _leaves(func(*args), []) if isinstance(o, _Tensor)]
+                if any(o.requires_grad for o in outs):
+                    grads_of(outs, surface, tuple(_empty_like(o) for o in outs if o.requires_grad))
+            del outs
+    synchronize()
+
+    static_outputs, specs = [], []
+    for func, args, g in zip(callables, sample_args, fwd_graphs):
+        with graph(g, pool=mempool):
+            out = func(*args)
+        static_outputs.append(tuple(_leaves(out, [])))
+        specs.append(out)
+    static_grad_outputs, static_grad_inputs = [None] * len(callables), [None] * len(callables)
+    for i in reversed(range(len(callables))):
+        outs = static_outputs[i]
+        grad_outs = tuple(_empty_like(o) if o.requires_grad else None for o in outs)
+        grad_inputs = None
+        if any(o.requires_grad for o in outs):
+            with graph(bwd_graphs[i], pool=mempool):
+                grad_inputs = grads_of(outs, surfaces[i], tuple(g for g in grad_outs if g is not None))
+        it = iter(grad_inputs or ())
+        static_grad_inputs[i] = tuple(next(it) if a.requires_grad and grad_inputs is not None else None
+                                      for a in surfaces[i])
+        static_grad_outputs[i] = grad_outs
+
+    def graphed_function(fwd, bwd, module_params, n_args, spec, surface, outs, grad_outs, grad_ins):
+        class Graphed(_Function):
+            @staticmethod
+            def forward(ctx, *inputs):
+                for k in range(n_args):
+                    if surface[k].data_ptr() != inputs[k].data_ptr():
+                        surface[k].copy_(inputs[k])
+                fwd.replay()
+                return tuple(o.detach() for o in outs)
+
+            @staticmethod
+            @_once_differentiable
+            def backward(ctx, *grads):
+                for g, gr in zip(grad_outs, grads):
+                    if g is not None and gr is not None and g.data_ptr() != gr.data_ptr():
+                        g.copy_(gr)
+                bwd.replay()
+                return tuple(b.detach() if b is not None else b for b in grad_ins)
+
+        def functionalized(*user_args):
+            out = Graphed.apply(*(tuple(_leaves(user_args, [])) + module_params))
+            return _rebuild(spec, iter(out))
+        return functionalized
+
+    ret = []
+    for i, func in enumerate(callables):
+        graphed = graphed_function(fwd_graphs[i], bwd_graphs[i], params[i], n_user[i], specs[i], surfaces[i],
+                                   static_outputs[i], static_grad_outputs[i], static_grad_inputs[i])
+        if _is_module(func):
+            def make_forward(func, training, graphed, orig):
+                def new_forward(*user_args, **user_kwargs):
+                    if func.training == training:
+                        return graphed(*user_args, **user_kwargs)
+                    return orig(*user_args, **user_kwargs)
+                return new_forward
+            func.forward = make_forward(func, func.training, graphed, func.forward)
+            ret.append(func)
+        else:
+            ret.append(graphed)
+    return ret[0] if just_one else tuple(ret)

@@ -9,7 +9,8 @@ Each ``cuLaunchKernel`` calls ``_on_launch`` with the CUfunction handle, grid an
 tgrad's launch path recorded which kernel and compiled specialization each handle runs
 (``FUNCTIONS``), so the parameters are decoded by that signature (pointers, ints, floats; constexprs
 and run-time specialized ints from the compiled source) into a job. The driver queues the job on its
-stream; ``_on_run`` runs it when the stream drains, with tgrad's cpu executor on the same addresses
+stream (or, while the stream captures, keeps it as a graph node: run at every launch of the graph, dropped
+when the graph goes); ``_on_run`` runs it when the stream drains, with tgrad's cpu executor on the same addresses
 (device memory is host memory), after checking every pointer argument is live memory of the
 launching device (else the context fails with CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU would).
 """
@@ -85,7 +86,8 @@ def use(devices=1, cc=90, execute=True):
 # ---------------------------------------------------------------- the host executor
 _LAUNCH_CB = ctypes.CFUNCTYPE(ctypes.c_longlong, ctypes.c_ulonglong, ctypes.c_uint, ctypes.c_uint,
                               ctypes.c_uint, ctypes.c_void_p, ctypes.c_int)
-_RUN_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_longlong)
+_RUN_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_longlong, ctypes.c_int)
+RUN_ONCE, RUN_KEEP, DROP = 0, 1, 2      # a queued launch; a graph node's launch (run again later); a graph's end
 _SCALARS = {"i1": ctypes.c_int8, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "u1": ctypes.c_uint8, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
             "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "fp32": ctypes.c_float, "fp64": ctypes.c_double}
@@ -160,9 +162,12 @@ def _check_pointers(kernel, args, device):
     return None
 
 
-def _on_run(job):
+def _on_run(job, mode=RUN_ONCE):
     try:
-        kernel, grid, args, cexpr, device = JOBS.pop(job)
+        if mode == DROP:
+            JOBS.pop(job, None)
+            return 0
+        kernel, grid, args, cexpr, device = JOBS[job] if mode == RUN_KEEP else JOBS.pop(job)
         bad = _check_pointers(kernel, args, device)
         if bad:
             ERRORS.append(bad)
@@ -186,6 +191,9 @@ def install():
     lib.fakecuda_pointer_info.argtypes = [ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_int),
                                           ctypes.POINTER(ctypes.c_ulonglong), ctypes.POINTER(ctypes.c_ulonglong)]
     lib.fakecuda_launch_count.restype = ctypes.c_ulonglong
+    lib.fakecuda_call_count.restype = ctypes.c_ulonglong
+    lib.fakecuda_graph_nodes.restype = ctypes.c_ulonglong
+    lib.fakecuda_graph_nodes.argtypes = [ctypes.c_void_p]
     cbs = (_LAUNCH_CB(_on_launch), _RUN_CB(_on_run))
     lib.fakecuda_set_callbacks(*cbs)
     _state["lib"], _state["callbacks"] = lib, cbs

@@ -21,6 +21,20 @@
  * callback registered with fakecuda_set_callbacks (tgrad's tests register one that decodes the
  * arguments and returns a job id); the job is queued and run by the run callback when the stream
  * drains. A failing job makes the context's error sticky (CUDA_ERROR_ILLEGAL_ADDRESS), as on a GPU.
+ *
+ * Graphs (stream capture), following the driver API's contract (cuda.h, cuStreamBeginCapture and
+ * cuThreadExchangeStreamCaptureMode): capture cannot start on the legacy stream; while a stream
+ * captures, the kernels, async copies/memsets and event records issued on it are recorded as the
+ * nodes of a graph, not run (a launch's arguments are decoded at capture, as the driver copies them).
+ * A call that would wait for the capturing stream (cuStreamSynchronize/Query on it, cuCtxSynchronize,
+ * cuMemFree) fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and work on the legacy stream (every
+ * synchronous copy) with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, since it orders with a capturing
+ * blocking stream; both invalidate the capture, and cuStreamEndCapture then returns
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and no graph.  A copy from or to pageable host memory cannot
+ * be captured (UNSUPPORTED).  cuMemAlloc is allowed.  cuGraphInstantiateWithFlags makes an executable
+ * graph; cuGraphLaunch queues its nodes, in order, on a stream like other async work (done at a
+ * synchronization point; a launch is ordered after the previous launch on that stream).  Fork/join
+ * captures (events joining other streams into the capture) are not modelled: CUDA_ERROR_NOT_SUPPORTED.
  */
 #define _GNU_SOURCE
 #include "cuda.h"
@@ -40,7 +54,8 @@
 
 typedef long long (*launch_cb_t)(unsigned long long fn, unsigned gx, unsigned gy, unsigned gz,
                                  void **params, int device);
-typedef int (*run_cb_t)(long long job);
+typedef int (*run_cb_t)(long long job, int mode);     /* mode: RUN_ONCE, RUN_KEEP, DROP */
+enum { RUN_ONCE = 0, RUN_KEEP = 1, DROP = 2 };
 
 /* ------------------------------------------------------------------ state */
 typedef struct { uintptr_t base; size_t size, mapped; } Alloc;
@@ -51,7 +66,8 @@ typedef struct Op {
   enum { OP_COPY, OP_MEMSET, OP_LAUNCH, OP_RECORD, OP_WAIT } kind;
   unsigned long long seq;
   void *dst; const void *src; size_t n; unsigned char byte; void *owned; /* owned: staged source */
-  long long job;
+  long long job; int keep;     /* keep: a graph node's job, run again at the next launch */
+  struct Nodes *owner;         /* a launched graph node: the graph's nodes, kept alive until it has run */
   struct CUevent_st *event; struct CUstream_st *wait_stream; unsigned long long wait_seq;
 } Op;
 
@@ -63,7 +79,16 @@ struct CUstream_st {
   unsigned long long enq_seq, done_seq;
   struct CUstream_st *next_in_ctx;
   pthread_cond_t cond;
+  CUstreamCaptureStatus capture;      /* NONE, ACTIVE or INVALIDATED */
+  struct CUgraph_st *graph;           /* the graph being captured */
+  unsigned long long capture_id;
 };
+
+/* a graph's nodes, in capture order (one chain: a capture on one stream); shared by the graph and its
+ * executable graphs, the jobs dropped when the last of them is destroyed */
+typedef struct Nodes { int refs, n, cap; Op *ops; struct CUctx_st *ctx; } Nodes;
+struct CUgraph_st { Nodes *nodes; int destroyed; };
+struct CUgraphExec_st { Nodes *nodes; struct CUctx_st *ctx; int destroyed; };
 
 struct CUctx_st {
   int device, retained;
@@ -77,6 +102,7 @@ struct CUevent_st {
   unsigned flags;
   struct CUstream_st *stream; unsigned long long seq;   /* last record */
   int recorded, done;
+  int captured;             /* last recorded inside a capture (not on a stream) */
   double ms;
 };
 
@@ -92,7 +118,7 @@ static struct { uintptr_t lo, hi, cursor; size_t used; Alloc *a; int n, cap; str
 static HostAlloc *hosts; static int n_hosts, cap_hosts;
 static launch_cb_t launch_cb;
 static run_cb_t run_cb;
-static unsigned long long n_launches;
+static unsigned long long n_launches, n_calls;   /* kernel launches; driver API calls */
 static __thread struct CUctx_st *ctx_stack[32];
 static __thread int ctx_depth;
 
@@ -144,6 +170,7 @@ static CUresult check_host(const void *p) {
 
 #define ENTER()                                                                    \
   pthread_mutex_lock(&M);                                                          \
+  n_calls++;                                                                       \
   if (!initialized) { pthread_mutex_unlock(&M); return CUDA_ERROR_NOT_INITIALIZED; }
 #define LEAVE(rc) do { CUresult rc_ = (rc); pthread_mutex_unlock(&M); return rc_; } while (0)
 #define NEED_CTX(c)                                                                \
@@ -191,6 +218,7 @@ static unsigned long long enqueue(struct CUstream_st *s, Op *o) {
 }
 
 static void drain(struct CUstream_st *s, unsigned long long upto);
+static void nodes_unref(struct Nodes *g);
 
 /* runs one op; called with M held, may release it around callbacks */
 static void execute(struct CUstream_st *s, Op *o) {
@@ -203,10 +231,10 @@ static void execute(struct CUstream_st *s, Op *o) {
     if (!c->sticky) memset(o->dst, o->byte, o->n);
     break;
   case OP_LAUNCH:
-    if (run_cb) {
+    if (run_cb && o->job >= 0) {
       run_cb_t cb = run_cb;
       pthread_mutex_unlock(&M);
-      int rc = cb(o->job);     /* runs the job (or drops it, when the context already failed) */
+      int rc = cb(o->job, o->keep ? RUN_KEEP : RUN_ONCE);   /* runs the job (or skips it: context failed) */
       pthread_mutex_lock(&M);
       if (rc && !c->sticky) c->sticky = (CUresult)rc;
     }
@@ -238,6 +266,7 @@ static void drain(struct CUstream_st *s, unsigned long long upto) {
     s->done_seq = o->seq;
     s->busy = 0;
     pthread_cond_broadcast(&s->cond);
+    if (o->owner) nodes_unref(o->owner);
     free(o->owned);
     free(o);
   }
@@ -252,6 +281,55 @@ static void stream_init(struct CUstream_st *s, struct CUctx_st *c, unsigned flag
   memset(s, 0, sizeof(*s));
   s->ctx = c; s->flags = flags; s->legacy = legacy;
   pthread_cond_init(&s->cond, NULL);
+}
+
+/* ------------------------------------------------------------------ stream capture */
+#define CAPTURED (-1)        /* capture_check: the op becomes a node of the stream's graph */
+static unsigned long long n_captures;
+
+static int ctx_capturing(struct CUctx_st *c) {
+  for (struct CUstream_st *t = c->streams; t; t = t->next_in_ctx)
+    if (!t->destroyed && t->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE) return 1;
+  return 0;
+}
+
+static void invalidate_ctx(struct CUctx_st *c) {
+  for (struct CUstream_st *t = c->streams; t; t = t->next_in_ctx)
+    if (t->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE) t->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+}
+
+/* may work go to stream s now? 0: queue it as usual; CAPTURED: record it in s's graph; else the error
+ * (and the capture is invalidated).  wait: the call waits for s's work (a synchronous copy, a sync) */
+static int capture_check(struct CUctx_st *c, struct CUstream_st *s, int wait) {
+  if (s->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    if (!wait) return CAPTURED;
+    s->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  if (s->capture == CU_STREAM_CAPTURE_STATUS_INVALIDATED) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  if (s->legacy) {           /* the legacy stream orders with every blocking stream: none may capture */
+    int hit = 0;
+    for (struct CUstream_st *t = c->streams; t; t = t->next_in_ctx)
+      if (!t->destroyed && !(t->flags & CU_STREAM_NON_BLOCKING) && t->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+        t->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+        hit = 1;
+      }
+    if (hit) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  }
+  return 0;
+}
+
+static void add_node(struct CUstream_st *s, Op *o) {
+  Nodes *g = s->graph->nodes;
+  if (g->n == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 16;
+    g->ops = realloc(g->ops, g->cap * sizeof(Op));
+  }
+  o->next = NULL;
+  o->keep = 1;
+  o->owner = NULL;
+  g->ops[g->n++] = *o;
+  free(o);
 }
 
 /* ------------------------------------------------------------------ fakecuda's own entry points */
@@ -273,6 +351,7 @@ EXPORT int fakecuda_pointer_info(unsigned long long p, int *device, unsigned lon
 }
 
 EXPORT unsigned long long fakecuda_launch_count(void) { return n_launches; }
+EXPORT unsigned long long fakecuda_call_count(void) { return n_calls; }
 EXPORT int fakecuda_exec_enabled(void) { return exec_kernels; }
 
 /* ------------------------------------------------------------------ init, devices */
@@ -446,6 +525,7 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *d) {
 EXPORT CUresult cuCtxSynchronize(void) {
   ENTER();
   NEED_CTX(c);
+  if (ctx_capturing(c)) { invalidate_ctx(c); LEAVE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED); }
   drain_ctx(c);
   LEAVE(c->sticky);
 }
@@ -513,6 +593,7 @@ EXPORT CUresult cuMemFree(CUdeviceptr p) {
   int d = device_of(p);
   Alloc *a = d >= 0 ? find_in(d, p, 1) : NULL;
   if (!a || a->base != p) LEAVE(CUDA_ERROR_INVALID_VALUE);
+  if (ctx_capturing(&dev[d].ctx)) { invalidate_ctx(&dev[d].ctx); LEAVE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED); }
   drain_ctx(&dev[d].ctx);      /* cuMemFree synchronizes: queued work may still use the block */
   a = find_in(d, p, 1);        /* (the table may have moved while callbacks ran) */
   if (!a || a->base != p) LEAVE(CUDA_ERROR_INVALID_VALUE);
@@ -554,6 +635,8 @@ EXPORT CUresult cuMemFreeHost(void *p) {
   ENTER();
   for (int i = 0; i < n_hosts; i++)
     if (hosts[i].ptr == p) {
+      for (int d = 0; d < n_devices; d++)
+        if (ctx_capturing(&dev[d].ctx)) { invalidate_ctx(&dev[d].ctx); LEAVE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED); }
       for (int d = 0; d < n_devices; d++) drain_ctx(&dev[d].ctx);
       munmap(p, hosts[i].size);
       hosts[i] = hosts[--n_hosts];
@@ -608,6 +691,17 @@ static CUresult copy_common(void *dst, int dkind, const void *src, int skind, si
   Op *o = new_op(OP_COPY);
   o->dst = dst; o->src = src; o->n = n;
   int pinned_host = (skind == 'H' && find_host((uintptr_t)src, n)) || (dkind == 'H' && find_host((uintptr_t)dst, n));
+  int k = capture_check(c, s, !async);
+  if (k == CAPTURED) {
+    if ((skind == 'H' || dkind == 'H') && !pinned_host) {      /* pageable memory: not capturable */
+      s->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+      free(o);
+      LEAVE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    }
+    add_node(s, o);
+    LEAVE(CUDA_SUCCESS);
+  }
+  if (k) { free(o); LEAVE((CUresult)k); }
   if (async && skind == 'H' && !pinned_host) {
     o->owned = malloc(n);           /* pageable source: staged now, as the driver does */
     memcpy(o->owned, src, n);
@@ -649,6 +743,9 @@ static CUresult peer_common(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUco
   if (dd != dc->device || sd != sc->device) LEAVE(CUDA_ERROR_INVALID_VALUE);
   struct CUstream_st *s = resolve(c, hs);
   if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  int k = capture_check(c, s, !async);
+  if (k == CAPTURED) { s->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED; LEAVE(CUDA_ERROR_NOT_SUPPORTED); }
+  if (k) LEAVE((CUresult)k);
   struct CUctx_st *other = sc == c ? dc : sc;
   if (other != c) drain_ctx(other);
   Op *o = new_op(OP_COPY);
@@ -674,9 +771,11 @@ static CUresult memset_common(CUdeviceptr dst, unsigned char b, size_t n, CUstre
   if (n == 0) LEAVE(CUDA_SUCCESS);
   CUresult rc = check_dev(dst, n, NULL);
   if (rc) LEAVE(rc);
+  int k = capture_check(c, s, 0);
+  if (k && k != CAPTURED) LEAVE((CUresult)k);
   Op *o = new_op(OP_MEMSET);
   o->dst = (void *)dst; o->byte = b; o->n = n;
-  enqueue(s, o);
+  if (k == CAPTURED) add_node(s, o); else enqueue(s, o);
   (void)async;       /* memset returns before it is done even when "synchronous", as on a GPU */
   LEAVE(CUDA_SUCCESS);
 }
@@ -718,6 +817,8 @@ EXPORT CUresult cuStreamSynchronize(CUstream hs) {
   NEED_CTX(c);
   struct CUstream_st *s = resolve(c, hs);
   if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  int k = capture_check(c, s, 1);
+  if (k) LEAVE((CUresult)k);
   drain(s, ~0ULL);
   LEAVE(c->sticky);
 }
@@ -727,6 +828,8 @@ EXPORT CUresult cuStreamQuery(CUstream hs) {
   NEED_CTX(c);
   struct CUstream_st *s = resolve(c, hs);
   if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  int k = capture_check(c, s, 1);
+  if (k) LEAVE((CUresult)k);
   int pending = s->head != NULL;
   drain(s, ~0ULL);     /* "still running" once; by the next query the GPU has finished */
   LEAVE(pending ? CUDA_ERROR_NOT_READY : c->sticky);
@@ -735,8 +838,14 @@ EXPORT CUresult cuStreamQuery(CUstream hs) {
 EXPORT CUresult cuStreamIsCapturing(CUstream hs, CUstreamCaptureStatus *st) {
   ENTER();
   NEED_CTX(c);
-  if (!resolve(c, hs)) LEAVE(CUDA_ERROR_INVALID_HANDLE);
-  *st = CU_STREAM_CAPTURE_STATUS_NONE;
+  struct CUstream_st *s = resolve(c, hs);
+  if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  if (s->legacy) {
+    for (struct CUstream_st *t = c->streams; t; t = t->next_in_ctx)
+      if (!t->destroyed && !(t->flags & CU_STREAM_NON_BLOCKING) && t->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        LEAVE(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+  }
+  *st = s->capture;
   LEAVE(CUDA_SUCCESS);
 }
 
@@ -760,9 +869,16 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream hs) {
   NEED_CTX(c);
   struct CUstream_st *s = resolve(c, hs);
   if (!s || !e) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  int k = capture_check(c, s, 0);
+  if (k && k != CAPTURED) LEAVE((CUresult)k);
   Op *o = new_op(OP_RECORD);
   o->event = e;
-  e->stream = s; e->recorded = 1; e->done = 0;
+  if (k == CAPTURED) {
+    e->captured = 1;
+    add_node(s, o);
+    LEAVE(CUDA_SUCCESS);
+  }
+  e->stream = s; e->recorded = 1; e->done = 0; e->captured = 0;
   e->seq = enqueue(s, o);
   LEAVE(CUDA_SUCCESS);
 }
@@ -770,6 +886,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream hs) {
 EXPORT CUresult cuEventQuery(CUevent e) {
   ENTER();
   if (!e) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  if (e->captured) LEAVE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   if (!e->recorded || e->done) LEAVE(CUDA_SUCCESS);
   drain(e->stream, e->seq);     /* "not ready" once; by the next query the GPU has got there */
   LEAVE(CUDA_ERROR_NOT_READY);
@@ -778,6 +895,7 @@ EXPORT CUresult cuEventQuery(CUevent e) {
 EXPORT CUresult cuEventSynchronize(CUevent e) {
   ENTER();
   if (!e) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  if (e->captured) LEAVE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
   if (e->recorded) drain(e->stream, e->seq);
   LEAVE(e->recorded ? e->stream->ctx->sticky : CUDA_SUCCESS);
 }
@@ -801,6 +919,14 @@ EXPORT CUresult cuStreamWaitEvent(CUstream hs, CUevent e, unsigned int flags) {
   (void)flags;
   struct CUstream_st *s = resolve(c, hs);
   if (!s || !e) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  if (s->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    if (e->captured) LEAVE(CUDA_SUCCESS);     /* recorded earlier in this one-stream capture: already ordered */
+    s->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;       /* an event from outside the capture */
+    LEAVE(CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+  }
+  if (e->captured) LEAVE(CUDA_ERROR_NOT_SUPPORTED);          /* a fork/join into a capture: not modelled */
+  int k = capture_check(c, s, 0);
+  if (k) LEAVE((CUresult)k);
   if (e->recorded && !e->done) {
     Op *o = new_op(OP_WAIT);
     o->wait_stream = e->stream; o->wait_seq = e->seq;
@@ -887,6 +1013,7 @@ EXPORT CUresult cuOccupancyMaxActiveClusters(int *n, CUfunction f, const CUlaunc
 static CUresult launch_common(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
                               CUstream hs, void **params) {
   pthread_mutex_lock(&M);
+  n_calls++;
   if (!initialized) LEAVE(CUDA_ERROR_NOT_INITIALIZED);
   NEED_CTX(c);
   if (!f || !f->mod->loaded) LEAVE(CUDA_ERROR_INVALID_HANDLE);
@@ -894,6 +1021,8 @@ static CUresult launch_common(CUfunction f, unsigned gx, unsigned gy, unsigned g
   struct CUstream_st *s = resolve(c, hs);
   if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
   if (!gx || !gy || !gz || gy > 65535 || gz > 65535 || threads > 1024) LEAVE(CUDA_ERROR_INVALID_VALUE);
+  int k = capture_check(c, s, 0);
+  if (k && k != CAPTURED) LEAVE((CUresult)k);
   n_launches++;
   long long job = -1;
   if (exec_kernels) {
@@ -908,10 +1037,10 @@ static CUresult launch_common(CUfunction f, unsigned gx, unsigned gy, unsigned g
     pthread_mutex_lock(&M);
     if (job < 0) LEAVE((CUresult)-job);
   }
-  if (job >= 0) {
+  if (job >= 0 || k == CAPTURED) {     /* (a node without a job when kernels are not executed) */
     Op *o = new_op(OP_LAUNCH);
     o->job = job;
-    enqueue(s, o);
+    if (k == CAPTURED && s->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE) add_node(s, o); else enqueue(s, o);
   }
   LEAVE(CUDA_SUCCESS);
 }
@@ -930,6 +1059,140 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 }
 
 
+/* ------------------------------------------------------------------ graphs */
+EXPORT CUresult cuStreamBeginCapture(CUstream hs, CUstreamCaptureMode mode) {     /* = cuStreamBeginCapture_v2 */
+  ENTER();
+  NEED_CTX(c);
+  struct CUstream_st *s = resolve(c, hs);
+  if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  if (s->legacy) LEAVE(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);   /* not on the legacy stream */
+  if (s->capture != CU_STREAM_CAPTURE_STATUS_NONE) LEAVE(CUDA_ERROR_ILLEGAL_STATE);
+  if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED) LEAVE(CUDA_ERROR_INVALID_VALUE);
+  s->graph = calloc(1, sizeof(struct CUgraph_st));
+  s->graph->nodes = calloc(1, sizeof(Nodes));
+  s->graph->nodes->refs = 1;
+  s->graph->nodes->ctx = c;
+  s->capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  s->capture_id = ++n_captures;
+  LEAVE(CUDA_SUCCESS);
+}
+
+/* the graph, an executable graph or a queued launch of a node is done with the nodes; called with M held */
+static void nodes_unref(Nodes *g) {
+  if (--g->refs) return;
+  for (int i = 0; i < g->n; i++)
+    if (g->ops[i].kind == OP_LAUNCH && g->ops[i].job >= 0 && run_cb) run_cb(g->ops[i].job, DROP);
+  free(g->ops);
+  free(g);
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream hs, CUgraph *pg) {
+  ENTER();
+  NEED_CTX(c);
+  struct CUstream_st *s = resolve(c, hs);
+  if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  if (s->capture == CU_STREAM_CAPTURE_STATUS_NONE) LEAVE(CUDA_ERROR_ILLEGAL_STATE);
+  struct CUgraph_st *g = s->graph;
+  int ok = s->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  s->capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  s->graph = NULL;
+  for (int i = 0; i < g->nodes->n; i++)        /* events recorded in it are "recorded" again once launched */
+    if (g->nodes->ops[i].kind == OP_RECORD) g->nodes->ops[i].event->captured = ok;
+  if (!ok) {
+    nodes_unref(g->nodes);
+    free(g);
+    *pg = NULL;
+    LEAVE(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+  }
+  *pg = g;
+  LEAVE(CUDA_SUCCESS);
+}
+
+static CUresult capture_info(CUstream hs, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g, size_t *ndeps) {
+  ENTER();
+  NEED_CTX(c);
+  struct CUstream_st *s = resolve(c, hs);
+  if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  int k = s->legacy ? capture_check(c, s, 0) : 0;
+  if (k) LEAVE((CUresult)k);
+  *st = s->capture;
+  if (id && s->capture) *id = s->capture_id;
+  if (g) *g = s->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE ? s->graph : NULL;
+  if (ndeps) *ndeps = s->capture == CU_STREAM_CAPTURE_STATUS_ACTIVE && s->graph->nodes->n ? 1 : 0;
+  LEAVE(CUDA_SUCCESS);
+}
+
+EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream hs, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+                                          const CUgraphNode **deps, size_t *ndeps) {
+  if (deps) *deps = NULL;      /* node handles are not modelled: the nodes form one chain */
+  return capture_info(hs, st, id, g, ndeps);
+}
+
+EXPORT CUresult cuStreamGetCaptureInfo(CUstream hs, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+                                       const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps) {
+  if (deps) *deps = NULL;      /* = cuStreamGetCaptureInfo_v3 */
+  if (edges) *edges = NULL;
+  return capture_info(hs, st, id, g, ndeps);
+}
+
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *pe, CUgraph g, unsigned long long flags) {
+  ENTER();
+  NEED_CTX(c);
+  if (!g || g->destroyed) LEAVE(CUDA_ERROR_INVALID_VALUE);
+  (void)flags;
+  struct CUgraphExec_st *e = calloc(1, sizeof(*e));
+  e->nodes = g->nodes;
+  e->nodes->refs++;
+  e->ctx = c;
+  *pe = e;
+  LEAVE(CUDA_SUCCESS);
+}
+
+/* queues the nodes on the stream, in order, as the calls that were captured would have */
+EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream hs) {
+  ENTER();
+  NEED_CTX(c);
+  if (!e || e->destroyed) LEAVE(CUDA_ERROR_INVALID_VALUE);
+  if (e->ctx != c) LEAVE(CUDA_ERROR_INVALID_CONTEXT);
+  struct CUstream_st *s = resolve(c, hs);
+  if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
+  int k = capture_check(c, s, 0);
+  if (k == CAPTURED) { s->capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED; LEAVE(CUDA_ERROR_NOT_SUPPORTED); }
+  if (k) LEAVE((CUresult)k);
+  Nodes *g = e->nodes;
+  for (int i = 0; i < g->n; i++) {
+    Op *o = new_op(g->ops[i].kind);
+    *o = g->ops[i];
+    o->next = NULL;
+    o->owner = g;
+    g->refs++;
+    unsigned long long seq = enqueue(s, o);
+    if (o->kind == OP_RECORD) {
+      o->event->stream = s; o->event->seq = seq;
+      o->event->recorded = 1; o->event->done = 0; o->event->captured = 0;
+    }
+  }
+  LEAVE(CUDA_SUCCESS);
+}
+
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec e) {
+  ENTER();
+  if (!e || e->destroyed) LEAVE(CUDA_ERROR_INVALID_VALUE);
+  e->destroyed = 1;      /* the struct stays: a stale handle is rejected */
+  nodes_unref(e->nodes);
+  LEAVE(CUDA_SUCCESS);
+}
+
+EXPORT CUresult cuGraphDestroy(CUgraph g) {
+  ENTER();
+  if (!g || g->destroyed) LEAVE(CUDA_ERROR_INVALID_VALUE);
+  g->destroyed = 1;
+  nodes_unref(g->nodes);
+  LEAVE(CUDA_SUCCESS);
+}
+
+EXPORT unsigned long long fakecuda_graph_nodes(CUgraph g) { return g ? (unsigned long long)g->nodes->n : 0; }
+
 /* ------------------------------------------------------------------ errors */
 static const struct { CUresult rc; const char *name, *text; } ERRORS[] = {
   {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
@@ -946,6 +1209,15 @@ static const struct { CUresult rc; const char *name, *text; } ERRORS[] = {
   {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
   {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
   {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+  {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "the operation is not permitted in the current state"},
+  {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+   "operation not permitted when stream is capturing"},
+  {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+   "operation failed due to a previous error during capture"},
+  {CUDA_ERROR_STREAM_CAPTURE_ISOLATION, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION",
+   "dependency created on uncaptured work in another stream"},
+  {CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT",
+   "operation would make the legacy stream depend on a capturing blocking stream"},
 };
 
 EXPORT CUresult cuGetErrorName(CUresult rc, const char **s) {

@@ -27,13 +27,14 @@ Stays eager, with one warning naming the reason: a value read back mid-step (``.
 output that requires grad when no backward ran in the step (``tgrad.compile(model)`` in training),
 Python values returned besides tensors, a tensor printed, ``optimizer.step(closure)``, host data copied
 into a tensor inside the step.  Not replayed: tgrad's own host-side value checks (e.g. cross_entropy's
-target range) and the Python side effects of hooks (their kernels are replayed).  cpu only for now (a
-cuda step stays eager).
+target range) and the Python side effects of hooks (their kernels are replayed).  On cuda (``cuda_replay``)
+the same program runs pre-packed launches, and one CUDA graph per call where the driver has graphs.
 """
 import functools
 import warnings
 
 from ..nn.modules.module import Module
+from . import cuda_replay
 from .guards import Sources, Walk
 from .replay import MISS, capture
 
@@ -92,7 +93,7 @@ class CompiledFunction:
         e.calls += 1
         if e.calls == 1:
             return self._fn(*args, **kwargs)
-        result, e.run, reason = capture(self._fn, args, kwargs, walk)
+        result, e.run, reason = capture(self._fn, args, kwargs, walk, cuda_replay.build)
         if reason is not None:
             if self._fullgraph:
                 self._cache.pop(key, None)

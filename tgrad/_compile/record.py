@@ -218,6 +218,10 @@ class Patches:
             be.memcpy_htod = lambda d, s, n, _o=htod: rec.copy(_o, d, s, n, True)
             be.memcpy_dtod = lambda d, s, n, _o=dtod: rec.copy(_o, d, s, n, False)
             be.memset = lambda p, b, n, _o=mset: rec.memset(_o, p, b, n)
+            if al.device.type == "cuda":    # a scalar operand is queued on the stream (Storage.write_queued)
+                hta = be.memcpy_htod_async
+                be.memcpy_htod_async = lambda d, s, n, st, _o=hta: rec.copy(lambda d, s, n: _o(d, s, n, st),
+                                                                             d, s, n, True)
         self.outer = _L.RECORD
         _L.RECORD = rec
         return self
@@ -231,6 +235,7 @@ class Patches:
         for al in self.allocators:
             del al.malloc, al.free
             del al.backend.memcpy_htod, al.backend.memcpy_dtod, al.backend.memset
+            al.backend.__dict__.pop("memcpy_htod_async", None)
         for cls, name, value in reversed(self.saved):
             if isinstance(cls, (type, types.ModuleType)):
                 setattr(cls, name, value)

@@ -28,9 +28,9 @@ MISS = object()     # a replay's answer when this call's tensors do not fit the 
 FUSE = True         # inline the tapes into the program and fuse element-wise chains (fuse.py); False: call them
 
 
-def capture(fn, args, kwargs, walk):
+def capture(fn, args, kwargs, walk, build_cuda=None):
     """Run the step once eagerly under the recorder; returns (its result, its Replay or None, the reason
-    it stays eager or None)."""
+    it stays eager or None).  ``build_cuda``: builds the replay of a cuda step (``cuda_replay.build``)."""
     leaves = [t for t in walk.tensors if t._requires_grad and t.grad_fn is None]
     devices = {t._storage.device for t in walk.tensors} | {_device("cpu")}
     allocators = [get_allocator(d) for d in devices]
@@ -39,7 +39,7 @@ def capture(fn, args, kwargs, walk):
         result = fn(*args, **kwargs)
         rec.sync_grads()
     try:
-        return result, build(rec, result, walk, allocators), None
+        return result, build(rec, result, walk, allocators, build_cuda), None
     except Eager as ex:
         return result, None, str(ex)
     finally:
@@ -47,12 +47,14 @@ def capture(fn, args, kwargs, walk):
             orig(block)
 
 
-def build(rec, result, walk, allocators):
+def build(rec, result, walk, allocators, build_cuda=None):
     """The Replay of a recording (raises Eager when it cannot be replayed)."""
     if rec.reason:
         raise Eager(rec.reason)
+    if build_cuda is not None and any(a.device.type == "cuda" for a in allocators):
+        return build_cuda(rec, result, walk, allocators)
     if len(allocators) != 1 or allocators[0].device.type != "cpu":
-        raise Eager("tgrad.compile replays cpu steps (cuda: not yet)")
+        raise Eager("tgrad.compile replays cpu steps")
     outs = tensors_of(result, [])
     if any(o._requires_grad for o in outs) and not rec.backward_ran:
         raise Eager("an output requires grad and no backward ran in the step (a backward outside would need "

@@ -144,6 +144,34 @@ class _Pool:
         return self.peak + _GUARDS - self.room
 
 
+class _PrivatePool(_Pool):
+    """A CUDA graph's pool (small or large): its own free blocks, its stats counted in the allocator's pool of
+    the same kind (``stats``), as PyTorch counts a private pool's blocks in "small_pool"/"large_pool"."""
+
+    __slots__ = ("stats",)
+
+    def __init__(self, allocator, split_from, stats):      # (no _Pool.__init__: its stat fields are stats')
+        self.allocator, self.free, self.split_from, self.stats = allocator, [], split_from, stats
+
+    room = property(lambda p: p.stats.room, lambda p, v: setattr(p.stats, "room", v))
+    peak = property(lambda p: p.stats.peak, lambda p, v: setattr(p.stats, "peak", v))
+    increases = property(lambda p: p.stats.increases, lambda p, v: setattr(p.stats, "increases", v))
+    base = property(lambda p: p.stats.base, lambda p, v: setattr(p.stats, "base", v))
+
+
+class GraphPool:
+    """The memory of CUDA graph captures (``graph_pool_handle()``, ``CUDAGraph.pool()``): blocks allocated while
+    capturing into it, never handed to other allocations while a graph using it lives (the graph's kernels
+    keep reading and writing their addresses).  ``users``: the graphs (and captures) holding it."""
+
+    def __init__(self, allocator, handle):
+        self.handle = handle
+        self.small = _PrivatePool(allocator, MIN_BLOCK, allocator._small)
+        self.large = _PrivatePool(allocator, SMALL_SIZE + 1, allocator._large)
+        self.classes = {}        # nbytes -> size class, as CachingAllocator._classes, with this pool's pools
+        self.users = 0
+
+
 class CachingAllocator:
     """Caches blocks of ``backend`` memory for device ``device_str``; thread-safe."""
 
@@ -164,6 +192,9 @@ class CachingAllocator:
         self._classes = {}       # nbytes -> its _size_class (a malloc looks it up instead of computing it)
         self._used_on = {}       # block -> {(device index, stream handle)}: Tensor.record_stream
         self._after_streams = []  # (block, events, owners): freed, reused once the events on those streams complete
+        self._graph_pools = {}   # handle -> GraphPool
+        self._target = None      # the GraphPool a capture allocates from (None: the allocator's pools)
+        self._own_classes = self._classes
 
     # -- locking -------------------------------------------------------------
     # A Storage finalizer can run inside our own critical section (the garbage
@@ -237,8 +268,12 @@ class CachingAllocator:
             raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
         nbytes = operator.index(nbytes)
         size = round_size(nbytes)
-        entry = (size, (size,), self._small if size <= SMALL_SIZE else self._large,
-                 ALLOCATION + size * ALLOCATED_BYTES + nbytes * REQUESTED_BYTES)
+        g = self._target         # a capture's graph pool, else ours
+        if g is None:
+            pool = self._small if size <= SMALL_SIZE else self._large
+        else:
+            pool = g.small if size <= SMALL_SIZE else g.large
+        entry = (size, (size,), pool, ALLOCATION + size * ALLOCATED_BYTES + nbytes * REQUESTED_BYTES)
         if len(self._classes) >= 4096:
             self._classes.clear()
         self._classes[nbytes] = entry
@@ -319,6 +354,34 @@ class CachingAllocator:
                 self.free(entry[0])
             else:
                 self._after_streams.append(entry)
+
+    # -- CUDA graph pools ----------------------------------------------------
+
+    def begin_capture(self, handle):
+        """Until ``end_capture``, every malloc of this device is served by the graph pool ``handle`` (made on
+        first use; PyTorch routes by stream, tgrad has one capture at a time per device); the capture holds it
+        (``release_pool`` gives it up)."""
+        with self._lock:
+            if self._target is not None:
+                raise RuntimeError("a CUDA graph capture is already allocating from this device's allocator")
+            pool = self._graph_pools.get(handle)
+            if pool is None:
+                pool = self._graph_pools[handle] = GraphPool(self, handle)
+            pool.users += 1
+            self._target, self._classes = pool, pool.classes
+
+    def end_capture(self):
+        with self._lock:
+            self._target, self._classes = None, self._own_classes
+
+    def release_pool(self, handle):
+        """A graph using pool ``handle`` is gone; with its last user the pool's segments go back to the backend
+        at the next ``empty_cache()`` (or out-of-memory retry) once its blocks are freed, as in PyTorch (no
+        synchronize here: this runs from finalizers, possibly inside a kernel compile or run)."""
+        with self._lock:
+            pool = self._graph_pools.get(handle)
+            if pool is not None:
+                pool.users -= 1
 
     def empty_cache(self):
         """Return every fully free segment to the backend."""
@@ -436,8 +499,12 @@ class CachingAllocator:
                 f"by tgrad but unallocated.")
 
     def _release_cached(self):
-        whole = [b for pool in (self._small, self._large) for (_, _, b) in pool.free
-                 if b.prev is None and b.next is None]
+        dead = [g for g in self._graph_pools.values() if g.users <= 0]
+        pools = [self._small, self._large] + [p for g in dead for p in (g.small, g.large)]
+        whole = [b for pool in pools for (_, _, b) in pool.free if b.prev is None and b.next is None]
+        for g in dead:           # a dead pool whose segments all go now is forgotten
+            if all(head.pool not in (g.small, g.large) or head in whole for _, head in self._segments.values()):
+                del self._graph_pools[g.handle]
         if not whole:
             return
         self.backend.synchronize()  # the device may still be using a block we cached
@@ -452,7 +519,8 @@ class CachingAllocator:
     def _check_invariants(self):
         """Assert that blocks tile each segment, free neighbours are merged and stats add up."""
         with self._lock:
-            pools = (self._small, self._large)
+            pools = (self._small, self._large) + tuple(p for g in self._graph_pools.values()
+                                                       for p in (g.small, g.large))
             free = {}
             for pool in pools:
                 blocks = pool.free
@@ -460,12 +528,12 @@ class CachingAllocator:
                 assert all(s == b.size and p == b.ptr and b.pool is pool and not b.allocated
                            for s, p, b in blocks), "stale free-list entry"
                 free.update((b.ptr, b) for _, _, b in blocks)
-            expect = {pool: dict.fromkeys(_STATS, 0) for pool in pools}
+            expect = {pool: dict.fromkeys(_STATS, 0) for pool in (self._small, self._large)}
             seen = 0
             for base, (seg_size, block) in self._segments.items():
                 assert block.ptr == base and block.prev is None, f"segment {base:#x} has no head"
                 pool, end = block.pool, base
-                add = expect[pool]
+                add = expect[getattr(pool, "stats", pool)]
                 add["segment"] += 1
                 add["reserved_bytes"] += seg_size
                 while block is not None:
@@ -490,10 +558,10 @@ class CachingAllocator:
                     block = block.next
                 assert end == base + seg_size, "blocks do not cover the segment"
             assert seen == len(free), "free blocks outside any segment"
-            for pool in pools:
+            for pool in (self._small, self._large):
                 current = dict(zip(_STATS, _unpack(pool.current)))
                 assert current == expect[pool], f"stats say {current}, blocks say {expect[pool]}"
-            assert self._all.current == sum(pool.current for pool in pools), "the pools do not add up"
+            assert self._all.current == self._small.current + self._large.current, "the pools do not add up"
             for pool in self._pools():
                 assert pool.room & _GUARDS == _GUARDS, "a peak below its current"
 

@@ -427,6 +427,10 @@ class CudaBackend:
         with self._ctx:
             _call(self._lib, "cuMemcpyDtoHAsync_v2", dst_host_ptr, src_ptr, n, stream)
 
+    def memcpy_dtod_async(self, dst, src, n, stream):
+        with self._ctx:
+            _call(self._lib, "cuMemcpyDtoDAsync_v2", dst, src, n, stream)
+
     def memcpy_peer(self, dst, src_index, src, n):
         """Copy ``n`` bytes from device ``src_index``'s ``src`` to this device's ``dst`` (synchronous)."""
         with self._ctx:
@@ -446,3 +450,153 @@ class CudaBackend:
         with self._ctx:
             _call(self._lib, "cuMemGetInfo_v2", byref(free), byref(total))
         return free.value, total.value
+
+
+# ---------------------------------------------------------------- CUDA graphs (stream capture)
+# Optional entry points (a driver without them: ``graphs_available()`` is False).
+_GRAPH_PROTOTYPES = {
+    "cuStreamBeginCapture_v2": [c_void_p, c_int],
+    "cuStreamEndCapture": [c_void_p, POINTER(c_void_p)],
+    "cuStreamIsCapturing": [c_void_p, POINTER(c_int)],
+    "cuGraphInstantiateWithFlags": [POINTER(c_void_p), c_void_p, c_uint64],
+    "cuGraphLaunch": [c_void_p, c_void_p],
+    "cuGraphExecDestroy": [c_void_p],
+    "cuGraphDestroy": [c_void_p],
+    "cuMemsetD8Async": [_CUdeviceptr, c_ubyte, c_size_t, c_void_p],
+}
+CAPTURE_MODES = {"global": 0, "thread_local": 1, "relaxed": 2}       # CUstreamCaptureMode
+CAPTURING = set()       # device indices with a capture under way (host-side value checks are skipped there)
+
+
+@functools.lru_cache(maxsize=None)
+def graphs_available():
+    """True when the driver has stream capture and graph launch (their prototypes are then set)."""
+    lib = _driver()[0]
+    if lib is None or not all(hasattr(lib, n) for n in _GRAPH_PROTOTYPES):
+        return False
+    for n, argtypes in _GRAPH_PROTOTYPES.items():
+        fn = getattr(lib, n)
+        fn.argtypes, fn.restype = argtypes, c_int
+    return True
+
+
+def is_capturing(index, handle):
+    """True while stream ``handle`` of device ``index`` captures (CU_STREAM_CAPTURE_STATUS_ACTIVE)."""
+    if not graphs_available():
+        return False
+    lib, st = _lib_for(index), c_int()
+    with _Current(lib, index):
+        _call(lib, "cuStreamIsCapturing", handle, byref(st))
+    return st.value == 1
+
+
+class Graph:
+    """One captured graph of device ``index``: ``begin(stream)`` ... ``end()`` captures the work queued on
+    ``stream`` (tgrad's copies go there too, see ``_CaptureCopies``), ``launch(stream)`` queues it again,
+    ``destroy()`` frees the graph and its executable (and the pinned host memory its copies read)."""
+
+    def __init__(self, index, backend):
+        if not graphs_available():
+            raise RuntimeError(f"CUDA graphs are not supported by this driver ({_library_path()})")
+        self.index, self.backend, self._lib = index, backend, _lib_for(index)
+        self.graph = self.exec = self.stream = None
+        self.staging = []        # [ptr, nbytes, used] of pinned chunks the captured host-to-device copies read
+        self._copies = None
+
+    def begin(self, stream, mode="global"):
+        with _Current(self._lib, self.index):
+            _call(self._lib, "cuStreamBeginCapture_v2", stream, CAPTURE_MODES[mode])
+        self.stream = stream
+        self._copies = _CaptureCopies(self)
+        CAPTURING.add(self.index)
+
+    def end(self, keep_graph=False):
+        """End the capture and instantiate the graph (the capture's error, if it was invalidated); the graph
+        itself is destroyed once instantiated unless ``keep_graph``."""
+        self._copies.remove()
+        CAPTURING.discard(self.index)
+        g = c_void_p()
+        with _Current(self._lib, self.index):
+            _call(self._lib, "cuStreamEndCapture", self.stream, byref(g))
+            self.graph = g.value
+            e = c_void_p()
+            _call(self._lib, "cuGraphInstantiateWithFlags", byref(e), self.graph, 0)
+            if not keep_graph:
+                _call(self._lib, "cuGraphDestroy", self.graph)
+                self.graph = None
+        self.exec = e.value
+
+    def abort(self):
+        """End a capture that failed (its graph, if any, is dropped)."""
+        if self._copies is not None:
+            self._copies.remove()
+        CAPTURING.discard(self.index)
+        g = c_void_p()
+        with _Current(self._lib, self.index):
+            if self._lib.cuStreamEndCapture(self.stream, byref(g)) == 0 and g.value:
+                self._lib.cuGraphDestroy(g)
+
+    def launch(self, stream):
+        make_current(self.index)
+        _call(self._lib, "cuGraphLaunch", self.exec, stream)
+
+    def destroy(self):
+        if _driver()[0] is None:
+            return
+        with _Current(self._lib, self.index):
+            if self.exec:
+                _call(self._lib, "cuGraphExecDestroy", self.exec)
+            if self.graph:
+                _call(self._lib, "cuGraphDestroy", self.graph)
+        self.exec = self.graph = None
+        _SPARE_STAGING.extend((c[0], c[1]) for c in self.staging)
+        self.staging = []
+
+    def stage(self, src, n):
+        """Pinned host memory holding ``n`` bytes copied from ``src`` (bytes or an address), kept with the graph."""
+        chunk = self.staging[-1] if self.staging else None
+        if chunk is None or chunk[2] + n > chunk[1]:
+            size = max(n, 1 << 16)
+            spare = next((i for i, (_, nb) in enumerate(_SPARE_STAGING) if nb >= size), None)
+            chunk = list(_SPARE_STAGING.pop(spare)) if spare is not None else [host_alloc(size, self.index), size]
+            self.staging.append(chunk + [0])
+            chunk = self.staging[-1]
+        p = chunk[0] + chunk[2]
+        ctypes.memmove(p, src, n)
+        chunk[2] += (n + 255) // 256 * 256
+        return p
+
+
+# (ptr, nbytes) of the pinned staging chunks of destroyed graphs, reused by the next captures: never freed, as
+# cuMemFreeHost waits for the device, and a graph is often destroyed by a finalizer (inside a kernel compile
+# or run, or at exit)
+_SPARE_STAGING = []
+
+
+class _CaptureCopies:
+    """While a graph captures, the backend's copies and memsets are queued on the thread's current stream
+    (the capture stream: a synchronous copy would wait for it, which capture forbids), host data first staged
+    in pinned memory the graph keeps (it is read at every launch: the captured values, as in PyTorch).
+    A copy back to the host stays synchronous: inside a capture it fails, as on a GPU."""
+
+    def __init__(self, graph):
+        be, lib, index = graph.backend, graph._lib, graph.index
+        self.backend = be
+
+        def htod(dst, src, n, stream=None):
+            with be._ctx:
+                _call(lib, "cuMemcpyHtoDAsync_v2", dst, graph.stage(src, n), n,
+                      _tls.streams.get(index, 0) if stream is None else stream)
+
+        def dtod(dst, src, n):
+            with be._ctx:
+                _call(lib, "cuMemcpyDtoDAsync_v2", dst, src, n, _tls.streams.get(index, 0))
+
+        def memset(ptr, byte, n):
+            with be._ctx:
+                _call(lib, "cuMemsetD8Async", ptr, byte, n, _tls.streams.get(index, 0))
+        be.memcpy_htod, be.memcpy_htod_async, be.memcpy_dtod, be.memset = htod, htod, dtod, memset
+
+    def remove(self):
+        for name in ("memcpy_htod", "memcpy_htod_async", "memcpy_dtod", "memset"):
+            self.backend.__dict__.pop(name, None)

@@ -10,6 +10,7 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import loss as KL
+from ..memory.cuda_driver import CAPTURING as _CAPTURING
 from .._state import state as _grad_state
 from ..tensor import empty, full
 from . import Op, call as _call, implicit_seed
@@ -43,6 +44,8 @@ def _ce_check(input, target, weight, ignore_index, prob):
         if input.dim() <= 2:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         raise RuntimeError(f"Expected target size {list(want)}, got {list(target.shape)}")
+    if _CAPTURING and target._storage.device.type == "cuda":
+        return C        # a CUDA graph capture cannot read values back (PyTorch checks in the kernel)
     v = target._host_copy().reshape(-1)
     bad = v[(v != ignore_index) & ((v < 0) | (v >= C))]
     if bad.size:
