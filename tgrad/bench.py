@@ -26,6 +26,12 @@ own process (benchmarks/compare_torch.py's workers), ``--rounds`` rounds alterna
 median of the rounds' medians reported:
 
     python -m tgrad.bench --steps a,b,c,d,e --torch-python /path/to/python-with-torch
+
+``--busy N`` (with ``--steps``): the same steps again with N busy processes (a loop each) on the machine,
+each step's loaded time beside its quiet time from the same run.  ``--host-time`` prints eager host time
+per op (``x + y``, ``x * 2.0``, ``w.sum(1)`` on 1,000 elements) on ``cuda`` over the test suite's fake
+driver with kernel execution off, on ``cpu``, and in PyTorch cpu with ``--torch-python``
+(benchmarks/cuda_host_time.py, in a source checkout).
 """
 import argparse
 import csv
@@ -364,6 +370,23 @@ def _benchmarks_dir():
     return d
 
 
+class busy:
+    """Context manager: ``n`` busy processes (a Python loop each) run while the block does."""
+
+    def __init__(self, n):
+        self.n, self.procs = n, []
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+        self.procs = []
+
+
 def run_steps(names, torch_python=None, rounds=3, threads=1):
     """{(step, impl): median ms per step} of impls tgrad, compiled, torch1, torch2, plus (step, "record")
     (the compiled function's recording call, ms) and (step, "eager2") (eager's second call, ms)."""
@@ -413,6 +436,30 @@ def format_steps(res, names):
     return "\n".join(lines)
 
 
+def format_busy(quiet, loaded, names, n):
+    """Each step's time with ``n`` busy processes over its quiet time, same run, per impl."""
+    impls = [i for i in ("tgrad", "compiled", "torch1", "torch2") if (names[0], i) in quiet]
+    head = f"{'step':<6}" + "".join(f" {i + ' quiet':>15} {i + ' busy':>14} {'x':>6}" for i in impls)
+    lines = [f"with {n} busy processes (ms per step; x: busy over quiet, same run)", head, "-" * len(head)]
+    for s in names:
+        lines.append(f"({s})   " + "".join(f" {quiet[s, i]:>15.3f} {loaded[s, i]:>14.3f} {loaded[s, i] / quiet[s, i]:>5.2f}x"
+                                         for i in impls))
+    return "\n".join(lines)
+
+
+def run_host_time(torch_python=None, repeat=20000):
+    """Print benchmarks/cuda_host_time.py's table (a subprocess: the fake driver loads before tgrad)."""
+    sys.path.insert(0, _benchmarks_dir())
+    import compare_torch as CT
+    tpy = CT.find_torch_python(torch_python)
+    cmd = [sys.executable, os.path.join(_benchmarks_dir(), "cuda_host_time.py"), "--repeat", str(repeat)]
+    r = subprocess.run(cmd + (["--torch-python", tpy] if tpy else []), capture_output=True, text=True,
+                       cwd=os.path.dirname(_benchmarks_dir()))
+    if r.returncode:
+        raise RuntimeError(f"cuda_host_time.py failed:\n{r.stderr[-3000:]}")
+    return r.stdout
+
+
 def _csv_list(s):
     return [x for x in s.split(",") if x]
 
@@ -437,13 +484,27 @@ def main(argv=None):
                    help="time whole training steps (comma list from a,b,c,d,e,f of benchmarks/steps.py) instead")
     p.add_argument("--rounds", type=int, default=3, help="--steps: alternating rounds (median reported)")
     p.add_argument("--threads", type=int, default=1, help="--steps: numpy BLAS threads of tgrad's workers")
+    p.add_argument("--busy", type=int, default=0,
+                   help="--steps: also run the steps with this many busy processes on the machine")
+    p.add_argument("--host-time", action="store_true",
+                   help="eager host time per op on cuda (fake driver, no kernel runs), cpu and PyTorch cpu")
     a = p.parse_args(argv)
+    if a.host_time:
+        out = run_host_time(a.torch_python, a.repeat if a.repeat != 20 else 20000)
+        print(out, end="")
+        return out
     if a.steps is not None:
         bad = [n for n in a.steps if n not in "abcdef" or len(n) != 1]
         if bad:
             p.error(f"unknown step {bad[0]!r}; choose from a,b,c,d,e,f")
         res = run_steps(a.steps, a.torch_python, a.rounds, a.threads)
-        print(format_steps(res, a.steps))
+        print(format_steps(res, a.steps), flush=True)
+        if a.busy > 0:
+            with busy(a.busy):
+                loaded = run_steps(a.steps, a.torch_python, a.rounds, a.threads)
+            print(format_steps(loaded, a.steps).replace("ms per step", f"with {a.busy} busy processes: ms per step"))
+            print(format_busy(res, loaded, a.steps, a.busy))
+            return res, loaded
         return res
     for op in a.ops:
         if op not in OPS:

@@ -8,6 +8,7 @@ and version counter.  The internal factories (``empty``, ``zeros``, ``full``,
 followed by the one upward edge: the imports of the floors above.
 """
 import struct
+import types
 import weakref
 
 import numpy as np
@@ -66,10 +67,24 @@ class Size(tuple):
         return Size(r) if isinstance(i, slice) else r
 
 
+_NO_HOOKS = types.MappingProxyType({})   # Tensor._tensor_hooks until register_hook
+
+
 class Tensor:
     """A multi-dimensional array on a device, with PyTorch's autograd semantics."""
 
     __array_priority__ = 1000  # numpy defers to Tensor's reflected operators
+
+    # per-tensor fields until first set (``_init_from`` stores only the others)
+    _requires_grad = False
+    _grad_fn = None
+    _view_mode = None  # views made by view ops: True / "multi" in grad mode, False in no_grad
+    _grad = None
+    _base = None
+    _output_nr = 0
+    _retains_grad = False
+    _tensor_hooks = _NO_HOOKS    # read-only: register_hook gives the tensor its own dict
+    _grad_accumulator = None
 
     def __init__(self, *args, **kwargs):
         # tgrad.Tensor(3, 4) / tgrad.Tensor([1, 2]) legacy constructors
@@ -297,6 +312,8 @@ class Tensor:
         """
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._tensor_hooks is _NO_HOOKS:
+            self._tensor_hooks = {}
         h = _graph.RemovableHandle(self._tensor_hooks)
         if self.grad_fn is not None and not self._tensor_hooks:    # attached once (x.t_() keeps it on the old node)
             self.grad_fn.__dict__.setdefault("_tensor_pre_hooks", {})[id(self._tensor_hooks)] = \
@@ -380,7 +397,7 @@ class Tensor:
         return scalar(other, D.result_type(self, other), self.device)
 
     def add(self, other, *, alpha=1):
-        return _call("add", self, self._wrap(other), alpha=alpha)
+        return _call("add", self, other if type(other) is Tensor else self._wrap(other), alpha=alpha)
 
     __add__ = add
 
@@ -396,7 +413,7 @@ class Tensor:
         return self._wrap(other)
 
     def sub(self, other, *, alpha=1):
-        return _call("sub", self, self._wrap_sub(other), alpha=alpha)
+        return _call("sub", self, other if type(other) is Tensor else self._wrap_sub(other), alpha=alpha)
 
     __sub__ = sub
 
@@ -406,7 +423,7 @@ class Tensor:
     subtract = sub
 
     def mul(self, other):
-        return _call("mul", self, self._wrap_opmath(other))
+        return _call("mul", self, other if type(other) is Tensor else self._wrap_opmath(other))
 
     __mul__ = mul
 
@@ -418,7 +435,7 @@ class Tensor:
     def div(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
             return _call("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
-        return _call("div", self, self._wrap_opmath(other))
+        return _call("div", self, other if type(other) is Tensor else self._wrap_opmath(other))
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
@@ -2109,17 +2126,9 @@ def _init_from(t, storage, offset, shape, strides, dtype, counter=None):
     t._strides = tuple(strides)
     t.dtype = dtype
     t._version_counter = counter
-    t._requires_grad = False
-    t._grad_fn = None
     t._grad_fn_version = counter[0]
-    t._view_mode = None  # views made by view ops: True / "multi" in grad mode, False in no_grad
-    t._grad = None
-    t._base = None
-    t._output_nr = 0
-    t._retains_grad = False
-    t._tensor_hooks = {}
-    t._grad_accumulator = None
     t._inference = _grad_state.inference
+    # the other fields start at Tensor's class-level defaults (fewer stores per new tensor: host time per op)
 
 
 def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):

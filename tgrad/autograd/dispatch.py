@@ -207,8 +207,8 @@ def _needs_grad(op, inputs):
 
 
 def _any_requires_grad(inputs):
-    for t in inputs:
-        if t is not None and (t._requires_grad or t.requires_grad):     # the field first: no property call
+    for t in inputs:    # = t.requires_grad, inlined (no property call on the common non-view input)
+        if t is not None and (t._requires_grad or t._view_mode is not None and t._base.requires_grad):
             return True
     return False
 
@@ -259,7 +259,7 @@ def call(name, *inputs, **attrs):
         RECORD_FORWARD.add(name)
     spec = _specs.get(op) or _spec(op)
     n = spec.n_inputs
-    ins = inputs if n is None else inputs[:n]       # None: cat/stack, variadic
+    ins = inputs if n is None or len(inputs) == n else inputs[:n]       # None: cat/stack, variadic
     if len(ins) > 1:
         moved = _check_same_device(name, ins)
         if moved is not None:

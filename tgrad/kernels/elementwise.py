@@ -174,13 +174,14 @@ def _launch_map(kernel, fn, inputs, out, scalars, compute, compute_of):
     """Launch an N-ary strided map: out = fn(*inputs, *scalars) over out.shape, computing in ``compute``
     (None: ``compute_type(compute_of)``).  Float scalars are the launch's dynamic arguments; the key holds
     everything else that decides it."""
-    key = [id(kernel), id(fn), id(compute), out._storage.launch_device, T.FORCE_GPU_BLOCKS,
-           out._shape, out._strides, out.dtype]
+    st = out._storage
+    key = [id(kernel), id(fn), id(compute), st.launch_device, T.FORCE_GPU_BLOCKS, out._shape, out._strides, out.dtype]
     dyn = []
     for t in inputs:
-        key += t._shape, t._strides, t.dtype
-        dyn.append(t.data_ptr())
-    dyn.append(out.data_ptr())
+        dt = t.dtype
+        key += t._shape, t._strides, dt
+        dyn.append(t._storage.ptr + t._offset * dt.itemsize)    # = t.data_ptr(), inlined
+    dyn.append(st.ptr + out._offset * out.dtype.itemsize)
     for s in scalars:
         if type(s) is float:
             key.append(float)

@@ -4,6 +4,7 @@ import sys
 import numpy as np
 
 from ..device import device
+from . import allocator as _allocator
 from .allocator import get_allocator
 from .cuda_driver import PinnedHost, current_stream_handle
 
@@ -31,7 +32,8 @@ class Storage:
     __slots__ = ("ptr", "nbytes", "device", "launch_device", "allocator", "_block", "_owner", "pinned", "__weakref__")
 
     def __init__(self, nbytes, device):
-        self.allocator = allocator = get_allocator(device)
+        recent = _allocator._recent     # get_allocator's own fast path, without its call
+        self.allocator = allocator = recent[1] if recent[0] is device else get_allocator(device)
         self._block = block = allocator.malloc(nbytes)
         self.ptr, self.nbytes, self.device, self._owner = block.ptr, nbytes, allocator.device, None
         self.launch_device = allocator.launch_device     # "cpu" or "cuda:N": what kernel launchers are given

@@ -161,7 +161,8 @@ def _alpha_check(self, other, alpha):
 
 
 def add_forward(self, other, *, alpha=1, out=None):
-    _alpha_check(self, other, alpha)
+    if type(alpha) is not int or alpha != 1:    # the default alpha passes every check
+        _alpha_check(self, other, alpha)
     return _binary(K.add_noalpha_fn if alpha == 1 else K.add_fn, self, other, alpha, out)
 
 
@@ -177,7 +178,8 @@ def sub_forward(self, other, *, alpha=1, out=None):
     if self.dtype is D.bool_ or other.dtype is D.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
-    _alpha_check(self, other, alpha)
+    if type(alpha) is not int or alpha != 1:
+        _alpha_check(self, other, alpha)
     return _binary(K.sub_noalpha_fn if alpha == 1 else K.sub_fn, self, other, alpha, out)
 
 

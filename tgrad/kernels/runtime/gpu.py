@@ -17,7 +17,7 @@ import operator
 
 from ...memory import cuda_driver as _drv
 from .direct import Ptr
-from .internals import c_launcher, jit_compiled
+from .internals import c_launch_parts, c_launcher, jit_compiled
 
 FUNCTIONS = {}
 
@@ -96,10 +96,12 @@ class Site:
         f = self.compiled.get(align)
         if f is None:
             f = self.compiled[align] = self._compile(launch, dyn)
-        f[0](*self.grid, t.streams.get(self.index, 0), f[1](f[2] + dyn))
+        gx, gy, gz = self.grid
+        f[0](gx, gy, gz, t.streams.get(self.index, 0), *f[1], f[2](f[3] + dyn))
 
     def _compile(self, launch, dyn):
-        """(C launcher call, pick, template): ``pick(template + dyn)`` is the launch's parameter tuple."""
+        """(C launcher, mid, pick, template): ``launcher(gx, gy, gz, stream, *mid, pick(template + dyn))``
+        launches (``pick(template + dyn)``: the launch's parameter tuple)."""
         args = list(launch.args)
         for i, v in zip(self.pos, dyn):
             a = args[i]
@@ -111,4 +113,4 @@ class Site:
         for k, i in enumerate(self.pos):       # dyn[k] is argument i, in parameter slot c.slots[i]
             where[c.slots[i]] = n + k
         pick = operator.itemgetter(*where) if n > 1 else (lambda seq: (seq[0],))
-        return c.call, pick, tuple(c.template)
+        return c_launch_parts(c.compiled) + (pick, tuple(c.template))

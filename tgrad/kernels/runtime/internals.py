@@ -247,19 +247,26 @@ def jit_compiled(kernel, args, constexprs):
 def c_launcher(compiled):
     """``call(gx, gy, gz, stream, params)`` launching ``compiled`` with Triton's C launcher; ``params``:
     every kernel parameter in order (constexprs included, pointers as ints)."""
+    fn, mid = c_launch_parts(compiled)
+
+    def call(gx, gy, gz, stream, params):
+        fn(gx, gy, gz, stream, *mid, params)
+    return call
+
+
+def c_launch_parts(compiled):
+    """``(fn, mid)``: ``fn(gx, gy, gz, stream, *mid, params)`` launches ``compiled`` (``c_launcher``'s call
+    without its Python frame: the cuda launch path calls Triton's C launcher directly)."""
     run = compiled.run                  # Triton's CudaLauncher
     if (run.global_scratch_size == 0 and run.profile_scratch_size == 0
             and not run.gsan_enabled and run.num_ctas == 1):
-        c_launch, fn = run.launch, compiled.function
-        head = (run.launch_cooperative_grid, run.launch_pdl, compiled.packed_metadata,
-                None, None, None, None, None, run.arg_annotations, run.kernel_signature)
+        return run.launch, (compiled.function, run.launch_cooperative_grid, run.launch_pdl,
+                            compiled.packed_metadata, None, None, None, None, None, run.arg_annotations,
+                            run.kernel_signature)
 
-        def call(gx, gy, gz, stream, params):
-            c_launch(gx, gy, gz, stream, fn, *head, params)
-    else:
-        def call(gx, gy, gz, stream, params):
-            run(gx, gy, gz, stream, compiled.function, compiled.packed_metadata, None, None, None, *params)
-    return call
+    def general(gx, gy, gz, stream, params):
+        run(gx, gy, gz, stream, compiled.function, compiled.packed_metadata, None, None, None, *params)
+    return general, ()
 
 
 def _jit_kwargs(kernel, constexprs):

@@ -148,10 +148,12 @@ class Launch:
                 if not DRY_RUN:
                     _launch(self.kernel, self.grid, self.device, self.bind(dyn), self.constexprs)
                 return
+        site = self.gpu
+        if site is not None:
+            site(self, dyn)
+            return
         if self.device != "cpu" and 0 not in self.grid:
-            site = self.gpu
-            if site is None:
-                site = self.gpu = gpu.Site(self)
+            site = self.gpu = gpu.Site(self)
             site(self, dyn)
             return
         tape = self.tape
