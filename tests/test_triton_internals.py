@@ -23,6 +23,7 @@ from triton.runtime import interpreter as I
 from triton.runtime.jit import JITFunction, mangle_type
 
 import tgrad
+from tgrad.kernels.runtime import host_state as HS
 from tgrad.kernels.runtime import internals as TI
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import tape as TP
@@ -372,8 +373,8 @@ def test_numpy_error_state_internals():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        token = TI._FP_STATE.set(umath._make_extobj(all="ignore"))
+        token = HS.FP_STATE.set(umath._make_extobj(all="ignore"))
         try:
             a / 0.0                                     # no RuntimeWarning inside the silenced section
         finally:
-            TI._FP_STATE.reset(token)
+            HS.FP_STATE.reset(token)
