@@ -6,7 +6,7 @@ error state and glibc's heap thresholds.
   never inherits it taken by a thread that does not exist there, nor ``tl`` half patched.
 
 - numpy's error-state context variable (``umath._extobj_contextvar``, pinned by
-  ``tests/test_triton_internals.py``): masked-off lanes compute garbage (e.g. x / 0), so interpreted
+  ``tests/kernels/test_triton_internals.py``): masked-off lanes compute garbage (e.g. x / 0), so interpreted
   launches run with every floating-point error ignored.  ``np.errstate(all="ignore")`` costs ~1 us a use;
   launches set the same context variable it sets, to the state it would make.
 - ``keep_heap``: freed numpy temporaries stay in glibc's heap between launches.

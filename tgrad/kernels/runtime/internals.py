@@ -3,7 +3,7 @@
 ``cpu`` tensors run their kernels in Triton's interpreter, ``cuda`` tensors
 through the JIT compiler, in the same process, with ``TRITON_INTERPRET``
 unset (see shared TRITON_NOTES.md "dual mode").  What this relies on, and
-``tests/test_triton_internals.py`` pins:
+``tests/kernels/test_triton_internals.py`` pins:
 
 - ``triton.runtime.interpreter``: ``_patch_lang``, ``_implicit_cvt``,
   ``interpreter_builder`` (``set_grid_dim``/``set_grid_idx``/``options``),
@@ -141,7 +141,7 @@ _set_options(os.environ.get("TGRAD_INTERPRET_DEBUG", "") == "1")
 
 
 # ---------------------------------------------------------------- the GPU side (JIT compile, C launcher)
-# Relied on (pinned by tests/test_triton_internals.py and exercised by tests/test_fakecuda.py):
+# Relied on (pinned by tests/kernels/test_triton_internals.py and exercised by tests/test_fakecuda.py):
 # ``triton.runtime.driver._active``, ``CudaDriver._get_current_device/_get_current_stream/...`` (its
 # torch-free methods), ``JITFunction.run(..., warmup=True)``, ``CompiledKernel._init_handles``, the
 # ``CudaLauncher`` fields (``launch``, scratch sizes, ``arg_annotations``, ``kernel_signature``),

@@ -30,7 +30,7 @@ from tgrad.kernels.runtime import tape as TP
 from tgrad.kernels.runtime import trace as TR
 from tgrad.kernels._lang import kptr
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "".join(p.read_text() for p in sorted((ROOT / "tgrad" / "kernels" / "runtime").glob("*.py")))
 EXECUTORS = sorted({"direct", "stock", T.EXECUTOR})   # T.EXECUTOR: the default (or TGRAD_EXECUTOR's choice)
 
