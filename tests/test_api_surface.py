@@ -14,7 +14,7 @@ that need thought, one per layer, all named by the family (here ``unary``):
    ops), then the row ``LOGIT = Op("logit", ..., variants=("method", "function"), inplace=True)``, added to
    the file's ``ENTRIES``.
 3. ``tgrad/testing/opinfos/unary.py``: one ``UNARY`` line with the numpy reference; ``tests/test_ops.py``
-   then checks values, gradcheck and gradgradcheck on every dtype, and ``tests/test_aot.py`` compiles the new
+   then checks values, gradcheck and gradgradcheck on every dtype, and ``tests/kernels/test_aot.py`` compiles the new
    FN's specializations (no edit).
 
 The rest is one-liners that the tests below list by name when missing:
@@ -80,8 +80,8 @@ FAMILIES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "tgrad", "ops"))
                   if f.endswith(".py") and not f.startswith("_"))
 # families without a file of their own in a layer, and why
 NO_KERNELS = {"as_strided": "views launch nothing; restride/copy_slices are strided copies on kernels/elementwise.py"}
-NO_TESTS = {"as_strided": "tests/test_autograd_inplace.py (CopySlices, as_strided's backward)",
-            "optim": "tests/test_optim.py (the optimizers that launch them)"}
+NO_TESTS = {"as_strided": "tests/autograd/test_autograd_inplace.py (CopySlices, as_strided's backward)",
+            "optim": "tests/optim/test_optim.py (the optimizers that launch them)"}
 
 
 @pytest.mark.parametrize("family", FAMILIES)

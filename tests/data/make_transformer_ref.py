@@ -1,4 +1,4 @@
-"""Reference outputs of PyTorch 2.13 for tests/test_nn_transformer.py (run with a torch install:
+"""Reference outputs of PyTorch 2.13 for tests/nn/test_nn_transformer.py (run with a torch install:
 ``python tests/data/make_transformer_ref.py``; writes transformer_ref.npz next to this file)."""
 import os
 

@@ -9,10 +9,11 @@ import sys
 
 from ..autograd import dispatch as _dispatch
 from ..device import device as _device
-from ..kernels.runtime import internals as _internals
+from ..kernels.runtime import host_state as _host_state
 from ..kernels.runtime import launcher as _L
 from ..kernels.runtime.direct import Ptr, _entry
-from ..kernels.runtime.internals import _FP_STATE, _fp_ignore
+from ..kernels.runtime.host_state import FP_STATE as _FP_STATE
+from ..kernels.runtime.host_state import fp_ignore as _fp_ignore
 from ..kernels.runtime.trace import _FAST
 from ..memory import Storage
 from ..memory.allocator import get_allocator
@@ -288,7 +289,7 @@ class Replay:
         if stores is None:
             dev = self.arena.device
             stores = self.last = [Storage(n, dev) for n in self.blocks]
-        outer, c = _FP_STATE.get(), _internals._fp_cache
+        outer, c = _FP_STATE.get(), _host_state.fp_cache
         tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
         _optim._FUSED_REPLAY = _FUSED
         try:

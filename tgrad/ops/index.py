@@ -104,6 +104,10 @@ def gather_backward(ctx, grad):
     return z.scatter_add(ctx.attrs["dim"], index, grad), None
 
 
+GATHER = Op("gather", gather_forward, gather_backward, "GatherBackward0", inputs=("self", "index"), save=("index",),
+            variants=("method", "function"))
+
+
 def _scatter_checks(self, index, src, dim):
     if index.dim() != self.dim() or (src is not None and src.dim() != self.dim()):
         if not (index.dim() <= 1 and self.dim() <= 1):
@@ -145,6 +149,10 @@ def scatter_backward(ctx, grad):
     return gs, None, gsrc
 
 
+SCATTER = Op("scatter", scatter_forward, scatter_backward, "ScatterBackward0", inputs=("self", "index", "src"),
+             save=("index",), variants=("method", "function"), inplace=True)
+
+
 def scatter_value_forward(self, index, *, dim, value, out=None):
     """self[index[i][j]][j] = value (dim 0)."""
     v = KE.fill(empty((), self.dtype, self.device), value)
@@ -153,6 +161,10 @@ def scatter_value_forward(self, index, *, dim, value, out=None):
 
 def scatter_value_backward(ctx, grad):
     return grad.scatter(ctx.attrs["dim"], ctx.saved["index"], 0.0), None
+
+
+SCATTER_VALUE = Op("scatter_value", scatter_value_forward, scatter_value_backward, "ScatterBackward1",
+                   inputs=("self", "index"), save=("index",))
 
 
 def scatter_add_forward(self, index, src, *, dim, out=None):
@@ -165,6 +177,10 @@ def scatter_add_forward(self, index, src, *, dim, out=None):
 def scatter_add_backward(ctx, grad):
     gsrc = grad.gather(ctx.attrs["dim"], ctx.saved["index"]) if ctx.needs_input_grad[2] else None
     return grad, None, gsrc
+
+
+SCATTER_ADD = Op("scatter_add", scatter_add_forward, scatter_add_backward, "ScatterAddBackward0",
+                 inputs=("self", "index", "src"), save=("index",), variants=("method", "function"), inplace=True)
 
 
 # ------------------------------------------------------------------ index_select / index_add
@@ -196,6 +212,10 @@ def index_select_forward(self, index, *, dim):
 def index_select_backward(ctx, grad):
     m = ctx.input_meta[0]
     return grad.new_zeros(m.shape).index_add(ctx.attrs["dim"], ctx.saved["index"], grad), None
+
+
+INDEX_SELECT = Op("index_select", index_select_forward, index_select_backward, "IndexSelectBackward0",
+                  inputs=("self", "index"), save=("index",), variants=("method", "function"))
 
 
 def index_add_forward(self, index, source, *, dim, alpha=1, out=None):
@@ -236,6 +256,10 @@ def index_add_backward(ctx, grad):
     return grad, None, gsrc
 
 
+INDEX_ADD = Op("index_add", index_add_forward, index_add_backward, "IndexAddBackward0",
+               inputs=("self", "index", "source"), save=("index",), variants=("method", "function"), inplace=True)
+
+
 # ------------------------------------------------------------------ masked_fill / masked_select
 def _check_mask(mask, name):
     if mask.dtype is not D.bool_:
@@ -273,6 +297,10 @@ def masked_fill_backward(ctx, grad):
     return grad.masked_fill(ctx.saved["mask"], 0), None
 
 
+MASKED_FILL = Op("masked_fill", masked_fill_forward, masked_fill_backward, "MaskedFillBackward0",
+                 inputs=("self", "mask"), save=("mask",), variants=("method", "function"), inplace=True)
+
+
 def masked_fill_tensor_forward(self, mask, value, *, out=None):
     return _masked_fill(self, mask, value, out)
 
@@ -282,6 +310,10 @@ def masked_fill_tensor_backward(ctx, grad):
     kept = grad.masked_fill(mask, 0)
     gv = grad.sub(kept).sum() if ctx.needs_input_grad[2] else None
     return kept, None, gv
+
+
+MASKED_FILL_TENSOR = Op("masked_fill_tensor", masked_fill_tensor_forward, masked_fill_tensor_backward,
+                        "MaskedFillBackward1", inputs=("self", "mask", "value"), save=("mask",))
 
 
 def _mask_offsets(mask, shape, strides):
@@ -316,6 +348,10 @@ def masked_select_backward(ctx, grad):
     shape = G.broadcast_shapes(ctx.input_meta[0].shape, mask.shape)
     flat = mask.expand(shape).reshape(-1)
     return grad.new_zeros(flat.shape).index_put((flat,), grad).reshape(shape), None
+
+
+MASKED_SELECT = Op("masked_select", masked_select_forward, masked_select_backward, "MaskedSelectBackward0",
+                   inputs=("self", "mask"), save=("mask",), variants=("method", "function"))
 
 
 # ------------------------------------------------------------------ advanced indexing
@@ -390,6 +426,9 @@ def index_backward(ctx, grad):
     return (grad.new_zeros(m.shape).index_put(ctx.attrs["indices"], grad, accumulate=True),)
 
 
+INDEX = Op("index", index_forward, index_backward, "IndexBackward0")
+
+
 def index_put_forward(self, values, *, indices, accumulate=False, out=None):
     """self[indices] = values (or += when ``accumulate``), values broadcast to the indexing result's shape."""
     target = _target(self, out)
@@ -419,6 +458,10 @@ def index_put_backward(ctx, grad):
         gs = grad if ctx.attrs.get("accumulate") else grad.index_put(indices, grad.new_zeros(()))
     gv = grad._index(indices) if ctx.needs_input_grad[1] else None
     return gs, gv
+
+
+INDEX_PUT = Op("index_put", index_put_forward, index_put_backward, "IndexPutBackward0", inputs=("self", "values"),
+               variants=("method", "function"), inplace=True)
 
 
 # ------------------------------------------------------------------ take / index_fill / masked_scatter
@@ -452,6 +495,10 @@ def take_backward(ctx, grad):
     return flat.reshape(m.shape), None
 
 
+TAKE = Op("take", take_forward, take_backward, "TakeBackward0", inputs=("self", "index"), save=("index",),
+          variants=("method", "function"))
+
+
 def index_fill_forward(self, index, *, dim, value, out=None):
     """self[..., index[k], ...] = value along ``dim`` (negative indices count from the end)."""
     d = _wrap_dim(dim, self.dim())
@@ -477,6 +524,10 @@ def index_fill_forward(self, index, *, dim, value, out=None):
 
 def index_fill_backward(ctx, grad):
     return grad.index_fill(ctx.attrs["dim"], ctx.saved["index"], 0), None
+
+
+INDEX_FILL = Op("index_fill", index_fill_forward, index_fill_backward, "IndexFillBackward0", inputs=("self", "index"),
+                save=("index",), variants=("method", "function"), inplace=True)
 
 
 def masked_scatter_forward(self, mask, source, *, out=None):
@@ -513,39 +564,18 @@ def masked_scatter_backward(ctx, grad):
     return gs, None, gsrc
 
 
+MASKED_SCATTER = Op("masked_scatter", masked_scatter_forward, masked_scatter_backward, "MaskedScatterBackward0",
+                    inputs=("self", "mask", "source"), save=("mask",), variants=("method", "function"), inplace=True)
+
+
 def nonzero_forward(self):
     """(n, ndim) int64 coordinates of the non-zero elements in row-major order (computed on the host)."""
     a = self.detach()._host_copy()
     return from_host(np.argwhere(a) if a.ndim else np.zeros((int(a != 0), 0), np.int64), D.int64, self.device)
 
 
-ENTRIES = [
-    Op("gather", gather_forward, gather_backward, "GatherBackward0", inputs=("self", "index"), save=("index",),
-       variants=("method", "function")),
-    Op("scatter", scatter_forward, scatter_backward, "ScatterBackward0", inputs=("self", "index", "src"),
-       save=("index",), variants=("method", "function"), inplace=True),
-    Op("scatter_value", scatter_value_forward, scatter_value_backward, "ScatterBackward1",
-       inputs=("self", "index"), save=("index",)),
-    Op("scatter_add", scatter_add_forward, scatter_add_backward, "ScatterAddBackward0",
-       inputs=("self", "index", "src"), save=("index",), variants=("method", "function"), inplace=True),
-    Op("index_select", index_select_forward, index_select_backward, "IndexSelectBackward0",
-       inputs=("self", "index"), save=("index",), variants=("method", "function")),
-    Op("index_add", index_add_forward, index_add_backward, "IndexAddBackward0", inputs=("self", "index", "source"),
-       save=("index",), variants=("method", "function"), inplace=True),
-    Op("masked_fill", masked_fill_forward, masked_fill_backward, "MaskedFillBackward0", inputs=("self", "mask"),
-       save=("mask",), variants=("method", "function"), inplace=True),
-    Op("masked_fill_tensor", masked_fill_tensor_forward, masked_fill_tensor_backward, "MaskedFillBackward1",
-       inputs=("self", "mask", "value"), save=("mask",)),
-    Op("masked_select", masked_select_forward, masked_select_backward, "MaskedSelectBackward0",
-       inputs=("self", "mask"), save=("mask",), variants=("method", "function")),
-    Op("index", index_forward, index_backward, "IndexBackward0"),
-    Op("index_put", index_put_forward, index_put_backward, "IndexPutBackward0", inputs=("self", "values"),
-       variants=("method", "function"), inplace=True),
-    Op("take", take_forward, take_backward, "TakeBackward0", inputs=("self", "index"), save=("index",),
-       variants=("method", "function")),
-    Op("index_fill", index_fill_forward, index_fill_backward, "IndexFillBackward0", inputs=("self", "index"),
-       save=("index",), variants=("method", "function"), inplace=True),
-    Op("masked_scatter", masked_scatter_forward, masked_scatter_backward, "MaskedScatterBackward0",
-       inputs=("self", "mask", "source"), save=("mask",), variants=("method", "function"), inplace=True),
-    Op("nonzero", nonzero_forward, variants=("method", "function")),
-]
+NONZERO = Op("nonzero", nonzero_forward, variants=("method", "function"))
+
+
+ENTRIES = [GATHER, SCATTER, SCATTER_VALUE, SCATTER_ADD, INDEX_SELECT, INDEX_ADD, MASKED_FILL, MASKED_FILL_TENSOR,
+           MASKED_SELECT, INDEX, INDEX_PUT, TAKE, INDEX_FILL, MASKED_SCATTER, NONZERO]

@@ -166,6 +166,10 @@ def sum_backward(ctx, grad):
     return (_expand_grad(grad, *_ctx_dims(ctx)),)
 
 
+SUM = Op("sum", sum_forward, sum_backward, "SumBackward1", meta=("self_sym_sizes",), variants=("method", "function"))
+SUM_ALL = Op("sum_all", sum_forward, sum_backward, "SumBackward0", meta=("self_sym_sizes",))
+
+
 def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
     dt = D.to_dtype(dtype, "mean") if dtype is not None else self.dtype
     if not dt.is_floating_point:
@@ -192,6 +196,11 @@ def mean_backward(ctx, grad):
         return (host_full(shape, value, grad.dtype, grad._storage.device, broadcast=True),)
     shape, dims, keepdim = _ctx_dims(ctx)
     return (_expand_grad(grad, shape, dims, keepdim).div(n),)
+
+
+MEAN = Op("mean", mean_forward, mean_backward, "MeanBackward1", meta=("self_sym_sizes", "self_sym_numel"),
+          variants=("method", "function"))
+MEAN_ALL = Op("mean_all", mean_forward, mean_backward, "MeanBackward0", meta=("self_sym_sizes", "self_sym_numel"))
 
 
 _INV = {}       # (n, dtype) -> 1 / n rounded to dtype
@@ -238,6 +247,11 @@ def prod_backward(ctx, grad):
     return (g * (_prod_others(x, dims) if _recording() else weights("prod_others", x, dims)),)
 
 
+PROD = Op("prod", prod_forward, prod_backward, "ProdBackward1", save=("self", "result"),
+          variants=("method", "function"))
+PROD_ALL = Op("prod_all", prod_forward, prod_backward, "ProdBackward0", save=("self", "result"))
+
+
 # ------------------------------------------------------------------ var, std
 def _correction(correction, unbiased):
     if correction is not None:
@@ -277,11 +291,17 @@ def var_backward(ctx, grad):
     return (_expand_grad(grad, shape, dims, keepdim) * centered * (2.0 / dof if dof > 0 else float("inf")),)
 
 
+VAR = Op("var", var_forward, var_backward, "VarBackward0", save=("self",), variants=("method", "function"))
+
+
 def std_backward(ctx, grad):
     """d std / dx = (x - mean) / ((N - correction) std); 0 where std == 0 (like PyTorch)."""
     x, shape, dims, keepdim, dof, centered = _var_parts(ctx)
     std = _expand_grad(ctx.saved["result"], shape, dims, keepdim)
     return ((_expand_grad(grad, shape, dims, keepdim) / (std * dof)).masked_fill(std == 0, 0) * centered,)
+
+
+STD = Op("std", std_forward, std_backward, "StdBackward0", save=("self", "result"), variants=("method", "function"))
 
 
 # ------------------------------------------------------------------ max, min, amax, amin, argmax, argmin
@@ -299,6 +319,10 @@ def _select_all_backward(ctx, grad):
     """Ties share the gradient evenly (PyTorch's evenly_distribute_backward)."""
     x = ctx.saved["self"]
     return (grad * weights("eq", x, tuple(range(x.dim())), ctx.saved["result"]),)
+
+
+MAX_ALL = Op("max_all", max_all_forward, _select_all_backward, "MaxBackward1", save=("self", "result"))
+MIN_ALL = Op("min_all", min_all_forward, _select_all_backward, "MinBackward1", save=("self", "result"))
 
 
 def _max_dim(name, self, dim, keepdim):
@@ -323,6 +347,12 @@ def _max_dim_backward(ctx, grad, _unused=None):
     return (_expand_grad(grad, shape, dims, keepdim) * weights("onehot", x, dims, idx),)
 
 
+MAX = Op("max", max_forward, _max_dim_backward, "MaxBackward0", save=("self", "result1"), outputs=2,
+         nondiff_outputs=(1,), variants=("method", "function"))
+MIN = Op("min", min_forward, _max_dim_backward, "MinBackward0", save=("self", "result1"), outputs=2,
+         nondiff_outputs=(1,), variants=("method", "function"))
+
+
 def _amax(name, self, dim, keepdim):
     dims = reduce_dims(dim, self.dim())
     _nonempty(name, self, dims if dim not in (None, (), []) else (), None if dim in (None, (), []) else dim)
@@ -345,6 +375,12 @@ def amax_backward(ctx, grad):
     return (_expand_grad(grad, shape, dims, keepdim) * weights("eq_strict", x, dims, res),)
 
 
+AMAX = Op("amax", amax_forward, amax_backward, "AmaxBackward0", save=("self", "result"),
+          variants=("method", "function"))
+AMIN = Op("amin", amin_forward, amax_backward, "AminBackward0", save=("self", "result"),
+          variants=("method", "function"))
+
+
 def _arg(name, self, dim, keepdim):
     if self.dtype is D.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
@@ -364,8 +400,14 @@ def argmax_forward(self, *, dim=None, keepdim=False):
     return _arg("argmax", self, dim, keepdim)
 
 
+ARGMAX = Op("argmax", argmax_forward, variants=("method", "function"))
+
+
 def argmin_forward(self, *, dim=None, keepdim=False):
     return _arg("argmin", self, dim, keepdim)
+
+
+ARGMIN = Op("argmin", argmin_forward, variants=("method", "function"))
 
 
 # ------------------------------------------------------------------ logsumexp, norm
@@ -384,6 +426,10 @@ def logsumexp_backward(ctx, grad):
     shape, dims, keepdim = _ctx_dims(ctx)
     lse = _expand_grad(ctx.saved["result"], shape, dims, keepdim)
     return (_expand_grad(grad, shape, dims, keepdim) * (x - lse).exp(),)
+
+
+LOGSUMEXP = Op("logsumexp", logsumexp_forward, logsumexp_backward, "LogsumexpBackward0", save=("self", "result"),
+               variants=("method", "function"))
 
 
 def _norm_op(p):
@@ -452,6 +498,10 @@ def norm_backward(ctx, grad):
     return (sign * (x * sign) ** (p - 1) * (g / r ** (p - 1)).masked_fill(r == 0, 0),)
 
 
+NORM = Op("norm", norm_forward, norm_backward, "LinalgVectorNormBackward0", save=("self", "result"),
+          variants=("method", "function"))
+
+
 # ------------------------------------------------------------------ cumsum, cumprod
 def _scan(op, self, dim, dtype, reverse=False):
     d = _wrap_dim(dim, self.dim())
@@ -479,6 +529,9 @@ def cumsum_backward(ctx, grad):
     return (call("cumsum", grad, dim=ctx.attrs["dim"], reverse=not ctx.attrs.get("reverse", False)),)
 
 
+CUMSUM = Op("cumsum", cumsum_forward, cumsum_backward, "CumsumBackward0", variants=("method", "function"))
+
+
 def cumprod_forward(self, *, dim, dtype=None):
     return _scan("prod", self, dim, dtype)
 
@@ -504,6 +557,10 @@ def cumprod_backward(ctx, grad):
     return (part + first * call("cumsum", grad * y.cumprod(d), dim=d, reverse=True),)
 
 
+CUMPROD = Op("cumprod", cumprod_forward, cumprod_backward, "CumprodBackward0", save=("self", "result"),
+             variants=("method", "function"))
+
+
 def _cumprod_backward_ops(grad, x, d):
     """dx_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j with ops, no division (O(n^2), like PyTorch's
     double-backward path): C[.., i, k] = cumprod_k of x with x_i replaced by 1, masked to k >= i."""
@@ -525,8 +582,14 @@ def all_forward(self, *, dim=None, keepdim=False):
     return _bool_reduce("all", self, dim, keepdim)
 
 
+ALL = Op("all", all_forward, variants=("method", "function"))
+
+
 def any_forward(self, *, dim=None, keepdim=False):
     return _bool_reduce("any", self, dim, keepdim)
+
+
+ANY = Op("any", any_forward, variants=("method", "function"))
 
 
 # ------------------------------------------------------------------ sum_to_size
@@ -601,34 +664,8 @@ def sum_to_size_backward(ctx, grad):
     return (grad.expand(ctx.input_meta[0].shape),)
 
 
-ENTRIES = [
-    Op("sum", sum_forward, sum_backward, "SumBackward1", meta=("self_sym_sizes",), variants=("method", "function")),
-    Op("sum_all", sum_forward, sum_backward, "SumBackward0", meta=("self_sym_sizes",)),
-    Op("mean", mean_forward, mean_backward, "MeanBackward1", meta=("self_sym_sizes", "self_sym_numel"),
-       variants=("method", "function")),
-    Op("mean_all", mean_forward, mean_backward, "MeanBackward0", meta=("self_sym_sizes", "self_sym_numel")),
-    Op("sum_to_size", sum_to_size_forward, sum_to_size_backward, "SumBackward1", variants=("method",)),
-    Op("prod", prod_forward, prod_backward, "ProdBackward1", save=("self", "result"), variants=("method", "function")),
-    Op("prod_all", prod_forward, prod_backward, "ProdBackward0", save=("self", "result")),
-    Op("var", var_forward, var_backward, "VarBackward0", save=("self",), variants=("method", "function")),
-    Op("std", std_forward, std_backward, "StdBackward0", save=("self", "result"), variants=("method", "function")),
-    Op("max_all", max_all_forward, _select_all_backward, "MaxBackward1", save=("self", "result")),
-    Op("min_all", min_all_forward, _select_all_backward, "MinBackward1", save=("self", "result")),
-    Op("max", max_forward, _max_dim_backward, "MaxBackward0", save=("self", "result1"), outputs=2,
-       nondiff_outputs=(1,), variants=("method", "function")),
-    Op("min", min_forward, _max_dim_backward, "MinBackward0", save=("self", "result1"), outputs=2,
-       nondiff_outputs=(1,), variants=("method", "function")),
-    Op("amax", amax_forward, amax_backward, "AmaxBackward0", save=("self", "result"), variants=("method", "function")),
-    Op("amin", amin_forward, amax_backward, "AminBackward0", save=("self", "result"), variants=("method", "function")),
-    Op("argmax", argmax_forward, variants=("method", "function")),
-    Op("argmin", argmin_forward, variants=("method", "function")),
-    Op("logsumexp", logsumexp_forward, logsumexp_backward, "LogsumexpBackward0", save=("self", "result"),
-       variants=("method", "function")),
-    Op("norm", norm_forward, norm_backward, "LinalgVectorNormBackward0", save=("self", "result"),
-       variants=("method", "function")),
-    Op("cumsum", cumsum_forward, cumsum_backward, "CumsumBackward0", variants=("method", "function")),
-    Op("cumprod", cumprod_forward, cumprod_backward, "CumprodBackward0", save=("self", "result"),
-       variants=("method", "function")),
-    Op("all", all_forward, variants=("method", "function")),
-    Op("any", any_forward, variants=("method", "function")),
-]
+SUM_TO_SIZE = Op("sum_to_size", sum_to_size_forward, sum_to_size_backward, "SumBackward1", variants=("method",))
+
+
+ENTRIES = [SUM, SUM_ALL, MEAN, MEAN_ALL, SUM_TO_SIZE, PROD, PROD_ALL, VAR, STD, MAX_ALL, MIN_ALL, MAX, MIN, AMAX,
+           AMIN, ARGMAX, ARGMIN, LOGSUMEXP, NORM, CUMSUM, CUMPROD, ALL, ANY]

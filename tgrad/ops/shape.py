@@ -84,9 +84,16 @@ def view_backward(ctx, grad):
     return (grad.reshape(ctx.input_meta[0].shape),)
 
 
+VIEW = Op("view", view_forward, view_backward, "ViewBackward0", view=True, meta=("self_sym_sizes",),
+          variants=("method",))
+
+
 def unsafe_view_forward(self, *, size):
     """reshape of a fresh contiguous copy (the copy was made by the caller)."""
     return view_forward(self, size=size)
+
+
+UNSAFE_VIEW = Op("unsafe_view", unsafe_view_forward, view_backward, "UnsafeViewBackward0")  # not a view for autograd
 
 
 # ------------------------------------------------------------------ expand
@@ -126,6 +133,10 @@ def expand_backward(ctx, grad):
     return (grad.sum_to_size(ctx.input_meta[0].shape),)
 
 
+EXPAND = Op("expand", expand_forward, expand_backward, "ExpandBackward0", view=True, meta=("self_sym_sizes",),
+            variants=("method",))
+
+
 # ------------------------------------------------------------------ permute / transpose
 def permute_forward(self, *, dims):
     nd = self.dim()
@@ -147,6 +158,10 @@ def permute_backward(ctx, grad):
     return (grad.permute(inv),)
 
 
+PERMUTE = Op("permute", permute_forward, permute_backward, "PermuteBackward0", view=True,
+             variants=("method", "function"))
+
+
 def transpose_forward(self, *, dim0, dim1):
     nd = self.dim()
     d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
@@ -162,6 +177,12 @@ def transpose_backward(ctx, grad):
     return (grad.transpose(ctx.attrs["dim0"], ctx.attrs["dim1"]),)
 
 
+TRANSPOSE = Op("transpose", transpose_forward, transpose_backward, "TransposeBackward0", view=True,
+               variants=("method", "function"), inplace=True)
+TRANSPOSE_ = Op("transpose_", transpose_forward, transpose_backward, "TransposeBackward1", view=True,
+                variants=("method",))
+
+
 def t_forward(self):
     if self.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
@@ -172,11 +193,19 @@ def t_backward(ctx, grad):
     return (grad.t(),)
 
 
+T = Op("t", t_forward, t_backward, "TBackward0", view=True, variants=("method", "function"), inplace=True)
+
+
 def t_inplace_forward(self):
     """x.t_(): t()'s geometry (``autograd.dispatch.call_inplace_view`` gives it to x)."""
     if self.dim() > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
     return t_forward(self)
+
+
+# the in-place view ops (t_ here; transpose_, squeeze_*, unsqueeze_ under their out-of-place rows): the same
+# geometry and backward, PyTorch's node names for the in-place forms
+T_ = Op("t_", t_inplace_forward, t_backward, "TBackward1", view=True, variants=("method",))
 
 
 # ------------------------------------------------------------------ squeeze / unsqueeze
@@ -194,6 +223,20 @@ def squeeze_backward(ctx, grad):
     return (grad.reshape(ctx.input_meta[0].shape),)
 
 
+SQUEEZE = Op("squeeze", squeeze_forward, squeeze_backward, "SqueezeBackward0", view=True, meta=("self_sym_sizes",),
+             variants=("method", "function"), inplace=True)
+SQUEEZE_DIM = Op("squeeze_dim", squeeze_forward, squeeze_backward, "SqueezeBackward1", view=True,
+                 meta=("self_sym_sizes",))
+SQUEEZE_DIMS = Op("squeeze_dims", squeeze_forward, squeeze_backward, "SqueezeBackward2", view=True,
+                  meta=("self_sym_sizes",))
+SQUEEZE_ = Op("squeeze_", squeeze_forward, squeeze_backward, "SqueezeBackward3", view=True, meta=("self_sym_sizes",),
+              variants=("method",))
+SQUEEZE_DIM_ = Op("squeeze_dim_", squeeze_forward, squeeze_backward, "SqueezeBackward4", view=True,
+                  meta=("self_sym_sizes",))
+SQUEEZE_DIMS_ = Op("squeeze_dims_", squeeze_forward, squeeze_backward, "SqueezeBackward5", view=True,
+                   meta=("self_sym_sizes",))
+
+
 def unsqueeze_forward(self, *, dim):
     nd = self.dim()
     d = _wrap_dim(dim, nd + 1)
@@ -206,6 +249,12 @@ def unsqueeze_forward(self, *, dim):
 
 def unsqueeze_backward(ctx, grad):
     return (grad.squeeze(ctx.attrs["dim"]),)
+
+
+UNSQUEEZE = Op("unsqueeze", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward0", view=True,
+               variants=("method", "function"), inplace=True)
+UNSQUEEZE_ = Op("unsqueeze_", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward1", view=True,
+                variants=("method",))
 
 
 # ------------------------------------------------------------------ select / slice
@@ -227,6 +276,9 @@ def select_forward(self, *, dim, index):
 def select_backward(ctx, grad):
     m = ctx.input_meta[0]
     return (grad_region("select_backward", grad, m.shape, dim=ctx.attrs["dim"], index=ctx.attrs["index"]),)
+
+
+SELECT = Op("select", select_forward, select_backward, "SelectBackward0", view=True, variants=("method", "function"))
 
 
 def slice_params(size, start, end, step):
@@ -260,6 +312,9 @@ def slice_backward(ctx, grad):
                         end=a.get("end"), step=a.get("step", 1)),)
 
 
+SLICE = Op("slice", slice_forward, slice_backward, "SliceBackward0", view=True)
+
+
 def grad_region(name, grad, input_shape, **kw):
     return call(name, grad, input_shape=tuple(input_shape), **kw)
 
@@ -277,9 +332,17 @@ def select_backward_backward(ctx, gg):
     return (gg.select(ctx.attrs["dim"], ctx.attrs["index"]),)
 
 
+SELECT_BACKWARD = Op("select_backward", _region_forward(select_forward), select_backward_backward,
+                     "SelectBackwardBackward0")
+
+
 def slice_backward_backward(ctx, gg):
     a = ctx.attrs
     return (gg._slice(a["dim"], a["start"], a["end"], a["step"]),)
+
+
+SLICE_BACKWARD = Op("slice_backward", _region_forward(slice_forward), slice_backward_backward,
+                    "SliceBackwardBackward0")
 
 
 def alias_forward(self):
@@ -288,6 +351,9 @@ def alias_forward(self):
 
 def alias_backward(ctx, grad):
     return (grad,)
+
+
+ALIAS = Op("alias", alias_forward, alias_backward, "AliasBackward0", view=True)
 
 
 # ------------------------------------------------------------------ split / unbind (multi-output views)
@@ -326,6 +392,11 @@ def split_backward(ctx, *grads):
     return (call("cat", *grads, dim=ctx.attrs.get("dim", 0)),)
 
 
+SPLIT = Op("split", split_forward, split_backward, "SplitBackward0", view=True, variants=("method", "function"))
+SPLIT_WITH_SIZES = Op("split_with_sizes", split_forward, split_backward, "SplitWithSizesBackward0", view=True,
+                      variants=("method",))
+
+
 def unbind_forward(self, *, dim=0):
     """Views ``self.select(dim, i)`` for every i."""
     if self.dim() == 0:
@@ -336,6 +407,9 @@ def unbind_forward(self, *, dim=0):
 
 def unbind_backward(ctx, *grads):
     return (call("stack", *grads, dim=ctx.attrs.get("dim", 0)),)
+
+
+UNBIND = Op("unbind", unbind_forward, unbind_backward, "UnbindBackward0", view=True, variants=("method", "function"))
 
 
 # ------------------------------------------------------------------ cat / stack
@@ -390,6 +464,9 @@ def cat_backward(ctx, grad):
     return tuple(res)
 
 
+CAT = Op("cat", cat_forward, cat_backward, "CatBackward0", inputs=("*tensors",), variants=("function",))
+
+
 def stack_forward(*tensors, dim=0):
     """Join equal-shaped tensors along a new dimension ``dim``."""
     if not tensors:
@@ -411,6 +488,9 @@ def stack_forward(*tensors, dim=0):
 def stack_backward(ctx, grad):
     d = ctx.attrs.get("dim", 0)
     return tuple(grad.select(d, i) for i in range(len(ctx.input_meta)))
+
+
+STACK = Op("stack", stack_forward, stack_backward, "StackBackward0", inputs=("*tensors",), variants=("function",))
 
 
 # ------------------------------------------------------------------ flip / roll
@@ -438,6 +518,9 @@ def flip_forward(self, *, dims):
 
 def flip_backward(ctx, grad):
     return (grad.flip(ctx.attrs["dims"]),)
+
+
+FLIP = Op("flip", flip_forward, flip_backward, "FlipBackward0", variants=("method", "function"))
 
 
 def _roll_dim(src, dst, d, shift):
@@ -480,6 +563,9 @@ def roll_backward(ctx, grad):
     return (grad.roll(neg, ctx.attrs.get("dims", ())),)
 
 
+ROLL = Op("roll", roll_forward, roll_backward, "RollBackward0", variants=("method", "function"))
+
+
 # ------------------------------------------------------------------ repeat
 def repeat_forward(self, *, repeats):
     """out = self tiled ``repeats[i]`` times along each dim (leading repeats add dims)."""
@@ -506,6 +592,9 @@ def repeat_backward(ctx, grad):
     return (g.reshape(in_shape),)
 
 
+REPEAT = Op("repeat", repeat_forward, repeat_backward, "RepeatBackward0", variants=("method",))
+
+
 # ------------------------------------------------------------------ tril / triu
 def _tri(upper):
     def forward(self, *, diagonal=0, out=None):
@@ -520,8 +609,14 @@ def tril_backward(ctx, grad):
     return (grad.tril(ctx.attrs.get("diagonal", 0)),)
 
 
+TRIL = Op("tril", _tri(False), tril_backward, "TrilBackward0", variants=("method", "function"), inplace=True)
+
+
 def triu_backward(ctx, grad):
     return (grad.triu(ctx.attrs.get("diagonal", 0)),)
+
+
+TRIU = Op("triu", _tri(True), triu_backward, "TriuBackward0", variants=("method", "function"), inplace=True)
 
 
 # ------------------------------------------------------------------ diagonal / diag_embed
@@ -547,9 +642,17 @@ def diagonal_backward(ctx, grad):
                         dim1=a.get("dim1", 0), dim2=a.get("dim2", 1)),)
 
 
+DIAGONAL = Op("diagonal", diagonal_forward, diagonal_backward, "DiagonalBackward0", view=True,
+              variants=("method", "function"))
+
+
 def diagonal_backward_backward(ctx, gg):
     a = ctx.attrs
     return (gg.diagonal(a["offset"], a["dim1"], a["dim2"]),)
+
+
+DIAGONAL_BACKWARD = Op("diagonal_backward", _region_forward(diagonal_forward), diagonal_backward_backward,
+                       "DiagonalBackwardBackward0")
 
 
 def diag_embed_forward(self, *, offset=0, dim1=-2, dim2=-1):
@@ -569,49 +672,11 @@ def diag_embed_backward(ctx, grad):
     return (grad.diagonal(a.get("offset", 0), a.get("dim1", -2), a.get("dim2", -1)),)
 
 
-ENTRIES = [
-    Op("alias", alias_forward, alias_backward, "AliasBackward0", view=True),
-    Op("view", view_forward, view_backward, "ViewBackward0", view=True, meta=("self_sym_sizes",), variants=("method",)),
-    Op("unsafe_view", unsafe_view_forward, view_backward, "UnsafeViewBackward0"),  # not a view for autograd
-    Op("expand", expand_forward, expand_backward, "ExpandBackward0", view=True, meta=("self_sym_sizes",),
-       variants=("method",)),
-    Op("permute", permute_forward, permute_backward, "PermuteBackward0", view=True, variants=("method", "function")),
-    Op("transpose", transpose_forward, transpose_backward, "TransposeBackward0", view=True,
-       variants=("method", "function"), inplace=True),
-    Op("t", t_forward, t_backward, "TBackward0", view=True, variants=("method", "function"), inplace=True),
-    Op("squeeze", squeeze_forward, squeeze_backward, "SqueezeBackward0", view=True, meta=("self_sym_sizes",),
-       variants=("method", "function"), inplace=True),
-    Op("squeeze_dim", squeeze_forward, squeeze_backward, "SqueezeBackward1", view=True, meta=("self_sym_sizes",)),
-    Op("squeeze_dims", squeeze_forward, squeeze_backward, "SqueezeBackward2", view=True, meta=("self_sym_sizes",)),
-    Op("unsqueeze", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward0", view=True,
-       variants=("method", "function"), inplace=True),
-    # in-place view ops (x.t_(), ...): the same geometry and backward, PyTorch's node names for the in-place forms
-    Op("t_", t_inplace_forward, t_backward, "TBackward1", view=True, variants=("method",)),
-    Op("transpose_", transpose_forward, transpose_backward, "TransposeBackward1", view=True, variants=("method",)),
-    Op("squeeze_", squeeze_forward, squeeze_backward, "SqueezeBackward3", view=True, meta=("self_sym_sizes",),
-       variants=("method",)),
-    Op("squeeze_dim_", squeeze_forward, squeeze_backward, "SqueezeBackward4", view=True, meta=("self_sym_sizes",)),
-    Op("squeeze_dims_", squeeze_forward, squeeze_backward, "SqueezeBackward5", view=True,
-       meta=("self_sym_sizes",)),
-    Op("unsqueeze_", unsqueeze_forward, unsqueeze_backward, "UnsqueezeBackward1", view=True, variants=("method",)),
-    Op("select", select_forward, select_backward, "SelectBackward0", view=True, variants=("method", "function")),
-    Op("slice", slice_forward, slice_backward, "SliceBackward0", view=True),
-    Op("select_backward", _region_forward(select_forward), select_backward_backward,
-       "SelectBackwardBackward0"),
-    Op("slice_backward", _region_forward(slice_forward), slice_backward_backward, "SliceBackwardBackward0"),
-    Op("split", split_forward, split_backward, "SplitBackward0", view=True, variants=("method", "function")),
-    Op("split_with_sizes", split_forward, split_backward, "SplitWithSizesBackward0", view=True, variants=("method",)),
-    Op("unbind", unbind_forward, unbind_backward, "UnbindBackward0", view=True, variants=("method", "function")),
-    Op("cat", cat_forward, cat_backward, "CatBackward0", inputs=("*tensors",), variants=("function",)),
-    Op("stack", stack_forward, stack_backward, "StackBackward0", inputs=("*tensors",), variants=("function",)),
-    Op("flip", flip_forward, flip_backward, "FlipBackward0", variants=("method", "function")),
-    Op("roll", roll_forward, roll_backward, "RollBackward0", variants=("method", "function")),
-    Op("repeat", repeat_forward, repeat_backward, "RepeatBackward0", variants=("method",)),
-    Op("tril", _tri(False), tril_backward, "TrilBackward0", variants=("method", "function"), inplace=True),
-    Op("triu", _tri(True), triu_backward, "TriuBackward0", variants=("method", "function"), inplace=True),
-    Op("diagonal", diagonal_forward, diagonal_backward, "DiagonalBackward0", view=True,
-       variants=("method", "function")),
-    Op("diagonal_backward", _region_forward(diagonal_forward), diagonal_backward_backward,
-       "DiagonalBackwardBackward0"),
-    Op("diag_embed", diag_embed_forward, diag_embed_backward, "DiagEmbedBackward0", variants=("method", "function")),
-]
+DIAG_EMBED = Op("diag_embed", diag_embed_forward, diag_embed_backward, "DiagEmbedBackward0",
+                variants=("method", "function"))
+
+
+ENTRIES = [ALIAS, VIEW, UNSAFE_VIEW, EXPAND, PERMUTE, TRANSPOSE, T, SQUEEZE, SQUEEZE_DIM, SQUEEZE_DIMS, UNSQUEEZE, T_,
+           TRANSPOSE_, SQUEEZE_, SQUEEZE_DIM_, SQUEEZE_DIMS_, UNSQUEEZE_, SELECT, SLICE, SELECT_BACKWARD,
+           SLICE_BACKWARD, SPLIT, SPLIT_WITH_SIZES, UNBIND, CAT, STACK, FLIP, ROLL, REPEAT, TRIL, TRIU, DIAGONAL,
+           DIAGONAL_BACKWARD, DIAG_EMBED]

@@ -8,7 +8,7 @@ OP_DB = [op for family in (elementwise, unary, activation, compare, reduce, shap
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
 COVERED_ELSEWHERE = {
-    "clone_copy": "tests/test_autograd.py (AccumulateGrad under grad mode: seed 003's walk by hand)",
+    "clone_copy": "tests/autograd/test_autograd.py (AccumulateGrad under grad mode: seed 003's walk by hand)",
     "lstm_layer_backward": "tests/ops/test_rnn.py (lstm_layer's fused backward against its per-step form, which "
                            "create_graph runs; the OpInfo's gradcheck in float64)",
     "gru_layer_backward": "tests/ops/test_rnn_layers.py (gru_layer's fused backward against its per-step form, "

@@ -1,7 +1,9 @@
 """How a kernel runs: the launch path and the Triton internals it needs.
 
 - ``launcher``: ``Launch``/``launch`` and the cpu/gpu fork; launch counting, the AOT recorder, block sizes.
-- ``internals``: every Triton internal tgrad touches (pinned by ``tests/test_triton_internals.py``).
+- ``internals``: every Triton internal tgrad touches (pinned by ``tests/kernels/test_triton_internals.py``).
+- ``host_state``: the rest of the process state interpreted launches run in (their lock, numpy's error
+  state, glibc's heap).
 - ``direct``, ``trace``: the interpreter executors for ``cpu`` (``TGRAD_EXECUTOR``).
 
 Kernel families import the names below.  The launcher's switches (``EXECUTOR``, ``RECORD``: the one

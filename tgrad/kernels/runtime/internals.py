@@ -3,7 +3,7 @@
 ``cpu`` tensors run their kernels in Triton's interpreter, ``cuda`` tensors
 through the JIT compiler, in the same process, with ``TRITON_INTERPRET``
 unset (see shared TRITON_NOTES.md "dual mode").  What this relies on, and
-``tests/test_triton_internals.py`` pins:
+``tests/kernels/test_triton_internals.py`` pins:
 
 - ``triton.runtime.interpreter``: ``_patch_lang``, ``_implicit_cvt``,
   ``interpreter_builder`` (``set_grid_dim``/``set_grid_idx``/``options``),
@@ -11,14 +11,11 @@ unset (see shared TRITON_NOTES.md "dual mode").  What this relies on, and
 - ``JITFunction.__call__`` (routed to an interpreted twin while an
   interpreted launch runs, so ``tl.sum``, ``tl.randn`` and our own
   ``@triton.jit`` helpers work inside interpreted kernels);
-- numpy's floating-point error-state context variable (``_extobj_contextvar``);
 - ``ReduceOps.sum`` (replaced: sums reduce a C-contiguous array, see ``_sum_contiguous``);
 - ``interpreter._get_np_dtype`` (replaced by a remembered lookup, same results).
 
-Interpreted launches are serialized by ``LOCK``: the interpreter mutates
-``triton.language`` and keeps per-launch state in a global builder.  ``LOCK``
-is held across ``fork()`` so a child (a DataLoader worker) never inherits it
-taken by a thread that does not exist there, nor ``tl`` half patched.
+Interpreted launches are serialized by ``host_state.LOCK`` (the interpreter mutates ``triton.language``
+and keeps per-launch state in a global builder).
 """
 import dataclasses
 import os
@@ -30,14 +27,13 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # silence 3.9's once-pe
 os.environ.setdefault("TRITON_DEFAULT_BACKEND", "nvidia")  # never probe HIP (it imports torch)
 
 import numpy as np  # noqa: E402
-from numpy._core import umath as _umath  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.runtime import interpreter as _I  # noqa: E402
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
-from ...memory import allocator as _allocator  # noqa: E402,F401  (its fork hooks first: see LOCK)
+from .host_state import LOCK, keep_heap  # noqa: E402
 
 TRITON_VERSION = triton.__version__
 _tl_core = tl.core  # a module global, so _patch_lang(_anchor) patches tl AND tl.core
@@ -45,33 +41,6 @@ _tl_core = tl.core  # a module global, so _patch_lang(_anchor) patches tl AND tl
 
 def _anchor():
     pass
-
-
-LOCK = threading.RLock()
-
-
-def _after_fork():
-    LOCK.release()
-
-
-if hasattr(os, "register_at_fork"):
-    # registered after the allocator's hook (imported above), so a fork takes LOCK first, then the
-    # allocator's locks: the order launches nest them in (issue 16: workers froze on their first op)
-    os.register_at_fork(before=LOCK.acquire, after_in_parent=_after_fork, after_in_child=_after_fork)
-# np.errstate(all="ignore") is ~1 us a use; interpreted launches set the same numpy context variable
-# it sets, to the state it would make.  _fp_cache is (outer state, its all-ignore twin), replaced whole:
-# replays of pure tapes read it without LOCK.
-_FP_STATE = _umath._extobj_contextvar
-_fp_cache = (None, None)
-
-
-def _fp_ignore(outer):
-    """The all-ignore state made from ``outer``, the current (un-silenced) state."""
-    global _fp_cache
-    c = _fp_cache
-    if outer is not c[0]:
-        c = _fp_cache = (outer, _umath._make_extobj(all="ignore"))
-    return c[1]
 
 
 _tls = threading.local()
@@ -104,38 +73,7 @@ _I.InterpreterBuilder.create_dot = _create_dot
 def _lang_for_interpreter():
     if _scope[0] is None:
         _scope[0] = _orig_patch_lang(_anchor)
-        _keep_heap()
-
-
-_heap_kept = [False]
-
-
-def _keep_heap():
-    """Keep freed numpy temporaries in the (glibc) heap instead of unmapping them.
-
-    Interpreted programs allocate and free a few MB of block-sized arrays per
-    launch; with glibc's defaults (128 KiB mmap threshold, heap trimmed when
-    its free top exceeds ~2x that) each launch page-faults them in again:
-    the SGD step of a 784x256 layer took 2800 faults and 3.8 ms instead of
-    0.9 ms.  Done once, on the first interpreted launch (GPU-only processes
-    keep their defaults); a threshold set in glibc's own environment variable
-    (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``) is left as set.
-    """
-    if _heap_kept[0]:
-        return
-    _heap_kept[0] = True
-    import ctypes
-    import platform
-    if platform.libc_ver()[0] != "glibc":
-        return
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
-        mallopt(-3, 32 << 20)     # M_MMAP_THRESHOLD: glibc's own dynamic maximum on 64-bit
-    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
-        mallopt(-1, 128 << 20)    # M_TRIM_THRESHOLD
+        keep_heap()
 
 
 def _lang_for_compiler():
@@ -203,7 +141,7 @@ _set_options(os.environ.get("TGRAD_INTERPRET_DEBUG", "") == "1")
 
 
 # ---------------------------------------------------------------- the GPU side (JIT compile, C launcher)
-# Relied on (pinned by tests/test_triton_internals.py and exercised by tests/test_fakecuda.py):
+# Relied on (pinned by tests/kernels/test_triton_internals.py and exercised by tests/test_fakecuda.py):
 # ``triton.runtime.driver._active``, ``CudaDriver._get_current_device/_get_current_stream/...`` (its
 # torch-free methods), ``JITFunction.run(..., warmup=True)``, ``CompiledKernel._init_handles``, the
 # ``CudaLauncher`` fields (``launch``, scratch sizes, ``arg_annotations``, ``kernel_signature``),

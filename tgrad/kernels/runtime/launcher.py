@@ -12,10 +12,12 @@ import os
 import numpy as np
 import triton
 
-from . import gpu, internals
+from . import gpu, host_state
 from .direct import Ptr, _run_direct
-from .internals import (LOCK, _FP_STATE, _I, _fp_ignore, _lang_for_compiler, _lang_for_interpreter, _tls, _twin,
-                        jit_options, jit_spec)
+from .host_state import FP_STATE as _FP_STATE
+from .host_state import LOCK
+from .host_state import fp_ignore as _fp_ignore
+from .internals import _I, _lang_for_compiler, _lang_for_interpreter, _tls, _twin, jit_options, jit_spec
 from .trace import _FAST, CACHES, _fast_key, _run_trace
 
 _np_f32 = np.float32
@@ -162,7 +164,7 @@ class Launch:
             if hit is not None and hit[0] is self.kernel:
                 tape = self.tape = hit[1]
         if tape is not None and EXECUTOR == "trace":
-            outer, c = _FP_STATE.get(), internals._fp_cache
+            outer, c = _FP_STATE.get(), host_state.fp_cache
             tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
             try:
                 tape(*dyn)

@@ -10,7 +10,8 @@ import numpy as np
 import triton.language as tl
 
 from . import blas
-from .internals import LOCK, _I, _lang_for_interpreter, _scope, _tls
+from .host_state import LOCK
+from .internals import _I, _lang_for_interpreter, _scope, _tls
 from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _pad_to, _Val, _Views
 
 

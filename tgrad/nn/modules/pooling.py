@@ -1,5 +1,6 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``, ``AdaptiveMaxPool1d/2d/3d``."""
 from .. import functional as F
+from .._functional.pooling import _max_unpool
 from .module import Module
 
 
@@ -52,7 +53,7 @@ class _MaxUnpoolNd(Module):
         self.padding = F._ntuple(padding, self._nd)
 
     def forward(self, input, indices, output_size=None):
-        return F._max_unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size, self._nd)
+        return _max_unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size, self._nd)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

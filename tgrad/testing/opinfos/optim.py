@@ -4,7 +4,7 @@ Each op updates its tensors in place; the OpInfo's ``op`` returns them (paramete
 states) and ``ref`` computes the same one-step update in numpy, following PyTorch's
 ``_single_tensor_*`` implementations (its default on cpu) line by line with ATen's cpu rounding, in
 the arrays' dtype: on float32 arrays it gives PyTorch's fp32 bits but for its sqrt (MKL's, not
-correctly rounded; numpy's is).  ``tests/test_optim.py`` reuses the references for multi-step runs
+correctly rounded; numpy's is).  ``tests/optim/test_optim.py`` reuses the references for multi-step runs
 of the optimizer classes.
 """
 import numpy as np

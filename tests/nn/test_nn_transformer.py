@@ -11,7 +11,7 @@ import tgrad
 import tgrad.nn as nn
 import tgrad.nn.functional as F
 
-R = np.load(os.path.join(os.path.dirname(__file__), "data", "transformer_ref.npz"))
+R = np.load(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "transformer_ref.npz"))
 
 
 def T(a, device, **k):

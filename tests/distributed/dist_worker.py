@@ -1,5 +1,6 @@
-"""Rank-side half of tests/test_distributed.py: ``python -m tgrad.distributed.run --nproc-per-node 2
-tests/dist_worker.py SCENARIO``. Each scenario checks values on its ranks and prints ``rank R ok SCENARIO``."""
+"""Rank-side half of tests/distributed/test_distributed.py: ``python -m tgrad.distributed.run
+--nproc-per-node 2 tests/distributed/dist_worker.py SCENARIO``. Each scenario checks values on its ranks and
+prints ``rank R ok SCENARIO``."""
 import os
 import sys
 import time

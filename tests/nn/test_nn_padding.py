@@ -103,13 +103,15 @@ def test_padding_layers():
     assert repr(nn.ReplicationPad3d(1)) == "ReplicationPad3d((1, 1, 1, 1, 1, 1))"
     x = arr(1, 2, 3, 4)
     t = tgrad.tensor(x)
-    np.testing.assert_array_equal(nn.ReflectionPad2d((1, 2, 0, 1))(t).numpy(),
+    np.testing.assert_array_equal(nn.ReflectionPad2d((1, 2, 0, 1))(t).cpu().numpy(),
                                   np.pad(x, ((0, 0), (0, 0), (0, 1), (1, 2)), mode="reflect"))
-    np.testing.assert_array_equal(nn.ReplicationPad1d(2)(t[0]).numpy(), np.pad(x[0], ((0, 0), (0, 0), (2, 2)), mode="edge"))
-    np.testing.assert_array_equal(nn.CircularPad2d(1)(t).numpy(), np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="wrap"))
-    np.testing.assert_array_equal(nn.ConstantPad2d(1, 7.0)(t).numpy(),
+    np.testing.assert_array_equal(nn.ReplicationPad1d(2)(t[0]).cpu().numpy(),
+                                  np.pad(x[0], ((0, 0), (0, 0), (2, 2)), mode="edge"))
+    np.testing.assert_array_equal(nn.CircularPad2d(1)(t).cpu().numpy(),
+                                  np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="wrap"))
+    np.testing.assert_array_equal(nn.ConstantPad2d(1, 7.0)(t).cpu().numpy(),
                                   np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=7.0))
-    np.testing.assert_array_equal(nn.ZeroPad1d((0, 2))(t).numpy(), np.pad(x, ((0, 0), (0, 0), (0, 0), (0, 2))))
+    np.testing.assert_array_equal(nn.ZeroPad1d((0, 2))(t).cpu().numpy(), np.pad(x, ((0, 0), (0, 0), (0, 0), (0, 2))))
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])

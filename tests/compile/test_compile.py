@@ -11,7 +11,8 @@ import tgrad
 import tgrad.nn as nn
 import tgrad.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import steps as S  # noqa: E402
 
 

@@ -1,5 +1,5 @@
-"""tgrad.distributed on real MPI processes: each scenario of tests/dist_worker.py runs on 2 ranks started by
-``python -m tgrad.distributed.run`` (the Open MPI wheel's mpiexec). The jobs are started together, the first
+"""tgrad.distributed on real MPI processes: each scenario of tests/distributed/dist_worker.py runs on 2 ranks
+started by ``python -m tgrad.distributed.run`` (the Open MPI wheel's mpiexec). The jobs are started together, the first
 time a test needs one (they mostly wait on each other), and each test checks its job's output."""
 import importlib.util
 import os
@@ -11,8 +11,8 @@ import pytest
 import tgrad as torch
 from tgrad.utils.data import DistributedSampler
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORKER = os.path.join(ROOT, "tests", "dist_worker.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORKER = os.path.join(ROOT, "tests", "distributed", "dist_worker.py")
 HAVE_MPI = importlib.util.find_spec("mpi4py") is not None
 needs_mpi = pytest.mark.skipif(not HAVE_MPI, reason='mpi4py is not installed: pip install "tgrad[distributed]"')
 HAVE_NCCL = importlib.util.find_spec("nvidia") is not None and importlib.util.find_spec("nvidia.nccl") is not None

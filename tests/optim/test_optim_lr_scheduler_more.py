@@ -1,6 +1,6 @@
 """The schedulers PyTorch composes and cycles with (MultiplicativeLR, ConstantLR, PolynomialLR, SequentialLR,
 ChainedScheduler, CyclicLR): lr sequences (and CyclicLR's momentum) against PyTorch 2.13's, hard-coded as it
-printed them (tests/test_optim_lr_scheduler.py has the others)."""
+printed them (tests/optim/test_optim_lr_scheduler.py has the others)."""
 import pytest
 
 import tgrad

@@ -23,13 +23,14 @@ from triton.runtime import interpreter as I
 from triton.runtime.jit import JITFunction, mangle_type
 
 import tgrad
+from tgrad.kernels.runtime import host_state as HS
 from tgrad.kernels.runtime import internals as TI
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import tape as TP
 from tgrad.kernels.runtime import trace as TR
 from tgrad.kernels._lang import kptr
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "".join(p.read_text() for p in sorted((ROOT / "tgrad" / "kernels" / "runtime").glob("*.py")))
 EXECUTORS = sorted({"direct", "stock", T.EXECUTOR})   # T.EXECUTOR: the default (or TGRAD_EXECUTOR's choice)
 
@@ -372,8 +373,8 @@ def test_numpy_error_state_internals():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        token = TI._FP_STATE.set(umath._make_extobj(all="ignore"))
+        token = HS.FP_STATE.set(umath._make_extobj(all="ignore"))
         try:
             a / 0.0                                     # no RuntimeWarning inside the silenced section
         finally:
-            TI._FP_STATE.reset(token)
+            HS.FP_STATE.reset(token)
