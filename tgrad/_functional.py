@@ -1,12 +1,10 @@
 """Module-level functions (``tgrad.add``, ``tgrad.exp``, ``tgrad.sum`` ...): thin forms of Tensor methods."""
-import builtins
-
 import numpy as np
 
 from . import dtypes as D
 from .autograd import dispatch, grad_mode
 from ._creation import arange, scalar_tensor, tensor
-from .tensor import Size, Tensor, tensor_arg
+from .tensor import Tensor, tensor_arg
 
 
 def _t(x, like=None):
@@ -643,78 +641,3 @@ def _out(res, out):
     with grad_mode.no_grad():
         out.copy_(res)
     return out
-
-
-# ------------------------------------------------------------------ composites (bodies in Tensor's methods)
-def _method_fn(name):
-    def f(input, *args, **kwargs):
-        return getattr(input, name)(*args, **kwargs)
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"``tgrad.{name}(input, ...)``: the same as ``input.{name}(...)``."
-    return f
-
-
-isclose = _method_fn("isclose")
-allclose = _method_fn("allclose")
-count_nonzero = _method_fn("count_nonzero")
-nansum = _method_fn("nansum")
-nanmean = _method_fn("nanmean")
-tensor_split = _method_fn("tensor_split")
-hsplit = _method_fn("hsplit")
-vsplit = _method_fn("vsplit")
-dsplit = _method_fn("dsplit")
-rot90 = _method_fn("rot90")
-logaddexp = _method_fn("logaddexp")
-logaddexp2 = _method_fn("logaddexp2")
-hypot = _method_fn("hypot")
-deg2rad = _method_fn("deg2rad")
-rad2deg = _method_fn("rad2deg")
-sgn = _method_fn("sgn")
-signbit = _method_fn("signbit")
-positive = _method_fn("positive")
-fmax = _method_fn("fmax")
-fmin = _method_fn("fmin")
-heaviside = _method_fn("heaviside")
-copysign = _method_fn("copysign")
-is_nonzero = _method_fn("is_nonzero")
-is_same_size = _method_fn("is_same_size")
-is_signed = _method_fn("is_signed")
-conj = resolve_conj = resolve_neg = conj_physical = _method_fn("conj")
-is_conj = _method_fn("is_conj")
-is_neg = _method_fn("is_neg")
-detach = _method_fn("detach")
-
-
-def is_complex(input):
-    return input.is_complex()
-
-
-def broadcast_shapes(*shapes):
-    """The shape the given shapes broadcast to (ints count as 1-d shapes), as ``tgrad.Size``; PyTorch's error
-    names the first dimension that does not broadcast."""
-    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes if s is not None]
-    common = [1] * builtins.max((len(s) for s in shapes), default=0)
-    for k, shape in enumerate(shapes):
-        for i in range(-1, -1 - len(shape), -1):
-            if shape[i] == common[i] or shape[i] == 1:
-                continue
-            if common[i] == 1:
-                if shape[i] < 0:
-                    raise ValueError("Attempting to broadcast a dimension with negative length!")
-                common[i] = shape[i]
-            else:
-                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
-                                   f"argument at index {k} had {shape}; but expected shape should be broadcastable "
-                                   f"to {common}")
-    return Size(common)
-
-
-def broadcast_tensors(*tensors):
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tensors[0]
-    shape = broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(t.expand(shape) for t in tensors)
-
-
-def result_type(tensor, other):
-    return D.result_type(tensor, other)
