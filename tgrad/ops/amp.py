@@ -36,7 +36,9 @@ def non_finite_check_and_unscale_forward(grads, found_inf, inv_scale):
         KE.copy(c, g)
 
 
-ENTRIES = [
-    Op("amp_foreach_non_finite_check_and_unscale_", non_finite_check_and_unscale_forward, None, None,
-       inputs=("grads", "found_inf", "inv_scale")),
-]
+AMP_FOREACH_NON_FINITE_CHECK_AND_UNSCALE = Op(
+    "amp_foreach_non_finite_check_and_unscale_", non_finite_check_and_unscale_forward, None, None,
+    inputs=("grads", "found_inf", "inv_scale"))
+
+
+ENTRIES = [AMP_FOREACH_NON_FINITE_CHECK_AND_UNSCALE]

@@ -145,6 +145,13 @@ def sdpa_backward(ctx, grad, _lse_grad=None):
     return dq, dk, dv, None
 
 
+SCALED_DOT_PRODUCT_ATTENTION = Op(
+    "scaled_dot_product_attention", sdpa_forward, sdpa_backward, "ScaledDotProductFlashAttentionForCpuBackward0",
+    inputs=("query", "key", "value", "attn_mask"), save=("query", "key", "value", "attn_mask", "result",
+    "result1"),
+    outputs=2, nondiff_outputs=(1,), once_differentiable=True)
+
+
 def sdpa_backward_forward(grad_out, query, key, value, attn_mask, out, logsumexp, *, dropout_p=0.0,
                           is_causal=False, scale=None, enable_gqa=False, seed=None, offset=None):
     """(grad_query, grad_key, grad_value) at the broadcast shapes: two fused kernel launches (dq, then dk/dv)."""
@@ -165,11 +172,9 @@ def sdpa_backward_forward(grad_out, query, key, value, attn_mask, out, logsumexp
     return dq, dk, dv
 
 
-ENTRIES = [
-    Op("scaled_dot_product_attention", sdpa_forward, sdpa_backward, "ScaledDotProductFlashAttentionForCpuBackward0",
-       inputs=("query", "key", "value", "attn_mask"), save=("query", "key", "value", "attn_mask", "result",
-                                                           "result1"),
-       outputs=2, nondiff_outputs=(1,), once_differentiable=True),
-    Op("scaled_dot_product_attention_backward", sdpa_backward_forward, None, None,
-       inputs=("grad_out", "query", "key", "value", "attn_mask", "out", "logsumexp"), outputs=3),
-]
+SCALED_DOT_PRODUCT_ATTENTION_BACKWARD = Op(
+    "scaled_dot_product_attention_backward", sdpa_backward_forward, None, None,
+    inputs=("grad_out", "query", "key", "value", "attn_mask", "out", "logsumexp"), outputs=3)
+
+
+ENTRIES = [SCALED_DOT_PRODUCT_ATTENTION, SCALED_DOT_PRODUCT_ATTENTION_BACKWARD]

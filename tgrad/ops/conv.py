@@ -27,9 +27,6 @@ def _pads(t):
     return (0,) + tuple(t) if len(t) == 1 else tuple(t)
 
 
-_LEGACY = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def _shape_str(t):
     return "[" + ", ".join(str(s) for s in t.shape) + "]"
 
@@ -51,7 +48,7 @@ def _check(input, weight, bias, stride, padding, dilation, transposed, output_pa
     if nd not in (1, 2):
         raise NotImplementedError(f"convolution: {nd}-d convolutions are not supported (1-d and 2-d are)")
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f'"slow_conv2d_cpu" not implemented for \'{_LEGACY.get(input.dtype.name, input.dtype.name)}\'')
+        raise RuntimeError(f'"slow_conv2d_cpu" not implemented for \'{input.dtype.legacy_name}\'')
     if weight.dtype is not input.dtype:
         raise RuntimeError(f"Input type ({input.dtype.name}) and weight type ({weight.dtype.name}) should be the same")
     if bias is not None and bias.dtype is not input.dtype:
@@ -159,6 +156,10 @@ def convolution_backward(ctx, grad):
     return dx, dw, db
 
 
+CONVOLUTION = Op("convolution", convolution_forward, convolution_backward, "ConvolutionBackward0",
+                 inputs=("input", "weight", "bias"), save=("input", "weight"))
+
+
 def convolution_backward_weight_forward(grad_output, input, *, weight_size, stride, padding, dilation, groups=1):
     """dw[o, c, k] = sum_{n, p} dy[n, o, p] x[n, c, p * s - pad + k * d] (dw of ``weight_size``)."""
     dw = empty(weight_size, input.dtype, input.device)
@@ -175,9 +176,9 @@ def convolution_backward_weight_backward(ctx, ggw):
     return d_gy, d_x
 
 
-ENTRIES = [
-    Op("convolution", convolution_forward, convolution_backward, "ConvolutionBackward0",
-       inputs=("input", "weight", "bias"), save=("input", "weight")),
-    Op("convolution_backward_weight", convolution_backward_weight_forward, convolution_backward_weight_backward,
-       "ConvolutionBackwardBackward0", inputs=("grad_output", "input"), save=("grad_output", "input")),
-]
+CONVOLUTION_BACKWARD_WEIGHT = Op(
+    "convolution_backward_weight", convolution_backward_weight_forward, convolution_backward_weight_backward,
+    "ConvolutionBackwardBackward0", inputs=("grad_output", "input"), save=("grad_output", "input"))
+
+
+ENTRIES = [CONVOLUTION, CONVOLUTION_BACKWARD_WEIGHT]

@@ -125,8 +125,8 @@ def _loss_rows_backward(logits):
         rs = empty((M,), input.dtype, input.device)
         if M == 0 or C == 0:
             return KE.fill(dx, 0), rs
-        return KL.cross_entropy_backward(g, gst, xs, ts, opt_contig(weight), dx, rs, geom, st, ignore_index, label_smoothing,
-                                         KL.REDUCTIONS[reduction], logits, prob)
+        return KL.cross_entropy_backward(g, gst, xs, ts, opt_contig(weight), dx, rs, geom, st, ignore_index,
+                                         label_smoothing, KL.REDUCTIONS[reduction], logits, prob)
     return forward
 
 

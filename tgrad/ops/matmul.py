@@ -110,6 +110,11 @@ def mm_backward(ctx, grad):
             _c("mm", _c("t", s), grad) if need[1] else None)
 
 
+MM = Op("mm", mm_forward, mm_backward, "MmBackward0", inputs=("self", "mat2"), save=("self", "mat2"),
+        meta=("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"),
+        variants=("method", "function"))
+
+
 def _bmm_check(b1, b2, name1="batch1", name2="batch2"):
     if b1.dim() != 3:
         raise RuntimeError(f"{name1} must be a 3D tensor")
@@ -137,6 +142,10 @@ def bmm_backward(ctx, grad):
             _c("bmm", _c("transpose", s, dim0=1, dim1=2), grad) if need[1] else None)
 
 
+BMM = Op("bmm", bmm_forward, bmm_backward, "BmmBackward0", inputs=("self", "mat2"), save=("self", "mat2"),
+         variants=("method", "function"))
+
+
 def mv_forward(self, vec):
     if self.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.dim()}, {vec.dim()}")
@@ -157,6 +166,10 @@ def mv_backward(ctx, grad):
     need = ctx.needs_input_grad
     return (_c("mul", _c("unsqueeze", grad, dim=1), v) if need[0] else None,
             _c("mv", _c("t", s), grad) if need[1] else None)
+
+
+MV = Op("mv", mv_forward, mv_backward, "MvBackward0", inputs=("self", "vec"), save=("self", "vec"),
+        variants=("method", "function"))
 
 
 def dot_forward(self, tensor):
@@ -180,6 +193,10 @@ def dot_backward(ctx, grad):
     return _dot_grads(ctx, grad, ctx.saved.get("self"), ctx.saved.get("tensor"))
 
 
+DOT = Op("dot", dot_forward, dot_backward, "DotBackward0", inputs=("self", "tensor"), save=("self", "tensor"),
+         variants=("method", "function"))
+
+
 def _dot_grads(ctx, grad, a, b):
     """(grad * b, grad * a), each if needed: dot's and (real tensors') vdot's gradients."""
     need = ctx.needs_input_grad
@@ -189,6 +206,10 @@ def _dot_grads(ctx, grad, a, b):
 def vdot_backward(ctx, grad):
     """Real tensors: vdot is dot (the conjugate of a real vector is itself)."""
     return _dot_grads(ctx, grad, ctx.saved.get("self"), ctx.saved.get("other"))
+
+
+VDOT = Op("vdot", dot_forward, vdot_backward, "VdotBackward0", inputs=("self", "other"), save=("self", "other"),
+          variants=("method", "function"))
 
 
 # ------------------------------------------------------------------ addmm / baddbmm
@@ -226,6 +247,10 @@ def addmm_backward(ctx, grad):
             _scaled(_c("mm", _c("t", m1), grad), alpha) if need[2] else None)
 
 
+ADDMM = Op("addmm", addmm_forward, addmm_backward, "AddmmBackward0", inputs=("self", "mat1", "mat2"),
+           save=("mat1", "mat2"), variants=("method", "function"))
+
+
 def baddbmm_forward(self, batch1, batch2, *, beta=1, alpha=1):
     B, M, N = _bmm_check(batch1, batch2)
     if not (self.dtype is batch1.dtype is batch2.dtype):
@@ -244,6 +269,10 @@ def baddbmm_backward(ctx, grad):
     return (_scaled(grad, beta) if need[0] else None,
             _scaled(_c("bmm", grad, _c("transpose", b2, dim0=1, dim1=2)), alpha) if need[1] else None,
             _scaled(_c("bmm", _c("transpose", b1, dim0=1, dim1=2), grad), alpha) if need[2] else None)
+
+
+BADDBMM = Op("baddbmm", baddbmm_forward, baddbmm_backward, "BaddbmmBackward0", inputs=("self", "batch1", "batch2"),
+             save=("batch1", "batch2"), variants=("method", "function"))
 
 
 # ------------------------------------------------------------------ linear (fused)
@@ -305,6 +334,10 @@ def linear_backward(ctx, grad):
     return gx, gw, gb
 
 
+LINEAR = Op("linear", linear_forward, linear_backward, "AddmmBackward0", inputs=("input", "weight", "bias"),
+            save=("input", "weight", "bias", "result"))
+
+
 def linear_grad_input_forward(grad, weight, v=None, *, activation=None):
     """dX = (grad * act'(v)) @ weight: grad (..., out), weight (out, in) -> (..., in)."""
     lead = tuple(grad.shape[:-1])
@@ -339,6 +372,11 @@ def linear_grad_input_backward(ctx, ggx):
             _act_grad(_c("mul", h, g), v, act, 2) if (need[2] and act is not None) else None)
 
 
+LINEAR_GRAD_INPUT = Op(
+    "linear_grad_input", linear_grad_input_forward, linear_grad_input_backward, "LinearGradInputBackward0",
+    inputs=("grad", "weight", "v"), save=("grad", "weight", "v"))
+
+
 def linear_grad_weight_backward(ctx, ggw, ggb=None):
     g, x, v = ctx.saved.get("grad"), ctx.saved.get("input"), ctx.saved.get("v")
     act = ctx.attrs.get("activation")
@@ -347,6 +385,11 @@ def linear_grad_weight_backward(ctx, ggw, ggb=None):
     return (_act_grad(h, v, act, 1) if need[0] else None,
             _c("linear_grad_input", g, ggw, v, activation=act) if need[1] else None,
             _act_grad(_c("mul", h, g), v, act, 2) if (need[2] and act is not None) else None)
+
+
+LINEAR_GRAD_WEIGHT = Op(
+    "linear_grad_weight", linear_grad_weight_forward, linear_grad_weight_backward, "LinearGradWeightBackward0",
+    inputs=("grad", "input", "v"), save=("grad", "input", "v"))
 
 
 def act_grad_forward(grad, v, *, activation, order):
@@ -365,6 +408,10 @@ def act_grad_backward(ctx, gg):
         raise RuntimeError(f"linear: derivatives of {act} beyond the third are not implemented")
     return (_c("act_grad", gg, v, activation=act, order=k) if need[0] else None,
             _c("act_grad", _c("mul", gg, g), v, activation=act, order=k + 1) if need[1] else None)
+
+
+ACT_GRAD = Op("act_grad", act_grad_forward, act_grad_backward, "ActGradBackward0", inputs=("grad", "v"),
+              save=("grad", "v"))
 
 
 # ------------------------------------------------------------------ matmul (composite, PyTorch's dispatch)
@@ -445,28 +492,4 @@ def outer(a, b):
     return _c("mul", _c("unsqueeze", a, dim=1), b)
 
 
-ENTRIES = [
-    Op("mm", mm_forward, mm_backward, "MmBackward0", inputs=("self", "mat2"), save=("self", "mat2"),
-       meta=("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"),
-       variants=("method", "function")),
-    Op("bmm", bmm_forward, bmm_backward, "BmmBackward0", inputs=("self", "mat2"), save=("self", "mat2"),
-       variants=("method", "function")),
-    Op("mv", mv_forward, mv_backward, "MvBackward0", inputs=("self", "vec"), save=("self", "vec"),
-       variants=("method", "function")),
-    Op("dot", dot_forward, dot_backward, "DotBackward0", inputs=("self", "tensor"), save=("self", "tensor"),
-       variants=("method", "function")),
-    Op("vdot", dot_forward, vdot_backward, "VdotBackward0", inputs=("self", "other"), save=("self", "other"),
-       variants=("method", "function")),
-    Op("addmm", addmm_forward, addmm_backward, "AddmmBackward0", inputs=("self", "mat1", "mat2"),
-       save=("mat1", "mat2"), variants=("method", "function")),
-    Op("baddbmm", baddbmm_forward, baddbmm_backward, "BaddbmmBackward0", inputs=("self", "batch1", "batch2"),
-       save=("batch1", "batch2"), variants=("method", "function")),
-    Op("linear", linear_forward, linear_backward, "AddmmBackward0", inputs=("input", "weight", "bias"),
-       save=("input", "weight", "bias", "result")),
-    Op("linear_grad_input", linear_grad_input_forward, linear_grad_input_backward, "LinearGradInputBackward0",
-       inputs=("grad", "weight", "v"), save=("grad", "weight", "v")),
-    Op("linear_grad_weight", linear_grad_weight_forward, linear_grad_weight_backward, "LinearGradWeightBackward0",
-       inputs=("grad", "input", "v"), save=("grad", "input", "v")),
-    Op("act_grad", act_grad_forward, act_grad_backward, "ActGradBackward0", inputs=("grad", "v"),
-       save=("grad", "v")),
-]
+ENTRIES = [MM, BMM, MV, DOT, VDOT, ADDMM, BADDBMM, LINEAR, LINEAR_GRAD_INPUT, LINEAR_GRAD_WEIGHT, ACT_GRAD]

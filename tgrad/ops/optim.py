@@ -55,6 +55,9 @@ def sgd_step_forward(params, grads, momentum_buffers, *, lr, momentum, dampening
                NESTEROV=bool(nesterov)), params, grads, momentum_buffers)
 
 
+SGD_STEP = Op("sgd_step", sgd_step_forward, None, None, inputs=("params", "grads", "momentum_buffers"))
+
+
 def adam_step_forward(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, lr, beta1, beta2, eps,
                       weight_decay, step, amsgrad, maximize, decoupled_weight_decay):
     """Adam / AdamW at step ``step`` (>= 1) for every parameter given."""
@@ -66,11 +69,19 @@ def adam_step_forward(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, 
           params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs)
 
 
+ADAM_STEP = Op("adam_step", adam_step_forward, None, None,
+               inputs=("params", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs"))
+
+
 def rmsprop_step_forward(params, grads, square_avgs, grad_avgs, momentum_buffers, *, lr, alpha, eps, weight_decay,
                          momentum, centered, maximize):
     _step(K.RMSPROP, [lr, alpha, 1 - alpha, eps, weight_decay, momentum],
           dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0, CENTERED=bool(centered), MOMENTUM=momentum > 0),
           params, grads, square_avgs, grad_avgs, momentum_buffers)
+
+
+RMSPROP_STEP = Op("rmsprop_step", rmsprop_step_forward, None, None,
+                  inputs=("params", "grads", "square_avgs", "grad_avgs", "momentum_buffers"))
 
 
 def adagrad_step_forward(params, grads, state_sums, *, lr, lr_decay, eps, weight_decay, step, maximize):
@@ -80,11 +91,7 @@ def adagrad_step_forward(params, grads, state_sums, *, lr, lr_decay, eps, weight
           params, grads, state_sums)
 
 
-ENTRIES = [
-    Op("sgd_step", sgd_step_forward, None, None, inputs=("params", "grads", "momentum_buffers")),
-    Op("adam_step", adam_step_forward, None, None,
-       inputs=("params", "grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs")),
-    Op("rmsprop_step", rmsprop_step_forward, None, None,
-       inputs=("params", "grads", "square_avgs", "grad_avgs", "momentum_buffers")),
-    Op("adagrad_step", adagrad_step_forward, None, None, inputs=("params", "grads", "state_sums")),
-]
+ADAGRAD_STEP = Op("adagrad_step", adagrad_step_forward, None, None, inputs=("params", "grads", "state_sums"))
+
+
+ENTRIES = [SGD_STEP, ADAM_STEP, RMSPROP_STEP, ADAGRAD_STEP]

@@ -59,10 +59,7 @@ def _adaptive(max_, in_size, out_size, backward):
 
 def _float_check(x, name):
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f'"{name}" not implemented for \'{_LEGACY.get(x.dtype.name, x.dtype.name)}\'')
-
-
-_LEGACY = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+        raise RuntimeError(f'"{name}" not implemented for \'{x.dtype.legacy_name}\'')
 
 
 # ------------------------------------------------------------------ max pooling
@@ -88,6 +85,14 @@ def max_pool_backward_rule(ctx, grad, grad_indices=None):
     return (_call("max_pool2d_backward", grad, ctx.saved["result1"], input_size=ctx.input_meta[0].shape, **geo),)
 
 
+MAX_POOL2D = Op("max_pool2d", max_pool_forward, max_pool_backward_rule, "MaxPool2DWithIndicesBackward0",
+                save=("result1",), outputs=2, nondiff_outputs=(1,), variants=("function",))
+
+ADAPTIVE_MAX_POOL2D = Op(
+    "adaptive_max_pool2d", adaptive_max_pool_forward, max_pool_backward_rule, "AdaptiveMaxPool2DBackward0",
+    save=("result1",), outputs=2, nondiff_outputs=(1,))
+
+
 def max_pool_backward_forward(grad_output, indices, *, input_size, kernel_size=None, stride=None, padding=None,
                               dilation=None):
     """dx[i] = sum of dy[o] over the outputs o whose argmax is i (adaptive windows when kernel_size is None)."""
@@ -101,6 +106,10 @@ def max_pool_backward_backward(ctx, gg):
     """Linear in dy: d/d dy = gg gathered at the argmax indices."""
     idx = ctx.saved["indices"]
     return gg.flatten(2).gather(2, idx.flatten(2)).view(idx.shape), None
+
+
+MAX_POOL2D_BACKWARD = Op("max_pool2d_backward", max_pool_backward_forward, max_pool_backward_backward,
+                         "MaxPool2DWithIndicesBackwardBackward0", inputs=("grad_output", "indices"), save=("indices",))
 
 
 # ------------------------------------------------------------------ average pooling
@@ -122,6 +131,9 @@ def avg_pool_backward_rule(ctx, grad):
     return (_call("avg_pool2d_backward", grad, input_size=ctx.input_meta[0].shape, **ctx.attrs),)
 
 
+AVG_POOL2D = Op("avg_pool2d", avg_pool_forward, avg_pool_backward_rule, "AvgPool2DBackward0")
+
+
 def avg_pool_backward_forward(grad_output, *, input_size, kernel_size, stride, padding, ceil_mode=False,
                               count_include_pad=True, divisor_override=None):
     dx = empty(input_size, grad_output.dtype, grad_output.device)
@@ -135,6 +147,11 @@ def avg_pool_backward_backward(ctx, gg):
     return (_call("avg_pool2d", gg, **a),)
 
 
+AVG_POOL2D_BACKWARD = Op(
+    "avg_pool2d_backward", avg_pool_backward_forward, avg_pool_backward_backward, "AvgPool2DBackwardBackward0",
+    inputs=("grad_output",))
+
+
 def adaptive_avg_pool_forward(self, *, output_size):
     """y[o] = mean of x over [floor(o H / OH), ceil((o + 1) H / OH)) per spatial dim."""
     _float_check(self, "adaptive_avg_pool2d")
@@ -146,6 +163,10 @@ def adaptive_avg_pool_backward_rule(ctx, grad):
     return (_call("adaptive_avg_pool2d_backward", grad, input_size=ctx.input_meta[0].shape),)
 
 
+ADAPTIVE_AVG_POOL2D = Op("adaptive_avg_pool2d", adaptive_avg_pool_forward, adaptive_avg_pool_backward_rule,
+                         "AdaptiveAvgPool2DBackward0")
+
+
 def adaptive_avg_pool_backward_forward(grad_output, *, input_size):
     dx = empty(input_size, grad_output.dtype, grad_output.device)
     return KP.pool_backward(grad_output, None, dx, _adaptive(False, input_size[2:], grad_output.shape[2:], True))
@@ -155,18 +176,10 @@ def adaptive_avg_pool_backward_backward(ctx, gg):
     return (_call("adaptive_avg_pool2d", gg, output_size=tuple(ctx.input_meta[0].shape[2:])),)
 
 
-ENTRIES = [
-    Op("max_pool2d", max_pool_forward, max_pool_backward_rule, "MaxPool2DWithIndicesBackward0",
-       save=("result1",), outputs=2, nondiff_outputs=(1,), variants=("function",)),
-    Op("adaptive_max_pool2d", adaptive_max_pool_forward, max_pool_backward_rule, "AdaptiveMaxPool2DBackward0",
-       save=("result1",), outputs=2, nondiff_outputs=(1,)),
-    Op("max_pool2d_backward", max_pool_backward_forward, max_pool_backward_backward,
-       "MaxPool2DWithIndicesBackwardBackward0", inputs=("grad_output", "indices"), save=("indices",)),
-    Op("avg_pool2d", avg_pool_forward, avg_pool_backward_rule, "AvgPool2DBackward0"),
-    Op("avg_pool2d_backward", avg_pool_backward_forward, avg_pool_backward_backward, "AvgPool2DBackwardBackward0",
-       inputs=("grad_output",)),
-    Op("adaptive_avg_pool2d", adaptive_avg_pool_forward, adaptive_avg_pool_backward_rule,
-       "AdaptiveAvgPool2DBackward0"),
-    Op("adaptive_avg_pool2d_backward", adaptive_avg_pool_backward_forward, adaptive_avg_pool_backward_backward,
-       "AdaptiveAvgPool2DBackwardBackward0", inputs=("grad_output",)),
-]
+ADAPTIVE_AVG_POOL2D_BACKWARD = Op(
+    "adaptive_avg_pool2d_backward", adaptive_avg_pool_backward_forward, adaptive_avg_pool_backward_backward,
+    "AdaptiveAvgPool2DBackwardBackward0", inputs=("grad_output",))
+
+
+ENTRIES = [MAX_POOL2D, ADAPTIVE_MAX_POOL2D, MAX_POOL2D_BACKWARD, AVG_POOL2D, AVG_POOL2D_BACKWARD,
+           ADAPTIVE_AVG_POOL2D, ADAPTIVE_AVG_POOL2D_BACKWARD]

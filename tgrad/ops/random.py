@@ -39,6 +39,9 @@ def multinomial_forward(self, *, num_samples, replacement=False, generator):
     strides = tuple(self.stride()) if self.dim() == 2 else (0,) + tuple(self.stride())
     return KR.multinomial(self, strides, M, K, out, num_samples, replacement, seed, offset)
 
+
+MULTINOMIAL = Op("multinomial", multinomial_forward, variants=("method", "function"))
+
 def _multinomial_mt(v, n, replacement, g):
     """PyTorch's cpu multinomial of the rows of host weights ``v`` (M, K) from the mt19937 generator ``g``:
     with replacement (n > 1) a binary search of a double uniform per sample in the row's normalized cumulative
@@ -63,6 +66,4 @@ def _multinomial_mt(v, n, replacement, g):
     return np.argsort(-q, axis=1, kind="stable")[:, :n]
 
 
-ENTRIES = [
-    Op("multinomial", multinomial_forward, variants=("method", "function")),
-]
+ENTRIES = [MULTINOMIAL]

@@ -54,6 +54,10 @@ def lstm_cell_backward(ctx, grad_hy, grad_cy):
     return dg if need[0] else None, dg if need[1] else None, dcx if need[2] else None
 
 
+LSTM_CELL = Op("lstm_cell", lstm_cell_forward, lstm_cell_backward, "ThnnFusedLstmCellBackward0",
+               inputs=("input_gates", "hidden_gates", "cx"), save=("input_gates", "hidden_gates", "cx"), outputs=2)
+
+
 def lstm_cell_backward_forward(grad_hy, grad_cy, input_gates, hidden_gates, cx):
     B, H = _check("lstm_cell_backward", "gates", 4, input_gates, hidden_gates, cx, "cx")
     for g in (grad_hy, grad_cy):
@@ -92,6 +96,12 @@ def lstm_cell_double_backward(ctx, gg_gates, gg_cx):
     return d_dh, d_dc, da if need[2] else None, da if need[3] else None, d_c
 
 
+LSTM_CELL_BACKWARD = Op(
+    "lstm_cell_backward", lstm_cell_backward_forward, lstm_cell_double_backward,
+    "ThnnFusedLstmCellBackwardImplBackward0", inputs=("grad_hy", "grad_cy", "input_gates", "hidden_gates", "cx"),
+    save=("grad_hy", "grad_cy", "input_gates", "hidden_gates", "cx"), outputs=2)
+
+
 # ------------------------------------------------------------------ GRU
 def gru_cell_forward(input_gates, hidden_gates, hx):
     B, H = _check("gru_cell", "gates", 3, input_gates, hidden_gates, hx, "hx")
@@ -103,6 +113,10 @@ def gru_cell_backward(ctx, grad_hy):
                        ctx.saved["hx"])
     need = ctx.needs_input_grad
     return dig if need[0] else None, dhg if need[1] else None, dhx if need[2] else None
+
+
+GRU_CELL = Op("gru_cell", gru_cell_forward, gru_cell_backward, "ThnnFusedGruCellBackward0",
+              inputs=("input_gates", "hidden_gates", "hx"), save=("input_gates", "hidden_gates", "hx"))
 
 
 def gru_cell_backward_forward(grad_hy, input_gates, hidden_gates, hx):
@@ -141,6 +155,11 @@ def gru_cell_double_backward(ctx, g_ig, g_hg, g_hx):
         d_hg = _c("cat", dar, daz, E * r + Dn * Ar * sr, dim=1) if need[2] else None
     d_h = Az * dy * sz if need[3] else None
     return d_dy, d_ig, d_hg, d_h
+
+
+GRU_CELL_BACKWARD = Op("gru_cell_backward", gru_cell_backward_forward, gru_cell_double_backward,
+                       "ThnnFusedGruCellBackwardBackward0", inputs=("grad_hy", "input_gates", "hidden_gates", "hx"),
+                       save=("grad_hy", "input_gates", "hidden_gates", "hx"), outputs=3)
 
 
 # ------------------------------------------------------------------ a whole LSTM layer-direction
@@ -207,6 +226,12 @@ def lstm_layer_backward(ctx, grad_y, grad_hn, grad_cn, _gc=None, _gg=None):
     return dg if need[0] else None, dw, db, dh0 if need[3] else None, dc0 if need[4] else None
 
 
+LSTM_LAYER = Op("lstm_layer", lstm_layer_forward, lstm_layer_backward, "LstmLayerBackward0",
+                inputs=("input_gates", "weight_hh", "bias_hh", "hx", "cx"),
+                save=("input_gates", "weight_hh", "bias_hh", "hx", "cx", "result", "result3", "result4"), outputs=5,
+                nondiff_outputs=(3, 4))
+
+
 def _hidden_weight_grads(need, dgh, y, hx, w, bf, rev):
     """(d W_hh, d b_hh) (None where not needed) from the gradients of the hidden gates dgh (T, B, G*H) (or
     (B, T, G*H)) and the layer's outputs y: dW = sum_t dgh[t]^T h_{t-1}, db = sum_t dgh[t]."""
@@ -264,6 +289,10 @@ def lstm_layer_backward_forward(grad_y, grad_hn, grad_cn, weight_hh, cx, cell_st
     return dg, dh0, dc0
 
 
+LSTM_LAYER_BACKWARD = Op("lstm_layer_backward", lstm_layer_backward_forward, None, None,
+                         inputs=("grad_y", "grad_hn", "grad_cn", "weight_hh", "cx", "cell_states", "gates"), outputs=3)
+
+
 # ------------------------------------------------------------------ whole GRU / Elman RNN layer-directions
 def gru_layer_forward(input_gates, weight_hh, bias_hh, hx, *, batch_first=False, reverse=False):
     """One GRU layer-direction over all time steps in one launch: input_gates (T, B, 3H) (x W_ih^T + b_ih, gates
@@ -291,6 +320,11 @@ def gru_layer_backward(ctx, grad_y, grad_hn, _gg=None):
     return dgi if need[0] else None, dw, db, dh0 if need[3] else None
 
 
+GRU_LAYER = Op("gru_layer", gru_layer_forward, gru_layer_backward, "GruLayerBackward0",
+               inputs=("input_gates", "weight_hh", "bias_hh", "hx"),
+               save=("input_gates", "weight_hh", "bias_hh", "hx", "result", "result2"), outputs=3, nondiff_outputs=(2,))
+
+
 def gru_layer_backward_forward(grad_y, grad_hn, weight_hh, hx, y, gates, *, batch_first=False, reverse=False):
     """(d input_gates, d hidden_gates, d hx) of gru_layer: one launch running backward through time."""
     T, B, H4 = gates.shape
@@ -302,6 +336,10 @@ def gru_layer_backward_forward(grad_y, grad_hn, weight_hh, hx, y, gates, *, batc
         return dgi, dgh, KE.copy(grad_hn, dh0)
     KR.gru_layer_backward(grad_y, grad_hn, weight_hh, hx, y, gates, dgi, dgh, dh0, reverse, batch_first)
     return dgi, dgh, dh0
+
+
+GRU_LAYER_BACKWARD = Op("gru_layer_backward", gru_layer_backward_forward, None, None,
+                        inputs=("grad_y", "grad_hn", "weight_hh", "hx", "y", "gates"), outputs=3)
 
 
 def _relu(nonlinearity):
@@ -338,6 +376,11 @@ def rnn_layer_backward(ctx, grad_y, grad_hn):
     return dg if need[0] else None, dw, db, dh0 if need[3] else None
 
 
+RNN_LAYER = Op("rnn_layer", rnn_layer_forward, rnn_layer_backward, "RnnLayerBackward0",
+               inputs=("input_gates", "weight_hh", "bias_hh", "hx"), save=("input_gates", "weight_hh", "bias_hh", "hx",
+                                                                           "result"), outputs=2)
+
+
 def rnn_layer_backward_forward(grad_y, grad_hn, weight_hh, y, *, nonlinearity="tanh", batch_first=False,
                                reverse=False):
     """(d input_gates, d hx) of rnn_layer: one launch running backward through time."""
@@ -349,6 +392,10 @@ def rnn_layer_backward_forward(grad_y, grad_hn, weight_hh, y, *, nonlinearity="t
         return dg, KE.copy(grad_hn, dh0)
     KR.rnn_layer_backward(grad_y, grad_hn, weight_hh, y, dg, dh0, relu, reverse, batch_first)
     return dg, dh0
+
+
+RNN_LAYER_BACKWARD = Op("rnn_layer_backward", rnn_layer_backward_forward, None, None,
+                        inputs=("grad_y", "grad_hn", "weight_hh", "y"), outputs=2)
 
 
 def _single_backward_by_steps(ctx, grad_y, grad_hn, bf, rev, mode):
@@ -385,31 +432,5 @@ def _single_backward_by_steps(ctx, grad_y, grad_hn, bf, rev, mode):
             db if need[2] else None, dh if need[3] else None)
 
 
-ENTRIES = [
-    Op("lstm_layer", lstm_layer_forward, lstm_layer_backward, "LstmLayerBackward0",
-       inputs=("input_gates", "weight_hh", "bias_hh", "hx", "cx"),
-       save=("input_gates", "weight_hh", "bias_hh", "hx", "cx", "result", "result3", "result4"), outputs=5,
-       nondiff_outputs=(3, 4)),
-    Op("lstm_layer_backward", lstm_layer_backward_forward, None, None,
-       inputs=("grad_y", "grad_hn", "grad_cn", "weight_hh", "cx", "cell_states", "gates"), outputs=3),
-    Op("gru_layer", gru_layer_forward, gru_layer_backward, "GruLayerBackward0",
-       inputs=("input_gates", "weight_hh", "bias_hh", "hx"),
-       save=("input_gates", "weight_hh", "bias_hh", "hx", "result", "result2"), outputs=3, nondiff_outputs=(2,)),
-    Op("gru_layer_backward", gru_layer_backward_forward, None, None,
-       inputs=("grad_y", "grad_hn", "weight_hh", "hx", "y", "gates"), outputs=3),
-    Op("rnn_layer", rnn_layer_forward, rnn_layer_backward, "RnnLayerBackward0",
-       inputs=("input_gates", "weight_hh", "bias_hh", "hx"), save=("input_gates", "weight_hh", "bias_hh", "hx",
-                                                                   "result"), outputs=2),
-    Op("rnn_layer_backward", rnn_layer_backward_forward, None, None,
-       inputs=("grad_y", "grad_hn", "weight_hh", "y"), outputs=2),
-    Op("lstm_cell", lstm_cell_forward, lstm_cell_backward, "ThnnFusedLstmCellBackward0",
-       inputs=("input_gates", "hidden_gates", "cx"), save=("input_gates", "hidden_gates", "cx"), outputs=2),
-    Op("lstm_cell_backward", lstm_cell_backward_forward, lstm_cell_double_backward,
-       "ThnnFusedLstmCellBackwardImplBackward0", inputs=("grad_hy", "grad_cy", "input_gates", "hidden_gates", "cx"),
-       save=("grad_hy", "grad_cy", "input_gates", "hidden_gates", "cx"), outputs=2),
-    Op("gru_cell", gru_cell_forward, gru_cell_backward, "ThnnFusedGruCellBackward0",
-       inputs=("input_gates", "hidden_gates", "hx"), save=("input_gates", "hidden_gates", "hx")),
-    Op("gru_cell_backward", gru_cell_backward_forward, gru_cell_double_backward,
-       "ThnnFusedGruCellBackwardBackward0", inputs=("grad_hy", "input_gates", "hidden_gates", "hx"),
-       save=("grad_hy", "input_gates", "hidden_gates", "hx"), outputs=3),
-]
+ENTRIES = [LSTM_LAYER, LSTM_LAYER_BACKWARD, GRU_LAYER, GRU_LAYER_BACKWARD, RNN_LAYER, RNN_LAYER_BACKWARD, LSTM_CELL,
+           LSTM_CELL_BACKWARD, GRU_CELL, GRU_CELL_BACKWARD]

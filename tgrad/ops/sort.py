@@ -45,11 +45,14 @@ def select_backward(ctx, grad, _indices_grad=None):
     return (_c("scatter", zeros, idx, grad, dim=_wrap_dim(ctx.attrs.get("dim", -1), len(meta.shape))),)
 
 
-ENTRIES = [
-    Op("sort", sort_forward, select_backward, "SortBackward0", save=("result1",), outputs=2, nondiff_outputs=(1,),
-       variants=("method", "function")),
-    Op("sort_stable", sort_forward, select_backward, "SortBackward1", save=("result1",), outputs=2,
-       nondiff_outputs=(1,)),
-    Op("topk", topk_forward, select_backward, "TopkBackward0", save=("result1",), outputs=2, nondiff_outputs=(1,),
-       variants=("method", "function")),
-]
+SORT = Op("sort", sort_forward, select_backward, "SortBackward0", save=("result1",), outputs=2, nondiff_outputs=(1,),
+          variants=("method", "function"))
+
+SORT_STABLE = Op("sort_stable", sort_forward, select_backward, "SortBackward1", save=("result1",), outputs=2,
+                 nondiff_outputs=(1,))
+
+TOPK = Op("topk", topk_forward, select_backward, "TopkBackward0", save=("result1",), outputs=2, nondiff_outputs=(1,),
+          variants=("method", "function"))
+
+
+ENTRIES = [SORT, SORT_STABLE, TOPK]

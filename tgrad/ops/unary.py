@@ -1,5 +1,5 @@
-"""Unary math: exp, exp2, logs, sqrt/rsqrt, reciprocal, trig and inverse trig, hyperbolic, erf/erfc, abs, sign, rounding, frac, isnan/isinf/
-isfinite, nan_to_num (FNs in tgrad/kernels/unary.py on kernels/elementwise.py's ``unary_kernel``).
+"""Unary math: exp, exp2, logs, sqrt/rsqrt, reciprocal, trig and inverse trig, hyperbolic, erf/erfc, abs, sign,
+rounding, frac, isnan/isinf/isfinite, nan_to_num (FNs in tgrad/kernels/unary.py on kernels/elementwise.py's ``unary_kernel``).
 
 Floating ops promote integer inputs to the default float dtype; backward rules are written with tgrad ops.
 """
