@@ -144,3 +144,12 @@ def test_lbfgs_matches_pytorch_and_converges():
         p.copy_(tgrad.tensor([-1.5, 2.0]))
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         optim.LBFGS([p], line_search_fn="armijo").step(rosen)
+
+
+def test_eye_init_after_the_deprecated_aliases():
+    """nn.init.eye (the deprecated alias) must not shadow the identity eye_ builds from."""
+    w = nn.init.eye_(tgrad.empty(2, 3))
+    assert w.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        assert nn.init.eye(tgrad.empty(2, 2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]

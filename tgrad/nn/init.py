@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .._creation import empty, eye, randperm, tensor as make_tensor
+from .._creation import empty, eye as _eye, randperm, tensor as make_tensor
 from ..autograd.grad_mode import no_grad
 
 
@@ -65,7 +65,7 @@ def eye_(tensor):
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+        return tensor.copy_(_eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
 def _calculate_fan_in_and_fan_out(tensor):
