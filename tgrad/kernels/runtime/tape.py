@@ -74,6 +74,19 @@ class _Emitter:
             self.ns[name] = v
         return name
 
+    def fill(self, other, shape, np_dtype):
+        """Name of a constant ``shape`` array of ``other`` (a masked load's fill, copied per replay): one shared
+        array per (shape, dtype, value) when ``other`` is uniform, so a tape's bytes do not grow per load site."""
+        a = np.array(np.broadcast_to(other, shape), dtype=np_dtype)
+        if a.size == 0 or not (a == a.flat[0]).all():
+            return self.k(a)
+        key = ("fill", a.shape, a.dtype.str, a.flat[0].tobytes())
+        name = self.consts.get(key)
+        if name is None:
+            name = self.consts[key] = f"_k{len(self.consts)}"
+            self.ns[name] = a
+        return name
+
     def var(self, p, s):
         if s < len(self.kinds):
             self.inputs_used.add(s)
@@ -275,7 +288,7 @@ def _emit_lowered(e, p, vals, out, low):
         if box == shape:
             lines.append(f"{o} = _nparray({view})")
             return
-        fill = e.k(np.array(np.broadcast_to(q["other"], shape), dtype=q["np_dtype"]))
+        fill = e.fill(q["other"], shape, q["np_dtype"])
         lines.append(f"{o} = {fill}.copy()")
         if all(box):
             lines.append(f"{o}[{sl}] = {view}")
@@ -301,7 +314,7 @@ def _emit_split(e, p, vals, out, q, kind, addr, dt):
             lines.append(f"{o} = _nparray({view}).reshape({shape!r})")
             return
         other = np.broadcast_to(q["other"], shape)
-        fill = e.k(np.array(_pad_to(other, padded, None) if crop else other, dtype=q["np_dtype"]).reshape(fine))
+        fill = e.fill(np.array(_pad_to(other, padded, None) if crop else other).reshape(fine), fine, q["np_dtype"])
         lines.append(f"{o} = {fill}.copy()")
         if lims is not None:
             lines.append(f"{o}[{sl}] = {view}")
