@@ -76,7 +76,7 @@ def test_diff_bincount_histc():
     assert torch.bincount(x).tolist() == [1, 2, 1, 3]
     assert x.bincount(minlength=6).tolist() == [1, 2, 1, 3, 0, 0]
     w = torch.tensor([0.5, 1, 1, 2, 1, 1, 4])
-    close(torch.bincount(x, weights=w), np.bincount(x.numpy(), w.numpy()))
+    close(torch.bincount(x, weights=w), np.bincount(x.cpu().numpy(), w.cpu().numpy()))
     assert torch.bincount(x, weights=w).dtype == torch.float32
     with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative integral inputs."):
         torch.bincount(torch.tensor([-1]))

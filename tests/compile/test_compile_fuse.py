@@ -10,6 +10,8 @@ import tgrad.nn as nn
 import tgrad.nn.functional as F
 from tgrad._compile import replay as R
 
+CPU_ONLY = True     # tests the cpu replay's fusion (conftest)
+
 
 def _run(make, calls=6):
     """Losses and parameters of ``make()``'s step run eagerly and compiled (fused), and the compiled source."""

@@ -9,6 +9,8 @@ import pytest
 import tgrad as torch
 from tgrad.autograd import gradcheck
 from tgrad.distributions import (Bernoulli, Categorical, Distribution, Independent, Normal, Uniform, constraints,
+
+CPU_ONLY = True     # seeded values are PyTorch's cpu random stream (conftest)
                                  kl_divergence)
 
 

@@ -406,18 +406,19 @@ def test_get_allocator_one_per_device():
 
 
 def test_stats_functions_follow_storage_lifetime():
-    from tgrad.device import set_default_device
+    from tgrad.device import get_default_device, set_default_device
     base = mem.memory_allocated("cpu")
     s = mem.Storage(1000, "cpu")
     assert mem.memory_allocated("cpu") == base + 1024
     assert mem.max_memory_allocated("cpu") >= base + 1024
     assert mem.memory_reserved("cpu") >= base + 1024
     assert mem.memory_stats("cpu")["allocated_bytes.all.current"] == base + 1024
+    prev = get_default_device()
     set_default_device("cpu")
     try:
         assert mem.memory_allocated() == base + 1024
     finally:
-        set_default_device(None)
+        set_default_device(prev)        # the session's device (cuda under --device cuda), not cpu
     del s
     assert mem.memory_allocated("cpu") == base
     mem.reset_peak_memory_stats("cpu")

@@ -9,6 +9,8 @@ import tgrad.nn as nn
 import tgrad.nn.functional as F
 from tgrad.autograd import gradcheck
 
+CPU_ONLY = True     # seeded values are PyTorch's cpu random stream, reprs are cpu's (conftest)
+
 RNG = np.random.default_rng(0)
 
 

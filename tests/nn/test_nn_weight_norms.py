@@ -13,6 +13,8 @@ from tgrad.nn import utils as U
 from tgrad.nn.utils import parametrizations as P
 from tgrad.nn.utils import parametrize
 
+CPU_ONLY = True     # seeded values are PyTorch's cpu random stream (conftest)
+
 
 def close(a, b, tol=1e-5):
     a = np.asarray(a.detach().reshape(-1).tolist() if hasattr(a, "detach") else a, dtype=np.float64)

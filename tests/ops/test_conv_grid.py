@@ -9,6 +9,8 @@ from tgrad.kernels import conv as KC
 from tgrad.kernels.runtime import launcher as KT
 from tgrad.kernels.runtime import trace
 
+CPU_ONLY = True     # tests the cpu executor's traced conv tapes (conftest)
+
 
 @pytest.mark.parametrize("h, w, bm", [(24, 24, 2048), (24, 24, 32), (26, 26, 256), (7, 5, 32), (1, 300, 256),
                                       (1, 1000, 256), (100, 3, 64)])

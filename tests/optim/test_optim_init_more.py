@@ -9,6 +9,8 @@ import pytest
 import tgrad
 from tgrad import nn, optim
 
+CPU_ONLY = True     # PyTorch's cpu random stream and cpu roundings (conftest)
+
 C = [0.5, -1.5, 2.0, -0.25, 3.0]
 CASES = [
     ('Rprop', {},
