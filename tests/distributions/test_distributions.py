@@ -9,9 +9,9 @@ import pytest
 import tgrad as torch
 from tgrad.autograd import gradcheck
 from tgrad.distributions import (Bernoulli, Categorical, Distribution, Independent, Normal, Uniform, constraints,
+                                 kl_divergence)
 
 CPU_ONLY = True     # seeded values are PyTorch's cpu random stream (conftest)
-                                 kl_divergence)
 
 
 def close(a, b, tol=1e-5):

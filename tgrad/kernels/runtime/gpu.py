@@ -17,7 +17,7 @@ import operator
 
 from ...memory import cuda_driver as _drv
 from .direct import Ptr
-from .internals import c_launch_parts, c_launcher, jit_compiled
+from .internals import c_launch_parts, jit_compiled
 
 FUNCTIONS = {}
 
@@ -48,7 +48,8 @@ class Compiled:
                 a = next(it)
                 template.append(a.ptr if type(a) is Ptr else a)
         self.template, self.slots = template, tuple(slots)
-        self.call = c_launcher(compiled)
+        fn, mid = c_launch_parts(compiled)
+        self.call = lambda gx, gy, gz, stream, params: fn(gx, gy, gz, stream, *mid, params)
         FUNCTIONS[compiled.function] = (kernel, compiled)
 
 

@@ -182,19 +182,9 @@ def jit_compiled(kernel, args, constexprs):
     return compiled
 
 
-def c_launcher(compiled):
-    """``call(gx, gy, gz, stream, params)`` launching ``compiled`` with Triton's C launcher; ``params``:
-    every kernel parameter in order (constexprs included, pointers as ints)."""
-    fn, mid = c_launch_parts(compiled)
-
-    def call(gx, gy, gz, stream, params):
-        fn(gx, gy, gz, stream, *mid, params)
-    return call
-
-
 def c_launch_parts(compiled):
-    """``(fn, mid)``: ``fn(gx, gy, gz, stream, *mid, params)`` launches ``compiled`` (``c_launcher``'s call
-    without its Python frame: the cuda launch path calls Triton's C launcher directly)."""
+    """``(fn, mid)``: ``fn(gx, gy, gz, stream, *mid, params)`` launches ``compiled`` with Triton's C launcher
+    (``params``: every kernel parameter in order, constexprs included, pointers as ints)."""
     run = compiled.run                  # Triton's CudaLauncher
     if (run.global_scratch_size == 0 and run.profile_scratch_size == 0
             and not run.gsan_enabled and run.num_ctas == 1):
