@@ -17,6 +17,8 @@ try:
 except ImportError:        # the PyTorch venv that prints REF has no pytest
     pytest = None
 
+CPU_ONLY = True     # PyTorch's cpu random stream (cuda keeps Philox): runs on cpu under --device cuda (conftest)
+
 def cases(torch):
     C = {}
     def case(name):

@@ -53,9 +53,9 @@ def test_same_padding_unbatched_and_module(device):
                           "padding_mode=reflect)")       # as PyTorch 2.13 prints it
     yc = conv(tgrad.tensor(X[0]))                           # unbatched
     xr = np.pad(X[:1], ((0, 0), (0, 0), (1, 1), (1, 1), (1, 1)), mode="reflect")
-    np.testing.assert_allclose(yc.detach().numpy(), ref_conv3d(xr, conv.weight.detach().numpy(),
-                                                                conv.bias.detach().numpy(), (2,) * 3, (0,) * 3,
-                                                                (1,) * 3, 1)[0], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(yc.detach().cpu().numpy(), ref_conv3d(xr, conv.weight.detach().cpu().numpy(),
+                                                                      conv.bias.detach().cpu().numpy(), (2,) * 3,
+                                                                      (0,) * 3, (1,) * 3, 1)[0], rtol=1e-4, atol=1e-5)
 
 
 def test_gradients():
