@@ -15,13 +15,11 @@ each call alternates between two output blocks: two graphs).  A graph allocates 
 """
 from .. import cuda as _cuda
 from ..kernels.runtime.launcher import Launch
-from ..memory import Storage, cuda_driver as _drv
-from ..optim import optimizer as _optim
+from ..memory import cuda_driver as _drv
 from ..optim.sgd import SGD
-from ..tensor import _new
 from .plan import Plan
 from .record import Eager, tensors_of
-from .replay import _FUSED, MISS, OUT, Replay, _codegen, _only_tensors, _refs, rebuild
+from .replay import OUT, Replay, _codegen, _only_tensors, rebuild
 
 _SGD_STEP = SGD.step
 MAX_GRAPHS = 2          # graphs kept per replay (by bound addresses)
@@ -134,33 +132,10 @@ class CudaReplay(Replay):
         self.graphable, self.graphs, self.prev_key, self.stream = False, {}, None, None
         self.stats = {"launches": 0, "graph": 0, "captures": 0}
 
-    def __call__(self, walk):
-        ts = walk.tensors
-        B = [0] * (self.used[-1] + 1 if self.used else 0)
-        for i in self.used:
-            p = ts[i].data_ptr()
-            if self.lo <= p < self.hi:
-                return MISS        # a tensor of this step's arena read as an input (a .grad it left)
-            B[i] = p
-        stores = self.last
-        if stores is not None:
-            for st in stores:
-                if _refs(st) > 3:       # a tensor of the last output lives: fresh blocks
-                    stores = None
-                    break
-        if stores is None:
-            dev = self.arena.device
-            stores = self.last = [Storage(n, dev) for n in self.blocks]
-        O = [st.ptr for st in stores]
-        _optim._FUSED_REPLAY = _FUSED
-        try:
-            if not (self.graphable and self._graph_call(B, O)):
-                self.stats["launches"] += 1
-                self.run(B, O)
-        finally:
-            _optim._FUSED_REPLAY = None
-        fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
-        return rebuild(self.template, fresh, OUT)
+    def _execute(self, B, O):
+        if not (self.graphable and self._graph_call(B, O)):
+            self.stats["launches"] += 1
+            self.run(B, O)
 
     def _graph_call(self, B, O):
         """Run the call as a graph launch; False when it must replay the launches instead."""

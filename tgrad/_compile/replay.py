@@ -289,16 +289,22 @@ class Replay:
         if stores is None:
             dev = self.arena.device
             stores = self.last = [Storage(n, dev) for n in self.blocks]
-        outer, c = _FP_STATE.get(), _host_state.fp_cache
-        tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
         _optim._FUSED_REPLAY = _FUSED
         try:
-            self.run(B, [st.ptr for st in stores])
+            self._execute(B, [st.ptr for st in stores])
         finally:
             _optim._FUSED_REPLAY = None
-            _FP_STATE.reset(tok)
         fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
         return rebuild(self.template, fresh, OUT)
+
+    def _execute(self, B, O):
+        """Run the program over input addresses B and output blocks O (cpu: under the interpreter's fp state)."""
+        outer, c = _FP_STATE.get(), _host_state.fp_cache
+        tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+        try:
+            self.run(B, O)
+        finally:
+            _FP_STATE.reset(tok)
 
 
 class _FusedMemo(dict):
