@@ -1,4 +1,5 @@
-"""``runtime.tape_ops._fma32`` (the trace executor's fp32 ``tl.fma``) against the interpreter's C ``fma_fp32``,
+"""The trace executor's fp32 ``tl.fma``s, ``runtime.native.fma_ufunc()`` (fma.c) and its numpy fallback
+``runtime.tape_ops._fma32``, against the interpreter's C ``fma_fp32``,
 bit for bit, on inputs built to hit every double-rounding case of a float64 sum: float32 midpoints just
 missed on either side, in the normal range, on the subnormal grid and at its top (2^-126 - 2^-150), at the
 overflow threshold; random bit patterns (NaN, inf, subnormals, signed zeros); broadcasts; small arrays.
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from triton._C.libtriton import interpreter as I
 
+from tgrad.kernels.runtime.native import fma_ufunc
 from tgrad.kernels.runtime.tape_ops import _fma32
 
 CPU_ONLY = True
@@ -19,14 +21,19 @@ F = np.float32
 X_NEAR, Y_NEAR = F(2.0 ** 24 - 2), F(2.0 ** 23 + 1)        # X Y = 2^47 - 2
 
 
+IMPLS = [_fma32] + ([fma_ufunc()] if fma_ufunc() is not None else [])
+
+
 def _check(x, y, z):
     with np.errstate(all="ignore"):                         # as launches run
-        want, got = I.fma_fp32(*np.broadcast_arrays(x, y, z)), _fma32(x, y, z)
-    assert got.dtype == np.float32 and got.shape == want.shape
-    same = (want.view(np.uint32) == got.view(np.uint32)) | (np.isnan(want) & np.isnan(got))
-    bad = np.flatnonzero(~same)
-    assert bad.size == 0, [(np.broadcast_to(x, want.shape).flat[i], np.broadcast_to(y, want.shape).flat[i],
-                            np.broadcast_to(z, want.shape).flat[i], want.flat[i], got.flat[i]) for i in bad[:5]]
+        want = I.fma_fp32(*np.broadcast_arrays(x, y, z))
+        for f in IMPLS:
+            got = f(x, y, z)
+            assert got.dtype == np.float32 and got.shape == want.shape
+            same = (want.view(np.uint32) == got.view(np.uint32)) | (np.isnan(want) & np.isnan(got))
+            bad = np.flatnonzero(~same)
+            assert bad.size == 0, [(f, np.broadcast_to(x, want.shape).flat[i], np.broadcast_to(y, want.shape).flat[i],
+                                    np.broadcast_to(z, want.shape).flat[i], want.flat[i], got.flat[i]) for i in bad[:5]]
     return want
 
 

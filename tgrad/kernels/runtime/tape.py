@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import triton.language as tl
 
-from . import blas
+from . import blas, native
 from .host_state import LOCK
 from .internals import _I, _lang_for_interpreter, _scope, _tls
 from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _pad_to, _Val, _Views
@@ -196,6 +196,9 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         mask = (1 << (ty.primitive_bitwidth - 1)) - 1
         return f"({a[0]}.view({e.k(u)}) & {mask}).view({e.k(_I._get_np_dtype(ty))})"
     if name == "create_fma" and len(vals) == 3 and None not in a:
+        f = native.fma_ufunc()
+        if f is not None and vals[2].np_dtype in (np.float32, np.float64):
+            return f"{e.k(f)}({a[0]}, {a[1]}, {a[2]})"
         if vals[2].np_dtype == np.float32:        # _fma32 broadcasts its operands itself
             return f"{e.k(_fma32)}({a[0]}, {a[1]}, {a[2]})"
         if vals[2].np_dtype != np.float64:

@@ -289,7 +289,8 @@ _ABS32, _MIN_NORMAL32 = np.uint32(0x7FFFFFFF), np.uint32(0x00800000)
 
 
 def _fma32(x, y, z):
-    """The interpreter's fma_fp32(x, y, z), bit for bit, in numpy (fma_fp32 loops in C: 6 ns an element).
+    """The interpreter's fma_fp32(x, y, z), bit for bit, in numpy (fma_fp32 loops in C: 6 ns an element); the
+    tapes call it only where ``native.fma_ufunc()`` cannot be built.
 
     x y is exact in float64, so float32(float64(x y) + z) rounds twice, and that differs from one rounding
     only where the float64 sum s lands exactly on a midpoint of float32's grid: low 29 mantissa bits 1 << 28
