@@ -199,7 +199,9 @@ def _strides3(t, shape):
 def tiles(M, N, K, device, dtype_name):
     """(BLOCK_M, BLOCK_N, BLOCK_K): the whole problem in few tiles on cpu; on cuda 64x64x32 for the
     fp16/bf16 tensor cores, smaller for fp32/fp64 (FMA dot: larger tiles spill registers on sm_80/sm_90).
-    Integers multiply a (BLOCK_M, BLOCK_K, BLOCK_N) int64 block and sum it over K: small K slices."""
+    Integers multiply a (BLOCK_M, BLOCK_K, BLOCK_N) int64 block and sum it over K: small K slices.
+    cpu floats: K slices of up to 256 (they decide the rounding), output tiles up to 1024 a side and 2^18
+    elements (a program per tile recomputes its operands' prologue, e.g. a fused activation's derivative)."""
     if dtype_name not in _FLOATS:
         if gpu_blocks(device):
             return 16, 16, 16     # 72-96 registers, no spills on sm_80/sm_90
@@ -207,7 +209,13 @@ def tiles(M, N, K, device, dtype_name):
         return bm, bn, min(next_pow2(K), 2 ** 16 // (bm * bn))
     if gpu_blocks(device):
         return {"float32": (64, 64, 16), "float64": (32, 64, 32)}.get(dtype_name, (64, 64, 32))
-    return tuple(max(16, min(next_pow2(d), 256)) for d in (M, N, K))
+    bm, bn = (max(16, min(next_pow2(d), 1024)) for d in (M, N))
+    while bm * bn > 2 ** 18:
+        if bm >= bn:
+            bm //= 2
+        else:
+            bn //= 2
+    return bm, bn, max(16, min(next_pow2(K), 256))
 
 
 _SITES = Sites()
