@@ -160,3 +160,27 @@ def test_native_broadcasts_and_scalars():
     assert got.shape == (2, 1000)
     for r, h in zip(got, (-0.01, 0.5)):
         assert (r.view(np.uint32) == NATIVE(np.full_like(g, h), g, p).view(np.uint32)).all()
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_tapes_use_either_fma(native, monkeypatch):
+    """A replayed tape's tl.fma (``tgrad.add(x, y, alpha=a)`` is fma(y, a, x)) with the native ufunc and with
+    the numpy fallback (what a machine without a C compiler runs): exact both ways."""
+    import tgrad
+    from tgrad.kernels.runtime import native as N, tape
+    calls = []
+
+    def counted(*a):
+        calls.append(1)
+        return _fma32(*a)
+    monkeypatch.setattr(tape, "_fma32", counted)
+    if not native:
+        monkeypatch.setitem(N._built, "fma", None)
+    elif N.fma_ufunc() is None:
+        pytest.skip("no C compiler: no native fma")
+    n = 3000 if native else 3005            # a shape of its own: its tapes are built under this setting
+    x, y = _sweep(np.random.default_rng(5), n, np.float32)[:2, :n]
+    for _ in range(3):                      # run, trace, replay
+        got = tgrad.add(tgrad.tensor(x), tgrad.tensor(y), alpha=0.1).numpy()
+    want = _check(lambda a, b, c: got, y, np.float32(0.1), x, np.float32)
+    assert want.shape == (n,) and bool(calls) != native
