@@ -8,9 +8,25 @@ and returns None.  Scalars that change every step (lr, bias corrections) are
 attrs passed to the kernels as runtime arguments.
 """
 from ..kernels import elementwise as KE
+from ..kernels._geometry import contiguous_strides
 from ..kernels import optim as K
 from ..tensor import empty
 from . import Op
+
+
+_CONTIGUOUS = {}     # shape -> its C-contiguous strides
+
+
+def _contiguous(t):
+    """``t.is_contiguous()``, decided by one comparison for the usual layout (a step checks every parameter,
+    gradient and state tensor)."""
+    shape = t._shape
+    s = _CONTIGUOUS.get(shape)
+    if s is None:
+        if len(_CONTIGUOUS) >= 1024:
+            _CONTIGUOUS.clear()
+        s = _CONTIGUOUS[shape] = contiguous_strides(shape)
+    return t._strides == s or t.is_contiguous()
 
 
 def _step(op, hyper, constexprs, params, grads, *states):
@@ -30,7 +46,7 @@ def _step(op, hyper, constexprs, params, grads, *states):
                                f"{p.device})")
         col = [p, g, *st]
         for j, t in enumerate(col):
-            if t is not None and not t.is_contiguous():
+            if t is not None and not _contiguous(t):
                 col[j] = KE.copy(t, empty(t.shape, t.dtype, t.device))
                 if j != 1:
                     back.append((col[j], t))
