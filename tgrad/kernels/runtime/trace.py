@@ -393,8 +393,7 @@ _TAPES = {}
 _FAST = {}     # _fast_key(...) -> (kernel, compiled tape or None): the per-launch lookup
 _SEEN = {}
 _FKEY = {}     # _TAPES key -> its _FAST key
-_GENERIC = {}  # (kernel, argument classes, constexprs) -> [[guard check or None, compiled tape or None, ops,
-#                (tape, kinds) to compile or None]], or False
+_GENERIC = {}  # (kernel, argument classes, constexprs) -> [(guard check or None, compiled tape, its ops)], or False
 GENERIC = True           # a key's first launch runs the shape-generic tape (made on the kernel's first launch)
 MAX_GUARDED = 16         # shape-generic tapes kept per generic key (each for other outcomes of its guards)
 TRACE_AFTER = 2          # record a key's tape on its 2nd launch: one-off shapes never pay for recording
@@ -538,7 +537,7 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
             for z in range(g[2]):
                 e = _generic_for(entries, gvals, x, y, z)
                 if e is not None:
-                    (e[1] or _compiled(e))(*gvals, x, y, z)
+                    e[1](*gvals, x, y, z)
                 else:
                     if kw is None:
                         hs = [_dyn_handle(a) for a in gargs]
@@ -559,23 +558,12 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
                     if not good:
                         _GENERIC[gkey] = False      # (control flow on loaded values: no tape of it replays)
                         continue
+                    run = _compile([t], kinds)     # now: a new shape's first launch runs it at once
                     check = _compile_check(t.gops, t.slots, kinds, t.guards) if t.guards else None
-                    _bytes[0] += check.nbytes if check else 0
+                    _bytes[0] += run.nbytes + (check.nbytes if check else 0)
                     if len(entries) >= MAX_GUARDED:
                         del entries[0]
-                    # compiled when first run (a one-program launch's next shape may be its next launch)
-                    t.ops = [(n, f, [v if v.slot is None else t.slots[v.slot] for v in vals], k, o, low)
-                             for n, f, vals, k, o, low in t.ops]
-                    entries.append([check, None, t.gops, (t, kinds)])
-
-
-def _compiled(e):
-    """The compiled run of generic entry ``e`` (compiling its tape, recorded without its values, now)."""
-    t, kinds = e[3]
-    run = e[1] = _compile([t], kinds)
-    e[3] = None
-    _bytes[0] += run.nbytes
-    return run
+                    entries.append((check, run, t.gops))
 
 
 def _run_trace(kernel, grid, args, constexprs):
