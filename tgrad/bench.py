@@ -32,6 +32,10 @@ each step's loaded time beside its quiet time from the same run.  ``--host-time`
 per op (``x + y``, ``x * 2.0``, ``w.sum(1)`` on 1,000 elements) on ``cuda`` over the test suite's fake
 driver with kernel execution off, on ``cpu``, and in PyTorch cpu with ``--torch-python``
 (benchmarks/cuda_host_time.py, in a source checkout).
+
+``--first-steps b,g`` reports warm-up (benchmarks/warmup.py, in a source checkout): a fresh process's steps 1-3
+against its steady step, each new batch size's first steps and the RSS it keeps, ``tgrad.compile``'s record
+call against an eager step, and where a new shape's first step goes.
 """
 import argparse
 import csv
@@ -488,7 +492,13 @@ def main(argv=None):
                    help="--steps: also run the steps with this many busy processes on the machine")
     p.add_argument("--host-time", action="store_true",
                    help="eager host time per op on cuda (fake driver, no kernel runs), cpu and PyTorch cpu")
+    p.add_argument("--first-steps", type=_csv_list, default=None,
+                   help="warm-up of steps (comma list from b,g): first steps, new batch sizes, RSS, compile's record")
     a = p.parse_args(argv)
+    if a.first_steps is not None:
+        sys.path.insert(0, _benchmarks_dir())
+        import warmup
+        return warmup.report(a.first_steps, [32, 48, 80, 96])
     if a.host_time:
         out = run_host_time(a.torch_python, a.repeat if a.repeat != 20 else 20000)
         print(out, end="")

@@ -55,7 +55,7 @@ def _empty(v):
 
 class _Emitter:
     def __init__(self, kinds):
-        self.ns = {"_np": np, "_th": _th, "_nparray": np.array, "_u64": np.uint64, "_f32": np.float32,
+        self.ns = {"_np": np, "_th": _th, "_nparray": np.array, "_u64": np.uint64, "_f32": np.float32, "_i32": np.int32,
                    "_i8": np.int8, "_bool": np.bool_, "_dynh": _dyn_handle, "_bt": np.broadcast_to,
                    "_iload": _I._interpreter.load, "_istore": _I._interpreter.store, "_to_data": _to_data,
                    "_nanred": _nanred, "_nested_load": _nested_load, "_nested_store": _nested_store}
@@ -364,7 +364,7 @@ def _box_of(tape):
 
 def _compile(tapes, kinds):
     """One function ``run(*dyn_args)`` replaying every program's tape. kinds[i]: "ptr" (an address), "f32"
-    (a float, rounded to fp32 here) or "int".
+    (a float, rounded to fp32 here), "i32" (an int in int32's range, or a program id) or "int".
 
     A program of lane-wise ops whose loads and stores share one box (the last block of an elementwise
     launch whose size is not a multiple of the block, a multi-tensor optimizer's tensor) is compiled over
@@ -385,6 +385,37 @@ def _compile(tapes, kinds):
         if box is None:
             for op in t.ops:
                 _emit_op(e, p, t.slots, op)
+    return _function("run", e, kinds, e.lines)
+
+
+def _compile_check(ops, slots, kinds, guards):
+    """``check(*dyn_args)``: True when a program takes the control flow a generic tape recorded (``guards`` of
+    trace.record: ("index" / "bool", slot, value), ("trips", slot, (start, step, trips)) of a ``range``), from
+    the recorded ops that compute the guarded slots (int ops on the sizes and program ids)."""
+    need = {g[1] for g in guards}
+    part = []
+    for op in reversed(ops):
+        out = op[4]
+        if any(o in need for o in (out if type(out) is tuple else (out,))):
+            part.append(op)
+            need.update(v.slot for v in op[2] if v.slot is not None)
+    e = _Emitter(kinds)
+    for op in reversed(part):
+        _emit_op(e, 0, slots, op)
+    conds = []
+    for kind, s, v in guards:
+        x = e.var(0, s)
+        if kind == "index":         # the interpreter's tensor.__index__ / __bool__
+            conds.append(f"int({x}.squeeze()) == {v!r}")
+        elif kind == "bool":
+            conds.append(f"(bool({x}) if {x}.size == 1 else True) == {v!r}")
+        else:
+            conds.append(f"len(range({v[0]}, int({x}.squeeze()), {v[1]})) == {v[2]}")
+    return _function("check", e, kinds, e.lines + [f"return {' and '.join(conds)}"])
+
+
+def _function(name, e, kinds, lines):
+    """Compile ``def name(a0, ...)`` of ``lines`` after the inputs' conversions (the emitter's namespace)."""
     head = []
     for i in sorted(e.inputs_used):
         kd = kinds[i]
@@ -392,13 +423,15 @@ def _compile(tapes, kinds):
             head.append(f"x{i} = _nparray([a{i}], dtype=_u64)")
         elif kd == "f32":
             head.append(f"x{i} = _nparray([a{i}], dtype=_f32)")
+        elif kd == "i32":
+            head.append(f"x{i} = _nparray([a{i}], dtype=_i32)")
         else:
             head.append(f"x{i} = _dynh(a{i}).data")
             e.calls_builder = True      # (conservatively: _dyn_handle builds Triton tensor objects)
-    body = head + e.lines or ["pass"]
-    src = f"def run({', '.join(f'a{i}' for i in range(len(kinds)))}):\n" + "".join(f"    {ln}\n" for ln in body)
+    body = head + lines or ["pass"]
+    src = f"def {name}({', '.join(f'a{i}' for i in range(len(kinds)))}):\n" + "".join(f"    {ln}\n" for ln in body)
     exec(compile(src, "<tgrad tape>", "exec"), e.ns)
-    run = e.ns["run"]
+    run = e.ns[name]
     run.source = src
     run = _serialized(run) if e.calls_builder else run
     run.nbytes = _nbytes(e.ns, src)
@@ -427,7 +460,7 @@ def _serialized(run):
             prev = getattr(_tls, "interp", 0)
             _tls.interp = 1
             try:
-                run(*dyn)
+                return run(*dyn)
             finally:
                 _tls.interp = prev
     locked.source = run.source

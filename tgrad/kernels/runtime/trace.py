@@ -1,23 +1,32 @@
 """The ``trace`` executor: trace-and-replay of interpreted kernels.
 
-The second launch with the same key (kernel, grid, constexprs, pointer dtypes, int scalars) records
-the builder ops that depend on the pointers and float scalars; later launches replay only those.
+A kernel's first launch with given dtypes and constexprs records program (0, 0, 0) as a shape-generic tape:
+its int arguments (sizes, strides) and program ids are inputs, so any grid and sizes replay it with no
+interpreter; control flow on values computed from them alone (a loop's trip count, ``if pid < n``) is a
+guard, checked per program, and a program failing every guard is recorded as one more tape.  The second
+launch with the same key (kernel, grid, constexprs, pointer dtypes, int scalars) records a specialized
+tape of the builder ops that depend on the pointers and float scalars (replaying a generic tape's builder
+ops where one applies, else through the interpreter); later launches replay only those.
 Loads/stores whose addresses are one pointer plus constant affine offsets under a box-shaped constant
 mask are lowered to numpy strided views (no per-element gather), and the address arithmetic that only
 fed them is dropped; an op or load that repeats an earlier one on the same operands (no store in
 between) is computed once.  Control flow on a loaded or dynamic value is detected while recording;
 such keys stay on ``direct``.  Replays of tapes made of numpy expressions only run without ``LOCK``.
+Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the oldest shapes' dropped first.
 """
 import numpy as np
 import triton.language as tl
 
 from .direct import Ptr, _cvt, _entry, _run_direct
 from .internals import _I, do_not_specialize
-from .tape import _compile
+from .tape import _compile, _compile_check
 from .tape_ops import (_affine, _box, _dyn_handle, _factorize, _fine_shape, _interval_box, _kind, _pad_to, _pieces,
                        _prefix_len, _Val)
 
 
+_NO = object()
+# int ops a generic tape's guards may be computed through (besides _PURE and _kind's one-line numpy ops)
+_INT_PURE = frozenset({"create_idiv", "create_sdiv", "create_udiv"})
 _PURE = {"create_splat", "create_addptr", "create_broadcast", "create_expand_dims", "create_reshape",
          "create_trans", "create_permute", "binary_op", "unary_op", "cast_impl", "create_bitcast",
          "create_int_cast", "create_fp_to_fp", "create_select", "create_cat", "create_join",
@@ -27,7 +36,7 @@ _PURE = {"create_splat", "create_addptr", "create_broadcast", "create_expand_dim
 class Tape:
     """The recorded, lowered builder ops of one program of one launch key."""
 
-    __slots__ = ("ops", "slots")
+    __slots__ = ("ops", "slots", "guards", "gops")
 
 
 
@@ -57,11 +66,23 @@ def _lower_split(name, base, rel, mask, np_dtype, other):
     return ("sload" if name.endswith("_load") else "sstore"), p
 
 
-def record(fn, kw, dyn_names, base_values):
+def record(fn, kw, dyn_names, base_values, generic=None, replay=None):
     """Run fn(**kw) (one program), recording dynamic builder ops. Returns (tape, replayable).
 
     A tape op is (name, f, vals, kwargs, out_slots, lowered): ``vals`` are _Val per positional argument,
-    ``lowered`` a (kind, params) for loads/stores turned into numpy views (else None)."""
+    ``lowered`` a (kind, params) for loads/stores turned into numpy views (else None).
+
+    ``generic``: ``(ints, globals)`` for a shape-generic tape: the int arguments are among ``dyn_names`` (their
+    indices in ``ints``: those whose values the tape may depend on through control flow) and the program ids
+    are three more inputs (slots ``len(dyn_names)`` + axis), so the tape replays any program of any grid and
+    sizes that passes its guards (``tape.guards``, checked by ``tape.compile_check``): control flow on a value
+    computed from those ints and program ids alone (``if pid < n``; ``range(0, K, B)``, whose trip count is
+    guarded when its start and step are constants).  Control flow on anything else: not replayable.
+    ``tape.gops``: its ops for ``replay``.
+
+    ``replay``: ``(gops, inputs)``: instead of running fn, run the ops of a generic tape whose guards this
+    program passes (its builder ops, with ``inputs`` the handles of its arguments and program ids): the same
+    builder ops on the same values as fn would run, without the interpreter's language layer."""
     real = _I.interpreter_builder
     dyn, keep, ops, bad = {}, [], [], []
     prov = {}      # id(handle) -> pointer slot it is (base + constant offsets) of
@@ -81,6 +102,11 @@ def record(fn, kw, dyn_names, base_values):
         if bv is not None:
             prov[id(kw[nm].handle)] = s
     bases = dict(enumerate(base_values))
+    n_in = len(dyn_names)
+    guards, ipure = [], set()     # generic: its guards, and the slots computed from ints and program ids alone
+    if generic is not None:
+        ipure.update(generic[0])
+        ipure.update(reg(_I.TensorHandle(np.zeros(1, np.int32), tl.int32)) for _ in range(3))
 
     def val(v):
         s = dyn.get(id(v)) if isinstance(v, _I.TensorHandle) else None
@@ -150,6 +176,9 @@ def record(fn, kw, dyn_names, base_values):
             if len(dyn_in) == 1 and id(dyn_in[0]) in prov and out is not None:
                 prov[id(out)] = prov[id(dyn_in[0])]
         ops.append((name, f, vals, kwargs, slot, lower(name, args) or extra))
+        if ipure and (name in _PURE or name in _INT_PURE or _kind(name) is not None):
+            if all(v.slot is None or v.slot in ipure for v in vals) and slot is not None:
+                ipure.update(slot if type(slot) is tuple else (slot,))
 
     class Rec:
         def __getattr__(self, name):
@@ -159,12 +188,18 @@ def record(fn, kw, dyn_names, base_values):
 
             def wrapped(*args, **kwargs):
                 out = attr(*args, **kwargs)
+                if generic is not None and name == "create_get_program_id":
+                    dyn[id(out)] = n_in + args[0]       # the program id: an input of the tape
+                    keep.append(out)
+                    return out
+                if generic is not None and name == "create_get_num_programs":
+                    bad.append("the grid's size is read")
                 note(attr, name, args, kwargs, out)
                 return out
             return wrapped
 
     patched = []
-    for cls in (_I.ReduceOps, _I.ScanOps):
+    for cls in (_I.ReduceOps, _I.ScanOps) if replay is None else ():
         orig = cls.apply_impl
 
         def rec_impl(self_, input, orig=orig):
@@ -185,26 +220,81 @@ def record(fn, kw, dyn_names, base_values):
     tcls = tl.core.tensor
     orig_bool, orig_index = tcls.__bool__, tcls.__index__
 
-    def guard(orig):
+    def guard(orig, kind):
         def g(self):
-            if id(self.handle) in dyn:
-                bad.append("control flow depends on a loaded value or a dynamic argument")
-            return orig(self)
+            r = orig(self)
+            s = dyn.get(id(self.handle))
+            if s is not None:
+                if s in ipure:
+                    guards.append((kind, s, r))
+                else:
+                    bad.append("control flow depends on a loaded value or a dynamic argument")
+            return r
         return g
-    tcls.__bool__, tcls.__index__ = guard(orig_bool), guard(orig_index)
+
+    def grange(*a):
+        """``range`` in the kernel's module while a generic tape records: a bound computed from ints and
+        program ids, with a constant start and step, is guarded by its trip count, not its value."""
+        if len(a) >= 2 and type(a[0]) is int and (len(a) == 2 or type(a[2]) is int) and \
+                isinstance(a[1], tl.core.tensor) and dyn.get(id(a[1].handle)) in ipure:
+            end = int(a[1].handle.data.squeeze())
+            step = a[2] if len(a) == 3 else 1
+            r = range(a[0], end, step)
+            guards.append(("trips", dyn[id(a[1].handle)], (a[0], step, len(r))))
+            return r
+        return range(*a)
+    if replay is not None:
+        _replay(Rec(), note, *replay)
+        return _tape(ops, slot_h, guards, None), not bad
+    tcls.__bool__, tcls.__index__ = guard(orig_bool, "bool"), guard(orig_index, "index")
     sem = _I.interpreter_semantic
     sem.builder = Rec()
+    glb = generic[1] if generic is not None else None
+    if glb is not None:
+        had = glb.get("range", _NO)
+        glb["range"] = grange
     try:
         fn(**kw)
     finally:
         sem.builder = real
         tcls.__bool__, tcls.__index__ = orig_bool, orig_index
+        if glb is not None:
+            if had is _NO:
+                del glb["range"]
+            else:
+                glb["range"] = had
         for cls, orig in patched:
             cls.apply_impl = orig
+    return _tape(ops, slot_h, guards, generic), not bad
+
+
+def _tape(ops, slot_h, guards, generic):
     t = Tape()
     t.ops = _dce(_cse(ops))
     t.slots = [_Val(s, None, h) for s, h in enumerate(slot_h)]
-    return t, not bad
+    t.guards = guards
+    # a generic tape's ops without the recorded values (slots keep only types and shapes)
+    t.gops = None if generic is None else [
+        (name, f, [v if v.slot is None else t.slots[v.slot] for v in vals], kwargs, slot,
+         low if name in _REDUCTIONS else None) for name, f, vals, kwargs, slot, low in ops]
+    return t
+
+
+def _replay(rec, note, gops, inputs):
+    """Run the builder ops of a generic tape on ``inputs`` (handles by slot) through ``rec``, the recording
+    builder (reductions, which are not builder methods, straight to ``note``)."""
+    h = dict(enumerate(inputs))
+    for name, f, vals, kwargs, slot, extra in gops:
+        args = [h[v.slot] if v.slot is not None else v.obj for v in vals]
+        if name in _REDUCTIONS:
+            out = f(*args)
+            note(f, name, args, {}, out, extra)
+        else:
+            out = getattr(rec, name)(*args, **kwargs)
+        if type(slot) is tuple:
+            h.update(zip(slot, out))
+        elif slot is not None:
+            h[slot] = out
 
 
 # ops that compute their outputs from their operands alone: a repeat with the same operands is a copy
@@ -302,11 +392,38 @@ def _dce(ops):
 _TAPES = {}
 _FAST = {}     # _fast_key(...) -> (kernel, compiled tape or None): the per-launch lookup
 _SEEN = {}
+_FKEY = {}     # _TAPES key -> its _FAST key
+_GENERIC = {}  # (kernel, argument classes, constexprs) -> [(guard check or None, compiled tape, its ops)], or False
+GENERIC = True           # a key's first launch runs the shape-generic tape (made on the kernel's first launch)
+MAX_GUARDED = 16         # shape-generic tapes kept per generic key (each for other outcomes of its guards)
 TRACE_AFTER = 2          # record a key's tape on its 2nd launch: one-off shapes never pay for recording
 MAX_TAPES = 4096
-MAX_TAPE_BYTES = 256 << 20   # the compiled tapes of all shapes seen keep at most about this many bytes
+MAX_TAPE_BYTES = 256 << 20   # the compiled tapes of all shapes seen keep at most about this many bytes (oldest out)
 CACHES = []              # launchers' Sites (their Launch objects hold tapes): cleared with the tapes
 _bytes = [0]             # bytes of the tapes in _TAPES (tape.py's estimate)
+
+
+def _evict():
+    """Drop the oldest shapes' tapes until the rest keep at most 3/4 of ``MAX_TAPE_BYTES`` and of ``MAX_TAPES``,
+    and the launchers' references to them (a shape seen again runs its generic tape, then is specialized
+    again); everything when the generic tapes alone pass the budget."""
+    gone = set()
+    for key in list(_TAPES):
+        if _bytes[0] <= MAX_TAPE_BYTES * 3 // 4 and len(_TAPES) < MAX_TAPES * 3 // 4:
+            break
+        run = _TAPES.pop(key)
+        _SEEN.pop(key, None)
+        _FAST.pop(_FKEY.pop(key, None), None)
+        if run:
+            _bytes[0] -= run.nbytes
+            gone.add(id(run))
+    if _bytes[0] > MAX_TAPE_BYTES * 3 // 4:
+        clear_tapes()
+        return
+    for c in CACHES:
+        for site in c.values():
+            if id(getattr(site, "tape", None)) in gone:
+                site.tape = None
 
 
 def clear_tapes():
@@ -314,6 +431,8 @@ def clear_tapes():
     _TAPES.clear()
     _FAST.clear()
     _SEEN.clear()
+    _FKEY.clear()
+    _GENERIC.clear()
     for c in CACHES:
         c.clear()
     _bytes[0] = 0
@@ -367,6 +486,86 @@ def _fast_key(kernel, grid, args, constexprs):
     return tuple(key), tuple(pos)
 
 
+def _int_class(a):
+    # the interpreter's type for an int argument (_cvt / _implicit_cvt): int32, int64 or uint64
+    return 0 if -2**31 <= a < 2**31 else 1 if -2**63 <= a < 2**63 else 2
+
+
+def _generic_args(kernel, names, args, ckey):
+    """(generic key, names, values, tape arguments) of a launch: its pointers, floats and ints in order."""
+    keyp, gnames, gargs, gvals = [], [], [], []
+    for nm, a in zip(names, args):
+        ta = type(a)
+        if ta is Ptr:
+            keyp.append(a.dtype)
+        elif ta is float:
+            keyp.append(float)
+        elif ta is int:
+            keyp.append(("i", _int_class(a)))
+        else:
+            keyp.append((ta, a))
+            continue
+        gnames.append(nm)
+        gargs.append(a)
+        gvals.append(a.ptr if ta is Ptr else a)
+    return (kernel, tuple(keyp), ckey), gnames, gargs, gvals
+
+
+def _generic_for(entries, gvals, x, y, z):
+    """The first (check, run, ops) of ``entries`` whose guards program (x, y, z) passes, or None."""
+    for e in entries:
+        if e[0] is None or e[0](*gvals, x, y, z):
+            return e
+    return None
+
+
+def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
+    """Run a launch through the shape-generic tapes of its kernel, dtypes and constexprs: per program, the
+    first tape whose guards pass; a program none takes is recorded (run by the interpreter), and its tape
+    kept for the next.  The interpreter (``direct``) alone where a kernel cannot have one."""
+    dyn_int = kernel.__dict__.get("_tgrad_dynamic", ())
+    gkey, gnames, gargs, gvals = _generic_args(kernel, names, args, ckey)
+    entries = _GENERIC.get(gkey)
+    if entries is False:
+        return _run_direct(kernel, g, args, constexprs)
+    if entries is None:
+        entries = _GENERIC[gkey] = []
+    kw = None
+    b = _I.interpreter_builder
+    for x in range(g[0]):
+        for y in range(g[1]):
+            for z in range(g[2]):
+                e = _generic_for(entries, gvals, x, y, z)
+                if e is not None:
+                    e[1](*gvals, x, y, z)
+                else:
+                    if kw is None:
+                        hs = [_dyn_handle(a) for a in gargs]
+                        kw = {nm: _cvt(a) for nm, a in zip(names, args)}
+                        kw.update({nm: tl.tensor(h, h.dtype) for nm, h in zip(gnames, hs)})
+                        kw.update(constexprs)
+                        b.set_grid_dim(*g)
+                        ints = [i for i, (nm, a) in enumerate(zip(gnames, gargs))
+                                if type(a) is int and nm not in dyn_int]
+                        bases = [a.ptr if type(a) is Ptr else None for a in gargs]
+                        kinds = ["ptr" if type(a) is Ptr else "f32" if type(a) is float else
+                                 "i32" if _int_class(a) == 0 else "int" for a in gargs] + ["i32"] * 3
+                    b.set_grid_idx(x, y, z)
+                    if _GENERIC.get(gkey) is False:
+                        fn(**kw)
+                        continue
+                    t, good = record(fn, kw, gnames, bases, (ints, fn.__globals__))
+                    if not good:
+                        _GENERIC[gkey] = False      # (control flow on loaded values: no tape of it replays)
+                        continue
+                    run = _compile([t], kinds)     # now: a new shape's first launch runs it at once
+                    check = _compile_check(t.gops, t.slots, kinds, t.guards) if t.guards else None
+                    _bytes[0] += run.nbytes + (check.nbytes if check else 0)
+                    if len(entries) >= MAX_GUARDED:
+                        del entries[0]
+                    entries.append((check, run, t.gops))
+
+
 def _run_trace(kernel, grid, args, constexprs):
     fn, names, cexpr = _entry(kernel)
     dyn_int = kernel.__dict__.get("_tgrad_dynamic", ())
@@ -385,15 +584,20 @@ def _run_trace(kernel, grid, args, constexprs):
         dyn_names.append(nm)
         dyn_vals.append(a)
     g = tuple(grid) + (1,) * (3 - len(grid))
-    key = (kernel, g, tuple(keyp), tuple((k, _ckey(v)) for k, v in constexprs.items()))
+    ckey = tuple((k, _ckey(v)) for k, v in constexprs.items())
+    key = (kernel, g, tuple(keyp), ckey)
     run = _TAPES.get(key)
     if run is None:
         n = _SEEN.get(key, 0) + 1
+        if len(_SEEN) > 4 * MAX_TAPES:
+            _SEEN.clear()          # (keys launched once, never traced)
         _SEEN[key] = n
         if n < TRACE_AFTER:
+            if GENERIC:
+                return _run_generic(kernel, fn, names, g, args, constexprs, ckey)
             return _run_direct(kernel, grid, args, constexprs)
         if len(_TAPES) >= MAX_TAPES or _bytes[0] > MAX_TAPE_BYTES:
-            clear_tapes()
+            _evict()
         hs = [_dyn_handle(a) for a in dyn_vals]
         dyn_pos = {nm: i for i, nm in enumerate(dyn_names)}
         kw = {nm: (tl.tensor(hs[dyn_pos[nm]], hs[dyn_pos[nm]].dtype) if nm in dyn_pos else _cvt(a))
@@ -403,18 +607,28 @@ def _run_trace(kernel, grid, args, constexprs):
         b = _I.interpreter_builder
         b.set_grid_dim(*g)
         tapes, ok = [], True
+        entries = _GENERIC.get(_generic_args(kernel, names, args, ckey)[0]) if GENERIC else None
+        if entries:
+            _, gnames, _, gvals = _generic_args(kernel, names, args, ckey)
+            ins = [kw[nm].handle for nm in gnames]
         for x in range(g[0]):
             for y in range(g[1]):
                 for z in range(g[2]):
                     b.set_grid_idx(x, y, z)
-                    t, good = record(fn, kw, dyn_names, base_values)
+                    e = _generic_for(entries, gvals, x, y, z) if entries else None
+                    if e is not None:       # the generic tape's builder ops, not the interpreter
+                        pid = [_I.TensorHandle(np.array([i], dtype=np.int32), tl.int32) for i in (x, y, z)]
+                        t, good = record(None, kw, dyn_names, base_values, replay=(e[2], ins + pid))
+                    else:
+                        t, good = record(fn, kw, dyn_names, base_values)
                     ok = ok and good
                     tapes.append(t)
         kinds = ["ptr" if type(a) is Ptr else "f32" if type(a) is float else "int" for a in dyn_vals]
         run = _TAPES[key] = _compile(tapes, kinds) if ok else False
         if run:
             _bytes[0] += run.nbytes
-        _FAST[_fast_key(kernel, grid, args, constexprs)[0]] = (kernel, run or None)
+        fk = _FKEY[key] = _fast_key(kernel, grid, args, constexprs)[0]
+        _FAST[fk] = (kernel, run or None)
         return
     if run is False:
         return _run_direct(kernel, grid, args, constexprs)
