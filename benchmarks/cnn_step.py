@@ -1,5 +1,6 @@
 """The CNN example's training step (examples/train_cnn.py's model, batch 32 of 8x8 digits, AdamW,
-cross-entropy) in tgrad eager vs PyTorch CPU eager at 1 and 2 threads, in one run.
+cross-entropy) in tgrad eager and compiled (``tgrad.compile`` of the whole step) vs PyTorch CPU eager at 1 and 2
+threads, in one run (targets of issue 14: eager <= 3x, compiled <= 1x).
 
     python benchmarks/cnn_step.py [--steps 50] [--torch-python PATH] [--threads 1 2] [--before DIR] [--model mnist]
 
@@ -9,7 +10,7 @@ cross-entropy) in tgrad eager vs PyTorch CPU eager at 1 and 2 threads, in one ru
 ``--before DIR``: also time the tgrad tree in DIR (e.g. a checkout of main) in the same run.
 
 Each measurement runs in its own worker process (this script with ``--worker``), one after the
-other; the ratio is tgrad's median over PyTorch's better median (the issue's target: <= 3x).  At 1 thread the
+other; the ratio is tgrad's median over PyTorch's better median.  At 1 thread the
 medians of process CPU time per step are compared too: on a shared machine wall time counts the time other
 processes hold the core, CPU time does not.
 The tgrad process never imports torch.
@@ -26,13 +27,15 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def build(torch, batch=32, model="digits"):
-    """``step()`` of the CNN of examples/train_cnn.py on fixed digits-shaped data (or of the MNIST example)."""
+def build(torch, batch=32, model="digits", compiled=False):
+    """``step()`` of the CNN of examples/train_cnn.py on fixed digits-shaped data (or of the MNIST example);
+    ``compiled``: the step (zero_grad, forward, backward, optimizer step) under ``torch.compile``, its loss
+    read with ``.item()`` outside."""
     nn = torch.nn
     rng = np.random.default_rng(0)
     torch.manual_seed(0)
     if model == "mnist":
-        return _mnist(torch, rng)
+        return _loss_item(torch, _mnist(torch, rng), compiled)
     model = nn.Sequential(
         nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
@@ -48,8 +51,14 @@ def build(torch, batch=32, model="digits"):
         loss = criterion(model(x), y)
         loss.backward()
         optimizer.step()
-        return loss.item()
-    return step
+        return loss
+    return _loss_item(torch, step, compiled)
+
+
+def _loss_item(torch, step, compiled):
+    if compiled:
+        step = torch.compile(step)
+    return lambda: step().item()
 
 
 def _mnist(torch, rng, batch=16):
@@ -77,7 +86,7 @@ def _mnist(torch, rng, batch=16):
         loss = F.nll_loss(model(x), y)
         loss.backward()
         optimizer.step()
-        return loss.item()
+        return loss
     return step
 
 
@@ -88,7 +97,7 @@ def worker(impl, steps, warmup, threads, root, model="digits"):
     else:
         sys.path.insert(0, root)
         import tgrad as torch
-    step = build(torch, model=model)
+    step = build(torch, model=model, compiled=impl == "compiled")
     for _ in range(warmup):
         step()
     times, cpu = [], []
@@ -124,7 +133,7 @@ def main(argv=None):
     p.add_argument("--torch-python")
     p.add_argument("--before", help="another tgrad tree to time in the same run (e.g. /work/main)")
     p.add_argument("--model", choices=("digits", "mnist"), default="digits")
-    p.add_argument("--worker", choices=("tgrad", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("tgrad", "compiled", "torch"), help=argparse.SUPPRESS)
     p.add_argument("--root", default=ROOT, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.worker:
@@ -133,7 +142,8 @@ def main(argv=None):
     tpy = find_torch_python(a.torch_python)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     med, cpu = {}, {}
-    sides = [("tgrad", "tgrad", sys.executable, ROOT), ("torch", "torch", tpy, None)]
+    sides = [("tgrad", "tgrad", sys.executable, ROOT), ("compiled", "compiled", sys.executable, ROOT),
+             ("torch", "torch", tpy, None)]
     if a.before:
         sides.insert(1, ("before", "tgrad", sys.executable, os.path.abspath(a.before)))
     for th in a.threads:
@@ -148,9 +158,10 @@ def main(argv=None):
                   f"cpu time median {cpu[label, th]:8.3f} ms ({a.steps} steps)")
     best = {label: min(v for (i, _), v in med.items() if i == label) for label, *_ in sides if (label, a.threads[0]) in med}
     if "torch" in best:
-        for label in ("before", "tgrad"):
+        for label in ("before", "tgrad", "compiled"):
             if label in best:
-                print(f"CNN step ({label}): tgrad eager {best[label]:.3f} ms / PyTorch eager {best['torch']:.3f} ms "
+                kind = "compiled" if label == "compiled" else "eager"
+                print(f"CNN step ({label}): tgrad {kind} {best[label]:.3f} ms / PyTorch eager {best['torch']:.3f} ms "
                       f"(better thread count) = {best[label] / best['torch']:.1f}x")
             if (label, 1) in cpu and ("torch", 1) in cpu:
                 print(f"CNN step ({label}), 1 thread, cpu time per step (robust to other processes on the machine): "

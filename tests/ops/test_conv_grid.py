@@ -1,11 +1,11 @@
-"""The conv kernels' padded pixel grid (kernels/conv.py ``_row_grid``): row blocks never straddle an image, the
+"""The conv kernels' padded pixel grid (kernels/_lang.py ``row_grid``): row blocks never straddle an image, the
 results match a numpy reference on cpu and GPU tiles, and the traced cpu tape stays small (taps are views)."""
 import numpy as np
 import pytest
 
 import tgrad
 import tgrad.nn.functional as F
-from tgrad.kernels import conv as KC
+from tgrad.kernels._lang import row_grid
 from tgrad.kernels.runtime import launcher as KT
 from tgrad.kernels.runtime import trace
 
@@ -15,7 +15,7 @@ CPU_ONLY = True     # tests the cpu executor's traced conv tapes (conftest)
 @pytest.mark.parametrize("h, w, bm", [(24, 24, 2048), (24, 24, 32), (26, 26, 256), (7, 5, 32), (1, 300, 256),
                                       (1, 1000, 256), (100, 3, 64)])
 def test_row_grid_blocks_hold_whole_images_or_rows(h, w, bm):
-    ph, pw = KC._row_grid(h, w, bm)
+    ph, pw = row_grid(h, w, bm)
     assert ph >= h and pw >= w
     if ph * pw <= bm:                       # a block holds whole padded images
         assert bm % (ph * pw) == 0

@@ -53,8 +53,10 @@ class _Entry:
 class CompiledFunction:
     """``fn`` compiled: see the module docstring."""
 
-    def __init__(self, fn, fullgraph=False):
+    def __init__(self, fn, fullgraph=False, module=None):
         self._fn = fn
+        self._module = module        # the Module whose forward this is (tgrad.compile(model))
+        self._name = f"{type(module).__name__}.forward" if module is not None else fn.__name__
         self._fullgraph = fullgraph
         self._sources = Sources(fn)
         self._cache = {}
@@ -64,7 +66,7 @@ class CompiledFunction:
     def _warn(self, msg):
         if msg not in self._warned:
             self._warned.add(msg)
-            warnings.warn(msg, stacklevel=3)
+            warnings.warn(msg, stacklevel=3 if self._module is None else 4)    # (4: the OptimizedModule's caller)
 
     def __call__(self, *args, **kwargs):
         walk = Walk(self._sources.roots(args, kwargs))
@@ -72,13 +74,13 @@ class CompiledFunction:
             key = walk.signature()
             hash(key)
         except TypeError:
-            self._warn(f"tgrad.compile: {self._fn.__name__}: an argument or captured value is unhashable; "
+            self._warn(f"tgrad.compile: {self._name}: an argument or captured value is unhashable; "
                        "running eagerly")
             return self._fn(*args, **kwargs)
         e = self._cache.get(key)
         if e is None:
             if len(self._cache) >= CACHE_SIZE_LIMIT:
-                self._warn(f"tgrad.compile: {self._fn.__name__} hit config.cache_size_limit "
+                self._warn(f"tgrad.compile: {self._name} hit config.cache_size_limit "
                            f"({CACHE_SIZE_LIMIT}): recompiling on every new guard (shapes, requires_grad, "
                            "training mode, numbers it reads); the oldest record is dropped")
                 self._cache.pop(next(iter(self._cache)))
@@ -97,9 +99,12 @@ class CompiledFunction:
         if reason is not None:
             if self._fullgraph:
                 self._cache.pop(key, None)
-                raise RuntimeError(f"tgrad.compile(fullgraph=True): {self._fn.__name__} cannot be captured: {reason}")
+                raise RuntimeError(f"tgrad.compile(fullgraph=True): {self._name} cannot be captured: {reason}")
             e.eager = reason
-            self._warn(f"tgrad.compile: {self._fn.__name__} runs eagerly: {reason}")
+            if self._module is not None and "no backward ran" in reason:     # a compiled Module in training
+                reason += ("; compile the whole training step (forward, loss.backward(), optimizer.step()) as one "
+                           "function to have it replayed")
+            self._warn(f"tgrad.compile: {self._name} runs eagerly: {reason}")
         return result
 
 
@@ -127,7 +132,7 @@ class OptimizedModule:
 
     def __init__(self, mod, fullgraph=False):
         self.__dict__["_orig_mod"] = mod
-        self.__dict__["_call"] = CompiledFunction(mod.__call__, fullgraph)
+        self.__dict__["_call"] = CompiledFunction(mod.__call__, fullgraph, module=mod)
 
     def __call__(self, *args, **kwargs):
         return self._call(*args, **kwargs)

@@ -10,7 +10,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from .runtime import Ptr, gpu_blocks, next_pow2
+from .runtime import Ptr, cdiv, gpu_blocks, next_pow2
 
 
 # ------------------------------------------------------------------ addressing and stores
@@ -94,6 +94,17 @@ def row_tiles(M, K, device, budget=65536):
         bk = max(16, min(next_pow2(K), budget))
         return max(1, min(next_pow2(M), budget // bk)), bk
     return 1, max(16, min(next_pow2(K), 1024))
+
+
+def row_grid(H, W, bm):
+    """(PH, PW): the padded pixel grid the conv and pool kernels lay rows on, so a block of ``bm`` rows (a power of
+    2) covers whole padded images or whole padded image rows: the taps of a block are then strided views of the
+    input (the cpu trace compiler copies them as views, not index gathers; on a GPU only masked lanes are added).
+    PW = next_pow2(W) (a multiple of bm when W > bm); PH = next_pow2(H) when a block holds a whole image,
+    else a multiple of the block's bm // PW image rows."""
+    pw = next_pow2(W) if W <= bm else cdiv(W, bm) * bm
+    bh = max(bm // pw, 1)
+    return (next_pow2(H) if bh >= H else cdiv(H, bh) * bh), pw
 
 
 # ------------------------------------------------------------------ parameters

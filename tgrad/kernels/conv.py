@@ -4,7 +4,7 @@ Every tensor is addressed as a strided (N, C, H, W) view (a 1-D convolution is H
 weight as (O, C / groups, KH, KW).  Each kernel walks the KH x KW filter taps in a loop and, per tap, does
 one GEMM over channels: the per-row index maths (which input pixel a tap reads, whether it is padding) is
 computed on row vectors once per tap, and the tile loads are strided gathers of those rows.  Rows (pixels)
-are laid on a grid padded per image (``_row_grid``) so a row block never straddles an image boundary: every
+are laid on a grid padded per image (``_lang.row_grid``) so a row block never straddles an image boundary: every
 tap's tile is then a strided view of the input (padding and pad lanes masked).
 
 - ``conv_forward_kernel``: y[n, o, p] = b[o] + sum_{c, k} x[n, c, p * s - pad + k * d] w[o, c, k]
@@ -19,7 +19,7 @@ import triton.language as tl
 
 from .runtime import launcher as T
 from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
-from ._lang import cast_store
+from ._lang import cast_store, row_grid
 
 
 @triton.jit
@@ -49,7 +49,7 @@ def conv_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, NB, H, W, OH, OW, PH, PW, KH
     """y[n, o, oh, ow] = b[o] + sum_{c, kh, kw} x[n, c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] w[o, c, kh, kw].
 
     x (NB, G*CG, H, W), w (G*OG, CG, KH, KW), y (NB, G*OG, OH, OW); group g = program_id(1); rows on the
-    padded (NB, PH, PW) grid (see ``_row_grid``).
+    padded (NB, PH, PW) grid (see ``_lang.row_grid``).
     """
     pid = tl.program_id(0)
     g = tl.program_id(1).to(tl.int64)
@@ -183,17 +183,6 @@ def _gemm_tiles(M, N, K, dev, dtype):
     return min(next_pow2(M), 2 ** 17 // max(bk, bn)), bn, bk
 
 
-def _row_grid(H, W, bm):
-    """(PH, PW): the padded pixel grid the kernels lay rows on, so a block of ``bm`` rows (a power of 2) covers
-    whole padded images or whole padded image rows: the taps of a block are then strided views of the input
-    (the cpu trace compiler copies them as views, not index gathers; on a GPU only masked lanes are added).
-    PW = next_pow2(W) (a multiple of bm when W > bm); PH = next_pow2(H) when a block holds a whole image,
-    else a multiple of the block's bm // PW image rows."""
-    pw = next_pow2(W) if W <= bm else cdiv(W, bm) * bm
-    bh = max(bm // pw, 1)
-    return (next_pow2(H) if bh >= H else cdiv(H, bh) * bh), pw
-
-
 def _geom4(t):
     """(N, C, H, W) sizes and strides of a 3-D (H = 1) or 4-D tensor."""
     if t.dim() == 3:
@@ -228,7 +217,7 @@ def conv_forward(x, w, b, y, stride, padding, dilation, groups):
 
     def make():
         bm, bn, bk = _gemm_tiles(NB * next_pow2(OH) * next_pow2(OW), OG, CG, dev, y.dtype)
-        PH, PW = _row_grid(OH, OW, bm)
+        PH, PW = row_grid(OH, OW, bm)
         args = [Ptr(0, x.dtype.np), Ptr(0, w.dtype.np), Ptr(0, (b if b is not None else w).dtype.np),
                 Ptr(0, y.dtype.np), NB, H, W, OH, OW, PH, PW, KH, KW, CG, OG, *stride, *padding, *dilation,
                 *sx, *sw_, *sy, b.stride(0) if b is not None else 0]
@@ -253,7 +242,7 @@ def conv_input_grad(dy, w, b, dx, stride, padding, dilation, groups):
 
     def make():
         bm, bn, bk = _gemm_tiles(NB * next_pow2(H) * next_pow2(W), CG, OG, dev, dx.dtype)
-        PH, PW = _row_grid(H, W, bm)
+        PH, PW = row_grid(H, W, bm)
         args = [Ptr(0, dy.dtype.np), Ptr(0, w.dtype.np), Ptr(0, (b if b is not None else w).dtype.np),
                 Ptr(0, dx.dtype.np), NB, H, W, OH, OW, PH, PW, KH, KW, CG, OG, *stride, *padding, *dilation,
                 *sg, *sw_, *sx, b.stride(0) if b is not None else 0]
@@ -281,7 +270,7 @@ def conv_weight_grad(dy, x, dw, stride, padding, dilation, groups):
         if not gpu_blocks(dev):     # the reduction is the long dim: up to 2^17 elements per operand tile
             bm = min(next_pow2(OG), 256)
             bk = min(next_pow2(R), 2 ** 17 // max(bm, bn))
-        PH, PW = _row_grid(OH, OW, bk)
+        PH, PW = row_grid(OH, OW, bk)
         args = [Ptr(0, dy.dtype.np), Ptr(0, x.dtype.np), Ptr(0, dw.dtype.np), NB, H, W, OH, OW, PH, PW, KW, CG, OG,
                 *stride, *padding, *dilation, *sg, *sx, *sw_]
         return Launch(conv_weight_grad_kernel, (cdiv(OG, bm) * cdiv(CG, bn), KH * KW, groups), dev, args,

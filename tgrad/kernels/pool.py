@@ -1,6 +1,8 @@
 """Pooling kernels: max / average over windows (fixed or adaptive), forward and backward, no atomics.
 
-Tensors are strided (N, C, H, W) views (1-D pooling: H = 1); outputs are contiguous.  A window is either
+Tensors are strided (N, C, H, W) views (1-D pooling: H = 1); outputs are contiguous.  Lanes lie on a grid of
+the N * C planes padded to (PH, PW) (``_lang.row_grid`` on cpu, so a block holds whole padded planes or plane rows
+and every window tap is a strided view for the trace compiler; unpadded on cuda).  A window is either
 fixed (start = o * s - pad, taps k * d, k < K) or adaptive (start = floor(o H / OH), end = ceil((o + 1) H / OH),
 taps k < K = the longest window).  The backward kernels gather: each input element loops over the outputs
 whose window can hold it (fixed: the taps k with (i + pad - k d) / s exact; adaptive: the outputs
@@ -10,7 +12,7 @@ import triton
 import triton.language as tl
 
 from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
-from ._lang import cast_store, compute_type
+from ._lang import cast_store, compute_type, row_grid
 
 
 @triton.jit
@@ -44,17 +46,18 @@ def _avg_divisor(oh, ow, H, W, KH, KW, sh, sw, ph, pw, divisor,
 
 
 @triton.jit
-def pool_forward_kernel(x_ptr, y_ptr, i_ptr, total, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
+def pool_forward_kernel(x_ptr, y_ptr, i_ptr, NC, C, H, W, OH, OW, PH, PW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
                         s_xn, s_xc, s_xh, s_xw,
                         MAX: tl.constexpr, ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr,
                         COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
     """y[n, c, oh, ow] = max (MAX; i = argmax as ih * W + iw, NaN wins) or sum / divisor of x over the window;
-    y, i contiguous (N, C, OH, OW)."""
+    y, i contiguous (N, C, OH, OW); lanes on the padded (N * C, PH, PW) grid of outputs."""
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < total
-    ow = offs % OW
-    oh = (offs // OW) % OH
-    nc = offs // (OW * OH)
+    ow = offs % PW
+    oh = (offs // PW) % PH
+    nc = offs // (PW * PH)
+    mask = (nc < NC) & (oh < OH) & (ow < OW)
+    out = nc * (OH * OW) + oh * OW + ow
     base = x_ptr + (nc // C) * s_xn + (nc % C) * s_xc
     hs, he = _window(oh, H, OH, sh, ph, ADAPTIVE)
     ws, we = _window(ow, W, OW, sw, pw, ADAPTIVE)
@@ -83,27 +86,28 @@ def pool_forward_kernel(x_ptr, y_ptr, i_ptr, total, C, H, W, OH, OW, KH, KW, sh,
             else:
                 acc += v
     if MAX:
-        cast_store(y_ptr + offs, best, mask)
-        tl.store(i_ptr + offs, bidx, mask=mask)
+        cast_store(y_ptr + out, best, mask)
+        tl.store(i_ptr + out, bidx, mask=mask)
     else:
         d = _avg_divisor(oh, ow, H, W, KH, KW, sh, sw, ph, pw, divisor, ADAPTIVE, COUNT_PAD, HAS_DIV, OH, OW)
-        cast_store(y_ptr + offs, acc / d.to(COMPUTE), mask)
+        cast_store(y_ptr + out, acc / d.to(COMPUTE), mask)
 
 
 @triton.jit
-def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, total, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
+def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, NC, C, H, W, OH, OW, PH, PW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
                          s_gn, s_gc, s_gh, s_gw, s_in, s_ic, s_ih, s_iw,
                          MAX: tl.constexpr, ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr,
                          DISJOINT: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
     """dx[n, c, ih, iw] = sum over the outputs o whose window holds (ih, iw) of dy[o] * [i[o] == ih * W + iw]
     (MAX) or dy[o] / divisor(o); dx contiguous (N, C, H, W).  KH / KW: taps (fixed) or outputs per input
     (adaptive) to visit.  DISJOINT (fixed windows with stride >= their extent): the one window that can hold
-    an input is o = (i + pad) // s, a tap when (i + pad) % s is a multiple of d below the extent."""
+    an input is o = (i + pad) // s, a tap when (i + pad) % s is a multiple of d below the extent.  Lanes on the
+    padded (N * C, PH, PW) grid of inputs."""
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < total
-    iw = offs % W
-    ih = (offs // W) % H
-    nc = offs // (W * H)
+    iw = offs % PW
+    ih = (offs // PW) % PH
+    nc = offs // (PW * PH)
+    mask = (nc < NC) & (ih < H) & (iw < W)
     n = nc // C
     c = nc % C
     g_base = dy_ptr + n * s_gn + c * s_gc
@@ -141,7 +145,7 @@ def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, total, C, H, W, OH, OW, KH, KW, 
                 d = _avg_divisor(oh, ow, H, W, KH, KW, sh, sw, ph, pw, divisor, ADAPTIVE, COUNT_PAD, HAS_DIV,
                                  OH, OW)
                 acc += tl.where(valid, g / d.to(COMPUTE), 0.0)
-    cast_store(dx_ptr + offs, acc, mask)
+    cast_store(dx_ptr + nc * (H * W) + ih * W + iw, acc, mask)
 
 
 def _geom4(t):
@@ -152,16 +156,21 @@ def _geom4(t):
     return tuple(t.shape), tuple(t.stride())
 
 
-def _block(n, dev):
-    return 256 if gpu_blocks(dev) else max(16, min(next_pow2(n), 65536))
+def _grid(NC, H, W, dev):
+    """(BLOCK, PH, PW) of a launch over NC planes of H x W lanes: 256-lane blocks over the unpadded planes on
+    cuda; on cpu up to 65536 lanes a block over planes padded by ``row_grid``."""
+    if gpu_blocks(dev):
+        return 256, H, W
+    bm = max(16, min(next_pow2(NC * next_pow2(H) * next_pow2(W)), 65536))
+    return (bm, *row_grid(H, W, bm))
 
 
 _SITES = Sites()
 
 
-def _cexpr(kind, dtype, n, dev):
+def _cexpr(kind, dtype, block):
     return {"MAX": kind["max"], "ADAPTIVE": kind["adaptive"], "COUNT_PAD": kind.get("count_include_pad", True),
-            "HAS_DIV": kind.get("divisor") is not None, "COMPUTE": compute_type(dtype), "BLOCK": _block(n, dev)}
+            "HAS_DIV": kind.get("divisor") is not None, "COMPUTE": compute_type(dtype), "BLOCK": block}
 
 
 def _win(kind):
@@ -181,10 +190,11 @@ def pool_forward(x, y, idx, kind):
     key = ("f", x._shape, x._strides, x.dtype, y._shape, tuple(sorted(kind.items())), dev)
     site = _SITES.get(key)
     if site is None:
+        bm, PH, PW = _grid(N * C, OH, OW, dev)
         args = [Ptr(0, x.dtype.np), Ptr(0, y.dtype.np), Ptr(0, (idx if idx is not None else y).dtype.np),
-                total, C, H, W, OH, OW, *_win(kind), *sx]
-        cx = _cexpr(kind, y.dtype, total, dev)
-        site = _SITES.add(key, Launch(pool_forward_kernel, (cdiv(total, cx["BLOCK"]),), dev, args, cx))
+                N * C, C, H, W, OH, OW, PH, PW, *_win(kind), *sx]
+        site = _SITES.add(key, Launch(pool_forward_kernel, (cdiv(N * C * PH * PW, bm),), dev, args,
+                                      _cexpr(kind, y.dtype, bm)))
     site(x.data_ptr(), y.data_ptr(), (idx if idx is not None else y).data_ptr())
     return y, idx
 
@@ -202,11 +212,12 @@ def pool_backward(dy, idx, dx, kind):
            tuple(sorted(kind.items())), dev)
     site = _SITES.get(key)
     if site is None:
+        bm, PH, PW = _grid(N * C, H, W, dev)
         args = [Ptr(0, dy.dtype.np), Ptr(0, (idx if idx is not None else dy).dtype.np), Ptr(0, dx.dtype.np),
-                total, C, H, W, OH, OW, *_win(kind), *sg, *si]
-        cx = _cexpr(kind, dx.dtype, total, dev)
+                N * C, C, H, W, OH, OW, PH, PW, *_win(kind), *sg, *si]
+        cx = _cexpr(kind, dx.dtype, bm)
         cx["DISJOINT"] = not kind["adaptive"] and all(s >= (k - 1) * d + 1 for s, k, d in
                                                       zip(kind["stride"], kind["taps"], kind["dilation"]))
-        site = _SITES.add(key, Launch(pool_backward_kernel, (cdiv(total, cx["BLOCK"]),), dev, args, cx))
+        site = _SITES.add(key, Launch(pool_backward_kernel, (cdiv(N * C * PH * PW, bm),), dev, args, cx))
     site(dy.data_ptr(), (idx if idx is not None else dy).data_ptr(), dx.data_ptr())
     return dx
