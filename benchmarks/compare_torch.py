@@ -57,9 +57,8 @@ def worker(impl, name, steps, warmup, profile):
         import tgrad as torch
         from tgrad.kernels.runtime import launcher
         info = {"executor": launcher.EXECUTOR, "host_cache": os.environ.get("TGRAD_HOST_CACHE", "1")}
-    step = S.build(name, torch)
+    step = S.build(name, torch, compile=impl == "compiled")
     if impl == "compiled":
-        step = torch.compile(step)
         profile = False
     f0 = _minflt()
     t0 = time.perf_counter()

@@ -1,7 +1,8 @@
 """The training steps of issues 6 and 18, written once against a ``torch``-like module.
 
 ``build(name, torch)`` returns ``step()``: one training step of (a)-(c), or one
-epoch of (d), written with the public API exactly as a PyTorch user would.
+epoch of (d), written with the public API exactly as a PyTorch user would;
+``build(name, torch, compile=True)`` the same step under ``torch.compile``.
 ``torch`` is ``tgrad`` (``import tgrad as torch``) or the real PyTorch (in a
 separate process). Data are numpy-generated, so both sides see the same values.
 
@@ -60,8 +61,22 @@ def _classifier_step(torch, model, x, y, loss_fn):
     return step
 
 
-def build(name, torch):
-    """``step()`` of training step ``name`` ("a".."e") on the module ``torch``."""
+def build(name, torch, compile=False):
+    """``step()`` of training step ``name`` on the module ``torch``; ``compile``: under ``torch.compile``.
+
+    (a)-(e) compile the whole step.  (f) and (g) compile the training step proper, a function of the batch
+    (and of (f)'s hidden state) returning the loss (and the new hidden state), with the batch picked and the
+    hidden state kept by the caller, as a torch.compile user writes it: a step that reads a changing batch
+    index or stores a new tensor in an outer object would be recorded again on every call."""
+    if name in ("f", "g"):
+        return (_lstm_lm if name == "f" else _gpt)(torch, np.random.default_rng(0), compile=compile)
+    step = _build(name, torch)
+    if compile:
+        step = torch.compile(step)
+    return step
+
+
+def _build(name, torch):
     F = torch.nn.functional
     rng = np.random.default_rng(0)
     torch.manual_seed(0)
@@ -107,15 +122,12 @@ def build(name, torch):
             return loss
         step.params = (b, w)
         return step
-    if name == "f":
-        return _lstm_lm(torch, rng)
-    if name == "g":
-        return _gpt(torch, rng)
     raise ValueError(f"unknown step {name!r}")
 
 
-def _lstm_lm(torch, rng, ntokens=50, emsize=32, nhid=64, nlayers=2, bptt=35, bsz=20, lr=5.0):
+def _lstm_lm(torch, rng, ntokens=50, emsize=32, nhid=64, nlayers=2, bptt=35, bsz=20, lr=5.0, compile=False):
     nn = torch.nn
+    torch.manual_seed(0)
 
     class RNNModel(nn.Module):
         def __init__(self):
@@ -137,24 +149,29 @@ def _lstm_lm(torch, rng, ntokens=50, emsize=32, nhid=64, nlayers=2, bptt=35, bsz
     state = {"i": 0, "hidden": (torch.zeros(nlayers, bsz, nhid), torch.zeros(nlayers, bsz, nhid))}
     criterion = nn.CrossEntropyLoss()
 
-    def step():
-        i = state["i"] * bptt
-        state["i"] = (state["i"] + 1) % 8
-        x, y = data[:, i:i + bptt], data[:, i + 1:i + 1 + bptt]
+    def train(x, y, hidden):
         model.zero_grad()
-        hidden = tuple(h.detach() for h in state["hidden"])
-        out, state["hidden"] = model(x, hidden)
+        out, hidden = model(x, hidden)
         loss = criterion(out, y.reshape(-1))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
         for p in model.parameters():
             p.data.add_(p.grad, alpha=-lr)
+        return loss, hidden
+    train = torch.compile(train) if compile else train
+
+    def step():
+        i = state["i"] * bptt
+        state["i"] = (state["i"] + 1) % 8
+        x, y = data[:, i:i + bptt], data[:, i + 1:i + 1 + bptt]
+        loss, state["hidden"] = train(x, y, tuple(h.detach() for h in state["hidden"]))
         return loss
     return step
 
 
-def _gpt(torch, rng, vocab=65, block=64, n_layer=4, n_head=4, n_embd=64, bsz=16, dropout=0.1):
+def _gpt(torch, rng, vocab=65, block=64, n_layer=4, n_head=4, n_embd=64, bsz=16, dropout=0.1, compile=False):
     nn, F = torch.nn, torch.nn.functional
+    torch.manual_seed(0)
 
     class Attention(nn.Module):
         def __init__(self):
@@ -212,13 +229,17 @@ def _gpt(torch, rng, vocab=65, block=64, n_layer=4, n_head=4, n_embd=64, bsz=16,
     ys = [torch.tensor(d[:, 1:].copy()) for d in data]
     state = {"i": 0}
 
-    def step():
-        i = state["i"]
-        state["i"] = (i + 1) % 8
-        loss = model(xs[i], ys[i])
+    def train(x, y):
+        loss = model(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         return loss
+    train = torch.compile(train) if compile else train
+
+    def step():
+        i = state["i"]
+        state["i"] = (i + 1) % 8
+        return train(xs[i], ys[i])
     return step

@@ -10,6 +10,7 @@ import ml_dtypes
 import numpy as np
 
 from . import dtypes as D
+from . import ops as _ops
 from .device import canonical
 from .kernels import _geometry as G
 from .kernels import elementwise as KE
@@ -271,8 +272,19 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if dt is D.bool_:
         raise NotImplementedError(f"\"arange_{canonical(device).type}\" not implemented for 'Bool'")
     acc = np.float64 if dt.is_floating_point else np.int64
-    arr = start + np.arange(n, dtype=acc) * np.asarray(step, dtype=acc)
-    return _finish(from_host(arr, dt, canonical(device)), requires_grad)
+
+    def values():
+        arr = start + np.arange(n, dtype=acc) * np.asarray(step, dtype=acc)
+        with np.errstate(over="ignore", invalid="ignore"):      # out of range: inf or wrapped, as from_host
+            return np.require(arr.astype(dt.np, copy=False), requirements="C")
+    # a function of the numbers given: a cached constant (tgrad.compile replays the copy), unless large
+    key = ("arange", n, start, step, type(start), type(step), math.copysign(1.0, start), dt)   # (-0.0: its sign)
+    t = (_ops.host_constant(key, values, dt, canonical(device)) if n <= _ARANGE_CACHED
+         else from_host(values(), dt, canonical(device)))
+    return _finish(t, requires_grad)
+
+
+_ARANGE_CACHED = 1 << 16    # elements: a larger arange is not kept on the host
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):

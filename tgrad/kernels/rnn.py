@@ -190,6 +190,20 @@ def _dot(a, w, w_ptr, g, j, k, H, s_wr, s_wc, m, acc, COMPUTE: tl.constexpr, REL
 
 
 @triton.jit
+def _back_step(s, T, REVERSE: tl.constexpr):
+    """Step s of a backward through time: (t, first, tp), t = T-1..0 (0..T-1 if REVERSE); ``first``: t is the
+    recurrence's first step (its previous state is the initial one); tp: the step before t (clamped in range)."""
+    t = T - 1 - s
+    first = t == 0
+    tp = t - 1 + first
+    if REVERSE:
+        t = s
+        first = t == T - 1
+        tp = t + 1 - first
+    return t, first, tp
+
+
+@triton.jit
 def lstm_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_ptr, cs_ptr, gs_ptr, T, B, H,
                       s_gt, s_gb, s_gc, s_wr, s_wc, s_b, s_h0b, s_h0c, s_c0b, s_c0c, s_yt, s_yb,
                       REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
@@ -262,13 +276,7 @@ def lstm_layer_backward_kernel(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, 
     c0 = tl.load(c0_ptr + b * s_c0b + j * s_c0c, mask=m, other=0.0).to(COMPUTE)
     zero = tl.zeros((ROWS, BLOCK_H), COMPUTE)
     for s in range(T):
-        t = T - 1 - s
-        first = t == 0                              # no step before t in the recurrence: c_{t-1} is c0
-        tp = t - 1 + first                          # (clamped in range)
-        if REVERSE:
-            t = s
-            first = t == T - 1
-            tp = t + 1 - first
+        t, first, tp = _back_step(s, T, REVERSE)
         dh += tl.load(dy_ptr + t * s_dyt + b * s_dyb + j * s_dyc, mask=m, other=0.0).to(COMPUTE)
         q = gs_ptr + (t * B + b) * 4 * H + j
         i = tl.load(q, mask=m, other=0.0).to(COMPUTE)
@@ -346,9 +354,7 @@ def rnn_layer_backward_kernel(dy_ptr, dhn_ptr, w_ptr, y_ptr, dg_ptr, dh0_ptr, T,
     zero = tl.zeros((ROWS, BLOCK_H), COMPUTE)
     dh = tl.load(dhn_ptr + b * s_dhb + j * s_dhc, mask=m, other=0.0).to(COMPUTE)
     for s in range(T):
-        t = T - 1 - s
-        if REVERSE:
-            t = s
+        t, _, _ = _back_step(s, T, REVERSE)
         dh += tl.load(dy_ptr + t * s_dyt + b * s_dyb + j * s_dyc, mask=m, other=0.0).to(COMPUTE)
         h = tl.load(y_ptr + t * s_yt + b * s_yb + j * s_yc, mask=m, other=0.0).to(COMPUTE)
         if RELU:
@@ -422,13 +428,7 @@ def gru_layer_backward_kernel(dy_ptr, dhn_ptr, w_ptr, h0_ptr, y_ptr, gs_ptr, dgi
     dh = tl.load(dhn_ptr + b * s_dhb + j * s_dhc, mask=m, other=0.0).to(COMPUTE)
     h0 = tl.load(h0_ptr + b * s_h0b + j * s_h0c, mask=m, other=0.0).to(COMPUTE)
     for s in range(T):
-        t = T - 1 - s
-        first = t == 0                              # no step before t in the recurrence: h_{t-1} is h0
-        tp = t - 1 + first                          # (clamped in range)
-        if REVERSE:
-            t = s
-            first = t == T - 1
-            tp = t + 1 - first
+        t, first, tp = _back_step(s, T, REVERSE)
         dh += tl.load(dy_ptr + t * s_dyt + b * s_dyb + j * s_dyc, mask=m, other=0.0).to(COMPUTE)
         q = gs_ptr + (t * B + b) * 4 * H + j
         r = tl.load(q, mask=m, other=0.0).to(COMPUTE)

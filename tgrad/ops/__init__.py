@@ -69,7 +69,7 @@ def call(name, *args, **attrs):
     return _tensor._call(name, *args, **attrs)
 
 
-_HOST_FULL = {}     # (shape, dtype, value) -> (read-only numpy array, its address)
+_HOST_FULL = {}     # host_constant's key -> (read-only numpy array, its address, its bytes)
 
 
 def host_full(shape, value, dtype, device, broadcast=False):
@@ -79,19 +79,26 @@ def host_full(shape, value, dtype, device, broadcast=False):
     src = () if broadcast else shape
     # -0.0 == 0.0, but not as a fill value: a zero's key holds its sign
     key = (src, dtype, value) if value else (src, dtype, value, math.copysign(1.0, value))
+    t = host_constant(key, lambda: np.full(src, value, dtype.np), dtype, device)
+    if broadcast:           # t is new and nobody else has seen it
+        t._shape, t._strides = tuple(shape), (0,) * len(shape)
+    return t
+
+
+def host_constant(key, make, dtype, device):
+    """A new contiguous tensor copied from the contiguous host array ``make()`` (of ``dtype``'s numpy type), kept
+    read-only under ``key``: its values must be a function of ``key``, so tgrad.compile may replay the copy."""
     c = _HOST_FULL.get(key)
     if c is None:
-        a = np.full(src, value, dtype.np)
+        a = make()
         a.setflags(write=False)
         if len(_HOST_FULL) >= 1024:
             _HOST_FULL.clear()
         c = _HOST_FULL[key] = (a, a.ctypes.data, a.nbytes)
-    t = empty(src, dtype, device)
+    t = empty(c[0].shape, dtype, device)
     if c[2]:
         st = t._storage     # a fresh block of c[2] bytes: no range check needed
         st.allocator.backend.memcpy_htod(st.ptr, c[1], c[2])
-    if broadcast:           # t is new and nobody else has seen it
-        t._shape, t._strides = tuple(shape), (0,) * len(shape)
     return t
 
 
