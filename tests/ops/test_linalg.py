@@ -1,0 +1,154 @@
+"""tgrad.linalg: PyTorch 2.13's errors (LinAlgError wording), return types, grad_fn names, the tgrad.* / Tensor
+aliases, vector right-hand sides, batches; values against numpy.linalg (the OpInfos in
+tgrad/testing/opinfos/linalg.py do forward / gradcheck / gradgradcheck)."""
+import numpy as np
+import pytest
+
+import tgrad
+
+
+def T(a, device, dtype=tgrad.float64, requires_grad=False):
+    return tgrad.tensor(a, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+SING = [[1.0, 2.0], [2.0, 4.0]]
+
+
+def test_singular_errors_as_pytorch(device):
+    S = T(SING, device)
+    batch = tgrad.stack([tgrad.eye(2, dtype=tgrad.float64, device=device), S])
+    with pytest.raises(tgrad.linalg.LinAlgError, match=r"^linalg.inv: The diagonal element 2 is zero, the inversion "
+                       r"could not be completed because the input matrix is singular.$"):
+        tgrad.linalg.inv(S)
+    with pytest.raises(tgrad.linalg.LinAlgError, match=r"^linalg.inv: \(Batch element 1\): The diagonal element 2"):
+        tgrad.inverse(batch)
+    with pytest.raises(tgrad.linalg.LinAlgError, match=r"^torch.linalg.solve: \(Batch element 1\): The solver "
+                       "failed because the input matrix is singular.$"):
+        tgrad.linalg.solve(batch, T([1.0, 1.0], device))
+    with pytest.raises(RuntimeError, match=r"^torch.linalg.lu_factor: \(Batch element 1\): U\[2,2\] is zero"):
+        tgrad.linalg.lu_factor(batch)
+    assert issubclass(tgrad.linalg.LinAlgError, RuntimeError)
+    # PyTorch 2.13: lu_factor_ex(S) = LU [[2, 4], [0.5, 0]], pivots [2, 2], info 2; det 0
+    LU, piv, info = tgrad.linalg.lu_factor_ex(S)
+    assert LU.cpu().tolist() == [[2.0, 4.0], [0.5, 0.0]] and piv.cpu().tolist() == [2, 2] and info.item() == 2
+    assert tgrad.linalg.det(S).item() == 0.0
+    sign, logabs = tgrad.linalg.slogdet(S)
+    assert sign.item() == 0 and logabs.item() == -np.inf
+
+
+def test_not_positive_definite(device):
+    with pytest.raises(tgrad.linalg.LinAlgError, match=r"^linalg.cholesky: The factorization could not be completed "
+                       r"because the input is not positive-definite \(the leading minor of order 2 is not "
+                       r"positive-definite\).$"):
+        tgrad.linalg.cholesky(T(SING, device))
+    A = tgrad.stack([tgrad.eye(2, dtype=tgrad.float64, device=device), -tgrad.eye(2, dtype=tgrad.float64,
+                                                                                   device=device)])
+    with pytest.raises(tgrad.linalg.LinAlgError, match=r"^linalg.cholesky: \(Batch element 1\): .*order 1 is"):
+        A.cholesky()
+    L, info = tgrad.linalg.cholesky_ex(-tgrad.eye(2, dtype=tgrad.float64, device=device))
+    assert info.item() == 1 and info.dtype == tgrad.int32 and L.cpu().tolist() == [[-1.0, 0.0], [0.0, -1.0]]
+
+
+def test_shape_and_dtype_errors(device):
+    with pytest.raises(RuntimeError, match=r"^linalg.inv: A must be batches of square matrices, but they are 2 by 3 "
+                       "matrices$"):
+        tgrad.linalg.inv(T(np.ones((2, 3)), device))
+    with pytest.raises(RuntimeError, match=r"^linalg.inv: The input tensor A must have at least 2 dimensions.$"):
+        tgrad.linalg.inv(T(np.ones(3), device))
+    with pytest.raises(RuntimeError, match=r"^linalg.inv: Expected a floating point or complex tensor as input. "
+                       "Got Long$"):
+        tgrad.linalg.inv(T(np.ones((2, 2)), device, tgrad.int64))
+    with pytest.raises(RuntimeError, match=r"^linalg.inv: Low precision dtypes not supported. Got Half$"):
+        tgrad.linalg.inv(T(np.ones((2, 2)), device, tgrad.float16))
+    eye = tgrad.eye(2, dtype=tgrad.float64, device=device)
+    with pytest.raises(RuntimeError, match=r"^linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                       r"\(2x2 and 3x1\)$"):
+        tgrad.linalg.solve(eye, T(np.ones(3), device))
+    with pytest.raises(RuntimeError, match=r"equation XA = B \(2x2 and 2x3\)$"):
+        tgrad.linalg.solve(eye, T(np.ones((2, 3)), device), left=False)
+    with pytest.raises(RuntimeError, match=r"^linalg.solve: Expected A and B to have the same dtype, but found A of "
+                       "type Float and B of type Double instead$"):
+        tgrad.linalg.solve(eye.float(), T(np.ones(2), device))
+    with pytest.raises(RuntimeError, match=r"^linalg.solve_triangular: The input tensor B must have at least 2 "
+                       "dimensions.$"):
+        tgrad.linalg.solve_triangular(eye, T(np.ones(2), device), upper=True)
+    with pytest.raises(RuntimeError, match=r"at most 128 x 128"):
+        tgrad.linalg.inv(tgrad.eye(129, device=device))
+
+
+def test_return_types_and_grad_fns(device):
+    A = T([[2.0, 1, 0], [1, 3, 1], [0, 1, 4]], device, requires_grad=True)
+    r = tgrad.linalg.lu_factor_ex(A)
+    assert type(r).__name__ == "linalg_lu_factor_ex" and r.pivots.dtype == tgrad.int32
+    assert repr(tgrad.linalg.slogdet(A)).startswith("tgrad.return_types.linalg_slogdet(\nsign=tensor(1.")
+    assert type(tgrad.slogdet(A)).__name__ == "slogdet" and type(A.slogdet()).__name__ == "slogdet"
+    assert type(tgrad.linalg.inv_ex(A)).__name__ == "linalg_inv_ex"
+    assert type(tgrad.linalg.cholesky_ex(A)).__name__ == "linalg_cholesky_ex"
+    assert type(tgrad.linalg.lu(A)).__name__ == "linalg_lu"
+    names = {"LinalgInvExBackward0": tgrad.linalg.inv(A), "LinalgDetBackward0": tgrad.det(A),
+             "LinalgSlogdetBackward0": tgrad.linalg.slogdet(A).logabsdet,
+             "LinalgCholeskyExBackward0": tgrad.linalg.cholesky(A),
+             "LinalgLuFactorExBackward0": tgrad.linalg.lu_factor(A).LU,
+             "LinalgSolveExBackward0": tgrad.linalg.solve(A, T([1.0, 2, 3], device)),
+             "LinalgSolveTriangularBackward0": tgrad.linalg.solve_triangular(A, T(np.ones((3, 1)), device),
+                                                                             upper=True)}
+    for name, t in names.items():
+        assert type(t.grad_fn).__name__ == name
+
+
+def test_values_and_aliases_against_numpy(device):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(2, 4, 4)) + 3 * np.eye(4)
+    A = T(a, device)
+    np.testing.assert_allclose(tgrad.inverse(A).cpu().numpy(), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(A.inverse().cpu().numpy(), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(A.det().cpu().numpy(), np.linalg.det(a), rtol=1e-10)
+    np.testing.assert_allclose(tgrad.logdet(A).cpu().numpy(), np.log(np.linalg.det(a)), rtol=1e-10)
+    assert np.isnan(tgrad.logdet(-tgrad.eye(3, dtype=tgrad.float64, device=device)).item())   # PyTorch: nan
+    # vector right-hand sides, batched A with one vector per matrix, and left=False
+    b = rng.normal(size=(2, 4))
+    np.testing.assert_allclose(tgrad.linalg.solve(A, T(b, device)).cpu().numpy(),
+                               np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tgrad.linalg.solve(A, T(b[0], device)).cpu().numpy(),
+                               np.linalg.solve(a, b[0][:, None])[..., 0], rtol=1e-10, atol=1e-12)
+    c = rng.normal(size=(3, 4))
+    np.testing.assert_allclose(tgrad.linalg.solve(A, T(c, device), left=False).cpu().numpy(),
+                               c @ np.linalg.inv(a), rtol=1e-9, atol=1e-12)
+    P, L, U = tgrad.linalg.lu(A)
+    np.testing.assert_allclose((P @ L @ U).cpu().numpy(), a, rtol=1e-12, atol=1e-12)
+    s = a @ np.swapaxes(a, -1, -2)
+    Ls = tgrad.cholesky(T(s, device))
+    np.testing.assert_allclose(Ls.cpu().numpy(), np.linalg.cholesky(s), rtol=1e-10)
+    B = rng.normal(size=(2, 4, 2))
+    np.testing.assert_allclose(tgrad.cholesky_solve(T(B, device), Ls).cpu().numpy(), np.linalg.solve(s, B),
+                               rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(tgrad.cholesky_inverse(Ls.mT, upper=True).cpu().numpy(), np.linalg.inv(s),
+                               rtol=1e-8, atol=1e-10)
+    X, Ac = tgrad.triangular_solve(T(B, device), A, upper=False)
+    np.testing.assert_allclose(X.cpu().numpy(), np.linalg.solve(np.tril(a), B), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tgrad.linalg.matrix_power(A, 3).cpu().numpy(), np.linalg.matrix_power(a, 3),
+                               rtol=1e-10)
+    np.testing.assert_allclose(tgrad.matrix_power(A, -2).cpu().numpy(), np.linalg.matrix_power(a, -2), rtol=1e-9)
+    np.testing.assert_allclose(A.matrix_power(0).cpu().numpy(), np.broadcast_to(np.eye(4), a.shape))
+
+
+def test_float32_and_empty_batches(device):
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 6, 6)).astype(np.float32) + 4 * np.eye(6, dtype=np.float32)
+    A = T(a, device, tgrad.float32)
+    Ai = tgrad.linalg.inv(A)
+    assert Ai.dtype == tgrad.float32
+    np.testing.assert_allclose(Ai.cpu().numpy(), np.linalg.inv(a.astype(np.float64)), rtol=1e-4, atol=1e-5)
+    e = tgrad.linalg.inv(T(np.zeros((0, 3, 3)), device))
+    assert tuple(e.shape) == (0, 3, 3)
+    assert tuple(tgrad.linalg.inv(T(np.zeros((0, 0)), device)).shape) == (0, 0)
+    assert tgrad.linalg.det(T(np.zeros((0, 0)), device)).item() == 1.0
+
+
+def test_double_backward_of_inverse_and_logdet(device):
+    """d/dA of sum(d logdet / dA) = d tr(A^-T) / dA: against finite differences in float64."""
+    A = T([[2.0, 0.5], [0.3, 1.5]], device, requires_grad=True)
+    f = lambda a: tgrad.logdet(a)
+    assert tgrad.autograd.gradcheck(f, (A,)) and tgrad.autograd.gradgradcheck(f, (A,))
+    g = lambda a: tgrad.linalg.lu(a).L
+    assert tgrad.autograd.gradcheck(g, (A,))

@@ -1,0 +1,254 @@
+"""Matrix factorizations and what is built on them (``tgrad.linalg``): LU (lu_factor, lu_solve, solve, inv, det,
+slogdet), Cholesky, triangular solves, the symmetric eigendecomposition.  Each forward runs the one-block kernels
+of tgrad/kernels/linalg.py over a batch of matrices; the backward rules are PyTorch's (FunctionsManual.cpp)
+written with tgrad ops, so they differentiate again.  Singular inputs are reported through ``info`` outputs (the
+``_ex`` ops); raising LinAlgError is the API's job (tgrad/linalg.py).
+"""
+from .. import dtypes as D
+from ..kernels import linalg as KL
+from ..kernels._geometry import broadcast_shapes
+from ..tensor import empty
+from . import Op, call as _c, host_full
+from ._rows import contig, merged_stride
+from .shape import diag_embed_forward, expand_forward, squeeze_forward, transpose_forward, unsqueeze_forward
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _check_size(name, n):
+    if n > KL.MAX_N:
+        raise RuntimeError(f"{name}: tgrad factors matrices of at most {KL.MAX_N} x {KL.MAX_N} (one matrix per "
+                           f"kernel block), got a side of {n}")
+
+
+def _mats(t):
+    """(tensor, B, (batch stride, row stride, col stride)): t (..., M, N) as B matrices; a contiguous copy when
+    the batch dims do not merge into one stride."""
+    sb = merged_stride(t.shape[:-2], t.stride()[:-2])
+    if sb is None:
+        t = contig(t)
+        sb = t.shape[-1] * t.shape[-2]
+    return t, _prod(t.shape[:-2]), (sb, t.stride(-2), t.stride(-1))
+
+
+def _mT(t):
+    """t^T, in a forward (no graph)."""
+    return transpose_forward(t, dim0=-2, dim1=-1)
+
+
+def _eye_like(t):
+    """The identity shaped and batched like the square t (a new tensor, no graph)."""
+    return diag_embed_forward(host_full(tuple(t.shape[:-1]), 1.0, t.dtype, t.device, broadcast=True))
+
+
+def _expand_batch(a, b):
+    """a (..., n, n), b (..., n, k) with their batch dims broadcast (views)."""
+    batch = tuple(broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    return (expand_forward(a, size=batch + tuple(a.shape[-2:])), expand_forward(b, size=batch + tuple(b.shape[-2:])))
+
+
+# ------------------------------------------------------------------ LU
+def _lu(A, name):
+    """(LU, pivots, info, det, sign, logabsdet) of A (..., M, N)."""
+    _check_size(name, max(A.shape[-2:]))
+    a, B, sa = _mats(A)
+    M, N = A.shape[-2:]
+    batch = tuple(A.shape[:-2])
+    lu = empty(A.shape, A.dtype, A.device)
+    piv = empty(batch + (min(M, N),), D.int32, A.device)
+    info = empty(batch, D.int32, A.device)
+    det, sgn, lad = (empty(batch, A.dtype, A.device) for _ in range(3))
+    KL.lu_factor(a, lu, piv, info, det, sgn, lad, (B, M, N, sa))
+    return lu, piv, info, det, sgn, lad
+
+
+def _lu_solve(lu, piv, b, trans=False):
+    """A^-1 b (A^-T b) from lu (..., n, n) and piv (..., n), b (..., n, k); batch dims already equal."""
+    n, k = b.shape[-2:]
+    x = empty(b.shape, b.dtype, b.device)
+    lu, piv = contig(lu), contig(piv)
+    bb, B, sb = _mats(b)
+    KL.lu_solve(lu, piv, bb, x, (B, n, k, n * n, n, sb), trans)
+    return x
+
+
+def lu_factor_ex_forward(A, *, pivot=True, check_errors=False):
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    return _lu(A, "linalg.lu_factor")[:3]
+
+
+def lu_factor_ex_backward(ctx, g, _gp=None, _gi=None):
+    """Square A: gA = P L^-T [(L^T gL).tril(-1) + (gU U^T).triu()] U^-T, gL = g.tril(-1), gU = g.triu()."""
+    LU = ctx.saved["result0"]
+    if LU.shape[-1] != LU.shape[-2]:
+        raise NotImplementedError("linalg.lu_factor backward: tgrad differentiates square matrices only")
+    P, L, U = lu_unpack(LU, ctx.saved["result1"])
+    gA = L.mT.matmul(g.tril(-1)).tril(-1) + g.triu().matmul(U.mT).triu()
+    gA = _c("linalg_solve_triangular", U.mT, gA, upper=False, left=False)
+    gA = _c("linalg_solve_triangular", L.mT, gA, upper=True, unitriangular=True)
+    return (P.matmul(gA),)
+
+
+def lu_unpack(LU, pivots):
+    """(P, L, U) with A = P L U from lu_factor's output, square (..., n, n) (L, U: tgrad ops, differentiable in LU)."""
+    eye = _eye_like(LU.detach())
+    # P^T = P^-1 = the identity with lu_factor's row swaps applied (lu_solve with L = U = I)
+    P = _mT(_lu_solve(eye, contig(pivots), eye)) if LU.shape[-1] else eye
+    return P, LU.tril(-1) + eye, LU.triu()
+
+
+def lu_solve_forward(LU, pivots, B, *, left=True, adjoint=False):
+    """X with A X = B (adjoint: A^T X = B; not left: X A = B, X A^T = B) from A's lu_factor."""
+    if not left:
+        return _mT(lu_solve_forward(LU, pivots, _mT(B), adjoint=not adjoint))
+    _check_size("linalg.lu_solve", LU.shape[-1])
+    batch = tuple(broadcast_shapes(LU.shape[:-2], B.shape[:-2]))
+    lu = expand_forward(LU, size=batch + tuple(LU.shape[-2:]))
+    piv = expand_forward(pivots, size=batch + tuple(pivots.shape[-1:]))
+    b = expand_forward(B, size=batch + tuple(B.shape[-2:]))
+    return _lu_solve(lu, piv, b, trans=adjoint)
+
+
+def lu_solve_backward(ctx, g):
+    """gB = lu_solve(LU, pivots, g, left, not adjoint); LU's gradient is not implemented."""
+    if ctx.needs_input_grad[0]:
+        raise NotImplementedError("linalg.lu_solve: tgrad differentiates with respect to B only (use "
+                                  "linalg.solve to differentiate with respect to the matrix)")
+    LU, piv = ctx.saved["LU"], ctx.saved["pivots"]
+    return None, None, _c("linalg_lu_solve", LU, piv, g, left=ctx.attrs.get("left", True),
+                          adjoint=not ctx.attrs.get("adjoint", False))
+
+
+def vector_rhs(A, B):
+    """PyTorch's rule: B is a (batch of) vector(s) if it is 1-D or has A's batch shape plus one dim."""
+    return B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def solve_ex_forward(A, B, *, left=True, check_errors=False):
+    """(X, info) with A X = B (left=False: X A = B); B (..., n, k) or a (batch of) vector(s)."""
+    vec = vector_rhs(A, B)
+    Bm = unsqueeze_forward(B, dim=-1) if vec else (B if left else _mT(B))
+    A, Bm = _expand_batch(A if left else _mT(A), Bm)
+    lu, piv, info = _lu(A, "linalg.solve")[:3]
+    X = _lu_solve(lu, piv, Bm)
+    return (squeeze_forward(X, dim=-1) if vec else (X if left else _mT(X))), info
+
+
+def solve_backward(ctx, g, _gi=None):
+    """gB = A^-T g (the same side), gA = -gB X^T (left) or -X^T gB."""
+    A, X = ctx.saved["A"], ctx.saved["result0"]
+    left = ctx.attrs.get("left", True)
+    gB = _c("linalg_solve_ex", A.mT, g, left=left)[0]
+    if vector_rhs(A, g):
+        Xm, gBm = (X.unsqueeze(-1), gB.unsqueeze(-1)) if left else (X.unsqueeze(-2), gB.unsqueeze(-2))
+    else:
+        Xm, gBm = X, gB
+    return (-gBm.matmul(Xm.mT) if left else -Xm.mT.matmul(gBm)), gB
+
+
+def inv_ex_forward(A, *, check_errors=False):
+    lu, piv, info = _lu(A, "linalg.inv")[:3]
+    eye = _eye_like(A)
+    return (_lu_solve(lu, piv, eye) if A.shape[-1] else eye), info
+
+
+def inv_backward(ctx, g, _gi=None):
+    """gA = -A^-T g A^-T."""
+    Ainv_t = ctx.saved["result0"].mT
+    return (-Ainv_t.matmul(g).matmul(Ainv_t),)
+
+
+def det_forward(A):
+    return _lu(A, "linalg.det")[3]
+
+
+def det_backward(ctx, g):
+    """gA = g det A^-T (A invertible)."""
+    A, det = ctx.saved["A"], ctx.saved["result"]
+    return ((g * det)[..., None, None] * _c("linalg_inv_ex", A)[0].mT,)
+
+
+def slogdet_forward(A):
+    return _lu(A, "linalg.slogdet")[4:]
+
+
+def slogdet_backward(ctx, _gsign, glogabs):
+    """gA = g_logabsdet A^-T."""
+    return (glogabs[..., None, None] * _c("linalg_inv_ex", ctx.saved["A"])[0].mT,)
+
+
+# ------------------------------------------------------------------ triangular, Cholesky
+def solve_triangular_forward(A, B, *, upper, left=True, unitriangular=False):
+    """X with T X = B (left) or X T = B, T the upper / lower triangle of A (batch dims broadcast)."""
+    if not left:
+        return _mT(solve_triangular_forward(_mT(A), _mT(B), upper=not upper, unitriangular=unitriangular))
+    _check_size("linalg.solve_triangular", A.shape[-1])
+    A, B = _expand_batch(A, B)
+    a, nb, sa = _mats(A)
+    b, _, sb = _mats(B)
+    x = empty(B.shape, B.dtype, B.device)
+    KL.trsm(a, b, x, (nb, B.shape[-2], B.shape[-1], sa, sb), upper, unitriangular)
+    return x
+
+
+def solve_triangular_backward(ctx, g):
+    """gB = T^-T g (solved on the other side for left=False); gA = -gB X^T (left) or -X^T gB, kept on T's
+    triangle (off the diagonal if unitriangular)."""
+    A, X = ctx.saved["A"], ctx.saved["result"]
+    upper, left = ctx.attrs["upper"], ctx.attrs.get("left", True)
+    unit = ctx.attrs.get("unitriangular", False)
+    gB = _c("linalg_solve_triangular", A.mT, g, upper=not upper, left=left, unitriangular=unit)
+    gA = None
+    if ctx.needs_input_grad[0]:
+        gA = -gB.matmul(X.mT) if left else -X.mT.matmul(gB)
+        k = 1 if unit else 0
+        gA = gA.triu(k) if upper else gA.tril(-k)
+    return gA, gB
+
+
+def cholesky_ex_forward(A, *, upper=False, check_errors=False):
+    """(L, info): A = L L^T from A's lower triangle (upper: U = L^T from A's upper triangle)."""
+    _check_size("linalg.cholesky", A.shape[-1])
+    src = _mT(A) if upper else A
+    a, B, sa = _mats(src)
+    lo = empty(A.shape, A.dtype, A.device)
+    info = empty(tuple(A.shape[:-2]), D.int32, A.device)
+    KL.cholesky(a, lo, info, (B, A.shape[-1], sa))
+    return (_mT(lo) if upper else lo), info
+
+
+def cholesky_backward(ctx, g, _gi=None):
+    """gA = sym(L^-T Phi(L^T gL) L^-1), Phi = the lower triangle with the diagonal halved."""
+    L = ctx.saved["result0"]
+    if ctx.attrs.get("upper", False):
+        L, g = L.mT, g.mT
+    phi = L.mT.matmul(g).tril()
+    phi = phi - 0.5 * phi.diagonal(0, -2, -1).diag_embed()
+    gA = _c("linalg_solve_triangular", L, phi, upper=False, left=False)      # phi L^-1
+    gA = _c("linalg_solve_triangular", L.mT, gA, upper=True)               # L^-T phi L^-1
+    return (0.5 * (gA + gA.mT),)
+
+
+LU_FACTOR_EX = Op("linalg_lu_factor_ex", lu_factor_ex_forward, lu_factor_ex_backward, "LinalgLuFactorExBackward0",
+                  inputs=("A",), save=("result0", "result1"), outputs=3, nondiff_outputs=(1, 2))
+LU_SOLVE = Op("linalg_lu_solve", lu_solve_forward, lu_solve_backward, "LinalgLuSolveBackward0",
+              inputs=("LU", "pivots", "B"), save=("LU", "pivots"))
+SOLVE_EX = Op("linalg_solve_ex", solve_ex_forward, solve_backward, "LinalgSolveExBackward0", inputs=("A", "B"),
+              save=("A", "result0"), outputs=2, nondiff_outputs=(1,))
+INV_EX = Op("linalg_inv_ex", inv_ex_forward, inv_backward, "LinalgInvExBackward0", inputs=("A",),
+            save=("result0",), outputs=2, nondiff_outputs=(1,))
+DET = Op("linalg_det", det_forward, det_backward, "LinalgDetBackward0", inputs=("A",), save=("A", "result"))
+SLOGDET = Op("linalg_slogdet", slogdet_forward, slogdet_backward, "LinalgSlogdetBackward0", inputs=("A",),
+             save=("A",), outputs=2, nondiff_outputs=(0,))
+SOLVE_TRIANGULAR = Op("linalg_solve_triangular", solve_triangular_forward, solve_triangular_backward,
+                      "LinalgSolveTriangularBackward0", inputs=("A", "B"), save=("A", "result"))
+CHOLESKY_EX = Op("linalg_cholesky_ex", cholesky_ex_forward, cholesky_backward, "LinalgCholeskyExBackward0",
+                 inputs=("A",), save=("result0",), outputs=2, nondiff_outputs=(1,))
+
+ENTRIES = [LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX]
