@@ -378,3 +378,75 @@ def _torch_slogdet(input, *, out=None):
     """``torch.slogdet``: (sign, logabsdet) as ``return_types.slogdet``."""
     res = R.slogdet(*slogdet(input))
     return res if out is None else _copy_out(out, res)
+
+
+# ------------------------------------------------------------------ symmetric eigen, norms
+def _uplo(UPLO, name="linalg.eigh"):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _ = name
+    return UPLO.upper()
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """(eigenvalues ascending, eigenvectors) of the symmetric A read from its lower (UPLO="U": upper) triangle
+    (cyclic Jacobi in one kernel; each eigenvector's sign is arbitrary, as LAPACK's)."""
+    _square(A, "linalg.eigh")
+    res = R.linalg_eigh(*_call("linalg_eigh", A, UPLO=_uplo(UPLO)))
+    return res if out is None else _copy_out(out, res)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    _square(A, "linalg.eigvalsh")
+    res = _call("linalg_eigh", A, UPLO=_uplo(UPLO))[0]
+    return res if out is None else out.copy_(res)
+
+
+def svdvals(A, *, driver=None, out=None):
+    """Singular values, descending: sqrt of the eigenvalues of A^T A (or A A^T, the smaller).  Composed: small
+    singular values lose relative accuracy (eps * s_max^2 / s_min) and the gradient at a zero one is inf."""
+    _matrix(A, "linalg.svdvals")
+    G = A.mT.matmul(A) if A.shape[-1] <= A.shape[-2] else A.matmul(A.mT)
+    res = _call("linalg_eigh", G, UPLO="L")[0].clamp(min=0).sqrt().flip(-1)
+    return res if out is None else out.copy_(res)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """'fro', 'nuc', +-1 (max / min column abs sum), +-2 (largest / smallest singular value), +-inf (row sums)."""
+    _at_least_2d(A, "linalg.matrix_norm")
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = (d % A.dim() for d in dim)
+    if ord == "fro":
+        res = A.norm(2, (d0, d1), keepdim)
+    elif ord in ("nuc", 2, -2):
+        sv = svdvals(A.movedim((d0, d1), (-2, -1)))
+        res = sv.sum(-1) if ord == "nuc" else (sv.amax(-1) if ord == 2 else sv.amin(-1))
+        if keepdim:
+            res = res.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+    elif ord in (1, -1, float("inf"), float("-inf")):
+        sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
+        s = A.abs().sum(sum_dim, keepdim=True)
+        res = s.amax(red_dim, keepdim=True) if ord > 0 else s.amin(red_dim, keepdim=True)
+        if not keepdim:
+            res = res.squeeze((d0, d1))
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    return res if out is None else out.copy_(res)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """vector_norm or matrix_norm as PyTorch picks: a string ord or a 2-tuple dim (or ord with a 2-D A and no
+    dim) is a matrix norm; otherwise the 2-norm of the flattened A / the vector ord-norm over ``dim``."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if isinstance(ord, str) or (dim is not None and len(dim) == 2) or (ord is not None and dim is None
+                                                                       and A.dim() == 2):
+        res = matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim,
+                          dtype=dtype)
+    else:
+        if ord is not None and dim is None and A.dim() != 1:
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
+                               f"{A.dim()}D.")
+        res = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return res if out is None else out.copy_(res)

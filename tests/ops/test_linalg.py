@@ -152,3 +152,45 @@ def test_double_backward_of_inverse_and_logdet(device):
     assert tgrad.autograd.gradcheck(f, (A,)) and tgrad.autograd.gradgradcheck(f, (A,))
     g = lambda a: tgrad.linalg.lu(a).L
     assert tgrad.autograd.gradcheck(g, (A,))
+
+
+def test_eigh_eigvalsh_and_norms(device):
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(2, 5, 5))
+    s = a + np.swapaxes(a, -1, -2)
+    S = T(s, device)
+    w, V = tgrad.linalg.eigh(S)
+    np.testing.assert_allclose(w.cpu().numpy(), np.linalg.eigvalsh(s), rtol=1e-12, atol=1e-12)
+    v = V.cpu().numpy()
+    np.testing.assert_allclose(v @ (w.cpu().numpy()[..., None] * np.swapaxes(v, -1, -2)), s, atol=1e-12)
+    lower_only = T(np.tril(s), device)
+    np.testing.assert_allclose(tgrad.linalg.eigvalsh(lower_only).cpu().numpy(), np.linalg.eigvalsh(s), atol=1e-12)
+    np.testing.assert_allclose(tgrad.linalg.eigvalsh(T(np.triu(s), device), UPLO="U").cpu().numpy(),
+                               np.linalg.eigvalsh(s), atol=1e-12)
+    assert type(tgrad.linalg.eigh(S)).__name__ == "linalg_eigh"
+    with pytest.raises(RuntimeError, match=r"^Expected UPLO argument to be 'L' or 'U', but got X$"):
+        tgrad.linalg.eigh(S, UPLO="X")
+    # matrix norms: PyTorch 2.13 on arange(6).reshape(2, 3) - 2 printed these
+    A = T(np.arange(6.0).reshape(2, 3) - 2, device, tgrad.float32)
+    want = {"fro": 4.358899116516113, "nuc": 5.804905891418457, 2: 3.9396440982818604, -2: 1.8652620315551758,
+            1: 3.0, -1: 3.0, float("inf"): 6.0, float("-inf"): 3.0}
+    for o, ref in want.items():
+        assert abs(tgrad.linalg.matrix_norm(A, o).item() - ref) < 2e-6, o
+        assert tuple(tgrad.linalg.matrix_norm(A, o, keepdim=True).shape) == (1, 1)
+    assert abs(tgrad.linalg.norm(A.flatten(), 3).item() - 3.5569) < 1e-4
+    np.testing.assert_allclose(tgrad.linalg.norm(A, dim=1).cpu().numpy(), [2.2361, 3.7417], atol=1e-4)
+    with pytest.raises(RuntimeError, match=r"^linalg.matrix_norm: Order 3 not supported.$"):
+        tgrad.linalg.matrix_norm(A, 3)
+    np.testing.assert_allclose(tgrad.linalg.svdvals(T(a, device)).cpu().numpy(), np.linalg.svd(a, compute_uv=False),
+                               rtol=1e-9)
+
+
+def test_eigh_gradient_gauge_invariant(device):
+    """d/dA of sum(w * c) + sum(V diag(w) V^T * D): gauge-invariant, against finite differences, twice."""
+    A = T([[1.0, 0.3, -0.2], [0.1, 2.0, 0.5], [0.4, -0.3, 3.5]], device, requires_grad=True)
+    D = T(np.arange(9.0).reshape(3, 3), device)
+
+    def f(a):
+        w, V = tgrad.linalg.eigh(a + a.mT)
+        return (w * T([1.0, -2.0, 0.5], device)).sum() + ((V * w.unsqueeze(-2)).matmul(V.mT) * D).sum()
+    assert tgrad.autograd.gradcheck(f, (A,)) and tgrad.autograd.gradgradcheck(f, (A,))

@@ -187,6 +187,54 @@ def cholesky_kernel(a_ptr, l_ptr, info_ptr, N, sa_b, sa_m, sa_n, BLOCK_N: tl.con
     tl.store(info_ptr + b, info)
 
 
+@triton.jit
+def eigh_kernel(a_ptr, w_ptr, v_ptr, N, NN, sa_b, sa_m, sa_n, SWEEPS: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A[b] = V diag(w) V^T from A's lower triangle, by cyclic Jacobi: SWEEPS sweeps of NN - 1 steps (NN = N
+    rounded up to even), each rotating NN / 2 disjoint pairs (round-robin order): A <- J^T A J, V <- V J; w ascending.
+    A (B, N, N) strided; w (B, N), V (B, N, N) contiguous."""
+    b = tl.program_id(0).to(tl.int64)
+    rows = tl.arange(0, BLOCK_N)
+    cols = tl.arange(0, BLOCK_N)
+    a = _load_block(a_ptr, b, sa_b, sa_m, sa_n, N, N, BLOCK_N, BLOCK_N)
+    a = tl.where(rows[:, None] >= cols[None, :], a, tl.trans(a))
+    eye = tl.where(rows[:, None] == cols[None, :], 1.0, 0.0).to(a.dtype)
+    v = eye
+    M = NN - 1
+    for it in range(SWEEPS * M):
+        r = it % M
+        # round robin: i < M meets (2r - i) mod M, or M when that is i itself; M meets r; the padding itself
+        j = (2 * r - rows + 2 * BLOCK_N * M) % M
+        partner = tl.where(rows == M, r, tl.where(j == rows, M, j))
+        partner = tl.where(rows > M, rows, partner)
+        diag = tl.sum(tl.where(rows[:, None] == cols[None, :], a, 0.0), axis=1)
+        pmat = cols[None, :] == partner[:, None]                 # pmat[i, k]: k is i's partner
+        dpart = tl.sum(tl.where(pmat, diag[None, :], 0.0), axis=1)
+        apq = tl.sum(tl.where(pmat, a, 0.0), axis=1)
+        lo = rows < partner
+        app = tl.where(lo, diag, dpart)
+        aqq = tl.where(lo, dpart, diag)
+        rot = apq != 0
+        tau = (aqq - app) / (2.0 * tl.where(rot, apq, 1.0))
+        t = tl.where(tau >= 0, 1.0, -1.0) / (tl.abs(tau) + tl.sqrt(1.0 + tau * tau))
+        t = tl.where(rot, t, 0.0)
+        c = 1.0 / tl.sqrt(1.0 + t * t)
+        s = t * c
+        # J[i, i] = c, J[p, q] = s, J[q, p] = -s (p < q)
+        jm = tl.where(rows[:, None] == cols[None, :], c[:, None], 0.0)
+        jm = jm + tl.where(pmat, tl.where(lo, s, -s)[:, None], 0.0)
+        jm = jm.to(a.dtype)
+        a = tl.dot(tl.trans(jm), tl.dot(a, jm, input_precision="ieee"), input_precision="ieee")
+        v = tl.dot(v, jm, input_precision="ieee")
+    w = tl.sum(tl.where(rows[:, None] == cols[None, :], a, 0.0), axis=1)
+    # ascending order: the rank of each eigenvalue among the first N (ties by index)
+    valid = cols < N
+    less = (w[None, :] < w[:, None]) | ((w[None, :] == w[:, None]) & (cols[None, :] < rows[:, None]))
+    rank = tl.sum(tl.where(less & valid[None, :], 1, 0), axis=1)
+    tl.store(w_ptr + b * N + rank, w, mask=rows < N)
+    m = (rows[:, None] < N) & valid[None, :]
+    tl.store(v_ptr + b * N * N + rows[:, None] * N + rank[None, :], v, mask=m)
+
+
 # ------------------------------------------------------------------ launchers
 def _block(n):
     return max(2, next_pow2(n))
@@ -250,3 +298,17 @@ def cholesky(a, lo, info, geom):
     site = _site(("chol", B, N, sa, a.dtype, dev), cholesky_kernel, B, dev,
                  [kptr(a), kptr(lo), kptr(info), N, *sa], {"BLOCK_N": _block(N)})
     site(a.data_ptr(), lo.data_ptr(), info.data_ptr())
+
+
+def eigh(a, w, v, geom):
+    """w, v (contiguous) = the eigenvalues (ascending) and eigenvectors of the lower triangle of each matrix of
+    ``a``; geom = (B, N, a strides)."""
+    B, N, sa = geom
+    if B == 0 or N == 0:
+        return
+    dev = v._storage.launch_device
+    sweeps = 12 if a.dtype.itemsize == 8 else 8
+    site = _site(("eigh", B, N, sa, a.dtype, dev), eigh_kernel, B, dev,
+                 [kptr(a), kptr(w), kptr(v), N, N + N % 2, *sa],
+                 {"SWEEPS": sweeps, "BLOCK_N": max(16, next_pow2(N))})
+    site(a.data_ptr(), w.data_ptr(), v.data_ptr())

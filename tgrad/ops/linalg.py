@@ -235,6 +235,30 @@ def cholesky_backward(ctx, g, _gi=None):
     return (0.5 * (gA + gA.mT),)
 
 
+# ------------------------------------------------------------------ symmetric eigen
+def eigh_forward(A, *, UPLO="L"):
+    """(w ascending, V) with A = V diag(w) V^T from A's lower (UPLO="U": upper) triangle."""
+    _check_size("linalg.eigh", A.shape[-1])
+    a, B, sa = _mats(_mT(A) if UPLO == "U" else A)
+    n = A.shape[-1]
+    w = empty(tuple(A.shape[:-1]), A.dtype, A.device)
+    v = empty(A.shape, A.dtype, A.device)
+    KL.eigh(a, w, v, (B, n, sa))
+    return w, v
+
+
+def eigh_backward(ctx, gw, gV):
+    """gA = V (diag(gw) + skew(V^T gV) / E) V^T, E[i, j] = w[j] - w[i] (off the diagonal)."""
+    w, V = ctx.saved["result0"], ctx.saved["result1"]
+    inner = gw.diag_embed()
+    if gV is not None:
+        VgV = V.mT.matmul(gV)
+        E = w.unsqueeze(-2) - w.unsqueeze(-1)
+        off = E.ne(0)
+        inner = inner + (0.5 * (VgV - VgV.mT)).div(_c("where", off, E, E.new_ones(()))).mul(off.to(E.dtype))
+    return (V.matmul(inner).matmul(V.mT),)
+
+
 LU_FACTOR_EX = Op("linalg_lu_factor_ex", lu_factor_ex_forward, lu_factor_ex_backward, "LinalgLuFactorExBackward0",
                   inputs=("A",), save=("result0", "result1"), outputs=3, nondiff_outputs=(1, 2))
 LU_SOLVE = Op("linalg_lu_solve", lu_solve_forward, lu_solve_backward, "LinalgLuSolveBackward0",
@@ -251,4 +275,7 @@ SOLVE_TRIANGULAR = Op("linalg_solve_triangular", solve_triangular_forward, solve
 CHOLESKY_EX = Op("linalg_cholesky_ex", cholesky_ex_forward, cholesky_backward, "LinalgCholeskyExBackward0",
                  inputs=("A",), save=("result0",), outputs=2, nondiff_outputs=(1,))
 
-ENTRIES = [LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX]
+EIGH = Op("linalg_eigh", eigh_forward, eigh_backward, "LinalgEighBackward0", inputs=("A",),
+           save=("result0", "result1"), outputs=2)
+
+ENTRIES = [LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX, EIGH]

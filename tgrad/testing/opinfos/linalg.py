@@ -92,6 +92,23 @@ def _lu_solve_samples(rng):
     return out
 
 
+def _eigh_op(a, **k):
+    """Gauge-invariant outputs of eigh of a + a^T: the eigenvalues and the squared eigenvector entries."""
+    w, v = tgrad.linalg.eigh(a + a.mT, **k)
+    return w, v * v
+
+
+def _eigh_ref(a, UPLO="L"):
+    w, v = np.linalg.eigh(a + np.swapaxes(a, -1, -2))
+    return w, v * v
+
+
+def _eigh_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, s), grad=0 < int(np.prod(s)) <= 9, **k)
+            for s, k in [((3, 3), {}), ((2, 2, 2), dict(UPLO="U")), ((1, 1), {}), ((2, 5, 5), {}), ((0, 3, 3), {}),
+                         ((9, 9), {})]]
+
+
 OPS = [
     OpInfo("linalg_inv_ex", lambda a: tgrad.linalg.inv(a), np.linalg.inv, _square, dtypes=DTYPES, tol=TOL),
     OpInfo("linalg_det", lambda a: tgrad.linalg.det(a), np.linalg.det, _square, dtypes=DTYPES, tol=TOL),
@@ -109,4 +126,6 @@ OPS = [
            lambda a, upper=False: (lambda c: np.swapaxes(c, -1, -2) if upper else c)(np.linalg.cholesky(_spd(a))),
            lambda rng: _square(rng) + [SampleInput(rng.uniform(-1, 1, (2, 2)), upper=True)],
            dtypes=DTYPES, tol=TOL),
+    # (float32 eigenvectors of close eigenvalues move by eps |A| / gap)
+    OpInfo("linalg_eigh", _eigh_op, _eigh_ref, _eigh_samples, dtypes=DTYPES, tol={"float32": (1e-3, 1e-3)}),
 ]
