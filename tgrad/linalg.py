@@ -402,12 +402,60 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return res if out is None else out.copy_(res)
 
 
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """(U, S descending, Vh) with A = U diag(S) Vh (one-sided Jacobi in one kernel; singular vectors' signs are
+    arbitrary, as LAPACK's; a zero singular value's columns of U are zero when not full_matrices)."""
+    _matrix(A, "linalg.svd")
+    res = R.linalg_svd(*_call("linalg_svd", A, full_matrices=full_matrices))
+    return res if out is None else _copy_out(out, res)
+
+
 def svdvals(A, *, driver=None, out=None):
-    """Singular values, descending: sqrt of the eigenvalues of A^T A (or A A^T, the smaller).  Composed: small
-    singular values lose relative accuracy (eps * s_max^2 / s_min) and the gradient at a zero one is inf."""
+    """The singular values, descending."""
     _matrix(A, "linalg.svdvals")
-    G = A.mT.matmul(A) if A.shape[-1] <= A.shape[-2] else A.matmul(A.mT)
-    res = _call("linalg_eigh", G, UPLO="L")[0].clamp(min=0).sqrt().flip(-1)
+    res = _call("linalg_svd", A, full_matrices=False)[1]
+    return res if out is None else out.copy_(res)
+
+
+def _torch_svd(input, some=True, compute_uv=True, *, out=None):
+    """``torch.svd`` (the old API): (U, S, V) with V = Vh^T; some=False gives the full U, V; without compute_uv
+    U and V are zeros."""
+    _matrix(input, "svd")
+    U, S, Vh = _call("linalg_svd", input, full_matrices=not some)
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        U, Vh = input.new_zeros(*input.shape[:-2], m, m), input.new_zeros(*input.shape[:-2], n, n)
+    res = R.svd(U, S, Vh.mT)
+    return res if out is None else _copy_out(out, res)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """V diag(1/S) U^T over the singular values above max(atol, rtol * S_max) (rtol default eps * max(m, n)
+    when atol is not given either)."""
+    _matrix(A, "linalg.pinv")
+    U, S, Vh = _call("linalg_svd", A, full_matrices=False)
+    keep = S > _tolerance(A, S, atol, rtol)
+    Sinv = (1 / S.where(keep, S.new_ones(()))).where(keep, S.new_zeros(()))
+    res = (Vh.mT * Sinv.unsqueeze(-2)).matmul(U.mT)
+    return res if out is None else out.copy_(res)
+
+
+def _tolerance(A, S, atol, rtol):
+    """max(atol, rtol * S_max) per matrix, (..., 1); rtol defaults to eps * max(m, n), or 0 when atol is given."""
+    smax = S.amax(-1, keepdim=True) if S.shape[-1] else S.new_zeros(*S.shape[:-1], 1)
+    if rtol is None:
+        rtol = D.finfo(A.dtype).eps * max(A.shape[-2:]) if atol is None else 0.0
+    tol = smax * rtol
+    if atol is not None:
+        tol = tol.clamp(min=atol) if not hasattr(atol, "shape") else tol.maximum(atol.unsqueeze(-1))
+    return tol
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """The number of singular values above max(atol, rtol * S_max)."""
+    _matrix(A, "linalg.matrix_rank")
+    S = svdvals(A)
+    res = (S > _tolerance(A, S, atol, rtol)).sum(-1)
     return res if out is None else out.copy_(res)
 
 

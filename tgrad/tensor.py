@@ -1263,6 +1263,12 @@ class Tensor:
     def matrix_power(self, n):
         return _linalg.matrix_power(self, n)
 
+    def svd(self, some=True, compute_uv=True):
+        return _linalg._torch_svd(self, some, compute_uv)
+
+    def pinverse(self, rcond=1e-15):
+        return _linalg.pinv(self, rtol=rcond)
+
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return _call("multinomial", self, num_samples=num_samples, replacement=replacement,
                      generator=_creation._gen(generator, self.device))

@@ -194,3 +194,29 @@ def test_eigh_gradient_gauge_invariant(device):
         w, V = tgrad.linalg.eigh(a + a.mT)
         return (w * T([1.0, -2.0, 0.5], device)).sum() + ((V * w.unsqueeze(-2)).matmul(V.mT) * D).sum()
     assert tgrad.autograd.gradcheck(f, (A,)) and tgrad.autograd.gradgradcheck(f, (A,))
+
+
+def test_svd_family(device):
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(2, 5, 3))
+    A = T(a, device)
+    for full in (True, False):
+        U, S, Vh = tgrad.linalg.svd(A, full_matrices=full)
+        k = 3
+        u, s, vh = U.cpu().numpy(), S.cpu().numpy(), Vh.cpu().numpy()
+        assert u.shape == ((2, 5, 5) if full else (2, 5, 3)) and vh.shape == (2, 3, 3)
+        np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+        np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vh, a, atol=1e-12)
+        np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, np.broadcast_to(np.eye(u.shape[-1]), (2,) + (u.shape[-1],) * 2),
+                                   atol=1e-12)
+    U, S, V = tgrad.svd(A)                          # old API: reduced, V not Vh
+    assert type(tgrad.svd(A)).__name__ == "svd" and tuple(U.shape) == (2, 5, 3)
+    np.testing.assert_allclose(((U * S.unsqueeze(-2)) @ V.mT).cpu().numpy(), a, atol=1e-12)
+    assert tuple(A.svd(compute_uv=False).U.shape) == (2, 5, 5)
+    np.testing.assert_allclose(tgrad.linalg.pinv(A).cpu().numpy(), np.linalg.pinv(a), atol=1e-12)
+    np.testing.assert_allclose(tgrad.pinverse(A).cpu().numpy(), np.linalg.pinv(a), atol=1e-12)
+    assert tgrad.linalg.matrix_rank(T(np.ones((3, 3)), device)).item() == 1
+    assert tgrad.linalg.matrix_rank(A).cpu().tolist() == [3, 3]
+    assert type(tgrad.linalg.svd(T(a, device, requires_grad=True))[1].grad_fn).__name__ == "LinalgSvdBackward0"
+    with pytest.raises(RuntimeError, match="full_matrices=True in forward is not supported unless the input is square"):
+        tgrad.linalg.svd(T(a, device, requires_grad=True))[1].sum().backward()

@@ -188,6 +188,34 @@ def cholesky_kernel(a_ptr, l_ptr, info_ptr, N, sa_b, sa_m, sa_n, BLOCK_N: tl.con
 
 
 @triton.jit
+def _jacobi_rotations(a, rows, cols, r, NN, BLOCK_N: tl.constexpr):
+    """J rotating the NN / 2 disjoint pairs (p, q) of round r of a round robin so that (J^T a J)[p, q] = 0
+    (a symmetric): J[i, i] = c, J[p, q] = s, J[q, p] = -s; padding rows (>= NN) are left alone."""
+    M = NN - 1
+    # round robin: i < M meets (2r - i) mod M, or M when that is i itself; M meets r
+    j = (2 * r - rows + 2 * BLOCK_N * M) % M
+    partner = tl.where(rows == M, r, tl.where(j == rows, M, j))
+    partner = tl.where(rows > M, rows, partner)
+    diag = tl.sum(tl.where(rows[:, None] == cols[None, :], a, 0.0), axis=1)
+    pmat = cols[None, :] == partner[:, None]                 # pmat[i, k]: k is i's partner
+    dpart = tl.sum(tl.where(pmat, diag[None, :], 0.0), axis=1)
+    # both members of a pair must compute the same rotation: a's rounding-level asymmetry averaged out
+    apq = 0.5 * (tl.sum(tl.where(pmat, a, 0.0), axis=1) + tl.sum(tl.where(pmat, tl.trans(a), 0.0), axis=1))
+    lo = rows < partner
+    app = tl.where(lo, diag, dpart)
+    aqq = tl.where(lo, dpart, diag)
+    rot = apq != 0
+    tau = (aqq - app) / (2.0 * tl.where(rot, apq, 1.0))
+    t = tl.where(tau >= 0, 1.0, -1.0) / (tl.abs(tau) + tl.sqrt(1.0 + tau * tau))
+    t = tl.where(rot, t, 0.0)
+    c = 1.0 / tl.sqrt(1.0 + t * t)
+    s = t * c
+    jm = tl.where(rows[:, None] == cols[None, :], c[:, None], 0.0)
+    jm = jm + tl.where(pmat, tl.where(lo, s, -s)[:, None], 0.0)
+    return jm.to(a.dtype)
+
+
+@triton.jit
 def eigh_kernel(a_ptr, w_ptr, v_ptr, N, NN, sa_b, sa_m, sa_n, SWEEPS: tl.constexpr, BLOCK_N: tl.constexpr):
     """A[b] = V diag(w) V^T from A's lower triangle, by cyclic Jacobi: SWEEPS sweeps of NN - 1 steps (NN = N
     rounded up to even), each rotating NN / 2 disjoint pairs (round-robin order): A <- J^T A J, V <- V J; w ascending.
@@ -199,30 +227,8 @@ def eigh_kernel(a_ptr, w_ptr, v_ptr, N, NN, sa_b, sa_m, sa_n, SWEEPS: tl.constex
     a = tl.where(rows[:, None] >= cols[None, :], a, tl.trans(a))
     eye = tl.where(rows[:, None] == cols[None, :], 1.0, 0.0).to(a.dtype)
     v = eye
-    M = NN - 1
-    for it in range(SWEEPS * M):
-        r = it % M
-        # round robin: i < M meets (2r - i) mod M, or M when that is i itself; M meets r; the padding itself
-        j = (2 * r - rows + 2 * BLOCK_N * M) % M
-        partner = tl.where(rows == M, r, tl.where(j == rows, M, j))
-        partner = tl.where(rows > M, rows, partner)
-        diag = tl.sum(tl.where(rows[:, None] == cols[None, :], a, 0.0), axis=1)
-        pmat = cols[None, :] == partner[:, None]                 # pmat[i, k]: k is i's partner
-        dpart = tl.sum(tl.where(pmat, diag[None, :], 0.0), axis=1)
-        apq = tl.sum(tl.where(pmat, a, 0.0), axis=1)
-        lo = rows < partner
-        app = tl.where(lo, diag, dpart)
-        aqq = tl.where(lo, dpart, diag)
-        rot = apq != 0
-        tau = (aqq - app) / (2.0 * tl.where(rot, apq, 1.0))
-        t = tl.where(tau >= 0, 1.0, -1.0) / (tl.abs(tau) + tl.sqrt(1.0 + tau * tau))
-        t = tl.where(rot, t, 0.0)
-        c = 1.0 / tl.sqrt(1.0 + t * t)
-        s = t * c
-        # J[i, i] = c, J[p, q] = s, J[q, p] = -s (p < q)
-        jm = tl.where(rows[:, None] == cols[None, :], c[:, None], 0.0)
-        jm = jm + tl.where(pmat, tl.where(lo, s, -s)[:, None], 0.0)
-        jm = jm.to(a.dtype)
+    for it in range(SWEEPS * (NN - 1)):
+        jm = _jacobi_rotations(a, rows, cols, it % (NN - 1), NN, BLOCK_N)
         a = tl.dot(tl.trans(jm), tl.dot(a, jm, input_precision="ieee"), input_precision="ieee")
         v = tl.dot(v, jm, input_precision="ieee")
     w = tl.sum(tl.where(rows[:, None] == cols[None, :], a, 0.0), axis=1)
@@ -233,6 +239,33 @@ def eigh_kernel(a_ptr, w_ptr, v_ptr, N, NN, sa_b, sa_m, sa_n, SWEEPS: tl.constex
     tl.store(w_ptr + b * N + rank, w, mask=rows < N)
     m = (rows[:, None] < N) & valid[None, :]
     tl.store(v_ptr + b * N * N + rows[:, None] * N + rank[None, :], v, mask=m)
+
+
+@triton.jit
+def svd_kernel(a_ptr, u_ptr, s_ptr, vh_ptr, M, N, NN, sa_b, sa_m, sa_n, SWEEPS: tl.constexpr,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A[b] = U diag(S) Vh (M >= N, reduced) by one-sided Jacobi: the columns of U = A V rotated in round-robin
+    pairs until orthogonal (the rotations of Jacobi on U^T U); S descending.
+    A (B, M, N) strided; U (B, M, N), S (B, N), Vh (B, N, N) contiguous."""
+    b = tl.program_id(0).to(tl.int64)
+    rm = tl.arange(0, BLOCK_M)
+    rows = tl.arange(0, BLOCK_N)
+    cols = tl.arange(0, BLOCK_N)
+    u = _load_block(a_ptr, b, sa_b, sa_m, sa_n, M, N, BLOCK_M, BLOCK_N)
+    v = tl.where(rows[:, None] == cols[None, :], 1.0, 0.0).to(u.dtype)
+    for it in range(SWEEPS * (NN - 1)):
+        g = tl.dot(tl.trans(u), u, input_precision="ieee")
+        jm = _jacobi_rotations(g, rows, cols, it % (NN - 1), NN, BLOCK_N)
+        u = tl.dot(u, jm, input_precision="ieee")
+        v = tl.dot(v, jm, input_precision="ieee")
+    s = tl.sqrt(tl.sum(u * u, axis=0))
+    u = u / tl.where(s > 0, s, 1.0)[None, :]
+    valid = cols < N
+    more = (s[None, :] > s[:, None]) | ((s[None, :] == s[:, None]) & (cols[None, :] < rows[:, None]))
+    rank = tl.sum(tl.where(more & valid[None, :], 1, 0), axis=1)
+    tl.store(s_ptr + b * N + rank, s, mask=rows < N)
+    tl.store(u_ptr + b * M * N + rm[:, None] * N + rank[None, :], u, mask=(rm[:, None] < M) & valid[None, :])
+    tl.store(vh_ptr + b * N * N + rank[None, :] * N + rows[:, None], v, mask=(rows[:, None] < N) & valid[None, :])
 
 
 # ------------------------------------------------------------------ launchers
@@ -312,3 +345,16 @@ def eigh(a, w, v, geom):
                  [kptr(a), kptr(w), kptr(v), N, N + N % 2, *sa],
                  {"SWEEPS": sweeps, "BLOCK_N": max(16, next_pow2(N))})
     site(a.data_ptr(), w.data_ptr(), v.data_ptr())
+
+
+def svd(a, u, s, vh, geom):
+    """u, s, vh (contiguous) = the reduced SVD of each (M >= N) matrix of ``a``; geom = (B, M, N, a strides)."""
+    B, M, N, sa = geom
+    if B == 0 or N == 0:
+        return
+    dev = u._storage.launch_device
+    sweeps = 12 if a.dtype.itemsize == 8 else 8
+    site = _site(("svd", B, M, N, sa, a.dtype, dev), svd_kernel, B, dev,
+                 [kptr(a), kptr(u), kptr(s), kptr(vh), M, N, N + N % 2, *sa],
+                 {"SWEEPS": sweeps, "BLOCK_M": max(16, next_pow2(M)), "BLOCK_N": max(16, next_pow2(N))})
+    site(a.data_ptr(), u.data_ptr(), s.data_ptr(), vh.data_ptr())

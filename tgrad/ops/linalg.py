@@ -10,7 +10,8 @@ from ..kernels._geometry import broadcast_shapes
 from ..tensor import empty
 from . import Op, call as _c, host_full
 from ._rows import contig, merged_stride
-from .shape import diag_embed_forward, expand_forward, squeeze_forward, transpose_forward, unsqueeze_forward
+from .shape import (cat_forward, diag_embed_forward, expand_forward, slice_forward, squeeze_forward, transpose_forward,
+                    unsqueeze_forward)
 
 
 def _prod(shape):
@@ -259,6 +260,62 @@ def eigh_backward(ctx, gw, gV):
     return (V.matmul(inner).matmul(V.mT),)
 
 
+# ------------------------------------------------------------------ SVD
+def svd_forward(A, *, full_matrices=True):
+    """(U, S descending, Vh) with A = U diag(S) Vh; reduced (k = min(m, n)) unless ``full_matrices``, where U
+    (m > n) or Vh (m < n) is completed by the eigenvectors of the projector onto the complement (eigenvalue 1)."""
+    m, n = A.shape[-2:]
+    _check_size("linalg.svd", max(m, n))
+    tall = m >= n
+    src = A if tall else _mT(A)
+    M, N = src.shape[-2:]
+    batch = tuple(A.shape[:-2])
+    a, B, sa = _mats(src)
+    u = empty(batch + (M, N), A.dtype, A.device)
+    sv = empty(batch + (N,), A.dtype, A.device)
+    vh = empty(batch + (N, N), A.dtype, A.device)
+    KL.svd(a, u, sv, vh, (B, M, N, sa))
+    if full_matrices and M > N:
+        u = _complete(u)
+    return (u, sv, vh) if tall else (_mT(vh), sv, _mT(u))
+
+
+def _complete(u):
+    """[u, w] orthogonal (..., M, M), w spanning the complement of u's N orthonormal columns (u needs no grad)."""
+    M, N = u.shape[-2:]
+    proj = _c("sub", _eye_like(empty(u.shape[:-2] + (M, M), u.dtype, u.device)), u.matmul(_mT(u)))
+    w = eigh_forward(proj)[1]
+    return cat_forward(u, slice_forward(w, dim=-1, start=N, end=M), dim=-1)
+
+
+def svd_backward(ctx, gU, gS, gVh):
+    """PyTorch's svd_backward (real): gA = U [(skew(U^T gU) S + S skew(Vh gVh^T)) / E + diag(gS)] Vh, E[i, j] =
+    S_j^2 - S_i^2, plus the terms outside U's / V's span for non-square A."""
+    U, S, Vh = ctx.saved["result0"], ctx.saved["result1"], ctx.saved["result2"]
+    m, n = U.shape[-2], Vh.shape[-1]
+    if ctx.attrs.get("full_matrices", True) and m != n:
+        raise RuntimeError("linalg_svd_backward: Setting full_matrices=True in forward is not supported unless "
+                           "the input is square. Use full_matrices=False")
+    UhgU = U.mT.matmul(gU)
+    UhgU = UhgU - UhgU.mT
+    VhgV = Vh.matmul(gVh.mT)
+    VhgV = VhgV - VhgV.mT
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1)
+    off = E.ne(0)
+    inner = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV).div(_c("where", off, E, E.new_ones(()))) \
+        .mul(off.to(E.dtype)) + gS.diag_embed()
+    if m > n:
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = U.matmul(inner) + gUSinv - U.matmul(U.mT.matmul(gUSinv))
+        return (gA.matmul(Vh),)
+    if m < n:
+        SinvgVh = gVh / S.unsqueeze(-1)
+        gA = inner.matmul(Vh) + SinvgVh - SinvgVh.matmul(Vh.mT).matmul(Vh)
+        return (U.matmul(gA),)
+    return (U.matmul(inner).matmul(Vh),)
+
+
 LU_FACTOR_EX = Op("linalg_lu_factor_ex", lu_factor_ex_forward, lu_factor_ex_backward, "LinalgLuFactorExBackward0",
                   inputs=("A",), save=("result0", "result1"), outputs=3, nondiff_outputs=(1, 2))
 LU_SOLVE = Op("linalg_lu_solve", lu_solve_forward, lu_solve_backward, "LinalgLuSolveBackward0",
@@ -278,4 +335,7 @@ CHOLESKY_EX = Op("linalg_cholesky_ex", cholesky_ex_forward, cholesky_backward, "
 EIGH = Op("linalg_eigh", eigh_forward, eigh_backward, "LinalgEighBackward0", inputs=("A",),
            save=("result0", "result1"), outputs=2)
 
-ENTRIES = [LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX, EIGH]
+SVD = Op("linalg_svd", svd_forward, svd_backward, "LinalgSvdBackward0", inputs=("A",),
+          save=("result0", "result1", "result2"), outputs=3)
+
+ENTRIES = [LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX, EIGH, SVD]

@@ -109,6 +109,22 @@ def _eigh_samples(rng):
                          ((9, 9), {})]]
 
 
+def _svd_op(a):
+    """Gauge-invariant outputs of the reduced SVD: S and the squared entries of U and Vh."""
+    U, S, Vh = tgrad.linalg.svd(a, full_matrices=False)
+    return S, U * U, Vh * Vh
+
+
+def _svd_ref(a):
+    U, S, Vh = np.linalg.svd(a, full_matrices=False)
+    return S, U * U, Vh * Vh
+
+
+def _svd_samples(rng):
+    return [SampleInput(rng.uniform(-1, 1, s), grad=0 < int(np.prod(s)) <= 9)
+            for s in [(3, 3), (3, 2), (2, 3), (2, 2, 2), (1, 1), (0, 3, 2), (9, 5)]]
+
+
 OPS = [
     OpInfo("linalg_inv_ex", lambda a: tgrad.linalg.inv(a), np.linalg.inv, _square, dtypes=DTYPES, tol=TOL),
     OpInfo("linalg_det", lambda a: tgrad.linalg.det(a), np.linalg.det, _square, dtypes=DTYPES, tol=TOL),
@@ -128,4 +144,5 @@ OPS = [
            dtypes=DTYPES, tol=TOL),
     # (float32 eigenvectors of close eigenvalues move by eps |A| / gap)
     OpInfo("linalg_eigh", _eigh_op, _eigh_ref, _eigh_samples, dtypes=DTYPES, tol={"float32": (1e-3, 1e-3)}),
+    OpInfo("linalg_svd", _svd_op, _svd_ref, _svd_samples, dtypes=DTYPES, tol={"float32": (1e-3, 1e-3)}),
 ]
