@@ -498,3 +498,41 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
                                f"{A.dim()}D.")
         res = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     return res if out is None else out.copy_(res)
+
+
+
+# ------------------------------------------------------------------ QR, least squares
+def qr(A, mode="reduced", *, out=None):
+    """(Q, R) with A = Q R (Householder, LAPACK's signs); mode "reduced", "complete" or "r" (Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    _matrix(A, "linalg.qr")
+    res = R.linalg_qr(*_call("linalg_qr", A, mode=mode))
+    return res if out is None else _copy_out(out, res)
+
+
+def _torch_qr(input, some=True, *, out=None):
+    """``torch.qr`` (the old API): some=True is mode "reduced", else "complete"."""
+    res = R.qr(*qr(input, "reduced" if some else "complete"))
+    return res if out is None else _copy_out(out, res)
+
+
+def lstsq(A, B, rcond=None, *, driver=None, out=None):
+    """The least-squares X minimizing |A X - B| for A (..., m, n) of full column rank, m >= n, through QR (the
+    "gels" driver): X = R^-1 Q^T B.  residuals / rank / singular_values are empty, as gels returns them."""
+    _matrix(A, "linalg.lstsq")
+    if driver not in (None, "gels"):
+        raise NotImplementedError(f"linalg.lstsq: tgrad has the 'gels' driver only (got driver='{driver}')")
+    m, n = A.shape[-2:]
+    if m < n:
+        raise NotImplementedError("linalg.lstsq: tgrad solves the square / tall case (m >= n) only")
+    vec = B.dim() == A.dim() - 1
+    Bm = B.unsqueeze(-1) if vec else B
+    Q, Rr = _call("linalg_qr", A, mode="reduced")
+    X = solve_triangular(Rr, Q.mT.matmul(Bm), upper=True)
+    if vec:
+        X = X.squeeze(-1)
+    empty = A.new_empty(0)
+    res = R.linalg_lstsq(X, empty, empty.long(), empty)
+    return res if out is None else _copy_out(out, res)

@@ -1266,6 +1266,9 @@ class Tensor:
     def svd(self, some=True, compute_uv=True):
         return _linalg._torch_svd(self, some, compute_uv)
 
+    def qr(self, some=True):
+        return _linalg._torch_qr(self, some)
+
     def pinverse(self, rcond=1e-15):
         return _linalg.pinv(self, rtol=rcond)
 

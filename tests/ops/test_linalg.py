@@ -220,3 +220,26 @@ def test_svd_family(device):
     assert type(tgrad.linalg.svd(T(a, device, requires_grad=True))[1].grad_fn).__name__ == "LinalgSvdBackward0"
     with pytest.raises(RuntimeError, match="full_matrices=True in forward is not supported unless the input is square"):
         tgrad.linalg.svd(T(a, device, requires_grad=True))[1].sum().backward()
+
+
+def test_qr_and_lstsq(device):
+    A = T([[1.0, 2.0], [3.0, 4.0]], device, tgrad.float32)
+    Q, R = tgrad.linalg.qr(A)           # PyTorch 2.13 printed these (LAPACK's signs)
+    np.testing.assert_allclose(Q.cpu().numpy(), [[-0.3162, -0.9487], [-0.9487, 0.3162]], atol=1e-4)
+    np.testing.assert_allclose(R.cpu().numpy(), [[-3.1623, -4.4272], [0.0, -0.6325]], atol=1e-4)
+    assert type(tgrad.qr(A)).__name__ == "qr" and type(A.qr()).__name__ == "qr"
+    assert tgrad.qr(T([[-2.0]], device)).R.item() == -2.0 and tgrad.qr(T([[-2.0]], device)).Q.item() == 1.0
+    assert tuple(tgrad.linalg.qr(A, mode="r").Q.shape) == (0,)
+    with pytest.raises(RuntimeError, match=r"^qr received unrecognized mode 'foo' but expected one of 'reduced' "
+                       r"\(default\), 'r', or 'complete'$"):
+        tgrad.linalg.qr(A, mode="foo")
+    Ag = T([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]], device, requires_grad=True)
+    assert type(tgrad.linalg.qr(Ag).R.grad_fn).__name__ == "LinalgQrBackward0"
+    with pytest.raises(RuntimeError, match="not differentiable when mode='complete' and nrows > ncols"):
+        tgrad.linalg.qr(Ag, mode="complete").R.sum().backward()
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=(2, 6, 3)), rng.normal(size=(2, 6, 2))
+    res = tgrad.linalg.lstsq(T(a, device), T(b, device))
+    assert type(res).__name__ == "linalg_lstsq"
+    np.testing.assert_allclose(res.solution.cpu().numpy(), np.stack([np.linalg.lstsq(a[i], b[i], rcond=None)[0]
+                                                                     for i in range(2)]), atol=1e-12)

@@ -268,6 +268,38 @@ def svd_kernel(a_ptr, u_ptr, s_ptr, vh_ptr, M, N, NN, sa_b, sa_m, sa_n, SWEEPS: 
     tl.store(vh_ptr + b * N * N + rank[None, :] * N + rows[:, None], v, mask=(rows[:, None] < N) & valid[None, :])
 
 
+@triton.jit
+def qr_kernel(a_ptr, q_ptr, r_ptr, M, N, K, QCOLS, sa_b, sa_m, sa_n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A[b] = Q R by Householder reflections (LAPACK's geqrf signs: R[k, k] = -sign(x_k) |x|, no reflection when
+    nothing is below the diagonal), Q accumulated as
+    H_1 ... H_K; Q (B, M, QCOLS) = its first QCOLS columns, R (B, M, N) upper (rows >= K zero).
+    A (B, M, N) strided; Q, R contiguous; K = min(M, N)."""
+    b = tl.program_id(0).to(tl.int64)
+    rows = tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    qc = tl.arange(0, BLOCK_M)
+    a = _load_block(a_ptr, b, sa_b, sa_m, sa_n, M, N, BLOCK_M, BLOCK_N)
+    q = tl.where(rows[:, None] == qc[None, :], 1.0, 0.0).to(a.dtype)
+    for k in range(K):
+        x = tl.where(rows >= k, _col(a, cols, k), 0.0)
+        xk = _at(x, rows, k)
+        norm = tl.sqrt(tl.sum(x * x, axis=0))
+        beta = tl.where(xk >= 0, -norm, norm)
+        v = tl.where(rows == k, xk - beta, x)
+        vv = tl.sum(v * v, axis=0)
+        # nothing below the diagonal: H = I, as LAPACK's dlarfg (R[k, k] keeps its sign)
+        below = tl.sum(tl.where(rows > k, x * x, 0.0), axis=0)
+        scale = tl.where(below > 0, 2.0 / tl.where(vv > 0, vv, 1.0), 0.0)
+        # a <- (I - scale v v^T) a, q <- q (I - scale v v^T)
+        va = tl.sum(v[:, None] * a, axis=0)
+        a = a - scale * v[:, None] * va[None, :]
+        qv = tl.sum(q * v[None, :], axis=1)
+        q = q - scale * qv[:, None] * v[None, :]
+    a = tl.where(rows[:, None] <= cols[None, :], a, 0.0)
+    _store_block(r_ptr, a, b, M, N, BLOCK_M, BLOCK_N)
+    _store_block(q_ptr, q, b, M, QCOLS, BLOCK_M, BLOCK_M)
+
+
 # ------------------------------------------------------------------ launchers
 def _block(n):
     return max(2, next_pow2(n))
@@ -358,3 +390,16 @@ def svd(a, u, s, vh, geom):
                  [kptr(a), kptr(u), kptr(s), kptr(vh), M, N, N + N % 2, *sa],
                  {"SWEEPS": sweeps, "BLOCK_M": max(16, next_pow2(M)), "BLOCK_N": max(16, next_pow2(N))})
     site(a.data_ptr(), u.data_ptr(), s.data_ptr(), vh.data_ptr())
+
+
+def qr(a, q, r, geom):
+    """q (B, M, QCOLS), r (B, M, N) (contiguous) = the Householder QR of each matrix of ``a``;
+    geom = (B, M, N, QCOLS, a strides)."""
+    B, M, N, qcols, sa = geom
+    if B == 0 or M == 0:
+        return
+    dev = q._storage.launch_device
+    site = _site(("qr", B, M, N, qcols, sa, a.dtype, dev), qr_kernel, B, dev,
+                 [kptr(a), kptr(q), kptr(r), M, N, min(M, N), qcols, *sa],
+                 {"BLOCK_M": _block(M), "BLOCK_N": _block(N)})
+    site(a.data_ptr(), q.data_ptr(), r.data_ptr())

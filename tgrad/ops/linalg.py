@@ -316,6 +316,43 @@ def svd_backward(ctx, gU, gS, gVh):
     return (U.matmul(inner).matmul(Vh),)
 
 
+# ------------------------------------------------------------------ QR
+def qr_forward(A, *, mode="reduced"):
+    """(Q, R) with A = Q R: reduced Q (m, k), R (k, n); complete Q (m, m), R (m, n); "r": Q empty."""
+    m, n = A.shape[-2:]
+    _check_size("linalg.qr", max(m, n))
+    k = min(m, n)
+    batch = tuple(A.shape[:-2])
+    qcols = m if mode == "complete" else k
+    a, B, sa = _mats(A)
+    q = empty(batch + (m, qcols), A.dtype, A.device)
+    r = empty(batch + (m, n), A.dtype, A.device)
+    KL.qr(a, q, r, (B, m, n, qcols, sa))
+    if mode != "complete":
+        r = contig(slice_forward(r, dim=-2, start=0, end=k))
+    if mode == "r":
+        q = empty((0,), A.dtype, A.device)
+    return q, r
+
+
+def qr_backward(ctx, gQ, gR):
+    """PyTorch's linalg_qr_backward (m >= n): gA = (gQ + Q syminvadj(triu(gR R^T - Q^T gQ))) R^-T."""
+    mode = ctx.attrs.get("mode", "reduced")
+    Q, R = ctx.saved["result0"], ctx.saved["result1"]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
+                           "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if m < n:
+        raise NotImplementedError("linalg.qr backward: tgrad differentiates matrices with nrows >= ncols only")
+    M = (gR.matmul(R.mT) - Q.mT.matmul(gQ)).triu()
+    sym = M + M.mT - M.diagonal(0, -2, -1).diag_embed()
+    gA = Q.matmul(sym) + gQ
+    return (_c("linalg_solve_triangular", R.mT, gA, upper=False, left=False),)
+
+
 LU_FACTOR_EX = Op("linalg_lu_factor_ex", lu_factor_ex_forward, lu_factor_ex_backward, "LinalgLuFactorExBackward0",
                   inputs=("A",), save=("result0", "result1"), outputs=3, nondiff_outputs=(1, 2))
 LU_SOLVE = Op("linalg_lu_solve", lu_solve_forward, lu_solve_backward, "LinalgLuSolveBackward0",
@@ -338,4 +375,7 @@ EIGH = Op("linalg_eigh", eigh_forward, eigh_backward, "LinalgEighBackward0", inp
 SVD = Op("linalg_svd", svd_forward, svd_backward, "LinalgSvdBackward0", inputs=("A",),
           save=("result0", "result1", "result2"), outputs=3)
 
-ENTRIES = [LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX, EIGH, SVD]
+QR = Op("linalg_qr", qr_forward, qr_backward, "LinalgQrBackward0", inputs=("A",), save=("result0", "result1"),
+         outputs=2)
+
+ENTRIES = [LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX, EIGH, SVD, QR]

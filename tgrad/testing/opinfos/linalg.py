@@ -125,6 +125,13 @@ def _svd_samples(rng):
             for s in [(3, 3), (3, 2), (2, 3), (2, 2, 2), (1, 1), (0, 3, 2), (9, 5)]]
 
 
+def _qr_samples(rng):
+    out = [SampleInput(rng.uniform(-1, 1, s), grad=0 < int(np.prod(s)) <= 9, mode=m)
+           for s, m in [((3, 3), "reduced"), ((3, 2), "reduced"), ((2, 2, 2), "complete"), ((1, 1), "reduced"),
+                        ((0, 3, 2), "reduced"), ((9, 5), "reduced")]]
+    return out + [SampleInput(rng.uniform(-1, 1, (2, 4)), grad=False, mode="complete")]
+
+
 OPS = [
     OpInfo("linalg_inv_ex", lambda a: tgrad.linalg.inv(a), np.linalg.inv, _square, dtypes=DTYPES, tol=TOL),
     OpInfo("linalg_det", lambda a: tgrad.linalg.det(a), np.linalg.det, _square, dtypes=DTYPES, tol=TOL),
@@ -144,5 +151,7 @@ OPS = [
            dtypes=DTYPES, tol=TOL),
     # (float32 eigenvectors of close eigenvalues move by eps |A| / gap)
     OpInfo("linalg_eigh", _eigh_op, _eigh_ref, _eigh_samples, dtypes=DTYPES, tol={"float32": (1e-3, 1e-3)}),
+    OpInfo("linalg_qr", lambda a, **k: tuple(tgrad.linalg.qr(a, **k)), lambda a, mode: np.linalg.qr(a, mode=mode),
+           _qr_samples, dtypes=DTYPES, tol=TOL),
     OpInfo("linalg_svd", _svd_op, _svd_ref, _svd_samples, dtypes=DTYPES, tol={"float32": (1e-3, 1e-3)}),
 ]
