@@ -207,8 +207,8 @@ def test_svd_family(device):
         assert u.shape == ((2, 5, 5) if full else (2, 5, 3)) and vh.shape == (2, 3, 3)
         np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-12)
         np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vh, a, atol=1e-12)
-        np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, np.broadcast_to(np.eye(u.shape[-1]), (2,) + (u.shape[-1],) * 2),
-                                   atol=1e-12)
+        eye = np.broadcast_to(np.eye(u.shape[-1]), (2,) + u.shape[-1:] * 2)
+        np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, eye, atol=1e-12)
     U, S, V = tgrad.svd(A)                          # old API: reduced, V not Vh
     assert type(tgrad.svd(A)).__name__ == "svd" and tuple(U.shape) == (2, 5, 3)
     np.testing.assert_allclose(((U * S.unsqueeze(-2)) @ V.mT).cpu().numpy(), a, atol=1e-12)

@@ -86,7 +86,8 @@ def lu_factor_kernel(a_ptr, lu_ptr, piv_ptr, info_ptr, det_ptr, sgn_ptr, lad_ptr
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """P A[b] = L U (partial pivoting): LU[b] holds L below the diagonal (unit diagonal implied) and U; piv[b, k] the
     1-based row swapped with row k; info[b] the first k (1-based) with U[k, k] == 0; det[b] = det A[b] = sgn[b]
-    exp(lad[b]) (square).  A (B, M, N) strided; LU (B, M, N), piv (B, K) int32, K = min(M, N); info, det, sgn, lad (B,)."""
+    exp(lad[b]) (square).  A (B, M, N) strided; LU (B, M, N), piv (B, K) int32, K = min(M, N); info, det, sgn,
+    lad (B,)."""
     b = tl.program_id(0).to(tl.int64)
     rows = tl.arange(0, BLOCK_M)
     cols = tl.arange(0, BLOCK_N)
@@ -125,7 +126,7 @@ def lu_factor_kernel(a_ptr, lu_ptr, piv_ptr, info_ptr, det_ptr, sgn_ptr, lad_ptr
 def lu_solve_kernel(lu_ptr, piv_ptr, b_ptr, x_ptr, N, R, slu_b, spiv_b, sb_b, sb_m, sb_r, TRANS: tl.constexpr,
                     BLOCK_N: tl.constexpr, BLOCK_R: tl.constexpr):
     """X[b] = A^-1 B[b] (TRANS: A^-T B[b]) with P A = L U given as LU[b], piv[b] (lu_factor's).
-    LU (B, N, N) contiguous with batch stride slu_b, piv (B, N) with spiv_b (0: one shared by the batch); B (B, N, R) strided; X contiguous."""
+    LU (B, N, N) contiguous with batch stride slu_b, piv (B, N) with spiv_b; B (B, N, R) strided; X contiguous."""
     b = tl.program_id(0).to(tl.int64)
     rows = tl.arange(0, BLOCK_N)
     cols = tl.arange(0, BLOCK_N)
@@ -316,7 +317,8 @@ def _site(key, kernel, B, dev, args, constexprs):
 
 
 def lu_factor(a, lu, piv, info, det, sgn, lad, geom):
-    """lu, piv, info, det, sgn, lad (contiguous) = the pivoted LU of the B matrices of ``a``; geom = (B, M, N, (sb, sm, sn))."""
+    """lu, piv, info, det, sgn, lad (contiguous) = the pivoted LU of the B matrices of ``a``;
+    geom = (B, M, N, (sb, sm, sn))."""
     B, M, N, sa = geom
     if B == 0:
         return

@@ -1,6 +1,6 @@
 """Matrix factorizations and what is built on them (``tgrad.linalg``): LU (lu_factor, lu_solve, solve, inv, det,
-slogdet), Cholesky, triangular solves, the symmetric eigendecomposition.  Each forward runs the one-block kernels
-of tgrad/kernels/linalg.py over a batch of matrices; the backward rules are PyTorch's (FunctionsManual.cpp)
+slogdet), Cholesky, triangular solves, the symmetric eigendecomposition, SVD, QR.  Each forward runs the one-block
+kernels of tgrad/kernels/linalg.py over a batch of matrices; the backward rules are PyTorch's (FunctionsManual.cpp)
 written with tgrad ops, so they differentiate again.  Singular inputs are reported through ``info`` outputs (the
 ``_ex`` ops); raising LinAlgError is the API's job (tgrad/linalg.py).
 """
