@@ -67,6 +67,11 @@ from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_dia
                                logspace, median, mode, nanquantile, quantile, searchsorted, std_mean, tensordot,
                                trace, tril_indices, triu_indices, unique, unique_consecutive, var_mean, xlogy)
 from .utils.dlpack import from_dlpack
+from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
+                     triangular_solve)
+from .linalg import det, inv as inverse  # noqa: E402
+from .linalg import _torch_cholesky as cholesky, _torch_slogdet as slogdet, _torch_svd as svd  # noqa: E402
+from .linalg import pinv as pinverse, _torch_qr as qr  # noqa: E402
 
 # ------------------------------------------------------------------ run at import
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor

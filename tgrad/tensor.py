@@ -1235,6 +1235,43 @@ class Tensor:
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return return_types.topk(*_call("topk", self, k=k, dim=dim, largest=largest, sorted=sorted))
 
+    # ---- linear algebra (tgrad.linalg)
+    def inverse(self):
+        return _linalg.inv(self)
+
+    def det(self):
+        return _linalg.det(self)
+
+    def logdet(self):
+        return _linalg.logdet(self)
+
+    def slogdet(self):
+        return return_types.slogdet(*_linalg.slogdet(self))
+
+    def cholesky(self, upper=False):
+        return _linalg.cholesky(self, upper=upper)
+
+    def cholesky_solve(self, input2, upper=False):
+        return _linalg.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper=False):
+        return _linalg.cholesky_inverse(self, upper)
+
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        return _linalg.triangular_solve(self, A, upper, transpose, unitriangular)
+
+    def matrix_power(self, n):
+        return _linalg.matrix_power(self, n)
+
+    def svd(self, some=True, compute_uv=True):
+        return _linalg._torch_svd(self, some, compute_uv)
+
+    def qr(self, some=True):
+        return _linalg._torch_qr(self, some)
+
+    def pinverse(self, rcond=1e-15):
+        return _linalg.pinv(self, rtol=rcond)
+
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return _call("multinomial", self, num_samples=num_samples, replacement=replacement,
                      generator=_creation._gen(generator, self.device))
@@ -2231,7 +2268,7 @@ _SCALAR_PACK = {D.float32: struct.Struct("=f").pack, D.float64: struct.Struct("=
 # the same way, ``ops.call``), the engine, graph and grad modes serve backward and hooks, and creation,
 # indexing and serialization hold PyTorch's public factories, indexing rules and pickling.  Imported
 # last, once Tensor and the factories above exist, since each of those modules imports them at its top.
-from . import (_creation, _functional_more as _fm, _indexing, ops as _ops,  # noqa: E402
+from . import (_creation, _functional_more as _fm, _indexing, linalg as _linalg, ops as _ops,  # noqa: E402
                serialization as _serialization)
 from .autograd import dispatch as _dispatch, engine as _engine, grad_mode as _grad_mode, graph as _graph  # noqa: E402
 
