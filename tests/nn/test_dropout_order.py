@@ -21,3 +21,17 @@ def test_dropout_of_a_permuted_input_backward():
     y = F.dropout(x.t(), 0.5)
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.cpu().numpy(), y.t().detach().cpu().numpy())
+
+
+def test_rnn_dropout_between_layers_is_the_same_with_batch_first():
+    """PyTorch runs a batch_first RNN time-major, so its inter-layer dropout masks do not depend on batch_first."""
+    tgrad.manual_seed(0)
+    tm = tgrad.nn.LSTM(3, 5, num_layers=2, dropout=0.5)
+    bf = tgrad.nn.LSTM(3, 5, num_layers=2, dropout=0.5, batch_first=True)
+    bf.load_state_dict(tm.state_dict())
+    x = tgrad.randn(4, 2, 3)                                  # (seq, batch, features)
+    tgrad.manual_seed(7)
+    want = tm(x)[0]
+    tgrad.manual_seed(7)
+    got = bf(x.transpose(0, 1).contiguous())[0]
+    np.testing.assert_array_equal(got.transpose(0, 1).detach().cpu().numpy(), want.detach().cpu().numpy())
