@@ -77,6 +77,10 @@ def test_noncontiguous(opinfo, device):
         _, a = _run(opinfo, sample, dtype, device)
         _, b = _run(opinfo, sample, dtype, device, noncontig=True)
         for x, y in zip(a if isinstance(a, tuple) else (a,), b if isinstance(b, tuple) else (b,)):
+            if opinfo.layout_order and dtype.is_floating_point:   # ATen's order follows the layout
+                np.testing.assert_allclose(x.detach()._host_copy(), y.detach()._host_copy(), rtol=1e-6, atol=1e-6,
+                                           err_msg=f"{opinfo.name} {sample}")
+                continue
             np.testing.assert_array_equal(x.detach()._host_copy(), y.detach()._host_copy(),
                                           err_msg=f"{opinfo.name} {sample}")
 

@@ -4,6 +4,7 @@ embedding, cosine_similarity): ``tgrad.nn.functional`` imports these and adds on
 """
 from . import dtypes as D
 from .autograd import dispatch, grad_mode
+from .kernels._geometry import preserved_strides
 from .ops import TABLE
 from .random import default_generator_for
 
@@ -40,8 +41,14 @@ def _dropout(input, p, training, inplace):
     if p == 1.0:
         out = input * 0.0
         return input.copy_(out) if inplace else out
-    out = _op("dropout", input, p=p, training=True, **default_generator_for(input.device)._bernoulli_rng(
+    # PyTorch draws the mask into empty_like(input): with input's stride order, filled in memory order
+    strides = preserved_strides(tuple(input.shape), input.stride())
+    order = sorted(range(input.dim()), key=lambda d: -strides[d])
+    x = input.permute(order) if order != sorted(order) else input
+    out = _op("dropout", x, p=p, training=True, **default_generator_for(input.device)._bernoulli_rng(
         input.numel()))[0]
+    if x is not input:
+        out = out.permute(sorted(range(len(order)), key=order.__getitem__))
     if out.grad_fn is not None:
         out.grad_fn._attrs.pop("words", None)      # used up: the graph need not keep the words alive
     return input.copy_(out) if inplace else out

@@ -367,3 +367,14 @@ def test_alpha_dropout_draws_pytorchs_numbers():
            1.470377, 1.643034])
     assert F.alpha_dropout(x, 0.5) is x                     # training=False by default
     assert repr(nn.AlphaDropout(0.2)) == "AlphaDropout(p=0.2, inplace=False)"
+
+
+def test_embedding_bag_from_pretrained():
+    w = torch.arange(12.).view(4, 3)
+    bag = torch.nn.EmbeddingBag.from_pretrained(w, mode="sum")
+    assert not bag.weight.requires_grad and bag.mode == "sum"
+    out = bag(torch.tensor([0, 1, 2, 3]), torch.tensor([0, 2]), per_sample_weights=torch.tensor([1., 2., .5, 1.]))
+    np.testing.assert_array_equal(out.numpy(), [[6., 9., 12.], [12., 13.5, 15.]])   # PyTorch 2.13's values
+    assert torch.nn.EmbeddingBag.from_pretrained(w, freeze=False).weight.requires_grad
+    with pytest.raises(AssertionError, match="expected to be 2-dimensional"):
+        torch.nn.EmbeddingBag.from_pretrained(w.view(-1))

@@ -406,10 +406,10 @@ def loss_map_kernel(x_ptr, y_ptr, w_ptr, pw_ptr, g_ptr, out_ptr, dx_ptr, n_eleme
                     LOSS: tl.constexpr, ORDER: tl.constexpr, HAS_W: tl.constexpr, HAS_PW: tl.constexpr,
                     HAS_G: tl.constexpr, X_ND: tl.constexpr, Y_ND: tl.constexpr, W_ND: tl.constexpr,
                     P_ND: tl.constexpr, G_ND: tl.constexpr, O_ND: tl.constexpr,
-                    HAS_DX: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
-    """out[i] = loss_fn(x[i], y[i], pw[i]) * w[i] * g[i] * scale over broadcast strided operands;
-    HAS_DX (forward only): also dx[i] = loss_fn'(x[i], y[i], pw[i]) * w[i] * scale, the gradient for g = 1
-    (dx is contiguous like out)."""
+                    HAS_DX: tl.constexpr, SCALE_OUT: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i] = loss_fn(x[i], y[i], pw[i]) * w[i] * g[i] * scale (without SCALE_OUT: unscaled) over broadcast
+    strided operands; HAS_DX (forward only): also dx[i] = loss_fn'(x[i], y[i], pw[i]) * w[i] * scale, the
+    gradient for g = 1 (dx is contiguous like out)."""
     p = tl.cast(p_hi, COMPUTE) + tl.cast(p_lo, COMPUTE)
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n_elements
@@ -436,14 +436,17 @@ def loss_map_kernel(x_ptr, y_ptr, w_ptr, pw_ptr, g_ptr, out_ptr, dx_ptr, n_eleme
         r = r * tl.load(g_ptr + strided_offset(idx, d1, d2, d3, d4, d5, sg0, sg1, sg2, sg3, sg4, sg5, G_ND),
                         mask=mask, other=0.0).to(COMPUTE)
     oo = strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND)
-    cast_store(out_ptr + oo, r * scale, mask)
+    if SCALE_OUT:
+        r = r * scale
+    cast_store(out_ptr + oo, r, mask)
     if HAS_DX:
         cast_store(dx_ptr + oo, r1 * scale, mask)
 
 
-def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None):
-    """out = f^(order)(x, y) * w * g * scale (w, pw, g may be None); operands broadcast to out.shape.
-    ``dx`` (order 0, out's strides): also f'(x, y) * w * scale, the gradient for g = 1, in the same launch."""
+def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None, scale_out=True):
+    """out = f^(order)(x, y) * w * g * scale (w, pw, g may be None; ``scale_out=False``: not times scale);
+    operands broadcast to out.shape.  ``dx`` (order 0, out's strides): also f'(x, y) * w * scale, the gradient
+    for g = 1, in the same launch."""
     n = out.numel()
     if n == 0:
         return out
@@ -460,6 +463,7 @@ def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None):
     launch(loss_map_kernel, (cdiv(n, block),), dev, args,
            {"LOSS": loss, "ORDER": order, "HAS_W": w is not None, "HAS_PW": pw is not None,
             "HAS_G": g is not None, "X_ND": nds[0], "Y_ND": nds[1], "W_ND": nds[2], "P_ND": nds[3],
-            "G_ND": nds[4], "O_ND": nds[5], "HAS_DX": dx is not None, "COMPUTE": compute_type(out.dtype),
+            "G_ND": nds[4], "O_ND": nds[5], "HAS_DX": dx is not None, "SCALE_OUT": bool(scale_out),
+            "COMPUTE": compute_type(out.dtype),
             "BLOCK": block})
     return out

@@ -214,6 +214,158 @@ def accumulate_rows_kernel(x_ptr, out_ptr, y_ptr, M, M2, K, stride_m1, stride_m2
 
 
 @triton.jit
+def _nth(blk, idx, j, AXIS: tl.constexpr):
+    """blk's entry j along AXIS (idx: that axis' arange, broadcast): exact, the others add as +0."""
+    return tl.sum(tl.where(idx == j, blk, 0.0), axis=AXIS)
+
+
+@triton.jit
+def _fold2(f, v):
+    a, b = tl.split(v)
+    return (f + a) + b
+
+
+@triton.jit
+def _halves(v, A: tl.constexpr, N: tl.constexpr):
+    return tl.split(tl.permute(tl.reshape(v, [A, 2, N // 2]), [0, 2, 1]))
+
+
+@triton.jit
+def _fold4(f, v, A: tl.constexpr):
+    a, b = _halves(v, A, 4)
+    return _fold2(_fold2(f, a), b)
+
+
+@triton.jit
+def _fold8(f, v, A: tl.constexpr):
+    a, b = _halves(v, A, 8)
+    return _fold4(_fold4(f, a, A), b, A)
+
+
+@triton.jit
+def _fold(f, v, A: tl.constexpr, N: tl.constexpr):
+    """f + v[:, 0] + v[:, 1] + ... + v[:, N - 1], left to right: f [A], v [A, N], N a power of 2 <= 16."""
+    if N == 1:
+        f = f + tl.reshape(v, [A])
+    elif N == 2:
+        f = _fold2(f, v)
+    elif N == 4:
+        f = _fold4(f, v, A)
+    elif N == 8:
+        f = _fold8(f, v, A)
+    else:
+        a, b = _halves(v, A, 16)
+        f = _fold8(_fold8(f, a, A), b, A)
+    return f
+
+
+@triton.jit
+def _fold_axis(blk, R: tl.constexpr, G: tl.constexpr, N: tl.constexpr, W: tl.constexpr):
+    """[R, G, W] sums, left to right, of the N entries of each [R, G, N, W] group of a [R, G N, W] block."""
+    v = tl.reshape(tl.permute(tl.reshape(blk, [R, G, N, W]), [0, 1, 3, 2]), [R * G * W, N])
+    return tl.reshape(_fold(tl.zeros([R * G * W], blk.dtype), v, R * G * W, N), [R, G, W])
+
+
+@triton.jit
+def _cload(x_ptr, y_ptr, bx, by, k, SK, YSK, mask, MUL: tl.constexpr, COMPUTE: tl.constexpr):
+    """Element k of the row at bx (MUL: times y's element k of the row at by, a rounded product of its own)."""
+    v = tl.load(x_ptr + bx + k * SK, mask=mask, other=0).to(COMPUTE)
+    if MUL:
+        v = tl.where(mask, v * tl.load(y_ptr + by + k * YSK, mask=mask, other=0).to(COMPUTE), 0.0)
+    return v
+
+
+@triton.jit
+def cascade_sum_kernel(x_ptr, y_ptr, out_ptr, NR, C0, CW, CN, M2, K, CH, stride_m1, stride_m2, SK, ys1, ys2, YSK,
+                       DIV, SPLIT: tl.constexpr, MUL: tl.constexpr, MEAN: tl.constexpr, COMPUTE: tl.constexpr,
+                       VEC: tl.constexpr, ILP: tl.constexpr, L: tl.constexpr, NL: tl.constexpr, BG: tl.constexpr,
+                       TAIL: tl.constexpr, NV: tl.constexpr, NS: tl.constexpr, ROWS: tl.constexpr):
+    """out[m] = sum_k x[m, k] (MEAN: / DIV) for NR rows m = (r // CW) CN + C0 + r % CW (columns C0 .. C0 + CW - 1
+    of each CN outputs), added in ATen's cpu order (cascade_sum):
+    VEC-lane vectors, ILP (4 or 1) of them interleaved (W = ILP VEC lanes); rows of W lanes summed in chunks of L
+    (NL = 0: no whole chunk), chunk sums in groups of L (NL levels, BG chunks a block), then the TAIL rows
+    left, the NV leftover vectors, the ILP partials, the NS scalars left and the VEC lanes, each left to right.
+    Element k of a row is at k SK (VEC = 1: ATen's scalar path, for strided rows and rows shorter than a
+    vector); MUL: the rows of x * y summed (y's rows: strides ys1, ys2, YSK).  SPLIT: row r is x[r CH : min(K, (r + 1) CH)] (a full sum split as ATen splits it between
+    threads; the counts are maxima, masked)."""
+    W: tl.constexpr = ILP * VEC
+    R: tl.constexpr = ROWS
+    r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R)
+    rmask = r < NR
+    rows = (r // CW) * CN + C0 + r % CW
+    if SPLIT:
+        base = rows * CH * SK
+        yb = rows * CH * YSK
+        n = tl.minimum(K - rows * CH, CH)
+    else:
+        base = _row_base(rows, M2, stride_m1, stride_m2)
+        yb = _row_base(rows, M2, ys1, ys2)
+        n = tl.zeros([R], tl.int64) + K
+    V = n // VEC
+    S = V // ILP
+    G0 = S // L
+    q = tl.arange(0, W)
+    p = tl.zeros([R, W], COMPUTE)
+    if NL > 0:
+        G1 = G0 // L
+        G2 = G1 // L
+        g = tl.arange(0, BG)[None, :, None]
+        c = tl.zeros([R, BG, W], COMPUTE)       # chunk g: rows g L .. g L + L - 1, left to right
+        cm = rmask[:, None, None] & (g < G0[:, None, None]) & (q[None, None, :] < W)
+        for j in tl.static_range(L):
+            c += _cload(x_ptr, y_ptr, base[:, None, None], yb[:, None, None], (g * L + j) * W + q[None, None, :],
+                        SK, YSK, cm, MUL, COMPUTE)
+    acc0 = tl.zeros([R, W], COMPUTE)            # the rows after the last whole chunk
+    for j in tl.static_range(TAIL):
+        t = G0 * L + j
+        m = (rmask & (t < S))[:, None] & (q[None, :] < W)
+        acc0 += _cload(x_ptr, y_ptr, base[:, None], yb[:, None], (t * W)[:, None] + q[None, :], SK, YSK, m, MUL,
+                       COMPUTE)
+    if NL == 0:
+        p = acc0
+    elif NL == 1:
+        p = acc0 + _fold_axis(c, R, 1, BG, W).reshape([R, W])
+    else:
+        d = _fold_axis(c, R, BG // L, L, W)                 # groups of L chunks
+        h = tl.arange(0, BG // L)[None, :, None]
+        acc1 = _nth(d, h, G1[:, None, None], 1)             # the unfinished group
+        d = tl.where(h < G1[:, None, None], d, 0.0)
+        if NL == 2:
+            p = (acc0 + acc1) + _fold_axis(d, R, 1, BG // L, W).reshape([R, W])
+        else:
+            e = _fold_axis(d, R, BG // (L * L), L, W)
+            hh = tl.arange(0, BG // (L * L))[None, :, None]
+            acc2 = _nth(e, hh, G2[:, None, None], 1)
+            e = tl.where(hh < G2[:, None, None], e, 0.0)
+            p = ((acc0 + acc1) + acc2) + _fold_axis(e, R, 1, BG // (L * L), W).reshape([R, W])
+    # the ILP interleaved partial vectors; leftover vectors join the first
+    if ILP == 4:
+        pt = tl.reshape(tl.permute(tl.reshape(p, [R, 4, VEC]), [0, 2, 1]), [R * VEC, 4])
+        p01, p23 = _halves(pt, R * VEC, 4)
+        p0, p1 = tl.split(p01)
+        p2, p3 = tl.split(p23)
+        p0 = tl.reshape(p0, [R, VEC])
+    else:
+        p0 = p
+    ql = tl.arange(0, VEC)
+    for i in tl.static_range(NV):
+        v = ILP * S + i
+        m = (rmask & (v < V))[:, None] & (ql[None, :] < VEC)
+        p0 += _cload(x_ptr, y_ptr, base[:, None], yb[:, None], (v * VEC)[:, None] + ql[None, :], SK, YSK, m, MUL,
+                     COMPUTE)
+    if ILP == 4:
+        p0 = ((p0 + tl.reshape(p1, [R, VEC])) + tl.reshape(p2, [R, VEC])) + tl.reshape(p3, [R, VEC])
+    f = tl.zeros([R], COMPUTE)                  # the scalars left, then the VEC lanes
+    for i in tl.static_range(NS):
+        t = V * VEC + i
+        f += _cload(x_ptr, y_ptr, base, yb, t, SK, YSK, rmask & (t < n), MUL, COMPUTE)
+    f = _fold(f, p0, R, VEC)
+    if MEAN:
+        f = f / DIV
+    cast_store(out_ptr + rows, f, rmask)
+
+
+@triton.jit
 def scan_rows_kernel(x_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_k,
                      OP: tl.constexpr, REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
                      ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
@@ -409,6 +561,97 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0)):
         site(xptr, optr, y.data_ptr() if y is not None else xptr, float(p))
     return out
 
+
+CASCADE_L = 16                # ATen's level step for rows of fewer than 2^19 vectors (all that run here)
+CASCADE_GRAIN = 32768         # at::internal::GRAIN_SIZE: a full sum of more elements is split between threads
+
+
+def cascade_plan(dtype, geom, device):
+    """None, or ``cascade_sum``'s plan: [(first column, end column, columns, kernel constexprs)] for float32/float64 (M, K)
+    views, each row in ATen's order: contiguous rows of at least a vector its vectorized inner sum; rows of
+    strided elements its row_sum (4 interleaved scalars) or, where ATen sums 4 or 4 VEC neighbouring outputs
+    at once (outputs closer in memory than a row's elements), its plain cascade.  None for rows of more than
+    4,095 whole chunks (2^21 float32 elements; on a GPU 255 chunks, keeping blocks in registers), which keep
+    ``accumulate_rows_kernel``'s order."""
+    M, M2, K, s1, s2, sk = geom
+    if dtype.name not in ("float32", "float64") or K == 0:
+        return None
+    vec = 8 if dtype.name == "float32" else 4
+    if (sk == 1 or K == 1) and K >= vec:
+        return _parts([(0, M, _plan(vec, 4, K, device))], M)
+    cols, cs = (M2, s2) if M2 > 1 else (M, s1)          # the outputs ATen's inner loop walks
+    group = 4 * vec if cs == 1 and cols >= vec else 0 if sk < cs else 4
+    cas = group * (cols // group) if group else 0
+    return _parts([(0, cas, _plan(1, 1, K, device)), (cas, cols, _plan(1, 4, K, device))], cols)
+
+
+def _parts(parts, cols):
+    parts = [(c0, c1, cols, k) for c0, c1, k in parts if c1 > c0]
+    return None if any(p[3] is None for p in parts) else parts
+
+
+def _plan(vec, ilp, n, device, exact=True):
+    """Constexprs for rows of n elements (``exact``: all rows; else n is the longest, counts are maxima)."""
+    S = n // vec // ilp
+    G0 = S // CASCADE_L
+    nl = 0 if G0 == 0 else 1 if G0 < CASCADE_L else 2 if G0 < CASCADE_L ** 2 else 3
+    if G0 >= CASCADE_L ** (3 if not gpu_blocks(device) else 2):
+        return None
+    bg = max(next_pow2(max(G0, 1)), CASCADE_L ** max(nl - 1, 0))
+    tail = S - G0 * CASCADE_L if exact else min(CASCADE_L - 1, S)
+    nv = n // vec - ilp * S if exact else ilp - 1
+    ns = n - n // vec * vec if exact else vec - 1
+    return {"VEC": vec, "ILP": ilp, "L": CASCADE_L, "NL": nl, "BG": bg, "TAIL": tail, "NV": nv, "NS": ns}
+
+
+def cascade_split(numel, threads):
+    """(pieces, piece length) of a full sum of ``numel`` elements as at::parallel_for splits it (1 piece when
+    ATen sums it on one thread)."""
+    if numel < CASCADE_GRAIN or threads <= 1:
+        return 1, numel
+    nt = min(threads, cdiv(numel, CASCADE_GRAIN))
+    return nt, cdiv(numel, nt)
+
+
+def cascade_sum(x, geom, out, plan, mean, split=None, partials=None, div=None, y=None, ystrides=(0, 0, 0)):
+    """out[m] = sum (``mean``: divided by ``div``, default K) of row m of x's (M, K) view in ATen's cpu order
+    (``cascade_sum_kernel``; ``plan`` from ``cascade_plan``).  ``split`` = (pieces, length): a full sum of K
+    elements made of ``pieces`` pieces summed into ``partials`` (float, ``pieces`` elements), then those.
+    ``y``: the sum of x * y instead (y's rows with strides ``ystrides``; ``plan``: the product's order)."""
+    M, M2, K, s1, s2, sk = geom
+    yv = (y if y is not None else x, *ystrides)
+    div = K if div is None else div
+    dev = out._storage.launch_device
+    compute = compute_type(out.dtype)
+    if split is not None and split[0] > 1:
+        nt, ch = split
+        k = plan[0][3]
+        piece = _plan(k["VEC"], k["ILP"], ch, dev, exact=False)
+        _cascade(x, yv, partials, nt, 0, nt, nt, 1, K, ch, 0, 0, sk, 1, True, False, compute, piece, dev)
+        _cascade(partials, (partials, 0, 0, 0), out, 1, 0, 1, 1, 1, nt, nt, 0, 0, 1, div, False, mean, compute,
+                 _plan(1, 4, nt, dev), dev)
+        return out
+    for c0, c1, cn, k in plan:
+        nr = M // cn * (c1 - c0)
+        _cascade(x, yv, out, nr, c0, c1 - c0, cn, M2, K, K, s1, s2, sk, div, False, mean, compute, k, dev)
+    return out
+
+
+def _cascade(x, yv, out, nr, c0, cw, cn, M2, K, ch, s1, s2, sk, div, split, mean, compute, plan, dev):
+    y, ys1, ys2, ysk = yv
+    mul = y is not x
+    key = ("cascade", nr, c0, cw, cn, M2, K, ch, s1, s2, sk, div, split, mean, x.dtype, out.dtype, dev,
+           T.FORCE_GPU_BLOCKS, (y.dtype, ys1, ys2, ysk) if mul else None)
+    site = _SITES.get(key)
+    if site is None:
+        width = plan["ILP"] * plan["VEC"] * plan["BG"]
+        rows = 1 if gpu_blocks(dev) else max(1, min(next_pow2(nr), 65536 // width))
+        site = _SITES.add(key, Launch(cascade_sum_kernel, (cdiv(nr, rows),), dev,
+                                      [kptr(x), kptr(y), kptr(out), nr, c0, cw, cn, M2, K, ch, s1, s2, sk, ys1,
+                                       ys2, ysk, div],
+                                      {"SPLIT": split, "MUL": mul, "MEAN": mean, "COMPUTE": compute, "ROWS": rows,
+                                       **plan}))
+    site(x.data_ptr(), y.data_ptr(), out.data_ptr())
 
 def scan_rows(op, x, geom, out, reverse=False):
     """out = inclusive cumulative ``op`` ("sum"/"prod") along K; x and out share geom's strides."""

@@ -15,7 +15,7 @@ from .._state import state as _grad_state
 from ..tensor import empty, full
 from . import Op, call as _call, implicit_seed
 from ._rows import float_check, merged_stride, opt_contig, rows3, size_str
-from .reduce import sum_forward
+from .reduce import mean_of, sum_forward
 
 
 # ------------------------------------------------------------------ cross_entropy / nll_loss
@@ -255,13 +255,14 @@ def _pointwise_shape(input, target, weight, pos_weight):
     return G.broadcast_shapes(*shapes)
 
 
-def _reduce_loss(e, reduction):
-    """sum of the (already scaled) element losses unless reduction is 'none'; mean of nothing is nan."""
+def _reduce_loss(e, reduction, div=None):
+    """The element losses e unless reduction is 'none'; else their sum, divided by ``div`` when given
+    (ATen's sum then division, for unscaled e); mean of nothing is nan."""
     if reduction == "none":
         return e
     if e.numel() == 0 and reduction != "sum":
         return KE.fill(empty((), e.dtype, e.device), float("nan"))
-    return sum_forward(e)
+    return sum_forward(e) if div is None else mean_of(e, div)
 
 
 def _loss_scale(reduction, shape, batch):
@@ -341,9 +342,12 @@ def _pointwise_loss(name):
         if (red != "none" and dt is input.dtype and e.numel() and not KL.gpu_blocks(input._storage.launch_device)
                 and (input.requires_grad or target.requires_grad) and _grad_recording()):
             dx = empty(shape, dt, input.device)     # the gradient for an implicit seed, as cross_entropy does
+        # float32/float64 means as ATen: the unscaled losses' sum in its order, then one division
+        div = (e.numel() if red == "mean" else input.shape[0] if input.dim() else 1) if (
+            red in ("mean", "batchmean") and dt.name in ("float32", "float64")) else None
         KL.loss_map(_code(name, attrs), 0, input, target, weight, pos_weight, None, e, _param(name, attrs), scale,
-                    dx=dx)
-        out = _reduce_loss(e, red)
+                    dx=dx, scale_out=div is None)
+        out = _reduce_loss(e, red, div)
         if dx is not None:
             out._forward_saved = {"seed_grad": dx}
         return out

@@ -12,6 +12,7 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
+from ..kernels.runtime import blas
 from ..kernels._geometry import contiguous_strides
 from .._state import state as _grad_state
 from ..tensor import _new, _wrap_dim, empty, from_host, full
@@ -100,12 +101,30 @@ def _row_views(shape, stride_lists, dims):
     return rows, [(m[0], m[1] if len(m) == 2 else 0, k[0]) for m, k in zip(mst, kst)]
 
 
-def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None):
+def mean_of(x, div):
+    """sum(x) / div, a 0-d tensor (float32/float64 x): ATen's sum order then one division (a loss's mean)."""
+    return _reduce("mean", x, tuple(range(x.dim())), False, x.dtype, div=div)
+
+
+def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None, div=None):
     shape = reduced_shape(x._shape, dims, keepdim) if shape is None else shape
     device = x._storage.device
     out = empty(shape, out_dtype, device)
     idx = empty(shape, D.int64, device) if with_index else None
+    cascade = op in ("sum", "mean") and out_dtype is x.dtype
+    if cascade and len(dims) == x.dim() > 1 and G.non_overlapping_and_dense(x._shape, x._strides):
+        # ATen sums a whole dense tensor in memory order: view it with its dims by decreasing stride
+        order = sorted(range(x.dim()), key=lambda d: -x._strides[d])
+        x = x._view_of(tuple(x._shape[d] for d in order), tuple(x._strides[d] for d in order))
     xb, geom = rows_geom(x, dims)
+    plan = K.cascade_plan(x.dtype, geom, device) if cascade else None
+    if plan is not None:            # ATen's cpu summation order
+        split = K.cascade_split(geom[2], blas.threads()) if geom[0] == 1 else None
+        partials = empty((split[0],), out_dtype, device) if split and split[0] > 1 else None
+        K.cascade_sum(xb, geom, out, plan, op == "mean", split, partials, div)
+        return out
+    if div is not None:             # rows too long for the cascade: the sum, then the division
+        return call("div", K.reduce_rows("sum", xb, geom, out), div)
     K.reduce_rows(op, xb, geom, out, idx, p)
     return (out, idx) if with_index else out
 
@@ -634,6 +653,12 @@ def mul_sum_to_size(x, y, size):
     if not plan:
         return None
     out = empty(size, dt, x._storage.device)
+    order = K.cascade_plan(dt, plan[2], x._storage.device) if x.dtype is dt and y.dtype is dt else None
+    if order is not None:           # ATen's order for the (contiguous) product's sum
+        split = K.cascade_split(plan[0][2], blas.threads()) if plan[0][0] == 1 else None
+        partials = empty((split[0],), dt, x._storage.device) if split and split[0] > 1 else None
+        K.cascade_sum(x, plan[0], out, order, False, split, partials, y=y, ystrides=plan[1])
+        return out
     K.reduce_rows("sum", x, plan[0], out, y=y, ystrides=plan[1])
     return out
 
@@ -642,7 +667,8 @@ _MUL_ROWS = {}      # mul_sum_to_size's plans by (shapes, strides, size)
 
 
 def _mul_rows(x, y, size):
-    """(x's geom, y's (stride_m1, stride_m2, stride_k)) for mul_sum_to_size, or False."""
+    """(x's geom, y's (stride_m1, stride_m2, stride_k), the contiguous product's geom) for mul_sum_to_size, or
+    False."""
     shape = G.broadcast_shapes(x._shape, y._shape)
     dims = _sum_to_size_dims(shape, size)
     if not dims:
@@ -651,7 +677,7 @@ def _mul_rows(x, y, size):
     rows = _row_views(shape, [contiguous_strides(shape), _bstrides(x, shape), _bstrides(y, shape)], dims)
     if prod_rows is None or rows is None or rows[0] != prod_rows[0] or rows[1][0] != prod_rows[1][0]:
         return False
-    return rows[0] + rows[1][1], rows[1][2]
+    return rows[0] + rows[1][1], rows[1][2], prod_rows[0] + prod_rows[1][0]
 
 
 def _bstrides(t, shape):

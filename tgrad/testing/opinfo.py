@@ -38,7 +38,7 @@ class OpInfo:
 
     def __init__(self, name, op, ref, samples, dtypes=(D.float32, D.float64), grad=True, gradgrad=True,
                  diff_args=None, tol=None, noncontig=True, covers=(), exact_dtypes=False, out_dtype=None,
-                 grad_tol=None):
+                 grad_tol=None, layout_order=False):
         self.name = name
         self.op = op
         self.ref = ref
@@ -49,6 +49,7 @@ class OpInfo:
         self.diff_args = diff_args
         self.tol = tol or {}
         self.noncontig = noncontig
+        self.layout_order = layout_order  # sums in ATen's layout-dependent order: non-contiguous input may round apart
         self.covers = tuple(covers)   # extra op-table names this OpInfo exercises on purpose
         self.out_dtype = out_dtype
         self.grad_tol = grad_tol or (1e-5, 1e-3)

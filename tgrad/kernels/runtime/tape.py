@@ -252,6 +252,10 @@ def _emit_op(e, p, slots, op):
     if name == "create_masked_store" and len(vals) == 4 and not kwargs and all(v.ty is not None for v in vals[:3]):
         lines.append(f"_istore({e.arr(p, vals[0])}, {e.arr(p, vals[1])}, {e.arr(p, vals[2])})")
         return
+    if name == "create_split" and type(out) is tuple and len(vals) == 1 and vals[0].ty is not None and not kwargs:
+        x = e.arr(p, vals[0])           # the interpreter's split: the two halves of the last axis (views)
+        lines.extend(f"{e.var(p, s)} = {x}[..., {i}]" for i, s in enumerate(out))
+        return
     args = [e.handle(p, v, slots) for v in vals]
     e.calls_builder = True
     lines.append(f"# {name}")

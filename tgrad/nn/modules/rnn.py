@@ -251,7 +251,10 @@ class RNNBase(Module):
                 cs.append(c)
             x = outs[0] if D == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
+                if tdim == 1:       # PyTorch draws the mask for the time-major (seq, batch, H) output
+                    x = F.dropout(x.transpose(0, 1).contiguous(), self.dropout, True).transpose(0, 1)
+                else:
+                    x = F.dropout(x, self.dropout, True)
         return x, stack(hs, 0), (stack(cs, 0) if c0 is not None else None)
 
 
