@@ -6,6 +6,7 @@ from .._creation import tensor as _tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
+           "nonnegative_integer", "positive_integer",
            "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
@@ -107,6 +108,19 @@ class _IntegerInterval(Constraint):
         return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+
+
 class _Real(Constraint):
     def check(self, value):
         return value == value        # False for NaNs
@@ -195,6 +209,8 @@ independent = _IndependentConstraint
 boolean = _Boolean()
 integer_interval = _IntegerInterval
 real = _Real()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
 real_vector = independent(real, 1)
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)

@@ -315,6 +315,27 @@ def lgamma_fn(x, p0, p1, p2):
 
 
 @triton.jit
+def tan_pi4_h(x):
+    """tan(x) for |x| <= pi/4 (Cephes tan's rational core, fp64)."""
+    z = x * x
+    p = (-1.30936939181383777646E4 * z + 1.15351664838587416140E6) * z - 1.79565251976484877988E7
+    q = (((z + 1.36812963470692954678E4) * z - 1.32089234440210967447E6) * z + 2.50083801823357915839E7) * z \
+        - 5.38695755929454629881E7
+    return x + x * (z * p / q)
+
+
+@triton.jit
+def pi_cot_pi_h(t):
+    """pi / tan(pi t) for 0 < t < 1 in fp64 without sin/cos (their argument reductions spill registers):
+    cot(pi t) = -cot(pi (1 - t)), and tan(pi (1/2 - t)) = cot(pi t) between 1/4 and 1/2."""
+    flip = t > 0.5
+    u = tl.where(flip, 1.0 - t, t)
+    near = u <= 0.25
+    c = tl.where(near, 1.0 / tan_pi4_h(3.14159265358979323846 * u), tan_pi4_h(3.14159265358979323846 * (0.5 - u)))
+    return 3.14159265358979323846 * tl.where(flip, -c, c)
+
+
+@triton.jit
 def digamma_fn(x, p0, p1, p2):
     """PyTorch's calc_digamma: psi(x) = psi(1 - x) - pi / tan(pi frac(x)) for x < 0; x + 10 by the recurrence,
     then log x - 1/(2x) - sum B_2k / (2k x^2k); +-inf at +-0, NaN at negative integers."""
@@ -332,8 +353,7 @@ def digamma_fn(x, p0, p1, p2):
                         8.33333333333333333333E-2)
     ser = tl.where(y < 1.0e17, ser, 0.0)
     r = tl.where(y == 10.0, r + 2.25175258906672110764, r + tl.log(y) - 0.5 / y - ser)
-    fr = (x - trunc_h(x)).to(tl.float64) * 3.14159265358979323846
-    refl = (3.14159265358979323846 * tl.cos(fr) / tl.sin(fr)).to(x.dtype)
+    refl = -pi_cot_pi_h((trunc_h(x) - x).to(tl.float64)).to(x.dtype)     # cot is odd; 0 < -frac(x) < 1
     r = tl.where(neg, tl.where(x == trunc_h(x), float("nan"), r - refl), r)
     return tl.where(x == 0, tl.where(1.0 / x < 0, float("inf"), float("-inf")), r)
 
