@@ -14,7 +14,7 @@ from tgrad.autograd import gradcheck
 
 CPU_ONLY = True     # seeded values are PyTorch's cpu random stream (conftest)
 REFS = json.load(open(os.path.join(os.path.dirname(__file__), "torch_refs_families.json")))
-SEEDED = ("laplace", "exponential", "cauchy", "lognormal", "geometric", "mixture")
+SEEDED = ("laplace", "exponential", "cauchy", "lognormal", "geometric", "mixture", "onehot")
 
 
 def build(lib):
@@ -29,11 +29,14 @@ def build(lib):
         "beta": (Dl.Beta(t([0.5, 3.0]), t([2.0, 0.7])), t([0.3, 0.8]), Dl.Beta(t([1.5, 2.0]), t([1.0, 0.5]))),
         "poisson": (Dl.Poisson(t([0.5, 3.0])), t([0.0, 4.0]), Dl.Poisson(t([2.0, 1.0]))),
         "geometric": (Dl.Geometric(t([0.3, 0.8])), t([0.0, 3.0]), Dl.Geometric(t([0.5, 0.1]))),
+        "dirichlet": (Dl.Dirichlet(t([[0.5, 2.0, 3.0], [1.5, 1.2, 0.7]])), t([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]]),
+                      Dl.Dirichlet(t([[1.0, 1.0, 2.0], [0.5, 0.5, 4.0]]))),
+        "studentt": (Dl.StudentT(t([0.8, 1.5, 5.0]), t([0.5, -1.0, 0.0]), t([1.5, 0.3, 2.0])), t([0.2, -1.4, 3.0]), None),
+        "onehot": (Dl.OneHotCategorical(t([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])), t([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),
+                   Dl.OneHotCategorical(logits=t([[0.1, 0.2, 0.3], [1.0, -1.0, 0.0]]))),
         "mixture": (Dl.MixtureSameFamily(Dl.Categorical(logits=t([0.1, 0.5, -0.3])), Dl.Normal(t([-1., 0., 2.]), t([0.5, 1., 2.]))),
                     t([0.3, -2.0, 5.0]), None),
     }
-
-
 def _torch_script():
     """How REFS was made (run with torch as ``lib``): for each family, ``d.log_prob(v)``, mean, variance, mode,
     entropy, cdf(v), icdf([0.2, 0.7]), kl_divergence(d, q), and ``d.sample((4,))`` after ``manual_seed(3)``."""
@@ -103,12 +106,14 @@ def test_rsample_gradients(cls, args):
     assert gradcheck(f, params)
 
 
-def test_gamma_beta_samplers_have_the_right_moments():
+def test_gamma_family_samplers_have_the_right_moments():
     """tgrad's Marsaglia-Tsang stream (not PyTorch's): mean and variance of 20000 draws within 4 standard errors."""
     torch.manual_seed(0)
     for d in (torch.distributions.Gamma(torch.tensor([0.4, 3.0]), torch.tensor([2.0, 0.5])),
               torch.distributions.Beta(torch.tensor([0.5, 3.0]), torch.tensor([2.0, 0.7])),
-              torch.distributions.Chi2(torch.tensor([3.0]))):
+              torch.distributions.Chi2(torch.tensor([3.0])),
+              torch.distributions.StudentT(torch.tensor([8.0]), torch.tensor([0.5]), torch.tensor([2.0])),
+              torch.distributions.Dirichlet(torch.tensor([0.5, 2.0, 3.0]))):
         s = np.asarray(d.sample((20000,)).tolist())
         mean, var = np.asarray(d.mean.tolist()), np.asarray(d.variance.tolist())
         assert np.all(np.abs(s.mean(0) - mean) < 4 * np.sqrt(var / 20000)), (type(d).__name__, s.mean(0), mean)

@@ -1,5 +1,6 @@
 """``tgrad.distributions``: Normal, MultivariateNormal, Categorical, Bernoulli, Uniform, Independent,
-MixtureSameFamily, Laplace, Exponential, LogNormal, Cauchy, Gamma, Chi2, Beta, Poisson, Geometric and
+MixtureSameFamily, Laplace, Exponential, LogNormal, Cauchy, Gamma, Chi2, Beta, Dirichlet, StudentT, Poisson,
+Geometric, OneHotCategorical and
 ``kl_divergence``, with PyTorch's sampling (the same generator draws, so a seeded program samples PyTorch's
 numbers), ``rsample`` (the reparameterization trick) and argument validation.  Built on the Tensor API
 (gradients come from ops)."""
@@ -8,6 +9,7 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
@@ -20,9 +22,11 @@ from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .studentT import StudentT
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Distribution", "Exponential", "ExponentialFamily",
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
            "Gamma", "Geometric", "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal",
-           "Normal", "Poisson", "Uniform", "kl_divergence", "register_kl"]
+           "Normal", "OneHotCategorical", "Poisson", "StudentT", "Uniform", "kl_divergence", "register_kl"]

@@ -6,7 +6,7 @@ from .._creation import tensor as _tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
-           "nonnegative_integer", "positive_integer",
+           "nonnegative_integer", "one_hot", "positive_integer",
            "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
@@ -169,6 +169,14 @@ class _HalfOpenInterval(_Interval):
         return (self.lower_bound <= value) & (value < self.upper_bound)
 
 
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
 class _Simplex(Constraint):
     """Nonnegative vectors summing to 1 (within 1e-6) along the last dim."""
     event_dim = 1
@@ -210,6 +218,7 @@ boolean = _Boolean()
 integer_interval = _IntegerInterval
 real = _Real()
 nonnegative_integer = _IntegerGreaterThan(0)
+one_hot = _OneHot()
 positive_integer = _IntegerGreaterThan(1)
 real_vector = independent(real, 1)
 positive = _GreaterThan(0.0)
