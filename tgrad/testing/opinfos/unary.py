@@ -49,6 +49,7 @@ def _polygamma_ref(x, n):
     return (-1.0) ** (n + 1) * math.factorial(n) * _hurwitz_ref(n + 1, x)
 
 
+@np.errstate(all="ignore")      # (poles and infinities give their inf/NaN quietly)
 def _digamma_ref(x):
     """psi(x) = psi(x + 30) - sum_{k<30} 1/(x + k), psi(w) = log w - 1/(2w) - sum B_2k / (2k w^2k); reflection below 0."""
     x = np.asarray(x, np.float64)
