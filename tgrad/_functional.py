@@ -108,6 +108,17 @@ asinh = arcsinh = _unary_fn("asinh")
 acosh = arccosh = _unary_fn("acosh")
 atanh = arctanh = _unary_fn("atanh")
 erfc = _unary_fn("erfc")
+lgamma = _unary_fn("lgamma")
+digamma = _unary_fn("digamma")
+erfinv = _unary_fn("erfinv")
+
+
+def polygamma(n, input, *, out=None):
+    return _out(input.polygamma(n), out)
+
+
+def mvlgamma(input, p, *, out=None):
+    return _out(input.mvlgamma(p), out)
 tanh = _unary_fn("tanh")
 sigmoid = _unary_fn("sigmoid")
 relu = _unary_fn("relu")

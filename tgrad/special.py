@@ -1,13 +1,19 @@
-"""``tgrad.special``: PyTorch's ``torch.special`` functions that tgrad's ops compose (no gamma family)."""
+"""``tgrad.special``: PyTorch's ``torch.special`` functions that tgrad's ops compose, and the gamma family."""
 import math
 
 from . import _functional, _functional_more as _fm
 from . import _nn_functional as _nnf
 
-__all__ = ["entr", "erf", "erfc", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit", "logsumexp", "ndtr",
-           "round", "sinc", "softmax", "xlogy"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_ndtr",
+           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
+           "softmax", "xlogy"]
 
 erfc = _functional.erfc
+gammaln = _functional.lgamma
+digamma = psi = _functional.digamma
+polygamma = _functional.polygamma
+multigammaln = _functional.mvlgamma
+erfinv = _functional.erfinv
 logit = _fm.logit
 xlogy = _fm.xlogy
 
@@ -64,3 +70,21 @@ def sinc(input):
     px = input * math.pi
     zero = input == 0
     return (px.sin() / px.masked_fill(zero, 1.0)).masked_fill(zero, 1.0)
+
+
+def ndtri(input):
+    """The standard normal quantile: sqrt(2) erfinv(2p - 1)."""
+    return (2 * input - 1).erfinv() * math.sqrt(2)
+
+
+def log_ndtr(input):
+    """log ndtr(x): log1p(-erfc(x / sqrt 2) / 2) above -1, log(erfc(-x / sqrt 2) / 2) down to -20, then the
+    asymptotic -x^2/2 - log(-x sqrt(2 pi)) + log(1 - 1/x^2 + 3/x^4 - 15/x^6 + 105/x^8) (erfc underflows)."""
+    t = input * (1 / math.sqrt(2))
+    hi = (-0.5 * t.clamp(min=-1 / math.sqrt(2)).erfc()).log1p()
+    mid = ((-t).erfc() * 0.5).log()
+    x = input.clamp(max=-20.0)
+    r = (x * x).reciprocal()
+    tail = (-0.5 * x * x - (-x).log() - 0.5 * math.log(2 * math.pi)
+            + (1 - r * (1 - r * (3 - r * (15 - 105 * r)))).log())
+    return hi.where(input >= -1, mid.where(input >= -20, tail))

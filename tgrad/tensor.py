@@ -713,6 +713,42 @@ class Tensor:
     def erfc_(self):
         return _inplace("erfc", self)
 
+    def lgamma(self):
+        return _call("lgamma", self)
+
+    def lgamma_(self):
+        return _inplace("lgamma", self)
+
+    def digamma(self):
+        return _call("digamma", self)
+
+    def digamma_(self):
+        return _inplace("digamma", self)
+
+    def polygamma(self, n):
+        return _call("polygamma", self, n=int(n))
+
+    def polygamma_(self, n):
+        return _inplace("polygamma", self, n=int(n))
+
+    def erfinv(self):
+        return _call("erfinv", self)
+
+    def erfinv_(self):
+        return _inplace("erfinv", self)
+
+    def mvlgamma(self, p):
+        """sum_i lgamma(x - i/2) over i < p, + p(p-1)/4 log pi (PyTorch's composite, which no longer checks
+        x > (p-1)/2)."""
+        if p < 1:
+            raise RuntimeError("p has to be greater than or equal to 1")
+        dt = self.dtype if self.dtype.is_floating_point else D.get_default_dtype()
+        args = self.unsqueeze(-1) + from_host(np.arange(-p * 0.5 + 0.5, 0.5, 0.5), dt, self.device)
+        return args.lgamma().sum(-1) + (p * (p - 1)) * 0.28618247146235004    # log(pi) / 4
+
+    def mvlgamma_(self, p):
+        return self.copy_(self.mvlgamma(p))
+
     arcsin, arcsin_, arccos, arccos_, arctan, arctan_ = asin, asin_, acos, acos_, atan, atan_
     arcsinh, arcsinh_, arccosh, arccosh_, arctanh, arctanh_ = asinh, asinh_, acosh, acosh_, atanh, atanh_
 

@@ -1,17 +1,32 @@
-"""``tgrad.distributions``: Normal, MultivariateNormal, Categorical, Bernoulli, Uniform, Independent and
+"""``tgrad.distributions``: Normal, MultivariateNormal, Categorical, Bernoulli, Uniform, Independent,
+MixtureSameFamily, Laplace, Exponential, LogNormal, Cauchy, Gamma, Chi2, Beta, Dirichlet, StudentT, Poisson,
+Geometric, OneHotCategorical and
 ``kl_divergence``, with PyTorch's sampling (the same generator draws, so a seeded program samples PyTorch's
 numbers), ``rsample`` (the reparameterization trick) and argument validation.  Built on the Tensor API
 (gradients come from ops)."""
 from . import constraints  # noqa: F401
 from .bernoulli import Bernoulli
+from .beta import Beta
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Chi2, Gamma
+from .geometric import Geometric
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .studentT import StudentT
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "ExponentialFamily", "Independent", "MultivariateNormal",
-           "Normal", "Uniform", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
+           "Gamma", "Geometric", "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal",
+           "Normal", "OneHotCategorical", "Poisson", "StudentT", "Uniform", "kl_divergence", "register_kl"]

@@ -6,6 +6,7 @@ from .._creation import tensor as _tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
+           "nonnegative_integer", "one_hot", "positive_integer",
            "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
@@ -107,6 +108,19 @@ class _IntegerInterval(Constraint):
         return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+
+
 class _Real(Constraint):
     def check(self, value):
         return value == value        # False for NaNs
@@ -155,6 +169,14 @@ class _HalfOpenInterval(_Interval):
         return (self.lower_bound <= value) & (value < self.upper_bound)
 
 
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
 class _Simplex(Constraint):
     """Nonnegative vectors summing to 1 (within 1e-6) along the last dim."""
     event_dim = 1
@@ -195,6 +217,9 @@ independent = _IndependentConstraint
 boolean = _Boolean()
 integer_interval = _IntegerInterval
 real = _Real()
+nonnegative_integer = _IntegerGreaterThan(0)
+one_hot = _OneHot()
+positive_integer = _IntegerGreaterThan(1)
 real_vector = independent(real, 1)
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)

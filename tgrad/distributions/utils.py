@@ -7,7 +7,7 @@ from .._creation import empty, tensor
 from .._functional_more import broadcast_tensors
 from ..autograd import grad_mode
 from ..nn import functional as F
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 
 euler_constant = 0.57721566490153286060
 
@@ -78,3 +78,15 @@ class _lazy_property_and_property(lazy_property, property):
 
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
+
+
+def _expand_params(self, cls, batch_shape, _instance, names):
+    """``Distribution.expand`` for a distribution whose parameters ``names`` all have the batch shape."""
+    new = self._get_checked_instance(cls, _instance)
+    batch_shape = Size(batch_shape)
+    for n in names:
+        setattr(new, n, getattr(self, n).expand(batch_shape))
+    super(cls, new).__init__(batch_shape, validate_args=False)
+    new._validate_args = self._validate_args
+    return new
+

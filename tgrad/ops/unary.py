@@ -1,12 +1,14 @@
 """Unary math: exp, exp2, logs, sqrt/rsqrt, reciprocal, trig and inverse trig, hyperbolic, erf/erfc, abs, sign,
-rounding, frac, isnan/isinf/isfinite, nan_to_num (FNs in tgrad/kernels/unary.py on kernels/elementwise.py's ``unary_kernel``).
+rounding, frac, isnan/isinf/isfinite, nan_to_num, the gamma family (lgamma, digamma, polygamma) and erfinv (FNs in tgrad/kernels/unary.py on kernels/elementwise.py's ``unary_kernel``).
 
 Floating ops promote integer inputs to the default float dtype; backward rules are written with tgrad ops.
 """
+import math
+
 from .. import dtypes as D
 from ..kernels import elementwise as K
 from ..kernels import unary as KU
-from ..kernels._lang import compute_type
+from ..kernels._lang import compute_type, split64
 from . import Op, call as _c
 from ._pointwise import _float_result, _launch_unary, _mask, _out, _unary_float, _zeros
 
@@ -80,6 +82,7 @@ _LN2 = 0.6931471805599453
 _LN10 = 2.302585092994046
 _TWO_OVER_SQRT_PI = 1.1283791670955126
 _INV_SQRT_2PI = 0.3989422804014327
+_SQRT_PI_OVER_2 = 0.886226925452758
 
 
 def abs_backward(ctx, g):
@@ -193,6 +196,34 @@ def erfc_backward(ctx, g):
     return (g.mul(x.mul(x).neg().exp().mul(-_TWO_OVER_SQRT_PI)),)
 
 
+def polygamma_forward(self, *, n, out=None):
+    """digamma (n = 0), trigamma (n = 1), else (-1)^(n+1) n! zeta(n + 1, x) (ATen's calc_polygamma)."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    dt = _float_result(self.dtype)
+    if n <= 1:
+        return _launch_unary(KU.trigamma_fn if n else KU.digamma_fn, self, out, dt)
+    fact = (-1.0 if n % 2 == 0 else 1.0) * math.exp(math.lgamma(n + 1.0))
+    return _launch_unary(KU.polygamma_fn, self, out, dt, float(n + 1), *split64(fact))
+
+
+def lgamma_backward(ctx, g):
+    return (g.mul(_c("digamma", ctx.saved["self"])),)
+
+
+def digamma_backward(ctx, g):
+    return (g.mul(_c("polygamma", ctx.saved["self"], n=1)),)
+
+
+def polygamma_backward(ctx, g):
+    return (g.mul(_c("polygamma", ctx.saved["self"], n=ctx.attrs["n"] + 1)),)
+
+
+def erfinv_backward(ctx, g):
+    r = ctx.saved["result"]
+    return (g.mul(r.mul(r).exp().mul(_SQRT_PI_OVER_2)),)
+
+
 def nan_to_num_backward(ctx, g):
     return (_mask(_c("isfinite", ctx.saved["self"]), g),)
 
@@ -245,6 +276,14 @@ ATANH = Op("atanh", _unary_float(KU.atanh_fn), atanh_backward, "AtanhBackward0",
          variants=("method", "function"), inplace=True)
 ERFC = Op("erfc", _unary_float(KU.erfc_fn), erfc_backward, "ErfcBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
+LGAMMA = Op("lgamma", _unary_float(KU.lgamma_fn), lgamma_backward, "LgammaBackward0", save=("self",),
+            variants=("method", "function"), inplace=True)
+DIGAMMA = Op("digamma", _unary_float(KU.digamma_fn), digamma_backward, "DigammaBackward0", save=("self",),
+             variants=("method", "function"), inplace=True)
+POLYGAMMA = Op("polygamma", polygamma_forward, polygamma_backward, "PolygammaBackward0", save=("self",),
+               variants=("method", "function"), inplace=True)
+ERFINV = Op("erfinv", _unary_float(KU.erfinv_fn), erfinv_backward, "ErfinvBackward0", save=("result",),
+            variants=("method", "function"), inplace=True)
 FLOOR = Op("floor", _rounding(KU.floor_fn), zero_backward, "FloorBackward0",
            variants=("method", "function"), inplace=True)
 CEIL = Op("ceil", _rounding(KU.ceil_fn), zero_backward, "CeilBackward0", variants=("method", "function"), inplace=True)
@@ -262,5 +301,6 @@ NAN_TO_NUM = Op("nan_to_num", nan_to_num_forward, nan_to_num_backward, "NanToNum
 
 
 ENTRIES = [EXP, ABS, SIGN, EXP2, LOG, LOG2, LOG10, LOG1P, EXPM1, SQRT, RSQRT, RECIPROCAL, SIN, COS, TAN, ERF,
-           ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, ERFC, FLOOR, CEIL, ROUND, ROUND_DECIMALS, TRUNC,
+           ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, ERFC, LGAMMA,
+           DIGAMMA, POLYGAMMA, ERFINV, FLOOR, CEIL, ROUND, ROUND_DECIMALS, TRUNC,
            FRAC, ISNAN, ISINF, ISFINITE, NAN_TO_NUM]
