@@ -455,7 +455,8 @@ def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None):
     site = _SITES.get(key)
     if site is None:
         site = _SITES.add(key, _loss_map_site(loss, order, ops, w, pw, g, out, d, dx is not None, dev))
-    site(*[t.data_ptr() for t in ops], out.data_ptr(), d.data_ptr(), *split64(p), *split64(scale))
+    ptrs = [t._storage.ptr + t._offset * t.dtype.itemsize for t in ops + (out, d)]    # data_ptr(), inlined
+    site(*ptrs, *split64(p), *split64(scale))
     return out
 
 
