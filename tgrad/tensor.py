@@ -2143,10 +2143,6 @@ def tensor_arg(name, v, arg="other", pos=1):
     return v
 
 
-def _inplace(name, self, *args, **kw):
-    return _dispatch.call_inplace(name, self, *args, **kw)
-
-
 def _random_inplace(t, fill):
     if t.requires_grad and t.grad_fn is None and _grad_state.grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -2309,3 +2305,4 @@ from . import (_creation, _functional_more as _fm, _indexing, linalg as _linalg,
 from .autograd import dispatch as _dispatch, engine as _engine, grad_mode as _grad_mode, graph as _graph  # noqa: E402
 
 _call = _dispatch.call  # one cached alias, one lookup less per op call (host time per op, benchmarks/steps.py)
+_inplace = _dispatch.call_inplace     # likewise for ``x.op_(...)``

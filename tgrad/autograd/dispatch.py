@@ -307,19 +307,28 @@ def _save(node, spec, inputs, outs, results_are_outputs=True, extra=None):
 
 
 def _record(spec, inputs, attrs, out):
-    node = _make_node(spec, inputs, attrs)
-    nondiff = spec.op.nondiff_outputs
     if type(out) is tuple:
+        node = _make_node(spec, inputs, attrs)
+        nondiff = spec.op.nondiff_outputs
         outs = out
         node._out_meta = tuple([(o._shape, o.dtype, o._storage.device) for o in out])
         for i, o in enumerate(out):
             if i not in nondiff:
                 set_history(o, node, i)
-    else:   # one output, the common case, without the loops
+    else:   # one output, the common case: _make_node and set_history written out (host time per op)
+        node = spec.cls()
+        node.op = spec.op
+        node.next_functions = tuple(map(edge_of, inputs))
+        node._input_meta = tuple([InputMeta(t) if t is not None else None for t in inputs])
+        if attrs:
+            node._attrs = attrs
         outs = (out,)
         node._out_meta = ((out._shape, out.dtype, out._storage.device),)
-        if 0 not in nondiff:
-            set_history(out, node, 0)
+        if 0 not in spec.op.nondiff_outputs:
+            out._requires_grad = True
+            out._grad_fn = node
+            out._output_nr = 0
+            out._grad_fn_version = out._version_counter[0]
     extra = outs[0].__dict__.pop("_forward_saved", None)
     if spec.saves or extra:
         _save(node, spec, inputs, outs, extra=extra)

@@ -377,8 +377,8 @@ def accumulator_for(t):
 
 def edge_of(t):
     """Graph edge for tensor ``t`` as an input: (node, input_nr) or (None, 0)."""
-    # the plain fields first: the properties only differ from them for views (a base's flag, a refresh)
-    if t is None or not (t._requires_grad or t.requires_grad):
+    # t.requires_grad inlined; the grad_fn property differs from _grad_fn only for views (a refresh)
+    if t is None or not (t._requires_grad or t._view_mode is not None and t._base.requires_grad):
         return (None, 0)
     fn = t.grad_fn if t._view_mode else t._grad_fn
     if fn is not None:

@@ -19,7 +19,7 @@ import triton.language as tl
 
 from . import _geometry as G
 from .runtime import launcher as T
-from .runtime import Launch, Sites, cdiv, elementwise_block, gpu_blocks, launch, next_pow2
+from .runtime import Launch, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
 from ._lang import cast_store, compute_type, kptr, row_offsets, row_tiles, split64, strided_offset
 
 
@@ -447,23 +447,41 @@ def loss_map(loss, order, x, y, w, pw, g, out, p=0.0, scale=1.0, dx=None, scale_
     """out = f^(order)(x, y) * w * g * scale (w, pw, g may be None; ``scale_out=False``: not times scale);
     operands broadcast to out.shape.  ``dx`` (order 0, out's strides): also f'(x, y) * w * scale, the gradient
     for g = 1, in the same launch."""
+    dev = out._storage.launch_device
+    ops = (x, y, w if w is not None else x, pw if pw is not None else x, g if g is not None else x)
+    d = dx if dx is not None else out
+    key = ["map", loss, order, w is not None, pw is not None, g is not None, dx is not None, bool(scale_out), dev,
+           T.FORCE_GPU_BLOCKS, out._shape, out._strides, out.dtype, d._strides, d.dtype]
+    for t in ops:
+        key += t._shape, t._strides, t.dtype
+    key = tuple(key)
+    site = _SITES.get(key)
+    if site is None:
+        site = _SITES.add(key, _loss_map_site(loss, order, ops, w, pw, g, out, d, dx is not None, bool(scale_out),
+                                              dev))
+    ptrs = [t._storage.ptr + t._offset * t.dtype.itemsize for t in ops + (out, d)]    # data_ptr(), inlined
+    site(*ptrs, *split64(p), *split64(scale))
+    return out
+
+
+def _loss_map_site(loss, order, ops, w, pw, g, out, d, has_dx, scale_out, dev):
     n = out.numel()
     if n == 0:
-        return out
-    dev = out._storage.launch_device
-    ops = [x, y, w if w is not None else x, pw if pw is not None else x, g if g is not None else x]
+        return _no_launch
     strides = [G.expand_strides(t.shape, t.stride(), out.shape) for t in ops] + [list(out.stride())]
     sizes, per = G.launch_geometry(out.shape, strides)
-    args = [kptr(t) for t in ops] + [kptr(out), kptr(dx if dx is not None else out), n, *split64(p),
-                                     *split64(scale)] + sizes
+    args = [kptr(t) for t in ops] + [kptr(out), kptr(d), n, 0.0, 0.0, 0.0, 0.0] + sizes
     for st, _ in per:
         args += st
     nds = [nd for _, nd in per]
     block = elementwise_block(n, dev)
-    launch(loss_map_kernel, (cdiv(n, block),), dev, args,
-           {"LOSS": loss, "ORDER": order, "HAS_W": w is not None, "HAS_PW": pw is not None,
-            "HAS_G": g is not None, "X_ND": nds[0], "Y_ND": nds[1], "W_ND": nds[2], "P_ND": nds[3],
-            "G_ND": nds[4], "O_ND": nds[5], "HAS_DX": dx is not None, "SCALE_OUT": bool(scale_out),
-            "COMPUTE": compute_type(out.dtype),
-            "BLOCK": block})
-    return out
+    return Launch(loss_map_kernel, (cdiv(n, block),), dev, args,
+                  {"LOSS": loss, "ORDER": order, "HAS_W": w is not None, "HAS_PW": pw is not None,
+                   "HAS_G": g is not None, "X_ND": nds[0], "Y_ND": nds[1], "W_ND": nds[2], "P_ND": nds[3],
+                   "G_ND": nds[4], "O_ND": nds[5], "HAS_DX": has_dx, "SCALE_OUT": scale_out,
+                   "COMPUTE": compute_type(out.dtype),
+                   "BLOCK": block})
+
+
+def _no_launch(*dyn):
+    pass

@@ -221,10 +221,6 @@ def tiles(M, N, K, device, dtype_name):
 _SITES = Sites()
 
 
-def _layout(t):
-    return t._shape, t._strides, t.dtype
-
-
 def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=None, rowsum=None, allow_tf32=False):
     """out = act(alpha * (a * act'(v)) @ b + beta * c) for 2-D or 3-D (batched) operands.
 
@@ -252,12 +248,14 @@ def matmul(a, b, out, *, c=None, alpha=1.0, beta=1.0, act=None, v=None, dact=Non
     tf32 = allow_tf32 and a.dtype.name == "float32"
     dev = out._storage.launch_device
     # everything the launch's arguments and constexprs depend on but the pointers and float alpha/beta
-    key = (_layout(a), _layout(b), _layout(out), _layout(c) if has_c else None, _layout(v) if dact else None,
+    # each operand's (shape, strides, dtype)
+    key = ((a._shape, a._strides, a.dtype), (b._shape, b._strides, b.dtype), (oshape, out._strides, out.dtype),
+           (c._shape, c._strides, c.dtype) if has_c else None, (v._shape, v._strides, v.dtype) if dact else None,
            rs.dtype if rowsum is not None else None, act, dact, unit if scalars else (alpha, beta), tf32,
            dev, T.FORCE_GPU_BLOCKS)
     site = _SITES.get(key) or _SITES.add(key, _launch_for(a, b, c, v, out, rs, alpha, beta, act, dact,
                                                            rowsum is not None, has_c, unit, tf32, dev))
-    site(a.data_ptr(), b.data_ptr(), c.data_ptr(), v.data_ptr(), out.data_ptr(), rs.data_ptr(), *scalars)
+    site(*[t._storage.ptr + t._offset * t.dtype.itemsize for t in (a, b, c, v, out, rs)], *scalars)  # data_ptr()
     return out
 
 

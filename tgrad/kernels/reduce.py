@@ -552,7 +552,8 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0)):
                           [kptr(x), kptr(out), kptr(y if y is not None else x), M, M2, K, s1, s2, sk, 0.0,
                            *ystrides], {"OP": ACCUMULATE[op], "MUL": y is not None, **blocks})
         _SITES.add(key, site)
-    xptr, optr = x.data_ptr(), out.data_ptr()
+    xptr = x._storage.ptr + x._offset * x.dtype.itemsize     # data_ptr(), inlined
+    optr = out._storage.ptr + out._offset * out.dtype.itemsize
     if op in EXTREMUM:
         site(xptr, optr, idx.data_ptr() if idx is not None else optr)     # fill: as given above
     elif op in CENTERED:

@@ -254,7 +254,13 @@ class CachingAllocator:
             if block.size != size:      # a whole block larger than the request (not worth splitting)
                 active += (block.size - size) * ALLOCATED_BYTES
             block.active = active
-            self._count(pool, active + split, active + increase)
+            change = active + split     # = self._count(pool, change, active + increase), inlined
+            room = pool.room = pool.room - change
+            everything = self._all
+            all_room = everything.room = everything.room - change
+            pool.increases += active + increase
+            if room & all_room & _GUARDS != _GUARDS:
+                self._new_peaks()
             return block
         finally:
             self._busy = False      # = self._leave(), inlined
@@ -321,7 +327,13 @@ class CachingAllocator:
                 change = -merged * INACTIVE_SPLIT - (block.size - size) * INACTIVE_SPLIT_BYTES - active
                 increase = 0
             bisect.insort(free, (block.size, block.ptr, block))
-            self._count(pool, change, increase)
+            room = pool.room = pool.room - change      # = self._count(pool, change, increase), inlined
+            everything = self._all
+            all_room = everything.room = everything.room - change
+            if increase:
+                pool.increases += increase
+                if room & all_room & _GUARDS != _GUARDS:
+                    self._new_peaks()
             if self.release_on_free:
                 self._release_cached()
         finally:
@@ -445,10 +457,13 @@ class CachingAllocator:
         if increase:
             pool.increases += increase
             if room & all_room & _GUARDS != _GUARDS:     # a current value went above its peak
-                for p in self._pools():
-                    current = p.current
-                    p.peak = _pack(map(max, _unpack(p.peak), _unpack(current)))
-                    p.room = _GUARDS + p.peak - current
+                self._new_peaks()
+
+    def _new_peaks(self):
+        for p in self._pools():
+            current = p.current
+            p.peak = _pack(map(max, _unpack(p.peak), _unpack(current)))
+            p.room = _GUARDS + p.peak - current
 
     def _pools(self):
         return self._small, self._large, self._all

@@ -11,7 +11,7 @@ from . import call as _c
 def _out(out, shape, dtype, device, name):
     if out is None:
         return empty(shape, dtype, device)
-    if tuple(out.shape) != tuple(shape):
+    if out._shape != tuple(shape):
         raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
                            f"{list(shape)}")
     if not _can_cast(dtype, out.dtype):

@@ -6,6 +6,8 @@ checks raise PyTorch's errors before any launch.
 """
 import warnings
 
+import numpy as np
+
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
@@ -26,9 +28,11 @@ def _check_reduction(reduction, allowed=("none", "mean", "sum")):
 
 def _ce_check(input, target, weight, ignore_index, prob):
     """PyTorch's argument errors for nll_loss / cross_entropy, raised before any launch."""
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    C = input.shape[1] if input.dim() >= 2 else input.shape[0]
+    ishape, tshape = input._shape, target._shape
+    nd = len(ishape)
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    C = ishape[1] if nd >= 2 else ishape[0]
     if weight is not None and (weight.dim() != 1 or weight.numel() != C):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got "
                            f"weight tensor of shape: {list(weight.shape)}")
@@ -36,21 +40,34 @@ def _ce_check(input, target, weight, ignore_index, prob):
         return C
     if target.dtype is not D.int64:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.legacy_name}")
-    if input.dim() >= 2 and (target.dim() == 0 or target.shape[0] != input.shape[0]):
-        n_t = target.shape[0] if target.dim() else 0
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({n_t}).")
-    want = tuple(input.shape[:1]) + tuple(input.shape[2:]) if input.dim() >= 2 else ()
-    if tuple(target.shape) != want:
-        if input.dim() <= 2:
+    if nd >= 2 and (not tshape or tshape[0] != ishape[0]):
+        n_t = tshape[0] if tshape else 0
+        raise ValueError(f"Expected input batch_size ({ishape[0]}) to match target batch_size ({n_t}).")
+    want = ishape[:1] + ishape[2:] if nd >= 2 else ()
+    if tshape != want:
+        if nd <= 2:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        raise RuntimeError(f"Expected target size {list(want)}, got {list(target.shape)}")
+        raise RuntimeError(f"Expected target size {list(want)}, got {list(tshape)}")
     if _CAPTURING and target._storage.device.type == "cuda":
         return C        # a CUDA graph capture cannot read values back (PyTorch checks in the kernel)
-    v = target._host_copy().reshape(-1)
-    bad = v[(v != ignore_index) & ((v < 0) | (v >= C))]
-    if bad.size:
-        raise IndexError(f"Target {int(bad[0])} is out of bounds.")
+    v = _target_values(target)
+    # as unsigned, a negative index is huge: one reduction finds any index outside [0, C) (or ignore_index)
+    if v.size and v.view(np.uint64).max() >= C:
+        bad = v[(v != ignore_index) & ((v < 0) | (v >= C))]
+        if bad.size:
+            raise IndexError(f"Target {int(bad[0])} is out of bounds.")
     return C
+
+
+def _target_values(target):
+    """The class indices as a flat int64 numpy array: a view of a contiguous cpu target's memory (no copy),
+    else a host copy."""
+    if target._storage.device.type == "cpu" and target.is_contiguous():
+        n = 1
+        for d in target._shape:
+            n *= d
+        return target._storage.host_array(np.int64, n, target._offset * 8)
+    return target._host_copy().reshape(-1)
 
 
 def _ce_geometry(input, target, prob):
