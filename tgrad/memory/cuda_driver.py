@@ -202,11 +202,6 @@ def make_current(index):
     return ctx
 
 
-def raw(fn_name):
-    """The driver function ``fn_name`` without ctypes' argument conversion (for the launch path's hot calls)."""
-    return _driver()[0][fn_name]
-
-
 def current_device_index():
     """The device of the context current on this thread (0 when none is)."""
     lib = _lib_for(0)
