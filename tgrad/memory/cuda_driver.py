@@ -87,8 +87,12 @@ def _error_message(lib, rc, fn_name):
 def _call(lib, fn_name, *args):
     rc = getattr(lib, fn_name)(*args)
     if rc != 0:
-        msg = _error_message(lib, rc, fn_name)
-        raise (BackendOutOfMemory if rc == CUDA_ERROR_OUT_OF_MEMORY else CudaDriverError)(msg)
+        _raise(lib, rc, fn_name)
+
+
+def _raise(lib, rc, fn_name):
+    msg = _error_message(lib, rc, fn_name)
+    raise (BackendOutOfMemory if rc == CUDA_ERROR_OUT_OF_MEMORY else CudaDriverError)(msg)
 
 
 def _library_path():
@@ -415,8 +419,12 @@ class CudaBackend:
             _call(self._lib, "cuMemcpyDtoD_v2", dst, src, n)
 
     def memcpy_htod_async(self, dst_ptr, src_host_ptr, n, stream):
-        with self._ctx:
-            _call(self._lib, "cuMemcpyHtoDAsync_v2", dst_ptr, src_host_ptr, n, stream)
+        """Queued in the device's context, left current as after a kernel launch (no push and pop: this is
+        the copy of every Python number operand, ``x * 2.0``)."""
+        make_current(self.index)
+        rc = self._lib.cuMemcpyHtoDAsync_v2(dst_ptr, src_host_ptr, n, stream)
+        if rc:
+            _raise(self._lib, rc, "cuMemcpyHtoDAsync_v2")
 
     def memcpy_dtoh_async(self, dst_host_ptr, src_ptr, n, stream):
         with self._ctx:
