@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import ops as _ops
-from .device import canonical
+from .device import canonical, explicit_default_device
 from .kernels import _geometry as G
 from .kernels import elementwise as KE
 from .kernels import random as KR
@@ -151,11 +151,17 @@ def scalar_tensor(value, dtype=None, device=None, requires_grad=False):
 
 
 def as_tensor(data, dtype=None, device=None):
-    """Like ``tensor`` but returns ``data`` itself when it already is a tensor of that dtype/device."""
+    """Like ``tensor`` but returns ``data`` itself when it already is a tensor of that dtype/device.
+
+    No ``device``: other data goes to the default device (a numpy array on ``cpu`` shares its memory); a
+    tensor keeps its device unless ``set_default_device`` named one (PyTorch 2.13 moves it there too)."""
     dtype = D.to_dtype(dtype, "as_tensor") if dtype is not None else None
     if isinstance(data, Tensor):
-        return data.to(device=device if device is not None else data.device, dtype=dtype or data.dtype)
-    if isinstance(data, np.ndarray) and (device is None or canonical(device).type == "cpu") and dtype is None:
+        if device is None:
+            device = explicit_default_device() or data.device
+        return data.to(device=device, dtype=dtype or data.dtype)
+    device = canonical(device)
+    if isinstance(data, np.ndarray) and device.type == "cpu" and dtype is None:
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 

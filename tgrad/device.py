@@ -92,6 +92,7 @@ def check_available():
 
 _state = threading.local()     # per thread, as PyTorch's current device: .index (CUDA), .default
 _global_default = [None]
+_set_default = [None]          # the device set_default_device named (None: none, or reset with None)
 
 
 def current_device():
@@ -139,6 +140,13 @@ def get_default_device():
     return canonical(d) if d.type == "cuda" else d
 
 
+def explicit_default_device():
+    """The device ``set_default_device`` named, or None (the automatic choice is not one: PyTorch's
+    ``as_tensor`` of a tensor moves it only to a default device set by the user)."""
+    d = _set_default[0]
+    return canonical(d) if d is not None and d.type == "cuda" else d
+
+
 def set_default_device(dev):
     """Set the default device for new tensors (``None`` restores the automatic choice)."""
-    _global_default[0] = None if dev is None else device(dev)
+    _global_default[0] = _set_default[0] = None if dev is None else device(dev)

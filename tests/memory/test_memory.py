@@ -27,6 +27,7 @@ def make(capacity=None):
 
 
 def free_blocks(alloc):
+    alloc.settle()
     return sorted((b.ptr, b.size) for pool in alloc._free.values() for (_, _, b) in pool)
 
 

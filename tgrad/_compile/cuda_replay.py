@@ -1,7 +1,7 @@
 """``tgrad.compile`` on cuda: the recorded step replayed as pre-packed launches, and as one CUDA graph.
 
 The replay program is the cpu one (``replay._codegen``: the same events, memory plan and guards), its
-launches the launch sites' compiled kernels called with pre-packed parameters (``gpu.Site``: no dispatch,
+launches the launch sites' compiled kernels called with pre-packed parameters (``gpu.site``: no dispatch,
 no graph building, no allocator call), its copies and memsets queued on the current stream.
 
 Where the driver has graphs and the step has nothing a graph cannot repeat (a random draw: new numbers

@@ -195,6 +195,7 @@ class CachingAllocator:
         self._graph_pools = {}   # handle -> GraphPool
         self._target = None      # the GraphPool a capture allocates from (None: the allocator's pools)
         self._own_classes = self._classes
+        self._pending = None     # the last freed block, counted as free but not yet in a free list (``_merge``)
 
     # -- locking -------------------------------------------------------------
     # A Storage finalizer can run inside our own critical section (the garbage
@@ -232,17 +233,37 @@ class CachingAllocator:
             raise RuntimeError("CachingAllocator.malloc called re-entrantly")
         self._busy = True
         try:
-            free = pool.free    # best fit: the smallest free block that fits, ties broken by address
-            i = bisect.bisect_left(free, key)
-            block = free.pop(i)[2] if i < len(free) else self._new_segment(pool, size)
-            rest, nxt = block.size - size, block.next
+            free = pool.free
+            block = self._pending
+            if block is not None:       # a free not yet merged into the lists (``free``)
+                self._pending = None
+                nxt = block.next
+                nf = nxt is not None and not nxt.active
+                msize = block.size + nxt.size if nf else block.size     # the block with its free neighbours
+                reuse = (block.size == size and block.pool is pool and (block.prev is None or block.prev.active)
+                         and (not nf or nxt.size >= pool.split_from))
+                if reuse:   # it is the best fit unless another free block sorts between (size,) and it
+                    i = bisect.bisect_left(free, key)
+                    if nf and i < len(free) and free[i][2] is nxt:
+                        i += 1
+                    reuse = i == len(free) or free[i][0] > msize or free[i][0] == msize and free[i][1] > block.ptr
+                if reuse:
+                    nxt = nxt.next if nf else nxt
+                else:
+                    self._merge(block)
+            if block is None or not reuse:   # best fit: the smallest free block that fits, ties broken by address
+                i = bisect.bisect_left(free, key)
+                block = free.pop(i)[2] if i < len(free) else self._new_segment(pool, size)
+                reuse, msize, nxt = False, block.size, block.next
+            rest = msize - size
             was_split = block.prev is not None or nxt is not None
             if rest >= pool.split_from:     # split off the rest as a free block
-                tail = Block(block.ptr + size, rest, pool, block, nxt)
-                if nxt is not None:
-                    nxt.prev = tail
-                block.next, block.size = tail, size
-                bisect.insort(free, (rest, tail.ptr, tail))
+                if not reuse:       # (reused: the rest is the free block after it, already in the list)
+                    tail = Block(block.ptr + size, rest, pool, block, nxt)
+                    if nxt is not None:
+                        nxt.prev = tail
+                    block.next, block.size = tail, size
+                    bisect.insort(free, (rest, tail.ptr, tail))
                 if was_split:   # an inactive split block shrinks by ``size``
                     split, increase = -size * INACTIVE_SPLIT_BYTES, 0
                 else:           # a new inactive split block appears
@@ -298,35 +319,27 @@ class CachingAllocator:
             return
         self._busy = True
         try:
+            if self._pending is not None:
+                self._merge(self._pending)
             pool = block.pool
             size, active = block.size, block.active
             if not active or pool.allocator is not self:
                 raise RuntimeError(f"{block!r} is not allocated by this allocator (double free?)")
             block.active = 0
-            free = pool.free
-            merged = 0
+            # the stats of merging it with its free neighbours; the lists are updated later (``_merge``),
+            # unless the next malloc takes this very block again (the common free-then-malloc of a temporary)
             prev, nxt = block.prev, block.next
-            if prev is not None and not prev.active:     # merge into the free block before
-                del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
-                prev.size += size
-                prev.next = nxt
-                if nxt is not None:
-                    nxt.prev = prev
-                block, merged = prev, 1
-            if nxt is not None and not nxt.active:       # take in the free block after
-                del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
-                block.size += nxt.size
-                block.next = nxt = nxt.next
-                if nxt is not None:
-                    nxt.prev = block
-                merged += 1
-            if block.prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
+            merged, msize = 0, size
+            if prev is not None and not prev.active:
+                merged, msize, prev = 1, msize + prev.size, prev.prev
+            if nxt is not None and not nxt.active:
+                merged, msize, nxt = merged + 1, msize + nxt.size, nxt.next
+            if prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
                 change = (1 - merged) * INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES - active
                 increase = size * INACTIVE_SPLIT_BYTES if merged else INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES
             else:        # the whole segment is free: the merged blocks were its inactive split ones
-                change = -merged * INACTIVE_SPLIT - (block.size - size) * INACTIVE_SPLIT_BYTES - active
+                change = -merged * INACTIVE_SPLIT - (msize - size) * INACTIVE_SPLIT_BYTES - active
                 increase = 0
-            bisect.insort(free, (block.size, block.ptr, block))
             room = pool.room = pool.room - change      # = self._count(pool, change, increase), inlined
             everything = self._all
             all_room = everything.room = everything.room - change
@@ -334,13 +347,41 @@ class CachingAllocator:
                 pool.increases += increase
                 if room & all_room & _GUARDS != _GUARDS:
                     self._new_peaks()
+            self._pending = block
             if self.release_on_free:
+                self._merge(block)
                 self._release_cached()
         finally:
             self._busy = False      # = self._leave(), inlined
             lock.release()
             while self._deferred:
                 self.free(self._deferred.pop())
+
+    def settle(self):
+        """Merge the last freed block into its pool's free list (which is then exact: a free is merged lazily)."""
+        with self._lock:
+            if self._pending is not None and not self._busy:
+                self._merge(self._pending)
+
+    def _merge(self, block):
+        """Put the freed ``block`` (``_pending``) into its pool's free list, merged with its free neighbours."""
+        self._pending = None
+        free = block.pool.free
+        prev, nxt = block.prev, block.next
+        if prev is not None and not prev.active:     # merge into the free block before
+            del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
+            prev.size += block.size
+            prev.next = nxt
+            if nxt is not None:
+                nxt.prev = prev
+            block = prev
+        if nxt is not None and not nxt.active:       # take in the free block after
+            del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
+            block.size += nxt.size
+            block.next = nxt = nxt.next
+            if nxt is not None:
+                nxt.prev = block
+        bisect.insort(free, (block.size, block.ptr, block))
 
     def record_stream(self, block, index, stream_handle, owner=None):
         """``block`` is used by work queued on a stream: once freed, it is reused only after that work is done.
@@ -514,6 +555,8 @@ class CachingAllocator:
                 f"by tgrad but unallocated.")
 
     def _release_cached(self):
+        if self._pending is not None:
+            self._merge(self._pending)
         dead = [g for g in self._graph_pools.values() if g.users <= 0]
         pools = [self._small, self._large] + [p for g in dead for p in (g.small, g.large)]
         whole = [b for pool in pools for (_, _, b) in pool.free if b.prev is None and b.next is None]
@@ -534,6 +577,8 @@ class CachingAllocator:
     def _check_invariants(self):
         """Assert that blocks tile each segment, free neighbours are merged and stats add up."""
         with self._lock:
+            if self._pending is not None:
+                self._merge(self._pending)
             pools = (self._small, self._large) + tuple(p for g in self._graph_pools.values()
                                                        for p in (g.small, g.large))
             free = {}

@@ -87,8 +87,12 @@ def _error_message(lib, rc, fn_name):
 def _call(lib, fn_name, *args):
     rc = getattr(lib, fn_name)(*args)
     if rc != 0:
-        msg = _error_message(lib, rc, fn_name)
-        raise (BackendOutOfMemory if rc == CUDA_ERROR_OUT_OF_MEMORY else CudaDriverError)(msg)
+        _raise(lib, rc, fn_name)
+
+
+def _raise(lib, rc, fn_name):
+    msg = _error_message(lib, rc, fn_name)
+    raise (BackendOutOfMemory if rc == CUDA_ERROR_OUT_OF_MEMORY else CudaDriverError)(msg)
 
 
 def _library_path():
@@ -202,11 +206,6 @@ def make_current(index):
     return ctx
 
 
-def raw(fn_name):
-    """The driver function ``fn_name`` without ctypes' argument conversion (for the launch path's hot calls)."""
-    return _driver()[0][fn_name]
-
-
 def current_device_index():
     """The device of the context current on this thread (0 when none is)."""
     lib = _lib_for(0)
@@ -264,11 +263,35 @@ def device_properties(index):
     return props
 
 
+# What finalizers hand over.  A finalizer may run at interpreter exit (this module's globals already gone), in
+# any thread, or inside a kernel run (the fake driver runs kernels in its callbacks; the launch lock is then
+# held), where cuStreamDestroy and cuMemFreeHost, which wait for queued work, would deadlock: so ``__del__`` only
+# appends (kind, device index, handle) here (atomic, never raises) and ``release_deferred`` destroys and frees
+# them at the next safe point (a new stream, a pinned allocation, ``synchronize``), as PyTorch's pools defer.
+_RELEASED = []
+
+
+def release_deferred():
+    """Destroy the streams and free the pinned memory of the owners collected since the last call."""
+    while _RELEASED:
+        try:
+            kind, index, handle = _RELEASED.pop()
+        except IndexError:          # another thread took the last one
+            return
+        lib = _lib_for(index)
+        with _Current(lib, index):
+            if kind == "stream":
+                lib.cuStreamDestroy_v2(handle)      # waits for its queued work (done, or the error is sticky)
+            else:
+                lib.cuMemFreeHost(handle)
+
+
 class Stream:
-    """A driver stream of device ``index``, destroyed with this object (flags 0: ordered with the legacy
-    default stream, which tgrad's synchronous copies use)."""
+    """A driver stream of device ``index``, destroyed after this object is collected (``release_deferred``;
+    flags 0: ordered with the legacy default stream, which tgrad's synchronous copies use)."""
 
     def __init__(self, index):
+        release_deferred()
         self.index, self._lib = index, _lib_for(index)
         h = c_void_p()
         with _Current(self._lib, index):
@@ -276,12 +299,10 @@ class Stream:
         self.handle = h.value
 
     def __del__(self):
-        if getattr(self, "handle", None) and _driver()[0] is not None:
-            try:
-                with _Current(self._lib, self.index):
-                    self._lib.cuStreamDestroy_v2(self.handle)
-            except Exception:
-                pass
+        try:
+            _RELEASED.append(("stream", self.index, self.handle))
+        except Exception:       # interpreter exit (the module's globals are gone), or __init__ raised
+            pass
 
 
 def stream_synchronize(index, handle):
@@ -339,13 +360,16 @@ class Event:
         _call(self._lib, "cuEventElapsedTime", byref(ms), self.handle, end.handle)
         return ms.value
 
-    def __del__(self):
-        if getattr(self, "handle", None) and _driver()[0] is not None:
-            self._lib.cuEventDestroy_v2(self.handle)
+    def __del__(self):      # cuEventDestroy does not wait: safe in any finalizer but at interpreter exit
+        try:
+            if self.__dict__.get("handle"):
+                self._lib.cuEventDestroy_v2(self.handle)
+        except Exception:
+            pass
 
 
 class PinnedHost:
-    """``nbytes`` of page-locked host memory, freed when this object is collected."""
+    """``nbytes`` of page-locked host memory, freed after this object is collected (``release_deferred``)."""
 
     __slots__ = ("ptr", "nbytes")
 
@@ -355,16 +379,15 @@ class PinnedHost:
         self.ptr, self.nbytes = host_alloc(nbytes), nbytes
 
     def __del__(self):
-        ptr = getattr(self, "ptr", None)
-        if ptr and _driver()[0] is not None:
-            try:
-                host_free(ptr)
-            except Exception:
-                pass
+        try:
+            _RELEASED.append(("pinned", 0, self.ptr))
+        except Exception:       # interpreter exit (the module's globals are gone), or __init__ raised
+            pass
 
 
 def host_alloc(nbytes, index=0):
     """Page-locked host memory (``cuMemHostAlloc``, portable): the source/target of asynchronous copies."""
+    release_deferred()
     lib = _lib_for(index)
     p = c_void_p()
     with _Current(lib, index):
@@ -372,17 +395,12 @@ def host_alloc(nbytes, index=0):
     return p.value
 
 
-def host_free(ptr, index=0):
-    lib = _lib_for(index)
-    with _Current(lib, index):
-        _call(lib, "cuMemFreeHost", ptr)
-
-
 def synchronize(index):
     """Wait for all work on device ``index``."""
     lib = _lib_for(index)
     with _Current(lib, index):
         _call(lib, "cuCtxSynchronize")
+    release_deferred()
 
 
 class CudaBackend:
@@ -420,8 +438,12 @@ class CudaBackend:
             _call(self._lib, "cuMemcpyDtoD_v2", dst, src, n)
 
     def memcpy_htod_async(self, dst_ptr, src_host_ptr, n, stream):
-        with self._ctx:
-            _call(self._lib, "cuMemcpyHtoDAsync_v2", dst_ptr, src_host_ptr, n, stream)
+        """Queued in the device's context, left current as after a kernel launch (no push and pop: this is
+        the copy of every Python number operand, ``x * 2.0``)."""
+        make_current(self.index)
+        rc = self._lib.cuMemcpyHtoDAsync_v2(dst_ptr, src_host_ptr, n, stream)
+        if rc:
+            _raise(self._lib, rc, "cuMemcpyHtoDAsync_v2")
 
     def memcpy_dtoh_async(self, dst_host_ptr, src_ptr, n, stream):
         with self._ctx:

@@ -6,18 +6,16 @@ stream of device N (``tgrad.cuda.stream``), finds the compiled kernel and calls 
 
 The compiled kernel is Triton's own JIT-cache entry (``internals.jit_compiled``: the same
 specialization, cache key and on-disk cache as ``kernel[grid](...)``), found once per launch site and
-pointer-alignment class (``Site``).  Pointers are passed as ints (Triton's launcher then skips its
+pointer-alignment class (``site``).  Pointers are passed as ints (Triton's launcher then skips its
 per-pointer ``cuPointerGetAttribute``; the op checked the tensors' devices).  Triton's default driver is
 never used, so a process that imported torch still launches through tgrad's driver and stream.
 
 ``FUNCTIONS`` maps each loaded ``CUfunction`` handle to its (JITFunction, CompiledKernel): what each cubin
 runs.  The test suite's fake driver (tests/fakecuda) reads it to run a launched kernel on the host.
 """
-import operator
-
 from ...memory import cuda_driver as _drv
 from .direct import Ptr
-from .internals import c_launch_parts, jit_compiled
+from .internals import c_launch_parts, current_device_query, jit_compiled
 
 FUNCTIONS = {}
 
@@ -66,52 +64,56 @@ def launch(kernel, grid, device, args, constexprs):
     c.call(*_grid3(grid), _drv.current_stream_handle(index), c.template)
 
 
-class Site:
-    """The cuda side of a launch site (``Launch``): its compiled kernels by pointer-alignment class.
+def site(launch):
+    """The cuda side of launch site ``launch`` (a ``Launch``): a function ``run(launch, dyn)`` that launches it.
 
     A site's launches differ only in pointer addresses, floats and ``dynamic_args`` ints (which the JIT
     does not specialize on: ``do_not_specialize``), so the only specialization that can change between
-    its calls is a pointer's 16-byte alignment.  ``dyn_ptr``: which dynamic arguments are pointers.
-    Everything per launch that does not depend on ``dyn`` is done once here or per compiled kernel
-    (``Fast``): a launch is one context query, one dict lookup, one tuple pick and the C launcher.
+    its calls is a pointer's 16-byte alignment; ``run`` keeps a compiled kernel per alignment class.
+    Everything that does not depend on ``dyn`` is bound once, as constants of generated code: a launch is
+    one C query of the thread's current device (``make_current`` when it is another), the alignment test,
+    one dict lookup and the C launcher called with the parameter tuple built in place.
     """
+    index = device_index(launch.device)
+    pos = launch.pos
+    dyn_ptr = [j for j, i in enumerate(pos) if type(launch.args[i]) is Ptr]
+    compiled = {}
 
-    __slots__ = ("index", "ctx", "get_current", "grid", "pos", "dyn_ptr", "compiled")
-
-    def __init__(self, launch):
-        self.index = device_index(launch.device)
-        self.ctx = _drv.context_handle(self.index)
-        self.get_current = _drv.raw("cuCtxGetCurrent")
-        self.grid = _grid3(launch.grid)
-        self.pos = launch.pos
-        self.dyn_ptr = tuple(j for j, i in enumerate(launch.pos) if type(launch.args[i]) is Ptr)
-        self.compiled = {}
-
-    def __call__(self, launch, dyn):
-        t = _drv.THREAD
-        if self.get_current(t.cur_ref) or t.cur.value != self.ctx:
-            _drv.make_current(self.index)
-        align = 1
-        for j in self.dyn_ptr:
-            align = (align << 1) | (dyn[j] & 15 == 0)
-        f = self.compiled.get(align)
-        if f is None:
-            f = self.compiled[align] = self._compile(launch, dyn)
-        gx, gy, gz = self.grid
-        f[0](gx, gy, gz, t.streams.get(self.index, 0), *f[1], f[2](f[3] + dyn))
-
-    def _compile(self, launch, dyn):
-        """(C launcher, mid, pick, template): ``launcher(gx, gy, gz, stream, *mid, pick(template + dyn))``
-        launches (``pick(template + dyn)``: the launch's parameter tuple)."""
+    def compile_(launch, dyn, align):
         args = list(launch.args)
-        for i, v in zip(self.pos, dyn):
+        for i, v in zip(pos, dyn):
             a = args[i]
             args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
         c = Compiled(launch.kernel, jit_compiled(launch.kernel, args, launch.constexprs), args,
                      launch.constexprs)
-        n = len(c.template)
-        where = list(range(n))
-        for k, i in enumerate(self.pos):       # dyn[k] is argument i, in parameter slot c.slots[i]
-            where[c.slots[i]] = n + k
-        pick = operator.itemgetter(*where) if n > 1 else (lambda seq: (seq[0],))
-        return c_launch_parts(c.compiled) + (pick, tuple(c.template))
+        where = {c.slots[i]: k for k, i in enumerate(pos)}     # dyn[k] is argument pos[k]
+        fn, mid = c_launch_parts(c.compiled)
+        consts = dict(L=fn, gx=gx, gy=gy, gz=gz, **{f"m{j}": v for j, v in enumerate(mid)},
+                      **{f"t{j}": v for j, v in enumerate(c.template) if j not in where})
+        params = "".join(f"d[{where[j]}], " if j in where else f"t{j}, " for j in range(len(c.template)))
+        mids = "".join(f"m{j}, " for j in range(len(mid)))
+        f = compiled[align] = _generated(f"def go(s, d):\n    L(gx, gy, gz, s, {mids}({params}))\n",
+                                         "go", consts)
+        return f
+
+    gx, gy, gz = _grid3(launch.grid)
+    align = " | ".join(f"(d[{j}] & 15 == 0) << {k}" for k, j in enumerate(dyn_ptr)) or "0"
+    return _generated(f"""def run(launch, d):
+    if current() != index:
+        make_current(index)
+    a = {align}
+    f = get(a)
+    if f is None:
+        f = compile_(launch, d, a)
+    f(THREAD.streams.get(index, 0), d)
+""", "run", dict(THREAD=_drv.THREAD, current=current_device_query(), make_current=_drv.make_current, index=index,
+                 get=compiled.get, compile_=compile_))
+
+
+def _generated(src, name, consts):
+    """Function ``name`` of source ``src`` with the names in ``consts`` bound as closure constants."""
+    names = ", ".join(consts)
+    ns = {}
+    body = "".join("    " + line + "\n" for line in src.splitlines())
+    exec(f"def make({names}):\n{body}    return {name}\n", ns)
+    return ns["make"](**consts)

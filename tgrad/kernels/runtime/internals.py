@@ -166,6 +166,12 @@ def torch_free_driver():
     return d
 
 
+def current_device_query():
+    """Triton's C utility answering the device of the calling thread's current context (one C call:
+    ``cuCtxGetCurrent`` + ``cuCtxGetDevice``; with no context current it makes device 0's primary one current)."""
+    return torch_free_driver().utils.get_current_device
+
+
 def jit_compiled(kernel, args, constexprs):
     """Triton's own JIT-cache entry for this launch on the current device (compiled or loaded from its
     caches as ``kernel[grid](...)`` would), with its module loaded; no launch."""

@@ -136,7 +136,7 @@ class Launch:
         self.ndyn = len(self.pos)
         self.fkey = fkey if device == "cpu" and 0 not in self.grid else None
         self.tape = None
-        self.gpu = None                 # the cuda path's gpu.Site, made on the first cuda call
+        self.gpu = None                 # the cuda path's gpu.site, made on the first cuda call
 
     def __call__(self, *dyn):
         if COUNTER.enabled:
@@ -155,7 +155,7 @@ class Launch:
             site(self, dyn)
             return
         if self.device != "cpu" and 0 not in self.grid:
-            site = self.gpu = gpu.Site(self)
+            site = self.gpu = gpu.site(self)
             site(self, dyn)
             return
         tape = self.tape
