@@ -60,12 +60,13 @@ def test_binary_and_unary_shortcuts_match_the_general_launch(xs, ys):
     a, b = empty(shape, x.dtype, x.device), empty(shape, x.dtype, x.device)
     KE.binary(KE.sub_fn, x, y, a, 0.75, 0.0)
     KE._launch_map(KE.binary_kernel, KE.sub_fn, (x, y), b, (0.75, 0.0), None, b.dtype)
-    assert a.numpy().tobytes() == b.numpy().tobytes()
-    ref = x.numpy().astype(np.float64) - 0.75 * y.numpy().astype(np.float64)    # fma(y, -0.75, x): one rounding
-    np.testing.assert_array_equal(a.numpy(), ref.astype(np.float32))
+    assert a.cpu().numpy().tobytes() == b.cpu().numpy().tobytes()
+    # fma(y, -0.75, x): one rounding
+    ref = x.cpu().numpy().astype(np.float64) - 0.75 * y.cpu().numpy().astype(np.float64)
+    np.testing.assert_array_equal(a.cpu().numpy(), ref.astype(np.float32))
     xt = x.t() if x.dim() == 2 else x           # strided input
     u, v = empty(xt.shape, x.dtype, x.device), empty(xt.shape, x.dtype, x.device)
     KE.unary(KE.neg_fn, xt, u)
     KE._launch_map(KE.unary_kernel, KE.neg_fn, (xt,), v, (0.0, 0.0, 0.0), None, xt.dtype)
-    assert u.numpy().tobytes() == v.numpy().tobytes()
-    np.testing.assert_array_equal(u.numpy(), -xt.numpy())
+    assert u.cpu().numpy().tobytes() == v.cpu().numpy().tobytes()
+    np.testing.assert_array_equal(u.cpu().numpy(), -xt.cpu().numpy())
