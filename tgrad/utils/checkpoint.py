@@ -38,16 +38,24 @@ def detach_variable(inputs):
     return tuple(out)
 
 
+def _rng_state():
+    """The cpu generator's state and those of the cuda generators made so far (dropout on cuda draws there)."""
+    return _random.get_rng_state(), {i: g.get_state() for i, g in _random.cuda_generators.items()}
+
+
 def _rng_fork(state):
-    """Run with the cpu generator at ``state`` (None: untouched), restoring the surrounding state after."""
+    """Run with the generators at ``state`` (None: untouched), restoring the surrounding states after."""
     if state is None:
         return contextlib.nullcontext()
-    fork = _random.fork_rng(devices=[])
+    cpu, cuda = state
+    fork = _random.fork_rng(devices=list(cuda))
 
     class _Ctx:
         def __enter__(self):
             fork.__enter__()
-            _random.set_rng_state(state)
+            _random.set_rng_state(cpu)
+            for i, st in cuda.items():
+                _random.cuda_generators[i].set_state(st)
 
         def __exit__(self, *exc):
             return fork.__exit__(*exc)
@@ -60,7 +68,7 @@ class _CheckpointFunction(Function):
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
         ctx.run_function = run_function
-        ctx.rng_state = _random.get_rng_state() if preserve_rng_state else None
+        ctx.rng_state = _rng_state() if preserve_rng_state else None
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
@@ -132,7 +140,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
         return _CheckpointFunction.apply(function, preserve, *args)
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
-    frame = _Frame(function, args, kwargs, _random.get_rng_state() if preserve else None)
+    frame = _Frame(function, args, kwargs, _rng_state() if preserve else None)
     fwd_ctx, recompute_ctx = context_fn()
     frame.function = _in_context(function, recompute_ctx)
     with saved_tensors_hooks(frame.pack, frame.unpack), fwd_ctx:
