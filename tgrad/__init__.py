@@ -71,7 +71,7 @@ from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix
                      triangular_solve)
 from .linalg import det, inv as inverse  # noqa: E402
 from .linalg import _torch_cholesky as cholesky, _torch_slogdet as slogdet, _torch_svd as svd  # noqa: E402
-from .linalg import pinv as pinverse, _torch_qr as qr  # noqa: E402
+from .linalg import pinverse, _torch_qr as qr  # noqa: E402
 
 # ------------------------------------------------------------------ run at import
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor

@@ -431,13 +431,26 @@ def _torch_svd(input, some=True, compute_uv=True, *, out=None):
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """V diag(1/S) U^T over the singular values above max(atol, rtol * S_max) (rtol default eps * max(m, n)
-    when atol is not given either)."""
+    when atol is not given either); ``hermitian``: V diag(1/L) V^T from eigh of A's lower triangle, over
+    the eigenvalues with |L| above the same bound."""
     _matrix(A, "linalg.pinv")
-    U, S, Vh = _call("linalg_svd", A, full_matrices=False)
+    if hermitian:
+        L, V = _call("linalg_eigh", A, UPLO=_uplo("L"))
+        S = L.abs()
+        U = V
+        Vh = V.mT
+    else:
+        U, S, Vh = _call("linalg_svd", A, full_matrices=False)
+        L = S
     keep = S > _tolerance(A, S, atol, rtol)
-    Sinv = (1 / S.where(keep, S.new_ones(()))).where(keep, S.new_zeros(()))
+    Sinv = (1 / L.where(keep, L.new_ones(()))).where(keep, L.new_zeros(()))
     res = (Vh.mT * Sinv.unsqueeze(-2)).matmul(U.mT)
     return res if out is None else out.copy_(res)
+
+
+def pinverse(input, rcond=1e-15):
+    """``torch.pinverse``: ``linalg.pinv(input, rtol=rcond)``."""
+    return pinv(input, rtol=rcond)
 
 
 def _tolerance(A, S, atol, rtol):

@@ -243,3 +243,15 @@ def test_qr_and_lstsq(device):
     assert type(res).__name__ == "linalg_lstsq"
     np.testing.assert_allclose(res.solution.cpu().numpy(), np.stack([np.linalg.lstsq(a[i], b[i], rcond=None)[0]
                                                                      for i in range(2)]), atol=1e-12)
+
+
+def test_pinv_hermitian_and_pinverse():
+    """hermitian=True reads A's lower triangle (eigh), as PyTorch; torch.pinverse takes rcond positionally."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 4))
+    sym = np.tril(a) + np.tril(a, -1).T
+    got = tgrad.linalg.pinv(tgrad.tensor(a), hermitian=True)
+    np.testing.assert_allclose(got.cpu().numpy(), np.linalg.pinv(sym), rtol=1e-8, atol=1e-10)
+    b = rng.standard_normal((3, 5))
+    np.testing.assert_allclose(tgrad.pinverse(tgrad.tensor(b), 1e-10).cpu().numpy(), np.linalg.pinv(b),
+                               rtol=1e-8, atol=1e-10)
