@@ -286,8 +286,8 @@ def cascade_sum_kernel(x_ptr, y_ptr, out_ptr, NR, C0, CW, CN, M2, K, CH, stride_
     (NL = 0: no whole chunk), chunk sums in groups of L (NL levels, BG chunks a block), then the TAIL rows
     left, the NV leftover vectors, the ILP partials, the NS scalars left and the VEC lanes, each left to right.
     Element k of a row is at k SK (VEC = 1: ATen's scalar path, for strided rows and rows shorter than a
-    vector); MUL: the rows of x * y summed (y's rows: strides ys1, ys2, YSK).  SPLIT: row r is x[r CH : min(K, (r + 1) CH)] (a full sum split as ATen splits it between
-    threads; the counts are maxima, masked)."""
+    vector); MUL: the rows of x * y summed (y's rows: strides ys1, ys2, YSK).  SPLIT: row r is
+    x[r CH : min(K, (r + 1) CH)] (a full sum split as ATen splits it between threads; counts are maxima, masked)."""
     W: tl.constexpr = ILP * VEC
     R: tl.constexpr = ROWS
     r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R)
@@ -305,7 +305,6 @@ def cascade_sum_kernel(x_ptr, y_ptr, out_ptr, NR, C0, CW, CN, M2, K, CH, stride_
     S = V // ILP
     G0 = S // L
     q = tl.arange(0, W)
-    p = tl.zeros([R, W], COMPUTE)
     if NL > 0:
         G1 = G0 // L
         G2 = G1 // L
