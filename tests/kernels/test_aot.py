@@ -83,10 +83,11 @@ def test_recorder_gives_triton_signature():
 
 
 def test_forced_gpu_blocks_only_while_recording():
-    specs, _ = aot.record(lambda: [tgrad.ones(5000) + 1, tgrad.ones(3, 300).sum(1)])
+    specs, _ = aot.record(lambda: [tgrad.ones(5000) + 1, tgrad.ones(3, 300).sum(1), tgrad.ones(3, 300).prod(1)])
     blocks = {s.name: s.constexprs for s in specs}
     assert blocks["binary_kernel"]["BLOCK"] == T.elementwise_block(5000, "cuda") == 1024
     assert blocks["accumulate_rows_kernel"]["ROWS"] == 1
+    assert blocks["cascade_sum_kernel"]["ROWS"] == 1
     assert T.elementwise_block(5000, "cpu") == 8192
     assert (T.FORCE_GPU_BLOCKS, T.DRY_RUN, T.RECORD) == (False, False, None)
 

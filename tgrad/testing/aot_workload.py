@@ -84,7 +84,8 @@ def _opinfo_run(o, dt, device, full):
     gradgrad = o.gradgrad and (full or dt.name == "float64")
     for noncontig in (False, True) if o.noncontig and full else (False,):
         for sample in o.sample_inputs():
-            args = [to_tensor(a, dt, device, requires_grad=grad and (o.diff_args is None or i in o.diff_args),
+            args = [to_tensor(a, dt, device, requires_grad=grad and sample.grad and (o.diff_args is None or
+                                                                                   i in o.diff_args),
                               noncontig=noncontig) if isinstance(a, np.ndarray) else a
                     for i, a in enumerate(sample.args)]
             out = o.op(*args, **sample.kwargs)
