@@ -106,6 +106,13 @@ def mean_of(x, div):
     return _reduce("mean", x, tuple(range(x.dim())), False, x.dtype, div=div)
 
 
+def _cascade_sum(x, geom, out, plan, mean=False, div=None, y=None, ystrides=(0, 0, 0)):
+    """K.cascade_sum into ``out``, a full sum split between threads as ATen splits it (its partials here)."""
+    split = K.cascade_split(geom[2], blas.threads()) if geom[0] == 1 else None
+    partials = empty((split[0],), out.dtype, out._storage.device) if split and split[0] > 1 else None
+    return K.cascade_sum(x, geom, out, plan, mean, split, partials, div, y, ystrides)
+
+
 def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None, div=None):
     shape = reduced_shape(x._shape, dims, keepdim) if shape is None else shape
     device = x._storage.device
@@ -119,10 +126,7 @@ def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None
     xb, geom = rows_geom(x, dims)
     plan = K.cascade_plan(x.dtype, geom, device) if cascade else None
     if plan is not None:            # ATen's cpu summation order
-        split = K.cascade_split(geom[2], blas.threads()) if geom[0] == 1 else None
-        partials = empty((split[0],), out_dtype, device) if split and split[0] > 1 else None
-        K.cascade_sum(xb, geom, out, plan, op == "mean", split, partials, div)
-        return out
+        return _cascade_sum(xb, geom, out, plan, op == "mean", div)
     if div is not None:             # rows too long for the cascade: the sum, then the division
         return call("div", K.reduce_rows("sum", xb, geom, out), div)
     K.reduce_rows(op, xb, geom, out, idx, p)
@@ -655,10 +659,7 @@ def mul_sum_to_size(x, y, size):
     out = empty(size, dt, x._storage.device)
     order = K.cascade_plan(dt, plan[2], x._storage.device) if x.dtype is dt and y.dtype is dt else None
     if order is not None:           # ATen's order for the (contiguous) product's sum
-        split = K.cascade_split(plan[0][2], blas.threads()) if plan[0][0] == 1 else None
-        partials = empty((split[0],), dt, x._storage.device) if split and split[0] > 1 else None
-        K.cascade_sum(x, plan[0], out, order, False, split, partials, y=y, ystrides=plan[1])
-        return out
+        return _cascade_sum(x, plan[0], out, order, y=y, ystrides=plan[1])
     K.reduce_rows("sum", x, plan[0], out, y=y, ystrides=plan[1])
     return out
 

@@ -43,23 +43,18 @@ def _rng_state():
     return _random.get_rng_state(), {i: g.get_state() for i, g in _random.cuda_generators.items()}
 
 
+@contextlib.contextmanager
 def _rng_fork(state):
     """Run with the generators at ``state`` (None: untouched), restoring the surrounding states after."""
     if state is None:
-        return contextlib.nullcontext()
+        yield
+        return
     cpu, cuda = state
-    fork = _random.fork_rng(devices=list(cuda))
-
-    class _Ctx:
-        def __enter__(self):
-            fork.__enter__()
-            _random.set_rng_state(cpu)
-            for i, st in cuda.items():
-                _random.cuda_generators[i].set_state(st)
-
-        def __exit__(self, *exc):
-            return fork.__exit__(*exc)
-    return _Ctx()
+    with _random.fork_rng(devices=list(cuda)):
+        _random.set_rng_state(cpu)
+        for i, st in cuda.items():
+            _random.cuda_generators[i].set_state(st)
+        yield
 
 
 class _CheckpointFunction(Function):
