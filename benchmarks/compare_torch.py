@@ -48,7 +48,12 @@ def worker(impl, name, steps, warmup, profile):
     """Run ``steps`` timed steps of ``name`` after ``warmup``; return measurements as a dict."""
     sys.path.insert(0, HERE)
     import steps as S
-    if impl == "torch":
+    if impl == "jax":
+        import jax
+        import steps_jax
+        step = steps_jax.build(name)
+        info = {"version": jax.__version__}
+    elif impl in ("torch", "torchc"):
         import torch
         torch.set_num_threads(int(os.environ["COMPARE_TORCH_THREADS"]))
         info = {"version": torch.__version__, "threads": torch.get_num_threads()}
@@ -57,19 +62,21 @@ def worker(impl, name, steps, warmup, profile):
         import tgrad as torch
         from tgrad.kernels.runtime import launcher
         info = {"executor": launcher.EXECUTOR, "host_cache": os.environ.get("TGRAD_HOST_CACHE", "1")}
-    step = S.build(name, torch, compile=impl == "compiled")
-    if impl == "compiled":
+    if impl != "jax":
+        step = S.build(name, torch, compile=impl in ("compiled", "torchc"))
+    tg = impl in ("tgrad", "compiled")
+    if impl != "tgrad":
         profile = False
     f0 = _minflt()
     t0 = time.perf_counter()
     step()
     info["first_step_ms"] = (time.perf_counter() - t0) * 1e3
-    if impl != "torch":
+    if tg:
         info["device_alloc_after_step1"] = torch.memory_stats("cpu")["num_device_alloc"]
     t0 = time.perf_counter()
     step()                      # compiled: call 2 records the step
     info["second_step_ms"] = (time.perf_counter() - t0) * 1e3
-    if impl != "torch":
+    if tg:
         info["device_alloc_after_step2"] = torch.memory_stats("cpu")["num_device_alloc"]
     for i in range(warmup - 2):
         step()
@@ -81,7 +88,7 @@ def worker(impl, name, steps, warmup, profile):
         times.append(time.perf_counter() - t0)
     f2 = _minflt()
     info.update(times=times, minflt_warmup=f1 - f0, minflt_timed=f2 - f1, steps=steps)
-    if impl != "torch":
+    if tg:
         info["device_alloc_after_last"] = torch.memory_stats("cpu")["num_device_alloc"]
         if profile:
             torch.reset_peak_memory_stats()
@@ -104,6 +111,18 @@ def find_torch_python(explicit):
     for py in cands:
         try:
             if py and subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0:
+                return py
+        except OSError:
+            pass
+    return None
+
+
+def find_jax_python(explicit):
+    """A python executable that can import jax (``--jax-python``, ``TGRAD_JAX_PYTHON``, /work/venv-jax), or None."""
+    cands = [explicit] if explicit else [os.environ.get("TGRAD_JAX_PYTHON"), "/work/venv-jax/bin/python"]
+    for py in cands:
+        try:
+            if py and subprocess.run([py, "-c", "import jax"], capture_output=True).returncode == 0:
                 return py
         except OSError:
             pass
@@ -138,7 +157,7 @@ def main(argv=None):
     p.add_argument("--only", nargs="+", choices=NAMES, help="only these steps (sections 1 and 2; 3 needs c, 4 b)")
     p.add_argument("--torch-threads", type=int, nargs="+", default=None,
                    help="PyTorch thread counts to try (default: --threads); its best median is the reference")
-    p.add_argument("--worker", choices=("tgrad", "compiled", "torch"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("tgrad", "compiled", "torch", "torchc", "jax"), help=argparse.SUPPRESS)
     p.add_argument("--step", help=argparse.SUPPRESS)
     p.add_argument("--steps", type=int, help=argparse.SUPPRESS)
     p.add_argument("--warmup", type=int, default=WARMUP, help=argparse.SUPPRESS)

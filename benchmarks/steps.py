@@ -8,7 +8,7 @@ separate process). Data are numpy-generated, so both sides see the same values.
 
 - a: seed 000's MLP 8->12->4, batch 10, BCE-with-logits
 - b: MLP 64->128->10, batch 64, cross-entropy, digits-shaped data (8x8 images, 0..16)
-- c: MLP 784->256->10, batch 128, cross-entropy (MNIST-shaped)
+- c: MLP 784->256->10, batch 128, cross-entropy (MNIST-shaped), Adam (lr 1e-3); (a), (b): SGD momentum 0.9
 - d: seed 003's linear regression, yhat = b + w * x over 80 points, the manual update
   ``b.sub_(lr * b.grad)`` under ``no_grad`` (lr=0.1); a run is 1000 epochs (``EPOCHS``)
 - e: the same with ``optim.SGD(lr=0.1)``
@@ -25,7 +25,7 @@ NAMES = ("a", "b", "c", "d", "e", "f", "g")
 DESCRIPTION = {
     "a": "MLP 8-12-4, batch 10, BCE-with-logits",
     "b": "MLP 64-128-10, batch 64, cross-entropy",
-    "c": "MLP 784-256-10, batch 128, cross-entropy",
+    "c": "MLP 784-256-10, batch 128, CE, Adam",
     "d": "linear regression, manual update, 1 epoch",
     "e": "linear regression, optim.SGD, 1 epoch",
     "f": "LSTM LM 50-32-64x2, seq 35, batch 20",
@@ -49,8 +49,9 @@ def _mlp(torch, n_in, hidden, n_out):
     return MLP()
 
 
-def _classifier_step(torch, model, x, y, loss_fn):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+def _classifier_step(torch, model, x, y, loss_fn, adam=False):
+    optimizer = (torch.optim.Adam(model.parameters(), lr=1e-3) if adam else
+                 torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9))
 
     def step():
         loss = loss_fn(model(x), y)
@@ -91,7 +92,7 @@ def _build(name, torch):
     if name == "c":
         x = torch.tensor(rng.random((128, 784), dtype=np.float32))
         y = torch.tensor(rng.integers(0, 10, 128))
-        return _classifier_step(torch, _mlp(torch, 784, 256, 10), x, y, F.cross_entropy)
+        return _classifier_step(torch, _mlp(torch, 784, 256, 10), x, y, F.cross_entropy, adam=True)
     if name in ("d", "e"):
         np.random.seed(42)
         xs = np.random.rand(100, 1)

@@ -73,3 +73,20 @@ def test_bad_arguments():
         bench.main(["--ops", "conv"])
     with pytest.raises(SystemExit):
         bench.main(["--dtypes", "int7"])
+
+
+def test_steps_table_and_plot_with_peers(tmp_path):
+    """The steps table's ratios are over PyTorch eager's better thread count, peers (torch.compile, jax.jit)
+    get a column where measured and a dash where not; the plot is written."""
+    res = {("a", "tgrad"): 2.0, ("a", "compiled"): 0.5, ("a", "torch1"): 1.0, ("a", "torch2"): 4.0,
+           ("a", "torchc"): 3.0, ("a", "jax"): 0.25, ("a", "record"): 20.0, ("a", "eager2"): 10.0,
+           ("f", "tgrad"): 9.0, ("f", "compiled"): 6.0, ("f", "torch1"): 5.0, ("f", "torch2"): 3.0,
+           ("f", "record"): 90.0, ("f", "eager2"): 45.0}
+    out = bench.format_steps(res, ["a", "f"]).splitlines()
+    assert "torch.compile" in out[0] and "jax.jit" in out[0]
+    a, f = out[2].split(), out[3].split()
+    assert "2.00x" in a and "0.50x" in a and "3.000" in a and "3.00x" in a and "0.25x" in a and "10.0x" in a
+    assert "3.00x" in f and "2.00x" in f and f.count("-") == 4          # (f): no peers measured
+    pytest.importorskip("matplotlib")
+    bench.plot_steps(res, ["a", "f"], str(tmp_path / "steps.png"))
+    assert (tmp_path / "steps.png").stat().st_size > 1000

@@ -391,27 +391,38 @@ class busy:
         self.procs = []
 
 
-def run_steps(names, torch_python=None, rounds=3, threads=1):
-    """{(step, impl): median ms per step} of impls tgrad, compiled, torch1, torch2, plus (step, "record")
-    (the compiled function's recording call, ms) and (step, "eager2") (eager's second call, ms)."""
+def run_steps(names, torch_python=None, rounds=3, threads=1, torch_compile=False, jax_python=None):
+    """{(step, impl): median ms per step} of impls tgrad, compiled, torch1, torch2, with ``torch_compile`` torchc
+    (``torch.compile`` at PyTorch eager's better thread count of the round) and jax (``jax.jit`` of (a)-(e)) where a
+    python has them, plus (step, "record") (the compiled function's recording call, ms) and (step, "eager2")
+    (eager's second call, ms)."""
     sys.path.insert(0, _benchmarks_dir())
     import compare_torch as CT
     tpy = CT.find_torch_python(torch_python)
+    jpy = CT.find_jax_python(jax_python) if jax_python is not False else None
     env = {v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+    def torch_env(n):
+        return {"COMPARE_TORCH_THREADS": str(n), "OPENBLAS_NUM_THREADS": str(n), "OMP_NUM_THREADS": str(n)}
     impls = [("tgrad", sys.executable, {}), ("compiled", sys.executable, {})]
     if tpy:
-        impls += [(f"torch{n}", tpy, {"COMPARE_TORCH_THREADS": str(n), "OPENBLAS_NUM_THREADS": str(n),
-                                      "OMP_NUM_THREADS": str(n)}) for n in (1, 2)]
+        impls += [(f"torch{n}", tpy, torch_env(n)) for n in (1, 2)]
     runs = {}
+
+    def one(name, impl, py, extra):
+        worker = impl[:5] if impl in ("torch1", "torch2") else impl
+        r = CT.run_worker(py, worker, name, CT.STEPS[name], env=dict(env, **extra), profile=False)
+        runs.setdefault((name, impl), []).append(CT._med(r["times"]))
+        if impl in ("tgrad", "compiled"):
+            runs.setdefault((name, "record" if impl == "compiled" else "eager2"), []).append(r["second_step_ms"])
     for _ in range(rounds):
         for name in names:
             for impl, py, extra in impls:
-                r = CT.run_worker(py, impl[:5] if impl.startswith("torch") else impl, name, CT.STEPS[name],
-                                  env=dict(env, **extra), profile=False)
-                runs.setdefault((name, impl), []).append(CT._med(r["times"]))
-                if impl in ("tgrad", "compiled"):
-                    runs.setdefault((name, "record" if impl == "compiled" else "eager2"), []).append(
-                        r["second_step_ms"])
+                one(name, impl, py, extra)
+            if tpy and torch_compile:
+                one(name, "torchc", tpy, torch_env(1 if runs[name, "torch1"][0] <= runs[name, "torch2"][0] else 2))
+            if jpy and name in "abcde":
+                one(name, "jax", jpy, {})
     return {k: statistics.median(v) for k, v in runs.items()}
 
 
@@ -420,9 +431,12 @@ def format_steps(res, names):
     sys.path.insert(0, _benchmarks_dir())
     from steps import DESCRIPTION
     torch = (res.get((names[0], "torch1")) is not None)
+    peers = [(k, label) for k, label in (("torchc", "torch.compile"), ("jax", "jax.jit"))
+             if any((n, k) in res for n in names)]
     head = f"{'step':<46}" + (f" {'torch 1t':>9} {'torch 2t':>9}" if torch else "") + \
         f" {'eager':>9}" + (f" {'x':>6}" if torch else "") + f" {'compiled':>9}" + \
-        (f" {'x':>6}" if torch else "") + f" {'record':>9} {'/eager':>7} {'/eager 2':>8}"
+        (f" {'x':>6}" if torch else "") + "".join(f" {label:>13} {'x':>6}" for _, label in peers) + \
+        f" {'record':>9} {'/eager':>7} {'/eager 2':>8}"
     lines = [head, "-" * len(head)]
     for n in names:
         e, c = res[n, "tgrad"], res[n, "compiled"]
@@ -431,13 +445,40 @@ def format_steps(res, names):
             best = min(res[n, "torch1"], res[n, "torch2"])
             line += f" {res[n, 'torch1']:>9.3f} {res[n, 'torch2']:>9.3f}"
         line += f" {e:>9.3f}" + (f" {e / best:>5.2f}x" if torch else "") + f" {c:>9.3f}"
-        line += (f" {c / best:>5.2f}x" if torch else "") + f" {res[n, 'record']:>9.1f} {res[n, 'record'] / e:>6.1f}x"
+        line += (f" {c / best:>5.2f}x" if torch else "")
+        for k, _ in peers:
+            v = res.get((n, k))
+            line += f" {'-':>13} {'-':>6}" if v is None else \
+                f" {v:>13.3f}" + (f" {v / best:>5.2f}x" if torch else f" {'':>6}")
+        line += f" {res[n, 'record']:>9.1f} {res[n, 'record'] / e:>6.1f}x"
         line += f" {res[n, 'record'] / res[n, 'eager2']:>7.1f}x"
         lines.append(line)
-    lines.append("ms per step (median of rounds' medians); x: over PyTorch at its better thread count; record: "
-                 "the compiled function's recording call (call 2), ms, over a steady eager step and over eager's call 2 "
-                 "(both trace their kernels)")
+    lines.append("ms per step (median of rounds' medians); x: over PyTorch eager at its better thread count; "
+                 "record: the compiled function's recording call (call 2), ms, over a steady eager step and over "
+                 "eager's call 2 (both trace their kernels)")
     return "\n".join(lines)
+
+
+def plot_steps(res, names, path):
+    """A bar chart of ``res`` (run_steps): each impl's ms per step over PyTorch eager's best, per step."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    impls = [(k, label) for k, label in (("tgrad", "tgrad eager"), ("compiled", "tgrad.compile"),
+                                         ("torchc", "torch.compile"), ("jax", "jax.jit"))
+             if any((n, k) in res for n in names)]
+    fig, ax = plt.subplots(figsize=(1.6 * len(names) + 2, 3.5))
+    w = 0.8 / len(impls)
+    for i, (k, label) in enumerate(impls):
+        xs = [j + i * w for j, n in enumerate(names) if (n, k) in res]
+        ys = [res[n, k] / min(res[n, "torch1"], res[n, "torch2"]) for n in names if (n, k) in res]
+        ax.bar(xs, ys, w, label=label)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks([j + 0.4 - w / 2 for j in range(len(names))], [f"({n})" for n in names])
+    ax.set_ylabel("time / PyTorch eager (best of 1, 2 threads)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 def format_busy(quiet, loaded, names, n):
@@ -483,9 +524,13 @@ def main(argv=None):
     p.add_argument("--torch-python", default=None, help="python executable that has torch")
     p.add_argument("--csv", help="write rows to this CSV file")
     p.add_argument("--json", help="write rows to this JSON file")
-    p.add_argument("--plot", help="write a GB/s plot (PNG) here; needs matplotlib")
+    p.add_argument("--plot", help="write a plot (PNG) here: GB/s, or with --steps each step over PyTorch; needs matplotlib")
     p.add_argument("--steps", type=_csv_list, default=None,
-                   help="time whole training steps (comma list from a,b,c,d,e,f of benchmarks/steps.py) instead")
+                   help="time whole training steps (comma list from a-g of benchmarks/steps.py) instead")
+    p.add_argument("--torch-compile", action="store_true",
+                   help="--steps: also time PyTorch's torch.compile (inductor; compiles for ~1 min per step)")
+    p.add_argument("--jax-python", default=None,
+                   help="--steps: python executable that has jax (default TGRAD_JAX_PYTHON); times jax.jit steps")
     p.add_argument("--rounds", type=int, default=3, help="--steps: alternating rounds (median reported)")
     p.add_argument("--threads", type=int, default=1, help="--steps: numpy BLAS threads of tgrad's workers")
     p.add_argument("--busy", type=int, default=0,
@@ -504,14 +549,16 @@ def main(argv=None):
         print(out, end="")
         return out
     if a.steps is not None:
-        bad = [n for n in a.steps if n not in "abcdef" or len(n) != 1]
+        bad = [n for n in a.steps if n not in "abcdefg" or len(n) != 1]
         if bad:
-            p.error(f"unknown step {bad[0]!r}; choose from a,b,c,d,e,f")
-        res = run_steps(a.steps, a.torch_python, a.rounds, a.threads)
+            p.error(f"unknown step {bad[0]!r}; choose from a,b,c,d,e,f,g")
+        res = run_steps(a.steps, a.torch_python, a.rounds, a.threads, a.torch_compile, a.jax_python)
         print(format_steps(res, a.steps), flush=True)
+        if a.plot:
+            plot_steps(res, a.steps, a.plot)
         if a.busy > 0:
             with busy(a.busy):
-                loaded = run_steps(a.steps, a.torch_python, a.rounds, a.threads)
+                loaded = run_steps(a.steps, a.torch_python, a.rounds, a.threads, jax_python=False)
             print(format_steps(loaded, a.steps).replace("ms per step", f"with {a.busy} busy processes: ms per step"))
             print(format_busy(res, loaded, a.steps, a.busy))
             return res, loaded
