@@ -125,3 +125,45 @@ def test_top_level_nn_forms(device):
     np.testing.assert_allclose(tgrad.cosine_similarity(x, y, 0).cpu().numpy(),
                                (a * a[::-1]).sum(0) / (np.linalg.norm(a, axis=0) * np.linalg.norm(a[::-1], axis=0)),
                                rtol=1e-5)
+
+
+# PyTorch 2.13 printed these (weight = arange(30).reshape(10, 3), the loss sum(out * arange(12).reshape(4, 3)))
+_BAG = {"sum": ([[21, 24, 27], [0, 0, 0], [27, 29, 31], [42, 45, 48]], [0, 0, 9, 9, 6, 6, 0, 0, 0, 9]),
+        "mean": ([[7, 8, 9], [0, 0, 0], [13.5, 14.5, 15.5], [14, 15, 16]], [0, 0, 3, 3, 3, 3, 0, 0, 0, 3]),
+        "max": ([[12, 13, 14], [0, 0, 0], [15, 16, 17], [27, 28, 29]], [0, 0, 0, 0, 0, 6, 0, 0, 0, 9])}
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_is_one_op_with_pytorchs_values(device, mode):
+    """EmbeddingBag is one table op (grad_fn EmbeddingBagBackward0) with an empty bag in the middle; values and
+    weight gradients as PyTorch prints them."""
+    w = T(np.arange(30.).reshape(10, 3), device, tgrad.float32, requires_grad=True)
+    inp, off = T([1, 2, 4, 5, 4, 3, 2, 9], device), T([0, 3, 3, 5], device)
+    out = F.embedding_bag(inp, w, off, mode=mode)
+    assert type(out.grad_fn).__name__ == "EmbeddingBagBackward0"
+    np.testing.assert_allclose(out.detach().cpu().numpy(), _BAG[mode][0], rtol=1e-6)
+    (out * T(np.arange(12.).reshape(4, 3), device, tgrad.float32)).sum().backward()
+    np.testing.assert_allclose(w.grad.cpu().numpy()[:, 0], _BAG[mode][1], rtol=1e-6)
+
+
+def test_embedding_bag_per_sample_weights_padding_and_errors(device):
+    w = T(np.arange(30.).reshape(10, 3), device, tgrad.float32, requires_grad=True)
+    psw = T(np.arange(1., 9.), device, tgrad.float32, requires_grad=True)
+    inp, off = T([1, 2, 4, 5, 4, 3, 2, 9], device), T([0, 3, 3, 5], device)
+    out = F.embedding_bag(inp, w, off, mode="sum", per_sample_weights=psw, padding_idx=4)
+    out.sum().backward()
+    # PyTorch 2.13 printed these; a padding row's per-sample-weight gradient is +0
+    np.testing.assert_array_equal(out.detach().cpu().numpy(), [[15, 18, 21], [0, 0, 0], [60, 64, 68],
+                                                               [312, 333, 354]])
+    np.testing.assert_array_equal(psw.grad.cpu().numpy(), [12, 21, 0, 48, 0, 30, 21, 84])
+    assert not np.signbit(psw.grad.cpu().numpy()).any()
+    np.testing.assert_array_equal(w.grad.cpu().numpy()[:, 0], [0, 1, 9, 6, 0, 4, 0, 0, 0, 8])
+    with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
+        F.embedding_bag(inp, w, off, mode="mean", per_sample_weights=psw)
+    with pytest.raises(ValueError, match="max mode does not support scaling"):
+        F.embedding_bag(inp, w, off, mode="max", scale_grad_by_freq=True)
+    with pytest.raises(IndexError, match="index out of range"):
+        F.embedding_bag(T([1, 10], device), w, T([0], device))
+    if device == "cpu":
+        with pytest.raises(RuntimeError, match="offsets\\[0\\] has to be 0"):
+            F.embedding_bag(inp, w, T([1, 3], device))

@@ -1,4 +1,5 @@
-"""Small NN kernels: dropout (mt19937 words on cpu, Philox on cuda), embedding gather / scatter-add, one_hot."""
+"""Small NN kernels: dropout (mt19937 words on cpu, Philox on cuda), embedding gather / scatter-add, embedding_bag
+(bag search, scatter-add / max per bag and their gradients), one_hot."""
 import triton
 import triton.language as tl
 
@@ -56,6 +57,129 @@ def embedding_backward_kernel(g_ptr, idx_ptr, acc_ptr, n, D, padding_idx, ROWS: 
 
 
 @triton.jit
+def offset2bag_kernel(off_ptr, bag_ptr, n, nb, steps, BLOCK: tl.constexpr):
+    """bag[i] = the last b < nb with off[b] <= i (binary search, ``steps`` = ceil(log2(nb)) halvings); off
+    sorted, off[0] = 0; bag, off int64 contiguous (n,), (nb,)."""
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    lo = tl.zeros((BLOCK,), tl.int64)
+    hi = tl.zeros((BLOCK,), tl.int64) + nb
+    for _ in range(steps):
+        mid = (lo + hi) // 2
+        ok = tl.load(off_ptr + mid, mask=m & (mid < nb), other=n) <= i
+        lo = tl.where(ok, mid, lo)
+        hi = tl.where(ok, hi, mid)
+    tl.store(bag_ptr + i, lo, mask=m)
+
+
+@triton.jit
+def embedding_bag_kernel(w_ptr, idx_ptr, bag_ptr, psw_ptr, acc_ptr, cnt_ptr, n, D, stride_wv, stride_wd,
+                         padding_idx, nb, PSW: tl.constexpr, MAX: tl.constexpr, ROWS: tl.constexpr,
+                         BLOCK_D: tl.constexpr):
+    """acc[bag[i], :] += w[idx[i], :] (* psw[i]), or MAX: acc[bag[i], :] = max(acc[...], w[idx[i], :]), atomic,
+    over i < n with idx[i] != padding_idx and bag[i] < nb; cnt[bag[i]] += 1 for those i.  acc (nb, D)
+    contiguous fp32/fp64, zeroed (MAX: -inf); idx, bag, psw contiguous (n,)."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    src = tl.load(idx_ptr + rows, mask=rows < n, other=padding_idx).to(tl.int64)
+    bag = tl.load(bag_ptr + rows, mask=rows < n, other=nb)
+    rmask = (rows < n) & (src != padding_idx) & (bag < nb)
+    tl.atomic_add(cnt_ptr + bag, tl.full((ROWS,), 1, tl.int64), mask=rmask)
+    if PSW:
+        scale = tl.load(psw_ptr + rows, mask=rmask, other=0.0).to(acc_ptr.dtype.element_ty)
+    for d0 in range(0, D, BLOCK_D):
+        cols = d0 + tl.arange(0, BLOCK_D)
+        m = rmask[:, None] & (cols[None, :] < D)
+        v = tl.load(w_ptr + src[:, None] * stride_wv + cols[None, :] * stride_wd, mask=m, other=0.0)
+        v = v.to(acc_ptr.dtype.element_ty)
+        if MAX:
+            tl.atomic_max(acc_ptr + bag[:, None] * D + cols[None, :], v, mask=m)
+        else:
+            if PSW:
+                v = v * scale[:, None]
+            tl.atomic_add(acc_ptr + bag[:, None] * D + cols[None, :], v, mask=m)
+
+
+@triton.jit
+def embedding_bag_argmax_kernel(w_ptr, idx_ptr, bag_ptr, acc_ptr, pos_ptr, n, D, stride_wv, stride_wd,
+                                padding_idx, nb, ROWS: tl.constexpr, BLOCK_D: tl.constexpr):
+    """pos[bag[i], d] = min(pos[...], i) where w[idx[i], d] equals the bag's max acc[bag[i], d] (the first
+    index of the maximum, as ATen's sequential ``>``); pos (nb, D) int64 contiguous, filled with n."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    src = tl.load(idx_ptr + rows, mask=rows < n, other=padding_idx).to(tl.int64)
+    bag = tl.load(bag_ptr + rows, mask=rows < n, other=nb)
+    rmask = (rows < n) & (src != padding_idx) & (bag < nb)
+    for d0 in range(0, D, BLOCK_D):
+        cols = d0 + tl.arange(0, BLOCK_D)
+        m = rmask[:, None] & (cols[None, :] < D)
+        v = tl.load(w_ptr + src[:, None] * stride_wv + cols[None, :] * stride_wd, mask=m, other=0.0)
+        best = tl.load(acc_ptr + bag[:, None] * D + cols[None, :], mask=m, other=0.0)
+        hit = m & (v.to(acc_ptr.dtype.element_ty) == best)
+        tl.atomic_min(pos_ptr + bag[:, None] * D + cols[None, :], rows[:, None] + tl.zeros_like(cols)[None, :],
+                      mask=hit)
+
+
+@triton.jit
+def embedding_bag_finish_kernel(acc_ptr, cnt_ptr, pos_ptr, idx_ptr, out_ptr, mi_ptr, nb, D, MODE: tl.constexpr,
+                                ROWS: tl.constexpr, BLOCK_D: tl.constexpr):
+    """out[b, :] = acc[b, :] (MODE 0, sum), acc[b, :] / max(cnt[b], 1) (1, mean), or (2, max) acc[b, :] for a
+    bag that has rows, else 0, with mi[b, :] = idx[pos[b, :]] (-1 for an empty bag); (nb, D) contiguous."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < nb
+    cnt = tl.load(cnt_ptr + rows, mask=rmask, other=0)
+    for d0 in range(0, D, BLOCK_D):
+        cols = d0 + tl.arange(0, BLOCK_D)
+        m = rmask[:, None] & (cols[None, :] < D)
+        a = tl.load(acc_ptr + rows[:, None] * D + cols[None, :], mask=m, other=0.0)
+        if MODE == 1:
+            a = a / tl.maximum(cnt, 1).to(a.dtype)[:, None]
+        if MODE == 2:
+            full = (cnt > 0)[:, None] & m
+            a = tl.where(full, a, 0.0)
+            pos = tl.load(pos_ptr + rows[:, None] * D + cols[None, :], mask=full, other=0)
+            mi = tl.load(idx_ptr + pos, mask=full, other=-1).to(tl.int64)
+            tl.store(mi_ptr + rows[:, None] * D + cols[None, :], mi, mask=m)
+        cast_store(out_ptr + rows[:, None] * D + cols[None, :], a, m)
+
+
+@triton.jit
+def embedding_bag_backward_kernel(g_ptr, idx_ptr, bag_ptr, psw_ptr, cnt_ptr, acc_ptr, n, D, padding_idx, nb,
+                                  PSW: tl.constexpr, MEAN: tl.constexpr, ROWS: tl.constexpr,
+                                  BLOCK_D: tl.constexpr):
+    """acc[idx[i], :] += g[bag[i], :] * psw[i] (MEAN: * 1 / cnt[bag[i]]), atomic, for idx[i] != padding_idx,
+    bag[i] < nb; g contiguous (nb, D), acc zeroed (V, D) fp32/fp64."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    src = tl.load(idx_ptr + rows, mask=rows < n, other=padding_idx).to(tl.int64)
+    bag = tl.load(bag_ptr + rows, mask=rows < n, other=nb)
+    rmask = (rows < n) & (src != padding_idx) & (bag < nb)
+    if PSW:
+        scale = tl.load(psw_ptr + rows, mask=rmask, other=0.0).to(acc_ptr.dtype.element_ty)
+    if MEAN:
+        c = tl.load(cnt_ptr + bag, mask=rmask, other=1).to(acc_ptr.dtype.element_ty)
+        scale = 1.0 / tl.maximum(c, 1.0)
+    for d0 in range(0, D, BLOCK_D):
+        cols = d0 + tl.arange(0, BLOCK_D)
+        m = rmask[:, None] & (cols[None, :] < D)
+        g = tl.load(g_ptr + bag[:, None] * D + cols[None, :], mask=m, other=0.0).to(acc_ptr.dtype.element_ty)
+        if PSW or MEAN:
+            g = g * scale[:, None]
+        tl.atomic_add(acc_ptr + src[:, None] * D + cols[None, :], g, mask=m)
+
+
+@triton.jit
+def embedding_bag_max_backward_kernel(g_ptr, pos_ptr, acc_ptr, nb, D, ROWS: tl.constexpr, BLOCK_D: tl.constexpr):
+    """acc[pos[b, d], d] += g[b, d] for pos[b, d] >= 0 (the argmax rows of max mode); g, pos contiguous
+    (nb, D), acc zeroed (V, D) fp32/fp64."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    for d0 in range(0, D, BLOCK_D):
+        cols = d0 + tl.arange(0, BLOCK_D)
+        m = (rows < nb)[:, None] & (cols[None, :] < D)
+        src = tl.load(pos_ptr + rows[:, None] * D + cols[None, :], mask=m, other=-1)
+        m = m & (src >= 0)
+        g = tl.load(g_ptr + rows[:, None] * D + cols[None, :], mask=m, other=0.0).to(acc_ptr.dtype.element_ty)
+        tl.atomic_add(acc_ptr + src * D + cols[None, :], g, mask=m)
+
+
+@triton.jit
 def one_hot_kernel(x_ptr, out_ptr, n_elements, C, BLOCK: tl.constexpr):
     """out[i, c] = (x[i] == c) for the contiguous (n, C) int64 out."""
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -96,6 +220,83 @@ def embedding_backward(g, idx, acc, n, D, padding_idx):
     rows, bd = row_tiles(n, D, dev)
     launch(embedding_backward_kernel, (cdiv(n, rows),), dev,
            [kptr(g), kptr(idx), kptr(acc), n, D, int(padding_idx)], {"ROWS": rows, "BLOCK_D": bd})
+    return acc
+
+
+def offset2bag(offsets, bag, n, nb):
+    """bag (n,) int64: the bag of each index, from the nb sorted bag starts ``offsets`` (int64, contiguous)."""
+    if n == 0:
+        return bag
+    dev = bag._storage.launch_device
+    block = elementwise_block(n, dev)
+    launch(offset2bag_kernel, (cdiv(n, block),), dev, [kptr(offsets), kptr(bag), n, nb, max(nb - 1, 0).bit_length()],
+           {"BLOCK": block})
+    return bag
+
+
+def embedding_bag(w, idx, bag, psw, acc, cnt, n, nb, padding_idx, mode_max):
+    """acc (nb, D) += the rows of each bag (scaled by psw), or their max (acc filled with -inf); cnt (nb,)
+    += the rows counted."""
+    D = w.shape[1]
+    if n == 0:
+        return acc
+    dev = acc._storage.launch_device
+    rows, bd = row_tiles(n, max(D, 1), dev)
+    launch(embedding_bag_kernel, (cdiv(n, rows),), dev,
+           [kptr(w), kptr(idx), kptr(bag), kptr(psw if psw is not None else idx), kptr(acc), kptr(cnt), n, D,
+            w.stride()[0], w.stride()[1], int(padding_idx), nb],
+           {"PSW": psw is not None, "MAX": bool(mode_max), "ROWS": rows, "BLOCK_D": bd})
+    return acc
+
+
+def embedding_bag_argmax(w, idx, bag, acc, pos, n, nb, padding_idx):
+    """pos (nb, D), filled with n: the first position i of each bag's maximum per column."""
+    D = w.shape[1]
+    if n == 0 or D == 0:
+        return pos
+    dev = acc._storage.launch_device
+    rows, bd = row_tiles(n, D, dev)
+    launch(embedding_bag_argmax_kernel, (cdiv(n, rows),), dev,
+           [kptr(w), kptr(idx), kptr(bag), kptr(acc), kptr(pos), n, D, w.stride()[0], w.stride()[1],
+            int(padding_idx), nb], {"ROWS": rows, "BLOCK_D": bd})
+    return pos
+
+
+def embedding_bag_finish(acc, cnt, pos, idx, out, mi, nb, mode):
+    """out (nb, D) from the bags' sums / maxima ``acc``: mode 0 sum, 1 mean, 2 max (also mi, the max rows)."""
+    D = out.shape[1]
+    if nb == 0 or D == 0:
+        return out
+    dev = out._storage.launch_device
+    rows, bd = row_tiles(nb, D, dev)
+    launch(embedding_bag_finish_kernel, (cdiv(nb, rows),), dev,
+           [kptr(acc), kptr(cnt), kptr(pos if pos is not None else cnt), kptr(idx), kptr(out),
+            kptr(mi if mi is not None else cnt), nb, D], {"MODE": int(mode), "ROWS": rows, "BLOCK_D": bd})
+    return out
+
+
+def embedding_bag_backward(g, idx, bag, psw, cnt, acc, n, nb, padding_idx, mean):
+    """acc (V, D), zeroed, += each bag's gradient row at its indices (scaled by psw, or 1 / cnt for mean)."""
+    D = acc.shape[1]
+    if n == 0 or D == 0:
+        return acc
+    dev = acc._storage.launch_device
+    rows, bd = row_tiles(n, D, dev)
+    launch(embedding_bag_backward_kernel, (cdiv(n, rows),), dev,
+           [kptr(g), kptr(idx), kptr(bag), kptr(psw if psw is not None else idx), kptr(cnt), kptr(acc), n, D,
+            int(padding_idx), nb], {"PSW": psw is not None, "MEAN": bool(mean), "ROWS": rows, "BLOCK_D": bd})
+    return acc
+
+
+def embedding_bag_max_backward(g, pos, acc, nb):
+    """acc (V, D), zeroed, += g[b, d] at row pos[b, d] (the max rows; pos < 0: an empty bag)."""
+    D = acc.shape[1]
+    if nb == 0 or D == 0:
+        return acc
+    dev = acc._storage.launch_device
+    rows, bd = row_tiles(nb, D, dev)
+    launch(embedding_bag_max_backward_kernel, (cdiv(nb, rows),), dev, [kptr(g), kptr(pos), kptr(acc), nb, D],
+           {"ROWS": rows, "BLOCK_D": bd})
     return acc
 
 

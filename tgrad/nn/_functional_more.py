@@ -1,4 +1,5 @@
-"""More ``nn.functional`` forms, each a composition of Tensor ops (their gradients come from those ops):
+"""More ``nn.functional`` forms, each a composition of Tensor ops (their gradients come from those ops; embedding_bag
+checks its arguments and calls its op):
 rms_norm, local_response_norm, the activations celu/prelu/rrelu/threshold/tanhshrink/softsign/softshrink/
 hardshrink/glu, pairwise_distance, bilinear, embedding_bag, unfold/fold, gumbel_softmax and the margin,
 embedding and likelihood losses.  ``nn.functional`` re-exports them."""
@@ -8,9 +9,9 @@ import warnings
 import numpy as np
 
 from .. import dtypes as D
-from .._creation import _host_uniform, linspace, tensor, zeros
-from .._nn_functional import _embedding, _op
-from .._functional import cat, stack
+from .._creation import _host_uniform, tensor, zeros
+from .._nn_functional import _embedding_renorm_, _op
+from .._functional import cat
 from ..autograd import grad_mode
 from ..random import default_generator_for
 from ._reduction import _legacy_reduction
@@ -228,50 +229,36 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              f"fixed length sequences. However, found offsets of type {type(offsets)}")
         nb, per = input.shape
-        starts = np.arange(nb) * per
+        offsets = tensor(np.arange(nb) * per, device=input.device)
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
+        include_last_offset = False
     elif input.dim() == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
         if offsets.dim() != 1:
             raise ValueError("offsets has to be a 1D Tensor")
-        starts = np.asarray(offsets.tolist(), dtype=np.int64)
-        if include_last_offset:
-            starts = starts[:-1]
-        nb = len(starts)
+        if offsets.device.type == "cpu" and offsets.numel() and int(offsets[0]) != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                               f"from position 0. However, got {int(offsets[0])}")
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
-    n = input.shape[0]
-    bag = np.zeros(n, dtype=np.int64)
-    if n and nb:
-        bag = np.searchsorted(starts, np.arange(n), side="right") - 1
+    if padding_idx is not None:
+        if not -weight.shape[0] <= padding_idx < weight.shape[0]:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= weight.shape[0]
     if sparse:
         raise NotImplementedError("tgrad.nn.functional.embedding_bag: sparse=True (sparse gradients) is not "
                                   "supported")
-    rows = _embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq, False)
-    keep = np.ones(n, dtype=bool)
-    if padding_idx is not None:
-        pad = padding_idx % weight.shape[0]
-        keep = np.asarray(input.tolist(), dtype=np.int64).reshape(-1) != pad
-    keep &= bag >= 0
-    if mode == "max":
-        bags = []
-        for b in range(nb):
-            sel = np.nonzero(keep & (bag == b))[0]
-            bags.append(rows.index_select(0, tensor(sel, device=rows.device)).amax(0) if len(sel)
-                        else rows.new_zeros(weight.shape[1]))
-        return rows.new_zeros(0, weight.shape[1]) if not bags else stack(bags)
-    w = tensor(keep.astype(np.float64), dtype=rows.dtype, device=rows.device)
-    if per_sample_weights is not None:
-        w = w * per_sample_weights
-    out = zeros(nb, weight.shape[1], dtype=rows.dtype, device=rows.device).index_add(
-        0, tensor(np.maximum(bag, 0), device=rows.device), rows * w.unsqueeze(1))
-    if mode == "mean":
-        counts = np.bincount(bag[keep], minlength=nb).astype(np.float64)
-        out = out / tensor(np.maximum(counts, 1), dtype=rows.dtype, device=rows.device).unsqueeze(1)
-    return out
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    out = _op("embedding_bag", weight, input, offsets, per_sample_weights, mode=("sum", "mean", "max").index(mode),
+              padding_idx=padding_idx, include_last_offset=include_last_offset,
+              scale_grad_by_freq=bool(scale_grad_by_freq))
+    return out[0]
 
 
 # ------------------------------------------------------------------ unfold / fold (im2col / col2im)

@@ -126,6 +126,108 @@ def embedding_double_backward(ctx, gg):
     return _call("embedding", gg, idx, padding_idx=pad), None
 
 
+# ------------------------------------------------------------------ embedding_bag
+def embedding_bag_forward(weight, indices, offsets, per_sample_weights=None, *, mode=0, padding_idx=None,
+                          include_last_offset=False, scale_grad_by_freq=False):
+    """(output (B, D), offset2bag (N,), bag_size (B,), max_indices (B, D)) of ATen's ``_embedding_bag``: bag b
+    holds indices[offsets[b]:offsets[b + 1]] (the last one to the end, or to offsets[B] with
+    ``include_last_offset``); output[b] is the sum (mode 0; rows scaled by ``per_sample_weights``), mean (1)
+    or max (2) of its rows of ``weight``, rows at ``padding_idx`` left out; an empty bag gives zeros.  Rows are
+    added in index order (ATen's cpu order); max_indices: the row of each maximum (first in index order)."""
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    _check_indices(indices, weight.shape[0])
+    V, Dm = weight.shape
+    pad = _padding(padding_idx, V)
+    idx, off = (contig(t) if t.dtype is D.int64 else KE.copy(t, empty(t.shape, D.int64, t.device))
+                for t in (indices, offsets))
+    n, nb = idx.numel(), off.numel() - (1 if include_last_offset else 0)
+    if nb < 0:
+        raise ValueError("embedding_bag: offsets has to have at least one element with include_last_offset=True")
+    dev = weight.device
+    bag = KN2.offset2bag(off, empty((n,), D.int64, dev), n, off.numel())
+    acc_dt = D.float64 if weight.dtype is D.float64 else D.float32
+    acc = KE.fill(empty((nb, Dm), acc_dt, dev), float("-inf") if mode == 2 else 0)
+    cnt = KE.fill(empty((nb,), D.int64, dev), 0)
+    psw = None if per_sample_weights is None else contig(per_sample_weights)
+    KN2.embedding_bag(weight, idx, bag, psw, acc, cnt, n, nb, pad, mode == 2)
+    out = empty((nb, Dm), weight.dtype, dev)
+    pos = mi = None
+    if mode == 2:
+        pos = KN2.embedding_bag_argmax(weight, idx, bag, acc, KE.fill(empty((nb, Dm), D.int64, dev), n), n, nb, pad)
+        mi = empty((nb, Dm), D.int64, dev)
+    KN2.embedding_bag_finish(acc, cnt, pos, idx, out, mi, nb, mode)
+    return out, bag, cnt, (mi if mi is not None else KE.fill(empty((nb,), D.int64, dev), 0))
+
+
+def _bag_rows(idx, bag, pad, num_weights, nb, dtype):
+    """(keep, bag): 1.0 for the indices a bag counts (not padding_idx, not past include_last_offset's end),
+    else 0.0; and bag clamped to a valid row."""
+    keep = ((idx != _padding(pad, num_weights)) & (bag < nb)).to(dtype)
+    return keep, bag.clamp(max=max(nb - 1, 0))
+
+
+def embedding_bag_backward_rule(ctx, grad, *_):
+    """d weight: each bag's gradient row added at its indices (scaled by per_sample_weights, or 1 / bag size for
+    mean; max: at the rows of the maxima); d per_sample_weights[i] = <grad[bag[i]], weight[indices[i]]>."""
+    a, needs = ctx.attrs, ctx.needs_input_grad
+    idx, bag, cnt, mi = ctx.saved["indices"], ctx.saved["result1"], ctx.saved["result2"], ctx.saved["result3"]
+    psw = ctx.saved.get("per_sample_weights")
+    dw = dpsw = None
+    if needs[0]:
+        dw = _call("embedding_bag_backward", grad, idx, bag, cnt, mi, psw, num_weights=ctx.input_meta[0].shape[0],
+                   mode=a.get("mode", 0), padding_idx=a.get("padding_idx"),
+                   scale_grad_by_freq=a.get("scale_grad_by_freq", False))
+    if len(needs) > 3 and needs[3]:
+        w = ctx.saved["weight"]
+        keep, bag = _bag_rows(idx, bag, a.get("padding_idx"), w.shape[0], grad.shape[0], grad.dtype)
+        dpsw = (grad.index_select(0, bag) * w.index_select(0, idx)).sum(1).masked_fill(keep == 0, 0)
+    return dw, None, None, dpsw
+
+
+def embedding_bag_backward_forward(grad, indices, offset2bag, bag_size, max_indices, per_sample_weights=None, *,
+                                   num_weights, mode=0, padding_idx=None, scale_grad_by_freq=False):
+    """The dense (num_weights, D) gradient of embedding_bag's weight (see embedding_bag_backward_rule)."""
+    Dm, nb = grad.shape[1], grad.shape[0]
+    acc_dt = D.float64 if grad.dtype is D.float64 else D.float32
+    acc = KE.fill(empty((num_weights, Dm), acc_dt, grad.device), 0)
+    g = contig(grad)
+    if mode == 2:
+        KN2.embedding_bag_max_backward(g, contig(max_indices), acc, nb)
+    else:
+        psw = None if per_sample_weights is None else contig(per_sample_weights)
+        KN2.embedding_bag_backward(g, contig(indices), offset2bag, psw, bag_size, acc, indices.numel(), nb,
+                                   _padding(padding_idx, num_weights), mode == 1)
+    if scale_grad_by_freq:
+        KE.binary(KE.mul_fn, acc, _freq_scale(indices, num_weights, acc), acc)
+    if acc_dt is grad.dtype:
+        return acc
+    return KE.copy(acc, empty(acc.shape, grad.dtype, grad.device))
+
+
+def embedding_bag_double_backward(ctx, gg):
+    """d/dgrad of the weight gradient, linear in grad: gg's rows gathered per bag as the forward does (max: gg
+    at the rows of the maxima, 0 for an empty bag); d/dper_sample_weights[i] = <gg[indices[i]], grad[bag[i]]>."""
+    a, needs = ctx.attrs, ctx.needs_input_grad
+    idx, bag, cnt, mi, psw = (ctx.saved.get(k) for k in ("indices", "offset2bag", "bag_size", "max_indices",
+                                                     "per_sample_weights"))
+    if a.get("scale_grad_by_freq", False):
+        gg = gg * _freq_scale(idx, gg.shape[0], gg)
+    if a.get("mode", 0) == 2:
+        return (gg.gather(0, mi.clamp(min=0)) * (mi >= 0).to(gg.dtype),) + (None,) * 5
+    keep, bag = _bag_rows(idx, bag, a.get("padding_idx"), gg.shape[0], ctx.saved["grad"].shape[0], gg.dtype)
+    rows = gg.index_select(0, idx) * keep.unsqueeze(1)
+    dpsw = None
+    if psw is not None and len(needs) > 5 and needs[5]:
+        dpsw = (rows * ctx.saved["grad"].index_select(0, bag)).sum(1)
+    if psw is not None:
+        rows = rows * psw.unsqueeze(1)
+    dgrad = gg.new_zeros((ctx.saved["grad"].shape[0], gg.shape[1])).index_add(0, bag, rows)
+    if a.get("mode", 0) == 1:
+        dgrad = dgrad / cnt.clamp(min=1).to(gg.dtype).unsqueeze(1)
+    return dgrad, None, None, None, None, dpsw
+
+
 # ------------------------------------------------------------------ one_hot
 def one_hot_forward(self, *, num_classes=-1):
     if self.dtype is not D.int64:
@@ -195,6 +297,15 @@ EMBEDDING = Op("embedding", embedding_forward, embedding_backward_rule, "Embeddi
 EMBEDDING_BACKWARD = Op(
     "embedding_backward", embedding_backward_forward, embedding_double_backward, "EmbeddingBackwardBackward0",
     inputs=("grad_output", "indices"), save=("indices",))
+EMBEDDING_BAG = Op("embedding_bag", embedding_bag_forward, embedding_bag_backward_rule, "EmbeddingBagBackward0",
+                   inputs=("weight", "indices", "offsets", "per_sample_weights"),
+                   save=("weight", "indices", "per_sample_weights", "result1", "result2", "result3"), outputs=4,
+                   nondiff_outputs=(1, 2, 3))
+EMBEDDING_BAG_BACKWARD = Op(
+    "embedding_bag_backward", embedding_bag_backward_forward, embedding_bag_double_backward,
+    "EmbeddingBagBackwardBackward0",
+    inputs=("grad", "indices", "offset2bag", "bag_size", "max_indices", "per_sample_weights"),
+    save=("grad", "indices", "offset2bag", "bag_size", "max_indices", "per_sample_weights"))
 ONE_HOT = Op("one_hot", one_hot_forward, None, None, inputs=("self",))
 PAD = Op("pad", pad_forward, pad_backward, "ConstantPadNdBackward0", inputs=("input",))
 
@@ -272,4 +383,4 @@ COSINE_SIMILARITY = Op("cosine_similarity", cosine_similarity_forward, cosine_si
                        inputs=("x1", "x2"), save=("x1", "x2", "result"), variants=("function",))
 
 
-ENTRIES = [DROPOUT, EMBEDDING, EMBEDDING_BACKWARD, ONE_HOT, PAD, NORMALIZE, COSINE_SIMILARITY]
+ENTRIES = [DROPOUT, EMBEDDING, EMBEDDING_BACKWARD, EMBEDDING_BAG, EMBEDDING_BAG_BACKWARD, ONE_HOT, PAD, NORMALIZE, COSINE_SIMILARITY]

@@ -1,4 +1,5 @@
-"""OpInfos for the ops on kernels/nn.py: dropout, embedding, one_hot, pad, normalize, cosine_similarity."""
+"""OpInfos for the ops on kernels/nn.py: dropout, embedding, embedding_bag, one_hot, pad, normalize,
+cosine_similarity."""
 import numpy as np
 
 from tgrad import dtypes as D
@@ -35,6 +36,35 @@ def _emb_samples(rng):
             SampleInput(rng.normal(size=(33, 7)), Idx(rng.integers(0, 33, 20)), grad=False)]
 
 
+def _bag_ref(w, idx, off, psw=None, mode=0, padding_idx=None, include_last_offset=False, **_):
+    """Each bag's rows of w: sum (times psw), mean or max; empty bags 0; rows at padding_idx left out."""
+    ends = list(off[1:]) + ([] if include_last_offset else [len(idx)])
+    out = np.zeros((len(ends), w.shape[1]))
+    for b, (s, e) in enumerate(zip(off, ends)):
+        sel = [i for i in range(s, e) if padding_idx is None or idx[i] != padding_idx % w.shape[0]]
+        if sel:
+            rows = w[idx[sel]] * (psw[sel][:, None] if psw is not None else 1)
+            out[b] = rows.max(0) if mode == 2 else rows.sum(0) / (len(sel) if mode == 1 else 1)
+    return out
+
+
+def _bag(w, i, o, *psw, **k):
+    return call("embedding_bag", w, i, o, psw[0] if psw else None, **k)[0]
+
+
+def _bag_samples(rng):
+    idx = Idx([1, 2, 4, 5, 4, 3, 2, 9, 0, 7])
+    return [SampleInput(rng.normal(size=(10, 3)), idx, Idx([0, 4, 4, 7]), mode=0),
+            SampleInput(rng.normal(size=(10, 3)), idx, Idx([0, 4, 4, 7]), mode=1),
+            SampleInput(rng.normal(size=(10, 3)), idx, Idx([0, 1, 6, 10]), mode=2),
+            SampleInput(rng.normal(size=(10, 4)), idx, Idx([0, 3, 6]), rng.normal(size=10), mode=0, padding_idx=4),
+            SampleInput(rng.normal(size=(10, 2)), idx, Idx([0, 5, 10]), mode=1, padding_idx=-1,
+                        include_last_offset=True),
+            SampleInput(rng.normal(size=(10, 3)), idx, Idx([0, 2, 2, 9]), mode=2, include_last_offset=True),
+            SampleInput(rng.normal(size=(40, 70)), Idx(rng.integers(0, 40, 300)), Idx(np.sort(rng.integers(
+                0, 300, 16)) * (np.arange(16) > 0)), rng.normal(size=300), mode=0, grad=False)]
+
+
 def _dropout_train(x, p):
     """y - x * mask / (1 - p): zero whatever mask the generator drew (and so is the gradient)."""
     y, mask = call("dropout", x, p=p, training=True, **default_generator_for(x.device)._bernoulli_rng(x.numel()))
@@ -51,6 +81,8 @@ OPS = [
            dtypes=FLOATS, covers=("dropout",)),
     OpInfo("embedding", lambda *a, **k: call("embedding", *a, **k), np_args(lambda w, i, **k: w[i]),
            _emb_samples, dtypes=FLOATS, diff_args=(0,), covers=("embedding_backward",)),
+    OpInfo("embedding_bag", _bag, np_args(_bag_ref), _bag_samples, dtypes=FLOATS, diff_args=(0, 3), tol=LOW,
+           covers=("embedding_bag_backward",)),
     OpInfo("one_hot", lambda x, **k: dispatch.call("one_hot", x, **k),
            lambda x, num_classes=-1: np.eye(num_classes if num_classes > 0 else int(x.max()) + 1,
                                             dtype=np.int64)[x.astype(np.int64)],
