@@ -62,6 +62,8 @@ from .serialization import (load, save)
 from .tensor import (contiguous_format, memory_format, preserve_format, Size, Tensor)
 from .threads import (get_num_threads, set_num_threads)
 from . import distributions, special  # noqa: F401,E402  (the floors above nn: distributions, special functions)
+from . import func  # noqa: F401,E402  (function transforms: torch.func)
+from .func import vmap  # noqa: E402
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
                                cross, diagflat, diff, dist, einsum, float_power, histc, isin, kron, kthvalue, logit,
                                logspace, median, mode, nanquantile, quantile, searchsorted, std_mean, tensordot,
