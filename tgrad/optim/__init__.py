@@ -1,5 +1,5 @@
 """``tgrad.optim``: optimizers whose steps run as fused Triton kernels, and ``lr_scheduler``."""
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 from ._single import ASGD, Adadelta, Adamax, NAdam, RAdam, Rprop  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
