@@ -1,2 +1,2 @@
-"""``tgrad.utils``: ``data`` (Dataset, DataLoader, samplers), ``checkpoint``, ``hooks`` and ``dlpack``."""
-from . import checkpoint, data, dlpack, hooks  # noqa: F401
+"""``tgrad.utils``: ``data`` (Dataset, DataLoader, samplers), ``checkpoint``, ``hooks``, ``dlpack`` and ``benchmark``."""
+from . import benchmark, checkpoint, data, dlpack, hooks  # noqa: F401
