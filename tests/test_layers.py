@@ -23,8 +23,8 @@ FLOORS = [
     ("api", ("tgrad._creation", "tgrad._functional", "tgrad._nn_functional", "tgrad.random", "tgrad._indexing",
              "tgrad.serialization", "tgrad.cuda", "tgrad._legacy", "tgrad.linalg", "tgrad.profiler",
              "tgrad._functional_more", "tgrad._einsum", "tgrad.special", "tgrad.threads")),
-    ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad._compile", "tgrad.func",
-               "tgrad.distributions")),
+    ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad.multiprocessing",
+               "tgrad._compile", "tgrad.func", "tgrad.distributions")),
     ("tools", ("tgrad.testing", "tgrad.bench", "tgrad")),
 ]
 

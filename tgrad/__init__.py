@@ -8,8 +8,8 @@ import math as _math
 
 # first the core, bottom to top (tensor.py's last lines bring in the floors above it)
 from . import tensor as _tensor  # noqa: F401
-from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, dtypes, linalg, nn, optim, profiler,
-               return_types, testing, utils)
+from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, dtypes, linalg, multiprocessing, nn,
+               optim, profiler, return_types, testing, utils)
 from ._compile import compile
 from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,

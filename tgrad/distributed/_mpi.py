@@ -10,14 +10,10 @@ at most the group's timeout; a peer's death, reported by MPI's fault tolerance (
 float16 / bfloat16 reductions use MPI user operations over numpy (MPI has no such types); bool
 reductions run on bytes (SUM as MAX, PRODUCT as MIN: logical or / and, as PyTorch's NCCL backend).
 """
-import datetime
-import queue
-import threading
-
 import numpy as np
 
 from .. import dtypes as D
-from ._types import DistBackendError, ReduceOp, Work
+from ._types import DistBackendError, ThreadBackend, reduction
 
 MPI = None
 _INSTALL = 'pip install "tgrad[distributed]"'
@@ -59,13 +55,7 @@ def _user_op(dtype, code):
 
 def _reduce_args(dtype, op):
     """(MPI datatype, MPI op, average after?) of reduction ``op`` on ``dtype``."""
-    code = op.value
-    if dtype is D.bool_:
-        if op is ReduceOp.AVG:
-            raise ValueError("Cannot use ReduceOp.AVG with boolean inputs")
-        code = {0: 4, 2: 3}.get(code, code)
-    avg = code == 1
-    code = 0 if avg else code
+    code, avg = reduction(dtype, op)
     if dtype in (D.float16, D.bfloat16):
         mop = _user_op(dtype, code)
     else:
@@ -77,12 +67,10 @@ def _buf(t):
     return MPI.buffer.fromaddress(t.data_ptr(), t.nbytes) if t.nbytes else MPI.buffer.fromaddress(0, 0)
 
 
-def _seconds(timeout):
-    return timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
-
-
-class MPIBackend:
+class MPIBackend(ThreadBackend):
     name = "mpi"
+    stuck_hint = ("a rank is stuck, or died without MPI fault tolerance (start with python -m tgrad.distributed.run "
+                  "to name failed ranks)")
 
     def __init__(self, comm, timeout):
         self.comm, self.timeout = comm, timeout
@@ -114,7 +102,9 @@ class MPIBackend:
             raise RuntimeError("CUDA tensor detected and the MPI used doesn't have CUDA-aware MPI support")
 
     # ------------------------------------------------------------ the worker, failures
-    def _failure(self, e, what):
+    def _error(self, e, what):
+        if not isinstance(e, MPI.Exception):
+            return e
         me = self.global_ranks[self.rank]
         cls = e.Get_error_class()
         if cls in (MPI.ERR_PROC_FAILED, getattr(MPI, "ERR_PROC_FAILED_PENDING", -1), MPI.ERR_REVOKED):
@@ -133,37 +123,7 @@ class MPIBackend:
                                     f"(MPI: {e.Get_error_string()})")
         return DistBackendError(f"[rank {me}] {what} failed: MPI error: {e.Get_error_string()}")
 
-    def _submit(self, what, fn, then=None):
-        """Queue ``fn()`` (blocking MPI calls) for the worker thread; a Work that waits for it."""
-        done, box = threading.Event(), []
-        def run():
-            try:
-                fn()
-            except MPI.Exception as e:
-                box.append(self._failure(e, what))
-            except BaseException as e:
-                box.append(e)
-            done.set()
-        _worker().put(run)
-        def wait(timeout):
-            timeout = self.timeout if timeout is None else _seconds(timeout)
-            if not done.wait(timeout):
-                me = self.global_ranks[self.rank]
-                raise DistBackendError(
-                    f"[rank {me}] {what} timed out after {timeout:g} s waiting for the other ranks of the process "
-                    f"group (ranks {self.global_ranks}); a rank is stuck, or died without MPI fault tolerance "
-                    f"(start with python -m tgrad.distributed.run to name failed ranks)")
-            if box:
-                raise box[0]
-        return Work(wait, done.is_set, then)
-
-    def _average(self, t):
-        if t.dtype.is_floating_point:
-            t.div_(self.size)
-        else:
-            t.div_(self.size, rounding_mode="trunc")
-
-    # ------------------------------------------------------------ operations (group ranks)
+        # ------------------------------------------------------------ operations (group ranks)
     def allgather_host(self, arr, timeout, what="collective"):
         out = np.empty((self.size,) + arr.shape, arr.dtype)
         what = f"{what} (its check of the shapes on every rank)"
@@ -227,17 +187,3 @@ class MPIBackend:
         return work
 
 
-_QUEUE = None
-
-
-def _worker():
-    """The queue of the one thread that makes MPI calls (started on first use; a daemon, idle between calls)."""
-    global _QUEUE
-    if _QUEUE is None:
-        q = queue.SimpleQueue()
-        def loop():
-            while True:
-                q.get()()
-        threading.Thread(target=loop, name="tgrad-mpi", daemon=True).start()
-        _QUEUE = q
-    return _QUEUE

@@ -1,4 +1,10 @@
-"""The types the process groups and their backends share: errors, ``ReduceOp``, ``Backend``, ``Work``."""
+"""The types the process groups and their backends share: errors, ``ReduceOp``, ``Backend``, ``Work``, and
+``ThreadBackend``: the worker thread on which the cpu backends (MPI, gloo) run their operations in issue order."""
+import datetime
+import queue
+import threading
+
+from .. import dtypes as D
 
 
 class DistError(RuntimeError):
@@ -7,6 +13,14 @@ class DistError(RuntimeError):
 
 class DistBackendError(DistError):
     """A backend failed: a peer died, or an operation timed out."""
+
+
+class DistNetworkError(DistError):
+    """A connection could not be made (the rendezvous with the other ranks)."""
+
+
+class DistStoreError(DistError):
+    """The rendezvous store failed or timed out (rank 0 waiting for the other ranks)."""
 
 
 class ReduceOp:
@@ -30,8 +44,9 @@ class ReduceOp:
 
 
 class Backend(str):
-    """``Backend.MPI == "mpi"``, ``Backend.NCCL == "nccl"``."""
+    """``Backend.MPI == "mpi"``, ``Backend.GLOO == "gloo"``, ``Backend.NCCL == "nccl"``."""
     MPI = "mpi"
+    GLOO = "gloo"
     NCCL = "nccl"
     UNDEFINED = "undefined"
 
@@ -40,7 +55,7 @@ class Backend(str):
             raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
         value = getattr(Backend, name.upper(), Backend.UNDEFINED)
         if value == Backend.UNDEFINED:
-            raise ValueError(f"Invalid backend: '{name}' (tgrad has 'mpi' for cpu tensors and 'nccl' for cuda)")
+            raise ValueError(f"Invalid backend: '{name}' (tgrad has 'mpi' and 'gloo' for cpu tensors and 'nccl' for cuda)")
         return str.__new__(cls, value)
 
 
@@ -72,5 +87,74 @@ class Work:
         return self.is_completed()
 
 
-for _cls in (DistError, DistBackendError, ReduceOp, Backend, Work):
+def reduction(dtype, op):
+    """(code, average after?) of reduction ``op`` on ``dtype``: code 0 sum, 2 product, 3 min, 4 max (AVG is a sum,
+    divided after). bool reduces bytes: SUM as MAX, PRODUCT as MIN (logical or / and, as PyTorch's NCCL backend)."""
+    code = op.value
+    if dtype is D.bool_:
+        if op is ReduceOp.AVG:
+            raise ValueError("Cannot use ReduceOp.AVG with boolean inputs")
+        code = {0: 4, 2: 3}.get(code, code)
+    return (0, True) if code == 1 else (code, False)
+
+
+def _seconds(timeout):
+    return timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
+
+
+class ThreadBackend:
+    """Base of the cpu backends: one worker thread (shared by all groups of the process) runs every operation in
+    the order it was issued (the same on every rank), so an ``async_op`` operation progresses while the caller
+    computes (DDP's gradient buckets during backward). Subclasses set ``rank``, ``size``, ``global_ranks``,
+    ``timeout`` and may map their exceptions (``_error``) and explain a timeout (``stuck_hint``)."""
+    stuck_hint = "a rank is stuck or died"
+
+    def _error(self, e, what):
+        return e
+
+    def _submit(self, what, fn, then=None):
+        """Queue ``fn()`` for the worker thread; a Work that waits for it (at most the group's timeout)."""
+        done, box = threading.Event(), []
+        def run():
+            try:
+                fn()
+            except BaseException as e:
+                box.append(self._error(e, what))
+            done.set()
+        _worker().put(run)
+        def wait(timeout):
+            timeout = self.timeout if timeout is None else _seconds(timeout)
+            if not done.wait(timeout):
+                me = self.global_ranks[self.rank]
+                raise DistBackendError(
+                    f"[rank {me}] {what} timed out after {timeout:g} s waiting for the other ranks of the process "
+                    f"group (ranks {self.global_ranks}); {self.stuck_hint}")
+            if box:
+                raise box[0]
+        return Work(wait, done.is_set, then)
+
+    def _average(self, t):
+        if t.dtype.is_floating_point:
+            t.div_(self.size)
+        else:
+            t.div_(self.size, rounding_mode="trunc")
+
+
+_QUEUE = None
+
+
+def _worker():
+    """The queue of the worker thread (started on first use; a daemon, idle between operations)."""
+    global _QUEUE
+    if _QUEUE is None:
+        q = queue.SimpleQueue()
+        def loop():
+            while True:
+                q.get()()
+        threading.Thread(target=loop, name="tgrad-dist", daemon=True).start()
+        _QUEUE = q
+    return _QUEUE
+
+
+for _cls in (DistError, DistBackendError, DistNetworkError, DistStoreError, ReduceOp, Backend, Work):
     _cls.__module__ = "tgrad.distributed"      # PyTorch's names: torch.distributed.DistBackendError ...

@@ -1,6 +1,6 @@
-"""Process groups and collectives with PyTorch's names (``torch.distributed``), on MPI or NCCL.
+"""Process groups and collectives with PyTorch's names (``torch.distributed``), on MPI, gloo (TCP) or NCCL.
 
-A process group is a backend object (``_mpi.MPIBackend``, ``_nccl.NCCLBackend``) plus the global
+A process group is a backend object (``_mpi.MPIBackend``, ``_gloo.GlooBackend``, ``_nccl.NCCLBackend``) plus the global
 ranks it spans. Every collective first checks, on the public API, that all ranks of the group run
 the same collective on the same shapes and dtypes (an all-gather of a small fingerprint, PyTorch's
 ``CollectiveFingerPrint`` check), so a mismatch raises on every rank instead of corrupting memory.
@@ -14,7 +14,8 @@ import traceback
 
 from .. import dtypes as D
 from .._creation import empty
-from ._types import Backend, DistBackendError, DistError, ReduceOp, Work  # noqa: F401  (re-exported)
+from ._types import (Backend, DistBackendError, DistError, DistNetworkError, DistStoreError,  # noqa: F401
+                     ReduceOp, Work)  # (re-exported)
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 
@@ -69,6 +70,10 @@ def is_mpi_available():
         return False
 
 
+def is_gloo_available():
+    return True
+
+
 def is_nccl_available():
     from . import _nccl
     return _nccl.find_library() is not None
@@ -97,23 +102,76 @@ def _fail(exc_type, exc, tb):
         os._exit(1)
 
 
+_MPI_VARS = ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS")
+
+
+def _started_by_mpi():
+    """Was this process started by mpiexec (or ``python -m tgrad.distributed.run``)?"""
+    return any(v in os.environ for v in _MPI_VARS)
+
+
+def _rendezvous(init_method, rank, world_size):
+    """(host, port, rank, world_size) from ``init_method`` ("env://" or "tcp://host:port"), the arguments and
+    torchrun's variables (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``), as PyTorch's handlers."""
+    from urllib.parse import parse_qs, urlparse
+    url = urlparse(init_method or "env://")
+    query = {k: v[0] for k, v in parse_qs(url.query).items()}
+    rank = int(query.get("rank", rank))
+    world_size = int(query.get("world_size", world_size))
+    def error(msg):
+        return ValueError(f"Error initializing torch.distributed using {url.scheme}:// rendezvous: {msg}")
+    if url.scheme == "env":
+        def env(var):
+            if not os.environ.get(var):
+                raise error(f"environment variable {var} expected, but not set")
+            return os.environ[var]
+        rank = rank if rank != -1 else int(env("RANK"))
+        world_size = world_size if world_size != -1 else int(env("WORLD_SIZE"))
+        host, port = env("MASTER_ADDR"), int(env("MASTER_PORT"))
+    elif url.scheme == "tcp":
+        if rank == -1:
+            raise error("rank parameter missing")
+        if world_size == -1:
+            raise error("world size parameter missing")
+        if not url.hostname or url.port is None:
+            raise error("hostname and port expected in the url (tcp://host:port)")
+        host, port = url.hostname, url.port
+    else:
+        raise ValueError(f"No rendezvous handler for {url.scheme}:// (tgrad has env:// and tcp://)")
+    if world_size < 1 or not 0 <= rank < world_size:
+        raise ValueError(f"Invalid rank {rank} for world_size {world_size}: rank should be in [0, {world_size - 1}]")
+    return host, port, rank, world_size
+
+
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
                        group_name="", pg_options=None, device_id=None):
-    """Join the default process group. Ranks are started by ``mpiexec`` or ``python -m tgrad.distributed.run``;
-    ``rank``/``world_size`` (or the ``RANK``/``WORLD_SIZE`` variables) are checked against MPI's.
+    """Join the default process group. Two ways to start the ranks:
 
-    backend: "mpi" (cpu tensors, default) or "nccl" (cuda tensors; communicator id exchanged over MPI).
-    timeout: a ``datetime.timedelta``: how long a collective may wait for the other ranks before raising.
-    ``init_method``, ``store`` (and ``MASTER_ADDR``/``MASTER_PORT``) are accepted and not needed: MPI
-    started the processes and connects them.
+    - ``mpiexec`` or ``python -m tgrad.distributed.run``: MPI connects the ranks; ``rank``/``world_size`` (or the
+      ``RANK``/``WORLD_SIZE`` variables) are checked against MPI's; "gloo" is served by MPI too.
+    - any other launcher (``tgrad.multiprocessing.spawn``, a shell setting torchrun's variables): backend "gloo"
+      (the default there) rendezvous over TCP at ``init_method`` ("env://": ``MASTER_ADDR``:``MASTER_PORT``,
+      or "tcp://host:port"), with ``rank``/``world_size`` from the arguments or ``RANK``/``WORLD_SIZE``.
+
+    backend: "mpi" (cpu tensors), "gloo" (cpu tensors) or "nccl" (cuda tensors; communicator id exchanged over MPI).
+    timeout: a ``datetime.timedelta``: how long the rendezvous and each collective may wait for the other ranks.
     """
     if _World.pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    backend = Backend(backend or "mpi")
+    by_mpi = _started_by_mpi()
+    backend = Backend(backend or ("mpi" if by_mpi else "gloo"))
     if timeout is None:
         timeout = default_pg_timeout
     if not isinstance(timeout, datetime.timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout)}")
+    if backend == Backend.GLOO and not by_mpi:
+        from . import _gloo
+        host, port, rank, world_size = _rendezvous(init_method, rank, world_size)
+        impl = _gloo.GlooBackend.world(host, port, rank, world_size, timeout.total_seconds())
+        _World.pg = ProcessGroup(impl, range(world_size), timeout.total_seconds())
+        _World.groups = [_World.pg]
+        sys.excepthook = _fail
+        return
     from . import _mpi
     mpi = _mpi.MPIBackend.world(timeout.total_seconds())
     for name, want, have in (("rank", rank, mpi.rank), ("world_size", world_size, mpi.size),
