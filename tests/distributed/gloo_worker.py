@@ -30,7 +30,7 @@ def train(model, x, y, rows):
 
 
 def main(rank, world_size, port, q):
-    """env:// rendezvous; dist_worker's collectives (every op and dtype against numpy); recv from any source;
+    """env:// rendezvous; dist_worker's collectives (every op, on 5 dtypes, against numpy); recv from any source;
     DDP for a few steps (the initial weights and final weights go to the parent through ``q``); a wait that
     times out; then rank 1 leaves and rank 0's next collective names it."""
     from datetime import timedelta
@@ -42,7 +42,7 @@ def main(rank, world_size, port, q):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world_size))
     dist.init_process_group("gloo")
     assert dist.get_backend() == "gloo" and dist.get_rank() == rank and dist.get_world_size() == world_size
-    dist_worker.collectives()
+    dist_worker.collectives([torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.bool])
     t = torch.zeros(2)
     if rank == 1:
         dist.send(torch.tensor([5.0, 6.0]), dst=0, tag=3)

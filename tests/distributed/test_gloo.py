@@ -1,5 +1,5 @@
 """The gloo backend (TCP, ranks not started by MPI) and tgrad.multiprocessing: 2 ranks started by
-``tgrad.multiprocessing.start_processes`` run dist_worker's collectives (every op and dtype against numpy),
+``tgrad.multiprocessing.start_processes`` run dist_worker's collectives (every op against numpy, on float32/16, bfloat16, int64, bool),
 DDP (equal to one process on the combined batch), a timed-out wait and a peer that leaves; results come
 back through an ``mp.Queue`` (tgrad tensors pickled). Spawn's errors, and the rendezvous errors."""
 import datetime
@@ -85,7 +85,7 @@ def test_spawn_raises_the_childs_traceback():
                                          (gloo_worker.sigkill, "process 0 terminated with signal SIGKILL", -9)])
 def test_spawn_raises_on_an_exit_code_or_signal(fn, msg, code):
     with pytest.raises(mp.ProcessExitedException, match=msg) as e:
-        mp.spawn(fn, nprocs=1)
+        mp.start_processes(fn, nprocs=1, start_method="fork")
     assert e.value.exit_code == code
 
 
