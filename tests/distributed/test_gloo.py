@@ -1,8 +1,10 @@
 """The gloo backend (TCP, ranks not started by MPI) and tgrad.multiprocessing: 2 ranks started by
-``tgrad.multiprocessing.start_processes`` run dist_worker's collectives (every op against numpy, on float32/16, bfloat16, int64, bool),
-DDP (equal to one process on the combined batch), a timed-out wait and a peer that leaves; results come
-back through an ``mp.Queue`` (tgrad tensors pickled). Spawn's errors, and the rendezvous errors."""
+``tgrad.multiprocessing.start_processes`` run dist_worker's collectives (every op against numpy, on float32,
+float16, bfloat16, int64, bool), DDP (equal to one process on the combined batch), a timed-out wait and a peer
+that leaves; results come back through an ``mp.Queue`` (tgrad tensors pickled). Spawn's errors, the rendezvous
+errors, and spawn under a torch -> tgrad alias."""
 import datetime
+import os
 import queue
 import socket
 
@@ -132,3 +134,32 @@ def test_one_rank_gloo_group_in_process(no_launcher_env):
             assert t.tolist() == [1.0, 2.0] and out[0].tolist() == [1.0, 2.0] and dist.get_backend() == "gloo"
         finally:
             dist.destroy_process_group()
+
+
+PROGRAM = '''
+import torch
+import torch.multiprocessing as mp
+
+def child(i, q):
+    q.put((torch.__name__, torch.tensor([1.0, 2.0]) * (i + 2)))
+
+if __name__ == "__main__":
+    q = mp.get_context("spawn").Queue()
+    mp.spawn(child, args=(q,), nprocs=1)
+    name, t = q.get(timeout=60)
+    print(name, t.tolist())
+'''
+
+
+def test_spawned_children_of_a_pytorch_program_run_on_tgrad_import_torch_as_tgrad(tmp_path):
+    """A PyTorch program run with ``torch`` aliased to tgrad: its spawned children re-import its main module
+    (``import torch``) with the alias too."""
+    import subprocess
+    import sys
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    runner = ("import runpy, sys; from tgrad.multiprocessing.spawn import _install_torch_alias; "
+              "_install_torch_alias(); runpy.run_path(sys.argv[1], run_name='__main__')")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run([sys.executable, "-c", runner, str(tmp_path / "prog.py")], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path, env=dict(os.environ, PYTHONPATH=root, OPENBLAS_NUM_THREADS="1"))
+    assert r.stdout == "tgrad [2.0, 4.0]\n", r.stderr

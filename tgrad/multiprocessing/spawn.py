@@ -2,9 +2,14 @@
 PyTorch's errors: a child that raised -> ``ProcessRaisedException`` carrying its traceback; a child that
 exited non-zero or was killed by a signal -> ``ProcessExitedException``. On the first failure the other
 children are terminated (SIGTERM, then SIGKILL after 30 s)."""
+import contextlib
 import ctypes
+import importlib
+import importlib.abc
+import importlib.util
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.spawn
 import os
 import pickle
 import signal
@@ -48,6 +53,50 @@ def _die_with_parent():
             ctypes.CDLL(None).prctl(1, signal.SIGINT)
         except (OSError, AttributeError):
             pass
+
+
+class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``import torch.X`` gives ``tgrad.X``: installed in a spawned child whose parent ran a PyTorch program on
+    tgrad under such an alias (the child re-imports the parent's main module, which imports torch)."""
+
+    def find_spec(self, name, path, target=None):
+        if name == "torch" or name.startswith("torch."):
+            return importlib.util.spec_from_loader(name, self)
+
+    def create_module(self, spec):
+        return importlib.import_module("tgrad" + spec.name[5:])
+
+    def exec_module(self, module):
+        pass
+
+
+def _install_torch_alias():
+    if not any(isinstance(f, _TorchAlias) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchAlias())
+
+
+class _AliasMarker:
+    """Unpickled by the child with its preparation data, before the main module: installs the alias."""
+
+    def __reduce__(self):
+        return _install_torch_alias, ()
+
+
+@contextlib.contextmanager
+def _torch_alias_for_children(start_method):
+    """While starting "spawn" children: if ``torch`` is tgrad here, have the children alias it too."""
+    torch = sys.modules.get("torch")
+    if start_method != "spawn" or torch is None or getattr(torch, "__name__", None) != "tgrad":
+        yield
+        return
+    orig = multiprocessing.spawn.get_preparation_data
+    def prep(name):
+        return dict(orig(name), tgrad_torch_alias=_AliasMarker())
+    multiprocessing.spawn.get_preparation_data = prep
+    try:
+        yield
+    finally:
+        multiprocessing.spawn.get_preparation_data = orig
 
 
 def _wrap(fn, i, args, error_file):
@@ -133,14 +182,15 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
     join them (None) or return their ``ProcessContext`` (``join=False``)."""
     ctx = multiprocessing.get_context(start_method)
     processes, error_files = [], []
-    for i in range(nprocs):
-        tf = tempfile.NamedTemporaryFile(prefix="tgrad-errorfile-", suffix=".pickle", delete=False)
-        tf.close()
-        os.unlink(tf.name)                     # the child creates it only if it raises
-        p = ctx.Process(target=_wrap, args=(fn, i, args, tf.name), daemon=daemon)
-        p.start()
-        processes.append(p)
-        error_files.append(tf.name)
+    with _torch_alias_for_children(start_method):
+        for i in range(nprocs):
+            tf = tempfile.NamedTemporaryFile(prefix="tgrad-errorfile-", suffix=".pickle", delete=False)
+            tf.close()
+            os.unlink(tf.name)                     # the child creates it only if it raises
+            p = ctx.Process(target=_wrap, args=(fn, i, args, tf.name), daemon=daemon)
+            p.start()
+            processes.append(p)
+            error_files.append(tf.name)
     context = ProcessContext(processes, error_files)
     if not join:
         return context
