@@ -94,12 +94,12 @@ def connect(host, port, rank, size, timeout):
                     joined = 1 + sum(s is not None for s in table[1:])
                     raise DistStoreError(f"Timed out after {timeout:g} seconds waiting for clients. "
                                          f"{joined}/{size} clients joined.") from None
-                r, n, p = struct.unpack("<qqq", _read_exact(conn, 24))
+                r, n, p = struct.unpack("<qqq", _read_exact(_tuned(conn, timeout), 24))
                 if n != size or not 0 < r < size or r in socks:
                     conn.close()
                     raise ValueError(f"init_process_group: a process joined as rank {r} of world_size {n}, but "
                                      f"rank 0 has world_size {size} (and ranks 1..{size - 1} once each)")
-                socks[r], table[r] = _tuned(conn, timeout), (addr[0], p)
+                socks[r], table[r] = conn, (addr[0], p)
         msg = json.dumps(table).encode()
         for r in range(1, size):
             socks[r].sendall(struct.pack("<q", len(msg)) + msg)
@@ -116,8 +116,8 @@ def connect(host, port, rank, size, timeout):
             socks[r] = _tuned(c, timeout)
         for _ in range(size - 1 - rank):
             lsn.settimeout(max(0.01, deadline - time.monotonic()))
-            conn, _ = lsn.accept()
-            socks[struct.unpack("<q", _read_exact(conn, 8))[0]] = _tuned(conn, timeout)
+            conn = _tuned(lsn.accept()[0], timeout)
+            socks[struct.unpack("<q", _read_exact(conn, 8))[0]] = conn
     return socks
 
 
@@ -147,11 +147,18 @@ class GlooBackend(ThreadBackend):
         return GlooBackend(self.socks, ranks, self._me, timeout) if self._me in ranks else None
 
     def free(self):
+        """Close the sockets once the queued operations are done (after at most 10 s: a stuck one then fails)."""
         if self._owner:
             try:
-                self._submit("destroy_process_group", lambda: [s.close() for s in self.socks.values()]).wait()
+                self._submit("destroy_process_group", lambda: None).wait(min(self.timeout, 10))
             except Exception:
                 pass
+            for s in self.socks.values():
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
 
     def check_device(self, t):
         if t.device.type != "cpu":

@@ -55,7 +55,8 @@ class Backend(str):
             raise ValueError(f"Backend constructor parameter must be string-ish, but got: {type(name)}")
         value = getattr(Backend, name.upper(), Backend.UNDEFINED)
         if value == Backend.UNDEFINED:
-            raise ValueError(f"Invalid backend: '{name}' (tgrad has 'mpi' and 'gloo' for cpu tensors and 'nccl' for cuda)")
+            raise ValueError(f"Invalid backend: '{name}' (tgrad has 'mpi' and 'gloo' for cpu tensors and 'nccl' for "
+                             f"cuda)")
         return str.__new__(cls, value)
 
 
