@@ -178,3 +178,100 @@ def sigmoid_h(x):
 def softplus_h(x):
     """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))."""
     return tl.maximum(x, 0.0) + log1p_h(tl.exp(-tl.abs(x)))
+
+
+# ------------------------------------------------------------------ ATen's cpu float32 order (AVX2)
+# Vectorized<float>'s exp and log are SLEEF's expf8_u10 / logf8_u10 (xexpf / xlogf_u1, every mla an fma);
+# reductions run 8 lanes, each left to right, folded by a shuffle tree.  tgrad/testing/aten_softmax.py is
+# the numpy model these reproduce bit for bit on cpu (on cuda the fmas and the tree run the same steps).
+@triton.jit
+def _pow2i(q):
+    """2^q as float32 for -126 <= q <= 127, from its exponent bits (a product, not a shift: the cpu tapes run
+    integer products in numpy, shifts through the interpreter)."""
+    return ((q + 127) * 8388608).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def sleef_exp(d):
+    """SLEEF xexpf: q = rint(d / ln 2), s = d - q ln 2 (two fmas), 1 + (s^2 p(s) + s), times 2^q in two halves;
+    0 below -104, inf above 100.  d float32."""
+    t = d * 1.442695040888963407359924681001892137426645954152985934135449406931
+    t = tl.minimum(tl.maximum(t, -200.0), 200.0)
+    qf = (t + 12582912.0) - 12582912.0          # round to nearest even (|t| < 2^22)
+    q = qf.to(tl.int32)
+    h = tl.floor(qf * 0.5).to(tl.int32)         # q >> 1
+    s = tl.fma(qf, -0.693145751953125, d)
+    s = tl.fma(qf, -1.428606765330187045e-06, s)
+    u = tl.fma(s, 0.000198527617612853646278381, 0.00139304355252534151077271)
+    u = tl.fma(u, s, 0.00833336077630519866943359)
+    u = tl.fma(u, s, 0.0416664853692054748535156)
+    u = tl.fma(u, s, 0.166666671633720397949219)
+    u = tl.fma(u, s, 0.5)
+    u = 1.0 + tl.fma(s * s, u, s)
+    u = u * _pow2i(h) * _pow2i(q - h)           # |q| <= 200: both factors normal (a NaN d stays NaN)
+    u = tl.where(d < -104.0, 0.0, u)
+    return tl.where(d > 100.0, float("inf"), u)
+
+
+@triton.jit
+def sleef_log(d):
+    """SLEEF xlogf_u1 for float32 d >= FLT_MIN (sums of exps: >= 1): d = m 2^e with m in [0.75, 1.5),
+    log m = 2 atanh((m - 1) / (m + 1)) in double-float steps; inf at inf, nan below 0, -inf at 0."""
+    e = (d * (1.0 / 0.75)).to(tl.int32, bitcast=True) // 8388608 - 0x7f     # the exponent (d > 0: no sign bit)
+    m = (d.to(tl.int32, bitcast=True) - e * 8388608).to(tl.float32, bitcast=True)
+    ef = e.to(tl.float32)
+    sx = 0.69314718246459960938 * ef
+    sy = tl.fma(tl.zeros_like(ef) - 1.904654323148236017e-09, ef, tl.fma(tl.zeros_like(ef) + 0.69314718246459960938,
+                                                                         ef, -sx))
+    nx = m - 1.0                                 # dfadd2(-1, m)
+    v = nx + 1.0
+    ny = (-1.0 - (nx - v)) + (m - v)
+    dx = m + 1.0                                 # dfadd2(1, m)
+    v = dx - 1.0
+    dy = (1.0 - (dx - v)) + (m - v)
+    t = 1.0 / dx                                 # dfdiv
+    qx = nx * t
+    u = tl.fma(t, nx, -qx)
+    qy = tl.fma(-dy, t, tl.fma(-dx, t, 1.0))
+    qy = tl.fma(qx, qy, tl.fma(ny, t, u))
+    x2 = qx * qx
+    p = tl.fma(tl.fma(tl.zeros_like(x2) + 0.3027294874, x2, 0.3996108174), x2, 0.6666694880)
+    yx = qx * 2.0
+    rx = sx + yx
+    ry = (((sx - rx) + yx) + sy) + qy * 2.0
+    w = (x2 * qx) * p
+    r = rx + w
+    r = r + (((rx - r) + w) + ry)
+    r = tl.where(d == float("inf"), float("inf"), r)
+    r = tl.where((d < 0.0) | (d != d), float("nan"), r)
+    return tl.where(d == 0.0, float("-inf"), r)
+
+
+@triton.jit
+def _halve(v, A: tl.constexpr, N: tl.constexpr):
+    """v[:, :N/2], v[:, N/2:] of v [A, N]."""
+    return tl.split(tl.permute(tl.reshape(v, [A, 2, N // 2]), [0, 2, 1]))
+
+
+@triton.jit
+def lanes_add(acc, v, ROWS: tl.constexpr, BLOCK: tl.constexpr, LANES: tl.constexpr):
+    """acc [ROWS, LANES] plus a block v [ROWS, BLOCK] (zeros past the row), lane l getting v[:, c LANES + l]
+    for c = 0, 1, ... one after another (the cpu executor's cumsum is numpy's sequential one)."""
+    c = tl.reshape(v, [ROWS, BLOCK // LANES, LANES])
+    ch = tl.arange(0, BLOCK // LANES)[None, :, None]
+    c = tl.where(ch == 0, c + acc[:, None, :], c)
+    c = tl.cumsum(c, axis=1)
+    return tl.sum(tl.where(ch == BLOCK // LANES - 1, c, 0.0), axis=1)
+
+
+@triton.jit
+def lanes_fold(acc, ROWS: tl.constexpr, LANES: tl.constexpr):
+    """vec_reduce_all of acc [ROWS, LANES]: 8 lanes by AVX2's tree (l + l+4, then + l+2, then + l+1); 1 lane as is."""
+    if LANES == 8:
+        a, b = _halve(acc, ROWS, 8)
+        a, b = _halve(a + b, ROWS, 4)
+        a, b = _halve(a + b, ROWS, 2)
+        r = tl.reshape(a + b, [ROWS])
+    else:
+        r = tl.reshape(acc, [ROWS])
+    return r

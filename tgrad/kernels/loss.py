@@ -20,7 +20,9 @@ import triton.language as tl
 from . import _geometry as G
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
-from ._lang import cast_store, compute_type, kptr, row_offsets, row_tiles, split64, strided_offset
+from ._lang import (cast_store, compute_type, kptr, row_offsets, row_tiles, sleef_exp, sleef_log, split64,
+                    strided_offset)
+from .softmax import aten_lanes, row_max_sum_exp
 
 
 NONE, SUM, MEAN = 0, 1, 2
@@ -28,30 +30,27 @@ REDUCTIONS = {"none": NONE, "sum": SUM, "mean": MEAN}
 
 
 @triton.jit
-def _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
-    """(mx, log_s) with log sum_k exp(x[row, k]) = mx + log_s, for a block of rows (online max)."""
-    mx = tl.full([ROWS], float("-inf"), COMPUTE)
-    s = tl.zeros([ROWS], COMPUTE)
-    for k0 in range(0, K, BLOCK_K):
-        cols = k0 + tl.arange(0, BLOCK_K)
-        m = rmask[:, None] & (cols[None, :] < K)
-        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=float("-inf")).to(COMPUTE)
-        new = tl.maximum(mx, tl.max(x, axis=1))
-        safe = tl.where(new == float("-inf"), 0.0, new)
-        s = s * tl.exp(mx - safe) + tl.sum(tl.exp(x - safe[:, None]), axis=1)
-        mx = new
-    return tl.where(mx == float("-inf"), 0.0, mx), tl.log(s)
+def _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
+              LANES: tl.constexpr):
+    """(mx, log_s) with log sum_k exp(x[row, k]) = mx + log_s, for a block of rows (LANES: see softmax_kernel)."""
+    mx, s = row_max_sum_exp(x_ptr, xrow, rmask, K, sx_k, x_ptr, xrow, sx_k, COMPUTE, ROWS, BLOCK_K, LANES, False)
+    if LANES == 0:
+        mx = tl.where(mx == float("-inf"), 0.0, mx)
+        log_s = tl.log(s)
+    else:
+        log_s = sleef_log(s)
+    return mx, log_s
 
 
 @triton.jit
 def _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i, ignore_index, eps,
              LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr, SMOOTH: tl.constexpr,
-             COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+             COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr, LANES: tl.constexpr):
     """(loss, weight) of a block of rows: loss = sum_c a_c * (lse - x_c), weight = the row's mean divisor."""
     rmask = rows < M
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
     if LOGITS:
-        mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K)
+        mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K, LANES)
     else:
         mx = tl.zeros([ROWS], COMPUTE)
         log_s = tl.zeros([ROWS], COMPUTE)
@@ -116,13 +115,14 @@ def _mean_scale(s, t_ptr, w_ptr, M, ignore_index, REDUCE: tl.constexpr, PROB: tl
 @triton.jit
 def _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
                   ignore_index, eps, LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
-                  SMOOTH: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
+                  SMOOTH: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
+                  LANES: tl.constexpr):
     """dx[m, c] = s_m * (p_c * A_m - a_c) for a block of rows (dx contiguous (OUTER, K, INNER)); returns A."""
     rmask = rows < M
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
     orow = row_offsets(rows, INNER, K * INNER, 1)
     if LOGITS:
-        mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K)
+        mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K, LANES)
     if PROB:
         trow = row_offsets(rows, INNER, st_o, st_i)
         A = tl.zeros([ROWS], COMPUTE)
@@ -169,31 +169,40 @@ def _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k,
                 else:
                     wc = tl.zeros([BLOCK_K], COMPUTE) + 1.0
                 a = (1.0 - eps) * a + tl.where(valid[:, None], (eps / K) * wc[None, :], 0.0)
-        if LOGITS:
+        if LOGITS and LANES > 0 and not PROB and not SMOOTH:
+            # ATen's cpu order: nll_loss_backward puts -w s at the target, log_softmax_backward subtracts
+            # exp(log_softmax) times that row sum (one fma: the compiler contracts ATen's x - y.exp() * sum)
             x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
-            dx = tl.exp((x - mx[:, None]) - log_s[:, None]) * A[:, None] - a
+            ws = (wt * s)[:, None]
+            dx = tl.fma(sleef_exp((x - mx[:, None]) - log_s[:, None]), ws,
+                        -tl.where(cols[None, :] == tc[:, None], ws, 0.0))
+        elif LOGITS:
+            x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+            dx = s[:, None] * (tl.exp((x - mx[:, None]) - log_s[:, None]) * A[:, None] - a)
         else:
-            dx = -a
-        cast_store(dx_ptr + orow[:, None] + cols[None, :] * INNER, s[:, None] * dx, m)
+            dx = s[:, None] * -a
+        cast_store(dx_ptr + orow[:, None] + cols[None, :] * INNER, dx, m)
     return A
 
 
 @triton.jit
-def cross_entropy_kernel(x_ptr, t_ptr, w_ptr, out_ptr, dx_ptr, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
+def cross_entropy_kernel(x_ptr, t_ptr, w_ptr, out_ptr, dx_ptr, r_ptr, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
                          ignore_index, eps_hi, eps_lo,
                          LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr, SMOOTH: tl.constexpr,
                          REDUCE: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
-                         GRAD: tl.constexpr, DEN_BLOCK: tl.constexpr):
+                         GRAD: tl.constexpr, DEN_BLOCK: tl.constexpr, LANES: tl.constexpr,
+                         NB: tl.constexpr, LEVELS: tl.constexpr):
     """Per-row loss -sum_c a_c log_softmax(x)_c (LOGITS; else x is already log-probabilities).
 
     REDUCE 0: out[m] = loss[m]; 1: out = sum; 2: out = sum / sum of row weights (grid must be (1,)).
     GRAD (REDUCE 1, 2): also dx = d out / d x, exactly as cross_entropy_backward_kernel writes it for g = 1.
+    LANES: see softmax_kernel.  LEVELS > 0: the sum in ATen's cpu order (_nll_cascade; r_ptr: (M,) scratch).
     """
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
     if REDUCE == 0:
         rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
         loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                              ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
+                              ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
         cast_store(out_ptr + rows, loss, rows < M)
     else:
         if GRAD:
@@ -204,15 +213,22 @@ def cross_entropy_kernel(x_ptr, t_ptr, w_ptr, out_ptr, dx_ptr, M, K, INNER, sx_o
         for r0 in range(0, M, ROWS):
             rows = r0 + tl.arange(0, ROWS).to(tl.int64)
             loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                                  ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
-            tot += loss
-            den += wrow
+                                  ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
+            if LEVELS > 0:
+                cast_store(r_ptr + rows, loss, rows < M)
+            else:
+                tot += loss
+                den += wrow
             if GRAD:
                 _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k,
-                              st_i, ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
-        res = tl.sum(tot, axis=0)
-        if REDUCE == 2:
-            res = res / tl.sum(den, axis=0)
+                              st_i, ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
+        if LEVELS > 0:
+            tl.debug_barrier()
+            res = _nll_cascade(r_ptr, t_ptr, w_ptr, M, ignore_index, HAS_W, REDUCE == 2, COMPUTE, NB, LEVELS)
+        else:
+            res = tl.sum(tot, axis=0)
+            if REDUCE == 2:
+                res = res / tl.sum(den, axis=0)
         one = tl.arange(0, 1)
         cast_store(out_ptr + one, tl.zeros([1], COMPUTE) + res, one < 1)
 
@@ -222,7 +238,8 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
                                   sg_o, sg_i, sx_o, sx_k, sx_i, st_o, st_k, st_i, ignore_index, eps_hi, eps_lo,
                                   LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
                                   SMOOTH: tl.constexpr, REDUCE: tl.constexpr, COMPUTE: tl.constexpr,
-                                  ROWS: tl.constexpr, BLOCK_K: tl.constexpr, DEN_BLOCK: tl.constexpr):
+                                  ROWS: tl.constexpr, BLOCK_K: tl.constexpr, DEN_BLOCK: tl.constexpr,
+                                  LANES: tl.constexpr):
     """dx[m, c] = s_m * (p_c * A_m - a_c); rs[m] = s_m * A_m (for double backward).
 
     p = softmax(x) (0 when not LOGITS), a = the row's target weights, A = sum_c a_c, s_m the incoming
@@ -239,13 +256,81 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
         s = _mean_scale(tl.zeros([ROWS], COMPUTE) + tl.load(g_ptr).to(COMPUTE), t_ptr, w_ptr, M, ignore_index,
                         REDUCE, PROB, HAS_W, COMPUTE, DEN_BLOCK)
     A = _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                      ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K)
+                      ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
     cast_store(rs_ptr + rows, s * A, rmask)
 
 
-def _ce_consts(x, prob, has_w, eps, reduce, logits, rows, bk):
+@triton.jit
+def _cascade_level(v, n, B: tl.constexpr):
+    """One level of nll_loss's cascade over v [B] (n leading values, zeros after): (the sums of its whole groups
+    of 16, each left to right, zeros after: the next level's values [B / 16], their count, the sum of the last
+    group's values left)."""
+    c = tl.cumsum(tl.reshape(v, [B // 16, 16]), axis=1)
+    sums = tl.sum(tl.where(tl.arange(0, 16)[None, :] == 15, c, 0.0), axis=1)
+    g = tl.arange(0, B // 16)
+    G = n // 16
+    return tl.where(g < G, sums, 0.0), G, tl.sum(tl.where(g == G, sums, 0.0), axis=0)
+
+
+@triton.jit
+def _cascade(v, n, NB: tl.constexpr, LEVELS: tl.constexpr):
+    """sum of v [NB] (n leading values) as nll_loss_out_frame adds rows 1, 2, ...: 16 at a time into a level
+    that passes each 16 sums up (LEVELS <= 5 levels), the partial levels then added bottom up."""
+    v1, n1, tot = _cascade_level(v, n, NB)
+    if LEVELS > 1:
+        v2, n2, p = _cascade_level(v1, n1, NB // 16)
+        tot = tot + p
+        if LEVELS > 2:
+            v3, n3, p = _cascade_level(v2, n2, NB // 256)
+            tot = tot + p
+            if LEVELS > 3:
+                v4, n4, p = _cascade_level(v3, n3, NB // 4096)
+                tot = tot + p
+                if LEVELS > 4:
+                    v5, n5, p = _cascade_level(v4, n4, NB // 65536)
+                    tot = tot + p
+    return tot
+
+
+@triton.jit
+def _nll_cascade(r_ptr, t_ptr, w_ptr, M, ignore_index, HAS_W: tl.constexpr, MEAN: tl.constexpr,
+                 COMPUTE: tl.constexpr, NB: tl.constexpr, LEVELS: tl.constexpr):
+    """sum_m r[m] (MEAN: / the total weight) in ATen's cpu order (nll_loss_out_frame): rows 1 .. M - 1 in the
+    cascade (_cascade), then row 0, which ATen's first step carries to the top level; the total weight likewise
+    (w[t[m]], HAS_W), else the count of rows not ignored.  (A row ignored where ATen would pass a level up
+    delays that step in ATen, not here.)"""
+    i = tl.arange(0, NB).to(tl.int64) + 1
+    im = i < M
+    tot = _cascade(tl.load(r_ptr + i, mask=im, other=0.0).to(COMPUTE), M - 1, NB, LEVELS)
+    tot = tot + tl.load(r_ptr).to(COMPUTE)
+    if MEAN:
+        t = tl.load(t_ptr + i, mask=im, other=ignore_index)
+        ok = im & (t != ignore_index)
+        t0 = tl.load(t_ptr)
+        if HAS_W:
+            wv = tl.load(w_ptr + tl.where(ok, t, 0), mask=ok, other=0.0).to(COMPUTE)
+            den = _cascade(wv, M - 1, NB, LEVELS)
+            w0 = tl.load(w_ptr + tl.where(t0 != ignore_index, t0, 0)).to(COMPUTE)
+            den = den + tl.where(t0 != ignore_index, w0, 0.0)
+        else:
+            den = (tl.sum(ok.to(tl.int32), axis=0) + (t0 != ignore_index).to(tl.int32)).to(COMPUTE)
+        tot = tot / den
+    return tot
+
+
+def aten_cascade(x, geom, reduce, prob, eps, dev):
+    """Whether a reducing nll_loss / cross_entropy adds its rows in ATen's cpu order (_nll_cascade):
+    float32 / float64 class-index targets, no label smoothing, 1-D / 2-D input, fewer than 16^5 rows (on a
+    GPU 4,096: one program adds them)."""
+    M, K, inner, _ = geom
+    return (x.dtype.name in ("float32", "float64") and inner == 1 and not prob and eps == 0 and reduce != NONE
+            and M < (4097 if gpu_blocks(dev) else 16 ** 5))
+
+
+def _ce_consts(x, prob, has_w, eps, reduce, logits, rows, bk, K, inner):
     return {"LOGITS": logits, "PROB": prob, "HAS_W": has_w, "SMOOTH": eps > 0, "REDUCE": reduce,
-            "COMPUTE": compute_type(x.dtype), "ROWS": rows, "BLOCK_K": bk}
+            "COMPUTE": compute_type(x.dtype), "ROWS": rows, "BLOCK_K": bk,
+            "LANES": aten_lanes(x.dtype, x.dtype, K, inner) if logits else 0}
 
 
 def _den_block(M, dev):
@@ -259,34 +344,43 @@ def _dtype(t):
     return None if t is None else t.dtype
 
 
-def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logits, prob, dx=None):
+def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logits, prob, dx=None, rows_buf=None):
     """One launch: out = per-row losses (reduce NONE) or their sum / weighted mean (a 1-element tensor).
 
     geom = (M, K, INNER, x strides (o, k, i)); tstrides: the target's (o, k, i) strides for
     probability targets (class-index targets are a contiguous (M,) int64 tensor).
     ``dx`` (reduce SUM / MEAN only; contiguous, x's shape): also gets d out / d x, bit for bit what
     ``cross_entropy_backward`` writes for an incoming gradient of 1.
+    ``rows_buf`` ((M,), x's dtype; when ``aten_cascade``): scratch for the rows' losses, added in ATen's order.
     """
     M, K, inner, sx = geom
     dev = out._storage.launch_device
     grad = dx is not None and reduce != NONE
     dx = dx if grad else x
     key = ("fwd", M, K, inner, tuple(sx), tuple(tstrides), x.dtype, t.dtype, _dtype(w), out.dtype,
-           dx.dtype if grad else None, int(ignore_index), eps > 0, reduce, logits, prob, dev, T.FORCE_GPU_BLOCKS)
+           dx.dtype if grad else None, int(ignore_index), eps > 0, reduce, logits, prob, dev, T.FORCE_GPU_BLOCKS,
+           rows_buf is not None)
     site = _SITES.get(key)
     if site is None:
         rows, bk = row_tiles(M, K, dev)
         if reduce != NONE:      # one program walks all rows: give it a full tile of rows on the GPU too
             rows = max(rows, min(next_pow2(M), 8192 // bk))
         grid = (cdiv(M, rows),) if reduce == NONE else (1,)
+        levels = 0
+        if rows_buf is not None:
+            levels = 1
+            while 16 ** levels < M:
+                levels += 1
         site = _SITES.add(key, Launch(
             cross_entropy_kernel, grid, dev,
-            [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), kptr(dx), M, K, inner,
-             *sx, *tstrides, int(ignore_index), *split64(eps)],
-            {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "GRAD": grad,
-             "DEN_BLOCK": _den_block(M, dev) if grad else 16}))
+            [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), kptr(dx),
+             kptr(rows_buf if rows_buf is not None else x), M, K, inner, *sx, *tstrides, int(ignore_index),
+             *split64(eps)],
+            {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk, K, inner), "GRAD": grad,
+             "DEN_BLOCK": _den_block(M, dev) if grad else 16, "NB": 16 ** levels, "LEVELS": levels}))
     xp = x.data_ptr()
-    site(xp, t.data_ptr(), w.data_ptr() if w is not None else xp, out.data_ptr(), dx.data_ptr(), *split64(eps))
+    site(xp, t.data_ptr(), w.data_ptr() if w is not None else xp, out.data_ptr(), dx.data_ptr(),
+         rows_buf.data_ptr() if rows_buf is not None else xp, *split64(eps))
     return out
 
 
@@ -304,7 +398,8 @@ def cross_entropy_backward(g, gstrides, x, t, w, dx, rs, geom, tstrides, ignore_
             cross_entropy_backward_kernel, (cdiv(M, rows),), dev,
             [kptr(g), kptr(x), kptr(t), kptr(w if w is not None else x), kptr(dx), kptr(rs), M, K, inner,
              *gstrides, *sx, *tstrides, int(ignore_index), *split64(eps)],
-            {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk), "DEN_BLOCK": _den_block(M, dev)}))
+            {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk, K, inner),
+             "DEN_BLOCK": _den_block(M, dev)}))
     xp = x.data_ptr()
     site(g.data_ptr(), xp, t.data_ptr(), w.data_ptr() if w is not None else xp, dx.data_ptr(), rs.data_ptr(),
          *split64(eps))

@@ -11,38 +11,79 @@ import triton.language as tl
 
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, gpu_blocks, next_pow2
-from ._lang import cast_store, compute_type, kptr, row_offsets, row_tiles
+from ._lang import cast_store, compute_type, kptr, lanes_add, lanes_fold, row_offsets, row_tiles, sleef_exp, sleef_log
 
 
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i,
-                   LOG: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
-    """y[m, k] = exp(x[m, k] - mx[m]) / s[m] (LOG: x[m, k] - mx[m] - log s[m]); s[m] = sum_k exp(x[m, k] - mx[m])."""
+                   LOG: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
+                   LANES: tl.constexpr):
+    """y[m, k] = exp(x[m, k] - mx[m]) / s[m] (LOG: x[m, k] - mx[m] - log s[m]); s[m] = sum_k exp(x[m, k] - mx[m]).
+
+    LANES (8 or 1; 0: an online max in one pass, tl.exp): ATen's cpu float32 lastdim order, the max first, then
+    s in LANES lanes (lanes_add / lanes_fold) with SLEEF's exp and log, y = e * (1 / s) for softmax."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
     yrow = row_offsets(rows, INNER, sy_o, sy_i)
-    mx = tl.full([ROWS], float("-inf"), COMPUTE)
-    s = tl.zeros([ROWS], COMPUTE)
+    mx, s = row_max_sum_exp(x_ptr, xrow, rmask, K, sx_k, y_ptr, yrow, sy_k, COMPUTE, ROWS, BLOCK_K, LANES,
+                            LANES > 0 and not LOG)
+    if LANES == 0:
+        mx = tl.where(mx == float("-inf"), 0.0, mx)
+        log_s = tl.log(s)
+    elif LOG:
+        log_s = sleef_log(s)
+    else:
+        s = 1.0 / s
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
-        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=float("-inf")).to(COMPUTE)
-        new = tl.maximum(mx, tl.max(x, axis=1))
-        safe = tl.where(new == float("-inf"), 0.0, new)
-        s = s * tl.exp(mx - safe) + tl.sum(tl.exp(x - safe[:, None]), axis=1)
-        mx = new
-    mx = tl.where(mx == float("-inf"), 0.0, mx)
-    log_s = tl.log(s)
-    for k0 in range(0, K, BLOCK_K):
-        cols = k0 + tl.arange(0, BLOCK_K)
-        m = rmask[:, None] & (cols[None, :] < K)
-        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
-        if LOG:
-            y = (x - mx[:, None]) - log_s[:, None]   # not x - lse: keeps precision for large x
+        if LANES > 0 and not LOG:                   # y holds the exps already
+            y = tl.load(y_ptr + yrow[:, None] + cols[None, :] * sy_k, mask=m, other=0.0).to(COMPUTE) * s[:, None]
         else:
-            y = tl.exp(x - mx[:, None]) / s[:, None]
+            x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+            if LOG:
+                y = (x - mx[:, None]) - log_s[:, None]   # not x - lse: keeps precision for large x
+            else:
+                y = tl.exp(x - mx[:, None]) / s[:, None]
         cast_store(y_ptr + yrow[:, None] + cols[None, :] * sy_k, y, m)
+
+
+@triton.jit
+def row_max_sum_exp(x_ptr, xrow, rmask, K, sx_k, e_ptr, erow, se_k, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
+                    BLOCK_K: tl.constexpr, LANES: tl.constexpr, STORE_E: tl.constexpr):
+    """(mx, s): mx[m] = max_k x[m, k], s[m] = sum_k exp(x[m, k] - mx[m]) for a block of rows.
+
+    LANES 0: one pass with an online max (s rescaled); 8 or 1: ATen's cpu float32 order (the max, then
+    the sum of SLEEF exps in LANES lanes; STORE_E: the exps also stored at e_ptr + erow + k se_k)."""
+    mx = tl.full([ROWS], float("-inf"), COMPUTE)
+    if LANES == 0:
+        s = tl.zeros([ROWS], COMPUTE)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=float("-inf")).to(COMPUTE)
+            new = tl.maximum(mx, tl.max(x, axis=1))
+            safe = tl.where(new == float("-inf"), 0.0, new)
+            s = s * tl.exp(mx - safe) + tl.sum(tl.exp(x - safe[:, None]), axis=1)
+            mx = new
+    else:
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=float("-inf")).to(COMPUTE)
+            mx = tl.maximum(mx, tl.max(x, axis=1))
+        acc = tl.zeros([ROWS, LANES], COMPUTE)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+            e = tl.where(m, sleef_exp(x - mx[:, None]), 0.0)
+            if STORE_E:
+                cast_store(e_ptr + erow[:, None] + cols[None, :] * se_k, e, m)
+            acc = lanes_add(acc, e, ROWS, BLOCK_K, LANES)
+        s = lanes_fold(acc, ROWS, LANES)
+    return mx, s
 
 
 @triton.jit
@@ -81,6 +122,14 @@ def softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, K, INNER,
 _SITES = Sites()
 
 
+def aten_lanes(xdt, ydt, K, inner):
+    """The LANES constexpr: ATen's cpu float32 lastdim order (8 lanes, 1 for rows shorter than a vector), or 0
+    (other dtypes and dims: one online pass)."""
+    if inner != 1 or xdt.name != "float32" or ydt.name != "float32":
+        return 0
+    return 8 if K >= 8 else 1
+
+
 def softmax(x, y, geom, log):
     """y = (log_)softmax of x over K; geom = (M, K, INNER, x strides (o, k, i), y strides)."""
     M, K, inner, sx, sy = geom
@@ -92,7 +141,8 @@ def softmax(x, y, geom, log):
     if site is None:
         rows, bk = row_tiles(M, K, dev)
         site = _SITES.add(key, Launch(softmax_kernel, (cdiv(M, rows),), dev, [kptr(x), kptr(y), M, K, inner, *sx, *sy],
-                                      {"LOG": log, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk}))
+                                      {"LOG": log, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk,
+                                       "LANES": aten_lanes(x.dtype, y.dtype, K, inner)}))
     site(x.data_ptr(), y.data_ptr())
     return y
 

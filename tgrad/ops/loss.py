@@ -112,8 +112,10 @@ def _loss_rows(logits):
             # (gpu_blocks: the AOT recorder, running on cpu, makes cuda's choice).
             dx = empty(input.shape, input.dtype, input.device)
             out._forward_saved = {"seed_grad": dx}
+        rows = empty((geom[0],), input.dtype, input.device) \
+            if KL.aten_cascade(xs, geom, red, prob, label_smoothing, input._storage.launch_device) else None
         return KL.cross_entropy(xs, ts, opt_contig(weight), out, geom, st, ignore_index, label_smoothing, red,
-                                logits, prob, dx)
+                                logits, prob, dx, rows)
     return forward
 
 

@@ -214,6 +214,12 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         dt = _I._get_np_dtype(_elem_ty(vals[0].ty))
         oth = a[2] if a[2] is not None else f"_np.zeros_like({a[0]}, dtype={e.k(dt)})"
         return f"_iload({a[0]}, {a[1]}, {oth}, {e.k(dt)})"
+    if extra is not None and extra[0] == "scan" and len(vals) == 1:
+        sc, in_types = extra[1]
+        # ScanOps.cumsum (numpy's sequential cumsum) on a forward sum scan
+        if sc.combine_fn is not tl.standard._sum_combine or sc.reverse or a[0] is None:
+            return None
+        return f"_np.cumsum({a[0]}, axis={sc.axis!r}).astype({e.k(_I._get_np_dtype(in_types[0]))}, copy=False)"
     if extra is not None and extra[0] == "reduce" and len(vals) == 1:
         red, in_types = extra[1]
         # np.sum / np.nanmax / np.nanmin on an ndarray, as numpy implements them

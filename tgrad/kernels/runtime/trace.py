@@ -205,15 +205,17 @@ def record(fn, kw, dyn_names, base_values, generic=None, replay=None):
         def rec_impl(self_, input, orig=orig):
             out = orig(self_, input)
             in_types = [t.type for t in input]
-            multi = isinstance(out, (list, tuple))
-            outs = tuple(out) if multi else (out,)
+            scan1 = type(self_) is _I.ScanOps and len(input) == 1 and len(out) == 1   # one cumsum: lowered
+            multi = isinstance(out, (list, tuple)) and not scan1
+            outs = tuple(out) if multi or scan1 else (out,)
 
-            def op(*hs, self_=self_, in_types=in_types, multi=multi, orig=orig):
+            def op(*hs, self_=self_, in_types=in_types, multi=multi, scan1=scan1, orig=orig):
                 r = orig(self_, tuple(tl.tensor(h, ty) for h, ty in zip(hs, in_types)))
+                r = r[0] if scan1 else r
                 return tuple(t.handle for t in r) if multi else r.handle
             note(op, "reduce_scan", [t.handle for t in input], {},
                  tuple(t.handle for t in outs) if multi else outs[0].handle,
-                 ("reduce", (self_, in_types)) if not multi else None)
+                 (("scan" if scan1 else "reduce"), (self_, in_types)) if not multi else None)
             return out
         patched.append((cls, orig))
         cls.apply_impl = rec_impl
