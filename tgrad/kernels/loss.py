@@ -30,15 +30,21 @@ REDUCTIONS = {"none": NONE, "sum": SUM, "mean": MEAN}
 
 
 @triton.jit
-def _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
-              LANES: tl.constexpr):
-    """(mx, log_s) with log sum_k exp(x[row, k]) = mx + log_s, for a block of rows (LANES: see softmax_kernel)."""
-    mx, s = row_max_sum_exp(x_ptr, xrow, rmask, K, sx_k, x_ptr, xrow, sx_k, COMPUTE, ROWS, BLOCK_K, LANES, False)
-    if LANES == 0:
-        mx = tl.where(mx == float("-inf"), 0.0, mx)
-        log_s = tl.log(s)
+def _lse_rows(x_ptr, xrow, rmask, K, sx_k, LOGITS: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
+              BLOCK_K: tl.constexpr, LANES: tl.constexpr):
+    """(mx, log_s) with log sum_k exp(x[row, k]) = mx + log_s, for a block of rows (LANES: see softmax_kernel);
+    zeros when not LOGITS."""
+    if not LOGITS:
+        mx = tl.zeros([ROWS], COMPUTE)
+        log_s = tl.zeros([ROWS], COMPUTE)
     else:
-        log_s = sleef_log(s)
+        mx, s = row_max_sum_exp(x_ptr, xrow, rmask, K, sx_k, x_ptr, xrow, sx_k, COMPUTE, ROWS, BLOCK_K, LANES,
+                                False)
+        if LANES == 0:
+            mx = tl.where(mx == float("-inf"), 0.0, mx)
+            log_s = tl.log(s)
+        else:
+            log_s = sleef_log(s)
     return mx, log_s
 
 
@@ -46,14 +52,11 @@ def _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE: tl.constexpr, ROWS: tl.const
 def _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i, ignore_index, eps,
              LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr, SMOOTH: tl.constexpr,
              COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr, LANES: tl.constexpr):
-    """(loss, weight) of a block of rows: loss = sum_c a_c * (lse - x_c), weight = the row's mean divisor."""
+    """(loss, weight, mx, log_s) of a block of rows: loss = sum_c a_c * (lse - x_c), weight = the row's mean
+    divisor, lse = mx + log_s (0 when not LOGITS)."""
     rmask = rows < M
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
-    if LOGITS:
-        mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K, LANES)
-    else:
-        mx = tl.zeros([ROWS], COMPUTE)
-        log_s = tl.zeros([ROWS], COMPUTE)
+    mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, LOGITS, COMPUTE, ROWS, BLOCK_K, LANES)
     loss = tl.zeros([ROWS], COMPUTE)
     if PROB:
         trow = row_offsets(rows, INNER, st_o, st_i)
@@ -88,7 +91,7 @@ def _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_
                     v = v * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
                 sm += tl.sum(tl.where(m, v, 0.0), axis=1)
             loss = (1.0 - eps) * loss + (eps / K) * sm
-    return loss, wrow
+    return loss, wrow, mx, log_s
 
 
 @triton.jit
@@ -113,16 +116,15 @@ def _mean_scale(s, t_ptr, w_ptr, M, ignore_index, REDUCE: tl.constexpr, PROB: tl
 
 
 @triton.jit
-def _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                  ignore_index, eps, LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
+def _ce_grad_rows(s, mx, log_s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k,
+                  st_i, ignore_index, eps, LOGITS: tl.constexpr, PROB: tl.constexpr, HAS_W: tl.constexpr,
                   SMOOTH: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
                   LANES: tl.constexpr):
-    """dx[m, c] = s_m * (p_c * A_m - a_c) for a block of rows (dx contiguous (OUTER, K, INNER)); returns A."""
+    """dx[m, c] = s_m * (p_c * A_m - a_c) for a block of rows (dx contiguous (OUTER, K, INNER); p from the
+    rows' mx, log_s); returns A."""
     rmask = rows < M
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
     orow = row_offsets(rows, INNER, K * INNER, 1)
-    if LOGITS:
-        mx, log_s = _lse_rows(x_ptr, xrow, rmask, K, sx_k, COMPUTE, ROWS, BLOCK_K, LANES)
     if PROB:
         trow = row_offsets(rows, INNER, st_o, st_i)
         A = tl.zeros([ROWS], COMPUTE)
@@ -201,8 +203,9 @@ def cross_entropy_kernel(x_ptr, t_ptr, w_ptr, out_ptr, dx_ptr, r_ptr, M, K, INNE
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
     if REDUCE == 0:
         rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
-        loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                              ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
+        loss, wrow, mx, log_s = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k,
+                                         st_i, ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS,
+                                         BLOCK_K, LANES)
         cast_store(out_ptr + rows, loss, rows < M)
     else:
         if GRAD:
@@ -212,16 +215,18 @@ def cross_entropy_kernel(x_ptr, t_ptr, w_ptr, out_ptr, dx_ptr, r_ptr, M, K, INNE
         den = tl.zeros([ROWS], COMPUTE)
         for r0 in range(0, M, ROWS):
             rows = r0 + tl.arange(0, ROWS).to(tl.int64)
-            loss, wrow = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                                  ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
+            loss, wrow, mx, log_s = _ce_rows(x_ptr, t_ptr, w_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o,
+                                             st_k, st_i, ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE,
+                                             ROWS, BLOCK_K, LANES)
             if LEVELS > 0:
                 cast_store(r_ptr + rows, loss, rows < M)
             else:
                 tot += loss
                 den += wrow
             if GRAD:
-                _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k,
-                              st_i, ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
+                _ce_grad_rows(s, mx, log_s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i,
+                              st_o, st_k, st_i, ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS,
+                              BLOCK_K, LANES)
         if LEVELS > 0:
             tl.debug_barrier()
             res = _nll_cascade(r_ptr, t_ptr, w_ptr, M, ignore_index, HAS_W, REDUCE == 2, COMPUTE, NB, LEVELS)
@@ -255,8 +260,10 @@ def cross_entropy_backward_kernel(g_ptr, x_ptr, t_ptr, w_ptr, dx_ptr, rs_ptr, M,
     else:
         s = _mean_scale(tl.zeros([ROWS], COMPUTE) + tl.load(g_ptr).to(COMPUTE), t_ptr, w_ptr, M, ignore_index,
                         REDUCE, PROB, HAS_W, COMPUTE, DEN_BLOCK)
-    A = _ce_grad_rows(s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k, st_i,
-                      ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
+    mx, log_s = _lse_rows(x_ptr, row_offsets(rows, INNER, sx_o, sx_i), rmask, K, sx_k, LOGITS, COMPUTE, ROWS,
+                          BLOCK_K, LANES)
+    A = _ce_grad_rows(s, mx, log_s, x_ptr, t_ptr, w_ptr, dx_ptr, rows, M, K, INNER, sx_o, sx_k, sx_i, st_o, st_k,
+                      st_i, ignore_index, eps, LOGITS, PROB, HAS_W, SMOOTH, COMPUTE, ROWS, BLOCK_K, LANES)
     cast_store(rs_ptr + rows, s * A, rmask)
 
 

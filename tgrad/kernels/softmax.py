@@ -90,30 +90,43 @@ def row_max_sum_exp(x_ptr, xrow, rmask, K, sx_k, e_ptr, erow, se_k, COMPUTE: tl.
 def softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, K, INNER,
                             sd_o, sd_k, sd_i, sy_o, sy_k, sy_i, so_o, so_k, so_i,
                             LOG: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
-                            BLOCK_K: tl.constexpr):
-    """dx = y * (dy - sum_k dy*y) (softmax) or dx = dy - exp(y) * sum_k dy (LOG; y = log_softmax)."""
+                            BLOCK_K: tl.constexpr, LANES: tl.constexpr):
+    """dx = y * (dy - sum_k dy*y) (softmax) or dx = dy - exp(y) * sum_k dy (LOG; y = log_softmax).
+
+    LANES (8 or 1): ATen's cpu float32 lastdim order (the sums in LANES lanes, SLEEF's exp, LOG's
+    dy - exp(y) sum one fma as the compiler contracts it); 0: tl.sum and tl.exp."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     drow = row_offsets(rows, INNER, sd_o, sd_i)
     yrow = row_offsets(rows, INNER, sy_o, sy_i)
     orow = row_offsets(rows, INNER, so_o, so_i)
     acc = tl.zeros([ROWS], COMPUTE)
+    if LANES > 0:
+        lanes = tl.zeros([ROWS, LANES], COMPUTE)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
         dy = tl.load(dy_ptr + drow[:, None] + cols[None, :] * sd_k, mask=m, other=0.0).to(COMPUTE)
-        if LOG:
-            acc += tl.sum(dy, axis=1)
-        else:
+        if not LOG:
             y = tl.load(y_ptr + yrow[:, None] + cols[None, :] * sy_k, mask=m, other=0.0).to(COMPUTE)
-            acc += tl.sum(dy * y, axis=1)
+            dy = dy * y
+        if LANES > 0:
+            lanes = lanes_add(lanes, dy, ROWS, BLOCK_K, LANES)
+        else:
+            acc += tl.sum(dy, axis=1)
+    if LANES > 0:
+        acc = lanes_fold(lanes, ROWS, LANES)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
         dy = tl.load(dy_ptr + drow[:, None] + cols[None, :] * sd_k, mask=m, other=0.0).to(COMPUTE)
         y = tl.load(y_ptr + yrow[:, None] + cols[None, :] * sy_k, mask=m, other=0.0).to(COMPUTE)
-        if LOG:
+        if LOG and LANES > 0:
+            dx = tl.fma(-sleef_exp(y), acc[:, None], dy)
+        elif LOG:
             dx = dy - tl.exp(y) * acc[:, None]
+        elif LANES > 0:
+            dx = (dy - acc[:, None]) * y
         else:
             dx = y * (dy - acc[:, None])
         cast_store(dx_ptr + orow[:, None] + cols[None, :] * so_k, dx, m)
@@ -160,6 +173,7 @@ def softmax_backward(dy, y, dx, geom, log):
         rows, bk = row_tiles(M, K, dev)
         site = _SITES.add(key, Launch(softmax_backward_kernel, (cdiv(M, rows),), dev,
                                       [kptr(dy), kptr(y), kptr(dx), M, K, inner, *sd, *sy, *so],
-                                      {"LOG": log, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk}))
+                                      {"LOG": log, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk,
+                                       "LANES": aten_lanes(dy.dtype, dx.dtype, K, inner)}))
     site(dy.data_ptr(), y.data_ptr(), dx.data_ptr())
     return dx

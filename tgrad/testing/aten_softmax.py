@@ -158,3 +158,18 @@ def nll_loss(logp, target, weight=None, reduction="mean", ignore_index=-100):
     for v in ls:
         out = dt(out + v)
     return dt(out / tw) if reduction == "mean" else out
+
+
+def log_softmax_backward_lastdim(g, out):
+    """_vec_host_softmax_backward_lastdim<log>: g - exp(out) sum(g), one fma (the compiler contracts it)."""
+    g, out = np.asarray(g, f32), np.asarray(out, f32)
+    s = map_reduce_all(g, lambda v: v, np.add)
+    return fma(-sleef_expf(out), s[..., None], g)
+
+
+def softmax_backward_lastdim(g, out):
+    """_vec_host_softmax_backward_lastdim<softmax>: (g - sum(g out)) out (map2_reduce_all: each product
+    rounded, then the lane sums; no fma here)."""
+    g, out = np.asarray(g, f32), np.asarray(out, f32)
+    s = map_reduce_all(g * out, lambda v: v, np.add)
+    return (g - s[..., None]) * out
