@@ -40,9 +40,10 @@ import triton.language as tl
 
 from .runtime import Launch, Ptr, Sites, cdiv, dynamic_args, elementwise_block, gpu_blocks, next_pow2
 from ._lang import cast_store, compute_type
+from .elementwise import sqrt_h
 
 
-SGD, ADAM, RMSPROP, ADAGRAD = range(4)
+SGD, ADAM, RMSPROP, ADAGRAD, ADADELTA = range(5)
 MAX_TENSORS = 8
 STATES = 3          # state pointers per slot (a, b, c)
 
@@ -145,6 +146,21 @@ def _adagrad(h0, h1, h2, p_ptr, p, g, s_ptr, mask, COMPUTE: tl.constexpr, HAS_WD
 
 
 @triton.jit
+def _adadelta(h0, h1, h2, h3, h4, p_ptr, p, g, sq_ptr, acc_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr):
+    """sq (a) = rho sq + (1 - rho) g^2;  d = sqrt(acc + eps) / sqrt(sq + eps) g;  acc (b) = rho acc + (1 - rho) d^2;
+    p -= lr d (correctly rounded square roots, as the unfused ops).  h0-h4: lr, rho, 1 - rho, eps, wd."""
+    lr, rho, w, eps = h0, h1, h2, h3
+    if HAS_WD:
+        g = tl.fma(h4, p, g)                                            # grad.add(param, alpha=weight_decay)
+    sq = tl.fma(w * g, g, tl.load(sq_ptr, mask=mask).to(COMPUTE) * rho)   # sq.mul_(rho).addcmul_(g, g, 1 - rho)
+    cast_store(sq_ptr, sq, mask)
+    acc = tl.load(acc_ptr, mask=mask).to(COMPUTE)
+    d = sqrt_h(acc + eps) / sqrt_h(sq + eps) * g                        # acc.add(eps).sqrt_().div_(std).mul_(g)
+    cast_store(acc_ptr, tl.fma(w * d, d, acc * rho), mask)              # acc.mul_(rho).addcmul_(d, d, 1 - rho)
+    cast_store(p_ptr, tl.fma(-lr, d, p), mask)                          # param.add_(d, alpha=-lr)
+
+
+@triton.jit
 def _hyper_value(x, y, COMPUTE: tl.constexpr):
     """A hyper-parameter (a scalar) from its two kernel arguments (see _hyper): fp32 ``x``, or a double's
     bits."""
@@ -175,8 +191,10 @@ def _update(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, g_ptr, a_ptr, b_ptr, c_ptr, n
     elif OP == 2:
         _rmsprop(h0, h1, h2, h3, h4, h5, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, c_ptr + offs, mask,
                  COMPUTE, HAS_WD, CENTERED, MOMENTUM, LERP_LOW)
-    else:
+    elif OP == 3:
         _adagrad(h0, h1, h2, p_ptr + offs, p, g, a_ptr + offs, mask, COMPUTE, HAS_WD)
+    else:
+        _adadelta(h0, h1, h2, h3, h4, p_ptr + offs, p, g, a_ptr + offs, b_ptr + offs, mask, COMPUTE, HAS_WD)
 
 
 @triton.jit
@@ -267,7 +285,7 @@ _SITES = Sites()    # (op, flags, dtype, device type, gpu blocks?, element count
 
 
 def multi_tensor_step(op, columns, hyper, constexprs):
-    """Run optimizer ``op`` (SGD, ADAM, RMSPROP, ADAGRAD) over ``columns``: one list [param, grad, *state]
+    """Run optimizer ``op`` (SGD, ADAM, RMSPROP, ADAGRAD, ADADELTA) over ``columns``: one list [param, grad, *state]
     per tensor, MAX_TENSORS tensors per launch.
 
     All tensors share one device and dtype and are contiguous; ``None`` state

@@ -1,4 +1,5 @@
-"""Fused optimizer steps (non-differentiable ops): ``sgd_step``, ``adam_step``, ``rmsprop_step``, ``adagrad_step``.
+"""Fused optimizer steps (non-differentiable ops): ``sgd_step``, ``adam_step``, ``rmsprop_step``, ``adagrad_step``,
+``adadelta_step``.
 
 Inputs are lists: the parameters, their gradients and one list per state
 tensor (same length; ``None`` where a state is unused).  Each forward updates
@@ -110,4 +111,15 @@ def adagrad_step_forward(params, grads, state_sums, *, lr, lr_decay, eps, weight
 ADAGRAD_STEP = Op("adagrad_step", adagrad_step_forward, None, None, inputs=("params", "grads", "state_sums"))
 
 
-ENTRIES = [SGD_STEP, ADAM_STEP, RMSPROP_STEP, ADAGRAD_STEP]
+def adadelta_step_forward(params, grads, square_avgs, acc_deltas, *, lr, rho, eps, weight_decay, maximize):
+    """Adadelta: sq = rho sq + (1 - rho) g^2, d = sqrt(acc + eps) / sqrt(sq + eps) g, acc = rho acc + (1 - rho) d^2,
+    p -= lr d."""
+    _step(K.ADADELTA, [lr, rho, 1 - rho, eps, weight_decay], dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0),
+          params, grads, square_avgs, acc_deltas)
+
+
+ADADELTA_STEP = Op("adadelta_step", adadelta_step_forward, None, None,
+                   inputs=("params", "grads", "square_avgs", "acc_deltas"))
+
+
+ENTRIES = [SGD_STEP, ADAM_STEP, RMSPROP_STEP, ADAGRAD_STEP, ADADELTA_STEP]

@@ -1,5 +1,5 @@
 """Optimizers written with in-place tensor ops, PyTorch's single-tensor algorithms op for op (so the same
-roundings): ``Adadelta``, ``Adamax``, ``NAdam``, ``RAdam``, ``Rprop``, ``ASGD``.  Each ``_update`` runs under ``no_grad``."""
+roundings): ``Adamax``, ``NAdam``, ``RAdam``, ``Rprop``, ``ASGD``.  Each ``_update`` runs under ``no_grad``."""
 from ..autograd.grad_mode import no_grad
 from .._creation import full_like, ones, tensor, zeros_like
 from .. import dtypes as D
@@ -58,17 +58,23 @@ class Adadelta(_SingleTensor):
                                   "maximize": maximize, "capturable": capturable, "foreach": foreach,
                                   "differentiable": differentiable})
 
-    def _update(self, group, p, g, state, step):
-        lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-        if wd != 0:
-            g = g.add(p, alpha=wd)
-        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-        square_avg.mul_(rho).addcmul_(g, g, value=1 - rho)
-        std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_()
-        delta.div_(std).mul_(g)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        p.add_(delta, alpha=-lr)
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient (one fused launch per group, ``adadelta_step``:
+        PyTorch's single-tensor update op for op); returns ``closure()``'s loss if given."""
+        loss = self._closure(closure)
+        for group in self.param_groups:
+            params, grads = self._with_grad(group)
+            if not params:
+                continue
+            states = []
+            for p in params:
+                state = self.state[p] if len(self.state[p]) else self._init_state(p)
+                _bump_step(state["step"])
+                states.append(state)
+            self._fused("adadelta_step", params, grads, [s["square_avg"] for s in states],
+                        [s["acc_delta"] for s in states], lr=float(group["lr"]), rho=float(group["rho"]),
+                        eps=float(group["eps"]), weight_decay=float(group["weight_decay"]), maximize=group["maximize"])
+        return loss
 
 
 class Adamax(_SingleTensor):

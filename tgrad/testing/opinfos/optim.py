@@ -1,4 +1,5 @@
-"""OpInfos for the fused optimizer steps (``sgd_step``, ``adam_step``, ``rmsprop_step``, ``adagrad_step``).
+"""OpInfos for the fused optimizer steps (``sgd_step``, ``adam_step``, ``rmsprop_step``, ``adagrad_step``,
+``adadelta_step``).
 
 Each op updates its tensors in place; the OpInfo's ``op`` returns them (parameter first, then the
 states) and ``ref`` computes the same one-step update in numpy, following PyTorch's
@@ -98,6 +99,17 @@ def adagrad_ref(p, g, s, *, lr, lr_decay, eps, weight_decay, step, maximize):
     return p + (k(-clr) * g) / (np.sqrt(s) + k(eps)), s
 
 
+def adadelta_ref(p, g, sq, acc, *, lr, rho, eps, weight_decay, maximize):
+    k = p.dtype.type
+    g = -g if maximize else g
+    if weight_decay != 0:
+        g = _fma(k(weight_decay), p, g)
+    sq = _fma(k(1 - rho) * g, g, sq * k(rho))                           # sq.mul_(rho).addcmul_(g, g, 1 - rho)
+    d = np.sqrt(acc + k(eps)) / np.sqrt(sq + k(eps)) * g                # acc.add(eps).sqrt_().div_(std).mul_(g)
+    acc = _fma(k(1 - rho) * d, d, acc * k(rho))
+    return _fma(k(-lr), d, p), sq, acc                                  # param.add_(delta, alpha=-lr)
+
+
 def _fused(name, n_states):
     """op(p, g, *states): run the fused op on one parameter; returns p and its non-None states."""
     def op(p, g, *states, **kw):
@@ -158,6 +170,11 @@ ADAGRAD_CONFIGS = [
     ((True,), _ADAGRAD),
     ((True,), dict(_ADAGRAD, lr_decay=0.1, weight_decay=0.1, step=4.0, maximize=True)),
 ]
+_ADADELTA = dict(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False)
+ADADELTA_CONFIGS = [
+    ((True, True), _ADADELTA),
+    ((True, True), dict(_ADADELTA, lr=0.5, rho=0.8, weight_decay=0.1, maximize=True)),
+]
 _LOW = {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 1e-2)}
 
 OPS = [
@@ -169,4 +186,6 @@ OPS = [
            _samples(RMS_CONFIGS, 3, positive=(0,)), dtypes=FLOATS, grad=False, noncontig=False, tol=_LOW),
     OpInfo("adagrad_step", _fused("adagrad_step", 1), _unpack(adagrad_ref),
            _samples(ADAGRAD_CONFIGS, 1, positive=(0,)), dtypes=FLOATS, grad=False, noncontig=False, tol=_LOW),
+    OpInfo("adadelta_step", _fused("adadelta_step", 2), _unpack(adadelta_ref),
+           _samples(ADADELTA_CONFIGS, 2, positive=(0, 1)), dtypes=FLOATS, grad=False, noncontig=False, tol=_LOW),
 ]
