@@ -6,7 +6,7 @@ convolution of the output gradient, and a transposed convolution's forward is
 that same kernel.  So the backward rules are convolutions again:
 
 - convolution: dx = convolution(dy, w, transposed=not transposed),
-  dw = ``convolution_backward_weight`` (dy, x) (transposed: (x, dy)), db = sum dy;
+  dw = ``convolution_backward_weight`` (dy, x) (transposed: (x, dy)), db = sum dy (over space, then batch);
 - convolution_backward_weight(dy, x) -> dw: bilinear, d/d dy = conv(x, ggw),
   d/dx = conv_transpose(dy, ggw), so double backward needs nothing else.
 
@@ -152,7 +152,9 @@ def convolution_backward(ctx, grad):
         dw = _call("convolution_backward_weight", gy, xx, weight_size=tuple(w.shape), stride=stride,
                    padding=padding, dilation=dilation, groups=groups)
     if len(needs) > 2 and needs[2]:
-        db = grad.sum([0] + list(range(2, grad.dim())))
+        # the spatial sums, then the batch: no transposing copy of grad (on large images, the order of
+        # PyTorch's own sum([0, 2, 3]))
+        db = grad.sum(list(range(2, grad.dim()))).sum(0)
     return dx, dw, db
 
 
