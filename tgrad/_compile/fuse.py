@@ -18,7 +18,7 @@ _SIMPLE = re.compile(r"^t\d+(?:s\d+_\d+|x\d+)(?:\[c\d+_k\d+\])?$")     # a local
 _VNAME = re.compile(r"\bv\d+\b")
 _LOCALS = re.compile(r"\bt\d+(?:s\d+_\d+|x\d+|_r|_t)\b")
 _BASE = ("_np", "_nparray", "_u64", "_f32", "_i8", "_bool", "_bt", "_iload", "_istore", "_to_data", "_nanred",
-         "_nested_load", "_nested_store")
+         "_nested_load", "_nested_store", "_sel")
 
 
 class _View:

@@ -12,7 +12,7 @@ import triton.language as tl
 from . import blas, native
 from .host_state import LOCK
 from .internals import _I, _lang_for_interpreter, _scope, _tls
-from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _pad_to, _Val, _Views
+from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _pad_to, _select, _Val, _Views
 
 
 def _th(data, dtype):
@@ -58,7 +58,8 @@ class _Emitter:
         self.ns = {"_np": np, "_th": _th, "_nparray": np.array, "_u64": np.uint64, "_f32": np.float32, "_i32": np.int32,
                    "_i8": np.int8, "_bool": np.bool_, "_dynh": _dyn_handle, "_bt": np.broadcast_to,
                    "_iload": _I._interpreter.load, "_istore": _I._interpreter.store, "_to_data": _to_data,
-                   "_nanred": _nanred, "_nested_load": _nested_load, "_nested_store": _nested_store}
+                   "_nanred": _nanred, "_nested_load": _nested_load, "_nested_store": _nested_store,
+                   "_sel": _select}
         self.consts = {}
         self.lines = []
         self.kinds = kinds
@@ -158,7 +159,7 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         return None
     if name == "create_select" and len(vals) == 3 and None not in a:
         raw = np.where(_empty(vals[0]), _empty(vals[1]), _empty(vals[2])).dtype
-        x = f"_np.where({a[0]}, {a[1]}, {a[2]})"
+        x = f"_sel({a[0]}, {a[1]}, {a[2]})"
         return x if raw == out.np_dtype else f"{x}.astype({e.k(out.np_dtype)})"
     if name == "create_splat" and len(vals) == 2 and a[1] is not None:
         ty = vals[1].ty
