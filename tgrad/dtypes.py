@@ -157,10 +157,12 @@ def result_type(*operands):
     1 = 0-dim tensor, 0 = Python scalar (dtype None, kind given instead).
     Operands are given as tgrad Tensors or Python numbers.
     """
-    if len(operands) == 2:      # the common case: two tensors of one dtype
+    if len(operands) == 2:      # the common cases: two tensors of one dtype; a float tensor and a number
         d = getattr(operands[0], "dtype", None)
-        if d is getattr(operands[1], "dtype", None) and isinstance(d, dtype):
-            return d
+        if isinstance(d, dtype):
+            other = operands[1]
+            if d is getattr(other, "dtype", None) or d._kind == 2 and (type(other) is float or type(other) is int):
+                return d
     best = [None, None, None]  # per priority: dtype
     for op in operands:
         if hasattr(op, "dtype") and hasattr(op, "shape") and not isinstance(op, (np.ndarray, np.generic)):

@@ -567,6 +567,21 @@ CASCADE_GRAIN = 32768         # at::internal::GRAIN_SIZE: a full sum of more ele
 
 
 def cascade_plan(dtype, geom, device):
+    """``_cascade_plan`` of these arguments, kept by (dtype, geom, device) (a sum asks it at every call)."""
+    key = (dtype, geom, device, T.FORCE_GPU_BLOCKS)
+    try:
+        return _PLANS[key]
+    except KeyError:
+        if len(_PLANS) >= 4096:
+            _PLANS.clear()
+        plan = _PLANS[key] = _cascade_plan(dtype, geom, device)
+        return plan
+
+
+_PLANS = {}
+
+
+def _cascade_plan(dtype, geom, device):
     """None, or ``cascade_sum``'s plan: [(first column, end column, columns, kernel constexprs)] for float32/float64 (M, K)
     views, each row in ATen's order: contiguous rows of at least a vector its vectorized inner sum; rows of
     strided elements its row_sum (4 interleaved scalars) or, where ATen sums 4 or 4 VEC neighbouring outputs

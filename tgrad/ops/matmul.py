@@ -61,7 +61,8 @@ def _mm_dtype_check(a, b):
 
 def _t(x):
     """Transposed view of a 2-D tensor (forward-side, no autograd)."""
-    return x._view_of((x.shape[1], x.shape[0]), (x.stride(1), x.stride(0)))
+    (m, n), (s0, s1) = x._shape, x._strides
+    return x._view_of((n, m), (s1, s0))
 
 
 def _as_col(v):
@@ -71,12 +72,13 @@ def _as_col(v):
 
 def _rows(x):
     """(..., K) -> (M, K) view when the leading dims merge into one stride, else a contiguous copy."""
-    K = x.shape[-1]
-    M = 1
-    for d in x.shape[:-1]:
-        M *= d
-    if x.dim() == 2:
+    shape = x._shape
+    if len(shape) == 2:
         return x
+    K = shape[-1]
+    M = 1
+    for d in shape[:-1]:
+        M *= d
     lead, st = G.collapse(x.shape[:-1] or (1,), [list(x.stride()[:-1]) or [0]])
     if len(lead) == 1:
         return x._view_of((M, K), (st[0][0] if M > 1 else K, x.stride(-1)))
@@ -292,9 +294,9 @@ def linear_forward(input, weight, bias=None, *, activation=None):
     if weight.dim() == 1:
         raise NotImplementedError("linear: a 1-D weight is not supported; use weight.unsqueeze(0)")
     _check_activation(activation)
-    IN = input.shape[-1]
-    OUT, IN2 = weight.shape
-    lead = tuple(input.shape[:-1])
+    IN = input._shape[-1]
+    OUT, IN2 = weight._shape
+    lead = input._shape[:-1]
     M = 1
     for d in lead:
         M *= d

@@ -119,10 +119,10 @@ def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None
     out = empty(shape, out_dtype, device)
     idx = empty(shape, D.int64, device) if with_index else None
     cascade = op in ("sum", "mean") and out_dtype is x.dtype
-    if cascade and len(dims) == x.dim() > 1 and G.non_overlapping_and_dense(x._shape, x._strides):
-        # ATen sums a whole dense tensor in memory order: view it with its dims by decreasing stride
-        order = sorted(range(x.dim()), key=lambda d: -x._strides[d])
-        x = x._view_of(tuple(x._shape[d] for d in order), tuple(x._strides[d] for d in order))
+    if cascade and len(dims) == x.dim() > 1:
+        dense = _memory_order(x._shape, x._strides)
+        if dense is not None:
+            x = x._view_of(*dense)
     xb, geom = rows_geom(x, dims)
     plan = K.cascade_plan(x.dtype, geom, device) if cascade else None
     if plan is not None:            # ATen's cpu summation order
@@ -131,6 +131,27 @@ def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None
         return call("div", K.reduce_rows("sum", xb, geom, out), div)
     K.reduce_rows(op, xb, geom, out, idx, p)
     return (out, idx) if with_index else out
+
+
+def _memory_order(shape, strides):
+    """(shape, strides) by decreasing stride of a dense tensor, None if not dense: ATen sums a whole dense
+    tensor in memory order (kept by geometry: every full sum asks)."""
+    key = (shape, strides)
+    try:
+        return _MEMORY_ORDER[key]
+    except KeyError:
+        pass
+    res = None
+    if G.non_overlapping_and_dense(shape, strides):
+        order = sorted(range(len(shape)), key=lambda d: -strides[d])
+        res = tuple(shape[d] for d in order), tuple(strides[d] for d in order)
+    if len(_MEMORY_ORDER) > 4096:
+        _MEMORY_ORDER.clear()
+    _MEMORY_ORDER[key] = res
+    return res
+
+
+_MEMORY_ORDER = {}
 
 
 def weights(mode, x, dims, v=None):

@@ -113,7 +113,7 @@ def expand_forward(self, *, size):
             shape.append(s)
             strides.append(0)
             continue
-        d, st = self.shape[i - lead], self.stride()[i - lead]
+        d, st = self._shape[i - lead], self._strides[i - lead]
         if s == -1:
             s = d
         if d == s:

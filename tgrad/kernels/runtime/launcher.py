@@ -139,6 +139,18 @@ class Launch:
         self.gpu = None                 # the cuda path's gpu.site, made on the first cuda call
 
     def __call__(self, *dyn):
+        tape = self.tape
+        if tape is not None and RECORD is None and not COUNTER.enabled and EXECUTOR == "trace":
+            # the common cpu launch, a replayed tape, tested first (host time per op)
+            if len(dyn) < self.ndyn:
+                dyn += self.dyn[len(dyn):]
+            outer, c = _FP_STATE.get(), host_state.fp_cache
+            tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+            try:
+                tape(*dyn)
+            finally:
+                _FP_STATE.reset(tok)
+            return
         if COUNTER.enabled:
             COUNTER.add(self.kernel.__name__)
         if len(dyn) < self.ndyn:
