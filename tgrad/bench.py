@@ -391,13 +391,16 @@ class busy:
         self.procs = []
 
 
-def run_steps(names, torch_python=None, rounds=3, threads=1):
+def run_steps(names, torch_python=None, rounds=3, threads=None):
     """{(step, impl): median ms per step} of impls tgrad, compiled, torch1, torch2, plus (step, "record")
     (the compiled function's recording call, ms) and (step, "eager2") (eager's second call, ms)."""
     sys.path.insert(0, _benchmarks_dir())
     import compare_torch as CT
     tpy = CT.find_torch_python(torch_python)
-    env = {v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    # threads None: tgrad's own policy (small GEMMs on one thread, large ones on the BLAS pool: every core),
+    # as PyTorch at 2 threads uses both cores for a large GEMM
+    env = {} if threads is None else {v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                                 "MKL_NUM_THREADS")}
     impls = [("tgrad", sys.executable, {}), ("compiled", sys.executable, {})]
     if tpy:
         impls += [(f"torch{n}", tpy, {"COMPARE_TORCH_THREADS": str(n), "OPENBLAS_NUM_THREADS": str(n),
@@ -487,7 +490,9 @@ def main(argv=None):
     p.add_argument("--steps", type=_csv_list, default=None,
                    help="time whole training steps (comma list from a,b,c,d,e,f of benchmarks/steps.py) instead")
     p.add_argument("--rounds", type=int, default=3, help="--steps: alternating rounds (median reported)")
-    p.add_argument("--threads", type=int, default=1, help="--steps: numpy BLAS threads of tgrad's workers")
+    p.add_argument("--threads", type=int, default=None,
+                   help="--steps: numpy BLAS threads of tgrad's workers (default: tgrad's own, small GEMMs on one "
+                        "thread and large ones on every core)")
     p.add_argument("--busy", type=int, default=0,
                    help="--steps: also run the steps with this many busy processes on the machine")
     p.add_argument("--host-time", action="store_true",
