@@ -391,7 +391,7 @@ class busy:
         self.procs = []
 
 
-def run_steps(names, torch_python=None, rounds=3, threads=1, torch_compile=False, jax_python=None):
+def run_steps(names, torch_python=None, rounds=3, threads=None, torch_compile=False, jax_python=None):
     """{(step, impl): median ms per step} of impls tgrad, compiled, torch1, torch2, with ``torch_compile`` torchc
     (``torch.compile`` at PyTorch eager's better thread count of the round) and jax (``jax.jit`` of (a)-(e)) where a
     python has them, plus (step, "record") (the compiled function's recording call, ms) and (step, "eager2")
@@ -400,7 +400,10 @@ def run_steps(names, torch_python=None, rounds=3, threads=1, torch_compile=False
     import compare_torch as CT
     tpy = CT.find_torch_python(torch_python)
     jpy = CT.find_jax_python(jax_python) if jax_python is not False else None
-    env = {v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    # threads None: tgrad's own policy (small GEMMs on one thread, large ones on the BLAS pool: every core),
+    # as PyTorch at 2 threads uses both cores for a large GEMM
+    env = {} if threads is None else {v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                                 "MKL_NUM_THREADS")}
 
     def torch_env(n):
         return {"COMPARE_TORCH_THREADS": str(n), "OPENBLAS_NUM_THREADS": str(n), "OMP_NUM_THREADS": str(n)}
@@ -532,7 +535,9 @@ def main(argv=None):
     p.add_argument("--jax-python", default=None,
                    help="--steps: python executable that has jax (default TGRAD_JAX_PYTHON); times jax.jit steps")
     p.add_argument("--rounds", type=int, default=3, help="--steps: alternating rounds (median reported)")
-    p.add_argument("--threads", type=int, default=1, help="--steps: numpy BLAS threads of tgrad's workers")
+    p.add_argument("--threads", type=int, default=None,
+                   help="--steps: numpy BLAS threads of tgrad's workers (default: tgrad's own, small GEMMs on one "
+                        "thread and large ones on every core)")
     p.add_argument("--busy", type=int, default=0,
                    help="--steps: also run the steps with this many busy processes on the machine")
     p.add_argument("--host-time", action="store_true",

@@ -19,7 +19,7 @@ from ..memory import cuda_driver as _drv
 from ..optim.sgd import SGD
 from .plan import Plan
 from .record import Eager, tensors_of
-from .replay import OUT, Replay, _codegen, _only_tensors, rebuild
+from .replay import OUT, Replay, _bound, _codegen, _only_tensors, rebuild
 
 _SGD_STEP = SGD.step
 MAX_GRAPHS = 2          # graphs kept per replay (by bound addresses)
@@ -53,7 +53,7 @@ def build(rec, result, walk, allocators):
         raise Eager("it returns Python values besides tensors (a replay returns tensors it computes; "
                     "other values would be the recorded ones)")
     plan = Plan(rec, outs, al.device)
-    src, ns, used = _codegen(rec, plan, walk)
+    src, ns, used, _ = _codegen(rec, plan, _bound(plan, walk))
     be = al.backend
     index = be.index
 

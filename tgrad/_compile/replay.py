@@ -64,24 +64,35 @@ def build(rec, result, walk, allocators, build_cuda=None):
         raise Eager("it returns Python values besides tensors (a replay returns tensors it computes; "
                     "other values would be the recorded ones)")
     plan = Plan(rec, outs, allocators[0].device)
-    src, ns, used = _codegen(rec, plan, walk)
+    bound = _bound(plan, walk)
+    src, ns, used, untaped = _codegen(rec, plan, bound)
     exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
     plan.adopt_grads(rec.leaves)        # state after the recording: .grad set by backward is the arena's
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
-    return Replay(ns["replay"], plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
+    r = Replay(ns["replay"], plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
+    if untaped:         # a launch first traced by the replay itself (its key's 2nd launch): generate again after it
+        r.regen = lambda: _codegen(rec, plan, bound)
+    return r
 
 
-def _codegen(rec, plan, walk):
-    """(source of ``replay(B, O)``, its namespace, the walk indices of the bound tensors it reads)."""
-    # bound tensors: found by the walk, not made in the step; a pointer binds to the first one containing it
-    bound = []          # (lo, hi, walk index, data_ptr)
+def _bound(plan, walk):
+    """The tensors found by the walk and not made in the step, as (lo, hi, walk index, data_ptr) at the recording;
+    a pointer binds to the first one containing it."""
+    bound = []
     for i, t in enumerate(walk.tensors):
         st = t._storage
         if plan.relocate(st.ptr) is None and st.nbytes:
             bound.append((st.ptr, st.ptr + st.nbytes, i, t.data_ptr()))
+    return bound
+
+
+def _codegen(rec, plan, bound):
+    """(source of ``replay(B, O)``, its namespace, the walk indices of the bound tensors it reads, whether a
+    cpu launch has no compiled tape yet: it is called as a Launch)."""
     ns = {"_arena": plan.arena, "_mm": ctypes.memmove, "_ms": ctypes.memset}
     used = set()
+    untaped = [False]
 
     def ptr(v):
         r = plan.relocate(v)
@@ -127,7 +138,7 @@ def _codegen(rec, plan, walk):
         elif kind == "H":
             _, func, obj, a, kw, sgd = ev
             call = f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})"
-            fz.opaque(_sgd_lines(obj, sgd, plan, k, call) if sgd is not None else [call])
+            fz.opaque(_sgd_lines(obj, sgd, plan, k, call, untaped) if sgd is not None else [call])
         elif kind == "G":
             for leaf, g in ev[1]:
                 if g is not None:
@@ -136,17 +147,17 @@ def _codegen(rec, plan, walk):
         else:
             site, dyn = ev[1], ev[2]
             args = _launch_args(site, dyn, ptr, k, last)
-            tape = _tape(site)
+            tape = _tape(site, untaped)
             if tape is None or not FUSE or not fz.launch(tape, args):
                 fz.opaque([f"{k(site) if tape is None else k(tape)}({', '.join(a[0] for a in args)})"],
                           [a[2] for a in args if a[2] is not None])
     lines = fz.lines()
     head = [f"b{i} = B[{i}]" for i in sorted(used)] + [f"o{j} = O[{j}]" for j in range(len(plan.out_blocks))]
     src = "def replay(B, O):\n" + "".join(f"    {ln}\n" for ln in head + lines or ["pass"])
-    return src, ns, sorted(used)
+    return src, ns, sorted(used), untaped[0]
 
 
-def _sgd_lines(opt, sgd, plan, k, call):
+def _sgd_lines(opt, sgd, plan, k, call, untaped):
     """An SGD step as its recorded launches, run while everything it reads is as recorded (the same objects:
     groups, hyper-parameters, parameters and their storage and layout, ``.grad`` the arena tensors this
     replay set, state tensors), with ``Optimizer._fused``'s version bumps; else the step itself."""
@@ -188,7 +199,7 @@ def _sgd_lines(opt, sgd, plan, k, call):
             raise Eager
         return str(v if r is None else r)
     try:
-        body = [_launch_line(site, dyn, const, k, None) for site, dyn in launches]
+        body = [_launch_line(site, dyn, const, k, None, untaped) for site, dyn in launches]
     except Eager:
         return [call]
     return ([f"if ({' and '.join(conds)}):"] + [f"    {ln}" for ln in body + bumps] + ["else:", f"    {call}"])
@@ -225,15 +236,18 @@ def _launch_args(site, dyn, ptr, k, last):
     return args
 
 
-def _tape(site):
-    """The compiled tape of a launch, or None (its Launch is called)."""
+def _tape(site, untaped):
+    """The compiled tape of a launch, or None (its Launch is called; ``untaped[0]`` set if a cpu launch has none
+    yet, its key not traced so far)."""
     hit = _FAST.get(site.fkey) if site.fkey is not None else None
+    if hit is None and site.fkey is not None and _L.EXECUTOR == "trace":
+        untaped[0] = True
     return hit[1] if hit is not None and hit[0] is site.kernel and _L.EXECUTOR == "trace" else None
 
 
-def _launch_line(site, dyn, ptr, k, last):
+def _launch_line(site, dyn, ptr, k, last, untaped):
     """One launch as a call of its tape (or of its Launch when it has none) with the replay's addresses."""
-    tape = _tape(site)
+    tape = _tape(site, untaped)
     return f"{k(site) if tape is None else k(tape)}({', '.join(a[0] for a in _launch_args(site, dyn, ptr, k, last))})"
 
 
@@ -264,13 +278,14 @@ class Replay:
     """A recorded step: ``run(B, O)`` with the bound tensors' addresses B and the outputs' blocks O (the last
     call's again when nothing references them any more, else fresh ones)."""
 
-    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi", "last")
+    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi", "last", "regen")
 
     def __init__(self, run, arena, blocks, outs, template, used, source):
         self.run, self.arena, self.blocks, self.outs = run, arena, blocks, outs
         self.template, self.used, self.source = template, used, source
         self.lo, self.hi = arena.ptr, arena.ptr + arena.nbytes
         self.last = None        # the previous call's output blocks
+        self.regen = None       # after the first run: the program generated again (launches it traced inlined)
 
     def __call__(self, walk):
         ts = walk.tensors
@@ -294,6 +309,12 @@ class Replay:
             self._execute(B, [st.ptr for st in stores])
         finally:
             _optim._FUSED_REPLAY = None
+        if self.regen is not None:
+            src, ns, used, _ = self.regen()
+            self.regen = None
+            if used == self.used:
+                exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
+                self.run, self.source = ns["replay"], src
         fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
         return rebuild(self.template, fresh, OUT)
 

@@ -4,6 +4,7 @@ Each builder op the interpreter implements as a plain numpy expression is emitte
 (same ufunc, same casts, so bit-identical); anything else calls the builder on TensorHandles rebuilt
 from the recorded types.  Tapes that call the builder run under ``LOCK``; the others run unlocked."""
 import math
+import re
 import warnings
 
 import numpy as np
@@ -66,6 +67,7 @@ class _Emitter:
         self.inputs_used = set()
         self.calls_builder = False
         self.box = None         # (block shape, box, box slices) while compiling a tape box-only (_box_of)
+        self.shapes = {}        # local name -> the shape of its array (for _peephole)
 
     def k(self, v):
         key = (type(v), id(v))
@@ -242,6 +244,9 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
 
 def _emit_op(e, p, slots, op):
     name, f, vals, kwargs, out, low = op
+    if type(out) is int and out >= len(e.kinds) and slots[out].shape is not None:      # for _peephole
+        shape = tuple(slots[out].shape)
+        e.shapes[f"s{p}_{out}"] = e.box[1] if e.box is not None and shape == e.box[0] else shape
     if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
@@ -396,7 +401,89 @@ def _compile(tapes, kinds):
         if box is None:
             for op in t.ops:
                 _emit_op(e, p, t.slots, op)
-    return _function("run", e, kinds, e.lines)
+    return _function("run", e, kinds, _peephole(e, e.lines))
+
+
+_PURE = re.compile(r"^s\d+_\d+ = ")
+_IMPURE = re.compile(r"\[a\d|_nparray|_iload|_istore|_nested|_th\(|_dynh|\.data\b|_r\b|_t\b")
+_STORE_LN = re.compile(r"^_k\d+\[a\d+(?: \+ \d+)?\]\[\.\.\.\] = ")
+_LOAD_LN = re.compile(r"^(s\d+_\d+) = _nparray\((_k\d+\[a\d+(?: \+ \d+)?\])\)$")
+_SPLAT_LN = re.compile(r"^(s\d+_\d+) = _np\.empty\((_k\d+), (_k\d+)\); _np\.copyto\(\1, (x\d+), casting='unsafe'\)$")
+_CALL_LN = re.compile(r"^(s\d+_\d+) = (_k\d+|_np\.where)\(([\w, ]*)\)$")
+_NAME = re.compile(r"\b(?:s\d+_\d+|x\d+)\b")
+# ufuncs exact per element whatever the operands' layout or broadcasting (no SIMD-vs-scalar variants)
+_EXACT = frozenset({np.add, np.subtract, np.multiply, np.true_divide, np.maximum, np.minimum, np.fmax, np.fmin,
+                    np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+                    np.logical_and, np.logical_or, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.negative})
+_KIND_DTYPE = {"f32": np.dtype(np.float32), "i32": np.dtype(np.int32), "ptr": np.dtype(np.uint64)}
+
+
+def _peephole(e, lines):
+    """Copies a tape need not make, same values: a load used only by exact element-wise ufuncs (and
+    ``where``) before any store reads the memory itself (stores sink below the element-wise lines after
+    them first, keeping their order), and a scalar argument splat to a block that only meets block-shaped
+    operands of such ufuncs stays a (1,) array (broadcasting gives the same elements)."""
+    lines = list(lines)
+    fma = native.fma_ufunc()
+    exact = _EXACT | ({fma} if fma is not None else set())
+
+    def pure(ln):
+        return _PURE.match(ln) is not None and _IMPURE.search(ln) is None
+
+    i = len(lines) - 1      # stores sink below pure lines (bottom-up, so a run of stores keeps its order)
+    while i >= 0:
+        if _STORE_LN.match(lines[i]):
+            j = i
+            while j + 1 < len(lines) and pure(lines[j + 1]):
+                lines[j], lines[j + 1] = lines[j + 1], lines[j]
+                j += 1
+        i -= 1
+    uses = {}
+    for n, ln in enumerate(lines):
+        for name in set(_NAME.findall(ln)):
+            uses.setdefault(name, []).append(n)
+
+    def calls(n, name):
+        """(call line's output, callee, args) if line n is an exact ufunc / where call taking ``name``."""
+        m = _CALL_LN.match(lines[n])
+        if m is None or m.group(1) == name:
+            return None
+        f = m.group(2)
+        if f != "_np.where" and not any(e.ns.get(f) is u for u in exact):
+            return None
+        return m.group(1), f, m.group(3).split(", ")
+    small, viewed = set(), set()
+    for n, ln in enumerate(list(lines)):
+        m = _LOAD_LN.match(ln)
+        if m is not None:
+            name, use = m.group(1), uses.get(m.group(1), [])[1:]
+            if use and all(calls(u, name) is not None for u in use) and \
+                    not any(_STORE_LN.match(lines[k]) or not pure(lines[k]) and not _LOAD_LN.match(lines[k])
+                            and k not in viewed for k in range(n + 1, use[-1])):
+                lines[n] = f"{name} = {m.group(2)}"
+                viewed.add(n)
+            continue
+        m = _SPLAT_LN.match(ln)
+        if m is None:
+            continue
+        name, x = m.group(1), m.group(4)
+        if _KIND_DTYPE.get(e.kinds[int(x[1:])]) != np.dtype(e.ns[m.group(3)]):
+            continue
+        shape, ok, use = e.shapes.get(name), True, uses.get(name, [])[1:]
+        for u in use:
+            c = calls(u, name)
+            if c is None or c[1] == "_np.where" or e.shapes.get(c[0]) != shape:
+                ok = False
+                break
+            others = [a for a in c[2] if a != name]
+            if not any(a not in small and (e.shapes.get(a) == shape or
+                                           getattr(e.ns.get(a), "shape", None) == shape) for a in others):
+                ok = False
+                break
+        if ok and use and shape is not None:
+            lines[n] = f"{name} = {x}"
+            small.add(name)
+    return lines
 
 
 def _compile_check(ops, slots, kinds, guards):

@@ -1,0 +1,60 @@
+"""The tape compiler's peephole (tape._peephole): a load that only exact element-wise ufuncs read before any store
+reads the memory in place, stores sink below such lines (in order), and a scalar splat meeting block-shaped
+operands stays (1,); the values are the stock interpreter's, also when a program stores over what it loaded."""
+import re
+
+import numpy as np
+import triton
+import triton.language as tl
+
+import tgrad
+from tgrad.kernels._lang import kptr
+from tgrad.kernels.runtime import launcher as T
+from tgrad.kernels.runtime import trace as TR
+
+CPU_ONLY = True
+
+
+@triton.jit
+def update_kernel(p_ptr, g_ptr, b_ptr, out_ptr, lr, mom, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    p = tl.load(p_ptr + offs, mask=m)
+    g = tl.load(g_ptr + offs, mask=m)
+    b = tl.load(b_ptr + offs, mask=m)
+    buf = b * mom + g
+    tl.store(b_ptr + offs, buf, mask=m)             # b_ptr may be p_ptr: p must be the value loaded above
+    tl.store(p_ptr + offs, p - lr * buf, mask=m)
+    tl.store(out_ptr + offs, p + g, mask=m)         # p read after both stores
+
+
+def _run(ex, p, g, b, alias):
+    T.EXECUTOR = ex
+    pt, gt, bt, out = tgrad.tensor(p), tgrad.tensor(g), tgrad.tensor(b), tgrad.zeros(len(p))
+    bp = kptr(pt) if alias else kptr(bt)
+    T.launch(update_kernel, (2,), "cpu", [kptr(pt), kptr(gt), bp, kptr(out), 0.125, 0.75, len(p)], {"BLOCK": 64})
+    return pt.numpy().copy(), bt.numpy().copy(), out.numpy().copy()
+
+
+def test_loads_in_place_and_splats_kept_scalar_give_the_interpreters_values():
+    rng = np.random.default_rng(0)
+    p, g, b = rng.standard_normal((3, 128)).astype(np.float32)
+    prev = T.EXECUTOR
+    try:
+        for alias in (False, True):
+            res = [_run(ex, p, g, b, alias) for ex in ("stock", "trace", "trace", "trace")]
+            for r in res[1:]:
+                assert all(x.tobytes() == y.tobytes() for x, y in zip(r, res[0])), alias
+    finally:
+        T.EXECUTOR = prev
+    np.testing.assert_array_equal(res[0][2], p + g)            # (aliased run) the loaded p, not the stored buf
+    np.testing.assert_array_equal(res[0][0], p - np.float32(0.125) * (p * np.float32(0.75) + g))
+    src = [v for k, v in TR._TAPES.items() if k[0] is update_kernel and v][-1].source
+    assert "_nparray(_k" not in src, src                       # every load read in place
+    assert not re.search(r"_np\.empty\(_k\d+, _k\d+\); _np\.copyto\(s\d+_\d+, x\d+", src), src   # no splat
+    body = [ln.strip() for ln in src.splitlines()]
+    stores = [i for i, ln in enumerate(body) if "[...] = " in ln]
+    assert stores == sorted(stores) and len(stores) == 6
+    for prog in (0, 1):         # per program: its three stores follow all its arithmetic
+        own = [i for i, ln in enumerate(body) if re.match(rf"s{prog}_\d+ = ", ln)]
+        assert max(own) < min(i for i in stores if f"s{prog}_" in body[i]), src
