@@ -90,7 +90,7 @@ def run(dev):
         p.grad = None
     y = mm(x.to(dev))[0]
     y.square().sum().backward()
-    return y.cpu().numpy(), [p.grad.cpu().numpy() for p in mm.parameters()]
+    return y.detach().cpu().numpy(), [p.grad.cpu().numpy() for p in mm.parameters()]
 want = run("cpu")
 got = run("cuda")
 np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
