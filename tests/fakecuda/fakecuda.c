@@ -420,6 +420,9 @@ EXPORT CUresult cuDeviceTotalMem(size_t *bytes, CUdevice d) {
   LEAVE(CUDA_SUCCESS);
 }
 
+/* Opt-in shared memory per block, as real hardware: A100 (sm_80) 163 KiB, H100 (sm_90) 227 KiB. */
+static int shared_optin(void) { return cc == 90 ? 232448 : 166912; }
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice d) {
   ENTER();
   if (d < 0 || d >= n_devices) LEAVE(CUDA_ERROR_INVALID_DEVICE);
@@ -434,7 +437,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice d
   case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *v = 65536; break;
   case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *v = 65536; break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = 49152; break;
-  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = h ? 232448 : 166912; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = shared_optin(); break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = h ? 233472 : 167936; break;
   case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = h ? 1980000 : 1410000; break;
   case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = h ? 2619000 : 1593000; break;
@@ -1011,7 +1014,7 @@ EXPORT CUresult cuOccupancyMaxActiveClusters(int *n, CUfunction f, const CUlaunc
 }
 
 static CUresult launch_common(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned threads,
-                              CUstream hs, void **params) {
+                              unsigned shmem, CUstream hs, void **params) {
   pthread_mutex_lock(&M);
   n_calls++;
   if (!initialized) LEAVE(CUDA_ERROR_NOT_INITIALIZED);
@@ -1021,6 +1024,8 @@ static CUresult launch_common(CUfunction f, unsigned gx, unsigned gy, unsigned g
   struct CUstream_st *s = resolve(c, hs);
   if (!s) LEAVE(CUDA_ERROR_INVALID_HANDLE);
   if (!gx || !gy || !gz || gy > 65535 || gz > 65535 || threads > 1024) LEAVE(CUDA_ERROR_INVALID_VALUE);
+  if ((long long)shmem + f->attrs[CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES] > shared_optin())
+    LEAVE(CUDA_ERROR_INVALID_VALUE);                /* more shared memory than a block of this device has */
   int k = capture_check(c, s, 0);
   if (k && k != CAPTURED) LEAVE((CUresult)k);
   n_launches++;
@@ -1048,14 +1053,13 @@ static CUresult launch_common(CUfunction f, unsigned gx, unsigned gy, unsigned g
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
   if (extra) return CUDA_ERROR_NOT_SUPPORTED;
   return launch_common(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
-                       cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ, cfg->hStream, params);
+                       cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ, cfg->sharedMemBytes, cfg->hStream, params);
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                unsigned bz, unsigned shmem, CUstream s, void **params, void **extra) {
-  (void)shmem;
   if (extra) return CUDA_ERROR_NOT_SUPPORTED;
-  return launch_common(f, gx, gy, gz, bx * by * bz, s, params);
+  return launch_common(f, gx, gy, gz, bx * by * bz, shmem, s, params);
 }
 
 

@@ -9,8 +9,11 @@ with launches recorded (not run) and block sizes forced to the GPU's
 (``runtime.launcher.FORCE_GPU_BLOCKS``).  The recorded specializations (kernel, argument
 types, constexprs) are deduplicated and each is compiled for each arch; one row
 is printed per specialization and arch with the registers and spilled bytes
-reported by ``ptxas -v`` and the shared memory from Triton's metadata.  Exit
-status 1 when any compile fails.  This module imports only the kernels layer.
+reported by ``ptxas -v`` and the shared memory from Triton's metadata.  A
+specialization whose shared memory exceeds the arch's per-block limit fails (a
+launch whose compile options are candidates takes the first that fits, as the
+cuda launch path does).  Exit status 1 when any compile fails.  This module
+imports only the kernels layer.
 """
 import argparse
 import contextlib
@@ -30,6 +33,10 @@ from triton import knobs
 from .runtime import launcher as T
 
 ARCHS = (80, 90)
+# Opt-in shared memory per block (bytes) by compute capability, as the driver reports it
+# (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN): what a launch may use.
+SHARED_LIMIT = {70: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448,
+                100: 232448, 120: 101376}
 
 
 @dataclasses.dataclass
@@ -40,6 +47,7 @@ class Spec:
     signature: dict
     constexprs: dict
     attrs: dict
+    options: tuple = None       # the Launch's compile-option candidates (None: Triton's defaults)
 
     @property
     def name(self):
@@ -58,7 +66,8 @@ class Spec:
     def key(self):
         return (id(self.kernel), tuple(self.signature.items()),
                 tuple(sorted((k, _cval(v)) for k, v in self.constexprs.items())),
-                tuple(sorted((k, str(v)) for k, v in self.attrs.items())))
+                tuple(sorted((k, str(v)) for k, v in self.attrs.items())),
+                str(self.options))
 
 
 LAYOUT = re.compile(r"(^|_)ND$|^NDIM$")  # addressing-branch selectors: X_ND, O_ND, ...
@@ -141,8 +150,8 @@ def record(workload, dry=True):
     finally:
         T.RECORD, T.FORCE_GPU_BLOCKS, T.DRY_RUN = None, False, False
     specs = {}
-    for kernel, sig, cexpr, attrs in rec:
-        s = Spec(kernel, sig, cexpr, attrs)
+    for (kernel, sig, cexpr, attrs), options in zip(rec, rec.options):
+        s = Spec(kernel, sig, cexpr, attrs, options)
         specs.setdefault(s.key(), s)
     return sorted(specs.values(), key=_order), result
 
@@ -157,23 +166,44 @@ class Result:
     spill_bytes: int = None
     shared: int = None
     error: str = None
+    options: dict = None        # the compile options used (the first candidate that fits)
+
+
+class SharedMemoryError(RuntimeError):
+    """A specialization needs more shared memory per block than its arch has."""
 
 
 def compile_spec(spec, arch):
-    """Compile ``spec`` for sm_<arch>; registers and spills from ptxas -v, shared memory from the metadata."""
+    """Compile ``spec`` for sm_<arch>; registers and spills from ptxas -v, shared memory from the metadata.
+
+    The spec's option candidates are compiled in order up to the first whose shared memory fits the arch's
+    limit (``SHARED_LIMIT``; what the cuda launch path does, so every kernel it compiles is in the cache);
+    none fitting is an error naming the kernel, arch, bytes and limit."""
     t0 = time.perf_counter()
     log = io.StringIO()
     prev = knobs.nvidia.dump_ptxas_log
+    limit = SHARED_LIMIT.get(arch)
     try:
         knobs.nvidia.dump_ptxas_log = True          # Triton prints its own ptxas -v log (on a cache miss)
-        with contextlib.redirect_stdout(log):
-            k = T.compile_aot(spec.kernel, spec.signature, spec.constexprs, arch, spec.attrs)
+        if limit is None:
+            raise SharedMemoryError(f"no shared-memory limit known for sm_{arch} (tgrad.kernels.aot.SHARED_LIMIT)")
+        needs = []
+        for opts in spec.options or (None,):
+            log = io.StringIO()
+            with contextlib.redirect_stdout(log):
+                k = T.compile_aot(spec.kernel, spec.signature, spec.constexprs, arch, spec.attrs, opts)
+            needs.append(f"{k.metadata.shared:,} B" + (f" with {opts}" if opts else ""))
+            if k.metadata.shared <= limit:
+                break
+        else:
+            raise SharedMemoryError(f"{spec.name} needs {' / '.join(needs)} of shared memory on sm_{arch}, over "
+                                    f"its limit of {limit:,} B per block")
         regs, spills = _usage(k, arch, log.getvalue())
     except Exception as e:  # noqa: BLE001  (a failed compile is a result row)
         return Result(spec, arch, time.perf_counter() - t0, error=_error_text(e))
     finally:
         knobs.nvidia.dump_ptxas_log = prev
-    return Result(spec, arch, time.perf_counter() - t0, regs, spills, k.metadata.shared)
+    return Result(spec, arch, time.perf_counter() - t0, regs, spills, k.metadata.shared, options=opts)
 
 
 def _usage(k, arch, log):

@@ -69,6 +69,10 @@ def _basics(device, errors):
         _try(errors, f"randint {dt.name}", lambda: (tgrad.randint(0, 5, (7,), dtype=dt, device=device),
                                                     tgrad.randint(0, 5, (7,), dtype=dt, device=device, generator=ph)))
     _try(errors, "randint wide", lambda: tgrad.randint(0, 1 << 40, (7,), device=device))
+    for h in (64, 128):         # recurrent layers where shared memory binds (their compile options per arch)
+        for m in (tgrad.nn.LSTM(4, h), tgrad.nn.GRU(4, h), tgrad.nn.RNN(4, h)):
+            _try(errors, f"{type(m).__name__} hidden {h}",
+                 lambda: m.to(device)(tgrad.randn(3, 2, 4, device=device))[0].sum().backward())
     for nd in range(2, 7):      # views none of whose dims merge: every addressing branch (X_ND = nd)
         v = tgrad.ones(*range(2, 2 + nd), device=device).permute(*reversed(range(nd)))
         _try(errors, f"layout {nd} dims", lambda: (v.contiguous(), v + v.contiguous()))

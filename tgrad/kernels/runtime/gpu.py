@@ -13,6 +13,8 @@ never used, so a process that imported torch still launches through tgrad's driv
 ``FUNCTIONS`` maps each loaded ``CUfunction`` handle to its (JITFunction, CompiledKernel): what each cubin
 runs.  The test suite's fake driver (tests/fakecuda) reads it to run a launched kernel on the host.
 """
+from triton.runtime import OutOfResources
+
 from ...memory import cuda_driver as _drv
 from .direct import Ptr
 from .internals import c_launch_parts, current_device_query, jit_compiled
@@ -56,11 +58,25 @@ def _grid3(grid):
     return g[0], g[1] if len(g) > 1 else 1, g[2] if len(g) > 2 else 1
 
 
-def launch(kernel, grid, device, args, constexprs):
+def fitting(kernel, args, constexprs, options):
+    """Triton's compiled kernel for a launch on the current device with the first of ``options`` (a Launch's
+    candidates; None: Triton's defaults) whose shared memory fits the device's per-block opt-in limit (Triton's
+    own check against the driver's attribute).  ``tgrad.kernels.aot`` tries them in the same order."""
+    tried = []
+    for opts in options or (None,):
+        try:
+            return jit_compiled(kernel, args, {**constexprs, **opts} if opts else constexprs)
+        except OutOfResources as e:
+            tried.append(f"{opts or 'default options'}: {e}")
+    raise RuntimeError(f"{kernel.__name__} does not fit this device with any of its compile options: "
+                       + "; ".join(tried))
+
+
+def launch(kernel, grid, device, args, constexprs, options=None):
     """Launch once on ``device`` ("cuda" or "cuda:N"); args: Ptr objects, ints and floats."""
     index = device_index(device)
     _drv.make_current(index)
-    c = Compiled(kernel, jit_compiled(kernel, args, constexprs), args, constexprs)
+    c = Compiled(kernel, fitting(kernel, args, constexprs, options), args, constexprs)
     c.call(*_grid3(grid), _drv.current_stream_handle(index), c.template)
 
 
@@ -84,7 +100,7 @@ def site(launch):
         for i, v in zip(pos, dyn):
             a = args[i]
             args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
-        c = Compiled(launch.kernel, jit_compiled(launch.kernel, args, launch.constexprs), args,
+        c = Compiled(launch.kernel, fitting(launch.kernel, args, launch.constexprs, launch.options), args,
                      launch.constexprs)
         where = {c.slots[i]: k for k, i in enumerate(pos)}     # dyn[k] is argument pos[k]
         fn, mid = c_launch_parts(c.compiled)

@@ -235,9 +235,10 @@ def jit_spec(kernel, args, constexprs):
     return sig, {names[k[0]]: v for k, v in cexpr.items()}, attrs
 
 
-def jit_options(kernel, arch):
-    """The compile options the JIT uses for ``kernel`` on sm_<arch> (a dict for ``triton.compile``)."""
-    return _backend(arch).parse_options(_jit_kwargs(kernel, {})).__dict__
+def jit_options(kernel, arch, options=None):
+    """The compile options the JIT uses for ``kernel`` on sm_<arch> given launch ``options`` (num_stages ...):
+    a dict for ``triton.compile``."""
+    return _backend(arch).parse_options(_jit_kwargs(kernel, options or {})).__dict__
 
 
 def do_not_specialize(kernel, names):

@@ -37,13 +37,13 @@ def launch(kernel, grid, device, args, constexprs):
     Launch(kernel, grid, device, args, constexprs)()
 
 
-def _launch(kernel, grid, device, args, constexprs):
+def _launch(kernel, grid, device, args, constexprs, options=None):
     if 0 in grid:
         return
     if device == "cpu":
         run_cpu(kernel, grid, args, constexprs)
         return
-    gpu.launch(kernel, grid, device, args, constexprs)
+    gpu.launch(kernel, grid, device, args, constexprs, options)
 
 
 def run_cpu(kernel, grid, args, constexprs):
@@ -95,13 +95,18 @@ DRY_RUN = False          # while an exact recorder records: skip running the ker
 
 class SpecRecord(list):
     """A recorder collecting ``(kernel, signature, constexprs, attrs)`` of every non-empty launch
-    (``launch_spec``): ``launcher.RECORD = rec = SpecRecord()``."""
+    (``launch_spec``): ``launcher.RECORD = rec = SpecRecord()``; ``options[i]``: entry i's Launch options."""
 
     exact = True
+
+    def __init__(self):
+        super().__init__()
+        self.options = []
 
     def __call__(self, site, dyn):
         if 0 not in site.grid:
             self.append((site.kernel,) + launch_spec(site.kernel, site.bind(dyn), site.constexprs))
+            self.options.append(site.options)
 
 
 def launch_spec(kernel, args, constexprs):
@@ -124,13 +129,18 @@ class Launch:
     dtypes, int scalars, device, ``FORCE_GPU_BLOCKS``): a replayed launch then skips rebuilding the
     arguments and the trace key.  Ints declared by ``dynamic_args`` must stay in the int32 / int64
     class of the ones given here.
+
+    ``options``: the GPU compile options to try (``num_stages``, ``num_warps``), a tuple of dicts, the
+    preferred first: a cuda launch uses the first whose kernel fits the device's shared memory (the AOT
+    compile tries them in the same order); None: Triton's defaults.  The cpu executors ignore them.
     """
 
-    __slots__ = ("kernel", "grid", "device", "args", "constexprs", "pos", "dyn", "ndyn", "fkey", "tape", "gpu")
+    __slots__ = ("kernel", "grid", "device", "args", "constexprs", "options", "pos", "dyn", "ndyn", "fkey",
+                 "tape", "gpu")
 
-    def __init__(self, kernel, grid, device, args, constexprs):
+    def __init__(self, kernel, grid, device, args, constexprs, options=None):
         self.kernel, self.grid, self.device = kernel, tuple(grid), device
-        self.args, self.constexprs = list(args), constexprs
+        self.args, self.constexprs, self.options = list(args), constexprs, options
         fkey, self.pos = _fast_key(kernel, self.grid, args, constexprs)
         self.dyn = tuple(args[i].ptr if type(args[i]) is Ptr else args[i] for i in self.pos)
         self.ndyn = len(self.pos)
@@ -160,7 +170,7 @@ class Launch:
             rec(self, dyn)
             if rec.exact:
                 if not DRY_RUN:
-                    _launch(self.kernel, self.grid, self.device, self.bind(dyn), self.constexprs)
+                    _launch(self.kernel, self.grid, self.device, self.bind(dyn), self.constexprs, self.options)
                 return
         site = self.gpu
         if site is not None:
@@ -213,15 +223,16 @@ class Sites(dict):
 
 
 # ---------------------------------------------------------------- ahead-of-time compile
-def compile_aot(kernel, signature, constexprs, arch, attrs=None):
-    """Compile ``kernel`` for ``sm_<arch>`` without a GPU, with the options the JIT uses; returns Triton's
-    CompiledKernel (left in Triton's cache, where the JIT finds a launch of the same specialization)."""
+def compile_aot(kernel, signature, constexprs, arch, attrs=None, options=None):
+    """Compile ``kernel`` for ``sm_<arch>`` without a GPU, with the options the JIT uses (``options``: a Launch's
+    ``num_stages``/``num_warps``); returns Triton's CompiledKernel (left in Triton's cache, where the JIT finds
+    a launch of the same specialization)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     with LOCK:
         _lang_for_compiler()
         src = ASTSource(fn=kernel, signature=signature, constexprs=constexprs, attrs=attrs)
-        return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=jit_options(kernel, arch))
+        return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=jit_options(kernel, arch, options))
 
 
 # ---------------------------------------------------------------- block sizes
