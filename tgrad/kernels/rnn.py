@@ -204,10 +204,110 @@ def _back_step(s, T, REVERSE: tl.constexpr):
 
 
 @triton.jit
+def _tanh_s(x):
+    """tanh(x) = 2 sigmoid(2x) - 1 (5 operations; within 1e-7 absolute of tanh in float32, as tanh_epilogue_h)."""
+    return 2.0 / (1.0 + tl.exp(-2.0 * x)) - 1.0
+
+
+@triton.jit
+def _gates(a, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """The four gates (ROWS, BLOCK_H) of a (ROWS, 4, BLOCK_H) tile, gate index 2 g1 + g0 split as two halves."""
+    p = tl.permute(tl.reshape(a, (ROWS, 2, 2, BLOCK_H)), (0, 3, 1, 2))
+    e0, e1 = tl.split(p)
+    g0, g2 = tl.split(e0)
+    g1, g3 = tl.split(e1)
+    return g0, g1, g2, g3
+
+
+@triton.jit
+def _lstm_tile_forward(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_ptr, cs_ptr, gs_ptr, T, B, H,
+                       s_gt, s_gb, s_gc, s_wr, s_wc, s_b, s_h0b, s_h0c, s_c0b, s_c0c, s_yt, s_yb,
+                       REVERSE: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+    """lstm_layer_kernel with the four gates as one (ROWS, 4, BLOCK_H) tile (GATE_TILE, cpu): one tl.dot on
+    W_hh^T as (BLOCK_H, 4 BLOCK_H), one load, activation and store of all gates per step (the interpreter
+    pays per operation); tanh(a_g) = 2 sigmoid(2 a_g) - 1."""
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = tl.arange(0, BLOCK_H)[None, :]
+    m = (b < B) & (j < H)
+    b3 = b[:, :, None]
+    q = tl.arange(0, 4)[None, :, None]
+    j3 = tl.arange(0, BLOCK_H)[None, None, :]
+    k3 = tl.arange(0, BLOCK_H)[:, None, None]
+    m3 = (b3 < B) & (j3 < H)
+    w = tl.reshape(_wt(w_ptr, q, j3, k3, H, s_wr, s_wc, (k3 < H) & (j3 < H), COMPUTE), (BLOCK_H, 4 * BLOCK_H))
+    bias = tl.zeros((ROWS, 4, BLOCK_H), COMPUTE) + tl.load(b_ptr + (q * H + j3) * s_b, mask=j3 < H,
+                                                           other=0.0).to(COMPUTE)
+    bias = tl.reshape(bias, (ROWS, 4 * BLOCK_H))
+    is_g = q == 2
+    scale = tl.where(is_g, -2.0, -1.0)            # sigmoid(a), and sigmoid(2a) for the g gate
+    mul = tl.where(is_g, 2.0, 1.0)
+    add = tl.where(is_g, -1.0, 0.0)
+    h = tl.load(h0_ptr + b * s_h0b + j * s_h0c, mask=m, other=0.0).to(COMPUTE)
+    c = tl.load(c0_ptr + b * s_c0b + j * s_c0c, mask=m, other=0.0).to(COMPUTE)
+    for s in range(T):
+        t = s
+        if REVERSE:
+            t = T - 1 - s
+        a = (tl.load(gi_ptr + t * s_gt + b3 * s_gb + (q * H + j3) * s_gc, mask=m3, other=0.0).to(COMPUTE)
+             + tl.reshape(tl.dot(h, w, bias, input_precision="ieee"), (ROWS, 4, BLOCK_H)))
+        act = (1.0 / (1.0 + tl.exp(a * scale))) * mul + add
+        cast_store(gs_ptr + (t * B + b3) * 4 * H + q * H + j3, act, m3)
+        i, f, g, o = _gates(act, ROWS, BLOCK_H)
+        c = f * c + i * g
+        h = o * _tanh_s(c)
+        cast_store(y_ptr + t * s_yt + b * s_yb + j, h, m)
+        cast_store(cs_ptr + (t * B + b) * H + j, c, m)
+    cast_store(hn_ptr + b * H + j, h, m)
+    cast_store(cn_ptr + b * H + j, c, m)
+
+
+@triton.jit
+def _lstm_tile_backward(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, gs_ptr, dg_ptr, dh0_ptr, dc0_ptr,
+                        T, B, H, s_dyt, s_dyb, s_dyc, s_dhb, s_dhc, s_dcb, s_dcc, s_wr, s_wc, s_c0b, s_c0c,
+                        s_dgt, s_dgb, REVERSE: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
+                        BLOCK_H: tl.constexpr):
+    """lstm_layer_backward_kernel with the gates as one tile (GATE_TILE, cpu): dgates[t] = X * Y with
+    X = (dC g, dC c_{t-1}, dC i, dh tanh(c_t)), Y = (a (1-a) for i, f, o; (1+g)(1-g) for g); one tl.dot on
+    W_hh as (4 BLOCK_H, BLOCK_H)."""
+    b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
+    j = tl.arange(0, BLOCK_H)[None, :]
+    m = (b < B) & (j < H)
+    b3 = b[:, :, None]
+    q = tl.arange(0, 4)[None, :, None]
+    j3 = tl.arange(0, BLOCK_H)[None, None, :]
+    m3 = (b3 < B) & (j3 < H)
+    qw = tl.arange(0, 4)[:, None, None]
+    kw = tl.arange(0, BLOCK_H)[None, :, None]
+    jw = tl.arange(0, BLOCK_H)[None, None, :]
+    w = tl.reshape(_wt(w_ptr, qw, kw, jw, H, s_wr, s_wc, (kw < H) & (jw < H), COMPUTE), (4 * BLOCK_H, BLOCK_H))
+    one_g = tl.where(q == 2, 1.0, 0.0)
+    dh = tl.load(dhn_ptr + b * s_dhb + j * s_dhc, mask=m, other=0.0).to(COMPUTE)
+    dc = tl.load(dcn_ptr + b * s_dcb + j * s_dcc, mask=m, other=0.0).to(COMPUTE)
+    c0 = tl.load(c0_ptr + b * s_c0b + j * s_c0c, mask=m, other=0.0).to(COMPUTE)
+    for s in range(T):
+        t, first, tp = _back_step(s, T, REVERSE)
+        dh += tl.load(dy_ptr + t * s_dyt + b * s_dyb + j * s_dyc, mask=m, other=0.0).to(COMPUTE)
+        act = tl.load(gs_ptr + (t * B + b3) * 4 * H + q * H + j3, mask=m3, other=0.0).to(COMPUTE)
+        i, f, g, o = _gates(act, ROWS, BLOCK_H)
+        tc = _tanh_s(tl.load(cs_ptr + (t * B + b) * H + j, mask=m, other=0.0).to(COMPUTE))
+        cp = tl.load(cs_ptr + (tp * B + b) * H + j, mask=m, other=0.0).to(COMPUTE)
+        cp = tl.where(first, c0, cp)
+        dC = dc + dh * o * (1.0 - tc * tc)
+        x = tl.join(tl.join(dC * g, dC * cp), tl.join(dC * i, dh * tc))     # (ROWS, BLOCK_H, g0, g1)
+        x = tl.reshape(tl.permute(x, (0, 3, 2, 1)), (ROWS, 4, BLOCK_H))
+        d = x * ((act + one_g) * (1.0 - act))
+        cast_store(dg_ptr + t * s_dgt + b3 * s_dgb + q * H + j3, d, m3)
+        dc = dC * f
+        dh = tl.dot(tl.reshape(d, (ROWS, 4 * BLOCK_H)), w, input_precision="ieee")
+    cast_store(dh0_ptr + b * H + j, dh, m)
+    cast_store(dc0_ptr + b * H + j, dc, m)
+
+
+@triton.jit
 def lstm_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_ptr, cs_ptr, gs_ptr, T, B, H,
                       s_gt, s_gb, s_gc, s_wr, s_wc, s_b, s_h0b, s_h0c, s_c0b, s_c0c, s_yt, s_yb,
                       REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
-                      RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+                      RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr, GATE_TILE: tl.constexpr = False):
     """For t = 0..T-1 (T-1..0 if REVERSE): a = gi[t] + (h W_hh^T + b_hh) (B, 4H); i, f, o = sigmoid, g = tanh;
     c = f c + i g, h = o tanh(c); y[t] = h (T, B, H); cs[t] = c, gs[t] = (i, f, g, o) for the backward."""
     b = (tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS))[:, None]
@@ -215,6 +315,11 @@ def lstm_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_pt
     k = tl.arange(0, BLOCK_H)[:, None]
     m = (b < B) & (j < H)
     wm = (k < H) & (j < H)
+    if GATE_TILE:
+        _lstm_tile_forward(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_ptr, cs_ptr, gs_ptr, T, B, H,
+                           s_gt, s_gb, s_gc, s_wr, s_wc, s_b, s_h0b, s_h0c, s_c0b, s_c0c, s_yt, s_yb,
+                           REVERSE, COMPUTE, ROWS, BLOCK_H)
+        return
     wi = _wt(w_ptr, 0, j, k, H, s_wr, s_wc, wm, COMPUTE)
     wf = _wt(w_ptr, 1, j, k, H, s_wr, s_wc, wm, COMPUTE)
     wg = _wt(w_ptr, 2, j, k, H, s_wr, s_wc, wm, COMPUTE)
@@ -258,7 +363,8 @@ def lstm_layer_kernel(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_pt
 def lstm_layer_backward_kernel(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, gs_ptr, dg_ptr, dh0_ptr, dc0_ptr,
                                T, B, H, s_dyt, s_dyb, s_dyc, s_dhb, s_dhc, s_dcb, s_dcc, s_wr, s_wc, s_c0b, s_c0c,
                                s_dgt, s_dgb, REVERSE: tl.constexpr, COMPUTE: tl.constexpr,
-                               RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
+                               RELOAD_W: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr,
+                               GATE_TILE: tl.constexpr = False):
     """Backward through time from dh = dh_n, dc = dc_n: dh += dy[t]; dC = dc + dh o (1 - tanh(c_t)^2);
     dgates[t] = (dC g i(1-i), dC c_{t-1} f(1-f), dC i (1-g^2), dh tanh(c_t) o(1-o)) (T, B, 4H);
     dc = dC f, dh = dgates[t] W_hh; finally dh0, dc0 (B, H)."""
@@ -267,6 +373,11 @@ def lstm_layer_backward_kernel(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, 
     k = tl.arange(0, BLOCK_H)[:, None]
     m = (b < B) & (j < H)
     wm = (k < H) & (j < H)
+    if GATE_TILE:
+        _lstm_tile_backward(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, gs_ptr, dg_ptr, dh0_ptr, dc0_ptr,
+                            T, B, H, s_dyt, s_dyb, s_dyc, s_dhb, s_dhc, s_dcb, s_dcc, s_wr, s_wc, s_c0b, s_c0c,
+                            s_dgt, s_dgb, REVERSE, COMPUTE, ROWS, BLOCK_H)
+        return
     wi = _wt(w_ptr, 0, k, j, H, s_wr, s_wc, wm, COMPUTE)        # (dead code when RELOAD_W)
     wf = _wt(w_ptr, 1, k, j, H, s_wr, s_wc, wm, COMPUTE)
     wg = _wt(w_ptr, 2, k, j, H, s_wr, s_wc, wm, COMPUTE)
@@ -498,8 +609,9 @@ def lstm_layer(gi, w, b, h0, c0, y, hn, cn, cs, gs, reverse, bf):
     nt, B, H = cs.shape
     if nt * B * H:
         strides = (*_tb(gi, bf), *w.stride(), b.stride(0), *h0.stride(), *c0.stride(), *_tb(y, bf)[:2])
+        dev = y._storage.launch_device
         _layer_launch(lstm_layer_kernel, (gi, w, b, h0, c0, y, hn, cn, cs, gs), strides, nt, B, H, reverse,
-                      y.dtype, y._storage.launch_device)
+                      y.dtype, dev, GATE_TILE=not gpu_blocks(dev))
 
 
 def lstm_layer_backward(dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0, reverse, bf):
@@ -508,8 +620,9 @@ def lstm_layer_backward(dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0, reverse, bf):
     nt, B, H = cs.shape
     if nt * B * H:
         strides = (*_tb(dy, bf), *dhn.stride(), *dcn.stride(), *w.stride(), *c0.stride(), *_tb(dg, bf)[:2])
+        dev = dg._storage.launch_device
         _layer_launch(lstm_layer_backward_kernel, (dy, dhn, dcn, w, c0, cs, gs, dg, dh0, dc0), strides, nt, B, H,
-                      reverse, dy.dtype, dg._storage.launch_device)
+                      reverse, dy.dtype, dev, GATE_TILE=not gpu_blocks(dev))
 
 
 def rnn_layer(gi, w, b, h0, y, hn, relu, reverse, bf):
