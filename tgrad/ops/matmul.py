@@ -335,7 +335,8 @@ def linear_backward(ctx, grad):
 
 
 LINEAR = Op("linear", linear_forward, linear_backward, "AddmmBackward0", inputs=("input", "weight", "bias"),
-            save=("input", "weight", "bias", "result"))
+            save=("input", "weight", "bias", "result"),
+            save_if={"result": lambda attrs: attrs.get("activation") not in (None, "gelu")})
 
 
 def linear_grad_input_forward(grad, weight, v=None, *, activation=None):
