@@ -42,3 +42,79 @@ def test_inplace_relu_mlp_matches_pytorch():
     m(torch.randn(2, 3)).sum().backward()
     np.testing.assert_allclose(m[0].weight.grad.numpy()[3], [-0.1280, -0.1232, -0.1476], atol=1e-4)
     assert float(m[0].weight.grad[:3].abs().sum()) == 0.0
+
+
+# ------------------------------------------------------------------ distributions: transforms, Multinomial
+import tgrad.distributions as D      # noqa: E402
+
+
+def test_multinomial_matches_pytorch():
+    """Multinomial samples PyTorch's counts (the same Categorical draws); log_prob/entropy as PyTorch printed."""
+    torch.manual_seed(0)
+    mn = D.Multinomial(5, torch.tensor([0.2, 0.3, 0.5]))
+    assert mn.sample((2,)).tolist() == [[1.0, 1.0, 3.0], [0.0, 2.0, 3.0]]
+    np.testing.assert_allclose(mn.log_prob(torch.tensor([1., 2., 2.])).item(), -2.0024805068969727, rtol=1e-6)
+    np.testing.assert_allclose(mn.entropy().item(), 2.591808795928955, rtol=1e-6)
+    m2 = D.Multinomial(4, logits=torch.tensor([[0.1, 0.2, -1.0], [1.0, 0.0, 0.5]]))
+    np.testing.assert_allclose(m2.entropy().numpy(), [2.2604479789733887, 2.3289997577667236], rtol=1e-6)
+    assert tuple(m2.batch_shape) == (2,) and tuple(m2.event_shape) == (3,)
+    assert bool(m2.support.check(m2.sample((3,))).all())
+    with pytest.raises(NotImplementedError, match="inhomogeneous total_count"):
+        D.Multinomial(torch.tensor(3), torch.tensor([0.5, 0.5]))
+
+
+def test_transformed_distribution_matches_pytorch():
+    """Log-normal by Affine + Exp, a tanh-squashed Normal (SAC's policy), a logistic by inverse sigmoid;
+    log_prob/cdf/icdf as PyTorch 2.13 printed them."""
+    tr = D.TransformedDistribution(D.Normal(0., 1.), [D.transforms.AffineTransform(1., 2.), D.transforms.ExpTransform()])
+    y = torch.tensor([0.5, 2.0, 9.0])
+    np.testing.assert_allclose(tr.log_prob(y).numpy(), [-1.2772819995880127, -2.317002773284912, -3.988478660583496],
+                               rtol=1e-6)
+    np.testing.assert_allclose(tr.cdf(y).numpy(), [0.1986164152622223, 0.4390310049057007, 0.7252842783927917],
+                               rtol=1e-6)
+    np.testing.assert_allclose(tr.icdf(torch.tensor([0.2, 0.7])).numpy(), [0.5049769282341003, 7.75859260559082],
+                               rtol=1e-6)
+    sq = D.TransformedDistribution(D.Normal(torch.zeros(2), 1.), [D.transforms.TanhTransform(cache_size=1)])
+    np.testing.assert_allclose(sq.log_prob(torch.tensor([0.3, -0.9])).numpy(), [-0.8725290894508362, -0.3419227600097656],
+                               rtol=1e-6)
+    a = sq.rsample()
+    assert sq.transforms[0].inv(a) is sq.transforms[0]._cached_x_y[0]        # cache_size=1: the exact x back
+    d = D.TransformedDistribution(D.Independent(D.Normal(torch.zeros(2), 1.), 1),
+                                  [D.transforms.SigmoidTransform(), D.transforms.AffineTransform(0., 3.)])
+    np.testing.assert_allclose(d.log_prob(torch.tensor([[1.0, 2.5], [0.2, 0.4]])).numpy(),
+                               [-2.0923147201538086, -4.334187984466553], rtol=1e-6)
+    assert tuple(d.event_shape) == (2,) and tuple(d.batch_shape) == ()
+
+
+def test_transformed_rsample_gradient():
+    """rsample through the transforms carries the gradient to the base's parameters: d/dmu of
+    sum(exp(mu + eps)) is sum(exp(mu + eps))."""
+    torch.manual_seed(0)
+    mu = torch.zeros(3, requires_grad=True)
+    ln = D.TransformedDistribution(D.Normal(mu, 1.), D.transforms.ExpTransform())
+    z = ln.rsample()
+    z.sum().backward()
+    np.testing.assert_allclose(mu.grad.numpy(), z.detach().numpy(), rtol=1e-6)
+
+
+def test_transforms_match_pytorch():
+    sb = D.transforms.StickBreakingTransform()
+    x = torch.tensor([0.1, -0.3])
+    v = sb(x)
+    np.testing.assert_allclose(v.numpy(), [0.35591307282447815, 0.2740960419178009, 0.36999091506004333], rtol=1e-6)
+    np.testing.assert_allclose(sb.log_abs_det_jacobian(x, v).item(), -3.321622371673584, rtol=1e-6)
+    np.testing.assert_allclose(sb.inv(v).numpy(), x.numpy(), rtol=1e-5)
+    t = D.transforms.ComposeTransform([D.transforms.SoftplusTransform(), D.transforms.PowerTransform(torch.tensor(2.))])
+    x = torch.tensor([-1., 0.5])
+    np.testing.assert_allclose(t(x).numpy(), [0.09813288599252701, 0.9488259553909302], rtol=1e-6)
+    np.testing.assert_allclose(t.log_abs_det_jacobian(x, t(x)).numpy(), [-1.7808308601379395, 0.1928052306175232],
+                               rtol=1e-6)
+    np.testing.assert_allclose(t.inv(t(x)).numpy(), x.numpy(), rtol=1e-5)
+    assert D.transforms.ExpTransform() == D.transforms.ExpTransform() and t.bijective
+    assert D.transforms.ExpTransform().inv.inv.__class__ is D.transforms.ExpTransform
+    with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
+        D.transforms.ExpTransform(cache_size=2)
+    with pytest.raises(ValueError, match="transforms must be a Transform or a list"):
+        D.TransformedDistribution(D.Normal(0., 1.), [1])
+    assert tuple(D.TransformedDistribution(D.Normal(torch.zeros(2, 3), 1.),
+                                           D.transforms.ReshapeTransform((3,), (3, 1))).sample().shape) == (2, 3, 1)
