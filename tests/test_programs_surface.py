@@ -118,3 +118,40 @@ def test_transforms_match_pytorch():
         D.TransformedDistribution(D.Normal(0., 1.), [1])
     assert tuple(D.TransformedDistribution(D.Normal(torch.zeros(2, 3), 1.),
                                            D.transforms.ReshapeTransform((3,), (3, 1))).sample().shape) == (2, 3, 1)
+
+
+# ------------------------------------------------------------------ linalg.cond, float() of a graph tensor
+import warnings      # noqa: E402
+
+
+def test_linalg_cond_matches_numpy():
+    A = np.array([[1., 2.], [3., 4.]], np.float32)
+    for p in (None, 2, -2, "fro", "nuc", 1, -1, np.inf, -np.inf):
+        np.testing.assert_allclose(torch.linalg.cond(torch.tensor(A), p).item(), np.linalg.cond(A, p), rtol=1e-5)
+    B = np.random.default_rng(0).standard_normal((3, 4, 4))
+    np.testing.assert_allclose(torch.linalg.cond(torch.tensor(B), "fro").numpy(), np.linalg.cond(B, "fro"), rtol=1e-10)
+    W = np.array([[1., 2, 3], [4, 5, 7]])
+    np.testing.assert_allclose(torch.linalg.cond(torch.tensor(W)).item(), np.linalg.cond(W), rtol=1e-10)
+    assert torch.linalg.cond(torch.zeros(2, 2), 1).item() == float("inf")        # singular: inf, as PyTorch
+    with pytest.raises(RuntimeError, match=r"linalg.cond\(ord=1\): A must be batches of square matrices, but they "
+                                           r"are 2 by 3 matrices"):
+        torch.linalg.cond(torch.zeros(2, 3), 1)
+    with pytest.raises(RuntimeError, match="linalg.cond got an invalid norm type: 3"):
+        torch.linalg.cond(torch.eye(2), 3)
+    with pytest.raises(RuntimeError, match="must have at least 2 dimensions"):
+        torch.linalg.cond(torch.ones(2))
+
+
+def test_float_of_requires_grad_tensor_warns_like_pytorch():
+    """PyTorch 2.13 warns in float() of a tensor that requires grad (ReduceLROnPlateau.step(loss) shows it), not
+    under no_grad, nor in item() or int()."""
+    x = torch.tensor(2.0, requires_grad=True)
+    with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a scalar"):
+        assert float(x * 1) == 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.no_grad():
+            float(x)
+        x.item()
+        int(x)
+        float(x.detach())
