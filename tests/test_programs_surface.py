@@ -155,3 +155,15 @@ def test_float_of_requires_grad_tensor_warns_like_pytorch():
         x.item()
         int(x)
         float(x.detach())
+
+
+def test_combinations_matches_pytorch():
+    a = torch.arange(4.)
+    assert torch.combinations(a).tolist() == [[0., 1.], [0., 2.], [0., 3.], [1., 2.], [1., 3.], [2., 3.]]
+    assert tuple(torch.combinations(a, 2, with_replacement=True).shape) == (10, 2)
+    assert tuple(torch.combinations(a, 5).shape) == (0, 5) and tuple(torch.combinations(a, 0).shape) == (0,)
+    b = torch.tensor([1., 2., 3.], requires_grad=True)
+    torch.combinations(b, 3, with_replacement=True).prod(1).sum().backward()
+    assert b.grad.tolist() == [32.0, 41.0, 52.0]          # PyTorch 2.13 printed these
+    with pytest.raises(RuntimeError, match=r"Expect a 1D vector, but got shape \[2, 2\]"):
+        torch.combinations(torch.ones(2, 2))

@@ -1,6 +1,7 @@
 """More ``tgrad.X`` functions, each a composition of Tensor ops (their gradients come from those ops):
 cdist, diff, bincount, histc, unique, median/mode/kthvalue/quantile, std_mean/var_mean,
-searchsorted/bucketize, cross, cartesian_prod, tril/triu_indices, block_diag, logspace, dist."""
+searchsorted/bucketize, cross, cartesian_prod, combinations, tril/triu_indices, block_diag, logspace, dist."""
+import itertools
 import math
 import warnings
 
@@ -340,6 +341,19 @@ def cartesian_prod(*tensors):
     if len(tensors) == 1:
         return tensors[0]
     return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the 1-D ``input``'s elements, in itertools' order: (count, r)."""
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty((0,))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(pick(range(input.shape[0]), r)), np.int64).reshape(-1, r)
+    return stack([input[tensor(idx[:, j], device=input.device)] for j in range(r)], 1)
 
 
 def _tri_indices(row, col, offset, lower, dtype, device):

@@ -30,6 +30,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
-           "Gamma", "Geometric", "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-           "Normal", "OneHotCategorical", "Poisson", "StudentT", "TransformedDistribution", "Uniform", "kl_divergence", "register_kl"] + transforms.__all__
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
+           "ExponentialFamily", "Gamma", "Geometric", "Independent", "Laplace", "LogNormal", "MixtureSameFamily",
+           "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "StudentT",
+           "TransformedDistribution", "Uniform", "kl_divergence", "register_kl"] + transforms.__all__
