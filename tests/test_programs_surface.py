@@ -167,3 +167,23 @@ def test_combinations_matches_pytorch():
     assert b.grad.tolist() == [32.0, 41.0, 52.0]          # PyTorch 2.13 printed these
     with pytest.raises(RuntimeError, match=r"Expect a 1D vector, but got shape \[2, 2\]"):
         torch.combinations(torch.ones(2, 2))
+
+
+# ------------------------------------------------------------------ nn.utils.fusion
+def test_fuse_bn_into_conv_and_linear():
+    """fuse_conv_bn_eval / fuse_linear_bn_eval compute bn(layer(x)) in one layer (transpose: ConvTranspose)."""
+    from tgrad.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
+    torch.manual_seed(0)
+    for layer, bn, shape, kw in ((nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), (4, 2, 6, 6), {}),
+                                 (nn.ConvTranspose2d(3, 2, 2), nn.BatchNorm2d(2), (2, 3, 4, 4), {"transpose": True}),
+                                 (nn.Linear(4, 5, bias=False), nn.BatchNorm1d(5), (8, 4), None)):
+        x = torch.randn(*shape)
+        bn(layer(x))
+        bn(layer(x * 2))
+        layer.eval()
+        bn.eval()
+        fused = fuse_linear_bn_eval(layer, bn) if kw is None else fuse_conv_bn_eval(layer, bn, **kw)
+        assert isinstance(fused.weight, nn.Parameter) and fused is not layer
+        np.testing.assert_allclose(fused(x).detach().numpy(), bn(layer(x)).detach().numpy(), atol=1e-5)
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        fuse_conv_bn_eval(nn.Conv2d(1, 1, 1), nn.BatchNorm2d(1))
