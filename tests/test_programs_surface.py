@@ -187,3 +187,29 @@ def test_fuse_bn_into_conv_and_linear():
         np.testing.assert_allclose(fused(x).detach().numpy(), bn(layer(x)).detach().numpy(), atol=1e-5)
     with pytest.raises(AssertionError, match="Fusion only for eval!"):
         fuse_conv_bn_eval(nn.Conv2d(1, 1, 1), nn.BatchNorm2d(1))
+
+
+# ------------------------------------------------------------------ third derivative through nn.Linear
+def test_pinn_third_order_through_linear():
+    """A physics-informed net: u_xx by autograd.grad(create_graph=True) twice, then loss.backward() (third
+    order through linear's grad-of-grad, which called linear without its bias argument and raised)."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+    x = torch.tensor([[0.3], [-0.7]], dtype=torch.float64, requires_grad=True)
+    net = net.double()
+
+    def u_xx(x):
+        u = net(x)
+        u_x, = torch.autograd.grad(u.sum(), x, create_graph=True)
+        return torch.autograd.grad(u_x.sum(), x, create_graph=True)[0]
+    u_xx(x).pow(2).sum().backward()
+    w = net[0].weight
+    g = w.grad.clone()
+    eps = 1e-6                 # central differences of the loss in w[0, 0]
+    with torch.no_grad():
+        w[0, 0] += eps
+    up = u_xx(x).pow(2).sum().item()
+    with torch.no_grad():
+        w[0, 0] -= 2 * eps
+    dn = u_xx(x).pow(2).sum().item()
+    np.testing.assert_allclose(g[0, 0].item(), (up - dn) / (2 * eps), rtol=1e-5)

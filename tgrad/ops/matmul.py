@@ -367,7 +367,7 @@ def linear_grad_input_backward(ctx, ggx):
     g, w, v = ctx.saved.get("grad"), ctx.saved.get("weight"), ctx.saved.get("v")
     act = ctx.attrs.get("activation")
     need = ctx.needs_input_grad
-    h = _c("linear", ggx, w) if (need[0] or need[2]) else None
+    h = _c("linear", ggx, w, None) if (need[0] or need[2]) else None
     return (_act_grad(h, v, act, 1) if need[0] else None,
             _c("linear_grad_weight", g, ggx, v, activation=act) if need[1] else None,
             _act_grad(_c("mul", h, g), v, act, 2) if (need[2] and act is not None) else None)
