@@ -213,3 +213,32 @@ def test_pinn_third_order_through_linear():
         w[0, 0] -= 2 * eps
     dn = u_xx(x).pow(2).sum().item()
     np.testing.assert_allclose(g[0, 0].item(), (up - dn) / (2 * eps), rtol=1e-5)
+
+
+# ------------------------------------------------------------------ autograd.functional
+def test_autograd_functional_matches_analytic():
+    from tgrad.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
+    x = torch.tensor([0.3, -1.2, 0.5], dtype=torch.float64)
+    xn = x.numpy()
+    J = jacobian(lambda t: t.sin() * t.sum(), x)          # d/dx_j sin(x_i) S = cos(x_i) S delta_ij + sin(x_i)
+    ref = np.diag(np.cos(xn) * xn.sum()) + np.sin(xn)[:, None]
+    np.testing.assert_allclose(J.numpy(), ref, rtol=1e-12)
+    H = hessian(lambda t: (t ** 3).sum() + t.prod(), x)
+    p = xn.prod()
+    ref = np.array([[p / (xn[i] * xn[j]) if i != j else 0.0 for j in range(3)] for i in range(3)]) + np.diag(6 * xn)
+    np.testing.assert_allclose(H.numpy(), ref, rtol=1e-12)
+    v = torch.tensor([1.0, 2.0, -1.0], dtype=torch.float64)
+    np.testing.assert_allclose(vjp(lambda t: t.sin() * t.sum(), x, v)[1].numpy(), v.numpy() @ J.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(jvp(lambda t: t.sin() * t.sum(), x, v)[1].numpy(), J.numpy() @ v.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(hvp(lambda t: (t ** 3).sum() + t.prod(), x, v)[1].numpy(), ref @ v.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(vhp(lambda t: (t ** 3).sum() + t.prod(), x, v)[1].numpy(), v.numpy() @ ref, rtol=1e-12)
+    a, b = torch.tensor([1.0, 2.0]), torch.tensor([0.5, -1.0])
+    Jab = jacobian(lambda x, y: ((x ** 2 * y).sum(), x * y), (a, b))
+    assert [[tuple(t.shape) for t in r] for r in Jab] == [[(2,), (2,)], [(2, 2), (2, 2)]]
+    np.testing.assert_allclose(Jab[0][0].numpy(), [1.0, -4.0])
+    assert float(jacobian(lambda t: t.new_zeros(2), x).abs().sum()) == 0.0
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function does not require gradients"):
+        jacobian(lambda t: t.new_zeros(2), x, strict=True)
+    w = torch.tensor([0.5, 1.0, 2.0], requires_grad=True)          # create_graph: differentiable in w
+    jacobian(lambda t: (t * w).sum(), x.float(), create_graph=True).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [1.0, 1.0, 1.0])
