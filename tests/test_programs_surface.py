@@ -242,3 +242,22 @@ def test_autograd_functional_matches_analytic():
     w = torch.tensor([0.5, 1.0, 2.0], requires_grad=True)          # create_graph: differentiable in w
     jacobian(lambda t: (t * w).sum(), x.float(), create_graph=True).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), [1.0, 1.0, 1.0])
+
+
+# ------------------------------------------------------------------ histogram
+def test_histogram_matches_numpy_and_pytorch():
+    r = torch.tensor([0.1, 0.5, 0.5, 0.9, 1.0, -0.2, 2.0])
+    h = torch.histogram(r, bins=4)
+    assert type(h).__name__ == "histogram" and h.hist.tolist() == [2., 2., 2., 1.]      # PyTorch 2.13's
+    np.testing.assert_allclose(h.bin_edges.numpy(), [-0.2, 0.35, 0.9, 1.45, 2.0], rtol=1e-6)
+    d = torch.histogram(r, bins=3, range=(0., 1.), density=True)
+    np.testing.assert_allclose(d.hist.numpy(), [0.6, 1.2, 1.2], rtol=1e-6)
+    assert torch.histogram(r, bins=torch.tensor([0., 0.5, 1.]), weight=torch.ones(7) * 2).hist.tolist() == [2., 8.]
+    assert torch.histogram(torch.ones(3), bins=2).bin_edges.tolist() == [0.5, 1.0, 1.5]
+    x = np.random.default_rng(0).standard_normal(500)
+    ref, edges = np.histogram(x, bins=7)
+    got = torch.histogram(torch.tensor(x), 7)
+    np.testing.assert_array_equal(got.hist.numpy(), ref)
+    np.testing.assert_allclose(got.bin_edges.numpy(), edges, rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="\"histogramdd\" not implemented for 'Long'"):
+        torch.histogram(torch.tensor([1, 2]), bins=2)
