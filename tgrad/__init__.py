@@ -65,9 +65,10 @@ from . import distributions, special  # noqa: F401,E402  (the floors above nn: d
 from . import func  # noqa: F401,E402  (function transforms: torch.func)
 from .func import vmap  # noqa: E402
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
-                               cross, diagflat, diff, dist, einsum, float_power, histc, isin, kron, kthvalue, logit,
-                               logspace, median, mode, nanquantile, quantile, searchsorted, std_mean, tensordot,
-                               trace, tril_indices, triu_indices, unique, unique_consecutive, var_mean, xlogy)
+                               combinations, cross, diagflat, diff, dist, einsum, float_power, histc, histogram, isin,
+                               kron, kthvalue, logit, logspace, median, mode, nanquantile, quantile, searchsorted,
+                               std_mean, tensordot, trace, tril_indices, triu_indices, unique, unique_consecutive,
+                               var_mean, xlogy)
 from .utils.dlpack import from_dlpack
 from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
                      triangular_solve)

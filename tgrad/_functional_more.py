@@ -1,6 +1,7 @@
 """More ``tgrad.X`` functions, each a composition of Tensor ops (their gradients come from those ops):
 cdist, diff, bincount, histc, unique, median/mode/kthvalue/quantile, std_mean/var_mean,
-searchsorted/bucketize, cross, cartesian_prod, tril/triu_indices, block_diag, logspace, dist."""
+searchsorted/bucketize, cross, cartesian_prod, combinations, tril/triu_indices, block_diag, logspace, dist."""
+import itertools
 import math
 import warnings
 
@@ -122,6 +123,40 @@ def histc(input, bins=100, min=0, max=0):
     inside = (x >= lo) & (x <= hi)
     idx = ((x - lo) * (bins / (hi - lo))).floor().long().clamp(0, bins - 1)
     return zeros(bins, dtype=input.dtype, device=input.device).index_add_(0, idx, inside.to(input.dtype))
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """(hist, bin_edges): ``bins`` equal bins over ``range`` (the data's range, widened by 0.5 each way when
+    it is one point) or the given edges; x counts in bin i when edges[i] <= x < edges[i+1] (the last bin
+    includes its right edge), outside values are ignored; ``weight`` sums weights, ``density`` divides by
+    total * width."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype.legacy_name}'")
+    x = input.detach().reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins.to(input.dtype)
+    else:
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        else:
+            lo, hi = (float(x.min()), float(x.max())) if x.numel() else (0.0, 0.0)
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
+    n = edges.numel() - 1
+    idx = searchsorted(edges, x, right=True) - 1
+    idx = idx.masked_fill(x == edges[-1], n - 1)
+    inside = (idx >= 0) & (idx < n)
+    w = weight.detach().reshape(-1).to(input.dtype) if weight is not None else x.new_ones(x.shape)
+    hist = zeros(n, dtype=input.dtype, device=input.device).index_add_(0, idx.clamp(0, n - 1), w * inside)
+    if density:
+        hist = hist / (hist.sum() * edges.diff())
+    res = R.histogram(hist, edges)
+    if out is not None:
+        out[0].copy_(hist)
+        out[1].copy_(edges)
+        return R.histogram(*out)
+    return res
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -340,6 +375,19 @@ def cartesian_prod(*tensors):
     if len(tensors) == 1:
         return tensors[0]
     return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the 1-D ``input``'s elements, in itertools' order: (count, r)."""
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty((0,))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(pick(range(input.shape[0]), r)), np.int64).reshape(-1, r)
+    return stack([input[tensor(idx[:, j], device=input.device)] for j in range(r)], 1)
 
 
 def _tri_indices(row, col, offset, lower, dtype, device):

@@ -496,6 +496,26 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return res if out is None else out.copy_(res)
 
 
+def cond(A, p=None, *, out=None):
+    """kappa_p(A) = ||A||_p ||A^-1||_p; p None / +-2: ratio of the largest and smallest singular values (any
+    m x n A); other p need square A, and a singular A gives inf (PyTorch's convention)."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if p not in (None, 2, -2, "fro", "nuc", 1, -1, float("inf"), float("-inf")):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if p in (None, 2, -2):
+        sv = svdvals(A)
+        res = sv[..., 0] / sv[..., -1] if p != -2 else sv[..., -1] / sv[..., 0]
+    else:
+        if A.shape[-1] != A.shape[-2]:
+            raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but they are "
+                               f"{A.shape[-2]} by {A.shape[-1]} matrices")
+        Ai, info = inv_ex(A)
+        res = matrix_norm(A, p) * matrix_norm(Ai, p)
+        res = res.masked_fill(info > 0, float("inf"))
+    return res if out is None else out.copy_(res)
+
+
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """vector_norm or matrix_norm as PyTorch picks: a string ord or a 2-tuple dim (or ord with a 2-D A and no
     dim) is a matrix norm; otherwise the 2-norm of the flattened A / the vector ord-norm over ``dim``."""

@@ -109,6 +109,8 @@ def _named(name, *fields):
                                   "__module__": __name__})
 
 
+histogram = _named("histogram", "hist", "bin_edges")
+
 # the linear-algebra results (tgrad.linalg, tgrad.svd / qr / slogdet ...)
 linalg_lu_factor = _named("linalg_lu_factor", "LU", "pivots")
 linalg_lu_factor_ex = _named("linalg_lu_factor_ex", "LU", "pivots", "info")

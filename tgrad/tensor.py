@@ -9,6 +9,7 @@ followed by the one upward edge: the imports of the floors above.
 """
 import struct
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -2084,6 +2085,9 @@ class Tensor:
     def __float__(self):
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self.requires_grad and _grad_mode.is_grad_enabled():    # PyTorch 2.13 warns (not item(), int())
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
         return float(self.item())
 
     def __index__(self):

@@ -293,7 +293,10 @@ def _save(node, spec, inputs, outs, results_are_outputs=True, extra=None):
     """Save what the backward rule needs; ``result`` is saved as the node's own output; ``extra``: more
     tensors a forward made for the backward ({key: tensor})."""
     saved = {}
+    cond = spec.op.save_if
     for key, is_result, i in spec.saves:
+        if cond is not None and key in cond and not cond[key](node._attrs):
+            continue
         if is_result:
             saved[key] = (SavedTensor(outs[i], output_nr=i, grad_fn=node) if results_are_outputs
                           else SavedTensor(outs[i]))

@@ -1,10 +1,10 @@
 """``tgrad.distributions``: Normal, MultivariateNormal, Categorical, Bernoulli, Uniform, Independent,
 MixtureSameFamily, Laplace, Exponential, LogNormal, Cauchy, Gamma, Chi2, Beta, Dirichlet, StudentT, Poisson,
-Geometric, OneHotCategorical and
+Geometric, OneHotCategorical, TransformedDistribution (with ``transforms``), Multinomial and
 ``kl_divergence``, with PyTorch's sampling (the same generator draws, so a seeded program samples PyTorch's
 numbers), ``rsample`` (the reparameterization trick) and argument validation.  Built on the Tensor API
 (gradients come from ops)."""
-from . import constraints  # noqa: F401
+from . import constraints, transforms  # noqa: F401
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
@@ -20,13 +20,17 @@ from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
-           "Gamma", "Geometric", "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal",
-           "Normal", "OneHotCategorical", "Poisson", "StudentT", "Uniform", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
+           "ExponentialFamily", "Gamma", "Geometric", "Independent", "Laplace", "LogNormal", "MixtureSameFamily",
+           "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "StudentT",
+           "TransformedDistribution", "Uniform", "kl_divergence", "register_kl"] + transforms.__all__

@@ -75,6 +75,10 @@ class Normal(ExponentialFamily):
             self._validate_sample(value)
         return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
 
+    def icdf(self, value):
+        """loc + scale sqrt(2) erfinv(2 v - 1)."""
+        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+
     def entropy(self):
         """1/2 + log(2 pi)/2 + log(scale)."""
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()

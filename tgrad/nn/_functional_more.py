@@ -70,12 +70,19 @@ def _inplace(input, out, inplace):
     return input.copy_(out) if inplace else out
 
 
+def _original(input, inplace):
+    """What an in-place composite computes from: a recorded clone when its parts save their input for
+    backward (PyTorch's original_self; else the final copy_ into input would invalidate them)."""
+    return input.clone() if inplace and input.requires_grad and grad_mode.is_grad_enabled() else input
+
+
 def celu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (exp(x / alpha) - 1) otherwise."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    neg = (input.clamp(max=0) / alpha).expm1() * alpha
-    return _inplace(input, input.where(input > 0, neg), inplace)
+    x = _original(input, inplace)
+    neg = (x.clamp(max=0) / alpha).expm1() * alpha
+    return _inplace(input, x.where(x > 0, neg), inplace)
 
 
 def celu_(input, alpha=1.0):
@@ -103,7 +110,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     in [lower, upper] (PyTorch's cpu draws: one double uniform per such element, in order; a cuda generator
     draws tgrad's Philox uniforms for every element)."""
     if not training:        # leaky relu: slope (lower + upper) / 2 for x <= 0
-        return _inplace(input, input.where(input > 0, input * ((lower + upper) / 2)), inplace)
+        x = _original(input, inplace)
+        return _inplace(input, x.where(x > 0, x * ((lower + upper) / 2)), inplace)
     with grad_mode.no_grad():
         g = default_generator_for(input.device)
         if g._mt is None:
@@ -113,7 +121,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
             r = np.ones(neg.size)
             r[neg] = (upper - lower) * _host_uniform(g, int(neg.sum())) + lower
             slope = tensor(r.astype(input.dtype.np).reshape(tuple(input.shape)), device=input.device)
-    return _inplace(input, input * slope, inplace)
+    return _inplace(input, _original(input, inplace) * slope, inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -481,7 +489,7 @@ def _alpha_dropout(input, p, training, inplace, feature):
     alpha = 1.7580993408473766
     a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     b = (keep - 1) * (alpha * a) + alpha * a * p
-    return _inplace(input, input * (keep * a) + b, inplace)
+    return _inplace(input, _original(input, inplace) * (keep * a) + b, inplace)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):

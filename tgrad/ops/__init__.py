@@ -32,10 +32,10 @@ from ..tensor import empty
 
 class Op:
     __slots__ = ("name", "forward", "backward", "node", "inputs", "save", "outputs",
-                 "nondiff_outputs", "view", "once_differentiable", "meta", "variants", "inplace")
+                 "nondiff_outputs", "view", "once_differentiable", "meta", "variants", "inplace", "save_if")
 
     def __init__(self, name, forward, backward=None, node=None, inputs=("self",), save=(), outputs=1,
-                 nondiff_outputs=(), view=False, once_differentiable=False, meta=(), variants=(), inplace=False):
+                 nondiff_outputs=(), view=False, once_differentiable=False, meta=(), variants=(), inplace=False, save_if=None):
         self.name = name
         self.forward = forward
         self.backward = backward
@@ -49,6 +49,9 @@ class Op:
         self.meta = tuple(meta)
         self.variants = tuple(variants)
         self.inplace = inplace
+        # {saved key: predicate(attrs)}: that key is saved only when the call's attrs satisfy it (linear keeps
+        # its output only for a fused activation, so an in-place op on a plain linear's output stays legal)
+        self.save_if = save_if
 
     def __repr__(self):
         return f"Op({self.name!r}, node={self.node!r})"

@@ -337,7 +337,8 @@ def linear_backward(ctx, grad):
 
 
 LINEAR = Op("linear", linear_forward, linear_backward, "AddmmBackward0", inputs=("input", "weight", "bias"),
-            save=("input", "weight", "bias", "result"))
+            save=("input", "weight", "bias", "result"),
+            save_if={"result": lambda attrs: attrs.get("activation") not in (None, "gelu")})
 
 
 def linear_grad_input_forward(grad, weight, v=None, *, activation=None):
@@ -368,7 +369,7 @@ def linear_grad_input_backward(ctx, ggx):
     g, w, v = ctx.saved.get("grad"), ctx.saved.get("weight"), ctx.saved.get("v")
     act = ctx.attrs.get("activation")
     need = ctx.needs_input_grad
-    h = _c("linear", ggx, w) if (need[0] or need[2]) else None
+    h = _c("linear", ggx, w, None) if (need[0] or need[2]) else None
     return (_act_grad(h, v, act, 1) if need[0] else None,
             _c("linear_grad_weight", g, ggx, v, activation=act) if need[1] else None,
             _act_grad(_c("mul", h, g), v, act, 2) if (need[2] and act is not None) else None)

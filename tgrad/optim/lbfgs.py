@@ -227,7 +227,8 @@ class LBFGS(Optimizer):
                 self._add_grad(t, d)
                 if n_iter != max_iter:
                     with enable_grad():
-                        loss = float(closure())
+                        loss = closure()
+                    loss = float(loss)
                     flat_grad = self._gather_flat_grad()
                     opt_cond = flat_grad.abs().max() <= tolerance_grad
                     ls_func_evals = 1
