@@ -49,8 +49,18 @@ def _check_outputs(outputs, fn_name):
     return _as_tuple(outputs, "outputs of the user-provided function", fn_name)
 
 
+def _check_differentiable(outputs, strict):
+    if strict:
+        for i, o in enumerate(outputs):
+            if not o.requires_grad:
+                raise RuntimeError(f"Output {i} of the user-provided function does not require gradients. The outputs "
+                                   "must be computed in a differentiable manner from the input when running in strict "
+                                   "mode.")
+
+
 def _grads(outputs, inputs, grad_outputs, create_graph, strict, retain_graph=None, what="input"):
     """autograd.grad of ``outputs`` w.r.t. ``inputs``; zeros (or, ``strict``, an error) for an unused input."""
+    _check_differentiable(outputs, strict and what == "input")
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     if pairs:
         gs = _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
@@ -161,6 +171,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         is_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
         ins = _prepare(ins, create_graph)
         out_tuple, outs = _check_outputs(func(*ins), "jacobian")
+        _check_differentiable(outs, strict)
         jac = []
         for i, out in enumerate(outs):
             rows = [[] for _ in ins]
