@@ -30,18 +30,18 @@ def f(x):
 
 def test_grad_hessian_and_nesting():
     x = T(X)
-    np.testing.assert_allclose(grad(f)(x).numpy(), f_np_grad(X), rtol=1e-12)
+    np.testing.assert_allclose(grad(f)(x).cpu().numpy(), f_np_grad(X), rtol=1e-12)
     assert grad(f)(x).grad_fn is None and not x.requires_grad          # nothing outside requires grad
-    np.testing.assert_allclose(hessian(f)(x).numpy(), f_np_hess(X), rtol=1e-12)
-    np.testing.assert_allclose(jacrev(grad(f))(x).numpy(), f_np_hess(X), rtol=1e-12)
+    np.testing.assert_allclose(hessian(f)(x).cpu().numpy(), f_np_hess(X), rtol=1e-12)
+    np.testing.assert_allclose(jacrev(grad(f))(x).cpu().numpy(), f_np_hess(X), rtol=1e-12)
     np.testing.assert_allclose(grad(grad(lambda t: t.sin().sum()))(T(1.0)).item(), -np.sin(1.0), rtol=1e-12)
     g, v = grad_and_value(lambda t: (t ** 2).sum())(x)
-    np.testing.assert_allclose(g.numpy(), 2 * X) and np.testing.assert_allclose(v.item(), (X ** 2).sum())
+    np.testing.assert_allclose(g.cpu().numpy(), 2 * X) and np.testing.assert_allclose(v.item(), (X ** 2).sum())
     (ga, gb), aux = grad(lambda a, b: ((a * b).sum(), a + b), argnums=(0, 1), has_aux=True)(x, 2 * x)
-    np.testing.assert_allclose(ga.numpy(), 2 * X) and np.testing.assert_allclose(gb.numpy(), X)
-    np.testing.assert_allclose(aux.numpy(), 3 * X)
+    np.testing.assert_allclose(ga.cpu().numpy(), 2 * X) and np.testing.assert_allclose(gb.cpu().numpy(), X)
+    np.testing.assert_allclose(aux.cpu().numpy(), 3 * X)
     d = grad(lambda p: (p["a"] * p["b"]).sum())({"a": x, "b": 3 * x})
-    np.testing.assert_allclose(d["a"].numpy(), 3 * X) and np.testing.assert_allclose(d["b"].numpy(), X)
+    np.testing.assert_allclose(d["a"].cpu().numpy(), 3 * X) and np.testing.assert_allclose(d["b"].cpu().numpy(), X)
     with pytest.raises(RuntimeError, match="scalar Tensor"):
         grad(lambda t: t * 2)(x)
 
@@ -53,39 +53,39 @@ def test_grad_stays_differentiable_wrt_captured_tensors():
     g = grad(lambda t: (w * t).sum() ** 2)(x)          # g = 2 (w.x) w
     g.sum().backward()
     wx = (np.array([0.5, -1.0, 2.0]) * X).sum()
-    np.testing.assert_allclose(w.grad.numpy(), 2 * X * np.array([0.5, -1.0, 2.0]).sum() + 2 * wx, rtol=1e-12)
+    np.testing.assert_allclose(w.grad.cpu().numpy(), 2 * X * np.array([0.5, -1.0, 2.0]).sum() + 2 * wx, rtol=1e-12)
 
 
 def test_vjp_jvp_jacobians():
     x = T(X)
     out, fn = vjp(tgrad.sin, x)
-    np.testing.assert_allclose(out.numpy(), np.sin(X)) and np.testing.assert_allclose(fn(T([1., 2., 3.]))[0].numpy(),
+    np.testing.assert_allclose(out.cpu().numpy(), np.sin(X)) and np.testing.assert_allclose(fn(T([1., 2., 3.]))[0].cpu().numpy(),
                                                                                          np.cos(X) * [1, 2, 3])
     o, t = jvp(tgrad.sin, (x,), (T([1., 2., 3.]),))
-    np.testing.assert_allclose(t.numpy(), np.cos(X) * [1, 2, 3], rtol=1e-12)
+    np.testing.assert_allclose(t.cpu().numpy(), np.cos(X) * [1, 2, 3], rtol=1e-12)
     J = np.diag(np.cos(X) * X + np.sin(X))
-    np.testing.assert_allclose(jacrev(lambda t: t.sin() * t)(x).numpy(), J, rtol=1e-12)
-    np.testing.assert_allclose(jacfwd(lambda t: t.sin() * t)(x).numpy(), J, rtol=1e-12)
+    np.testing.assert_allclose(jacrev(lambda t: t.sin() * t)(x).cpu().numpy(), J, rtol=1e-12)
+    np.testing.assert_allclose(jacfwd(lambda t: t.sin() * t)(x).cpu().numpy(), J, rtol=1e-12)
     ja, jb = jacrev(lambda a, b: a * b, argnums=(0, 1))(x, x + 1)
-    np.testing.assert_allclose(ja.numpy(), np.diag(X + 1)) and np.testing.assert_allclose(jb.numpy(), np.diag(X))
+    np.testing.assert_allclose(ja.cpu().numpy(), np.diag(X + 1)) and np.testing.assert_allclose(jb.cpu().numpy(), np.diag(X))
 
 
 def test_autograd_functional():
     x, v = T(X), T([1., 2., 3.])
     (j1, j2), (j3, j4) = AF.jacobian(lambda a, b: (a * b, a.exp()), (x, x + 1))
-    np.testing.assert_allclose(j1.numpy(), np.diag(X + 1)) and np.testing.assert_allclose(j2.numpy(), np.diag(X))
-    np.testing.assert_allclose(j3.numpy(), np.diag(np.exp(X))) and np.testing.assert_allclose(j4.numpy(), 0)
+    np.testing.assert_allclose(j1.cpu().numpy(), np.diag(X + 1)) and np.testing.assert_allclose(j2.cpu().numpy(), np.diag(X))
+    np.testing.assert_allclose(j3.cpu().numpy(), np.diag(np.exp(X))) and np.testing.assert_allclose(j4.cpu().numpy(), 0)
     assert AF.jacobian(lambda a: a.exp(), x).shape == (3, 3)
-    np.testing.assert_allclose(AF.hessian(f, x).numpy(), f_np_hess(X), rtol=1e-12)
+    np.testing.assert_allclose(AF.hessian(f, x).cpu().numpy(), f_np_hess(X), rtol=1e-12)
     h = AF.hessian(lambda a, b: (a * a * b).sum(), (x, x))
-    np.testing.assert_allclose(h[0][1].numpy(), np.diag(2 * X)) and np.testing.assert_allclose(h[1][1].numpy(), 0)
+    np.testing.assert_allclose(h[0][1].cpu().numpy(), np.diag(2 * X)) and np.testing.assert_allclose(h[1][1].cpu().numpy(), 0)
     out, r = AF.vjp(lambda a: a ** 3, x, v)
-    np.testing.assert_allclose(r.numpy(), 3 * X ** 2 * [1, 2, 3], rtol=1e-12)
+    np.testing.assert_allclose(r.cpu().numpy(), 3 * X ** 2 * [1, 2, 3], rtol=1e-12)
     out, r = AF.jvp(lambda a: a ** 3, x, v)
-    np.testing.assert_allclose(r.numpy(), 3 * X ** 2 * [1, 2, 3], rtol=1e-12)
+    np.testing.assert_allclose(r.cpu().numpy(), 3 * X ** 2 * [1, 2, 3], rtol=1e-12)
     for fn in (AF.hvp, AF.vhp):
         out, r = fn(f, x, v)
-        np.testing.assert_allclose(r.numpy(), f_np_hess(X) @ [1, 2, 3], rtol=1e-12)
+        np.testing.assert_allclose(r.cpu().numpy(), f_np_hess(X) @ [1, 2, 3], rtol=1e-12)
         assert r.grad_fn is None
     with pytest.raises(RuntimeError, match="independent of input 1"):
         AF.jacobian(lambda a, b: a * 2, (x, x), strict=True)
@@ -108,12 +108,12 @@ def test_vmap_per_sample_grads_and_ensembles():
         ref = tgrad.autograd.grad(tgrad.nn.functional.cross_entropy(model(data[i:i + 1]), targets[i:i + 1]),
                                   list(model.parameters()))
         for r, k in zip(ref, ft):
-            np.testing.assert_allclose(ft[k][i].numpy(), r.numpy(), rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(ft[k][i].cpu().numpy(), r.cpu().numpy(), rtol=1e-5, atol=1e-7)
     assert all(p.grad is None for p in model.parameters())       # the module's own parameters untouched
     a, b = tgrad.randn(4, 3), tgrad.randn(4, 3)
-    np.testing.assert_allclose(vmap(tgrad.dot)(a, b).numpy(), (a.numpy() * b.numpy()).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(vmap(tgrad.dot)(a, b).cpu().numpy(), (a.cpu().numpy() * b.cpu().numpy()).sum(1), rtol=1e-6)
     m = tgrad.arange(6.).reshape(2, 3)
-    np.testing.assert_array_equal(vmap(lambda t: t * 2, in_dims=1, out_dims=1)(m).numpy(), m.numpy() * 2)
+    np.testing.assert_array_equal(vmap(lambda t: t * 2, in_dims=1, out_dims=1)(m).cpu().numpy(), m.cpu().numpy() * 2)
     with pytest.raises(ValueError, match="same size in the mapped dimension"):
         vmap(tgrad.dot)(a, tgrad.randn(5, 3))
     models = [tgrad.nn.Linear(3, 2) for _ in range(4)]
@@ -121,14 +121,14 @@ def test_vmap_per_sample_grads_and_ensembles():
     assert p["weight"].shape == (4, 2, 3) and p["weight"].requires_grad and p["weight"].is_leaf
     x = tgrad.randn(3)
     out = vmap(lambda pp, bb, t: functional_call(models[0], (pp, bb), (t,)), in_dims=(0, 0, None))(p, bufs, x)
-    np.testing.assert_allclose(out[2].detach().numpy(), models[2](x).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out[2].detach().cpu().numpy(), models[2](x).detach().cpu().numpy(), rtol=1e-6)
 
 
 def test_functional_call_restores_and_ties():
     lin = tgrad.nn.Linear(2, 2)
     w0 = lin.weight
     new = {"weight": tgrad.ones(2, 2), "bias": tgrad.zeros(2)}
-    np.testing.assert_array_equal(functional_call(lin, new, (tgrad.tensor([1., 2.]),)).numpy(), [3., 3.])
+    np.testing.assert_array_equal(functional_call(lin, new, (tgrad.tensor([1., 2.]),)).cpu().numpy(), [3., 3.])
     assert lin.weight is w0 and isinstance(lin.weight, tgrad.nn.Parameter)
     with pytest.raises(RuntimeError, match="Missing key"):
         functional_call(lin, {"weight": tgrad.ones(2, 2)}, (tgrad.ones(2),), strict=True)

@@ -8,6 +8,8 @@ import tgrad.nn as nn
 import tgrad.nn.functional as F
 from tgrad.kernels.runtime.launcher import Launch
 
+CPU_ONLY = True     # the cpu replay program's regeneration
+
 
 def _step(model, opt, x, y):
     def step():

@@ -16,6 +16,8 @@ import tgrad as torch
 import tgrad.distributed as dist
 import tgrad.multiprocessing as mp
 
+CPU_ONLY = True     # the gloo backend carries cpu tensors
+
 
 def _free_port():
     with socket.socket() as s:

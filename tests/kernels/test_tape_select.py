@@ -7,6 +7,8 @@ import pytest
 import tgrad
 from tgrad.kernels.runtime.tape_ops import _select
 
+CPU_ONLY = True     # the cpu tape compiler's select
+
 RNG = np.random.default_rng(0)
 
 
