@@ -68,6 +68,6 @@ def test_adadelta_param_groups_use_their_own_hyper_parameters():
     b.grad = tgrad.full((5,), 2.0)
     opt.step()
     # d = sqrt(eps) / sqrt(0.1 * 4 + eps) * 2: the second group moves a quarter as far
-    da, db = 1 - a.detach().numpy(), 1 - b.detach().numpy()
+    da, db = 1 - a.detach().cpu().numpy(), 1 - b.detach().cpu().numpy()
     np.testing.assert_allclose(da, np.sqrt(1e-6) / np.sqrt(0.4 + 1e-6) * 2, rtol=1e-4)     # (1 - p: cancellation)
     np.testing.assert_allclose(db, da / 4, rtol=1e-4)

@@ -26,20 +26,20 @@ def test_swa_is_the_running_mean_and_ema_the_lerp():
     for i in range(4):
         with tgrad.no_grad():
             model.weight.mul_(1.5).add_(0.1 * (i + 1))
-        w = model.weight.detach().numpy().copy()
+        w = model.weight.detach().cpu().numpy().copy()
         snaps.append(w)
         for m in (swa, ema, ema1):
             m.update_parameters(model)
         avg = w if avg is None else _lerp32(avg, w, np.float32(1) / np.float32(i + 1))
         e = w if e is None else _lerp32(e, w, 1 - 0.9)
     assert swa.n_averaged.item() == 4 and swa.n_averaged.dtype is tgrad.int64
-    np.testing.assert_array_equal(swa.module.weight.detach().numpy(), avg)
+    np.testing.assert_array_equal(swa.module.weight.detach().cpu().numpy(), avg)
     np.testing.assert_allclose(avg, np.mean(snaps, 0), rtol=1e-6)
-    np.testing.assert_array_equal(ema.module.weight.detach().numpy(), e)
-    np.testing.assert_allclose(ema1.module.weight.detach().numpy(), e, rtol=1e-6)
+    np.testing.assert_array_equal(ema.module.weight.detach().cpu().numpy(), e)
+    np.testing.assert_allclose(ema1.module.weight.detach().cpu().numpy(), e, rtol=1e-6)
     assert model.weight is not swa.module.weight                    # a deep copy
     assert list(swa.state_dict())[:2] == ["n_averaged", "module.weight"]
-    np.testing.assert_array_equal(swa(tgrad.ones(1, 3)).detach().numpy(), swa.module(tgrad.ones(1, 3)).detach().numpy())
+    np.testing.assert_array_equal(swa(tgrad.ones(1, 3)).detach().cpu().numpy(), swa.module(tgrad.ones(1, 3)).detach().cpu().numpy())
     with pytest.raises(ValueError, match="Invalid decay value 1.5"):
         get_ema_multi_avg_fn(1.5)
 
@@ -72,7 +72,7 @@ def test_update_bn_recomputes_running_stats():
     model.eval()
     update_bn(loader, model)
     assert not model.training and model[1].momentum == 0.3 and model[1].num_batches_tracked.item() == 3
-    h = model[0](x).detach().numpy()
+    h = model[0](x).detach().cpu().numpy()
     means = [h[i:i + 8].mean(0) for i in (0, 8, 16)]
-    np.testing.assert_allclose(model[1].running_mean.numpy(), np.mean(means, 0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model[1].running_mean.cpu().numpy(), np.mean(means, 0), rtol=1e-5, atol=1e-6)
     update_bn(loader, nn.Linear(2, 2))            # no BatchNorm: nothing to do
