@@ -132,15 +132,20 @@ def _scalar_output(outs, fn_name):
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor with a single element.")
 
 
+def _scalar_jacobian(func, inputs, v, create_graph, strict, fn_name):
+    """(is_tuple, inputs, outputs, v, d func / d inputs kept differentiable) of a one-element function."""
+    is_tuple, ins = _as_tuple(inputs, "inputs", fn_name)
+    ins = _prepare(ins, create_graph)
+    _, outs = _check_outputs(func(*ins), fn_name)
+    _scalar_output(outs, fn_name)
+    vs = _fill_v(v, ins, fn_name)
+    return is_tuple, ins, outs, vs, _grads(outs, ins, (outs[0].new_ones(outs[0].shape),), True, strict)
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H): the vector-Hessian product of a scalar function."""
     with enable_grad():
-        is_tuple, ins = _as_tuple(inputs, "inputs", "vhp")
-        ins = _prepare(ins, create_graph)
-        _, outs = _check_outputs(func(*ins), "vhp")
-        _scalar_output(outs, "vhp")
-        vs = _fill_v(v, ins, "vhp")
-        jac = _grads(outs, ins, (outs[0].new_ones(outs[0].shape),), True, strict)
+        is_tuple, ins, outs, vs, jac = _scalar_jacobian(func, inputs, v, create_graph, strict, "vhp")
         res = _grads(jac, ins, vs, create_graph, strict)
     return _post(outs, create_graph)[0], _tuple_postprocess(_post(res, create_graph), is_tuple)
 
@@ -148,12 +153,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v): the Hessian-vector product of a scalar function (double-backward trick)."""
     with enable_grad():
-        is_tuple, ins = _as_tuple(inputs, "inputs", "hvp")
-        ins = _prepare(ins, create_graph)
-        _, outs = _check_outputs(func(*ins), "hvp")
-        _scalar_output(outs, "hvp")
-        vs = _fill_v(v, ins, "hvp")
-        jac = _grads(outs, ins, (outs[0].new_ones(outs[0].shape),), True, strict)
+        is_tuple, ins, outs, vs, jac = _scalar_jacobian(func, inputs, v, create_graph, strict, "hvp")
         us = tuple(x.new_zeros(x.shape).requires_grad_(True) for x in ins)
         dbl = _grads(jac, ins, us, True, strict)
         res = _grads(dbl, us, vs, create_graph, strict)

@@ -202,25 +202,24 @@ def dropout(x, y, mask, p, scale, seed, offset, words=None):
     return y, mask
 
 
-def embedding(w, idx, out, n, D):
+def _row_launch(kernel, n, D, out, args, **constexprs):
+    """Launch a row kernel over ``n`` rows of width ``D`` (ROWS / BLOCK_D tiles per device); returns ``out``."""
     if n == 0 or D == 0:
         return out
     dev = out._storage.launch_device
     rows, bd = row_tiles(n, D, dev)
-    launch(embedding_kernel, (cdiv(n, rows),), dev,
-           [kptr(w), kptr(idx), kptr(out), n, D, w.stride()[0], w.stride()[1]], {"ROWS": rows, "BLOCK_D": bd})
+    launch(kernel, (cdiv(n, rows),), dev, args, dict(constexprs, ROWS=rows, BLOCK_D=bd))
     return out
+
+
+def embedding(w, idx, out, n, D):
+    return _row_launch(embedding_kernel, n, D, out, [kptr(w), kptr(idx), kptr(out), n, D, w.stride()[0],
+                                                     w.stride()[1]])
 
 
 def embedding_backward(g, idx, acc, n, D, padding_idx):
     """acc (zeroed, contiguous (V, D), fp32/fp64) += rows of g scattered by idx."""
-    if n == 0 or D == 0:
-        return acc
-    dev = acc._storage.launch_device
-    rows, bd = row_tiles(n, D, dev)
-    launch(embedding_backward_kernel, (cdiv(n, rows),), dev,
-           [kptr(g), kptr(idx), kptr(acc), n, D, int(padding_idx)], {"ROWS": rows, "BLOCK_D": bd})
-    return acc
+    return _row_launch(embedding_backward_kernel, n, D, acc, [kptr(g), kptr(idx), kptr(acc), n, D, int(padding_idx)])
 
 
 def offset2bag(offsets, bag, n, nb):
@@ -236,68 +235,41 @@ def offset2bag(offsets, bag, n, nb):
 
 def embedding_bag(w, idx, bag, psw, acc, cnt, n, nb, padding_idx, mode_max):
     """acc (nb, D) += the rows of each bag (scaled by psw), or their max (acc filled with -inf); cnt (nb,)
-    += the rows counted."""
+    += the rows counted (also for D = 0)."""
     D = w.shape[1]
-    if n == 0:
-        return acc
-    dev = acc._storage.launch_device
-    rows, bd = row_tiles(n, max(D, 1), dev)
-    launch(embedding_bag_kernel, (cdiv(n, rows),), dev,
-           [kptr(w), kptr(idx), kptr(bag), kptr(psw if psw is not None else idx), kptr(acc), kptr(cnt), n, D,
-            w.stride()[0], w.stride()[1], int(padding_idx), nb],
-           {"PSW": psw is not None, "MAX": bool(mode_max), "ROWS": rows, "BLOCK_D": bd})
-    return acc
+    return _row_launch(embedding_bag_kernel, n, max(D, 1), acc,
+                       [kptr(w), kptr(idx), kptr(bag), kptr(psw if psw is not None else idx), kptr(acc), kptr(cnt), n,
+                        D, w.stride()[0], w.stride()[1], int(padding_idx), nb], PSW=psw is not None, MAX=bool(mode_max))
 
 
 def embedding_bag_argmax(w, idx, bag, acc, pos, n, nb, padding_idx):
     """pos (nb, D), filled with n: the first position i of each bag's maximum per column."""
     D = w.shape[1]
-    if n == 0 or D == 0:
-        return pos
-    dev = acc._storage.launch_device
-    rows, bd = row_tiles(n, D, dev)
-    launch(embedding_bag_argmax_kernel, (cdiv(n, rows),), dev,
-           [kptr(w), kptr(idx), kptr(bag), kptr(acc), kptr(pos), n, D, w.stride()[0], w.stride()[1],
-            int(padding_idx), nb], {"ROWS": rows, "BLOCK_D": bd})
-    return pos
+    return _row_launch(embedding_bag_argmax_kernel, n, D, pos,
+                       [kptr(w), kptr(idx), kptr(bag), kptr(acc), kptr(pos), n, D, w.stride()[0], w.stride()[1],
+                        int(padding_idx), nb])
 
 
 def embedding_bag_finish(acc, cnt, pos, idx, out, mi, nb, mode):
     """out (nb, D) from the bags' sums / maxima ``acc``: mode 0 sum, 1 mean, 2 max (also mi, the max rows)."""
     D = out.shape[1]
-    if nb == 0 or D == 0:
-        return out
-    dev = out._storage.launch_device
-    rows, bd = row_tiles(nb, D, dev)
-    launch(embedding_bag_finish_kernel, (cdiv(nb, rows),), dev,
-           [kptr(acc), kptr(cnt), kptr(pos if pos is not None else cnt), kptr(idx), kptr(out),
-            kptr(mi if mi is not None else cnt), nb, D], {"MODE": int(mode), "ROWS": rows, "BLOCK_D": bd})
-    return out
+    return _row_launch(embedding_bag_finish_kernel, nb, D, out,
+                       [kptr(acc), kptr(cnt), kptr(pos if pos is not None else cnt), kptr(idx), kptr(out),
+                        kptr(mi if mi is not None else cnt), nb, D], MODE=int(mode))
 
 
 def embedding_bag_backward(g, idx, bag, psw, cnt, acc, n, nb, padding_idx, mean):
     """acc (V, D), zeroed, += each bag's gradient row at its indices (scaled by psw, or 1 / cnt for mean)."""
     D = acc.shape[1]
-    if n == 0 or D == 0:
-        return acc
-    dev = acc._storage.launch_device
-    rows, bd = row_tiles(n, D, dev)
-    launch(embedding_bag_backward_kernel, (cdiv(n, rows),), dev,
-           [kptr(g), kptr(idx), kptr(bag), kptr(psw if psw is not None else idx), kptr(cnt), kptr(acc), n, D,
-            int(padding_idx), nb], {"PSW": psw is not None, "MEAN": bool(mean), "ROWS": rows, "BLOCK_D": bd})
-    return acc
+    return _row_launch(embedding_bag_backward_kernel, n, D, acc,
+                       [kptr(g), kptr(idx), kptr(bag), kptr(psw if psw is not None else idx), kptr(cnt), kptr(acc), n,
+                        D, int(padding_idx), nb], PSW=psw is not None, MEAN=bool(mean))
 
 
 def embedding_bag_max_backward(g, pos, acc, nb):
     """acc (V, D), zeroed, += g[b, d] at row pos[b, d] (the max rows; pos < 0: an empty bag)."""
     D = acc.shape[1]
-    if nb == 0 or D == 0:
-        return acc
-    dev = acc._storage.launch_device
-    rows, bd = row_tiles(nb, D, dev)
-    launch(embedding_bag_max_backward_kernel, (cdiv(nb, rows),), dev, [kptr(g), kptr(pos), kptr(acc), nb, D],
-           {"ROWS": rows, "BLOCK_D": bd})
-    return acc
+    return _row_launch(embedding_bag_max_backward_kernel, nb, D, acc, [kptr(g), kptr(pos), kptr(acc), nb, D])
 
 
 def one_hot(x, out, C):

@@ -120,6 +120,16 @@ def launch_spec(kernel, args, constexprs):
     return jit_spec(kernel, args, constexprs)
 
 
+def _run_tape(tape, dyn):
+    """Replay a compiled cpu tape under the launch's floating-point error state (numpy's, cached per state)."""
+    outer, c = _FP_STATE.get(), host_state.fp_cache
+    tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+    try:
+        tape(*dyn)
+    finally:
+        _FP_STATE.reset(tok)
+
+
 class Launch:
     """``kernel[grid](*args, **constexprs)`` on ``device`` with all but its dynamic arguments fixed.
 
@@ -154,12 +164,7 @@ class Launch:
             # the common cpu launch, a replayed tape, tested first (host time per op)
             if len(dyn) < self.ndyn:
                 dyn += self.dyn[len(dyn):]
-            outer, c = _FP_STATE.get(), host_state.fp_cache
-            tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
-            try:
-                tape(*dyn)
-            finally:
-                _FP_STATE.reset(tok)
+            _run_tape(tape, dyn)
             return
         if COUNTER.enabled:
             COUNTER.add(self.kernel.__name__)
@@ -186,12 +191,7 @@ class Launch:
             if hit is not None and hit[0] is self.kernel:
                 tape = self.tape = hit[1]
         if tape is not None and EXECUTOR == "trace":
-            outer, c = _FP_STATE.get(), host_state.fp_cache
-            tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
-            try:
-                tape(*dyn)
-            finally:
-                _FP_STATE.reset(tok)
+            _run_tape(tape, dyn)
             return
         _launch(self.kernel, self.grid, self.device, self.bind(dyn), self.constexprs)
 
