@@ -30,24 +30,133 @@ def _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE: tl.constexpr, ROWS: tl.const
     return mean, 1.0 / tl.sqrt(acc / K + eps)
 
 
+# ------------------------------------------------------------------ ATen's cpu float32 row moments
+@triton.jit
+def _moments_add(na, m1a, m2a, nb, m1b, m2b):
+    """AddMomentsVec: moments (count na, mean m1a, m2 m2a) merged into (nb, m1b, m2b); float32 counts."""
+    n = nb + na
+    c = na / tl.where(n == 0, 1.0, n)
+    delta = m1a - m1b
+    return n, m1b + c * delta, tl.fma(delta, delta * c * nb, m2b + m2a)
+
+
+@triton.jit
+def _pairs(v, A: tl.constexpr, T: tl.constexpr, W: tl.constexpr):
+    """v[:, 0::2], v[:, 1::2] of v [A, T, W]."""
+    return tl.split(tl.permute(tl.reshape(v, [A, T // 2, 2, W]), [0, 1, 3, 2]))
+
+
+@triton.jit
+def _first_half(v, A: tl.constexpr, T: tl.constexpr, W: tl.constexpr):
+    """[A, T, W]: v [A, T / 2, W] then zeros."""
+    return tl.reshape(tl.permute(tl.join(v, tl.zeros_like(v)), [0, 3, 1, 2]), [A, T, W])
+
+
+@triton.jit
+def _aten_row_moments(x_ptr, rows, rmask, K: tl.constexpr, NV: tl.constexpr, NC: tl.constexpr, DEPTH: tl.constexpr,
+                      BG: tl.constexpr, LEVELS: tl.constexpr, ROWS: tl.constexpr):
+    """(mean, biased var) [ROWS] of contiguous float32 rows of K elements in ATen's cpu order (RowwiseMoments,
+    tgrad/testing/aten_moments.py): NV 8-lane vectors, Welford over NC chunks of 16, the chunks merged by a
+    binary cascade of DEPTH levels (BG = 2^LEVELS >= NC chunks a block), the scalar tail, then the 8 lanes."""
+    R: tl.constexpr = ROWS
+    g = tl.arange(0, BG)[None, :, None]
+    ln = tl.arange(0, 8)[None, None, :]
+    base = rows[:, None, None] * K
+    m1 = tl.zeros([R, BG, 8], tl.float32)
+    m2 = tl.zeros([R, BG, 8], tl.float32)
+    one = tl.full([1, 1, 1], 1.0, tl.float32)
+    for j in tl.static_range(16):                      # Welford inside the chunks, all chunks at once
+        v = g * 16 + j
+        ok = v < NV
+        x = tl.load(x_ptr + base + v * 8 + ln, mask=rmask[:, None, None] & ok, other=0.0).to(tl.float32)
+        d = x - m1
+        n1 = tl.fma(d, one / (j + 1), m1)
+        m2 = tl.where(ok, tl.fma(d, x - n1, m2), m2)
+        m1 = tl.where(ok, n1, m1)
+    cnt = tl.minimum(tl.maximum(NV - g * 16, 0), 16).to(tl.float32)          # [1, BG, 1]
+    an = tl.zeros([1, 1], tl.float32)                 # the cascade's result
+    a1 = tl.zeros([R, 8], tl.float32)
+    a2 = tl.zeros([R, 8], tl.float32)
+    for lv in tl.static_range(LEVELS + 1):            # level lv: node t = chunks t 2^lv .. (t + 1) 2^lv - 1
+        t = -1                                        # the node joining the result at this level
+        if DEPTH == 1:
+            if lv == NC - 1:
+                t = 0
+        elif lv == 0:
+            if NC % 2 == 1:
+                t = NC - 1
+        elif lv < DEPTH - 1:
+            if (NC >> lv) % 2 == 1:
+                t = (NC >> lv) - 1
+        elif lv == DEPTH - 1:
+            if NC < (1 << DEPTH):
+                t = 0
+        elif lv == DEPTH:
+            if NC == (1 << DEPTH):
+                t = 0
+        if t >= 0:
+            sel = g == t
+            an, a1, a2 = _moments_add(tl.sum(tl.where(sel, cnt, 0.0), axis=1), tl.sum(tl.where(sel, m1, 0.0), axis=1),
+                                      tl.sum(tl.where(sel, m2, 0.0), axis=1), an, a1, a2)
+        if lv < LEVELS:                               # pairs: the right node merged into the left
+            cl, cr = _pairs(cnt, 1, BG, 1)
+            l1, r1 = _pairs(m1, R, BG, 8)
+            l2, r2 = _pairs(m2, R, BG, 8)
+            cn, n1, n2 = _moments_add(cr, r1, r2, cl, l1, l2)
+            cnt = _first_half(cn, 1, BG, 1)
+            m1 = _first_half(n1, R, BG, 8)
+            m2 = _first_half(n2, R, BG, 8)
+    s0 = tl.zeros([R], tl.float32)                    # the scalar tail: plain Welford steps
+    s1 = tl.zeros([R], tl.float32)
+    s2 = tl.zeros([R], tl.float32)
+    for i in tl.static_range(K - NV * 8):
+        x = tl.load(x_ptr + rows * K + NV * 8 + i, mask=rmask, other=0.0).to(tl.float32)
+        d = x - s1
+        s0 += 1.0
+        s1 = s1 + d / s0
+        s2 = s2 + d * (x - s1)
+    nv = tl.full([R], NV, tl.float32)
+    lane = tl.arange(0, 8)[None, :]
+    for i in tl.static_range(8):                      # AddMoments of each lane into the tail's moments
+        b1 = tl.sum(tl.where(lane == i, a1, 0.0), axis=1)
+        b2 = tl.sum(tl.where(lane == i, a2, 0.0), axis=1)
+        n = s0 + nv
+        c = nv / tl.where(n == 0, 1.0, n)
+        delta = b1 - s1
+        s1 = tl.fma(c, delta, s1)
+        s2 = s2 + tl.fma(delta * delta * c, s0, b2)
+        s0 = n
+    return s1, s2 / K
+
+
 @triton.jit
 def layer_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, K, eps_hi, eps_lo,
                       HAS_W: tl.constexpr, HAS_B: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
-                      BLOCK_K: tl.constexpr):
-    """y[m, k] = (x[m, k] - mean[m]) * rstd[m] * w[k] + b[k]; x, y contiguous (M, K)."""
+                      BLOCK_K: tl.constexpr, ATEN: tl.constexpr = False, KC: tl.constexpr = 0, NV: tl.constexpr = 0,
+                      NC: tl.constexpr = 0, DEPTH: tl.constexpr = 0, BG: tl.constexpr = 1, LEVELS: tl.constexpr = 0):
+    """y[m, k] = (x[m, k] - mean[m]) * rstd[m] * w[k] + b[k]; x, y contiguous (M, K).  ATEN (float32, K = KC):
+    mean and variance in ATen's cpu order (``_aten_row_moments``), the affine step one fma."""
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
-    mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
+    if ATEN:
+        mean, var = _aten_row_moments(x_ptr, rows, rmask, KC, NV, NC, DEPTH, BG, LEVELS, ROWS)
+        rstd = 1.0 / tl.sqrt(var + eps)
+    else:
+        mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
         x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
         y = (x - mean[:, None]) * rstd[:, None]
-        if HAS_W:
-            y = y * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
-        if HAS_B:
-            y = y + tl.load(b_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
+        if ATEN and HAS_W and HAS_B:
+            y = tl.fma(y, tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :],
+                       tl.load(b_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :])
+        else:
+            if HAS_W:
+                y = y * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
+            if HAS_B:
+                y = y + tl.load(b_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
         cast_store(y_ptr + rows[:, None] * K + cols[None, :], y, m)
 
 
@@ -85,17 +194,32 @@ def layer_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, M, K, eps_hi, eps_l
                    rstd[:, None] * (h - a[:, None] - xh * b[:, None]), m)
 
 
+def aten_moments_plan(K, device):
+    """Constexprs of ``_aten_row_moments`` for rows of K float32 elements, None past 2^17 elements (2^13 on a GPU):
+    KC = K, NV vectors, NC chunks, the cascade's DEPTH (ATen's CeilLog2), BG = 2^LEVELS >= NC."""
+    if K == 0 or K > (8192 if gpu_blocks(device) else 131072):
+        return None
+    nv = K // 8
+    nc = cdiv(nv, 16)
+    bg = next_pow2(max(nc, 1))
+    return {"KC": K, "NV": nv, "NC": nc, "DEPTH": 1 if nc <= 2 else (nc - 1).bit_length(), "BG": bg,
+            "LEVELS": bg.bit_length() - 1}
+
+
 def layer_norm(x, w, b, y, M, K, eps):
-    """y = layer_norm of the contiguous (M, K) x (w, b: (K,) or None)."""
+    """y = layer_norm of the contiguous (M, K) x (w, b: (K,) or None); float32 rows in ATen's cpu order."""
     if M == 0:
         return y
     dev = y._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
+    plan = aten_moments_plan(K, dev) if y.dtype.name == "float32" else None
+    if plan is not None:
+        rows = min(rows, max(1, 65536 // (plan["BG"] * 8 * 4)))
     launch(layer_norm_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x), kptr(y), M, K,
             *split64(eps)],
            {"HAS_W": w is not None, "HAS_B": b is not None, "COMPUTE": compute_type(y.dtype), "ROWS": rows,
-            "BLOCK_K": bk})
+            "BLOCK_K": bk, **({"ATEN": True, **plan} if plan is not None else {})})
     return y
 
 
