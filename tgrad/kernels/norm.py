@@ -53,6 +53,19 @@ def _first_half(v, A: tl.constexpr, T: tl.constexpr, W: tl.constexpr):
 
 
 @triton.jit
+def _lanes8(v, R: tl.constexpr):
+    """The 8 columns [R] of v [R, 8]."""
+    a, b = _pairs(tl.reshape(v, [R, 8, 1]), R, 8, 1)         # columns 0, 2, 4, 6 and 1, 3, 5, 7
+    a0, a1 = _pairs(tl.reshape(a, [R, 4, 1]), R, 4, 1)
+    b0, b1 = _pairs(tl.reshape(b, [R, 4, 1]), R, 4, 1)
+    c0, c4 = tl.split(tl.reshape(a0, [R, 2]))
+    c2, c6 = tl.split(tl.reshape(a1, [R, 2]))
+    c1, c5 = tl.split(tl.reshape(b0, [R, 2]))
+    c3, c7 = tl.split(tl.reshape(b1, [R, 2]))
+    return c0, c1, c2, c3, c4, c5, c6, c7
+
+
+@triton.jit
 def _aten_row_moments(x_ptr, rows, rmask, K: tl.constexpr, NV: tl.constexpr, NC: tl.constexpr, DEPTH: tl.constexpr,
                       BG: tl.constexpr, LEVELS: tl.constexpr, ROWS: tl.constexpr):
     """(mean, biased var) [ROWS] of contiguous float32 rows of K elements in ATen's cpu order (RowwiseMoments,
@@ -66,13 +79,23 @@ def _aten_row_moments(x_ptr, rows, rmask, K: tl.constexpr, NV: tl.constexpr, NC:
     m2 = tl.zeros([R, BG, 8], tl.float32)
     one = tl.full([1, 1, 1], 1.0, tl.float32)
     for j in tl.static_range(16):                      # Welford inside the chunks, all chunks at once
-        v = g * 16 + j
-        ok = v < NV
-        x = tl.load(x_ptr + base + v * 8 + ln, mask=rmask[:, None, None] & ok, other=0.0).to(tl.float32)
-        d = x - m1
-        n1 = tl.fma(d, one / (j + 1), m1)
-        m2 = tl.where(ok, tl.fma(d, x - n1, m2), m2)
-        m1 = tl.where(ok, n1, m1)
+        if j < NV:
+            v = g * 16 + j
+            if (BG - 1) * 16 + j < NV:
+                x = tl.load(x_ptr + base + v * 8 + ln, mask=rmask[:, None, None], other=0.0).to(tl.float32)
+            else:
+                x = tl.load(x_ptr + base + v * 8 + ln, mask=rmask[:, None, None] & (v < NV), other=0.0)
+                x = x.to(tl.float32)
+            d = x - m1
+            n1 = tl.fma(d, one / (j + 1), m1)
+            n2 = tl.fma(d, x - n1, m2)
+            if j < NV - (NC - 1) * 16:                 # a step of every chunk (padding chunks stay 0)
+                m1 = n1
+                m2 = n2
+            else:                                      # past the last chunk's end
+                ok = v < NV
+                m1 = tl.where(ok, n1, m1)
+                m2 = tl.where(ok, n2, m2)
     cnt = tl.minimum(tl.maximum(NV - g * 16, 0), 16).to(tl.float32)          # [1, BG, 1]
     an = tl.zeros([1, 1], tl.float32)                 # the cascade's result
     a1 = tl.zeros([R, 8], tl.float32)
@@ -106,26 +129,20 @@ def _aten_row_moments(x_ptr, rows, rmask, K: tl.constexpr, NV: tl.constexpr, NC:
             cnt = _first_half(cn, 1, BG, 1)
             m1 = _first_half(n1, R, BG, 8)
             m2 = _first_half(n2, R, BG, 8)
-    s0 = tl.zeros([R], tl.float32)                    # the scalar tail: plain Welford steps
-    s1 = tl.zeros([R], tl.float32)
+    s1 = tl.zeros([R], tl.float32)                    # the scalar tail: plain Welford steps
     s2 = tl.zeros([R], tl.float32)
     for i in tl.static_range(K - NV * 8):
         x = tl.load(x_ptr + rows * K + NV * 8 + i, mask=rmask, other=0.0).to(tl.float32)
         d = x - s1
-        s0 += 1.0
-        s1 = s1 + d / s0
+        s1 = s1 + d / (i + 1.0)
         s2 = s2 + d * (x - s1)
-    nv = tl.full([R], NV, tl.float32)
-    lane = tl.arange(0, 8)[None, :]
+    b1 = _lanes8(a1, R)
+    b2 = _lanes8(a2, R)
     for i in tl.static_range(8):                      # AddMoments of each lane into the tail's moments
-        b1 = tl.sum(tl.where(lane == i, a1, 0.0), axis=1)
-        b2 = tl.sum(tl.where(lane == i, a2, 0.0), axis=1)
-        n = s0 + nv
-        c = nv / tl.where(n == 0, 1.0, n)
-        delta = b1 - s1
-        s1 = tl.fma(c, delta, s1)
-        s2 = s2 + tl.fma(delta * delta * c, s0, b2)
-        s0 = n
+        delta = b1[i] - s1
+        c = NV / (K - NV * 8 + (i + 1) * NV)          # exact: float32 counts < 2^24, a correctly rounded quotient
+        s1 = tl.fma(delta, c, s1)
+        s2 = s2 + tl.fma(delta * delta * c, (K - NV * 8 + i * NV) * 1.0, b2[i])
     return s1, s2 / K
 
 
