@@ -108,29 +108,33 @@ def extremum_rows_kernel(x_ptr, out_ptr, idx_ptr, M, M2, K, stride_m1, stride_m2
 
 
 @triton.jit
-def centered_rows_kernel(x_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_k, dof,
-                         OP: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
-    """Two passes over each row of a strided (M, K) view: c = max (LSE) / mean (VAR, STD), then
-    out[m] = log sum exp(x - c) + c, or sum (x - c)^2 / dof (its sqrt for STD).  out holds M elements."""
+def centered_rows_kernel(x_ptr, out_ptr, c_ptr, M, M2, K, stride_m1, stride_m2, stride_k, dof,
+                         OP: tl.constexpr, HAS_C: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
+                         BLOCK_K: tl.constexpr):
+    """Two passes over each row of a strided (M, K) view: c = max (LSE) / mean (VAR, STD; HAS_C: c[m] given),
+    then out[m] = log sum exp(x - c) + c, or sum (x - c)^2 / dof (its sqrt for STD).  out holds M elements."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     base = _row_base(rows, M2, stride_m1, stride_m2)
-    acc = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
-    if OP == LSE:
-        acc += float("-inf")
-    for k0 in range(0, K, BLOCK_K):
-        cols = k0 + tl.arange(0, BLOCK_K)
-        m = rmask[:, None] & (cols[None, :] < K)
-        x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
-        if OP == LSE:
-            acc = tl.maximum(acc, tl.where(m, x, float("-inf")))
-        else:
-            acc += x
-    if OP == LSE:
-        c = tl.max(acc, axis=1)
-        c = tl.where((c == float("inf")) | (c == float("-inf")), 0.0, c)
+    if HAS_C:
+        c = tl.load(c_ptr + rows, mask=rmask, other=0).to(COMPUTE)
     else:
-        c = tl.sum(acc, axis=1) / K
+        acc = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
+        if OP == LSE:
+            acc += float("-inf")
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + base[:, None] + cols[None, :] * stride_k, mask=m, other=0).to(COMPUTE)
+            if OP == LSE:
+                acc = tl.maximum(acc, tl.where(m, x, float("-inf")))
+            else:
+                acc += x
+        if OP == LSE:
+            c = tl.max(acc, axis=1)
+            c = tl.where((c == float("inf")) | (c == float("-inf")), 0.0, c)
+        else:
+            c = tl.sum(acc, axis=1) / K
     acc2 = tl.zeros([ROWS, BLOCK_K], dtype=COMPUTE)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
@@ -514,25 +518,28 @@ def _fill_value(op, dt):
 _SITES = Sites()   # reduce_rows' launch key -> Launch
 
 
-def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0)):
+def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0), center=None):
     """out[m] (contiguous, M elements) = reduction ``op`` of row m of x's (M, K) view.
 
     geom = (M, M2, K, stride_m1, stride_m2, stride_k); ``idx``: int64 arg-index output (max/min).
     ``p``: norm order (normp) or degrees of freedom (var/std).  ``y`` (op "sum" only): sum x * y instead,
     y's view having strides ``ystrides`` = (stride_m1, stride_m2, stride_k) in the same (M, K) rows.
-    Extrema run ``extremum_rows_kernel``, logsumexp/var/std ``centered_rows_kernel``, the rest
-    ``accumulate_rows_kernel``.
+    Extrema run ``extremum_rows_kernel``, logsumexp/var/std ``centered_rows_kernel`` (``center``: the rows'
+    means given, M elements), the rest ``accumulate_rows_kernel``.  On cpu var/std of float32 sum in float64
+    (ATen's cpu var/std accumulate in double: the float32 results are the float64 ones rounded).
     """
     if geom[0] == 0:
         return out
     dev = out._storage.launch_device
     key = (op, geom, x.dtype, out.dtype, None if idx is None else idx.dtype, dev, T.FORCE_GPU_BLOCKS,
-           None if y is None else (y.dtype, ystrides))
+           None if y is None else (y.dtype, ystrides), center is not None)
     site = _SITES.get(key)
     if site is None:
         M, M2, K, s1, s2, sk = geom
         rows, bk = row_blocks(M, K, dev)
         compute = compute_type(out.dtype if op in ("sum", "mean", "prod", "logsumexp") else x.dtype)
+        if op in ("var", "std") and not gpu_blocks(dev):
+            compute = tl.float64
         blocks = {"COMPUTE": compute, "ROWS": rows, "BLOCK_K": bk}
         if op in EXTREMUM:
             fill = _fill_value(op, x.dtype)
@@ -545,7 +552,8 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0)):
                            **blocks})
         elif op in CENTERED:
             site = Launch(centered_rows_kernel, (cdiv(M, rows),), dev,
-                          [kptr(x), kptr(out), M, M2, K, s1, s2, sk, 0.0], {"OP": CENTERED[op], **blocks})
+                          [kptr(x), kptr(out), kptr(center if center is not None else out), M, M2, K, s1, s2, sk,
+                           0.0], {"OP": CENTERED[op], "HAS_C": center is not None, **blocks})
         else:
             site = Launch(accumulate_rows_kernel, (cdiv(M, rows),), dev,
                           [kptr(x), kptr(out), kptr(y if y is not None else x), M, M2, K, s1, s2, sk, 0.0,
@@ -556,7 +564,7 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0)):
     if op in EXTREMUM:
         site(xptr, optr, idx.data_ptr() if idx is not None else optr)     # fill: as given above
     elif op in CENTERED:
-        site(xptr, optr, float(p))
+        site(xptr, optr, center.data_ptr() if center is not None else optr, float(p))
     else:
         site(xptr, optr, y.data_ptr() if y is not None else xptr, float(p))
     return out

@@ -113,7 +113,7 @@ def _cascade_sum(x, geom, out, plan, mean=False, div=None, y=None, ystrides=(0, 
     return K.cascade_sum(x, geom, out, plan, mean, split, partials, div, y, ystrides)
 
 
-def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None, div=None):
+def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None, div=None, center=None):
     shape = reduced_shape(x._shape, dims, keepdim) if shape is None else shape
     device = x._storage.device
     out = empty(shape, out_dtype, device)
@@ -129,7 +129,7 @@ def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None
         return _cascade_sum(xb, geom, out, plan, op == "mean", div)
     if div is not None:             # rows too long for the cascade: the sum, then the division
         return call("div", K.reduce_rows("sum", xb, geom, out), div)
-    K.reduce_rows(op, xb, geom, out, idx, p)
+    K.reduce_rows(op, xb, geom, out, idx, p, center=center)
     return (out, idx) if with_index else out
 
 
@@ -310,6 +310,13 @@ def _var(name, self, dim, keepdim, correction, unbiased):
     dof = _numel(self.shape, dims) - _correction(correction, unbiased)
     if _numel(self.shape, dims) == 0:
         return KE.fill(empty(reduced_shape(self.shape, dims, keepdim), self.dtype, self.device), float("nan"))
+    shape = reduced_shape(self.shape, dims, keepdim)
+    if self.device.type == "cpu" and _numel(shape, range(len(shape))) == 1 and self.dim():
+        # ATen's cpu all-reduce (std_var_all_cpu): the mean first (a float sum, divided), then the squares
+        every = tuple(range(self.dim()))
+        dof = self.numel() - _correction(correction, unbiased)
+        mean = _reduce("mean", self, every, False, self.dtype)
+        return _reduce(name, self, every, False, self.dtype, p=float(max(dof, 0)), shape=shape, center=mean)
     return _reduce(name, self, dims, keepdim, self.dtype, p=float(max(dof, 0)))
 
 
@@ -329,20 +336,27 @@ def _var_parts(ctx):
     return x, shape, dims, keepdim, dof, x - x.mean(dim=dims, keepdim=True)
 
 
+def _var_grad(g, dof, centered):
+    """(2 / (N - correction)) g (x - mean), multiplied in ATen's order (var_backward)."""
+    return (g * (2.0 / dof if dof > 0 else float("inf"))) * centered
+
+
 def var_backward(ctx, grad):
     """d var / dx = 2 (x - mean) / (N - correction)."""
     x, shape, dims, keepdim, dof, centered = _var_parts(ctx)
-    return (_expand_grad(grad, shape, dims, keepdim) * centered * (2.0 / dof if dof > 0 else float("inf")),)
+    return (_var_grad(_expand_grad(grad, shape, dims, keepdim), dof, centered),)
 
 
 VAR = Op("var", var_forward, var_backward, "VarBackward0", save=("self",), variants=("method", "function"))
 
 
 def std_backward(ctx, grad):
-    """d std / dx = (x - mean) / ((N - correction) std); 0 where std == 0 (like PyTorch)."""
+    """d std / dx = (x - mean) / ((N - correction) std): var's gradient of grad / (2 std), 0 where std == 0 (like
+    PyTorch's std_backward)."""
     x, shape, dims, keepdim, dof, centered = _var_parts(ctx)
     std = _expand_grad(ctx.saved["result"], shape, dims, keepdim)
-    return ((_expand_grad(grad, shape, dims, keepdim) / (std * dof)).masked_fill(std == 0, 0) * centered,)
+    g = (_expand_grad(grad, shape, dims, keepdim) / (std * 2)).masked_fill(std == 0, 0)
+    return (_var_grad(g, dof, centered),)
 
 
 STD = Op("std", std_forward, std_backward, "StdBackward0", save=("self", "result"), variants=("method", "function"))
