@@ -278,46 +278,127 @@ def _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE: tl.constexpr, BLOCK_C: tl.
 
 
 @triton.jit
+def _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, CH, THREADS: tl.constexpr, BLOCK_C: tl.constexpr,
+                        BLOCK: tl.constexpr):
+    """(mean, var_sum) float32 (BLOCK_C,) of channels c as ATen's cpu batch_norm_cpu_collect_stats: L > 1 sums
+    in double (the float (x - mean)^2 added); L == 1 (rows of an (N, C) matrix) THREADS float partial sums over
+    CH rows each (NT of them, THREADS >= NT a power of 2), left to right (the squares by fma), added in double."""
+    if L > 1:
+        acc = tl.zeros([BLOCK_C, BLOCK], tl.float64)
+        for j0 in range(0, n, BLOCK):
+            j = j0 + tl.arange(0, BLOCK).to(tl.int64)
+            m = cmask[:, None] & (j < n)[None, :]
+            acc += tl.load(x_ptr + _channel_offsets(j, c, C, L), mask=m, other=0.0).to(tl.float64)
+        mean = (tl.sum(acc, axis=1) / n).to(tl.float32)
+        acc = tl.zeros([BLOCK_C, BLOCK], tl.float64)
+        for j0 in range(0, n, BLOCK):
+            j = j0 + tl.arange(0, BLOCK).to(tl.int64)
+            m = cmask[:, None] & (j < n)[None, :]
+            d = tl.load(x_ptr + _channel_offsets(j, c, C, L), mask=m, other=0.0).to(tl.float32) - mean[:, None]
+            acc += tl.where(m, d * d, 0.0).to(tl.float64)
+        var_sum = tl.sum(acc, axis=1).to(tl.float32)
+    else:
+        t = tl.arange(0, THREADS).to(tl.int64)[:, None]
+        m0 = cmask[None, :]
+        buf = tl.zeros([THREADS, BLOCK_C], tl.float32)
+        for i in range(0, CH):
+            r = t * CH + i
+            buf += tl.load(x_ptr + r * C + c[None, :], mask=m0 & (r < N), other=0.0).to(tl.float32)
+        mean = (_fold_threads(buf, THREADS, BLOCK_C) / N).to(tl.float32)
+        buf = tl.zeros([THREADS, BLOCK_C], tl.float32)
+        for i in range(0, CH):
+            r = t * CH + i
+            d = tl.load(x_ptr + r * C + c[None, :], mask=m0 & (r < N), other=0.0).to(tl.float32) - mean[None, :]
+            buf = tl.where(r < N, tl.fma(d, d, buf), buf)
+        var_sum = _fold_threads(buf, THREADS, BLOCK_C).to(tl.float32)
+    return mean, var_sum
+
+
+@triton.jit
+def _fold_threads(buf, THREADS: tl.constexpr, BLOCK_C: tl.constexpr):
+    """0 + buf[0] + buf[1] + ... in float64, left to right: buf [THREADS, BLOCK_C]."""
+    acc = tl.zeros([BLOCK_C], tl.float64)
+    t = tl.arange(0, THREADS)[:, None]
+    for i in tl.static_range(THREADS):
+        acc += tl.sum(tl.where(t == i, buf, 0.0), axis=0).to(tl.float64)
+    return acc
+
+
+@triton.jit
 def batch_norm_kernel(x_ptr, w_ptr, b_ptr, rm_ptr, rv_ptr, y_ptr, C, L, n, mom_hi, mom_lo, eps_hi, eps_lo,
                       TRAINING: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RUN: tl.constexpr,
-                      COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr):
+                      COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr, ATEN: tl.constexpr = False,
+                      NT: tl.constexpr = 1, THREADS: tl.constexpr = 1):
     """y = (x - mean_c) * rstd_c * w_c + b_c for channels c = program id * BLOCK_C + (0 .. BLOCK_C); x, y
     contiguous (N, C, L).
 
     TRAINING: batch statistics, and running stats (if any) <- (1 - momentum) * running + momentum * batch
-    (unbiased variance); else the running statistics.
+    (unbiased variance); else the running statistics.  ATEN (float32): ATen's cpu order (``_aten_channel_stats``,
+    the inverse std and the running variance in double, y = fma(x, alpha, fma(-mean, alpha, b)), alpha = rstd w).
     """
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
     c = tl.program_id(0).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = c < C
-    if TRAINING:
-        mean, var = _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE, BLOCK_C, BLOCK)
-        if HAS_RUN:
-            momentum = tl.cast(mom_hi, COMPUTE) + tl.cast(mom_lo, COMPUTE)
-            rm = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
-            rv = tl.load(rv_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
-            tl.store(rm_ptr + c, ((1.0 - momentum) * rm + momentum * mean).to(rm_ptr.dtype.element_ty), mask=cmask)
-            unbiased = var * n / tl.maximum(n - 1, 1)
-            tl.store(rv_ptr + c, ((1.0 - momentum) * rv + momentum * unbiased).to(rv_ptr.dtype.element_ty),
-                     mask=cmask)
+    if ATEN:
+        if TRAINING:
+            N = n // L
+            mean, var_sum = _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, (N + NT - 1) // NT, THREADS, BLOCK_C,
+                                                BLOCK)
+            rstd = (1.0 / tl.sqrt((var_sum / n).to(tl.float64) + (tl.cast(eps_hi, tl.float64) + eps_lo))).to(
+                tl.float32)
+            if HAS_RUN:
+                momentum = tl.cast(mom_hi, COMPUTE) + tl.cast(mom_lo, COMPUTE)
+                rm = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+                rv = tl.load(rv_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+                tl.store(rm_ptr + c, (momentum * mean + (1.0 - momentum) * rm).to(rm_ptr.dtype.element_ty), mask=cmask)
+                unbiased = (var_sum / tl.maximum(n - 1, 1)).to(tl.float64)
+                rv = momentum.to(tl.float64) * unbiased + ((1.0 - momentum) * rv).to(tl.float64)
+                tl.store(rv_ptr + c, rv.to(rv_ptr.dtype.element_ty), mask=cmask)
+        else:
+            mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+            rstd = 1.0 / tl.sqrt(tl.load(rv_ptr + c, mask=cmask, other=1.0).to(COMPUTE) + eps)
+        alpha = rstd
+        if HAS_W:
+            alpha = alpha * tl.load(w_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+        beta = tl.zeros([BLOCK_C], COMPUTE)
+        if HAS_B:
+            beta = tl.load(b_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+        beta = tl.fma(-mean, alpha, beta)
+        for j0 in range(0, n, BLOCK):
+            j = j0 + tl.arange(0, BLOCK).to(tl.int64)
+            off = _channel_offsets(j, c, C, L)
+            m = cmask[:, None] & (j < n)[None, :]
+            x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
+            cast_store(y_ptr + off, tl.fma(x, alpha[:, None], beta[:, None]), m)
     else:
-        mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
-        var = tl.load(rv_ptr + c, mask=cmask, other=1.0).to(COMPUTE)
-    rstd = 1.0 / tl.sqrt(var + eps)
-    scale = rstd
-    shift = -mean * rstd
-    if HAS_W:
-        wc = tl.load(w_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
-        scale = scale * wc
-        shift = shift * wc
-    if HAS_B:
-        shift = shift + tl.load(b_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
-    for j0 in range(0, n, BLOCK):
-        j = j0 + tl.arange(0, BLOCK).to(tl.int64)
-        off = _channel_offsets(j, c, C, L)
-        m = cmask[:, None] & (j < n)[None, :]
-        x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
-        cast_store(y_ptr + off, x * scale[:, None] + shift[:, None], m)
+        if TRAINING:
+            mean, var = _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE, BLOCK_C, BLOCK)
+            if HAS_RUN:
+                momentum = tl.cast(mom_hi, COMPUTE) + tl.cast(mom_lo, COMPUTE)
+                rm = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+                rv = tl.load(rv_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+                tl.store(rm_ptr + c, ((1.0 - momentum) * rm + momentum * mean).to(rm_ptr.dtype.element_ty), mask=cmask)
+                unbiased = var * n / tl.maximum(n - 1, 1)
+                tl.store(rv_ptr + c, ((1.0 - momentum) * rv + momentum * unbiased).to(rv_ptr.dtype.element_ty),
+                         mask=cmask)
+        else:
+            mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+            var = tl.load(rv_ptr + c, mask=cmask, other=1.0).to(COMPUTE)
+        rstd = 1.0 / tl.sqrt(var + eps)
+        scale = rstd
+        shift = -mean * rstd
+        if HAS_W:
+            wc = tl.load(w_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+            scale = scale * wc
+            shift = shift * wc
+        if HAS_B:
+            shift = shift + tl.load(b_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+        for j0 in range(0, n, BLOCK):
+            j = j0 + tl.arange(0, BLOCK).to(tl.int64)
+            off = _channel_offsets(j, c, C, L)
+            m = cmask[:, None] & (j < n)[None, :]
+            x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
+            cast_store(y_ptr + off, x * scale[:, None] + shift[:, None], m)
 
 
 @triton.jit
@@ -374,19 +455,22 @@ def _channel_block(C, n, device):
     return min(next_pow2(C), max(1, 2 ** 17 // block)), block
 
 
-def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps):
-    """y = batch_norm of the contiguous (N, C, L) x; updates rm / rv in place when training."""
+def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps, threads=1):
+    """y = batch_norm of the contiguous (N, C, L) x; updates rm / rv in place when training.  float32 on cpu: in
+    ATen's cpu order, its (N, C) statistics summed as on ``threads`` threads."""
     n = x.numel() // C if C else 0
     if C == 0 or n == 0:
         return y
     dev = y._storage.launch_device
     bc, block = _channel_block(C, n, dev)
+    aten = y.dtype.name == "float32" and not gpu_blocks(dev) and (rm is None or rm.dtype.name == "float32")
     launch(batch_norm_kernel, (cdiv(C, bc),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x),
             kptr(rm if rm is not None else x), kptr(rv if rv is not None else x), kptr(y), C, L, n,
             *split64(momentum), *split64(eps)],
            {"TRAINING": training, "HAS_W": w is not None, "HAS_B": b is not None, "HAS_RUN": rm is not None,
-            "COMPUTE": compute_type(y.dtype), "BLOCK_C": bc, "BLOCK": block})
+            "COMPUTE": compute_type(y.dtype), "BLOCK_C": bc, "BLOCK": block,
+            **({"ATEN": True, "NT": min(threads, n), "THREADS": next_pow2(max(threads, 1))} if aten else {})})
     return y
 
 

@@ -8,6 +8,7 @@ fused backward ops are table entries themselves, so double backward works.
 """
 from ..kernels import elementwise as KE
 from ..kernels import norm as KN
+from ..kernels.runtime import blas
 from ..tensor import empty
 from . import Op, call as _call
 from ._rows import contig, float_check, opt_contig, size_str
@@ -132,7 +133,7 @@ def batch_norm_forward(input, weight=None, bias=None, running_mean=None, running
     y = empty(input.shape, input.dtype, input.device)
     rm, rv = opt_contig(running_mean), opt_contig(running_var)
     KN.batch_norm(contig(input), opt_contig(weight), opt_contig(bias), rm, rv, y, C, L,
-                  training, momentum if momentum is not None else 0.0, eps)
+                  training, momentum if momentum is not None else 0.0, eps, blas.threads())
     if training:    # strided running statistics were updated in a contiguous copy
         for t, c in ((running_mean, rm), (running_var, rv)):
             if t is not None and c is not t:
