@@ -278,8 +278,8 @@ def _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE: tl.constexpr, BLOCK_C: tl.
 
 
 @triton.jit
-def _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, CH, THREADS: tl.constexpr, BLOCK_C: tl.constexpr,
-                        BLOCK: tl.constexpr):
+def _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, CH, THREADS: tl.constexpr, CHB: tl.constexpr,
+                        BLOCK_C: tl.constexpr, BLOCK: tl.constexpr):
     """(mean, var_sum) float32 (BLOCK_C,) of channels c as ATen's cpu batch_norm_cpu_collect_stats: L > 1 sums
     in double (the float (x - mean)^2 added); L == 1 (rows of an (N, C) matrix) THREADS float partial sums over
     CH rows each (NT of them, THREADS >= NT a power of 2), left to right (the squares by fma), added in double."""
@@ -301,9 +301,12 @@ def _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, CH, THREADS: tl.constexpr, 
         t = tl.arange(0, THREADS).to(tl.int64)[:, None]
         m0 = cmask[None, :]
         buf = tl.zeros([THREADS, BLOCK_C], tl.float32)
-        for i in range(0, CH):
-            r = t * CH + i
-            buf += tl.load(x_ptr + r * C + c[None, :], mask=m0 & (r < N), other=0.0).to(tl.float32)
+        i = tl.arange(0, CHB)[None, :, None]
+        for k0 in range(0, CH, CHB):                   # sums left to right: the cpu executor's cumsum is sequential
+            r = t[:, :, None] * CH + k0 + i
+            v = tl.load(x_ptr + r * C + c[None, None, :], mask=m0[:, None, :] & (r < N) & (k0 + i < CH), other=0.0)
+            v = tl.where(i == 0, v.to(tl.float32) + buf[:, None, :], v.to(tl.float32))
+            buf = tl.sum(tl.where(i == CHB - 1, tl.cumsum(v, axis=1), 0.0), axis=1)
         mean = (_fold_threads(buf, THREADS, BLOCK_C) / N).to(tl.float32)
         buf = tl.zeros([THREADS, BLOCK_C], tl.float32)
         for i in range(0, CH):
@@ -328,7 +331,7 @@ def _fold_threads(buf, THREADS: tl.constexpr, BLOCK_C: tl.constexpr):
 def batch_norm_kernel(x_ptr, w_ptr, b_ptr, rm_ptr, rv_ptr, y_ptr, C, L, n, mom_hi, mom_lo, eps_hi, eps_lo,
                       TRAINING: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr, HAS_RUN: tl.constexpr,
                       COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr, ATEN: tl.constexpr = False,
-                      NT: tl.constexpr = 1, THREADS: tl.constexpr = 1):
+                      NT: tl.constexpr = 1, THREADS: tl.constexpr = 1, CHB: tl.constexpr = 1):
     """y = (x - mean_c) * rstd_c * w_c + b_c for channels c = program id * BLOCK_C + (0 .. BLOCK_C); x, y
     contiguous (N, C, L).
 
@@ -342,8 +345,8 @@ def batch_norm_kernel(x_ptr, w_ptr, b_ptr, rm_ptr, rv_ptr, y_ptr, C, L, n, mom_h
     if ATEN:
         if TRAINING:
             N = n // L
-            mean, var_sum = _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, (N + NT - 1) // NT, THREADS, BLOCK_C,
-                                                BLOCK)
+            mean, var_sum = _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, (N + NT - 1) // NT, THREADS, CHB,
+                                                BLOCK_C, BLOCK)
             rstd = (1.0 / tl.sqrt((var_sum / n).to(tl.float64) + (tl.cast(eps_hi, tl.float64) + eps_lo))).to(
                 tl.float32)
             if HAS_RUN:
@@ -455,6 +458,13 @@ def _channel_block(C, n, device):
     return min(next_pow2(C), max(1, 2 ** 17 // block)), block
 
 
+def _aten_bn_blocks(n, threads, bc):
+    """ATen-order constexprs: NT threads' row chunks, THREADS >= NT a power of 2, CHB rows a block."""
+    nt = max(1, min(threads, n))
+    tp = next_pow2(nt)
+    return {"ATEN": True, "NT": nt, "THREADS": tp, "CHB": max(1, min(next_pow2(cdiv(n, nt)), 65536 // (tp * bc)))}
+
+
 def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps, threads=1):
     """y = batch_norm of the contiguous (N, C, L) x; updates rm / rv in place when training.  float32 on cpu: in
     ATen's cpu order, its (N, C) statistics summed as on ``threads`` threads."""
@@ -470,7 +480,7 @@ def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps, threads=1):
             *split64(momentum), *split64(eps)],
            {"TRAINING": training, "HAS_W": w is not None, "HAS_B": b is not None, "HAS_RUN": rm is not None,
             "COMPUTE": compute_type(y.dtype), "BLOCK_C": bc, "BLOCK": block,
-            **({"ATEN": True, "NT": min(threads, n), "THREADS": next_pow2(max(threads, 1))} if aten else {})})
+            **(_aten_bn_blocks(n, threads, bc) if aten else {})})
     return y
 
 

@@ -71,3 +71,61 @@ def layer_norm(x, weight=None, bias=None, eps=1e-5):
     w = np.ones(x.shape[1], f32) if weight is None else np.asarray(weight, f32)
     b = np.zeros(x.shape[1], f32) if bias is None else np.asarray(bias, f32)
     return fma(y, w, b), mean, rstd
+
+
+def batch_norm_stats(x, threads=2):
+    """(mean, var_sum) float32 per channel of x (N, C, *) as batch_norm_cpu_collect_stats: (N, C, L > 1) double
+    sums left to right (the float (x - mean)^2 added); (N, C) per-thread float sums over ceil(N / threads) rows
+    each (the squares by fma), the threads' sums added in double."""
+    x = np.asarray(x, f32)
+    N, C = x.shape[:2]
+    L = x.size // (N * C)
+    if L > 1:
+        xc = x.reshape(N, C, L).transpose(1, 0, 2).reshape(C, N * L)
+        s = np.zeros(C, np.float64)
+        for k in range(N * L):
+            s = s + xc[:, k]
+        mean = (s / (N * L)).astype(f32)
+        s = np.zeros(C, np.float64)
+        for k in range(N * L):
+            d = xc[:, k] - mean
+            s = s + d * d
+        return mean, s.astype(f32)
+    rows = x.reshape(N, C)
+    nt = max(1, min(threads, N))
+    ch = -(-N // nt)
+    res = []
+    for sq in (False, True):
+        buf = np.zeros((nt, C), f32)
+        for t in range(nt):
+            for i in range(t * ch, min(N, (t + 1) * ch)):
+                buf[t] = fma(rows[i] - mean, rows[i] - mean, buf[t]) if sq else buf[t] + rows[i]
+        s = np.zeros(C, np.float64)
+        for t in range(nt):
+            s = s + buf[t]
+        if not sq:
+            mean = (s / N).astype(f32)
+        res.append(mean if not sq else s.astype(f32))
+    return tuple(res)
+
+
+def batch_norm_train(x, weight=None, bias=None, running_mean=None, running_var=None, momentum=0.1, eps=1e-5,
+                     threads=2):
+    """(y, new running_mean, new running_var) of F.batch_norm(x, ..., training=True) on cpu float32."""
+    x = np.asarray(x, f32)
+    C = x.shape[1]
+    n = x.size // C
+    mean, vs = batch_norm_stats(x, threads)
+    rstd = (1 / np.sqrt((vs / f32(n)).astype(np.float64) + eps)).astype(f32)
+    w = np.ones(C, f32) if weight is None else np.asarray(weight, f32)
+    b = np.zeros(C, f32) if bias is None else np.asarray(bias, f32)
+    alpha = rstd * w
+    beta = fma(-mean, alpha, b)
+    shape = (1, C) + (1,) * (x.ndim - 2)
+    y = fma(x, alpha.reshape(shape), beta.reshape(shape))
+    rm = rv = None
+    mom = f32(momentum)
+    if running_mean is not None:
+        rm = mom * mean + (f32(1) - mom) * np.asarray(running_mean, f32)
+        rv = (np.float64(mom) * (vs / f32(n - 1)) + (f32(1) - mom) * np.asarray(running_var, f32)).astype(f32)
+    return y, rm, rv
