@@ -278,7 +278,7 @@ def _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE: tl.constexpr, BLOCK_C: tl.
 
 
 @triton.jit
-def _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, CH, THREADS: tl.constexpr, CHB: tl.constexpr,
+def _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, CH, NT: tl.constexpr, THREADS: tl.constexpr, CHB: tl.constexpr,
                         BLOCK_C: tl.constexpr, BLOCK: tl.constexpr):
     """(mean, var_sum) float32 (BLOCK_C,) of channels c as ATen's cpu batch_norm_cpu_collect_stats: L > 1 sums
     in double (the float (x - mean)^2 added); L == 1 (rows of an (N, C) matrix) THREADS float partial sums over
@@ -309,10 +309,19 @@ def _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, CH, THREADS: tl.constexpr, 
             buf = tl.sum(tl.where(i == CHB - 1, tl.cumsum(v, axis=1), 0.0), axis=1)
         mean = (_fold_threads(buf, THREADS, BLOCK_C) / N).to(tl.float32)
         buf = tl.zeros([THREADS, BLOCK_C], tl.float32)
-        for i in range(0, CH):
-            r = t * CH + i
-            d = tl.load(x_ptr + r * C + c[None, :], mask=m0 & (r < N), other=0.0).to(tl.float32) - mean[None, :]
-            buf = tl.where(r < N, tl.fma(d, d, buf), buf)
+        base = x_ptr + t * CH * C + c[None, :]
+        tmask = t < NT
+        full = tl.maximum(N - (NT - 1) * CH, 0)        # rows every thread has
+        for i in range(0, full):
+            d = tl.load(base + i * C, mask=m0 & tmask, other=0.0).to(tl.float32) - mean[None, :]
+            v = tl.fma(d, d, buf)
+            if THREADS != NT:                          # unused threads' sums stay 0
+                v = tl.where(tmask, v, buf)
+            buf = v
+        for i in range(full, CH):
+            ok = t * CH + i < N
+            d = tl.load(base + i * C, mask=m0 & ok, other=0.0).to(tl.float32) - mean[None, :]
+            buf = tl.where(ok, tl.fma(d, d, buf), buf)
         var_sum = _fold_threads(buf, THREADS, BLOCK_C).to(tl.float32)
     return mean, var_sum
 
@@ -345,7 +354,7 @@ def batch_norm_kernel(x_ptr, w_ptr, b_ptr, rm_ptr, rv_ptr, y_ptr, C, L, n, mom_h
     if ATEN:
         if TRAINING:
             N = n // L
-            mean, var_sum = _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, (N + NT - 1) // NT, THREADS, CHB,
+            mean, var_sum = _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, (N + NT - 1) // NT, NT, THREADS, CHB,
                                                 BLOCK_C, BLOCK)
             rstd = (1.0 / tl.sqrt((var_sum / n).to(tl.float64) + (tl.cast(eps_hi, tl.float64) + eps_lo))).to(
                 tl.float32)
