@@ -311,7 +311,8 @@ def _var(name, self, dim, keepdim, correction, unbiased):
     if _numel(self.shape, dims) == 0:
         return KE.fill(empty(reduced_shape(self.shape, dims, keepdim), self.dtype, self.device), float("nan"))
     shape = reduced_shape(self.shape, dims, keepdim)
-    if self.device.type == "cpu" and _numel(shape, range(len(shape))) == 1 and self.dim():
+    if self.device.type == "cpu" and _numel(shape, range(len(shape))) == 1 and self.dim() and \
+            self.dtype.name in ("float32", "float64"):
         # ATen's cpu all-reduce (std_var_all_cpu): the mean first (a float sum, divided), then the squares
         every = tuple(range(self.dim()))
         dof = self.numel() - _correction(correction, unbiased)
