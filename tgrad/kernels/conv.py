@@ -123,42 +123,45 @@ def conv_input_grad_kernel(dy_ptr, w_ptr, b_ptr, dx_ptr, NB, H, W, OH, OW, ROWS,
 
 
 @triton.jit
-def conv_weight_grad_kernel(dy_ptr, x_ptr, dw_ptr, NB, H, W, OH, OW, ROWS, KW, CG, OG,
+def conv_weight_grad_kernel(dy_ptr, x_ptr, dw_ptr, NB, H, W, OH, OW, ROWS, KH, KW, CG, OG,
                             sh, sw, ph, pw, dh, dw,
                             s_gn, s_gc, s_gh, s_gw, s_xn, s_xc, s_xh, s_xw, s_wo, s_wc, s_wh, s_ww,
-                            ACC: tl.constexpr, UPCAST: tl.constexpr,
+                            ACC: tl.constexpr, UPCAST: tl.constexpr, KHB: tl.constexpr, KWB: tl.constexpr,
                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dw[o, c, kh, kw] = sum_{n, oh, ow} dy[n, o, oh, ow] x[n, c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw].
 
-    Tap (kh, kw) = divmod(program_id(1), KW), group program_id(2); dw (G*OG, CG, KH, KW); the reduction
-    runs over the dy pixels, ROWS per step.
+    Columns: (BLOCK_N / (KHB*KWB) channels) x (KHB x KWB taps from tap group program_id(1)), so one dy tile
+    serves KHB*KWB taps; group program_id(2); dw (G*OG, CG, KH, KW); the reduction runs over the dy pixels,
+    ROWS per step.
     """
     pid = tl.program_id(0)
     tap = tl.program_id(1)
     g = tl.program_id(2).to(tl.int64)
-    kh = tap // KW
-    kw = tap % KW
-    n_tiles = tl.cdiv(CG, BLOCK_N)
+    n_kw = tl.cdiv(KW, KWB)
+    BLOCK_C: tl.constexpr = BLOCK_N // (KHB * KWB)
+    n_tiles = tl.cdiv(CG, BLOCK_C)
+    rn = tl.arange(0, BLOCK_N)
+    kh = (tap // n_kw) * KHB + rn // KWB % KHB
+    kw = (tap % n_kw) * KWB + rn % KWB
     ro = (pid // n_tiles).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rc = (pid % n_tiles).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rc = (pid % n_tiles).to(tl.int64) * BLOCK_C + rn // (KHB * KWB)
     omask = ro < OG
-    cmask = rc < CG
+    nmask = (rc < CG) & (kh < KH) & (kw < KW)
     R = NB * OH * OW
     g_cols = dy_ptr + (g * OG + ro) * s_gc
     x_cols = x_ptr + (g * CG + rc) * s_xc
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for r0 in range(0, R, ROWS):
         n, oh, ow, rmask = _rows(r0, NB, OH, OW, ROWS, BLOCK_K)
-        ih = oh * sh - ph + kh * dh
-        iw = ow * sw - pw + kw * dw
-        valid = rmask & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        ih = oh[:, None] * sh - ph + kh[None, :] * dh
+        iw = ow[:, None] * sw - pw + kw[None, :] * dw
+        valid = rmask[:, None] & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W) & nmask[None, :]
         a = tl.load(g_cols[:, None] + (n * s_gn + oh * s_gh + ow * s_gw)[None, :],
                     mask=omask[:, None] & rmask[None, :], other=0)
-        b = tl.load(x_cols[None, :] + (n * s_xn + ih * s_xh + iw * s_xw)[:, None],
-                    mask=valid[:, None] & cmask[None, :], other=0)
+        b = tl.load(x_cols[None, :] + (n * s_xn)[:, None] + ih * s_xh + iw * s_xw, mask=valid, other=0)
         acc = _dot(a, b, acc, ACC, UPCAST)
-    out = dw_ptr + (g * OG + ro)[:, None] * s_wo + rc[None, :] * s_wc + kh * s_wh + kw * s_ww
-    cast_store(out, acc, omask[:, None] & cmask[None, :])
+    out = dw_ptr + (g * OG + ro)[:, None] * s_wo + (rc * s_wc + kh * s_wh + kw * s_ww)[None, :]
+    cast_store(out, acc, omask[:, None] & nmask[None, :])
 
 
 # ------------------------------------------------------------------ launchers
@@ -170,6 +173,24 @@ def _cexpr(dtype, dev, bm, bn, bk):
     return {"ACC": _acc(dtype), "UPCAST": not gpu_blocks(dev) or dtype.name == "float64",
             "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
 
+
+
+def _tap_groups(OG, CG, KH, KW, padding, dev):
+    """(KHB, KWB): the filter taps one weight-gradient program covers along h and w (its columns are channels x
+    taps, so one dy tile load serves them all).  cpu only, and only along an unpadded axis (its x tile then
+    reads no padding and stays a strided view): of (1, 1), (1, KW) and (KH, KW) rounded up to powers of 2 with
+    at most 256 columns, the fewest elements loaded per row ((OG + columns) x tap groups), then the fewest
+    programs.  cuda: one tap a program."""
+    if gpu_blocks(dev):
+        return 1, 1
+    opts = [(1, 1)]
+    if padding[1] == 0:
+        opts.append((1, next_pow2(KW)))
+        if padding[0] == 0:
+            opts.append((next_pow2(KH), next_pow2(KW)))
+    cost = {(a, b): ((OG + next_pow2(CG) * a * b) * cdiv(KH, a) * cdiv(KW, b), cdiv(KH, a) * cdiv(KW, b))
+            for a, b in opts if next_pow2(CG) * a * b <= 256 or (a, b) == (1, 1)}
+    return min(cost, key=cost.get)
 
 
 def _gemm_tiles(M, N, K, dev, dtype):
@@ -268,15 +289,18 @@ def conv_weight_grad(dy, x, dw, stride, padding, dilation, groups):
 
     def make():
         R = NB * OH * OW
-        bm, bn, bk = _gemm_tiles(OG, CG, R, dev, dw.dtype)
-        if not gpu_blocks(dev):     # the reduction is the long dim: up to 2^17 elements per operand tile
+        khb, kwb = _tap_groups(OG, CG, KH, KW, padding, dev)
+        bm, bn, bk = _gemm_tiles(OG, CG * khb * kwb, R, dev, dw.dtype)
+        if not gpu_blocks(dev):     # the reduction is the long dim: up to 2^18 elements per operand tile
             bm = min(next_pow2(OG), 256)
-            bk = min(next_pow2(R), 2 ** 17 // max(bm, bn))
+            bn = next_pow2(CG) * khb * kwb if next_pow2(CG) * khb * kwb <= 256 else bn
+            bk = min(next_pow2(R), 2 ** 18 // max(bm, bn))
         bk, rows = row_block(NB, OH, OW, bk, dev)
-        args = [Ptr(0, dy.dtype.np), Ptr(0, x.dtype.np), Ptr(0, dw.dtype.np), NB, H, W, OH, OW, rows, KW, CG, OG,
-                *stride, *padding, *dilation, *sg, *sx, *sw_]
-        return Launch(conv_weight_grad_kernel, (cdiv(OG, bm) * cdiv(CG, bn), KH * KW, groups), dev, args,
-                      _cexpr(dw.dtype, dev, bm, bn, bk))
+        args = [Ptr(0, dy.dtype.np), Ptr(0, x.dtype.np), Ptr(0, dw.dtype.np), NB, H, W, OH, OW, rows, KH, KW, CG,
+                OG, *stride, *padding, *dilation, *sg, *sx, *sw_]
+        grid = (cdiv(OG, bm) * cdiv(CG, bn // (khb * kwb)), cdiv(KH, khb) * cdiv(KW, kwb), groups)
+        return Launch(conv_weight_grad_kernel, grid, dev, args, dict(_cexpr(dw.dtype, dev, bm, bn, bk), KHB=khb,
+                                                                     KWB=kwb))
     site = _site("dw", (_layout(dy), _layout(x), _layout(dw), stride, padding, dilation, groups, dev), make)
     site(dy.data_ptr(), x.data_ptr(), dw.data_ptr())
     return dw
