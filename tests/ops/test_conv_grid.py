@@ -1,29 +1,40 @@
-"""The conv kernels' padded pixel grid (kernels/_lang.py ``row_grid``): row blocks never straddle an image, the
-results match a numpy reference on cpu and GPU tiles, and the traced cpu tape stays small (taps are views)."""
+"""The conv (and pool) kernels' pixel blocks (kernels/_lang.py ``row_block``: whole images or whole image rows per
+program on cpu, no padding of H or W): the results match a numpy reference on cpu and GPU tiles, and the traced
+cpu tape stays small (taps are views)."""
 import numpy as np
 import pytest
 
 import tgrad
 import tgrad.nn.functional as F
-from tgrad.kernels._lang import row_grid
+from tgrad.kernels._lang import row_block
 from tgrad.kernels.runtime import launcher as KT
 from tgrad.kernels.runtime import trace
 
 CPU_ONLY = True     # tests the cpu executor's traced conv tapes (conftest)
 
 
-@pytest.mark.parametrize("h, w, bm", [(24, 24, 2048), (24, 24, 32), (26, 26, 256), (7, 5, 32), (1, 300, 256),
-                                      (1, 1000, 256), (100, 3, 64)])
-def test_row_grid_blocks_hold_whole_images_or_rows(h, w, bm):
-    ph, pw = row_grid(h, w, bm)
-    assert ph >= h and pw >= w
-    if ph * pw <= bm:                       # a block holds whole padded images
-        assert bm % (ph * pw) == 0
-    elif pw <= bm:                          # a block holds whole padded image rows, within one image
-        assert bm % pw == 0 and ph % (bm // pw) == 0
-    else:                                   # a block is part of one padded row
-        assert pw % bm == 0
-    assert ph * pw < 4 * h * w + 4 * bm     # the padding stays bounded
+@pytest.mark.parametrize("nb, h, w, cap", [(16, 24, 24, 2048), (16, 24, 24, 4096), (4, 26, 26, 2048),
+                                           (32, 8, 8, 2048), (3, 7, 5, 32), (2, 100, 30, 512), (1, 1, 300, 256),
+                                           (2, 1, 1000, 256), (1, 13, 1, 4)])
+def test_conv_row_blocks_hold_whole_images_or_image_rows(nb, h, w, cap):
+    """cpu: ROWS live pixels in a power-of-2 BLOCK <= cap, a whole number of images (or, when an image does not fit,
+    a divisor of h of whole image rows: no block straddles an image), the fewest padded lanes; cuda-sized: dense."""
+    block, rows = row_block(nb, h, w, cap, "cpu")
+    assert block & (block - 1) == 0 and rows <= block <= cap
+    p = h * w
+    if w > cap:
+        assert rows == block == cap
+    elif p <= cap:
+        assert rows % p == 0 and rows // p <= nb
+        lanes = -(-nb // (rows // p)) * block
+        # no other whole-image block does better
+        for b in (1 << i for i in range(12)):
+            if p <= b <= cap:
+                k = min(b // p, nb)
+                assert lanes <= -(-nb // k) * b
+    else:
+        assert rows % w == 0 and h % (rows // w) == 0
+    assert row_block(nb, h, w, cap, "cuda") == (cap, cap)
 
 
 def _conv_ref(x, w, pad):
@@ -41,7 +52,7 @@ def _conv_ref(x, w, pad):
 @pytest.mark.parametrize("gpu_tiles", [False, True])
 @pytest.mark.parametrize("shape, pad", [((3, 2, 9, 7), 0), ((5, 3, 6, 11), 1)])
 def test_conv_on_padded_grid_matches_numpy(shape, pad, gpu_tiles):
-    """Images whose pixel counts are not powers of 2 (the old dense row blocks straddled images): forward and
+    """Images whose pixel counts are not powers of 2 (cpu blocks hold whole images, cuda blocks straddle them): forward and
     both gradients against numpy (the gradients as convolutions of the numpy reference's adjoint)."""
     rng = np.random.default_rng(0)
     xn = rng.standard_normal(shape)

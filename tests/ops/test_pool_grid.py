@@ -1,4 +1,4 @@
-"""The pool kernels' padded plane grid (kernels/_lang.py ``row_grid`` on cpu, unpadded on cuda tiles): planes whose
+"""The pool kernels' plane blocks (kernels/_lang.py ``row_block``: whole planes or plane rows on cpu, dense cuda tiles): planes whose
 sizes are not powers of 2 against numpy, forward and gradient, and the traced cpu tapes stay small (window taps
 are strided views, not per-lane gathers)."""
 import numpy as np

@@ -96,15 +96,29 @@ def row_tiles(M, K, device, budget=65536):
     return 1, max(16, min(next_pow2(K), 1024))
 
 
-def row_grid(H, W, bm):
-    """(PH, PW): the padded pixel grid the conv and pool kernels lay rows on, so a block of ``bm`` rows (a power of
-    2) covers whole padded images or whole padded image rows: the taps of a block are then strided views of the
-    input (the cpu trace compiler copies them as views, not index gathers; on a GPU only masked lanes are added).
-    PW = next_pow2(W) (a multiple of bm when W > bm); PH = next_pow2(H) when a block holds a whole image,
-    else a multiple of the block's bm // PW image rows."""
-    pw = next_pow2(W) if W <= bm else cdiv(W, bm) * bm
-    bh = max(bm // pw, 1)
-    return (next_pow2(H) if bh >= H else cdiv(H, bh) * bh), pw
+def row_block(NB, H, W, cap, device):
+    """(BLOCK, ROWS): ROWS pixels of the flat (NB, H, W) grid per program in BLOCK (a power of 2 <= cap) lanes, the
+    layout of the conv and pool kernels' rows.
+
+    cuda: ROWS = BLOCK = cap.  cpu: whole images per program when one fits, else a divisor of H of whole image
+    rows, so a program never straddles an image and every tap's tile is a strided view for the trace compiler
+    (no gather, no pow2 padding of H or W: only the lanes past ROWS are masked); of those, the fewest padded lanes
+    over the grid, then the fewest programs.  A single image row wider than cap: cap pixels, straddling rows."""
+    P = H * W
+    if gpu_blocks(device) or W > cap:
+        return cap, cap
+    if P <= cap:
+        best = None
+        for b in (1 << i for i in range(next_pow2(P).bit_length() - 1, cap.bit_length())):
+            k = min(b // P, NB)
+            cost = (cdiv(NB, k) * b, cdiv(NB, k))
+            if best is None or cost < best[0]:
+                best = cost, (b, k * P)
+            if k == NB:
+                break
+        return best[1]
+    r = max(d for d in range(1, H + 1) if H % d == 0 and d * W <= cap)
+    return next_pow2(r * W), r * W
 
 
 # ------------------------------------------------------------------ parameters

@@ -4,8 +4,9 @@ Every tensor is addressed as a strided (N, C, H, W) view (a 1-D convolution is H
 weight as (O, C / groups, KH, KW).  Each kernel walks the KH x KW filter taps in a loop and, per tap, does
 one GEMM over channels: the per-row index maths (which input pixel a tap reads, whether it is padding) is
 computed on row vectors once per tap, and the tile loads are strided gathers of those rows.  Rows (pixels)
-are laid on a grid padded per image (``_lang.row_grid``) so a row block never straddles an image boundary: every
-tap's tile is then a strided view of the input (padding and pad lanes masked).
+are the flat (N, H, W) pixels, ``ROWS`` of them per program in ``BLOCK_M`` lanes (``_row_block``): on cpu a
+program holds whole images or whole image rows (a divisor of H), so every tap's tile is a strided view of the
+input with no pow2 padding of H or W (padding and the lanes past ROWS masked); on cuda ROWS = BLOCK_M.
 
 - ``conv_forward_kernel``: y[n, o, p] = b[o] + sum_{c, k} x[n, c, p * s - pad + k * d] w[o, c, k]
   (rows: N * OH * OW output pixels, columns: the group's output channels, reduction: its input channels);
@@ -19,7 +20,7 @@ import triton.language as tl
 
 from .runtime import launcher as T
 from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
-from ._lang import cast_store, row_grid
+from ._lang import cast_store, row_block
 
 
 @triton.jit
@@ -31,33 +32,34 @@ def _dot(a, b, acc, ACC: tl.constexpr, UPCAST: tl.constexpr):
 
 
 @triton.jit
-def _rows(r, NB, OH, OW, PH, PW):
-    """(n, oh, ow, live) of rows r of the padded (NB, PH, PW) pixel grid (PH >= OH, PW >= OW)."""
-    ow = r % PW
-    t = r // PW
-    oh = t % PH
-    n = t // PH
-    return n, oh, ow, (n < NB) & (oh < OH) & (ow < OW)
+def _rows(r0, NB, OH, OW, ROWS, BLOCK: tl.constexpr):
+    """(n, oh, ow, live) of the pixels r0 + [0, BLOCK) of the flat (NB, OH, OW) grid, live below r0 + ROWS."""
+    i = tl.arange(0, BLOCK).to(tl.int64)
+    r = r0 + i
+    ow = r % OW
+    t = r // OW
+    oh = t % OH
+    n = t // OH
+    return n, oh, ow, (i < ROWS) & (n < NB)
 
 
 @triton.jit
-def conv_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, NB, H, W, OH, OW, PH, PW, KH, KW, CG, OG,
+def conv_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, NB, H, W, OH, OW, ROWS, KH, KW, CG, OG,
                         sh, sw, ph, pw, dh, dw,
                         s_xn, s_xc, s_xh, s_xw, s_wo, s_wc, s_wh, s_ww, s_yn, s_yc, s_yh, s_yw, s_b,
                         HAS_B: tl.constexpr, ACC: tl.constexpr, UPCAST: tl.constexpr,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """y[n, o, oh, ow] = b[o] + sum_{c, kh, kw} x[n, c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] w[o, c, kh, kw].
 
-    x (NB, G*CG, H, W), w (G*OG, CG, KH, KW), y (NB, G*OG, OH, OW); group g = program_id(1); rows on the
-    padded (NB, PH, PW) grid (see ``_lang.row_grid``).
+    x (NB, G*CG, H, W), w (G*OG, CG, KH, KW), y (NB, G*OG, OH, OW); group g = program_id(1); ROWS output
+    pixels per program.
     """
     pid = tl.program_id(0)
     g = tl.program_id(1).to(tl.int64)
     n_tiles = tl.cdiv(OG, BLOCK_N)
-    rm = (pid // n_tiles).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     ro = (pid % n_tiles).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
-    n, oh, ow, rmask = _rows(rm, NB, OH, OW, PH, PW)
+    n, oh, ow, rmask = _rows((pid // n_tiles).to(tl.int64) * ROWS, NB, OH, OW, ROWS, BLOCK_M)
     omask = ro < OG
     oc = g * OG + ro
     x_rows = x_ptr + n * s_xn + g * CG * s_xc
@@ -81,21 +83,20 @@ def conv_forward_kernel(x_ptr, w_ptr, b_ptr, y_ptr, NB, H, W, OH, OW, PH, PW, KH
 
 
 @triton.jit
-def conv_input_grad_kernel(dy_ptr, w_ptr, b_ptr, dx_ptr, NB, H, W, OH, OW, PH, PW, KH, KW, CG, OG,
+def conv_input_grad_kernel(dy_ptr, w_ptr, b_ptr, dx_ptr, NB, H, W, OH, OW, ROWS, KH, KW, CG, OG,
                            sh, sw, ph, pw, dh, dw,
                            s_gn, s_gc, s_gh, s_gw, s_wo, s_wc, s_wh, s_ww, s_xn, s_xc, s_xh, s_xw, s_b,
                            HAS_B: tl.constexpr, ACC: tl.constexpr, UPCAST: tl.constexpr,
                            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dx[n, c, ih, iw] = b[c] + sum_{o, kh, kw} dy[n, o, (ih + ph - kh*dh) / sh, (iw + pw - kw*dw) / sw] w[o, c, kh, kw]
-    over the taps whose quotients are exact and in range.  dy (NB, G*OG, OH, OW), dx (NB, G*CG, H, W); rows on
-    the padded (NB, PH, PW) grid of dx pixels."""
+    over the taps whose quotients are exact and in range.  dy (NB, G*OG, OH, OW), dx (NB, G*CG, H, W); ROWS dx
+    pixels per program."""
     pid = tl.program_id(0)
     g = tl.program_id(1).to(tl.int64)
     n_tiles = tl.cdiv(CG, BLOCK_N)
-    rm = (pid // n_tiles).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     rc = (pid % n_tiles).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
-    n, ih, iw, rmask = _rows(rm, NB, H, W, PH, PW)
+    n, ih, iw, rmask = _rows((pid // n_tiles).to(tl.int64) * ROWS, NB, H, W, ROWS, BLOCK_M)
     cmask = rc < CG
     g_rows = dy_ptr + n * s_gn + g * OG * s_gc
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
@@ -122,43 +123,45 @@ def conv_input_grad_kernel(dy_ptr, w_ptr, b_ptr, dx_ptr, NB, H, W, OH, OW, PH, P
 
 
 @triton.jit
-def conv_weight_grad_kernel(dy_ptr, x_ptr, dw_ptr, NB, H, W, OH, OW, PH, PW, KW, CG, OG,
+def conv_weight_grad_kernel(dy_ptr, x_ptr, dw_ptr, NB, H, W, OH, OW, ROWS, KH, KW, CG, OG,
                             sh, sw, ph, pw, dh, dw,
                             s_gn, s_gc, s_gh, s_gw, s_xn, s_xc, s_xh, s_xw, s_wo, s_wc, s_wh, s_ww,
-                            ACC: tl.constexpr, UPCAST: tl.constexpr,
+                            ACC: tl.constexpr, UPCAST: tl.constexpr, KHB: tl.constexpr, KWB: tl.constexpr,
                             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """dw[o, c, kh, kw] = sum_{n, oh, ow} dy[n, o, oh, ow] x[n, c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw].
 
-    Tap (kh, kw) = divmod(program_id(1), KW), group program_id(2); dw (G*OG, CG, KH, KW); the reduction
-    runs over the padded (NB, PH, PW) grid of dy pixels.
+    Columns: (BLOCK_N / (KHB*KWB) channels) x (KHB x KWB taps from tap group program_id(1)), so one dy tile
+    serves KHB*KWB taps; group program_id(2); dw (G*OG, CG, KH, KW); the reduction runs over the dy pixels,
+    ROWS per step.
     """
     pid = tl.program_id(0)
     tap = tl.program_id(1)
     g = tl.program_id(2).to(tl.int64)
-    kh = tap // KW
-    kw = tap % KW
-    n_tiles = tl.cdiv(CG, BLOCK_N)
+    n_kw = tl.cdiv(KW, KWB)
+    BLOCK_C: tl.constexpr = BLOCK_N // (KHB * KWB)
+    n_tiles = tl.cdiv(CG, BLOCK_C)
+    rn = tl.arange(0, BLOCK_N)
+    kh = (tap // n_kw) * KHB + rn // KWB % KHB
+    kw = (tap % n_kw) * KWB + rn % KWB
     ro = (pid // n_tiles).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rc = (pid % n_tiles).to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K).to(tl.int64)
+    rc = (pid % n_tiles).to(tl.int64) * BLOCK_C + rn // (KHB * KWB)
     omask = ro < OG
-    cmask = rc < CG
-    R = NB * PH * PW
+    nmask = (rc < CG) & (kh < KH) & (kw < KW)
+    R = NB * OH * OW
     g_cols = dy_ptr + (g * OG + ro) * s_gc
     x_cols = x_ptr + (g * CG + rc) * s_xc
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
-    for r0 in range(0, R, BLOCK_K):
-        n, oh, ow, rmask = _rows(r0 + rk, NB, OH, OW, PH, PW)
-        ih = oh * sh - ph + kh * dh
-        iw = ow * sw - pw + kw * dw
-        valid = rmask & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+    for r0 in range(0, R, ROWS):
+        n, oh, ow, rmask = _rows(r0, NB, OH, OW, ROWS, BLOCK_K)
+        ih = oh[:, None] * sh - ph + kh[None, :] * dh
+        iw = ow[:, None] * sw - pw + kw[None, :] * dw
+        valid = rmask[:, None] & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W) & nmask[None, :]
         a = tl.load(g_cols[:, None] + (n * s_gn + oh * s_gh + ow * s_gw)[None, :],
                     mask=omask[:, None] & rmask[None, :], other=0)
-        b = tl.load(x_cols[None, :] + (n * s_xn + ih * s_xh + iw * s_xw)[:, None],
-                    mask=valid[:, None] & cmask[None, :], other=0)
+        b = tl.load(x_cols[None, :] + (n * s_xn)[:, None] + ih * s_xh + iw * s_xw, mask=valid, other=0)
         acc = _dot(a, b, acc, ACC, UPCAST)
-    out = dw_ptr + (g * OG + ro)[:, None] * s_wo + rc[None, :] * s_wc + kh * s_wh + kw * s_ww
-    cast_store(out, acc, omask[:, None] & cmask[None, :])
+    out = dw_ptr + (g * OG + ro)[:, None] * s_wo + (rc * s_wc + kh * s_wh + kw * s_ww)[None, :]
+    cast_store(out, acc, omask[:, None] & nmask[None, :])
 
 
 # ------------------------------------------------------------------ launchers
@@ -171,6 +174,25 @@ def _cexpr(dtype, dev, bm, bn, bk):
             "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
 
 
+
+def _tap_groups(OG, CG, KH, KW, padding, dev):
+    """(KHB, KWB): the filter taps one weight-gradient program covers along h and w (its columns are channels x
+    taps, so one dy tile load serves them all).  cpu only, and only along an unpadded axis (its x tile then
+    reads no padding and stays a strided view): of (1, 1), (1, KW) and (KH, KW) rounded up to powers of 2 with
+    at most 256 columns, the fewest elements loaded per row ((OG + columns) x tap groups), then the fewest
+    programs.  cuda: one tap a program."""
+    if gpu_blocks(dev):
+        return 1, 1
+    opts = [(1, 1)]
+    if padding[1] == 0:
+        opts.append((1, next_pow2(KW)))
+        if padding[0] == 0:
+            opts.append((next_pow2(KH), next_pow2(KW)))
+    cost = {(a, b): ((OG + next_pow2(CG) * a * b) * cdiv(KH, a) * cdiv(KW, b), cdiv(KH, a) * cdiv(KW, b))
+            for a, b in opts if next_pow2(CG) * a * b <= 256 or (a, b) == (1, 1)}
+    return min(cost, key=cost.get)
+
+
 def _gemm_tiles(M, N, K, dev, dtype):
     """(BLOCK_M, BLOCK_N, BLOCK_K): GPU tiles as the matmul's (K >= 16 for fp16/bf16 dots); on cpu a
     whole problem in few programs (the interpreter pays per program): N and K up to 256, M up to 2^17 / K."""
@@ -181,6 +203,7 @@ def _gemm_tiles(M, N, K, dev, dtype):
     bn = min(next_pow2(N), 256)     # (the interpreter's tl.dot takes any power of 2; the GPU's needs 16)
     bk = min(next_pow2(K), 256)
     return min(next_pow2(M), 2 ** 17 // max(bk, bn)), bn, bk
+
 
 
 def _geom4(t):
@@ -216,12 +239,12 @@ def conv_forward(x, w, b, y, stride, padding, dilation, groups):
     OG = O // groups
 
     def make():
-        bm, bn, bk = _gemm_tiles(NB * next_pow2(OH) * next_pow2(OW), OG, CG, dev, y.dtype)
-        PH, PW = row_grid(OH, OW, bm)
+        bm, bn, bk = _gemm_tiles(NB * OH * OW, OG, CG, dev, y.dtype)
+        bm, rows = row_block(NB, OH, OW, bm, dev)
         args = [Ptr(0, x.dtype.np), Ptr(0, w.dtype.np), Ptr(0, (b if b is not None else w).dtype.np),
-                Ptr(0, y.dtype.np), NB, H, W, OH, OW, PH, PW, KH, KW, CG, OG, *stride, *padding, *dilation,
+                Ptr(0, y.dtype.np), NB, H, W, OH, OW, rows, KH, KW, CG, OG, *stride, *padding, *dilation,
                 *sx, *sw_, *sy, b.stride(0) if b is not None else 0]
-        return Launch(conv_forward_kernel, (cdiv(NB * PH * PW, bm) * cdiv(OG, bn), groups), dev, args,
+        return Launch(conv_forward_kernel, (cdiv(NB * OH * OW, rows) * cdiv(OG, bn), groups), dev, args,
                       dict(_cexpr(y.dtype, dev, bm, bn, bk), HAS_B=b is not None))
     site = _site("fwd", (_layout(x), _layout(w), _layout(b), _layout(y), stride, padding, dilation, groups, dev),
                  make)
@@ -241,12 +264,12 @@ def conv_input_grad(dy, w, b, dx, stride, padding, dilation, groups):
     OG = O // groups
 
     def make():
-        bm, bn, bk = _gemm_tiles(NB * next_pow2(H) * next_pow2(W), CG, OG, dev, dx.dtype)
-        PH, PW = row_grid(H, W, bm)
+        bm, bn, bk = _gemm_tiles(NB * H * W, CG, OG, dev, dx.dtype)
+        bm, rows = row_block(NB, H, W, bm, dev)
         args = [Ptr(0, dy.dtype.np), Ptr(0, w.dtype.np), Ptr(0, (b if b is not None else w).dtype.np),
-                Ptr(0, dx.dtype.np), NB, H, W, OH, OW, PH, PW, KH, KW, CG, OG, *stride, *padding, *dilation,
+                Ptr(0, dx.dtype.np), NB, H, W, OH, OW, rows, KH, KW, CG, OG, *stride, *padding, *dilation,
                 *sg, *sw_, *sx, b.stride(0) if b is not None else 0]
-        return Launch(conv_input_grad_kernel, (cdiv(NB * PH * PW, bm) * cdiv(CG, bn), groups), dev, args,
+        return Launch(conv_input_grad_kernel, (cdiv(NB * H * W, rows) * cdiv(CG, bn), groups), dev, args,
                       dict(_cexpr(dx.dtype, dev, bm, bn, bk), HAS_B=b is not None))
     site = _site("dx", (_layout(dy), _layout(w), _layout(b), _layout(dx), stride, padding, dilation, groups, dev),
                  make)
@@ -265,16 +288,19 @@ def conv_weight_grad(dy, x, dw, stride, padding, dilation, groups):
     OG = O // groups
 
     def make():
-        R = NB * next_pow2(OH) * next_pow2(OW)
-        bm, bn, bk = _gemm_tiles(OG, CG, R, dev, dw.dtype)
-        if not gpu_blocks(dev):     # the reduction is the long dim: up to 2^17 elements per operand tile
+        R = NB * OH * OW
+        khb, kwb = _tap_groups(OG, CG, KH, KW, padding, dev)
+        bm, bn, bk = _gemm_tiles(OG, CG * khb * kwb, R, dev, dw.dtype)
+        if not gpu_blocks(dev):     # the reduction is the long dim: up to 2^18 elements per operand tile
             bm = min(next_pow2(OG), 256)
-            bk = min(next_pow2(R), 2 ** 17 // max(bm, bn))
-        PH, PW = row_grid(OH, OW, bk)
-        args = [Ptr(0, dy.dtype.np), Ptr(0, x.dtype.np), Ptr(0, dw.dtype.np), NB, H, W, OH, OW, PH, PW, KW, CG, OG,
-                *stride, *padding, *dilation, *sg, *sx, *sw_]
-        return Launch(conv_weight_grad_kernel, (cdiv(OG, bm) * cdiv(CG, bn), KH * KW, groups), dev, args,
-                      _cexpr(dw.dtype, dev, bm, bn, bk))
+            bn = next_pow2(CG) * khb * kwb if next_pow2(CG) * khb * kwb <= 256 else bn
+            bk = min(next_pow2(R), 2 ** 18 // max(bm, bn))
+        bk, rows = row_block(NB, OH, OW, bk, dev)
+        args = [Ptr(0, dy.dtype.np), Ptr(0, x.dtype.np), Ptr(0, dw.dtype.np), NB, H, W, OH, OW, rows, KH, KW, CG,
+                OG, *stride, *padding, *dilation, *sg, *sx, *sw_]
+        grid = (cdiv(OG, bm) * cdiv(CG, bn // (khb * kwb)), cdiv(KH, khb) * cdiv(KW, kwb), groups)
+        return Launch(conv_weight_grad_kernel, grid, dev, args, dict(_cexpr(dw.dtype, dev, bm, bn, bk), KHB=khb,
+                                                                     KWB=kwb))
     site = _site("dw", (_layout(dy), _layout(x), _layout(dw), stride, padding, dilation, groups, dev), make)
     site(dy.data_ptr(), x.data_ptr(), dw.data_ptr())
     return dw

@@ -1,8 +1,8 @@
 """Pooling kernels: max / average over windows (fixed or adaptive), forward and backward, no atomics.
 
-Tensors are strided (N, C, H, W) views (1-D pooling: H = 1); outputs are contiguous.  Lanes lie on a grid of
-the N * C planes padded to (PH, PW) (``_lang.row_grid`` on cpu, so a block holds whole padded planes or plane rows
-and every window tap is a strided view for the trace compiler; unpadded on cuda).  A window is either
+Tensors are strided (N, C, H, W) views (1-D pooling: H = 1); outputs are contiguous.  Lanes are the flat
+(N * C, H, W) pixels, ROWS of them per program (``_lang.row_block``: on cpu whole planes or whole plane rows, so
+every window tap is a strided view for the trace compiler; ROWS = BLOCK on cuda).  A window is either
 fixed (start = o * s - pad, taps k * d, k < K) or adaptive (start = floor(o H / OH), end = ceil((o + 1) H / OH),
 taps k < K = the longest window).  The backward kernels gather: each input element loops over the outputs
 whose window can hold it (fixed: the taps k with (i + pad - k d) / s exact; adaptive: the outputs
@@ -12,7 +12,7 @@ import triton
 import triton.language as tl
 
 from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
-from ._lang import cast_store, compute_type, row_grid
+from ._lang import cast_store, compute_type, row_block
 
 
 @triton.jit
@@ -46,17 +46,18 @@ def _avg_divisor(oh, ow, H, W, KH, KW, sh, sw, ph, pw, divisor,
 
 
 @triton.jit
-def pool_forward_kernel(x_ptr, y_ptr, i_ptr, NC, C, H, W, OH, OW, PH, PW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
+def pool_forward_kernel(x_ptr, y_ptr, i_ptr, NC, C, H, W, OH, OW, ROWS, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
                         s_xn, s_xc, s_xh, s_xw,
                         MAX: tl.constexpr, ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr,
                         COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
     """y[n, c, oh, ow] = max (MAX; i = argmax as ih * W + iw, NaN wins) or sum / divisor of x over the window;
-    y, i contiguous (N, C, OH, OW); lanes on the padded (N * C, PH, PW) grid of outputs."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    ow = offs % PW
-    oh = (offs // PW) % PH
-    nc = offs // (PW * PH)
-    mask = (nc < NC) & (oh < OH) & (ow < OW)
+    y, i contiguous (N, C, OH, OW); ROWS outputs per program."""
+    lane = tl.arange(0, BLOCK)
+    offs = tl.program_id(0).to(tl.int64) * ROWS + lane
+    ow = offs % OW
+    oh = (offs // OW) % OH
+    nc = offs // (OW * OH)
+    mask = (nc < NC) & (lane < ROWS)
     out = nc * (OH * OW) + oh * OW + ow
     base = x_ptr + (nc // C) * s_xn + (nc % C) * s_xc
     hs, he = _window(oh, H, OH, sh, ph, ADAPTIVE)
@@ -94,20 +95,21 @@ def pool_forward_kernel(x_ptr, y_ptr, i_ptr, NC, C, H, W, OH, OW, PH, PW, KH, KW
 
 
 @triton.jit
-def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, NC, C, H, W, OH, OW, PH, PW, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
+def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, NC, C, H, W, OH, OW, ROWS, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
                          s_gn, s_gc, s_gh, s_gw, s_in, s_ic, s_ih, s_iw,
                          MAX: tl.constexpr, ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr,
                          DISJOINT: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
     """dx[n, c, ih, iw] = sum over the outputs o whose window holds (ih, iw) of dy[o] * [i[o] == ih * W + iw]
     (MAX) or dy[o] / divisor(o); dx contiguous (N, C, H, W).  KH / KW: taps (fixed) or outputs per input
     (adaptive) to visit.  DISJOINT (fixed windows with stride >= their extent): the one window that can hold
-    an input is o = (i + pad) // s, a tap when (i + pad) % s is a multiple of d below the extent.  Lanes on the
-    padded (N * C, PH, PW) grid of inputs."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    iw = offs % PW
-    ih = (offs // PW) % PH
-    nc = offs // (PW * PH)
-    mask = (nc < NC) & (ih < H) & (iw < W)
+    an input is o = (i + pad) // s, a tap when (i + pad) % s is a multiple of d below the extent.  ROWS inputs
+    per program."""
+    lane = tl.arange(0, BLOCK)
+    offs = tl.program_id(0).to(tl.int64) * ROWS + lane
+    iw = offs % W
+    ih = (offs // W) % H
+    nc = offs // (W * H)
+    mask = (nc < NC) & (lane < ROWS)
     n = nc // C
     c = nc % C
     g_base = dy_ptr + n * s_gn + c * s_gc
@@ -157,12 +159,11 @@ def _geom4(t):
 
 
 def _grid(NC, H, W, dev):
-    """(BLOCK, PH, PW) of a launch over NC planes of H x W lanes: 256-lane blocks over the unpadded planes on
-    cuda; on cpu up to 65536 lanes a block over planes padded by ``row_grid``."""
+    """(BLOCK, ROWS) of a launch over NC planes of H x W lanes: 256-lane blocks on cuda; on cpu up to 65536
+    lanes a block (``row_block``)."""
     if gpu_blocks(dev):
-        return 256, H, W
-    bm = max(16, min(next_pow2(NC * next_pow2(H) * next_pow2(W)), 65536))
-    return (bm, *row_grid(H, W, bm))
+        return 256, 256
+    return row_block(NC, H, W, max(16, min(next_pow2(NC * H * W), 65536)), dev)
 
 
 _SITES = Sites()
@@ -190,10 +191,10 @@ def pool_forward(x, y, idx, kind):
     key = ("f", x._shape, x._strides, x.dtype, y._shape, tuple(sorted(kind.items())), dev)
     site = _SITES.get(key)
     if site is None:
-        bm, PH, PW = _grid(N * C, OH, OW, dev)
+        bm, rows = _grid(N * C, OH, OW, dev)
         args = [Ptr(0, x.dtype.np), Ptr(0, y.dtype.np), Ptr(0, (idx if idx is not None else y).dtype.np),
-                N * C, C, H, W, OH, OW, PH, PW, *_win(kind), *sx]
-        site = _SITES.add(key, Launch(pool_forward_kernel, (cdiv(N * C * PH * PW, bm),), dev, args,
+                N * C, C, H, W, OH, OW, rows, *_win(kind), *sx]
+        site = _SITES.add(key, Launch(pool_forward_kernel, (cdiv(N * C * OH * OW, rows),), dev, args,
                                       _cexpr(kind, y.dtype, bm)))
     site(x.data_ptr(), y.data_ptr(), (idx if idx is not None else y).data_ptr())
     return y, idx
@@ -212,12 +213,12 @@ def pool_backward(dy, idx, dx, kind):
            tuple(sorted(kind.items())), dev)
     site = _SITES.get(key)
     if site is None:
-        bm, PH, PW = _grid(N * C, H, W, dev)
+        bm, rows = _grid(N * C, H, W, dev)
         args = [Ptr(0, dy.dtype.np), Ptr(0, (idx if idx is not None else dy).dtype.np), Ptr(0, dx.dtype.np),
-                N * C, C, H, W, OH, OW, PH, PW, *_win(kind), *sg, *si]
+                N * C, C, H, W, OH, OW, rows, *_win(kind), *sg, *si]
         cx = _cexpr(kind, dx.dtype, bm)
         cx["DISJOINT"] = not kind["adaptive"] and all(s >= (k - 1) * d + 1 for s, k, d in
                                                       zip(kind["stride"], kind["taps"], kind["dilation"]))
-        site = _SITES.add(key, Launch(pool_backward_kernel, (cdiv(N * C * PH * PW, bm),), dev, args, cx))
+        site = _SITES.add(key, Launch(pool_backward_kernel, (cdiv(N * C * H * W, rows),), dev, args, cx))
     site(dy.data_ptr(), (idx if idx is not None else dy).data_ptr(), dx.data_ptr())
     return dx
