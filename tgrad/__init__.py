@@ -40,7 +40,7 @@ from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_
                         get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
                         set_deterministic_debug_mode, set_float32_matmul_precision, use_deterministic_algorithms)
 from ._tensor_str import set_printoptions
-from ._nn_functional import (batch_norm, cosine_similarity, dropout, embedding, layer_norm, log_softmax, softmax)
+from ._nn_functional import (batch_norm, cosine_similarity, dropout, dropout_, embedding, layer_norm, log_softmax, softmax)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
 from .amp import (autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled)
@@ -54,6 +54,13 @@ from .dtypes import (finfo, iinfo, bfloat16, bool_ as bool, dtype, float16, floa
 from .memory import OutOfMemoryError
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
+from ._inplace import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_,
+                       as_strided_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_,
+                       conj_physical_, cos_, cosh_, deg2rad_, detach_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
+                       floor_, frac_, index_put_, log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_,
+                       rad2deg_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_, square_, tan_, tanh_,
+                       trunc_, xlogy_, zero_)
+from .nn.functional import celu_, rrelu_, selu_, threshold_  # noqa: E402  (torch.selu_ is F.selu_)
 from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,
                             conv_transpose2d, group_norm, instance_norm, max_pool1d, max_pool1d_with_indices,
                             max_pool2d)
