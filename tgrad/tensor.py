@@ -1251,6 +1251,15 @@ class Tensor:
             return _call("max_all", self)
         return return_types.max(*_call("max", self, dim=dim, keepdim=keepdim))
 
+    def cummax(self, dim):
+        return return_types.cummax(*_call("cummax", self, dim=dim))
+
+    def cummin(self, dim):
+        return return_types.cummin(*_call("cummin", self, dim=dim))
+
+    def logcumsumexp(self, dim):
+        return _call("logcumsumexp", self, dim=dim)
+
     def min(self, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
             return self.minimum(dim)
@@ -1902,6 +1911,18 @@ class Tensor:
 
     def scatter_add_(self, dim, index, src):
         return _inplace("scatter_add", self, index, src, dim=dim)
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        return _call("scatter_reduce", self, index, src, dim=dim, reduce=reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return _inplace("scatter_reduce", self, index, src, dim=dim, reduce=reduce, include_self=include_self)
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        return _call("index_reduce", self, index, source, dim=dim, reduce=reduce, include_self=include_self)
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        return _inplace("index_reduce", self, index, source, dim=dim, reduce=reduce, include_self=include_self)
 
     def index_select(self, dim, index):
         return _call("index_select", self, index, dim=dim)
