@@ -1251,6 +1251,9 @@ class Tensor:
             return _call("max_all", self)
         return return_types.max(*_call("max", self, dim=dim, keepdim=keepdim))
 
+    def matrix_exp(self):
+        return _call("linalg_matrix_exp", self)
+
     def cummax(self, dim):
         return return_types.cummax(*_call("cummax", self, dim=dim))
 
