@@ -6,7 +6,7 @@ element at a time in the interpreter); the carry (every earlier chunk's scan) is
 import triton
 import triton.language as tl
 
-from .runtime import cdiv, launch
+from .runtime import cdiv, gpu_blocks, launch
 from ._lang import cast_store, compute_type, kptr, log1p_h, row_tiles
 
 
@@ -130,13 +130,20 @@ def logcumsumexp_rows_kernel(x_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, str
         carry = _last(c, lane, BLOCK_K)
 
 
+def _tiles(M, K, device):
+    """(ROWS, BLOCK_K): cpu as row_tiles (16384 elements a block); on a GPU chunks of at most 128 columns (tl.gather
+    across wider rows spills: 14 kB at 1024 on sm_80)."""
+    rows, bk = row_tiles(M, K, device, budget=16384)
+    return (rows, min(bk, 128)) if gpu_blocks(device) else (rows, bk)
+
+
 def cumextreme_rows(x, geom, out, idx, minimum, fill):
     """out, idx = cummax (``minimum``: cummin) along K of x's (M, K) view; x, out, idx share geom's strides."""
     M, M2, K, s1, s2, sk = geom
     if M == 0 or K == 0:
         return out, idx
     dev = out._storage.launch_device
-    rows, bk = row_tiles(M, K, dev, budget=16384)
+    rows, bk = _tiles(M, K, dev)
     launch(cumextreme_rows_kernel, (cdiv(M, rows),), dev, [kptr(x), kptr(out), kptr(idx), M, M2, K, s1, s2, sk, fill],
            {"MIN": bool(minimum), "COMPUTE": compute_type(out.dtype), "ROWS": rows, "BLOCK_K": bk,
             "LOG2": bk.bit_length() - 1})
@@ -149,7 +156,7 @@ def logcumsumexp_rows(x, geom, out):
     if M == 0 or K == 0:
         return out
     dev = out._storage.launch_device
-    rows, bk = row_tiles(M, K, dev, budget=16384)
+    rows, bk = _tiles(M, K, dev)
     launch(logcumsumexp_rows_kernel, (cdiv(M, rows),), dev, [kptr(x), kptr(out), M, M2, K, s1, s2, sk],
            {"COMPUTE": compute_type(out.dtype), "ROWS": rows, "BLOCK_K": bk, "LOG2": bk.bit_length() - 1})
     return out

@@ -11,8 +11,12 @@ import triton.language as tl
 from .runtime import cdiv, elementwise_block, launch
 from ._lang import cast_store, compute_type, kptr
 
-SUM, PROD, MEAN, AMAX, AMIN = 0, 1, 2, 3, 4
-REDUCE = {"sum": SUM, "prod": PROD, "mean": MEAN, "amax": AMAX, "amin": AMIN}
+SUM = tl.constexpr(0)
+PROD = tl.constexpr(1)
+MEAN = tl.constexpr(2)
+AMAX = tl.constexpr(3)
+AMIN = tl.constexpr(4)
+REDUCE = {"sum": 0, "prod": 1, "mean": 2, "amax": 3, "amin": 4}
 
 
 @triton.jit
