@@ -17,17 +17,19 @@ from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, fr
 from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, addmm, all, amax, amin, any, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argmax,
                           argmin, argsort, argwhere, asin, asinh, atan, atan2, atanh, atleast_1d, atleast_2d, atleast_3d, baddbmm,
                           bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,
-                          clamp, clamp_max, clamp_min, clip, clone, column_stack, concat, concatenate, cos, cosh, cumprod,
+                          clamp, clamp_max, clamp_min, clip, clone, column_stack, concat, concatenate, cos, cosh, cummax,
+                          cummin, cumprod,
                           cumsum, diag, diag_embed, diagonal, digamma, div, divide, dot, dstack, eq, equal, erf, erfc, erfinv, exp, exp2,
                           expm1, fix, flatten, flip, fliplr, flipud, floor, floor_divide, fmod, frac, gather, ge,
-                          ger, greater, greater_equal, gt, hstack, index_add, index_fill, index_put, index_select,
+                          ger, greater, greater_equal, gt, hstack, index_add, index_fill, index_put, index_reduce,
+                          index_select,
                           inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma,
-                          log, log10, log1p, log2, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
+                          log, log10, log1p, log2, logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
                           masked_fill, masked_scatter, masked_select, matmul, max, maximum, mean, meshgrid, min,
                           minimum, mm, moveaxis, movedim, msort, mul, multinomial, multiply, mv, mvlgamma, nan_to_num, narrow,
                           ne, neg, negative, nonzero, norm, not_equal, numel, outer, permute, polygamma, pow, prod, ravel,
                           reciprocal, relu, remainder, repeat_interleave, reshape, roll, round, row_stack, rsqrt,
-                          rsub, scatter, scatter_add, select, selu, sigmoid, sign, sin, sinh, sort, split, sqrt, square,
+                          rsub, scatter, scatter_add, scatter_reduce, select, selu, sigmoid, sign, sin, sinh, sort, split, sqrt, square,
                           squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
@@ -40,7 +42,7 @@ from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_
                         get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
                         set_deterministic_debug_mode, set_float32_matmul_precision, use_deterministic_algorithms)
 from ._tensor_str import set_printoptions
-from ._nn_functional import (batch_norm, cosine_similarity, dropout, embedding, layer_norm, log_softmax, softmax)
+from ._nn_functional import (batch_norm, cosine_similarity, dropout, dropout_, embedding, layer_norm, log_softmax, softmax)
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                       IntTensor, LongTensor, ShortTensor)
 from .amp import (autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled)
@@ -54,6 +56,13 @@ from .dtypes import (finfo, iinfo, bfloat16, bool_ as bool, dtype, float16, floa
 from .memory import OutOfMemoryError
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
+from ._inplace import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_,
+                       as_strided_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_,
+                       conj_physical_, cos_, cosh_, deg2rad_, detach_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
+                       floor_, frac_, index_put_, log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_,
+                       rad2deg_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_, square_, tan_, tanh_,
+                       trunc_, xlogy_, zero_)
+from .nn.functional import celu_, rrelu_, selu_, threshold_  # noqa: E402  (torch.selu_ is F.selu_)
 from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,
                             conv_transpose2d, group_norm, instance_norm, max_pool1d, max_pool1d_with_indices,
                             max_pool2d)
@@ -72,7 +81,7 @@ from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_dia
 from .utils.dlpack import from_dlpack
 from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
                      triangular_solve)
-from .linalg import det, inv as inverse  # noqa: E402
+from .linalg import det, inv as inverse, matrix_exp  # noqa: E402
 from .linalg import _torch_cholesky as cholesky, _torch_slogdet as slogdet, _torch_svd as svd  # noqa: E402
 from .linalg import pinverse, _torch_qr as qr  # noqa: E402
 

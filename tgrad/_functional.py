@@ -316,6 +316,18 @@ def cumprod(input, dim, *, dtype=None):
     return input.cumprod(dim, dtype=dtype)
 
 
+def cummax(input, dim):
+    return input.cummax(dim)
+
+
+def cummin(input, dim):
+    return input.cummin(dim)
+
+
+def logcumsumexp(input, dim):
+    return input.logcumsumexp(dim)
+
+
 def all(input, dim=None, keepdim=False):
     return input.all(dim, keepdim)
 
@@ -496,6 +508,14 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 def scatter_add(input, dim, index, src):
     return input.scatter_add(dim, index, src)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    return _out(input.scatter_reduce(dim, index, src, reduce, include_self=include_self), out)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    return _out(input.index_reduce(dim, index, source, reduce, include_self=include_self), out)
 
 
 def index_select(input, dim, index, *, out=None):

@@ -30,6 +30,11 @@ def dropout(input, p, train):
     return _dropout(input, p, train, False)
 
 
+def dropout_(input, p, train):
+    """``nn.functional.dropout(input, p, training=train, inplace=True)``."""
+    return _dropout(input, p, train, True)
+
+
 def _dropout(input, p, training, inplace):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); ``input`` itself when not
     training or p == 0; input * 0 when p == 1 (no draw), as PyTorch.  The random words (cpu: 2 per element,

@@ -396,6 +396,27 @@ def eigh(A, UPLO="L", *, out=None):
     return res if out is None else _copy_out(out, res)
 
 
+def matrix_exp(A):
+    """exp(A) = sum_k A^k / k! of (..., n, n) A (scaling and squaring; see tgrad/ops/linalg.py)."""
+    return _call("linalg_matrix_exp", A)
+
+
+def _no_complex(A, name):
+    _square(A, name)
+    raise NotImplementedError(f"{name}: the eigenvalues of a general real matrix are complex, and tgrad has no complex "
+                              "dtypes (complex64/complex128), so it cannot return them; for a symmetric matrix use "
+                              "tgrad.linalg.eigh / eigvalsh")
+
+
+def eig(A, *, out=None):
+    """Not available: ``torch.linalg.eig`` returns complex tensors (see ``_no_complex``)."""
+    _no_complex(A, "linalg.eig")
+
+
+def eigvals(A, *, out=None):
+    _no_complex(A, "linalg.eigvals")
+
+
 def eigvalsh(A, UPLO="L", *, out=None):
     _square(A, "linalg.eigvalsh")
     res = _call("linalg_eigh", A, UPLO=_uplo(UPLO))[0]

@@ -54,6 +54,14 @@ class kthvalue(_ValuesIndices):
     pass
 
 
+class cummax(_ValuesIndices):
+    pass
+
+
+class cummin(_ValuesIndices):
+    pass
+
+
 class aminmax(tuple):
     """(min, max) with attribute access, like ``torch.return_types.aminmax``."""
 

@@ -1251,6 +1251,18 @@ class Tensor:
             return _call("max_all", self)
         return return_types.max(*_call("max", self, dim=dim, keepdim=keepdim))
 
+    def matrix_exp(self):
+        return _call("linalg_matrix_exp", self)
+
+    def cummax(self, dim):
+        return return_types.cummax(*_call("cummax", self, dim=dim))
+
+    def cummin(self, dim):
+        return return_types.cummin(*_call("cummin", self, dim=dim))
+
+    def logcumsumexp(self, dim):
+        return _call("logcumsumexp", self, dim=dim)
+
     def min(self, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
             return self.minimum(dim)
@@ -1830,6 +1842,39 @@ class Tensor:
     def xlogy(self, other):
         return _fm.xlogy(self, other)
 
+    def _composite_(self, fn, *args, **kwargs):
+        """In-place form of a composite op: self.copy_(fn(self, ...)), fn reading a recorded clone when grad is
+        recorded (PyTorch's original_self: its parts may save their input, which copy_ would invalidate)."""
+        src = self.clone() if _grad_mode.is_grad_enabled() else self
+        return self.copy_(fn(src, *args, **kwargs))
+
+    def logit_(self, eps=None):
+        return self._composite_(_fm.logit, eps)
+
+    def xlogy_(self, other):
+        return self._composite_(_fm.xlogy, other)
+
+    def deg2rad_(self):
+        return self._composite_(Tensor.deg2rad)
+
+    def rad2deg_(self):
+        return self._composite_(Tensor.rad2deg)
+
+    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+        return self._composite_(_fm.addmv, mat, vec, beta=beta, alpha=alpha)
+
+    def negative_(self):
+        return self.neg_()
+
+    def clamp_min_(self, min):
+        return self.clamp_(min=min)
+
+    def clamp_max_(self, max):
+        return self.clamp_(max=max)
+
+    def conj_physical_(self):
+        return self     # real dtypes only: the conjugate is the tensor itself
+
     def gather(self, dim, index, *, sparse_grad=False):
         if sparse_grad:
             raise NotImplementedError("gather(): sparse_grad=True is not supported (tgrad has no sparse tensors)")
@@ -1869,6 +1914,18 @@ class Tensor:
 
     def scatter_add_(self, dim, index, src):
         return _inplace("scatter_add", self, index, src, dim=dim)
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        return _call("scatter_reduce", self, index, src, dim=dim, reduce=reduce, include_self=include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return _inplace("scatter_reduce", self, index, src, dim=dim, reduce=reduce, include_self=include_self)
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        return _call("index_reduce", self, index, source, dim=dim, reduce=reduce, include_self=include_self)
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        return _inplace("index_reduce", self, index, source, dim=dim, reduce=reduce, include_self=include_self)
 
     def index_select(self, dim, index):
         return _call("index_select", self, index, dim=dim)

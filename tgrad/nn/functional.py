@@ -7,7 +7,7 @@ their table of contents.  ``_op``, ``_ntuple`` and ``_legacy_reduction`` are sha
 """
 from .._nn_functional import _op, cosine_similarity  # noqa: F401
 from ._functional.linear import linear  # noqa: F401
-from ._functional.activation import (relu, relu_, relu6, leaky_relu, leaky_relu_, elu, elu_, selu, gelu,  # noqa: F401
+from ._functional.activation import (relu, relu_, relu6, leaky_relu, leaky_relu_, elu, elu_, selu, selu_, gelu,  # noqa: F401
                                      silu, mish, softplus, hardtanh, hardtanh_, hardsigmoid, hardswish, logsigmoid,
                                      sigmoid, tanh, softmax, log_softmax, softmin)
 from ._functional.dropout import dropout, dropout1d, dropout2d, dropout3d  # noqa: F401

@@ -104,7 +104,7 @@ def copy_slices_backward(ctx, grad):
 
 
 AS_STRIDED_ = Op("as_strided_", as_strided_forward, as_strided_backward, "AsStridedBackward1", view=True,
-                 variants=("method",))
+                 variants=("method", "function"))
 AS_STRIDED = Op("as_strided", as_strided_forward, as_strided_backward, "AsStridedBackward0", view=True,
                 variants=("method",), inplace=True)
 RESTRIDE = Op("restride", restride_forward, restride_backward, "AsStridedBackwardBackward0")

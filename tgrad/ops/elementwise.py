@@ -252,9 +252,9 @@ CLONE_COPY = Op("clone_copy", copy_forward, copy_backward, "CopyBackwards")
 TO_COPY = Op("to_copy", to_copy_forward, to_copy_backward, "ToCopyBackward0")
 COPY_ = Op("copy_", copy_inplace_forward, copy_inplace_backward, "CopyBackwards", inputs=("self", "src"),
            variants=("method",))
-FILL_ = Op("fill_", fill_forward, fill_backward, "FillBackward3", inputs=("self", "value"), variants=("method",))
+FILL_ = Op("fill_", fill_forward, fill_backward, "FillBackward3", inputs=("self", "value"), variants=("method", "function"))
 FILL_SCALAR = Op("fill_scalar", fill_scalar_forward, zero_backward, "FillBackward2")
-ZERO_ = Op("zero_", zero_forward, zero_backward, "ZeroBackward0", variants=("method",))
+ZERO_ = Op("zero_", zero_forward, zero_backward, "ZeroBackward0", variants=("method", "function"))
 ADD = Op("add", add_forward, add_backward, "AddBackward0", inputs=("self", "other"),
          variants=("method", "function"), inplace=True)
 SUB = Op("sub", sub_forward, sub_backward, "SubBackward0", inputs=("self", "other"),

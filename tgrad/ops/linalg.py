@@ -5,13 +5,15 @@ written with tgrad ops, so they differentiate again.  Singular inputs are report
 ``_ex`` ops); raising LinAlgError is the API's job (tgrad/linalg.py).
 """
 from .. import dtypes as D
+from ..kernels import elementwise as KE
 from ..kernels import linalg as KL
 from ..kernels._geometry import broadcast_shapes
 from ..tensor import empty
 from . import Op, call as _c, host_full
 from ._rows import contig, merged_stride
+from .matmul import baddbmm_forward, bmm_forward
 from .shape import (cat_forward, diag_embed_forward, expand_forward, slice_forward, squeeze_forward, transpose_forward,
-                    unsqueeze_forward)
+                    unsqueeze_forward, view_forward)
 
 
 def _prod(shape):
@@ -378,4 +380,55 @@ SVD = Op("linalg_svd", svd_forward, svd_backward, "LinalgSvdBackward0", inputs=(
 QR = Op("linalg_qr", qr_forward, qr_backward, "LinalgQrBackward0", inputs=("A",), save=("result0", "result1"),
          outputs=2)
 
-ENTRIES = [LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX, EIGH, SVD, QR]
+
+# ------------------------------------------------------------------ matrix exponential
+_EXP_THETA = {"float64": 1.090863719290036, "float32": 3.010066362817634}     # ATen's theta for degree 18
+
+
+def matrix_exp_forward(A):
+    """exp(A) of (..., n, n) A by scaling and squaring: A / 2^s with ||A / 2^s||_1 <= theta (ATen's bound for its
+    degree-18 approximant), the degree-18 Taylor polynomial by Horner (P = I + A P / k: 18 batched matmuls), then
+    s squarings.  s comes from the largest 1-norm of the batch (read on the host, as ATen's cpu kernel does)."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError("linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+                           f"{D.TENSOR_TYPE_NAMES[A.dtype][:-6]}")
+    n, B = A.shape[-1], _prod(A.shape[:-2])
+    if B == 0 or n == 0:
+        return empty(A.shape, A.dtype, A.device)
+    X = view_forward(contig(A), size=(B, n, n))
+    norm = float(abs(X._host_copy().astype("float64")).sum(axis=-2).max())
+    theta = _EXP_THETA.get(A.dtype.name, _EXP_THETA["float32"])
+    s = 0
+    while norm > theta * 2.0 ** s:
+        s += 1
+    eye = diag_embed_forward(host_full((B, n), 1.0, A.dtype, A.device))
+    P = eye
+    for k in range(18, 0, -1):      # 1/k as a tensor: a float kernel argument would be rounded to fp32
+        inv_k = KE.fill(empty((), A.dtype, A.device), 1.0 / k)
+        P = baddbmm_forward(eye, X, KE.binary(KE.mul_fn, P, inv_k, empty(P.shape, A.dtype, A.device)),
+                            alpha=2.0 ** -s)
+    for _ in range(s):
+        P = bmm_forward(P, P)
+    return view_forward(P, size=tuple(A.shape))
+
+
+def matrix_exp_backward(ctx, g):
+    """ATen's: gA = exp([[A^T, g], [0, A^T]]) [..., :n, n:] (the Frechet derivative of exp at A^T applied to g)."""
+    A = ctx.saved["self"]
+    n = A.shape[-1]
+    At = A.mT
+    top = _c("cat", At, g, dim=-1)
+    bottom = _c("cat", At.new_zeros(At.shape), At, dim=-1)
+    big = _c("linalg_matrix_exp", _c("cat", top, bottom, dim=-2))
+    return (big[..., :n, n:],)
+
+
+MATRIX_EXP = Op("linalg_matrix_exp", matrix_exp_forward, matrix_exp_backward, "LinalgMatrixExpBackward0",
+                save=("self",))
+
+ENTRIES = [MATRIX_EXP, LU_FACTOR_EX, LU_SOLVE, SOLVE_EX, INV_EX, DET, SLOGDET, SOLVE_TRIANGULAR, CHOLESKY_EX, EIGH, SVD, QR]

@@ -51,6 +51,10 @@ def selu(input, inplace=False):
     return _act("selu", input, inplace)
 
 
+def selu_(input):
+    return _op_("selu", input)
+
+
 def gelu(input, approximate="none"):
     return _op("gelu", input, approximate=approximate)
 

@@ -21,6 +21,32 @@ def _square(rng, shapes=SQUARE):
     return [SampleInput(_well(rng, s), grad=0 < int(np.prod(s)) <= 9) for s in shapes]
 
 
+def _np_expm(a):
+    """exp(a) by a 30-term Taylor series of a / 2^s (||a / 2^s||_1 <= 1/2), then s squarings."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.size == 0:
+        return a.copy()
+    norm = np.abs(a).sum(axis=-2).max()
+    s = max(0, int(np.ceil(np.log2(max(norm, 1e-300) / 0.5))))
+    x = a / 2.0 ** s
+    term = np.broadcast_to(np.eye(a.shape[-1]), a.shape).copy()
+    out = term.copy()
+    for k in range(1, 31):
+        term = term @ x / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out
+
+
+def _expm_samples(rng):
+    """Norms from 0.05 (no squaring) to about 10 (several squarings); batches, 1x1, empty."""
+    out = [SampleInput(rng.uniform(-1, 1, s) * sc, grad=int(np.prod(s)) <= 9)
+           for s, sc in [((3, 3), 0.05), ((3, 3), 1.0), ((2, 2, 2), 2.0), ((1, 1), 3.0), ((2, 1, 4, 4), 0.7),
+                         ((7, 7), 1.5), ((0, 3, 3), 1.0), ((20, 20), 0.1)]]
+    return out + [SampleInput(np.array([[0.0, 1.0], [-2.0, -3.0]]))]
+
+
 def _spd(a):
     return a @ np.swapaxes(a, -1, -2) + a.shape[-1] * np.eye(a.shape[-1])
 
@@ -133,6 +159,8 @@ def _qr_samples(rng):
 
 
 OPS = [
+    OpInfo("linalg_matrix_exp", lambda a: tgrad.linalg.matrix_exp(a), _np_expm, _expm_samples, dtypes=DTYPES,
+           tol={"float32": (1e-5, 1e-5)}),
     OpInfo("linalg_inv_ex", lambda a: tgrad.linalg.inv(a), np.linalg.inv, _square, dtypes=DTYPES, tol=TOL),
     OpInfo("linalg_det", lambda a: tgrad.linalg.det(a), np.linalg.det, _square, dtypes=DTYPES, tol=TOL),
     OpInfo("linalg_slogdet", lambda a: tuple(tgrad.linalg.slogdet(a)), lambda a: tuple(np.linalg.slogdet(a)),
