@@ -27,6 +27,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
+from . import native
 from . import tape as _tape
 from .tape_ops import _Views
 
@@ -46,7 +47,7 @@ def _fingerprint():
     fp = _state["fingerprint"]
     if fp is None:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))      # tgrad/kernels
-        parts = [sys.version, np.__version__, triton.__version__, here]
+        parts = [sys.version, np.__version__, triton.__version__, here, os.environ.get("TGRAD_NATIVE", "1")]
         for root, dirs, files in os.walk(here):
             dirs.sort()
             for f in sorted(files):
@@ -104,6 +105,8 @@ class _Pickler(pickle.Pickler):
         t = type(obj)
         if t is _Views:                     # its cached views alias this process's memory: stored empty
             return _Views, (obj.shape, obj.strides, obj.dtype)
+        if obj is native.fma_ufunc() and obj is not None:       # built per process (runtime/fma.c)
+            return _native_fma, ()
         if t is np.ndarray:
             b = obj
             while b is not None:            # data owned by arrays or bytes (a loaded tape's), not tensor memory
@@ -121,6 +124,13 @@ class _Pickler(pickle.Pickler):
             _named(obj)
             return NotImplemented
         raise _No
+
+
+def _native_fma():
+    f = native.fma_ufunc()
+    if f is None:
+        raise _No
+    return f
 
 
 def _dump(run):
