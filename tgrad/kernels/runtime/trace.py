@@ -408,6 +408,16 @@ _bytes = [0]             # bytes of the tapes in _TAPES and _GENERIC (tape.py's 
 _evicted = [0]
 
 
+class _Key(tuple):
+    """A trace key, the kernel first, hashed by the kernel's id: a JITFunction hashes its source and its
+    dependencies' (Triton's ``cache_key``, ~1 ms a kernel, paid by a fresh process's first launches)."""
+
+    __slots__ = ()
+
+    def __hash__(self):
+        return hash((id(self[0]),) + self[1:])
+
+
 def _evict():
     """Drop the oldest shapes' tapes until the rest keep at most 3/4 of ``MAX_TAPE_BYTES`` and of ``MAX_TAPES``,
     and the launchers' references to them (a shape seen again loads its tape from disk, or runs its generic
@@ -529,7 +539,7 @@ def _generic_args(kernel, names, args, ckey):
         gnames.append(nm)
         gargs.append(a)
         gvals.append(a.ptr if ta is Ptr else a)
-    return (kernel, tuple(keyp), ckey), gnames, gargs, gvals
+    return _Key((kernel, tuple(keyp), ckey)), gnames, gargs, gvals
 
 
 def _generic_for(entries, gvals, x, y, z):
@@ -617,7 +627,7 @@ def _run_trace(kernel, grid, args, constexprs):
         dyn_vals.append(a)
     g = tuple(grid) + (1,) * (3 - len(grid))
     ckey = tuple((k, _ckey(v)) for k, v in constexprs.items())
-    key = (kernel, g, tuple(keyp), ckey)
+    key = _Key((kernel, g, tuple(keyp), ckey))
     run = _TAPES.get(key)
     if run is None:
         n = _SEEN.get(key, 0) + 1
