@@ -6,8 +6,9 @@ numpy dtypes and ufuncs, module-level functions; a load/store view cache goes as
 estimate.  Loading rebuilds the same function over the same constants, so a loaded tape computes the same
 bits as a recorded one.  Keys: the kernel by module and name, the launch's trace key (grid, argument
 dtypes and ints, constexprs; callables by module-level name) and a fingerprint of everything a tape
-depends on: every source file of ``tgrad/kernels`` (path, size, mtime: an edit invalidates all),
-Python's, numpy's and Triton's versions.  A launch whose key holds anything else is not cached.
+depends on: every source file of ``tgrad/kernels`` and ``tgrad/dtypes.py`` (path, size, mtime: an edit
+invalidates all), Python's, numpy's and Triton's versions, ``TGRAD_NATIVE``.  A launch whose key holds
+anything else is not cached.
 
 ``TGRAD_TAPE_CACHE=0`` turns it off (tests/conftest.py does, so tests trace); ``TGRAD_TAPE_CACHE_DIR``
 moves it (default ``$XDG_CACHE_HOME/tgrad/tapes``).  The directory keeps at most ``MAX_DISK_BYTES``
@@ -48,6 +49,8 @@ def _fingerprint():
     if fp is None:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))      # tgrad/kernels
         parts = [sys.version, np.__version__, triton.__version__, here, os.environ.get("TGRAD_NATIVE", "1")]
+        st = os.stat(os.path.join(os.path.dirname(here), "dtypes.py"))        # (kernels/amp.py's dtypes)
+        parts.append((st.st_size, st.st_mtime_ns))
         for root, dirs, files in os.walk(here):
             dirs.sort()
             for f in sorted(files):
