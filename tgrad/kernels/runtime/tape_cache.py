@@ -12,7 +12,7 @@ anything else is not cached.
 
 ``TGRAD_TAPE_CACHE=0`` turns it off (tests/conftest.py does, so tests trace); ``TGRAD_TAPE_CACHE_DIR``
 moves it (default ``$XDG_CACHE_HOME/tgrad/tapes``).  The directory keeps at most ``MAX_DISK_BYTES``
-(the least recently written files go first).  ``STATS``: hits, misses, stores, not storable.
+(``TGRAD_TAPE_CACHE_BYTES``, 1 GiB; the least recently written files go first).  ``STATS``: hits, misses, stores, not storable.
 """
 import builtins
 import hashlib
@@ -35,7 +35,7 @@ from .tape_ops import _Views
 ENABLED = os.environ.get("TGRAD_TAPE_CACHE", "1") != "0"
 DIR = os.environ.get("TGRAD_TAPE_CACHE_DIR") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tgrad", "tapes")
-MAX_DISK_BYTES = 256 << 20
+MAX_DISK_BYTES = int(os.environ.get("TGRAD_TAPE_CACHE_BYTES", 1 << 30))   # (g), a small GPT: ~150 MiB a batch size
 STATS = {"hits": 0, "misses": 0, "stores": 0, "unstorable": 0}
 _state = {"fingerprint": None, "disk_bytes": None}
 
