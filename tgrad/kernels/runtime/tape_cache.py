@@ -12,7 +12,8 @@ anything else is not cached.
 
 ``TGRAD_TAPE_CACHE=0`` turns it off (tests/conftest.py does, so tests trace); ``TGRAD_TAPE_CACHE_DIR``
 moves it (default ``$XDG_CACHE_HOME/tgrad/tapes``).  The directory keeps at most ``MAX_DISK_BYTES``
-(``TGRAD_TAPE_CACHE_BYTES``, 1 GiB; the least recently written files go first).  ``STATS``: hits, misses, stores, not storable.
+(``TGRAD_TAPE_CACHE_BYTES``, 1 GiB; the least recently written files go first).  ``STATS``: hits, misses,
+stores, not storable.
 """
 import builtins
 import hashlib
