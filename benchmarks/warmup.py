@@ -1,10 +1,12 @@
 """Warm-up cost of tgrad's cpu executor: what a new process, a new shape and ``tgrad.compile``'s record pay.
 
-    python benchmarks/warmup.py [--steps b,g] [--sizes 32,48,80,96]
+    python benchmarks/warmup.py [--steps b,g] [--sizes 32,48,80,96] [--torch-python PATH]
 
 Each measurement runs in its own process (``--worker``).  Per step (benchmarks/steps.py's (b) and (g)):
 
-1. a fresh process: steps 1, 2, 3 and the steady step (median of later steps), wall and cpu ms;
+1. a fresh process: steps 1, 2, 3 and the steady step (median of later steps), wall and cpu ms: tracing every
+   kernel (``TGRAD_TAPE_CACHE=0``), then with the on-disk tape cache (runtime/tape_cache.py) filled by an earlier
+   process of the same run (an empty temporary directory first), and PyTorch's with ``--torch-python``;
 2. after that warm-up, the same model at new batch sizes (``--sizes``): each new size's steps 1, 2, 3,
    the first over the steady step of that size;
 3. RSS (``/proc/self/statm``) after each new batch size's steps: MiB kept per new size;
@@ -22,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,8 +79,12 @@ def _builder(name, torch):
 
 def worker(name, mode, sizes, steady):
     sys.path.insert(0, HERE)
-    sys.path.insert(0, ROOT)
-    import tgrad as torch
+    if os.environ.get("WARMUP_TORCH"):
+        import torch
+        torch.set_num_threads(1)
+    else:
+        sys.path.insert(0, ROOT)
+        import tgrad as torch
     make, batch0 = _builder(name, torch)
     out = {"step": name}
     if mode == "eager":
@@ -129,39 +136,54 @@ def worker(name, mode, sizes, steady):
     return out
 
 
-def run(name, mode, sizes, steady):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--steps", name,
+def run(name, mode, sizes, steady, python=None, **env):
+    cmd = [python or sys.executable, os.path.abspath(__file__), "--worker", mode, "--steps", name,
            "--sizes", ",".join(map(str, sizes)), "--steady", str(steady)]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), **env)
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     if r.returncode:
         raise RuntimeError(f"warmup worker {name} {mode} failed:\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def report(names, sizes, steady=None, log=print):
+def report(names, sizes, steady=None, log=print, torch_python=None):
     """Run every measurement of ``names`` and print the tables; returns the raw results."""
     res = {}
     for n in names:
         st = steady or (20 if n == "b" else 4)
-        res[n] = {m: run(n, m, sizes if n == "b" else sizes[:1], st) for m in ("eager", "compiled", "profile")}
-    log("1. fresh process: steps 1, 2, 3 and steady, ms wall / cpu")
+        sz = sizes if n == "b" else sizes[:1]
+        res[n] = {m: run(n, m, sz, st, TGRAD_TAPE_CACHE="0") for m in ("eager", "compiled", "profile")}
+        with tempfile.TemporaryDirectory() as d:
+            run(n, "eager", sz, 1, TGRAD_TAPE_CACHE_DIR=d)               # fills the disk cache
+            res[n]["disk"] = run(n, "eager", sz, st, TGRAD_TAPE_CACHE_DIR=d)
+        if torch_python:
+            res[n]["torch"] = run(n, "eager", sz, st, torch_python, WARMUP_TORCH="1")
+    rows = [("eager", "traced"), ("disk", "from disk"), ("torch", "PyTorch")]
+    log("1. fresh process: steps 1, 2, 3 and steady, ms wall / cpu (traced: TGRAD_TAPE_CACHE=0; from disk: tapes an "
+        "earlier process stored)")
     for n in names:
-        e = res[n]["eager"]
-        s = e["steady"]
-        log(f"({n}) " + "  ".join(f"{w:8.1f} /{c:8.1f}" for w, c in e["first"]) +
-            f"   steady {s[0]:7.2f} /{s[1]:7.2f}   first/steady (cpu) {e['first'][0][1] / s[1]:7.1f}x")
+        for m, label in rows:
+            if m not in res[n]:
+                continue
+            e = res[n][m]
+            s = e["steady"]
+            log(f"({n}) {label:9s} " + "  ".join(f"{w:8.1f} /{c:8.1f}" for w, c in e["first"]) +
+                f"   steady {s[0]:7.2f} /{s[1]:7.2f}   first/steady (cpu) {e['first'][0][1] / s[1]:7.1f}x")
     log("2. new batch size after warm-up: steps 1, 2, 3 and steady, ms wall / cpu; RSS after its steps")
     for n in names:
-        e = res[n]["eager"]
-        prev = e["rss0"]
-        for r in e["new"]:
-            s = r["steady"]
-            log(f"({n}) batch {r['batch']:4d} " + "  ".join(f"{w:8.1f} /{c:8.1f}" for w, c in r["first"]) +
-                f"   steady {s[0]:7.2f} /{s[1]:7.2f}   first/steady (cpu) {r['first'][0][1] / s[1]:6.1f}x"
-                f"   RSS +{r['rss'] - prev:5.2f} MiB")
-            prev = r["rss"]
+        for m, label in rows:
+            if m not in res[n]:
+                continue
+            e = res[n][m]
+            prev = e["rss0"]
+            for r in e["new"]:
+                s = r["steady"]
+                log(f"({n}) {label:9s} batch {r['batch']:4d} " +
+                    "  ".join(f"{w:8.1f} /{c:8.1f}" for w, c in r["first"]) +
+                    f"   steady {s[0]:7.2f} /{s[1]:7.2f}   first/steady (cpu) {r['first'][0][1] / s[1]:6.1f}x"
+                    f"   RSS +{r['rss'] - prev:5.2f} MiB")
+                prev = r["rss"]
     log("3. tgrad.compile in a fresh process: call 1, call 2 (record), replay; the record of a function compiled after "
         "eager steps; ms wall / cpu; records over a steady eager step (cpu)")
     for n in names:
@@ -185,12 +207,13 @@ def main(argv=None):
     p.add_argument("--steady", type=int, default=None, help="steps timed for a steady figure")
     p.add_argument("--worker", choices=("eager", "compiled", "profile"), help=argparse.SUPPRESS)
     p.add_argument("--json", help="write the raw results here")
+    p.add_argument("--torch-python", help="a Python with PyTorch: its fresh process's first steps beside tgrad's")
     a = p.parse_args(argv)
     sizes = [int(s) for s in a.sizes.split(",") if s]
     if a.worker:
         print(json.dumps(worker(a.steps, a.worker, sizes, a.steady)))
         return None
-    res = report([n for n in a.steps.split(",") if n], sizes, a.steady)
+    res = report([n for n in a.steps.split(",") if n], sizes, a.steady, torch_python=a.torch_python)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

@@ -11,6 +11,8 @@ import os
 
 import pytest
 
+os.environ.setdefault("TGRAD_TAPE_CACHE", "0")    # tests trace (tests/kernels/test_tape_cache.py turns it on)
+
 
 def pytest_addoption(parser):
     parser.addoption("--device", default="cpu", choices=("cpu", "cuda"),

@@ -34,8 +34,9 @@ driver with kernel execution off, on ``cpu``, and in PyTorch cpu with ``--torch-
 (benchmarks/cuda_host_time.py, in a source checkout).
 
 ``--first-steps b,g`` reports warm-up (benchmarks/warmup.py, in a source checkout): a fresh process's steps 1-3
-against its steady step, each new batch size's first steps and the RSS it keeps, ``tgrad.compile``'s record
-call against an eager step, and where a new shape's first step goes.
+(traced, from the on-disk tape cache, and PyTorch's with ``--torch-python``) against its steady step, each new
+batch size's first steps and the RSS it keeps, ``tgrad.compile``'s record call against an eager step, and where
+a new shape's first step goes.
 """
 import argparse
 import csv
@@ -548,7 +549,7 @@ def main(argv=None):
     if a.first_steps is not None:
         sys.path.insert(0, _benchmarks_dir())
         import warmup
-        return warmup.report(a.first_steps, [32, 48, 80, 96])
+        return warmup.report(a.first_steps, [32, 48, 80, 96], torch_python=a.torch_python)
     if a.host_time:
         out = run_host_time(a.torch_python, a.repeat if a.repeat != 20 else 20000)
         print(out, end="")

@@ -12,11 +12,13 @@ mask are lowered to numpy strided views (no per-element gather), and the address
 fed them is dropped; an op or load that repeats an earlier one on the same operands (no store in
 between) is computed once.  Control flow on a loaded or dynamic value is detected while recording;
 such keys stay on ``direct``.  Replays of tapes made of numpy expressions only run without ``LOCK``.
-Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the oldest shapes' dropped first.
+Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the oldest shapes' dropped first (``cache_info()``), and
+on disk across processes (``tape_cache``): a launch key or generic key traced by an earlier run is loaded.
 """
 import numpy as np
 import triton.language as tl
 
+from . import tape_cache
 from .direct import Ptr, _cvt, _entry, _run_direct
 from .internals import _I, do_not_specialize
 from .tape import _compile, _compile_check
@@ -402,13 +404,24 @@ TRACE_AFTER = 2          # record a key's tape on its 2nd launch: one-off shapes
 MAX_TAPES = 4096
 MAX_TAPE_BYTES = 256 << 20   # the compiled tapes of all shapes seen keep at most about this many bytes (oldest out)
 CACHES = []              # launchers' Sites (their Launch objects hold tapes): cleared with the tapes
-_bytes = [0]             # bytes of the tapes in _TAPES (tape.py's estimate)
+_bytes = [0]             # bytes of the tapes in _TAPES and _GENERIC (tape.py's estimate)
+_evicted = [0]
+
+
+class _Key(tuple):
+    """A trace key, the kernel first, hashed by the kernel's id: a JITFunction hashes its source and its
+    dependencies' (Triton's ``cache_key``, ~1 ms a kernel, paid by a fresh process's first launches)."""
+
+    __slots__ = ()
+
+    def __hash__(self):
+        return hash((id(self[0]),) + self[1:])
 
 
 def _evict():
     """Drop the oldest shapes' tapes until the rest keep at most 3/4 of ``MAX_TAPE_BYTES`` and of ``MAX_TAPES``,
-    and the launchers' references to them (a shape seen again runs its generic tape, then is specialized
-    again); everything when the generic tapes alone pass the budget."""
+    and the launchers' references to them (a shape seen again loads its tape from disk, or runs its generic
+    tape and is specialized again); then, while still past the budget, the oldest kernels' generic tapes."""
     gone = set()
     for key in list(_TAPES):
         if _bytes[0] <= MAX_TAPE_BYTES * 3 // 4 and len(_TAPES) < MAX_TAPES * 3 // 4:
@@ -416,9 +429,16 @@ def _evict():
         run = _TAPES.pop(key)
         _SEEN.pop(key, None)
         _FAST.pop(_FKEY.pop(key, None), None)
+        _evicted[0] += 1
         if run:
             _bytes[0] -= run.nbytes
             gone.add(id(run))
+    for gkey in list(_GENERIC):
+        if _bytes[0] <= MAX_TAPE_BYTES * 3 // 4:
+            break
+        entries = _GENERIC.pop(gkey)
+        _evicted[0] += 1
+        _bytes[0] -= sum(f.nbytes for e in entries or () for f in e[:2] if f is not None)
     if _bytes[0] > MAX_TAPE_BYTES * 3 // 4:
         clear_tapes()
         return
@@ -426,6 +446,15 @@ def _evict():
         for site in c.values():
             if id(getattr(site, "tape", None)) in gone:
                 site.tape = None
+
+
+def cache_info():
+    """What the cpu tape caches hold: ``tapes`` (launch keys with a compiled tape), ``generic`` (shape-generic
+    tapes), ``bytes`` (their estimate, kept under ``max_bytes``), ``evicted`` (keys dropped for the budget so
+    far), ``sites`` (launchers' cached launches) and ``disk`` (tape_cache.STATS)."""
+    return {"tapes": sum(1 for r in _TAPES.values() if r), "generic": sum(len(e) for e in _GENERIC.values() if e),
+            "bytes": _bytes[0], "max_bytes": MAX_TAPE_BYTES, "evicted": _evicted[0],
+            "sites": sum(len(c) for c in CACHES), "disk": dict(tape_cache.STATS)}
 
 
 def clear_tapes():
@@ -460,7 +489,7 @@ def _fast_key(kernel, grid, args, constexprs):
     pos = []
     dyn_int = kernel.__dict__.get("_tgrad_dynamic")
     if dyn_int:
-        for i, (nm, a) in enumerate(zip(_entry(kernel)[1], args)):
+        for i, (nm, a) in enumerate(zip(_arg_names(kernel), args)):
             if nm in dyn_int and type(a) is int:
                 key.append(("i", -2**31 <= a < 2**31))
                 pos.append(i)
@@ -510,7 +539,7 @@ def _generic_args(kernel, names, args, ckey):
         gnames.append(nm)
         gargs.append(a)
         gvals.append(a.ptr if ta is Ptr else a)
-    return (kernel, tuple(keyp), ckey), gnames, gargs, gvals
+    return _Key((kernel, tuple(keyp), ckey)), gnames, gargs, gvals
 
 
 def _generic_for(entries, gvals, x, y, z):
@@ -524,14 +553,15 @@ def _generic_for(entries, gvals, x, y, z):
 def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
     """Run a launch through the shape-generic tapes of its kernel, dtypes and constexprs: per program, the
     first tape whose guards pass; a program none takes is recorded (run by the interpreter), and its tape
-    kept for the next.  The interpreter (``direct``) alone where a kernel cannot have one."""
+    kept for the next.  The interpreter (``direct``) alone where a kernel cannot have one.  ``fn``: the
+    interpreted kernel, or None (made when a program is recorded)."""
     dyn_int = kernel.__dict__.get("_tgrad_dynamic", ())
     gkey, gnames, gargs, gvals = _generic_args(kernel, names, args, ckey)
     entries = _GENERIC.get(gkey)
     if entries is False:
         return _run_direct(kernel, g, args, constexprs)
     if entries is None:
-        entries = _GENERIC[gkey] = []
+        entries = _GENERIC[gkey] = _disk_generic(gkey, gargs, constexprs, None)
     kw = None
     b = _I.interpreter_builder
     for x in range(g[0]):
@@ -542,6 +572,7 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
                     e[1](*gvals, x, y, z)
                 else:
                     if kw is None:
+                        fn = fn or _entry(kernel)[0]
                         hs = [_dyn_handle(a) for a in gargs]
                         kw = {nm: _cvt(a) for nm, a in zip(names, args)}
                         kw.update({nm: tl.tensor(h, h.dtype) for nm, h in zip(gnames, hs)})
@@ -550,8 +581,7 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
                         ints = [i for i, (nm, a) in enumerate(zip(gnames, gargs))
                                 if type(a) is int and nm not in dyn_int]
                         bases = [a.ptr if type(a) is Ptr else None for a in gargs]
-                        kinds = ["ptr" if type(a) is Ptr else "f32" if type(a) is float else
-                                 "i32" if _int_class(a) == 0 else "int" for a in gargs] + ["i32"] * 3
+                        kinds = _generic_kinds(gargs)
                     b.set_grid_idx(x, y, z)
                     if _GENERIC.get(gkey) is False:
                         fn(**kw)
@@ -564,12 +594,22 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
                     check = _compile_check(t.gops, t.slots, kinds, t.guards) if t.guards else None
                     _bytes[0] += run.nbytes + (check.nbytes if check else 0)
                     if len(entries) >= MAX_GUARDED:
-                        del entries[0]
+                        _bytes[0] -= sum(f.nbytes for f in entries.pop(0)[:2] if f is not None)
                     entries.append((check, run, t.gops))
+                    _disk_generic(gkey, gargs, constexprs, entries)
+
+
+def _arg_names(kernel):
+    # the kernel's parameter names, without rewriting its source for the interpreter (``_entry``: a tape
+    # loaded from disk never needs the interpreted function)
+    n = kernel.__dict__.get("_tgrad_names")
+    if n is None:
+        n = kernel.__dict__["_tgrad_names"] = tuple(kernel.arg_names)
+    return n
 
 
 def _run_trace(kernel, grid, args, constexprs):
-    fn, names, cexpr = _entry(kernel)
+    names = _arg_names(kernel)
     dyn_int = kernel.__dict__.get("_tgrad_dynamic", ())
     keyp, dyn_names, dyn_vals = [], [], []
     for nm, a in zip(names, args):
@@ -587,19 +627,23 @@ def _run_trace(kernel, grid, args, constexprs):
         dyn_vals.append(a)
     g = tuple(grid) + (1,) * (3 - len(grid))
     ckey = tuple((k, _ckey(v)) for k, v in constexprs.items())
-    key = (kernel, g, tuple(keyp), ckey)
+    key = _Key((kernel, g, tuple(keyp), ckey))
     run = _TAPES.get(key)
     if run is None:
         n = _SEEN.get(key, 0) + 1
         if len(_SEEN) > 4 * MAX_TAPES:
             _SEEN.clear()          # (keys launched once, never traced)
         _SEEN[key] = n
+        if n == 1 and tape_cache.ENABLED:
+            hit = tape_cache.get(tape_cache.key("spec", kernel, g, tuple(keyp), tuple(constexprs.items())),
+                                 _kinds(dyn_vals))
+            if hit is not None:     # traced by an earlier process
+                run = _install(key, hit[0], kernel, grid, args, constexprs)
+                return run(*[a.ptr if type(a) is Ptr else a for a in dyn_vals])
         if n < TRACE_AFTER:
             if GENERIC:
-                return _run_generic(kernel, fn, names, g, args, constexprs, ckey)
+                return _run_generic(kernel, None, names, g, args, constexprs, ckey)
             return _run_direct(kernel, grid, args, constexprs)
-        if len(_TAPES) >= MAX_TAPES or _bytes[0] > MAX_TAPE_BYTES:
-            _evict()
         hs = [_dyn_handle(a) for a in dyn_vals]
         dyn_pos = {nm: i for i, nm in enumerate(dyn_names)}
         kw = {nm: (tl.tensor(hs[dyn_pos[nm]], hs[dyn_pos[nm]].dtype) if nm in dyn_pos else _cvt(a))
@@ -618,21 +662,56 @@ def _run_trace(kernel, grid, args, constexprs):
                 for z in range(g[2]):
                     b.set_grid_idx(x, y, z)
                     e = _generic_for(entries, gvals, x, y, z) if entries else None
-                    if e is not None:       # the generic tape's builder ops, not the interpreter
+                    if e is not None and e[2] is not None:     # the generic tape's builder ops
                         pid = [_I.TensorHandle(np.array([i], dtype=np.int32), tl.int32) for i in (x, y, z)]
                         t, good = record(None, kw, dyn_names, base_values, replay=(e[2], ins + pid))
                     else:
-                        t, good = record(fn, kw, dyn_names, base_values)
+                        t, good = record(_entry(kernel)[0], kw, dyn_names, base_values)
                     ok = ok and good
                     tapes.append(t)
-        kinds = ["ptr" if type(a) is Ptr else "f32" if type(a) is float else "int" for a in dyn_vals]
-        run = _TAPES[key] = _compile(tapes, kinds) if ok else False
-        if run:
-            _bytes[0] += run.nbytes
-        fk = _FKEY[key] = _fast_key(kernel, grid, args, constexprs)[0]
-        _FAST[fk] = (kernel, run or None)
+        run = _compile(tapes, _kinds(dyn_vals)) if ok else False
+        if run and tape_cache.ENABLED:
+            tape_cache.put(tape_cache.key("spec", kernel, g, tuple(keyp), tuple(constexprs.items())), [run])
+        _install(key, run, kernel, grid, args, constexprs)
         return
     if run is False:
         return _run_direct(kernel, grid, args, constexprs)
     run(*[a.ptr if type(a) is Ptr else a for a in dyn_vals])
 
+
+def _kinds(dyn_vals):
+    return ["ptr" if type(a) is Ptr else "f32" if type(a) is float else "int" for a in dyn_vals]
+
+
+def _install(key, run, kernel, grid, args, constexprs):
+    """Keep ``run`` (a compiled tape, or False: the key stays on ``direct``) as the tape of ``key``."""
+    if len(_TAPES) >= MAX_TAPES or _bytes[0] > MAX_TAPE_BYTES:
+        _evict()
+    _TAPES[key] = run
+    if run:
+        _bytes[0] += run.nbytes
+    fk = _FKEY[key] = _fast_key(kernel, grid, args, constexprs)[0]
+    _FAST[fk] = (kernel, run or None)
+    return run
+
+
+def _generic_kinds(gargs):
+    return ["ptr" if type(a) is Ptr else "f32" if type(a) is float else
+            "i32" if _int_class(a) == 0 else "int" for a in gargs] + ["i32"] * 3
+
+
+def _disk_generic(gkey, gargs, constexprs, entries):
+    """The generic tapes of ``gkey`` an earlier process stored (as entries without builder ops, so a key's
+    specialized tape is recorded through the interpreter), or [] (``entries`` None); else store ``entries``."""
+    if not tape_cache.ENABLED:
+        return [] if entries is None else None
+    name = tape_cache.key("generic", gkey[0], gkey[1], tuple(constexprs.items()))
+    if entries is not None:
+        tape_cache.put(name, [f for e in entries for f in e[:2]])
+        return None
+    hit = tape_cache.get(name, _generic_kinds(gargs))
+    if not hit:
+        return []
+    out = [(hit[i], hit[i + 1], None) for i in range(0, len(hit), 2)]
+    _bytes[0] += sum(f.nbytes for f in hit if f is not None)
+    return out
