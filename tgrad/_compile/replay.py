@@ -374,7 +374,7 @@ class _FusedMemo(dict):
 class _Launches:
     """A launch recorder (``launcher.RECORD``) appending ``(site, dyn)`` to a list."""
 
-    exact = False
+    exact = takes_memsets = False
 
     def __init__(self, out):
         self.out = out
