@@ -1,6 +1,7 @@
-"""A launch first traced by the replay itself (its key's 2nd launch: the optimizer's first step with momentum
-buffers runs in the recording call) is called as its Launch in the first replay's program; the program is
-generated again after that replay, with every launch a compiled tape, and the bits stay eager's."""
+"""The recording call builds a tier-1 program (tapes called, the optimizer step called as in eager); the program is
+generated again after the first replay, with every launch a compiled tape - also a launch first traced by that
+replay (its key's 2nd launch: the optimizer's first step with momentum buffers runs in the recording call) - and
+the bits stay eager's."""
 import numpy as np
 
 import tgrad
@@ -45,8 +46,8 @@ def test_program_generated_again_after_the_first_replay():
         losses.append((eager().item(), c))
         if i == 1:      # recorded: the momentum update's key has run once (traced on its next launch)
             run = next(e.run for e in compiled._cache.values() if e.run is not None)
-            assert run.regen is not None and _launches(run)
-    assert run.regen is None and not _launches(run), run.source
+            assert run.regen is not None and "t0s0_" not in run.source     # tier 1: no tape inlined
+    assert run.regen is None and not _launches(run) and "t0s0_" in run.source, run.source
     assert all(a == b for a, b in losses), losses
     for p, q in zip(m_eager.parameters(), m_comp.parameters()):
         assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()

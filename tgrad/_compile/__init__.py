@@ -19,7 +19,10 @@ allocator call.  The parts, in the order a call meets them:
 - ``plan``: the static memory plan (one arena, temporaries packed by lifetime; ``.grad`` in the arena;
   each output written into a block no live tensor holds, so ``.item()`` later or a list of losses is safe).
 - ``replay``: the generated program, run with the bound tensors' addresses of this call (a new batch, a
-  reloaded state dict or a replaced parameter is read where it now is).
+  reloaded state dict or a replaced parameter is read where it now is).  On cpu in two tiers: the recording
+  call builds a small program calling each launch's tape and the host calls (cheap to generate and compile);
+  after the first replay the program is generated again with the tapes inlined and fused (``fuse``) and SGD
+  steps as their launches.
 
 Stays eager, with one warning naming the reason: a value read back mid-step (``.item()``, ``bool``,
 ``.numpy()``, ``.tolist()``), a tensor made in the step that outlives it other than the outputs and

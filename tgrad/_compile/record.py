@@ -50,6 +50,11 @@ class Recorder:
 
     exact = False           # launches run as in eager (launcher.RECORD)
 
+    @property
+    def takes_memsets(self):
+        """A zero fill may be a memset (recorded as one), as in eager: not in a host call (its launches are kept)."""
+        return self.depth == 0
+
     def __call__(self, site, dyn):
         if self.depth == 0:
             self.events.append(("L", site, dyn))

@@ -65,14 +65,15 @@ def build(rec, result, walk, allocators, build_cuda=None):
                     "other values would be the recorded ones)")
     plan = Plan(rec, outs, allocators[0].device)
     bound = _bound(plan, walk)
-    src, ns, used, untaped = _codegen(rec, plan, bound)
+    src, ns, used, _ = _codegen(rec, plan, bound, tier1=True)     # tier 1: the tapes called, compiled fast
     exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
     plan.adopt_grads(rec.leaves)        # state after the recording: .grad set by backward is the arena's
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
     r = Replay(ns["replay"], plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
-    if untaped:         # a launch first traced by the replay itself (its key's 2nd launch): generate again after it
-        r.regen = lambda: _codegen(rec, plan, bound)
+    # tier 2 after the first replay: the tapes inlined and fused (fuse.py), SGD steps as their launches, launches
+    # the first replay traced (their key's 2nd launch) included; the recording call pays only tier 1's small program
+    r.regen = lambda: _codegen(rec, plan, bound, fuse=FUSE)
     return r
 
 
@@ -87,9 +88,10 @@ def _bound(plan, walk):
     return bound
 
 
-def _codegen(rec, plan, bound):
+def _codegen(rec, plan, bound, fuse=True, tier1=False):
     """(source of ``replay(B, O)``, its namespace, the walk indices of the bound tensors it reads, whether a
-    cpu launch has no compiled tape yet: it is called as a Launch)."""
+    cpu launch has no compiled tape yet: it is called as a Launch); ``fuse``: tapes inlined and fused; ``tier1``:
+    neither, and host calls called (an SGD step's long guard of what it reads not compiled)."""
     ns = {"_arena": plan.arena, "_mm": ctypes.memmove, "_ms": ctypes.memset}
     used = set()
     untaped = [False]
@@ -138,7 +140,7 @@ def _codegen(rec, plan, bound):
         elif kind == "H":
             _, func, obj, a, kw, sgd = ev
             call = f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})"
-            fz.opaque(_sgd_lines(obj, sgd, plan, k, call, untaped) if sgd is not None else [call])
+            fz.opaque(_sgd_lines(obj, sgd, plan, k, call, untaped) if sgd is not None and not tier1 else [call])
         elif kind == "G":
             for leaf, g in ev[1]:
                 if g is not None:
@@ -148,7 +150,7 @@ def _codegen(rec, plan, bound):
             site, dyn = ev[1], ev[2]
             args = _launch_args(site, dyn, ptr, k, last)
             tape = _tape(site, untaped)
-            if tape is None or not FUSE or not fz.launch(tape, args):
+            if tape is None or tier1 or not fuse or not fz.launch(tape, args):
                 fz.opaque([f"{k(site) if tape is None else k(tape)}({', '.join(a[0] for a in args)})"],
                           [a[2] for a in args if a[2] is not None])
     lines = fz.lines()
@@ -310,8 +312,11 @@ class Replay:
         finally:
             _optim._FUSED_REPLAY = None
         if self.regen is not None:
-            src, ns, used, _ = self.regen()
-            self.regen = None
+            regen, self.regen = self.regen, None
+            try:
+                src, ns, used, _ = regen()
+            except Eager:           # (the tier-1 program stays)
+                used = None
             if used == self.used:
                 exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
                 self.run, self.source = ns["replay"], src
@@ -369,7 +374,7 @@ class _FusedMemo(dict):
 class _Launches:
     """A launch recorder (``launcher.RECORD``) appending ``(site, dyn)`` to a list."""
 
-    exact = False
+    exact = takes_memsets = False
 
     def __init__(self, out):
         self.out = out

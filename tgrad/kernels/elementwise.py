@@ -273,7 +273,8 @@ _FILLS = Sites()
 
 class _ZeroFill:
     """A zero fill of a dense cpu tensor (its elements' bytes are one block): a memset of the block, not a launch
-    (``zero_()``, ``zeros``: ~1 us instead of a launch's ~8).  While a recorder records, the launch itself."""
+    (``zero_()``, ``zeros``: ~1 us instead of a launch's ~8).  While a recorder records, the launch itself, unless
+    it records memsets too (``takes_memsets``: tgrad.compile's recorder outside host calls)."""
 
     __slots__ = ("launch", "nbytes", "backend")
 
@@ -281,7 +282,7 @@ class _ZeroFill:
         self.launch, self.nbytes, self.backend = launch, nbytes, backend
 
     def __call__(self, ptr, *value):
-        if T.RECORD is not None:
+        if T.RECORD is not None and not T.RECORD.takes_memsets:
             return self.launch(ptr, *value)
         self.backend.memset(ptr, 0, self.nbytes)
 

@@ -98,6 +98,7 @@ class SpecRecord(list):
     (``launch_spec``): ``launcher.RECORD = rec = SpecRecord()``; ``options[i]``: entry i's Launch options."""
 
     exact = True
+    takes_memsets = False       # (a zero fill launches its kernel: recorded)
 
     def __init__(self):
         super().__init__()
