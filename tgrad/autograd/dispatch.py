@@ -321,8 +321,13 @@ def _record(spec, inputs, attrs, out):
     else:   # one output, the common case: _make_node and set_history written out (host time per op)
         node = spec.cls()
         node.op = spec.op
-        node.next_functions = tuple(map(edge_of, inputs))
-        node._input_meta = tuple([InputMeta(t) if t is not None else None for t in inputs])
+        if len(inputs) == 2:    # the usual two inputs without map's and a comprehension's frames
+            a, b = inputs
+            node.next_functions = (edge_of(a), edge_of(b))
+            node._input_meta = (InputMeta(a) if a is not None else None, InputMeta(b) if b is not None else None)
+        else:
+            node.next_functions = tuple(map(edge_of, inputs))
+            node._input_meta = tuple([InputMeta(t) if t is not None else None for t in inputs])
         if attrs:
             node._attrs = attrs
         outs = (out,)

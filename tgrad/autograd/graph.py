@@ -282,8 +282,8 @@ class AccumulateGrad(Node):
                     var._grad = _clone_obey_contract(g, var)
             elif grad_enabled:
                 var._grad = var._grad + g
-            else:
-                var._grad.add_(g.detach())
+            else:       # (grad mode is off: nothing is recorded, so g needs no detach())
+                var._grad.add_(g)
         hooks = var.__dict__.get("_post_accumulate_hooks")
         for hook in list(hooks.values()) if hooks else ():
             hook(var)

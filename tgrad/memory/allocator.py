@@ -253,17 +253,30 @@ class CachingAllocator:
                     self._merge(block)
             if block is None or not reuse:   # best fit: the smallest free block that fits, ties broken by address
                 i = bisect.bisect_left(free, key)
-                block = free.pop(i)[2] if i < len(free) else self._new_segment(pool, size)
+                if i < len(free):
+                    block = free[i][2]      # its entry is replaced by the split-off rest's, or removed below
+                else:
+                    i, block = -1, self._new_segment(pool, size)
                 reuse, msize, nxt = False, block.size, block.next
             rest = msize - size
             was_split = block.prev is not None or nxt is not None
+            if rest < pool.split_from and not reuse and i >= 0:     # taken whole from the list
+                del free[i]
             if rest >= pool.split_from:     # split off the rest as a free block
                 if not reuse:       # (reused: the rest is the free block after it, already in the list)
                     tail = Block(block.ptr + size, rest, pool, block, nxt)
                     if nxt is not None:
                         nxt.prev = tail
                     block.next, block.size = tail, size
-                    bisect.insort(free, (rest, tail.ptr, tail))
+                    entry = (rest, tail.ptr, tail)
+                    # the block's own slot keeps the list sorted when the rest sorts after the entry before it
+                    # (the entries after it are >= (msize, ptr) > entry): one store instead of a pop and an insort
+                    if i > 0 and free[i - 1] < entry or i == 0:
+                        free[i] = entry
+                    else:
+                        if i > 0:
+                            del free[i]
+                        bisect.insort(free, entry)
                 if was_split:   # an inactive split block shrinks by ``size``
                     split, increase = -size * INACTIVE_SPLIT_BYTES, 0
                 else:           # a new inactive split block appears
@@ -368,20 +381,34 @@ class CachingAllocator:
         self._pending = None
         free = block.pool.free
         prev, nxt = block.prev, block.next
+        i = -1      # a free-list slot left over by a merged neighbour, which the merged block may take
         if prev is not None and not prev.active:     # merge into the free block before
-            del free[bisect.bisect_left(free, (prev.size, prev.ptr))]
+            i = bisect.bisect_left(free, (prev.size, prev.ptr))
             prev.size += block.size
             prev.next = nxt
             if nxt is not None:
                 nxt.prev = prev
             block = prev
         if nxt is not None and not nxt.active:       # take in the free block after
-            del free[bisect.bisect_left(free, (nxt.size, nxt.ptr))]
+            j = bisect.bisect_left(free, (nxt.size, nxt.ptr))
+            if i >= 0:
+                del free[j]
+                i -= j < i
+            else:
+                i = j
             block.size += nxt.size
             block.next = nxt = nxt.next
             if nxt is not None:
                 nxt.prev = block
-        bisect.insort(free, (block.size, block.ptr, block))
+        entry = (block.size, block.ptr, block)
+        # the merged block grew: it keeps the slot when it still sorts before the entry after it (usual: the
+        # segment's tail, the largest free block, is taken in), else the slot goes and it is inserted
+        if i >= 0 and (i + 1 == len(free) or entry < free[i + 1]) and (i == 0 or free[i - 1] < entry):
+            free[i] = entry
+        else:
+            if i >= 0:
+                del free[i]
+            bisect.insort(free, entry)
 
     def record_stream(self, block, index, stream_handle, owner=None):
         """``block`` is used by work queued on a stream: once freed, it is reused only after that work is done.
