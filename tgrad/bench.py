@@ -27,8 +27,8 @@ median of the rounds' medians reported:
 
     python -m tgrad.bench --steps a,b,c,d,e --torch-python /path/to/python-with-torch
 
-``--busy N`` (with ``--steps``): the same steps again with N busy processes (a loop each) on the machine,
-each step's loaded time beside its quiet time from the same run.  ``--host-time`` prints eager host time
+``--busy N`` (with ``--steps``): each measurement is made twice in a row, quiet and then with N busy processes
+(a loop each) on the machine, and each step's loaded time is reported beside its quiet time, per impl.  ``--host-time`` prints eager host time
 per op (``x + y``, ``x * 2.0``, ``w.sum(1)`` on 1,000 elements) on ``cuda`` over the test suite's fake
 driver with kernel execution off, on ``cpu``, and in PyTorch cpu with ``--torch-python``
 (benchmarks/cuda_host_time.py, in a source checkout).
@@ -375,7 +375,7 @@ def _benchmarks_dir():
     return d
 
 
-class busy:
+class busy_processes:
     """Context manager: ``n`` busy processes (a Python loop each) run while the block does."""
 
     def __init__(self, n):
@@ -383,6 +383,7 @@ class busy:
 
     def __enter__(self):
         self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(self.n)]
+        time.sleep(0.2)         # (their interpreters started)
         return self
 
     def __exit__(self, *exc):
@@ -392,11 +393,13 @@ class busy:
         self.procs = []
 
 
-def run_steps(names, torch_python=None, rounds=3, threads=None, torch_compile=False, jax_python=None):
+def run_steps(names, torch_python=None, rounds=3, threads=None, torch_compile=False, jax_python=None, busy=0):
     """{(step, impl): median ms per step} of impls tgrad, compiled, torch1, torch2, with ``torch_compile`` torchc
     (``torch.compile`` at PyTorch eager's better thread count of the round) and jax (``jax.jit`` of (a)-(e)) where a
     python has them, plus (step, "record") (the compiled function's recording call, ms) and (step, "eager2")
-    (eager's second call, ms)."""
+    (eager's second call, ms), and (None, "load"): the 1-minute load averages seen at the measurements.
+    ``busy`` N > 0: (quiet, loaded), the second the same dict for each measurement made again right after the
+    quiet one with N busy processes on the machine (tgrad, compiled, torch1, torch2)."""
     sys.path.insert(0, _benchmarks_dir())
     import compare_torch as CT
     tpy = CT.find_torch_python(torch_python)
@@ -411,23 +414,30 @@ def run_steps(names, torch_python=None, rounds=3, threads=None, torch_compile=Fa
     impls = [("tgrad", sys.executable, {}), ("compiled", sys.executable, {})]
     if tpy:
         impls += [(f"torch{n}", tpy, torch_env(n)) for n in (1, 2)]
-    runs = {}
+    runs, loaded = {}, {}
 
-    def one(name, impl, py, extra):
+    def one(name, impl, py, extra, into=runs):
         worker = impl[:5] if impl in ("torch1", "torch2") else impl
+        into.setdefault((None, "load"), []).append(os.getloadavg()[0])
         r = CT.run_worker(py, worker, name, CT.STEPS[name], env=dict(env, **extra), profile=False)
-        runs.setdefault((name, impl), []).append(CT._med(r["times"]))
+        into.setdefault((name, impl), []).append(CT._med(r["times"]))
         if impl in ("tgrad", "compiled"):
-            runs.setdefault((name, "record" if impl == "compiled" else "eager2"), []).append(r["second_step_ms"])
+            into.setdefault((name, "record" if impl == "compiled" else "eager2"), []).append(r["second_step_ms"])
     for _ in range(rounds):
         for name in names:
             for impl, py, extra in impls:
                 one(name, impl, py, extra)
+                if busy > 0:
+                    with busy_processes(busy):
+                        one(name, impl, py, extra, loaded)
             if tpy and torch_compile:
                 one(name, "torchc", tpy, torch_env(1 if runs[name, "torch1"][0] <= runs[name, "torch2"][0] else 2))
             if jpy and name in "abcde":
                 one(name, "jax", jpy, {})
-    return {k: statistics.median(v) for k, v in runs.items()}
+
+    def summary(d):
+        return {k: (min(v), max(v)) if k[0] is None else statistics.median(v) for k, v in d.items()}
+    return (summary(runs), summary(loaded)) if busy > 0 else summary(runs)
 
 
 def format_steps(res, names):
@@ -459,8 +469,13 @@ def format_steps(res, names):
         lines.append(line)
     lines.append("ms per step (median of rounds' medians); x: over PyTorch eager at its better thread count; "
                  "record: the compiled function's recording call (call 2), ms, over a steady eager step and over "
-                 "eager's call 2 (both trace their kernels)")
+                 "eager's call 2 (both trace their kernels)" + _load_note(res))
     return "\n".join(lines)
+
+
+def _load_note(res):
+    lo, hi = res.get((None, "load"), (None, None))
+    return "" if lo is None else f"; 1-minute load average {lo:.1f}-{hi:.1f} on {os.cpu_count()} cores"
 
 
 def plot_steps(res, names, path):
@@ -489,11 +504,12 @@ def format_busy(quiet, loaded, names, n):
     """Each step's time with ``n`` busy processes over its quiet time, same run, per impl."""
     impls = [i for i in ("tgrad", "compiled", "torch1", "torch2") if (names[0], i) in quiet]
     head = f"{'step':<6}" + "".join(f" {i + ' quiet':>15} {i + ' busy':>14} {'x':>6}" for i in impls)
-    lines = [f"with {n} busy processes (ms per step; x: busy over quiet, same run)", head, "-" * len(head)]
+    lines = [f"with {n} busy processes (ms per step; x: busy over quiet; each busy run right after its quiet one)",
+             head, "-" * len(head)]
     for s in names:
         lines.append(f"({s})   " + "".join(f" {quiet[s, i]:>15.3f} {loaded[s, i]:>14.3f} {loaded[s, i] / quiet[s, i]:>5.2f}x"
                                          for i in impls))
-    return "\n".join(lines)
+    return "\n".join(lines + ["quiet" + _load_note(quiet)[1:], "busy" + _load_note(loaded)[1:]])
 
 
 def run_host_time(torch_python=None, repeat=20000):
@@ -558,13 +574,12 @@ def main(argv=None):
         bad = [n for n in a.steps if n not in "abcdefg" or len(n) != 1]
         if bad:
             p.error(f"unknown step {bad[0]!r}; choose from a,b,c,d,e,f,g")
-        res = run_steps(a.steps, a.torch_python, a.rounds, a.threads, a.torch_compile, a.jax_python)
+        res = run_steps(a.steps, a.torch_python, a.rounds, a.threads, a.torch_compile, a.jax_python, a.busy)
+        res, loaded = res if a.busy > 0 else (res, None)
         print(format_steps(res, a.steps), flush=True)
         if a.plot:
             plot_steps(res, a.steps, a.plot)
-        if a.busy > 0:
-            with busy(a.busy):
-                loaded = run_steps(a.steps, a.torch_python, a.rounds, a.threads, jax_python=False)
+        if loaded is not None:
             print(format_steps(loaded, a.steps).replace("ms per step", f"with {a.busy} busy processes: ms per step"))
             print(format_busy(res, loaded, a.steps, a.busy))
             return res, loaded

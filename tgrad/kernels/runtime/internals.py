@@ -33,6 +33,7 @@ from triton.runtime import interpreter as _I  # noqa: E402
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
 
+from . import blas  # noqa: E402
 from .host_state import LOCK, keep_heap  # noqa: E402
 
 TRITON_VERSION = triton.__version__
@@ -61,10 +62,13 @@ _orig_create_dot = _I.InterpreterBuilder.create_dot
 
 def _create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
     """``tl.dot`` with bfloat16 operands multiplies them in fp32, as a GPU does (Triton's interpreter multiplied
-    their uint16 bits; tgrad's cpu launches upcast first, the GPU's tiles do not)."""
+    their uint16 bits; tgrad's cpu launches upcast first, the GPU's tiles do not); float and integer operands
+    go through ``blas.matmul``, as the tape's do (the same bits whether a launch is traced or replayed)."""
     a, b = (_I.TensorHandle((h.data.astype(np.uint32) << 16).view(np.float32), tl.float32)
             if h.dtype.scalar.is_bf16() else h for h in (a, b))
-    return _orig_create_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
+    if any(h.dtype.primitive_bitwidth == 8 and h.dtype.is_floating() for h in (a, b)):
+        return _orig_create_dot(self, a, b, d, input_precision, max_num_imprecise_acc)
+    return _I.TensorHandle(blas.matmul(a.data, b.data, d.data.dtype) + d.data, d.dtype.scalar)
 
 
 _I.InterpreterBuilder.create_dot = _create_dot
