@@ -1,0 +1,145 @@
+"""What a second round of real PyTorch programs hit (issue 14, /tmp/progs5): module full backward hooks,
+pdist, the einsum sublist format, unpad/unpack_sequence, packed-sequence dropout with batch_first, ...
+Checked against autograd itself, numpy, or numbers printed by PyTorch 2.13."""
+import numpy as np
+import pytest
+
+import tgrad as torch
+import tgrad.nn as nn
+import tgrad.nn.functional as F
+
+CPU_ONLY = True     # some expectations are PyTorch-printed cpu random values
+
+
+# ------------------------------------------------------------------ full backward hooks
+class _Two(nn.Module):
+    def forward(self, x, k, y=None):
+        return x * k, x + (0 if y is None else y)
+
+
+def test_full_backward_hooks_see_and_replace_gradients():
+    """grad_output / grad_input as PyTorch 2.13 prints them (a pre-hook doubling grad_output[0])."""
+    log = []
+    m = _Two()
+    m.register_full_backward_pre_hook(lambda mod, go: log.append([None if g is None else g.tolist() for g in go])
+                                      or (go[0] * 2, go[1]))
+    h = m.register_full_backward_hook(lambda mod, gi, go: log.append(
+        ([None if g is None else g.tolist() for g in gi], [None if g is None else g.tolist() for g in go])))
+    x = torch.tensor([1., 2.], requires_grad=True)
+    a, b = m(x, 3.0)
+    (a.sum() + 10 * b.sum()).backward()
+    assert log == [[[1.0, 1.0], [10.0, 10.0]], ([[16.0, 16.0], None], [[2.0, 2.0], [10.0, 10.0]])]
+    assert x.grad.tolist() == [16.0, 16.0]
+    log.clear()
+    x.grad = None
+    a, _ = m(x, 3.0)
+    a.sum().backward()      # the unused output's gradient is None, not zeros
+    assert log == [[[1.0, 1.0], None], ([[6.0, 6.0], None], [[2.0, 2.0], None])]
+    h.remove()
+    log.clear()
+    m(x, 3.0)[0].sum().backward()
+    assert len(log) == 1    # only the pre-hook is left
+
+
+def test_full_backward_hook_replaces_grad_input_and_matches_autograd():
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 2)
+    seen = {}
+
+    def hook(mod, gi, go):
+        seen["gi"], seen["go"] = gi[0].clone(), go[0].clone()
+        return (gi[0] * 0,)
+    lin.register_full_backward_hook(hook)
+    z = torch.randn(4, 3, requires_grad=True)
+    out = lin(z)
+    g = torch.randn(4, 2)
+    out.backward(g)
+    np.testing.assert_allclose(seen["gi"].cpu().numpy(), (g @ lin.weight).detach().cpu().numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(seen["go"].cpu().numpy(), g.cpu().numpy())
+    assert z.grad.abs().sum().item() == 0.0
+    np.testing.assert_allclose(lin.weight.grad.cpu().numpy(), (g.t() @ z).detach().cpu().numpy(), rtol=1e-6)
+
+
+def test_full_backward_hook_without_input_grad_warns_and_gets_none():
+    lin = nn.Linear(2, 1)
+    log = []
+    lin.register_full_backward_hook(lambda mod, gi, go: log.append((gi, go[0].tolist())))
+    with pytest.warns(UserWarning, match="no inputs require gradients"):
+        lin(torch.tensor([[1., 2.]])).sum().backward()
+    assert log == [((None,), [[1.0]])]
+    with torch.no_grad():
+        assert not lin(torch.ones(1, 2)).requires_grad     # no hooks without grad mode
+
+
+# ------------------------------------------------------------------ pdist
+def test_pdist_matches_numpy_and_pytorch_gradient():
+    x = torch.tensor([[0., 0.], [0., 0.], [1., 2.]], requires_grad=True)
+    d = torch.pdist(x)
+    np.testing.assert_allclose(d.detach().cpu().numpy(), [0.0, 5 ** 0.5, 5 ** 0.5], rtol=1e-6)
+    d.sum().backward()      # PyTorch 2.13: the zero distance contributes no gradient
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [[-0.4472, -0.8944], [-0.4472, -0.8944], [0.8944, 1.7889]],
+                               atol=1e-4)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 3))
+    for p in (1.0, 2.0, 3.0, float("inf")):
+        want = [np.linalg.norm(a[i] - a[j], p) for i in range(5) for j in range(i + 1, 5)]
+        np.testing.assert_allclose(F.pdist(torch.tensor(a), p).cpu().numpy(), want, rtol=1e-10)
+    assert torch.pdist(torch.randn(1, 2)).shape == (0,)
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 1D"):
+        torch.pdist(torch.randn(3))
+    with pytest.raises(RuntimeError, match="pdist only supports floating-point dtypes"):
+        torch.pdist(torch.arange(6).view(3, 2))
+
+
+# ------------------------------------------------------------------ einsum sublist format
+def test_einsum_sublist_format():
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    A, B = torch.tensor(a), torch.tensor(b)
+    np.testing.assert_allclose(torch.einsum(A, [0, 1], B, [1, 2], [0, 2]).cpu().numpy(), a @ b, rtol=1e-12)
+    np.testing.assert_allclose(torch.einsum(A, [0, 1], B, [1, 2]).cpu().numpy(), a @ b, rtol=1e-12)
+    np.testing.assert_allclose(torch.einsum(A, [30, 27], [27]).cpu().numpy(), a.sum(0), rtol=1e-12)
+    c = rng.standard_normal((2, 3, 4))
+    np.testing.assert_allclose(torch.einsum(torch.tensor(c), [..., 1], [...]).cpu().numpy(), c.sum(-1), rtol=1e-12)
+    with pytest.raises(RuntimeError, match=r"not within the valid range \[0, 52\)"):
+        torch.einsum(A, [0, 52])
+
+
+# ------------------------------------------------------------------ rnn utils
+def test_unpad_and_unpack_sequence_round_trip():
+    from tgrad.nn.utils.rnn import pack_sequence, pad_sequence, unpack_sequence, unpad_sequence
+    seqs = [torch.tensor([1., 2., 3.]), torch.tensor([4.]), torch.tensor([5., 6.])]
+    assert [t.tolist() for t in unpack_sequence(pack_sequence(seqs, enforce_sorted=False))] == \
+        [[1., 2., 3.], [4.], [5., 6.]]
+    lengths = torch.tensor([3, 1, 2])
+    for bf in (True, False):
+        padded = pad_sequence(seqs, batch_first=bf)
+        assert [t.tolist() for t in unpad_sequence(padded, lengths, batch_first=bf)] == [[1., 2., 3.], [4.], [5., 6.]]
+        assert padded.shape == ((3, 3) if bf else (3, 3))
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_packed_dropout_same_mask_with_batch_first(mode):
+    """A packed batch's data is time-major: batch_first must not change the inter-layer dropout mask
+    (it transposed the packed (N, H) data before)."""
+    x = torch.randn(4, 5, 3)
+    lens = torch.tensor([5, 4, 4, 2])
+    outs = []
+    for bf in (False, True):
+        torch.manual_seed(0)
+        rnn = getattr(nn, mode)(3, 4, num_layers=2, dropout=0.5, batch_first=bf)
+        inp = x if bf else x.transpose(0, 1)
+        packed = nn.utils.rnn.pack_padded_sequence(inp, lens, batch_first=bf)
+        torch.manual_seed(1)
+        outs.append(rnn(packed)[0].data)
+    np.testing.assert_array_equal(outs[0].detach().cpu().numpy(), outs[1].detach().cpu().numpy())
+
+
+def test_packed_lstm_dropout_matches_pytorch():
+    """PyTorch 2.13 prints -1.389975905418396 for this program (dropout on the packed data)."""
+    torch.manual_seed(0)
+    lstm = nn.LSTM(3, 4, num_layers=2, dropout=0.5)
+    x = torch.randn(5, 3, 3)
+    p = nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 4, 2]))
+    torch.manual_seed(1)
+    assert abs(lstm(p)[0].data.sum().item() - -1.389975905418396) < 2e-6
