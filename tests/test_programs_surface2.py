@@ -143,3 +143,42 @@ def test_packed_lstm_dropout_matches_pytorch():
     p = nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 4, 2]))
     torch.manual_seed(1)
     assert abs(lstm(p)[0].data.sum().item() - -1.389975905418396) < 2e-6
+
+
+# ------------------------------------------------------------------ object collectives (2 gloo ranks)
+def _objects_worker(rank, world, port, q):
+    import os
+    import tgrad.distributed as dist
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    got = [None] * world
+    dist.all_gather_object(got, {"rank": rank, "payload": "x" * (10 + 100 * rank)})
+    objs = [("from", rank), [rank] * 3] if rank == 1 else [None, None]
+    dist.broadcast_object_list(objs, src=1)
+    gathered = [None] * world if rank == 0 else None
+    dist.gather_object(rank * 10, gathered, dst=0)
+    out = [None]
+    dist.scatter_object_list(out, [{"to": r, "n": list(range(r + 3))} for r in range(world)] if rank == 0 else None,
+                             src=0)
+    q.put((rank, got, objs, gathered, out[0]))
+    dist.destroy_process_group()
+
+
+def test_object_collectives_on_two_gloo_ranks(monkeypatch):
+    import socket
+    import tgrad.multiprocessing as mp
+    for var in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    q = mp.get_context("spawn").Queue()
+    mp.spawn(_objects_worker, args=(2, port, q), nprocs=2, join=True)
+    res = {r: rest for r, *rest in (q.get(timeout=30) for _ in range(2))}
+    for rank in (0, 1):
+        got, objs, gathered, out = res[rank]
+        assert got == [{"rank": 0, "payload": "x" * 10}, {"rank": 1, "payload": "x" * 110}]
+        assert objs == [("from", 1), [1, 1, 1]]
+        assert gathered == ([0, 10] if rank == 0 else None)
+        assert out == {"to": rank, "n": list(range(rank + 3))}
