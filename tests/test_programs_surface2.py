@@ -182,3 +182,66 @@ def test_object_collectives_on_two_gloo_ranks(monkeypatch):
         assert objs == [("from", 1), [1, 1, 1]]
         assert gathered == ([0, 10] if rank == 0 else None)
         assert out == {"to": rank, "n": list(range(rank + 3))}
+
+
+# ------------------------------------------------------------------ relaxed and half distributions
+def test_relaxed_one_hot_categorical_matches_pytorch():
+    """Samples, log_prob and gradient printed by PyTorch 2.13 for this program (torch.manual_seed(0))."""
+    D = torch.distributions
+    torch.manual_seed(0)
+    logits = torch.tensor([[0.1, 0.5, -1.0], [2.0, 0.0, 0.3]], requires_grad=True)
+    r = D.RelaxedOneHotCategorical(torch.tensor(0.5), logits=logits)
+    s = r.rsample((2,))
+    np.testing.assert_allclose(s.detach().cpu().numpy()[0], [[5.9794e-02, 9.3965e-01, 5.5310e-04],
+                                                             [5.8372e-01, 3.1502e-02, 3.8477e-01]], rtol=1e-3)
+    lp = r.log_prob(s)
+    np.testing.assert_allclose(lp.detach().cpu().numpy(), [[5.2211, 0.4501], [6.6194, 6.3056]], atol=2e-4)
+    (s[..., 0].sum() + lp.sum()).backward()
+    np.testing.assert_allclose(logits.grad.cpu().numpy(), [[-3.4455, 7.4366, -3.9911], [5.9410, -3.8340, -2.1070]],
+                               atol=2e-4)
+    e = D.relaxed_categorical.ExpRelaxedCategorical(torch.tensor(0.5), probs=torch.tensor([0.2, 0.3, 0.5]))
+    v = e.rsample()
+    np.testing.assert_allclose(v.cpu().numpy(), [-4.2701, -1.9399, -0.1716], atol=2e-4)
+    assert abs(e.log_prob(v).item() - -4.3322) < 2e-4
+    assert r.batch_shape == (2,) and r.event_shape == (3,) and r.expand((4, 2)).sample().shape == (4, 2, 3)
+
+
+def test_relaxed_bernoulli_log_prob_is_a_density():
+    """LogitRelaxedBernoulli's density integrates to 1 (trapezoid over a wide grid), RelaxedBernoulli's samples
+    lie in (0, 1) and their log_prob is the logit density minus the sigmoid's log-Jacobian."""
+    D = torch.distributions
+    lb = D.relaxed_bernoulli.LogitRelaxedBernoulli(torch.tensor(0.7, dtype=torch.float64),
+                                                   logits=torch.tensor(0.4, dtype=torch.float64))
+    grid = np.linspace(-60, 60, 200001)
+    dens = np.exp(lb.log_prob(torch.tensor(grid)).cpu().numpy())
+    assert abs(np.trapezoid(dens, grid) - 1.0) < 1e-6
+    torch.manual_seed(0)
+    rb = D.RelaxedBernoulli(torch.tensor([0.3]), probs=torch.tensor([0.2, 0.9]))
+    x = rb.rsample((3,))
+    assert x.shape == (3, 2) and bool(((x > 0) & (x < 1)).all())
+    y = torch.logit(x.double())
+    want = rb.base_dist.log_prob(y.float()).double() - (torch.log(x.double()) + torch.log1p(-x.double()))
+    np.testing.assert_allclose(rb.log_prob(x).cpu().numpy(), want.cpu().numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["HalfNormal", "HalfCauchy"])
+def test_half_distributions_match_scipy_forms(name):
+    import math
+    D = torch.distributions
+    scale = torch.tensor([1.0, 2.5], dtype=torch.float64)
+    d = getattr(D, name)(scale)
+    x = np.array([0.5, 1.0])
+    s = scale.cpu().numpy()
+    if name == "HalfNormal":
+        pdf = np.sqrt(2 / np.pi) / s * np.exp(-x ** 2 / (2 * s ** 2))
+        cdf = np.array([math.erf(v) for v in x / (s * np.sqrt(2))])
+    else:
+        pdf = 2 / (np.pi * s * (1 + (x / s) ** 2))
+        cdf = 2 / np.pi * np.arctan(x / s)
+    t = torch.tensor(x, dtype=torch.float64)
+    np.testing.assert_allclose(d.log_prob(t).cpu().numpy(), np.log(pdf), rtol=1e-12)
+    np.testing.assert_allclose(d.cdf(t).cpu().numpy(), cdf, rtol=1e-12)
+    np.testing.assert_allclose(d.icdf(d.cdf(t)).cpu().numpy(), x, rtol=1e-10)
+    assert d.expand((4, 2)).sample().shape == (4, 2) and bool((d.sample((100,)) >= 0).all())
+    lp = getattr(D, name)(scale, validate_args=False).log_prob(torch.tensor([-1.0, 0.5], dtype=torch.float64))
+    assert lp[0].item() == -math.inf
