@@ -75,7 +75,7 @@ from . import func  # noqa: F401,E402  (function transforms: torch.func)
 from .func import vmap  # noqa: E402
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
                                combinations, cross, diagflat, diff, dist, einsum, float_power, histc, histogram, isin,
-                               kron, kthvalue, logit, logspace, median, mode, nanquantile, quantile, searchsorted,
+                               kron, kthvalue, logit, logspace, median, mode, nanquantile, pdist, quantile, searchsorted,
                                std_mean, tensordot, trace, tril_indices, triu_indices, unique, unique_consecutive,
                                var_mean, xlogy)
 from .utils.dlpack import from_dlpack

@@ -74,6 +74,26 @@ def _einsum_pair(a, sa, b, sb, keep):
     return out.reshape(shape), "".join(batch + only_a + only_b)
 
 
+def _sublist_equation(args):
+    """(op1, [0, 1], op2, [1, 2], [0, 2]) -> ('ab,bc->ac', (op1, op2)); Ellipsis is '...'."""
+    def letters(sub):
+        out = []
+        for v in sub:
+            if v is Ellipsis:
+                out.append("...")
+            elif not 0 <= v < 52:
+                raise RuntimeError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+            else:
+                out.append(chr(ord("a") + v) if v < 26 else chr(ord("A") + v - 26))
+        return "".join(out)
+    operands, subs = args[0::2], args[1::2]
+    eq = ",".join(letters(sub) for sub in subs[:len(operands)])
+    if len(args) % 2:
+        operands = operands[:-1]
+        eq = ",".join(letters(sub) for sub in subs) + "->" + letters(args[-1])
+    return eq, operands
+
+
 def einsum(*args):
     """``einsum(equation, *operands)``: the sum over the subscripts not in the output of the product of the
     operands (e.g. 'bhqd,bhkd->bhqk'); '...' broadcasts.  Operands are contracted left to right, each pair by
@@ -84,8 +104,8 @@ def einsum(*args):
     equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    if not isinstance(equation, str):
-        raise NotImplementedError("tgrad.einsum: the sublist format is not supported; give an equation string")
+    if not isinstance(equation, str):       # einsum(op1, sublist1, op2, sublist2, ..., [sublist_out])
+        equation, operands = _sublist_equation(args)
     subs, out = _parse_einsum(equation, operands)
     for c in out:
         if not any(c in s for s in subs):

@@ -1,5 +1,5 @@
 """More ``tgrad.X`` functions, each a composition of Tensor ops (their gradients come from those ops):
-cdist, diff, bincount, histc, unique, median/mode/kthvalue/quantile, std_mean/var_mean,
+cdist, pdist, diff, bincount, histc, unique, median/mode/kthvalue/quantile, std_mean/var_mean,
 searchsorted/bucketize, cross, cartesian_prod, combinations, tril/triu_indices, block_diag, logspace, dist."""
 import itertools
 import math
@@ -35,6 +35,19 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         zero = sq == 0
         return sq.masked_fill(zero, 1.0).sqrt().masked_fill(zero, 0.0)
     return diff.norm(p, -1)
+
+
+def pdist(input, p=2):
+    """out[k] = ||x[i] - x[j]||_p over the pairs i < j in row-major order, (N, M) -> (N (N - 1) / 2,)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    ij = triu_indices(n, n, 1, device=input.device)
+    return cdist(input[ij[0]].unsqueeze(-2), input[ij[1]].unsqueeze(-2), p).reshape(-1)
 
 
 def dist(input, other, p=2):

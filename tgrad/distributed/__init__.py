@@ -10,3 +10,5 @@ from .distributed_c10d import (Backend, DistBackendError, DistError, DistNetwork
                                init_process_group, irecv, is_available, is_gloo_available, is_initialized,
                                is_mpi_available, is_nccl_available, is_torchelastic_launched, isend, new_group,
                                recv, reduce, reduce_scatter_tensor, scatter, send)
+from ._object import (all_gather_object, broadcast_object_list, gather_object,  # noqa: F401,E402
+                      scatter_object_list)

@@ -15,6 +15,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Chi2, Gamma
 from .geometric import Geometric
+from .half import HalfCauchy, HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
@@ -25,12 +26,15 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
-           "ExponentialFamily", "Gamma", "Geometric", "Independent", "Laplace", "LogNormal", "MixtureSameFamily",
-           "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "StudentT",
+           "ExponentialFamily", "Gamma", "Geometric", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
+           "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal",
+           "OneHotCategorical", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
            "TransformedDistribution", "Uniform", "kl_divergence", "register_kl"] + transforms.__all__

@@ -6,6 +6,7 @@ per family, ``nn/_functional/<family>.py`` (the sections of PyTorch's documentat
 their table of contents.  ``_op``, ``_ntuple`` and ``_legacy_reduction`` are shared with ``nn.modules``.
 """
 from .._nn_functional import _op, cosine_similarity  # noqa: F401
+from .._functional_more import pdist  # noqa: F401
 from ._functional.linear import linear  # noqa: F401
 from ._functional.activation import (relu, relu_, relu6, leaky_relu, leaky_relu_, elu, elu_, selu, selu_, gelu,  # noqa: F401
                                      silu, mish, softplus, hardtanh, hardtanh_, hardsigmoid, hardswish, logsigmoid,

@@ -9,10 +9,11 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import dtypes as D
+from ...autograd import grad_mode
 from ...autograd.grad_mode import no_grad
 from ...device import device as Device
 from ...tensor import Tensor
-from ...utils.hooks import RemovableHandle
+from ...utils.hooks import BackwardHook, RemovableHandle
 from ..parameter import Parameter
 
 
@@ -87,6 +88,8 @@ class Module:
         s("_forward_hooks", OrderedDict())
         s("_forward_hooks_with_kwargs", OrderedDict())
         s("_forward_hooks_always_called", OrderedDict())
+        s("_backward_pre_hooks", OrderedDict())
+        s("_backward_hooks", OrderedDict())
         s("_modules", {})
 
     def forward(self, *input):
@@ -423,9 +426,35 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` when the gradients of the outputs are computed; may return new ones."""
+        return self._add_backward_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` once the gradients of the positional inputs are
+        computed (None for inputs that need none); may return new grad_input."""
+        return self._add_backward_hook("_backward_hooks", hook, prepend)
+
+    def _add_backward_hook(self, name, hook, prepend):
+        hooks = self.__dict__.get(name)
+        if hooks is None:       # a module pickled before these dicts existed
+            hooks = OrderedDict()
+            super().__setattr__(name, hooks)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def _call_impl(self, *args, **kwargs):
+        d = self.__dict__
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            return _call_with_backward_hooks(self, args, kwargs)
         if not (self._forward_pre_hooks or self._forward_hooks):
             return self.forward(*args, **kwargs)
+        return self._call_forward_hooks(args, kwargs)
+
+    def _call_forward_hooks(self, args, kwargs, bw_hook=None):
         called = set()
         result = None
         try:
@@ -442,6 +471,8 @@ class Module:
                     res = hook(self, args)
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
+            if bw_hook is not None:
+                args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
                 called.add(hook_id)
@@ -451,6 +482,8 @@ class Module:
                     res = hook(self, args, result)
                 if res is not None:
                     result = res
+            if bw_hook is not None:
+                result = bw_hook.setup_output_hook(result)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
@@ -587,3 +620,11 @@ class Module:
             else:
                 main_str += "\n  " + "\n  ".join(lines) + "\n"
         return main_str + ")"
+
+
+def _call_with_backward_hooks(module, args, kwargs):
+    """Forward with the module's full backward (pre-)hooks attached (when grad mode records)."""
+    if not grad_mode.is_grad_enabled():
+        return module._call_forward_hooks(args, kwargs)
+    bw = BackwardHook(module, list(module._backward_hooks.values()), list(module._backward_pre_hooks.values()))
+    return module._call_forward_hooks(args, kwargs, bw)

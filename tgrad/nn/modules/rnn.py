@@ -251,7 +251,8 @@ class RNNBase(Module):
                 cs.append(c)
             x = outs[0] if D == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                if tdim == 1:       # PyTorch draws the mask for the time-major (seq, batch, H) output
+                if tdim == 1 and sizes is None:     # PyTorch draws the mask for the time-major (seq, batch, H)
+                    # output (a packed batch's data is time-major whatever batch_first says)
                     x = F.dropout(x.transpose(0, 1).contiguous(), self.dropout, True).transpose(0, 1)
                 else:
                     x = F.dropout(x, self.dropout, True)

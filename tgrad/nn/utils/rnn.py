@@ -1,5 +1,6 @@
 """Variable-length batches for recurrent layers: ``PackedSequence``, ``pack_padded_sequence``,
-``pad_packed_sequence``, ``pad_sequence``, ``pack_sequence`` (PyTorch's layouts and messages).
+``pad_packed_sequence``, ``pad_sequence``, ``pack_sequence``, ``unpad_sequence``, ``unpack_sequence``
+(PyTorch's layouts and messages).
 
 A PackedSequence holds the time-major rows of the sequences still running at each step:
 ``data`` (sum(lengths), *), ``batch_sizes[t]`` = how many sequences have a step t (a cpu int64
@@ -123,3 +124,16 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
 def pack_sequence(sequences, enforce_sorted=True):
     lengths = [s.shape[0] for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """The inverse of ``pad_sequence``: (max L, B, *) (``batch_first``: (B, max L, *)) -> B tensors (L_i, *)."""
+    if not batch_first:
+        padded_sequences = padded_sequences.transpose(0, 1)
+    return [seq[:int(n)] for seq, n in zip(padded_sequences, lengths)]
+
+
+def unpack_sequence(packed_sequences):
+    """The inverse of ``pack_sequence``: a PackedSequence -> its sequences (L_i, *) in the original order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
