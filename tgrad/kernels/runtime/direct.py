@@ -63,7 +63,8 @@ def _entry(kernel):
         tw = _twin(kernel)
         fn = tw.rewrite()
         cexpr = frozenset(_I.GridExecutor(kernel.fn, tw.arg_names, (1,)).constexprs)
-        e = kernel.__dict__["_tgrad_entry"] = (fn, tuple(tw.arg_names), cexpr)
+        defaults = {p.name: p.default for p in kernel.params if p.has_default}    # as Triton's JIT fills them
+        e = kernel.__dict__["_tgrad_entry"] = (fn, tuple(tw.arg_names), cexpr, defaults)
     return e
 
 
@@ -79,8 +80,8 @@ def _cvt(a):
 
 
 def _run_direct(kernel, grid, args, constexprs):
-    fn, names, cexpr = _entry(kernel)
-    kw = {}
+    fn, names, cexpr, defaults = _entry(kernel)
+    kw = dict(defaults)
     for nm, a in zip(names, args):
         kw[nm] = _cvt(a)
     kw.update(constexprs)
