@@ -12,6 +12,8 @@ import tgrad.nn as nn
 import tgrad.nn.functional as F
 from tgrad.kernels.runtime import blas
 
+CPU_ONLY = True     # the cpu executor's BLAS: a cuda run launches no numpy GEMM
+
 
 @pytest.fixture
 def threads():
