@@ -448,5 +448,7 @@ def test_sgd_step_replays_its_launches_while_what_it_reads_is_unchanged():
         finally:
             sys.setprofile(None)
         counts.append(len(calls))
-    # eager, recorded, first replay (the tier-1 program calls the step), replayed; lr 0.05; back; new state
-    assert counts == [1, 1, 1, 0, 1, 0, 1, 1]
+    # eager, recorded, first replay (on cpu the tier-1 program calls the step; cuda replays pre-packed launches
+    # from the start), replayed; lr 0.05; back; new state
+    first = 1 if next(model.parameters()).device.type == "cpu" else 0
+    assert counts == [1, 1, first, 0, 1, 0, 1, 1]
