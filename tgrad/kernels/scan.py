@@ -16,15 +16,14 @@ def _row_base(rows, M2, stride_m1, stride_m2):
 
 
 @triton.jit
-def _max_combine(va, ia, vb, ib):
-    """b follows a: b wins when it is NaN, or >= a (a later tie wins, as ATen's cummax) unless a is NaN."""
-    take = (vb != vb) | ((va == va) & (vb >= va))
-    return tl.where(take, vb, va), tl.where(take, ib, ia)
-
-
-@triton.jit
-def _min_combine(va, ia, vb, ib):
-    take = (vb != vb) | ((va == va) & (vb <= va))
+def _extreme_combine(va, ia, vb, ib, MIN: tl.constexpr):
+    """b follows a: b wins when it is NaN, or >= a (MIN: <= a; a later tie wins, as ATen's cummax) unless a is
+    NaN."""
+    if MIN:
+        beats = vb <= va
+    else:
+        beats = vb >= va
+    take = (vb != vb) | ((va == va) & beats)
     return tl.where(take, vb, va), tl.where(take, ib, ia)
 
 
@@ -35,26 +34,14 @@ def _last(v, cols, BLOCK_K: tl.constexpr):
 
 
 @triton.jit
-def _scan_max(v, j, lane, LOG2: tl.constexpr):
-    """Inclusive scan of (v, j) along axis 1 by ``_max_combine``: log2(BLOCK_K) doubling steps (Hillis-Steele)."""
+def _scan_extreme(v, j, lane, LOG2: tl.constexpr, MIN: tl.constexpr):
+    """Inclusive scan of (v, j) along axis 1 by ``_extreme_combine``: log2(BLOCK_K) doubling steps
+    (Hillis-Steele)."""
     for s in tl.static_range(LOG2):
         prev = tl.maximum(lane - (1 << s), 0)[None, :] + tl.zeros_like(j).to(tl.int32)
         pv = tl.gather(v, prev, axis=1)
         pj = tl.gather(j, prev, axis=1)
-        nv, nj = _max_combine(pv, pj, v, j)
-        has = (lane >= (1 << s))[None, :]
-        v = tl.where(has, nv, v)
-        j = tl.where(has, nj, j)
-    return v, j
-
-
-@triton.jit
-def _scan_min(v, j, lane, LOG2: tl.constexpr):
-    for s in tl.static_range(LOG2):
-        prev = tl.maximum(lane - (1 << s), 0)[None, :] + tl.zeros_like(j).to(tl.int32)
-        pv = tl.gather(v, prev, axis=1)
-        pj = tl.gather(j, prev, axis=1)
-        nv, nj = _min_combine(pv, pj, v, j)
+        nv, nj = _extreme_combine(pv, pj, v, j, MIN)
         has = (lane >= (1 << s))[None, :]
         v = tl.where(has, nv, v)
         j = tl.where(has, nj, j)
@@ -81,12 +68,8 @@ def cumextreme_rows_kernel(x_ptr, out_ptr, idx_ptr, M, M2, K, stride_m1, stride_
         offs = base[:, None] + cols[None, :] * stride_k
         x = tl.load(x_ptr + offs, mask=m, other=fill).to(COMPUTE)
         i = tl.zeros([ROWS, BLOCK_K], dtype=tl.int64) + cols[None, :]
-        if MIN:
-            v, j = _scan_min(x, i, lane, LOG2)
-            v, j = _min_combine(cv[:, None], ci[:, None], v, j)
-        else:
-            v, j = _scan_max(x, i, lane, LOG2)
-            v, j = _max_combine(cv[:, None], ci[:, None], v, j)
+        v, j = _scan_extreme(x, i, lane, LOG2, MIN)
+        v, j = _extreme_combine(cv[:, None], ci[:, None], v, j, MIN)
         cast_store(out_ptr + offs, v, m)
         tl.store(idx_ptr + offs, j, mask=m)
         cv = _last(v, lane, BLOCK_K)
@@ -104,7 +87,7 @@ def _logaddexp(a, b):
 
 @triton.jit
 def _scan_logaddexp(v, lane, LOG2: tl.constexpr):
-    """Inclusive scan of v along axis 1 by ``_logaddexp`` (Hillis-Steele, as ``_scan_max``)."""
+    """Inclusive scan of v along axis 1 by ``_logaddexp`` (Hillis-Steele, as ``_scan_extreme``)."""
     for s in tl.static_range(LOG2):
         prev = tl.maximum(lane - (1 << s), 0)[None, :] + tl.zeros(v.shape, dtype=tl.int32)
         v = tl.where((lane >= (1 << s))[None, :], _logaddexp(tl.gather(v, prev, axis=1), v), v)
