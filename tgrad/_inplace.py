@@ -1,13 +1,6 @@
 """The in-place function forms ``tgrad.<op>_(input, ...)`` (``torch.relu_``, ``torch.exp_``, ...): each is
 ``input.<op>_(...)``, the Tensor method, as PyTorch's are."""
-
-
-def _method(name):
-    def f(input, *args, **kwargs):
-        return getattr(input, name)(*args, **kwargs)
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"``tgrad.{name}(input, ...)``: the same as ``input.{name}(...)`` (in place)."
-    return f
+from ._functional_more import _method_fn as _method
 
 
 abs_ = _method("abs_")

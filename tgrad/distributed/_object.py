@@ -28,21 +28,22 @@ def _to_object(t, size):
     return pickle.loads(t[:size].cpu().numpy().tobytes())
 
 
-def _gathered_sizes(group, size_t, device):
+def _padded(obj, group, device):
+    """(obj's bytes padded to the group's largest, every rank's byte count): the sizes all-gathered first."""
+    t, n = _to_tensor(obj, device)
     sizes = [zeros(1, dtype=D.int64, device=device) for _ in range(C.get_world_size(group))]
-    C.all_gather(sizes, size_t, group=group)
-    return [int(s.item()) for s in sizes]
+    C.all_gather(sizes, n, group=group)
+    sizes = [int(s.item()) for s in sizes]
+    padded = zeros(max(sizes), dtype=D.uint8, device=device)
+    padded[:t.numel()] = t
+    return padded, sizes
 
 
 def all_gather_object(object_list, obj, group=None):
     """``object_list[r]`` = ``obj`` of the group's rank r (``object_list`` holds world_size entries)."""
     dev = _device(group)
-    t, n = _to_tensor(obj, dev)
-    sizes = _gathered_sizes(group, n, dev)
-    m = max(sizes)
-    padded = zeros(m, dtype=D.uint8, device=dev)
-    padded[:t.numel()] = t
-    out = [zeros(m, dtype=D.uint8, device=dev) for _ in sizes]
+    padded, sizes = _padded(obj, group, dev)
+    out = [zeros(padded.numel(), dtype=D.uint8, device=dev) for _ in sizes]
     C.all_gather(out, padded, group=group)
     for i, (o, s) in enumerate(zip(out, sizes)):
         object_list[i] = _to_object(o, s)
@@ -51,14 +52,10 @@ def all_gather_object(object_list, obj, group=None):
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
     """``object_gather_list[r]`` on rank ``dst`` = ``obj`` of rank r (the list only given on ``dst``)."""
     dev = _device(group)
-    t, n = _to_tensor(obj, dev)
-    sizes = _gathered_sizes(group, n, dev)
-    m = max(sizes)
-    padded = zeros(m, dtype=D.uint8, device=dev)
-    padded[:t.numel()] = t
+    padded, sizes = _padded(obj, group, dev)
     pg = C._group(group)
     root = group_dst if group_dst is not None else pg._group_rank(0 if dst is None else dst, "dst")
-    out = [zeros(m, dtype=D.uint8, device=dev) for _ in sizes] if pg.rank() == root else None
+    out = [zeros(padded.numel(), dtype=D.uint8, device=dev) for _ in sizes] if pg.rank() == root else None
     C.gather(padded, out, group=group, group_dst=root)
     if out is not None:
         for i, (o, s) in enumerate(zip(out, sizes)):
