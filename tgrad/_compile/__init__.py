@@ -37,7 +37,9 @@ import functools
 import warnings
 
 from ..nn.modules.module import Module
-from . import cuda_replay
+from ..autograd.grad_mode import _state as _grad_state
+from ..kernels.runtime import launcher as _L
+from . import aot, cuda_replay
 from .guards import Sources, Walk
 from .replay import MISS, capture
 
@@ -98,17 +100,24 @@ class CompiledFunction:
         e.calls += 1
         if e.calls == 1:
             return self._fn(*args, **kwargs)
-        result, e.run, reason = capture(self._fn, args, kwargs, walk, cuda_replay.build)
+        if self._module is not None and _grad_state.grad and any(t._requires_grad for t in walk.tensors):
+            if _L.RECORD is not None:       # inside a step being recorded: that recording has its launches
+                e.calls -= 1
+                return self._fn(*args, **kwargs)
+            result, e.run, reason = aot.capture(self._fn, args, kwargs, walk, e, functools.partial(self._fall_back, e))
+        else:
+            result, e.run, reason = capture(self._fn, args, kwargs, walk, cuda_replay.build)
         if reason is not None:
             if self._fullgraph:
                 self._cache.pop(key, None)
                 raise RuntimeError(f"tgrad.compile(fullgraph=True): {self._name} cannot be captured: {reason}")
-            e.eager = reason
-            if self._module is not None and "no backward ran" in reason:     # a compiled Module in training
-                reason += ("; compile the whole training step (forward, loss.backward(), optimizer.step()) as one "
-                           "function to have it replayed")
-            self._warn(f"tgrad.compile: {self._name} runs eagerly: {reason}")
+            self._fall_back(e, reason)
         return result
+
+    def _fall_back(self, e, reason):
+        """Entry ``e`` runs eagerly from now on, with one warning giving the reason."""
+        e.eager, e.run = reason, None
+        self._warn(f"tgrad.compile: {self._name} runs eagerly: {reason}")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,

@@ -101,13 +101,16 @@ class Walk:
             key.append(("M", id(v), v.training))
             if v._forward_pre_hooks or v._forward_hooks:
                 key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks)))
-            for d in (v._parameters, v._buffers, v._modules):
+            for d in (v._parameters, v._buffers):
                 for name, x in d.items():
                     key.append(name)
                     if type(x) in _TENSOR_TYPES and id(x) not in self._seen and depth < WALK_DEPTH:
                         self._tensor(x, depth + 1)      # (visit's tensor branch, without its type tests)
                     else:
                         self.visit(x, depth + 1)
+            for name, x in v._modules.items():      # a submodule at its parent's depth: all of a model's tensors
+                key.append(name)
+                self.visit(x, depth)
             key += [(name, x) for name, x in v.__dict__.items() if type(x) in _NUMBERS and name[0] != "_"]
             return
         if isinstance(v, Optimizer):

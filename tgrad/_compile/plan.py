@@ -32,7 +32,7 @@ class Plan:
     """Where each recorded address lives in a replay: in the arena (``relocate``), in output block j
     (``output``), or elsewhere (a bound tensor's, found by the caller)."""
 
-    def __init__(self, rec, outs, device):
+    def __init__(self, rec, outs, device, keep=False):
         end = len(rec.events)
         # blocks still allocated at the end: outputs get a fresh block per call (the program writes into it),
         # .grad tensors are planned (live to the end); any other means a tensor made in the step outlives it
@@ -48,6 +48,9 @@ class Plan:
         temps = []
         for ptr, (size, s, e, block) in rec.blocks.items():
             if ptr in self.out_blocks:
+                continue
+            if e is None and keep:      # (a forward's saved tensors: a block per call, as the outputs')
+                self.out_blocks[ptr] = (len(self.out_blocks), size)
                 continue
             if e is None:
                 if ptr not in accounted:
