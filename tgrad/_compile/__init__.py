@@ -68,10 +68,11 @@ class CompiledFunction:
         self._warned = set()
         functools.update_wrapper(self, fn, updated=())
 
-    def _warn(self, msg):
+    def _warn(self, msg, depth=0):
+        """``depth``: frames between the caller of ``_warn`` and ``__call__``."""
         if msg not in self._warned:
             self._warned.add(msg)
-            warnings.warn(msg, stacklevel=3 if self._module is None else 4)    # (4: the OptimizedModule's caller)
+            warnings.warn(msg, stacklevel=depth + (3 if self._module is None else 4))   # (4: the OptimizedModule's caller)
 
     def __call__(self, *args, **kwargs):
         walk = Walk(self._sources.roots(args, kwargs))
@@ -117,7 +118,7 @@ class CompiledFunction:
     def _fall_back(self, e, reason):
         """Entry ``e`` runs eagerly from now on, with one warning giving the reason."""
         e.eager, e.run = reason, None
-        self._warn(f"tgrad.compile: {self._name} runs eagerly: {reason}")
+        self._warn(f"tgrad.compile: {self._name} runs eagerly: {reason}", 1)
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
