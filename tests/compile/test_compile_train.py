@@ -256,3 +256,36 @@ def test_other_output_gradient_falls_back():
         m(x).backward(tgrad.full((2, 2), 2.0))
         np.testing.assert_array_equal(ref, m[0].weight.grad.numpy())
     assert sum("runs eagerly" in str(m_.message) for m_ in w) == 1
+
+
+def test_input_gradients_through_an_eager_stem_and_autocast_guard():
+    """Gradients to the inputs (a leaf, and the output of an eager layer: a non-leaf); a call under autocast is
+    another guard (not the float32 replay); a parameter changed in place before backward raises, as in eager."""
+    stem = nn.Linear(8, 8)
+    head, ref_head = _mlp(), _mlp()
+    ch = tgrad.compile(head)
+
+    def run(call, model, x0, amp=False):
+        x = x0.clone().requires_grad_(True)
+        with tgrad.autocast("cpu", enabled=amp):
+            out = call(stem(x) * x)
+        out.float().pow(2).sum().backward()
+        g = [x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in list(model.parameters()) + [stem.weight]]
+        model.zero_grad(), stem.zero_grad()
+        return out.detach().float().numpy(), g
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i, (x, _) in enumerate(_data("mlp", 7)):
+            tgrad.manual_seed(i)
+            a = run(ch, head, x, amp=i >= 4)
+            tgrad.manual_seed(i)
+            b = run(ref_head, ref_head, x, amp=i >= 4)
+            for u, v in zip([a[0]] + a[1], [b[0]] + b[1]):
+                np.testing.assert_array_equal(u, v)
+        x = _data("mlp", 1)[0][0]
+        out = ch(stem(x))
+        assert out.grad_fn.name() == "CompiledFunctionBackward"
+        with tgrad.no_grad():
+            head[3].weight.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.pow(2).sum().backward()

@@ -23,7 +23,7 @@ import weakref
 
 from ..autograd import engine as _engine
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import FREED_MSG, Node, edge_of, set_history
+from ..autograd.graph import FREED_MSG, Node, edge_of, set_history, version_error
 from ..device import device as _device
 from ..kernels.runtime import launcher as _L
 from ..memory.allocator import get_allocator
@@ -175,7 +175,7 @@ class Training:
         stores = self.fwd.execute(B)
         outs = [_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.fwd.outs]
         node = CompiledFunctionBackward(self, tuple(edge_of(ts[i]) for i in self.targets), self.out_meta(outs),
-                                        (tuple(stores), [ts[i] for i in self.reads]))
+                                        (tuple(stores), [(ts[i], ts[i]._version_counter[0]) for i in self.reads]))
         return rebuild(self.fwd.template, iter(self.attach(outs, node)), OUT)
 
     def _fail(self, reason):
@@ -204,7 +204,9 @@ class Training:
                 B[k] = g.data_ptr()
         for j, s in enumerate(stores):
             B[G + j] = s.ptr
-        for i, t in zip(self.reads, reads):
+        for i, (t, version) in zip(self.reads, reads):
+            if t._version_counter[0] != version:        # modified in place since the forward (eager's check)
+                raise version_error(t, version, t.grad_fn, t._output_nr)
             B[G + S + i] = t.data_ptr()
         out = self.bwd.execute(B, reuse=False)      # fresh blocks: AccumulateGrad takes them as .grad, no copy
         res = [None] * len(self.targets)

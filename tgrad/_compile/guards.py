@@ -1,8 +1,11 @@
 """Guards: where a step's state is found (its arguments, ``self``, closure cells, the globals it names) and
 the cache key read from it on every call (shapes, strides, dtypes, devices, requires_grad, ``.grad``
-presence, storage sharing, training flags, Python numbers, the objects whose methods run as host calls)."""
+presence, storage sharing, training flags, Python numbers, the objects whose methods run as host calls, grad mode
+and the autocast state)."""
 import types
 
+from ..amp import autocast_mode as _amp
+from ..autograd import dispatch as _dispatch
 from ..autograd.grad_mode import _state as _grad_state
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
@@ -159,4 +162,8 @@ class Walk:
         share, first = [], {}
         for i, t in enumerate(self.tensors):
             share.append(first.setdefault((id(t._storage), t._offset), i))     # views at one address
-        return (_grad_state.grad, tuple(self.key), tuple(share))
+        amp = None
+        if _dispatch.AUTOCAST is not None:      # (a region entered: which device types it casts, to what)
+            amp = tuple((k, d) for k, (on, d) in _amp._state().items() if on) or None
+            amp = amp and (amp, _amp.is_autocast_cache_enabled())
+        return (_grad_state.grad, amp, tuple(self.key), tuple(share))
