@@ -24,12 +24,17 @@ allocator call.  The parts, in the order a call meets them:
   after the first replay the program is generated again with the tapes inlined and fused (``fuse``) and SGD
   steps as their launches.
 
+- ``aot``: ``tgrad.compile(model)`` called with grad mode on and tensors that require grad (a training loop whose
+  loss, backward and optimizer step run outside): the forward replayed as one autograd node,
+  ``CompiledFunctionBackward``, whose backward is the recorded backward of that forward (AOTAutograd's split).
+
 Stays eager, with one warning naming the reason: a value read back mid-step (``.item()``, ``bool``,
 ``.numpy()``, ``.tolist()``), a tensor made in the step that outlives it other than the outputs and
-``.grad`` (e.g. a graph kept for a backward outside), a tensor it reads that the walk cannot find, an
-output that requires grad when no backward ran in the step (``tgrad.compile(model)`` in training),
+``.grad`` (e.g. a graph kept for a backward outside a compiled function), a tensor it reads that the walk cannot
+find, an output that requires grad when no backward ran in a compiled function (not a Module),
 Python values returned besides tensors, a tensor printed, ``optimizer.step(closure)``, host data copied
-into a tensor inside the step.  Not replayed: tgrad's own host-side value checks (e.g. cross_entropy's
+into a tensor inside the step; for a compiled Module in training also a double backward and a backward given
+other output gradients than recorded (``aot``).  Not replayed: tgrad's own host-side value checks (e.g. cross_entropy's
 target range) and the Python side effects of hooks (their kernels are replayed).  On cuda (``cuda_replay``)
 the same program runs pre-packed launches, and one CUDA graph per call where the driver has graphs.
 """

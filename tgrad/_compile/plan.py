@@ -1,7 +1,8 @@
 """The static memory plan of a recorded step: every block the step allocated is a temporary with a lifetime
 (malloc .. free event) packed into one arena by lifetime, so a replay holds about the eager step's peak.
 ``.grad`` tensors backward leaves behind live in the arena to the end; outputs get their own blocks, reused only
-once no tensor holds the last call's (a returned tensor is never overwritten)."""
+once no tensor holds the last call's (a returned tensor is never overwritten); with ``keep`` (a compiled forward
+whose backward runs later: ``aot``) every block still allocated at the end gets such a block too (saved tensors)."""
 import bisect
 
 from ..memory import Storage
