@@ -4,7 +4,6 @@ presence, storage sharing, training flags, Python numbers, the objects whose met
 and the autocast state)."""
 import types
 
-from ..amp import autocast_mode as _amp
 from ..autograd import dispatch as _dispatch
 from ..autograd.grad_mode import _state as _grad_state
 from ..nn.modules.module import Module
@@ -102,8 +101,9 @@ class Walk:
         if isinstance(v, Module):
             key = self.key
             key.append(("M", id(v), v.training))
-            if v._forward_pre_hooks or v._forward_hooks:
-                key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks)))
+            if v._forward_pre_hooks or v._forward_hooks or v._backward_hooks or v._backward_pre_hooks:
+                key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks), tuple(v._backward_hooks),
+                            tuple(v._backward_pre_hooks)))
             for d in (v._parameters, v._buffers):
                 for name, x in d.items():
                     key.append(name)
@@ -163,7 +163,9 @@ class Walk:
         for i, t in enumerate(self.tensors):
             share.append(first.setdefault((id(t._storage), t._offset), i))     # views at one address
         amp = None
-        if _dispatch.AUTOCAST is not None:      # (a region entered: which device types it casts, to what)
-            amp = tuple((k, d) for k, (on, d) in _amp._state().items() if on) or None
-            amp = amp and (amp, _amp.is_autocast_cache_enabled())
+        cast = _dispatch.AUTOCAST
+        if cast is not None:    # an autocast region entered: the device types it casts and to what (amp's state,
+            g = cast.__globals__                # read through its hook: amp lies above this layer)
+            amp = tuple((k, d) for k, (on, d) in g["_state"]().items() if on) or None
+            amp = amp and (amp, g["is_autocast_cache_enabled"]())
         return (_grad_state.grad, amp, tuple(self.key), tuple(share))
