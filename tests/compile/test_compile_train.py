@@ -289,3 +289,18 @@ def test_input_gradients_through_an_eager_stem_and_autocast_guard():
             head[3].weight.mul_(2)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             out.pow(2).sum().backward()
+
+
+def test_outputs_never_backwarded_run_eagerly_with_one_warning():
+    """An evaluation with grad mode on: the recorded call's outputs die before any backward, twice more after
+    recording again, then the forward runs eagerly (one warning saying to use no_grad)."""
+    m = _mlp().eval()
+    cm = tgrad.compile(m)
+    x = _data("mlp", 1)[0][0]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        outs = [cm(x).detach().numpy().copy() for _ in range(10)]
+    msgs = [str(m_.message) for m_ in w if "tgrad.compile" in str(m_.message)]
+    assert len(msgs) == 1 and "no backward ran" in msgs[0] and "no_grad" in msgs[0]
+    for o in outs:
+        np.testing.assert_array_equal(o, m(x).detach().numpy())

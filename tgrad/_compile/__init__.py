@@ -54,10 +54,10 @@ CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.conf
 class _Entry:
     """One guard key's state: calls so far, then its replay, or the reason it stays eager."""
 
-    __slots__ = ("calls", "run", "eager")
+    __slots__ = ("calls", "run", "eager", "restarts")
 
     def __init__(self):
-        self.calls, self.run, self.eager = 0, None, None
+        self.calls, self.run, self.eager, self.restarts = 0, None, None, 0
 
 
 class CompiledFunction:

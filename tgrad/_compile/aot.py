@@ -33,6 +33,7 @@ from .record import Eager, Patches, Recorder, tensors_of
 from .replay import FUSE, MISS, OUT, Replay, _bound, _codegen, _only_tensors, rebuild
 
 _CPU = _device("cpu")
+RESTARTS = 2        # recordings whose outputs died before a backward ran through them, then eager
 
 
 class CompiledFunctionBackward(Node):
@@ -165,8 +166,12 @@ class Training:
 
     def __call__(self, walk):
         if self.bwd is None or self.dead or _L.RECORD is not None:
-            if self.bwd is None and not self.dead and self.recording() is None:
-                self.entry.run, self.entry.calls = None, 1     # call 2's output died unused: record again
+            if self.bwd is None and not self.dead and self.recording() is None:     # call 2's outputs died unused
+                e = self.entry
+                if e.restarts >= RESTARTS:
+                    self._fail("no backward ran through its outputs (an evaluation: call it under tgrad.no_grad())")
+                else:
+                    e.run, e.calls, e.restarts = None, 1, e.restarts + 1       # record again at the next call
             return MISS
         ts = walk.tensors
         B = self.fwd.bind(ts)
