@@ -304,3 +304,31 @@ def test_outputs_never_backwarded_run_eagerly_with_one_warning():
     assert len(msgs) == 1 and "no backward ran" in msgs[0] and "no_grad" in msgs[0]
     for o in outs:
         np.testing.assert_array_equal(o, m(x).detach().numpy())
+
+
+def test_compiled_function_with_backward_outside():
+    """``tgrad.compile(fn)`` of a forward-and-loss function, backward and step outside: call 2 finds outputs that
+    require grad and no backward (a whole step would have one), call 3 records it as a forward (its backward too), then it replays."""
+    def run(m, compiled):
+        def loss_fn(x, y):
+            return nn.functional.cross_entropy(m(x), y)
+        f = tgrad.compile(loss_fn) if compiled else loss_fn
+        opt = tgrad.optim.SGD(m.parameters(), lr=0.1)
+        tgrad.manual_seed(2)
+        losses, names = [], []
+        for x, y in _data("cnn", 8):
+            opt.zero_grad()
+            loss = f(x, y)
+            names.append(loss.grad_fn.name())
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, names, [p.detach().numpy().copy() for p in m.parameters()]
+    ref = run(_cnn(), False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = run(_cnn(), True)
+    assert out[0] == ref[0]
+    for a, b in zip(out[2], ref[2]):
+        np.testing.assert_array_equal(a, b)
+    assert out[1] == ["CrossEntropyLossBackward0"] * 2 + ["CompiledFunctionBackward"] * 6

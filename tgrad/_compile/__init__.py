@@ -27,11 +27,13 @@ allocator call.  The parts, in the order a call meets them:
 - ``aot``: ``tgrad.compile(model)`` called with grad mode on and tensors that require grad (a training loop whose
   loss, backward and optimizer step run outside): the forward replayed as one autograd node,
   ``CompiledFunctionBackward``, whose backward is the recorded backward of that forward (AOTAutograd's split).
+  A compiled function whose recording finds outputs that require grad and no backward is recorded that way at its
+  next call.
 
 Stays eager, with one warning naming the reason: a value read back mid-step (``.item()``, ``bool``,
 ``.numpy()``, ``.tolist()``), a tensor made in the step that outlives it other than the outputs and
 ``.grad`` (e.g. a graph kept for a backward outside a compiled function), a tensor it reads that the walk cannot
-find, an output that requires grad when no backward ran in a compiled function (not a Module),
+find,
 Python values returned besides tensors, a tensor printed, ``optimizer.step(closure)``, host data copied
 into a tensor inside the step; for a compiled Module in training also a double backward and a backward given
 other output gradients than recorded (``aot``).  Not replayed: tgrad's own host-side value checks (e.g. cross_entropy's
@@ -48,16 +50,18 @@ from . import aot, cuda_replay
 from .guards import Sources, Walk
 from .replay import MISS, capture
 
+NO_BACKWARD = "an output requires grad and no backward ran"
 CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.config.cache_size_limit)
 
 
 class _Entry:
     """One guard key's state: calls so far, then its replay, or the reason it stays eager."""
 
-    __slots__ = ("calls", "run", "eager", "restarts")
+    __slots__ = ("calls", "run", "eager", "restarts", "aot")
 
     def __init__(self):
         self.calls, self.run, self.eager, self.restarts = 0, None, None, 0
+        self.aot = False        # a function whose outputs get their backward outside: captured as a Module's forward
 
 
 class CompiledFunction:
@@ -106,14 +110,16 @@ class CompiledFunction:
         e.calls += 1
         if e.calls == 1:
             return self._fn(*args, **kwargs)
-        if self._module is not None and _grad_state.grad and any(t._requires_grad for t in walk.tensors):
+        if (self._module is not None or e.aot) and _grad_state.grad and any(t._requires_grad for t in walk.tensors):
             if _L.RECORD is not None:       # inside a step being recorded: that recording has its launches
                 e.calls -= 1
                 return self._fn(*args, **kwargs)
             result, e.run, reason = aot.capture(self._fn, args, kwargs, walk, e, functools.partial(self._fall_back, e))
         else:
             result, e.run, reason = capture(self._fn, args, kwargs, walk, cuda_replay.build)
-        if reason is not None:
+        if reason is not None and reason.startswith(NO_BACKWARD) and not e.aot:
+            e.aot, e.calls = True, 1        # a forward (not a whole step): recorded as one at the next call
+        elif reason is not None:
             if self._fullgraph:
                 self._cache.pop(key, None)
                 raise RuntimeError(f"tgrad.compile(fullgraph=True): {self._name} cannot be captured: {reason}")
