@@ -332,3 +332,27 @@ def test_compiled_function_with_backward_outside():
     for a, b in zip(out[2], ref[2]):
         np.testing.assert_array_equal(a, b)
     assert out[1] == ["CrossEntropyLossBackward0"] * 2 + ["CompiledFunctionBackward"] * 6
+
+
+def test_tensor_kept_by_the_forward_runs_eagerly_with_one_warning():
+    """A forward storing a tensor it made on the Module (not in its outputs' graph): a replay would leave the
+    attribute stale, so it stays eager, with the reason."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 3)
+
+        def forward(self, x):
+            h = self.lin(x)
+            self.last_norm = h.detach().abs().sum(1)
+            return h
+    tgrad.manual_seed(0)
+    m = Net()
+    cm = tgrad.compile(m)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for x, _ in _data("mlp", 4):
+            cm(x).sum().backward()
+            np.testing.assert_array_equal(m.last_norm.numpy(), m.lin(x).detach().abs().sum(1).numpy())
+    msgs = [str(m_.message) for m_ in w if "tgrad.compile" in str(m_.message)]
+    assert len(msgs) == 1 and "outlives" in msgs[0]

@@ -84,6 +84,10 @@ def capture(fn, args, kwargs, walk, entry, fail):
             raise Eager("it returns Python values besides tensors (a replay returns tensors it computes; "
                         "other values would be the recorded ones)")
         outs = tensors_of(result, [])
+        held = _graph_blocks(outs)
+        if any(r[2] is None and p not in held for p, r in rec.blocks.items()):
+            raise Eager("a tensor made in the forward outlives it other than in its outputs and their autograd "
+                        "graph (kept in an object the replay does not update)")
         plan = Plan(rec, outs, _CPU, keep=True)
         fwd = _replay(rec, plan, _bound(plan, walk), outs, rebuild(result, iter([OUT] * len(outs))))
     except Eager as ex:
@@ -100,6 +104,22 @@ def capture(fn, args, kwargs, walk, entry, fail):
                                     _Recording([outs[k] for k in diff], list(ts)))
     tr.recording = weakref.ref(node)
     return rebuild(result, iter(tr.attach(outs, node))), tr, None
+
+
+def _graph_blocks(outs):
+    """The blocks of ``outs`` and of the tensors the graph behind them holds (saved tensors, tensor attributes)."""
+    ts, seen, stack = list(outs), set(), [o.grad_fn for o in outs]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        d = n.__dict__
+        saved = list(d.get("_saved", {}).values()) + list(d.get("_saved_list") or ())
+        ts += [x.tensor for x in saved if x is not None and x.tensor is not None]
+        tensors_of(list(d.get("_attrs", {}).values()), ts)
+        stack += [m for m, _ in n.next_functions]
+    return {t._storage._block.ptr for t in ts if t._storage._block is not None}
 
 
 def _replay(rec, plan, bound, outs, template):
