@@ -1,6 +1,6 @@
 """``tgrad.compile(model)`` (a compiled Module, as ``torch.compile(model)``): in a training loop whose backward and
-optimizer step run outside, its forward runs eagerly with one warning naming the Module and what to compile
-instead, and the numbers are eager's; under ``no_grad`` its forward is replayed."""
+optimizer step run outside, its forward and backward are replayed (test_compile_train.py has the rest), a forward
+that cannot be replayed runs eagerly with one warning naming the Module; under ``no_grad`` its forward is replayed."""
 import warnings
 
 import numpy as np
@@ -30,21 +30,50 @@ def _train(model, call, steps=4):
     return losses
 
 
-def test_compiled_module_in_training_runs_eagerly_with_one_warning():
+def test_compiled_module_in_training_replays_forward_and_backward():
     ref_model = _net()
     ref = _train(ref_model, ref_model)
     model = _net()
     cm = tgrad.compile(model)
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         losses = _train(model, cm)
     assert losses == ref and losses[-1] < losses[0]
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    tr, = [e.run for e in cm._call._cache.values()]
+    assert tr.bwd is not None and tr.bwd.regen is None       # the backward recorded, then replayed
+    model.zero_grad()       # (.grad None, as at the calls in _train: the same guards)
+    assert cm(tgrad.zeros(2, 1, 8, 8)).grad_fn.name() == "CompiledFunctionBackward"
+
+
+def test_compiled_module_forward_that_cannot_be_replayed_runs_eagerly_with_one_warning():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x):
+            y = self.lin(x)
+            return y * 2 if y.sum().item() > 0 else y       # a value read back: a data-dependent path
+    tgrad.manual_seed(0)
+    model = Net()
+    cm = tgrad.compile(model)
+    x = tgrad.ones(4, 3)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(4):
+            cm(x).sum().backward()
     msgs = [m for m in w if "tgrad.compile" in str(m.message)]
     assert len(msgs) == 1
-    text = str(msgs[0].message)
-    assert "Sequential.forward runs eagerly" in text and "no backward ran" in text
-    assert "compile the whole training step" in text
+    assert "Net.forward runs eagerly" in str(msgs[0].message) and "Tensor.item" in str(msgs[0].message)
     assert msgs[0].filename == __file__         # points at the caller of the compiled module
+    model.zero_grad()
+    model(x).sum().backward()
+    g = model.lin.weight.grad.numpy().copy()
+    model.zero_grad()
+    cm(x).sum().backward()
+    np.testing.assert_array_equal(model.lin.weight.grad.numpy(), g)
 
 
 def test_compiled_module_replays_under_no_grad():

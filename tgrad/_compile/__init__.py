@@ -24,12 +24,19 @@ allocator call.  The parts, in the order a call meets them:
   after the first replay the program is generated again with the tapes inlined and fused (``fuse``) and SGD
   steps as their launches.
 
+- ``aot``: ``tgrad.compile(model)`` called with grad mode on and tensors that require grad (a training loop whose
+  loss, backward and optimizer step run outside): the forward replayed as one autograd node,
+  ``CompiledFunctionBackward``, whose backward is the recorded backward of that forward (AOTAutograd's split).
+  A compiled function whose recording finds outputs that require grad and no backward is recorded that way at its
+  next call.
+
 Stays eager, with one warning naming the reason: a value read back mid-step (``.item()``, ``bool``,
 ``.numpy()``, ``.tolist()``), a tensor made in the step that outlives it other than the outputs and
-``.grad`` (e.g. a graph kept for a backward outside), a tensor it reads that the walk cannot find, an
-output that requires grad when no backward ran in the step (``tgrad.compile(model)`` in training),
+``.grad`` (e.g. a graph kept for a backward outside a compiled function), a tensor it reads that the walk cannot
+find,
 Python values returned besides tensors, a tensor printed, ``optimizer.step(closure)``, host data copied
-into a tensor inside the step.  Not replayed: tgrad's own host-side value checks (e.g. cross_entropy's
+into a tensor inside the step; for a compiled Module in training also a double backward and a backward given
+other output gradients than recorded (``aot``).  Not replayed: tgrad's own host-side value checks (e.g. cross_entropy's
 target range) and the Python side effects of hooks (their kernels are replayed).  On cuda (``cuda_replay``)
 the same program runs pre-packed launches, and one CUDA graph per call where the driver has graphs.
 """
@@ -37,20 +44,24 @@ import functools
 import warnings
 
 from ..nn.modules.module import Module
-from . import cuda_replay
+from ..autograd.grad_mode import _state as _grad_state
+from ..kernels.runtime import launcher as _L
+from . import aot, cuda_replay
 from .guards import Sources, Walk
 from .replay import MISS, capture
 
+NO_BACKWARD = "an output requires grad and no backward ran"
 CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.config.cache_size_limit)
 
 
 class _Entry:
     """One guard key's state: calls so far, then its replay, or the reason it stays eager."""
 
-    __slots__ = ("calls", "run", "eager")
+    __slots__ = ("calls", "run", "eager", "restarts", "aot")
 
     def __init__(self):
-        self.calls, self.run, self.eager = 0, None, None
+        self.calls, self.run, self.eager, self.restarts = 0, None, None, 0
+        self.aot = False        # a function whose outputs get their backward outside: captured as a Module's forward
 
 
 class CompiledFunction:
@@ -66,10 +77,11 @@ class CompiledFunction:
         self._warned = set()
         functools.update_wrapper(self, fn, updated=())
 
-    def _warn(self, msg):
+    def _warn(self, msg, depth=0):
+        """``depth``: frames between the caller of ``_warn`` and ``__call__``."""
         if msg not in self._warned:
             self._warned.add(msg)
-            warnings.warn(msg, stacklevel=3 if self._module is None else 4)    # (4: the OptimizedModule's caller)
+            warnings.warn(msg, stacklevel=depth + (3 if self._module is None else 4))   # (4: the OptimizedModule's caller)
 
     def __call__(self, *args, **kwargs):
         walk = Walk(self._sources.roots(args, kwargs))
@@ -98,17 +110,26 @@ class CompiledFunction:
         e.calls += 1
         if e.calls == 1:
             return self._fn(*args, **kwargs)
-        result, e.run, reason = capture(self._fn, args, kwargs, walk, cuda_replay.build)
-        if reason is not None:
+        if (self._module is not None or e.aot) and _grad_state.grad and any(t._requires_grad for t in walk.tensors):
+            if _L.RECORD is not None:       # inside a step being recorded: that recording has its launches
+                e.calls -= 1
+                return self._fn(*args, **kwargs)
+            result, e.run, reason = aot.capture(self._fn, args, kwargs, walk, e, functools.partial(self._fall_back, e))
+        else:
+            result, e.run, reason = capture(self._fn, args, kwargs, walk, cuda_replay.build)
+        if reason is not None and reason.startswith(NO_BACKWARD) and not e.aot:
+            e.aot, e.calls = True, 1        # a forward (not a whole step): recorded as one at the next call
+        elif reason is not None:
             if self._fullgraph:
                 self._cache.pop(key, None)
                 raise RuntimeError(f"tgrad.compile(fullgraph=True): {self._name} cannot be captured: {reason}")
-            e.eager = reason
-            if self._module is not None and "no backward ran" in reason:     # a compiled Module in training
-                reason += ("; compile the whole training step (forward, loss.backward(), optimizer.step()) as one "
-                           "function to have it replayed")
-            self._warn(f"tgrad.compile: {self._name} runs eagerly: {reason}")
+            self._fall_back(e, reason)
         return result
+
+    def _fall_back(self, e, reason):
+        """Entry ``e`` runs eagerly from now on, with one warning giving the reason."""
+        e.eager, e.run = reason, None
+        self._warn(f"tgrad.compile: {self._name} runs eagerly: {reason}", 1)
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,

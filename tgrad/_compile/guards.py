@@ -1,8 +1,10 @@
 """Guards: where a step's state is found (its arguments, ``self``, closure cells, the globals it names) and
 the cache key read from it on every call (shapes, strides, dtypes, devices, requires_grad, ``.grad``
-presence, storage sharing, training flags, Python numbers, the objects whose methods run as host calls)."""
+presence, storage sharing, training flags, Python numbers, the objects whose methods run as host calls, grad mode
+and the autocast state)."""
 import types
 
+from ..autograd import dispatch as _dispatch
 from ..autograd.grad_mode import _state as _grad_state
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
@@ -99,15 +101,19 @@ class Walk:
         if isinstance(v, Module):
             key = self.key
             key.append(("M", id(v), v.training))
-            if v._forward_pre_hooks or v._forward_hooks:
-                key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks)))
-            for d in (v._parameters, v._buffers, v._modules):
+            if v._forward_pre_hooks or v._forward_hooks or v._backward_hooks or v._backward_pre_hooks:
+                key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks), tuple(v._backward_hooks),
+                            tuple(v._backward_pre_hooks)))
+            for d in (v._parameters, v._buffers):
                 for name, x in d.items():
                     key.append(name)
                     if type(x) in _TENSOR_TYPES and id(x) not in self._seen and depth < WALK_DEPTH:
                         self._tensor(x, depth + 1)      # (visit's tensor branch, without its type tests)
                     else:
                         self.visit(x, depth + 1)
+            for name, x in v._modules.items():      # a submodule at its parent's depth: all of a model's tensors
+                key.append(name)
+                self.visit(x, depth)
             key += [(name, x) for name, x in v.__dict__.items() if type(x) in _NUMBERS and name[0] != "_"]
             return
         if isinstance(v, Optimizer):
@@ -156,4 +162,10 @@ class Walk:
         share, first = [], {}
         for i, t in enumerate(self.tensors):
             share.append(first.setdefault((id(t._storage), t._offset), i))     # views at one address
-        return (_grad_state.grad, tuple(self.key), tuple(share))
+        amp = None
+        cast = _dispatch.AUTOCAST
+        if cast is not None:    # an autocast region entered: the device types it casts and to what (amp's state,
+            g = cast.__globals__                # read through its hook: amp lies above this layer)
+            amp = tuple((k, d) for k, (on, d) in g["_state"]().items() if on) or None
+            amp = amp and (amp, g["is_autocast_cache_enabled"]())
+        return (_grad_state.grad, amp, tuple(self.key), tuple(share))

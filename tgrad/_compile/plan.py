@@ -1,7 +1,8 @@
 """The static memory plan of a recorded step: every block the step allocated is a temporary with a lifetime
 (malloc .. free event) packed into one arena by lifetime, so a replay holds about the eager step's peak.
 ``.grad`` tensors backward leaves behind live in the arena to the end; outputs get their own blocks, reused only
-once no tensor holds the last call's (a returned tensor is never overwritten)."""
+once no tensor holds the last call's (a returned tensor is never overwritten); with ``keep`` (a compiled forward
+whose backward runs later: ``aot``) every block still allocated at the end gets such a block too (saved tensors)."""
 import bisect
 
 from ..memory import Storage
@@ -32,7 +33,7 @@ class Plan:
     """Where each recorded address lives in a replay: in the arena (``relocate``), in output block j
     (``output``), or elsewhere (a bound tensor's, found by the caller)."""
 
-    def __init__(self, rec, outs, device):
+    def __init__(self, rec, outs, device, keep=False):
         end = len(rec.events)
         # blocks still allocated at the end: outputs get a fresh block per call (the program writes into it),
         # .grad tensors are planned (live to the end); any other means a tensor made in the step outlives it
@@ -48,6 +49,9 @@ class Plan:
         temps = []
         for ptr, (size, s, e, block) in rec.blocks.items():
             if ptr in self.out_blocks:
+                continue
+            if e is None and keep:      # (a forward's saved tensors: a block per call, as the outputs')
+                self.out_blocks[ptr] = (len(self.out_blocks), size)
                 continue
             if e is None:
                 if ptr not in accounted:

@@ -290,13 +290,26 @@ class Replay:
         self.regen = None       # after the first run: the program generated again (launches it traced inlined)
 
     def __call__(self, walk):
-        ts = walk.tensors
+        B = self.bind(walk.tensors)
+        if B is MISS:
+            return MISS
+        stores = self.execute(B)
+        fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
+        return rebuild(self.template, fresh, OUT)
+
+    def bind(self, ts):
+        """The input addresses B of the walk's tensors ``ts`` (MISS: one lies in this step's arena)."""
         B = [0] * (self.used[-1] + 1 if self.used else 0)
         for i in self.used:
             p = ts[i].data_ptr()
             if self.lo <= p < self.hi:
                 return MISS        # a tensor of this step's arena read as an input (a .grad it left)
             B[i] = p
+        return B
+
+    def execute(self, B, reuse=True):
+        """Run the program over input addresses B; returns the output blocks (the last call's again when
+        ``reuse`` and nothing references them any more, else fresh ones)."""
         stores = self.last
         if stores is not None:
             for st in stores:
@@ -305,7 +318,8 @@ class Replay:
                     break
         if stores is None:
             dev = self.arena.device
-            stores = self.last = [Storage(n, dev) for n in self.blocks]
+            stores = [Storage(n, dev) for n in self.blocks]
+            self.last = stores if reuse else None
         _optim._FUSED_REPLAY = _FUSED
         try:
             self._execute(B, [st.ptr for st in stores])
@@ -320,8 +334,7 @@ class Replay:
             if used == self.used:
                 exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
                 self.run, self.source = ns["replay"], src
-        fresh = iter([_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.outs])
-        return rebuild(self.template, fresh, OUT)
+        return stores
 
     def _execute(self, B, O):
         """Run the program over input addresses B and output blocks O (cpu: under the interpreter's fp state)."""
