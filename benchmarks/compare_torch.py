@@ -36,7 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-STEPS = {"a": 100, "b": 50, "c": 20, "d": 1000, "e": 1000, "f": 10, "g": 10}   # timed steps per worker (d: one 1000-epoch run)
+STEPS = {"a": 100, "b": 50, "c": 20, "d": 1000, "e": 1000, "f": 10, "g": 10, "h": 30}   # timed steps per worker (d: one 1000-epoch run)
 WARMUP = 5    # (c) page-faults while its tapes are recorded and compiled: steps 1-4
 
 
