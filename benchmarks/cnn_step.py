@@ -25,6 +25,8 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from steps import cnn_model  # noqa: E402  (examples/train_cnn.py's model)
 
 
 def build(torch, batch=32, model="digits", compiled=False):
@@ -36,10 +38,7 @@ def build(torch, batch=32, model="digits", compiled=False):
     torch.manual_seed(0)
     if model == "mnist":
         return _loss_item(torch, _mnist(torch, rng), compiled)
-    model = nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Dropout(0.25), nn.Linear(32 * 2 * 2, 10))
+    model = cnn_model(torch)
     x = torch.tensor(((rng.integers(0, 17, (batch, 1, 8, 8)) / 16.0 - 0.3) / 0.4).astype(np.float32))
     y = torch.tensor(rng.integers(0, 10, batch))
     criterion = nn.CrossEntropyLoss()

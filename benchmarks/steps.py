@@ -18,10 +18,13 @@ separate process). Data are numpy-generated, so both sides see the same values.
 - g: char-level GPT (examples/train_gpt.py's model at its default size): vocab 65, 4 layers, 4 heads,
   64 channels, block 64, batch 16, dropout 0.1, weight-tied head, causal scaled_dot_product_attention,
   AdamW (decay on matrices only), clip_grad_norm_ 1.0
+- h: the CNN of examples/train_cnn.py (conv 1->16 -> BatchNorm2d -> ReLU -> MaxPool2d 2, conv 16->32 -> ... ->
+  Dropout 0.25 -> Linear 128->10) on batches of 32 digits-shaped images (1x8x8), cross-entropy, AdamW (lr 1e-2,
+  weight decay 1e-4); the example's step without its OneCycleLR (whose schedule ends) and ``loss.item()``
 """
 import numpy as np
 
-NAMES = ("a", "b", "c", "d", "e", "f", "g")
+NAMES = ("a", "b", "c", "d", "e", "f", "g", "h")
 DESCRIPTION = {
     "a": "MLP 8-12-4, batch 10, BCE-with-logits",
     "b": "MLP 64-128-10, batch 64, cross-entropy",
@@ -30,6 +33,7 @@ DESCRIPTION = {
     "e": "linear regression, optim.SGD, 1 epoch",
     "f": "LSTM LM 50-32-64x2, seq 35, batch 20",
     "g": "char GPT 4x(4 heads, 64), block 64, batch 16",
+    "h": "CNN 2x(conv, BN, ReLU, pool), 8x8, batch 32",
 }
 EPOCHS = 1000
 
@@ -65,12 +69,12 @@ def _classifier_step(torch, model, x, y, loss_fn, adam=False):
 def build(name, torch, compile=False):
     """``step()`` of training step ``name`` on the module ``torch``; ``compile``: under ``torch.compile``.
 
-    (a)-(e) compile the whole step.  (f) and (g) compile the training step proper, a function of the batch
+    (a)-(e) compile the whole step.  (f), (g) and (h) compile the training step proper, a function of the batch
     (and of (f)'s hidden state) returning the loss (and the new hidden state), with the batch picked and the
     hidden state kept by the caller, as a torch.compile user writes it: a step that reads a changing batch
     index or stores a new tensor in an outer object would be recorded again on every call."""
-    if name in ("f", "g"):
-        return (_lstm_lm if name == "f" else _gpt)(torch, np.random.default_rng(0), compile=compile)
+    if name in ("f", "g", "h"):
+        return {"f": _lstm_lm, "g": _gpt, "h": _cnn}[name](torch, np.random.default_rng(0), compile=compile)
     step = _build(name, torch)
     if compile:
         step = torch.compile(step)
@@ -243,4 +247,38 @@ def _gpt(torch, rng, vocab=65, block=64, n_layer=4, n_head=4, n_embd=64, bsz=16,
         i = state["i"]
         state["i"] = (i + 1) % 8
         return train(xs[i], ys[i])
+    return step
+
+
+def cnn_model(torch):
+    """examples/train_cnn.py's model (16 x 4 x 4 after the first pool, 32 x 2 x 2 after the second)."""
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Dropout(0.25), nn.Linear(32 * 2 * 2, 10))
+
+
+def _cnn(torch, rng, bsz=32, compile=False):
+    torch.manual_seed(0)
+    model = cnn_model(torch)
+    model.train()
+    criterion = torch.nn.CrossEntropyLoss()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=1e-4)
+    data = [(torch.tensor(((rng.integers(0, 17, (bsz, 1, 8, 8)) / 16.0 - 0.3) / 0.4).astype(np.float32)),
+             torch.tensor(rng.integers(0, 10, bsz))) for _ in range(8)]
+    state = {"i": 0}
+
+    def train(x, y):
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+    train = torch.compile(train) if compile else train
+
+    def step():
+        i = state["i"]
+        state["i"] = (i + 1) % 8
+        return train(*data[i])
     return step

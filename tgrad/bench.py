@@ -546,7 +546,7 @@ def main(argv=None):
     p.add_argument("--json", help="write rows to this JSON file")
     p.add_argument("--plot", help="write a plot (PNG) here: GB/s, or with --steps each step over PyTorch; needs matplotlib")
     p.add_argument("--steps", type=_csv_list, default=None,
-                   help="time whole training steps (comma list from a-g of benchmarks/steps.py) instead")
+                   help="time whole training steps (comma list from a-h of benchmarks/steps.py) instead")
     p.add_argument("--torch-compile", action="store_true",
                    help="--steps: also time PyTorch's torch.compile (inductor; compiles for ~1 min per step)")
     p.add_argument("--jax-python", default=None,
@@ -571,9 +571,9 @@ def main(argv=None):
         print(out, end="")
         return out
     if a.steps is not None:
-        bad = [n for n in a.steps if n not in "abcdefg" or len(n) != 1]
+        bad = [n for n in a.steps if n not in "abcdefgh" or len(n) != 1]
         if bad:
-            p.error(f"unknown step {bad[0]!r}; choose from a,b,c,d,e,f,g")
+            p.error(f"unknown step {bad[0]!r}; choose from a,b,c,d,e,f,g,h")
         res = run_steps(a.steps, a.torch_python, a.rounds, a.threads, a.torch_compile, a.jax_python, a.busy)
         res, loaded = res if a.busy > 0 else (res, None)
         print(format_steps(res, a.steps), flush=True)

@@ -1,22 +1,25 @@
 """Small NN kernels: dropout (mt19937 words on cpu, Philox on cuda), embedding gather / scatter-add, embedding_bag
 (bag search, scatter-add / max per bag and their gradients), one_hot."""
+import math
+
 import triton
 import triton.language as tl
 
 from .runtime import cdiv, dynamic_args, elementwise_block, launch
 from ._lang import cast_store, compute_type, kptr, row_tiles
-from .random import f64_arg, f64_bits, unit53
+from .random import f64_arg, f64_bits, word53
 
 
 @triton.jit
-def dropout_kernel(x_ptr, y_ptr, mask_ptr, w_ptr, n_elements, p, q_bits, scale_bits, seed, offset,
+def dropout_kernel(x_ptr, y_ptr, mask_ptr, w_ptr, n_elements, p, q53, scale_bits, seed, offset,
                    WORDS: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
     """y[i] = x[i] * (keep[i] ? scale : 0); x, y, mask contiguous.  keep[i] = U(seed, offset + i) >= p (Philox),
-    or WORDS: the double uniform of words 2i, 2i + 1 < q = 1 - p (PyTorch's cpu ``bernoulli_(1 - p)``)."""
+    or WORDS: the double uniform of words 2i, 2i + 1 < q = 1 - p (PyTorch's cpu ``bernoulli_(1 - p)``), as the
+    integer compare word53 < q53 = ceil(q 2^53) (the uniform is word53 2^-53, exact: the same outcome)."""
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = idx < n_elements
     if WORDS:
-        keep = unit53(w_ptr, idx, m) < f64_arg(q_bits)
+        keep = word53(w_ptr, idx, m) < q53
     else:
         keep = tl.rand(seed, (offset + idx).to(tl.uint32)) >= p
     x = tl.load(x_ptr + idx, mask=m, other=0.0).to(COMPUTE)
@@ -196,8 +199,8 @@ def dropout(x, y, mask, p, scale, seed, offset, words=None):
     dev = y._storage.launch_device
     block = elementwise_block(n, dev)
     launch(dropout_kernel, (cdiv(n, block),), dev,
-           [kptr(x), kptr(y), kptr(mask), kptr(words if words is not None else x), n, float(p), f64_bits(1.0 - p),
-            f64_bits(scale), int(seed or 0), int(offset or 0)],
+           [kptr(x), kptr(y), kptr(mask), kptr(words if words is not None else x), n, float(p),
+            math.ceil((1.0 - p) * 2.0 ** 53), f64_bits(scale), int(seed or 0), int(offset or 0)],
            {"WORDS": words is not None, "COMPUTE": compute_type(y.dtype), "BLOCK": block})
     return y, mask
 

@@ -49,9 +49,11 @@ def _avg_divisor(oh, ow, H, W, KH, KW, sh, sw, ph, pw, divisor,
 def pool_forward_kernel(x_ptr, y_ptr, i_ptr, NC, C, H, W, OH, OW, ROWS, KH, KW, sh, sw, ph, pw, dh, dw, divisor,
                         s_xn, s_xc, s_xh, s_xw,
                         MAX: tl.constexpr, ADAPTIVE: tl.constexpr, COUNT_PAD: tl.constexpr, HAS_DIV: tl.constexpr,
-                        COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+                        INSIDE: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
     """y[n, c, oh, ow] = max (MAX; i = argmax as ih * W + iw, NaN wins) or sum / divisor of x over the window;
-    y, i contiguous (N, C, OH, OW); ROWS outputs per program."""
+    y, i contiguous (N, C, OH, OW); ROWS outputs per program.  INSIDE (fixed windows, every tap of every output
+    in the input): loads masked by the lanes alone, and a max starts from tap 0 (what the general loop takes
+    there) and compares the other taps (KH * KW - 1 of them) without the validity terms."""
     lane = tl.arange(0, BLOCK)
     offs = tl.program_id(0).to(tl.int64) * ROWS + lane
     ow = offs % OW
@@ -62,6 +64,19 @@ def pool_forward_kernel(x_ptr, y_ptr, i_ptr, NC, C, H, W, OH, OW, ROWS, KH, KW, 
     base = x_ptr + (nc // C) * s_xn + (nc % C) * s_xc
     hs, he = _window(oh, H, OH, sh, ph, ADAPTIVE)
     ws, we = _window(ow, W, OW, sw, pw, ADAPTIVE)
+    if MAX and INSIDE:
+        best = tl.load(base + hs * s_xh + ws * s_xw, mask=mask, other=0).to(COMPUTE)
+        bidx = hs * W + ws
+        for t in range(1, KH * KW):
+            ih = hs + (t // KW) * dh
+            iw = ws + (t % KW) * dw
+            v = tl.load(base + ih * s_xh + iw * s_xw, mask=mask, other=0).to(COMPUTE)
+            take = (v > best) | (v != v)
+            best = tl.where(take, v, best)
+            bidx = tl.where(take, ih * W + iw, bidx)
+        cast_store(y_ptr + out, best, mask)
+        tl.store(i_ptr + out, bidx, mask=mask)
+        return
     best = tl.full([BLOCK], float("-inf"), COMPUTE)
     bidx = tl.full([BLOCK], -1, tl.int64)
     acc = tl.zeros([BLOCK], COMPUTE)
@@ -79,6 +94,8 @@ def pool_forward_kernel(x_ptr, y_ptr, i_ptr, NC, C, H, W, OH, OW, ROWS, KH, KW, 
             else:
                 iw = ws + kw * dw
                 valid = mask & vh & (iw >= 0) & (iw < W)
+                if INSIDE:
+                    valid = mask
             v = tl.load(base + ih * s_xh + iw * s_xw, mask=valid, other=0).to(COMPUTE)
             if MAX:
                 take = valid & ((v > best) | (v != v) | (bidx < 0))
@@ -194,8 +211,11 @@ def pool_forward(x, y, idx, kind):
         bm, rows = _grid(N * C, OH, OW, dev)
         args = [Ptr(0, x.dtype.np), Ptr(0, y.dtype.np), Ptr(0, (idx if idx is not None else y).dtype.np),
                 N * C, C, H, W, OH, OW, rows, *_win(kind), *sx]
-        site = _SITES.add(key, Launch(pool_forward_kernel, (cdiv(N * C * OH * OW, rows),), dev, args,
-                                      _cexpr(kind, y.dtype, bm)))
+        cx = _cexpr(kind, y.dtype, bm)
+        KH, KW, sh, sw, ph, pw, dh, dw = _win(kind)[:8]
+        cx["INSIDE"] = not kind["adaptive"] and ph == pw == 0 and (OH - 1) * sh + (KH - 1) * dh < H \
+            and (OW - 1) * sw + (KW - 1) * dw < W
+        site = _SITES.add(key, Launch(pool_forward_kernel, (cdiv(N * C * OH * OW, rows),), dev, args, cx))
     site(x.data_ptr(), y.data_ptr(), (idx if idx is not None else y).data_ptr())
     return y, idx
 

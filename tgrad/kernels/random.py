@@ -64,11 +64,17 @@ def unit24(w):
 
 
 @triton.jit
-def unit53(w_ptr, idx, mask):
-    """PyTorch's double uniform of element ``idx``: 53 bits of random64 = words (2 idx) << 32 | (2 idx + 1)."""
+def word53(w_ptr, idx, mask):
+    """The 53 random bits (uint64) of element ``idx``: of random64 = words (2 idx) << 32 | (2 idx + 1)."""
     hi = tl.load(w_ptr + 2 * idx, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
     lo = tl.load(w_ptr + 2 * idx + 1, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
-    return (((hi & 0x1FFFFF) << 32) | lo).to(tl.float64) * 1.1102230246251565e-16
+    return ((hi & 0x1FFFFF) << 32) | lo
+
+
+@triton.jit
+def unit53(w_ptr, idx, mask):
+    """PyTorch's double uniform of element ``idx``: ``word53`` * 2^-53."""
+    return word53(w_ptr, idx, mask).to(tl.float64) * 1.1102230246251565e-16
 
 
 @triton.jit

@@ -1,5 +1,6 @@
 """Attention of ``torch.nn.functional``: scaled dot-product attention (one fused flash-attention op)
 and PyTorch's multi-head attention forward built on it."""
+import math
 import warnings
 
 from ..._creation import zeros, zeros_like
@@ -42,8 +43,10 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa):
     if enable_gqa and query.dim() >= 3 and key.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
         key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
-    s = scale if scale is not None else query.shape[-1] ** -0.5
-    w = (query @ key.transpose(-2, -1)) * s
+    # ATen's math path: query and key each scaled by sqrt(|scale|) before the matmul (the sign on query)
+    s = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
+    r = math.sqrt(abs(s))
+    w = (query * (-r if s < 0 else r)) @ (key.transpose(-2, -1) * r)
     if attn_mask is not None:
         w = w + attn_mask
     w = softmax(w, dim=-1)
