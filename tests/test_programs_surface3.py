@@ -174,3 +174,13 @@ def test_jit_script_trace_share_state_and_save_load():
     assert f(3) == 6 and not tgrad.jit.is_scripting() and tgrad.jit.annotate(int, 4) == 4
     with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
         tgrad.jit.freeze(s)
+
+
+def test_linspace_float32_rounds_as_pytorch():
+    # PyTorch 2.13 cpu: float32 step, then start + step * i (first half) / end - step * (n - 1 - i) rounded once
+    r = tgrad.linspace(-1, 1, 16).tolist()
+    assert r[3] == -0.5999999642372131 and r[6] == -0.19999995827674866 and r[9] == 0.19999995827674866
+    assert (tgrad.linspace(-1, 1, 16) * 15 / 16).tolist()[3] == -0.5624999403953552
+    assert tgrad.linspace(1e-4, 0.02, 50).tolist()[17] == np.float32(np.float32(1e-4) + np.float64(
+        np.float32(np.float32(np.float32(0.02) - np.float32(1e-4)) / np.float32(49))) * 17)
+    assert tgrad.linspace(0, 1, 5, dtype=tgrad.float64).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
