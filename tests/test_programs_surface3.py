@@ -184,3 +184,12 @@ def test_linspace_float32_rounds_as_pytorch():
     assert tgrad.linspace(1e-4, 0.02, 50).tolist()[17] == np.float32(np.float32(1e-4) + np.float64(
         np.float32(np.float32(np.float32(0.02) - np.float32(1e-4)) / np.float32(49))) * 17)
     assert tgrad.linspace(0, 1, 5, dtype=tgrad.float64).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+
+
+def test_weight_norm_deprecation_warns_from_the_library_once():
+    # PyTorch's FutureWarning points into its own weight_norm.py, so the default filter shows it once per process
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        nn.utils.weight_norm(nn.Linear(2, 2))
+    assert len(w) == 1 and w[0].category is FutureWarning and w[0].filename.endswith("weight_norm.py")
