@@ -145,8 +145,8 @@ def test_trapezoid_family_matches_numpy():
     np.testing.assert_allclose(tgrad.trapz(y, x).numpy(), np.trapezoid(yn, xn), rtol=1e-6)
     cum = np.stack([[np.trapezoid(r[:k + 1], xn[:k + 1]) for k in range(1, 4)] for r in yn])
     np.testing.assert_allclose(tgrad.cumulative_trapezoid(y, x).numpy(), cum, rtol=1e-6)
-    np.testing.assert_allclose(tgrad.cumulative_trapezoid(y, dx=2.0).numpy(),
-                               np.stack([[np.trapezoid(r[:k + 1], dx=2.0) for k in range(1, 4)] for r in yn]), rtol=1e-6)
+    cum2 = np.stack([[np.trapezoid(r[:k + 1], dx=2.0) for k in range(1, 4)] for r in yn])
+    np.testing.assert_allclose(tgrad.cumulative_trapezoid(y, dx=2.0).numpy(), cum2, rtol=1e-6)
     yg = y.clone().requires_grad_()
     tgrad.trapezoid(yg).sum().backward()
     np.testing.assert_array_equal(yg.grad.numpy(), [[0.5, 1, 1, 0.5]] * 2)

@@ -344,7 +344,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         out = None
         for j in range(4):
             ty = _pad_coord(y0 + (j - 1), h, padding_mode, align_corners)
-            row = sum((at(taps_x[i], ty) * cx[i].unsqueeze(1) for i in range(1, 4)), at(taps_x[0], ty) * cx[0].unsqueeze(1))
+            row = at(taps_x[0], ty) * cx[0].unsqueeze(1)
+            for i in range(1, 4):
+                row = row + at(taps_x[i], ty) * cx[i].unsqueeze(1)
             out = row * cy[j].unsqueeze(1) if out is None else out + row * cy[j].unsqueeze(1)
         return out
     x0, y0 = x.floor(), y.floor()
