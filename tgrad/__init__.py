@@ -72,7 +72,9 @@ from .tensor import (contiguous_format, memory_format, preserve_format, Size, Te
 from .threads import (get_num_threads, set_num_threads)
 from . import distributions, special  # noqa: F401,E402  (the floors above nn: distributions, special functions)
 from . import func  # noqa: F401,E402  (function transforms: torch.func)
+from . import jit  # noqa: F401,E402  (TorchScript entry points, run eagerly)
 from .func import vmap  # noqa: E402
+from ._functional_more import cumulative_trapezoid, trapezoid, trapz  # noqa: F401
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
                                combinations, cross, diagflat, diff, dist, einsum, float_power, histc, histogram, isin,
                                kron, kthvalue, logit, logspace, median, mode, nanquantile, pdist, quantile, searchsorted,

@@ -297,8 +297,12 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = D.to_dtype(dtype, "linspace") if dtype is not None else D.get_default_dtype()
-    # PyTorch computes the first half from start and the second half from end
+    # PyTorch computes the first half from start and the second half from end; for float32 its step is a float32
+    # quotient and each value one fused multiply-add (start + step * i rounded once), which float64 emulates
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    if dt is D.float32 and steps > 1:
+        start, end = float(np.float32(start)), float(np.float32(end))
+        step = float(np.float32(np.float32(end) - np.float32(start)) / np.float32(steps - 1))
     i = np.arange(steps, dtype=np.float64)
     half = steps // 2
     arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i)) if steps != 1 else np.full(1, start)

@@ -73,6 +73,59 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return input
 
 
+def _trapezoid_dx(y, x, dim):
+    """x_{i+1} - x_i along ``dim`` of y, x (N,) viewed along dim or x broadcast against y (ATen's rule)."""
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[dim] = x.shape[0]
+        x = x.view(shape)
+    elif x.dim() < y.dim():
+        x = x.view((1,) * (y.dim() - x.dim()) + tuple(x.shape))
+    n = x.shape[dim]
+    return x.narrow(dim, 1, n - 1) - x.narrow(dim, 0, n - 1)
+
+
+def _trapezoid_args(y, x, dx, dim, name):
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments: x and dx are exclusive")
+    if y.dim() == 0:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})")
+    return dim % y.dim()
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Trapezoidal rule along ``dim``: sum_i (x_{i+1} - x_i) (y_i + y_{i+1}) / 2, or with a constant spacing
+    dx: (sum_i y_i - (y_0 + y_last) / 2) dx."""
+    dim = _trapezoid_args(y, x, dx, dim, "trapezoid")
+    n = y.shape[dim]
+    if n == 0:
+        return y.sum(dim) * 0
+    if x is not None:
+        if not isinstance(x, Tensor):
+            return trapezoid(y, dx=x, dim=dim)
+        return (_trapezoid_dx(y, x, dim) * (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1))).sum(dim) / 2.0
+    return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * (1 if dx is None else dx)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """``trapezoid`` under its NumPy name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Running trapezoidal integral along ``dim`` (one element fewer): cumsum((x_{i+1} - x_i) / 2 (y_i + y_{i+1}))."""
+    dim = _trapezoid_args(y, x, dx, dim, "cumulative_trapezoid")
+    n = y.shape[dim]
+    pair = y.narrow(dim, 1, max(n - 1, 0)) + y.narrow(dim, 0, max(n - 1, 0))
+    if isinstance(x, Tensor):
+        step = _trapezoid_dx(y, x, dim) / 2.0
+    else:
+        step = (1 if dx is None and x is None else (x if dx is None else dx)) / 2.0
+    return (step * pair).cumsum(dim)
+
+
 def cross(input, other, dim=None):
     """The 3-vector cross product along ``dim`` (None: the first dim of size 3, deprecated in PyTorch)."""
     if dim is None:

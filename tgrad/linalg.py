@@ -13,8 +13,12 @@ from .kernels.linalg import MAX_N  # noqa: F401  (the matrix-size limit of the k
 from .ops import linalg as _ops_linalg
 
 
-class LinAlgError(RuntimeError):
-    """A linear-algebra function met a matrix it cannot factor (``torch.linalg.LinAlgError``)."""
+class _LinAlgError(RuntimeError):
+    """A linear-algebra function met a matrix it cannot factor (``torch.linalg.LinAlgError``, whose class is
+    ``torch._C._LinAlgError``: programs print ``type(e).__name__``)."""
+
+
+LinAlgError = _LinAlgError
 
 
 # ------------------------------------------------------------------ checks

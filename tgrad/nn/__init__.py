@@ -17,7 +17,7 @@ from .modules import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d  # noqa: F401
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .modules import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                       TransformerEncoder, TransformerEncoderLayer)
-from .modules import (CELU, GLU, Bilinear, CosineEmbeddingLoss, CosineSimilarity, EmbeddingBag, Fold,  # noqa: F401
+from .modules import (CELU, CTCLoss, GLU, Bilinear, CosineEmbeddingLoss, CosineSimilarity, EmbeddingBag, Fold,  # noqa: F401
                       GaussianNLLLoss, Hardshrink, HingeEmbeddingLoss, LocalResponseNorm, MarginRankingLoss,
                       MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, ParameterDict, ParameterList,
                       PoissonNLLLoss, PReLU, RMSNorm, RReLU, Softmax2d, SoftMarginLoss, Softshrink, Softsign,

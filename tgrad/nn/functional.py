@@ -19,6 +19,7 @@ from ._functional.vision import (pad, interpolate, upsample, upsample_nearest, u
 from ._functional.loss import (_legacy_reduction, cross_entropy, nll_loss, binary_cross_entropy,  # noqa: F401
                                binary_cross_entropy_with_logits, mse_loss, l1_loss, smooth_l1_loss, huber_loss,
                                kl_div)
+from ._functional.ctc import ctc_loss  # noqa: F401
 from ._functional.attention import scaled_dot_product_attention, multi_head_attention_forward  # noqa: F401
 from ._functional.conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                                conv_transpose3d)

@@ -261,10 +261,13 @@ def affine_grid(theta, size, align_corners=None):
     return base.reshape(1, h * w, 3).expand(n, h * w, 3).bmm(theta.transpose(1, 2)).reshape(n, h, w, 2)
 
 
-def _grid_coord(g, size, padding_mode, align_corners):
-    """Pixel coordinate of normalized grid values along a dim of ``size``: unnormalized ((g + 1) (size - 1) / 2,
-    or (g + 1) size / 2 - 0.5), then clipped (border) or reflected and clipped (reflection)."""
-    x = (g + 1) * ((size - 1) / 2) if align_corners else (g + 1) * (size / 2) - 0.5
+def _unnormalize(g, size, align_corners):
+    """Pixel coordinate of normalized grid values along a dim of ``size``."""
+    return (g + 1) * ((size - 1) / 2) if align_corners else (g + 1) * (size / 2) - 0.5
+
+
+def _pad_coord(x, size, padding_mode, align_corners):
+    """Pixel coordinates clipped (border) or reflected and clipped (reflection); 'zeros' leaves them."""
     if padding_mode == "reflection":
         lo, hi = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
         if lo == hi:
@@ -279,9 +282,26 @@ def _grid_coord(g, size, padding_mode, align_corners):
     return x
 
 
+def _grid_coord(g, size, padding_mode, align_corners):
+    """Pixel coordinate of normalized grid values along a dim of ``size``: unnormalized ((g + 1) (size - 1) / 2,
+    or (g + 1) size / 2 - 0.5), then clipped (border) or reflected and clipped (reflection)."""
+    return _pad_coord(_unnormalize(g, size, align_corners), size, padding_mode, align_corners)
+
+
+def _cubic_coeffs(t, A=-0.75):
+    """The 4 cubic-convolution weights of the taps at -1, 0, 1, 2 for a fraction t (ATen's grid sampler)."""
+    def far(x):
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+
+    def near(x):
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """out[n, c, h, w] = input[n, c] sampled at grid[n, h, w] = (x, y) in [-1, 1] (left/top to right/bottom):
-    'bilinear' blends the four neighbours, 'nearest' takes the nearest pixel (ties to even); outside the input
+    'bilinear' blends the four neighbours, 'nearest' takes the nearest pixel (ties to even), 'bicubic' the 4 x 4
+    around it (cubic convolution, A = -0.75); outside the input
     'zeros' reads 0, 'border' clamps, 'reflection' mirrors.  Gathers and products of tgrad ops, so input and grid
     both get gradients.  input (N, C, H, W), grid (N, OH, OW, 2)."""
     if mode not in ("bilinear", "nearest", "bicubic"):
@@ -299,13 +319,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if input.dim() != 4 or mode == "bicubic":
-        raise NotImplementedError(f"tgrad: grid_sample of {input.dim()}-D input with mode={mode!r} is not supported "
-                                  "yet (4-D bilinear / nearest are)")
+    if input.dim() != 4:
+        raise NotImplementedError(f"tgrad: grid_sample of {input.dim()}-D input is not supported yet (4-D is)")
     n, c, h, w = input.shape
     oh, ow = grid.shape[1:3]
-    x = _grid_coord(grid[..., 0], w, padding_mode, align_corners)
-    y = _grid_coord(grid[..., 1], h, padding_mode, align_corners)
+    if mode == "bicubic":       # taps around the unpadded coordinate, each tap padded (ATen)
+        x, y = _unnormalize(grid[..., 0], w, align_corners), _unnormalize(grid[..., 1], h, align_corners)
+    else:
+        x = _grid_coord(grid[..., 0], w, padding_mode, align_corners)
+        y = _grid_coord(grid[..., 1], h, padding_mode, align_corners)
     flat = input.reshape(n, c, h * w)
 
     def at(ix, iy):
@@ -315,6 +337,18 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         return _functional.where(inside.unsqueeze(1), flat.gather(2, idx).reshape(n, c, oh, ow), 0.0)
     if mode == "nearest":
         return at(x.round(), y.round())
+    if mode == "bicubic":
+        x0, y0 = x.floor(), y.floor()
+        cx, cy = _cubic_coeffs(x - x0), _cubic_coeffs(y - y0)
+        taps_x = [_pad_coord(x0 + (i - 1), w, padding_mode, align_corners) for i in range(4)]
+        out = None
+        for j in range(4):
+            ty = _pad_coord(y0 + (j - 1), h, padding_mode, align_corners)
+            row = at(taps_x[0], ty) * cx[0].unsqueeze(1)
+            for i in range(1, 4):
+                row = row + at(taps_x[i], ty) * cx[i].unsqueeze(1)
+            out = row * cy[j].unsqueeze(1) if out is None else out + row * cy[j].unsqueeze(1)
+        return out
     x0, y0 = x.floor(), y.floor()
     we, sn = x - x0, y - y0              # weights of the east column / south row
     ww, nn_ = 1 - we, 1 - sn

@@ -30,8 +30,9 @@ class WeightNorm:
 
     @staticmethod
     def apply(module, name, dim):
+        # stacklevel 2 points at weight_norm() (as PyTorch's does), so the default filter shows it once per process
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
+                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
