@@ -398,11 +398,21 @@ class Tensor:
         return scalar(other, D.result_type(self, other), self.device)
 
     def add(self, other, *, alpha=1):
-        return _call("add", self, other if type(other) is Tensor else self._wrap(other), alpha=alpha)
+        if type(other) is Tensor:
+            return _call("add", self, other, alpha=alpha)
+        if type(alpha) is int and alpha == 1:      # (the default) a Python number may be a kernel argument
+            r = _scalar_op("add", self, other)
+            if r is not None:
+                return r
+        return _call("add", self, self._wrap(other), alpha=alpha)
 
     __add__ = add
 
     def add_(self, other, *, alpha=1):
+        if type(alpha) is int and alpha == 1 and type(other) is not Tensor:
+            r = _inplace_scalar("add", self, other)
+            if r is not None:
+                return r
         return _inplace("add", self, self._wrap(other), alpha=alpha)
 
     def _wrap_sub(self, other):
@@ -414,21 +424,38 @@ class Tensor:
         return self._wrap(other)
 
     def sub(self, other, *, alpha=1):
-        return _call("sub", self, other if type(other) is Tensor else self._wrap_sub(other), alpha=alpha)
+        if type(other) is Tensor:
+            return _call("sub", self, other, alpha=alpha)
+        if type(alpha) is int and alpha == 1:
+            r = _scalar_op("sub", self, other)
+            if r is not None:
+                return r
+        return _call("sub", self, self._wrap_sub(other), alpha=alpha)
 
     __sub__ = sub
 
     def sub_(self, other, *, alpha=1):
+        if type(alpha) is int and alpha == 1 and type(other) is not Tensor:
+            r = _inplace_scalar("sub", self, other)
+            if r is not None:
+                return r
         return _inplace("sub", self, self._wrap_sub(other), alpha=alpha)
 
     subtract = sub
 
     def mul(self, other):
-        return _call("mul", self, other if type(other) is Tensor else self._wrap_opmath(other))
+        if type(other) is Tensor:
+            return _call("mul", self, other)
+        r = _scalar_op("mul", self, other)
+        return r if r is not None else _call("mul", self, self._wrap_opmath(other))
 
     __mul__ = mul
 
     def mul_(self, other):
+        if type(other) is not Tensor:
+            r = _inplace_scalar("mul", self, other)
+            if r is not None:
+                return r
         return _inplace("mul", self, self._wrap_opmath(other))
 
     multiply = mul
@@ -436,11 +463,18 @@ class Tensor:
     def div(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
             return _call("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
-        return _call("div", self, other if type(other) is Tensor else self._wrap_opmath(other))
+        if type(other) is Tensor:
+            return _call("div", self, other)
+        r = _scalar_op("div", self, other)
+        return r if r is not None else _call("div", self, self._wrap_opmath(other))
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
             return _inplace("div_mode", self, self._wrap(other), rounding_mode=rounding_mode)
+        if type(other) is not Tensor:
+            r = _inplace_scalar("div", self, other)
+            if r is not None:
+                return r
         return _inplace("div", self, self._wrap_opmath(other))
 
     divide = div
@@ -455,12 +489,16 @@ class Tensor:
     negative = neg
 
     def __radd__(self, other):
-        return _call("add", self._rwrap(other), self)
+        r = _scalar_op("add", self, other)     # (x + s and s + x: the same bits)
+        return r if r is not None else _call("add", self._rwrap(other), self)
 
     def __iadd__(self, other):
         return self.add_(other)
 
     def __rsub__(self, other):
+        r = _scalar_op("rsub", self, other)
+        if r is not None:
+            return r
         return _call("rsub", self, self._wrap_sub(other) if isinstance(other, (bool, np.bool_)) else
                      self._rwrap(other), alpha=1)
 
@@ -468,7 +506,8 @@ class Tensor:
         return self.sub_(other)
 
     def __rmul__(self, other):
-        return _call("mul", self._wrap_opmath(other), self)
+        r = _scalar_op("mul", self, other)
+        return r if r is not None else _call("mul", self._wrap_opmath(other), self)
 
     def __imul__(self, other):
         return self.mul_(other)
@@ -2367,3 +2406,5 @@ from .autograd import dispatch as _dispatch, engine as _engine, grad_mode as _gr
 
 _call = _dispatch.call  # one cached alias, one lookup less per op call (host time per op, benchmarks/steps.py)
 _inplace = _dispatch.call_inplace     # likewise for ``x.op_(...)``
+_scalar_op = _dispatch.call_scalar      # ``x * 2.0`` with the number as a kernel argument, when it may be
+_inplace_scalar = _dispatch.call_inplace_scalar

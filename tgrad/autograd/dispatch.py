@@ -15,6 +15,7 @@ import math
 import threading
 import weakref
 
+from .. import dtypes as _D
 from .. import ops as _ops
 from .._state import state as _grad_state
 from ..tensor import Tensor, scalar, zeros
@@ -340,6 +341,54 @@ def _record(spec, inputs, attrs, out):
     extra = outs[0].__dict__.pop("_forward_saved", None)
     if spec.saves or extra:
         _save(node, spec, inputs, outs, extra=extra)
+
+
+# ------------------------------------------------------------------ Python numbers as kernel arguments
+_FLT_MAX = 3.4028234663852886e38
+_scalar_forward = _ops.elementwise.scalar_forward
+
+
+def _scalar_arg(self, value):
+    """``value`` (a Python int or float) as the fp32 kernel argument of ``self <op> value``, or None when the op
+    must wrap it as a 0-dim tensor: a graph may be recorded (the node saves that tensor), autocast, op recording
+    or profiling is on, ``self`` is not a float32 cpu tensor, or fp32 would not hold ``value`` as the 0-dim
+    float32 operand does (beyond fp32's range, NaN, or an int past 2**53).  Same result dtype (float32) and bits."""
+    t = type(value)
+    if t is float:
+        if not -_FLT_MAX <= value <= _FLT_MAX:
+            return None
+    elif t is int:
+        if not -9007199254740992 <= value <= 9007199254740992:
+            return None
+        value = float(value)
+    else:
+        return None
+    if (self.dtype is not _D.float32 or AUTOCAST is not None or RECORD_FORWARD is not None or PROFILING
+            or self._storage.launch_device != "cpu"):
+        return None
+    if _grad_state.recording and (self._requires_grad or self._view_mode is not None and self._base.requires_grad):
+        return None
+    return value
+
+
+def call_scalar(name, self, value):
+    """``self <name> value`` for op ``name`` in ("add", "sub", "rsub", "mul", "div") with alpha 1 and no rounding
+    mode, when ``value`` can be a kernel argument (``_scalar_arg``); else None (the caller wraps it)."""
+    v = _scalar_arg(self, value)
+    if v is None:
+        return None
+    return _scalar_forward(name, self, v)
+
+
+def call_inplace_scalar(name, self, value):
+    """``self.<name>_(value)`` as ``call_scalar``, or None: PyTorch's in-place checks, then the version moves."""
+    v = _scalar_arg(self, value)
+    if v is None:
+        return None
+    _check_inplace(_TABLE[name], self, (self,), False)
+    _scalar_forward(name, self, v, self)
+    self._version_counter[0] += 1
+    return self
 
 
 # ------------------------------------------------------------------ in-place

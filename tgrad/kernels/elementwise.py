@@ -153,6 +153,33 @@ def neg_fn(x, p0, p1, p2):
     return -x
 
 
+# a Python number s given to unary_kernel as its fp32 argument p0 (``x * 2.0``, ``lr * g``): the bits of the binary
+# op with s wrapped as a 0-dim float32 operand, without that operand's allocation and host copy
+@triton.jit
+def add_scalar_fn(x, s, p1, p2):
+    return x + s
+
+
+@triton.jit
+def sub_scalar_fn(x, s, p1, p2):
+    return x - s
+
+
+@triton.jit
+def rsub_scalar_fn(x, s, p1, p2):
+    return s - x
+
+
+@triton.jit
+def mul_scalar_fn(x, s, p1, p2):
+    return x * s
+
+
+@triton.jit
+def div_scalar_fn(x, s, p1, p2):
+    return x / s
+
+
 # ------------------------------------------------------------------ launchers
 def _operand_strides(t, shape):
     return G.expand_strides(t.shape, t.stride(), shape)

@@ -198,6 +198,18 @@ def rsub_backward(ctx, grad):
     return (grad.neg() if a == 1 else grad.mul(-a)), (grad if ctx.needs_input_grad[1] else None)
 
 
+_SCALAR_FNS = {"add": K.add_scalar_fn, "sub": K.sub_scalar_fn, "rsub": K.rsub_scalar_fn, "mul": K.mul_scalar_fn,
+               "div": K.div_scalar_fn}
+
+
+def scalar_forward(name, self, value, out=None):
+    """``self <name> value`` (rsub: ``value - self``) of a float32 tensor and a float ``value`` that fp32 holds, as
+    one launch taking ``value`` as an fp32 argument: the bits of ``name``'s forward with ``value`` wrapped as a
+    0-dim float32 operand, without allocating and filling that operand (the caller checked the conditions)."""
+    o = empty(self._shape, self.dtype, self._storage.device) if out is None else out
+    return K.unary(_SCALAR_FNS[name], self, o, value)
+
+
 def mul_forward(self, other, *, alpha=1, out=None):
     return _binary(K.mul_fn, self, other, alpha, out)
 

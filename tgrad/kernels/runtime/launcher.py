@@ -162,10 +162,15 @@ class Launch:
     def __call__(self, *dyn):
         tape = self.tape
         if tape is not None and RECORD is None and not COUNTER.enabled and EXECUTOR == "trace":
-            # the common cpu launch, a replayed tape, tested first (host time per op)
+            # the common cpu launch, a replayed tape, tested first (host time per op): _run_tape written out
             if len(dyn) < self.ndyn:
                 dyn += self.dyn[len(dyn):]
-            _run_tape(tape, dyn)
+            outer, c = _FP_STATE.get(), host_state.fp_cache
+            tok = _FP_STATE.set(c[1] if outer is c[0] else _fp_ignore(outer))
+            try:
+                tape(*dyn)
+            finally:
+                _FP_STATE.reset(tok)
             return
         if COUNTER.enabled:
             COUNTER.add(self.kernel.__name__)
