@@ -1,5 +1,5 @@
 """The native helpers of the cpu executor (runtime/aten_cpu.c via native.native_helper): SLEEF's exp / log and
-the 8-lane sums of kernels/_lang.py computed by one C ufunc per call give the same bits as the helpers' Triton
+the 8-lane sums of kernels/_lang.py and nll_loss's cascade (kernels/loss.py) computed by one C ufunc per call give the same bits as the helpers' Triton
 bodies run op by op (the numpy-traced path, which native.aten_ufunc None selects) and as the numpy model
 tgrad/testing/aten_softmax.py, on edge cases: every float32 exponent, subnormals, signed zeros, +-inf, NaN,
 the exp cut-offs, huge and tiny values; and a traced kernel's tape holds one ufunc call per helper."""
@@ -10,6 +10,7 @@ import triton.language as tl
 
 from tgrad.kernels import _lang
 from tgrad.kernels._lang import kptr, lanes_add, lanes_fold, sleef_exp, sleef_log
+from tgrad.kernels.loss import _cascade
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
 from tgrad.kernels.runtime import trace as TR
@@ -60,7 +61,7 @@ def _same(a, b):
     return (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
 
 
-def _launch(kernel, grid, host_ins, n_outs, shapes, constexprs, native_on, monkeypatch):
+def _launch(kernel, grid, host_ins, n_outs, shapes, constexprs, native_on, monkeypatch, ints=()):
     """Outputs of 3 trace launches (interpreted, recorded, replayed) with the helpers native or traced."""
     TR.clear_tapes()
     prev = T.EXECUTOR
@@ -73,7 +74,7 @@ def _launch(kernel, grid, host_ins, n_outs, shapes, constexprs, native_on, monke
             for _ in range(3):
                 ins = [tgrad.tensor(a) for a in host_ins]
                 res = [tgrad.empty(s) for s in shapes]
-                T.launch(kernel, grid, "cpu", [kptr(t) for t in ins + res], constexprs)
+                T.launch(kernel, grid, "cpu", [kptr(t) for t in ins + res] + list(ints), constexprs)
                 outs.append([r.numpy().copy() for r in res])
             src = [v.source for k, v in TR._TAPES.items() if k[0] is kernel and v]
         finally:
@@ -139,3 +140,26 @@ def test_fallback_without_native(monkeypatch):
         assert _same(e[ok], A.sleef_expf(x[ok])).all()
         pos = x >= np.finfo(F).tiny
         assert _same(l[pos], A.sleef_logf(x[pos])).all()
+
+
+@triton.jit
+def cascade_kernel(v_ptr, out_ptr, M, NB: tl.constexpr, LEVELS: tl.constexpr):
+    i = tl.arange(0, NB)
+    v = tl.load(v_ptr + i, mask=i < M - 1, other=0.0)
+    tl.store(out_ptr + tl.arange(0, 1), tl.zeros([1], tl.float32) + _cascade(v, M - 1, NB, LEVELS))
+
+
+@pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
+@pytest.mark.parametrize("m,nb,levels", [(1, 16, 1), (17, 16, 1), (64, 256, 2), (256, 256, 2), (300, 4096, 3),
+                                         (4097, 4096, 3), (5000, 65536, 4)])
+def test_cascade_native_equals_traced(m, nb, levels, monkeypatch):
+    rng = np.random.default_rng(m)
+    v = (rng.standard_normal(max(m, 1)) * np.exp2(rng.integers(-20, 20, max(m, 1)))).astype(F)
+    if m > 40:
+        v[3:40:2] = -0.0
+        v[5] = -v[4]
+    cx = {"NB": nb, "LEVELS": levels}
+    (o_n,), src_n = _launch(cascade_kernel, (1,), [v], 1, [(1,)], cx, True, monkeypatch, ints=[m])
+    (o_t,), src_t = _launch(cascade_kernel, (1,), [v], 1, [(1,)], cx, False, monkeypatch, ints=[m])
+    assert _same(o_n, o_t).all(), (o_n, o_t)
+    assert f"nll_cascade_{levels}" not in src_t and len(src_n.splitlines()) < len(src_t.splitlines())

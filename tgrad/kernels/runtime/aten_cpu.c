@@ -6,7 +6,9 @@
 
    sleef_expf(x), sleef_logf(x): float32 -> float32 ufuncs.
    lanes_add(acc, v): gufunc (l),(n)->(l): ((v[i] + acc[i]) + v[l + i] + ... + v[n - l + i]) + 0, left to right.
-   lanes_fold8(acc):  gufunc (8)->(): ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)). */
+   lanes_fold8(acc):  gufunc (8)->(): ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)).
+   nll_cascade_L(v, n): gufunc (b),()->() for L = 1..5 levels: kernels/loss.py's _cascade (nll_loss's 16-at-a-time
+                      cascade over the n leading values of v), n int32 or int64. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -14,6 +16,8 @@
 #include <numpy/ufuncobject.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* constants as Python floats (double) rounded to float32, as Triton's scalars are */
@@ -116,9 +120,51 @@ static void lanes_fold8_f32(char **args, const npy_intp *dims, const npy_intp *s
     }
 }
 
+/* _cascade_level as loss.py writes it, in place on v[0:b]: the b/16 sums of 16 (each left to right, + 0 as its
+   tl.sum makes -0 +0) kept below group n/16 and zeroed from it on; returns that group's sum (+0 past the end) */
+static float cascade_level(float *v, npy_intp b, int64_t n) {
+    npy_intp groups = b / 16, G = (npy_intp)(n / 16);
+    float part = 0.0f;
+    for (npy_intp j = 0; j < groups; j++) {
+        float s = v[16 * j];
+        for (int k = 1; k < 16; k++) s = s + v[16 * j + k];
+        s = s + 0.0f;
+        if (j == G) part = s + 0.0f;
+        v[j] = j < G ? s : 0.0f;
+    }
+    return part;
+}
+
+/* (b),()->(): dims = {outer, b}; steps = {v, n, out outer; v inner}; data = the level count */
+#define CASCADE(NAME, NT)                                                                                   \
+    static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {               \
+        npy_intp N = dims[0], levels = (npy_intp)data;                                                     \
+        float *buf = malloc((dims[1] > 0 ? dims[1] : 1) * sizeof(float));                                  \
+        for (npy_intp r = 0; r < N; r++) {                                                                 \
+            const char *x = args[0] + r * steps[0];                                                        \
+            int64_t n = (int64_t)*(const NT *)(args[1] + r * steps[1]);                                    \
+            float tot = NAN;                                                                               \
+            if (buf != NULL) {                                                                             \
+                npy_intp b = dims[1];                                                                      \
+                for (npy_intp i = 0; i < b; i++) buf[i] = *(const float *)(x + i * steps[3]);              \
+                for (npy_intp l = 0; l < levels; l++, b /= 16, n /= 16) {                                  \
+                    float p = cascade_level(buf, b, n);                                                    \
+                    tot = l == 0 ? p : tot + p;                                                            \
+                }                                                                                          \
+            }                                                                                              \
+            *(float *)(args[2] + r * steps[2]) = tot;                                                      \
+        }                                                                                                  \
+        free(buf);                                                                                         \
+    }
+CASCADE(cascade_i32, npy_int32)
+CASCADE(cascade_i64, npy_int64)
+
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
 static PyUFuncGenericFunction add_funcs[1] = {lanes_add_f32}, fold_funcs[1] = {lanes_fold8_f32};
 static void *data[1] = {NULL};
+static PyUFuncGenericFunction cascade_funcs[2] = {cascade_i32, cascade_i64};
+static void *cascade_data[5][2];
+static char cascade_types[6] = {NPY_FLOAT, NPY_INT32, NPY_FLOAT, NPY_FLOAT, NPY_INT64, NPY_FLOAT};
 static char types2[2] = {NPY_FLOAT, NPY_FLOAT}, types3[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_aten_cpu", NULL, -1, NULL};
@@ -154,6 +200,17 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
                                                                   "lanes_fold8", "kernels/_lang.py's lanes_fold, 8 lanes.",
                                                                   0, "(8)->()")) ||
         PyModule_AddIntConstant(m, "hardware", hw) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (long l = 1; l <= 5; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "nll_cascade_%ld", l);
+        cascade_data[l - 1][0] = cascade_data[l - 1][1] = (void *)l;
+        if (add(m, name, PyUFunc_FromFuncAndDataAndSignature(cascade_funcs, cascade_data[l - 1], cascade_types, 2,
+                                                             2, 1, PyUFunc_None, name, "kernels/loss.py's _cascade.",
+                                                             0, "(b),()->()")) == 0)
+            continue;
         Py_DECREF(m);
         return NULL;
     }

@@ -5,8 +5,9 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
   broadcasting like any ufunc): the CPU's FMA instruction, else C99 ``fmaf``/``fma``.  An exact fp32 fma
   in numpy alone (``tape_ops._fma32``) costs ~2.3 ns an element; this ~0.3 ns.
 - ``aten_ufunc(name)``: ``aten_cpu.c``'s float32 ufuncs ``sleef_expf``, ``sleef_logf``, ``lanes_add``,
-  ``lanes_fold8``: the C twins of ``kernels/_lang.py``'s ``sleef_exp``, ``sleef_log``, ``lanes_add``,
-  ``lanes_fold`` (8 lanes), the same float32 operations in the same order.
+  ``lanes_fold8``, ``nll_cascade_<levels>``: the C twins of ``kernels/_lang.py``'s ``sleef_exp``, ``sleef_log``,
+  ``lanes_add``, ``lanes_fold`` (8 lanes) and ``kernels/loss.py``'s ``_cascade``, the same float32 operations
+  in the same order.
 - ``native_helper(name, rule)``: marks a ``@triton.jit`` helper so that an interpreted launch (direct or
   traced) computes a call of it as ONE builder op, ``create_native(ufunc, *handles)`` (internals.py), which a
   tape replays as one ufunc call, in place of one numpy pass per Triton op of its body (SLEEF's exp is ~25).
@@ -50,7 +51,7 @@ def fma_ufunc():
     return None if m is None else m.fma
 
 
-ATEN = ("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8")
+ATEN = ("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8") + tuple(f"nll_cascade_{n}" for n in range(1, 6))
 
 
 def aten_ufunc(name):
@@ -95,18 +96,26 @@ def rule_lanes_fold(acc, ROWS, LANES):
     return (acc,), [_cval(ROWS)]
 
 
+def rule_cascade(v, n, NB, LEVELS):
+    """``_cascade(v, n, NB, LEVELS)`` of loss.py: v float32 [NB], n an int scalar; names its ufunc by LEVELS."""
+    ok = (_f32_block(v) and list(v.shape) == [_cval(NB)] and isinstance(n, tl.tensor) and not n.type.is_block()
+          and n.dtype in (tl.int32, tl.int64) and 1 <= _cval(LEVELS) <= 5 and _cval(NB) >= 16 ** _cval(LEVELS))
+    return ((v, n), None, f"nll_cascade_{_cval(LEVELS)}") if ok else None
+
+
 def native_helper(name, rule):
     """Decorator for a ``@triton.jit`` helper computed by ``aten_ufunc(name)`` in interpreted launches where
-    ``rule`` maps the call (see the module docstring)."""
+    ``rule`` maps the call (see the module docstring): ``rule(*args)`` is None (not mapped) or (tensor arguments,
+    the result's block shape or None for a scalar[, the ufunc's name in place of ``name``])."""
     def mark(jitfn):
         def call(*args, **kwargs):
             m = None if kwargs else rule(*args)
-            f = None if m is None else aten_ufunc(name)
+            f = None if m is None else aten_ufunc(m[2] if len(m) > 2 else name)
             if f is None:
                 return NotImplemented
-            ins, shape = m
+            ins, shape = m[:2]
             h = _I.interpreter_semantic.builder.create_native(f, *[t.handle for t in ins])
-            return tl.tensor(h, tl.block_type(tl.float32, list(shape)))
+            return tl.tensor(h, tl.float32 if shape is None else tl.block_type(tl.float32, list(shape)))
         jitfn.__dict__["_tgrad_native"] = call
         return jitfn
     return mark
