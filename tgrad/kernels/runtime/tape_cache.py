@@ -198,7 +198,10 @@ def put(name, runs):
     except OSError:
         return
     STATS["stores"] += 1
-    _account(len(buf))
+    try:
+        _account(len(buf))
+    except OSError:         # a file another process removed between listing and stat: counted next time
+        _state["disk_bytes"] = None
 
 
 def _dumps(recs):
