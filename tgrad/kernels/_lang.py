@@ -11,6 +11,7 @@ import triton
 import triton.language as tl
 
 from .runtime import Ptr, cdiv, gpu_blocks, next_pow2
+from .runtime.native import elementwise, native_helper, rule_lanes_add, rule_lanes_fold
 
 
 # ------------------------------------------------------------------ addressing and stores
@@ -198,6 +199,8 @@ def softplus_h(x):
 # Vectorized<float>'s exp and log are SLEEF's expf8_u10 / logf8_u10 (xexpf / xlogf_u1, every mla an fma);
 # reductions run 8 lanes, each left to right, folded by a shuffle tree.  tgrad/testing/aten_softmax.py is
 # the numpy model these reproduce bit for bit on cpu (on cuda the fmas and the tree run the same steps).
+# In cpu launches each call of sleef_exp / sleef_log / lanes_add / lanes_fold is one call of its C twin
+# (runtime/aten_cpu.c, native_helper), the same bits as the Triton ops below in the interpreter.
 @triton.jit
 def _pow2i(q):
     """2^q as float32 for -126 <= q <= 127, from its exponent bits (a product, not a shift: the cpu tapes run
@@ -205,6 +208,7 @@ def _pow2i(q):
     return ((q + 127) * 8388608).to(tl.float32, bitcast=True)
 
 
+@native_helper("sleef_expf", elementwise)
 @triton.jit
 def sleef_exp(d):
     """SLEEF xexpf: q = rint(d / ln 2), s = d - q ln 2 (two fmas), 1 + (s^2 p(s) + s), times 2^q in two halves;
@@ -227,6 +231,7 @@ def sleef_exp(d):
     return tl.where(d > 100.0, float("inf"), u)
 
 
+@native_helper("sleef_logf", elementwise)
 @triton.jit
 def sleef_log(d):
     """SLEEF xlogf_u1 for float32 d >= FLT_MIN (sums of exps: >= 1): d = m 2^e with m in [0.75, 1.5),
@@ -267,6 +272,7 @@ def _halve(v, A: tl.constexpr, N: tl.constexpr):
     return tl.split(tl.permute(tl.reshape(v, [A, 2, N // 2]), [0, 2, 1]))
 
 
+@native_helper("lanes_add", rule_lanes_add)
 @triton.jit
 def lanes_add(acc, v, ROWS: tl.constexpr, BLOCK: tl.constexpr, LANES: tl.constexpr):
     """acc [ROWS, LANES] plus a block v [ROWS, BLOCK] (zeros past the row), lane l getting v[:, c LANES + l]
@@ -278,6 +284,7 @@ def lanes_add(acc, v, ROWS: tl.constexpr, BLOCK: tl.constexpr, LANES: tl.constex
     return tl.sum(tl.where(ch == BLOCK // LANES - 1, c, 0.0), axis=1)
 
 
+@native_helper("lanes_fold8", rule_lanes_fold)
 @triton.jit
 def lanes_fold(acc, ROWS: tl.constexpr, LANES: tl.constexpr):
     """vec_reduce_all of acc [ROWS, LANES]: 8 lanes by AVX2's tree (l + l+4, then + l+2, then + l+1); 1 lane as is."""

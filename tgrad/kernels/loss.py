@@ -20,6 +20,7 @@ import triton.language as tl
 from . import _geometry as G
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
+from .runtime.native import native_helper, rule_cascade
 from ._lang import (cast_store, compute_type, kptr, row_offsets, row_tiles, sleef_exp, sleef_log, split64,
                     strided_offset)
 from .softmax import aten_lanes, row_max_sum_exp
@@ -279,10 +280,12 @@ def _cascade_level(v, n, B: tl.constexpr):
     return tl.where(g < G, sums, 0.0), G, tl.sum(tl.where(g == G, sums, 0.0), axis=0)
 
 
+@native_helper("nll_cascade", rule_cascade)
 @triton.jit
 def _cascade(v, n, NB: tl.constexpr, LEVELS: tl.constexpr):
     """sum of v [NB] (n leading values) as nll_loss_out_frame adds rows 1, 2, ...: 16 at a time into a level
-    that passes each 16 sums up (LEVELS <= 5 levels), the partial levels then added bottom up."""
+    that passes each 16 sums up (LEVELS <= 5 levels), the partial levels then added bottom up.  (cpu launches:
+    one call of its C twin, runtime/aten_cpu.c, for float32 v.)"""
     v1, n1, tot = _cascade_level(v, n, NB)
     if LEVELS > 1:
         v2, n2, p = _cascade_level(v1, n1, NB // 16)

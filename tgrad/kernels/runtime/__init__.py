@@ -5,7 +5,8 @@
 - ``host_state``: the rest of the process state interpreted launches run in (their lock, numpy's error
   state, glibc's heap).
 - ``direct``, ``trace``: the interpreter executors for ``cpu`` (``TGRAD_EXECUTOR``).
-- ``native``: C helpers the cpu executor builds on first use (the exact fma ufunc, ``fma.c``).
+- ``native``: C helpers the cpu executor builds on first use (the exact fma ufunc, ``fma.c``; ``aten_cpu.c``'s
+  twins of the SLEEF exp/log, lane-sum and nll-cascade helpers, each call of which a tape replays as one ufunc).
 
 Kernel families import the names below.  The launcher's switches (``EXECUTOR``, ``RECORD``: the one
 launch-recording hook, ``DRY_RUN``, ``FORCE_GPU_BLOCKS``) are module globals: read and set them on

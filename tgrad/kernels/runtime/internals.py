@@ -11,6 +11,7 @@ unset (see shared TRITON_NOTES.md "dual mode").  What this relies on, and
 - ``JITFunction.__call__`` (routed to an interpreted twin while an
   interpreted launch runs, so ``tl.sum``, ``tl.randn`` and our own
   ``@triton.jit`` helpers work inside interpreted kernels);
+- ``InterpreterBuilder.create_native`` (added: one op for a native helper's call, see ``native.py``);
 - ``ReduceOps.sum`` (replaced: sums reduce a C-contiguous array, see ``_sum_contiguous``);
 - ``interpreter._get_np_dtype`` (replaced by a remembered lookup, same results).
 
@@ -99,8 +100,21 @@ _orig_jit_call = JITFunction.__call__
 
 def _jit_call(self, *args, **kwargs):
     if getattr(_tls, "interp", 0):
+        nat = self.__dict__.get("_tgrad_native")       # a helper computed natively (runtime/native.py)
+        if nat is not None:
+            r = nat(*args, **kwargs)
+            if r is not NotImplemented:
+                return r
         return _twin(self).rewrite()(*args, **kwargs)
     return _orig_jit_call(self, *args, **kwargs)
+
+
+def _create_native(self, f, *hs):
+    """One builder op for a native helper's call (runtime/native.py): the float32 ufunc ``f`` of the handles."""
+    return _I.TensorHandle(f(*[h.data for h in hs]), tl.float32)
+
+
+_I.InterpreterBuilder.create_native = _create_native
 
 
 JITFunction.__call__ = _jit_call

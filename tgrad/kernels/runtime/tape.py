@@ -207,6 +207,8 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         if vals[2].np_dtype != np.float64:
             return None
         return f"{e.k(_I._interpreter.fma_fp64)}(*_np.broadcast_arrays({a[0]}, {a[1]}, {a[2]}))"
+    if name == "create_native" and len(vals) >= 2 and None not in a[1:]:
+        return f"{e.k(vals[0].obj)}({', '.join(a[1:])})"      # a native helper's ufunc (native.py)
     if name == "create_dot" and len(vals) == 5 and None not in a[:3]:
         if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() or v.ty.scalar.is_bf16() for v in vals[:2]):
             return None     # the builder's create_dot converts them (internals: bfloat16 too)

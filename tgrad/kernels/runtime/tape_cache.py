@@ -111,6 +111,8 @@ class _Pickler(pickle.Pickler):
             return _Views, (obj.shape, obj.strides, obj.dtype)
         if obj is native.fma_ufunc() and obj is not None:       # built per process (runtime/fma.c)
             return _native_fma, ()
+        if t is np.ufunc and native.name_of(obj) is not None:      # aten_cpu.c's, likewise
+            return _native_aten, (native.name_of(obj),)
         if t is np.ndarray:
             b = obj
             while b is not None:            # data owned by arrays or bytes (a loaded tape's), not tensor memory
@@ -132,6 +134,13 @@ class _Pickler(pickle.Pickler):
 
 def _native_fma():
     f = native.fma_ufunc()
+    if f is None:
+        raise _No
+    return f
+
+
+def _native_aten(name):
+    f = native.aten_ufunc(name)
     if f is None:
         raise _No
     return f
@@ -189,7 +198,10 @@ def put(name, runs):
     except OSError:
         return
     STATS["stores"] += 1
-    _account(len(buf))
+    try:
+        _account(len(buf))
+    except OSError:         # a file another process removed between listing and stat: counted next time
+        _state["disk_bytes"] = None
 
 
 def _dumps(recs):

@@ -302,7 +302,7 @@ def _replay(rec, note, gops, inputs):
 
 
 # ops that compute their outputs from their operands alone: a repeat with the same operands is a copy
-_CSE_OK = _PURE | {"reduce_scan", "create_fma", "create_dot", "create_idiv", "create_sdiv", "create_udiv",
+_CSE_OK = _PURE | {"reduce_scan", "create_fma", "create_native", "create_dot", "create_idiv", "create_sdiv", "create_udiv",
                    "create_rsqrt", "create_fabs", "create_load", "create_masked_load"}
 _LOADS = ("create_load", "create_masked_load")
 _REDUCTIONS = ("reduce_scan",)
@@ -378,7 +378,8 @@ def _dce(ops):
     for op in reversed(ops):
         name, vals, slot = op[0], op[2], op[4]
         outs = slot if isinstance(slot, tuple) else (() if slot is None else (slot,))
-        if (name in _PURE or _kind(name) is not None or name in _REDUCTIONS) and not any(o in used for o in outs):
+        if (name in _PURE or _kind(name) is not None or name in _REDUCTIONS or name == "create_native") and \
+                not any(o in used for o in outs):
             continue                              # (_kind: one-line numpy builder methods, e.g. create_fmul)
         low = op[5]
         if low is not None and low[0] in ("load", "nload", "sload"):

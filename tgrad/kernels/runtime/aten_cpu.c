@@ -1,0 +1,218 @@
+/* ATen's cpu float32 math as the cpu executor's ufuncs: the step-for-step C twins of kernels/_lang.py's
+   sleef_exp, sleef_log (SLEEF's xexpf / xlogf_u1, every mla an fma), lanes_add and lanes_fold (8-lane sums
+   folded by AVX2's tree).  The tapes call one of these where the traced helper costs one numpy pass per
+   Triton op (runtime/native.py); each computes the same float32 operations in the same order, so the same
+   bits.  Built with -ffp-contract=off (no a*b+c is fused unless written as fmaf) and without fast-math.
+
+   sleef_expf(x), sleef_logf(x): float32 -> float32 ufuncs.
+   lanes_add(acc, v): gufunc (l),(n)->(l): ((v[i] + acc[i]) + v[l + i] + ... + v[n - l + i]) + 0, left to right.
+   lanes_fold8(acc):  gufunc (8)->(): ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)).
+   nll_cascade_L(v, n): gufunc (b),()->() for L = 1..5 levels: kernels/loss.py's _cascade (nll_loss's 16-at-a-time
+                      cascade over the n leading values of v), n int32 or int64. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/ndarraytypes.h>
+#include <numpy/ufuncobject.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* constants as Python floats (double) rounded to float32, as Triton's scalars are */
+#define F(c) ((float)(double)(c))
+
+static inline float bits_f(int32_t i) { float f; memcpy(&f, &i, 4); return f; }
+static inline int32_t f_bits(float f) { int32_t i; memcpy(&i, &f, 4); return i; }
+static inline int32_t wrap_mul(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+
+#define EXP_BODY(FMA)                                                                                       \
+    float t = d * F(1.442695040888963407359924681001892137426645954152985934135449406931);               \
+    t = fminf(fmaxf(t, -200.0f), 200.0f);                                                                 \
+    float qf = (t + 12582912.0f) - 12582912.0f;                                                          \
+    int32_t q = (int32_t)qf, h = (int32_t)floorf(qf * 0.5f);                                             \
+    float s = FMA(qf, F(-0.693145751953125), d);                                                         \
+    s = FMA(qf, F(-1.428606765330187045e-06), s);                                                        \
+    float u = FMA(s, F(0.000198527617612853646278381), F(0.00139304355252534151077271));                 \
+    u = FMA(u, s, F(0.00833336077630519866943359));                                                      \
+    u = FMA(u, s, F(0.0416664853692054748535156));                                                       \
+    u = FMA(u, s, F(0.166666671633720397949219));                                                        \
+    u = FMA(u, s, 0.5f);                                                                                 \
+    u = 1.0f + FMA(s * s, u, s);                                                                         \
+    u = u * bits_f(wrap_mul(h + 127, 8388608)) * bits_f(wrap_mul(q - h + 127, 8388608));                 \
+    if (d < -104.0f) u = 0.0f;                                                                           \
+    if (d > 100.0f) u = INFINITY;                                                                        \
+    return u;
+
+#define LOG_BODY(FMA)                                                                                       \
+    int32_t e = f_bits(d * F(1.0 / 0.75)) / 8388608 - 0x7f;                                               \
+    float m = bits_f(wrap_sub(f_bits(d), wrap_mul(e, 8388608)));                                          \
+    float ef = (float)e;                                                                                 \
+    float sx = F(0.69314718246459960938) * ef;                                                           \
+    float sy = FMA(-F(1.904654323148236017e-09), ef, FMA(F(0.69314718246459960938), ef, -sx));            \
+    float nx = m - 1.0f, v = nx + 1.0f;                                                                  \
+    float ny = (-1.0f - (nx - v)) + (m - v);                                                             \
+    float dx = m + 1.0f;                                                                                 \
+    v = dx - 1.0f;                                                                                       \
+    float dy = (1.0f - (dx - v)) + (m - v);                                                              \
+    float t = 1.0f / dx, qx = nx * t;                                                                    \
+    float u = FMA(t, nx, -qx);                                                                           \
+    float qy = FMA(-dy, t, FMA(-dx, t, 1.0f));                                                           \
+    qy = FMA(qx, qy, FMA(ny, t, u));                                                                     \
+    float x2 = qx * qx;                                                                                  \
+    float p = FMA(FMA(F(0.3027294874), x2, F(0.3996108174)), x2, F(0.6666694880));                       \
+    float yx = qx * 2.0f, rx = sx + yx;                                                                  \
+    float ry = (((sx - rx) + yx) + sy) + qy * 2.0f;                                                      \
+    float w = (x2 * qx) * p, r = rx + w;                                                                 \
+    r = r + (((rx - r) + w) + ry);                                                                       \
+    if (d == INFINITY) r = INFINITY;                                                                     \
+    if (d < 0.0f || d != d) r = NAN;                                                                     \
+    if (d == 0.0f) r = -INFINITY;                                                                        \
+    return r;
+
+#define UNARY_LOOP(NAME, ONE, ATTR)                                                                         \
+    ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {          \
+        npy_intp n = dims[0], si = steps[0], so = steps[1];                                                \
+        char *x = args[0], *o = args[1];                                                                   \
+        (void)data;                                                                                        \
+        for (npy_intp i = 0; i < n; i++, x += si, o += so) *(float *)o = ONE(*(const float *)x);          \
+    }
+
+static inline float exp_sw(float d) { EXP_BODY(fmaf) }
+static inline float log_sw(float d) { LOG_BODY(fmaf) }
+UNARY_LOOP(exp_f32, exp_sw, )
+UNARY_LOOP(log_f32, log_sw, )
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define HAVE_HW 1
+__attribute__((target("fma"))) static inline float exp_hw(float d) { EXP_BODY(__builtin_fmaf) }
+__attribute__((target("fma"))) static inline float log_hw(float d) { LOG_BODY(__builtin_fmaf) }
+UNARY_LOOP(exp_f32_hw, exp_hw, __attribute__((target("fma"))))
+UNARY_LOOP(log_f32_hw, log_hw, __attribute__((target("fma"))))
+#endif
+
+/* (l),(n)->(l): dims = {outer, l, n}; steps = {acc, v, out outer; acc, v, out inner} */
+static void lanes_add_f32(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+    npy_intp N = dims[0], l = dims[1], n = dims[2];
+    (void)data;
+    for (npy_intp r = 0; r < N; r++) {
+        char *a = args[0] + r * steps[0], *v = args[1] + r * steps[1], *o = args[2] + r * steps[2];
+        for (npy_intp i = 0; i < l; i++) {
+            float s = *(const float *)(v + i * steps[4]) + *(const float *)(a + i * steps[3]);
+            for (npy_intp c = l + i; c < n; c += l) s = s + *(const float *)(v + c * steps[4]);
+            /* the Triton helper keeps the last running sum by a tl.sum (numpy's starts at +0): -0 becomes +0 */
+            *(float *)(o + i * steps[5]) = s + 0.0f;
+        }
+    }
+}
+
+/* (8)->(): dims = {outer, 8}; steps = {acc, out outer; acc inner} */
+static void lanes_fold8_f32(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+    npy_intp N = dims[0], st = steps[2];
+    (void)data;
+    for (npy_intp r = 0; r < N; r++) {
+        const char *a = args[0] + r * steps[0];
+#define L(i) (*(const float *)(a + (i) * st))
+        float s0 = L(0) + L(4), s1 = L(1) + L(5), s2 = L(2) + L(6), s3 = L(3) + L(7);
+#undef L
+        *(float *)(args[1] + r * steps[1]) = (s0 + s2) + (s1 + s3);
+    }
+}
+
+/* _cascade_level as loss.py writes it, in place on v[0:b]: the b/16 sums of 16 (each left to right, + 0 as its
+   tl.sum makes -0 +0) kept below group n/16 and zeroed from it on; returns that group's sum (+0 past the end) */
+static float cascade_level(float *v, npy_intp b, int64_t n) {
+    npy_intp groups = b / 16, G = (npy_intp)(n / 16);
+    float part = 0.0f;
+    for (npy_intp j = 0; j < groups; j++) {
+        float s = v[16 * j];
+        for (int k = 1; k < 16; k++) s = s + v[16 * j + k];
+        s = s + 0.0f;
+        if (j == G) part = s + 0.0f;
+        v[j] = j < G ? s : 0.0f;
+    }
+    return part;
+}
+
+/* (b),()->(): dims = {outer, b}; steps = {v, n, out outer; v inner}; data = the level count */
+#define CASCADE(NAME, NT)                                                                                   \
+    static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {               \
+        npy_intp N = dims[0], levels = (npy_intp)data;                                                     \
+        float *buf = malloc((dims[1] > 0 ? dims[1] : 1) * sizeof(float));                                  \
+        for (npy_intp r = 0; r < N; r++) {                                                                 \
+            const char *x = args[0] + r * steps[0];                                                        \
+            int64_t n = (int64_t)*(const NT *)(args[1] + r * steps[1]);                                    \
+            float tot = NAN;                                                                               \
+            if (buf != NULL) {                                                                             \
+                npy_intp b = dims[1];                                                                      \
+                for (npy_intp i = 0; i < b; i++) buf[i] = *(const float *)(x + i * steps[3]);              \
+                for (npy_intp l = 0; l < levels; l++, b /= 16, n /= 16) {                                  \
+                    float p = cascade_level(buf, b, n);                                                    \
+                    tot = l == 0 ? p : tot + p;                                                            \
+                }                                                                                          \
+            }                                                                                              \
+            *(float *)(args[2] + r * steps[2]) = tot;                                                      \
+        }                                                                                                  \
+        free(buf);                                                                                         \
+    }
+CASCADE(cascade_i32, npy_int32)
+CASCADE(cascade_i64, npy_int64)
+
+static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
+static PyUFuncGenericFunction add_funcs[1] = {lanes_add_f32}, fold_funcs[1] = {lanes_fold8_f32};
+static void *data[1] = {NULL};
+static PyUFuncGenericFunction cascade_funcs[2] = {cascade_i32, cascade_i64};
+static void *cascade_data[5][2];
+static char cascade_types[6] = {NPY_FLOAT, NPY_INT32, NPY_FLOAT, NPY_FLOAT, NPY_INT64, NPY_FLOAT};
+static char types2[2] = {NPY_FLOAT, NPY_FLOAT}, types3[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_aten_cpu", NULL, -1, NULL};
+
+static int add(PyObject *m, const char *name, PyObject *f) {
+    if (f == NULL) return -1;
+    if (PyModule_AddObject(m, name, f) < 0) { Py_DECREF(f); return -1; }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
+    PyObject *m = PyModule_Create(&moduledef);
+    int hw = 0;
+    if (m == NULL) return NULL;
+    import_array();
+    import_umath();
+#ifdef HAVE_HW
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("fma")) {
+        exp_funcs[0] = exp_f32_hw;
+        log_funcs[0] = log_f32_hw;
+        hw = 1;
+    }
+#endif
+    if (add(m, "sleef_expf", PyUFunc_FromFuncAndData(exp_funcs, data, types2, 1, 1, 1, PyUFunc_None, "sleef_expf",
+                                                     "SLEEF's xexpf (float32), as kernels/_lang.py's sleef_exp.", 0)) ||
+        add(m, "sleef_logf", PyUFunc_FromFuncAndData(log_funcs, data, types2, 1, 1, 1, PyUFunc_None, "sleef_logf",
+                                                     "SLEEF's xlogf_u1 (float32), as kernels/_lang.py's sleef_log.", 0)) ||
+        add(m, "lanes_add", PyUFunc_FromFuncAndDataAndSignature(add_funcs, data, types3, 1, 2, 1, PyUFunc_None,
+                                                                "lanes_add", "kernels/_lang.py's lanes_add.", 0,
+                                                                "(l),(n)->(l)")) ||
+        add(m, "lanes_fold8", PyUFunc_FromFuncAndDataAndSignature(fold_funcs, data, types2, 1, 1, 1, PyUFunc_None,
+                                                                  "lanes_fold8", "kernels/_lang.py's lanes_fold, 8 lanes.",
+                                                                  0, "(8)->()")) ||
+        PyModule_AddIntConstant(m, "hardware", hw) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (long l = 1; l <= 5; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "nll_cascade_%ld", l);
+        cascade_data[l - 1][0] = cascade_data[l - 1][1] = (void *)l;
+        if (add(m, name, PyUFunc_FromFuncAndDataAndSignature(cascade_funcs, cascade_data[l - 1], cascade_types, 2,
+                                                             2, 1, PyUFunc_None, name, "kernels/loss.py's _cascade.",
+                                                             0, "(b),()->()")) == 0)
+            continue;
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
