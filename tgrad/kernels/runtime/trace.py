@@ -211,10 +211,7 @@ def record(fn, kw, dyn_names, base_values, generic=None, replay=None):
             multi = isinstance(out, (list, tuple)) and not scan1
             outs = tuple(out) if multi or scan1 else (out,)
 
-            def op(*hs, self_=self_, in_types=in_types, multi=multi, scan1=scan1, orig=orig):
-                r = orig(self_, tuple(tl.tensor(h, ty) for h, ty in zip(hs, in_types)))
-                r = r[0] if scan1 else r
-                return tuple(t.handle for t in r) if multi else r.handle
+            op = _RedOp(self_, in_types, multi, scan1, orig)
             note(op, "reduce_scan", [t.handle for t in input], {},
                  tuple(t.handle for t in outs) if multi else outs[0].handle,
                  (("scan" if scan1 else "reduce"), (self_, in_types)) if not multi else None)
@@ -270,6 +267,23 @@ def record(fn, kw, dyn_names, base_values, generic=None, replay=None):
         for cls, orig in patched:
             cls.apply_impl = orig
     return _tape(ops, slot_h, guards, generic), not bad
+
+
+class _RedOp:
+    """A recorded reduction or scan as a function of its input handles (a class, so a generic tape's ops pickle)."""
+
+    __slots__ = ("red", "in_types", "multi", "scan1", "orig")
+
+    def __init__(self, red, in_types, multi, scan1, orig):
+        self.red, self.in_types, self.multi, self.scan1, self.orig = red, in_types, multi, scan1, orig
+
+    def __call__(self, *hs):
+        r = self.orig(self.red, tuple(tl.tensor(h, ty) for h, ty in zip(hs, self.in_types)))
+        r = r[0] if self.scan1 else r
+        return tuple(t.handle for t in r) if self.multi else r.handle
+
+    def __reduce__(self):
+        return _RedOp, (self.red, self.in_types, self.multi, self.scan1, self.orig)
 
 
 def _tape(ops, slot_h, guards, generic):
@@ -701,17 +715,22 @@ def _generic_kinds(gargs):
 
 
 def _disk_generic(gkey, gargs, constexprs, entries):
-    """The generic tapes of ``gkey`` an earlier process stored (as entries without builder ops, so a key's
-    specialized tape is recorded through the interpreter), or [] (``entries`` None); else store ``entries``."""
+    """The generic tapes of ``gkey`` an earlier process stored, with their builder ops where those were stored (so
+    a key's specialized tape is recorded by replaying them, not through the interpreter), or [] (``entries``
+    None); else store ``entries``."""
     if not tape_cache.ENABLED:
         return [] if entries is None else None
     name = tape_cache.key("generic", gkey[0], gkey[1], tuple(constexprs.items()))
     if entries is not None:
         tape_cache.put(name, [f for e in entries for f in e[:2]])
+        tape_cache.put_ops(name, [e[2] for e in entries])
         return None
     hit = tape_cache.get(name, _generic_kinds(gargs))
     if not hit:
         return []
-    out = [(hit[i], hit[i + 1], None) for i in range(0, len(hit), 2)]
+    ops = tape_cache.get_ops(name)
+    if ops is None or len(ops) * 2 != len(hit):
+        ops = [None] * (len(hit) // 2)
+    out = [(hit[i], hit[i + 1], ops[i // 2]) for i in range(0, len(hit), 2)]
     _bytes[0] += sum(f.nbytes for f in hit if f is not None)
     return out
