@@ -115,3 +115,21 @@ def test_unreadable_ops_fall_back_to_the_interpreter(disk):
     _rows(33, 30)
     np.testing.assert_array_equal(_rows(33, 30), _rows(33, 30, executor=_direct))
     assert "interpreter" in disk and "replay" not in disk
+
+
+def test_launch_caches_are_bounded_with_the_tapes(monkeypatch):
+    """Past the tapes' byte budget, the launchers' cpu launches of evicted and one-off shapes go with the tapes:
+    many sizes keep a bounded number of launches and tape bytes."""
+    import tgrad
+    TR.clear_tapes()
+    monkeypatch.setattr(TR, "MAX_TAPE_BYTES", 1 << 17)
+    sizes = range(1, 301, 3)
+    for n in sizes:
+        x = tgrad.arange(n, dtype=tgrad.float32)
+        for _ in range(2):
+            y = x * 2.0 + 1.0
+        assert y[-1].item() == 2.0 * (n - 1) + 1.0
+    info = TR.cache_info()
+    assert info["evicted"] > 0 and info["bytes"] <= TR.MAX_TAPE_BYTES
+    assert info["sites"] < len(sizes)         # (without dropping them: a launch per size and kernel)
+    TR.clear_tapes()

@@ -434,7 +434,7 @@ class _Key(tuple):
 
 def _evict():
     """Drop the oldest shapes' tapes until the rest keep at most 3/4 of ``MAX_TAPE_BYTES`` and of ``MAX_TAPES``,
-    and the launchers' references to them (a shape seen again loads its tape from disk, or runs its generic
+    and the launchers' cpu launches holding them or no tape (a shape seen again loads its tape from disk, or runs its generic
     tape and is specialized again); then, while still past the budget, the oldest kernels' generic tapes."""
     gone = set()
     for key in list(_TAPES):
@@ -456,10 +456,11 @@ def _evict():
     if _bytes[0] > MAX_TAPE_BYTES * 3 // 4:
         clear_tapes()
         return
-    for c in CACHES:
-        for site in c.values():
-            if id(getattr(site, "tape", None)) in gone:
-                site.tape = None
+    for c in CACHES:        # the cpu launches of evicted shapes, and those without a tape (one-off shapes), go too
+        drop = [k for k, site in c.items() if getattr(site, "device", None) == "cpu" and
+                (site.tape is None or id(site.tape) in gone)]
+        for k in drop:
+            del c[k]
 
 
 def cache_info():
