@@ -89,14 +89,20 @@ def _direct(kernel, grid, args, constexprs):
         L.EXECUTOR = prev
 
 
-def test_a_later_process_specializes_by_replaying_loaded_ops(disk):
+def test_a_later_process_specializes_by_replaying_loaded_ops(disk, monkeypatch):
     ref = _rows(40, 30)
     assert disk == ["generic"]
     TR.clear_tapes()                        # as a new process: the generic tape and its ops on disk
+    reads = []
+    get_ops = TC.get_ops
+    monkeypatch.setattr(TC, "get_ops", lambda name: reads.append(name) or get_ops(name))
     for M, K in ((40, 30), (70, 20), (5, 31)):
         del disk[:]
-        first, second = _rows(M, K), _rows(M, K)
+        first = _rows(M, K)
+        assert len(reads) == (0 if M == 40 else 1)       # the ops are read when a key first specializes
+        second = _rows(M, K)
         assert disk == ["replay"] * (-(-M // 16))     # the second launch: each program replays, none interpreted
+        assert len(reads) == 1
         want = _rows(M, K, executor=_direct)
         np.testing.assert_array_equal(first, want)
         np.testing.assert_array_equal(second, want)

@@ -677,6 +677,8 @@ def _run_trace(kernel, grid, args, constexprs):
                 for z in range(g[2]):
                     b.set_grid_idx(x, y, z)
                     e = _generic_for(entries, gvals, x, y, z) if entries else None
+                    if e is not None and type(e[2]) is _DiskOps:
+                        e = _load_ops(entries, e)
                     if e is not None and e[2] is not None:     # the generic tape's builder ops
                         pid = [_I.TensorHandle(np.array([i], dtype=np.int32), tl.int32) for i in (x, y, z)]
                         t, good = record(None, kw, dyn_names, base_values, replay=(e[2], ins + pid))
@@ -715,6 +717,28 @@ def _generic_kinds(gargs):
             "i32" if _int_class(a) == 0 else "int" for a in gargs] + ["i32"] * 3
 
 
+class _DiskOps:
+    """The builder ops of entry ``index`` of ``n`` generic tapes stored under ``name``: read when a key first
+    specializes through them (``_load_ops``), not when the tapes are loaded."""
+
+    __slots__ = ("name", "index", "n")
+
+    def __init__(self, name, index, n):
+        self.name, self.index, self.n = name, index, n
+
+
+def _load_ops(entries, e):
+    """``e`` (an entry of ``entries`` whose ops are on disk) with its ops read (None if unreadable), in place."""
+    d = e[2]
+    ops = tape_cache.get_ops(d.name)
+    ops = ops[d.index] if ops is not None and len(ops) == d.n else None
+    new = (e[0], e[1], ops)
+    for i, f in enumerate(entries):
+        if f is e:
+            entries[i] = new
+    return new
+
+
 def _disk_generic(gkey, gargs, constexprs, entries):
     """The generic tapes of ``gkey`` an earlier process stored, with their builder ops where those were stored (so
     a key's specialized tape is recorded by replaying them, not through the interpreter), or [] (``entries``
@@ -723,15 +747,15 @@ def _disk_generic(gkey, gargs, constexprs, entries):
         return [] if entries is None else None
     name = tape_cache.key("generic", gkey[0], gkey[1], tuple(constexprs.items()))
     if entries is not None:
+        for e in list(entries):
+            if type(e[2]) is _DiskOps:
+                _load_ops(entries, e)
         tape_cache.put(name, [f for e in entries for f in e[:2]])
         tape_cache.put_ops(name, [e[2] for e in entries])
         return None
     hit = tape_cache.get(name, _generic_kinds(gargs))
     if not hit:
         return []
-    ops = tape_cache.get_ops(name)
-    if ops is None or len(ops) * 2 != len(hit):
-        ops = [None] * (len(hit) // 2)
-    out = [(hit[i], hit[i + 1], ops[i // 2]) for i in range(0, len(hit), 2)]
+    out = [(hit[i], hit[i + 1], _DiskOps(name, i // 2, len(hit) // 2)) for i in range(0, len(hit), 2)]
     _bytes[0] += sum(f.nbytes for f in hit if f is not None)
     return out
