@@ -10,6 +10,10 @@ depends on: every source file of ``tgrad/kernels`` and ``tgrad/dtypes.py`` (path
 invalidates all), Python's, numpy's and Triton's versions, ``TGRAD_NATIVE``.  A launch whose key holds
 anything else is not cached.
 
+Beside a kernel's generic tapes, their builder ops (``put_ops``: pickled, jit functions by name), so a later
+process specializes a new shape by replaying them; and the interpreter's rewritten jit functions' code
+(``get_bytes``/``put_bytes`` for ``internals.CODE_CACHE``, keyed by their source).
+
 ``TGRAD_TAPE_CACHE=0`` turns it off (tests/conftest.py does, so tests trace); ``TGRAD_TAPE_CACHE_DIR``
 moves it (default ``$XDG_CACHE_HOME/tgrad/tapes``).  The directory keeps at most ``MAX_DISK_BYTES``
 (``TGRAD_TAPE_CACHE_BYTES``, 1 GiB; the least recently written files go first).  ``STATS``: hits, misses,
