@@ -460,8 +460,12 @@ def _evict():
         clear_tapes()
         return
     for c in CACHES:        # the cpu launches of evicted shapes, and those without a tape (one-off shapes), go too
-        drop = [k for k, site in c.items() if getattr(site, "device", None) == "cpu" and
-                (site.tape is None or id(site.tape) in gone)]
+        drop = []
+        for k, site in c.items():
+            if id(getattr(site, "tape", None)) in gone:
+                site.tape = None            # (a Launch held elsewhere, e.g. by a compiled step, lets it go too)
+            if getattr(site, "device", None) == "cpu" and site.tape is None:
+                drop.append(k)
         for k in drop:
             del c[k]
 
