@@ -6,7 +6,8 @@ Each measurement runs in its own process (``--worker``).  Per step (benchmarks/s
 
 1. a fresh process: steps 1, 2, 3 and the steady step (median of later steps), wall and cpu ms: tracing every
    kernel (``TGRAD_TAPE_CACHE=0``), then with the on-disk tape cache (runtime/tape_cache.py) filled by an earlier
-   process of the same run (an empty temporary directory first), and PyTorch's with ``--torch-python``;
+   process of the same run (an empty temporary directory first), a fresh process at a batch size no process ran
+   (the last of ``--sizes``; the disk filled at the default size only), and PyTorch's with ``--torch-python``;
 2. after that warm-up, the same model at new batch sizes (``--sizes``): each new size's steps 1, 2, 3,
    the first over the steady step of that size;
 3. RSS (``/proc/self/statm``) after each new batch size's steps: MiB kept per new size;
@@ -87,15 +88,15 @@ def worker(name, mode, sizes, steady):
         import tgrad as torch
     make, batch0 = _builder(name, torch)
     out = {"step": name}
-    if mode == "eager":
-        step = make(batch0)
+    if mode in ("eager", "newsize"):
+        step = make(batch0 if mode == "eager" else sizes[0])
         first = [_timed(step) for _ in range(3)]
         rest = [_timed(step) for _ in range(steady)]
         out["first"] = first
         out["steady"] = (_median([r[0] for r in rest]), _median([r[1] for r in rest]))
         out["new"] = []
         rss0 = _rss_mib()
-        for b in sizes:
+        for b in sizes if mode == "eager" else ():
             step = make(b)
             first = [_timed(step) for _ in range(3)]
             rest = [_timed(step) for _ in range(steady)]
@@ -155,13 +156,17 @@ def report(names, sizes, steady=None, log=print, torch_python=None):
         sz = sizes if n == "b" else sizes[:1]
         res[n] = {m: run(n, m, sz, st, TGRAD_TAPE_CACHE="0") for m in ("eager", "compiled", "profile")}
         with tempfile.TemporaryDirectory() as d:
+            run(n, "eager", [], 1, TGRAD_TAPE_CACHE_DIR=d)               # the default batch size only
+            res[n]["disk_new"] = run(n, "newsize", sz[-1:], st, TGRAD_TAPE_CACHE_DIR=d)    # a size it never ran
+        with tempfile.TemporaryDirectory() as d:
             run(n, "eager", sz, 1, TGRAD_TAPE_CACHE_DIR=d)               # fills the disk cache
             res[n]["disk"] = run(n, "eager", sz, st, TGRAD_TAPE_CACHE_DIR=d)
         if torch_python:
             res[n]["torch"] = run(n, "eager", sz, st, torch_python, WARMUP_TORCH="1")
-    rows = [("eager", "traced"), ("disk", "from disk"), ("torch", "PyTorch")]
+    rows = [("eager", "traced"), ("disk", "from disk"), ("disk_new", "disk, new"), ("torch", "PyTorch")]
     log("1. fresh process: steps 1, 2, 3 and steady, ms wall / cpu (traced: TGRAD_TAPE_CACHE=0; from disk: tapes an "
-        "earlier process stored)")
+        "earlier process stored; disk, new: the last new batch size, the disk holding only an earlier process's "
+        "default batch size)")
     for n in names:
         for m, label in rows:
             if m not in res[n]:
@@ -176,6 +181,8 @@ def report(names, sizes, steady=None, log=print, torch_python=None):
             if m not in res[n]:
                 continue
             e = res[n][m]
+            if not e["new"]:
+                continue
             prev = e["rss0"]
             for r in e["new"]:
                 s = r["steady"]
@@ -205,7 +212,7 @@ def main(argv=None):
     p.add_argument("--steps", default="b,g")
     p.add_argument("--sizes", default="32,48,80,96", help="new batch sizes ((g) uses the first)")
     p.add_argument("--steady", type=int, default=None, help="steps timed for a steady figure")
-    p.add_argument("--worker", choices=("eager", "compiled", "profile"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("eager", "newsize", "compiled", "profile"), help=argparse.SUPPRESS)
     p.add_argument("--json", help="write the raw results here")
     p.add_argument("--torch-python", help="a Python with PyTorch: its fresh process's first steps beside tgrad's")
     a = p.parse_args(argv)

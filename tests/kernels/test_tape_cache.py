@@ -83,7 +83,8 @@ def test_a_new_process_loads_the_tapes(disk):
     for _ in range(3):
         _scale(100, 1.5)                    # generic tape, then the specialized one: both stored
     traced = disk[0]
-    assert traced == 3 and len(os.listdir(TC.DIR)) == 2     # (program 0 generic; 2 programs specialized)
+    assert traced == 3 and len(os.listdir(TC.DIR)) == 3     # (program 0 generic and its builder ops; 2 programs
+    #                                                          specialized)
     TR.clear_tapes()                        # as a new process: nothing in memory
     hits = TC.STATS["hits"]
     got = _scale(100, 0.5)                  # the specialized tape from disk, on the first launch
@@ -94,7 +95,7 @@ def test_a_new_process_loads_the_tapes(disk):
         np.testing.assert_array_equal(_scale(n, 0.25), _scale(n, 0.25, executor=_direct))
     assert disk[0] == traced
     np.testing.assert_array_equal(_scale(333, 0.25), _scale(333, 0.25, executor=_direct))
-    assert disk[0] > traced                 # its 2nd launch records (a loaded generic tape has no builder ops)
+    assert disk[0] > traced                 # its 2nd launch records (replaying the loaded generic tape's builder ops)
 
 
 def test_loaded_guards_still_decide(disk):

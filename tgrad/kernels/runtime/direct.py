@@ -54,6 +54,16 @@ class Ptr:
 
 
 _ptr_types = {}
+# Triton's pointer type names of numpy dtypes (``mangle_type``'s; its first call imports triton.experimental.gluon,
+# ~1/2 of a fresh process's first recording of a launch whose generic tape came from disk)
+_PTR_NAMES = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "float64": "*fp64", "bool": "*u1",
+              "int8": "*i8", "int16": "*i16", "int32": "*i32", "int64": "*i64", "uint8": "*u8", "uint16": "*u16",
+              "uint32": "*u32", "uint64": "*u64", "float8_e4m3fn": "*fp8e4nv", "float8_e5m2": "*fp8e5"}
+
+
+def _ptr_type(dtype):
+    name = _PTR_NAMES.get(str(dtype)) or triton.runtime.jit.mangle_type(Ptr(0, dtype))
+    return tl.str_to_ty(name, None)
 
 
 def _entry(kernel):
@@ -72,7 +82,7 @@ def _cvt(a):
     if type(a) is Ptr:
         ty = _ptr_types.get(a.dtype)
         if ty is None:
-            ty = _ptr_types[a.dtype] = tl.str_to_ty(triton.runtime.jit.mangle_type(a), None)
+            ty = _ptr_types[a.dtype] = _ptr_type(a.dtype)
         return tl.tensor(_I.TensorHandle(np.array([a.ptr], dtype=np.uint64), ty), ty)
     if type(a) is int and -2**31 <= a < 2**31:
         return tl.tensor(_I.TensorHandle(np.array([a], dtype=np.int32), tl.int32), tl.int32)

@@ -19,7 +19,11 @@ Interpreted launches are serialized by ``host_state.LOCK`` (the interpreter muta
 and keeps per-launch state in a global builder).
 """
 import dataclasses
+import functools
+import hashlib
+import marshal
 import os
+import sys
 import threading
 
 assert not os.environ.get("TRITON_INTERPRET"), \
@@ -92,7 +96,44 @@ def _twin(jitfn):
     tw = jitfn.__dict__.get("_tgrad_twin")
     if tw is None:
         tw = jitfn.__dict__["_tgrad_twin"] = InterpretedFunction(jitfn.fn)
+        if hasattr(jitfn, "raw_src"):
+            tw.rewriter.rewrite_ast = functools.partial(_rewrite_ast, tw.rewriter, jitfn)
     return tw
+
+
+CODE_CACHE = [None]      # (get(name) -> bytes or None, put(name, bytes)): rewritten code on disk (tape_cache sets it)
+
+
+def _rewrite_ast(rw, jitfn):
+    """``FunctionRewriter.rewrite_ast`` (the interpreter's version of a ``@triton.jit`` function: its AST transformed,
+    compiled and executed in the function's globals) from the source lines and line numbers the JITFunction read
+    at import (Triton's reads the file again and builds a second JITFunction: ~40% of a fresh process's first
+    step), its code object kept on disk by source (``CODE_CACHE``): the same code, so the same function."""
+    lines = jitfn.raw_src
+    rw.filename, rw.def_file_lineno = jitfn.file_name, jitfn.def_file_line_number
+    rw.def_lineno = rw._find_def(lines)
+    src = rw._prepare_source(lines)
+    cache = CODE_CACHE[0]
+    code = name = None
+    if cache is not None and not rw.kwargs:
+        name = "rw-" + hashlib.sha256(repr((sys.version, TRITON_VERSION, rw.filename, rw.def_file_lineno,
+                                            src)).encode()).hexdigest()[:40]
+        blob = cache[0](name)
+        try:
+            code = marshal.loads(blob) if blob is not None else None
+        except (EOFError, ValueError, TypeError):
+            code = None
+    if code is None:
+        code = compile(rw._transform_ast(src), filename=rw.filename, mode="exec")
+        if name is not None:
+            cache[1](name, marshal.dumps(code))
+    local = dict(rw.kwargs)
+    fn_globals = rw.fn.__globals__
+    for k, v in vars(_I).items():           # as _compile_and_exec: the interpreter's globals where missing
+        if k not in fn_globals:
+            fn_globals[k] = v
+    exec(code, fn_globals, local)
+    return local[rw.fn.__name__]
 
 
 _orig_jit_call = JITFunction.__call__

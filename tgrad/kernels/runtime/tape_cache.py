@@ -10,6 +10,10 @@ depends on: every source file of ``tgrad/kernels`` and ``tgrad/dtypes.py`` (path
 invalidates all), Python's, numpy's and Triton's versions, ``TGRAD_NATIVE``.  A launch whose key holds
 anything else is not cached.
 
+Beside a kernel's generic tapes, their builder ops (``put_ops``: pickled, jit functions by name), so a later
+process specializes a new shape by replaying them; and the interpreter's rewritten jit functions' code
+(``get_bytes``/``put_bytes`` for ``internals.CODE_CACHE``, keyed by their source).
+
 ``TGRAD_TAPE_CACHE=0`` turns it off (tests/conftest.py does, so tests trace); ``TGRAD_TAPE_CACHE_DIR``
 moves it (default ``$XDG_CACHE_HOME/tgrad/tapes``).  The directory keeps at most ``MAX_DISK_BYTES``
 (``TGRAD_TAPE_CACHE_BYTES``, 1 GiB; the least recently written files go first).  ``STATS``: hits, misses,
@@ -31,6 +35,7 @@ import triton.language as tl
 
 from . import native
 from . import tape as _tape
+from .internals import CODE_CACHE
 from .tape_ops import _Views
 
 ENABLED = os.environ.get("TGRAD_TAPE_CACHE", "1") != "0"
@@ -187,14 +192,20 @@ def put(name, runs):
     try:
         recs = [None if r is None else _dump(r) for r in runs]
         buf = _dumps(recs)
+    except (_No, pickle.PicklingError, TypeError, AttributeError):
+        STATS["unstorable"] += 1
+        return
+    put_bytes(name, buf)
+
+
+def put_bytes(name, buf):
+    """Write ``buf`` to the file ``name`` of the cache (atomically; nothing on an OS error)."""
+    try:
         os.makedirs(DIR, mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=DIR, prefix=".tmp")
         with os.fdopen(fd, "wb") as f:
             f.write(buf)
         os.replace(tmp, os.path.join(DIR, name))
-    except (_No, pickle.PicklingError, TypeError, AttributeError):
-        STATS["unstorable"] += 1
-        return
     except OSError:
         return
     STATS["stores"] += 1
@@ -202,6 +213,65 @@ def put(name, runs):
         _account(len(buf))
     except OSError:         # a file another process removed between listing and stat: counted next time
         _state["disk_bytes"] = None
+
+
+def get_bytes(name):
+    """The bytes of the file ``name`` of the cache, or None."""
+    try:
+        with open(os.path.join(DIR, name), "rb") as f:
+            buf = f.read()
+    except OSError:
+        STATS["misses"] += 1
+        return None
+    STATS["hits"] += 1
+    return buf
+
+
+class _OpsPickler(pickle.Pickler):
+    """A generic tape's builder ops: builder methods by name (trace._replay calls them by name), jit functions
+    (a reduction's combine function) by module-level name, the rest (handles, types, constants) by value."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, triton.runtime.JITFunction):
+            return _by_name, _named(obj)
+        if type(obj) is tl.block_type:     # (its default pickle recurses)
+            return tl.block_type, (obj.element_ty, list(obj.shape))
+        return NotImplemented
+
+
+def _by_name(mod, name):
+    cur = sys.modules[mod]
+    for part in name.split("."):
+        cur = getattr(cur, part)
+    return cur
+
+
+def put_ops(name, opslists):
+    """Store the builder ops of a kernel's generic tapes (lists of trace.record's ops, or None) beside them."""
+    if name is None:
+        return
+    try:
+        f = io.BytesIO()
+        _OpsPickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(
+            [None if ops is None else [(n, None if n != "reduce_scan" else fn, vals, kw, slot, low)
+                                       for n, fn, vals, kw, slot, low in ops] for ops in opslists])
+    except (_No, pickle.PicklingError, TypeError, AttributeError, ValueError):
+        STATS["unstorable"] += 1
+        return
+    put_bytes(name + ".ops", f.getvalue())
+
+
+def get_ops(name):
+    """The builder ops ``put_ops`` stored under ``name``, or None."""
+    buf = None if name is None else get_bytes(name + ".ops")
+    try:
+        return None if buf is None else pickle.loads(buf)
+    except Exception:           # partly written, from another Triton, a renamed function
+        return None
+
+
+if ENABLED:     # the interpreter's rewritten kernel functions (internals._rewrite_ast), by source
+    CODE_CACHE[0] = (get_bytes, put_bytes)
 
 
 def _dumps(recs):

@@ -15,6 +15,8 @@ such keys stay on ``direct``.  Replays of tapes made of numpy expressions only r
 Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the oldest shapes' dropped first (``cache_info()``), and
 on disk across processes (``tape_cache``): a launch key or generic key traced by an earlier run is loaded.
 """
+import os
+
 import numpy as np
 import triton.language as tl
 
@@ -211,10 +213,7 @@ def record(fn, kw, dyn_names, base_values, generic=None, replay=None):
             multi = isinstance(out, (list, tuple)) and not scan1
             outs = tuple(out) if multi or scan1 else (out,)
 
-            def op(*hs, self_=self_, in_types=in_types, multi=multi, scan1=scan1, orig=orig):
-                r = orig(self_, tuple(tl.tensor(h, ty) for h, ty in zip(hs, in_types)))
-                r = r[0] if scan1 else r
-                return tuple(t.handle for t in r) if multi else r.handle
+            op = _RedOp(self_, in_types, multi, scan1, orig)
             note(op, "reduce_scan", [t.handle for t in input], {},
                  tuple(t.handle for t in outs) if multi else outs[0].handle,
                  (("scan" if scan1 else "reduce"), (self_, in_types)) if not multi else None)
@@ -270,6 +269,23 @@ def record(fn, kw, dyn_names, base_values, generic=None, replay=None):
         for cls, orig in patched:
             cls.apply_impl = orig
     return _tape(ops, slot_h, guards, generic), not bad
+
+
+class _RedOp:
+    """A recorded reduction or scan as a function of its input handles (a class, so a generic tape's ops pickle)."""
+
+    __slots__ = ("red", "in_types", "multi", "scan1", "orig")
+
+    def __init__(self, red, in_types, multi, scan1, orig):
+        self.red, self.in_types, self.multi, self.scan1, self.orig = red, in_types, multi, scan1, orig
+
+    def __call__(self, *hs):
+        r = self.orig(self.red, tuple(tl.tensor(h, ty) for h, ty in zip(hs, self.in_types)))
+        r = r[0] if self.scan1 else r
+        return tuple(t.handle for t in r) if self.multi else r.handle
+
+    def __reduce__(self):
+        return _RedOp, (self.red, self.in_types, self.multi, self.scan1, self.orig)
 
 
 def _tape(ops, slot_h, guards, generic):
@@ -403,7 +419,8 @@ GENERIC = True           # a key's first launch runs the shape-generic tape (mad
 MAX_GUARDED = 16         # shape-generic tapes kept per generic key (each for other outcomes of its guards)
 TRACE_AFTER = 2          # record a key's tape on its 2nd launch: one-off shapes never pay for recording
 MAX_TAPES = 4096
-MAX_TAPE_BYTES = 256 << 20   # the compiled tapes of all shapes seen keep at most about this many bytes (oldest out)
+# the compiled tapes of all shapes seen (and their cpu launches) keep at most about this many bytes (oldest out)
+MAX_TAPE_BYTES = int(os.environ.get("TGRAD_TAPE_BYTES", 256 << 20))
 CACHES = []              # launchers' Sites (their Launch objects hold tapes): cleared with the tapes
 _bytes = [0]             # bytes of the tapes in _TAPES and _GENERIC (tape.py's estimate)
 _evicted = [0]
@@ -421,7 +438,7 @@ class _Key(tuple):
 
 def _evict():
     """Drop the oldest shapes' tapes until the rest keep at most 3/4 of ``MAX_TAPE_BYTES`` and of ``MAX_TAPES``,
-    and the launchers' references to them (a shape seen again loads its tape from disk, or runs its generic
+    and the launchers' cpu launches holding them or no tape (a shape seen again loads its tape from disk, or runs its generic
     tape and is specialized again); then, while still past the budget, the oldest kernels' generic tapes."""
     gone = set()
     for key in list(_TAPES):
@@ -443,10 +460,15 @@ def _evict():
     if _bytes[0] > MAX_TAPE_BYTES * 3 // 4:
         clear_tapes()
         return
-    for c in CACHES:
-        for site in c.values():
+    for c in CACHES:        # the cpu launches of evicted shapes, and those without a tape (one-off shapes), go too
+        drop = []
+        for k, site in c.items():
             if id(getattr(site, "tape", None)) in gone:
-                site.tape = None
+                site.tape = None            # (a Launch held elsewhere, e.g. by a compiled step, lets it go too)
+            if getattr(site, "device", None) == "cpu" and site.tape is None:
+                drop.append(k)
+        for k in drop:
+            del c[k]
 
 
 def cache_info():
@@ -663,6 +685,8 @@ def _run_trace(kernel, grid, args, constexprs):
                 for z in range(g[2]):
                     b.set_grid_idx(x, y, z)
                     e = _generic_for(entries, gvals, x, y, z) if entries else None
+                    if e is not None and type(e[2]) is _DiskOps:
+                        e = _load_ops(entries, e)
                     if e is not None and e[2] is not None:     # the generic tape's builder ops
                         pid = [_I.TensorHandle(np.array([i], dtype=np.int32), tl.int32) for i in (x, y, z)]
                         t, good = record(None, kw, dyn_names, base_values, replay=(e[2], ins + pid))
@@ -701,18 +725,45 @@ def _generic_kinds(gargs):
             "i32" if _int_class(a) == 0 else "int" for a in gargs] + ["i32"] * 3
 
 
+class _DiskOps:
+    """The builder ops of entry ``index`` of ``n`` generic tapes stored under ``name``: read when a key first
+    specializes through them (``_load_ops``), not when the tapes are loaded."""
+
+    __slots__ = ("name", "index", "n")
+
+    def __init__(self, name, index, n):
+        self.name, self.index, self.n = name, index, n
+
+
+def _load_ops(entries, e):
+    """``e`` (an entry of ``entries`` whose ops are on disk) with its ops read (None if unreadable), in place."""
+    d = e[2]
+    ops = tape_cache.get_ops(d.name)
+    ops = ops[d.index] if ops is not None and len(ops) == d.n else None
+    new = (e[0], e[1], ops)
+    for i, f in enumerate(entries):
+        if f is e:
+            entries[i] = new
+    return new
+
+
 def _disk_generic(gkey, gargs, constexprs, entries):
-    """The generic tapes of ``gkey`` an earlier process stored (as entries without builder ops, so a key's
-    specialized tape is recorded through the interpreter), or [] (``entries`` None); else store ``entries``."""
+    """The generic tapes of ``gkey`` an earlier process stored, with their builder ops where those were stored (so
+    a key's specialized tape is recorded by replaying them, not through the interpreter), or [] (``entries``
+    None); else store ``entries``."""
     if not tape_cache.ENABLED:
         return [] if entries is None else None
     name = tape_cache.key("generic", gkey[0], gkey[1], tuple(constexprs.items()))
     if entries is not None:
+        for e in list(entries):
+            if type(e[2]) is _DiskOps:
+                _load_ops(entries, e)
         tape_cache.put(name, [f for e in entries for f in e[:2]])
+        tape_cache.put_ops(name, [e[2] for e in entries])
         return None
     hit = tape_cache.get(name, _generic_kinds(gargs))
     if not hit:
         return []
-    out = [(hit[i], hit[i + 1], None) for i in range(0, len(hit), 2)]
+    out = [(hit[i], hit[i + 1], _DiskOps(name, i // 2, len(hit) // 2)) for i in range(0, len(hit), 2)]
     _bytes[0] += sum(f.nbytes for f in hit if f is not None)
     return out
