@@ -2,6 +2,10 @@
 drawn by the cpu Generator, read as uint32), bit for bit.  cuda: counter-based Philox4x32-10 via
 ``tl.rand``/``tl.randn`` (element ``i`` of a draw uses counter ``offset + i`` under key ``seed``).
 """
+import ctypes
+import ctypes.util
+import math
+
 import numpy as np
 import triton
 import triton.language as tl
@@ -321,3 +325,288 @@ def fma64(a, b, c):
     """float64 a * b + c rounded once (PyTorch's CPU kernels are built with FMA contraction), on the host."""
     a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64))
     return _I._interpreter.fma_fp64(np.ascontiguousarray(a), np.ascontiguousarray(b), np.ascontiguousarray(c))
+
+
+# ------------------------------------------------------------------ ATen's serial cpu samplers (host)
+# poisson, binomial and gamma are rejection samplers: how many draws an element takes depends on the draws, so
+# ATen runs them one element after another (cpu_serial_kernel) and so do these, on a ``Generator._serial()``
+# stream, in ATen's arithmetic: double maths through glibc (Python's math calls it; lgamma and log1pf by ctypes,
+# CPython has its own lgamma), float ``scalar_t`` steps rounded to float32 (``fl``).
+_libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+for _name, _t in (("lgamma", ctypes.c_double), ("log1pf", ctypes.c_float), ("log", ctypes.c_double),
+                  ("pow", ctypes.c_double), ("sqrt", ctypes.c_double), ("exp", ctypes.c_double)):
+    getattr(_libm, _name).restype = _t
+    getattr(_libm, _name).argtypes = (_t,) * (2 if _name == "pow" else 1)
+_THIRD_F = float(np.float32(1.0) / np.float32(3.0))      # 1.0f / 3.0f
+_C0331_F = float(np.float32(0.0331))                     # 0.0331f
+
+
+def _c_semantics(pyf, cf):
+    """Python's math function (glibc's) with C's answers where Python raises (log(0) = -inf, pow(0, -1) = inf)."""
+    def f(*a):
+        try:
+            return pyf(*a)
+        except (ValueError, OverflowError):
+            return cf(*a)
+    return f
+
+
+_log = _c_semantics(math.log, _libm.log)
+_pow = _c_semantics(math.pow, _libm.pow)
+_sqrt = _c_semantics(math.sqrt, _libm.sqrt)
+_exp = _c_semantics(math.exp, _libm.exp)
+
+
+def _f32(x):
+    return float(np.float32(x))
+
+
+def _same(x):
+    return x
+
+
+def _ceil(x):
+    return float(math.ceil(x)) if math.isfinite(x) else x
+
+
+def _floor(x):
+    return float(math.floor(x)) if math.isfinite(x) else x
+
+
+def sample_poisson(lam, s):
+    """ATen's ``sample_poisson(double lambda)``: Hoermann's transformed rejection for lambda >= 10, else the
+    product of uniforms."""
+    if not lam >= 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    if lam >= 10:
+        slam = math.sqrt(lam)
+        loglam = math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            U = s.uniform() - 0.5
+            V = s.uniform()
+            us = 0.5 - abs(U)
+            kf = _floor((2 * a / us + b) * U + lam + 0.43)
+            k = int(kf) if math.isfinite(kf) else -(1 << 63)
+            if us >= 0.07 and V <= vr:
+                return k
+            if k < 0 or (us < 0.013 and V > us):
+                continue
+            if (_log(V) + math.log(invalpha) - _log(a / (us * us) + b)) <= (-lam + k * loglam - _libm.lgamma(k + 1.0)):
+                return k
+    if lam == 0:
+        return 0
+    enlam = math.exp(-lam)
+    x = 0
+    prod = 1.0
+    while True:
+        prod *= s.uniform()
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+def sample_gamma(alpha, s, fl):
+    """ATen's ``sample_gamma<scalar_t, double>``: Marsaglia-Tsang, alpha < 1 boosted by (1 - U)^(1/alpha);
+    ``fl`` rounds ``scalar_t`` (float) arithmetic."""
+    scale = 1.0
+    if alpha < 1.0:
+        if alpha == 0.0:
+            return 0.0
+        scale *= _pow(1 - s.uniform(), fl(1.0 / alpha))
+        alpha = fl(alpha + 1.0)
+    d = fl(alpha - _THIRD_F)
+    c = 1.0 / _sqrt(9.0 * d)
+    while True:
+        while True:
+            x = s.normal()
+            y = 1.0 + c * x
+            if not y <= 0:
+                break
+        v = y * y * y
+        u = 1 - s.uniform()
+        xx = x * x
+        if u < 1.0 - _C0331_F * xx * xx:
+            return scale * d * v
+        if _log(u) < 0.5 * xx + d * (1.0 - v + _log(v)):
+            return scale * d * v
+
+
+def _stirling_tail(k):
+    if k <= 9:
+        return _STIRLING[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+_STIRLING = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+             0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287)
+
+
+def _binomial_inversion(count, prob, s, fl):
+    geom_sum = 0.0
+    num_geom = 0.0
+    logprob = float(_libm.log1pf(-prob)) if fl is _f32 else math.log1p(-prob)
+    while True:
+        geom = _ceil(_log(s.uniform()) / logprob)
+        geom_sum += geom
+        if geom_sum > count:
+            return num_geom
+        num_geom = fl(num_geom + 1)
+
+
+def _btrs(count, prob, s, fl):
+    """Hoermann's BTRS as ATen writes it (TensorFlow's random_binomial_op)."""
+    stddev = fl(math.sqrt(fl(fl(count * prob) * fl(1 - prob))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = fl(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = fl(prob / fl(1 - prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = _floor(fl(fl(count + 1) * prob))
+    while True:
+        U = s.uniform() - 0.5
+        V = s.uniform()
+        us = 0.5 - abs(U)
+        k = fl(_floor((2 * a / us + b) * U + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and V <= v_r:
+            return k
+        V = _log(V * alpha / (a / (us * us) + b))
+        upper = ((m + 0.5) * _log((m + 1) / (r * (count - m + 1)))
+                 + fl(count + 1) * _log((count - m + 1) / fl(fl(count - k) + 1))
+                 + (k + 0.5) * _log(r * fl(fl(count - k) + 1) / fl(k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(fl(count - k)))
+        if V <= upper:
+            return k
+
+
+def sample_binomial(count, prob, s, fl):
+    """ATen's ``sample_binomial<scalar_t, double>``: BTRS when count * min(p, 1 - p) >= 10, else inversion by
+    geometric gaps.  (A NaN count gives NaN: ATen's loop would not end.)"""
+    if count != count:
+        return count
+    if count <= 0.0 or prob <= 0.0:
+        return 0.0
+    if prob >= 1.0:
+        return count
+    if prob <= 0.5:
+        if fl(count * prob) >= 10.0:
+            return _btrs(count, prob, s, fl)
+        return _binomial_inversion(count, prob, s, fl)
+    if prob > 0.5:
+        q = fl(1.0 - prob)
+        if fl(count * q) >= 10.0:
+            return fl(count - _btrs(count, q, s, fl))
+        return fl(count - _binomial_inversion(count, q, s, fl))
+    return float("nan")
+
+
+def serial_sample(kind, inputs, generator, out_dtype):
+    """ATen's cpu ``_s_poisson_cpu`` / ``_s_binomial_cpu`` / ``_s_gamma_cpu`` / ``_s_dirichlet_cpu``'s gamma pass
+    over host arrays ``inputs`` (broadcast, C order) from cpu ``generator``: a float64 array of the samples
+    (``out_dtype``: numpy dtype whose float arithmetic ``scalar_t`` steps use)."""
+    fl = _same if out_dtype == np.float64 else _f32
+    flat = [a.reshape(-1).tolist() for a in np.broadcast_arrays(*inputs)]
+    out = np.empty(len(flat[0]), np.float64)
+    tiny = float(np.finfo(out_dtype).tiny)
+    with generator._serial() as s:
+        if kind == "poisson":
+            for i, lam in enumerate(flat[0]):
+                out[i] = sample_poisson(lam, s)
+        elif kind == "binomial":
+            for i, (n, p) in enumerate(zip(*flat)):
+                out[i] = sample_binomial(n, p, s, fl)
+        else:
+            for i, a in enumerate(flat[0]):
+                v = fl(sample_gamma(a, s, fl))
+                out[i] = v if tiny < v else tiny        # std::max(numeric_limits<scalar_t>::min(), v)
+    return out
+
+
+# ------------------------------------------------------------------ the gamma sampler's implicit gradient
+@triton.jit
+def digamma_one(x):
+    """ATen's ``digamma_one`` in fp64 for x > 0 (Distributions.h): recurrence to x >= 10, asymptotic series."""
+    result = tl.zeros_like(x)
+    for _ in tl.static_range(10):
+        small = x < 10.0
+        result = tl.where(small, result - 1.0 / x, result)
+        x = tl.where(small, x + 1.0, x)
+    z = 1.0 / (x * x)
+    p = tl.zeros_like(z) + 8.33333333333333333333E-2
+    p = p * z - 2.10927960927960927961E-2
+    p = p * z + 7.57575757575757575758E-3
+    p = p * z - 4.16666666666666666667E-3
+    p = p * z + 3.96825396825396825397E-3
+    p = p * z - 8.33333333333333333333E-3
+    p = p * z + 8.33333333333333333333E-2
+    y = tl.where(x < 1.0e17, z * p, 0.0)
+    return tl.where(x == 10.0, result + 2.25175258906672110764, result + tl.log(x) - 0.5 / x - y)
+
+
+@triton.jit
+def standard_gamma_grad_kernel(a_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out = d x / d alpha = -(dF(x; alpha) / d alpha) / f(x; alpha) for x ~ Gamma(alpha, 1) (ATen's
+    ``standard_gamma_grad_one``, fp64): Taylor series for x < 0.8, Rice saddle point for alpha > 8, else a
+    bivariate rational fit.  a, x, out contiguous (n,)."""
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n
+    alpha = tl.load(a_ptr + idx, mask=mask, other=1.0).to(tl.float64)
+    x = tl.load(x_ptr + idx, mask=mask, other=1.0).to(tl.float64)
+    # x < 0.8: series of the regularized lower incomplete gamma and of its alpha-derivative
+    numer = tl.zeros_like(x) + 1.0
+    denom = alpha
+    series1 = numer / denom
+    series2 = numer / (denom * denom)
+    for i in tl.static_range(1, 6):
+        numer = numer * (-x / i)
+        denom = denom + 1.0
+        series1 = series1 + numer / denom
+        series2 = series2 + numer / (denom * denom)
+    logx = tl.log(x)
+    pow_x_alpha = tl.exp(alpha * logx)
+    pdf = tl.exp((alpha - 1.0) * logx) * tl.exp(-x)
+    cdf_alpha = (logx - digamma_one(alpha)) * (pow_x_alpha * series1) - pow_x_alpha * series2
+    taylor = -cdf_alpha / pdf
+    taylor = tl.where(taylor != taylor, 0.0, taylor)
+    # alpha > 8: saddle point near the mode, else the asymptotic expansion
+    numer_1 = 1.0 + 24.0 * alpha * (1.0 + 12.0 * alpha)
+    numer_2 = 1440.0 * (alpha * alpha) + 6.0 * x * (53.0 - 120.0 * x) - 65.0 * x * x / alpha + alpha * (107.0 + 3600.0 * x)
+    near = numer_1 * numer_2 / (1244160.0 * (alpha * alpha) * (alpha * alpha))
+    sq = tl.sqrt(8.0 * alpha)
+    term2 = sq / (alpha - x)
+    log_ratio = tl.log(x / alpha)
+    term3 = tl.exp(-1.5 * tl.log(x - alpha - alpha * log_ratio))
+    term23 = tl.where(x < alpha, term2 - term3, term2 + term3)
+    term1 = log_ratio * term23 - tl.sqrt(2.0 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x))
+    stirling = 1.0 + 1.0 / (12.0 * alpha) * (1.0 + 1.0 / (24.0 * alpha))
+    far = -stirling * (x * term1) / sq
+    saddle = tl.where((0.9 * alpha <= x) & (x <= 1.1 * alpha), near, far)
+    # otherwise: exp(p(u, v) / q(u, v)), u = log(x / alpha), v = log(alpha)
+    u = log_ratio
+    v = tl.log(alpha)
+    c0 = 0.16009398 + u * (0.53487893 + u * 0.040121004)
+    c1 = -0.094634809 + u * (0.1298071 + u * -0.0065914022)
+    c2 = 0.025146376 + u * (0.065735949 + u * -0.0026286047)
+    c3 = -0.0030648343 + u * (-0.0015649758 + u * -0.0013441777)
+    c4 = 1.0 + u * (0.16639465 + u * 0.017050642)
+    c5 = 0.32668115 + u * (0.020070113 + u * -0.0021309326)
+    c6 = 0.10406089 + u * (-0.0035938915 + u * 0.00085092367)
+    c7 = 0.0014179084 + u * (-0.00058392623 + u * -1.5247877e-07)
+    p = c0 + v * (c1 + v * (c2 + v * c3))
+    q = c4 + v * (c5 + v * (c6 + v * c7))
+    rational = tl.exp(p / q)
+    r = tl.where(x < 0.8, taylor, tl.where(alpha > 8.0, saddle, rational))
+    tl.store(out_ptr + idx, r.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def standard_gamma_grad(alpha, x, out):
+    """Contiguous ``out`` = ``standard_gamma_grad_kernel`` of contiguous ``alpha``, ``x`` (same shape)."""
+    return _launch_words(standard_gamma_grad_kernel, out, [kptr(alpha), kptr(x), kptr(out), out.numel()], {})
