@@ -14,7 +14,7 @@ from ._compile import compile
 from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                         normal, scalar_tensor, tensor, zeros, zeros_like)
-from ._functional import (_sample_dirichlet, _standard_gamma, _standard_gamma_grad, binomial)
+from ._functional import _dirichlet_grad, _sample_dirichlet, _standard_gamma, _standard_gamma_grad, binomial
 from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, addmm, all, amax, amin, any, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argmax,
                           argmin, argsort, argwhere, asin, asinh, atan, atan2, atanh, atleast_1d, atleast_2d, atleast_3d, baddbmm,
                           bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,

@@ -301,6 +301,10 @@ def _standard_gamma_grad(input, output):
     return dispatch.call("_standard_gamma_grad", input, output)
 
 
+def _dirichlet_grad(x, alpha, total):
+    return dispatch.call("_dirichlet_grad", x, alpha, total)
+
+
 def _sample_dirichlet(input, generator=None):
     return dispatch.call("_sample_dirichlet", input, generator=_creation._gen(generator, input.device))
 

@@ -588,7 +588,7 @@ def standard_gamma_grad_kernel(a_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     term1 = log_ratio * term23 - tl.sqrt(2.0 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x))
     stirling = 1.0 + 1.0 / (12.0 * alpha) * (1.0 + 1.0 / (24.0 * alpha))
     far = -stirling * (x * term1) / sq
-    saddle = tl.where((0.9 * alpha <= x) & (x <= 1.1 * alpha), near, far)
+    saddle = tl.where((0.8999999761581421 * alpha <= x) & (x <= 1.100000023841858 * alpha), near, far)   # 0.9f, 1.1f
     # otherwise: exp(p(u, v) / q(u, v)), u = log(x / alpha), v = log(alpha)
     u = log_ratio
     v = tl.log(alpha)
@@ -603,10 +603,122 @@ def standard_gamma_grad_kernel(a_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     p = c0 + v * (c1 + v * (c2 + v * c3))
     q = c4 + v * (c5 + v * (c6 + v * c7))
     rational = tl.exp(p / q)
-    r = tl.where(x < 0.8, taylor, tl.where(alpha > 8.0, saddle, rational))
+    r = tl.where(x < 0.800000011920929, taylor, tl.where(alpha > 8.0, saddle, rational))     # 0.8f
     tl.store(out_ptr + idx, r.to(out_ptr.dtype.element_ty), mask=mask)
 
 
 def standard_gamma_grad(alpha, x, out):
     """Contiguous ``out`` = ``standard_gamma_grad_kernel`` of contiguous ``alpha``, ``x`` (same shape)."""
     return _launch_words(standard_gamma_grad_kernel, out, [kptr(alpha), kptr(x), kptr(out), out.numel()], {})
+
+
+@triton.jit
+def _beta_grad_alpha_small(x, alpha, beta):
+    """d x / d alpha for x ~ Beta(alpha, beta) near 0: Taylor series (ATen's ``_beta_grad_alpha_small``)."""
+    factor = digamma_one(alpha) - digamma_one(alpha + beta) - tl.log(x)
+    numer = tl.zeros_like(x) + 1.0
+    series = numer / alpha * (factor + 1.0 / alpha)
+    for i in tl.static_range(1, 11):
+        numer = numer * ((i - beta) * x / i)
+        denom = alpha + i
+        series = series + numer / denom * (factor + 1.0 / denom)
+    r = x * tl.exp(-beta * tl.log(1.0 - x)) * series
+    return tl.where(r != r, 0.0, r)
+
+
+@triton.jit
+def _beta_grad_beta_small(x, alpha, beta):
+    """d x / d beta for x ~ Beta(alpha, beta) near 0 (ATen's ``_beta_grad_beta_small``)."""
+    factor = digamma_one(alpha + beta) - digamma_one(beta)
+    numer = tl.zeros_like(x) + 1.0
+    betas = tl.zeros_like(x) + 1.0
+    dbetas = tl.zeros_like(x)
+    series = factor / alpha
+    for i in tl.static_range(1, 9):
+        numer = numer * (-x / i)
+        dbetas = dbetas * (beta - i) + betas
+        betas = betas * (beta - i)
+        series = series + numer / (alpha + i) * (dbetas + factor * betas)
+    r = -tl.exp((1.0 - beta) * tl.log(1.0 - x)) * series
+    return tl.where(r != r, 0.0, r)
+
+
+@triton.jit
+def _beta_grad_alpha_mid(x, alpha, beta):
+    """d x / d alpha for Beta(alpha, beta) with both large: Rice saddle point (ATen's ``_beta_grad_alpha_mid``)."""
+    total = alpha + beta
+    mean = alpha / total
+    std = tl.sqrt(alpha * beta / (total + 1.0)) / total
+    poly = 47.0 * x * (beta * beta) * (beta * beta) + alpha * (
+        (43.0 + 20.0 * (16.0 + 27.0 * beta) * x) * (beta * beta) * beta + alpha * (
+            3.0 * (59.0 + 180.0 * beta - 90.0 * x) * (beta * beta) + alpha * (
+                (453.0 + 1620.0 * beta * (1.0 - x) - 455.0 * x) * beta + alpha * (8.0 * (1.0 - x) * (135.0 * beta - 11.0)))))
+    prefactor_num = (1.0 + 12.0 * alpha) * (1.0 + 12.0 * beta) / (total * total)
+    prefactor_den = 12960.0 * alpha * alpha * alpha * beta * beta * (1.0 + 12.0 * total)
+    near = prefactor_num / (1.0 - x) * poly / prefactor_den
+    prefactor = -x / tl.sqrt(2.0 * alpha * beta / total)
+    stirling = ((1.0 + 1.0 / (12.0 * alpha) + 1.0 / (288.0 * alpha * alpha))
+                * (1.0 + 1.0 / (12.0 * beta) + 1.0 / (288.0 * beta * beta))
+                / (1.0 + 1.0 / (12.0 * total) + 1.0 / (288.0 * total * total)))
+    term1_num = 2.0 * (alpha * alpha) * (x - 1.0) + alpha * beta * (x - 1.0) - x * (beta * beta)
+    axbx = alpha * (x - 1.0) + beta * x
+    term1_den = tl.sqrt(2.0 * alpha / beta) * tl.exp(1.5 * tl.log(total)) * axbx * axbx
+    term1 = term1_num / term1_den
+    term2 = 0.5 * tl.log(alpha / (total * x))
+    term3 = tl.sqrt(8.0 * alpha * beta / total) / (beta * x + alpha * (x - 1.0))
+    term4_base = beta * tl.log(beta / (total * (1.0 - x))) + alpha * tl.log(alpha / (total * x))
+    term4 = tl.exp(-1.5 * tl.log(term4_base))
+    term1234 = term1 + term2 * (term3 + tl.where(x < mean, term4, -term4))
+    far = stirling * prefactor * term1234
+    return tl.where((mean - 0.1 * std <= x) & (x <= mean + 0.1 * std), near, far)
+
+
+@triton.jit
+def _bpoly(b, k0, k1, k2, k3):
+    return k0 + b * (k1 + b * (k2 + b * k3))
+
+
+@triton.jit
+def dirichlet_grad_kernel(x_ptr, a_ptr, t_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out = -(d/d alpha BetaCDF(x; alpha, total - alpha)) / pdf / (1 - x), the Dirichlet sampler's implicit
+    gradient by its Beta marginals (ATen's ``dirichlet_grad_one``, fp64).  x, alpha, total contiguous (n,)."""
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n
+    x = tl.load(x_ptr + idx, mask=mask, other=0.5).to(tl.float64)
+    alpha = tl.load(a_ptr + idx, mask=mask, other=1.0).to(tl.float64)
+    total = tl.load(t_ptr + idx, mask=mask, other=2.0).to(tl.float64)
+    beta = total - alpha
+    boundary = total * x * (1.0 - x)
+    u = tl.log(x)
+    a = tl.log(alpha) - u
+    b = tl.log(total) - a
+    u2 = u * u
+    a2 = a * a
+    p = (_bpoly(b, 1.003668233, -0.01061107488, -0.0657888334, 0.01201642863)
+         + a * _bpoly(b, 0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033)
+         + a2 * _bpoly(b, -0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013)
+         + u * _bpoly(b, 0.221950385, -0.3187676331, 0.01799915743, 0.01074823814)
+         + u * a * _bpoly(b, -0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057)
+         + u * a2 * _bpoly(b, 0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05)
+         + u2 * _bpoly(b, -0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565)
+         + u2 * a * _bpoly(b, 0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181)
+         + u2 * a2 * _bpoly(b, 0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05))
+    q = (_bpoly(b, 1.0, -0.02924021934, -0.04438342661, 0.007285809825)
+         + a * _bpoly(b, 0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521)
+         + a2 * _bpoly(b, -0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149)
+         + u * _bpoly(b, 0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273)
+         + u * a * _bpoly(b, 0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956)
+         + u * a2 * _bpoly(b, -0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05)
+         + u2 * _bpoly(b, 0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05)
+         + u2 * a * _bpoly(b, 0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05)
+         + u2 * a2 * _bpoly(b, -0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06))
+    rational = p / q * (x * (digamma_one(total) - digamma_one(alpha)) / beta)
+    r = tl.where((alpha > 6.0) & (beta > 6.0), _beta_grad_alpha_mid(x, alpha, beta), rational)
+    r = tl.where((x >= 0.5) & (boundary < 0.75), -_beta_grad_beta_small(1.0 - x, beta, alpha), r)
+    r = tl.where((x <= 0.5) & (boundary < 2.5), _beta_grad_alpha_small(x, alpha, beta), r)
+    tl.store(out_ptr + idx, r.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def dirichlet_grad(x, alpha, total, out):
+    """Contiguous ``out`` = ``dirichlet_grad_kernel`` of contiguous ``x``, ``alpha``, ``total`` (same shape)."""
+    return _launch_words(dirichlet_grad_kernel, out, [kptr(x), kptr(alpha), kptr(total), kptr(out), out.numel()], {})

@@ -144,6 +144,22 @@ def standard_gamma_grad_backward(ctx, grad):
     raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
 
 
+def dirichlet_grad_forward(x, alpha, total):
+    """The Dirichlet sampler's implicit gradient per element (``kernels.random.dirichlet_grad``); x, alpha, total
+    of one shape."""
+    _serial_dtypes("_dirichlet_grad_cpu", x)
+    for name, t in (("alpha", alpha), ("total", total)):
+        if tuple(t.shape) != tuple(x.shape):
+            raise RuntimeError(f"_dirichlet_grad: expected {name} and x to have the same shape, but got "
+                               f"{list(t.shape)} and {list(x.shape)}")
+        if t.dtype is not x.dtype:
+            raise RuntimeError(f"expected scalar type {x.dtype.legacy_name} but found {t.dtype.legacy_name}")
+    out = empty(tuple(x.shape), x.dtype, x.device)
+    if out.numel():
+        KR.dirichlet_grad(x.contiguous(), alpha.contiguous(), total.contiguous(), out)
+    return out
+
+
 def sample_dirichlet_forward(self, *, generator):
     """Dirichlet(self) draws over the last dim: float64 gammas (ATen's ``_s_dirichlet_cpu``) normalized, clamped
     to [smallest normal, the float below 1] in self's dtype."""
@@ -162,6 +178,8 @@ STANDARD_GAMMA = Op("_standard_gamma", standard_gamma_forward, standard_gamma_ba
                     save=("self", "result"), variants=("function",))
 STANDARD_GAMMA_GRAD = Op("_standard_gamma_grad", standard_gamma_grad_forward, standard_gamma_grad_backward,
                          "StandardGammaGradBackward0", inputs=("self", "output"), variants=("function",))
+DIRICHLET_GRAD = Op("_dirichlet_grad", dirichlet_grad_forward, inputs=("x", "alpha", "total"), variants=("function",))
 SAMPLE_DIRICHLET = Op("_sample_dirichlet", sample_dirichlet_forward, variants=("function",))
 
-ENTRIES = [MULTINOMIAL, POISSON, BINOMIAL, STANDARD_GAMMA, STANDARD_GAMMA_GRAD, SAMPLE_DIRICHLET]
+ENTRIES = [MULTINOMIAL, POISSON, BINOMIAL, STANDARD_GAMMA, STANDARD_GAMMA_GRAD, SAMPLE_DIRICHLET,
+           DIRICHLET_GRAD]
