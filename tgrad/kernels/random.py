@@ -210,10 +210,12 @@ def f64_bits(x):
     return int(np.array(float(x), np.float64).view(np.int64))
 
 
-def _launch_words(kernel, out, args, constexprs):
+def _launch_words(kernel, out, args, constexprs, gpu_block=None):
+    """One program per ``BLOCK`` elements of ``out`` (``gpu_block`` on cuda for kernels heavy in fp64 temporaries:
+    1024 elements a program spill there)."""
     n = out.numel()
     dev = out._storage.launch_device
-    block = elementwise_block(n, dev)
+    block = gpu_block if gpu_block and gpu_blocks(dev) else elementwise_block(n, dev)
     launch(kernel, (cdiv(n, block),), dev, args, dict(constexprs, BLOCK=block))
     return out
 
@@ -609,7 +611,8 @@ def standard_gamma_grad_kernel(a_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def standard_gamma_grad(alpha, x, out):
     """Contiguous ``out`` = ``standard_gamma_grad_kernel`` of contiguous ``alpha``, ``x`` (same shape)."""
-    return _launch_words(standard_gamma_grad_kernel, out, [kptr(alpha), kptr(x), kptr(out), out.numel()], {})
+    return _launch_words(standard_gamma_grad_kernel, out, [kptr(alpha), kptr(x), kptr(out), out.numel()], {},
+                         gpu_block=128)
 
 
 @triton.jit
@@ -721,4 +724,5 @@ def dirichlet_grad_kernel(x_ptr, a_ptr, t_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def dirichlet_grad(x, alpha, total, out):
     """Contiguous ``out`` = ``dirichlet_grad_kernel`` of contiguous ``x``, ``alpha``, ``total`` (same shape)."""
-    return _launch_words(dirichlet_grad_kernel, out, [kptr(x), kptr(alpha), kptr(total), kptr(out), out.numel()], {})
+    return _launch_words(dirichlet_grad_kernel, out, [kptr(x), kptr(alpha), kptr(total), kptr(out), out.numel()], {},
+                         gpu_block=128)
