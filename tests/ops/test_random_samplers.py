@@ -54,6 +54,7 @@ def cases(torch):
         "D.StudentT": seeded(12, lambda: D.StudentT(t([2.0, 5.0]), 1.0, 2.0).sample((3,))),
         "D.Beta": seeded(13, lambda: D.Beta(t([0.5, 3.0]), t([2.0, 0.5])).sample((3,))),
         "D.Dirichlet": seeded(14, lambda: D.Dirichlet(t([0.5, 1.0, 2.0])).sample((3,))),
+        "D.Multinomial": seeded(15, lambda: D.Multinomial(10, t([0.2, 0.3, 0.5])).sample((4,))),
     }
 
 
@@ -75,7 +76,9 @@ REF = {
     'D.StudentT': ('e65b34df2ba71b93', [0.22702312469482422, -3.2274246215820312, 0.8531944751739502, 1.7646749019622803, 4.446180820465088, -2.1655828952789307]),
     'D.Beta': ('ecf52882fbfaa523', [0.027654482051730156, 0.7986584901809692, 0.016588479280471802, 0.3869456946849823, 0.03026759810745716, 0.9425230622291565]),
     'D.Dirichlet': ('095b58902a257ae6', [0.010732327587902546, 0.2660016417503357, 0.7232660055160522, 0.6258360147476196, 0.0325833298265934, 0.34158068895339966]),
+    'D.Multinomial': ('601285edcdd6db48', [4.0, 2.0, 4.0, 1.0, 4.0, 5.0]),
 }
+
 
 
 def _digest(a):
@@ -131,6 +134,17 @@ if pytest is not None:
         assert abs(b.mean() - 15.0) < 5 * math.sqrt(10.5 / 20000)
         g2 = tgrad.Generator("cpu", _philox=True).manual_seed(3)
         np.testing.assert_array_equal(tgrad.poisson(rate, generator=g2).numpy(), s)     # reproducible by seed
+
+    def test_kl_divergences():
+        """Binomial-Binomial (PyTorch 2.13 prints 0.8228284120559692, 3.8190860748291016), infinite where
+        p.total_count > q.total_count, and Poisson || Binomial."""
+        t = tgrad.tensor
+        got = D.kl_divergence(D.Binomial(10, t([0.3, 0.6])), D.Binomial(10, t([0.5, 0.2])))
+        np.testing.assert_allclose(got.numpy(), [0.8228284120559692, 3.8190860748291016], rtol=2e-6)
+        assert D.kl_divergence(D.Binomial(12, t([0.3])), D.Binomial(10, t([0.5]))).tolist() == [math.inf]
+        assert D.kl_divergence(D.Poisson(t([2.0])), D.Binomial(10, t([0.5]))).tolist() == [math.inf]
+        with pytest.raises(NotImplementedError, match="q.total_count > p.total_count is not implemented"):
+            D.kl_divergence(D.Binomial(3, t([0.3])), D.Binomial(10, t([0.5])))
 
     def test_log_prob_formulas():
         k = np.array([0.0, 3.0, 7.0, 10.0])
