@@ -5,6 +5,7 @@ drawn by the cpu Generator, read as uint32), bit for bit.  cuda: counter-based P
 import ctypes
 import ctypes.util
 import math
+import struct
 
 import numpy as np
 import triton
@@ -359,8 +360,15 @@ _sqrt = _c_semantics(math.sqrt, _libm.sqrt)
 _exp = _c_semantics(math.exp, _libm.exp)
 
 
+_F32 = struct.Struct("f")
+
+
 def _f32(x):
-    return float(np.float32(x))
+    """``x`` rounded to float32 (struct: 2.5x numpy's scalar path; out of range: numpy's inf)."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return float(np.float32(x))
 
 
 def _same(x):
@@ -458,7 +466,9 @@ def _binomial_inversion(count, prob, s, fl):
         geom_sum += geom
         if geom_sum > count:
             return num_geom
-        num_geom = fl(num_geom + 1)
+        num_geom += 1.0         # (an integer: exact in float32 below 2^24)
+        if num_geom > 16777216.0:
+            num_geom = fl(num_geom)
 
 
 def _btrs(count, prob, s, fl):
@@ -470,7 +480,8 @@ def _btrs(count, prob, s, fl):
     v_r = 0.92 - 4.2 / b
     r = fl(prob / fl(1 - prob))
     alpha = (2.83 + 5.1 / b) * stddev
-    m = _floor(fl(fl(count + 1) * prob))
+    count1 = fl(count + 1)
+    m = _floor(fl(count1 * prob))
     while True:
         U = s.uniform() - 0.5
         V = s.uniform()
@@ -481,10 +492,13 @@ def _btrs(count, prob, s, fl):
         if us >= 0.07 and V <= v_r:
             return k
         V = _log(V * alpha / (a / (us * us) + b))
+        cmk = fl(count - k)
+        cmk1 = fl(cmk + 1)
+        # ATen's sum, left to right: ((m + 0.5) log(..) + ..) + .. (the m terms are the same every round)
         upper = ((m + 0.5) * _log((m + 1) / (r * (count - m + 1)))
-                 + fl(count + 1) * _log((count - m + 1) / fl(fl(count - k) + 1))
-                 + (k + 0.5) * _log(r * fl(fl(count - k) + 1) / fl(k + 1))
-                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(fl(count - k)))
+                 + count1 * _log((count - m + 1) / cmk1)
+                 + (k + 0.5) * _log(r * cmk1 / fl(k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(cmk))
         if V <= upper:
             return k
 
