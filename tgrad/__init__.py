@@ -14,6 +14,7 @@ from ._compile import compile
 from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                         normal, scalar_tensor, tensor, zeros, zeros_like)
+from ._functional import _dirichlet_grad, _sample_dirichlet, _standard_gamma, _standard_gamma_grad, binomial
 from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, addmm, all, amax, amin, any, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argmax,
                           argmin, argsort, argwhere, asin, asinh, atan, atan2, atanh, atleast_1d, atleast_2d, atleast_3d, baddbmm,
                           bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,
@@ -27,7 +28,7 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           log, log10, log1p, log2, logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
                           masked_fill, masked_scatter, masked_select, matmul, max, maximum, mean, meshgrid, min,
                           minimum, mm, moveaxis, movedim, msort, mul, multinomial, multiply, mv, mvlgamma, nan_to_num, narrow,
-                          ne, neg, negative, nonzero, norm, not_equal, numel, outer, permute, polygamma, pow, prod, ravel,
+                          ne, neg, negative, nonzero, norm, not_equal, numel, outer, permute, poisson, polygamma, pow, prod, ravel,
                           reciprocal, relu, remainder, repeat_interleave, reshape, roll, round, row_stack, rsqrt,
                           rsub, scatter, scatter_add, scatter_reduce, select, selu, sigmoid, sign, sin, sinh, sort, split, sqrt, square,
                           squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,

@@ -3,6 +3,7 @@ import numpy as np
 
 from . import dtypes as D
 from .autograd import dispatch, grad_mode
+from . import _creation
 from ._creation import arange, scalar_tensor, tensor
 from .tensor import Tensor, tensor_arg
 
@@ -282,6 +283,30 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     return input.multinomial(num_samples, replacement, generator=generator)
+
+
+def poisson(input, generator=None):
+    return dispatch.call("poisson", input, generator=_creation._gen(generator, input.device))
+
+
+def binomial(count, prob, generator=None):
+    return dispatch.call("binomial", count, prob, generator=_creation._gen(generator, count.device))
+
+
+def _standard_gamma(input, generator=None):
+    return dispatch.call("_standard_gamma", input, generator=_creation._gen(generator, input.device))
+
+
+def _standard_gamma_grad(input, output):
+    return dispatch.call("_standard_gamma_grad", input, output)
+
+
+def _dirichlet_grad(x, alpha, total):
+    return dispatch.call("_dirichlet_grad", x, alpha, total)
+
+
+def _sample_dirichlet(input, generator=None):
+    return dispatch.call("_sample_dirichlet", input, generator=_creation._gen(generator, input.device))
 
 
 def amax(input, dim=(), keepdim=False):

@@ -7,6 +7,7 @@ offset: every draw of ``n`` numbers uses counters ``offset .. offset + n - 1`` a
 """
 import contextlib
 import ctypes
+import math
 import os
 import struct
 import threading
@@ -56,10 +57,10 @@ class Generator:
         with self._lock:
             self._seed = seed & 0xFFFF_FFFF_FFFF_FFFF
             self._offset = 0
+            self._normal = None             # the cached second sample of a double normal pair
             if self._mt is not None:
                 self._mt._legacy_seeding(self._seed & 0xFFFFFFFF)   # mt19937(seed): the low 32 bits
                 self._fresh = True          # PyTorch's `next` field is 0 until the first word
-                self._normal = None         # the cached second sample of a double normal pair
                 self._normal_f = None       # (PyTorch keeps a float one too; its kernels never set it)
         return self
 
@@ -160,6 +161,19 @@ class Generator:
         if n:
             np.ctypeslib.as_array((ctypes.c_uint32 * n).from_address(address))[:] = self._raw(n)
 
+    @contextlib.contextmanager
+    def _serial(self):
+        """The draws of ATen's serial cpu samplers (poisson, binomial, gamma), one at a time: ``uniform()`` is
+        ``at::uniform_real_distribution<double>(0, 1)`` (53 bits of ``random64``), ``normal()`` is
+        ``at::normal_distribution<double>`` (the cached second value of a pair first).  Words are read
+        ahead in blocks; on exit the engine stands just after the words used."""
+        with self._lock:
+            s = _Serial(self)
+            try:
+                yield s
+            finally:
+                s.close()
+
     def _normal_pairs(self, n):
         """``n`` draws of PyTorch's ``at::normal_distribution<double>`` (standard), one after another: a
         fresh pair takes two 53-bit uniforms u1, u2 (4 words), r = sqrt(-2 log1p(-u2)), theta = 2 pi u1,
@@ -183,6 +197,59 @@ class Generator:
         with self._lock:
             self._normal = float(r[-1] * np.sin(theta[-1])) if (n - i) % 2 else None
         return out
+
+
+class _Serial:
+    """One serial sampling pass of a cpu generator (see ``Generator._serial``; its lock is held)."""
+
+    _BLOCK = 4096
+
+    def __init__(self, g):
+        self._g = g
+        self._start = g._mt.state if g._mt is not None else None
+        # a cuda generator: numpy's Philox4x64 keyed by the seed from the generator's counter offset (its
+        # kernels' Philox4x32 stream is another function of the same counters)
+        self._philox = None if g._mt is not None else np.random.Philox(key=g._seed, counter=g._offset)
+        self._buf = []
+        self._pos = 0
+        self._used = 0
+        self._cached = g._normal
+
+    def uniform(self):
+        if self._pos == len(self._buf):
+            if self._philox is not None:
+                u = self._philox.random_raw(self._BLOCK // 2) & np.uint64((1 << 53) - 1)
+            else:
+                w = self._g._mt.random_raw(self._BLOCK).astype(np.uint64)
+                u = ((w[0::2] << np.uint64(32)) | w[1::2]) & np.uint64((1 << 53) - 1)
+            self._buf = (u.astype(np.float64) * 2.0 ** -53).tolist()
+            self._pos = 0
+        self._pos += 1
+        self._used += 2
+        return self._buf[self._pos - 1]
+
+    def normal(self):
+        if self._cached is not None:
+            v, self._cached = self._cached, None
+            return v
+        u1 = self.uniform()
+        u2 = self.uniform()
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        self._cached = r * math.sin(theta)
+        return r * math.cos(theta)
+
+    def close(self):
+        """Put the engine just after the words used and keep the cached normal (the generator's lock held)."""
+        g = self._g
+        g._normal = self._cached
+        if self._philox is not None:
+            g._offset += self._used         # >= the Philox blocks used (one per 8 words)
+            return
+        g._mt.state = self._start
+        if self._used:
+            g._mt.random_raw(self._used)
+            g._fresh = False
 
 
 default_generator = Generator()

@@ -1,5 +1,5 @@
 """``tgrad.distributions``: Normal, MultivariateNormal, Categorical, Bernoulli, Uniform, Independent,
-MixtureSameFamily, Laplace, Exponential, LogNormal, Cauchy, Gamma, Chi2, Beta, Dirichlet, StudentT, Poisson,
+MixtureSameFamily, Laplace, Binomial, NegativeBinomial, Exponential, LogNormal, Cauchy, Gamma, Chi2, Beta, Dirichlet, StudentT, Poisson,
 Geometric, OneHotCategorical, TransformedDistribution (with ``transforms``), Multinomial and
 ``kl_divergence``, with PyTorch's sampling (the same generator draws, so a seeded program samples PyTorch's
 numbers), ``rsample`` (the reparameterization trick) and argument validation.  Built on the Tensor API
@@ -7,6 +7,7 @@ numbers), ``rsample`` (the reparameterization trick) and argument validation.  B
 from . import constraints, transforms  # noqa: F401
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .dirichlet import Dirichlet
@@ -23,6 +24,7 @@ from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
@@ -33,8 +35,8 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution", "Exponential",
            "ExponentialFamily", "Gamma", "Geometric", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
-           "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal",
+           "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
            "OneHotCategorical", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
            "TransformedDistribution", "Uniform", "kl_divergence", "register_kl"] + transforms.__all__

@@ -6,16 +6,18 @@ from .. import _functional_more as FM
 from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import _standard_gamma
+from .dirichlet import Dirichlet
 from .utils import _expand_params, broadcast_all
 
 __all__ = ["Beta"]
 
 
 class Beta(ExponentialFamily):
-    """Samples are Ga / (Ga + Gb) from two Gamma draws (tgrad's gamma stream: not PyTorch's numbers)."""
+    """Samples are the first coordinate of Dirichlet([a, b]) draws, as PyTorch draws them (its numbers on the cpu
+    generator); ``rsample`` is differentiable."""
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
@@ -42,11 +44,9 @@ class Beta(ExponentialFamily):
         total = self.concentration1 + self.concentration0
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
-    def sample(self, sample_shape=Size()):
-        shape = self._extended_shape(sample_shape)
-        ga = _standard_gamma(self.concentration1.expand(shape).contiguous())
-        gb = _standard_gamma(self.concentration0.expand(shape).contiguous())
-        return ga / (ga + gb)
+    def rsample(self, sample_shape=()):
+        conc = FN.stack([self.concentration1, self.concentration0], -1)
+        return Dirichlet(conc, validate_args=False).rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
         """xlogy(a-1, x) + xlogy(b-1, 1-x) + lgamma(a+b) - lgamma(a) - lgamma(b) (PyTorch's Dirichlet form)."""

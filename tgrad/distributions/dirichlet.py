@@ -1,16 +1,41 @@
 """``Dirichlet(concentration)``: density prod x_i^(c_i - 1) / B(c) on the simplex (the last dim is the event)."""
 from .. import _creation as C
+from .. import _functional as FN
 from .. import _functional_more as FM
+from ..autograd.function import Function, once_differentiable
 from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import _standard_gamma
 
 __all__ = ["Dirichlet"]
 
 
+def _Dirichlet_backward(x, concentration, grad_output):
+    total = concentration.sum(-1, True).expand_as(concentration)
+    grad = FN._dirichlet_grad(x, concentration, total)
+    return grad * (grad_output - (x * grad_output).sum(-1, True))
+
+
+class _Dirichlet(Function):
+    """x = ``_sample_dirichlet(concentration)``, differentiable by the implicit gradient ``_dirichlet_grad``."""
+
+    @staticmethod
+    def forward(ctx, concentration):
+        x = FN._sample_dirichlet(concentration)
+        ctx.save_for_backward(x, concentration)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        x, concentration = ctx.saved_tensors
+        return _Dirichlet_backward(x, concentration, grad_output)
+
+
 class Dirichlet(ExponentialFamily):
-    """Samples are normalized Gamma draws (tgrad's gamma stream: not PyTorch's numbers); no rsample gradient."""
+    """Samples are ``tgrad._sample_dirichlet`` (normalized float64 gammas, ATen's: PyTorch's numbers on the cpu
+    generator); ``rsample`` is differentiable (the implicit gradient of the Beta marginals)."""
+    has_rsample = True
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
 
@@ -28,9 +53,9 @@ class Dirichlet(ExponentialFamily):
         new._validate_args = self._validate_args
         return new
 
-    def sample(self, sample_shape=Size()):
-        g = _standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)).contiguous())
-        return g / g.sum(-1, keepdim=True)
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        return _Dirichlet.apply(self.concentration.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -1,10 +1,9 @@
 """``Gamma(concentration, rate)`` and ``Chi2(df)`` = Gamma(df / 2, 1 / 2)."""
 from numbers import Number
 
-from .. import _creation as C
+from .. import _functional as FN
 from .. import _functional_more as FM
 from .. import dtypes as D
-from ..autograd import grad_mode
 from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
@@ -13,35 +12,18 @@ from .utils import _expand_params, broadcast_all
 __all__ = ["Chi2", "Gamma"]
 
 
-def _standard_gamma(alpha):
-    """Gamma(alpha, 1) draws of alpha's shape by Marsaglia-Tsang (alpha < 1: boosted by U^(1/alpha)), drawing
-    tgrad's normal/uniform streams round by round until every element is accepted.  NOTE: ATen's sampler draws
-    per element, so seeded samples differ from PyTorch's (the distribution is the same)."""
-    with grad_mode.no_grad():
-        a = alpha.detach()
-        boost = a < 1
-        d = a.where(~boost, a + 1) - 1.0 / 3
-        c = (9 * d).rsqrt()
-        out = C.zeros_like(a)
-        todo = C.ones_like(a, dtype=out.dtype) > 0
-        while bool(todo.any()):
-            x = C.randn_like(a)
-            v = (1 + c * x).pow(3)
-            u = C.rand_like(a)
-            ok = (v > 0) & (u.log() < 0.5 * x * x + d - d * v + d * v.clamp(min=1e-30).log())
-            take = todo & ok
-            out = (d * v).where(take, out)
-            todo = todo & ~ok
-        u = C.rand_like(a)
-        return out.where(~boost, out * u.pow(a.reciprocal())).clamp(min=D.finfo(a.dtype).tiny)
+def _standard_gamma(concentration):
+    """Gamma(concentration, 1) draws: ``tgrad._standard_gamma`` (ATen's sampler on the cpu generator's stream:
+    PyTorch's numbers; differentiable by the implicit reparameterization gradient)."""
+    return FN._standard_gamma(concentration)
 
 
 class Gamma(ExponentialFamily):
-    """density rate^c x^(c-1) exp(-rate x) / Gamma(c).  ``rsample`` is not differentiable yet (PyTorch's
-    implicit reparameterization gradient, ``_standard_gamma_grad``, is not written): has_rsample is False."""
+    """density rate^c x^(c-1) exp(-rate x) / Gamma(c).  ``rsample`` is differentiable in both parameters (d x /
+    d concentration by ``_standard_gamma_grad``, the implicit gradient -(dF/dc) / f)."""
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False
+    has_rsample = True
     _mean_carrier_measure = 0
 
     @property
@@ -65,11 +47,12 @@ class Gamma(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         return _expand_params(self, Gamma, batch_shape, _instance, ("concentration", "rate"))
 
-    def sample(self, sample_shape=Size()):
-        """standard gamma draws / rate (tgrad's stream: see ``_standard_gamma``)."""
+    def rsample(self, sample_shape=Size()):
+        """standard gamma draws / rate, at least the dtype's smallest normal number."""
         shape = self._extended_shape(sample_shape)
-        value = _standard_gamma(self.concentration.expand(shape).contiguous()) / self.rate.expand(shape)
-        return value.clamp(min=D.finfo(value.dtype).tiny)
+        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=D.finfo(value.dtype).tiny)      # not recorded in the graph
+        return value
 
     def log_prob(self, value):
         """xlogy(c, rate) + xlogy(c - 1, x) - rate x - lgamma(c)."""

@@ -6,6 +6,7 @@ from functools import total_ordering
 from ..nn import functional as F
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .dirichlet import Dirichlet
@@ -185,6 +186,21 @@ def _kl_beta_beta(p, q):
     t4 = (p.concentration0 - q.concentration0) * p.concentration0.digamma()
     t5 = (sum_q - sum_p) * sum_p.digamma()
     return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    """n (p (logit p - logit q) + log(1 - p) - log(1 - q)); inf where p.total_count > q.total_count."""
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    return kl.masked_fill(p.total_count > q.total_count, math.inf)
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p, q):
+    return p.rate.new_full(p.rate.shape, math.inf)
 
 
 @register_kl(Poisson, Poisson)

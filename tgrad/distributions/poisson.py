@@ -1,7 +1,9 @@
 """``Poisson(rate)``: P(k) = rate^k exp(-rate) / k!."""
 from numbers import Number
 
+from .. import _functional as FN
 from .. import _functional_more as FM
+from ..autograd import grad_mode
 from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
@@ -11,7 +13,7 @@ __all__ = ["Poisson"]
 
 
 class Poisson(ExponentialFamily):
-    """Sampling (ATen's ``poisson``, a per-element rejection sampler) is not written yet: ``sample`` raises."""
+    """``sample`` is ``tgrad.poisson`` (ATen's sampler: PyTorch's numbers on the cpu generator)."""
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
@@ -34,6 +36,11 @@ class Poisson(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         return _expand_params(self, Poisson, batch_shape, _instance, ("rate",))
+
+    def sample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        with grad_mode.no_grad():
+            return FN.poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
         """xlogy(k, rate) - rate - lgamma(k + 1)."""

@@ -13,10 +13,11 @@ __all__ = ["StudentT"]
 
 
 class StudentT(Distribution):
-    """Samples are loc + scale X / sqrt(Z / df) with Z ~ Chi2(df) (tgrad's gamma stream: not PyTorch's
-    numbers); no rsample gradient."""
+    """Samples are loc + scale X / sqrt(Z / df), X ~ Normal(0, 1), Z ~ Chi2(df) (PyTorch's draws, in its order);
+    ``rsample`` is differentiable in df too (through Chi2's gamma)."""
     arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
+    has_rsample = True
 
     @property
     def mean(self):
@@ -35,16 +36,19 @@ class StudentT(Distribution):
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
         batch_shape = Size() if all(isinstance(v, Number) for v in (df, loc, scale)) else self.df.size()
+        self._chi2 = Chi2(self.df)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, StudentT, batch_shape, _instance, ("df", "loc", "scale"))
+        new = _expand_params(self, StudentT, batch_shape, _instance, ("df", "loc", "scale"))
+        new._chi2 = self._chi2.expand(batch_shape)
+        return new
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         x = _standard_normal(shape, dtype=self.df.dtype, device=self.df.device)
-        z = Chi2(self.df).sample(sample_shape)
-        return self.loc + self.scale * x * (z / self.df).rsqrt()
+        z = self._chi2.rsample(sample_shape)
+        return self.loc + self.scale * (x * (z / self.df).rsqrt())
 
     def log_prob(self, value):
         if self._validate_args:

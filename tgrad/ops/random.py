@@ -1,12 +1,15 @@
-"""Random sampling ops: ``multinomial`` (with or without replacement).  The cpu generator (mt19937) gives
-PyTorch's draws (host: its sequential search and exponential races); a cuda one tgrad's Philox kernel
-(tgrad/kernels/random.py).  Not differentiable."""
+"""Random sampling ops: ``multinomial`` (with or without replacement); ``poisson``, ``binomial``,
+``_standard_gamma`` and ``_sample_dirichlet`` (ATen's rejection samplers); ``_standard_gamma_grad`` (the
+gamma sampler's implicit reparameterization gradient, a Triton kernel).  The cpu generator (mt19937) gives
+PyTorch's draws (host: multinomial's sequential search and exponential races, the rejection samplers element
+after element as ATen's cpu_serial_kernel); a cuda one tgrad's Philox kernel for multinomial, and the same
+host samplers on a Philox stream for the rest.  Only ``_standard_gamma`` is differentiable."""
 import numpy as np
 
 from .. import dtypes as D
 from ..kernels import random as KR
-from ..tensor import empty
-from . import Op
+from ..tensor import empty, from_host
+from . import Op, call as _c
 
 
 def multinomial_forward(self, *, num_samples, replacement=False, generator):
@@ -66,4 +69,117 @@ def _multinomial_mt(v, n, replacement, g):
     return np.argsort(-q, axis=1, kind="stable")[:, :n]
 
 
-ENTRIES = [MULTINOMIAL]
+def _serial_dtypes(name, x, dtypes=(D.float32, D.float64)):
+    if x.dtype not in dtypes:
+        raise NotImplementedError(f'"{name}" not implemented for \'{x.dtype.legacy_name}\'')
+
+
+def _serial(kind, inputs, like, generator):
+    """The samples of ATen's serial sampler ``kind`` over host copies of ``inputs``, as a tensor like ``like``."""
+    arrs = [t._host_copy().astype(np.float64) for t in inputs]
+    out = KR.serial_sample(kind, arrs, generator, like.dtype.np if like.dtype is D.float64 else np.float32)
+    return from_host(out.reshape(tuple(like.shape)), like.dtype, like.device)
+
+
+def poisson_forward(self, *, generator):
+    """Poisson(self) draws of self's shape and dtype (ATen's ``sample_poisson`` per element)."""
+    _serial_dtypes("poisson_cpu", self, (D.float32, D.float64, D.float16, D.bfloat16))
+    return _serial("poisson", [self], self, generator)
+
+
+def zero_backward(ctx, grad):
+    """The draws do not depend on the rate: zeros (PyTorch's PoissonBackward0)."""
+    return (grad * 0,)
+
+
+def binomial_forward(count, prob, *, generator):
+    """Binomial(count, prob) draws of count's shape (prob broadcast to it; ATen's ``sample_binomial``)."""
+    if not count.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: {count.dtype.legacy_name}")
+    if not prob.dtype.is_floating_point:
+        raise ValueError(f"binomial only supports floating-point dtypes for prob, got: {prob.dtype.legacy_name}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {prob.dtype.legacy_name} but expected {count.dtype.legacy_name}")
+    _serial_dtypes("binomial_cpu", count)
+    cs, ps = tuple(count.shape), tuple(prob.shape)
+    for i in range(1, max(len(cs), len(ps)) + 1):
+        a = cs[-i] if i <= len(cs) else 1
+        b = ps[-i] if i <= len(ps) else 1
+        if b != a and b != 1 or i > len(cs) and b != 1:
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton "
+                               f"dimension {max(len(cs), len(ps)) - i}")
+    return _serial("binomial", [count, prob], count, generator)
+
+
+def binomial_backward(ctx, grad):
+    raise RuntimeError("derivative for aten::binomial is not implemented")
+
+
+def standard_gamma_forward(self, *, generator):
+    """Gamma(self, 1) draws (ATen's ``sample_gamma``; at least the dtype's smallest normal number)."""
+    _serial_dtypes("gamma_cpu", self)
+    return _serial("gamma", [self], self, generator)
+
+
+def standard_gamma_backward(ctx, grad):
+    """d alpha = grad * _standard_gamma_grad(alpha, sample) (implicit reparameterization)."""
+    return (grad * _c("_standard_gamma_grad", ctx.saved["self"], ctx.saved["result"]),)
+
+
+def standard_gamma_grad_forward(self, output):
+    """d output / d self for output ~ Gamma(self, 1) (``kernels.random.standard_gamma_grad``)."""
+    _serial_dtypes("_standard_gamma_grad_cpu", self)
+    if output.dtype is not self.dtype:
+        raise RuntimeError(f"expected scalar type {self.dtype.legacy_name} but found {output.dtype.legacy_name}")
+    if tuple(output.shape) != tuple(self.shape):
+        a, o = _c("broadcast_tensors", self, output)
+        return standard_gamma_grad_forward(a, o)
+    out = empty(tuple(self.shape), self.dtype, self.device)
+    if out.numel():
+        KR.standard_gamma_grad(self.contiguous(), output.contiguous(), out)
+    return out
+
+
+def standard_gamma_grad_backward(ctx, grad):
+    raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
+
+
+def dirichlet_grad_forward(x, alpha, total):
+    """The Dirichlet sampler's implicit gradient per element (``kernels.random.dirichlet_grad``); x, alpha, total
+    of one shape."""
+    _serial_dtypes("_dirichlet_grad_cpu", x)
+    for name, t in (("alpha", alpha), ("total", total)):
+        if tuple(t.shape) != tuple(x.shape):
+            raise RuntimeError(f"_dirichlet_grad: expected {name} and x to have the same shape, but got "
+                               f"{list(t.shape)} and {list(x.shape)}")
+        if t.dtype is not x.dtype:
+            raise RuntimeError(f"expected scalar type {x.dtype.legacy_name} but found {t.dtype.legacy_name}")
+    out = empty(tuple(x.shape), x.dtype, x.device)
+    if out.numel():
+        KR.dirichlet_grad(x.contiguous(), alpha.contiguous(), total.contiguous(), out)
+    return out
+
+
+def sample_dirichlet_forward(self, *, generator):
+    """Dirichlet(self) draws over the last dim: float64 gammas (ATen's ``_s_dirichlet_cpu``) normalized, clamped
+    to [smallest normal, the float below 1] in self's dtype."""
+    _serial_dtypes("dirichlet", self)
+    g = KR.serial_sample("gamma", [self._host_copy().astype(np.float64)], generator, np.float64)
+    g = g.reshape(tuple(self.shape))
+    v = (g / g.sum(-1, keepdims=True)).astype(self.dtype.np)
+    v = np.minimum(np.nextafter(self.dtype.np.type(1), self.dtype.np.type(0)), np.maximum(np.finfo(v.dtype).tiny, v))
+    return from_host(v, self.dtype, self.device)
+
+
+POISSON = Op("poisson", poisson_forward, zero_backward, "PoissonBackward0", variants=("function",))
+BINOMIAL = Op("binomial", binomial_forward, binomial_backward, "NotImplemented", inputs=("count", "prob"),
+              variants=("function",))
+STANDARD_GAMMA = Op("_standard_gamma", standard_gamma_forward, standard_gamma_backward, "StandardGammaBackward0",
+                    save=("self", "result"), variants=("function",))
+STANDARD_GAMMA_GRAD = Op("_standard_gamma_grad", standard_gamma_grad_forward, standard_gamma_grad_backward,
+                         "StandardGammaGradBackward0", inputs=("self", "output"), variants=("function",))
+DIRICHLET_GRAD = Op("_dirichlet_grad", dirichlet_grad_forward, inputs=("x", "alpha", "total"), variants=("function",))
+SAMPLE_DIRICHLET = Op("_sample_dirichlet", sample_dirichlet_forward, variants=("function",))
+
+ENTRIES = [MULTINOMIAL, POISSON, BINOMIAL, STANDARD_GAMMA, STANDARD_GAMMA_GRAD, SAMPLE_DIRICHLET,
+           DIRICHLET_GRAD]
