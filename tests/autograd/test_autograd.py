@@ -525,3 +525,15 @@ def test_variable_legacy_alias():
     assert tgrad.autograd.Variable is Variable
     with pytest.raises(TypeError):
         Variable([1.0, 2.0])
+
+
+def test_integer_and_bool_results_never_require_grad():
+    """As in PyTorch: ``x.int()``, ``x.long()``, ``x.bool()`` of a tensor that requires grad are leaves without a
+    grad_fn (a cast to a float dtype keeps its ToCopyBackward0)."""
+    x = tgrad.tensor([1.5, -2.0, 0.0], requires_grad=True)
+    for y in (x.int(), x.long(), x.bool(), x.to(tgrad.int32)):
+        assert not y.requires_grad and y.grad_fn is None and y.is_leaf
+    d = x.double()
+    assert d.requires_grad and type(d.grad_fn).__name__ == "ToCopyBackward0"
+    (d * x.int()).sum().backward()
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), [1.0, -2.0, 0.0])

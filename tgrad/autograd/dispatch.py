@@ -317,7 +317,7 @@ def _record(spec, inputs, attrs, out):
         outs = out
         node._out_meta = tuple([(o._shape, o.dtype, o._storage.device) for o in out])
         for i, o in enumerate(out):
-            if i not in nondiff:
+            if i not in nondiff and o.dtype.is_floating_point:    # (integer results never require grad)
                 set_history(o, node, i)
     else:   # one output, the common case: _make_node and set_history written out (host time per op)
         node = spec.cls()
@@ -333,7 +333,7 @@ def _record(spec, inputs, attrs, out):
             node._attrs = attrs
         outs = (out,)
         node._out_meta = ((out._shape, out.dtype, out._storage.device),)
-        if 0 not in spec.op.nondiff_outputs:
+        if 0 not in spec.op.nondiff_outputs and out.dtype.is_floating_point:
             out._requires_grad = True
             out._grad_fn = node
             out._output_nr = 0
