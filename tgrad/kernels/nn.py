@@ -297,9 +297,9 @@ def _abs_pow(a, p, P: tl.constexpr):
 @triton.jit
 def normalize_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i, p, eps,
                      P: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
-                     ATEN: tl.constexpr = False, VB: tl.constexpr = 1, CARRY: tl.constexpr = False):
+                     ATEN: tl.constexpr = False, VB: tl.constexpr = 1):
     """y[m, k] = x[m, k] / max(||x[m, :]||_p, eps) over (OUTER, K, INNER) views (P = -1: p = inf).  ATEN (P = 2,
-    float32 contiguous rows on cpu): the norm in ATen's cpu order (reduce.py's ``_aten_norm2_rows``)."""
+    float32 contiguous rows of up to 2^16 on cpu): the norm in ATen's cpu order (reduce.py's ``_aten_norm2_rows``)."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     xrow = (rows // INNER) * sx_o + (rows % INNER) * sx_i
@@ -315,7 +315,7 @@ def normalize_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy
             else:
                 acc += tl.sum(_abs_pow(x, p, P), axis=1)
     if ATEN:
-        n = tl.sqrt(_aten_norm2_rows(x_ptr, xrow, rmask, K, ROWS, VB, CARRY))
+        n = tl.sqrt(_aten_norm2_rows(x_ptr, xrow, rmask, K, ROWS, VB))
     elif P == 1 or P == -1:
         n = acc
     elif P == 2:
@@ -362,10 +362,9 @@ def normalize(x, y, geom, p, eps):
     rows, bk = row_tiles(M, K, dev)
     P = -1 if p == float("inf") else (int(p) if p in (1, 2) else 0)
     aten = {}
-    if (P == 2 and inner == 1 and sx[1] == 1 and (M == 1 or sx[0] == K) and y.dtype.name == x.dtype.name == "float32"
-            and not gpu_blocks(dev)):
-        vb = max(1, min(next_pow2(K // 8), 8192 // rows))
-        aten = {"ATEN": True, "VB": vb, "CARRY": K // 8 > vb}
+    if (P == 2 and inner == 1 and sx[1] == 1 and (M == 1 or sx[0] == K) and K <= 65536
+            and y.dtype.name == x.dtype.name == "float32" and not gpu_blocks(dev)):
+        aten = {"ATEN": True, "VB": max(1, min(next_pow2(K // 8), 8192 // rows))}
     launch(normalize_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(y), M, K, inner, *sx, *sy, float(p) if P == 0 else 1.0, float(eps)],
            {"P": P, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk, **aten})
