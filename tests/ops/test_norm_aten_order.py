@@ -50,7 +50,7 @@ def test_layer_norm_kernel_equals_model():
         x = (rng.normal(size=(5, K)) * 2 - 1).astype(np.float32)
         w = rng.normal(size=K).astype(np.float32)
         b = rng.normal(size=K).astype(np.float32)
-        for ww, bb in ((None, None), (w, b), (w, None)):
+        for ww, bb in ((None, None), (w, b), (w, None), (None, b)):
             y = F.layer_norm(tgrad.tensor(x), (K,), None if ww is None else tgrad.tensor(ww),
                              None if bb is None else tgrad.tensor(bb)).numpy()
             np.testing.assert_array_equal(y, AM.layer_norm(x, ww, bb)[0])

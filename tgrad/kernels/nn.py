@@ -5,7 +5,8 @@ import math
 import triton
 import triton.language as tl
 
-from .runtime import cdiv, dynamic_args, elementwise_block, launch
+from .runtime import cdiv, dynamic_args, elementwise_block, gpu_blocks, launch, next_pow2
+from .reduce import _aten_norm2_rows
 from ._lang import cast_store, compute_type, kptr, row_tiles
 from .random import f64_arg, f64_bits, word53
 
@@ -298,22 +299,27 @@ def _abs_pow(a, p, P: tl.constexpr):
 
 @triton.jit
 def normalize_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i, p, eps,
-                     P: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr):
-    """y[m, k] = x[m, k] / max(||x[m, :]||_p, eps) over (OUTER, K, INNER) views (P = -1: p = inf)."""
+                     P: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
+                     ATEN: tl.constexpr = False, VB: tl.constexpr = 1):
+    """y[m, k] = x[m, k] / max(||x[m, :]||_p, eps) over (OUTER, K, INNER) views (P = -1: p = inf).  ATEN (P = 2,
+    float32 contiguous rows of up to 2^16 on cpu): the norm in ATen's cpu order (reduce.py's ``_aten_norm2_rows``)."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     xrow = (rows // INNER) * sx_o + (rows % INNER) * sx_i
     yrow = (rows // INNER) * sy_o + (rows % INNER) * sy_i
     acc = tl.zeros([ROWS], COMPUTE)
-    for k0 in range(0, K, BLOCK_K):
-        cols = k0 + tl.arange(0, BLOCK_K)
-        m = rmask[:, None] & (cols[None, :] < K)
-        x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
-        if P == -1:
-            acc = tl.maximum(acc, tl.max(tl.abs(x), axis=1))
-        else:
-            acc += tl.sum(_abs_pow(x, p, P), axis=1)
-    if P == 1 or P == -1:
+    if not ATEN:
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(COMPUTE)
+            if P == -1:
+                acc = tl.maximum(acc, tl.max(tl.abs(x), axis=1))
+            else:
+                acc += tl.sum(_abs_pow(x, p, P), axis=1)
+    if ATEN:
+        n = tl.sqrt(_aten_norm2_rows(x_ptr, xrow, rmask, K, ROWS, VB))
+    elif P == 1 or P == -1:
         n = acc
     elif P == 2:
         n = tl.sqrt(acc)
@@ -358,9 +364,13 @@ def normalize(x, y, geom, p, eps):
     dev = y._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
     P = -1 if p == float("inf") else (int(p) if p in (1, 2) else 0)
+    aten = {}
+    if (P == 2 and inner == 1 and sx[1] == 1 and (M == 1 or sx[0] == K) and K <= 65536
+            and y.dtype.name == x.dtype.name == "float32" and not gpu_blocks(dev)):
+        aten = {"ATEN": True, "VB": max(1, min(next_pow2(K // 8), 8192 // rows))}
     launch(normalize_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(y), M, K, inner, *sx, *sy, float(p) if P == 0 else 1.0, float(eps)],
-           {"P": P, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk})
+           {"P": P, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk, **aten})
     return y
 
 

@@ -169,6 +169,9 @@ def layer_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, K, eps_hi, eps_lo,
         if ATEN and HAS_W and HAS_B:
             y = tl.fma(y, tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :],
                        tl.load(b_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :])
+        elif ATEN and HAS_B:                           # ATen's scalar loop: (x - mean) rstd 1 + b, one fma
+            y = tl.fma(x - mean[:, None], rstd[:, None],
+                       tl.load(b_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :])
         else:
             if HAS_W:
                 y = y * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
@@ -180,35 +183,58 @@ def layer_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, K, eps_hi, eps_lo,
 @triton.jit
 def layer_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, M, K, eps_hi, eps_lo,
                                HAS_W: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
-                               BLOCK_K: tl.constexpr):
-    """dx = rstd * (h - mean(h) - xhat * mean(h * xhat)), h = dy * w; mean/rstd recomputed from x."""
+                               BLOCK_K: tl.constexpr, ATEN: tl.constexpr = False, KC: tl.constexpr = 0,
+                               NV: tl.constexpr = 0, NC: tl.constexpr = 0, DEPTH: tl.constexpr = 0,
+                               BG: tl.constexpr = 1, LEVELS: tl.constexpr = 0, VB: tl.constexpr = 1,
+                               CARRY: tl.constexpr = False):
+    """dx = rstd * (h - mean(h) - xhat * mean(h * xhat)), h = dy * w; mean/rstd recomputed from x.  ATEN (float32,
+    K = KC): ATen's cpu order (LayerNormBackwardKernelImplInternal): the forward's moments, ds = sum dy x w,
+    db = sum dy w (``_aten_vec_sums``), b = (db mean - ds) rstd^3 / K, c = -b mean - db rstd / K,
+    dx = rstd dy w + b x + c, with the fmas PyTorch 2.13's AVX2 build runs."""
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
-    mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
-    sh = tl.zeros([ROWS], COMPUTE)
-    shx = tl.zeros([ROWS], COMPUTE)
-    for k0 in range(0, K, BLOCK_K):
-        cols = k0 + tl.arange(0, BLOCK_K)
-        m = rmask[:, None] & (cols[None, :] < K)
-        x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
-        h = tl.load(dy_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
-        if HAS_W:
-            h = h * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
-        sh += tl.sum(h, axis=1)
-        shx += tl.sum(tl.where(m, h * (x - mean[:, None]) * rstd[:, None], 0.0), axis=1)
-    a = sh / K
-    b = shx / K
-    for k0 in range(0, K, BLOCK_K):
-        cols = k0 + tl.arange(0, BLOCK_K)
-        m = rmask[:, None] & (cols[None, :] < K)
-        x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
-        h = tl.load(dy_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
-        if HAS_W:
-            h = h * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
-        xh = (x - mean[:, None]) * rstd[:, None]
-        cast_store(dx_ptr + rows[:, None] * K + cols[None, :],
-                   rstd[:, None] * (h - a[:, None] - xh * b[:, None]), m)
+    if ATEN:
+        mean, var = _aten_row_moments(x_ptr, rows, rmask, KC, NV, NC, DEPTH, BG, LEVELS, ROWS)
+        a = 1.0 / tl.sqrt(var + eps)
+        db, ds = _aten_vec_sums(dy_ptr, x_ptr, w_ptr, rows * K, rmask, tl.zeros([ROWS], tl.float32), K, HAS_W,
+                                ROWS, VB, CARRY)
+        scale = 1.0 / K
+        b = tl.fma(db, mean, -ds) * a * a * a * scale
+        c = tl.fma(-b, mean, -(db * a * scale))
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
+            h = a[:, None] * tl.load(dy_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(tl.float32)
+            if HAS_W:
+                h = h * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(tl.float32)[None, :]
+            cast_store(dx_ptr + rows[:, None] * K + cols[None, :], tl.fma(b[:, None], x, h) + c[:, None], m)
+    else:
+        mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
+        sh = tl.zeros([ROWS], COMPUTE)
+        shx = tl.zeros([ROWS], COMPUTE)
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
+            h = tl.load(dy_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
+            if HAS_W:
+                h = h * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
+            sh += tl.sum(h, axis=1)
+            shx += tl.sum(tl.where(m, h * (x - mean[:, None]) * rstd[:, None], 0.0), axis=1)
+        a = sh / K
+        b = shx / K
+        for k0 in range(0, K, BLOCK_K):
+            cols = k0 + tl.arange(0, BLOCK_K)
+            m = rmask[:, None] & (cols[None, :] < K)
+            x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
+            h = tl.load(dy_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
+            if HAS_W:
+                h = h * tl.load(w_ptr + cols, mask=cols < K, other=0.0).to(COMPUTE)[None, :]
+            xh = (x - mean[:, None]) * rstd[:, None]
+            cast_store(dx_ptr + rows[:, None] * K + cols[None, :],
+                       rstd[:, None] * (h - a[:, None] - xh * b[:, None]), m)
 
 
 def aten_moments_plan(K, device):
@@ -246,9 +272,15 @@ def layer_norm_backward(dy, x, w, dx, M, K, eps):
         return dx
     dev = dx._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
+    plan = aten_moments_plan(K, dev) if dx.dtype.name == "float32" else None
+    if plan is not None:
+        rows = min(rows, max(1, 65536 // (plan["BG"] * 8 * 4)))
+        vb = max(1, min(next_pow2(max(K // 8, 1)), VEC_BUDGET // rows))
+        plan = {"ATEN": True, "VB": vb, "CARRY": K // 8 > vb, **plan}
     launch(layer_norm_backward_kernel, (cdiv(M, rows),), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(dx), M, K, *split64(eps)],
-           {"HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk})
+           {"HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk,
+            **(plan or {})})
     return dx
 
 
@@ -414,48 +446,190 @@ def batch_norm_kernel(x_ptr, w_ptr, b_ptr, rm_ptr, rv_ptr, y_ptr, C, L, n, mom_h
 
 
 @triton.jit
+def _tree8(v, R: tl.constexpr):
+    """vec_reduce_all(+) of the 8 lanes of v [R, 8] (AVX2's shuffle tree): lanes i + 4, then i + 2, then i + 1."""
+    c = _lanes8(v, R)
+    return ((c[0] + c[4]) + (c[2] + c[6])) + ((c[1] + c[5]) + (c[3] + c[7]))
+
+
+@triton.jit
+def _aten_vec_sums(dy_ptr, x_ptr, w_ptr, base, rmask, sub, L, HAS_W: tl.constexpr, R: tl.constexpr,
+                   VB: tl.constexpr, CARRY: tl.constexpr):
+    """(sum dy w, sum (x - sub) dy w) float32 [R] over rows of L contiguous elements at base [R] (sub [R]; w [L]
+    or none) as ATen's AVX2 vec::reduce_all / map*_reduce_all: the L // 8 vectors' products (rounded) added
+    lane-wise left to right, the tail vector's last product fused into its lanes' sums (fma), the lanes' shuffle
+    tree; under 8 elements the products added left to right.  VB vectors a step (CARRY: more than one step)."""
+    NV = L // 8
+    vi = tl.arange(0, VB)[None, None, :]               # [R, 8 lanes, VB vectors]: the scans run along the last axis
+    ln = tl.arange(0, 8)[None, :, None]
+    sa = tl.zeros([R, 8], tl.float32)
+    pa = tl.zeros([R, 8], tl.float32)
+    for v0 in range(0, NV, VB):                       # the vectors: sequential lane sums (a carried cumsum)
+        v = v0 + vi
+        m = rmask[:, None, None] & (v < NV)
+        g = tl.load(dy_ptr + base[:, None, None] + v * 8 + ln, mask=m, other=0.0).to(tl.float32)
+        p = (tl.load(x_ptr + base[:, None, None] + v * 8 + ln, mask=m, other=0.0).to(tl.float32)
+             - sub[:, None, None]) * g
+        if HAS_W:
+            wv = tl.load(w_ptr + v * 8 + ln, mask=v < NV, other=0.0).to(tl.float32)
+            g = g * wv
+            p = p * wv
+        if CARRY:                                     # the sums so far enter the first vector
+            g = tl.where(vi == 0, g + sa[:, :, None], g)
+            p = tl.where(vi == 0, p + pa[:, :, None], p)
+        sa = tl.sum(tl.where(vi == VB - 1, tl.cumsum(g, axis=2), 0.0), axis=2)     # masked vectors add 0
+        pa = tl.sum(tl.where(vi == VB - 1, tl.cumsum(p, axis=2), 0.0), axis=2)
+    lt = tl.arange(0, 8)[None, :]
+    tm = rmask[:, None] & (lt < L - NV * 8)
+    g = tl.load(dy_ptr + base[:, None] + NV * 8 + lt, mask=tm, other=0.0).to(tl.float32)
+    xm = tl.where(tm, tl.load(x_ptr + base[:, None] + NV * 8 + lt, mask=tm, other=0.0).to(tl.float32)
+                  - sub[:, None], 0.0)
+    wt = tl.full([1, 8], 1.0, tl.float32)
+    if HAS_W:
+        wt = tl.load(w_ptr + NV * 8 + lt, mask=lt < L - NV * 8, other=0.0).to(tl.float32)
+    if L < 8:                                         # one partial vector: its lanes left to right
+        s = tl.sum(tl.where(lt == 7, tl.cumsum(g * wt, axis=1), 0.0), axis=1)
+        d = tl.sum(tl.where(lt == 7, tl.cumsum(xm * g * wt, axis=1), 0.0), axis=1)
+    else:
+        if HAS_W:
+            s = _tree8(tl.where(tm, tl.fma(g, wt, sa), sa), R)
+            d = _tree8(tl.where(tm, tl.fma(xm * g, wt, pa), pa), R)
+        else:
+            s = _tree8(tl.where(tm, sa + g, sa), R)
+            d = _tree8(tl.where(tm, tl.fma(xm, g, pa), pa), R)
+    return s, d
+
+
+@triton.jit
+def _aten_plane_sums(dy_ptr, x_ptr, mean, c, cmask, n0, N, C, L, BLOCK_C: tl.constexpr, NB: tl.constexpr,
+                     VB: tl.constexpr, CARRY: tl.constexpr):
+    """(sum dy, sum (x - mean) dy) float32 [BLOCK_C, NB] of the planes (n0 + (0 .. NB), c) of contiguous
+    (N, C, L > 1) tensors in ATen's order (``_aten_vec_sums``)."""
+    R: tl.constexpr = BLOCK_C * NB
+    r = tl.arange(0, R)
+    cr = tl.reshape(tl.broadcast_to(c[:, None], [BLOCK_C, NB]), [R])
+    nr = n0 + r % NB
+    rmask = tl.reshape(tl.broadcast_to(cmask[:, None], [BLOCK_C, NB]), [R]) & (nr < N)
+    mr = tl.reshape(tl.broadcast_to(mean[:, None], [BLOCK_C, NB]), [R])
+    s, d = _aten_vec_sums(dy_ptr, x_ptr, dy_ptr, (nr * C + cr) * L, rmask, mr, L, False, R, VB, CARRY)
+    return tl.reshape(s, [BLOCK_C, NB]), tl.reshape(d, [BLOCK_C, NB])
+
+
+@triton.jit
+def _aten_bn_grad_sums(dy_ptr, x_ptr, mean, c, cmask, C, L, N, NT: tl.constexpr, THREADS: tl.constexpr,
+                       BLOCK_C: tl.constexpr, NB: tl.constexpr, VB: tl.constexpr, CARRY: tl.constexpr):
+    """(sum dy, sum (x - mean) dy) float64 [BLOCK_C] per channel in ATen's cpu order: (N, C, L > 1) the planes'
+    float sums (``_aten_plane_sums``) added in double in n order; (N, C) NT threads' float sums over
+    ceil(N / NT) rows each (the products by fma), added in double."""
+    if L > 1:
+        s = tl.zeros([BLOCK_C], tl.float64)
+        d = tl.zeros([BLOCK_C], tl.float64)
+        j = tl.arange(0, NB)[None, :]
+        for n0 in range(0, N, NB):
+            ps, pd = _aten_plane_sums(dy_ptr, x_ptr, mean, c, cmask, n0, N, C, L, BLOCK_C, NB, VB, CARRY)
+            last = tl.minimum(N - n0, NB) - 1
+            ps = tl.where(j == 0, ps.to(tl.float64) + s[:, None], ps.to(tl.float64))
+            pd = tl.where(j == 0, pd.to(tl.float64) + d[:, None], pd.to(tl.float64))
+            s = tl.sum(tl.where(j == last, tl.cumsum(ps, axis=1), 0.0), axis=1)
+            d = tl.sum(tl.where(j == last, tl.cumsum(pd, axis=1), 0.0), axis=1)
+    else:
+        CH = (N + NT - 1) // NT
+        t = tl.arange(0, THREADS).to(tl.int64)[:, None]
+        sb = tl.zeros([THREADS, BLOCK_C], tl.float32)
+        pb = tl.zeros([THREADS, BLOCK_C], tl.float32)
+        for i in range(0, CH):
+            ok = (t < NT) & (t * CH + i < N)
+            off = (t * CH + i) * C + c[None, :]
+            g = tl.load(dy_ptr + off, mask=cmask[None, :] & ok, other=0.0).to(tl.float32)
+            x = tl.load(x_ptr + off, mask=cmask[None, :] & ok, other=0.0).to(tl.float32)
+            sb = tl.where(ok, sb + g, sb)
+            pb = tl.where(ok, tl.fma(x - mean[None, :], g, pb), pb)
+        s = _fold_threads(sb, THREADS, BLOCK_C).to(tl.float32).to(tl.float64)
+        d = _fold_threads(pb, THREADS, BLOCK_C).to(tl.float32).to(tl.float64)
+    return s, d
+
+
+@triton.jit
 def batch_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, rm_ptr, rv_ptr, dx_ptr, dw_ptr, db_ptr, C, L, n,
                                eps_hi, eps_lo, TRAINING: tl.constexpr, HAS_W: tl.constexpr,
-                               COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr):
+                               COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr,
+                               ATEN: tl.constexpr = False, NT: tl.constexpr = 1, THREADS: tl.constexpr = 1,
+                               CHB: tl.constexpr = 1, NB: tl.constexpr = 1, VB: tl.constexpr = 1,
+                               CARRY: tl.constexpr = False):
     """Channels c (BLOCK_C per program): db = sum dy, dw = sum dy * xhat, dx = w * rstd * (dy - db/n - xhat * dw/n)
-    (TRAINING) or dx = w * rstd * dy (running statistics)."""
+    (TRAINING) or dx = w * rstd * dy (running statistics).  ATEN (float32 on cpu): ATen's order (the forward's
+    statistics, ``_aten_bn_grad_sums``, k = dotp rstd^2 / n, dx = fma(-(x - mean), k, dy - sum / n) rstd w, with
+    no fma in an (N, C) input's columns past C - C % 8; eval rstd from the running variance in double)."""
     eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
     c = tl.program_id(0).to(tl.int64) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = c < C
-    if TRAINING:
-        mean, var = _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE, BLOCK_C, BLOCK)
-    else:
-        mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
-        var = tl.load(rv_ptr + c, mask=cmask, other=1.0).to(COMPUTE)
-    rstd = 1.0 / tl.sqrt(var + eps)
-    sg = tl.zeros([BLOCK_C, BLOCK], COMPUTE)
-    sgx = tl.zeros([BLOCK_C, BLOCK], COMPUTE)
-    for j0 in range(0, n, BLOCK):
-        j = j0 + tl.arange(0, BLOCK).to(tl.int64)
-        off = _channel_offsets(j, c, C, L)
-        m = cmask[:, None] & (j < n)[None, :]
-        g = tl.load(dy_ptr + off, mask=m, other=0.0).to(COMPUTE)
-        x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
-        sg += g
-        sgx += tl.where(m, g * (x - mean[:, None]) * rstd[:, None], 0.0)
-    db = tl.sum(sg, axis=1)
-    dw = tl.sum(sgx, axis=1)
-    k = rstd
-    if HAS_W:
-        k = k * tl.load(w_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
-    for j0 in range(0, n, BLOCK):
-        j = j0 + tl.arange(0, BLOCK).to(tl.int64)
-        off = _channel_offsets(j, c, C, L)
-        m = cmask[:, None] & (j < n)[None, :]
-        g = tl.load(dy_ptr + off, mask=m, other=0.0).to(COMPUTE)
+    if ATEN:
+        N = n // L
         if TRAINING:
-            x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
-            dx = k[:, None] * (g - (db / n)[:, None] - (x - mean[:, None]) * rstd[:, None] * (dw / n)[:, None])
+            mean, var_sum = _aten_channel_stats(x_ptr, c, cmask, C, L, n, N, (N + NT - 1) // NT, NT, THREADS, CHB,
+                                                BLOCK_C, BLOCK)
+            var = (var_sum / n).to(tl.float64)
         else:
-            dx = k[:, None] * g
-        cast_store(dx_ptr + off, dx, m)
+            mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(tl.float32)
+            var = tl.load(rv_ptr + c, mask=cmask, other=1.0).to(tl.float64)
+        rstd = (1.0 / tl.sqrt(var + (tl.cast(eps_hi, tl.float64) + eps_lo))).to(tl.float32)
+        s, d = _aten_bn_grad_sums(dy_ptr, x_ptr, mean, c, cmask, C, L, N, NT, THREADS, BLOCK_C, NB, VB, CARRY)
+        dw = (d * rstd.to(tl.float64)).to(tl.float32)
+        db = s.to(tl.float32)
+        k = d.to(tl.float32) * rstd * rstd / n
+        gm = (s / n).to(tl.float32)
+        wc = tl.full([BLOCK_C], 1.0, tl.float32)
+        if HAS_W:
+            wc = tl.load(w_ptr + c, mask=cmask, other=0.0).to(tl.float32)
+        fused = (L > 1) | (c < C - C % 8)
+        for j0 in range(0, n, BLOCK):
+            j = j0 + tl.arange(0, BLOCK).to(tl.int64)
+            off = _channel_offsets(j, c, C, L)
+            m = cmask[:, None] & (j < n)[None, :]
+            g = tl.load(dy_ptr + off, mask=m, other=0.0).to(tl.float32)
+            if TRAINING:
+                xm = tl.load(x_ptr + off, mask=m, other=0.0).to(tl.float32) - mean[:, None]
+                r = g - gm[:, None]
+                g = tl.where(fused[:, None], tl.fma(-xm, k[:, None], r), r - xm * k[:, None])
+            cast_store(dx_ptr + off, g * rstd[:, None] * wc[:, None], m)
+    else:
+        if TRAINING:
+            mean, var = _channel_stats(x_ptr, c, cmask, C, L, n, COMPUTE, BLOCK_C, BLOCK)
+        else:
+            mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+            var = tl.load(rv_ptr + c, mask=cmask, other=1.0).to(COMPUTE)
+        rstd = 1.0 / tl.sqrt(var + eps)
+        sg = tl.zeros([BLOCK_C, BLOCK], COMPUTE)
+        sgx = tl.zeros([BLOCK_C, BLOCK], COMPUTE)
+        for j0 in range(0, n, BLOCK):
+            j = j0 + tl.arange(0, BLOCK).to(tl.int64)
+            off = _channel_offsets(j, c, C, L)
+            m = cmask[:, None] & (j < n)[None, :]
+            g = tl.load(dy_ptr + off, mask=m, other=0.0).to(COMPUTE)
+            x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
+            sg += g
+            sgx += tl.where(m, g * (x - mean[:, None]) * rstd[:, None], 0.0)
+        db = tl.sum(sg, axis=1)
+        dw = tl.sum(sgx, axis=1)
+        k = rstd
+        if HAS_W:
+            k = k * tl.load(w_ptr + c, mask=cmask, other=0.0).to(COMPUTE)
+        for j0 in range(0, n, BLOCK):
+            j = j0 + tl.arange(0, BLOCK).to(tl.int64)
+            off = _channel_offsets(j, c, C, L)
+            m = cmask[:, None] & (j < n)[None, :]
+            g = tl.load(dy_ptr + off, mask=m, other=0.0).to(COMPUTE)
+            if TRAINING:
+                x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
+                dx = k[:, None] * (g - (db / n)[:, None] - (x - mean[:, None]) * rstd[:, None] * (dw / n)[:, None])
+            else:
+                dx = k[:, None] * g
+            cast_store(dx_ptr + off, dx, m)
     tl.store(dw_ptr + c, dw.to(dw_ptr.dtype.element_ty), mask=cmask)
     tl.store(db_ptr + c, db.to(db_ptr.dtype.element_ty), mask=cmask)
+
+
+VEC_BUDGET = 8192     # 8-lane vectors a tile of the ATen-order backward sums (cpu)
 
 
 def _channel_block(C, n, device):
@@ -474,6 +648,11 @@ def _aten_bn_blocks(n, threads, bc):
     return {"ATEN": True, "NT": nt, "THREADS": tp, "CHB": max(1, min(next_pow2(cdiv(n, nt)), 65536 // (tp * bc)))}
 
 
+def _aten_bn(y, rm, dev):
+    """Whether a batch_norm launch follows ATen's cpu order: float32 on cpu (float32 running statistics)."""
+    return y.dtype.name == "float32" and not gpu_blocks(dev) and (rm is None or rm.dtype.name == "float32")
+
+
 def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps, threads=1):
     """y = batch_norm of the contiguous (N, C, L) x; updates rm / rv in place when training.  float32 on cpu: in
     ATen's cpu order, its (N, C) statistics summed as on ``threads`` threads."""
@@ -482,7 +661,7 @@ def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps, threads=1):
         return y
     dev = y._storage.launch_device
     bc, block = _channel_block(C, n, dev)
-    aten = y.dtype.name == "float32" and not gpu_blocks(dev) and (rm is None or rm.dtype.name == "float32")
+    aten = _aten_bn(y, rm, dev)
     launch(batch_norm_kernel, (cdiv(C, bc),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x),
             kptr(rm if rm is not None else x), kptr(rv if rv is not None else x), kptr(y), C, L, n,
@@ -493,18 +672,24 @@ def batch_norm(x, w, b, rm, rv, y, C, L, training, momentum, eps, threads=1):
     return y
 
 
-def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps):
-    """dx (like x), dw and db (C,) in one launch; dy, x contiguous (N, C, L)."""
+def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps, threads=1):
+    """dx (like x), dw and db (C,) in one launch; dy, x contiguous (N, C, L).  float32 on cpu: in ATen's cpu order
+    (the statistics and (N, C) sums as on ``threads`` threads, as the forward)."""
     n = x.numel() // C if C else 0
     if C == 0:
         return dx, dw, db
     dev = dx._storage.launch_device
     bc, block = _channel_block(C, n, dev)
+    extra = {}
+    if _aten_bn(dx, rm, dev) and n:
+        extra = _aten_bn_blocks(n, threads, bc)
+        vb = max(1, min(next_pow2(L // 8), VEC_BUDGET // bc))
+        extra.update(NB=max(1, min(next_pow2(n // L), VEC_BUDGET // (bc * vb))), VB=vb, CARRY=L // 8 > vb)
     launch(batch_norm_backward_kernel, (cdiv(C, bc),), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(rm if rm is not None else x),
             kptr(rv if rv is not None else x), kptr(dx), kptr(dw), kptr(db), C, L, n, *split64(eps)],
            {"TRAINING": training, "HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype),
-            "BLOCK_C": bc, "BLOCK": block})
+            "BLOCK_C": bc, "BLOCK": block, **extra})
     return dx, dw, db
 
 

@@ -156,15 +156,40 @@ def centered_rows_kernel(x_ptr, out_ptr, c_ptr, M, M2, K, stride_m1, stride_m2, 
 
 
 @triton.jit
+def _aten_norm2_rows(x_ptr, base, rmask, K, ROWS: tl.constexpr, VB: tl.constexpr):
+    """sum_k x[k]^2 float32 [ROWS] of contiguous rows of K as ATen's cpu vector_norm over the last dim
+    (norm_kernel_tensor_iterator_impl, AVX2): the squares (rounded) of the K // 8 vectors added lane-wise left to
+    right, the 8 lanes left to right, then the tail's squares by fma (tgrad/testing/aten_norm.py).  VB >= K // 8."""
+    NV = K // 8
+    vi = tl.arange(0, VB)[None, :, None]               # [ROWS, VB vectors, 8 lanes]: memory order
+    ln = tl.arange(0, 8)[None, None, :]
+    x = tl.load(x_ptr + base[:, None, None] + vi * 8 + ln, mask=rmask[:, None, None] & (vi < NV),
+                other=0.0).to(tl.float32)
+    acc = tl.sum(tl.where(vi == VB - 1, tl.cumsum(x * x, axis=1), 0.0), axis=1)   # masked vectors add 0
+    lt = tl.arange(0, 8)[None, :]
+    b = tl.sum(tl.where(lt == 7, tl.cumsum(acc, axis=1), 0.0), axis=1)
+    x = tl.load(x_ptr + base[:, None] + NV * 8 + lt, mask=rmask[:, None] & (lt < K - NV * 8), other=0.0)
+    x = x.to(tl.float32)
+    for i in tl.static_range(7):                      # the tail: scalar fmas (masked lanes add 0 * 0)
+        xi = tl.sum(tl.where(lt == i, x, 0.0), axis=1)
+        b = tl.fma(xi, xi, b)
+    return b
+
+
+@triton.jit
 def accumulate_rows_kernel(x_ptr, out_ptr, y_ptr, M, M2, K, stride_m1, stride_m2, stride_k, p,
                            stride_ym1, stride_ym2, stride_yk,
                            OP: tl.constexpr, MUL: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
-                           BLOCK_K: tl.constexpr):
+                           BLOCK_K: tl.constexpr, ATEN: tl.constexpr = False, VB: tl.constexpr = 1):
     """out[m] = OP_k x[m, k] in one pass over a strided (M, K) view: sum, mean, prod, all, any, the p-norms
-    (p: the order); MUL (OP == SUM): sum_k x[m, k] * y[m, k], y a second (M, K) view.  out holds M elements."""
+    (p: the order); MUL (OP == SUM): sum_k x[m, k] * y[m, k], y a second (M, K) view.  out holds M elements.
+    ATEN (OP == NORM2, float32 contiguous rows of up to 2^16): ATen's cpu order (``_aten_norm2_rows``)."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     base = _row_base(rows, M2, stride_m1, stride_m2)
+    if ATEN:
+        cast_store(out_ptr + rows, tl.sqrt(_aten_norm2_rows(x_ptr, base, rmask, K, ROWS, VB)), rmask)
+        return
     if OP == PROD:
         acc = tl.full([ROWS, BLOCK_K], 1, COMPUTE)
     elif OP == ALL:
@@ -555,6 +580,12 @@ def reduce_rows(op, x, geom, out, idx=None, p=0.0, y=None, ystrides=(0, 0, 0), c
                           [kptr(x), kptr(out), kptr(center if center is not None else out), M, M2, K, s1, s2, sk,
                            0.0], {"OP": CENTERED[op], "HAS_C": center is not None, **blocks})
         else:
+            contiguous = sk == 1 and (M2 == 1 or s2 == K) and (M <= M2 or s1 == M2 * K)   # ATen's last-dim path
+            # rows of up to 2^16 elements: one tile of vectors (longer rows take the carried steps and partly
+            # masked tiles that cost 20-50 ms on the cpu tape; they keep the one-pass sum)
+            if (op == "norm2" and contiguous and K <= 65536 and x.dtype.name == out.dtype.name == "float32"
+                    and not gpu_blocks(dev)):
+                blocks.update(ATEN=True, VB=max(1, min(next_pow2(K // 8), 8192 // rows)))
             site = Launch(accumulate_rows_kernel, (cdiv(M, rows),), dev,
                           [kptr(x), kptr(out), kptr(y if y is not None else x), M, M2, K, s1, s2, sk, 0.0,
                            *ystrides], {"OP": ACCUMULATE[op], "MUL": y is not None, **blocks})

@@ -10,22 +10,70 @@ import triton
 import triton.language as tl
 
 from .runtime import launcher as T
-from .runtime import Launch, Sites, cdiv, gpu_blocks, next_pow2
+from .runtime import Launch, Sites, blas, cdiv, gpu_blocks, next_pow2
 from ._lang import cast_store, compute_type, kptr, lanes_add, lanes_fold, row_offsets, row_tiles, sleef_exp, sleef_log
+
+
+@triton.jit
+def _aten_softmax_inner(x_ptr, y_ptr, rows, rmask, xrow, yrow, M, K, INNER, sx_k, sy_k, LOG: tl.constexpr,
+                        ROWS: tl.constexpr, BLOCK_K: tl.constexpr, NT: tl.constexpr):
+    """(log_)softmax over K of float32 rows m = outer INNER + inner (INNER > 1) in ATen's cpu order
+    (SoftMaxKernel.cpp): the max, s = sum_k e[m, k] left to right, y = e / s (LOG: (x - max) - log s, SLEEF's
+    log).  e = SLEEF's exp, except the scalar tail: the rows the walk over the NT threads' chunks of the M rows
+    leaves out of its 8-row vectors (runs of fewer than 8 inside a chunk and an inner row) take the correctly
+    rounded exp (glibc's expf; here the float64 exp rounded).  tgrad/testing/aten_softmax_dim.py is the model."""
+    mx = tl.full([ROWS], float("-inf"), tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        mx = tl.maximum(mx, tl.max(tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m,
+                                           other=float("-inf")).to(tl.float32), axis=1))
+    CH = (M + NT - 1) // NT                           # at::parallel_for's chunk of the M rows
+    b = (rows // CH) * CH
+    r0 = rows - rows % INNER
+    rs = tl.maximum(b, r0)
+    re = tl.minimum(tl.minimum(b + CH, M), r0 + INNER)
+    vec = rows < rs + ((re - rs) // 8) * 8
+    s = tl.zeros([ROWS], tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        d = tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(tl.float32) - mx[:, None]
+        e = tl.where(vec[:, None], sleef_exp(d), tl.exp(d.to(tl.float64)).to(tl.float32))
+        if not LOG:
+            cast_store(y_ptr + yrow[:, None] + cols[None, :] * sy_k, e, m)
+        e = tl.where(m, e, 0.0)
+        e = tl.where(cols[None, :] == k0, e + s[:, None], e)                # the sum so far enters column k0
+        s = tl.sum(tl.where(cols[None, :] == k0 + BLOCK_K - 1, tl.cumsum(e, axis=1), 0.0), axis=1)
+    if LOG:
+        log_s = sleef_log(s)
+    for k0 in range(0, K, BLOCK_K):
+        cols = k0 + tl.arange(0, BLOCK_K)
+        m = rmask[:, None] & (cols[None, :] < K)
+        if LOG:
+            y = (tl.load(x_ptr + xrow[:, None] + cols[None, :] * sx_k, mask=m, other=0.0).to(tl.float32)
+                 - mx[:, None]) - log_s[:, None]
+        else:
+            y = tl.load(y_ptr + yrow[:, None] + cols[None, :] * sy_k, mask=m, other=1.0) / s[:, None]
+        cast_store(y_ptr + yrow[:, None] + cols[None, :] * sy_k, y, m)
 
 
 @triton.jit
 def softmax_kernel(x_ptr, y_ptr, M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i,
                    LOG: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_K: tl.constexpr,
-                   LANES: tl.constexpr):
+                   LANES: tl.constexpr, NT: tl.constexpr = 0):
     """y[m, k] = exp(x[m, k] - mx[m]) / s[m] (LOG: x[m, k] - mx[m] - log s[m]); s[m] = sum_k exp(x[m, k] - mx[m]).
 
     LANES (8 or 1; 0: an online max in one pass, tl.exp): ATen's cpu float32 lastdim order, the max first, then
-    s in LANES lanes (lanes_add / lanes_fold) with SLEEF's exp and log, y = e * (1 / s) for softmax."""
+    s in LANES lanes (lanes_add / lanes_fold) with SLEEF's exp and log, y = e * (1 / s) for softmax.  NT > 0
+    (float32 over a non-last dim on cpu, at NT threads): ATen's order there (``_aten_softmax_inner``)."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
     xrow = row_offsets(rows, INNER, sx_o, sx_i)
     yrow = row_offsets(rows, INNER, sy_o, sy_i)
+    if NT > 0:
+        _aten_softmax_inner(x_ptr, y_ptr, rows, rmask, xrow, yrow, M, K, INNER, sx_k, sy_k, LOG, ROWS, BLOCK_K, NT)
+        return
     mx, s = row_max_sum_exp(x_ptr, xrow, rmask, K, sx_k, y_ptr, yrow, sy_k, COMPUTE, ROWS, BLOCK_K, LANES,
                             LANES > 0 and not LOG)
     if LANES == 0:
@@ -149,13 +197,16 @@ def softmax(x, y, geom, log):
     if M == 0 or K == 0:
         return y
     dev = y._storage.launch_device
-    key = ("fwd", M, K, inner, tuple(sx), tuple(sy), x.dtype, y.dtype, log, dev, T.FORCE_GPU_BLOCKS)
+    nt = 0                      # float32 over a non-last dim on cpu: ATen's order, its row split over the threads
+    if inner > 1 and x.dtype.name == y.dtype.name == "float32" and not gpu_blocks(dev):
+        nt = max(1, min(blas.threads(), M))
+    key = ("fwd", M, K, inner, tuple(sx), tuple(sy), x.dtype, y.dtype, log, dev, T.FORCE_GPU_BLOCKS, nt)
     site = _SITES.get(key)
     if site is None:
         rows, bk = row_tiles(M, K, dev)
         site = _SITES.add(key, Launch(softmax_kernel, (cdiv(M, rows),), dev, [kptr(x), kptr(y), M, K, inner, *sx, *sy],
                                       {"LOG": log, "COMPUTE": compute_type(y.dtype), "ROWS": rows, "BLOCK_K": bk,
-                                       "LANES": aten_lanes(x.dtype, y.dtype, K, inner)}))
+                                       "LANES": aten_lanes(x.dtype, y.dtype, K, inner), "NT": nt}))
     site(x.data_ptr(), y.data_ptr())
     return y
 

@@ -156,7 +156,8 @@ def batch_norm_backward_forward(grad_output, input, weight=None, running_mean=No
     dx = empty(input.shape, input.dtype, input.device)
     dw, db = empty((C,), pdt, input.device), empty((C,), pdt, input.device)
     return KN.batch_norm_backward(contig(grad_output), contig(input), opt_contig(weight),
-                                  opt_contig(running_mean), opt_contig(running_var), dx, dw, db, C, L, training, eps)
+                                  opt_contig(running_mean), opt_contig(running_var), dx, dw, db, C, L, training, eps,
+                                  blas.threads())
 
 
 def _bn_parts(x, rm, rv, training, eps):

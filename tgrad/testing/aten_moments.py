@@ -6,7 +6,7 @@ PyTorch 2.13's AVX2 build runs (found by matching its mean / rstd / output bit f
 No kernel follows it yet: the reference for a layer_norm kernel in ATen's order."""
 import numpy as np
 
-from .aten_softmax import ceil_log2, fma
+from .aten_softmax import ceil_log2, fma, map_reduce_all, vec_reduce_tree
 
 f32 = np.float32
 CHUNK = 16
@@ -63,10 +63,13 @@ def rowwise_moments(x, ddof=0, vec=8):
 
 
 def layer_norm(x, weight=None, bias=None, eps=1e-5):
-    """(y, mean, rstd) of layer_norm over the last dim of x (R, N): y = (x - mean) rstd weight + bias (one fma)."""
+    """(y, mean, rstd) of layer_norm over the last dim of x (R, N): y = (x - mean) rstd weight + bias (one fma;
+    a bias without weight: fma(x - mean, rstd, bias), ATen's scalar loop with the weight 1 folded)."""
     x = np.asarray(x, f32)
     mean, var = rowwise_moments(x)
     rstd = f32(1) / np.sqrt(var + f32(eps))
+    if weight is None and bias is not None:
+        return fma(x - mean[:, None], rstd[:, None], np.asarray(bias, f32)), mean, rstd
     y = (x + (-mean)[:, None]) * rstd[:, None]
     w = np.ones(x.shape[1], f32) if weight is None else np.asarray(weight, f32)
     b = np.zeros(x.shape[1], f32) if bias is None else np.asarray(bias, f32)
@@ -129,3 +132,121 @@ def batch_norm_train(x, weight=None, bias=None, running_mean=None, running_var=N
         rm = mom * mean + (f32(1) - mom) * np.asarray(running_mean, f32)
         rv = (np.float64(mom) * (vs / f32(n - 1)) + (f32(1) - mom) * np.asarray(running_var, f32)).astype(f32)
     return y, rm, rv
+
+
+
+def _plane_sums(dy, p):
+    """(reduce_all(+) of dy, map2_reduce_all of the products p) over the last axis (float32, AVX2 8 lanes): the
+    vectors summed lane-wise, the partial tail vector's products added by fma (the products alone in the main
+    loop), then the lanes' shuffle tree; under 8 elements the lanes added left to right."""
+    K = dy.shape[-1]
+    if K < 8:
+        return tuple(map_reduce_all(v, lambda u: u, np.add) for v in (dy, p[0] * p[1]))
+    sa, pa = dy[..., :8], p[0][..., :8] * p[1][..., :8]
+    d = 8
+    while d < K - K % 8:
+        sa, pa = sa + dy[..., d:d + 8], pa + p[0][..., d:d + 8] * p[1][..., d:d + 8]
+        d += 8
+    if K - d > 0:
+        sa, pa = sa.copy(), pa.copy()
+        sa[..., :K - d] = sa[..., :K - d] + dy[..., d:K]
+        pa[..., :K - d] = fma(p[0][..., d:K], p[1][..., d:K], pa[..., :K - d])
+    return vec_reduce_tree(sa, np.add), vec_reduce_tree(pa, np.add)
+
+
+def batch_norm_backward(dy, x, weight=None, running_mean=None, running_var=None, training=True, eps=1e-5,
+                        threads=2):
+    """(dx, dw, db) float32 of native_batch_norm_backward on cpu, ATen's order (batch_norm_kernel.cpp):
+    sum = sum dy, dotp = sum (x - mean) dy per channel, k = dotp rstd^2 / n, dx = (dy - sum / n - (x - mean) k)
+    rstd w (training) or dy rstd w; dw = dotp rstd, db = sum.  (N, C, L > 1): each (n, c) plane reduced in float
+    (``_plane_sums``), the planes added in double; (N, C): per-thread float sums (dotp by fma) added in double, dx
+    with one fma in the 8-wide columns, none in the tail columns.  Eval: rstd from the running variance in double."""
+    dy, x = np.asarray(dy, f32), np.asarray(x, f32)
+    N, C = x.shape[:2]
+    L = x.size // (N * C)
+    n = N * L
+    if training:
+        mean, vs = batch_norm_stats(x, threads)
+        invstd = (1 / np.sqrt((vs / f32(n)).astype(np.float64) + eps)).astype(f32)
+    else:
+        mean = np.asarray(running_mean, f32)
+        invstd = (1 / np.sqrt(np.asarray(running_var, f32).astype(np.float64) + eps)).astype(f32)
+    w = np.ones(C, f32) if weight is None else np.asarray(weight, f32)
+    if L > 1:
+        xc, gc = x.reshape(N, C, L), dy.reshape(N, C, L)
+        s = np.zeros(C, np.float64)
+        dp = np.zeros(C, np.float64)
+        for i in range(N):
+            a, b = _plane_sums(gc[i], (xc[i] - mean[:, None], gc[i]))
+            s, dp = s + a, dp + b
+        dw, db = (dp * invstd).astype(f32), s.astype(f32)
+        k = (dp.astype(f32) * invstd * invstd / f32(n))[:, None]
+        gm = (s / n).astype(f32)[:, None]
+        xm = xc - mean[:, None]
+        dx = fma(-xm, k, gc - gm) if training else gc
+        return (dx * invstd[:, None] * w[:, None]).reshape(x.shape), dw, db
+    nt = max(1, min(threads, N))
+    ch = -(-N // nt)
+    sb = np.zeros((nt, C), f32)
+    pb = np.zeros((nt, C), f32)
+    for t in range(nt):
+        for i in range(t * ch, min(N, (t + 1) * ch)):
+            sb[t] = sb[t] + dy[i]
+            pb[t] = fma(x[i] - mean, dy[i], pb[t])
+    s = np.zeros(C, np.float64)
+    dp = np.zeros(C, np.float64)
+    for t in range(nt):
+        s, dp = s + sb[t], dp + pb[t]
+    s, dp = s.astype(f32), dp.astype(f32)
+    dx = dy
+    if training:
+        k = dp * invstd * invstd / f32(n)
+        xm, r = x - mean, dy - s / f32(n)
+        c8 = C - C % 8
+        dx = np.concatenate([fma(-xm[:, :c8], k[:c8], r[:, :c8]), r[:, c8:] - xm[:, c8:] * k[c8:]], axis=1)
+    return dx * invstd * w, dp * invstd, s
+
+
+def _vec_sums(factors):
+    """map*_reduce_all(product of factors, +) over the last axis (AVX2): the products rounded in the main loop,
+    the last factor fused (fma) into the tail vector's lanes, the lanes' tree; under 8 elements left to right."""
+    K = factors[0].shape[-1]
+
+    def prod(sl, n=None):
+        r = factors[0][..., sl]
+        for f in factors[1:n]:
+            r = r * f[..., sl]
+        return r
+    if K < 8:
+        return map_reduce_all(prod(slice(0, K)), lambda u: u, np.add)
+    acc = prod(slice(0, 8))
+    d = 8
+    while d < K - K % 8:
+        acc = acc + prod(slice(d, d + 8))
+        d += 8
+    if K - d > 0:
+        acc = acc.copy()
+        t = slice(d, K)
+        acc[..., :K - d] = (fma(prod(t, -1), factors[-1][..., t], acc[..., :K - d]) if len(factors) > 1
+                            else acc[..., :K - d] + factors[0][..., t])
+    return vec_reduce_tree(acc, np.add)
+
+
+def layer_norm_backward(dy, x, weight=None, eps=1e-5):
+    """dx float32 of layer_norm over the last dim of x (M, K) as LayerNormBackwardKernelImplInternal:
+    ds = sum dy x w, db = sum dy w, b = (db mean - ds) rstd^3 / K, c = -b mean - db rstd / K, dx = rstd dy w
+    + b x + c, with the fmas of PyTorch 2.13's AVX2 build (found by matching it bit for bit)."""
+    dy, x = np.asarray(dy, f32), np.asarray(x, f32)
+    K = x.shape[1]
+    mean, var = rowwise_moments(x)
+    a = f32(1) / np.sqrt(var + f32(eps))
+    w = None if weight is None else np.asarray(weight, f32)
+    ds = _vec_sums([dy, x] + ([w] if w is not None else []))
+    db = _vec_sums([dy] + ([w] if w is not None else []))
+    scale = f32(1) / f32(K)
+    b = fma(db, mean, -ds) * a * a * a * scale
+    c = fma(-b, mean, -(db * a * scale))
+    h = a[:, None] * dy
+    if w is not None:
+        h = h * w
+    return fma(b[:, None], x, h) + c[:, None]

@@ -99,7 +99,7 @@ OPS = [
                         SampleInput(rng.normal(size=(0, 3)), dim=1, grad=False),
                         SampleInput(rng.normal(size=(3, 0)), dim=1, grad=False),
                         SampleInput(rng.normal(size=(2, 3, 2, 2)), p=1.5, dim=-2)],
-           dtypes=FLOATS, tol=LOW),
+           dtypes=FLOATS, tol=LOW, layout_order=True),
     OpInfo("cosine_similarity", lambda a, b, **k: call("cosine_similarity", a, b, **k), _cosine_ref,
            lambda rng: [SampleInput(rng.normal(size=(3, 4)), rng.normal(size=(3, 4))),
                         SampleInput(rng.normal(size=(2, 3, 4)), rng.normal(size=(3, 4)), dim=1),
