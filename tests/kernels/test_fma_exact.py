@@ -175,7 +175,7 @@ def test_tapes_use_either_fma(native, monkeypatch):
         return _fma32(*a)
     monkeypatch.setattr(tape, "_fma32", counted)
     if not native:
-        monkeypatch.setitem(N._built, "fma", None)
+        monkeypatch.setitem(N._built, "tgrad_fma", None)
     elif N.fma_ufunc() is None:
         pytest.skip("no C compiler: no native fma")
     n = 3000 if native else 3005            # a shape of its own: its tapes are built under this setting
