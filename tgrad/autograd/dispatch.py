@@ -18,6 +18,7 @@ import weakref
 from .. import dtypes as _D
 from .. import ops as _ops
 from .._state import state as _grad_state
+from ..kernels.runtime import launcher as _launcher
 from ..tensor import Tensor, scalar, zeros
 from . import grad_mode
 from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
@@ -350,8 +351,8 @@ _scalar_forward = _ops.elementwise.scalar_forward
 
 def _scalar_arg(self, value):
     """``value`` (a Python int or float) as the fp32 kernel argument of ``self <op> value``, or None when the op
-    must wrap it as a 0-dim tensor: a graph may be recorded (the node saves that tensor), autocast, op recording
-    or profiling is on, ``self`` is not a float32 cpu tensor, or fp32 would not hold ``value`` as the 0-dim
+    must wrap it as a 0-dim tensor: a graph may be recorded (the node saves that tensor), autocast, op recording,
+    an AOT recording or profiling is on, ``self`` is not a float32 cpu tensor, or fp32 would not hold ``value`` as the 0-dim
     float32 operand does (beyond fp32's range, NaN, or an int past 2**53).  Same result dtype (float32) and bits."""
     t = type(value)
     if t is float:
@@ -364,8 +365,8 @@ def _scalar_arg(self, value):
     else:
         return None
     if (self.dtype is not _D.float32 or AUTOCAST is not None or RECORD_FORWARD is not None or PROFILING
-            or self._storage.launch_device != "cpu"):
-        return None
+            or self._storage.launch_device != "cpu" or _launcher.FORCE_GPU_BLOCKS):
+        return None     # (FORCE_GPU_BLOCKS: an AOT recording on cpu launches what cuda would: the 0-dim operand)
     if _grad_state.recording and (self._requires_grad or self._view_mode is not None and self._base.requires_grad):
         return None
     return value
