@@ -140,3 +140,16 @@ def test_launch_caches_are_bounded_with_the_tapes(monkeypatch):
     assert info["evicted"] > 0 and info["bytes"] <= TR.MAX_TAPE_BYTES * 9 // 8
     assert info["sites"] < len(sizes)         # (without dropping them: a launch per size and kernel)
     TR.clear_tapes()
+
+
+def test_builder_ops_holding_native_ufuncs_are_stored(tmp_path, monkeypatch):
+    """A generic tape's ops may hold aten_cpu.c's ufuncs (create_native): they are stored by name and read back
+    as the same ufunc (pickling them by default reached pytest's py.error module and raised IndexError)."""
+    from tgrad.kernels.runtime import native
+    f = native.aten_ufunc("sleef_expf")
+    if f is None:
+        pytest.skip("no C compiler: no native helpers")
+    monkeypatch.setattr(TC, "DIR", str(tmp_path))
+    TC.put_ops("native_ops", [[("create_native", None, (f, 1), {}, 0, None)]])
+    got = TC.get_ops("native_ops")
+    assert got is not None and got[0][0][2][0] is f

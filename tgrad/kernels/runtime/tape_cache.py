@@ -236,6 +236,8 @@ class _OpsPickler(pickle.Pickler):
             return _by_name, _named(obj)
         if type(obj) is tl.block_type:     # (its default pickle recurses)
             return tl.block_type, (obj.element_ty, list(obj.shape))
+        if type(obj) is np.ufunc and native.name_of(obj) is not None:      # create_native's aten_cpu.c ufuncs
+            return _native_aten, (native.name_of(obj),)
         return NotImplemented
 
 
@@ -255,7 +257,7 @@ def put_ops(name, opslists):
         _OpsPickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(
             [None if ops is None else [(n, None if n != "reduce_scan" else fn, vals, kw, slot, low)
                                        for n, fn, vals, kw, slot, low in ops] for ops in opslists])
-    except (_No, pickle.PicklingError, TypeError, AttributeError, ValueError):
+    except Exception:       # (pickle may reach any object's __reduce__ or a module's __getattr__: never fail a launch)
         STATS["unstorable"] += 1
         return
     put_bytes(name + ".ops", f.getvalue())
