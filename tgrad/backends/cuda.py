@@ -20,3 +20,41 @@ matmul = _MatmulFlags()
 def is_built():
     """True: tgrad's cuda path needs no build step (Triton compiles kernels at run time)."""
     return True
+
+
+# scaled_dot_product_attention's backends (``tgrad.nn.attention.sdpa_kernel`` sets them for a block): tgrad has
+# the fused flash-attention kernel (FLASH_ATTENTION) and PyTorch's math path (MATH); the memory-efficient and
+# cuDNN kernels are PyTorch's CUDA libraries, which tgrad does not have (their flags are kept, and ignored).
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def flash_sdp_enabled():
+    return _sdp["flash"]
+
+
+def enable_flash_sdp(enabled):
+    _sdp["flash"] = bool(enabled)
+
+
+def mem_efficient_sdp_enabled():
+    return _sdp["mem_efficient"]
+
+
+def enable_mem_efficient_sdp(enabled):
+    _sdp["mem_efficient"] = bool(enabled)
+
+
+def math_sdp_enabled():
+    return _sdp["math"]
+
+
+def enable_math_sdp(enabled):
+    _sdp["math"] = bool(enabled)
+
+
+def cudnn_sdp_enabled():
+    return _sdp["cudnn"]
+
+
+def enable_cudnn_sdp(enabled):
+    _sdp["cudnn"] = bool(enabled)

@@ -1,5 +1,5 @@
 """``tgrad.nn``: Module, Parameter, layers, losses, ``functional``, ``init`` and ``utils``."""
-from . import functional, init, parallel, utils  # noqa: F401
+from . import attention, functional, init, parallel, utils  # noqa: F401
 from .modules import (ELU, GELU, SELU, BatchNorm1d, BCELoss, BCEWithLogitsLoss, CrossEntropyLoss,  # noqa: F401
                       Dropout, Embedding, Flatten, Hardsigmoid, Hardswish, Hardtanh, HuberLoss, Identity,
                       KLDivLoss, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, Module,

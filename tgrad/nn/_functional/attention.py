@@ -7,6 +7,7 @@ from ..._creation import zeros, zeros_like
 from ..._functional import cat
 from ..._nn_functional import _op
 from ...autograd.grad_mode import is_grad_enabled
+from ...backends import cuda as _backends_cuda
 from ...ops.attention import _check as _sdpa_check
 from ...random import default_generator_for
 from .activation import softmax
@@ -26,6 +27,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None and attn_mask.requires_grad and attn_mask.dtype.is_floating_point \
             and is_grad_enabled():
         return _sdpa_math(query, key, value, attn_mask, dropout_p, scale, enable_gqa)
+    if not _backends_cuda.flash_sdp_enabled():        # (nn.attention.sdpa_kernel): the math path, or none
+        if not _backends_cuda.math_sdp_enabled():
+            raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due "
+                               "to turning off both the math kernel and the fused kernels.")
+        _sdpa_check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+        return _sdpa_math(query, key, value, _sdpa_bias(query, key, attn_mask, is_causal), dropout_p, scale,
+                          enable_gqa)
     if dropout_p > 0 and query.device.type == "cpu":
         # PyTorch's cpu path for a dropout: the math path, whose dropout draws the cpu generator's bernoulli_
         _sdpa_check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)

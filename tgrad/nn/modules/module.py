@@ -9,12 +9,16 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import dtypes as D
+from ..._creation import empty_like as _empty_like
 from ...autograd import grad_mode
 from ...autograd.grad_mode import no_grad
 from ...device import device as Device
 from ...tensor import Tensor
 from ...utils.hooks import BackwardHook, RemovableHandle
 from ..parameter import Parameter
+
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -367,6 +371,10 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device, recurse=True):
+        """Every parameter and buffer moved to ``device`` without copying its values (uninitialized memory)."""
+        return self._apply(lambda t: _empty_like(t, device=device), recurse=recurse)
+
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers; only floating-point ones change dtype."""
         device, dtype = _parse_to(args, dict(kwargs))
@@ -512,19 +520,77 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *, destination=None, prefix="", keep_vars=False):
-        """OrderedDict of dotted name -> tensor for parameters and persistent buffers (detached)."""
+        """OrderedDict of dotted name -> tensor for parameters and persistent buffers (detached), and each
+        module's ``get_extra_state()`` where a subclass defines it; state-dict pre and post hooks run around."""
         if destination is None:
             destination = OrderedDict()
+        for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self.__dict__.get("_state_dict_hooks", {}).values():
+            result = hook(self, destination, prefix, {})
+            if result is not None:
+                destination = result
         return destination
+
+    def get_extra_state(self):
+        """Extra state for ``state_dict`` (any picklable object); subclasses that have some override it with
+        ``set_extra_state``."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def set_extra_state(self, state):
+        """Restore what ``get_extra_state`` returned (called by ``load_state_dict``)."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def _add_state_dict_hook(self, store, hook, prepend=False):
+        hooks = self.__dict__.setdefault(store, OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        return self._add_state_dict_hook("_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict`` saved this module and its
+        children; may change ``state_dict`` in place."""
+        return self._add_state_dict_hook("_state_dict_hooks", hook)
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``
+        before ``load_state_dict`` loads this module (it may edit ``state_dict``)."""
+        return self._add_state_dict_hook("_load_state_dict_pre_hooks", hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        if with_module:
+            return self.register_load_state_dict_pre_hook(hook)
+        return self.register_load_state_dict_pre_hook(lambda module, *args: hook(*args))
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after ``load_state_dict`` loaded this module and its children;
+        it may clear ``incompatible_keys.missing_keys`` / ``unexpected_keys`` in place (before strict raises)."""
+        return self._add_state_dict_hook("_load_state_dict_post_hooks", hook)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
+        for hook in self.__dict__.get("_load_state_dict_pre_hooks", {}).values():
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
         local_state = {k: v for k, v in list(self._parameters.items()) + list(persistent.items()) if v is not None}
         for name, param in local_state.items():
@@ -555,9 +621,15 @@ class Module:
                                       f"{input_param.size()}, an exception occurred : {ex.args}.")
             elif strict:
                 missing_keys.append(key)
+        extra = prefix + _EXTRA_STATE_KEY_SUFFIX
+        has_extra = type(self).set_extra_state is not Module.set_extra_state
+        if has_extra and extra in state_dict:
+            self.set_extra_state(state_dict[extra])
+        elif has_extra and strict:
+            missing_keys.append(extra)
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and not (has_extra and key == extra):
                     input_name = key[len(prefix):].split(".", 1)
                     if len(input_name) > 1:
                         if input_name[0] not in self._modules:
@@ -583,6 +655,11 @@ class Module:
                     child_prefix = prefix + name + "."
                     load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
                          child_prefix)
+            for hook in module.__dict__.get("_load_state_dict_post_hooks", {}).values():
+                if hook(module, _IncompatibleKeys(missing_keys, unexpected_keys)) is not None:
+                    raise RuntimeError("Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                                       "expected to return new values, if incompatible_keys need to be modified,"
+                                       "it should be done inplace.")
 
         load(self, state_dict)
         if strict:
