@@ -34,11 +34,13 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
-from ._functional_more import (allclose, broadcast_shapes, broadcast_tensors, conj, conj_physical, copysign,
-                               count_nonzero, deg2rad, detach, dsplit, fmax, fmin, heaviside, hsplit, hypot, is_complex,
-                               is_conj, is_neg, is_nonzero, is_same_size, is_signed, isclose, logaddexp, logaddexp2,
-                               nanmean, nansum, positive, rad2deg, resolve_conj, resolve_neg, result_type, rot90, sgn,
-                               signbit, tensor_split, vsplit)
+from ._functional_more import (adjoint, allclose, bartlett_window, blackman_window, broadcast_shapes,
+                               broadcast_tensors, conj, conj_physical, copysign, corrcoef, count_nonzero, cov, deg2rad,
+                               detach, diagonal_scatter, dsplit, fmax, fmin, hamming_window, hann_window, heaviside,
+                               hsplit, hypot, index_copy, is_complex, is_conj, is_neg, is_nonzero, is_same_size,
+                               is_signed, isclose, isneginf, isposinf, isreal, logaddexp, logaddexp2, nanmean, nansum,
+                               positive, rad2deg, resolve_conj, resolve_neg, result_type, rot90, select_scatter, sgn,
+                               signbit, slice_scatter, tensor_split, vsplit)
 from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
                         get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
                         set_deterministic_debug_mode, set_float32_matmul_precision, use_deterministic_algorithms)

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import return_types as R
-from ._creation import full, linspace, tensor, zeros
+from ._creation import arange, full, linspace, tensor, zeros
 from ._einsum import einsum, kron, tensordot  # noqa: F401  (tgrad.einsum, Tensor.kron)
 from ._functional import cat, meshgrid, stack
 from .tensor import Size, Tensor
@@ -683,3 +683,159 @@ def broadcast_tensors(*tensors):
 
 def result_type(tensor, other):
     return D.result_type(tensor, other)
+
+
+# ------------------------------------------------------------ predicates, scatters into slices, statistics
+def isposinf(input):
+    return input == math.inf if input.is_floating_point() else zeros(input.shape, dtype=D.bool_, device=input.device)
+
+
+def isneginf(input):
+    return input == -math.inf if input.is_floating_point() else zeros(input.shape, dtype=D.bool_, device=input.device)
+
+
+def isreal(input):
+    """True everywhere: tgrad has no complex dtypes."""
+    return full(input.shape, True, dtype=D.bool_, device=input.device)
+
+
+def index_copy(input, dim, index, source):
+    """input with ``input.select(dim, index[i]) = source.select(dim, i)`` (a scatter along dim)."""
+    if index.dim() > 1:
+        raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got " + str(index.dim()) + ")")
+    d = dim % max(input.dim(), 1)
+    shape = [1] * source.dim()
+    if source.dim():
+        shape[d] = -1
+    idx = index.reshape(shape).expand(source.shape) if source.dim() else index.reshape(())
+    return input.scatter(d, idx, source)
+
+
+def _scatter_into(input, src, view):
+    """input with ``view(input)`` replaced by src: a clone's view copied into (gradients: input's outside the view,
+    src's from the view, as PyTorch's *_scatter ops)."""
+    out = input.clone()
+    v = view(out)
+    if tuple(v.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(v.shape)}")
+    v.copy_(src)
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    return _scatter_into(input, src, lambda t: t.select(dim, index))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    sl = [slice(None)] * input.dim()
+    sl[dim] = slice(start, end, step)
+    return _scatter_into(input, src, lambda t: t[tuple(sl)])
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dimensions (the transpose: tgrad has no complex dtypes)."""
+    return input.transpose(-2, -1)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the rows (variables) over the columns (observations), as ATen computes it:
+    avg = sum(x w) / sum(w), c = (x - avg) @ ((x - avg) w)ᵀ / (sum(w) - correction [· sum(w aw) / sum(w)])."""
+    if input.dim() > 2:
+        raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                         f"{input.dim()} dimensions")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    n = x.shape[1]
+    w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    w_sum = w.sum() if w is not None else n
+    avg = (x * w if w is not None else x).sum(1) / w_sum
+    if w is None:
+        norm = float(n - correction)
+    elif correction == 0:
+        norm = w_sum
+    elif aweights is None:
+        norm = w_sum - correction
+    elif fweights is None and n == 1 and correction == 1:
+        norm = 0.0
+    else:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    if bool(norm <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", stacklevel=2)
+        norm = norm * 0 if isinstance(norm, Tensor) else 0.0
+    x = x - avg.unsqueeze(1)
+    return (x.mm((x * w if w is not None else x).t()) / norm).squeeze()
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients: cov(x) / sqrt(diag ⊗ diag), clipped to [-1, 1]."""
+    if input.dim() > 2:
+        raise ValueError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                         f"{input.dim()} dimensions")
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.reshape(-1, 1)
+    c = c / stddev.reshape(1, -1)
+    return c.clip(-1, 1)
+
+
+# ------------------------------------------------------------ window functions (ATen's op order)
+def _window_check(name, window_length, dtype, layout=None):
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window length, got window_length={window_length}")
+    if dtype is not None and not dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+
+
+def _arange(n, dtype, device):
+    return arange(n, dtype=D.get_default_dtype() if dtype is None else dtype, device=device)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """alpha - beta cos(2 pi n / (N - 1)), n < N (periodic: a window of N + 1 without its last point)."""
+    _window_check("hamming_window", window_length, dtype)
+    if window_length <= 1:
+        return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
+    n = window_length + 1 if periodic else window_length
+    w = _arange(n, dtype, device).mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-beta).add_(alpha)
+    return (w[:-1] if periodic else w).contiguous().requires_grad_(requires_grad)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
+                pin_memory=False):
+    _window_check("hann_window", window_length, dtype)
+    return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
+                    pin_memory=False):
+    """1 - |2n / (N - 1) - 1| (a triangle)."""
+    _window_check("bartlett_window", window_length, dtype)
+    if window_length <= 1:
+        return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
+    n = window_length + 1 if periodic else window_length
+    w = _arange(n, dtype, device).mul_(2.0 / (n - 1))
+    first_half = (n - 1) >> 1
+    w[first_half + 1:] = 2 - w[first_half + 1:]       # ATen: mul by -1 then add 2 on the second half
+    return (w[:-1] if periodic else w).contiguous().requires_grad_(requires_grad)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
+                    pin_memory=False):
+    """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
+    _window_check("blackman_window", window_length, dtype)
+    if window_length <= 1:
+        return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
+    n = window_length + 1 if periodic else window_length
+    w = _arange(n, dtype, device).mul_(math.pi / (n - 1))
+    w = w.mul(4).cos_().mul_(0.08) - w.mul(2).cos_().mul_(0.5) + 0.42
+    return (w[:-1] if periodic else w).contiguous().requires_grad_(requires_grad)

@@ -962,6 +962,7 @@ class Tensor:
         return self._ibinop("ge", other)
 
     not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+    not_equal_, less_, less_equal_, greater_, greater_equal_ = ne_, lt_, le_, gt_, ge_
 
     def __eq__(self, other):
         if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
@@ -1904,6 +1905,83 @@ class Tensor:
 
     def negative_(self):
         return self.neg_()
+
+    absolute_, subtract_, multiply_ = abs_, sub_, mul_
+    divide_ = true_divide_ = div_
+
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        return self._composite_(Tensor.addmm, mat1, mat2, beta=beta, alpha=alpha)
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        return self._composite_(Tensor.baddbmm, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        return self._composite_(_fm.addbmm, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+        return self._composite_(_fm.addr, vec1, vec2, beta=beta, alpha=alpha)
+
+    def cumsum_(self, dim, *, dtype=None):
+        return self._composite_(Tensor.cumsum, dim, dtype=dtype)
+
+    def cumprod_(self, dim, *, dtype=None):
+        return self._composite_(Tensor.cumprod, dim, dtype=dtype)
+
+    def copysign_(self, other):
+        return self._composite_(_fm.copysign, other)
+
+    def hypot_(self, other):
+        return self._composite_(_fm.hypot, other)
+
+    def heaviside_(self, values):
+        return self._composite_(_fm.heaviside, values)
+
+    def sgn_(self):
+        return self.sign_()
+
+    def index_copy(self, dim, index, source):
+        return _fm.index_copy(self, dim, index, source)
+
+    def index_copy_(self, dim, index, source):
+        return self._composite_(_fm.index_copy, dim, index, source)
+
+    def select_scatter(self, src, dim, index):
+        return _fm.select_scatter(self, src, dim, index)
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        return _fm.slice_scatter(self, src, dim, start, end, step)
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        return _fm.diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def isposinf(self):
+        return _fm.isposinf(self)
+
+    def isneginf(self):
+        return _fm.isneginf(self)
+
+    def isreal(self):
+        return _fm.isreal(self)
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return _fm.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self):
+        return _fm.corrcoef(self)
+
+    def adjoint(self):
+        return _fm.adjoint(self)
+
+    @property
+    def mH(self):
+        return self.mT
+
+    @property
+    def H(self):
+        if self.dim() > 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor. "
+                               "For batches of matrices, consider using tensor.mH")
+        return self.T
 
     def clamp_min_(self, min):
         return self.clamp_(min=min)

@@ -250,7 +250,7 @@ def addmm_backward(ctx, grad):
 
 
 ADDMM = Op("addmm", addmm_forward, addmm_backward, "AddmmBackward0", inputs=("self", "mat1", "mat2"),
-           save=("mat1", "mat2"), variants=("method", "function"))
+           save=("mat1", "mat2"), variants=("method", "function"), inplace=True)
 
 
 def baddbmm_forward(self, batch1, batch2, *, beta=1, alpha=1):
@@ -274,7 +274,7 @@ def baddbmm_backward(ctx, grad):
 
 
 BADDBMM = Op("baddbmm", baddbmm_forward, baddbmm_backward, "BaddbmmBackward0", inputs=("self", "batch1", "batch2"),
-             save=("batch1", "batch2"), variants=("method", "function"))
+             save=("batch1", "batch2"), variants=("method", "function"), inplace=True)
 
 
 # ------------------------------------------------------------------ linear (fused)

@@ -588,7 +588,7 @@ def cumsum_backward(ctx, grad):
     return (call("cumsum", grad, dim=ctx.attrs["dim"], reverse=not ctx.attrs.get("reverse", False)),)
 
 
-CUMSUM = Op("cumsum", cumsum_forward, cumsum_backward, "CumsumBackward0", variants=("method", "function"))
+CUMSUM = Op("cumsum", cumsum_forward, cumsum_backward, "CumsumBackward0", variants=("method", "function"), inplace=True)
 
 
 def cumprod_forward(self, *, dim, dtype=None):
@@ -617,7 +617,7 @@ def cumprod_backward(ctx, grad):
 
 
 CUMPROD = Op("cumprod", cumprod_forward, cumprod_backward, "CumprodBackward0", save=("self", "result"),
-             variants=("method", "function"))
+             variants=("method", "function"), inplace=True)
 
 
 def _cumprod_backward_ops(grad, x, d):
