@@ -86,3 +86,21 @@ def test_predicates_aliases_and_adjoints():
     leaf = torch.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
         leaf.cumsum_(0)
+
+
+def test_channel_shuffle_and_torch_level_functional_names():
+    x = torch.arange(8.0).reshape(1, 4, 2)
+    # PyTorch 2.13: torch.channel_shuffle(x, 2)
+    assert torch.channel_shuffle(x, 2).tolist() == [[[0.0, 1.0], [4.0, 5.0], [2.0, 3.0], [6.0, 7.0]]]
+    assert torch.nn.ChannelShuffle(2)(x).tolist() == torch.nn.functional.channel_shuffle(x, 2).tolist()
+    assert repr(torch.nn.ChannelShuffle(2)) == "ChannelShuffle(groups=2)"
+    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups. Got 5 channels and 2"):
+        torch.channel_shuffle(torch.zeros(1, 5, 2, 2), 2)
+    with pytest.raises(RuntimeError, match="channel_shuffle expects input with > 2 dims, but got input with sizes"):
+        torch.channel_shuffle(torch.zeros(5), 1)
+    F = torch.nn.functional
+    for name in ("alpha_dropout", "bilinear", "celu", "conv3d", "conv_transpose3d", "feature_alpha_dropout",
+                 "hardshrink", "max_pool3d", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "prelu",
+                 "rms_norm", "rrelu", "threshold"):
+        assert getattr(torch, name) is getattr(F, name), name
+    assert torch.threshold(torch.tensor([0.5, 2.0]), 1.0, -1.0).tolist() == [-1.0, 2.0]

@@ -66,9 +66,11 @@ from ._inplace import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, 
                        rad2deg_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_, square_, tan_, tanh_,
                        trunc_, xlogy_, zero_)
 from .nn.functional import celu_, rrelu_, selu_, threshold_  # noqa: E402  (torch.selu_ is F.selu_)
-from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,
-                            conv_transpose2d, group_norm, instance_norm, max_pool1d, max_pool1d_with_indices,
-                            max_pool2d)
+from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, alpha_dropout, avg_pool1d, bilinear, celu,
+                            channel_shuffle, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+                            conv_transpose3d, feature_alpha_dropout, group_norm, hardshrink, instance_norm, max_pool1d,
+                            max_pool1d_with_indices, max_pool2d, max_pool3d, pairwise_distance, pixel_shuffle,
+                            pixel_unshuffle, prelu, rms_norm, rrelu, threshold)
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
 from .serialization import (load, save)
 from .tensor import (contiguous_format, memory_format, preserve_format, Size, Tensor)

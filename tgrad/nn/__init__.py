@@ -9,7 +9,7 @@ from .modules import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, A
                       AvgPool1d, AvgPool2d, BatchNorm2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, Dropout1d,
                       Dropout2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, MaxPool1d, MaxPool2d)
 from .modules import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,  # noqa: F401
-                      ConstantPad3d, PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d,
+                      ConstantPad3d, ChannelShuffle, PixelShuffle, PixelUnshuffle, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
                       ZeroPad3d, Conv3d, ConvTranspose3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,
                       BatchNorm3d, MaxPool3d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)

@@ -15,7 +15,7 @@ from ._functional.dropout import dropout, dropout1d, dropout2d, dropout3d  # noq
 from ._functional.normalization import layer_norm, batch_norm, normalize, group_norm, instance_norm  # noqa: F401
 from ._functional.sparse import embedding, one_hot  # noqa: F401
 from ._functional.vision import (pad, interpolate, upsample, upsample_nearest, upsample_bilinear,  # noqa: F401
-                                 pixel_shuffle, pixel_unshuffle, affine_grid, grid_sample)
+                                 pixel_shuffle, pixel_unshuffle, channel_shuffle, affine_grid, grid_sample)
 from ._functional.loss import (_legacy_reduction, cross_entropy, nll_loss, binary_cross_entropy,  # noqa: F401
                                binary_cross_entropy_with_logits, mse_loss, l1_loss, smooth_l1_loss, huber_loss,
                                kl_div)

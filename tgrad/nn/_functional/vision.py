@@ -203,6 +203,20 @@ def pixel_shuffle(input, upscale_factor):
     return x.reshape(*b, c // (r * r), h * r, w * r)
 
 
+def channel_shuffle(input, groups):
+    """(N, C, *) -> (N, C, *) with the channels of each of ``groups`` groups interleaved (ShuffleNet):
+    view (N, g, C/g, *), swap the two channel dimensions."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(input.shape)
+
+
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
     r = int(downscale_factor)

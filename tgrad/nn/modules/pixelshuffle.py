@@ -1,4 +1,4 @@
-"""``PixelShuffle`` and ``PixelUnshuffle`` (reshapes and a permute)."""
+"""``PixelShuffle``, ``PixelUnshuffle`` and ``ChannelShuffle`` (reshapes and a permute)."""
 from .. import functional as F
 from .module import Module
 
@@ -29,3 +29,17 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """(N, C, *) -> (N, C, *): the channels of ``groups`` groups interleaved."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
