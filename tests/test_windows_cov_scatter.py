@@ -104,3 +104,21 @@ def test_channel_shuffle_and_torch_level_functional_names():
                  "rms_norm", "rrelu", "threshold"):
         assert getattr(torch, name) is getattr(F, name), name
     assert torch.threshold(torch.tensor([0.5, 2.0]), 1.0, -1.0).tolist() == [-1.0, 2.0]
+
+
+def test_sinc_and_ldexp():
+    x = torch.tensor([0.0, 0.5, -1.25, 3.0, 1e-20], requires_grad=True)
+    y = torch.sinc(x)
+    # PyTorch 2.13's float32 bits of torch.sinc(x)
+    assert [v.hex() for v in y.tolist()] == ["0x1.0000000000000p+0", "0x1.45f3060000000p-1", "-0x1.70c5040000000p-3",
+                                             "-0x1.5bcb660000000p-29", "0x1.0000000000000p+0"]
+    y.sum().backward()
+    xs = np.array([0.5, -1.25, 3.0])
+    ref = (np.pi * xs * np.cos(np.pi * xs) - np.sin(np.pi * xs)) / (np.pi * xs * xs)
+    np.testing.assert_allclose(x.grad.tolist()[1:4], ref, rtol=1e-6)
+    assert x.grad.tolist()[0] == 0.0 and x.grad.tolist()[4] == 0.0
+    assert torch.sinc(torch.tensor([0, 1])).dtype is torch.float32
+    assert torch.ldexp(torch.tensor([1.5, -2.0]), torch.tensor([3, -2])).tolist() == [12.0, -0.5]
+    t = torch.tensor([1.0, 3.0])
+    t.ldexp_(torch.tensor([2, 1]))
+    assert t.tolist() == [4.0, 6.0] and torch.sinc_(torch.tensor([0.0])).tolist() == [1.0]

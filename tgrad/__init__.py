@@ -35,12 +35,13 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
 from ._functional_more import (adjoint, allclose, bartlett_window, blackman_window, broadcast_shapes,
-                               broadcast_tensors, conj, conj_physical, copysign, corrcoef, count_nonzero, cov, deg2rad,
-                               detach, diagonal_scatter, dsplit, fmax, fmin, hamming_window, hann_window, heaviside,
-                               hsplit, hypot, index_copy, is_complex, is_conj, is_neg, is_nonzero, is_same_size,
-                               is_signed, isclose, isneginf, isposinf, isreal, logaddexp, logaddexp2, nanmean, nansum,
-                               positive, rad2deg, resolve_conj, resolve_neg, result_type, rot90, select_scatter, sgn,
-                               signbit, slice_scatter, tensor_split, vsplit)
+                               broadcast_tensors, conj, conj_physical, copysign, corrcoef, count_nonzero, cov,
+                               deg2rad, detach, diagonal_scatter, dsplit, fmax, fmin, hamming_window, hann_window,
+                               heaviside, hsplit, hypot, index_copy, is_complex, is_conj, is_neg, is_nonzero,
+                               is_same_size, is_signed, isclose, isneginf, isposinf, isreal, ldexp, logaddexp,
+                               logaddexp2, nanmean, nansum, positive, rad2deg, resolve_conj, resolve_neg,
+                               result_type, rot90, select_scatter, sgn, signbit, sinc, slice_scatter, tensor_split,
+                               vsplit)
 from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
                         get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
                         set_deterministic_debug_mode, set_float32_matmul_precision, use_deterministic_algorithms)
@@ -62,9 +63,9 @@ from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserve
 from ._inplace import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_,
                        as_strided_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_,
                        conj_physical_, cos_, cosh_, deg2rad_, detach_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
-                       floor_, frac_, index_put_, log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_,
-                       rad2deg_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinh_, sqrt_, square_, tan_, tanh_,
-                       trunc_, xlogy_, zero_)
+                       floor_, frac_, index_put_, ldexp_, log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_,
+                       negative_, rad2deg_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_,
+                       square_, tan_, tanh_, trunc_, xlogy_, zero_)
 from .nn.functional import celu_, rrelu_, selu_, threshold_  # noqa: E402  (torch.selu_ is F.selu_)
 from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, alpha_dropout, avg_pool1d, bilinear, celu,
                             channel_shuffle, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,

@@ -12,6 +12,7 @@ from . import return_types as R
 from ._creation import arange, full, linspace, tensor, zeros
 from ._einsum import einsum, kron, tensordot  # noqa: F401  (tgrad.einsum, Tensor.kron)
 from ._functional import cat, meshgrid, stack
+from ._functional import pow as pow_
 from .tensor import Size, Tensor
 
 
@@ -839,3 +840,16 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
     w = _arange(n, dtype, device).mul_(math.pi / (n - 1))
     w = w.mul(4).cos_().mul_(0.08) - w.mul(2).cos_().mul_(0.5) + 0.42
     return (w[:-1] if periodic else w).contiguous().requires_grad_(requires_grad)
+
+
+def ldexp(input, other):
+    """input · 2^other (ATen's composite: ``input * pow(2.0, other)``)."""
+    return input * pow_(2.0, other)
+
+
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at x = 0 (its derivative there is 0)."""
+    x = input if input.is_floating_point() else input.to(D.get_default_dtype())
+    zero = x == 0
+    px = x.masked_fill(zero, 1.0) * math.pi
+    return (px.sin() / px).masked_fill(zero, 1.0)

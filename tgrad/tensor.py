@@ -1939,6 +1939,18 @@ class Tensor:
     def sgn_(self):
         return self.sign_()
 
+    def ldexp(self, other):
+        return _fm.ldexp(self, other)
+
+    def ldexp_(self, other):
+        return self._composite_(_fm.ldexp, other)
+
+    def sinc(self):
+        return _fm.sinc(self)
+
+    def sinc_(self):
+        return self._composite_(_fm.sinc)
+
     def index_copy(self, dim, index, source):
         return _fm.index_copy(self, dim, index, source)
 
