@@ -11,6 +11,7 @@ from ..kernels.runtime import launcher as _L
 from .. import ops as _ops
 from ..nn.modules.module import Module
 from ..optim.lr_scheduler import LRScheduler
+from ..optim import optimizer as _optim_mod
 from ..optim.optimizer import Optimizer
 from ..optim.sgd import SGD
 from ..random import Generator
@@ -252,11 +253,17 @@ _SGD_STEP = SGD.__dict__["step"]
 _PLAIN = (int, float, bool, str, type(None))
 
 
+def _step_hooks(opt):
+    """True when step hooks run around ``opt.step`` (Python calls: the step runs for real in the replay)."""
+    return bool(opt.__dict__.get("_optimizer_step_pre_hooks") or opt.__dict__.get("_optimizer_step_post_hooks")
+                or _optim_mod._global_optimizer_pre_hooks or _optim_mod._global_optimizer_post_hooks)
+
+
 def sgd_reads(opt):
     """What an ``SGD.step`` reads, as objects to check by identity and plain values to compare:
     [(group, [(name, value)], params list, [(param, its .grad as a Desc, state dict, [(name, value)])])],
     or None when something else (an instance ``step``, a tensor hyper-parameter) decides it."""
-    if type(opt) is not SGD or "step" in opt.__dict__:
+    if type(opt) is not SGD or "step" in opt.__dict__ or _step_hooks(opt):
         return None
     groups = []
     for g in opt.param_groups:

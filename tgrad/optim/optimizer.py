@@ -4,7 +4,8 @@ Subclasses implement ``step`` by calling one fused op-table entry
 (``sgd_step``, ``adam_step`` ...) per group; parameters whose ``.grad`` is
 None (frozen, or unused in the loss) are skipped.
 """
-from collections import defaultdict
+import functools
+from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
@@ -13,6 +14,58 @@ from ..autograd import dispatch
 from ..autograd.grad_mode import enable_grad, no_grad
 from .._creation import tensor as _tensor
 from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle
+
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; may return (new_args, new_kwargs)."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def _hooked_step(step):
+    """``step`` running the global and the optimizer's own step pre and post hooks around it (PyTorch's
+    ``profile_hook_step``); with none registered, only a dict lookup more."""
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        pre, post = self.__dict__.get("_optimizer_step_pre_hooks"), self.__dict__.get("_optimizer_step_post_hooks")
+        if not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks):
+            return step(self, *args, **kwargs)
+        args = (self,) + args       # the hooks see step's own arguments, self first (as PyTorch's)
+        for hook in chain(_global_optimizer_pre_hooks.values(), (pre or {}).values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
+                                       f"{result}.")
+        out = step(*args, **kwargs)
+        for hook in chain((post or {}).values(), _global_optimizer_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+    wrapper._tgrad_hooked = True
+    return wrapper
+
+
+def _add_hook(opt, store, hook, prepend=False):
+    hooks = opt.__dict__.setdefault(store, OrderedDict())
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
 
 
 class _RequiredParameter:
@@ -61,6 +114,36 @@ def _check_hparams(**checks):
 
 class Optimizer:
     """Base class: ``Optimizer(params, defaults)`` where params are tensors or dicts (parameter groups)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_tgrad_hooked", False):
+            cls.step = _hooked_step(step)
+
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` before ``step``; may return (new_args, new_kwargs)."""
+        return _add_hook(self, "_optimizer_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after ``step``."""
+        return _add_hook(self, "_optimizer_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` before ``state_dict`` packs the state."""
+        return _add_hook(self, "_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` after; a returned dict replaces the state dict."""
+        return _add_hook(self, "_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` before ``load_state_dict``; a returned dict is loaded instead."""
+        return _add_hook(self, "_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` after ``load_state_dict``."""
+        return _add_hook(self, "_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -187,6 +270,16 @@ class Optimizer:
     # ------------------------------------------------------------ state dicts
     def state_dict(self):
         """{"state": {index: per-parameter state}, "param_groups": [options + "params": [indices]]}."""
+        for hook in self.__dict__.get("_optimizer_state_dict_pre_hooks", {}).values():
+            hook(self)
+        sd = self._state_dict()
+        for hook in self.__dict__.get("_optimizer_state_dict_post_hooks", {}).values():
+            result = hook(self, sd)
+            if result is not None:
+                sd = result
+        return sd
+
+    def _state_dict(self):
         mapping = {}
         start = 0
 
@@ -204,6 +297,15 @@ class Optimizer:
 
     def load_state_dict(self, state_dict):
         """Load options and state; state tensors are moved/cast to their parameter's device and dtype."""
+        for hook in self.__dict__.get("_optimizer_load_state_dict_pre_hooks", {}).values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        self._load_state_dict(state_dict)
+        for hook in self.__dict__.get("_optimizer_load_state_dict_post_hooks", {}).values():
+            hook(self)
+
+    def _load_state_dict(self, state_dict):
         state_dict = state_dict.copy()
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
