@@ -12,6 +12,7 @@ import triton.language as tl
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, gpu_blocks, launch, next_pow2
 from ._lang import cast_store, compute_type, kptr
+from .runtime.native import native_helper, rule_lanes_add
 
 
 # accumulate_rows_kernel OP codes (one pass; SUM and PROD also name scan_rows_kernel's two scans)
@@ -288,11 +289,19 @@ def _fold(f, v, A: tl.constexpr, N: tl.constexpr):
     return f
 
 
+@native_helper("lanes_add", rule_lanes_add)
+@triton.jit
+def _fold_rows(f, v, A: tl.constexpr, N: tl.constexpr, ONE: tl.constexpr):
+    """_fold of f [A, ONE = 1] (never -0) and v [A, N]: one native pass on cpu (lanes_add with one lane, whose final
+    + 0 leaves a sum that started from a non-negative-zero f as it is) in place of a pass per split and add."""
+    return tl.reshape(_fold(tl.reshape(f, [A]), v, A, N), [A, ONE])
+
+
 @triton.jit
 def _fold_axis(blk, R: tl.constexpr, G: tl.constexpr, N: tl.constexpr, W: tl.constexpr):
     """[R, G, W] sums, left to right, of the N entries of each [R, G, N, W] group of a [R, G N, W] block."""
     v = tl.reshape(tl.permute(tl.reshape(blk, [R, G, N, W]), [0, 1, 3, 2]), [R * G * W, N])
-    return tl.reshape(_fold(tl.zeros([R * G * W], blk.dtype), v, R * G * W, N), [R, G, W])
+    return tl.reshape(_fold_rows(tl.zeros([R * G * W, 1], blk.dtype), v, R * G * W, N, 1), [R, G, W])
 
 
 @triton.jit
@@ -387,7 +396,7 @@ def cascade_sum_kernel(x_ptr, y_ptr, out_ptr, NR, C0, CW, CN, M2, K, CH, stride_
     for i in tl.static_range(NS):
         t = V * VEC + i
         f += _cload(x_ptr, y_ptr, base, yb, t, SK, YSK, rmask & (t < n), MUL, COMPUTE)
-    f = _fold(f, p0, R, VEC)
+    f = tl.reshape(_fold_rows(tl.reshape(f, [R, 1]), p0, R, VEC, 1), [R])
     if MEAN:
         f = f / DIV
     cast_store(out_ptr + rows, f, rmask)
