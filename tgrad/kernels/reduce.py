@@ -12,6 +12,7 @@ import triton.language as tl
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, gpu_blocks, launch, next_pow2
 from ._lang import cast_store, compute_type, kptr
+from .runtime.native import native_helper, rule_lanes_add
 
 
 # accumulate_rows_kernel OP codes (one pass; SUM and PROD also name scan_rows_kernel's two scans)
@@ -288,11 +289,32 @@ def _fold(f, v, A: tl.constexpr, N: tl.constexpr):
     return f
 
 
+@native_helper("lanes_add", rule_lanes_add)
+@triton.jit
+def _fold_rows(f, v, A: tl.constexpr, N: tl.constexpr, ONE: tl.constexpr):
+    """_fold of f [A, ONE = 1] (never -0) and v [A, N]: one native pass on cpu (lanes_add with one lane, whose final
+    + 0 leaves a sum that started from a non-negative-zero f as it is) in place of a pass per split and add."""
+    return tl.reshape(_fold(tl.reshape(f, [A]), v, A, N), [A, ONE])
+
+
+@native_helper("lanes_add", rule_lanes_add)
+@triton.jit
+def _ilp_fold(f, p, R: tl.constexpr, W: tl.constexpr, VEC: tl.constexpr):
+    """((f + p0) + p1) + p2) + p3 of the 4 interleaved vectors p0 .. p3 of p [R, W = 4 VEC] (lanes k VEC .. k VEC + VEC
+    - 1), f [R, VEC] zeros: one native lanes_add pass on cpu (its final + 0 is exact: the partials are never -0)."""
+    pt = tl.reshape(tl.permute(tl.reshape(p, [R, 4, VEC]), [0, 2, 1]), [R * VEC, 4])
+    p01, p23 = _halves(pt, R * VEC, 4)
+    p0, p1 = tl.split(p01)
+    p2, p3 = tl.split(p23)
+    return (((f + tl.reshape(p0, [R, VEC])) + tl.reshape(p1, [R, VEC])) + tl.reshape(p2, [R, VEC])) + tl.reshape(
+        p3, [R, VEC])
+
+
 @triton.jit
 def _fold_axis(blk, R: tl.constexpr, G: tl.constexpr, N: tl.constexpr, W: tl.constexpr):
     """[R, G, W] sums, left to right, of the N entries of each [R, G, N, W] group of a [R, G N, W] block."""
     v = tl.reshape(tl.permute(tl.reshape(blk, [R, G, N, W]), [0, 1, 3, 2]), [R * G * W, N])
-    return tl.reshape(_fold(tl.zeros([R * G * W], blk.dtype), v, R * G * W, N), [R, G, W])
+    return tl.reshape(_fold_rows(tl.zeros([R * G * W, 1], blk.dtype), v, R * G * W, N, 1), [R, G, W])
 
 
 @triton.jit
@@ -366,28 +388,22 @@ def cascade_sum_kernel(x_ptr, y_ptr, out_ptr, NR, C0, CW, CN, M2, K, CH, stride_
             acc2 = _nth(e, hh, G2[:, None, None], 1)
             e = tl.where(hh < G2[:, None, None], e, 0.0)
             p = ((acc0 + acc1) + acc2) + _fold_axis(e, R, 1, BG // (L * L), W).reshape([R, W])
-    # the ILP interleaved partial vectors; leftover vectors join the first
-    if ILP == 4:
-        pt = tl.reshape(tl.permute(tl.reshape(p, [R, 4, VEC]), [0, 2, 1]), [R * VEC, 4])
-        p01, p23 = _halves(pt, R * VEC, 4)
-        p0, p1 = tl.split(p01)
-        p2, p3 = tl.split(p23)
-        p0 = tl.reshape(p0, [R, VEC])
-    else:
-        p0 = p
-    ql = tl.arange(0, VEC)
+    # the leftover vectors join the first of the ILP interleaved partial vectors (lanes 0 .. VEC - 1 of p; the
+    # other lanes add +0, exact: p is never -0), then the ILP partials
     for i in tl.static_range(NV):
         v = ILP * S + i
-        m = (rmask & (v < V))[:, None] & (ql[None, :] < VEC)
-        p0 += _cload(x_ptr, y_ptr, base[:, None], yb[:, None], (v * VEC)[:, None] + ql[None, :], SK, YSK, m, MUL,
-                     COMPUTE)
+        m = (rmask & (v < V))[:, None] & (q[None, :] < VEC)
+        p += _cload(x_ptr, y_ptr, base[:, None], yb[:, None], (v * VEC)[:, None] + q[None, :], SK, YSK, m, MUL,
+                    COMPUTE)
     if ILP == 4:
-        p0 = ((p0 + tl.reshape(p1, [R, VEC])) + tl.reshape(p2, [R, VEC])) + tl.reshape(p3, [R, VEC])
+        p0 = _ilp_fold(tl.zeros([R, VEC], COMPUTE), p, R, W, VEC)
+    else:
+        p0 = p
     f = tl.zeros([R], COMPUTE)                  # the scalars left, then the VEC lanes
     for i in tl.static_range(NS):
         t = V * VEC + i
         f += _cload(x_ptr, y_ptr, base, yb, t, SK, YSK, rmask & (t < n), MUL, COMPUTE)
-    f = _fold(f, p0, R, VEC)
+    f = tl.reshape(_fold_rows(tl.reshape(f, [R, 1]), p0, R, VEC, 1), [R])
     if MEAN:
         f = f / DIV
     cast_store(out_ptr + rows, f, rmask)
