@@ -6,6 +6,7 @@ so double backward works.  Argument checks raise PyTorch's errors before any lau
 """
 import numpy as np
 
+from .. import _sparse
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
@@ -73,8 +74,9 @@ def _padding(padding_idx, num):
     return padding_idx % num
 
 
-def embedding_forward(weight, indices, *, padding_idx=None, scale_grad_by_freq=False):
-    """Rows of ``weight`` at ``indices`` (``max_norm`` is F.embedding's in-place renorm before this op)."""
+def embedding_forward(weight, indices, *, padding_idx=None, scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` at ``indices`` (``max_norm`` is F.embedding's in-place renorm before this op);
+    ``sparse``: the weight's gradient is a sparse COO tensor."""
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     _padding(padding_idx, weight.shape[0])
@@ -86,9 +88,25 @@ def embedding_forward(weight, indices, *, padding_idx=None, scale_grad_by_freq=F
 
 def embedding_backward_rule(ctx, grad):
     w_meta, idx = ctx.input_meta[0], ctx.saved["indices"]
+    if ctx.attrs.get("sparse", False):
+        return embedding_sparse_grad(grad, idx, w_meta.shape[0], ctx.attrs.get("padding_idx"),
+                                     ctx.attrs.get("scale_grad_by_freq", False)), None
     return (_call("embedding_backward", grad, idx, num_weights=w_meta.shape[0],
                   padding_idx=ctx.attrs.get("padding_idx"),
                   scale_grad_by_freq=ctx.attrs.get("scale_grad_by_freq", False)), None)
+
+
+def embedding_sparse_grad(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """ATen's embedding_sparse_backward: a sparse COO (num_weights, D) gradient, uncoalesced: indices = the
+    looked-up ids (1, N), values = the rows of ``grad`` (N, D); entries at ``padding_idx`` dropped."""
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    Dm = grad.shape[-1]
+    idx, rows = indices.reshape(-1), grad.reshape(-1, Dm)
+    if padding_idx is not None:
+        keep = (idx != padding_idx).nonzero().view(-1)
+        idx, rows = idx.index_select(0, keep), rows.index_select(0, keep)
+    return _sparse._make(idx.long().view(1, -1), rows, (num_weights, Dm), idx.numel() <= 1)
 
 
 def _freq_scale(indices, num_weights, like):
