@@ -13,6 +13,7 @@ import numpy as np
 from . import dtypes as D
 from . import tensor as _tensor
 from .device import canonical
+from .kernels._geometry import contiguous_strides
 from .tensor import Tensor, _init_from, empty, from_host, zeros
 
 
@@ -122,6 +123,9 @@ class SparseTensor(Tensor):
         if not self._coalesced:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
         return self._sp_values
+
+    def stride(self, dim=None):
+        return (0,) * len(self._shape) if dim is None else 0      # (what PyTorch's sparse tensors answer)
 
     def data_ptr(self):
         _no_data(self.device)
@@ -295,11 +299,6 @@ class SparseTensor(Tensor):
             return coalesce(self)._sp_values.sum(dtype=dtype)
         return sparse_sum(self, dim)
 
-    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
-        if dim is not None:
-            raise NotImplementedError("norm(sparse, dim) is not supported")
-        return coalesce(self)._sp_values.norm(2 if p == "fro" else p)
-
     def mm(self, mat2):
         return sparse_mm(self, mat2)
 
@@ -315,7 +314,7 @@ class SparseTensor(Tensor):
 def _make(indices, values, shape, coalesced):
     """A SparseTensor over ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense) (no checks)."""
     t = object.__new__(SparseTensor)
-    _init_from(t, _NoStorage(values._storage.device), 0, tuple(shape), (0,) * len(shape), values.dtype)
+    _init_from(t, _NoStorage(values._storage.device), 0, tuple(shape), contiguous_strides(tuple(shape)), values.dtype)
     t._sp_indices = indices
     t._sp_values = values
     t._coalesced = bool(coalesced)
@@ -473,18 +472,42 @@ def add_sparse(a, b, alpha=1):
 
 
 def add_dense(dense, s, alpha=1, inplace=False):
-    """dense + alpha * sparse (ATen's add_out_dense_sparse: each entry added at its index, in order)."""
+    """dense + alpha * sparse (ATen's add_out_dense_sparse: row by row in entry order, each row an
+    ``add(value, alpha)``): entries are applied in rounds of distinct indices (an index's k-th occurrence in round
+    k), each round a gather, an add and a scatter."""
     if dense._shape != s._shape:
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
                            f"{list(dense._shape)} while other has size {list(s._shape)} (FYI: dense-sparse "
                            "addition does not currently support broadcasting)")
-    vals = s._sp_values if alpha == 1 else s._sp_values.mul(alpha)
-    if vals.dtype is not dense.dtype:
-        vals = vals.to(dense.dtype)
-    idx = tuple(s._sp_indices.unbind(0))
-    if inplace:
-        return dense.index_put_(idx, vals, accumulate=True)
-    return dense.index_put(idx, vals, accumulate=True)
+    out = dense if inplace else dense.clone()
+    if not s._nnz():
+        return out
+    vals = s._sp_values if s.dtype is dense.dtype else s._sp_values.to(dense.dtype)
+    sd = s.sparse_dim()
+    flat = out.view((-1,) + tuple(out._shape[sd:])) if out.is_contiguous() else None
+    lin = _linear(s._sp_indices, s._shape) if sd else zeros((s._nnz(),), D.int64, s.device)
+    keys = lin.tolist()
+    seen, rank = {}, []
+    for k in keys:
+        rank.append(seen.get(k, 0))
+        seen[k] = rank[-1] + 1
+    rounds = max(rank) + 1
+    for r in range(rounds):
+        sel = lin if rounds == 1 else None
+        if rounds > 1:
+            sel_pos = from_host(np.asarray([i for i, x in enumerate(rank) if x == r], np.int64), D.int64, s.device)
+            sel, v = lin.index_select(0, sel_pos), vals.index_select(0, sel_pos)
+        else:
+            v = vals
+        if flat is None:        # a strided destination: through its index tuple
+            idx = tuple(s._sp_indices.index_select(1, sel_pos).unbind(0)) if rounds > 1 else \
+                tuple(s._sp_indices.unbind(0))
+            out.index_put_(idx, out[idx].add(v, alpha=alpha))
+        else:
+            flat.index_put_((sel,), flat.index_select(0, sel).add(v, alpha=alpha))
+    if flat is not None and inplace:
+        out._version_counter[0] += 0    # (flat shares out's counter: index_put_ bumped it)
+    return out
 
 
 def sparse_mask(dense, mask):

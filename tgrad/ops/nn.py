@@ -146,7 +146,7 @@ def embedding_double_backward(ctx, gg):
 
 # ------------------------------------------------------------------ embedding_bag
 def embedding_bag_forward(weight, indices, offsets, per_sample_weights=None, *, mode=0, padding_idx=None,
-                          include_last_offset=False, scale_grad_by_freq=False):
+                          include_last_offset=False, scale_grad_by_freq=False, sparse=False):
     """(output (B, D), offset2bag (N,), bag_size (B,), max_indices (B, D)) of ATen's ``_embedding_bag``: bag b
     holds indices[offsets[b]:offsets[b + 1]] (the last one to the end, or to offsets[B] with
     ``include_last_offset``); output[b] is the sum (mode 0; rows scaled by ``per_sample_weights``), mean (1)
@@ -192,7 +192,16 @@ def embedding_bag_backward_rule(ctx, grad, *_):
     idx, bag, cnt, mi = ctx.saved["indices"], ctx.saved["result1"], ctx.saved["result2"], ctx.saved["result3"]
     psw = ctx.saved.get("per_sample_weights")
     dw = dpsw = None
-    if needs[0]:
+    if needs[0] and a.get("sparse", False):
+        # ATen's _embedding_bag_sparse_backward: each index's bag row (/ bag size for mean, * its weight)
+        rows = grad.index_select(0, bag)
+        if a.get("mode", 0) == 1:
+            rows = rows / cnt.to(grad.dtype).masked_fill(cnt == 0, 1).index_select(0, bag).unsqueeze(1)
+        if psw is not None:
+            rows = rows * psw.unsqueeze(1)
+        dw = embedding_sparse_grad(rows, idx, ctx.input_meta[0].shape[0], a.get("padding_idx"),
+                                   a.get("scale_grad_by_freq", False))
+    elif needs[0]:
         dw = _call("embedding_bag_backward", grad, idx, bag, cnt, mi, psw, num_weights=ctx.input_meta[0].shape[0],
                    mode=a.get("mode", 0), padding_idx=a.get("padding_idx"),
                    scale_grad_by_freq=a.get("scale_grad_by_freq", False))
