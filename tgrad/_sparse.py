@@ -156,7 +156,8 @@ class SparseTensor(Tensor):
         ind = (repr(self._sp_indices) if self._nnz() else f"tensor([], size={tuple(self._sp_indices.shape)})"
                ).replace("\n", "\n" + pad)
         pad = " " * len("       values=")
-        val = repr(self._sp_values).replace("\n", "\n" + pad)
+        val = (repr(self._sp_values) if self._nnz() else f"tensor([], size={tuple(self._sp_values.shape)})"
+               ).replace("\n", "\n" + pad)
         dev = "" if self.device.type == "cpu" else f", device='{self.device}'"
         dt = "" if self.dtype is D.get_default_dtype() or self.dtype is D.int64 else f", dtype={self.dtype}"
         grad = ", requires_grad=True" if self._requires_grad else ""
@@ -467,7 +468,7 @@ def add_sparse(a, b, alpha=1):
     idx = a._sp_indices.index_select(1, ia).where(ha, b._sp_indices.index_select(1, ib))
     m = (-1,) + (1,) * (a._sp_values.dim() - 1)
     va = a._sp_values.index_select(0, ia).where(ha.view(m), 0)
-    out = va.add(bv.index_select(0, ib).where(hb.view(m), 0))
+    out = va.add(b._sp_values.index_select(0, ib).where(hb.view(m), 0), alpha=alpha)  # axpy: one fma a row
     return _make(idx, out, a._shape, a._coalesced and b._coalesced)
 
 
