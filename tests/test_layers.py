@@ -17,7 +17,7 @@ FLOORS = [
     ("ground", ("tgrad.dtypes", "tgrad.device", "tgrad._state", "tgrad._settings", "tgrad.backends")),
     ("memory", ("tgrad.memory",)),
     ("kernels", ("tgrad.kernels",)),
-    ("tensor", ("tgrad.tensor", "tgrad._tensor_str", "tgrad.return_types")),
+    ("tensor", ("tgrad.tensor", "tgrad._tensor_str", "tgrad.return_types", "tgrad._sparse")),
     ("ops", ("tgrad.ops",)),
     ("autograd", ("tgrad.autograd",)),
     ("api", ("tgrad._creation", "tgrad._functional", "tgrad._nn_functional", "tgrad.random", "tgrad._indexing",
@@ -34,6 +34,7 @@ SEAMS = {
     ("tgrad.tensor", "tgrad.autograd"), ("tgrad.tensor", "tgrad.ops"), ("tgrad.tensor", "tgrad._creation"),
     ("tgrad.tensor", "tgrad._indexing"), ("tgrad.tensor", "tgrad.serialization"),
     ("tgrad.tensor", "tgrad._functional_more"), ("tgrad.tensor", "tgrad.linalg"),
+    ("tgrad.tensor", "tgrad._sparse"),     # SparseTensor subclasses Tensor: Tensor.add / to_sparse reach it
     # device asks the CUDA driver for the device count (memory holds devices, so this waits for the first call)
     ("tgrad.device", "tgrad.memory.cuda_driver"),
 }

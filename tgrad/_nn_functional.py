@@ -104,10 +104,11 @@ def _embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_fr
             if padding_idx < -weight.size(0):
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.size(0) + padding_idx
-    if sparse:
-        raise NotImplementedError("tgrad.nn.functional.embedding: sparse=True (sparse gradients) is not supported")
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
+    if sparse:
+        return _op("embedding", weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq),
+                   sparse=True)
     return _op("embedding", weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 
 

@@ -139,6 +139,27 @@ class Tensor:
     def is_cpu(self):
         return self._storage.device.type == "cpu"
 
+    is_sparse = False       # True on _sparse.SparseTensor (layout tgrad.sparse_coo)
+    is_sparse_csr = False
+
+    @property
+    def layout(self):
+        return _sparse.strided
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is not None and layout is not _sparse.sparse_coo:
+            raise NotImplementedError(f"to_sparse: layout {layout} is not supported (tgrad has sparse_coo only)")
+        return _sparse.dense_to_sparse(self, sparse_dim)
+
+    def to_sparse_coo(self):
+        return self.to_sparse()
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None or dtype is self.dtype else self.to(dtype)
+
+    def sparse_mask(self, mask):
+        return _sparse.sparse_mask(self, mask)
+
     # devices tgrad does not have: PyTorch's device tests are False on every tgrad tensor
     is_xpu = is_mps = is_meta = is_mkldnn = is_vulkan = is_ipu = is_hpu = is_mtia = is_maia = False
 
@@ -400,6 +421,8 @@ class Tensor:
     def add(self, other, *, alpha=1):
         if type(other) is Tensor:
             return _call("add", self, other, alpha=alpha)
+        if type(other) is _SparseTensor:
+            return _sparse.add_dense(self, other, alpha)
         if type(alpha) is int and alpha == 1:      # (the default) a Python number may be a kernel argument
             r = _scalar_op("add", self, other)
             if r is not None:
@@ -409,10 +432,13 @@ class Tensor:
     __add__ = add
 
     def add_(self, other, *, alpha=1):
-        if type(alpha) is int and alpha == 1 and type(other) is not Tensor:
-            r = _inplace_scalar("add", self, other)
-            if r is not None:
-                return r
+        if type(other) is not Tensor:
+            if type(other) is _SparseTensor:
+                return _sparse.add_dense(self, other, alpha, inplace=True)
+            if type(alpha) is int and alpha == 1:
+                r = _inplace_scalar("add", self, other)
+                if r is not None:
+                    return r
         return _inplace("add", self, self._wrap(other), alpha=alpha)
 
     def _wrap_sub(self, other):
@@ -2492,6 +2518,8 @@ _SCALAR_PACK = {D.float32: struct.Struct("=f").pack, D.float64: struct.Struct("=
 # last, once Tensor and the factories above exist, since each of those modules imports them at its top.
 from . import (_creation, _functional_more as _fm, _indexing, linalg as _linalg, ops as _ops,  # noqa: E402
                serialization as _serialization)
+from . import _sparse  # noqa: E402  (its SparseTensor subclasses Tensor)
+_SparseTensor = _sparse.SparseTensor
 from .autograd import dispatch as _dispatch, engine as _engine, grad_mode as _grad_mode, graph as _graph  # noqa: E402
 
 _call = _dispatch.call  # one cached alias, one lookup less per op call (host time per op, benchmarks/steps.py)

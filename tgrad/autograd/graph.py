@@ -270,7 +270,9 @@ class AccumulateGrad(Node):
             g = run_tensor_hooks(var._tensor_hooks, g)
         grad_enabled = _grad_state.grad
         with self._lock:
-            if var._grad is None:
+            if g.is_sparse or var._grad is not None and var._grad.is_sparse:
+                _accumulate_sparse(var, g)
+            elif var._grad is None:
                 if grad_enabled:
                     var._grad = g._copy_recorded() if g.requires_grad else _clone_obey_contract(g, var)
                 # refs to g: the local and getrefcount's argument; to its storage: g's and the argument
@@ -288,6 +290,20 @@ class AccumulateGrad(Node):
         for hook in list(hooks.values()) if hooks else ():
             hook(var)
         return ()
+
+
+def _accumulate_sparse(var, g):
+    """PyTorch's accumulateGrad cases with a sparse side: a first sparse gradient is kept (cloned unless it is
+    a temporary), sparse + dense gives dense, otherwise ``.grad + g`` (sparse + sparse merges or concatenates)."""
+    old = var._grad
+    if old is None:
+        var._grad = g if getrefcount(g) <= 3 and not g.requires_grad else g.clone()
+    elif old.is_sparse and not g.is_sparse:
+        var._grad = g + old
+    elif not old.is_sparse and not _grad_state.grad:
+        old.add_(g)
+    else:
+        var._grad = old + g
 
 
 def _non_overlapping_and_dense(t):

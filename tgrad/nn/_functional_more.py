@@ -256,16 +256,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if not -weight.shape[0] <= padding_idx < weight.shape[0]:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= weight.shape[0]
-    if sparse:
-        raise NotImplementedError("tgrad.nn.functional.embedding_bag: sparse=True (sparse gradients) is not "
-                                  "supported")
     if mode == "max" and scale_grad_by_freq:
         raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     out = _op("embedding_bag", weight, input, offsets, per_sample_weights, mode=("sum", "mean", "max").index(mode),
               padding_idx=padding_idx, include_last_offset=include_last_offset,
-              scale_grad_by_freq=bool(scale_grad_by_freq))
+              scale_grad_by_freq=bool(scale_grad_by_freq), **({"sparse": True} if sparse else {}))
     return out[0]
 
 

@@ -6,6 +6,7 @@ so double backward works.  Argument checks raise PyTorch's errors before any lau
 """
 import numpy as np
 
+from .. import _sparse
 from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
@@ -73,8 +74,9 @@ def _padding(padding_idx, num):
     return padding_idx % num
 
 
-def embedding_forward(weight, indices, *, padding_idx=None, scale_grad_by_freq=False):
-    """Rows of ``weight`` at ``indices`` (``max_norm`` is F.embedding's in-place renorm before this op)."""
+def embedding_forward(weight, indices, *, padding_idx=None, scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` at ``indices`` (``max_norm`` is F.embedding's in-place renorm before this op);
+    ``sparse``: the weight's gradient is a sparse COO tensor."""
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     _padding(padding_idx, weight.shape[0])
@@ -86,9 +88,25 @@ def embedding_forward(weight, indices, *, padding_idx=None, scale_grad_by_freq=F
 
 def embedding_backward_rule(ctx, grad):
     w_meta, idx = ctx.input_meta[0], ctx.saved["indices"]
+    if ctx.attrs.get("sparse", False):
+        return embedding_sparse_grad(grad, idx, w_meta.shape[0], ctx.attrs.get("padding_idx"),
+                                     ctx.attrs.get("scale_grad_by_freq", False)), None
     return (_call("embedding_backward", grad, idx, num_weights=w_meta.shape[0],
                   padding_idx=ctx.attrs.get("padding_idx"),
                   scale_grad_by_freq=ctx.attrs.get("scale_grad_by_freq", False)), None)
+
+
+def embedding_sparse_grad(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """ATen's embedding_sparse_backward: a sparse COO (num_weights, D) gradient, uncoalesced: indices = the
+    looked-up ids (1, N), values = the rows of ``grad`` (N, D); entries at ``padding_idx`` dropped."""
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+    Dm = grad.shape[-1]
+    idx, rows = indices.reshape(-1), grad.reshape(-1, Dm)
+    if padding_idx is not None:
+        keep = (idx != padding_idx).nonzero().view(-1)
+        idx, rows = idx.index_select(0, keep), rows.index_select(0, keep)
+    return _sparse._make(idx.long().view(1, -1), rows, (num_weights, Dm), idx.numel() <= 1)
 
 
 def _freq_scale(indices, num_weights, like):
@@ -128,7 +146,7 @@ def embedding_double_backward(ctx, gg):
 
 # ------------------------------------------------------------------ embedding_bag
 def embedding_bag_forward(weight, indices, offsets, per_sample_weights=None, *, mode=0, padding_idx=None,
-                          include_last_offset=False, scale_grad_by_freq=False):
+                          include_last_offset=False, scale_grad_by_freq=False, sparse=False):
     """(output (B, D), offset2bag (N,), bag_size (B,), max_indices (B, D)) of ATen's ``_embedding_bag``: bag b
     holds indices[offsets[b]:offsets[b + 1]] (the last one to the end, or to offsets[B] with
     ``include_last_offset``); output[b] is the sum (mode 0; rows scaled by ``per_sample_weights``), mean (1)
@@ -174,7 +192,16 @@ def embedding_bag_backward_rule(ctx, grad, *_):
     idx, bag, cnt, mi = ctx.saved["indices"], ctx.saved["result1"], ctx.saved["result2"], ctx.saved["result3"]
     psw = ctx.saved.get("per_sample_weights")
     dw = dpsw = None
-    if needs[0]:
+    if needs[0] and a.get("sparse", False):
+        # ATen's _embedding_bag_sparse_backward: each index's bag row (/ bag size for mean, * its weight)
+        rows = grad.index_select(0, bag)
+        if a.get("mode", 0) == 1:
+            rows = rows / cnt.to(grad.dtype).masked_fill(cnt == 0, 1).index_select(0, bag).unsqueeze(1)
+        if psw is not None:
+            rows = rows * psw.unsqueeze(1)
+        dw = embedding_sparse_grad(rows, idx, ctx.input_meta[0].shape[0], a.get("padding_idx"),
+                                   a.get("scale_grad_by_freq", False))
+    elif needs[0]:
         dw = _call("embedding_bag_backward", grad, idx, bag, cnt, mi, psw, num_weights=ctx.input_meta[0].shape[0],
                    mode=a.get("mode", 0), padding_idx=a.get("padding_idx"),
                    scale_grad_by_freq=a.get("scale_grad_by_freq", False))

@@ -245,13 +245,19 @@ class Optimizer:
         with enable_grad():
             return closure()
 
-    @staticmethod
-    def _with_grad(group):
-        """(params, grads) of the group's parameters that have a gradient."""
+    # PyTorch's name for this optimizer in "<name> does not support sparse gradients" (None: sparse grads taken)
+    _sparse_name = ""
+
+    def _with_grad(self, group):
+        """(params, grads) of the group's parameters that have a gradient (PyTorch's error on a sparse one)."""
         params, grads = [], []
         for p in group["params"]:
             g = p.grad
             if g is not None:
+                if g.is_sparse and self._sparse_name is not None:
+                    name = self._sparse_name or type(self).__name__
+                    raise RuntimeError(f"{name} does not support sparse gradients" +
+                                       (", please consider SparseAdam instead" if name == "Adam" else ""))
                 params.append(p)
                 grads.append(g)
         return params, grads

@@ -6,10 +6,13 @@
     p = p - lr * g
 """
 from .._creation import empty_like
+from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer, _check_hparams
 
 
 class SGD(Optimizer):
+    _sparse_name = None     # sparse gradients take PyTorch's single-tensor loop (_sparse_step)
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False,
                  foreach=None, differentiable=False, fused=None):
         _check_hparams(lr=(lr, "Invalid learning rate"), momentum=(momentum, "Invalid momentum value"),
@@ -27,6 +30,9 @@ class SGD(Optimizer):
         for group in self.param_groups:
             params, grads = self._with_grad(group)
             if not params:
+                continue
+            if any(g.is_sparse for g in grads):
+                self._sparse_step(group, params, grads)
                 continue
             attrs = dict(lr=float(group["lr"]), momentum=float(group["momentum"]),
                          dampening=float(group["dampening"]), weight_decay=float(group["weight_decay"]),
@@ -47,3 +53,22 @@ class SGD(Optimizer):
                 self._fused("sgd_step", ps, [grads[i] for i in idx],
                             [self.state[p]["momentum_buffer"] for p in ps], first=first, **attrs)
         return loss
+
+    def _sparse_step(self, group, params, grads):
+        """PyTorch's _single_tensor_sgd, op for op (sparse gradients and momentum buffers stay sparse)."""
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        wd, nesterov = group["weight_decay"], group["nesterov"]
+        with no_grad():
+            for p, g in zip(params, grads):
+                g = g if not group["maximize"] else -g
+                if wd != 0:
+                    g = g.add(p, alpha=wd)
+                if momentum != 0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = g.detach().clone()
+                    else:
+                        buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                    g = g.add(buf, alpha=momentum) if nesterov else buf
+                p.add_(g, alpha=-lr)

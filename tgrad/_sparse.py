@@ -1,0 +1,565 @@
+"""Sparse COO tensors (``layout=tgrad.sparse_coo``): ``indices`` (sparse_dim, nnz) int64 and ``values``
+(nnz, *dense_shape), two ordinary tensors the allocator owns, plus the full ``size``.
+
+A ``SparseTensor`` is a ``Tensor`` (isinstance holds, as in PyTorch) whose storage is a placeholder: an op
+without a sparse rule that reaches a kernel gets PyTorch's "Could not run 'aten::<op>' with arguments from
+the 'SparseCPU' backend" error.  The sparse rules (coalesce, conversions, sparse + sparse / dense, mm, sum,
+sparse_mask) are written with tgrad ops (sort, cumsum, index_select, index_add, index_put: Triton kernels).
+"""
+import sys
+
+import numpy as np
+
+from . import dtypes as D
+from . import tensor as _tensor
+from .device import canonical
+from .kernels._geometry import contiguous_strides
+from .tensor import Tensor, _init_from, empty, from_host, zeros
+
+
+def cat(ts, dim):
+    return _tensor._call("cat", *ts, dim=dim)       # (the dispatcher, through Tensor's one upward seam)
+
+
+class layout:
+    """``tgrad.strided`` (dense tensors) or ``tgrad.sparse_coo``."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "tgrad." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+
+
+def _device(device):
+    return canonical(device)
+
+
+def _backend(device):
+    return "Sparse" + ("CPU" if device.type == "cpu" else "CUDA")
+
+
+def _running_op():
+    """The name of the op the dispatcher is running on this thread (read off the stack: only on the error path)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_globals.get("__name__") == "tgrad.autograd.dispatch" and "name" in f.f_locals:
+            return f.f_locals["name"]
+        f = f.f_back
+    return None
+
+
+class _NoStorage:
+    """A sparse tensor's ``_storage``: it has a device and nothing a kernel could read."""
+
+    _owner = None
+    _block = None
+
+    def __init__(self, device):
+        self.device = device
+
+    def __getattr__(self, item):
+        _no_data(self.device)
+
+
+def _no_data(device):
+    """PyTorch's error for reading a sparse tensor's (absent) dense data, naming the running op if any."""
+    op = _running_op()
+    if op is None:
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+    raise NotImplementedError(
+            f"Could not run 'aten::{op}' with arguments from the '{_backend(device)}' backend. This could be "
+            "because the operator doesn't exist for this backend, or was omitted during the selective/custom "
+            "build process (if using custom build).")
+
+
+def _check_index_dtype(indices):
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"indices must be an int64 tensor")
+
+
+class SparseTensor(Tensor):
+    """A sparse COO tensor; see the module docstring."""
+
+    is_sparse = True
+    layout = sparse_coo
+
+    # ------------------------------------------------------------ metadata
+    def sparse_dim(self):
+        return self._sp_indices._shape[0]
+
+    def dense_dim(self):
+        return len(self._shape) - self.sparse_dim()
+
+    def _nnz(self):
+        return self._sp_indices._shape[1]
+
+    def is_coalesced(self):
+        return self._coalesced
+
+    def _coalesced_(self, flag):
+        self._coalesced = bool(flag)
+        return self
+
+    def _indices(self):
+        return self._sp_indices
+
+    def _values(self):
+        return self._sp_values
+
+    def indices(self):
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+        return self._sp_indices
+
+    def values(self):
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+        return self._sp_values
+
+    def stride(self, dim=None):
+        return (0,) * len(self._shape) if dim is None else 0      # (what PyTorch's sparse tensors answer)
+
+    def data_ptr(self):
+        _no_data(self.device)
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def tolist(self):
+        raise RuntimeError("tolist() is not implemented for sparse tensors; use Tensor.to_dense() first")
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self.to_dense().item()
+
+    def reshape(self, *shape):
+        raise RuntimeError("reshape is not implemented for sparse tensors")
+
+    def view(self, *shape):
+        raise NotImplementedError(f"Could not run 'aten::view' with arguments from the '{_backend(self.device)}' "
+                                  "backend.")
+
+    def contiguous(self, memory_format=None):
+        raise RuntimeError("unsupported memory format option Contiguous")
+
+    def __repr__(self, *, tensor_contents=None):
+        pad = " " * len("tensor(indices=")
+        ind = (repr(self._sp_indices) if self._nnz() else f"tensor([], size={tuple(self._sp_indices.shape)})"
+               ).replace("\n", "\n" + pad)
+        pad = " " * len("       values=")
+        val = (repr(self._sp_values) if self._nnz() else f"tensor([], size={tuple(self._sp_values.shape)})"
+               ).replace("\n", "\n" + pad)
+        dev = "" if self.device.type == "cpu" else f", device='{self.device}'"
+        dt = "" if self.dtype is D.get_default_dtype() or self.dtype is D.int64 else f", dtype={self.dtype}"
+        grad = ", requires_grad=True" if self._requires_grad else ""
+        return (f"tensor(indices={ind},\n       values={val},\n       size={tuple(self._shape)}, "
+                f"nnz={self._nnz()}{dt}{dev}, layout=tgrad.sparse_coo{grad})")
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (sparse_coo_tensor, (self._sp_indices, self._sp_values, tuple(self._shape)),
+                {"_coalesced": self._coalesced})
+
+    def __setstate__(self, state):
+        self._coalesced = state["_coalesced"]
+
+    def __deepcopy__(self, memo):
+        t = self.clone()
+        t._requires_grad = self._requires_grad
+        memo[id(self)] = t
+        return t
+
+    # ------------------------------------------------------------ conversions
+    def coalesce(self):
+        return coalesce(self)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return to_dense(self, dtype)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if sparse_dim is not None and sparse_dim != self.sparse_dim():
+            raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self."
+                               f"sparse_dim() is not supported")
+        return self
+
+    def clone(self, *, memory_format=None):
+        return _make(self._sp_indices.clone(), self._sp_values.clone(), self._shape, self._coalesced)
+
+    def detach(self):
+        return _make(self._sp_indices, self._sp_values.detach(), self._shape, self._coalesced)
+
+    def to(self, *args, **kwargs):
+        v = self._sp_values.to(*args, **kwargs)
+        if v is self._sp_values:
+            return self
+        return _make(self._sp_indices.to(v.device), v, self._shape, self._coalesced)
+
+    def cpu(self, memory_format=None):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to("cuda" if device is None else device)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def float(self):
+        return self.to(D.float32)
+
+    def new(self, *args, **kwargs):
+        """``grad.new(indices, values, size)`` (optim's idiom) or ``new()``: an empty sparse tensor like this one."""
+        if len(args) == 3:
+            return sparse_coo_tensor(*args)
+        if not args:
+            return _make(zeros((self.sparse_dim(), 0), D.int64, self.device),
+                         zeros((0,) + tuple(self._shape[self.sparse_dim():]), self.dtype, self.device),
+                         self._shape, True)
+        raise TypeError("new(): only new(indices, values, size) and new() are supported for sparse tensors")
+
+    def resize_as_(self, other):
+        self._shape = tuple(other._shape)
+        return self
+
+    def zero_(self):
+        self._sp_indices = zeros((self.sparse_dim(), 0), D.int64, self.device)
+        self._sp_values = zeros((0,) + tuple(self._shape[self.sparse_dim():]), self.dtype, self.device)
+        self._coalesced = True
+        return self
+
+    # ------------------------------------------------------------ arithmetic
+    def add(self, other, *, alpha=1):
+        if isinstance(other, SparseTensor):
+            return add_sparse(self, other, alpha)
+        if isinstance(other, Tensor):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        raise TypeError(f"add(): argument 'other' must be Tensor, not {type(other).__name__}")
+
+    __add__ = add
+
+    def __radd__(self, other):
+        if isinstance(other, Tensor):
+            return other.add(self)
+        raise TypeError(f"unsupported operand type(s) for +: '{type(other).__name__}' and 'Tensor'")
+
+    def add_(self, other, *, alpha=1):
+        if not isinstance(other, SparseTensor):
+            raise RuntimeError("add_(sparse, dense) is not supported: use add(dense, sparse) for a dense result")
+        r = add_sparse(self, other, alpha)
+        self._sp_indices, self._sp_values, self._coalesced = r._sp_indices, r._sp_values, r._coalesced
+        return self
+
+    __iadd__ = add_
+
+    def sub(self, other, *, alpha=1):
+        return self.add(other, alpha=-alpha)
+
+    __sub__ = sub
+
+    def mul(self, other):
+        if isinstance(other, Tensor) and other.dim() > 0:
+            raise NotImplementedError("mul(sparse, tensor) is only supported for a scalar (0-d) other")
+        return _make(self._sp_indices, self._sp_values.mul(other), self._shape, self._coalesced)
+
+    __mul__ = __rmul__ = mul
+
+    def mul_(self, other):
+        if isinstance(other, Tensor) and other.dim() > 0:
+            raise NotImplementedError("mul_(sparse, tensor) is only supported for a scalar (0-d) other")
+        self._sp_values.mul_(other)
+        return self
+
+    def div(self, other):
+        return _make(self._sp_indices, self._sp_values.div(other), self._shape, self._coalesced)
+
+    __truediv__ = div
+
+    def div_(self, other):
+        self._sp_values.div_(other)
+        return self
+
+    def neg(self):
+        return _make(self._sp_indices, self._sp_values.neg(), self._shape, self._coalesced)
+
+    __neg__ = neg
+
+    def pow(self, exponent):
+        return _make(self._sp_indices, self._sp_values.pow(exponent), self._shape, self._coalesced)
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        if dim is None:
+            return coalesce(self)._sp_values.sum(dtype=dtype)
+        return sparse_sum(self, dim)
+
+    def mm(self, mat2):
+        return sparse_mm(self, mat2)
+
+    matmul = __matmul__ = mm
+
+    def t(self):
+        if self.sparse_dim() != 2 or self.dense_dim():
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
+                               f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions")
+        return _make(self._sp_indices.flip(0), self._sp_values, self._shape[::-1], False)
+
+
+def _make(indices, values, shape, coalesced):
+    """A SparseTensor over ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense) (no checks)."""
+    t = object.__new__(SparseTensor)
+    _init_from(t, _NoStorage(values._storage.device), 0, tuple(shape), contiguous_strides(tuple(shape)), values.dtype)
+    t._sp_indices = indices
+    t._sp_values = values
+    t._coalesced = bool(coalesced)
+    if values._requires_grad or values.grad_fn is not None:
+        t._requires_grad = values.requires_grad
+    return t
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None, is_coalesced=None):
+    """``tgrad.sparse_coo_tensor``: a sparse COO tensor of ``size`` holding ``values[k]`` at
+    ``indices[:, k]``; without ``size``, the smallest size holding every index."""
+    if not isinstance(indices, Tensor):
+        indices = from_host(np.asarray(indices, dtype=np.int64), D.int64, _device(device))
+    if not isinstance(values, Tensor):
+        a = np.asarray(values)
+        vt = dtype or (D.get_default_dtype() if a.dtype.kind == "f" else D.int64 if a.dtype.kind in "iu"
+                       else D.bool_ if a.dtype.kind == "b" else D.get_default_dtype())
+        values = from_host(a, vt, _device(device))
+    if dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    if device is not None:
+        values, indices = values.to(device), indices.to(device)
+    if indices.dtype is not D.int64:
+        indices = indices.long()
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    sdim, nnz = indices._shape
+    if values.dim() < 1 or values._shape[0] != nnz:
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({sdim}) + dense_dim ({values.dim() - 1}), "
+                           f"but got {len(size) if size is not None else '?'}" if values.dim() >= 1 else
+                           "values must have at least one dimension")
+    dense = tuple(values._shape[1:])
+    if size is None:
+        top = indices.max(1).values.tolist() if nnz else [-1] * sdim
+        size = tuple(int(m) + 1 for m in top) + dense
+    else:
+        size = tuple(int(s) for s in size)
+        if len(size) != sdim + len(dense):
+            raise RuntimeError(f"number of dimensions must be sparse_dim ({sdim}) + dense_dim ({len(dense)}), "
+                               f"but got {len(size)}")
+        if tuple(size[sdim:]) != dense:
+            raise RuntimeError(f"values has incorrect size, expected {[nnz, *size[sdim:]]}, got "
+                               f"{list(values.shape)}")
+        if nnz and (check_invariants or check_invariants is None and _INVARIANTS[0]):
+            _check_bounds(indices, size)
+    t = _make(indices.detach(), values.detach() if not values.requires_grad else values, size,
+              bool(is_coalesced) if is_coalesced is not None else nnz <= 1)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+_INVARIANTS = [False]     # tgrad.sparse.check_sparse_tensor_invariants
+
+
+def _check_bounds(indices, size):
+    lo = indices.min(1).values.tolist()
+    hi = indices.max(1).values.tolist()
+    for d, (a, b) in enumerate(zip(lo, hi)):
+        if a < 0:
+            raise RuntimeError(f"`indices[{d}]` contains negative values: found index {a}")
+        if b >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
+                               f"index {b}")
+
+
+def _linear(indices, shape):
+    """Row-major linear position of each index column: (sparse_dim, nnz) -> (nnz,) int64."""
+    lin = indices[0]
+    for d in range(1, indices._shape[0]):
+        lin = lin * shape[d] + indices[d]
+    return lin
+
+
+def coalesce(s):
+    """One entry per distinct index, sorted, duplicates summed in order (ATen's _coalesce_sparse_cpu: a sort of
+    the linear index, then a sequential segment sum)."""
+    if s._coalesced:
+        return s
+    nnz = s._nnz()
+    if nnz < 2:
+        return _make(s._sp_indices, s._sp_values, s._shape, True)
+    lin = _linear(s._sp_indices, s._shape)
+    key, perm = lin.sort(stable=True)
+    first = empty((nnz,), D.bool_, s.device)
+    first[0] = True
+    first[1:] = key[1:] != key[:-1]
+    seg = first.long().cumsum(0) - 1
+    pos = first.nonzero().view(-1)
+    vals = s._sp_values.index_select(0, perm)
+    out = zeros((pos._shape[0],) + tuple(vals._shape[1:]), vals.dtype, vals.device)
+    out = out.index_add(0, seg, vals)
+    return _make(s._sp_indices.index_select(1, perm.index_select(0, pos)), out, s._shape, True)
+
+
+def to_dense(s, dtype=None):
+    """The dense tensor: zeros with ``values`` summed in at ``indices``."""
+    out = zeros(s._shape, dtype or s.dtype, s.device)
+    if s._nnz():
+        vals = s._sp_values if dtype is None else s._sp_values.to(dtype)
+        out = out.index_put(tuple(s._sp_indices.unbind(0)), vals, accumulate=True)
+    return out
+
+
+def dense_to_sparse(x, sparse_dim=None):
+    """``x.to_sparse(sparse_dim)``: the (sorted, coalesced) entries of ``x`` whose values are not all zero."""
+    n = x.dim()
+    sd = n if sparse_dim is None else sparse_dim
+    if not 0 <= sd <= n:
+        raise RuntimeError(f"sparse_dim must be in [0, {n}], but got {sd}")
+    nz = x != 0
+    for _ in range(n - sd):
+        nz = nz.any(-1)
+    idx = nz.nonzero().t().contiguous() if sd else zeros((0, 1), D.int64, x.device)
+    vals = x[tuple(idx.unbind(0))] if sd else x.unsqueeze(0)
+    return _make(idx, vals, x._shape, True)
+
+
+def add_sparse(a, b, alpha=1):
+    """a + alpha * b, both sparse: ATen's add_out_sparse_contiguous, a two-pointer merge of the two index lists
+    (equal indices meet in one entry); the result is coalesced when both inputs are."""
+    if a._shape != b._shape:
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
+                           f"{list(a._shape)} while other has size {list(b._shape)} (FYI: dense-sparse addition "
+                           "does not currently support broadcasting)")
+    bv = b._sp_values if alpha == 1 else b._sp_values.mul(alpha)
+    if b._nnz() == 0:
+        return _make(a._sp_indices.clone(), a._sp_values.clone(), a._shape, a._coalesced)
+    if a._nnz() == 0:
+        return _make(b._sp_indices.clone(), bv if bv is not b._sp_values else bv.clone(), a._shape, b._coalesced)
+    if not (a._sp_values.is_contiguous() and bv.is_contiguous()):
+        # ATen's add_out_sparse_non_contiguous: concatenate (coalescing once nnz outgrows numel)
+        r = _make(cat([a._sp_indices, b._sp_indices], 1), cat([a._sp_values, bv], 0), a._shape, False)
+        return coalesce(r) if r._nnz() > r.numel() else r
+    la, lb = _linear(a._sp_indices, a._shape).tolist(), _linear(b._sp_indices, b._shape).tolist()
+    # the merge's schedule on the host: which entry of a / b each output row takes
+    ta, tb, i, j = [], [], 0, 0
+    while i < len(la) or j < len(lb):
+        cmp = -1 if i >= len(la) else 1 if j >= len(lb) else (1 if la[i] < lb[j] else -1 if la[i] > lb[j] else 0)
+        ta.append(i if cmp >= 0 else -1)
+        tb.append(j if cmp <= 0 else -1)
+        i += cmp >= 0
+        j += cmp <= 0
+    dev = a.device
+    ia = from_host(np.asarray(ta, np.int64), D.int64, dev)
+    ib = from_host(np.asarray(tb, np.int64), D.int64, dev)
+    ha, hb = ia >= 0, ib >= 0
+    ia, ib = ia.clamp(min=0), ib.clamp(min=0)
+    idx = a._sp_indices.index_select(1, ia).where(ha, b._sp_indices.index_select(1, ib))
+    m = (-1,) + (1,) * (a._sp_values.dim() - 1)
+    va = a._sp_values.index_select(0, ia).where(ha.view(m), 0)
+    out = va.add(b._sp_values.index_select(0, ib).where(hb.view(m), 0), alpha=alpha)  # axpy: one fma a row
+    return _make(idx, out, a._shape, a._coalesced and b._coalesced)
+
+
+def add_dense(dense, s, alpha=1, inplace=False):
+    """dense + alpha * sparse (ATen's add_out_dense_sparse: row by row in entry order, each row an
+    ``add(value, alpha)``): entries are applied in rounds of distinct indices (an index's k-th occurrence in round
+    k), each round a gather, an add and a scatter."""
+    if dense._shape != s._shape:
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
+                           f"{list(dense._shape)} while other has size {list(s._shape)} (FYI: dense-sparse "
+                           "addition does not currently support broadcasting)")
+    out = dense if inplace else dense.clone()
+    if not s._nnz():
+        return out
+    vals = s._sp_values if s.dtype is dense.dtype else s._sp_values.to(dense.dtype)
+    sd = s.sparse_dim()
+    flat = out.view((-1,) + tuple(out._shape[sd:])) if out.is_contiguous() else None
+    lin = _linear(s._sp_indices, s._shape) if sd else zeros((s._nnz(),), D.int64, s.device)
+    keys = lin.tolist()
+    seen, rank = {}, []
+    for k in keys:
+        rank.append(seen.get(k, 0))
+        seen[k] = rank[-1] + 1
+    rounds = max(rank) + 1
+    for r in range(rounds):
+        sel = lin if rounds == 1 else None
+        if rounds > 1:
+            sel_pos = from_host(np.asarray([i for i, x in enumerate(rank) if x == r], np.int64), D.int64, s.device)
+            sel, v = lin.index_select(0, sel_pos), vals.index_select(0, sel_pos)
+        else:
+            v = vals
+        if flat is None:        # a strided destination: through its index tuple
+            idx = tuple(s._sp_indices.index_select(1, sel_pos).unbind(0)) if rounds > 1 else \
+                tuple(s._sp_indices.unbind(0))
+            out.index_put_(idx, out[idx].add(v, alpha=alpha))
+        else:
+            flat.index_put_((sel,), flat.index_select(0, sel).add(v, alpha=alpha))
+    if flat is not None and inplace:
+        out._version_counter[0] += 0    # (flat shares out's counter: index_put_ bumped it)
+    return out
+
+
+def sparse_mask(dense, mask):
+    """``dense.sparse_mask(mask)``: a sparse tensor with ``mask``'s indices holding ``dense``'s values there."""
+    if not isinstance(mask, SparseTensor):
+        raise RuntimeError("sparse_mask: expected mask to be a sparse COO tensor")
+    if dense._shape != mask._shape:
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(dense.shape)} "
+                           f"but mask has size {list(mask.shape)}")
+    vals = dense[tuple(mask._sp_indices.unbind(0))] if mask._nnz() else \
+        zeros((0,) + tuple(dense._shape[mask.sparse_dim():]), dense.dtype, dense.device)
+    return _make(mask._sp_indices, vals, mask._shape, mask._coalesced)
+
+
+def sparse_mm(s, d):
+    """sparse (n, m) @ dense (m, p) -> dense (n, p): out[row] += value * d[col], entry by entry."""
+    if not isinstance(s, SparseTensor):
+        raise RuntimeError("sparse.mm: the first argument must be a sparse COO tensor")
+    if isinstance(d, SparseTensor):
+        d = d.to_dense()
+    if s.dim() != 2 or s.sparse_dim() != 2 or d.dim() != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {s.dim()}D and {d.dim()}D tensors")
+    if s._shape[1] != d._shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s._shape[0]}x{s._shape[1]} and "
+                           f"{d._shape[0]}x{d._shape[1]})")
+    out = zeros((s._shape[0], d._shape[1]), d.dtype, d.device)
+    if not s._nnz():
+        return out
+    row, col = s._sp_indices[0], s._sp_indices[1]
+    return out.index_add(0, row, d.index_select(0, col) * s._sp_values.unsqueeze(1))
+
+
+def sparse_sum(s, dim=None, dtype=None):
+    """``tgrad.sparse.sum``: all elements (a 0-d dense tensor), or over ``dim``s: sparse while sparse dims
+    remain, else dense."""
+    if dim is None:
+        return coalesce(s)._sp_values.sum(dtype=dtype)
+    dims = sorted({d % s.dim() for d in ((dim,) if isinstance(dim, int) else dim)})
+    sd = s.sparse_dim()
+    sdims = [d for d in dims if d < sd]
+    ddims = [d - sd + 1 for d in dims if d >= sd]
+    vals = s._sp_values.sum(ddims) if ddims else s._sp_values
+    if dtype is not None:
+        vals = vals.to(dtype)
+    keep = [d for d in range(sd) if d not in sdims]
+    shape = [s._shape[d] for d in range(s.dim()) if d not in dims]
+    if not keep:
+        return vals.sum(0)
+    idx = s._sp_indices.index_select(0, from_host(np.asarray(keep, np.int64), D.int64, s.device))
+    return coalesce(_make(idx, vals, shape, False))
+
+
+def is_sparse(t):
+    return isinstance(t, SparseTensor)
