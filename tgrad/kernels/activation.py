@@ -3,6 +3,7 @@ g * f'(x) for ``binary_kernel`` (x is the input, or the output for relu/sigmoid/
 import triton
 import triton.language as tl
 
+from .runtime.native import elementwise, elementwise2, native_helper
 from ._lang import expm1_h, log1p_h, param_h, sigmoid_h, softplus_h, tanh_epilogue_h, tanh_h
 
 
@@ -42,6 +43,7 @@ def gelu_fn(x, p0, p1, p2):
     return 0.5 * x * (1.0 + tl.math.erf(x * 0.70710678118654752440))
 
 
+@native_helper("gelu_tanh_f32", elementwise)
 @triton.jit
 def gelu_tanh_fn(x, p0, p1, p2):
     """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (tanh as exp(-2|u|) ratios: 1 + tanh is what counts,
@@ -120,6 +122,7 @@ def gelu_backward_fn(g, x, p0, p1):
     return g * (cdf + x * pdf)
 
 
+@native_helper("gelu_tanh_backward_f32", elementwise2)
 @triton.jit
 def gelu_tanh_backward_fn(g, x, p0, p1):
     """g (0.5 (1 + t) + 0.5 x (1 - t^2) u'), t = tanh(u), u = k (x + 0.044715 x^3)."""
