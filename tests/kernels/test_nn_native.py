@@ -1,5 +1,5 @@
-"""The activation helpers of runtime/nn_cpu.c (via native.native_helper): GELU's tanh approximation forward and
-backward computed by one C ufunc per call give the same bits as the helpers' Triton bodies run op by op (the
+"""The activation helpers of runtime/nn_cpu.c (via native.native_helper): GELU (erf, and its tanh approximation)
+forward and backward computed by one C ufunc per call give the same bits as the helpers' Triton bodies run op by op (the
 numpy-traced path, which an unbuilt module selects), on edge cases (every float32 exponent, subnormals, signed
 zeros, +-inf, NaN); the ops built on them agree with the numpy formula; a tape of them stores by name."""
 import pickle
@@ -22,12 +22,15 @@ NATIVE = native.aten_ufunc("gelu_tanh_f32") is not None
 
 
 @triton.jit
-def gelu_tanh_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, BLOCK: tl.constexpr):
+def gelu_kernel(g_ptr, x_ptr, y_ptr, dx_ptr, FN: tl.constexpr, BACKWARD: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     g = tl.load(g_ptr + offs)
     x = tl.load(x_ptr + offs)
-    tl.store(y_ptr + offs, KA.gelu_tanh_fn(x, 0.0, 0.0, 0.0))
-    tl.store(dx_ptr + offs, KA.gelu_tanh_backward_fn(g, x, 0.0, 0.0))
+    tl.store(y_ptr + offs, FN(x, 0.0, 0.0, 0.0))
+    tl.store(dx_ptr + offs, BACKWARD(g, x, 0.0, 0.0))
+
+
+PAIRS = {"tanh": (KA.gelu_tanh_fn, KA.gelu_tanh_backward_fn), "none": (KA.gelu_fn, KA.gelu_backward_fn)}
 
 
 def edge_values(rng):
@@ -46,7 +49,7 @@ def _same(a, b):
     return (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
 
 
-def _run(x, g, native_on, monkeypatch):
+def _run(x, g, fns, native_on, monkeypatch):
     """(y, dx) of 3 trace launches (interpreted, recorded, replayed), the helpers native or traced; the tape source."""
     TR.clear_tapes()
     prev = T.EXECUTOR
@@ -59,9 +62,10 @@ def _run(x, g, native_on, monkeypatch):
             for _ in range(3):
                 ins = [tgrad.tensor(g), tgrad.tensor(x)]
                 res = [tgrad.empty(x.shape), tgrad.empty(x.shape)]
-                T.launch(gelu_tanh_kernel, (x.size // 1024,), "cpu", [kptr(t) for t in ins + res], {"BLOCK": 1024})
+                T.launch(gelu_kernel, (x.size // 1024,), "cpu", [kptr(t) for t in ins + res],
+                         {"FN": fns[0], "BACKWARD": fns[1], "BLOCK": 1024})
                 outs.append([r.numpy().copy() for r in res])
-            tape = [v for k, v in TR._TAPES.items() if k[0] is gelu_tanh_kernel and v][-1]
+            tape = [v for k, v in TR._TAPES.items() if k[0] is gelu_kernel and v][-1]
         finally:
             T.EXECUTOR = prev
             TR.clear_tapes()
@@ -71,17 +75,21 @@ def _run(x, g, native_on, monkeypatch):
 
 
 @pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
-def test_gelu_tanh_native_equals_traced(monkeypatch):
+@pytest.mark.parametrize("approximate", ["tanh", "none"])
+def test_gelu_native_equals_traced(approximate, monkeypatch):
     rng = np.random.default_rng(0)
     x = edge_values(rng)
+    if approximate == "none":           # (the traced erf is np.vectorize(math.erf): fewer values)
+        x = np.concatenate([x[:8192], x[-6144:]])
     g = rng.standard_normal(x.size).astype(F)
     g[:7] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-45, 3e38]
     with np.errstate(all="ignore"):
-        (y_n, d_n), tape_n = _run(x, g, True, monkeypatch)
-        (y_t, d_t), tape_t = _run(x, g, False, monkeypatch)
+        (y_n, d_n), tape_n = _run(x, g, PAIRS[approximate], True, monkeypatch)
+        (y_t, d_t), tape_t = _run(x, g, PAIRS[approximate], False, monkeypatch)
     assert _same(y_n, y_t).all(), x[~_same(y_n, y_t)][:10]
     assert _same(d_n, d_t).all(), x[~_same(d_n, d_t)][:10]
-    assert "gelu_tanh" not in tape_t.source and len(tape_n.source.splitlines()) < len(tape_t.source.splitlines()) // 4
+    # one native call per helper in place of its body's numpy lines
+    assert "_k" in tape_n.source and len(tape_n.source.splitlines()) < len(tape_t.source.splitlines()) // 2
 
 
 def test_gelu_tanh_op_against_numpy():
@@ -97,6 +105,21 @@ def test_gelu_tanh_op_against_numpy():
     np.testing.assert_allclose(y.detach().numpy(), 0.5 * x64 * (1 + t), rtol=2e-6, atol=1e-6)
     dx = 0.5 * (1 + t) + 0.5 * x64 * (1 - t * t) * k * (1 + 3 * 0.044715 * x64 ** 2)
     np.testing.assert_allclose(xt.grad.numpy(), dx, rtol=2e-5, atol=2e-6)    # (t rounds to -1 below x ~ -5.5)
+
+
+def test_gelu_op_against_erf():
+    """F.gelu (erf) and its gradient (native where built) against math.erf in float64."""
+    import math
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((32, 100)) * 3).astype(F)
+    xt = tgrad.tensor(x, requires_grad=True)
+    y = tgrad.nn.functional.gelu(xt)
+    y.sum().backward()
+    x64 = x.astype(np.float64)
+    cdf = 0.5 * (1 + np.vectorize(math.erf)(x64 / math.sqrt(2)))
+    np.testing.assert_allclose(y.detach().numpy(), x64 * cdf, rtol=2e-6, atol=1e-7)
+    dx = cdf + x64 * np.exp(-0.5 * x64 * x64) / math.sqrt(2 * math.pi)
+    np.testing.assert_allclose(xt.grad.numpy(), dx, rtol=2e-5, atol=1e-6)
 
 
 @pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")

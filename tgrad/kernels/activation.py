@@ -37,6 +37,7 @@ def elu_fn(x, alpha, scale, p2):
     return tl.where(x > 0, x * scale, expm1_h(x) * (alpha * scale))
 
 
+@native_helper("gelu_f32", elementwise)
 @triton.jit
 def gelu_fn(x, p0, p1, p2):
     """x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))."""
@@ -114,6 +115,7 @@ def selu_backward_fn(g, x, p0, p1):
     return tl.where(x > 0, g * 1.0507009873554804934, g * (1.0507009873554804934 * 1.6732632423543772848) * tl.exp(x))
 
 
+@native_helper("gelu_backward_f32", elementwise2)
 @triton.jit
 def gelu_backward_fn(g, x, p0, p1):
     """g (Phi(x) + x phi(x))."""

@@ -52,7 +52,7 @@ def fma_ufunc():
 
 
 ATEN = ("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8") + tuple(f"nll_cascade_{n}" for n in range(1, 6))
-NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32")       # nn_cpu.c's
+NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32")       # nn_cpu.c's
 _MODULES = (("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log", ATEN), ("nn_cpu.c", "tgrad_nn_cpu", "activations", NN))
 
 

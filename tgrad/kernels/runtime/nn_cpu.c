@@ -5,7 +5,11 @@
    Built with -ffp-contract=off (no a*b+c is fused) and without fast-math.
 
    gelu_tanh_f32(x):             0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi).
-   gelu_tanh_backward_f32(g, x): g (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 0.044715 x^2)), t = tanh(k (x + ...)). */
+   gelu_tanh_backward_f32(g, x): g (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 0.044715 x^2)), t = tanh(k (x + ...)).
+   gelu_f32(x), gelu_backward_f32(g, x): gelu_fn's 0.5 x (1 + erf(x / sqrt 2)) and gelu_backward_fn's
+                                 g (Phi(x) + x phi(x)); the erf as the interpreter's tl.math.erf (Python's
+                                 math.erf, which is the C library's erf, of the float32 argument in double,
+                                 rounded to float32). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -83,6 +87,40 @@ static void gelu_tanh_backward_loop(char **args, const npy_intp *dims, const npy
     }
 }
 
+/* gelu_fn's Phi(x) part: 1 + erf(x / sqrt 2) rounded as tl.math.erf's float32 result */
+static inline float one_plus_erf(float x) {
+    return 1.0f + (float)erf((double)(x * F(0.70710678118654752440)));
+}
+
+static void gelu_loop(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+    npy_intp n = dims[0], sx = steps[0], so = steps[1];
+    (void)data;
+    for (npy_intp i = 0; i < n; i++) {
+        float x = *(const float *)(args[0] + i * sx);
+        *(float *)(args[1] + i * so) = (0.5f * x) * one_plus_erf(x);
+    }
+}
+
+static void gelu_backward_loop(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+    npy_intp n = dims[0], sg = steps[0], sx = steps[1], so = steps[2];
+    float a[CHUNK], e[CHUNK];
+    (void)data;
+    for (npy_intp i0 = 0; i0 < n; i0 += CHUNK) {
+        npy_intp m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (npy_intp i = 0; i < m; i++) {
+            float x = *(const float *)(args[1] + (i0 + i) * sx);
+            a[i] = (-0.5f * x) * x;
+        }
+        exp_chunk(a, e, m);
+        for (npy_intp i = 0; i < m; i++) {
+            float g = *(const float *)(args[0] + (i0 + i) * sg), x = *(const float *)(args[1] + (i0 + i) * sx);
+            float cdf = 0.5f * one_plus_erf(x), pdf = e[i] * F(0.39894228040143267794);
+            *(float *)(args[2] + (i0 + i) * so) = g * (cdf + x * pdf);
+        }
+    }
+}
+
+static PyUFuncGenericFunction erf_fwd_funcs[1] = {gelu_loop}, erf_bwd_funcs[1] = {gelu_backward_loop};
 static PyUFuncGenericFunction fwd_funcs[1] = {gelu_tanh_loop}, bwd_funcs[1] = {gelu_tanh_backward_loop};
 static void *data[1] = {NULL};
 static char types2[2] = {NPY_FLOAT, NPY_FLOAT}, types3[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
@@ -130,7 +168,12 @@ PyMODINIT_FUNC PyInit_tgrad_nn_cpu(void) {
         add(m, "gelu_tanh_backward_f32", PyUFunc_FromFuncAndData(bwd_funcs, data, types3, 1, 2, 1, PyUFunc_None,
                                                                  "gelu_tanh_backward_f32",
                                                                  "kernels/activation.py's gelu_tanh_backward_fn.",
-                                                                 0))) {
+                                                                 0)) ||
+        add(m, "gelu_f32", PyUFunc_FromFuncAndData(erf_fwd_funcs, data, types2, 1, 1, 1, PyUFunc_None, "gelu_f32",
+                                                   "kernels/activation.py's gelu_fn.", 0)) ||
+        add(m, "gelu_backward_f32", PyUFunc_FromFuncAndData(erf_bwd_funcs, data, types3, 1, 2, 1, PyUFunc_None,
+                                                            "gelu_backward_f32", "kernels/activation.py's gelu_backward_fn.",
+                                                            0))) {
         Py_DECREF(m);
         return NULL;
     }
