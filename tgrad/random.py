@@ -47,7 +47,6 @@ class Generator:
         self.device = Device(device)
         self._lock = threading.Lock()
         self._mt = None if (_philox or self.device.type != "cpu") else np.random.MT19937(0)
-        self._words = None
         self.manual_seed(_DEFAULT_SEED)
         _generators.add(self)
 
@@ -128,9 +127,7 @@ class Generator:
             return np.zeros(0, np.uint32)
         with self._lock:
             self._fresh = False
-            if self._words is None:     # mt19937's next words as uint32 (its raw 64-bit draws need a copy more)
-                self._words = np.random.Generator(self._mt)
-            return self._words.integers(0, 1 << 32, n, dtype=np.uint32)
+            return self._mt.random_raw(n).astype(np.uint32)
 
     def _raw64(self, n):
         """``n`` 64-bit draws (PyTorch's ``random64``: the first word is the high half)."""
