@@ -3,6 +3,7 @@ g * f'(x) for ``binary_kernel`` (x is the input, or the output for relu/sigmoid/
 import triton
 import triton.language as tl
 
+from .runtime.native import elementwise, elementwise2, native_helper
 from ._lang import expm1_h, log1p_h, param_h, sigmoid_h, softplus_h, tanh_epilogue_h, tanh_h
 
 
@@ -36,12 +37,14 @@ def elu_fn(x, alpha, scale, p2):
     return tl.where(x > 0, x * scale, expm1_h(x) * (alpha * scale))
 
 
+@native_helper("gelu_f32", elementwise)
 @triton.jit
 def gelu_fn(x, p0, p1, p2):
     """x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))."""
     return 0.5 * x * (1.0 + tl.math.erf(x * 0.70710678118654752440))
 
 
+@native_helper("gelu_tanh_f32", elementwise)
 @triton.jit
 def gelu_tanh_fn(x, p0, p1, p2):
     """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (tanh as exp(-2|u|) ratios: 1 + tanh is what counts,
@@ -112,6 +115,7 @@ def selu_backward_fn(g, x, p0, p1):
     return tl.where(x > 0, g * 1.0507009873554804934, g * (1.0507009873554804934 * 1.6732632423543772848) * tl.exp(x))
 
 
+@native_helper("gelu_backward_f32", elementwise2)
 @triton.jit
 def gelu_backward_fn(g, x, p0, p1):
     """g (Phi(x) + x phi(x))."""
@@ -120,6 +124,7 @@ def gelu_backward_fn(g, x, p0, p1):
     return g * (cdf + x * pdf)
 
 
+@native_helper("gelu_tanh_backward_f32", elementwise2)
 @triton.jit
 def gelu_tanh_backward_fn(g, x, p0, p1):
     """g (0.5 (1 + t) + 0.5 x (1 - t^2) u'), t = tanh(u), u = k (x + 0.044715 x^3)."""

@@ -52,20 +52,24 @@ def fma_ufunc():
 
 
 ATEN = ("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8") + tuple(f"nll_cascade_{n}" for n in range(1, 6))
+NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32")       # nn_cpu.c's
+_MODULES = (("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log", ATEN), ("nn_cpu.c", "tgrad_nn_cpu", "activations", NN))
 
 
 def aten_ufunc(name):
-    """One of ``ATEN`` (aten_cpu.c), or None when it cannot be built."""
-    m = _build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
+    """One of ``ATEN`` (aten_cpu.c) or ``NN`` (nn_cpu.c), or None when it cannot be built."""
+    src, module, what, names = _MODULES[name in NN]
+    m = _build(src, module, what)
     return None if m is None else getattr(m, name)
 
 
 def name_of(f):
     """``name`` if ``f`` is the built ``aten_ufunc(name)`` (tape_cache stores it by name), else None."""
-    m = _built.get("tgrad_aten_cpu")
-    for n in ATEN if m is not None else ():
-        if getattr(m, n) is f:
-            return n
+    for _, module, _, names in _MODULES:
+        m = _built.get(module)
+        for n in names if m is not None else ():
+            if getattr(m, n) is f:
+                return n
     return None
 
 
@@ -77,9 +81,15 @@ def _f32_block(x):
     return isinstance(x, tl.tensor) and x.type.is_block() and x.dtype == tl.float32
 
 
-def elementwise(x):
-    """Rule of a float32 map helper f(x): (the arguments, the result's shape) or None."""
+def elementwise(x, *params):
+    """Rule of a float32 map helper f(x[, scalar params]): (the arguments, the result's shape) or None."""
     return ((x,), x.shape) if _f32_block(x) else None
+
+
+def elementwise2(g, x, *params):
+    """Rule of a float32 map helper f(g, x[, scalar params]) of two same-shaped blocks."""
+    ok = _f32_block(g) and _f32_block(x) and list(g.shape) == list(x.shape)
+    return ((g, x), x.shape) if ok else None
 
 
 def rule_lanes_add(acc, v, ROWS, BLOCK, LANES):
