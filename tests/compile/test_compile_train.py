@@ -266,7 +266,7 @@ def test_input_gradients_through_an_eager_stem_and_autocast_guard():
 
     def run(call, model, x0, amp=False):
         x = x0.clone().requires_grad_(True)
-        with tgrad.autocast("cpu", enabled=amp):
+        with tgrad.autocast(x.device.type, enabled=amp):
             out = call(stem(x) * x)
         out.float().pow(2).sum().backward()
         g = [x.grad.cpu().numpy().copy()] + [p.grad.cpu().numpy().copy() for p in list(model.parameters()) + [stem.weight]]

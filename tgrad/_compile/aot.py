@@ -11,7 +11,9 @@ the autograd graph, ``CompiledFunctionBackward``, whose backward is the recorded
 - later calls, once that backward is recorded (calls before it run eagerly), replay the forward into fresh saved
   blocks held by their node until its backward ran (two calls before one backward, ``retain_graph``); the node's
   backward replays the recorded one; the engine accumulates the gradients into ``.grad`` and runs the parameters'
-  hooks, as in eager.  Dropout draws new numbers in each forward (the masks are saved blocks).
+  hooks, as in eager.  Dropout draws new numbers in each forward (the masks are saved blocks; on cuda a backward
+  that regenerates a mask from the forward's Philox key and counter, attention's, reads that call's draws).
+- on cuda both programs are ``cuda_replay.program``s: pre-packed launches, and CUDA graphs where they can be.
 - eager from then on, with one warning giving the reason: a forward that cannot be replayed (the list in
   ``__init__``), a double backward (``create_graph=True``: through a replayed forward an error, as PyTorch's
   AOTAutograd raises), a backward given other output gradients than the recorded one (which outputs get one,
@@ -183,7 +185,8 @@ class Training:
         self.entry, self.fail = entry, fail
         self.allocators, self.device = allocators, plan.arena.device    # (the backward is recorded on them)
         self.draws = draws          # the recorded forward's Philox draws (cuda), read again by its backward
-        self.nbound = 0             # tensors the walk found (the backward's B: gradients, saved blocks, those, draws)
+        self.nbound = 0             # the backward's B: gradients, saved blocks, the walk's tensors (then draws)
+        self.reads_draws = False    # the backward reads the draws (cuda_replay.program)
         self.recording = None       # weakref to call 2's node
         self.bwd = self.bwd_key = None
         self.grad_pos = self.reads = ()
@@ -243,8 +246,10 @@ class Training:
                                "the next calls run eagerly")
         stores, reads, drawn = st
         G, S = len(grads), len(stores)
-        B = [0] * (self.nbound if drawn else G + S + (self.reads[-1] + 1 if self.reads else 0))
-        B += drawn      # the forward's draws: a regenerated dropout's key and counter
+        if self.reads_draws:
+            B = [0] * self.nbound + drawn       # the forward's draws: a regenerated dropout's key and counter
+        else:
+            B = [0] * (G + S + (self.reads[-1] + 1 if self.reads else 0))
         for k, g in enumerate(grads):
             if g is not None:
                 B[k] = g.data_ptr()
@@ -288,7 +293,8 @@ class Training:
         return tuple(res)
 
     def _build_backward(self, rec, grads, res, ts):
-        """The backward Replay: B = [output gradients, the forward's saved blocks, the walk's tensors]."""
+        """The backward Replay: B = [output gradients, the forward's saved blocks, the walk's tensors, the forward's
+        draws (cuda: key and first counter each)]."""
         if _device_of(rec, self.allocators) != self.device:
             raise Eager("it runs on another device than the forward")
         if any(ev[0] == "H" for ev in rec.events):
@@ -305,5 +311,6 @@ class Training:
         bwd = _replay(rec, plan, bound, outs, None,
                       [(key, off, f"B[{n + 2 * j}]", f"B[{n + 2 * j + 1}]") for j, (key, off) in enumerate(self.draws)])
         self.reads = [i - G - S for i in bwd.used if i >= G + S]
+        self.reads_draws = getattr(bwd, "reads_draws", False)
         self.grad_pos = [p for p, g in enumerate(res) if g is not None]
         self.bwd_key, self.bwd = _grads_key(grads), bwd

@@ -10,8 +10,13 @@ each call; a host call other than an SGD step replayed as its launches, ``zero_g
 the same addresses (the bound tensors: parameters, inputs, optimizer state; the output blocks, which are
 the last call's again unless its outputs are still held) run only the program's Python side (guards of the
 SGD step, ``.grad`` bindings, version counters: its launches and copies replaced by no-ops) and launch the
-graph.  New addresses replay the launches, and are captured when the next call has them again (a loss kept
-each call alternates between two output blocks: two graphs).  A graph allocates nothing.
+graph.  New addresses replay the launches, and are captured when a later call has them again (a loss kept
+each call alternates between two output blocks, the gradients a compiled Module's backward hands to ``.grad``
+between two sets of cached blocks: two graphs).  A graph allocates nothing.
+
+``tgrad.compile(model)`` in training (``aot``) runs its forward and its backward as two such programs
+(``program``); a forward's Philox draws are logged (``drawn``) for its backward, which reads them from its
+inputs (a backward that reads them is not a graph: it would repeat one call's).
 """
 from .. import cuda as _cuda
 from ..kernels.runtime.launcher import Launch
@@ -23,7 +28,7 @@ from .record import Eager, tensors_of
 from .replay import OUT, Replay, _bound, _codegen, _only_tensors, rebuild
 
 _SGD_STEP = SGD.step
-MAX_GRAPHS = 2          # graphs kept per replay (by bound addresses)
+MAX_GRAPHS = 8          # graphs kept per replay (by bound addresses: a new batch each call cycles through a few)
 _STREAMS = {}           # device index -> the side stream captures run on (never destroyed: its destruction
                         # waits for its work, and a replay is often collected inside a kernel compile or run)
 
@@ -91,8 +96,8 @@ def program(rec, plan, bound, outs, template, draws=(), log_draws=False):
     outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
     r = CudaReplay(ns["replay"], plan.arena, blocks, outs, template, used, src)
     r.drawn = drawn
-    reads_draws = any(e in src for d in draws for e in d[2:])      # (a graph would keep this call's)
-    r.graphable = not reads_draws and _graph_reason(rec) is None and _drv.graphs_available()
+    r.reads_draws = any(e in src for d in draws for e in d[2:])       # (a graph would keep this call's)
+    r.graphable = not r.reads_draws and _graph_reason(rec) is None and _drv.graphs_available()
     if r.graphable:
         r.python_side = _variant(code, ns, python_only=True)
         r.capture_run = _variant(code, ns, python_only=False)
@@ -161,12 +166,13 @@ def _adopt_grads(plan, leaves):
 class CudaReplay(Replay):
     """A recorded cuda step: pre-packed launches, or its CUDA graphs by bound addresses (``graphable``)."""
 
-    __slots__ = ("graphable", "python_side", "capture_run", "graphs", "prev_key", "stream", "stats", "drawn")
+    __slots__ = ("graphable", "python_side", "capture_run", "graphs", "seen", "stream", "stats", "drawn",
+                 "reads_draws")
 
     def __init__(self, *args):
         super().__init__(*args)
-        self.graphable, self.graphs, self.prev_key, self.stream = False, {}, None, None
-        self.drawn = []
+        self.graphable, self.graphs, self.seen, self.stream = False, {}, set(), None
+        self.drawn, self.reads_draws = [], False
         self.stats = {"launches": 0, "graph": 0, "captures": 0}
 
     def _execute(self, B, O):
@@ -179,9 +185,12 @@ class CudaReplay(Replay):
         key = (tuple(B), tuple(O))
         g = self.graphs.get(key)
         if g is None:
-            if self.graphs and key != self.prev_key:        # new addresses: captured if they come again
-                self.prev_key = key
+            if self.graphs and key not in self.seen:        # new addresses: captured if they come again
+                if len(self.seen) >= 4 * MAX_GRAPHS:
+                    self.seen.clear()
+                self.seen.add(key)
                 return False
+            self.seen.discard(key)
             g = self._capture(key, B, O)
             if g is None:
                 return False
@@ -191,7 +200,6 @@ class CudaReplay(Replay):
             except _Fallback:
                 return False
             g.replay()
-            self.prev_key = key
         self.stats["graph"] += 1
         return True
 
@@ -220,7 +228,6 @@ class CudaReplay(Replay):
         if len(self.graphs) >= MAX_GRAPHS:
             self.graphs.pop(next(iter(self.graphs)))
         self.graphs[key] = g
-        self.prev_key = key
         self.stats["captures"] += 1
         g.replay()
         return g
