@@ -269,7 +269,7 @@ def test_input_gradients_through_an_eager_stem_and_autocast_guard():
         with tgrad.autocast(x.device.type, enabled=amp):
             out = call(stem(x) * x)
         out.float().pow(2).sum().backward()
-        g = [x.grad.cpu().numpy().copy()] + [p.grad.cpu().numpy().copy() for p in list(model.parameters()) + [stem.weight]]
+        g = [t.grad.cpu().numpy().copy() for t in [x] + list(model.parameters()) + [stem.weight]]
         model.zero_grad(), stem.zero_grad()
         return out.detach().float().cpu().numpy(), g
     with warnings.catch_warnings():

@@ -10,9 +10,10 @@ each call; a host call other than an SGD step replayed as its launches, ``zero_g
 the same addresses (the bound tensors: parameters, inputs, optimizer state; the output blocks, which are
 the last call's again unless its outputs are still held) run only the program's Python side (guards of the
 SGD step, ``.grad`` bindings, version counters: its launches and copies replaced by no-ops) and launch the
-graph.  New addresses replay the launches, and are captured when a later call has them again (a loss kept
-each call alternates between two output blocks, the gradients a compiled Module's backward hands to ``.grad``
-between two sets of cached blocks: two graphs).  A graph allocates nothing.
+graph.  New addresses replay the launches, and are captured when a later call has them again, up to
+``MAX_GRAPHS`` (a loss kept each call alternates between two output blocks; a new batch each call, and the
+gradients a compiled Module's backward hands to ``.grad``, cycle through a few cached blocks: a graph each).
+A graph allocates nothing.
 
 ``tgrad.compile(model)`` in training (``aot``) runs its forward and its backward as two such programs
 (``program``); a forward's Philox draws are logged (``drawn``) for its backward, which reads them from its
