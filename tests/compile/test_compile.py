@@ -327,7 +327,6 @@ def test_set_num_threads():
         tgrad.set_num_threads(0)
 
 
-@pytest.mark.cpu_only(reason="training-mode replay of a compiled Module is the cpu replay's (on cuda it runs eagerly)")
 def test_module_in_training_with_backward_outside_accumulates():
     """A compiled Module's forward and backward replayed (tgrad/_compile/aot.py), gradients accumulated in .grad."""
     model = _mlp()

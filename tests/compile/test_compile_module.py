@@ -8,8 +8,6 @@ import numpy as np
 import tgrad
 from tgrad import nn
 
-CPU_ONLY = True     # tgrad.compile's cpu replay (conftest)
-
 
 def _net():
     tgrad.manual_seed(0)
@@ -40,7 +38,7 @@ def test_compiled_module_in_training_replays_forward_and_backward():
         losses = _train(model, cm)
     assert losses == ref and losses[-1] < losses[0]
     for p, q in zip(model.parameters(), ref_model.parameters()):
-        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+        np.testing.assert_array_equal(p.detach().cpu().numpy(), q.detach().cpu().numpy())
     tr, = [e.run for e in cm._call._cache.values()]
     assert tr.bwd is not None and tr.bwd.regen is None       # the backward recorded, then replayed
     model.zero_grad()       # (.grad None, as at the calls in _train: the same guards)
@@ -70,10 +68,10 @@ def test_compiled_module_forward_that_cannot_be_replayed_runs_eagerly_with_one_w
     assert msgs[0].filename == __file__         # points at the caller of the compiled module
     model.zero_grad()
     model(x).sum().backward()
-    g = model.lin.weight.grad.numpy().copy()
+    g = model.lin.weight.grad.cpu().numpy().copy()
     model.zero_grad()
     cm(x).sum().backward()
-    np.testing.assert_array_equal(model.lin.weight.grad.numpy(), g)
+    np.testing.assert_array_equal(model.lin.weight.grad.cpu().numpy(), g)
 
 
 def test_compiled_module_replays_under_no_grad():
@@ -83,8 +81,8 @@ def test_compiled_module_replays_under_no_grad():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with tgrad.no_grad():
-            outs = [cm(x).numpy().copy() for x in xs]
-            refs = [model(x).numpy() for x in xs]
+            outs = [cm(x).cpu().numpy().copy() for x in xs]
+            refs = [model(x).cpu().numpy() for x in xs]
     for o, r in zip(outs, refs):
         np.testing.assert_array_equal(o, r)
     assert cm._call._cache and all(e.run is not None for e in cm._call._cache.values())

@@ -13,7 +13,6 @@ import pytest
 import tgrad
 from tgrad import nn
 
-CPU_ONLY = True     # tgrad.compile's cpu replay (conftest)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -82,7 +81,7 @@ def _train(kind, model, call, opt, steps, clip=False):
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         losses.append(loss.item())
-    params = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    params = {k: v.cpu().numpy().copy() for k, v in model.state_dict().items()}
     return losses, kinds, params
 
 
@@ -144,7 +143,7 @@ def test_two_calls_before_one_backward_and_gradient_accumulation():
             c.backward()                        # through the retained graph again
             opt.step()
             losses += [a.item(), b.item(), c.item()]
-        return losses, [p.detach().numpy().copy() for p in model.parameters()]
+        return losses, [p.detach().cpu().numpy().copy() for p in model.parameters()]
     m = _mlp()
     ref = run(m, m)
     m = _mlp()
@@ -166,7 +165,7 @@ def test_parameter_hooks_frozen_layer_and_state_dict():
         tgrad.manual_seed(3)
         seen = []
         model[0].weight.register_hook(lambda g: g * 0.5)
-        model[5].bias.register_hook(lambda g: seen.append(g.numpy().copy()))
+        model[5].bias.register_hook(lambda g: seen.append(g.cpu().numpy().copy()))
         opt = tgrad.optim.Adam(model.parameters(), lr=0.01)
         losses = []
         for i, (x, y) in enumerate(xs):
@@ -182,7 +181,7 @@ def test_parameter_hooks_frozen_layer_and_state_dict():
             loss.backward()
             opt.step()
             losses.append(loss.item())
-        return losses, seen, [p.detach().numpy().copy() for p in model.parameters()]
+        return losses, seen, [p.detach().cpu().numpy().copy() for p in model.parameters()]
     m = _mlp()
     ref = run(m, m)
     m = _mlp()
@@ -209,10 +208,10 @@ def test_eval_mode_and_no_grad_between_training_calls():
                 o.step()
             m.eval(), ref_m.eval()
             with tgrad.no_grad():
-                np.testing.assert_array_equal(cm(x).numpy(), ref_m(x).numpy())
+                np.testing.assert_array_equal(cm(x).cpu().numpy(), ref_m(x).cpu().numpy())
             m.train(), ref_m.train()
     for a, b in zip(m.state_dict().values(), ref_m.state_dict().values()):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(a.cpu().numpy(), b.cpu().numpy())
 
 
 def test_double_backward_falls_back_with_one_warning():
@@ -232,7 +231,7 @@ def test_double_backward_falls_back_with_one_warning():
             gg, = tgrad.autograd.grad(g.sum(), xx)
             xr = x.clone().requires_grad_(True)
             gr, = tgrad.autograd.grad(m(xr).sum(), xr, create_graph=True)
-            np.testing.assert_array_equal(gg.numpy(), tgrad.autograd.grad(gr.sum(), xr)[0].numpy())
+            np.testing.assert_array_equal(gg.cpu().numpy(), tgrad.autograd.grad(gr.sum(), xr)[0].cpu().numpy())
     msgs = [str(m_.message) for m_ in w if "tgrad.compile" in str(m_.message)]
     assert len(msgs) == 1 and "runs eagerly" in msgs[0] and "double backward" in msgs[0]
 
@@ -251,10 +250,10 @@ def test_other_output_gradient_falls_back():
             out.backward(tgrad.ones(2, 2))
         m.zero_grad()
         cm(x).backward(tgrad.full((2, 2), 2.0))        # eager now
-        ref = m[0].weight.grad.numpy().copy()
+        ref = m[0].weight.grad.cpu().numpy().copy()
         m.zero_grad()
         m(x).backward(tgrad.full((2, 2), 2.0))
-        np.testing.assert_array_equal(ref, m[0].weight.grad.numpy())
+        np.testing.assert_array_equal(ref, m[0].weight.grad.cpu().numpy())
     assert sum("runs eagerly" in str(m_.message) for m_ in w) == 1
 
 
@@ -267,12 +266,12 @@ def test_input_gradients_through_an_eager_stem_and_autocast_guard():
 
     def run(call, model, x0, amp=False):
         x = x0.clone().requires_grad_(True)
-        with tgrad.autocast("cpu", enabled=amp):
+        with tgrad.autocast(x.device.type, enabled=amp):
             out = call(stem(x) * x)
         out.float().pow(2).sum().backward()
-        g = [x.grad.numpy().copy()] + [p.grad.numpy().copy() for p in list(model.parameters()) + [stem.weight]]
+        g = [t.grad.cpu().numpy().copy() for t in [x] + list(model.parameters()) + [stem.weight]]
         model.zero_grad(), stem.zero_grad()
-        return out.detach().float().numpy(), g
+        return out.detach().float().cpu().numpy(), g
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for i, (x, _) in enumerate(_data("mlp", 7)):
@@ -299,11 +298,11 @@ def test_outputs_never_backwarded_run_eagerly_with_one_warning():
     x = _data("mlp", 1)[0][0]
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        outs = [cm(x).detach().numpy().copy() for _ in range(10)]
+        outs = [cm(x).detach().cpu().numpy().copy() for _ in range(10)]
     msgs = [str(m_.message) for m_ in w if "tgrad.compile" in str(m_.message)]
     assert len(msgs) == 1 and "no backward ran" in msgs[0] and "no_grad" in msgs[0]
     for o in outs:
-        np.testing.assert_array_equal(o, m(x).detach().numpy())
+        np.testing.assert_array_equal(o, m(x).detach().cpu().numpy())
 
 
 def test_compiled_function_with_backward_outside():
@@ -323,7 +322,7 @@ def test_compiled_function_with_backward_outside():
             loss.backward()
             opt.step()
             losses.append(loss.item())
-        return losses, names, [p.detach().numpy().copy() for p in m.parameters()]
+        return losses, names, [p.detach().cpu().numpy().copy() for p in m.parameters()]
     ref = run(_cnn(), False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -353,6 +352,6 @@ def test_tensor_kept_by_the_forward_runs_eagerly_with_one_warning():
         warnings.simplefilter("always")
         for x, _ in _data("mlp", 4):
             cm(x).sum().backward()
-            np.testing.assert_array_equal(m.last_norm.numpy(), m.lin(x).detach().abs().sum(1).numpy())
+            np.testing.assert_array_equal(m.last_norm.cpu().numpy(), m.lin(x).detach().abs().sum(1).cpu().numpy())
     msgs = [str(m_.message) for m_ in w if "tgrad.compile" in str(m_.message)]
     assert len(msgs) == 1 and "outlives" in msgs[0]

@@ -28,7 +28,7 @@ allocator call.  The parts, in the order a call meets them:
   loss, backward and optimizer step run outside): the forward replayed as one autograd node,
   ``CompiledFunctionBackward``, whose backward is the recorded backward of that forward (AOTAutograd's split).
   A compiled function whose recording finds outputs that require grad and no backward is recorded that way at its
-  next call.
+  next call.  On cpu and on cuda.
 
 Stays eager, with one warning naming the reason: a value read back mid-step (``.item()``, ``bool``,
 ``.numpy()``, ``.tolist()``), a tensor made in the step that outlives it other than the outputs and

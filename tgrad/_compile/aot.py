@@ -11,7 +11,9 @@ the autograd graph, ``CompiledFunctionBackward``, whose backward is the recorded
 - later calls, once that backward is recorded (calls before it run eagerly), replay the forward into fresh saved
   blocks held by their node until its backward ran (two calls before one backward, ``retain_graph``); the node's
   backward replays the recorded one; the engine accumulates the gradients into ``.grad`` and runs the parameters'
-  hooks, as in eager.  Dropout draws new numbers in each forward (the masks are saved blocks).
+  hooks, as in eager.  Dropout draws new numbers in each forward (the masks are saved blocks; on cuda a backward
+  that regenerates a mask from the forward's Philox key and counter, attention's, reads that call's draws).
+- on cuda both programs are ``cuda_replay.program``s: pre-packed launches, and CUDA graphs where they can be.
 - eager from then on, with one warning giving the reason: a forward that cannot be replayed (the list in
   ``__init__``), a double backward (``create_graph=True``: through a replayed forward an error, as PyTorch's
   AOTAutograd raises), a backward given other output gradients than the recorded one (which outputs get one,
@@ -28,6 +30,7 @@ from ..device import device as _device
 from ..kernels.runtime import launcher as _L
 from ..memory.allocator import get_allocator
 from ..tensor import _new
+from . import cuda_replay
 from .plan import Plan
 from .record import Eager, Patches, Recorder, tensors_of
 from .replay import FUSE, MISS, OUT, Replay, _bound, _codegen, _only_tensors, rebuild
@@ -68,14 +71,12 @@ def capture(fn, args, kwargs, walk, entry, fail):
     """Call 2 of a compiled Module's forward in training: run it under the recorder.  Returns (its result, the
     replay to put in ``entry.run``: a ``Training``, a plain ``Replay`` when no output requires grad, or None;
     the reason it stays eager or None).  ``fail(reason)``: the entry runs eagerly from then on (one warning)."""
-    if any(t._storage.device != _CPU for t in walk.tensors):
-        return fn(*args, **kwargs), None, "tgrad.compile(model) replays a training forward on cpu only"
+    allocators = [get_allocator(d) for d in {t._storage.device for t in walk.tensors} | {_CPU}]
     rec = Recorder([])
-    with Patches(rec, [get_allocator(_CPU)], walk.objects):
+    with Patches(rec, allocators, walk.objects):
         result = fn(*args, **kwargs)
     try:
-        if rec.reason:
-            raise Eager(rec.reason)
+        dev = _device_of(rec, allocators)
         if rec.backward_ran:
             raise Eager("a backward runs inside the forward")
         if any(ev[0] == "H" for ev in rec.events):
@@ -88,8 +89,10 @@ def capture(fn, args, kwargs, walk, entry, fail):
         if any(r[2] is None and p not in held for p, r in rec.blocks.items()):
             raise Eager("a tensor made in the forward outlives it other than in its outputs and their autograd "
                         "graph (kept in an object the replay does not update)")
-        plan = Plan(rec, outs, _CPU, keep=True)
-        fwd = _replay(rec, plan, _bound(plan, walk), outs, rebuild(result, iter([OUT] * len(outs))))
+        plan = Plan(rec, outs, dev, keep=True)
+        draws = [ev[3] for ev in rec.events if ev[0] == "R" and type(ev[3]) is tuple]     # cuda: (key, offset)
+        fwd = _replay(rec, plan, _bound(plan, walk), outs, rebuild(result, iter([OUT] * len(outs))),
+                      log_draws=bool(draws))
     except Eager as ex:
         return result, None, str(ex)
     finally:
@@ -99,7 +102,8 @@ def capture(fn, args, kwargs, walk, entry, fail):
     if not diff:
         return result, fwd, None
     ts = walk.tensors
-    tr = Training(fwd, plan, [i for i, t in enumerate(ts) if t._requires_grad], diff, entry, fail)
+    tr = Training(fwd, plan, [i for i, t in enumerate(ts) if t._requires_grad], diff, entry, fail, allocators,
+                  draws)
     node = CompiledFunctionBackward(tr, tuple(edge_of(ts[i]) for i in tr.targets), tr.out_meta(outs),
                                     _Recording([outs[k] for k in diff], list(ts)))
     tr.recording = weakref.ref(node)
@@ -122,8 +126,20 @@ def _graph_blocks(outs):
     return {t._storage._block.ptr for t in ts if t._storage._block is not None}
 
 
-def _replay(rec, plan, bound, outs, template):
-    """The Replay of a recording whose outputs are ``outs`` (tier 1 now, tier 2 after its first run)."""
+def _device_of(rec, allocators):
+    """The device whose memory recording ``rec`` made: cpu, or one cuda device (raises Eager: e.g. both)."""
+    if rec.reason:
+        raise Eager(rec.reason)
+    if any(a.device.type == "cuda" for a in allocators):
+        return cuda_replay.device_allocator(rec, allocators).device
+    return _CPU
+
+
+def _replay(rec, plan, bound, outs, template, draws=(), log_draws=False):
+    """The Replay of a recording whose outputs are ``outs`` (cpu: tier 1 now, tier 2 after its first run; cuda:
+    ``cuda_replay.program``, with ``draws`` and ``log_draws``)."""
+    if plan.arena.device.type == "cuda":
+        return cuda_replay.program(rec, plan, bound, outs, template, draws, log_draws)
     src, ns, used, _ = _codegen(rec, plan, bound, tier1=True)
     exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
@@ -163,10 +179,14 @@ class Training:
     """A compiled forward in training (one guard key): the forward Replay, then (after the first backward) the
     backward Replay.  ``__call__(walk)`` replays the forward and returns its outputs on a new node."""
 
-    def __init__(self, fwd, plan, targets, diff, entry, fail):
+    def __init__(self, fwd, plan, targets, diff, entry, fail, allocators, draws):
         self.fwd, self.saved = fwd, plan.out_blocks     # saved: recorded block ptr -> (j, nbytes)
         self.targets, self.diff = targets, diff         # walk indices of the inputs; outputs that require grad
         self.entry, self.fail = entry, fail
+        self.allocators, self.device = allocators, plan.arena.device    # (the backward is recorded on them)
+        self.draws = draws          # the recorded forward's Philox draws (cuda), read again by its backward
+        self.nbound = 0             # the backward's B: gradients, saved blocks, the walk's tensors (then draws)
+        self.reads_draws = False    # the backward reads the draws (cuda_replay.program)
         self.recording = None       # weakref to call 2's node
         self.bwd = self.bwd_key = None
         self.grad_pos = self.reads = ()
@@ -197,10 +217,13 @@ class Training:
         B = self.fwd.bind(ts)
         if B is MISS:
             return MISS
+        if self.draws:
+            self.fwd.drawn.clear()
         stores = self.fwd.execute(B)
         outs = [_new(stores[j], off, shape, strides, dtype) for j, off, shape, strides, dtype in self.fwd.outs]
         node = CompiledFunctionBackward(self, tuple(edge_of(ts[i]) for i in self.targets), self.out_meta(outs),
-                                        (tuple(stores), [(ts[i], ts[i]._version_counter[0]) for i in self.reads]))
+                                        (tuple(stores), [(ts[i], ts[i]._version_counter[0]) for i in self.reads],
+                                         [v for d in self.fwd.drawn for v in d] if self.draws else ()))
         return rebuild(self.fwd.template, iter(self.attach(outs, node)), OUT)
 
     def _fail(self, reason):
@@ -221,9 +244,12 @@ class Training:
             raise RuntimeError("tgrad.compile: the backward of a compiled forward was given other output gradients "
                                "(which outputs get one, their shapes, strides or dtypes) than the recorded one; "
                                "the next calls run eagerly")
-        stores, reads = st
+        stores, reads, drawn = st
         G, S = len(grads), len(stores)
-        B = [0] * (G + S + (self.reads[-1] + 1 if self.reads else 0))
+        if self.reads_draws:
+            B = [0] * self.nbound + drawn       # the forward's draws: a regenerated dropout's key and counter
+        else:
+            B = [0] * (G + S + (self.reads[-1] + 1 if self.reads else 0))
         for k, g in enumerate(grads):
             if g is not None:
                 B[k] = g.data_ptr()
@@ -255,7 +281,7 @@ class Training:
             return tuple(run())
         st.done = True
         rec = Recorder([])
-        with Patches(rec, [get_allocator(_CPU)], ()):
+        with Patches(rec, self.allocators, ()):
             res = run()
         try:
             self._build_backward(rec, grads, res, st.tensors)
@@ -267,20 +293,24 @@ class Training:
         return tuple(res)
 
     def _build_backward(self, rec, grads, res, ts):
-        """The backward Replay: B = [output gradients, the forward's saved blocks, the walk's tensors]."""
-        if rec.reason:
-            raise Eager(rec.reason)
+        """The backward Replay: B = [output gradients, the forward's saved blocks, the walk's tensors, the forward's
+        draws (cuda: key and first counter each)]."""
+        if _device_of(rec, self.allocators) != self.device:
+            raise Eager("it runs on another device than the forward")
         if any(ev[0] == "H" for ev in rec.events):
             raise Eager("it calls an optimizer, a scheduler, zero_grad() or train()")
         outs = [g for g in res if g is not None]
-        plan = Plan(rec, outs, _CPU)
+        plan = Plan(rec, outs, self.device)
         G, S = len(grads), len(self.saved)
         bound = [(g._storage.ptr, g._storage.ptr + g._storage.nbytes, k, g.data_ptr())
                  for k, g in enumerate(grads) if g is not None]
         bound += [(p, p + n, G + j, p) for p, (j, n) in self.saved.items()]
         bound += [(t._storage.ptr, t._storage.ptr + t._storage.nbytes, G + S + i, t.data_ptr())
                   for i, t in enumerate(ts) if t._storage.nbytes]
-        bwd = _replay(rec, plan, bound, outs, None)
+        self.nbound = n = G + S + len(ts)
+        bwd = _replay(rec, plan, bound, outs, None,
+                      [(key, off, f"B[{n + 2 * j}]", f"B[{n + 2 * j + 1}]") for j, (key, off) in enumerate(self.draws)])
         self.reads = [i - G - S for i in bwd.used if i >= G + S]
+        self.reads_draws = getattr(bwd, "reads_draws", False)
         self.grad_pos = [p for p, g in enumerate(res) if g is not None]
         self.bwd_key, self.bwd = _grads_key(grads), bwd

@@ -10,19 +10,26 @@ each call; a host call other than an SGD step replayed as its launches, ``zero_g
 the same addresses (the bound tensors: parameters, inputs, optimizer state; the output blocks, which are
 the last call's again unless its outputs are still held) run only the program's Python side (guards of the
 SGD step, ``.grad`` bindings, version counters: its launches and copies replaced by no-ops) and launch the
-graph.  New addresses replay the launches, and are captured when the next call has them again (a loss kept
-each call alternates between two output blocks: two graphs).  A graph allocates nothing.
+graph.  New addresses replay the launches, and are captured when a later call has them again, up to
+``MAX_GRAPHS`` (a loss kept each call alternates between two output blocks; a new batch each call, and the
+gradients a compiled Module's backward hands to ``.grad``, cycle through a few cached blocks: a graph each).
+A graph allocates nothing.
+
+``tgrad.compile(model)`` in training (``aot``) runs its forward and its backward as two such programs
+(``program``); a forward's Philox draws are logged (``drawn``) for its backward, which reads them from its
+inputs (a backward that reads them is not a graph: it would repeat one call's).
 """
 from .. import cuda as _cuda
 from ..kernels.runtime.launcher import Launch
 from ..memory import cuda_driver as _drv
 from ..optim.sgd import SGD
+from ..random import Generator
 from .plan import Plan
 from .record import Eager, tensors_of
 from .replay import OUT, Replay, _bound, _codegen, _only_tensors, rebuild
 
 _SGD_STEP = SGD.step
-MAX_GRAPHS = 2          # graphs kept per replay (by bound addresses)
+MAX_GRAPHS = 8          # graphs kept per replay (by bound addresses: a new batch each call cycles through a few)
 _STREAMS = {}           # device index -> the side stream captures run on (never destroyed: its destruction
                         # waits for its work, and a replay is often collected inside a kernel compile or run)
 
@@ -37,14 +44,7 @@ def _fallback(*args, **kwargs):
 
 def build(rec, result, walk, allocators):
     """The CudaReplay of a recording on one cuda device (raises Eager when it cannot be replayed)."""
-    if rec.reason:
-        raise Eager(rec.reason)
-    cuda = [a for a in allocators if a.device.type == "cuda"]
-    if len(cuda) != 1:
-        raise Eager("the step uses more than one cuda device")
-    al = cuda[0]
-    if any(block.pool.allocator is not al for (_, _, _, block) in rec.blocks.values()):
-        raise Eager("the step makes tensors on cpu and on cuda (a replay plans one device's memory)")
+    al = device_allocator(rec, allocators)
     outs = tensors_of(result, [])
     if any(o._requires_grad for o in outs) and not rec.backward_ran:
         raise Eager("an output requires grad and no backward ran in the step (a backward outside would need "
@@ -53,8 +53,30 @@ def build(rec, result, walk, allocators):
         raise Eager("it returns Python values besides tensors (a replay returns tensors it computes; "
                     "other values would be the recorded ones)")
     plan = Plan(rec, outs, al.device)
-    src, ns, used, _ = _codegen(rec, plan, _bound(plan, walk))
-    be = al.backend
+    r = program(rec, plan, _bound(plan, walk), outs, rebuild(result, iter([OUT] * len(outs))))
+    _adopt_grads(plan, rec.leaves)
+    return r
+
+
+def device_allocator(rec, allocators):
+    """The allocator of the one cuda device whose memory the recording ``rec`` made (raises Eager otherwise)."""
+    if rec.reason:
+        raise Eager(rec.reason)
+    cuda = [a for a in allocators if a.device.type == "cuda"]
+    if len(cuda) != 1:
+        raise Eager("the step uses more than one cuda device")
+    al = cuda[0]
+    if any(block.pool.allocator is not al for (_, _, _, block) in rec.blocks.values()):
+        raise Eager("the step makes tensors on cpu and on cuda (a replay plans one device's memory)")
+    return al
+
+
+def program(rec, plan, bound, outs, template, draws=(), log_draws=False):
+    """The CudaReplay of recording ``rec`` under memory plan ``plan`` (``bound``: see ``replay._bound``) whose
+    outputs are ``outs`` in ``template``.  ``draws``: Philox draws made before it (``replay._codegen``; read from
+    B; a program reading them is not graphed); ``log_draws``: each call's draws kept in ``drawn`` as (key, offset)."""
+    src, ns, used, _ = _codegen(rec, plan, bound, draws=draws)
+    be = plan.arena.allocator.backend
     index = be.index
 
     def copy(dst, src, n):       # looked up per call: a capture replaces the backend's copies
@@ -64,17 +86,37 @@ def build(rec, result, walk, allocators):
             be.memcpy_dtod(dst, src, n)
     ns["_mm"] = copy
     ns["_ms"] = lambda ptr, byte, n: be.memset(ptr, byte, n)
+    drawn = []
+    if log_draws:
+        for name, v in list(ns.items()):
+            if isinstance(v, Generator):
+                ns[name] = _Logged(v, drawn)
     code = compile(src, "<tgrad.compile cuda replay>", "exec")
     exec(code, ns)
-    _adopt_grads(plan, rec.leaves)
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
-    r = CudaReplay(ns["replay"], plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
-    r.graphable = _graph_reason(rec) is None and _drv.graphs_available()
+    r = CudaReplay(ns["replay"], plan.arena, blocks, outs, template, used, src)
+    r.drawn = drawn
+    r.reads_draws = any(e in src for d in draws for e in d[2:])       # (a graph would keep this call's)
+    r.graphable = not r.reads_draws and _graph_reason(rec) is None and _drv.graphs_available()
     if r.graphable:
         r.python_side = _variant(code, ns, python_only=True)
         r.capture_run = _variant(code, ns, python_only=False)
     return r
+
+
+class _Logged:
+    """A generator whose draws (``_take``) are appended to ``log``: a compiled forward's, for its backward."""
+
+    __slots__ = ("gen", "log")
+
+    def __init__(self, gen, log):
+        self.gen, self.log = gen, log
+
+    def _take(self, n):
+        r = self.gen._take(n)
+        self.log.append(r)
+        return r
 
 
 def _graph_reason(rec):
@@ -125,11 +167,13 @@ def _adopt_grads(plan, leaves):
 class CudaReplay(Replay):
     """A recorded cuda step: pre-packed launches, or its CUDA graphs by bound addresses (``graphable``)."""
 
-    __slots__ = ("graphable", "python_side", "capture_run", "graphs", "prev_key", "stream", "stats")
+    __slots__ = ("graphable", "python_side", "capture_run", "graphs", "seen", "stream", "stats", "drawn",
+                 "reads_draws")
 
     def __init__(self, *args):
         super().__init__(*args)
-        self.graphable, self.graphs, self.prev_key, self.stream = False, {}, None, None
+        self.graphable, self.graphs, self.seen, self.stream = False, {}, set(), None
+        self.drawn, self.reads_draws = [], False
         self.stats = {"launches": 0, "graph": 0, "captures": 0}
 
     def _execute(self, B, O):
@@ -142,9 +186,12 @@ class CudaReplay(Replay):
         key = (tuple(B), tuple(O))
         g = self.graphs.get(key)
         if g is None:
-            if self.graphs and key != self.prev_key:        # new addresses: captured if they come again
-                self.prev_key = key
+            if self.graphs and key not in self.seen:        # new addresses: captured if they come again
+                if len(self.seen) >= 4 * MAX_GRAPHS:
+                    self.seen.clear()
+                self.seen.add(key)
                 return False
+            self.seen.discard(key)
             g = self._capture(key, B, O)
             if g is None:
                 return False
@@ -154,7 +201,6 @@ class CudaReplay(Replay):
             except _Fallback:
                 return False
             g.replay()
-            self.prev_key = key
         self.stats["graph"] += 1
         return True
 
@@ -183,7 +229,6 @@ class CudaReplay(Replay):
         if len(self.graphs) >= MAX_GRAPHS:
             self.graphs.pop(next(iter(self.graphs)))
         self.graphs[key] = g
-        self.prev_key = key
         self.stats["captures"] += 1
         g.replay()
         return g

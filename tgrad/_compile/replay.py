@@ -88,10 +88,12 @@ def _bound(plan, walk):
     return bound
 
 
-def _codegen(rec, plan, bound, fuse=True, tier1=False):
+def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
     """(source of ``replay(B, O)``, its namespace, the walk indices of the bound tensors it reads, whether a
     cpu launch has no compiled tape yet: it is called as a Launch); ``fuse``: tapes inlined and fused; ``tier1``:
-    neither, and host calls called (an SGD step's long guard of what it reads not compiled)."""
+    neither, and host calls called (an SGD step's long guard of what it reads not compiled); ``draws``: Philox
+    draws made before the program, [(recorded key, offset, key expression, offset expression)] (``aot``: a
+    backward's forward draws)."""
     ns = {"_arena": plan.arena, "_mm": ctypes.memmove, "_ms": ctypes.memset}
     used = set()
     untaped = [False]
@@ -118,7 +120,7 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False):
             name = names[id(v)] = f"k{len(ns)}"
             ns[name] = v
         return name
-    last = None         # the last random draw: (key, offset, its names in the program)
+    draws = list(draws)     # the random draws (cuda): (recorded key, offset, their expressions in the program)
     fz = Fuser(plan, ns, len(rec.events))
     for ev in rec.events:
         kind = ev[0]
@@ -129,7 +131,7 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False):
                 continue
             tv = f"r{len(fz.out)}"
             fz.opaque([f"{tv}k, {tv}o = {k(gen)}._take({n})"])
-            last = r + (tv,)
+            draws.append(r + (f"{tv}k", f"{tv}o"))
         elif kind == "C":
             _, dst, src, n = ev
             fz.opaque([f"_mm({ptr(dst)}, {k(src) if type(src) is bytes else ptr(src)}, {n})"],
@@ -148,7 +150,7 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False):
             fz.opaque([f"{k(leaf)}._grad = {'None' if g is None else k(plan.view(g))}" for leaf, g in ev[1]])
         else:
             site, dyn = ev[1], ev[2]
-            args = _launch_args(site, dyn, ptr, k, last)
+            args = _launch_args(site, dyn, ptr, k, draws)
             tape = _tape(site, untaped)
             if tape is None or tier1 or not fuse or not fz.launch(tape, args):
                 fz.opaque([f"{k(site) if tape is None else k(tape)}({', '.join(a[0] for a in args)})"],
@@ -212,9 +214,10 @@ def _same_place(t, tk, k):
             f"{tk}._strides == {t._strides!r}"]
 
 
-def _launch_args(site, dyn, ptr, k, last):
+def _launch_args(site, dyn, ptr, k, draws):
     """A launch's tape arguments with the replay's addresses: [(expression, constant value or None, recorded
-    address or None)]; a ``dynamic_args`` seed or offset of the last random draw is the replay's new draw."""
+    address or None)]; a ``dynamic_args`` seed or offset of a random draw (``draws``: see ``_codegen``) is the
+    replay's new draw (a backward regenerating a forward's dropout reads an earlier draw than the last)."""
     args = []
     dyn_int = site.kernel.__dict__.get("_tgrad_dynamic", ())
     names = None
@@ -223,19 +226,27 @@ def _launch_args(site, dyn, ptr, k, last):
         if type(a) is Ptr:
             e = ptr(v) if v else "0"
             args.append((e, int(e) if e.isdigit() else None, v or None))
-        elif type(v) is int and dyn_int and last is not None and v in last[:2]:
+        elif type(v) is int and dyn_int and draws:
             if names is None:
                 names = _entry(site.kernel)[1]
-            if names[pos] not in dyn_int:
-                args.append((repr(v), v, None))
-                continue
-            tv = last[2]
-            args.append((f"{tv}k" if v == last[0] and names[pos] in ("seed", "key") else f"{tv}o", None, None))
+            e = _drawn(draws, names[pos], v) if names[pos] in dyn_int else None
+            args.append((repr(v), v, None) if e is None else (e, None, None))
         elif type(v) is float and v != v or v in (float("inf"), float("-inf")):
             args.append((k(v), v, None))
         else:
             args.append((repr(v), v, None))
     return args
+
+
+def _drawn(draws, name, v):
+    """The expression of the latest draw whose key (argument ``seed``/``key``) or first counter (``offset``) was
+    ``v`` in the recording, or None."""
+    i = 0 if name in ("seed", "key") else 1 if name == "offset" else None
+    if i is not None:
+        for d in reversed(draws):
+            if d[i] == v:
+                return d[2 + i]
+    return None
 
 
 def _tape(site, untaped):
@@ -247,10 +258,10 @@ def _tape(site, untaped):
     return hit[1] if hit is not None and hit[0] is site.kernel and _L.EXECUTOR == "trace" else None
 
 
-def _launch_line(site, dyn, ptr, k, last, untaped):
+def _launch_line(site, dyn, ptr, k, draws, untaped):
     """One launch as a call of its tape (or of its Launch when it has none) with the replay's addresses."""
     tape = _tape(site, untaped)
-    return f"{k(site) if tape is None else k(tape)}({', '.join(a[0] for a in _launch_args(site, dyn, ptr, k, last))})"
+    return f"{k(site) if tape is None else k(tape)}({', '.join(a[0] for a in _launch_args(site, dyn, ptr, k, draws))})"
 
 
 def _only_tensors(x):

@@ -1,0 +1,76 @@
+"""``tgrad.compile(step)`` (whole-step capture) of the examples' training loops on the device under test: an MLP
+(SGD with momentum; AdamW with OneCycleLR as examples/train_mlp.py), a CNN (Conv2d/BatchNorm2d/MaxPool2d/Dropout, AdamW
+with OneCycleLR as examples/train_cnn.py) and examples/train_gpt.py's GPT (attention dropout, AdamW,
+``clip_grad_norm_``), each a new batch per call, replayed bit for bit as eager runs it.
+
+The GPT's attention regenerates its dropout in the backward from the forward's Philox key and counter (cuda): an
+earlier draw than the step's last one, which the cuda replay once passed as the recorded constant (stale masks
+in the backward from the first replay on)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import tgrad
+from tgrad import nn
+from test_compile_train import _cnn, _data, _gpt, _mlp
+
+
+def _np(t):
+    return t.detach().cpu().numpy().copy()
+
+
+def _opt(kind, model):
+    if kind == "sgd":
+        return tgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), None
+    if kind == "gpt":
+        decay = [p for p in model.parameters() if p.dim() >= 2]
+        rest = [p for p in model.parameters() if p.dim() < 2]
+        return tgrad.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
+                                 lr=3e-3, betas=(0.9, 0.99)), None
+    opt = tgrad.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=1e-4)
+    return opt, tgrad.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=20)
+
+
+def _run(make, data_kind, opt_kind, steps, compiled):
+    model = make()
+    opt, sched = _opt(opt_kind, model)
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        if data_kind == "gpt":
+            _, loss = model(x, y)
+        else:
+            loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        if data_kind == "gpt":
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if sched is not None:
+            sched.step()
+        return loss
+    f = tgrad.compile(step) if compiled else step
+    tgrad.manual_seed(1)
+    losses = [_np(f(x, y)) for x, y in _data(data_kind, steps)]
+    return losses, [_np(p) for p in model.parameters()], f
+
+
+@pytest.mark.parametrize("make,data_kind,opt_kind,steps", [
+    (_mlp, "mlp", "sgd", 8),
+    (_mlp, "mlp", "adamw", 8),
+    (_cnn, "cnn", "adamw", 6),
+    (_gpt, "gpt", "gpt", 6),
+], ids=["mlp_sgd_momentum", "mlp_adamw_onecycle", "cnn_adamw_onecycle", "gpt_adamw_clip"])
+def test_examples_training_steps_replay_bit_identically(make, data_kind, opt_kind, steps):
+    ref = _run(make, data_kind, opt_kind, steps, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # no "runs eagerly", no cache thrash
+        out = _run(make, data_kind, opt_kind, steps, True)
+    for i, (a, b) in enumerate(zip(out[0], ref[0])):
+        np.testing.assert_array_equal(a, b, err_msg=f"loss {i}")
+    for a, b in zip(out[1], ref[1]):
+        np.testing.assert_array_equal(a, b)
+    entries = list(out[2]._cache.values())
+    assert not any(e.eager for e in entries) and any(e.run is not None for e in entries)
+    # .grad None at call 1, then set: two guard keys, the second's first call eager, its second recorded
+    assert sum(e.calls for e in entries) == 3       # (the other calls replayed)
