@@ -145,3 +145,16 @@ def test_tape_cache_stores_optim_ufuncs_by_name():
             buf = io.BytesIO()
             pickler(buf).dump([f])
             assert pickle.loads(buf.getvalue())[0] is f
+
+
+def test_ufunc_strided_equals_contiguous():
+    """The ufuncs' two loops (contiguous blocks with broadcast scalars; any strides) give the same bits."""
+    rng = np.random.default_rng(3)
+    for name in native.OPTIM:
+        f = native.aten_ufunc(name)
+        blocks = [_values(301, rng) for _ in range(3)]
+        scalars = [np.array([v], F) for v in (0.3, 0.7, 1e-8, 0.99)[:f.nin - 3]]
+        with np.errstate(all="ignore"):
+            flat = f(*blocks, *scalars)
+            strided = f(*[np.repeat(b, 2)[::2] for b in blocks], *[np.full(301, s[0], F) for s in scalars])
+        assert _same(flat, strided).all(), name

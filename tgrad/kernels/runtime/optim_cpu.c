@@ -1,8 +1,8 @@
 /* The optimizer element updates of kernels/optim.py as the cpu executor's ufuncs: the step-for-step C twins of
    its helpers _adam_m, _adam_v, _adam_p, _sgd_buf and _sgd_p (runtime/native.py's native_helper), the same
    float32 operations in the same order (an fmaf where the Triton code has tl.fma, plain operations elsewhere),
-   so the same bits.  Built with -ffp-contract=off and without fast-math.  The structural constexprs (weight
-   decay, lerp side, momentum kind ...) pick one ufunc each, passed to the loop as its data word.
+   so the same bits.  Built with -ffp-contract=off and without fast-math (vectorized, the same IEEE operations
+   per element).  The structural constexprs (weight decay, lerp side, momentum kind ...) pick one ufunc each.
 
    adam_m_WL(m, g, p, w1, wd):               lerp(m, g', w1) (L: the w < 0.5 side), g' = fma(wd, p, g) if W else g.
    adam_v_W(v, g, p, beta2, w2, wd):         fma(w2 g', g', v beta2).
@@ -20,131 +20,134 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define MAX_IN 7
-
-/* flag bits of the data word */
+/* flag bits (each ufunc's loop is compiled for its flags: constants, so contiguous loops vectorize) */
 #define WD 1
-#define LOW 2           /* adam_m: lerp's w < 0.5 side; sgd: FIRST */
+#define LOW 2           /* adam_m: lerp's w < 0.5 side; sgd_buf: FIRST */
 #define DEC 4           /* adam_p: decoupled weight decay; sgd_p: nesterov */
 #define MOM1 8
 #define MOM2 16
 
-#define ADAM_M(FMA)                                                                                         \
-    float m = x[0], g = x[1], w = x[3];                                                                    \
-    if (fl & WD) g = FMA(x[4], x[2], g);                                                                   \
-    float d = g - m;                                                                                       \
-    return (fl & LOW) ? FMA(w, d, m) : FMA(-d, 1.0f - w, g);
-#define ADAM_V(FMA)                                                                                         \
-    float g = x[1];                                                                                        \
-    if (fl & WD) g = FMA(x[5], x[2], g);                                                                   \
-    return FMA(x[4] * g, g, x[0] * x[3]);
-#define ADAM_P(FMA)                                                                                         \
-    float p = x[0];                                                                                        \
-    if (fl & DEC) p = p * x[6];                                                                            \
-    float denom = sqrtf(x[2]) / x[4] + x[5];                                                               \
-    return p + (-x[3] * x[1]) / denom;
-#define SGD_BUF(FMA)                                                                                        \
-    float g = x[1];                                                                                        \
-    if (fl & WD) g = FMA(x[5], x[2], g);                                                                   \
+/* every helper: three blocks b0, b1, b2 and up to four scalars s0..s3 (hyper-parameters) */
+#define ADAM_M(FMA, fl)                                                                                     \
+    float g = b1;                                                                                          \
+    if (fl & WD) g = FMA(s1, b2, g);                                                                       \
+    float d = g - b0;                                                                                      \
+    return (fl & LOW) ? FMA(s0, d, b0) : FMA(-d, 1.0f - s0, g);
+#define ADAM_V(FMA, fl)                                                                                     \
+    float g = b1;                                                                                          \
+    if (fl & WD) g = FMA(s2, b2, g);                                                                       \
+    return FMA(s1 * g, g, b0 * s0);
+#define ADAM_P(FMA, fl)                                                                                     \
+    float p = b0;                                                                                          \
+    if (fl & DEC) p = p * s3;                                                                              \
+    float denom = sqrtf(b2) / s1 + s2;                                                                     \
+    return p + (-s0 * b1) / denom;
+#define SGD_BUF(FMA, fl)                                                                                    \
+    float g = b1;                                                                                          \
+    if (fl & WD) g = FMA(s2, b2, g);                                                                       \
     if (fl & LOW) return g;                                                                                \
-    if (fl & MOM1) return x[0] * x[3] + g;                                                                 \
-    return FMA(x[4], g, x[0] * x[3]);
-#define SGD_P(FMA)                                                                                          \
-    float g = x[1];                                                                                        \
-    if (fl & WD) g = FMA(x[5], x[0], g);                                                                   \
-    if (fl & (MOM1 | MOM2)) g = (fl & DEC) ? FMA(x[4], x[2], g) : x[2];                                     \
-    return FMA(x[3], g, x[0]);
+    if (fl & MOM1) return b0 * s0 + g;                                                                     \
+    return FMA(s1, g, b0 * s0);
+#define SGD_P(FMA, fl)                                                                                      \
+    float g = b1;                                                                                          \
+    if (fl & WD) g = FMA(s2, b0, g);                                                                       \
+    if (fl & (MOM1 | MOM2)) g = (fl & DEC) ? FMA(s1, b2, g) : b2;                                           \
+    return FMA(s0, g, b0);
 
-/* an n-input float32 loop over any strides (hyper-parameters broadcast: stride 0) */
-#define LOOP(NAME, NIN, BODY, FMA, ATTR)                                                                    \
-    ATTR static inline float NAME##_one(const float *x, long fl) { BODY(FMA) }                             \
+#define LD(k) (*(const float *)(args[k] + i * steps[k]))
+/* the loop of helper BODY with flags FL and NS scalars: contiguous blocks and broadcast scalars (a tape's
+   call) in a plain indexed loop, any other strides element by element */
+#define LOOP(NAME, BODY, FL, NS, FMA, ATTR)                                                                 \
+    ATTR static inline float NAME##_one(float b0, float b1, float b2, float s0, float s1, float s2,        \
+                                        float s3) {                                                        \
+        (void)s0; (void)s1; (void)s2; (void)s3; (void)b2;                                                  \
+        BODY(FMA, (FL))                                                                                    \
+    }                                                                                                      \
     ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {          \
-        npy_intp n = dims[0];                                                                              \
-        long fl = (long)(intptr_t)data;                                                                    \
-        char *a[NIN + 1];                                                                                  \
-        for (int k = 0; k <= NIN; k++) a[k] = args[k];                                                     \
-        for (npy_intp i = 0; i < n; i++) {                                                                 \
-            float x[MAX_IN];                                                                               \
-            for (int k = 0; k < NIN; k++) { x[k] = *(const float *)a[k]; a[k] += steps[k]; }               \
-            *(float *)a[NIN] = NAME##_one(x, fl);                                                          \
-            a[NIN] += steps[NIN];                                                                          \
+        npy_intp n = dims[0], i = 0;                                                                       \
+        float s[4] = {0, 0, 0, 0};                                                                         \
+        int flat = steps[0] == 4 && steps[1] == 4 && steps[2] == 4 && steps[3 + NS] == 4;                 \
+        (void)data;                                                                                        \
+        for (int k = 0; k < NS; k++) {                                                                     \
+            s[k] = *(const float *)args[3 + k];                                                            \
+            flat = flat && steps[3 + k] == 0;                                                              \
+        }                                                                                                  \
+        if (flat) {                                                                                        \
+            const float *restrict x0 = (const float *)args[0], *restrict x1 = (const float *)args[1];       \
+            const float *restrict x2 = (const float *)args[2];                                             \
+            float *restrict o = (float *)args[3 + NS];                                                     \
+            float s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];                                              \
+            for (i = 0; i < n; i++) o[i] = NAME##_one(x0[i], x1[i], x2[i], s0, s1, s2, s3);              \
+        } else {                                                                                           \
+            for (i = 0; i < n; i++) {                                                                      \
+                for (int k = 0; k < NS; k++) s[k] = LD(3 + k);                                             \
+                *(float *)(args[3 + NS] + i * steps[3 + NS]) = NAME##_one(LD(0), LD(1), LD(2), s[0], s[1],  \
+                                                                          s[2], s[3]);                     \
+            }                                                                                              \
         }                                                                                                  \
     }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define HAVE_HW 1
-#define HW __attribute__((target("fma")))
-#define BOTH(NAME, NIN, BODY) LOOP(NAME, NIN, BODY, fmaf, ) LOOP(NAME##_hw, NIN, BODY, __builtin_fmaf, HW)
+#define HW __attribute__((target("avx2,fma")))
+#define BOTH(NAME, BODY, FL, NS) LOOP(NAME, BODY, FL, NS, fmaf, ) LOOP(NAME##_hw, BODY, FL, NS, __builtin_fmaf, HW)
+#define HWF(NAME) NAME##_hw
 #else
-#define BOTH(NAME, NIN, BODY) LOOP(NAME, NIN, BODY, fmaf, )
+#define BOTH(NAME, BODY, FL, NS) LOOP(NAME, BODY, FL, NS, fmaf, )
+#define HWF(NAME) NAME
 #endif
 
-BOTH(adam_m, 5, ADAM_M)
-BOTH(adam_v, 6, ADAM_V)
-BOTH(adam_p, 7, ADAM_P)
-BOTH(sgd_buf, 6, SGD_BUF)
-BOTH(sgd_p, 6, SGD_P)
+/* name, body, flags, scalar count: one ufunc each */
+#define UFUNCS(X)                                                                                           \
+    X(adam_m_00, ADAM_M, 0, 2) X(adam_m_01, ADAM_M, LOW, 2) X(adam_m_10, ADAM_M, WD, 2)                    \
+    X(adam_m_11, ADAM_M, WD | LOW, 2) X(adam_v_0, ADAM_V, 0, 3) X(adam_v_1, ADAM_V, WD, 3)                  \
+    X(adam_p_0, ADAM_P, 0, 4) X(adam_p_1, ADAM_P, DEC, 4)                                                  \
+    X(sgd_buf_010, SGD_BUF, MOM1, 3) X(sgd_buf_011, SGD_BUF, MOM1 | LOW, 3)                                \
+    X(sgd_buf_020, SGD_BUF, MOM2, 3) X(sgd_buf_021, SGD_BUF, MOM2 | LOW, 3)                                \
+    X(sgd_buf_110, SGD_BUF, WD | MOM1, 3) X(sgd_buf_111, SGD_BUF, WD | MOM1 | LOW, 3)                      \
+    X(sgd_buf_120, SGD_BUF, WD | MOM2, 3) X(sgd_buf_121, SGD_BUF, WD | MOM2 | LOW, 3)                      \
+    X(sgd_p_000, SGD_P, 0, 3) X(sgd_p_001, SGD_P, DEC, 3) X(sgd_p_010, SGD_P, MOM1, 3)                     \
+    X(sgd_p_011, SGD_P, MOM1 | DEC, 3) X(sgd_p_020, SGD_P, MOM2, 3) X(sgd_p_021, SGD_P, MOM2 | DEC, 3)     \
+    X(sgd_p_100, SGD_P, WD, 3) X(sgd_p_101, SGD_P, WD | DEC, 3) X(sgd_p_110, SGD_P, WD | MOM1, 3)          \
+    X(sgd_p_111, SGD_P, WD | MOM1 | DEC, 3) X(sgd_p_120, SGD_P, WD | MOM2, 3)                              \
+    X(sgd_p_121, SGD_P, WD | MOM2 | DEC, 3)
 
-static char types[MAX_IN + 1];
+#define DEFINE(NAME, BODY, FL, NS) BOTH(NAME, BODY, FL, NS)
+UFUNCS(DEFINE)
+
+struct entry { const char *name; PyUFuncGenericFunction sw, hw; int nin; };
+#define ENTRY(NAME, BODY, FL, NS) {#NAME, NAME, HWF(NAME), 3 + NS},
+static const struct entry entries[] = {UFUNCS(ENTRY)};
+#define COUNT (sizeof entries / sizeof entries[0])
+
+static PyUFuncGenericFunction funcs[COUNT][1];
+static void *datas[COUNT][1];
+static char types[8] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_optim_cpu", NULL, -1, NULL};
 
-/* one ufunc per flag combination: its loop and data word live as long as the module (static tables) */
-#define MAX_UFUNCS 64
-static PyUFuncGenericFunction funcs[MAX_UFUNCS][1];
-static void *datas[MAX_UFUNCS][1];
-static int used;
-
-static int add(PyObject *m, const char *name, PyUFuncGenericFunction f, int nin, long flags) {
-    if (used == MAX_UFUNCS) return -1;
-    funcs[used][0] = f;
-    datas[used][0] = (void *)(intptr_t)flags;
-    PyObject *u = PyUFunc_FromFuncAndData(funcs[used], datas[used], types, 1, nin, 1, PyUFunc_None, name,
-                                          "kernels/optim.py's helper of this name (runtime/optim_cpu.c).", 0);
-    used++;
-    if (u == NULL) return -1;
-    if (PyModule_AddObject(m, name, u) < 0) { Py_DECREF(u); return -1; }
-    return 0;
-}
-
 PyMODINIT_FUNC PyInit_tgrad_optim_cpu(void) {
     PyObject *m = PyModule_Create(&moduledef);
-    PyUFuncGenericFunction am = adam_m, av = adam_v, ap = adam_p, sb = sgd_buf, sp = sgd_p;
-    int hw = 0, err = 0;
-    char name[32];
+    int hw = 0;
     if (m == NULL) return NULL;
     import_array();
     import_umath();
-    for (int k = 0; k <= MAX_IN; k++) types[k] = NPY_FLOAT;
 #ifdef HAVE_HW
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("fma")) {
-        am = adam_m_hw, av = adam_v_hw, ap = adam_p_hw, sb = sgd_buf_hw, sp = sgd_p_hw;
-        hw = 1;
-    }
+    hw = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
-    for (int w = 0; w < 2; w++) {
-        for (int l = 0; l < 2; l++) {
-            snprintf(name, sizeof name, "adam_m_%d%d", w, l);
-            err |= add(m, name, am, 5, (w ? WD : 0) | (l ? LOW : 0));
-        }
-        snprintf(name, sizeof name, "adam_p_%d", w);                           /* w: decoupled decay */
-        err |= add(m, name, ap, 7, w ? DEC : 0);
-        snprintf(name, sizeof name, "adam_v_%d", w);
-        err |= add(m, name, av, 6, w ? WD : 0);
-        for (int mo = 0; mo < 3; mo++) {
-            long mf = mo == 1 ? MOM1 : mo == 2 ? MOM2 : 0;
-            for (int x = 0; x < 2; x++) {
-                snprintf(name, sizeof name, "sgd_p_%d%d%d", w, mo, x);           /* x: nesterov */
-                err |= add(m, name, sp, 6, (w ? WD : 0) | mf | (x ? DEC : 0));
-                if (mo > 0) {
-                    snprintf(name, sizeof name, "sgd_buf_%d%d%d", w, mo, x);     /* x: first step */
-                    err |= add(m, name, sb, 6, (w ? WD : 0) | mf | (x ? LOW : 0));
-                }
-            }
+    for (size_t k = 0; k < COUNT; k++) {
+        funcs[k][0] = hw ? entries[k].hw : entries[k].sw;
+        datas[k][0] = NULL;
+        PyObject *u = PyUFunc_FromFuncAndData(funcs[k], datas[k], types, 1, entries[k].nin, 1, PyUFunc_None,
+                                              entries[k].name, "kernels/optim.py's helper (runtime/optim_cpu.c).", 0);
+        if (u == NULL || PyModule_AddObject(m, entries[k].name, u) < 0) {
+            Py_XDECREF(u);
+            Py_DECREF(m);
+            return NULL;
         }
     }
-    if (err || PyModule_AddIntConstant(m, "hardware", hw) < 0) {
+    if (PyModule_AddIntConstant(m, "hardware", hw) < 0) {
         Py_DECREF(m);
         return NULL;
     }
