@@ -113,26 +113,31 @@ def test_float64_keeps_its_path(monkeypatch):
     assert all(a.dtype == np.float64 for a in got)
 
 
-def _adam_run(native_on, monkeypatch):
+def _adam_run(native_on, monkeypatch, dtype=None):
     rng = np.random.default_rng(5)
     TR.clear_tapes()
     with monkeypatch.context() as m:
         if not native_on:
             m.setitem(native._built, "tgrad_optim_cpu", None)
-        ws = [tgrad.tensor(rng.standard_normal(s).astype(F), requires_grad=True) for s in ((64, 33), (33,), (5, 7))]
+        ws = [tgrad.tensor(rng.standard_normal(s).astype(F)).to(dtype or tgrad.float32).requires_grad_()
+              for s in ((64, 33), (33,), (5, 7))]
         opt = tgrad.optim.AdamW(ws, lr=1e-2, weight_decay=0.05, amsgrad=True)
         for i in range(20):
             opt.zero_grad()
             loss = sum(((w * w).sum() * (i + 1) + w.sum()) for w in ws)
             loss.backward()
             opt.step()
-        out = [w.detach().numpy().copy() for w in ws]
+        out = [w.detach().float().numpy().copy() for w in ws]
     TR.clear_tapes()
     return out
 
 
-def test_adam_20_steps_same_bits(monkeypatch):
-    for a, b in zip(_adam_run(True, monkeypatch), _adam_run(False, monkeypatch)):
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_adam_20_steps_same_bits(dtype, monkeypatch):
+    """(bfloat16 parameters: fp32 maths, the native helpers, bfloat16 stores.)"""
+    dt = getattr(tgrad, dtype)
+    got, want = _adam_run(True, monkeypatch, dt), _adam_run(False, monkeypatch, dt)
+    for a, b in zip(got, want):
         assert _same(a, b).all()
 
 
