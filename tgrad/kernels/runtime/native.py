@@ -7,7 +7,9 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
 - ``aten_ufunc(name)``: ``aten_cpu.c``'s float32 ufuncs ``sleef_expf``, ``sleef_logf``, ``lanes_add``,
   ``lanes_fold8``, ``nll_cascade_<levels>``: the C twins of ``kernels/_lang.py``'s ``sleef_exp``, ``sleef_log``,
   ``lanes_add``, ``lanes_fold`` (8 lanes) and ``kernels/loss.py``'s ``_cascade``, the same float32 operations
-  in the same order.
+  in the same order.  ``optim_cpu.c``'s ``OPTIM`` ufuncs (``adam_m_*``, ``adam_v_*``, ``adam_p_*``, ``sgd_buf_*``,
+  ``sgd_p_*``, one per structural flag combination) are ``kernels/optim.py``'s element-update helpers, likewise
+  (``aten_ufunc`` gives either module's by name).
 - ``native_helper(name, rule)``: marks a ``@triton.jit`` helper so that an interpreted launch (direct or
   traced) computes a call of it as ONE builder op, ``create_native(ufunc, *handles)`` (internals.py), which a
   tape replays as one ufunc call, in place of one numpy pass per Triton op of its body (SLEEF's exp is ~25).
