@@ -41,6 +41,7 @@ import triton.language as tl
 from .runtime import Launch, Ptr, Sites, cdiv, dynamic_args, elementwise_block, gpu_blocks, next_pow2
 from ._lang import cast_store, compute_type
 from .elementwise import sqrt_h
+from .runtime.native import native_helper, rule_adam_m, rule_adam_p, rule_adam_v, rule_sgd_buf, rule_sgd_p
 
 
 SGD, ADAM, RMSPROP, ADAGRAD, ADADELTA = range(5)
@@ -59,29 +60,79 @@ def _lerp(a, b, w, LOW: tl.constexpr):
         return tl.fma(-d, 1.0 - w, b)
 
 
+@native_helper("sgd_buf", rule_sgd_buf)
+@triton.jit
+def _sgd_buf(buf, g, p, momentum, damp, wd, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr, FIRST: tl.constexpr):
+    """The new momentum buffer: g' (FIRST) or momentum buf + (1 - dampening) g', g' = g + wd p (HAS_WD)."""
+    if HAS_WD:                                          # grad.add(param, alpha=weight_decay)
+        g = tl.fma(wd, p, g)
+    if FIRST:
+        r = g
+    elif MOMENTUM == 1:                                 # fma(1, g, x) is g + x: a plain add costs less on cpu
+        r = buf * momentum + g
+    else:                                               # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+        r = tl.fma(damp, g, buf * momentum)
+    return r
+
+
+@native_helper("sgd_p", rule_sgd_p)
+@triton.jit
+def _sgd_p(p, g, buf, neg_lr, momentum, wd, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr, NESTEROV: tl.constexpr):
+    """The new parameter: p - lr u, u = g' (no MOMENTUM), buf, or g' + momentum buf (NESTEROV)."""
+    if HAS_WD:
+        g = tl.fma(wd, p, g)
+    if MOMENTUM:
+        if NESTEROV:
+            g = tl.fma(momentum, buf, g)                # grad.add(buf, alpha=momentum)
+        else:
+            g = buf
+    return tl.fma(neg_lr, g, p)                         # param.add_(grad, alpha=-lr)
+
+
 @triton.jit
 def _sgd(h0, h1, h2, h3, p_ptr, p, g, a_ptr, mask, COMPUTE: tl.constexpr, HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr,
          FIRST: tl.constexpr, NESTEROV: tl.constexpr):
     """g += wd p; buf (a) = g (FIRST) or momentum buf + (1 - dampening) g;
     p -= lr (g + momentum buf if NESTEROV else buf).  h0-h3: -lr, momentum, 1 - dampening, wd.
-    MOMENTUM: 0 none, 1 without dampening, 2 with."""
-    neg_lr = h0
-    if HAS_WD:                                          # grad.add(param, alpha=weight_decay)
-        g = tl.fma(h3, p, g)
+    MOMENTUM: 0 none, 1 without dampening, 2 with.  (_sgd_buf, _sgd_p: one native call each on cpu.)"""
+    buf = g
     if MOMENTUM:
-        momentum = h1
-        if FIRST:
-            buf = g
-        elif MOMENTUM == 1:                             # fma(1, g, x) is g + x: a plain add costs less on cpu
-            buf = tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum + g
-        else:                                           # buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-            buf = tl.fma(h2, g, tl.load(a_ptr, mask=mask).to(COMPUTE) * momentum)
+        if not FIRST:
+            buf = tl.load(a_ptr, mask=mask).to(COMPUTE)
+        buf = _sgd_buf(buf, g, p, h1, h2, h3, HAS_WD, MOMENTUM, FIRST)
         cast_store(a_ptr, buf, mask)
-        if NESTEROV:
-            g = tl.fma(momentum, buf, g)                # grad.add(buf, alpha=momentum)
-        else:
-            g = buf
-    cast_store(p_ptr, tl.fma(neg_lr, g, p), mask)       # param.add_(grad, alpha=-lr)
+    cast_store(p_ptr, _sgd_p(p, g, buf, h0, h1, h3, HAS_WD, MOMENTUM, NESTEROV), mask)
+
+
+@native_helper("adam_m", rule_adam_m)
+@triton.jit
+def _adam_m(m, g, p, w1, wd, HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr, LERP_LOW: tl.constexpr):
+    """The new first moment lerp(m, g', 1 - beta1), g' = g + wd p (coupled weight decay)."""
+    if HAS_WD:
+        if not DECOUPLED:
+            g = tl.fma(wd, p, g)                        # grad.add(param, alpha=weight_decay)
+    return _lerp(m, g, w1, LERP_LOW)
+
+
+@native_helper("adam_v", rule_adam_v)
+@triton.jit
+def _adam_v(v, g, p, beta2, w2, wd, HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr):
+    """The new second moment beta2 v + (1 - beta2) g'^2 (v.mul_(beta2).addcmul_(g, g, w2))."""
+    if HAS_WD:
+        if not DECOUPLED:
+            g = tl.fma(wd, p, g)
+    return tl.fma(w2 * g, g, v * beta2)
+
+
+@native_helper("adam_p", rule_adam_p)
+@triton.jit
+def _adam_p(p, m, v, step_size, bc2_sqrt, eps, decay, HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr):
+    """The new parameter p' - step_size m / (sqrt(v) / bc2_sqrt + eps), p' = p decay (decoupled weight decay)."""
+    if HAS_WD:
+        if DECOUPLED:
+            p = p * decay
+    denom = tl.sqrt(v) / bc2_sqrt + eps
+    return p + (-step_size * m) / denom                 # param.addcdiv_(m, denom, value=-step_size)
 
 
 @triton.jit
@@ -90,22 +141,15 @@ def _adam(h0, h1, h2, h3, h4, h5, h6, h7, p_ptr, p, g, m_ptr, v_ptr, vmax_ptr, m
     """Adam/AdamW: m (a) = lerp(m, g, 1 - beta1); v (b) = beta2 v + (1 - beta2) g^2 (vmax (c) = max(vmax, v));
     p -= step_size m / (sqrt(v) / bc2_sqrt + eps).  Weight decay: g += wd p, or (DECOUPLED) p *= decay.
     h0-h7: step_size = lr / (1 - beta1^t), 1 - beta1, beta2, 1 - beta2, eps, wd, decay = 1 - lr wd,
-    bc2_sqrt = sqrt(1 - beta2^t)."""
-    step_size, w1, beta2, w2, eps, bc2_sqrt = h0, h1, h2, h3, h4, h7
-    if HAS_WD:
-        if DECOUPLED:
-            p = p * h6                                  # decay
-        else:
-            g = tl.fma(h5, p, g)                        # weight_decay
-    m = _lerp(tl.load(m_ptr, mask=mask).to(COMPUTE), g, w1, LERP_LOW)
-    v = tl.fma(w2 * g, g, tl.load(v_ptr, mask=mask).to(COMPUTE) * beta2)      # v.mul_(beta2).addcmul_(g, g, w2)
+    bc2_sqrt = sqrt(1 - beta2^t).  (_adam_m, _adam_v, _adam_p: one native call each on cpu.)"""
+    m = _adam_m(tl.load(m_ptr, mask=mask).to(COMPUTE), g, p, h1, h5, HAS_WD, DECOUPLED, LERP_LOW)
+    v = _adam_v(tl.load(v_ptr, mask=mask).to(COMPUTE), g, p, h2, h3, h5, HAS_WD, DECOUPLED)
     cast_store(m_ptr, m, mask)
     cast_store(v_ptr, v, mask)
     if AMSGRAD:
         v = tl.maximum(tl.load(vmax_ptr, mask=mask).to(COMPUTE), v)
         cast_store(vmax_ptr, v, mask)
-    denom = tl.sqrt(v) / bc2_sqrt + eps
-    cast_store(p_ptr, p + (-step_size * m) / denom, mask)      # param.addcdiv_(m, denom, value=-step_size)
+    cast_store(p_ptr, _adam_p(p, m, v, h0, h7, h4, h6, HAS_WD, DECOUPLED), mask)
 
 
 @triton.jit

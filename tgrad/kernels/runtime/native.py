@@ -7,7 +7,9 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
 - ``aten_ufunc(name)``: ``aten_cpu.c``'s float32 ufuncs ``sleef_expf``, ``sleef_logf``, ``lanes_add``,
   ``lanes_fold8``, ``nll_cascade_<levels>``: the C twins of ``kernels/_lang.py``'s ``sleef_exp``, ``sleef_log``,
   ``lanes_add``, ``lanes_fold`` (8 lanes) and ``kernels/loss.py``'s ``_cascade``, the same float32 operations
-  in the same order.
+  in the same order.  ``optim_cpu.c``'s ``OPTIM`` ufuncs (``adam_m_*``, ``adam_v_*``, ``adam_p_*``, ``sgd_buf_*``,
+  ``sgd_p_*``, one per structural flag combination) are ``kernels/optim.py``'s element-update helpers, likewise
+  (``aten_ufunc`` gives either module's by name).
 - ``native_helper(name, rule)``: marks a ``@triton.jit`` helper so that an interpreted launch (direct or
   traced) computes a call of it as ONE builder op, ``create_native(ufunc, *handles)`` (internals.py), which a
   tape replays as one ufunc call, in place of one numpy pass per Triton op of its body (SLEEF's exp is ~25).
@@ -53,12 +55,17 @@ def fma_ufunc():
 
 ATEN = ("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8") + tuple(f"nll_cascade_{n}" for n in range(1, 6))
 NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32")       # nn_cpu.c's
-_MODULES = (("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log", ATEN), ("nn_cpu.c", "tgrad_nn_cpu", "activations", NN))
+OPTIM = (tuple(f"adam_m_{w}{low}" for w in "01" for low in "01") + ("adam_v_0", "adam_v_1", "adam_p_0", "adam_p_1")
+         + tuple(f"sgd_p_{w}{mo}{x}" for w in "01" for mo in "012" for x in "01")
+         + tuple(f"sgd_buf_{w}{mo}{x}" for w in "01" for mo in "12" for x in "01"))       # optim_cpu.c's
+_MODULES = (("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log", ATEN), ("nn_cpu.c", "tgrad_nn_cpu", "activations", NN),
+            ("optim_cpu.c", "tgrad_optim_cpu", "optimizer updates", OPTIM))
 
 
 def aten_ufunc(name):
-    """One of ``ATEN`` (aten_cpu.c) or ``NN`` (nn_cpu.c), or None when it cannot be built."""
-    src, module, what, names = _MODULES[name in NN]
+    """One of ``ATEN`` (aten_cpu.c), ``NN`` (nn_cpu.c) or ``OPTIM`` (optim_cpu.c), or None when it cannot be
+    built."""
+    src, module, what, _ = _MODULES[2 if name in OPTIM else 1 if name in NN else 0]
     m = _build(src, module, what)
     return None if m is None else getattr(m, name)
 
@@ -71,6 +78,13 @@ def name_of(f):
             if getattr(m, n) is f:
                 return n
     return None
+
+
+def elementwise_ufuncs():
+    """The built ``OPTIM`` ufuncs: element by element in scalar C, exact whatever the operands' layout (a tape
+    may pass them views of tensor memory, tape._peephole)."""
+    m = _built.get("tgrad_optim_cpu")
+    return frozenset() if m is None else frozenset(getattr(m, n) for n in OPTIM)
 
 
 def _cval(v):
@@ -111,6 +125,54 @@ def rule_cascade(v, n, NB, LEVELS):
     ok = (_f32_block(v) and list(v.shape) == [_cval(NB)] and isinstance(n, tl.tensor) and not n.type.is_block()
           and n.dtype in (tl.int32, tl.int64) and 1 <= _cval(LEVELS) <= 5 and _cval(NB) >= 16 ** _cval(LEVELS))
     return ((v, n), None, f"nll_cascade_{_cval(LEVELS)}") if ok else None
+
+
+def _f32_scalar(x):
+    return isinstance(x, tl.tensor) and not x.type.is_block() and x.dtype == tl.float32
+
+
+def _same_blocks(blocks, scalars):
+    return (all(_f32_block(b) and list(b.shape) == list(blocks[0].shape) for b in blocks)
+            and all(_f32_scalar(s) for s in scalars))
+
+
+def rule_adam_m(m, g, p, w1, wd, HAS_WD, DECOUPLED, LERP_LOW):
+    """kernels/optim.py's ``_adam_m``: float32 blocks m, g, p and scalars w1, wd; ufunc adam_m_<W><L>."""
+    if not _same_blocks((m, g, p), (w1, wd)):
+        return None
+    w = int(bool(_cval(HAS_WD)) and not _cval(DECOUPLED))
+    return (m, g, p, w1, wd), m.shape, f"adam_m_{w}{int(bool(_cval(LERP_LOW)))}"
+
+
+def rule_adam_v(v, g, p, beta2, w2, wd, HAS_WD, DECOUPLED):
+    if not _same_blocks((v, g, p), (beta2, w2, wd)):
+        return None
+    return (v, g, p, beta2, w2, wd), v.shape, f"adam_v_{int(bool(_cval(HAS_WD)) and not _cval(DECOUPLED))}"
+
+
+def rule_adam_p(p, m, v, step_size, bc2_sqrt, eps, decay, HAS_WD, DECOUPLED):
+    if not _same_blocks((p, m, v), (step_size, bc2_sqrt, eps, decay)):
+        return None
+    return (p, m, v, step_size, bc2_sqrt, eps, decay), p.shape, \
+        f"adam_p_{int(bool(_cval(HAS_WD)) and bool(_cval(DECOUPLED)))}"
+
+
+def rule_sgd_buf(buf, g, p, momentum, damp, wd, HAS_WD, MOMENTUM, FIRST):
+    """kernels/optim.py's ``_sgd_buf`` (not where its body is g itself or one op, as fast traced)."""
+    if not _same_blocks((buf, g, p), (momentum, damp, wd)) or _cval(MOMENTUM) not in (1, 2) or \
+            _cval(FIRST) and not _cval(HAS_WD):
+        return None
+    return (buf, g, p, momentum, damp, wd), g.shape, \
+        f"sgd_buf_{int(bool(_cval(HAS_WD)))}{int(_cval(MOMENTUM))}{int(bool(_cval(FIRST)))}"
+
+
+def rule_sgd_p(p, g, buf, neg_lr, momentum, wd, HAS_WD, MOMENTUM, NESTEROV):
+    """``_sgd_p`` where its body is more than one fma (weight decay or nesterov)."""
+    if not _same_blocks((p, g, buf), (neg_lr, momentum, wd)) or _cval(MOMENTUM) not in (0, 1, 2) or \
+            not (_cval(MOMENTUM) and _cval(NESTEROV) or _cval(HAS_WD)):
+        return None
+    return (p, g, buf, neg_lr, momentum, wd), p.shape, \
+        f"sgd_p_{int(bool(_cval(HAS_WD)))}{int(_cval(MOMENTUM))}{int(bool(_cval(NESTEROV)))}"
 
 
 def native_helper(name, rule):

@@ -427,7 +427,7 @@ def _peephole(e, lines):
     operands of such ufuncs stays a (1,) array (broadcasting gives the same elements)."""
     lines = list(lines)
     fma = native.fma_ufunc()
-    exact = _EXACT | ({fma} if fma is not None else set())
+    exact = _EXACT | ({fma} if fma is not None else set()) | native.elementwise_ufuncs()
 
     def pure(ln):
         return _PURE.match(ln) is not None and _IMPURE.search(ln) is None

@@ -1,0 +1,155 @@
+/* The optimizer element updates of kernels/optim.py as the cpu executor's ufuncs: the step-for-step C twins of
+   its helpers _adam_m, _adam_v, _adam_p, _sgd_buf and _sgd_p (runtime/native.py's native_helper), the same
+   float32 operations in the same order (an fmaf where the Triton code has tl.fma, plain operations elsewhere),
+   so the same bits.  Built with -ffp-contract=off and without fast-math (vectorized, the same IEEE operations
+   per element).  The structural constexprs (weight decay, lerp side, momentum kind ...) pick one ufunc each.
+
+   adam_m_WL(m, g, p, w1, wd):               lerp(m, g', w1) (L: the w < 0.5 side), g' = fma(wd, p, g) if W else g.
+   adam_v_W(v, g, p, beta2, w2, wd):         fma(w2 g', g', v beta2).
+   adam_p_D(p, m, v, step, bc2, eps, decay): p' + (-step m) / (sqrt(v) / bc2 + eps), p' = p decay if D else p.
+   sgd_buf_WMF(buf, g, p, momentum, damp, wd): g' (F: first step), else buf momentum + g' (M = 1) or
+                                             fma(damp, g', buf momentum) (M = 2).
+   sgd_p_WMN(p, g, buf, neg_lr, momentum, wd): fma(neg_lr, u, p), u = g' (M = 0), buf, or fma(momentum, buf, g')
+                                             (N: nesterov). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/ndarraytypes.h>
+#include <numpy/ufuncobject.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* flag bits (each ufunc's loop is compiled for its flags: constants, so contiguous loops vectorize) */
+#define WD 1
+#define LOW 2           /* adam_m: lerp's w < 0.5 side; sgd_buf: FIRST */
+#define DEC 4           /* adam_p: decoupled weight decay; sgd_p: nesterov */
+#define MOM1 8
+#define MOM2 16
+
+/* every helper: three blocks b0, b1, b2 and up to four scalars s0..s3 (hyper-parameters) */
+#define ADAM_M(FMA, fl)                                                                                     \
+    float g = b1;                                                                                          \
+    if (fl & WD) g = FMA(s1, b2, g);                                                                       \
+    float d = g - b0;                                                                                      \
+    return (fl & LOW) ? FMA(s0, d, b0) : FMA(-d, 1.0f - s0, g);
+#define ADAM_V(FMA, fl)                                                                                     \
+    float g = b1;                                                                                          \
+    if (fl & WD) g = FMA(s2, b2, g);                                                                       \
+    return FMA(s1 * g, g, b0 * s0);
+#define ADAM_P(FMA, fl)                                                                                     \
+    float p = b0;                                                                                          \
+    if (fl & DEC) p = p * s3;                                                                              \
+    float denom = sqrtf(b2) / s1 + s2;                                                                     \
+    return p + (-s0 * b1) / denom;
+#define SGD_BUF(FMA, fl)                                                                                    \
+    float g = b1;                                                                                          \
+    if (fl & WD) g = FMA(s2, b2, g);                                                                       \
+    if (fl & LOW) return g;                                                                                \
+    if (fl & MOM1) return b0 * s0 + g;                                                                     \
+    return FMA(s1, g, b0 * s0);
+#define SGD_P(FMA, fl)                                                                                      \
+    float g = b1;                                                                                          \
+    if (fl & WD) g = FMA(s2, b0, g);                                                                       \
+    if (fl & (MOM1 | MOM2)) g = (fl & DEC) ? FMA(s1, b2, g) : b2;                                           \
+    return FMA(s0, g, b0);
+
+#define LD(k) (*(const float *)(args[k] + i * steps[k]))
+/* the loop of helper BODY with flags FL and NS scalars: contiguous blocks and broadcast scalars (a tape's
+   call) in a plain indexed loop, any other strides element by element */
+#define LOOP(NAME, BODY, FL, NS, FMA, ATTR)                                                                 \
+    ATTR static inline float NAME##_one(float b0, float b1, float b2, float s0, float s1, float s2,        \
+                                        float s3) {                                                        \
+        (void)s0; (void)s1; (void)s2; (void)s3; (void)b2;                                                  \
+        BODY(FMA, (FL))                                                                                    \
+    }                                                                                                      \
+    ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {          \
+        npy_intp n = dims[0], i = 0;                                                                       \
+        float s[4] = {0, 0, 0, 0};                                                                         \
+        int flat = steps[0] == 4 && steps[1] == 4 && steps[2] == 4 && steps[3 + NS] == 4;                 \
+        (void)data;                                                                                        \
+        for (int k = 0; k < NS; k++) {                                                                     \
+            s[k] = *(const float *)args[3 + k];                                                            \
+            flat = flat && steps[3 + k] == 0;                                                              \
+        }                                                                                                  \
+        if (flat) {                                                                                        \
+            const float *restrict x0 = (const float *)args[0], *restrict x1 = (const float *)args[1];       \
+            const float *restrict x2 = (const float *)args[2];                                             \
+            float *restrict o = (float *)args[3 + NS];                                                     \
+            float s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];                                              \
+            for (i = 0; i < n; i++) o[i] = NAME##_one(x0[i], x1[i], x2[i], s0, s1, s2, s3);              \
+        } else {                                                                                           \
+            for (i = 0; i < n; i++) {                                                                      \
+                for (int k = 0; k < NS; k++) s[k] = LD(3 + k);                                             \
+                *(float *)(args[3 + NS] + i * steps[3 + NS]) = NAME##_one(LD(0), LD(1), LD(2), s[0], s[1],  \
+                                                                          s[2], s[3]);                     \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define HAVE_HW 1
+#define HW __attribute__((target("avx2,fma")))
+#define BOTH(NAME, BODY, FL, NS) LOOP(NAME, BODY, FL, NS, fmaf, ) LOOP(NAME##_hw, BODY, FL, NS, __builtin_fmaf, HW)
+#define HWF(NAME) NAME##_hw
+#else
+#define BOTH(NAME, BODY, FL, NS) LOOP(NAME, BODY, FL, NS, fmaf, )
+#define HWF(NAME) NAME
+#endif
+
+/* name, body, flags, scalar count: one ufunc each */
+#define UFUNCS(X)                                                                                           \
+    X(adam_m_00, ADAM_M, 0, 2) X(adam_m_01, ADAM_M, LOW, 2) X(adam_m_10, ADAM_M, WD, 2)                    \
+    X(adam_m_11, ADAM_M, WD | LOW, 2) X(adam_v_0, ADAM_V, 0, 3) X(adam_v_1, ADAM_V, WD, 3)                  \
+    X(adam_p_0, ADAM_P, 0, 4) X(adam_p_1, ADAM_P, DEC, 4)                                                  \
+    X(sgd_buf_010, SGD_BUF, MOM1, 3) X(sgd_buf_011, SGD_BUF, MOM1 | LOW, 3)                                \
+    X(sgd_buf_020, SGD_BUF, MOM2, 3) X(sgd_buf_021, SGD_BUF, MOM2 | LOW, 3)                                \
+    X(sgd_buf_110, SGD_BUF, WD | MOM1, 3) X(sgd_buf_111, SGD_BUF, WD | MOM1 | LOW, 3)                      \
+    X(sgd_buf_120, SGD_BUF, WD | MOM2, 3) X(sgd_buf_121, SGD_BUF, WD | MOM2 | LOW, 3)                      \
+    X(sgd_p_000, SGD_P, 0, 3) X(sgd_p_001, SGD_P, DEC, 3) X(sgd_p_010, SGD_P, MOM1, 3)                     \
+    X(sgd_p_011, SGD_P, MOM1 | DEC, 3) X(sgd_p_020, SGD_P, MOM2, 3) X(sgd_p_021, SGD_P, MOM2 | DEC, 3)     \
+    X(sgd_p_100, SGD_P, WD, 3) X(sgd_p_101, SGD_P, WD | DEC, 3) X(sgd_p_110, SGD_P, WD | MOM1, 3)          \
+    X(sgd_p_111, SGD_P, WD | MOM1 | DEC, 3) X(sgd_p_120, SGD_P, WD | MOM2, 3)                              \
+    X(sgd_p_121, SGD_P, WD | MOM2 | DEC, 3)
+
+#define DEFINE(NAME, BODY, FL, NS) BOTH(NAME, BODY, FL, NS)
+UFUNCS(DEFINE)
+
+struct entry { const char *name; PyUFuncGenericFunction sw, hw; int nin; };
+#define ENTRY(NAME, BODY, FL, NS) {#NAME, NAME, HWF(NAME), 3 + NS},
+static const struct entry entries[] = {UFUNCS(ENTRY)};
+#define COUNT (sizeof entries / sizeof entries[0])
+
+static PyUFuncGenericFunction funcs[COUNT][1];
+static void *datas[COUNT][1];
+static char types[8] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_optim_cpu", NULL, -1, NULL};
+
+PyMODINIT_FUNC PyInit_tgrad_optim_cpu(void) {
+    PyObject *m = PyModule_Create(&moduledef);
+    int hw = 0;
+    if (m == NULL) return NULL;
+    import_array();
+    import_umath();
+#ifdef HAVE_HW
+    __builtin_cpu_init();
+    hw = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    for (size_t k = 0; k < COUNT; k++) {
+        funcs[k][0] = hw ? entries[k].hw : entries[k].sw;
+        datas[k][0] = NULL;
+        PyObject *u = PyUFunc_FromFuncAndData(funcs[k], datas[k], types, 1, entries[k].nin, 1, PyUFunc_None,
+                                              entries[k].name, "kernels/optim.py's helper (runtime/optim_cpu.c).", 0);
+        if (u == NULL || PyModule_AddObject(m, entries[k].name, u) < 0) {
+            Py_XDECREF(u);
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
+    if (PyModule_AddIntConstant(m, "hardware", hw) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
