@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from .runtime import cdiv, gpu_blocks, launch, next_pow2
-from ._lang import cast_store, compute_type, kptr, row_tiles, split64
+from ._lang import cast_store, compute_type, fma_rows, kptr, row_tiles, split64
 
 
 @triton.jit
@@ -282,6 +282,91 @@ def layer_norm_backward(dy, x, w, dx, M, K, eps):
            {"HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk,
             **(plan or {})})
     return dx
+
+
+@triton.jit
+def layer_norm_stats_kernel(x_ptr, mean_ptr, rstd_ptr, M, K, eps_hi, eps_lo, COMPUTE: tl.constexpr,
+                            ROWS: tl.constexpr, BLOCK_K: tl.constexpr, ATEN: tl.constexpr = False,
+                            KC: tl.constexpr = 0, NV: tl.constexpr = 0, NC: tl.constexpr = 0, DEPTH: tl.constexpr = 0,
+                            BG: tl.constexpr = 1, LEVELS: tl.constexpr = 0):
+    """mean [M], rstd = 1 / sqrt(var + eps) [M] of the rows of a contiguous (M, K) x (ATEN: ATen's float32 cpu
+    order, the forward's ``_aten_row_moments``)."""
+    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    if ATEN:
+        mean, var = _aten_row_moments(x_ptr, rows, rmask, KC, NV, NC, DEPTH, BG, LEVELS, ROWS)
+        rstd = 1.0 / tl.sqrt(var + eps)
+    else:
+        mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
+    tl.store(mean_ptr + rows, mean, mask=rmask)
+    tl.store(rstd_ptr + rows, rstd, mask=rmask)
+
+
+@triton.jit
+def layer_norm_param_backward_kernel(dy_ptr, x_ptr, mean_ptr, rstd_ptr, dw_ptr, db_ptr, M, K, CH,
+                                     HAS_W: tl.constexpr, HAS_B: tl.constexpr, COMPUTE: tl.constexpr,
+                                     THREADS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+    """dw = sum_i dy_i xhat_i, db = sum_i dy_i over the rows of contiguous (M, K) dy, x in ATen's cpu order
+    (LayerNormBackwardKernelImplInternal): THREADS buffers of CH rows each, row after row
+    dw_t = fma(dy_i, fma(rstd_i, x_i, -rstd_i mean_i), dw_t), db_t = db_t + dy_i; then dw = 0 + dw_0 + dw_1 ..."""
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cm = cols < K
+    dw = tl.zeros([BLOCK_N], COMPUTE)
+    db = tl.zeros([BLOCK_N], COMPUTE)
+    ones = tl.full([BLOCK_R, BLOCK_N], 1.0, COMPUTE)
+    for t in tl.static_range(THREADS):
+        bw = tl.zeros([BLOCK_N], COMPUTE)
+        bb = tl.zeros([BLOCK_N], COMPUTE)
+        r1 = tl.minimum(M, (t + 1) * CH)
+        for i0 in range(t * CH, r1, BLOCK_R):
+            rows = i0 + tl.arange(0, BLOCK_R)
+            rm = rows < r1
+            m = rm[:, None] & cm[None, :]
+            off = rows.to(tl.int64)[:, None] * K + cols[None, :]
+            dy = tl.load(dy_ptr + off, mask=m, other=0.0).to(COMPUTE)
+            if HAS_W:
+                a = tl.load(rstd_ptr + rows, mask=rm, other=0.0).to(COMPUTE)
+                b = -a * tl.load(mean_ptr + rows, mask=rm, other=0.0).to(COMPUTE)
+                x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
+                bw = fma_rows(bw, dy, tl.where(m, tl.fma(a[:, None], x, b[:, None]), 0.0), BLOCK_R, BLOCK_N)
+            if HAS_B:
+                bb = fma_rows(bb, dy, ones, BLOCK_R, BLOCK_N)
+        dw = dw + bw
+        db = db + bb
+    if HAS_W:
+        cast_store(dw_ptr + cols, dw, cm)
+    if HAS_B:
+        cast_store(db_ptr + cols, db, cm)
+
+
+def layer_norm_param_backward(dy, x, mean, rstd, dw, db, M, K, eps, threads=1):
+    """(dw, db) of layer_norm for contiguous (M, K) dy and x (dw or db None: not computed); mean, rstd: (M,)
+    buffers of the compute dtype, filled here; M, K > 0.  ``threads``: the cpu threads whose row split ATen's sums follow."""
+    out = dw if dw is not None else db
+    dev = out._storage.launch_device
+    ct = compute_type(out.dtype)
+    if dw is not None:
+        rows, bk = row_tiles(M, K, dev)
+        plan = aten_moments_plan(K, dev) if out.dtype.name == "float32" else None
+        if plan is not None:
+            rows = min(rows, max(1, 65536 // (plan["BG"] * 8 * 4)))
+        launch(layer_norm_stats_kernel, (cdiv(M, rows),), dev,
+               [kptr(x), kptr(mean), kptr(rstd), M, K, *split64(eps)],
+               {"COMPUTE": ct, "ROWS": rows, "BLOCK_K": bk, **({"ATEN": True, **plan} if plan is not None else {})})
+    nt = max(1, min(threads, M))
+    ch = cdiv(M, nt)
+    if gpu_blocks(dev):
+        bn, br = max(16, min(next_pow2(K), 128)), 8
+    else:
+        bn = max(16, min(next_pow2(K), 4096))
+        br = max(1, min(next_pow2(ch), 65536 // bn, 8 if ct == tl.float64 else 65536))
+    launch(layer_norm_param_backward_kernel, (cdiv(K, bn),), dev,
+           [kptr(dy), kptr(x), kptr(mean), kptr(rstd), kptr(dw if dw is not None else out),
+            kptr(db if db is not None else out), M, K, ch],
+           {"HAS_W": dw is not None, "HAS_B": db is not None, "COMPUTE": ct, "THREADS": nt, "BLOCK_R": br,
+            "BLOCK_N": bn})
+    return dw, db
 
 
 @triton.jit

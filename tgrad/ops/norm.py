@@ -6,6 +6,7 @@ each (sample, group of C / G channels), its backward reusing layer norm's fused 
 view: dx = layer_norm_backward(dy * w), dw = sum dy * xhat, db = sum dy over N and the spatial dims.  The
 fused backward ops are table entries themselves, so double backward works.
 """
+from .. import dtypes as D
 from ..kernels import elementwise as KE
 from ..kernels import norm as KN
 from ..kernels.runtime import blas
@@ -50,12 +51,40 @@ def layer_norm_backward_rule(ctx, grad):
     needs = ctx.needs_input_grad
     gx = _call("layer_norm_backward", grad, x, w, normalized_shape=ns, eps=eps) if needs[0] else None
     gw = gb = None
-    if needs[1]:
-        xh = _call("layer_norm", x, None, None, normalized_shape=ns, eps=eps)
-        gw = (grad * xh).sum(batch) if batch else grad * xh
-    if needs[2]:
-        gb = grad.sum(batch) if batch else grad
-    return gx, gw, gb
+    if needs[1] or needs[2]:
+        gw, gb = _call("layer_norm_param_backward", grad, x, normalized_shape=ns, eps=eps)
+    return gx, gw if needs[1] else None, gb if needs[2] else None
+
+
+def layer_norm_param_backward_forward(grad_output, input, *, normalized_shape, eps=1e-5):
+    """(dw, db) = (sum dy xhat, sum dy) over the batch dims, shaped normalized_shape (ATen's cpu float32 order:
+    kernels/norm.py layer_norm_param_backward, its thread split that of ``tgrad.get_num_threads()``)."""
+    M, K, nd = _ln_rows(input, normalized_shape)
+    shape = input.shape[input.dim() - nd:]
+    dw, db = empty(shape, input.dtype, input.device), empty(shape, input.dtype, input.device)
+    if M == 0 or K == 0:
+        return KE.fill(dw, 0.0), KE.fill(db, 0.0)
+    st = D.float64 if input.dtype.name == "float64" else D.float32
+    mean, rstd = empty((M,), st, input.device), empty((M,), st, input.device)
+    KN.layer_norm_param_backward(contig(grad_output), contig(input), mean, rstd, dw, db, M, K, eps, blas.threads())
+    return dw, db
+
+
+def layer_norm_param_double_backward(ctx, ggw, ggb):
+    """dw = sum g xh, db = sum g over the batch dims: d/dg = ggw xh + ggb; d/dx = xh's vjp of g ggw
+    (layer_norm_backward without weight: the normalization's Jacobian is symmetric)."""
+    g, x = ctx.saved["grad_output"], ctx.saved["input"]
+    ns, eps = ctx.attrs["normalized_shape"], ctx.attrs.get("eps", 1e-5)
+    needs = ctx.needs_input_grad
+    gg_g = gg_x = None
+    if ggw is not None:
+        if needs[0]:
+            gg_g = ggw * _call("layer_norm", x, None, None, normalized_shape=ns, eps=eps)
+        if needs[1]:
+            gg_x = _call("layer_norm_backward", g * ggw, x, None, normalized_shape=ns, eps=eps)
+    if ggb is not None and needs[0]:
+        gg_g = ggb.expand(g.shape) if gg_g is None else gg_g + ggb
+    return gg_g, gg_x
 
 
 def layer_norm_backward_forward(grad_output, input, weight=None, *, normalized_shape, eps=1e-5):
@@ -104,6 +133,9 @@ LAYER_NORM = Op("layer_norm", layer_norm_forward, layer_norm_backward_rule, "Nat
 LAYER_NORM_BACKWARD = Op("layer_norm_backward", layer_norm_backward_forward, layer_norm_double_backward,
                          "NativeLayerNormBackwardBackward0", inputs=("grad_output", "input", "weight"),
                          save=("grad_output", "input", "weight"))
+LAYER_NORM_PARAM_BACKWARD = Op("layer_norm_param_backward", layer_norm_param_backward_forward,
+                               layer_norm_param_double_backward, "NativeLayerNormBackwardBackward0",
+                               inputs=("grad_output", "input"), save=("grad_output", "input"), outputs=2)
 
 
 # ------------------------------------------------------------------ batch_norm
@@ -282,4 +314,4 @@ GROUP_NORM = Op("group_norm", group_norm_forward, group_norm_backward, "NativeGr
                 inputs=("input", "weight", "bias"), save=("input", "weight"), variants=("function",))
 
 
-ENTRIES = [LAYER_NORM, LAYER_NORM_BACKWARD, BATCH_NORM, BATCH_NORM_BACKWARD, GROUP_NORM]
+ENTRIES = [LAYER_NORM, LAYER_NORM_BACKWARD, LAYER_NORM_PARAM_BACKWARD, BATCH_NORM, BATCH_NORM_BACKWARD, GROUP_NORM]

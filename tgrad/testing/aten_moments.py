@@ -250,3 +250,25 @@ def layer_norm_backward(dy, x, weight=None, eps=1e-5):
     if w is not None:
         h = h * w
     return fma(b[:, None], x, h) + c[:, None]
+
+
+def layer_norm_param_backward(dy, x, eps=1e-5, threads=2):
+    """(dw, db) float32 of layer_norm over the last dim of x (M, K) on cpu, ATen's order
+    (LayerNormBackwardKernelImplInternal): at::parallel_for's threads take ceil(M / T) rows each and keep a
+    buffer row each, dw_t = fma(dy_i, fma(rstd_i, x_i, -rstd_i mean_i), dw_t) and db_t = db_t + dy_i row after
+    row; then the T buffers are added (from 0) per column."""
+    dy, x = np.asarray(dy, f32), np.asarray(x, f32)
+    M, K = x.shape
+    mean, var = rowwise_moments(x)
+    rstd = f32(1) / np.sqrt(var + f32(eps))
+    nt = max(1, min(threads, M))
+    ch = -(-M // nt)
+    dw, db = np.zeros(K, f32), np.zeros(K, f32)
+    for t in range(nt):
+        bw, bb = np.zeros(K, f32), np.zeros(K, f32)
+        for i in range(t * ch, min(M, (t + 1) * ch)):
+            a = rstd[i]
+            bw = fma(dy[i], fma(a, x[i], -a * mean[i]), bw)
+            bb = bb + dy[i]
+        dw, db = dw + bw, db + bb
+    return dw, db
