@@ -781,37 +781,58 @@ def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps, threa
 @triton.jit
 def group_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, K, G, HW, eps_hi, eps_lo,
                       HAS_W: tl.constexpr, HAS_B: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
-                      BLOCK_K: tl.constexpr):
+                      BLOCK_K: tl.constexpr, ATEN: tl.constexpr = False, KC: tl.constexpr = 0, NV: tl.constexpr = 0,
+                      NC: tl.constexpr = 0, DEPTH: tl.constexpr = 0, BG: tl.constexpr = 1, LEVELS: tl.constexpr = 0):
     """y = (x - mean[m]) * rstd[m] * w[c] + b[c] over rows m = (n, group) of the contiguous (N * G, K = C/G * HW)
-    view of x, channel c = (m % G) * (C / G) + k // HW."""
-    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    view of x, channel c = (m % G) * (C / G) + k // HW.  ATEN (float32, K = KC): ATen's cpu order
+    (GroupNormKernelImplInternal): the rows' moments as layer_norm's, rstd = 1 / sqrt(var + eps) in double,
+    affine: s = rstd w, y = fma(x, s, fma(-s, mean, b)); else y = (x - mean) rstd."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
-    mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
+    if ATEN:
+        mean, var = _aten_row_moments(x_ptr, rows, rmask, KC, NV, NC, DEPTH, BG, LEVELS, ROWS)
+        eps64 = tl.cast(eps_hi, tl.float64) + tl.cast(eps_lo, tl.float64)
+        rstd = (1.0 / tl.sqrt(var.to(tl.float64) + eps64)).to(tl.float32)
+    else:
+        eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+        mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
     c0 = (rows % G) * (K // HW)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
         x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
-        y = (x - mean[:, None]) * rstd[:, None]
         ch = c0[:, None] + cols[None, :] // HW
-        if HAS_W:
-            y = y * tl.load(w_ptr + ch, mask=m, other=0.0).to(COMPUTE)
-        if HAS_B:
-            y = y + tl.load(b_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+        if ATEN and (HAS_W or HAS_B):
+            sc = tl.broadcast_to(rstd[:, None], [ROWS, BLOCK_K])
+            if HAS_W:
+                sc = sc * tl.load(w_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+            bias = tl.zeros([ROWS, BLOCK_K], COMPUTE)
+            if HAS_B:
+                bias = tl.load(b_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+            y = tl.fma(x, sc, tl.fma(-sc, mean[:, None], bias))
+        else:
+            y = (x - mean[:, None]) * rstd[:, None]
+            if HAS_W:
+                y = y * tl.load(w_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+            if HAS_B:
+                y = y + tl.load(b_ptr + ch, mask=m, other=0.0).to(COMPUTE)
         cast_store(y_ptr + rows[:, None] * K + cols[None, :], y, m)
 
 
 def group_norm(x, w, b, y, N, G, K, HW, eps):
-    """y = group_norm of the contiguous x seen as (N * G, K) rows (w, b: (C,) or None)."""
+    """y = group_norm of the contiguous x seen as (N * G, K) rows (w, b: (C,) or None); float32 in ATen's cpu
+    order."""
     M = N * G
     if M == 0 or K == 0:
         return y
     dev = y._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
+    plan = aten_moments_plan(K, dev) if y.dtype.name == "float32" else None
+    if plan is not None:
+        rows = min(rows, max(1, 65536 // (plan["BG"] * 8 * 4)))
     launch(group_norm_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x), kptr(y), M, K, G, HW,
             *split64(eps)],
            {"HAS_W": w is not None, "HAS_B": b is not None, "COMPUTE": compute_type(y.dtype), "ROWS": rows,
-            "BLOCK_K": bk})
+            "BLOCK_K": bk, **({"ATEN": True, **plan} if plan is not None else {})})
     return y
