@@ -1,4 +1,5 @@
-"""Reference values for tests/ops/test_group_norm_aten_order.py: F.group_norm's float32 forward printed by
+"""Reference values for tests/ops/test_group_norm_aten_order.py: F.group_norm's float32 forward (and the weight /
+bias gradients for the grad g of the same seed) printed by
 PyTorch 2.13 (CPU, AVX2 build).  Run with a PyTorch venv (``/work/venv-torch/bin/python
 tests/data/make_group_norm_ref.py``); writes group_norm_ref.npz next to this file.  The test rebuilds the inputs
 from the same numpy seeds."""
@@ -15,7 +16,7 @@ def inputs(i, shape):
     rng = np.random.default_rng(200 + i)
     C = shape[1]
     return ((rng.normal(size=shape) * 2 + 0.5).astype(np.float32), rng.normal(size=C).astype(np.float32),
-            rng.normal(size=C).astype(np.float32))
+            rng.normal(size=C).astype(np.float32), rng.normal(size=shape).astype(np.float32))
 
 
 def main():
@@ -23,7 +24,10 @@ def main():
     import torch.nn.functional as F
     out = {}
     for i, (s, G) in enumerate(CASES):
-        x, w, b = inputs(i, s)
+        x, w, b, g = inputs(i, s)
+        wt, bt = torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)
+        F.group_norm(torch.tensor(x), G, wt, bt).backward(torch.tensor(g))
+        out[f"dw{i}"], out[f"db{i}"] = wt.grad.numpy(), bt.grad.numpy()
         for mode in MODES:
             out[f"y{i}_{mode}"] = F.group_norm(torch.tensor(x), G, torch.tensor(w) if "w" in mode else None,
                                                torch.tensor(b) if "b" in mode else None).numpy()

@@ -25,7 +25,7 @@ def _gn(x, G, w, b):
 
 def test_group_norm_matches_pytorch_values():
     for i, (s, G) in enumerate(CASES):
-        x, w, b = inputs(i, s)
+        x, w, b, _ = inputs(i, s)
         for mode in MODES:
             wm, bm = (w if "w" in mode else None), (b if "b" in mode else None)
             np.testing.assert_array_equal(_gn(x, G, wm, bm), R[f"y{i}_{mode}"], err_msg=f"{s} {G} {mode}")
@@ -39,3 +39,38 @@ def test_group_norm_equals_model_on_longer_groups():
         w, b = rng.normal(size=s[1]).astype(np.float32), rng.normal(size=s[1]).astype(np.float32)
         for wm, bm in ((w, b), (None, None), (None, b)):
             np.testing.assert_array_equal(_gn(x, G, wm, bm), AM.group_norm(x, G, wm, bm), err_msg=str(s))
+
+
+def test_group_norm_param_grads_model_matches_pytorch_values():
+    for i, (s, G) in enumerate(CASES):
+        x, w, b, g = inputs(i, s)
+        dw, db = AM.group_norm_param_backward(g, x, G)
+        np.testing.assert_array_equal(dw, R[f"dw{i}"], err_msg=f"{s} {G}")
+        np.testing.assert_array_equal(db, R[f"db{i}"], err_msg=f"{s} {G}")
+
+
+def _gn_grads(x, g, G):
+    C = x.shape[1]
+    w, b = tgrad.ones(C, requires_grad=True), tgrad.zeros(C, requires_grad=True)
+    F.group_norm(tgrad.tensor(x, requires_grad=True), G, w, b).backward(tgrad.tensor(g))
+    return w.grad.numpy(), b.grad.numpy()
+
+
+def test_group_norm_param_grads_match_pytorch_values():
+    for i, (s, G) in enumerate(CASES):
+        x, _, _, g = inputs(i, s)
+        dw, db = _gn_grads(x, g, G)
+        np.testing.assert_array_equal(dw, R[f"dw{i}"], err_msg=f"{s} {G}")
+        np.testing.assert_array_equal(db, R[f"db{i}"], err_msg=f"{s} {G}")
+
+
+def test_group_norm_param_grads_equal_model_on_random_shapes():
+    """Planes of 1 .. 7 (left to right), 8, 9 .. 300 (vectors, a padded tail), several samples."""
+    rng = np.random.default_rng(22)
+    for s, G in (((3, 4, 7), 2), ((2, 6, 8), 3), ((4, 4, 9), 1), ((2, 4, 300), 2), ((1, 3, 7, 5), 3), ((5, 2), 1)):
+        x = (rng.normal(size=s) * 3 - 1).astype(np.float32)
+        g = rng.normal(size=s).astype(np.float32)
+        dw, db = _gn_grads(x, g, G)
+        mw, mb = AM.group_norm_param_backward(g, x, G)
+        np.testing.assert_array_equal(dw, mw, err_msg=str(s))
+        np.testing.assert_array_equal(db, mb, err_msg=str(s))

@@ -291,3 +291,40 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     s = rstd[:, None] * (np.ones(C, f32) if weight is None else np.asarray(weight, f32))[ch]
     b = (np.zeros(C, f32) if bias is None else np.asarray(bias, f32))[ch]
     return fma(r, s, fma(-s, mean[:, None], b)).reshape(x.shape)
+
+
+def _plane_reduce_all(v):
+    """vec::reduce_all (+) of each row of v (P, HW): HW < 8 left to right; else 8-lane vectors added in turn
+    (the tail a zero-padded vector), then AVX2's lane tree."""
+    P, HW = v.shape
+    if HW < 8:
+        s = v[:, 0].copy()
+        for j in range(1, HW):
+            s = s + v[:, j]
+        return s
+    acc = v[:, :8].copy()
+    for j in range(8, HW, 8):
+        t = np.zeros((P, 8), f32)
+        t[:, :min(8, HW - j)] = v[:, j:j + 8]
+        acc = acc + t
+    return vec_reduce_tree(acc, np.add)
+
+
+def group_norm_param_backward(dy, x, num_groups, eps=1e-5):
+    """(dw, db) float32 of F.group_norm on cpu, ATen's order (GroupNormBackwardKernelImplInternal): per (n, c)
+    plane ds = reduce_all(dy x), db = reduce_all(dy); over n in turn dw = fma(fma(-db, mean, ds), rstd, dw),
+    db_c = db_c + db (mean, rstd of the forward: ``group_norm``'s)."""
+    dy, x = np.asarray(dy, f32), np.asarray(x, f32)
+    N, C = x.shape[:2]
+    G = num_groups
+    HW = x.size // max(N * C, 1)
+    mean, var = rowwise_moments(x.reshape(N * G, -1))
+    rstd = (1 / np.sqrt(np.maximum(var, 0).astype(np.float64) + eps)).astype(f32)
+    ds = _plane_reduce_all(dy.reshape(N * C, HW) * x.reshape(N * C, HW)).reshape(N, C)
+    db = _plane_reduce_all(dy.reshape(N * C, HW)).reshape(N, C)
+    gw, gb = np.zeros(C, f32), np.zeros(C, f32)
+    for n in range(N):
+        m, r = np.repeat(mean.reshape(N, G)[n], C // G), np.repeat(rstd.reshape(N, G)[n], C // G)
+        gw = fma(fma(-db[n], m, ds[n]), r, gw)
+        gb = gb + db[n]
+    return gw, gb

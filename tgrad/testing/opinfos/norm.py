@@ -78,5 +78,6 @@ OPS = [
            dtypes=FLOATS, diff_args=(0, 1, 2), tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
            covers=("batch_norm_backward",)),
     OpInfo("group_norm", lambda *a, **k: dispatch.call("group_norm", *a, **k), group_norm_ref, _samples,
-           dtypes=FLOATS, tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)}),
+           dtypes=FLOATS, tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
+           covers=("group_norm_param_backward",)),
 ]
