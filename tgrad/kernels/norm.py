@@ -356,7 +356,8 @@ def _row_stats_launch(x, mean, rstd, M, K, eps, dev, ct, aten, rstd64):
 
 def layer_norm_param_backward(dy, x, mean, rstd, dw, db, M, K, eps, threads=1):
     """(dw, db) of layer_norm for contiguous (M, K) dy and x (dw or db None: not computed); mean, rstd: (M,)
-    buffers of the compute dtype, filled here; M, K > 0.  ``threads``: the cpu threads whose row split ATen's sums follow."""
+    buffers of the compute dtype, filled here; M, K > 0.  ``threads``: the cpu threads whose row split ATen's sums
+    follow."""
     out = dw if dw is not None else db
     dev = out._storage.launch_device
     ct = compute_type(out.dtype)

@@ -51,7 +51,8 @@ def fma_ufunc():
     return None if m is None else m.fma
 
 
-ATEN = ("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows") + tuple(f"nll_cascade_{n}" for n in range(1, 6))
+ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows")
+        + tuple(f"nll_cascade_{n}" for n in range(1, 6)))
 
 
 def aten_ufunc(name):
