@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from .runtime import Ptr, cdiv, gpu_blocks, next_pow2
-from .runtime.native import elementwise, native_helper, rule_lanes_add, rule_lanes_fold
+from .runtime.native import elementwise, native_helper, rule_fma_rows, rule_lanes_add, rule_lanes_fold
 
 
 # ------------------------------------------------------------------ addressing and stores
@@ -296,3 +296,14 @@ def lanes_fold(acc, ROWS: tl.constexpr, LANES: tl.constexpr):
     else:
         r = tl.reshape(acc, [ROWS])
     return r
+
+
+@native_helper("fma_rows", rule_fma_rows)
+@triton.jit
+def fma_rows(acc, a, b, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """acc [BLOCK] = fma(a[i], b[i], acc) for the rows i = 0 .. ROWS - 1 of a, b [ROWS, BLOCK] in turn (a row is
+    picked by a sum of it and zeros: exact, -0 made +0, which an fma into a nonzero or +0 acc cannot tell)."""
+    r = tl.arange(0, ROWS)[:, None]
+    for i in tl.static_range(ROWS):
+        acc = tl.fma(tl.sum(tl.where(r == i, a, 0.0), axis=0), tl.sum(tl.where(r == i, b, 0.0), axis=0), acc)
+    return acc

@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from .runtime import cdiv, gpu_blocks, launch, next_pow2
-from ._lang import cast_store, compute_type, kptr, row_tiles, split64
+from ._lang import cast_store, compute_type, fma_rows, kptr, lanes_add, lanes_fold, row_tiles, split64
 
 
 @triton.jit
@@ -282,6 +282,100 @@ def layer_norm_backward(dy, x, w, dx, M, K, eps):
            {"HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk,
             **(plan or {})})
     return dx
+
+
+@triton.jit
+def layer_norm_stats_kernel(x_ptr, mean_ptr, rstd_ptr, M, K, eps_hi, eps_lo, COMPUTE: tl.constexpr,
+                            ROWS: tl.constexpr, BLOCK_K: tl.constexpr, ATEN: tl.constexpr = False,
+                            KC: tl.constexpr = 0, NV: tl.constexpr = 0, NC: tl.constexpr = 0, DEPTH: tl.constexpr = 0,
+                            BG: tl.constexpr = 1, LEVELS: tl.constexpr = 0, RSTD64: tl.constexpr = False):
+    """mean [M], rstd = 1 / sqrt(var + eps) [M] of the rows of a contiguous (M, K) x (ATEN: ATen's float32 cpu
+    order, the forward's ``_aten_row_moments``; RSTD64: rstd in double, as group_norm's)."""
+    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    if ATEN:
+        mean, var = _aten_row_moments(x_ptr, rows, rmask, KC, NV, NC, DEPTH, BG, LEVELS, ROWS)
+        if RSTD64:
+            eps64 = tl.cast(eps_hi, tl.float64) + tl.cast(eps_lo, tl.float64)
+            rstd = (1.0 / tl.sqrt(var.to(tl.float64) + eps64)).to(tl.float32)
+        else:
+            rstd = 1.0 / tl.sqrt(var + eps)
+    else:
+        mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
+    tl.store(mean_ptr + rows, mean, mask=rmask)
+    tl.store(rstd_ptr + rows, rstd, mask=rmask)
+
+
+@triton.jit
+def layer_norm_param_backward_kernel(dy_ptr, x_ptr, mean_ptr, rstd_ptr, dw_ptr, db_ptr, M, K, CH,
+                                     HAS_W: tl.constexpr, HAS_B: tl.constexpr, COMPUTE: tl.constexpr,
+                                     THREADS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+    """dw = sum_i dy_i xhat_i, db = sum_i dy_i over the rows of contiguous (M, K) dy, x in ATen's cpu order
+    (LayerNormBackwardKernelImplInternal): THREADS buffers of CH rows each, row after row
+    dw_t = fma(dy_i, fma(rstd_i, x_i, -rstd_i mean_i), dw_t), db_t = db_t + dy_i; then dw = 0 + dw_0 + dw_1 ..."""
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cm = cols < K
+    dw = tl.zeros([BLOCK_N], COMPUTE)
+    db = tl.zeros([BLOCK_N], COMPUTE)
+    ones = tl.full([BLOCK_R, BLOCK_N], 1.0, COMPUTE)
+    for t in tl.static_range(THREADS):
+        bw = tl.zeros([BLOCK_N], COMPUTE)
+        bb = tl.zeros([BLOCK_N], COMPUTE)
+        r1 = tl.minimum(M, (t + 1) * CH)
+        for i0 in range(t * CH, r1, BLOCK_R):
+            rows = i0 + tl.arange(0, BLOCK_R)
+            rm = rows < r1
+            m = rm[:, None] & cm[None, :]
+            off = rows.to(tl.int64)[:, None] * K + cols[None, :]
+            dy = tl.load(dy_ptr + off, mask=m, other=0.0).to(COMPUTE)
+            if HAS_W:
+                a = tl.load(rstd_ptr + rows, mask=rm, other=0.0).to(COMPUTE)
+                b = -a * tl.load(mean_ptr + rows, mask=rm, other=0.0).to(COMPUTE)
+                x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
+                bw = fma_rows(bw, dy, tl.where(m, tl.fma(a[:, None], x, b[:, None]), 0.0), BLOCK_R, BLOCK_N)
+            if HAS_B:
+                bb = fma_rows(bb, dy, ones, BLOCK_R, BLOCK_N)
+        dw = dw + bw
+        db = db + bb
+    if HAS_W:
+        cast_store(dw_ptr + cols, dw, cm)
+    if HAS_B:
+        cast_store(db_ptr + cols, db, cm)
+
+
+def _row_stats_launch(x, mean, rstd, M, K, eps, dev, ct, aten, rstd64):
+    rows, bk = row_tiles(M, K, dev)
+    plan = aten_moments_plan(K, dev) if aten else None
+    if plan is not None:
+        rows = min(rows, max(1, 65536 // (plan["BG"] * 8 * 4)))
+    launch(layer_norm_stats_kernel, (cdiv(M, rows),), dev, [kptr(x), kptr(mean), kptr(rstd), M, K, *split64(eps)],
+           {"COMPUTE": ct, "ROWS": rows, "BLOCK_K": bk,
+            **({"ATEN": True, "RSTD64": rstd64, **plan} if plan is not None else {})})
+
+
+def layer_norm_param_backward(dy, x, mean, rstd, dw, db, M, K, eps, threads=1):
+    """(dw, db) of layer_norm for contiguous (M, K) dy and x (dw or db None: not computed); mean, rstd: (M,)
+    buffers of the compute dtype, filled here; M, K > 0.  ``threads``: the cpu threads whose row split ATen's sums
+    follow."""
+    out = dw if dw is not None else db
+    dev = out._storage.launch_device
+    ct = compute_type(out.dtype)
+    if dw is not None:
+        _row_stats_launch(x, mean, rstd, M, K, eps, dev, ct, out.dtype.name == "float32", False)
+    nt = max(1, min(threads, M))
+    ch = cdiv(M, nt)
+    if gpu_blocks(dev):
+        bn, br = max(16, min(next_pow2(K), 128)), 8
+    else:
+        bn = max(16, min(next_pow2(K), 4096))
+        br = max(1, min(next_pow2(ch), 65536 // bn, 8 if ct == tl.float64 else 65536))
+    launch(layer_norm_param_backward_kernel, (cdiv(K, bn),), dev,
+           [kptr(dy), kptr(x), kptr(mean), kptr(rstd), kptr(dw if dw is not None else out),
+            kptr(db if db is not None else out), M, K, ch],
+           {"HAS_W": dw is not None, "HAS_B": db is not None, "COMPUTE": ct, "THREADS": nt, "BLOCK_R": br,
+            "BLOCK_N": bn})
+    return dw, db
 
 
 @triton.jit
@@ -696,37 +790,106 @@ def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps, threa
 @triton.jit
 def group_norm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, K, G, HW, eps_hi, eps_lo,
                       HAS_W: tl.constexpr, HAS_B: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
-                      BLOCK_K: tl.constexpr):
+                      BLOCK_K: tl.constexpr, ATEN: tl.constexpr = False, KC: tl.constexpr = 0, NV: tl.constexpr = 0,
+                      NC: tl.constexpr = 0, DEPTH: tl.constexpr = 0, BG: tl.constexpr = 1, LEVELS: tl.constexpr = 0):
     """y = (x - mean[m]) * rstd[m] * w[c] + b[c] over rows m = (n, group) of the contiguous (N * G, K = C/G * HW)
-    view of x, channel c = (m % G) * (C / G) + k // HW."""
-    eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+    view of x, channel c = (m % G) * (C / G) + k // HW.  ATEN (float32, K = KC): ATen's cpu order
+    (GroupNormKernelImplInternal): the rows' moments as layer_norm's, rstd = 1 / sqrt(var + eps) in double,
+    affine: s = rstd w, y = fma(x, s, fma(-s, mean, b)); else y = (x - mean) rstd."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     rmask = rows < M
-    mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
+    if ATEN:
+        mean, var = _aten_row_moments(x_ptr, rows, rmask, KC, NV, NC, DEPTH, BG, LEVELS, ROWS)
+        eps64 = tl.cast(eps_hi, tl.float64) + tl.cast(eps_lo, tl.float64)
+        rstd = (1.0 / tl.sqrt(var.to(tl.float64) + eps64)).to(tl.float32)
+    else:
+        eps = tl.cast(eps_hi, COMPUTE) + tl.cast(eps_lo, COMPUTE)
+        mean, rstd = _row_stats(x_ptr, rows, rmask, K, eps, COMPUTE, ROWS, BLOCK_K)
     c0 = (rows % G) * (K // HW)
     for k0 in range(0, K, BLOCK_K):
         cols = k0 + tl.arange(0, BLOCK_K)
         m = rmask[:, None] & (cols[None, :] < K)
         x = tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=m, other=0.0).to(COMPUTE)
-        y = (x - mean[:, None]) * rstd[:, None]
         ch = c0[:, None] + cols[None, :] // HW
-        if HAS_W:
-            y = y * tl.load(w_ptr + ch, mask=m, other=0.0).to(COMPUTE)
-        if HAS_B:
-            y = y + tl.load(b_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+        if ATEN and (HAS_W or HAS_B):
+            sc = tl.broadcast_to(rstd[:, None], [ROWS, BLOCK_K])
+            if HAS_W:
+                sc = sc * tl.load(w_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+            bias = tl.zeros([ROWS, BLOCK_K], COMPUTE)
+            if HAS_B:
+                bias = tl.load(b_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+            y = tl.fma(x, sc, tl.fma(-sc, mean[:, None], bias))
+        else:
+            y = (x - mean[:, None]) * rstd[:, None]
+            if HAS_W:
+                y = y * tl.load(w_ptr + ch, mask=m, other=0.0).to(COMPUTE)
+            if HAS_B:
+                y = y + tl.load(b_ptr + ch, mask=m, other=0.0).to(COMPUTE)
         cast_store(y_ptr + rows[:, None] * K + cols[None, :], y, m)
 
 
 def group_norm(x, w, b, y, N, G, K, HW, eps):
-    """y = group_norm of the contiguous x seen as (N * G, K) rows (w, b: (C,) or None)."""
+    """y = group_norm of the contiguous x seen as (N * G, K) rows (w, b: (C,) or None); float32 in ATen's cpu
+    order."""
     M = N * G
     if M == 0 or K == 0:
         return y
     dev = y._storage.launch_device
     rows, bk = row_tiles(M, K, dev)
+    plan = aten_moments_plan(K, dev) if y.dtype.name == "float32" else None
+    if plan is not None:
+        rows = min(rows, max(1, 65536 // (plan["BG"] * 8 * 4)))
     launch(group_norm_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(w if w is not None else x), kptr(b if b is not None else x), kptr(y), M, K, G, HW,
             *split64(eps)],
            {"HAS_W": w is not None, "HAS_B": b is not None, "COMPUTE": compute_type(y.dtype), "ROWS": rows,
-            "BLOCK_K": bk})
+            "BLOCK_K": bk, **({"ATEN": True, **plan} if plan is not None else {})})
     return y
+
+
+@triton.jit
+def group_norm_param_backward_kernel(dy_ptr, x_ptr, mean_ptr, rstd_ptr, dw_ptr, db_ptr, N, C, HW, D,
+                                     COMPUTE: tl.constexpr, LANES: tl.constexpr, BLOCK_C: tl.constexpr,
+                                     BLOCK_HW: tl.constexpr):
+    """dw[c] = sum_n (ds - db mean) rstd, db[c] = sum_n db over contiguous (N, C, HW) dy, x, with ds, db the
+    (n, c) plane sums of dy x and dy; ATen's cpu order (GroupNormBackwardKernelImplInternal): each plane
+    reduce_all'd (LANES = 8: 8-lane vectors in turn then AVX2's tree; LANES = 1, HW < 8: left to right), then
+    over n in turn dw = fma(fma(-db, mean, ds), rstd, dw), db_c = db_c + db; mean, rstd [N * C / D]."""
+    c = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cm = c < C
+    dw = tl.zeros([BLOCK_C], COMPUTE)
+    db = tl.zeros([BLOCK_C], COMPUTE)
+    for n in range(N):
+        base = (n * C + c).to(tl.int64) * HW
+        aw = tl.zeros([BLOCK_C, LANES], COMPUTE)
+        ab = tl.zeros([BLOCK_C, LANES], COMPUTE)
+        for h0 in range(0, HW, BLOCK_HW):
+            hw = h0 + tl.arange(0, BLOCK_HW)
+            m = cm[:, None] & (hw < HW)[None, :]
+            dy = tl.load(dy_ptr + base[:, None] + hw[None, :], mask=m, other=0.0).to(COMPUTE)
+            x = tl.load(x_ptr + base[:, None] + hw[None, :], mask=m, other=0.0).to(COMPUTE)
+            aw = lanes_add(aw, dy * x, BLOCK_C, BLOCK_HW, LANES)
+            ab = lanes_add(ab, dy, BLOCK_C, BLOCK_HW, LANES)
+        ds = lanes_fold(aw, BLOCK_C, LANES)
+        dbp = lanes_fold(ab, BLOCK_C, LANES)
+        g = n * (C // D) + c // D
+        mu = tl.load(mean_ptr + g, mask=cm, other=0.0).to(COMPUTE)
+        r = tl.load(rstd_ptr + g, mask=cm, other=0.0).to(COMPUTE)
+        dw = tl.fma(tl.fma(-dbp, mu, ds), r, dw)
+        db = db + dbp
+    cast_store(dw_ptr + c, dw, cm)
+    cast_store(db_ptr + c, db, cm)
+
+
+def group_norm_param_backward(dy, x, mean, rstd, dw, db, N, C, G, HW, eps):
+    """(dw, db) of group_norm for contiguous (N, C, HW) dy, x; mean, rstd: (N * G,) buffers of the compute
+    dtype, filled here; N, C, HW > 0."""
+    dev = dw._storage.launch_device
+    ct = compute_type(dw.dtype)
+    _row_stats_launch(x, mean, rstd, N * G, C // G * HW, eps, dev, ct, dw.dtype.name == "float32", True)
+    bh = max(16, min(next_pow2(HW), 1024 if gpu_blocks(dev) else 8192))
+    bc = max(1, min(next_pow2(C), (4096 if gpu_blocks(dev) else 65536) // bh))
+    launch(group_norm_param_backward_kernel, (cdiv(C, bc),), dev,
+           [kptr(dy), kptr(x), kptr(mean), kptr(rstd), kptr(dw), kptr(db), N, C, HW, C // G],
+           {"COMPUTE": ct, "LANES": 8 if HW >= 8 else 1, "BLOCK_C": bc, "BLOCK_HW": bh})
+    return dw, db

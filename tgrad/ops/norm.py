@@ -6,6 +6,7 @@ each (sample, group of C / G channels), its backward reusing layer norm's fused 
 view: dx = layer_norm_backward(dy * w), dw = sum dy * xhat, db = sum dy over N and the spatial dims.  The
 fused backward ops are table entries themselves, so double backward works.
 """
+from .. import dtypes as D
 from ..kernels import elementwise as KE
 from ..kernels import norm as KN
 from ..kernels.runtime import blas
@@ -50,12 +51,40 @@ def layer_norm_backward_rule(ctx, grad):
     needs = ctx.needs_input_grad
     gx = _call("layer_norm_backward", grad, x, w, normalized_shape=ns, eps=eps) if needs[0] else None
     gw = gb = None
-    if needs[1]:
-        xh = _call("layer_norm", x, None, None, normalized_shape=ns, eps=eps)
-        gw = (grad * xh).sum(batch) if batch else grad * xh
-    if needs[2]:
-        gb = grad.sum(batch) if batch else grad
-    return gx, gw, gb
+    if needs[1] or needs[2]:
+        gw, gb = _call("layer_norm_param_backward", grad, x, normalized_shape=ns, eps=eps)
+    return gx, gw if needs[1] else None, gb if needs[2] else None
+
+
+def layer_norm_param_backward_forward(grad_output, input, *, normalized_shape, eps=1e-5):
+    """(dw, db) = (sum dy xhat, sum dy) over the batch dims, shaped normalized_shape (ATen's cpu float32 order:
+    kernels/norm.py layer_norm_param_backward, its thread split that of ``tgrad.get_num_threads()``)."""
+    M, K, nd = _ln_rows(input, normalized_shape)
+    shape = input.shape[input.dim() - nd:]
+    dw, db = empty(shape, input.dtype, input.device), empty(shape, input.dtype, input.device)
+    if M == 0 or K == 0:
+        return KE.fill(dw, 0.0), KE.fill(db, 0.0)
+    st = D.float64 if input.dtype.name == "float64" else D.float32
+    mean, rstd = empty((M,), st, input.device), empty((M,), st, input.device)
+    KN.layer_norm_param_backward(contig(grad_output), contig(input), mean, rstd, dw, db, M, K, eps, blas.threads())
+    return dw, db
+
+
+def layer_norm_param_double_backward(ctx, ggw, ggb):
+    """dw = sum g xh, db = sum g over the batch dims: d/dg = ggw xh + ggb; d/dx = xh's vjp of g ggw
+    (layer_norm_backward without weight: the normalization's Jacobian is symmetric)."""
+    g, x = ctx.saved["grad_output"], ctx.saved["input"]
+    ns, eps = ctx.attrs["normalized_shape"], ctx.attrs.get("eps", 1e-5)
+    needs = ctx.needs_input_grad
+    gg_g = gg_x = None
+    if ggw is not None:
+        if needs[0]:
+            gg_g = ggw * _call("layer_norm", x, None, None, normalized_shape=ns, eps=eps)
+        if needs[1]:
+            gg_x = _call("layer_norm_backward", g * ggw, x, None, normalized_shape=ns, eps=eps)
+    if ggb is not None and needs[0]:
+        gg_g = ggb.expand(g.shape) if gg_g is None else gg_g + ggb
+    return gg_g, gg_x
 
 
 def layer_norm_backward_forward(grad_output, input, weight=None, *, normalized_shape, eps=1e-5):
@@ -104,6 +133,9 @@ LAYER_NORM = Op("layer_norm", layer_norm_forward, layer_norm_backward_rule, "Nat
 LAYER_NORM_BACKWARD = Op("layer_norm_backward", layer_norm_backward_forward, layer_norm_double_backward,
                          "NativeLayerNormBackwardBackward0", inputs=("grad_output", "input", "weight"),
                          save=("grad_output", "input", "weight"))
+LAYER_NORM_PARAM_BACKWARD = Op("layer_norm_param_backward", layer_norm_param_backward_forward,
+                               layer_norm_param_double_backward, "NativeLayerNormBackwardBackward0",
+                               inputs=("grad_output", "input"), save=("grad_output", "input"), outputs=2)
 
 
 # ------------------------------------------------------------------ batch_norm
@@ -270,16 +302,53 @@ def group_norm_backward(ctx, grad):
         h = grad * w.reshape(cs) if w is not None else grad
         gx = _call("layer_norm_backward", h.reshape(rows), x.reshape(rows), None, normalized_shape=(K,),
                    eps=eps).reshape(x.shape)
-    if len(needs) > 1 and needs[1]:
-        xh = _call("group_norm", x, None, None, num_groups=G, eps=eps)
-        gw = (grad * xh).sum(dims)
-    if len(needs) > 2 and needs[2]:
-        gb = grad.sum(dims)
+    if (len(needs) > 1 and needs[1]) or (len(needs) > 2 and needs[2]):
+        gw, gb = _call("group_norm_param_backward", grad, x, num_groups=G, eps=eps)
+        gw = gw if needs[1] else None
+        gb = gb if len(needs) > 2 and needs[2] else None
     return gx, gw, gb
+
+
+def group_norm_param_backward_forward(grad_output, input, *, num_groups, eps=1e-5):
+    """(dw, db) = (sum dy xhat, sum dy) per channel over N and the spatial dims (ATen's cpu float32 order:
+    kernels/norm.py group_norm_param_backward)."""
+    N, C, HW, K = _geometry(input, num_groups)
+    dw, db = empty((C,), input.dtype, input.device), empty((C,), input.dtype, input.device)
+    if N == 0 or HW == 0:
+        return KE.fill(dw, 0.0), KE.fill(db, 0.0)
+    st = D.float64 if input.dtype.name == "float64" else D.float32
+    mean, rstd = empty((N * num_groups,), st, input.device), empty((N * num_groups,), st, input.device)
+    return KN.group_norm_param_backward(contig(grad_output), contig(input), mean, rstd, dw, db, N, C, num_groups,
+                                        HW, eps)
+
+
+def group_norm_param_double_backward(ctx, ggw, ggb):
+    """dw = sum g xh, db = sum g per channel: d/dg = ggw xh + ggb; d/dx = xh's vjp of g ggw (layer_norm_backward
+    on the (N, G, K) rows)."""
+    g, x = ctx.saved["grad_output"], ctx.saved["input"]
+    G, eps = ctx.attrs["num_groups"], ctx.attrs.get("eps", 1e-5)
+    N, C, HW, K = _geometry(x, G)
+    cs = [1, C] + [1] * (x.dim() - 2)
+    needs = ctx.needs_input_grad
+    gg_g = gg_x = None
+    if ggw is not None:
+        if needs[0]:
+            gg_g = ggw.reshape(cs) * _call("group_norm", x, None, None, num_groups=G, eps=eps)
+        if needs[1]:
+            gg_x = _call("layer_norm_backward", (g * ggw.reshape(cs)).reshape((N, G, K)), x.reshape((N, G, K)), None,
+                         normalized_shape=(K,), eps=eps).reshape(x.shape)
+    if ggb is not None and needs[0]:
+        gb = ggb.reshape(cs)
+        gg_g = gb.expand(g.shape) if gg_g is None else gg_g + gb
+    return gg_g, gg_x
 
 
 GROUP_NORM = Op("group_norm", group_norm_forward, group_norm_backward, "NativeGroupNormBackward0",
                 inputs=("input", "weight", "bias"), save=("input", "weight"), variants=("function",))
+GROUP_NORM_PARAM_BACKWARD = Op("group_norm_param_backward", group_norm_param_backward_forward,
+                               group_norm_param_double_backward, "NativeGroupNormBackwardBackward0",
+                               inputs=("grad_output", "input"), save=("grad_output", "input"), outputs=2)
 
 
-ENTRIES = [LAYER_NORM, LAYER_NORM_BACKWARD, BATCH_NORM, BATCH_NORM_BACKWARD, GROUP_NORM]
+ENTRIES = [LAYER_NORM, LAYER_NORM_BACKWARD, LAYER_NORM_PARAM_BACKWARD, BATCH_NORM, BATCH_NORM_BACKWARD, GROUP_NORM,
+           GROUP_NORM_PARAM_BACKWARD]

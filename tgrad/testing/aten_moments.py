@@ -250,3 +250,81 @@ def layer_norm_backward(dy, x, weight=None, eps=1e-5):
     if w is not None:
         h = h * w
     return fma(b[:, None], x, h) + c[:, None]
+
+
+def layer_norm_param_backward(dy, x, eps=1e-5, threads=2):
+    """(dw, db) float32 of layer_norm over the last dim of x (M, K) on cpu, ATen's order
+    (LayerNormBackwardKernelImplInternal): at::parallel_for's threads take ceil(M / T) rows each and keep a
+    buffer row each, dw_t = fma(dy_i, fma(rstd_i, x_i, -rstd_i mean_i), dw_t) and db_t = db_t + dy_i row after
+    row; then the T buffers are added (from 0) per column."""
+    dy, x = np.asarray(dy, f32), np.asarray(x, f32)
+    M, K = x.shape
+    mean, var = rowwise_moments(x)
+    rstd = f32(1) / np.sqrt(var + f32(eps))
+    nt = max(1, min(threads, M))
+    ch = -(-M // nt)
+    dw, db = np.zeros(K, f32), np.zeros(K, f32)
+    for t in range(nt):
+        bw, bb = np.zeros(K, f32), np.zeros(K, f32)
+        for i in range(t * ch, min(M, (t + 1) * ch)):
+            a = rstd[i]
+            bw = fma(dy[i], fma(a, x[i], -a * mean[i]), bw)
+            bb = bb + dy[i]
+        dw, db = dw + bw, db + bb
+    return dw, db
+
+
+def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
+    """y of F.group_norm on a contiguous float32 x (N, C, *) on cpu, ATen's order (GroupNormKernelImplInternal):
+    the moments of each (n, group) row as rowwise_moments, rstd = 1 / sqrt(var + eps) in double; with weight or
+    bias s = rstd w, y = fma(x, s, fma(-s, mean, b)) (w = 1, b = 0 when absent), else y = (x - mean) rstd."""
+    x = np.asarray(x, f32)
+    N, C = x.shape[:2]
+    G = num_groups
+    HW = x.size // max(N * C, 1)
+    r = x.reshape(N * G, -1)
+    mean, var = rowwise_moments(r)
+    rstd = (1 / np.sqrt(np.maximum(var, 0).astype(np.float64) + eps)).astype(f32)
+    if weight is None and bias is None:
+        return ((r - mean[:, None]) * rstd[:, None]).reshape(x.shape)
+    ch = (np.arange(N * G) % G)[:, None] * (C // G) + np.arange(r.shape[1])[None, :] // HW
+    s = rstd[:, None] * (np.ones(C, f32) if weight is None else np.asarray(weight, f32))[ch]
+    b = (np.zeros(C, f32) if bias is None else np.asarray(bias, f32))[ch]
+    return fma(r, s, fma(-s, mean[:, None], b)).reshape(x.shape)
+
+
+def _plane_reduce_all(v):
+    """vec::reduce_all (+) of each row of v (P, HW): HW < 8 left to right; else 8-lane vectors added in turn
+    (the tail a zero-padded vector), then AVX2's lane tree."""
+    P, HW = v.shape
+    if HW < 8:
+        s = v[:, 0].copy()
+        for j in range(1, HW):
+            s = s + v[:, j]
+        return s
+    acc = v[:, :8].copy()
+    for j in range(8, HW, 8):
+        t = np.zeros((P, 8), f32)
+        t[:, :min(8, HW - j)] = v[:, j:j + 8]
+        acc = acc + t
+    return vec_reduce_tree(acc, np.add)
+
+
+def group_norm_param_backward(dy, x, num_groups, eps=1e-5):
+    """(dw, db) float32 of F.group_norm on cpu, ATen's order (GroupNormBackwardKernelImplInternal): per (n, c)
+    plane ds = reduce_all(dy x), db = reduce_all(dy); over n in turn dw = fma(fma(-db, mean, ds), rstd, dw),
+    db_c = db_c + db (mean, rstd of the forward: ``group_norm``'s)."""
+    dy, x = np.asarray(dy, f32), np.asarray(x, f32)
+    N, C = x.shape[:2]
+    G = num_groups
+    HW = x.size // max(N * C, 1)
+    mean, var = rowwise_moments(x.reshape(N * G, -1))
+    rstd = (1 / np.sqrt(np.maximum(var, 0).astype(np.float64) + eps)).astype(f32)
+    ds = _plane_reduce_all(dy.reshape(N * C, HW) * x.reshape(N * C, HW)).reshape(N, C)
+    db = _plane_reduce_all(dy.reshape(N * C, HW)).reshape(N, C)
+    gw, gb = np.zeros(C, f32), np.zeros(C, f32)
+    for n in range(N):
+        m, r = np.repeat(mean.reshape(N, G)[n], C // G), np.repeat(rstd.reshape(N, G)[n], C // G)
+        gw = fma(fma(-db[n], m, ds[n]), r, gw)
+        gb = gb + db[n]
+    return gw, gb

@@ -7,6 +7,8 @@
    sleef_expf(x), sleef_logf(x): float32 -> float32 ufuncs.
    lanes_add(acc, v): gufunc (l),(n)->(l): ((v[i] + acc[i]) + v[l + i] + ... + v[n - l + i]) + 0, left to right.
    lanes_fold8(acc):  gufunc (8)->(): ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)).
+   fma_rows(acc, a, b): gufunc (n),(r,n),(r,n)->(n): acc = fma(a[i], b[i], acc) for the rows i = 0 .. r-1 in turn
+                      (kernels/_lang.py's fma_rows: layer_norm's dw / db buffers, row after row).
    nll_cascade_L(v, n): gufunc (b),()->() for L = 1..5 levels: kernels/loss.py's _cascade (nll_loss's 16-at-a-time
                       cascade over the n leading values of v), n int32 or int64. */
 #define PY_SSIZE_T_CLEAN
@@ -107,6 +109,28 @@ static void lanes_add_f32(char **args, const npy_intp *dims, const npy_intp *ste
     }
 }
 
+/* (n),(r,n),(r,n)->(n): dims = {outer, n, r}; steps = {acc, a, b, out outer; acc n; a r, a n; b r, b n; out n} */
+#define FMA_ROWS(NAME, FMA, ATTR)                                                                           \
+    ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {          \
+        npy_intp N = dims[0], n = dims[1], r = dims[2];                                                    \
+        (void)data;                                                                                        \
+        for (npy_intp o = 0; o < N; o++) {                                                                 \
+            const char *c = args[0] + o * steps[0], *a = args[1] + o * steps[1], *b = args[2] + o * steps[2]; \
+            char *out = args[3] + o * steps[3];                                                            \
+            for (npy_intp j = 0; j < n; j++) {                                                             \
+                float s = *(const float *)(c + j * steps[4]);                                              \
+                for (npy_intp i = 0; i < r; i++)                                                           \
+                    s = FMA(*(const float *)(a + i * steps[5] + j * steps[6]),                             \
+                            *(const float *)(b + i * steps[7] + j * steps[8]), s);                         \
+                *(float *)(out + j * steps[9]) = s;                                                        \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+FMA_ROWS(fma_rows_f32, fmaf, )
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+FMA_ROWS(fma_rows_f32_hw, __builtin_fmaf, __attribute__((target("fma"))))
+#endif
+
 /* (8)->(): dims = {outer, 8}; steps = {acc, out outer; acc inner} */
 static void lanes_fold8_f32(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
     npy_intp N = dims[0], st = steps[2];
@@ -160,6 +184,8 @@ CASCADE(cascade_i32, npy_int32)
 CASCADE(cascade_i64, npy_int64)
 
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
+static PyUFuncGenericFunction fma_rows_funcs[1] = {fma_rows_f32};
+static char types4[4] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 static PyUFuncGenericFunction add_funcs[1] = {lanes_add_f32}, fold_funcs[1] = {lanes_fold8_f32};
 static void *data[1] = {NULL};
 static PyUFuncGenericFunction cascade_funcs[2] = {cascade_i32, cascade_i64};
@@ -186,6 +212,7 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
     if (__builtin_cpu_supports("fma")) {
         exp_funcs[0] = exp_f32_hw;
         log_funcs[0] = log_f32_hw;
+        fma_rows_funcs[0] = fma_rows_f32_hw;
         hw = 1;
     }
 #endif
@@ -199,6 +226,9 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
         add(m, "lanes_fold8", PyUFunc_FromFuncAndDataAndSignature(fold_funcs, data, types2, 1, 1, 1, PyUFunc_None,
                                                                   "lanes_fold8", "kernels/_lang.py's lanes_fold, 8 lanes.",
                                                                   0, "(8)->()")) ||
+        add(m, "fma_rows", PyUFunc_FromFuncAndDataAndSignature(fma_rows_funcs, data, types4, 1, 3, 1, PyUFunc_None,
+                                                               "fma_rows", "kernels/_lang.py's fma_rows.", 0,
+                                                               "(n),(r,n),(r,n)->(n)")) ||
         PyModule_AddIntConstant(m, "hardware", hw) < 0) {
         Py_DECREF(m);
         return NULL;

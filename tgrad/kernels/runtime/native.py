@@ -53,7 +53,8 @@ def fma_ufunc():
     return None if m is None else m.fma
 
 
-ATEN = ("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8") + tuple(f"nll_cascade_{n}" for n in range(1, 6))
+ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows")
+        + tuple(f"nll_cascade_{n}" for n in range(1, 6)))
 NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32")       # nn_cpu.c's
 OPTIM = (tuple(f"adam_m_{w}{low}" for w in "01" for low in "01") + ("adam_v_0", "adam_v_1", "adam_p_0", "adam_p_1")
          + tuple(f"sgd_p_{w}{mo}{x}" for w in "01" for mo in "012" for x in "01")
@@ -118,6 +119,14 @@ def rule_lanes_fold(acc, ROWS, LANES):
     if _cval(LANES) != 8 or not _f32_block(acc) or list(acc.shape) != [_cval(ROWS), 8]:
         return None
     return (acc,), [_cval(ROWS)]
+
+
+def rule_fma_rows(acc, a, b, ROWS, BLOCK):
+    """``fma_rows(acc, a, b, ROWS, BLOCK)`` of _lang.py: acc float32 [BLOCK], a and b float32 [ROWS, BLOCK]."""
+    rows, block = _cval(ROWS), _cval(BLOCK)
+    ok = (_f32_block(acc) and _f32_block(a) and _f32_block(b) and list(acc.shape) == [block]
+          and list(a.shape) == [rows, block] and list(b.shape) == [rows, block])
+    return ((acc, a, b), acc.shape) if ok else None
 
 
 def rule_cascade(v, n, NB, LEVELS):

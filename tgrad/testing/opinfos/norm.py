@@ -73,10 +73,12 @@ def _ln_samples(rng):
 
 OPS = [
     OpInfo("layer_norm", lambda *a, **k: call("layer_norm", *a, **k), _layer_norm_ref, _ln_samples, dtypes=FLOATS,
-           tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)}, covers=("layer_norm_backward",)),
+           tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
+           covers=("layer_norm_backward", "layer_norm_param_backward")),
     OpInfo("batch_norm", lambda *a, **k: call("batch_norm", *a, **k), _batch_norm_ref, _bn_samples,
            dtypes=FLOATS, diff_args=(0, 1, 2), tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
            covers=("batch_norm_backward",)),
     OpInfo("group_norm", lambda *a, **k: dispatch.call("group_norm", *a, **k), group_norm_ref, _samples,
-           dtypes=FLOATS, tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)}),
+           dtypes=FLOATS, tol={"float16": (4e-3, 4e-3), "bfloat16": (4e-2, 2e-2)},
+           covers=("group_norm_param_backward",)),
 ]
