@@ -1,0 +1,69 @@
+"""Surface that programs of /tmp/progs7 hit: float32 exp/tanh/sigmoid/silu/softplus/elu with ATen's cpu bits
+(numpy models: float64 rounded to float32, SLEEF's expf_u10 from tgrad.testing.aten_softmax; values printed by
+PyTorch 2.13), and the grad_fn names a double backward through nn.Linear shows."""
+import numpy as np
+
+import tgrad
+import tgrad.nn.functional as F
+from tgrad.testing.aten_softmax import sleef_expf
+
+CPU_ONLY = True     # expectations are the bits of PyTorch's cpu kernels
+
+X = np.concatenate([np.linspace(-6, 6, 61, dtype=np.float32), np.float32([0.1, -0.5, 2.25])])
+X64 = X.astype(np.float64)
+# PyTorch 2.13 (cpu) at [1.0, -0.5, 2.25, 0.1]
+TORCH = {
+    "exp": [2.7182817459106445, 0.6065306663513184, 9.487735748291016, 1.1051709651947021],
+    "tanh": [0.7615941762924194, -0.46211716532707214, 0.9780260920524597, 0.0996679961681366],
+    "sigmoid": [0.7310585975646973, 0.3775406777858734, 0.9046505093574524, 0.5249791741371155],
+    "silu": [0.7310585975646973, -0.1887703388929367, 2.035463571548462, 0.05249791964888573],
+    "softplus": [1.31326162815094, 0.4740769863128662, 2.3502066135406494, 0.7443966865539551],
+    "elu": [1.0, -0.39346933364868164, 2.25, 0.10000000149011612],
+}
+FNS = {"exp": tgrad.exp, "tanh": tgrad.tanh, "sigmoid": tgrad.sigmoid, "silu": F.silu, "softplus": F.softplus,
+       "elu": F.elu}
+
+
+def _bits(a):
+    return np.asarray(a, np.float32).view(np.int32)
+
+
+def test_float32_transcendentals_match_pytorch_values():
+    xs = tgrad.tensor([1.0, -0.5, 2.25, 0.1])
+    for name, fn in FNS.items():
+        np.testing.assert_array_equal(_bits(fn(xs).numpy()), _bits(TORCH[name]), err_msg=name)
+
+
+def test_exp_tanh_elu_are_float64_rounded():
+    t = tgrad.tensor(X)
+    np.testing.assert_array_equal(_bits(tgrad.exp(t).numpy()), _bits(np.exp(X64)))
+    np.testing.assert_array_equal(_bits(t.tanh().numpy()), _bits(np.tanh(X64)))
+    np.testing.assert_array_equal(_bits(F.elu(t).numpy()), _bits(np.where(X > 0, X, np.expm1(X64))))
+    z = tgrad.tensor([0.0, -0.0])
+    assert np.signbit(z.tanh().numpy()).tolist() == [False, True]       # tanh(+-0) = +-0
+    assert tgrad.exp(tgrad.tensor([1.0], dtype=tgrad.float64)).item() == np.exp(1.0)
+
+
+def test_sigmoid_silu_softplus_use_sleef_exp():
+    t = tgrad.tensor(X)
+    e = sleef_expf(-X)
+    np.testing.assert_array_equal(_bits(t.sigmoid().numpy()), _bits(np.float32(1) / (np.float32(1) + e)))
+    np.testing.assert_array_equal(_bits(F.silu(t).numpy()), _bits(X / (np.float32(1) + e)))
+    sp = np.log1p(sleef_expf(2 * X).astype(np.float64)).astype(np.float32) / np.float32(2)
+    np.testing.assert_array_equal(_bits(F.softplus(t, beta=2, threshold=5).numpy()),
+                                  _bits(np.where(2 * X > 5, X, sp)))
+    big = tgrad.tensor([-200.0, 30.0, 200.0])
+    np.testing.assert_array_equal(F.softplus(big).numpy(), np.float32([0.0, 30.0, 200.0]))
+    np.testing.assert_array_equal(big.sigmoid().numpy(), np.float32([0.0, 1.0, 1.0]))
+
+
+def test_linear_double_backward_grad_fn_names():
+    lin = tgrad.nn.Linear(2, 3)
+    x = tgrad.randn(4, 2, requires_grad=True)
+    gx, = tgrad.autograd.grad(lin(x).pow(2).sum(), x, create_graph=True)
+    gw, = tgrad.autograd.grad(lin(x).pow(2).sum(), lin.weight, create_graph=True)
+    assert "MmBackward0" in repr(gx) and gx.grad_fn.name() == "MmBackward0"
+    assert gw.grad_fn.name() == "TBackward0"
+    w = lin.weight.detach().numpy().astype(np.float64)
+    y = x.detach().numpy() @ w.T + lin.bias.detach().numpy()
+    np.testing.assert_allclose(gx.detach().numpy(), 2 * y @ w, rtol=1e-5, atol=1e-6)
