@@ -67,3 +67,23 @@ def test_linear_double_backward_grad_fn_names():
     w = lin.weight.detach().numpy().astype(np.float64)
     y = x.detach().numpy() @ w.T + lin.bias.detach().numpy()
     np.testing.assert_allclose(gx.detach().numpy(), 2 * y @ w, rtol=1e-5, atol=1e-6)
+
+
+def test_median_nan_and_nanmedian_match_pytorch():
+    n = float("nan")
+    x = tgrad.tensor([[1.0, n, 3.0, n], [4.0, 2.0, 5.0, 0.0], [n, n, n, 7.0]])
+    assert np.isnan(tgrad.median(x).item()) and x.nanmedian().item() == 3.0
+    m = x.median(1)      # PyTorch 2.13: values [nan, 2, nan], indices [1, 1, 0] (the first NaN)
+    np.testing.assert_array_equal(m.values.numpy(), [n, 2.0, n])
+    assert m.indices.tolist() == [1, 1, 0]
+    nm = tgrad.nanmedian(x, 1)
+    assert type(nm).__name__ == "nanmedian"
+    assert nm.values.tolist() == [1.0, 2.0, 7.0] and nm.indices.tolist() == [0, 1, 3]
+    nk = tgrad.nanmedian(x, 0, keepdim=True)
+    assert nk.values.tolist() == [[1.0, 2.0, 3.0, 0.0]] and nk.indices.tolist() == [[0, 1, 0, 1]]
+    assert np.isnan(tgrad.nanmedian(tgrad.tensor([n, n])).item())
+    assert np.isnan(tgrad.tensor([]).nanmedian().item())
+    t = tgrad.tensor([3.0, n, 1.0], requires_grad=True)
+    t.nanmedian().backward()
+    assert t.grad.tolist() == [0.0, 0.0, 1.0]
+    assert tgrad.tensor([3, 1, 2]).nanmedian(0).indices.item() == 2

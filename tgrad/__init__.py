@@ -78,9 +78,9 @@ from .func import vmap  # noqa: E402
 from ._functional_more import cumulative_trapezoid, trapezoid, trapz  # noqa: F401
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
                                combinations, cross, diagflat, diff, dist, einsum, float_power, histc, histogram, isin,
-                               kron, kthvalue, logit, logspace, median, mode, nanquantile, pdist, quantile, searchsorted,
-                               std_mean, tensordot, trace, tril_indices, triu_indices, unique, unique_consecutive,
-                               var_mean, xlogy)
+                               kron, kthvalue, logit, logspace, median, mode, nanmedian, nanquantile, pdist, quantile,
+                               searchsorted, std_mean, tensordot, trace, tril_indices, triu_indices, unique,
+                               unique_consecutive, var_mean, xlogy)
 from .utils.dlpack import from_dlpack
 from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
                      triangular_solve)

@@ -1,5 +1,5 @@
 """More ``tgrad.X`` functions, each a composition of Tensor ops (their gradients come from those ops):
-cdist, pdist, diff, bincount, histc, unique, median/mode/kthvalue/quantile, std_mean/var_mean,
+cdist, pdist, diff, bincount, histc, unique, median/nanmedian/mode/kthvalue/quantile, std_mean/var_mean,
 searchsorted/bucketize, cross, cartesian_prod, combinations, tril/triu_indices, block_diag, logspace, dist."""
 import itertools
 import math
@@ -296,13 +296,37 @@ def _check_dim_size(input, dim, name):
 
 
 def median(input, dim=None, keepdim=False):
-    """The lower median (sorted position (n - 1) // 2); with ``dim``: (values, indices)."""
+    """The lower median (sorted position (n - 1) // 2), NaN (the first one) where a NaN is present; with
+    ``dim``: (values, indices)."""
+    return _median(input, dim, keepdim, "median")
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaNs: sorted position (k - 1) // 2 of the k non-NaN values (NaN where k = 0); with
+    ``dim``: (values, indices)."""
+    return _median(input, dim, keepdim, "nanmedian")
+
+
+def _median(input, dim, keepdim, name):
     if dim is None:
         if input.numel() == 0:
             return full((), math.nan, dtype=input.dtype, device=input.device)
-        return _select_sorted(input.reshape(-1), 0, False, (input.numel() - 1) // 2, "median").values
-    _check_dim_size(input, dim, "median")
-    return _select_sorted(input, dim, keepdim, (input.shape[dim] - 1) // 2 if input.dim() else 0, "median")
+        return _median(input.reshape(-1), 0, False, name).values
+    _check_dim_size(input, dim, name)
+    if input.dim() == 0 or not input.dtype.is_floating_point:
+        return _select_sorted(input, dim, keepdim, (input.shape[dim] - 1) // 2 if input.dim() else 0, name)
+    nan = input.isnan()
+    _, order = input.sort(dim, stable=True)                       # NaNs sort last
+    if name == "median":
+        idx = order.narrow(dim, (input.shape[dim] - 1) // 2, 1)
+        idx = idx.where(~nan.any(dim, keepdim=True), nan.long().argmax(dim, keepdim=True))
+    else:
+        k = input.shape[dim] - nan.long().sum(dim, keepdim=True)
+        idx = order.gather(dim, (k - 1).clamp_min(0) // 2)
+    vals = input.gather(dim, idx)
+    if not keepdim:
+        vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+    return getattr(R, name)(vals, idx)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
