@@ -2,6 +2,7 @@
 (numpy models: float64 rounded to float32, SLEEF's expf_u10 from tgrad.testing.aten_softmax; values printed by
 PyTorch 2.13), and the grad_fn names a double backward through nn.Linear shows."""
 import numpy as np
+import pytest
 
 import tgrad
 import tgrad.nn.functional as F
@@ -87,3 +88,33 @@ def test_median_nan_and_nanmedian_match_pytorch():
     t.nanmedian().backward()
     assert t.grad.tolist() == [0.0, 0.0, 1.0]
     assert tgrad.tensor([3, 1, 2]).nanmedian(0).indices.item() == 2
+
+
+def test_fake_quantize_values_grads_and_errors_match_pytorch():
+    x = tgrad.tensor([[-7.0, -0.51, 0.125, 0.075, 1.0, 6.5], [0.3, -0.3, 2.0, -2.0, 0.049, 5.0]], requires_grad=True)
+    y = tgrad.fake_quantize_per_tensor_affine(x, 0.05, 3, -10, 100)
+    # PyTorch 2.13
+    ref = np.float32([[-0.65, -0.5, 0.1, 0.1, 1.0, 4.85], [0.3, -0.3, 2.0, -0.65, 0.05, 4.85]])
+    np.testing.assert_allclose(y.detach().numpy(), ref, rtol=0, atol=1e-6)
+    y.sum().backward()
+    assert x.grad.tolist() == [[0, 1, 1, 1, 1, 0], [1, 1, 1, 0, 1, 0]]
+    x.grad = None
+    y = tgrad.fake_quantize_per_channel_affine(x, tgrad.tensor([0.1, 0.03]), tgrad.tensor([0, -4], dtype=tgrad.int32),
+                                              0, -128, 127)
+    ref = np.float32([[-7.0, -0.5, 0.1, 0.1, 1.0, 6.5], [0.3, -0.3, 2.01, -2.01, 0.06, 3.93]])
+    np.testing.assert_allclose(y.detach().numpy(), ref, rtol=0, atol=1e-6)
+    (y * tgrad.arange(6.0)).sum().backward()
+    assert x.grad.tolist() == [[0, 1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 0]]
+    half = tgrad.fake_quantize_per_tensor_affine(tgrad.tensor([0.25, 0.75, -0.25, 2.5]), 0.5, 0, -128, 127)
+    assert half.tolist() == [0.0, 1.0, 0.0, 2.5]         # nearbyint: ties to even
+    with pytest.raises(RuntimeError, match="`quant_min` should be less than or"):
+        tgrad.fake_quantize_per_tensor_affine(x, 0.1, 0, 5, 2)
+    with pytest.raises(RuntimeError, match="`zero_point` must be between `quant_min` and `quant_max`."):
+        tgrad.fake_quantize_per_tensor_affine(x, 0.1, 300, -128, 127)
+    with pytest.raises(RuntimeError, match="Zero-point must be Int32, Float or Half, found Long"):
+        tgrad.fake_quantize_per_channel_affine(x, tgrad.tensor([0.1, 0.03]), tgrad.tensor([0, -4]), 0, -128, 127)
+    with pytest.raises(RuntimeError, match="dimensions of scale and zero-point are not consistent"):
+        tgrad.fake_quantize_per_channel_affine(x, tgrad.tensor([0.1, 0.03]), tgrad.tensor([0, -4], dtype=tgrad.int32),
+                                               1, -128, 127)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        tgrad.fake_quantize_per_tensor_affine(tgrad.tensor([1, 2]), 0.1, 0, -128, 127)

@@ -707,3 +707,44 @@ def broadcast_tensors(*tensors):
 
 def result_type(tensor, other):
     return D.result_type(tensor, other)
+
+
+# ------------------------------------------------------------------ fake quantization (quantization-aware training)
+def _fake_quantize(input, scale, zero_point, quant_min, quant_max):
+    """(clamp(nearbyint(x * (1 / scale)) + zp, qmin, qmax) - zp) * scale in float32 (ATen's cpu kernel); the
+    gradient passes where the unclamped level lies in [qmin, qmax] (straight-through), zero elsewhere."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"fake_quantize_tensor_cachemask_kernel_type_handling" not implemented for '
+                                  f"'{input.dtype.legacy_name}'")
+    if quant_min > quant_max:
+        raise RuntimeError("`quant_min` should be less than or         equal to `quant_max`.")
+    inv = (1.0 / scale.float()) if isinstance(scale, Tensor) else float(np.float32(1.0) / np.float32(scale))
+    q = (input.detach() * inv).round() + zero_point
+    keep = (q >= quant_min) & (q <= quant_max)
+    out = (q.clamp(quant_min, quant_max) - zero_point) * scale
+    return out.to(input.dtype) + (input - input.detach()) * keep if input.requires_grad else out.to(input.dtype)
+
+
+def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max):
+    """Fake-quantize ``input`` with one (scale, zero_point): floats, or one-element tensors."""
+    zp = zero_point.item() if isinstance(zero_point, Tensor) else zero_point
+    if quant_min <= quant_max and not quant_min <= zp <= quant_max:
+        raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
+    if isinstance(scale, Tensor):
+        scale = scale.reshape(())
+    return _fake_quantize(input, scale, int(zp), quant_min, quant_max)
+
+
+def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max):
+    """Fake-quantize ``input`` with a (scale, zero_point) per index of dim ``axis`` (scale, zero_point 1-D)."""
+    if zero_point.dtype not in (D.int32, D.float32, D.float16):
+        raise RuntimeError(f"Zero-point must be Int32, Float or Half, found {zero_point.dtype.legacy_name}")
+    if scale.dim() != 1 or zero_point.dim() != 1 or scale.numel() != zero_point.numel() or \
+            scale.numel() != input.shape[axis]:
+        raise RuntimeError("dimensions of scale and zero-point are not consistent with input tensor")
+    if quant_min <= quant_max and bool(((zero_point < quant_min) | (zero_point > quant_max)).any()):
+        raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
+    shape = [1] * input.dim()
+    shape[axis] = -1
+    return _fake_quantize(input, scale.float().reshape(shape), zero_point.round().float().reshape(shape), quant_min,
+                          quant_max)
