@@ -118,3 +118,27 @@ def test_fake_quantize_values_grads_and_errors_match_pytorch():
                                                1, -128, 127)
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         tgrad.fake_quantize_per_tensor_affine(tgrad.tensor([1, 2]), 0.1, 0, -128, 127)
+
+
+def test_cross_entropy_and_nll_loss_grad_fn_names_match_pytorch():
+    x = tgrad.randn(4, 3, requires_grad=True)
+    t = tgrad.tensor([0, 1, 2, 0])
+    p = tgrad.randn(4, 3).softmax(1)
+    # names PyTorch 2.13 shows (cross_entropy decomposes into log_softmax + nll_loss, or sums for soft targets)
+    assert F.cross_entropy(x, t).grad_fn.name() == "NllLossBackward0"
+    assert F.cross_entropy(x[0], t[0], reduction="none").grad_fn.name() == "NllLossBackward0"
+    assert F.cross_entropy(x, t, label_smoothing=0.1).grad_fn.name() == "AddBackward0"
+    assert F.cross_entropy(x, p).grad_fn.name() == "DivBackward1"
+    assert F.cross_entropy(x, p, reduction="sum").grad_fn.name() == "NegBackward0"
+    assert "grad_fn=<NllLossBackward0>" in repr(tgrad.nn.CrossEntropyLoss()(x, t))
+    for shape, names in (((2, 3, 5), ("NllLoss2DBackward0", "ViewBackward0")),
+                         ((2, 3, 5, 2), ("NllLoss2DBackward0", "NllLoss2DBackward0"))):
+        xn = tgrad.randn(*shape, requires_grad=True)
+        tn = tgrad.zeros((shape[0],) + shape[2:], dtype=tgrad.int64)
+        assert F.cross_entropy(xn, tn).grad_fn.name() == names[0]
+        assert F.nll_loss(xn, tn, reduction="none").grad_fn.name() == names[1]
+    loss = F.cross_entropy(x, t)
+    loss.backward()     # the renamed node still runs the fused backward
+    s = x.detach().numpy().astype(np.float64)
+    sm = np.exp(s) / np.exp(s).sum(1, keepdims=True)
+    np.testing.assert_allclose(x.grad.numpy(), (sm - np.eye(3)[[0, 1, 2, 0]]) / 4, rtol=1e-5, atol=1e-7)
