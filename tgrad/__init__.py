@@ -84,10 +84,11 @@ from . import jit  # noqa: F401,E402  (TorchScript entry points, run eagerly)
 from .func import vmap  # noqa: E402
 from ._functional_more import cumulative_trapezoid, trapezoid, trapz  # noqa: F401
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
-                               combinations, cross, diagflat, diff, dist, einsum, float_power, histc, histogram, isin,
-                               kron, kthvalue, logit, logspace, median, mode, nanquantile, pdist, quantile, searchsorted,
-                               std_mean, tensordot, trace, tril_indices, triu_indices, unique, unique_consecutive,
-                               var_mean, xlogy)
+                               combinations, cross, diagflat, diff, dist, einsum, fake_quantize_per_channel_affine,
+                               fake_quantize_per_tensor_affine, float_power, histc, histogram, isin,
+                               kron, kthvalue, logit, logspace, median, mode, nanmedian, nanquantile, pdist, quantile,
+                               searchsorted, std_mean, tensordot, trace, tril_indices, triu_indices, unique,
+                               unique_consecutive, var_mean, xlogy)
 from .utils.dlpack import from_dlpack
 from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
                      triangular_solve)

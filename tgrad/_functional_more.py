@@ -1,5 +1,5 @@
 """More ``tgrad.X`` functions, each a composition of Tensor ops (their gradients come from those ops):
-cdist, pdist, diff, bincount, histc, unique, median/mode/kthvalue/quantile, std_mean/var_mean,
+cdist, pdist, diff, bincount, histc, unique, median/nanmedian/mode/kthvalue/quantile, std_mean/var_mean,
 searchsorted/bucketize, cross, cartesian_prod, combinations, tril/triu_indices, block_diag, logspace, dist."""
 import itertools
 import math
@@ -297,13 +297,37 @@ def _check_dim_size(input, dim, name):
 
 
 def median(input, dim=None, keepdim=False):
-    """The lower median (sorted position (n - 1) // 2); with ``dim``: (values, indices)."""
+    """The lower median (sorted position (n - 1) // 2), NaN (the first one) where a NaN is present; with
+    ``dim``: (values, indices)."""
+    return _median(input, dim, keepdim, "median")
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaNs: sorted position (k - 1) // 2 of the k non-NaN values (NaN where k = 0); with
+    ``dim``: (values, indices)."""
+    return _median(input, dim, keepdim, "nanmedian")
+
+
+def _median(input, dim, keepdim, name):
     if dim is None:
         if input.numel() == 0:
             return full((), math.nan, dtype=input.dtype, device=input.device)
-        return _select_sorted(input.reshape(-1), 0, False, (input.numel() - 1) // 2, "median").values
-    _check_dim_size(input, dim, "median")
-    return _select_sorted(input, dim, keepdim, (input.shape[dim] - 1) // 2 if input.dim() else 0, "median")
+        return _median(input.reshape(-1), 0, False, name).values
+    _check_dim_size(input, dim, name)
+    if input.dim() == 0 or not input.dtype.is_floating_point:
+        return _select_sorted(input, dim, keepdim, (input.shape[dim] - 1) // 2 if input.dim() else 0, name)
+    nan = input.isnan()
+    _, order = input.sort(dim, stable=True)                       # NaNs sort last
+    if name == "median":
+        idx = order.narrow(dim, (input.shape[dim] - 1) // 2, 1)
+        idx = idx.where(~nan.any(dim, keepdim=True), nan.long().argmax(dim, keepdim=True))
+    else:
+        k = input.shape[dim] - nan.long().sum(dim, keepdim=True)
+        idx = order.gather(dim, (k - 1).clamp_min(0) // 2)
+    vals = input.gather(dim, idx)
+    if not keepdim:
+        vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+    return getattr(R, name)(vals, idx)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -853,3 +877,44 @@ def sinc(input):
     zero = x == 0
     px = x.masked_fill(zero, 1.0) * math.pi
     return (px.sin() / px).masked_fill(zero, 1.0)
+
+
+# ------------------------------------------------------------------ fake quantization (quantization-aware training)
+def _fake_quantize(input, scale, zero_point, quant_min, quant_max):
+    """(clamp(nearbyint(x * (1 / scale)) + zp, qmin, qmax) - zp) * scale in float32 (ATen's cpu kernel); the
+    gradient passes where the unclamped level lies in [qmin, qmax] (straight-through), zero elsewhere."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"fake_quantize_tensor_cachemask_kernel_type_handling" not implemented for '
+                                  f"'{input.dtype.legacy_name}'")
+    if quant_min > quant_max:
+        raise RuntimeError("`quant_min` should be less than or         equal to `quant_max`.")
+    inv = (1.0 / scale.float()) if isinstance(scale, Tensor) else float(np.float32(1.0) / np.float32(scale))
+    q = (input.detach() * inv).round() + zero_point
+    keep = (q >= quant_min) & (q <= quant_max)
+    out = (q.clamp(quant_min, quant_max) - zero_point) * scale
+    return out.to(input.dtype) + (input - input.detach()) * keep if input.requires_grad else out.to(input.dtype)
+
+
+def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max):
+    """Fake-quantize ``input`` with one (scale, zero_point): floats, or one-element tensors."""
+    zp = zero_point.item() if isinstance(zero_point, Tensor) else zero_point
+    if quant_min <= quant_max and not quant_min <= zp <= quant_max:
+        raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
+    if isinstance(scale, Tensor):
+        scale = scale.reshape(())
+    return _fake_quantize(input, scale, int(zp), quant_min, quant_max)
+
+
+def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max):
+    """Fake-quantize ``input`` with a (scale, zero_point) per index of dim ``axis`` (scale, zero_point 1-D)."""
+    if zero_point.dtype not in (D.int32, D.float32, D.float16):
+        raise RuntimeError(f"Zero-point must be Int32, Float or Half, found {zero_point.dtype.legacy_name}")
+    if scale.dim() != 1 or zero_point.dim() != 1 or scale.numel() != zero_point.numel() or \
+            scale.numel() != input.shape[axis]:
+        raise RuntimeError("dimensions of scale and zero-point are not consistent with input tensor")
+    if quant_min <= quant_max and bool(((zero_point < quant_min) | (zero_point > quant_max)).any()):
+        raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
+    shape = [1] * input.dim()
+    shape[axis] = -1
+    return _fake_quantize(input, scale.float().reshape(shape), zero_point.round().float().reshape(shape), quant_min,
+                          quant_max)

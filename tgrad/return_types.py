@@ -46,6 +46,10 @@ class median(_ValuesIndices):
     pass
 
 
+class nanmedian(_ValuesIndices):
+    pass
+
+
 class mode(_ValuesIndices):
     pass
 

@@ -1866,6 +1866,9 @@ class Tensor:
     def median(self, dim=None, keepdim=False):
         return _fm.median(self, dim, keepdim)
 
+    def nanmedian(self, dim=None, keepdim=False):
+        return _fm.nanmedian(self, dim, keepdim)
+
     def kthvalue(self, k, dim=-1, keepdim=False):
         return _fm.kthvalue(self, k, dim, keepdim)
 

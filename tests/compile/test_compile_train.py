@@ -330,7 +330,7 @@ def test_compiled_function_with_backward_outside():
     assert out[0] == ref[0]
     for a, b in zip(out[2], ref[2]):
         np.testing.assert_array_equal(a, b)
-    assert out[1] == ["CrossEntropyLossBackward0"] * 2 + ["CompiledFunctionBackward"] * 6
+    assert out[1] == ["NllLossBackward0"] * 2 + ["CompiledFunctionBackward"] * 6
 
 
 def test_tensor_kept_by_the_forward_runs_eagerly_with_one_warning():

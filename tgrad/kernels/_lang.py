@@ -170,7 +170,7 @@ def tanh_h(x):
     """tanh(x) = -expm1(-2|x|) / (2 + expm1(-2|x|)), signed."""
     e = expm1_h(-2.0 * tl.abs(x))
     t = -e / (2.0 + e)
-    return tl.where(x < 0, -t, t)
+    return tl.where(x == 0, x, tl.where(x < 0, -t, t))      # tanh(+-0) = +-0
 
 
 @triton.jit

@@ -4,16 +4,22 @@ import triton
 import triton.language as tl
 
 from .runtime.native import elementwise, elementwise2, native_helper
-from ._lang import expm1_h, log1p_h, param_h, sigmoid_h, softplus_h, tanh_epilogue_h, tanh_h
+from ._lang import expm1_h, log1p_h, param_h, sigmoid_h, sleef_exp, softplus_h, tanh_epilogue_h, tanh_h
 
 
 @triton.jit
 def tanh_fn(x, p0, p1, p2):
+    """tanh(x); float32 rounded from float64, as ATen's cpu tanh (SLEEF's tanhf_u10) nearly always is."""
+    if x.dtype == tl.float32:
+        return tanh_h(x.to(tl.float64)).to(tl.float32)
     return tanh_h(x)
 
 
 @triton.jit
 def sigmoid_fn(x, p0, p1, p2):
+    """1 / (1 + exp(-x)); float32 with ATen's cpu exp (SLEEF's expf_u10: its vectorized body, bit for bit)."""
+    if x.dtype == tl.float32:
+        return 1.0 / (1.0 + sleef_exp(-x))
     return sigmoid_h(x)
 
 
@@ -34,7 +40,13 @@ def leaky_relu_fn(x, s_hi, s_lo, p2):
 
 @triton.jit
 def elu_fn(x, alpha, scale, p2):
-    return tl.where(x > 0, x * scale, expm1_h(x) * (alpha * scale))
+    """x scale for x > 0, else expm1(x) alpha scale; float32's expm1 rounded from float64 (ATen's SLEEF expm1f_u10
+    nearly always is)."""
+    if x.dtype == tl.float32:
+        e = expm1_h(x.to(tl.float64)).to(tl.float32)
+    else:
+        e = expm1_h(x)
+    return tl.where(x > 0, x * scale, e * (alpha * scale))
 
 
 @native_helper("gelu_f32", elementwise)
@@ -54,6 +66,9 @@ def gelu_tanh_fn(x, p0, p1, p2):
 
 @triton.jit
 def silu_fn(x, p0, p1, p2):
+    """x sigmoid(x); float32 as ATen's cpu silu, x / (1 + exp(-x)) with SLEEF's expf_u10."""
+    if x.dtype == tl.float32:
+        return x / (1.0 + sleef_exp(-x))
     return x * sigmoid_h(x)
 
 
@@ -64,8 +79,13 @@ def mish_fn(x, p0, p1, p2):
 
 @triton.jit
 def softplus_fn(x, beta, threshold, p2):
-    """log(1 + exp(beta x)) / beta, or x where beta x > threshold."""
-    return tl.where(x * beta > threshold, x, softplus_h(x * beta) / beta)
+    """log(1 + exp(beta x)) / beta, or x where beta x > threshold; float32 as ATen's cpu softplus: SLEEF's
+    expf_u10, then log1p (rounded from float64, as SLEEF's log1pf_u10 nearly always is), then / beta."""
+    if x.dtype == tl.float32:
+        y = log1p_h(sleef_exp(x * beta).to(tl.float64)).to(tl.float32) / beta
+    else:
+        y = softplus_h(x * beta) / beta
+    return tl.where(x * beta > threshold, x, y)
 
 
 @triton.jit

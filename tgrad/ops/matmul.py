@@ -375,8 +375,9 @@ def linear_grad_input_backward(ctx, ggx):
             _act_grad(_c("mul", h, g), v, act, 2) if (need[2] and act is not None) else None)
 
 
+# grad_fn names as PyTorch's double backward shows them: dX = grad.mm(W) (MmBackward0), dW = mm(...).t() (TBackward0)
 LINEAR_GRAD_INPUT = Op(
-    "linear_grad_input", linear_grad_input_forward, linear_grad_input_backward, "LinearGradInputBackward0",
+    "linear_grad_input", linear_grad_input_forward, linear_grad_input_backward, "MmBackward0",
     inputs=("grad", "weight", "v"), save=("grad", "weight", "v"))
 
 
@@ -391,7 +392,7 @@ def linear_grad_weight_backward(ctx, ggw, ggb=None):
 
 
 LINEAR_GRAD_WEIGHT = Op(
-    "linear_grad_weight", linear_grad_weight_forward, linear_grad_weight_backward, "LinearGradWeightBackward0",
+    "linear_grad_weight", linear_grad_weight_forward, linear_grad_weight_backward, "TBackward0",
     inputs=("grad", "input", "v"), save=("grad", "input", "v"))
 
 

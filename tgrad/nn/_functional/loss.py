@@ -2,7 +2,23 @@
 ``size_average``/``reduce`` arguments map to ``reduction`` with PyTorch's warning."""
 
 from ..._nn_functional import _op
+from ...autograd.dispatch import node_class
 from .._reduction import _legacy_reduction
+
+
+def _shown_as(out, name):
+    """Give ``out``'s grad_fn the name PyTorch's decomposition shows (a fused op standing for several)."""
+    if out.grad_fn is not None and out.grad_fn.name() != name:
+        out.grad_fn.__class__ = node_class(name)
+    return out
+
+
+def _nll_node_name(input, reduction):
+    """nll_loss's node: NllLossBackward0 up to 2-D; nll_loss2d for (N, C, d1, ...), 3-D and 5-D+ inputs going
+    through a reshape (so a 'none' loss is a ViewBackward0)."""
+    if input.dim() <= 2:
+        return "NllLossBackward0"
+    return "ViewBackward0" if reduction == "none" and input.dim() != 4 else "NllLoss2DBackward0"
 
 
 
@@ -13,15 +29,19 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     ``target``: class indices (int64) or class probabilities (same shape as input)."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return _op("cross_entropy", input, target, weight, ignore_index=ignore_index, reduction=reduction,
-               label_smoothing=label_smoothing)
+    out = _op("cross_entropy", input, target, weight, ignore_index=ignore_index, reduction=reduction,
+              label_smoothing=label_smoothing)
+    if target.dtype.is_floating_point:      # PyTorch: -(w y' log_softmax(x)).sum(1), then .sum() / rows for 'mean'
+        return _shown_as(out, "DivBackward1" if reduction == "mean" else "NegBackward0")
+    return _shown_as(out, "AddBackward0" if label_smoothing > 0 else _nll_node_name(input, reduction))
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """-input[n, target[n]] * weight[target[n]], averaged over the weights of non-ignored targets."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
-    return _op("nll_loss", input, target, weight, ignore_index=ignore_index, reduction=reduction)
+    out = _op("nll_loss", input, target, weight, ignore_index=ignore_index, reduction=reduction)
+    return _shown_as(out, _nll_node_name(input, reduction))
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
