@@ -5,8 +5,9 @@ ATen's order is dozens of reshapes, transposes and ``[..., i]`` picks of its par
 (~0.2-1 us) is the whole cost of a small step.  The shapes are static, so one run (``instrument``: the program
 recording each local it assigns) tells each result's shape and dtype; ``hoist`` then gives each small ufunc
 result of a local assigned once its own buffer, written with ``out=`` (the same loop, the same bits: the buffer
-has the result's dtype and shape), and evaluates once the views of buffers and of the arena's fixed views
-(``v<n>``): their lines leave the program and their uses name the constant view.  A value never outlives its
+has the result's dtype and shape), evaluates once the views of buffers and of the arena's fixed views
+(``v<n>``): their lines leave the program and their uses name the constant view, and copies a padded
+constant block once (``_padded``).  A value never outlives its
 replay (stores copy it into memory), and each buffer is written once per run before any use: a buffer keeping
 the last run's numbers changes nothing."""
 import re
@@ -21,6 +22,41 @@ _UFUNC = re.compile(r"^(c\d+_k\d+|_np\.\w+)\(((?:[\w.]+, )*[\w.]+)\)$")
 _VIEW = re.compile(r"^(\w+)(\.reshape\([^()]*(?:\([^()]*\))?[^()]*\)|\.transpose\(\w+\)|\[\.\.\., \d+\]|\[c\d+_k\d+\])$")
 _NAME = re.compile(r"\b(t\d+\w*)\b")
 _ARG = re.compile(r"^(?:t\d+\w*|v\d+|h_\w+|c\d+_k\d+|c\d+x\d+)$")
+_COPY = re.compile(r"^    (t\d+\w*) = (c\d+_k\d+)\.copy\(\)$")
+_CALLEE = re.compile(r"([\w.]+)\(")
+_PURE = ("_np.add.reduce", "_np.ascontiguousarray", "_np.where", ".astype")
+
+
+def _padded(lines, ns, count):
+    """Locals ``t = c.copy()`` (a constant block, e.g. a GEMM operand's zero padding) whose later lines first write
+    constant index sets of it, then only pass it whole to pure calls: the same bytes at each read if the copy
+    is made once (what the writes leave is written again before any read; the rest stays the constant)."""
+    out = set()
+    for i, ln in enumerate(lines):
+        m = _COPY.match(ln)
+        if m is None or count.get(m.group(1)) != 1 or type(ns.get(m.group(2))) is not np.ndarray:
+            continue
+        name, reading, ok = m.group(1), False, True
+        use = re.compile(rf"\b{name}\b")
+        for ln2 in lines[i + 1:]:
+            if not use.search(ln2) or ln2.startswith("    del "):
+                continue
+            w = re.match(rf"^    {name}\[c\d+_k\d+\] = (.+)$", ln2)
+            if w is not None and not reading and not use.search(w.group(1)):
+                continue
+            reading = True
+            rhs = ln2.split(" = ", 1)[1] if re.match(r"^    t\d+\w* = ", ln2) else None
+            if rhs is None or re.search(rf"\b{name}\b(?![,)])|(?<![(\s]){name}\b", rhs) or not all(
+                    c in _PURE or _pure(ns.get(c)) for c in _CALLEE.findall(rhs)):
+                ok = False
+                break
+        if ok and reading:
+            out.add(name)
+    return out
+
+
+def _pure(f):
+    return type(f) is np.ufunc or getattr(f, "__module__", "").endswith("runtime.blas")
 
 
 def instrument(src):
@@ -45,6 +81,7 @@ def hoist(src, ns, rec):
             for n in lhs.split(", "):
                 count[n] = count.get(n, 0) + 1
     const = {}          # local -> name of its buffer or constant view in ns
+    padded = _padded(lines, ns, count)
     total = 0
     out = []
 
@@ -62,6 +99,10 @@ def hoist(src, ns, rec):
             continue
         name, rhs = m.group(1), subst(m.group(2))
         val = rec.get(name)
+        if name in padded:
+            const[name] = f"h_{name}"
+            ns[const[name]] = ns[rhs[:-len(".copy()")]].copy()
+            continue
         u = _UFUNC.match(rhs)
         if u is not None and type(val) is np.ndarray and val.ndim and val.size <= MAX_ELEMS and \
                 total + val.nbytes <= MAX_BYTES and val.flags.c_contiguous:
