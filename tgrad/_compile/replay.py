@@ -20,6 +20,7 @@ from ..memory.allocator import get_allocator
 from ..optim import optimizer as _optim
 from ..tensor import Tensor, _new
 from .fuse import Fuser
+from .hoist import hoist, instrument
 from .plan import Plan
 from .record import _PLAIN, Eager, Patches, Recorder, tensors_of
 
@@ -27,6 +28,7 @@ _refs = sys.getrefcount
 OUT = object()      # an output's place in the result's structure
 MISS = object()     # a replay's answer when this call's tensors do not fit the record
 FUSE = True         # inline the tapes into the program and fuse element-wise chains (fuse.py); False: call them
+HOIST = True        # after a run of the fused program: its small intermediates in buffers (hoist.py)
 
 
 def capture(fn, args, kwargs, walk, build_cuda=None):
@@ -291,7 +293,8 @@ class Replay:
     """A recorded step: ``run(B, O)`` with the bound tensors' addresses B and the outputs' blocks O (the last
     call's again when nothing references them any more, else fresh ones)."""
 
-    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi", "last", "regen")
+    __slots__ = ("run", "arena", "blocks", "outs", "template", "used", "source", "lo", "hi", "last", "regen",
+                 "hoist")
 
     def __init__(self, run, arena, blocks, outs, template, used, source):
         self.run, self.arena, self.blocks, self.outs = run, arena, blocks, outs
@@ -299,6 +302,7 @@ class Replay:
         self.lo, self.hi = arena.ptr, arena.ptr + arena.nbytes
         self.last = None        # the previous call's output blocks
         self.regen = None       # after the first run: the program generated again (launches it traced inlined)
+        self.hoist = None       # the fused program's namespace while its instrumented run is pending (hoist.py)
 
     def __call__(self, walk):
         B = self.bind(walk.tensors)
@@ -345,6 +349,16 @@ class Replay:
             if used == self.used:
                 exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
                 self.run, self.source = ns["replay"], src
+                if HOIST and "    t" in src:      # (tapes inlined: locals to hoist)
+                    ns2 = dict(ns, _rec={})
+                    exec(builtins.compile(instrument(src), "<tgrad.compile replay>", "exec"), ns2)
+                    self.run, self.hoist = ns2["replay"], ns2
+        elif self.hoist is not None:        # the instrumented run done: tier 3
+            ns, self.hoist = self.hoist, None
+            rec = ns.pop("_rec")
+            src = hoist(self.source, ns, rec)
+            exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
+            self.run, self.source = ns["replay"], src
         return stores
 
     def _execute(self, B, O):

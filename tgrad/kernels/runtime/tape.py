@@ -13,7 +13,7 @@ import triton.language as tl
 from . import blas, native
 from .host_state import LOCK
 from .internals import _I, _lang_for_interpreter, _scope, _tls
-from .tape_ops import _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _pad_to, _select, _Val, _Views
+from .tape_ops import SELECT_MIN, _dyn_handle, _fma32, _kind, _nested_load, _nested_store, _pad_to, _select, _Val, _Views
 
 
 def _th(data, dtype):
@@ -161,7 +161,10 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         return None
     if name == "create_select" and len(vals) == 3 and None not in a:
         raw = np.where(_empty(vals[0]), _empty(vals[1]), _empty(vals[2])).dtype
-        x = f"_sel({a[0]}, {a[1]}, {a[2]})"
+        small = math.prod(out.shape) < SELECT_MIN and (e.box is None or math.prod(e.box[1]) < SELECT_MIN)
+        # a block below SELECT_MIN elements (so is each operand, broadcast to it): _select's np.where, without its
+        # Python call and checks (~1 us)
+        x = f"{'_np.where' if small else '_sel'}({a[0]}, {a[1]}, {a[2]})"
         return x if raw == out.np_dtype else f"{x}.astype({e.k(out.np_dtype)})"
     if name == "create_splat" and len(vals) == 2 and a[1] is not None:
         ty = vals[1].ty
@@ -197,7 +200,8 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         ty = vals[0].ty
         u = getattr(np, f"uint{ty.primitive_bitwidth}")
         mask = (1 << (ty.primitive_bitwidth - 1)) - 1
-        return f"({a[0]}.view({e.k(u)}) & {mask}).view({e.k(_I._get_np_dtype(ty))})"
+        # (the mask a 0-d array made once: a Python int is converted on every call, ~1.5 us)
+        return f"({a[0]}.view({e.k(u)}) & {e.k(np.array(mask, u))}).view({e.k(_I._get_np_dtype(ty))})"
     if name == "create_fma" and len(vals) == 3 and None not in a:
         f = native.fma_ufunc()
         if f is not None and vals[2].np_dtype in (np.float32, np.float64):

@@ -152,21 +152,22 @@ def _native_aten(name):
 
 
 def _dump(run):
-    """(code, constants, name, nbytes) of a compiled plain-numpy tape, or raises _No."""
+    """(code, constants, name, nbytes, source) of a compiled plain-numpy tape, or raises _No (the source: the
+    compiled replay inlines a tape from it, ``_compile/fuse.py``)."""
     code = getattr(run, "__code__", None)
     if code is None or code.co_filename != "<tgrad tape>":
         raise _No                           # (a tape calling the builder runs wrapped under LOCK)
     consts = {k: v for k, v in run.__globals__.items() if k.startswith("_k")}
-    return marshal.dumps(code), consts, run.__name__, run.nbytes
+    return marshal.dumps(code), consts, run.__name__, run.nbytes, run.source
 
 
 def _load(rec, kinds):
-    code, consts, name, nbytes = rec
+    code, consts, name, nbytes, source = rec
     ns = _tape._Emitter(kinds).ns
     ns.update(consts)
     ns["__builtins__"] = builtins
     run = types.FunctionType(marshal.loads(code), ns, name)
-    run.nbytes = nbytes
+    run.nbytes, run.source = nbytes, source
     return run
 
 

@@ -287,12 +287,15 @@ def _kind(name):
 _UINTS = {4: np.uint32, 8: np.uint64}
 
 
+SELECT_MIN = 4096       # _select's integer path from this many elements on; below, np.where (a tape emits it directly)
+
+
 def _select(c, x, y):
     """``np.where(c, x, y)`` of a block, without a branch per element: numpy's where mispredicts on a data-dependent
     condition (a ReLU mask, a pooling window's argmax: ~5 ns an element, 5x the cost of this).  The same bits,
     through the integer views: y ^ ((x ^ y) & -c).  Other operands (small, mixed dtypes): ``np.where``."""
     u = _UINTS.get(x.dtype.itemsize) if type(x) is np.ndarray and type(y) is np.ndarray else None
-    if u is None or x.dtype != y.dtype or type(c) is not np.ndarray or c.dtype != np.bool_ or c.size < 4096:
+    if u is None or x.dtype != y.dtype or type(c) is not np.ndarray or c.dtype != np.bool_ or c.size < SELECT_MIN:
         return np.where(c, x, y)
     m = c.view(np.uint8).astype(u)
     np.negative(m, out=m)

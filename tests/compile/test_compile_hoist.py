@@ -1,0 +1,96 @@
+"""tgrad.compile's cpu program, tier 3 (``_compile/hoist.py``): after one instrumented run of the fused program,
+small ufunc results live in fixed buffers written with ``out=`` and views of them are evaluated once; the
+numbers stay eager's bit for bit, call after call."""
+import re
+
+import numpy as np
+
+import tgrad
+import tgrad.nn as nn
+import tgrad.nn.functional as F
+from tgrad._compile import hoist as H
+from tgrad._compile import replay as R
+
+CPU_ONLY = True     # tests the cpu replay program (conftest)
+
+
+def _linreg():
+    rng = np.random.default_rng(5)
+    x = tgrad.tensor(rng.random((40, 1), dtype=np.float32))
+    y = tgrad.tensor((1 + 2 * x.numpy() + 0.1 * rng.standard_normal((40, 1))).astype(np.float32))
+    tgrad.manual_seed(1)
+    b = tgrad.randn(1, requires_grad=True)
+    w = tgrad.randn(1, requires_grad=True)
+    opt = tgrad.optim.SGD([b, w], lr=0.1)
+
+    def step():
+        loss = ((b + w * x - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step, [b, w]
+
+
+def _mlp():
+    tgrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 9), nn.ReLU(), nn.Linear(9, 3))
+    rng = np.random.default_rng(2)
+    x = tgrad.tensor(rng.standard_normal((7, 6)).astype(np.float32))
+    y = tgrad.tensor(rng.integers(0, 3, 7))
+    opt = tgrad.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step, list(model.parameters())
+
+
+def _run(make, compiled, calls=25):
+    step, params = make()
+    f = tgrad.compile(step) if compiled else step
+    out = [f().detach().numpy().copy() for _ in range(calls)]
+    return out + [p.detach().numpy().copy() for p in params], f
+
+
+def test_hoisted_program_matches_eager_bits():
+    for make in (_linreg, _mlp):
+        want, _ = _run(make, False)
+        got, f = _run(make, True)
+        assert all(np.array_equal(a, b) for a, b in zip(want, got))
+        run = next(e.run for e in f._cache.values() if e.run is not None)
+        assert run.hoist is None and re.search(r", out=h_t\d+s\d+_\d+\)", run.source), run.source
+
+
+def test_reduction_views_leave_the_program(monkeypatch):
+    monkeypatch.setattr(R, "HOIST", False)
+    _, f = _run(_linreg, True, calls=5)
+    fused = next(e.run for e in f._cache.values() if e.run is not None).source
+    monkeypatch.setattr(R, "HOIST", True)
+    _, f = _run(_linreg, True, calls=5)
+    hoisted = next(e.run for e in f._cache.values() if e.run is not None).source
+
+    def views(src):
+        return len(re.findall(r"\.reshape\(|\.transpose\(|\[\.\.\., \d\]", src))
+    assert views(fused) > 20 and views(hoisted) < views(fused) // 4
+    assert hoisted.count("\n") < fused.count("\n")
+
+
+def test_hoist_keeps_what_it_cannot_prove():
+    ns = {"_np": np, "c0_k1": np.add, "c0_k2": np.arange(6.0).reshape(2, 3)}
+    src = "def replay(B, O):\n    t0 = c0_k1(c0_k2, c0_k2)\n    t1 = t0.transpose(c0_k3)\n    t0 = c0_k1(t1, t1)\n"
+    ns["c0_k3"] = (1, 0)
+    rec = {"t0": np.zeros((2, 3)), "t1": np.zeros((3, 2))}
+    out = H.hoist(src, ns, rec)
+    assert "out=" not in out              # t0 is bound twice: not hoisted, nor its views
+    src = "def replay(B, O):\n    t0 = c0_k1(c0_k2, c0_k2)\n    t1 = t0[c0_k4]\n    t2 = c0_k1(t1, t1)\n"
+    ns["c0_k4"] = np.array([1, 0])        # a gather: a copy, kept as a line
+    rec = {"t0": np.zeros((2, 3)), "t1": np.zeros((2, 3)), "t2": np.zeros((2, 3))}
+    out = H.hoist(src, ns, rec)
+    assert "    t1 = h_t0[c0_k4]" in out and "c0_k1(t1, t1, out=h_t2)" in out
+    exec(out, ns)
+    ns["replay"](None, None)
+    np.testing.assert_array_equal(ns["h_t2"], 2 * (2 * ns["c0_k2"])[[1, 0]])

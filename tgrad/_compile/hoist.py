@@ -1,0 +1,136 @@
+"""The cpu replay program's small intermediates in fixed buffers (tier 3, after one run of the fused program).
+
+A fused program (``fuse.py``) makes a fresh array for each ufunc result and takes views of it (a reduction in
+ATen's order is dozens of reshapes, transposes and ``[..., i]`` picks of its partial sums): numpy's per-call cost
+(~0.2-1 us) is the whole cost of a small step.  The shapes are static, so one run (``instrument``: the program
+recording each local it assigns) tells each result's shape and dtype; ``hoist`` then gives each small ufunc
+result of a local assigned once its own buffer, written with ``out=`` (the same loop, the same bits: the buffer
+has the result's dtype and shape), evaluates once the views of buffers and of the arena's fixed views
+(``v<n>``): their lines leave the program and their uses name the constant view, and copies a padded
+constant block once (``_padded``).  A value never outlives its
+replay (stores copy it into memory), and each buffer is written once per run before any use: a buffer keeping
+the last run's numbers changes nothing."""
+import re
+
+import numpy as np
+
+MAX_ELEMS = 4096            # a result this small gets a buffer (numpy's malloc and its call cost dominate)
+MAX_BYTES = 1 << 20         # buffers of one program at most
+
+_ASSIGN = re.compile(r"^    (t\d+\w*) = (.+)$")
+_UFUNC = re.compile(r"^(c\d+_k\d+|_np\.\w+)\(((?:[\w.]+, )*[\w.]+)\)$")
+_VIEW = re.compile(r"^(\w+)(\.reshape\([^()]*(?:\([^()]*\))?[^()]*\)|\.transpose\(\w+\)|\[\.\.\., \d+\]|\[c\d+_k\d+\])$")
+_NAME = re.compile(r"\b(t\d+\w*)\b")
+_ARG = re.compile(r"^(?:t\d+\w*|v\d+|h_\w+|c\d+_k\d+|c\d+x\d+)$")
+_COPY = re.compile(r"^    (t\d+\w*) = (c\d+_k\d+)\.copy\(\)$")
+_CALLEE = re.compile(r"([\w.]+)\(")
+_PURE = ("_np.add.reduce", "_np.ascontiguousarray", "_np.where", ".astype")
+
+
+def _padded(lines, ns, count):
+    """Locals ``t = c.copy()`` (a constant block, e.g. a GEMM operand's zero padding) whose later lines first write
+    constant index sets of it, then only pass it whole to pure calls: the same bytes at each read if the copy
+    is made once (what the writes leave is written again before any read; the rest stays the constant)."""
+    out = set()
+    for i, ln in enumerate(lines):
+        m = _COPY.match(ln)
+        if m is None or count.get(m.group(1)) != 1 or type(ns.get(m.group(2))) is not np.ndarray:
+            continue
+        name, reading, ok = m.group(1), False, True
+        use = re.compile(rf"\b{name}\b")
+        for ln2 in lines[i + 1:]:
+            if not use.search(ln2) or ln2.startswith("    del "):
+                continue
+            w = re.match(rf"^    {name}\[c\d+_k\d+\] = (.+)$", ln2)
+            if w is not None and not reading and not use.search(w.group(1)):
+                continue
+            reading = True
+            rhs = ln2.split(" = ", 1)[1] if re.match(r"^    t\d+\w* = ", ln2) else None
+            if rhs is None or re.search(rf"\b{name}\b(?![,)])|(?<![(\s]){name}\b", rhs) or not all(
+                    c in _PURE or _pure(ns.get(c)) for c in _CALLEE.findall(rhs)):
+                ok = False
+                break
+        if ok and reading:
+            out.add(name)
+    return out
+
+
+def _pure(f):
+    return type(f) is np.ufunc or getattr(f, "__module__", "").endswith("runtime.blas")
+
+
+def instrument(src):
+    """``src`` recording each local a top-level line assigns into ``_rec`` (a dict in the namespace)."""
+    out = []
+    for ln in src.split("\n"):
+        out.append(ln)
+        m = _ASSIGN.match(ln)
+        if m is not None and ";" not in m.group(2):
+            out.append(f"    _rec[{m.group(1)!r}] = {m.group(1)}")
+    return "\n".join(out)
+
+
+def hoist(src, ns, rec):
+    """``src`` with small ufunc results in buffers and views of constants evaluated (in ``ns``), given ``rec``:
+    the locals one run of ``instrument(src)`` assigned."""
+    lines = src.split("\n")
+    count = {}          # local -> times a line binds it
+    for ln in lines:
+        lhs = ln.strip().split(" = ", 1)[0] if " = " in ln else ""
+        if lhs and "(" not in lhs and "[" not in lhs and "." not in lhs:
+            for n in lhs.split(", "):
+                count[n] = count.get(n, 0) + 1
+    const = {}          # local -> name of its buffer or constant view in ns
+    padded = _padded(lines, ns, count)
+    total = 0
+    out = []
+
+    def subst(expr):
+        return _NAME.sub(lambda m: const.get(m.group(1), m.group(1)), expr)
+    for ln in lines:
+        m = _ASSIGN.match(ln)
+        if m is None or count.get(m.group(1)) != 1:
+            if ln.startswith("    del "):
+                names = [n for n in ln[8:].split(", ") if n not in const]
+                if names:
+                    out.append("    del " + ", ".join(names))
+                continue
+            out.append(subst(ln) if ln.startswith("    ") else ln)
+            continue
+        name, rhs = m.group(1), subst(m.group(2))
+        val = rec.get(name)
+        if name in padded:
+            const[name] = f"h_{name}"
+            ns[const[name]] = ns[rhs[:-len(".copy()")]].copy()
+            continue
+        u = _UFUNC.match(rhs)
+        if u is not None and type(val) is np.ndarray and val.ndim and val.size <= MAX_ELEMS and \
+                total + val.nbytes <= MAX_BYTES and val.flags.c_contiguous:
+            f = ns.get(u.group(1)) if not u.group(1).startswith("_np.") else getattr(np, u.group(1)[4:], None)
+            args = u.group(2).split(", ")
+            if type(f) is np.ufunc and f.nout == 1 and len(args) == f.nin and all(_ARG.match(a) for a in args):
+                buf = f"h_{name}"
+                ns[buf] = np.empty_like(val)
+                total += val.nbytes
+                const[name] = buf
+                out.append(f"    {u.group(1)}({u.group(2)}, out={buf})")
+                continue
+        v = _VIEW.match(rhs)
+        base = None if v is None else v.group(1)
+        if base is not None and (base in const.values() or re.fullmatch(r"v\d+", base)):
+            try:
+                res = eval(rhs, ns)
+            except Exception:
+                res = None
+            arr = ns[base]
+            if type(res) is np.ndarray and type(val) is np.ndarray and res.shape == val.shape and \
+                    res.dtype == val.dtype and not res.flags.owndata and np.shares_memory(res, arr):
+                cname = f"h_{name}"
+                ns[cname] = res
+                const[name] = cname
+                continue
+        if re.fullmatch(r"v\d+|h_\w+", rhs) and type(val) is np.ndarray:
+            const[name] = rhs           # another name of a constant
+            continue
+        out.append(f"    {name} = {rhs}")
+    return "\n".join(out)
