@@ -814,6 +814,8 @@ def corrcoef(input):
 
 # ------------------------------------------------------------ window functions (ATen's op order)
 def _window_check(name, window_length, dtype, layout=None):
+    if layout is not None and getattr(layout, "name", None) != "strided":
+        raise NotImplementedError(f"{name}: only the strided layout is supported, got {layout}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window length, got window_length={window_length}")
     if dtype is not None and not dtype.is_floating_point:
@@ -827,7 +829,7 @@ def _arange(n, dtype, device):
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    requires_grad=False, pin_memory=False):
     """alpha - beta cos(2 pi n / (N - 1)), n < N (periodic: a window of N + 1 without its last point)."""
-    _window_check("hamming_window", window_length, dtype)
+    _window_check("hamming_window", window_length, dtype, layout)
     if window_length <= 1:
         return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
     n = window_length + 1 if periodic else window_length
@@ -837,14 +839,14 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
                 pin_memory=False):
-    _window_check("hann_window", window_length, dtype)
+    _window_check("hann_window", window_length, dtype, layout)
     return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
                     pin_memory=False):
     """1 - |2n / (N - 1) - 1| (a triangle)."""
-    _window_check("bartlett_window", window_length, dtype)
+    _window_check("bartlett_window", window_length, dtype, layout)
     if window_length <= 1:
         return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
     n = window_length + 1 if periodic else window_length
@@ -857,7 +859,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
                     pin_memory=False):
     """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
-    _window_check("blackman_window", window_length, dtype)
+    _window_check("blackman_window", window_length, dtype, layout)
     if window_length <= 1:
         return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
     n = window_length + 1 if periodic else window_length

@@ -149,6 +149,9 @@ class Tensor:
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is not None and layout is not _sparse.sparse_coo:
             raise NotImplementedError(f"to_sparse: layout {layout} is not supported (tgrad has sparse_coo only)")
+        if blocksize is not None or dense_dim is not None:
+            raise NotImplementedError("to_sparse: blocksize and dense_dim belong to the block and compressed "
+                                      "layouts, which tgrad does not have")
         return _sparse.dense_to_sparse(self, sparse_dim)
 
     def to_sparse_coo(self):
