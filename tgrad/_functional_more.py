@@ -813,59 +813,58 @@ def corrcoef(input):
 
 
 # ------------------------------------------------------------ window functions (ATen's op order)
-def _window_check(name, window_length, dtype, layout=None):
+def _window(name, window_length, periodic, dtype, layout, device, requires_grad, body):
+    """The checks, the length-0/1 windows and the periodic cut shared by the window functions: ``body(x, n)``
+    makes the symmetric window of n points from x = arange(n)."""
     if layout is not None and getattr(layout, "name", None) != "strided":
         raise NotImplementedError(f"{name}: only the strided layout is supported, got {layout}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window length, got window_length={window_length}")
     if dtype is not None and not dtype.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
-
-
-def _arange(n, dtype, device):
-    return arange(n, dtype=D.get_default_dtype() if dtype is None else dtype, device=device)
+    if window_length <= 1:
+        return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
+    n = window_length + 1 if periodic else window_length     # periodic: N + 1 points without the last
+    w = body(arange(n, dtype=D.get_default_dtype() if dtype is None else dtype, device=device), n)
+    return (w[:-1] if periodic else w).contiguous().requires_grad_(requires_grad)
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    requires_grad=False, pin_memory=False):
-    """alpha - beta cos(2 pi n / (N - 1)), n < N (periodic: a window of N + 1 without its last point)."""
-    _window_check("hamming_window", window_length, dtype, layout)
-    if window_length <= 1:
-        return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
-    n = window_length + 1 if periodic else window_length
-    w = _arange(n, dtype, device).mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-beta).add_(alpha)
-    return (w[:-1] if periodic else w).contiguous().requires_grad_(requires_grad)
+    """alpha - beta cos(2 pi n / (N - 1)), n < N."""
+    return _window("hamming_window", window_length, periodic, dtype, layout, device, requires_grad,
+                   lambda x, n: x.mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-beta).add_(alpha))
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
                 pin_memory=False):
-    _window_check("hann_window", window_length, dtype, layout)
-    return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device, requires_grad=requires_grad)
+    """0.5 - 0.5 cos(2 pi n / (N - 1)): hamming_window with alpha = beta = 1/2."""
+    return _window("hann_window", window_length, periodic, dtype, layout, device, requires_grad,
+                   lambda x, n: x.mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-0.5).add_(0.5))
+
+
+def _bartlett(x, n):
+    """1 - |2n / (N - 1) - 1| (ATen: 2n / (N - 1), then 2 - that on the second half)."""
+    x = x.mul_(2.0 / (n - 1))
+    first_half = (n - 1) >> 1
+    x[first_half + 1:] = 2 - x[first_half + 1:]
+    return x
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
                     pin_memory=False):
-    """1 - |2n / (N - 1) - 1| (a triangle)."""
-    _window_check("bartlett_window", window_length, dtype, layout)
-    if window_length <= 1:
-        return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
-    n = window_length + 1 if periodic else window_length
-    w = _arange(n, dtype, device).mul_(2.0 / (n - 1))
-    first_half = (n - 1) >> 1
-    w[first_half + 1:] = 2 - w[first_half + 1:]       # ATen: mul by -1 then add 2 on the second half
-    return (w[:-1] if periodic else w).contiguous().requires_grad_(requires_grad)
+    return _window("bartlett_window", window_length, periodic, dtype, layout, device, requires_grad, _bartlett)
+
+
+def _blackman(x, n):
+    """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
+    x = x.mul_(math.pi / (n - 1))
+    return x.mul(4).cos_().mul_(0.08) - x.mul(2).cos_().mul_(0.5) + 0.42
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False,
                     pin_memory=False):
-    """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
-    _window_check("blackman_window", window_length, dtype, layout)
-    if window_length <= 1:
-        return full((window_length,), 1.0, dtype=dtype, device=device).requires_grad_(requires_grad)
-    n = window_length + 1 if periodic else window_length
-    w = _arange(n, dtype, device).mul_(math.pi / (n - 1))
-    w = w.mul(4).cos_().mul_(0.08) - w.mul(2).cos_().mul_(0.5) + 0.42
-    return (w[:-1] if periodic else w).contiguous().requires_grad_(requires_grad)
+    return _window("blackman_window", window_length, periodic, dtype, layout, device, requires_grad, _blackman)
 
 
 def ldexp(input, other):
