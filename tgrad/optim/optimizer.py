@@ -14,7 +14,7 @@ from ..autograd import dispatch
 from ..autograd.grad_mode import enable_grad, no_grad
 from .._creation import tensor as _tensor
 from ..tensor import Tensor
-from ..utils.hooks import RemovableHandle
+from ..utils.hooks import register_hook
 
 _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
@@ -22,16 +22,12 @@ _global_optimizer_post_hooks = OrderedDict()
 
 def register_optimizer_step_pre_hook(hook):
     """``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; may return (new_args, new_kwargs)."""
-    handle = RemovableHandle(_global_optimizer_pre_hooks)
-    _global_optimizer_pre_hooks[handle.id] = hook
-    return handle
+    return register_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
-    handle = RemovableHandle(_global_optimizer_post_hooks)
-    _global_optimizer_post_hooks[handle.id] = hook
-    return handle
+    return register_hook(_global_optimizer_post_hooks, hook)
 
 
 def _hooked_step(step):
@@ -60,12 +56,8 @@ def _hooked_step(step):
 
 
 def _add_hook(opt, store, hook, prepend=False):
-    hooks = opt.__dict__.setdefault(store, OrderedDict())
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
-    return handle
+    # the dicts are made on first use: __getstate__ keeps only defaults, state and param_groups
+    return register_hook(opt.__dict__.setdefault(store, OrderedDict()), hook, prepend)
 
 
 class _RequiredParameter:

@@ -32,6 +32,15 @@ class RemovableHandle:
         self.remove()
 
 
+def register_hook(hooks, hook, prepend=False):
+    """Add ``hook`` to the OrderedDict ``hooks`` (first with ``prepend``); its handle removes it."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
 class _BackwardHookFunction(Function):
     """Identity on tensors; its backward hands the incoming gradients to ``ctx.hook_fn`` (if set)."""
 

@@ -14,7 +14,7 @@ from ...autograd import grad_mode
 from ...autograd.grad_mode import no_grad
 from ...device import device as Device
 from ...tensor import Tensor
-from ...utils.hooks import BackwardHook, RemovableHandle
+from ...utils.hooks import BackwardHook, RemovableHandle, register_hook
 from ..parameter import Parameter
 
 
@@ -554,12 +554,8 @@ class Module:
                            "to report this bug.")
 
     def _add_state_dict_hook(self, store, hook, prepend=False):
-        hooks = self.__dict__.setdefault(store, OrderedDict())
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        # the dicts are made on first use: modules built or unpickled before have none
+        return register_hook(self.__dict__.setdefault(store, OrderedDict()), hook, prepend)
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
