@@ -443,6 +443,29 @@ def _rebase(t, node):
     t._tensor_hooks = {}
 
 
+def add_into(dst, src):
+    """``dst.add_(src)`` with grad mode off, as AccumulateGrad sums a gradient into an existing ``.grad``: the
+    same launch (add_forward's, out=dst) and version bump without the dispatcher's general path.  False, and
+    nothing done, unless both are plain tensors of one shape, dtype and device and dst is a normal tensor
+    with no broadcast (0-stride) dims, outside a profile or op recording: then the caller runs ``dst.add_(src)``."""
+    if (type(dst) is not Tensor or type(src) is not Tensor or dst._shape != src._shape or dst.dtype is not src.dtype
+            or dst._storage.device is not src._storage.device or 0 in dst._strides or dst._inference
+            or PROFILING or RECORD_FORWARD is not None or not dst.dtype.is_floating_point or _grad_state.grad):
+        return False
+    _add_noalpha(dst, src, dst)
+    dst._version_counter[0] += 1
+    return True
+
+
+def _add_noalpha(x, y, out):
+    _binary_kernel(_add_noalpha_fn, x, y, out, *_ALPHA_ONE)
+
+
+_binary_kernel = _ops.elementwise.K.binary
+_add_noalpha_fn = _ops.elementwise.K.add_noalpha_fn
+_ALPHA_ONE = _ops.elementwise._ALPHA_ONE
+
+
 def call_inplace(name, self, *inputs, **attrs):
     """``self.<name>_(*inputs)``: compute into self, bump its version, rebase its grad_fn."""
     op = _ops.TABLE[name]

@@ -19,6 +19,7 @@ from sys import getrefcount
 
 from ..dtypes import TENSOR_TYPE_NAMES
 from ..kernels._geometry import contiguous_strides, non_overlapping_and_dense
+from .. import tensor as _tensor
 from ..tensor import Tensor, contiguous_format, empty_like
 from . import anomaly, grad_mode, saved_hooks
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
@@ -284,8 +285,8 @@ class AccumulateGrad(Node):
                     var._grad = _clone_obey_contract(g, var)
             elif grad_enabled:
                 var._grad = var._grad + g
-            else:       # (grad mode is off: nothing is recorded, so g needs no detach())
-                var._grad.add_(g)
+            elif not _tensor._dispatch.add_into(var._grad, g):    # (grad mode is off: nothing is recorded,
+                var._grad.add_(g)                                   # so g needs no detach())
         hooks = var.__dict__.get("_post_accumulate_hooks")
         for hook in list(hooks.values()) if hooks else ():
             hook(var)

@@ -271,15 +271,20 @@ def unary(fn, x, out, p0=0.0, p1=0.0, p2=0.0, compute=None):
 
 def binary(fn, x, y, out, alpha=1.0, p1=0.0, compute=None):
     """out = fn(x, y, alpha, p1) with x and y broadcast to out.shape."""
-    if type(alpha) is not float or type(p1) is not float:
+    pf = type(p1) is float      # (an int p1, e.g. pow's backward's exponent - 1, is fixed in the launch)
+    if type(alpha) is not float or not pf and type(p1) is not int:
         return _launch_map(binary_kernel, fn, (x, y), out, (alpha, p1), compute, out.dtype)
     st, xd, yd, od = out._storage, x.dtype, y.dtype, out.dtype
     key = (id(fn), id(compute), st.launch_device, T.FORCE_GPU_BLOCKS, out._shape, out._strides, od,
-           x._shape, x._strides, xd, y._shape, y._strides, yd)
+           x._shape, x._strides, xd, y._shape, y._strides, yd, None if pf else p1)
     site = _BINARY.get(key) or _BINARY.add(key, _map_site(binary_kernel, fn, (x, y), out, (alpha, p1),
                                                           compute or compute_type(od)))
-    site(x._storage.ptr + x._offset * xd.itemsize, y._storage.ptr + y._offset * yd.itemsize,
-         st.ptr + out._offset * od.itemsize, alpha, p1)
+    if pf:
+        site(x._storage.ptr + x._offset * xd.itemsize, y._storage.ptr + y._offset * yd.itemsize,
+             st.ptr + out._offset * od.itemsize, alpha, p1)
+    else:
+        site(x._storage.ptr + x._offset * xd.itemsize, y._storage.ptr + y._offset * yd.itemsize,
+             st.ptr + out._offset * od.itemsize, alpha)
     return out
 
 

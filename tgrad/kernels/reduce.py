@@ -683,11 +683,14 @@ def cascade_split(numel, threads):
     return nt, cdiv(numel, nt)
 
 
-def cascade_sum(x, geom, out, plan, mean, split=None, partials=None, div=None, y=None, ystrides=(0, 0, 0)):
+def cascade_sum(x, geom, out, plan, mean, split=None, partials=None, div=None, y=None, ystrides=(0, 0, 0),
+                sites=None):
     """out[m] = sum (``mean``: divided by ``div``, default K) of row m of x's (M, K) view in ATen's cpu order
     (``cascade_sum_kernel``; ``plan`` from ``cascade_plan``).  ``split`` = (pieces, length): a full sum of K
     elements made of ``pieces`` pieces summed into ``partials`` (float, ``pieces`` elements), then those.
-    ``y``: the sum of x * y instead (y's rows with strides ``ystrides``; ``plan``: the product's order)."""
+    ``y``: the sum of x * y instead (y's rows with strides ``ystrides``; ``plan``: the product's order).
+    ``sites``: a list the launches of an unsplit sum are appended to; calling each as ``site(x.data_ptr(),
+    y.data_ptr(), out.data_ptr())`` repeats the sum for other tensors of the same geometry (ops.reduce's cache)."""
     M, M2, K, s1, s2, sk = geom
     yv = (y if y is not None else x, *ystrides)
     div = K if div is None else div
@@ -703,7 +706,9 @@ def cascade_sum(x, geom, out, plan, mean, split=None, partials=None, div=None, y
         return out
     for c0, c1, cn, k in plan:
         nr = M // cn * (c1 - c0)
-        _cascade(x, yv, out, nr, c0, c1 - c0, cn, M2, K, K, s1, s2, sk, div, False, mean, compute, k, dev)
+        site = _cascade(x, yv, out, nr, c0, c1 - c0, cn, M2, K, K, s1, s2, sk, div, False, mean, compute, k, dev)
+        if sites is not None:
+            sites.append(site)
     return out
 
 
@@ -722,6 +727,7 @@ def _cascade(x, yv, out, nr, c0, cw, cn, M2, K, ch, s1, s2, sk, div, split, mean
                                       {"SPLIT": split, "MUL": mul, "MEAN": mean, "COMPUTE": compute, "ROWS": rows,
                                        **plan}))
     site(x.data_ptr(), y.data_ptr(), out.data_ptr())
+    return site
 
 def scan_rows(op, x, geom, out, reverse=False):
     """out = inclusive cumulative ``op`` ("sum"/"prod") along K; x and out share geom's strides."""

@@ -12,7 +12,7 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
-from ..kernels.runtime import blas
+from ..kernels.runtime import Sites, blas
 from ..kernels._geometry import contiguous_strides
 from .._state import state as _grad_state
 from ..tensor import _new, _wrap_dim, empty, from_host, full
@@ -106,19 +106,53 @@ def mean_of(x, div):
     return _reduce("mean", x, tuple(range(x.dim())), False, x.dtype, div=div)
 
 
-def _cascade_sum(x, geom, out, plan, mean=False, div=None, y=None, ystrides=(0, 0, 0)):
-    """K.cascade_sum into ``out``, a full sum split between threads as ATen splits it (its partials here)."""
+def _cascade_sum(x, geom, out, plan, mean=False, div=None, y=None, ystrides=(0, 0, 0), key=None):
+    """K.cascade_sum into ``out``, a full sum split between threads as ATen splits it (its partials here).
+    ``key``: remember the launches of an unsplit sum under it in ``_CASCADES`` (see ``_cascaded``)."""
     split = K.cascade_split(geom[2], blas.threads()) if geom[0] == 1 else None
-    partials = empty((split[0],), out.dtype, out._storage.device) if split and split[0] > 1 else None
-    return K.cascade_sum(x, geom, out, plan, mean, split, partials, div, y, ystrides)
+    if split and split[0] > 1:
+        partials = empty((split[0],), out.dtype, out._storage.device)
+        return K.cascade_sum(x, geom, out, plan, mean, split, partials, div, y, ystrides)
+    if key is None or x.data_ptr() != key[-1] or (y is not None and y.data_ptr() != key[-2]):
+        return K.cascade_sum(x, geom, out, plan, mean, split, None, div, y, ystrides)
+    sites = []
+    K.cascade_sum(x, geom, out, plan, mean, split, None, div, y, ystrides, sites)
+    if geom[0] != 1 or geom[2] < K.CASCADE_GRAIN:      # (else the split depends on the thread count)
+        _CASCADES.add(key[:-2], (out._shape, tuple(sites)))
+    return out
+
+
+# A sum's launches by everything that decides them (op, input geometry and dtype, dims, output shape, device,
+# FORCE_GPU_BLOCKS): a repeated sum of that geometry skips the planning and calls them (host time per op)
+_CASCADES = Sites()
+
+
+def _cascaded(key, x, y, dtype, device):
+    """The sum ``key`` remembers (None if none), of x (and y: the product's sum) into a new tensor."""
+    hit = _CASCADES.get(key)
+    if hit is None:
+        return None
+    out = empty(hit[0], dtype, device)
+    xp = x._storage.ptr + x._offset * x.dtype.itemsize
+    yp = xp if y is None else y._storage.ptr + y._offset * y.dtype.itemsize
+    optr = out._storage.ptr
+    for site in hit[1]:
+        site(xp, yp, optr)
+    return out
 
 
 def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None, div=None, center=None):
-    shape = reduced_shape(x._shape, dims, keepdim) if shape is None else shape
     device = x._storage.device
+    cascade = (op == "sum" or op == "mean") and out_dtype is x.dtype
+    if cascade:
+        key = (op, x._shape, x._strides, x.dtype, dims, keepdim, shape, div, device, KE.T.FORCE_GPU_BLOCKS)
+        out = _cascaded(key, x, None, out_dtype, device)
+        if out is not None:
+            return out
+        key += (x.data_ptr(), x.data_ptr())
+    shape = reduced_shape(x._shape, dims, keepdim) if shape is None else shape
     out = empty(shape, out_dtype, device)
     idx = empty(shape, D.int64, device) if with_index else None
-    cascade = op in ("sum", "mean") and out_dtype is x.dtype
     if cascade and len(dims) == x.dim() > 1:
         dense = _memory_order(x._shape, x._strides)
         if dense is not None:
@@ -126,7 +160,7 @@ def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None
     xb, geom = rows_geom(x, dims)
     plan = K.cascade_plan(x.dtype, geom, device) if cascade else None
     if plan is not None:            # ATen's cpu summation order
-        return _cascade_sum(xb, geom, out, plan, op == "mean", div)
+        return _cascade_sum(xb, geom, out, plan, op == "mean", div, key=key)
     if div is not None:             # rows too long for the cascade: the sum, then the division
         return call("div", K.reduce_rows("sum", xb, geom, out), div)
     K.reduce_rows(op, xb, geom, out, idx, p, center=center)
@@ -692,10 +726,15 @@ def mul_sum_to_size(x, y, size):
         plan = _MUL_ROWS[key] = _mul_rows(x, y, size)
     if not plan:
         return None
-    out = empty(size, dt, x._storage.device)
-    order = K.cascade_plan(dt, plan[2], x._storage.device) if x.dtype is dt and y.dtype is dt else None
+    device = x._storage.device
+    ckey = ("mul", key, x.dtype, y.dtype, device, KE.T.FORCE_GPU_BLOCKS)
+    out = _cascaded(ckey, x, y, dt, device)
+    if out is not None:
+        return out
+    out = empty(size, dt, device)
+    order = K.cascade_plan(dt, plan[2], device) if x.dtype is dt and y.dtype is dt else None
     if order is not None:           # ATen's order for the (contiguous) product's sum
-        return _cascade_sum(x, plan[0], out, order, y=y, ystrides=plan[1])
+        return _cascade_sum(x, plan[0], out, order, y=y, ystrides=plan[1], key=ckey + (y.data_ptr(), x.data_ptr()))
     K.reduce_rows("sum", x, plan[0], out, y=y, ystrides=plan[1])
     return out
 
