@@ -71,3 +71,74 @@ def test_binary_and_unary_shortcuts_match_the_general_launch(xs, ys):
     KE._launch_map(KE.unary_kernel, KE.neg_fn, (xt,), v, (0.0, 0.0, 0.0), None, xt.dtype)
     assert u.cpu().numpy().tobytes() == v.cpu().numpy().tobytes()
     np.testing.assert_array_equal(u.cpu().numpy(), -xt.cpu().numpy())
+
+
+def test_binary_shortcut_keeps_an_int_p1():
+    """pow's backward passes its exponent - 1 as an int p1: the shortcut launch gives the general launch's bits."""
+    rng = np.random.default_rng(2)
+    g = tgrad.tensor(rng.standard_normal((3, 4)).astype(np.float32))
+    x = tgrad.tensor(rng.standard_normal((3, 4)).astype(np.float32))
+    for p in (2, 3, -2):
+        fn = KE.pow2_grad_fn if p == 2 else KE.pow_grad_fn
+        a, b = empty((3, 4), x.dtype, x.device), empty((3, 4), x.dtype, x.device)
+        KE.binary(fn, g, x, a, float(p), p - 1)
+        KE._launch_map(KE.binary_kernel, fn, (g, x), b, (float(p), p - 1), None, b.dtype)
+        assert a.cpu().numpy().tobytes() == b.cpu().numpy().tobytes()
+
+
+def test_accumulate_into_existing_grad_skips_the_dispatcher(monkeypatch):
+    """A gradient summed into an existing .grad (grad mode off) is ``.grad.add_(g)``'s sum without its dispatch:
+    the same tensor object, 0 + (-0) = +0 as PyTorch's in-place add, one version bump; a broadcast .grad takes
+    the general path (and its error)."""
+    from tgrad.tensor import Tensor
+    added = []
+    add_ = Tensor.add_
+    monkeypatch.setattr(Tensor, "add_", lambda self, *a, **k: added.append(1) or add_(self, *a, **k))
+    w = tgrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    w.grad = tgrad.zeros(3)
+    grad = w.grad
+    v0 = grad._version
+    (w * tgrad.tensor([-0.0, 0.5, -1.5])).sum().backward()
+    assert w.grad is grad and grad._version == v0 + 1 and added == []
+    assert np.signbit(grad.numpy()).tolist() == [False, False, True]     # +0, not the incoming -0
+    np.testing.assert_array_equal(grad.numpy(), [0.0, 0.5, -1.5])
+    (w * 2).sum().backward()
+    np.testing.assert_array_equal(grad.numpy(), [2.0, 2.5, 0.5])
+    assert added == []
+    b = tgrad.tensor([1.0], requires_grad=True)
+    b.grad = tgrad.zeros(1).expand(1)           # (size 1: no overlap) a view
+    (b * 3).sum().backward()
+    np.testing.assert_array_equal(b.grad.numpy(), [3.0])
+
+
+def test_repeated_sum_reuses_its_launches(monkeypatch):
+    """A sum/mean/sum_to_size/mul-sum of a geometry already planned calls the remembered launches (no planning),
+    with the bits of a planned run, at any address; inputs the plan reads through a copy are never remembered."""
+    from tgrad.kernels import reduce as KR
+    from tgrad.ops import reduce as R
+    rng = np.random.default_rng(3)
+    xs = [tgrad.tensor(rng.standard_normal((80, 3)).astype(np.float32) * 1e3) for _ in range(3)]
+    ys = [tgrad.tensor(rng.standard_normal((80, 1)).astype(np.float32)) for _ in range(3)]
+    cases = [lambda x, y: x.sum(), lambda x, y: x.mean(0), lambda x, y: x.t().sum(1),
+             lambda x, y: x.sum_to_size(1, 3), lambda x, y: R.mul_sum_to_size(x, y, (1, 3)),
+             lambda x, y: x[::2].sum(0)]
+    planned = []
+    plan = KR.cascade_plan
+    monkeypatch.setattr(KR, "cascade_plan", lambda *a: planned.append(1) or plan(*a))
+    for case in cases:
+        R._CASCADES.clear()
+        fresh = []
+        for x, y in zip(xs, ys):
+            R._CASCADES.clear()
+            fresh.append(case(x, y).numpy().tobytes())
+        R._CASCADES.clear()
+        del planned[:]
+        again = [case(x, y).numpy().tobytes() for x, y in zip(xs, ys)]
+        assert again == fresh
+        assert len(planned) == 1
+    z = [tgrad.tensor(rng.standard_normal((4, 5, 6)).astype(np.float32)) for _ in range(2)]
+    R._CASCADES.clear()
+    del planned[:]
+    for t in z + z:     # dims 0 and 2 of a contiguous tensor: summed from a contiguous copy, planned every time
+        np.testing.assert_allclose(t.sum((0, 2)).numpy(), t.numpy().sum((0, 2)), rtol=1e-5)
+    assert len(planned) == 4 and not R._CASCADES
