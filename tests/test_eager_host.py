@@ -100,15 +100,15 @@ def test_accumulate_into_existing_grad_skips_the_dispatcher(monkeypatch):
     v0 = grad._version
     (w * tgrad.tensor([-0.0, 0.5, -1.5])).sum().backward()
     assert w.grad is grad and grad._version == v0 + 1 and added == []
-    assert np.signbit(grad.numpy()).tolist() == [False, False, True]     # +0, not the incoming -0
-    np.testing.assert_array_equal(grad.numpy(), [0.0, 0.5, -1.5])
+    assert np.signbit(grad.cpu().numpy()).tolist() == [False, False, True]     # +0, not the incoming -0
+    np.testing.assert_array_equal(grad.cpu().numpy(), [0.0, 0.5, -1.5])
     (w * 2).sum().backward()
-    np.testing.assert_array_equal(grad.numpy(), [2.0, 2.5, 0.5])
+    np.testing.assert_array_equal(grad.cpu().numpy(), [2.0, 2.5, 0.5])
     assert added == []
     b = tgrad.tensor([1.0], requires_grad=True)
     b.grad = tgrad.zeros(1).expand(1)           # (size 1: no overlap) a view
     (b * 3).sum().backward()
-    np.testing.assert_array_equal(b.grad.numpy(), [3.0])
+    np.testing.assert_array_equal(b.grad.cpu().numpy(), [3.0])
 
 
 def test_repeated_sum_reuses_its_launches(monkeypatch):
@@ -130,15 +130,15 @@ def test_repeated_sum_reuses_its_launches(monkeypatch):
         fresh = []
         for x, y in zip(xs, ys):
             R._CASCADES.clear()
-            fresh.append(case(x, y).numpy().tobytes())
+            fresh.append(case(x, y).cpu().numpy().tobytes())
         R._CASCADES.clear()
         del planned[:]
-        again = [case(x, y).numpy().tobytes() for x, y in zip(xs, ys)]
+        again = [case(x, y).cpu().numpy().tobytes() for x, y in zip(xs, ys)]
         assert again == fresh
         assert len(planned) == 1
     z = [tgrad.tensor(rng.standard_normal((4, 5, 6)).astype(np.float32)) for _ in range(2)]
     R._CASCADES.clear()
     del planned[:]
     for t in z + z:     # dims 0 and 2 of a contiguous tensor: summed from a contiguous copy, planned every time
-        np.testing.assert_allclose(t.sum((0, 2)).numpy(), t.numpy().sum((0, 2)), rtol=1e-5)
+        np.testing.assert_allclose(t.sum((0, 2)).cpu().numpy(), t.cpu().numpy().sum((0, 2)), rtol=1e-5)
     assert len(planned) == 4 and not R._CASCADES
