@@ -142,3 +142,36 @@ def test_repeated_sum_reuses_its_launches(monkeypatch):
     for t in z + z:     # dims 0 and 2 of a contiguous tensor: summed from a contiguous copy, planned every time
         np.testing.assert_allclose(t.sum((0, 2)).cpu().numpy(), t.cpu().numpy().sum((0, 2)), rtol=1e-5)
     assert len(planned) == 4 and not R._CASCADES
+
+
+def test_plain_inplace_shortcut_keeps_the_checks(monkeypatch):
+    """``x.sub_(y)`` / ``g.zero_()`` on plain tensors skip the dispatcher's general in-place path (the same values,
+    one version bump each); a leaf requiring grad in grad mode, an expanded tensor and an inference tensor still
+    get PyTorch's refusals, and a recorded in-place op still records."""
+    from tgrad.autograd import dispatch
+    checked = []
+    check = dispatch._check_inplace
+    monkeypatch.setattr(dispatch, "_check_inplace", lambda *a, **k: checked.append(1) or check(*a, **k))
+    x = tgrad.tensor([1.0, 2.0, 3.0])
+    y = tgrad.tensor([0.5, -0.0, 4.0])
+    v = x._version
+    x.sub_(y)
+    np.testing.assert_array_equal(x.cpu().numpy(), [0.5, 2.0, -1.0])
+    x.zero_()
+    np.testing.assert_array_equal(x.cpu().numpy(), [0.0, 0.0, 0.0])
+    p = tgrad.ones(3, requires_grad=True)
+    with tgrad.no_grad():
+        p.sub_(y)
+    np.testing.assert_array_equal(p.detach().cpu().numpy(), [0.5, 1.0, -3.0])
+    assert x._version == v + 2 and checked == []
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        p.sub_(y)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        tgrad.zeros(1).expand(3).sub_(y)
+    with tgrad.inference_mode():
+        t = tgrad.ones(3)
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+        t.zero_()
+    h = tgrad.ones(3, requires_grad=True) * 2
+    h.sub_(y)
+    assert h.grad_fn.name() == "SubBackward0"

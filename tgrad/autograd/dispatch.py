@@ -466,9 +466,35 @@ _add_noalpha_fn = _ops.elementwise.K.add_noalpha_fn
 _ALPHA_ONE = _ops.elementwise._ALPHA_ONE
 
 
+def _plain_inplace(op, self, inputs):
+    """True when ``self.op_(*inputs)`` records nothing and passes every check of ``_check_inplace``: self a
+    plain tensor, no view, no inference tensor, no broadcast (0-stride) dims, no leaf requiring grad in grad mode,
+    nothing requiring grad while recording, all tensor inputs on self's device object; no profile or op
+    recording.  ``call_inplace`` then only runs the forward and bumps the version (host time per op)."""
+    if (type(self) is not Tensor or self._view_mode is not None or self._inference or 0 in self._strides
+            or PROFILING or RECORD_FORWARD is not None):
+        return False
+    if self._requires_grad and _grad_state.grad:
+        return False
+    rec = _grad_state.recording
+    dev = self._storage.device
+    n = len(op.inputs) - 1
+    for t in inputs:
+        if n == 0:
+            break
+        n -= 1
+        if isinstance(t, Tensor) and (t._storage.device is not dev or rec and t.requires_grad):
+            return False
+    return True
+
+
 def call_inplace(name, self, *inputs, **attrs):
     """``self.<name>_(*inputs)``: compute into self, bump its version, rebase its grad_fn."""
     op = _ops.TABLE[name]
+    if _plain_inplace(op, self, inputs):
+        op.forward(self, *inputs, out=self, **attrs)
+        self._version_counter[0] += 1
+        return self
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
     others = list(inputs[:len(op.inputs) - 1])
