@@ -51,6 +51,8 @@ _W = 64
 _MASK = (1 << _W) - 1
 (ALLOCATION, ALLOCATED_BYTES, REQUESTED_BYTES, INACTIVE_SPLIT, INACTIVE_SPLIT_BYTES, SEGMENT,
  RESERVED_BYTES) = (1 << _W * i for i in range(len(_STATS)))
+# n * INACTIVE_SPLIT(_BYTES) as n << _SPLIT(_BYTES), n * ALLOCATED_BYTES as n << _W (a shift is half a bigint product)
+_SPLIT, _SPLIT_BYTES = 3 * _W, 4 * _W
 # A pool's ``room`` vector holds peak - current of each stat plus a guard bit 2**63: a change that takes a
 # current value above its peak borrows that stat's guard bit, which sends it to the (rare) peak update.
 # The current values are not kept: they are peak + guards - room (a malloc or free updates only the rooms).
@@ -278,15 +280,15 @@ class CachingAllocator:
                             del free[i]
                         bisect.insort(free, entry)
                 if was_split:   # an inactive split block shrinks by ``size``
-                    split, increase = -size * INACTIVE_SPLIT_BYTES, 0
+                    split, increase = -size << _SPLIT_BYTES, 0
                 else:           # a new inactive split block appears
-                    split = increase = INACTIVE_SPLIT + rest * INACTIVE_SPLIT_BYTES
+                    split = increase = INACTIVE_SPLIT + (rest << _SPLIT_BYTES)
             elif was_split:     # a whole inactive split block becomes active
-                split, increase = -INACTIVE_SPLIT - block.size * INACTIVE_SPLIT_BYTES, 0
+                split, increase = -INACTIVE_SPLIT - (block.size << _SPLIT_BYTES), 0
             else:
                 split = increase = 0
             if block.size != size:      # a whole block larger than the request (not worth splitting)
-                active += (block.size - size) * ALLOCATED_BYTES
+                active += (block.size - size) << _W
             block.active = active
             change = active + split     # = self._count(pool, change, active + increase), inlined
             room = pool.room = pool.room - change
@@ -348,10 +350,11 @@ class CachingAllocator:
             if nxt is not None and not nxt.active:
                 merged, msize, nxt = merged + 1, msize + nxt.size, nxt.next
             if prev is not None or nxt is not None:   # inactive split: ``size`` more bytes, merged blocks fold
-                change = (1 - merged) * INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES - active
-                increase = size * INACTIVE_SPLIT_BYTES if merged else INACTIVE_SPLIT + size * INACTIVE_SPLIT_BYTES
+                sb = size << _SPLIT_BYTES
+                change = ((1 - merged) << _SPLIT) + sb - active
+                increase = sb if merged else INACTIVE_SPLIT + sb
             else:        # the whole segment is free: the merged blocks were its inactive split ones
-                change = -merged * INACTIVE_SPLIT - (msize - size) * INACTIVE_SPLIT_BYTES - active
+                change = (-merged << _SPLIT) - ((msize - size) << _SPLIT_BYTES) - active
                 increase = 0
             room = pool.room = pool.room - change      # = self._count(pool, change, increase), inlined
             everything = self._all
