@@ -301,6 +301,8 @@ def pow_forward(self, *, exponent, out=None):
 
 
 def _int_exponent(p):
+    if type(p) is int:      # (the usual x ** 2)
+        return -2**31 < p < 2**31
     return math.isfinite(p) and float(p) == int(p) and abs(p) < 2**31
 
 
