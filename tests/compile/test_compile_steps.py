@@ -74,3 +74,39 @@ def test_examples_training_steps_replay_bit_identically(make, data_kind, opt_kin
     assert not any(e.eager for e in entries) and any(e.run is not None for e in entries)
     # .grad None at call 1, then set: two guard keys, the second's first call eager, its second recorded
     assert sum(e.calls for e in entries) == 3       # (the other calls replayed)
+
+
+@pytest.mark.parametrize("kind", ["adam", "adamw_amsgrad"])
+def test_replayed_adam_update_skips_dispatch(kind, monkeypatch):
+    """A replay runs Adam's update as optim_cpu.c's ufuncs over whole tensors (no dispatch of ``adam_step``, whose
+    step count makes a new memo key every step), eager's bits; amsgrad takes the dispatched kernel."""
+    from tgrad.autograd import dispatch
+    calls = []
+    orig = dispatch.call
+
+    def call(name, *a, **k):
+        calls.append(name)
+        return orig(name, *a, **k)
+
+    def run(compiled):
+        model = _mlp()
+        opt = (tgrad.optim.Adam(model.parameters(), lr=1e-2) if kind == "adam" else
+               tgrad.optim.AdamW(model.parameters(), lr=1e-2, amsgrad=True))
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        f = tgrad.compile(step) if compiled else step
+        data = _data("mlp", 6)
+        losses = [_np(f(x, y)) for x, y in data[:3]]
+        calls.clear()
+        losses += [_np(f(x, y)) for x, y in data[3:]]
+        return losses, [_np(p) for p in model.parameters()]
+    ref = run(False)
+    monkeypatch.setattr(dispatch, "call", call)
+    out = run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(out[0] + out[1], ref[0] + ref[1]))
+    assert ("adam_step" in calls) == (kind != "adam")

@@ -6,6 +6,7 @@ import builtins
 import ctypes
 import sys
 
+import numpy as np
 
 from ..autograd import dispatch as _dispatch
 from ..device import device as _device
@@ -14,7 +15,10 @@ from ..kernels.runtime import launcher as _L
 from ..kernels.runtime.direct import Ptr, _entry
 from ..kernels.runtime.host_state import FP_STATE as _FP_STATE
 from ..kernels.runtime.host_state import fp_ignore as _fp_ignore
+from ..kernels.runtime.native import aten_ufunc
+from ..kernels.runtime.tape_ops import _Views
 from ..kernels.runtime.trace import _FAST
+from ..ops.optim import _contiguous
 from ..memory import Storage
 from ..memory.allocator import get_allocator
 from ..optim import optimizer as _optim
@@ -377,6 +381,8 @@ class _FusedMemo(dict):
     update skips dispatch and relaunches (a new learning rate or step count is a new entry)."""
 
     def __call__(self, name, params, grads, states, attrs):
+        if name == "adam_step" and _adam_native(params, grads, states, attrs):
+            return True
         key = [name, tuple(attrs.items())]
         for group in (params, grads) + states:
             for t in group:
@@ -407,6 +413,50 @@ class _FusedMemo(dict):
         for site, dyn in launches:
             site(*dyn)
         return True
+
+
+_F32 = np.dtype(np.float32)
+_VIEWS = {}         # element count -> _Views (address -> 1-D float32 view)
+
+
+def _adam_native(params, grads, states, attrs):
+    """Adam's update (``adam_step``, cpu float32, contiguous, no amsgrad or maximize) as three of optim_cpu.c's
+    ufuncs per parameter over whole tensors, in place: the kernel's per-element operations (``_adam_m``,
+    ``_adam_v``, ``_adam_p`` with its hyper-parameters rounded to float32 as its arguments are), without its
+    tiles, padding and dispatch (a new step count is a new memo key every step).  False: not handled."""
+    if attrs["amsgrad"] or attrs["maximize"] or not params:
+        return False
+    ms, vs = states[0], states[1]
+    for col in (params, grads, ms, vs):
+        for t in col:
+            if t is None or t.dtype.np != _F32 or t._storage.device.type != "cpu" or not _contiguous(t):
+                return False
+    if any(not (p._shape == g._shape == m._shape == v._shape) for p, g, m, v in zip(params, grads, ms, vs)):
+        return False
+    beta1, beta2, lr, wd = attrs["beta1"], attrs["beta2"], attrs["lr"], attrs["weight_decay"]
+    dec = attrs["decoupled_weight_decay"]
+    step = attrs["step"]
+    bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
+    h = np.array([lr / bc1, 1 - beta1, beta2, 1 - beta2, attrs["eps"], wd, 1 - lr * wd, bc2 ** 0.5], _F32)
+    has_wd = wd != 0
+    fm = aten_ufunc(f"adam_m_{int(has_wd and not dec)}{int(bool(h[1] < 0.5))}")
+    fv = aten_ufunc(f"adam_v_{int(has_wd and not dec)}")
+    fp = aten_ufunc(f"adam_p_{int(has_wd and dec)}")
+    if fm is None or fv is None or fp is None:
+        return False
+    x = [h[i:i + 1] for i in range(8)]
+    for p, g, m, v in zip(params, grads, ms, vs):
+        n = p.numel()
+        views = _VIEWS.get(n)
+        if views is None:
+            if len(_VIEWS) >= 64:
+                _VIEWS.clear()
+            views = _VIEWS[n] = _Views((n,), (4,), _F32)
+        P, G, M, V = views[p.data_ptr()], views[g.data_ptr()], views[m.data_ptr()], views[v.data_ptr()]
+        fm(M, G, P, x[1], x[5], out=M)
+        fv(V, G, P, x[2], x[3], x[5], out=V)
+        fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
+    return True
 
 
 class _Launches:
