@@ -18,7 +18,7 @@ from ..kernels.runtime.host_state import fp_ignore as _fp_ignore
 from ..kernels.runtime.native import aten_ufunc
 from ..kernels.runtime.tape_ops import _Views
 from ..kernels.runtime.trace import _FAST
-from ..ops.optim import _contiguous
+from ..ops.optim import _contiguous, adam_hyper
 from ..memory import Storage
 from ..memory.allocator import get_allocator
 from ..optim import optimizer as _optim
@@ -26,7 +26,7 @@ from ..tensor import Tensor, _new
 from .fuse import Fuser
 from .hoist import hoist, instrument
 from .plan import Plan
-from .record import _PLAIN, Eager, Patches, Recorder, tensors_of
+from .record import _ADAM_STEP, _PLAIN, Eager, Patches, Recorder, tensors_of
 
 _refs = sys.getrefcount
 OUT = object()      # an output's place in the result's structure
@@ -148,7 +148,9 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
         elif kind == "H":
             _, func, obj, a, kw, sgd = ev
             call = f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})"
-            fz.opaque(_sgd_lines(obj, sgd, plan, k, call, untaped) if sgd is not None and not tier1 else [call])
+            lines = [call] if sgd is None or tier1 else (_adam_lines(obj, sgd[0], plan, k, call) if func is _ADAM_STEP
+                                                         else _sgd_lines(obj, sgd, plan, k, call, untaped))
+            fz.opaque(lines)
         elif kind == "G":
             for leaf, g in ev[1]:
                 if g is not None:
@@ -168,10 +170,82 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
 
 
 def _sgd_lines(opt, sgd, plan, k, call, untaped):
-    """An SGD step as its recorded launches, run while everything it reads is as recorded (the same objects:
-    groups, hyper-parameters, parameters and their storage and layout, ``.grad`` the arena tensors this
-    replay set, state tensors), with ``Optimizer._fused``'s version bumps; else the step itself."""
+    """An SGD step as its recorded launches, run while everything it reads is as recorded (``_step_checks``),
+    with ``Optimizer._fused``'s version bumps; else the step itself."""
     snap, launches = sgd
+    checks = _step_checks(opt, snap, plan, k)
+    if checks is None:
+        return [call]
+
+    def const(v):       # parameters and state at their recorded addresses (the checks above hold them)
+        r = plan.relocate(v)
+        if r is None and plan.output(v) is not None:
+            raise Eager
+        return str(v if r is None else r)
+    try:
+        body = [_launch_line(site, dyn, const, k, None, untaped) for site, dyn in launches]
+    except Eager:
+        return [call]
+    return _guarded(checks, body, call)
+
+
+def _adam_lines(opt, snap, plan, k, call):
+    """An Adam/AdamW step (cpu float32, contiguous, no amsgrad or maximize) as one call of ``_adam_run`` over
+    numpy views fixed at the recording, run while everything it reads is as recorded (``_step_checks``: a new
+    learning rate, e.g. from a scheduler, runs the step itself); else the step itself."""
+    checks = _step_checks(opt, snap, plan, k)
+    if checks is None:
+        return [call]
+    spec = []
+    for g, hyper, params, ps in snap:
+        h = dict(hyper)
+        if h["amsgrad"] or h["maximize"] or any(type(h[n]) not in (int, float) for n in ("lr", "eps", "weight_decay")):
+            return [call]
+        (beta1, beta2), wd = h["betas"], h["weight_decay"]
+        fs = _adam_ufuncs(np.float32(1 - beta1), wd != 0, h["decoupled_weight_decay"])
+        items = []
+        for p, g_desc, st, _ in ps:
+            if g_desc is None:
+                continue
+            grad = plan.view(g_desc)
+            ts = (p, grad, st.get("exp_avg"), st.get("exp_avg_sq"))
+            stp = st.get("step")
+            if fs is None or not isinstance(stp, Tensor) or stp._shape != () or stp.dtype.np != _F32 or \
+                    any(not isinstance(t, Tensor) or t._shape != p._shape or t.dtype.np != _F32 or
+                        t._storage.device.type != "cpu" or not _contiguous(t) for t in ts):
+                return [call]
+            items.append((stp._np_view(),) + tuple(t._np_view() for t in ts))
+        spec.append(((h["lr"], beta1, beta2, h["eps"], wd), fs, items))
+    return _guarded(checks, [f"{k(_adam_run)}({k(spec)})"], call)
+
+
+def _adam_run(spec):
+    """``_adam_lines``' update: per parameter ``state["step"] += 1`` (as ``_bump_step``) and the three ufuncs of
+    ``_adam_native``."""
+    for hp, (fm, fv, fp), items in spec:
+        xs = {}
+        for sv, P, G, M, V in items:
+            sv[...] = sv + 1
+            step = float(sv)
+            x = xs.get(step)
+            if x is None:
+                h = np.array(adam_hyper(*hp, step), _F32)
+                x = xs[step] = [h[i:i + 1] for i in range(8)]
+            fm(M, G, P, x[1], x[5], out=M)
+            fv(V, G, P, x[2], x[3], x[5], out=V)
+            fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
+
+
+def _guarded(checks, body, call):
+    conds, bumps = checks
+    return [f"if ({' and '.join(conds)}):"] + [f"    {ln}" for ln in body + bumps] + ["else:", f"    {call}"]
+
+
+def _step_checks(opt, snap, plan, k):
+    """(conditions, version bumps) of an optimizer step recorded as ``snap`` (``record.sgd_reads``): the same
+    objects (groups, hyper-parameters, parameters and their storage and layout, ``.grad`` the arena tensors this
+    replay set, state tensors) and ``Optimizer._fused``'s version bumps; None when a gradient was not made by
+    the step or a state value is neither a tensor nor a plain value (the step decides)."""
     o = k(opt)
     conds = [f"{o}.param_groups is {k(opt.param_groups)}", f"len({k(opt.param_groups)}) == {len(snap)}",
              f"{o}.state is {k(opt.state)}"]
@@ -189,7 +263,7 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
                 conds.append(f"{pk}._grad is None")
                 continue
             if plan.relocate(g_desc.ptr) is None:
-                return [call]           # a gradient not made by this step: the step decides
+                return None           # a gradient not made by this step: the step decides
             conds.append(f"{pk}._grad is {k(plan.view(g_desc))}")
             bumps.append(f"{pk}._version_counter[0] += 1")
             conds.append(f"{k(opt.state)}.get({pk}) is {k(st)}" + (f" and len({k(st)}) == {len(items)}" if st else ""))
@@ -201,18 +275,8 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
                 elif type(v) in _PLAIN:
                     conds.append(f"{k(st)}[{name!r}] == {vk}")
                 else:
-                    return [call]
-
-    def const(v):       # parameters and state at their recorded addresses (the checks above hold them)
-        r = plan.relocate(v)
-        if r is None and plan.output(v) is not None:
-            raise Eager
-        return str(v if r is None else r)
-    try:
-        body = [_launch_line(site, dyn, const, k, None, untaped) for site, dyn in launches]
-    except Eager:
-        return [call]
-    return ([f"if ({' and '.join(conds)}):"] + [f"    {ln}" for ln in body + bumps] + ["else:", f"    {call}"])
+                    return None
+    return conds, bumps
 
 
 def _same_place(t, tk, k):
@@ -433,17 +497,12 @@ def _adam_native(params, grads, states, attrs):
                 return False
     if any(not (p._shape == g._shape == m._shape == v._shape) for p, g, m, v in zip(params, grads, ms, vs)):
         return False
-    beta1, beta2, lr, wd = attrs["beta1"], attrs["beta2"], attrs["lr"], attrs["weight_decay"]
-    dec = attrs["decoupled_weight_decay"]
-    step = attrs["step"]
-    bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
-    h = np.array([lr / bc1, 1 - beta1, beta2, 1 - beta2, attrs["eps"], wd, 1 - lr * wd, bc2 ** 0.5], _F32)
-    has_wd = wd != 0
-    fm = aten_ufunc(f"adam_m_{int(has_wd and not dec)}{int(bool(h[1] < 0.5))}")
-    fv = aten_ufunc(f"adam_v_{int(has_wd and not dec)}")
-    fp = aten_ufunc(f"adam_p_{int(has_wd and dec)}")
-    if fm is None or fv is None or fp is None:
+    h = np.array(adam_hyper(attrs["lr"], attrs["beta1"], attrs["beta2"], attrs["eps"], attrs["weight_decay"],
+                            attrs["step"]), _F32)
+    fs = _adam_ufuncs(h[1], attrs["weight_decay"] != 0, attrs["decoupled_weight_decay"])
+    if fs is None:
         return False
+    fm, fv, fp = fs
     x = [h[i:i + 1] for i in range(8)]
     for p, g, m, v in zip(params, grads, ms, vs):
         n = p.numel()
@@ -457,6 +516,14 @@ def _adam_native(params, grads, states, attrs):
         fv(V, G, P, x[2], x[3], x[5], out=V)
         fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
     return True
+
+
+def _adam_ufuncs(w1, has_wd, decoupled):
+    """optim_cpu.c's (adam_m, adam_v, adam_p) ufuncs for lerp weight ``w1`` (float32: the kernel's LERP_LOW side)
+    and the weight decay kind, or None (not built)."""
+    fs = (aten_ufunc(f"adam_m_{int(has_wd and not decoupled)}{int(bool(w1 < 0.5))}"),
+          aten_ufunc(f"adam_v_{int(has_wd and not decoupled)}"), aten_ufunc(f"adam_p_{int(has_wd and decoupled)}"))
+    return None if None in fs else fs
 
 
 class _Launches:
