@@ -115,3 +115,35 @@ def test_replayed_adam_update_skips_dispatch(kind, monkeypatch):
     out = run(True)
     assert all(np.array_equal(a, b) for a, b in zip(out[0] + out[1], ref[0] + ref[1]))
     assert ("adam_step" in calls) == ("Adam.step" in calls) == (kind != "adam"), calls
+
+
+@pytest.mark.cpu_only(reason="the cpu replay's SGD update")
+@pytest.mark.parametrize("kw", [dict(momentum=0.0, weight_decay=0.01), dict(momentum=0.9, dampening=0.1),
+                                dict(momentum=0.9, nesterov=True, weight_decay=0.01),
+                                dict(momentum=0.9, maximize=True)], ids=["plain_wd", "dampening", "nesterov_wd",
+                                                                          "maximize"])
+def test_replayed_sgd_update_native(kw, monkeypatch):
+    """A replay runs SGD's update as optim_cpu.c's ufuncs (or the exact fma) over whole tensors, eager's bits;
+    maximize relaunches the recorded launches."""
+    from tgrad._compile import replay
+    runs = []
+    orig = replay._sgd_run
+    monkeypatch.setattr(replay, "_sgd_run", lambda items: runs.append(1) or orig(items))
+
+    def run(compiled):
+        model = _mlp()
+        opt = tgrad.optim.SGD(model.parameters(), lr=0.05, **kw)
+
+        def step(x, y):
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        f = tgrad.compile(step) if compiled else step
+        losses = [_np(f(x, y)) for x, y in _data("mlp", 8)]
+        return losses, [_np(p) for p in model.parameters()]
+    ref = run(False)
+    out = run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(out[0] + out[1], ref[0] + ref[1]))
+    assert bool(runs) == ("maximize" not in kw)

@@ -15,7 +15,7 @@ from ..kernels.runtime import launcher as _L
 from ..kernels.runtime.direct import Ptr, _entry
 from ..kernels.runtime.host_state import FP_STATE as _FP_STATE
 from ..kernels.runtime.host_state import fp_ignore as _fp_ignore
-from ..kernels.runtime.native import aten_ufunc
+from ..kernels.runtime.native import aten_ufunc, fma_ufunc
 from ..kernels.runtime.tape_ops import _Views
 from ..kernels.runtime.trace import _FAST
 from ..ops.optim import _contiguous, adam_hyper
@@ -177,6 +177,10 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
     if checks is None:
         return [call]
 
+    spec = _sgd_native(snap, plan)
+    if spec is not None:
+        return _guarded(checks, [f"{k(_sgd_run)}({k(spec)})"], call)
+
     def const(v):       # parameters and state at their recorded addresses (the checks above hold them)
         r = plan.relocate(v)
         if r is None and plan.output(v) is not None:
@@ -187,6 +191,51 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
     except Eager:
         return [call]
     return _guarded(checks, body, call)
+
+
+def _sgd_native(snap, plan):
+    """The recorded SGD step (cpu float32, contiguous, momentum buffers made, no maximize) as ``_sgd_run``'s
+    items over numpy views fixed at the recording: per parameter the kernel's ``_sgd_buf`` and ``_sgd_p`` as
+    optim_cpu.c's ufuncs (or the exact fma where ``_sgd_p`` is one) over the whole tensor, its hyper-parameters
+    rounded to float32 as its arguments are; None where it does not apply (the launches are relaunched)."""
+    fma = fma_ufunc()
+    items = []
+    for _, hyper, _, ps in snap:
+        h = dict(hyper)
+        if fma is None or h.get("maximize") or any(type(h.get(n)) not in (int, float) for n in
+                                                   ("lr", "momentum", "dampening", "weight_decay")):
+            return None
+        lr, mom, damp, wd = (float(h[n]) for n in ("lr", "momentum", "dampening", "weight_decay"))
+        x = np.array([-lr, mom, 1 - damp, wd], _F32)
+        x = [x[i:i + 1] for i in range(4)]
+        mo = 0 if mom == 0 else 1 if damp == 0 else 2
+        w, nest = int(wd != 0), int(bool(h.get("nesterov")))
+        fb = aten_ufunc(f"sgd_buf_{w}{mo}0") if mo else None
+        fp = aten_ufunc(f"sgd_p_{w}{mo}{nest}") if mo and nest or w else fma
+        if fp is None or mo and fb is None:
+            return None
+        for p, g_desc, st, _ in ps:
+            if g_desc is None:
+                continue
+            buf = st.get("momentum_buffer") if mo and st else None
+            ts = (p, plan.view(g_desc)) + ((buf,) if mo else ())
+            if any(not isinstance(t, Tensor) or t._shape != p._shape or t.dtype.np != _F32 or
+                   t._storage.device.type != "cpu" or not _contiguous(t) for t in ts):
+                return None
+            P, G = ts[0]._np_view(), ts[1]._np_view()
+            U = ts[2]._np_view() if mo else G
+            ab = (U, G, P, x[1], x[2], x[3]) if mo else None
+            ap = (x[0], U, P) if fp is fma else (P, G, U, x[0], x[1], x[3])
+            items.append((fb, ab, U, fp, ap, P))
+    return items
+
+
+def _sgd_run(items):
+    """``_sgd_native``'s update: the momentum buffer, then the parameter, in place."""
+    for fb, ab, U, fp, ap, P in items:
+        if fb is not None:
+            fb(*ab, out=U)
+        fp(*ap, out=P)
 
 
 def _adam_lines(opt, snap, plan, k, call):
