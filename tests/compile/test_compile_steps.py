@@ -147,3 +147,28 @@ def test_replayed_sgd_update_native(kw, monkeypatch):
     out = run(True)
     assert all(np.array_equal(a, b) for a, b in zip(out[0] + out[1], ref[0] + ref[1]))
     assert bool(runs) == ("maximize" not in kw)
+
+
+def test_adam_constant_lr_replays_bit_identically():
+    """Adam with a constant learning rate (the step's only host work is the optimizer's): eager's bits on the
+    device under test (cpu: the update in the program; cuda: Adam.step runs, no CUDA graph freezes its step count)."""
+    def run(compiled):
+        model = _mlp()
+        opt = tgrad.optim.Adam(model.parameters(), lr=1e-2)
+
+        def step(x, y):
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        f = tgrad.compile(step) if compiled else step
+        x, y = _data("mlp", 1)[0]          # one batch: the same addresses each call (cuda: a graph's key)
+        losses = [_np(f(x, y)) for _ in range(8)]
+        return losses + [_np(p) for p in model.parameters()]
+    ref = run(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = run(True)
+    for a, b in zip(out, ref):
+        np.testing.assert_array_equal(a, b)

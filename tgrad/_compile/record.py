@@ -133,7 +133,7 @@ class Recorder:
         # an SGD step's launches are kept with what it reads: the replay relaunches them while that is unchanged;
         # an Adam step's reads only (the replay computes its update, see replay._adam_lines)
         snap = (None if args or kwargs else sgd_reads(obj) if func is _SGD_STEP else
-                sgd_reads(obj, (Adam, AdamW)) if func is _ADAM_STEP else None)
+                sgd_reads(obj, (Adam, AdamW)) if func is _ADAM_STEP and _cpu_params(obj) else None)
         self.sub = [] if snap is not None else None
         ev = ["H", func, obj, args, kwargs, None]
         self.events.append(ev)
@@ -261,6 +261,11 @@ def _step_hooks(opt):
     """True when step hooks run around ``opt.step`` (Python calls: the step runs for real in the replay)."""
     return bool(opt.__dict__.get("_optimizer_step_pre_hooks") or opt.__dict__.get("_optimizer_step_post_hooks")
                 or _optim_mod._global_optimizer_pre_hooks or _optim_mod._global_optimizer_post_hooks)
+
+
+def _cpu_params(opt):
+    """True when every parameter of ``opt`` is on cpu (the cpu replay computes an Adam step; cuda runs it)."""
+    return all(p._storage.device.type == "cpu" for g in opt.param_groups for p in g["params"])
 
 
 def sgd_reads(opt, classes=(SGD,)):
