@@ -246,9 +246,11 @@ def _adam_lines(opt, snap, plan, k, call):
     if checks is None:
         return [call]
     spec = []
+    names = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay")
     for g, hyper, params, ps in snap:
         h = dict(hyper)
-        if h["amsgrad"] or h["maximize"] or any(type(h[n]) not in (int, float) for n in ("lr", "eps", "weight_decay")):
+        if any(n not in h for n in names) or h["amsgrad"] or h["maximize"] or \
+                any(type(h[n]) not in (int, float) for n in ("lr", "eps", "weight_decay")):
             return [call]
         (beta1, beta2), wd = h["betas"], h["weight_decay"]
         fs = _adam_ufuncs(np.float32(1 - beta1), wd != 0, h["decoupled_weight_decay"])
@@ -256,6 +258,8 @@ def _adam_lines(opt, snap, plan, k, call):
         for p, g_desc, st, _ in ps:
             if g_desc is None:
                 continue
+            if not st:
+                return [call]
             grad = plan.view(g_desc)
             ts = (p, grad, st.get("exp_avg"), st.get("exp_avg_sq"))
             stp = st.get("step")
