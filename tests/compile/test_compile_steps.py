@@ -74,3 +74,101 @@ def test_examples_training_steps_replay_bit_identically(make, data_kind, opt_kin
     assert not any(e.eager for e in entries) and any(e.run is not None for e in entries)
     # .grad None at call 1, then set: two guard keys, the second's first call eager, its second recorded
     assert sum(e.calls for e in entries) == 3       # (the other calls replayed)
+
+
+@pytest.mark.cpu_only(reason="the cpu replay's Adam update")
+@pytest.mark.parametrize("kind", ["adam", "adamw_amsgrad"])
+def test_replayed_adam_update_skips_dispatch(kind, monkeypatch):
+    """A replay runs Adam's update as optim_cpu.c's ufuncs over whole tensors (no dispatch of ``adam_step``, whose
+    step count makes a new memo key every step) and (constant learning rate) in the program itself, not through
+    ``Adam.step``, eager's bits; amsgrad takes the dispatched kernel."""
+    from tgrad.autograd import dispatch
+    from tgrad.optim import adam
+    calls = []
+    orig = dispatch.call
+
+    def call(name, *a, **k):
+        calls.append(name)
+        return orig(name, *a, **k)
+
+    def run(compiled):
+        model = _mlp()
+        opt = (tgrad.optim.Adam(model.parameters(), lr=1e-2) if kind == "adam" else
+               tgrad.optim.AdamW(model.parameters(), lr=1e-2, amsgrad=True))
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        f = tgrad.compile(step) if compiled else step
+        data = _data("mlp", 8)
+        losses = [_np(f(x, y)) for x, y in data[:5]]        # (call 3 records, 4 and 5 replay tiers 1 and 2)
+        calls.clear()
+        losses += [_np(f(x, y)) for x, y in data[5:]]
+        return losses, [_np(p) for p in model.parameters()]
+    ref = run(False)
+    monkeypatch.setattr(dispatch, "call", call)
+    bump = adam._bump_step
+    monkeypatch.setattr(adam, "_bump_step", lambda t: calls.append("Adam.step") or bump(t))
+    out = run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(out[0] + out[1], ref[0] + ref[1]))
+    assert ("adam_step" in calls) == ("Adam.step" in calls) == (kind != "adam"), calls
+
+
+@pytest.mark.cpu_only(reason="the cpu replay's SGD update")
+@pytest.mark.parametrize("kw", [dict(momentum=0.0, weight_decay=0.01), dict(momentum=0.9, dampening=0.1),
+                                dict(momentum=0.9, nesterov=True, weight_decay=0.01),
+                                dict(momentum=0.9, maximize=True)], ids=["plain_wd", "dampening", "nesterov_wd",
+                                                                          "maximize"])
+def test_replayed_sgd_update_native(kw, monkeypatch):
+    """A replay runs SGD's update as optim_cpu.c's ufuncs (or the exact fma) over whole tensors, eager's bits;
+    maximize relaunches the recorded launches."""
+    from tgrad._compile import replay
+    runs = []
+    orig = replay._sgd_run
+    monkeypatch.setattr(replay, "_sgd_run", lambda items: runs.append(1) or orig(items))
+
+    def run(compiled):
+        model = _mlp()
+        opt = tgrad.optim.SGD(model.parameters(), lr=0.05, **kw)
+
+        def step(x, y):
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        f = tgrad.compile(step) if compiled else step
+        losses = [_np(f(x, y)) for x, y in _data("mlp", 8)]
+        return losses, [_np(p) for p in model.parameters()]
+    ref = run(False)
+    out = run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(out[0] + out[1], ref[0] + ref[1]))
+    assert bool(runs) == ("maximize" not in kw)
+
+
+def test_adam_constant_lr_replays_bit_identically():
+    """Adam with a constant learning rate (the step's only host work is the optimizer's): eager's bits on the
+    device under test (cpu: the update in the program; cuda: Adam.step runs, no CUDA graph freezes its step count)."""
+    def run(compiled):
+        model = _mlp()
+        opt = tgrad.optim.Adam(model.parameters(), lr=1e-2)
+
+        def step(x, y):
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        f = tgrad.compile(step) if compiled else step
+        x, y = _data("mlp", 1)[0]          # one batch: the same addresses each call (cuda: a graph's key)
+        losses = [_np(f(x, y)) for _ in range(8)]
+        return losses + [_np(p) for p in model.parameters()]
+    ref = run(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = run(True)
+    for a, b in zip(out, ref):
+        np.testing.assert_array_equal(a, b)

@@ -1,5 +1,5 @@
 """The tapes' select (``tape_ops._select``, what ``tl.where`` becomes on cpu): numpy's where's bits, without its
-branch per element, for every dtype, NaN payloads, broadcast operands and conditions; and a ReLU's gradient
+branch per element (aten_cpu.c's select, or the integer views where it is not built), for every dtype, NaN payloads, broadcast operands and conditions; and a ReLU's gradient
 through it."""
 import numpy as np
 import pytest
@@ -18,8 +18,13 @@ def _same(args):
     np.testing.assert_array_equal(r.view(np.uint8), w.view(np.uint8))
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["aten_cpu_select", "integer_views"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.float16, np.bool_])
-def test_select_gives_wheres_bits(dtype):
+def test_select_gives_wheres_bits(dtype, native, monkeypatch):
+    from tgrad.kernels.runtime import native as N, tape_ops
+    if native and N.aten_ufunc("select") is None:
+        pytest.skip("aten_cpu.c not built")
+    monkeypatch.setattr(tape_ops, "_SELECT", [None if native else False])
     n = 8192
     x = (RNG.standard_normal(n) * 100).astype(dtype)
     y = (RNG.standard_normal(n) * 100).astype(dtype)

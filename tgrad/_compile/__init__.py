@@ -21,8 +21,9 @@ allocator call.  The parts, in the order a call meets them:
 - ``replay``: the generated program, run with the bound tensors' addresses of this call (a new batch, a
   reloaded state dict or a replaced parameter is read where it now is).  On cpu in two tiers: the recording
   call builds a small program calling each launch's tape and the host calls (cheap to generate and compile);
-  after the first replay the program is generated again with the tapes inlined and fused (``fuse``) and SGD
-  steps as their launches.
+  after the first replay the program is generated again with the tapes inlined and fused (``fuse``), and SGD
+  and Adam/AdamW steps (while what they read is as recorded) as optim_cpu.c's updates over whole tensors, or
+  SGD's launches.
 
 - ``aot``: ``tgrad.compile(model)`` called with grad mode on and tensors that require grad (a training loop whose
   loss, backward and optimizer step run outside): the forward replayed as one autograd node,

@@ -126,7 +126,7 @@ def _graph_reason(rec):
             return "it draws random numbers (new ones each call)"
         if ev[0] == "H":
             _, func, obj, args, kwargs, sgd = ev
-            if sgd is not None or func.__name__ == "train":
+            if sgd is not None and func is _SGD_STEP or func.__name__ == "train":
                 continue
             if func.__name__ == "zero_grad" and not args and kwargs.get("set_to_none", True) is True:
                 continue

@@ -13,6 +13,7 @@ from ..nn.modules.module import Module
 from ..optim.lr_scheduler import LRScheduler
 from ..optim import optimizer as _optim_mod
 from ..optim.optimizer import Optimizer
+from ..optim.adam import Adam, AdamW
 from ..optim.sgd import SGD
 from ..random import Generator
 from ..tensor import Tensor
@@ -129,8 +130,10 @@ class Recorder:
         elif tensors_of([args, kwargs], []):
             self.reason = f"{type(obj).__name__}.{func.__name__}() is given a tensor (read on the host)"
         self.sync_grads()
-        # an SGD step's launches are kept with what it reads: the replay relaunches them while that is unchanged
-        snap = sgd_reads(obj) if func is _SGD_STEP and not args and not kwargs else None
+        # an SGD step's launches are kept with what it reads: the replay relaunches them while that is unchanged;
+        # an Adam step's reads only (the replay computes its update, see replay._adam_lines)
+        snap = (None if args or kwargs else sgd_reads(obj) if func is _SGD_STEP else
+                sgd_reads(obj, (Adam, AdamW)) if func is _ADAM_STEP and _cpu_params(obj) else None)
         self.sub = [] if snap is not None else None
         ev = ["H", func, obj, args, kwargs, None]
         self.events.append(ev)
@@ -140,7 +143,7 @@ class Recorder:
         finally:
             self.depth -= 1
             self.grads = [id(l._grad) for l in self.leaves]   # host calls' own changes replay themselves
-            if self.sub is not None:
+            if self.sub is not None or snap is not None and func is _ADAM_STEP:
                 ev[5] = (snap, self.sub)
             self.sub = None
 
@@ -250,6 +253,7 @@ class Patches:
 
 
 _SGD_STEP = SGD.__dict__["step"]
+_ADAM_STEP = Adam.__dict__["step"]
 _PLAIN = (int, float, bool, str, type(None))
 
 
@@ -259,16 +263,22 @@ def _step_hooks(opt):
                 or _optim_mod._global_optimizer_pre_hooks or _optim_mod._global_optimizer_post_hooks)
 
 
-def sgd_reads(opt):
-    """What an ``SGD.step`` reads, as objects to check by identity and plain values to compare:
-    [(group, [(name, value)], params list, [(param, its .grad as a Desc, state dict, [(name, value)])])],
-    or None when something else (an instance ``step``, a tensor hyper-parameter) decides it."""
-    if type(opt) is not SGD or "step" in opt.__dict__ or _step_hooks(opt):
+def _cpu_params(opt):
+    """True when every parameter of ``opt`` is on cpu (the cpu replay computes an Adam step; cuda runs it)."""
+    return all(p._storage.device.type == "cpu" for g in opt.param_groups for p in g["params"])
+
+
+def sgd_reads(opt, classes=(SGD,)):
+    """What an ``SGD.step`` (or the step of another of ``classes``) reads, as objects to check by identity and
+    plain values to compare: [(group, [(name, value)], params list, [(param, its .grad as a Desc, state dict,
+    [(name, value)])])], or None when something else (an instance ``step``, a tensor hyper-parameter) decides it."""
+    if type(opt) not in classes or "step" in opt.__dict__ or _step_hooks(opt):
         return None
     groups = []
     for g in opt.param_groups:
         hyper = [(k, v) for k, v in g.items() if k != "params"]
-        if any(type(v) not in _PLAIN for _, v in hyper):
+        if any(type(v) not in _PLAIN and not (type(v) is tuple and all(type(x) in _PLAIN for x in v))
+               for _, v in hyper):        # (Adam's betas: a tuple)
             return None
         ps = []
         for p in g["params"]:

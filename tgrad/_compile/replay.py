@@ -6,6 +6,7 @@ import builtins
 import ctypes
 import sys
 
+import numpy as np
 
 from ..autograd import dispatch as _dispatch
 from ..device import device as _device
@@ -14,7 +15,10 @@ from ..kernels.runtime import launcher as _L
 from ..kernels.runtime.direct import Ptr, _entry
 from ..kernels.runtime.host_state import FP_STATE as _FP_STATE
 from ..kernels.runtime.host_state import fp_ignore as _fp_ignore
+from ..kernels.runtime.native import aten_ufunc, fma_ufunc
+from ..kernels.runtime.tape_ops import _Views
 from ..kernels.runtime.trace import _FAST
+from ..ops.optim import _contiguous, adam_hyper
 from ..memory import Storage
 from ..memory.allocator import get_allocator
 from ..optim import optimizer as _optim
@@ -22,7 +26,7 @@ from ..tensor import Tensor, _new
 from .fuse import Fuser
 from .hoist import hoist, instrument
 from .plan import Plan
-from .record import _PLAIN, Eager, Patches, Recorder, tensors_of
+from .record import _ADAM_STEP, _PLAIN, Eager, Patches, Recorder, tensors_of
 
 _refs = sys.getrefcount
 OUT = object()      # an output's place in the result's structure
@@ -144,7 +148,9 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
         elif kind == "H":
             _, func, obj, a, kw, sgd = ev
             call = f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})"
-            fz.opaque(_sgd_lines(obj, sgd, plan, k, call, untaped) if sgd is not None and not tier1 else [call])
+            lines = [call] if sgd is None or tier1 else (_adam_lines(obj, sgd[0], plan, k, call) if func is _ADAM_STEP
+                                                         else _sgd_lines(obj, sgd, plan, k, call, untaped))
+            fz.opaque(lines)
         elif kind == "G":
             for leaf, g in ev[1]:
                 if g is not None:
@@ -164,10 +170,135 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
 
 
 def _sgd_lines(opt, sgd, plan, k, call, untaped):
-    """An SGD step as its recorded launches, run while everything it reads is as recorded (the same objects:
-    groups, hyper-parameters, parameters and their storage and layout, ``.grad`` the arena tensors this
-    replay set, state tensors), with ``Optimizer._fused``'s version bumps; else the step itself."""
+    """An SGD step as its recorded launches, run while everything it reads is as recorded (``_step_checks``),
+    with ``Optimizer._fused``'s version bumps; else the step itself."""
     snap, launches = sgd
+    checks = _step_checks(opt, snap, plan, k)
+    if checks is None:
+        return [call]
+
+    spec = _sgd_native(snap, plan)
+    if spec is not None:
+        return _guarded(checks, [f"{k(_sgd_run)}({k(spec)})"], call)
+
+    def const(v):       # parameters and state at their recorded addresses (the checks above hold them)
+        r = plan.relocate(v)
+        if r is None and plan.output(v) is not None:
+            raise Eager
+        return str(v if r is None else r)
+    try:
+        body = [_launch_line(site, dyn, const, k, None, untaped) for site, dyn in launches]
+    except Eager:
+        return [call]
+    return _guarded(checks, body, call)
+
+
+def _sgd_native(snap, plan):
+    """The recorded SGD step (cpu float32, contiguous, momentum buffers made, no maximize) as ``_sgd_run``'s
+    items over numpy views fixed at the recording: per parameter the kernel's ``_sgd_buf`` and ``_sgd_p`` as
+    optim_cpu.c's ufuncs (or the exact fma where ``_sgd_p`` is one) over the whole tensor, its hyper-parameters
+    rounded to float32 as its arguments are; None where it does not apply (the launches are relaunched)."""
+    fma = fma_ufunc()
+    items = []
+    for _, hyper, _, ps in snap:
+        h = dict(hyper)
+        if fma is None or h.get("maximize") or any(type(h.get(n)) not in (int, float) for n in
+                                                   ("lr", "momentum", "dampening", "weight_decay")):
+            return None
+        lr, mom, damp, wd = (float(h[n]) for n in ("lr", "momentum", "dampening", "weight_decay"))
+        x = np.array([-lr, mom, 1 - damp, wd], _F32)
+        x = [x[i:i + 1] for i in range(4)]
+        mo = 0 if mom == 0 else 1 if damp == 0 else 2
+        w, nest = int(wd != 0), int(bool(h.get("nesterov")))
+        fb = aten_ufunc(f"sgd_buf_{w}{mo}0") if mo else None
+        fp = aten_ufunc(f"sgd_p_{w}{mo}{nest}") if mo and nest or w else fma
+        if fp is None or mo and fb is None:
+            return None
+        for p, g_desc, st, _ in ps:
+            if g_desc is None:
+                continue
+            buf = st.get("momentum_buffer") if mo and st else None
+            ts = (p, plan.view(g_desc)) + ((buf,) if mo else ())
+            if any(not isinstance(t, Tensor) or t._shape != p._shape or t.dtype.np != _F32 or
+                   t._storage.device.type != "cpu" or not _contiguous(t) for t in ts):
+                return None
+            P, G = ts[0]._np_view(), ts[1]._np_view()
+            U = ts[2]._np_view() if mo else G
+            ab = (U, G, P, x[1], x[2], x[3]) if mo else None
+            ap = (x[0], U, P) if fp is fma else (P, G, U, x[0], x[1], x[3])
+            items.append((fb, ab, U, fp, ap, P))
+    return items
+
+
+def _sgd_run(items):
+    """``_sgd_native``'s update: the momentum buffer, then the parameter, in place."""
+    for fb, ab, U, fp, ap, P in items:
+        if fb is not None:
+            fb(*ab, out=U)
+        fp(*ap, out=P)
+
+
+def _adam_lines(opt, snap, plan, k, call):
+    """An Adam/AdamW step (cpu float32, contiguous, no amsgrad or maximize) as one call of ``_adam_run`` over
+    numpy views fixed at the recording, run while everything it reads is as recorded (``_step_checks``: a new
+    learning rate, e.g. from a scheduler, runs the step itself); else the step itself."""
+    checks = _step_checks(opt, snap, plan, k)
+    if checks is None:
+        return [call]
+    spec = []
+    names = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay")
+    for g, hyper, params, ps in snap:
+        h = dict(hyper)
+        if any(n not in h for n in names) or h["amsgrad"] or h["maximize"] or \
+                any(type(h[n]) not in (int, float) for n in ("lr", "eps", "weight_decay")):
+            return [call]
+        (beta1, beta2), wd = h["betas"], h["weight_decay"]
+        fs = _adam_ufuncs(np.float32(1 - beta1), wd != 0, h["decoupled_weight_decay"])
+        items = []
+        for p, g_desc, st, _ in ps:
+            if g_desc is None:
+                continue
+            if not st:
+                return [call]
+            grad = plan.view(g_desc)
+            ts = (p, grad, st.get("exp_avg"), st.get("exp_avg_sq"))
+            stp = st.get("step")
+            if fs is None or not isinstance(stp, Tensor) or stp._shape != () or stp.dtype.np != _F32 or \
+                    any(not isinstance(t, Tensor) or t._shape != p._shape or t.dtype.np != _F32 or
+                        t._storage.device.type != "cpu" or not _contiguous(t) for t in ts):
+                return [call]
+            items.append((stp._np_view(),) + tuple(t._np_view() for t in ts))
+        spec.append(((h["lr"], beta1, beta2, h["eps"], wd), fs, items))
+    return _guarded(checks, [f"{k(_adam_run)}({k(spec)})"], call)
+
+
+def _adam_run(spec):
+    """``_adam_lines``' update: per parameter ``state["step"] += 1`` (as ``_bump_step``) and the three ufuncs of
+    ``_adam_native``."""
+    for hp, (fm, fv, fp), items in spec:
+        xs = {}
+        for sv, P, G, M, V in items:
+            sv[...] = sv + 1
+            step = float(sv)
+            x = xs.get(step)
+            if x is None:
+                h = np.array(adam_hyper(*hp, step), _F32)
+                x = xs[step] = [h[i:i + 1] for i in range(8)]
+            fm(M, G, P, x[1], x[5], out=M)
+            fv(V, G, P, x[2], x[3], x[5], out=V)
+            fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
+
+
+def _guarded(checks, body, call):
+    conds, bumps = checks
+    return [f"if ({' and '.join(conds)}):"] + [f"    {ln}" for ln in body + bumps] + ["else:", f"    {call}"]
+
+
+def _step_checks(opt, snap, plan, k):
+    """(conditions, version bumps) of an optimizer step recorded as ``snap`` (``record.sgd_reads``): the same
+    objects (groups, hyper-parameters, parameters and their storage and layout, ``.grad`` the arena tensors this
+    replay set, state tensors) and ``Optimizer._fused``'s version bumps; None when a gradient was not made by
+    the step or a state value is neither a tensor nor a plain value (the step decides)."""
     o = k(opt)
     conds = [f"{o}.param_groups is {k(opt.param_groups)}", f"len({k(opt.param_groups)}) == {len(snap)}",
              f"{o}.state is {k(opt.state)}"]
@@ -185,7 +316,7 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
                 conds.append(f"{pk}._grad is None")
                 continue
             if plan.relocate(g_desc.ptr) is None:
-                return [call]           # a gradient not made by this step: the step decides
+                return None           # a gradient not made by this step: the step decides
             conds.append(f"{pk}._grad is {k(plan.view(g_desc))}")
             bumps.append(f"{pk}._version_counter[0] += 1")
             conds.append(f"{k(opt.state)}.get({pk}) is {k(st)}" + (f" and len({k(st)}) == {len(items)}" if st else ""))
@@ -197,18 +328,8 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
                 elif type(v) in _PLAIN:
                     conds.append(f"{k(st)}[{name!r}] == {vk}")
                 else:
-                    return [call]
-
-    def const(v):       # parameters and state at their recorded addresses (the checks above hold them)
-        r = plan.relocate(v)
-        if r is None and plan.output(v) is not None:
-            raise Eager
-        return str(v if r is None else r)
-    try:
-        body = [_launch_line(site, dyn, const, k, None, untaped) for site, dyn in launches]
-    except Eager:
-        return [call]
-    return ([f"if ({' and '.join(conds)}):"] + [f"    {ln}" for ln in body + bumps] + ["else:", f"    {call}"])
+                    return None
+    return conds, bumps
 
 
 def _same_place(t, tk, k):
@@ -377,6 +498,8 @@ class _FusedMemo(dict):
     update skips dispatch and relaunches (a new learning rate or step count is a new entry)."""
 
     def __call__(self, name, params, grads, states, attrs):
+        if name == "adam_step" and _adam_native(params, grads, states, attrs):
+            return True
         key = [name, tuple(attrs.items())]
         for group in (params, grads) + states:
             for t in group:
@@ -407,6 +530,53 @@ class _FusedMemo(dict):
         for site, dyn in launches:
             site(*dyn)
         return True
+
+
+_F32 = np.dtype(np.float32)
+_VIEWS = {}         # element count -> _Views (address -> 1-D float32 view)
+
+
+def _adam_native(params, grads, states, attrs):
+    """Adam's update (``adam_step``, cpu float32, contiguous, no amsgrad or maximize) as three of optim_cpu.c's
+    ufuncs per parameter over whole tensors, in place: the kernel's per-element operations (``_adam_m``,
+    ``_adam_v``, ``_adam_p`` with its hyper-parameters rounded to float32 as its arguments are), without its
+    tiles, padding and dispatch (a new step count is a new memo key every step).  False: not handled."""
+    if attrs["amsgrad"] or attrs["maximize"] or not params:
+        return False
+    ms, vs = states[0], states[1]
+    for col in (params, grads, ms, vs):
+        for t in col:
+            if t is None or t.dtype.np != _F32 or t._storage.device.type != "cpu" or not _contiguous(t):
+                return False
+    if any(not (p._shape == g._shape == m._shape == v._shape) for p, g, m, v in zip(params, grads, ms, vs)):
+        return False
+    h = np.array(adam_hyper(attrs["lr"], attrs["beta1"], attrs["beta2"], attrs["eps"], attrs["weight_decay"],
+                            attrs["step"]), _F32)
+    fs = _adam_ufuncs(h[1], attrs["weight_decay"] != 0, attrs["decoupled_weight_decay"])
+    if fs is None:
+        return False
+    fm, fv, fp = fs
+    x = [h[i:i + 1] for i in range(8)]
+    for p, g, m, v in zip(params, grads, ms, vs):
+        n = p.numel()
+        views = _VIEWS.get(n)
+        if views is None:
+            if len(_VIEWS) >= 64:
+                _VIEWS.clear()
+            views = _VIEWS[n] = _Views((n,), (4,), _F32)
+        P, G, M, V = views[p.data_ptr()], views[g.data_ptr()], views[m.data_ptr()], views[v.data_ptr()]
+        fm(M, G, P, x[1], x[5], out=M)
+        fv(V, G, P, x[2], x[3], x[5], out=V)
+        fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
+    return True
+
+
+def _adam_ufuncs(w1, has_wd, decoupled):
+    """optim_cpu.c's (adam_m, adam_v, adam_p) ufuncs for lerp weight ``w1`` (float32: the kernel's LERP_LOW side)
+    and the weight decay kind, or None (not built)."""
+    fs = (aten_ufunc(f"adam_m_{int(has_wd and not decoupled)}{int(bool(w1 < 0.5))}"),
+          aten_ufunc(f"adam_v_{int(has_wd and not decoupled)}"), aten_ufunc(f"adam_p_{int(has_wd and decoupled)}"))
+    return None if None in fs else fs
 
 
 class _Launches:

@@ -75,12 +75,17 @@ def sgd_step_forward(params, grads, momentum_buffers, *, lr, momentum, dampening
 SGD_STEP = Op("sgd_step", sgd_step_forward, None, None, inputs=("params", "grads", "momentum_buffers"))
 
 
+def adam_hyper(lr, beta1, beta2, eps, weight_decay, step):
+    """Adam's kernel hyper-parameters h0-h7 at step ``step`` (kernels/optim.py's ``_adam``)."""
+    bc1 = 1 - beta1 ** step
+    bc2 = 1 - beta2 ** step
+    return [lr / bc1, 1 - beta1, beta2, 1 - beta2, eps, weight_decay, 1 - lr * weight_decay, bc2 ** 0.5]
+
+
 def adam_step_forward(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, *, lr, beta1, beta2, eps,
                       weight_decay, step, amsgrad, maximize, decoupled_weight_decay):
     """Adam / AdamW at step ``step`` (>= 1) for every parameter given."""
-    bc1 = 1 - beta1 ** step
-    bc2 = 1 - beta2 ** step
-    hyper = [lr / bc1, 1 - beta1, beta2, 1 - beta2, eps, weight_decay, 1 - lr * weight_decay, bc2 ** 0.5]
+    hyper = adam_hyper(lr, beta1, beta2, eps, weight_decay, step)
     _step(K.ADAM, hyper, dict(MAXIMIZE=bool(maximize), HAS_WD=weight_decay != 0,
                               DECOUPLED=bool(decoupled_weight_decay), AMSGRAD=bool(amsgrad)),
           params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs)

@@ -9,6 +9,7 @@
    lanes_fold8(acc):  gufunc (8)->(): ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)).
    fma_rows(acc, a, b): gufunc (n),(r,n),(r,n)->(n): acc = fma(a[i], b[i], acc) for the rows i = 0 .. r-1 in turn
                       (kernels/_lang.py's fma_rows: layer_norm's dw / db buffers, row after row).
+   select(c, x, y):   c ? x : y, c bool, x and y uint32 or uint64 (the bits of any 4- or 8-byte dtype), branch-free.
    nll_cascade_L(v, n): gufunc (b),()->() for L = 1..5 levels: kernels/loss.py's _cascade (nll_loss's 16-at-a-time
                       cascade over the n leading values of v), n int32 or int64. */
 #define PY_SSIZE_T_CLEAN
@@ -183,6 +184,32 @@ static float cascade_level(float *v, npy_intp b, int64_t n) {
 CASCADE(cascade_i32, npy_int32)
 CASCADE(cascade_i64, npy_int64)
 
+/* select(c, x, y) -> c ? x : y on the bits (uint32 / uint64 views of any 4- or 8-byte dtype), branch-free: a
+   data-dependent condition (a ReLU mask) costs numpy's where a mispredicted branch per element */
+#define SELECT(NAME, T)                                                                                    \
+    static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {               \
+        npy_intp n = dims[0];                                                                              \
+        (void)data;                                                                                        \
+        if (steps[0] == 1 && steps[1] == sizeof(T) && steps[2] == sizeof(T) && steps[3] == sizeof(T)) {   \
+            const npy_bool *c = (const npy_bool *)args[0];                                                 \
+            const T *x = (const T *)args[1], *y = (const T *)args[2];                                      \
+            T *o = (T *)args[3];                                                                           \
+            for (npy_intp i = 0; i < n; i++) o[i] = y[i] ^ ((x[i] ^ y[i]) & -(T)(c[i] != 0));             \
+            return;                                                                                        \
+        }                                                                                                  \
+        for (npy_intp i = 0; i < n; i++) {                                                                 \
+            T x = *(const T *)(args[1] + i * steps[1]), y = *(const T *)(args[2] + i * steps[2]);          \
+            T m = -(T)(*(const npy_bool *)(args[0] + i * steps[0]) != 0);                                  \
+            *(T *)(args[3] + i * steps[3]) = y ^ ((x ^ y) & m);                                            \
+        }                                                                                                  \
+    }
+SELECT(select_u32, uint32_t)
+SELECT(select_u64, uint64_t)
+
+static PyUFuncGenericFunction select_funcs[2] = {select_u32, select_u64};
+static void *select_data[2] = {NULL, NULL};
+static char select_types[8] = {NPY_BOOL, NPY_UINT32, NPY_UINT32, NPY_UINT32, NPY_BOOL, NPY_UINT64, NPY_UINT64,
+                               NPY_UINT64};
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
 static PyUFuncGenericFunction fma_rows_funcs[1] = {fma_rows_f32};
 static char types4[4] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
@@ -229,6 +256,8 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
         add(m, "fma_rows", PyUFunc_FromFuncAndDataAndSignature(fma_rows_funcs, data, types4, 1, 3, 1, PyUFunc_None,
                                                                "fma_rows", "kernels/_lang.py's fma_rows.", 0,
                                                                "(n),(r,n),(r,n)->(n)")) ||
+        add(m, "select", PyUFunc_FromFuncAndData(select_funcs, select_data, select_types, 2, 3, 1, PyUFunc_None,
+                                                 "select", "c ? x : y on uint32 / uint64 bits, branch-free.", 0)) ||
         PyModule_AddIntConstant(m, "hardware", hw) < 0) {
         Py_DECREF(m);
         return NULL;

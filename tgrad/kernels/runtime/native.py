@@ -53,7 +53,7 @@ def fma_ufunc():
     return None if m is None else m.fma
 
 
-ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows")
+ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows", "select")
         + tuple(f"nll_cascade_{n}" for n in range(1, 6)))
 NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32")       # nn_cpu.c's
 OPTIM = (tuple(f"adam_m_{w}{low}" for w in "01" for low in "01") + ("adam_v_0", "adam_v_1", "adam_p_0", "adam_p_1")

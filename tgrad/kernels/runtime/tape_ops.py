@@ -3,6 +3,7 @@ box-shaped masks, the exact fp32 fma, and which interpreter builder ops are plai
 import numpy as np
 import triton.language as tl
 
+from . import native
 from .direct import _cvt
 from .internals import _I
 
@@ -290,6 +291,9 @@ _UINTS = {4: np.uint32, 8: np.uint64}
 SELECT_MIN = 4096       # _select's integer path from this many elements on; below, np.where (a tape emits it directly)
 
 
+_SELECT = [None]        # aten_cpu.c's select ufunc, False where it is not built
+
+
 def _select(c, x, y):
     """``np.where(c, x, y)`` of a block, without a branch per element: numpy's where mispredicts on a data-dependent
     condition (a ReLU mask, a pooling window's argmax: ~5 ns an element, 5x the cost of this).  The same bits,
@@ -297,6 +301,11 @@ def _select(c, x, y):
     u = _UINTS.get(x.dtype.itemsize) if type(x) is np.ndarray and type(y) is np.ndarray else None
     if u is None or x.dtype != y.dtype or type(c) is not np.ndarray or c.dtype != np.bool_ or c.size < SELECT_MIN:
         return np.where(c, x, y)
+    f = _SELECT[0]
+    if f is None:
+        f = _SELECT[0] = native.aten_ufunc("select") or False
+    if f is not False:          # (aten_cpu.c's select: the same bits in one pass)
+        return f(c, x.view(u), y.view(u)).view(x.dtype)
     m = c.view(np.uint8).astype(u)
     np.negative(m, out=m)
     yi = y.view(u)
