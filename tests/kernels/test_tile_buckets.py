@@ -1,0 +1,166 @@
+"""cpu block buckets (issue 18, warm-up): the matmul's K blocks, lane-wise kernels' blocks and the cascaded
+cross-entropy's row blocks come from a few buckets, so a new batch size mostly replays tapes already traced.  None of those blocks decides a bit: each test runs the same work under the old per-size blocks
+(next_pow2) and the buckets, through every tape kind (generic, specialized), and compares the bytes."""
+import numpy as np
+import pytest
+
+import tgrad
+from tgrad.kernels import elementwise, loss, matmul
+from tgrad.kernels.runtime import launcher as L
+from tgrad.kernels.runtime import next_pow2
+from tgrad.kernels.runtime import trace as TR
+
+CPU_ONLY = True     # the cpu executor's blocks
+
+
+def _old_blocks(bm, bn, K, batch):
+    """(BLOCK_K, BLOCK_B) before the buckets: next_pow2(K) (slices of up to 256)."""
+    bk = max(16, min(next_pow2(K), 256))
+    return bk, min(next_pow2(batch), max(1, 2 ** 18 // max(bm * bk, bk * bn, bm * bn)))
+
+
+@pytest.fixture
+def per_size(monkeypatch):
+    """A context switching the cpu blocks back to the per-size ones (and forgetting every launch and tape)."""
+    orig_blocks, orig_block, orig_up8 = matmul._cpu_blocks, elementwise.elementwise_block, loss._up8
+
+    def use(old):
+        TR.clear_tapes()
+        matmul._cpu_blocks = _old_blocks if old else orig_blocks
+        elementwise.elementwise_block = (lambda n, d, nd=0, lanewise=False: orig_block(n, d, nd)) if old else \
+            orig_block
+        loss._up8 = (lambda M: max(16, next_pow2(M))) if old else orig_up8
+    yield use
+    use(False)
+    TR.clear_tapes()
+
+
+def _runs(fn, n=3):
+    """fn()'s results (numpy arrays) on its 1st (generic tapes), 2nd (specializing) and 3rd (specialized) call."""
+    return [[np.array(r.detach().numpy(), copy=True) for r in fn()] for _ in range(n)]
+
+
+def _same(a, b):
+    for x, y in zip(a, b):
+        for u, v in zip(x, y):
+            assert u.dtype == v.dtype and u.shape == v.shape
+            assert u.tobytes() == v.tobytes()
+
+
+# M, N, K: K one slice (padded from next_pow2(K) to its bucket), K past one slice, a GEMM the BLAS cuts
+SHAPES = [(64, 128, 64), (80, 128, 80), (10, 128, 80), (128, 64, 96), (33, 17, 5), (17, 300, 130), (7, 9, 300),
+          (200, 40, 257), (1, 600, 33), (129, 3, 16), (300, 520, 100)]
+
+
+@pytest.mark.parametrize("M,N,K", SHAPES)
+def test_matmul_bits_do_not_depend_on_the_tiles(M, N, K, per_size):
+    rng = np.random.default_rng(M * 1000 + N + K)
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    a[rng.random((M, K)) < 0.2] = 0.0
+    a[0] = -0.0                                    # a row of -0 products: the sign of a zero sum too
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    bias = rng.standard_normal(N).astype(np.float32)
+    g = rng.standard_normal((M, N)).astype(np.float32)
+    xb = rng.standard_normal((3, M, K)).astype(np.float32)
+
+    def work():
+        A = tgrad.tensor(a, requires_grad=True)
+        B = tgrad.tensor(b.T.copy(), requires_grad=True)       # a linear layer's (out, in) weight
+        C = tgrad.tensor(bias, requires_grad=True)
+        y = tgrad.nn.functional.linear(A, B, C).relu()        # forward epilogue; backward: act' on load, row sums
+        y.backward(tgrad.tensor(g))
+        mm = tgrad.tensor(a) @ tgrad.tensor(b)
+        bmm = tgrad.tensor(xb) @ tgrad.tensor(b)               # batched tiles
+        return y, A.grad, B.grad, C.grad, mm, bmm
+
+    per_size(True)
+    old = _runs(work)
+    per_size(False)
+    new = _runs(work)
+    _same(old, new)
+    _same(new[:1] * 3, new)          # generic, specializing and specialized tapes agree
+    np.testing.assert_allclose(new[0][4], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [5, 64, 100, 513, 4097, 10240, 70000])
+def test_lanewise_bits_do_not_depend_on_the_block(n, per_size):
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+
+    def work():
+        t = tgrad.tensor(x)
+        u = t[::2] if n > 64 else t                           # a strided operand too
+        return (t.exp(), t * 1.5 + t.tanh(), u.sin(), tgrad.zeros(n) + 1.0)
+
+    per_size(True)
+    old = _runs(work)
+    per_size(False)
+    new = _runs(work)
+    _same(old, new)
+
+
+@pytest.mark.parametrize("M", [3, 17, 64, 80, 129, 1500])
+def test_cross_entropy_bits_do_not_depend_on_the_row_block(M, per_size):
+    rng = np.random.default_rng(M)
+    x = rng.standard_normal((M, 10)).astype(np.float32)
+    t = rng.integers(0, 10, M)
+    t[::7] = -100
+
+    def work():
+        X = tgrad.tensor(x, requires_grad=True)
+        out = [tgrad.nn.functional.cross_entropy(X, tgrad.tensor(t), reduction=r) for r in ("mean", "sum")]
+        (out[0] + out[1]).backward()
+        return out + [X.grad]
+
+    per_size(True)
+    old = _runs(work)
+    per_size(False)
+    new = _runs(work)
+    _same(old, new)
+
+
+def test_a_padded_k_slice_multiplies_the_k_extent_alone(per_size):
+    """The specialized tape's GEMM over a zero-padded K block takes the real K columns alone (rounded up to 16)."""
+    per_size(False)
+    a = tgrad.tensor(np.ones((64, 80), np.float32))
+    b = tgrad.tensor(np.ones((80, 16), np.float32))
+    for _ in range(3):
+        (a @ b)
+    srcs = [r.source for k, r in TR._TAPES.items() if r and k[0] is matmul.matmul_kernel]
+    assert len(srcs) == 1 and "[..., :80]" in srcs[0] and "[..., :80, :]" in srcs[0]      # (BLOCK_K 128)
+
+
+def _mlp_step(batch):
+    tgrad.manual_seed(0)
+    model = tgrad.nn.Sequential(tgrad.nn.Linear(64, 128), tgrad.nn.ReLU(), tgrad.nn.Linear(128, 10))
+    rng = np.random.default_rng(batch)
+    x = tgrad.tensor(rng.standard_normal((batch, 64)).astype(np.float32))
+    y = tgrad.tensor(rng.integers(0, 10, batch))
+    loss_ = tgrad.nn.functional.cross_entropy(model(x), y)
+    loss_.backward()
+    return loss_
+
+
+def test_a_new_batch_size_traces_only_the_matmuls_whose_tiles_it_changes(per_size, monkeypatch):
+    """An MLP's training step at batch 80 after batch 64: the per-size blocks trace 5 matmuls, a cross-entropy and
+    a lane-wise kernel again; with the buckets only the 3 matmuls whose output tiles follow the batch (the weight
+    gradients' K is the batch: bucketed)."""
+    recorded = []
+    orig = TR.record
+
+    def counting(fn, kw, dyn_names, base_values, generic=None, replay=None):
+        if replay is None:
+            recorded.append(fn.__name__)
+        return orig(fn, kw, dyn_names, base_values, generic, replay)
+    monkeypatch.setattr(TR, "record", counting)
+    for old in (True, False):
+        per_size(old)
+        for b in (64, 64, 64):
+            _mlp_step(b)
+        del recorded[:]
+        for b in (80, 80, 80):
+            _mlp_step(b)
+        traced = set(recorded)
+        if old:
+            assert {"matmul_kernel", "cross_entropy_kernel", "unary_kernel"} <= traced
+        else:
+            assert traced == {"matmul_kernel"}
