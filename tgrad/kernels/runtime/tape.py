@@ -187,7 +187,7 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
     if name == "create_expand_dims" and len(vals) == 2 and a[0] is not None:
         # np.expand_dims(x, axis) is x.reshape(shape with a 1 inserted); the shapes are static
-        return f"{a[0]}.reshape({tuple(out.shape)!r})"
+        return f"{a[0]}.reshape({e.k(tuple(out.shape))})"    # (a constant: the source is the same for other blocks)
     if name == "create_broadcast" and len(vals) == 2 and a[0] is not None:
         if math.prod(out.shape) <= _SMALL_BROADCAST:
             # a contiguous copy: np.broadcast_to's wrapper costs ~2.4 us, and ufuncs run slower on its view
@@ -541,6 +541,11 @@ def _compile_check(ops, slots, kinds, guards):
     return _function("check", e, kinds, e.lines + [f"return {' and '.join(conds)}"])
 
 
+# tape source -> its code object: Python's compiler costs ~8 us a line, and a kernel's tapes for other blocks or
+# sizes often have the same source (their shapes and offsets are constants of their namespaces)
+_CODE = {}
+
+
 def _function(name, e, kinds, lines):
     """Compile ``def name(a0, ...)`` of ``lines`` after the inputs' conversions (the emitter's namespace)."""
     head = []
@@ -557,7 +562,12 @@ def _function(name, e, kinds, lines):
             e.calls_builder = True      # (conservatively: _dyn_handle builds Triton tensor objects)
     body = head + lines or ["pass"]
     src = f"def {name}({', '.join(f'a{i}' for i in range(len(kinds)))}):\n" + "".join(f"    {ln}\n" for ln in body)
-    exec(compile(src, "<tgrad tape>", "exec"), e.ns)
+    code = _CODE.get(src)
+    if code is None:
+        if len(_CODE) >= 256:
+            _CODE.clear()
+        code = _CODE[src] = compile(src, "<tgrad tape>", "exec")
+    exec(code, e.ns)
     run = e.ns[name]
     run.source = src
     run = _serialized(run) if e.calls_builder else run
