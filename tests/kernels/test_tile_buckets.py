@@ -179,3 +179,37 @@ def test_a_new_tile_compiles_no_new_code():
     assert len(runs) == 2 and runs[0] is not runs[1] and runs[0].__code__ is runs[1].__code__
     for got, want in outs:
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_recording_pauses_the_garbage_collector(monkeypatch):
+    """No collection runs while a program records (its short-lived objects are not promoted to the oldest
+    generation, which would bring a full collection of the heap, ~50 ms, a few recordings later); the collector
+    is enabled again after it."""
+    import gc
+    inside, seen = [False], []
+    orig = TR._record
+
+    def rec(*a, **k):
+        inside[0] = True
+        try:
+            return orig(*a, **k)
+        finally:
+            inside[0] = False
+    monkeypatch.setattr(TR, "_record", rec)
+
+    def cb(phase, info):
+        if phase == "start" and inside[0]:
+            seen.append(info["generation"])
+    old = gc.get_threshold()
+    gc.set_threshold(10, 1, 1)
+    gc.callbacks.append(cb)
+    try:
+        TR.clear_tapes()
+        x = tgrad.tensor(np.arange(40, dtype=np.float32))
+        got = [(x * 3.0 + 1.0).numpy() for _ in range(3)]      # generic, specializing and specialized launches
+    finally:
+        gc.callbacks.remove(cb)
+        gc.set_threshold(*old)
+    assert seen == [] and gc.isenabled()
+    for g in got:
+        np.testing.assert_array_equal(g, np.arange(40, dtype=np.float32) * 3 + 1)
