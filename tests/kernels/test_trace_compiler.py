@@ -187,7 +187,7 @@ def test_broadcasts_reductions_gathers_replay_like_stock(nan, small_broadcast, m
     g[idx] = a[idx] * 2 + t.sum(1) + np.float32(0.5)   # the padded column holds a * 0 + s
     np.testing.assert_allclose(trace[4], g, rtol=1e-6)
     src = _source(bcast_kernel)
-    for frag in ("_bt(" if small_broadcast == 0 else "_np.copyto(", ".reshape((", "_np.add.reduce(",
+    for frag in ("_bt(" if small_broadcast == 0 else "_np.copyto(", ".reshape(_k", "_np.add.reduce(",
                  "_nanred(_np.fmax", "_nanred(_np.fmin", "_iload(", "_istore(", ".transpose(_k"):
         assert frag in src, frag
     assert ("_bt(" in src) == (small_broadcast == 0)

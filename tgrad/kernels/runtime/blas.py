@@ -70,6 +70,13 @@ def pieces(m, k, n, batch=1):
     return (side, range(0, size, w)) if w < size else None
 
 
+def plan(m, k, n, batch=1):
+    """How the tape and the interpreter multiply (batch, m, k) @ (batch, k, n): (one call on the calling thread,
+    ``pieces``).  The cut decides bits (the BLAS's kernels go by a GEMM's sizes)."""
+    small = m * k * n < SMALL
+    return small, None if small else pieces(m, k, n, batch)
+
+
 class _Backoff:
     """Whether to wake the workers for the next GEMM.  After a GEMM whose wall time exceeded the caller's
     alone (its own slices' time scaled to all slices: the workers cost more than they gave, e.g. not

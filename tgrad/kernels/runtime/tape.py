@@ -68,6 +68,7 @@ class _Emitter:
         self.calls_builder = False
         self.box = None         # (block shape, box, box slices) while compiling a tape box-only (_box_of)
         self.shapes = {}        # local name -> the shape of its array (for _peephole)
+        self.zero_pad = {}      # local name -> the box of a load whose other lanes are +0 (create_dot's K)
 
     def k(self, v):
         key = (type(v), id(v))
@@ -165,6 +166,10 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         # a block below SELECT_MIN elements (so is each operand, broadcast to it): _select's np.where, without its
         # Python call and checks (~1 us)
         x = f"{'_np.where' if small else '_sel'}({a[0]}, {a[1]}, {a[2]})"
+        if raw == out.np_dtype and out.slot is not None and e.box is None:
+            for z, c in ((1, 2), (2, 1)):      # where(m, x, +0) of a zero-padded x: zero-padded alike
+                if a[z] in e.zero_pad and vals[c].slot is None and _plus_zero(vals[c].obj.data):
+                    e.zero_pad[e.var(p, out.slot)] = e.zero_pad[a[z]]
         return x if raw == out.np_dtype else f"{x}.astype({e.k(out.np_dtype)})"
     if name == "create_splat" and len(vals) == 2 and a[1] is not None:
         ty = vals[1].ty
@@ -182,7 +187,7 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         return f"({a[0]} + {bw} * {a[1]}.astype(_u64))"
     if name == "create_expand_dims" and len(vals) == 2 and a[0] is not None:
         # np.expand_dims(x, axis) is x.reshape(shape with a 1 inserted); the shapes are static
-        return f"{a[0]}.reshape({tuple(out.shape)!r})"
+        return f"{a[0]}.reshape({e.k(tuple(out.shape))})"    # (a constant: the source is the same for other blocks)
     if name == "create_broadcast" and len(vals) == 2 and a[0] is not None:
         if math.prod(out.shape) <= _SMALL_BROADCAST:
             # a contiguous copy: np.broadcast_to's wrapper costs ~2.4 us, and ufuncs run slower on its view
@@ -217,8 +222,18 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         if any(v.ty.primitive_bitwidth == 8 and v.ty.is_floating() or v.ty.scalar.is_bf16() for v in vals[:2]):
             return None     # the builder's create_dot converts them (internals: bfloat16 too)
         m, k = vals[0].shape[-2:]
-        mm = blas.matmul_small if m * k * vals[1].shape[-1] < blas.SMALL else blas.matmul_large
-        return f"({e.k(mm)}({a[0]}, {a[1]}, {e.k(vals[2].np_dtype)}) + {a[2]})"
+        x, y = a[0], a[1]
+        ka, kb = e.zero_pad.get(x), e.zero_pad.get(y)
+        n, lead = vals[1].shape[-1], math.prod(np.broadcast_shapes(vals[0].shape[:-2], vals[1].shape[:-2]))
+        kt = None if ka is None or kb is None or len(ka) != len(kb) or ka[-1] != kb[-2] else -(-ka[-1] // 16) * 16
+        if kt is not None and kt < k and blas.plan(m, kt, n, lead) == blas.plan(m, k, n, lead):
+            # both operands are +0 past the same K extent: the GEMM over that extent rounded up to 16 gives the
+            # same bits (the BLAS's K loop adds the same products in the same order, then whole groups of +0 ones;
+            # its remainder loop for a K that is not a multiple of 8 does not: OpenBLAS Haswell), cut alike
+            k = kt
+            x, y = f"{x}[..., :{k}]", f"{y}[..., :{k}, :]"
+        mm = blas.matmul_small if m * k * n < blas.SMALL else blas.matmul_large
+        return f"({e.k(mm)}({x}, {y}, {e.k(vals[2].np_dtype)}) + {a[2]})"
     if name == "create_masked_load" and len(vals) == 5 and None not in a[:2]:
         dt = _I._get_np_dtype(_elem_ty(vals[0].ty))
         oth = a[2] if a[2] is not None else f"_np.zeros_like({a[0]}, dtype={e.k(dt)})"
@@ -287,6 +302,12 @@ def _emit_op(e, p, slots, op):
         lines.append(f"{e.var(p, out)} = {call}.data")
 
 
+def _plus_zero(x):
+    """Whether float data ``x`` is all +0."""
+    x = np.asarray(x)
+    return x.dtype.kind == "f" and not (x != 0).any() and not np.signbit(x).any()
+
+
 def _emit_lowered(e, p, vals, out, low):
     kind, q = low
     lines = e.lines
@@ -317,6 +338,8 @@ def _emit_lowered(e, p, vals, out, low):
         lines.append(f"{o} = {fill}.copy()")
         if all(box):
             lines.append(f"{o}[{sl}] = {view}")
+            if _plus_zero(q["other"]):
+                e.zero_pad[o] = box
         return
     if all(box):
         data = e.arr(p, vals[1])
@@ -518,6 +541,11 @@ def _compile_check(ops, slots, kinds, guards):
     return _function("check", e, kinds, e.lines + [f"return {' and '.join(conds)}"])
 
 
+# tape source -> its code object: Python's compiler costs ~8 us a line, and a kernel's tapes for other blocks or
+# sizes often have the same source (their shapes and offsets are constants of their namespaces)
+_CODE = {}
+
+
 def _function(name, e, kinds, lines):
     """Compile ``def name(a0, ...)`` of ``lines`` after the inputs' conversions (the emitter's namespace)."""
     head = []
@@ -534,7 +562,12 @@ def _function(name, e, kinds, lines):
             e.calls_builder = True      # (conservatively: _dyn_handle builds Triton tensor objects)
     body = head + lines or ["pass"]
     src = f"def {name}({', '.join(f'a{i}' for i in range(len(kinds)))}):\n" + "".join(f"    {ln}\n" for ln in body)
-    exec(compile(src, "<tgrad tape>", "exec"), e.ns)
+    code = _CODE.get(src)
+    if code is None:
+        if len(_CODE) >= 256:
+            _CODE.clear()
+        code = _CODE[src] = compile(src, "<tgrad tape>", "exec")
+    exec(code, e.ns)
     run = e.ns[name]
     run.source = src
     run = _serialized(run) if e.calls_builder else run

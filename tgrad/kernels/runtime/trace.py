@@ -15,6 +15,7 @@ such keys stay on ``direct``.  Replays of tapes made of numpy expressions only r
 Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the oldest shapes' dropped first (``cache_info()``), and
 on disk across processes (``tape_cache``): a launch key or generic key traced by an earlier run is loaded.
 """
+import gc
 import os
 
 import numpy as np
@@ -71,6 +72,19 @@ def _lower_split(name, base, rel, mask, np_dtype, other):
 
 
 def record(fn, kw, dyn_names, base_values, generic=None, replay=None):
+    """``_record`` with Python's cyclic garbage collector paused: a recording makes thousands of short-lived
+    objects, which collections mid-recording promote to the oldest generation, so that a full collection of
+    the whole heap (~50 ms with Triton loaded) follows a few recordings later."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return _record(fn, kw, dyn_names, base_values, generic, replay)
+    finally:
+        if was:
+            gc.enable()
+
+
+def _record(fn, kw, dyn_names, base_values, generic=None, replay=None):
     """Run fn(**kw) (one program), recording dynamic builder ops. Returns (tape, replayable).
 
     A tape op is (name, f, vals, kwargs, out_slots, lowered): ``vals`` are _Val per positional argument,
