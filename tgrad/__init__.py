@@ -24,7 +24,7 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           expm1, fix, flatten, flip, fliplr, flipud, floor, floor_divide, fmod, frac, gather, ge,
                           ger, greater, greater_equal, gt, hstack, index_add, index_fill, index_put, index_reduce,
                           index_select,
-                          inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma,
+                          inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma, i0, igamma, igammac, nextafter, frexp,
                           log, log10, log1p, log2, logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
                           masked_fill, masked_scatter, masked_select, matmul, max, maximum, mean, meshgrid, min,
                           minimum, mm, moveaxis, movedim, msort, mul, multinomial, multiply, mv, mvlgamma, nan_to_num, narrow,
@@ -62,7 +62,7 @@ from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserve
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
 from ._inplace import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_,
                        as_strided_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_,
-                       conj_physical_, cos_, cosh_, deg2rad_, detach_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
+                       conj_physical_, cos_, cosh_, deg2rad_, i0_, detach_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
                        floor_, frac_, index_put_, ldexp_, log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_,
                        negative_, rad2deg_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_,
                        square_, tan_, tanh_, trunc_, xlogy_, zero_)
