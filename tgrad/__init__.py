@@ -34,7 +34,7 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
-from ._functional_more import (adjoint, allclose, bartlett_window, blackman_window, broadcast_shapes,
+from ._functional_more import (adjoint, allclose, bartlett_window, blackman_window, kaiser_window, broadcast_shapes,
                                broadcast_tensors, conj, conj_physical, copysign, corrcoef, count_nonzero, cov,
                                deg2rad, detach, diagonal_scatter, dsplit, fmax, fmin, hamming_window, hann_window,
                                heaviside, hsplit, hypot, index_copy, is_complex, is_conj, is_neg, is_nonzero,

@@ -819,7 +819,7 @@ def _window(name, window_length, periodic, dtype, layout, device, requires_grad,
     if layout is not None and getattr(layout, "name", None) != "strided":
         raise NotImplementedError(f"{name}: only the strided layout is supported, got {layout}")
     if window_length < 0:
-        raise RuntimeError(f"{name} requires non-negative window length, got window_length={window_length}")
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
     if dtype is not None and not dtype.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length <= 1:
@@ -841,6 +841,17 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
     """0.5 - 0.5 cos(2 pi n / (N - 1)): hamming_window with alpha = beta = 1/2."""
     return _window("hann_window", window_length, periodic, dtype, layout, device, requires_grad,
                    lambda x, n: x.mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-0.5).add_(0.5))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False, pin_memory=False):
+    """I0(beta sqrt|1 - ((n - a) / a)^2|) / I0(beta), a = (N - 1) / 2, in the window's dtype (ATen's cpu kernel)."""
+    def body(x, n):
+        a = (n - 1) / 2.0
+        t = x.sub_(a).div_(a)
+        w = (1 - t.mul_(t)).abs_().sqrt_().mul_(beta).i0_()
+        return w.div_(full((), beta, dtype=w.dtype, device=w.device).i0())
+    return _window("kaiser_window", window_length, periodic, dtype, layout, device, requires_grad, body)
 
 
 def _bartlett(x, n):
