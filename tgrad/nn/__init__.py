@@ -25,3 +25,4 @@ from .modules import (CELU, CTCLoss, GLU, Bilinear, CosineEmbeddingLoss, CosineS
 from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, LazyLinear  # noqa: F401
 from .parameter import Parameter, UninitializedParameter  # noqa: F401
 from .utils import parametrizations, parametrize  # noqa: F401  (nn.utils cannot import them: see there)
+from .modules import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402

@@ -31,3 +31,4 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .transformer import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                           TransformerEncoder, TransformerEncoderLayer)
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
