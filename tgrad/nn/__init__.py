@@ -26,3 +26,4 @@ from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, LazyLinear  #
 from .parameter import Parameter, UninitializedParameter  # noqa: F401
 from .utils import parametrizations, parametrize  # noqa: F401  (nn.utils cannot import them: see there)
 from .modules import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402
+from .modules import SyncBatchNorm  # noqa: F401,E402
