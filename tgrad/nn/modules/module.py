@@ -510,7 +510,18 @@ class Module:
                                       stacklevel=2)
             raise
 
-    __call__ = _call_impl
+    def __call__(self, *args, **kwargs):
+        c = self.__dict__.get("_compiled_call_impl")
+        if c is not None:
+            return c(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's calls in place with ``tgrad.compile(self, *args, **kwargs)`` (capture and
+        replay; PyTorch's ``Module.compile``): the module stays itself (type, attributes, state_dict)."""
+        from ..._compile import compile as _compile
+        opt = _compile(self, *args, **kwargs)
+        self.__dict__["_compiled_call_impl"] = None if opt is self else opt._call
 
     # ------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination, prefix, keep_vars):
