@@ -511,10 +511,16 @@ class Module:
             raise
 
     def __call__(self, *args, **kwargs):
-        c = self.__dict__.get("_compiled_call_impl")
+        """``_call_impl``, or the compiled call after ``compile()`` (written out: one frame less per call)."""
+        d = self.__dict__
+        c = d.get("_compiled_call_impl")
         if c is not None:
             return c(*args, **kwargs)
-        return self._call_impl(*args, **kwargs)
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            return _call_with_backward_hooks(self, args, kwargs)
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_forward_hooks(args, kwargs)
 
     def compile(self, *args, **kwargs):
         """Compile this module's calls in place with ``tgrad.compile(self, *args, **kwargs)`` (capture and
