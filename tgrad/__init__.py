@@ -85,7 +85,7 @@ from .func import vmap  # noqa: E402
 from ._functional_more import cumulative_trapezoid, trapezoid, trapz  # noqa: F401
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
                                combinations, cross, diagflat, diff, dist, einsum, fake_quantize_per_channel_affine,
-                               fake_quantize_per_tensor_affine, float_power, histc, histogram, isin,
+                               fake_quantize_per_tensor_affine, float_power, histc, histogram, histogramdd, isin,
                                kron, kthvalue, logit, logspace, median, mode, nanmedian, nanquantile, pdist, quantile,
                                searchsorted, std_mean, tensordot, trace, tril_indices, triu_indices, unique,
                                unique_consecutive, var_mean, xlogy)

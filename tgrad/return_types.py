@@ -122,6 +122,7 @@ def _named(name, *fields):
 
 
 histogram = _named("histogram", "hist", "bin_edges")
+histogramdd = _named("histogramdd", "hist", "bin_edges")
 frexp = _named("frexp", "mantissa", "exponent")
 
 # the linear-algebra results (tgrad.linalg, tgrad.svd / qr / slogdet ...)
