@@ -508,4 +508,22 @@ def nextafter_fn(x, y, step, p1):
     return tl.where((x != x) | (y != y), x + y, r)
 
 
-GPU_BLOCK_CAP.update({igamma_fn: 128, igammac_fn: 128, nextafter_fn: 512})
+
+@triton.jit
+def nextafter_half_fn(x, y, p0, p1):
+    """nextafter for float16 values held in float32 (11 significant bits, subnormal below 2^-14): |x| = m 2^e
+    (frexp) moves by 2^(max(e, -13) - 11) away from zero, by half that towards zero from a power of two above
+    the subnormals; from 0 to +-2^-24, from +-inf to +-65504; the float16 store makes 65504 + ulp inf."""
+    m, e = frexp_h(x)
+    up = tl.exp2(tl.maximum(e, -13.0) - 11.0)
+    down = tl.where((tl.abs(m) == 0.5) & (e > -13.0), up * 0.5, up)
+    ax = tl.abs(x)
+    away = (y > x) == (x > 0)
+    mag = tl.where(away, ax + up, ax - down)
+    mag = tl.where(ax == float("inf"), 65504.0, mag)       # from +-inf (towards anything else): +-max
+    r = tl.where(x < 0, -mag, mag)
+    r = tl.where(x == 0, tl.where(y < 0, -5.960464477539063e-08, 5.960464477539063e-08), r)
+    r = tl.where(x == y, y, r)
+    return tl.where((x != x) | (y != y), x + y, r)
+
+GPU_BLOCK_CAP.update({igamma_fn: 128, igammac_fn: 128, nextafter_fn: 512, nextafter_half_fn: 512})

@@ -78,9 +78,9 @@ def nextafter_forward(self, other, *, out=None):
     dt = D.result_type(self, other)
     if not dt.is_floating_point:
         raise NotImplementedError(f"\"nextafter_{self.device.type}\" not implemented for '{dt.legacy_name}'")
-    if dt is D.float16:
-        raise NotImplementedError("tgrad: nextafter on float16 is not supported (its bits do not embed in float32)")
     o = _broadcast_out(out, dt, "nextafter", self, other)
+    if dt is D.float16:
+        return K.binary(KS.nextafter_half_fn, self, other, o, compute=compute_type(dt))
     # bfloat16 is float32's upper half: one bfloat16 step is 2^16 float32 steps
     return K.binary(KS.nextafter_fn, self, other, o, 65536.0 if dt is D.bfloat16 else 1.0,
                     compute=compute_type(dt))

@@ -93,14 +93,20 @@ def _frexp_ref(x):
 
 
 def _nextafter_samples(rng):
-    x = np.array([1.0, 1.0, 0.0, -0.0, 0.0, -1.0, -1.0, 2.0, np.nan, 3.0, 1e-45, np.inf, 5.0])
-    y = np.array([2.0, 0.0, 1.0, -1.0, 0.0, -2.0, 0.0, 2.0, 1.0, np.nan, 0.0, 0.0, np.inf])
+    x = np.array([1.0, 1.0, 0.0, -0.0, 0.0, -1.0, -1.0, 2.0, np.nan, 3.0, 1e-45, np.inf, 5.0, 65504.0, 2.0 ** -14,
+                  -1024.0, 3e-6])
+    y = np.array([2.0, 0.0, 1.0, -1.0, 0.0, -2.0, 0.0, 2.0, 1.0, np.nan, 0.0, 0.0, np.inf, np.inf, 0.0, 0.0, -1.0])
     return [SampleInput(x, y, grad=False), SampleInput(rng.uniform(-3, 3, (3, 4)), rng.uniform(-3, 3, (3, 4))),
             SampleInput(rng.uniform(-3, 3, (7,)), rng.uniform(-3, 3, ()))]
 
 
 def _nextafter_f32(x, y):
     return np.nextafter(np.asarray(x, np.float32), np.asarray(y, np.float32))
+
+
+@np.errstate(over="ignore")
+def _nextafter_f16(x, y):
+    return np.nextafter(np.asarray(x, np.float16), np.asarray(y, np.float16))
 
 
 def _nextafter_bf16(x, y):
@@ -139,6 +145,8 @@ OPS = [
            dtypes=(D.float64,), tol={"float64": (0, 0)}),
     OpInfo("nextafter_f32", lambda x, y: tgrad.nextafter(x, y), _nextafter_f32, _nextafter_samples,
            dtypes=(D.float32,), tol={"float32": (0, 0)}, covers=("nextafter",)),
+    OpInfo("nextafter_f16", lambda x, y: tgrad.nextafter(x, y), _nextafter_f16, _nextafter_samples,
+           dtypes=(D.float16,), tol={"float16": (0, 0)}, grad=False, noncontig=False, covers=("nextafter",)),
     OpInfo("nextafter_bf16", lambda x, y: tgrad.nextafter(x, y), _nextafter_bf16, _nextafter_samples,
            dtypes=(D.bfloat16,), tol={"bfloat16": (0, 0)}, grad=False, noncontig=False,
            covers=("nextafter",)),
