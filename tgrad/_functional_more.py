@@ -899,11 +899,12 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
                   requires_grad=False, pin_memory=False):
-    """I0(beta sqrt|1 - ((n - a) / a)^2|) / I0(beta), a = (N - 1) / 2, in the window's dtype (ATen's cpu kernel)."""
+    """I0(beta sqrt|1 - ((n - a) / a)^2|) / I0(beta), a = (N - 1) / 2, in the window's dtype (ATen's cpu
+    kernel: PyTorch's bits)."""
+    from .autograd import dispatch
+
     def body(x, n):
-        a = (n - 1) / 2.0
-        t = x.sub_(a).div_(a)
-        w = (1 - t.mul_(t)).abs_().sqrt_().mul_(beta).i0_()
+        w = dispatch.call("kaiser_window_values", x, beta=beta)
         return w.div_(full((), beta, dtype=w.dtype, device=w.device).i0())
     return _window("kaiser_window", window_length, periodic, dtype, layout, device, requires_grad, body)
 

@@ -24,12 +24,12 @@ def _ulps(got, want, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,fn", [("i0", tgrad.i0), ("i0e", S.i0e), ("i1", S.i1), ("i1e", S.i1e)])
 def test_bessel_matches_pytorch(name, fn, dtype, device):
-    """ATen's Chebyshev tables in the input's precision: within 8 ulp of PyTorch's bits (fma contraction and
-    exp's rounding differ), inf and NaN in the same places."""
+    """ATen's Chebyshev tables in the input's precision, each Clenshaw step one fma (as ATen's compiled code):
+    PyTorch's bits on cpu (a GPU's exp may differ by an ulp), inf and NaN in the same places."""
     x = tgrad.tensor(REF["x"], dtype=getattr(tgrad, dtype), device=device)
     got = fn(x).cpu().numpy()
     want = REF[f"{name}_{dtype}"]
-    assert _ulps(got, want, np.dtype(dtype)) <= 8
+    assert _ulps(got, want, np.dtype(dtype)) <= (0 if device == "cpu" else 4)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

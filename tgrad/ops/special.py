@@ -4,7 +4,7 @@ on kernels/elementwise.py's map kernels).  Backward rules are derivatives.yaml's
 from .. import dtypes as D
 from ..kernels import elementwise as K
 from ..kernels import special as KS
-from ..kernels._lang import compute_type
+from ..kernels._lang import compute_type, split64
 from . import Op, call as _c
 from ._pointwise import _broadcast_out, _full, _launch_unary, _mask, _out, _unary_float, _zeros
 
@@ -91,6 +91,12 @@ def nextafter_backward(ctx, g):
     return _mask(_c("ne", x, y), g), _zeros(g)
 
 
+def kaiser_window_values_forward(self, *, beta):
+    """I0(beta sqrt|1 - ((n - a) / a)^2|), a = (N - 1) / 2, for self = arange(N) in the window's dtype."""
+    n = self.shape[0]
+    return _launch_unary(KS.kaiser_fn, self, None, self.dtype, float((n - 1) / 2.0), *split64(float(beta)))
+
+
 I0 = Op("i0", _unary_float(KS.i0_fn), i0_backward, "I0Backward0", save=("self",),
         variants=("method", "function"), inplace=True)
 I0E = Op("special_i0e", _unary_float(KS.i0e_fn), i0e_backward, "SpecialI0EBackward0", save=("self", "result"))
@@ -105,4 +111,6 @@ FREXP = Op("frexp", frexp_forward, frexp_backward, "FrexpBackward0", save=("resu
 NEXTAFTER = Op("nextafter", nextafter_forward, nextafter_backward, "NextafterBackward0", inputs=("self", "other"),
                save=("self", "other"), variants=("method", "function"), inplace=True)
 
-ENTRIES = [I0, I0E, I1, I1E, IGAMMA, IGAMMAC, FREXP, NEXTAFTER]
+KAISER_WINDOW_VALUES = Op("kaiser_window_values", kaiser_window_values_forward)
+
+ENTRIES = [I0, I0E, I1, I1E, IGAMMA, IGAMMAC, FREXP, NEXTAFTER, KAISER_WINDOW_VALUES]

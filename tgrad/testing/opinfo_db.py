@@ -21,5 +21,6 @@ COVERED_ELSEWHERE = {
     "binomial": "tests/ops/test_random_samplers.py (backward raises PyTorch's not-implemented error)",
     "_standard_gamma": "tests/ops/test_random_samplers.py (the implicit gradient: finite differences of the CDF)",
     "_standard_gamma_grad": "tests/ops/test_random_samplers.py (backward raises PyTorch's not-implemented error)",
+    "kaiser_window_values": "tests/test_windows_cov_scatter.py (kaiser_window against PyTorch's printed windows)",
     "to_device": "tests/test_fakecuda.py (cuda on the fake driver: forward, and backward of a moved cpu scalar)",
 }
