@@ -46,7 +46,7 @@ KNOWN_IGNORED = {
     "tgrad.vmap": {"chunk_size": "the function already runs one slice per call: chunks change memory, not values"},
     "tgrad.Tensor.to_dense": {"masked_grad": "a dense tensor's to_dense is itself; the flag is about sparse inputs"},
     **{f"tgrad.{w}_window": {"pin_memory": "pinning changes copy speed, not values"}
-       for w in ("bartlett", "blackman", "hamming", "hann")},
+       for w in ("bartlett", "blackman", "hamming", "hann", "kaiser")},
 }
 
 

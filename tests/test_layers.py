@@ -37,6 +37,9 @@ SEAMS = {
     ("tgrad.tensor", "tgrad._sparse"),     # SparseTensor subclasses Tensor: Tensor.add / to_sparse reach it
     # device asks the CUDA driver for the device count (memory holds devices, so this waits for the first call)
     ("tgrad.device", "tgrad.memory.cuda_driver"),
+    # Module.compile() is tgrad.compile(self) (PyTorch's calls torch.compile), which captures Modules: one
+    # function-level import, at the call
+    ("tgrad.nn.modules.module", "tgrad._compile"),
 }
 CORE = ("tgrad.dtypes", "tgrad.device", "tgrad._state", "tgrad.memory", "tgrad.kernels", "tgrad.tensor",
         "tgrad.ops", "tgrad.autograd")

@@ -122,3 +122,29 @@ def test_sinc_and_ldexp():
     t = torch.tensor([1.0, 3.0])
     t.ldexp_(torch.tensor([2, 1]))
     assert t.tolist() == [4.0, 6.0] and torch.sinc_(torch.tensor([0.0])).tolist() == [1.0]
+
+
+def test_kaiser_window_matches_pytorch():
+    """I0(beta sqrt(1 - ((n - a) / a)^2)) / I0(beta) in the window's dtype, against PyTorch's printed windows
+    (tests/data/make_kaiser_ref.py): float32 bit for bit, float64 within 2 ulp; the length-0/1 and periodic
+    rules exactly."""
+    import os
+    ref = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "kaiser_ref.npz"))
+    for key in ref.files:
+        n, rest = key.split("_", 1)
+        if rest == "f64":
+            got = torch.kaiser_window(int(n), dtype=torch.float64).numpy()
+        else:
+            periodic, beta = rest.split("_")
+            got = torch.kaiser_window(int(n), periodic == "True", float(beta)).numpy()
+        want = ref[key]
+        assert got.dtype == want.dtype and got.shape == want.shape, key
+        if want.size:
+            ulps = np.abs(got - want) / np.spacing(np.abs(want))
+            assert ulps.max() <= (2 if want.dtype == np.float64 else 0), (key, ulps.max())
+    np.testing.assert_array_equal(torch.kaiser_window(7, beta=0.0).numpy(), np.ones(7, np.float32))
+    np.testing.assert_array_equal(torch.kaiser_window(8, True).numpy(), torch.kaiser_window(9, False).numpy()[:-1])
+    with pytest.raises(RuntimeError, match="kaiser_window expects floating point dtypes"):
+        torch.kaiser_window(4, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="kaiser_window requires non-negative window_length"):
+        torch.kaiser_window(-1)

@@ -24,7 +24,7 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           expm1, fix, flatten, flip, fliplr, flipud, floor, floor_divide, fmod, frac, gather, ge,
                           ger, greater, greater_equal, gt, hstack, index_add, index_fill, index_put, index_reduce,
                           index_select,
-                          inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma,
+                          inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma, i0, igamma, igammac, nextafter, frexp,
                           log, log10, log1p, log2, logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
                           masked_fill, masked_scatter, masked_select, matmul, max, maximum, mean, meshgrid, min,
                           minimum, mm, moveaxis, movedim, msort, mul, multinomial, multiply, mv, mvlgamma, nan_to_num, narrow,
@@ -34,7 +34,7 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
-from ._functional_more import (adjoint, allclose, bartlett_window, blackman_window, broadcast_shapes,
+from ._functional_more import (adjoint, allclose, bartlett_window, blackman_window, kaiser_window, broadcast_shapes,
                                broadcast_tensors, conj, conj_physical, copysign, corrcoef, count_nonzero, cov,
                                deg2rad, detach, diagonal_scatter, dsplit, fmax, fmin, hamming_window, hann_window,
                                heaviside, hsplit, hypot, index_copy, is_complex, is_conj, is_neg, is_nonzero,
@@ -62,7 +62,7 @@ from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserve
                            memory_reserved, memory_stats, memory_summary, reset_peak_memory_stats)
 from ._inplace import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_,
                        as_strided_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_,
-                       conj_physical_, cos_, cosh_, deg2rad_, detach_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
+                       conj_physical_, cos_, cosh_, deg2rad_, i0_, detach_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
                        floor_, frac_, index_put_, ldexp_, log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_,
                        negative_, rad2deg_, reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_,
                        square_, tan_, tanh_, trunc_, xlogy_, zero_)
@@ -85,7 +85,7 @@ from .func import vmap  # noqa: E402
 from ._functional_more import cumulative_trapezoid, trapezoid, trapz  # noqa: F401
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
                                combinations, cross, diagflat, diff, dist, einsum, fake_quantize_per_channel_affine,
-                               fake_quantize_per_tensor_affine, float_power, histc, histogram, isin,
+                               fake_quantize_per_tensor_affine, float_power, histc, histogram, histogramdd, isin,
                                kron, kthvalue, logit, logspace, median, mode, nanmedian, nanquantile, pdist, quantile,
                                searchsorted, std_mean, tensordot, trace, tril_indices, triu_indices, unique,
                                unique_consecutive, var_mean, xlogy)

@@ -111,11 +111,20 @@ atanh = arctanh = _unary_fn("atanh")
 erfc = _unary_fn("erfc")
 lgamma = _unary_fn("lgamma")
 digamma = _unary_fn("digamma")
+i0 = _unary_fn("i0")
 erfinv = _unary_fn("erfinv")
 
 
 def polygamma(n, input, *, out=None):
     return _out(input.polygamma(n), out)
+
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2^exponent, 0.5 <= |mantissa| < 1 (0, inf, NaN: (x, 0))."""
+    res = input.frexp()
+    if out is None:
+        return res
+    return type(res)(_out(res[0], out[0]), _out(res[1], out[1]))
 
 
 def mvlgamma(input, p, *, out=None):
@@ -175,6 +184,9 @@ fmod = _binary_fn("fmod")
 remainder = _binary_fn("remainder")
 floor_divide = _binary_fn("floor_divide")
 atan2 = _tensors_fn("atan2")
+igamma = _tensors_fn("igamma")
+igammac = _tensors_fn("igammac")
+nextafter = _tensors_fn("nextafter")
 arctan2 = _tensors_fn("arctan2", "atan2")
 eq = _binary_fn("eq")
 ne = _binary_fn("ne")

@@ -1,6 +1,7 @@
 """More ``tgrad.X`` functions, each a composition of Tensor ops (their gradients come from those ops):
 cdist, pdist, diff, bincount, histc, unique, median/nanmedian/mode/kthvalue/quantile, std_mean/var_mean,
 searchsorted/bucketize, cross, cartesian_prod, combinations, tril/triu_indices, block_diag, logspace, dist."""
+import builtins
 import itertools
 import math
 import warnings
@@ -224,6 +225,59 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         out[1].copy_(edges)
         return R.histogram(*out)
     return res
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): a D-dimensional histogram of the points input[..., :D] (the last dim is D).  ``bins``:
+    an int or D ints (equal bins over ``range`` = [lo0, hi0, lo1, hi1, ...], else each dim's data range, widened
+    by 0.5 each way when it is one point) or D tensors of edges.  Bins are half-open [e_i, e_i+1), the last one
+    closed; points outside any dim's edges are dropped; ``weight`` (one per point) sums weights; ``density``
+    divides by total * cell volume."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype.legacy_name}'")
+    d = input.shape[-1]
+    x = input.detach().reshape(-1, d)
+    if isinstance(bins, int):
+        bins = [bins] * d
+    if len(bins) != d:
+        raise RuntimeError(f"histogramdd: expected {d} sequences of bin edges for each of the {d} dimensions of "
+                           f"the input, but got {len(bins)}")
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, but "
+                           f"got {len(range)}")
+    edges = []
+    for k, b in enumerate(bins):
+        if isinstance(b, Tensor):
+            edges.append(b.to(input.dtype))
+            continue
+        if range is not None:
+            lo, hi = float(range[2 * k]), float(range[2 * k + 1])
+        else:
+            col = x[:, k]
+            lo, hi = (float(col.min()), float(col.max())) if x.shape[0] else (0.0, 0.0)
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges.append(linspace(lo, hi, int(b) + 1, dtype=input.dtype, device=input.device))
+    sizes = [e.numel() - 1 for e in edges]
+    flat = zeros(x.shape[0], dtype=D.int64, device=input.device)
+    inside = x.new_ones(x.shape[0], dtype=D.bool_)
+    for k, e in enumerate(edges):
+        col = x[:, k].contiguous()
+        n = sizes[k]
+        idx = searchsorted(e, col, right=True) - 1
+        idx = idx.masked_fill(col == e[-1], n - 1)
+        inside = inside & (idx >= 0) & (idx < n)
+        flat = flat * n + idx.clamp(0, max(n - 1, 0))
+    w = weight.detach().reshape(-1).to(input.dtype) if weight is not None else x.new_ones(x.shape[0])
+    total = math.prod(sizes)
+    hist = zeros(total, dtype=input.dtype, device=input.device).index_add_(0, flat, w * inside).reshape(sizes)
+    if density:
+        vol = None
+        for k, e in enumerate(edges):
+            wk = e.diff().reshape([-1 if j == k else 1 for j in builtins.range(d)])
+            vol = wk if vol is None else vol * wk
+        hist = hist / (hist.sum() * vol)
+    return R.histogramdd(hist, tuple(edges))
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -819,7 +873,7 @@ def _window(name, window_length, periodic, dtype, layout, device, requires_grad,
     if layout is not None and getattr(layout, "name", None) != "strided":
         raise NotImplementedError(f"{name}: only the strided layout is supported, got {layout}")
     if window_length < 0:
-        raise RuntimeError(f"{name} requires non-negative window length, got window_length={window_length}")
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
     if dtype is not None and not dtype.is_floating_point:
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length <= 1:
@@ -841,6 +895,18 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
     """0.5 - 0.5 cos(2 pi n / (N - 1)): hamming_window with alpha = beta = 1/2."""
     return _window("hann_window", window_length, periodic, dtype, layout, device, requires_grad,
                    lambda x, n: x.mul_(math.pi * 2.0 / (n - 1)).cos_().mul_(-0.5).add_(0.5))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False, pin_memory=False):
+    """I0(beta sqrt|1 - ((n - a) / a)^2|) / I0(beta), a = (N - 1) / 2, in the window's dtype (ATen's cpu
+    kernel: PyTorch's bits)."""
+    from .autograd import dispatch
+
+    def body(x, n):
+        w = dispatch.call("kaiser_window_values", x, beta=beta)
+        return w.div_(full((), beta, dtype=w.dtype, device=w.device).i0())
+    return _window("kaiser_window", window_length, periodic, dtype, layout, device, requires_grad, body)
 
 
 def _bartlett(x, n):

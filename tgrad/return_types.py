@@ -122,6 +122,8 @@ def _named(name, *fields):
 
 
 histogram = _named("histogram", "hist", "bin_edges")
+histogramdd = _named("histogramdd", "hist", "bin_edges")
+frexp = _named("frexp", "mantissa", "exponent")
 
 # the linear-algebra results (tgrad.linalg, tgrad.svd / qr / slogdet ...)
 linalg_lu_factor = _named("linalg_lu_factor", "LU", "pivots")

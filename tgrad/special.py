@@ -4,7 +4,8 @@ import math
 from . import _functional, _functional_more as _fm
 from . import _nn_functional as _nnf
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_ndtr",
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
+           "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
            "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
            "softmax", "xlogy"]
 
@@ -16,6 +17,21 @@ multigammaln = _functional.mvlgamma
 erfinv = _functional.erfinv
 logit = _fm.logit
 xlogy = _fm.xlogy
+i0 = _functional.i0
+gammainc = _functional.igamma
+gammaincc = _functional.igammac
+
+
+def _special_unary(name, op):
+    def f(input, *, out=None):
+        return _functional._out(_functional.dispatch.call(op, input), out)
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+i0e = _special_unary("i0e", "special_i0e")
+i1 = _special_unary("i1", "special_i1")
+i1e = _special_unary("i1e", "special_i1e")
 
 
 def erf(input):

@@ -806,6 +806,34 @@ class Tensor:
     def erfinv_(self):
         return _inplace("erfinv", self)
 
+    def i0(self):
+        return _call("i0", self)
+
+    def i0_(self):
+        return _inplace("i0", self)
+
+    def igamma(self, other):
+        return _call("igamma", self, tensor_arg("igamma", other))
+
+    def igamma_(self, other):
+        return _inplace("igamma", self, tensor_arg("igamma_", other))
+
+    def igammac(self, other):
+        return _call("igammac", self, tensor_arg("igammac", other))
+
+    def igammac_(self, other):
+        return _inplace("igammac", self, tensor_arg("igammac_", other))
+
+    def nextafter(self, other):
+        return _call("nextafter", self, tensor_arg("nextafter", other))
+
+    def nextafter_(self, other):
+        return _inplace("nextafter", self, tensor_arg("nextafter_", other))
+
+    def frexp(self):
+        """(mantissa, exponent): self = mantissa * 2^exponent, |mantissa| in [0.5, 1), exponent int32."""
+        return return_types.frexp(*_call("frexp", self))
+
     def mvlgamma(self, p):
         """sum_i lgamma(x - i/2) over i < p, + p(p-1)/4 log pi (PyTorch's composite, which no longer checks
         x > (p-1)/2)."""

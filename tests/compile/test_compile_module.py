@@ -86,3 +86,23 @@ def test_compiled_module_replays_under_no_grad():
     for o, r in zip(outs, refs):
         np.testing.assert_array_equal(o, r)
     assert cm._call._cache and all(e.run is not None for e in cm._call._cache.values())
+
+
+def test_module_compile_in_place_replays_and_keeps_the_module():
+    """``model.compile()`` (PyTorch's Module.compile): calls go through tgrad.compile's capture and replay, with
+    eager's numbers; the module keeps its type and state_dict; ``disable=True`` leaves it eager."""
+    ref_model = _net()
+    ref = _train(ref_model, ref_model)
+    model = _net()
+    assert model.compile() is None
+    assert type(model) is nn.Sequential and list(model.state_dict()) == list(ref_model.state_dict())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        losses = _train(model, model)
+    assert losses == ref
+    call = model.__dict__["_compiled_call_impl"]
+    tr, = [e.run for e in call._cache.values()]
+    assert tr.bwd is not None and tr.bwd.regen is None       # replayed, not run eagerly
+    eager = _net()
+    eager.compile(disable=True)
+    assert eager.__dict__["_compiled_call_impl"] is None

@@ -350,11 +350,48 @@ def nccl():
     print(f"rank {r} nccl version {v}", flush=True)
 
 
+def syncbn():
+    """SyncBatchNorm on each rank's half of a batch == BatchNorm2d on the whole batch: outputs, input gradients,
+    the summed weight/bias gradients and the running statistics (float64, allclose 1e-12)."""
+    def close(got, want, what):
+        got, want = got.detach().numpy(), want.detach().numpy()
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-12), f"{what}: got {got.tolist()} want {want.tolist()}"
+
+    r, n = dist.get_rank(), dist.get_world_size()
+    g = torch.Generator().manual_seed(5)
+    full = torch.randn(4 * n, 3, 5, 5, generator=g, dtype=torch.float64) * 2 + 1
+    c = torch.randn(4 * n, 3, 5, 5, generator=g, dtype=torch.float64)
+    ref = torch.nn.BatchNorm2d(3, momentum=0.3).double()
+    xf = full.clone().requires_grad_()
+    (ref(xf) * c).sum().backward()
+    bn = torch.nn.SyncBatchNorm.convert_sync_batchnorm(torch.nn.Sequential(torch.nn.BatchNorm2d(3, momentum=0.3)))
+    bn = bn.double()
+    assert type(bn[0]).__name__ == "SyncBatchNorm"
+    rows = slice(4 * r, 4 * r + 4)
+    x = full[rows].clone().requires_grad_()
+    y = bn(x)
+    (y * c[rows]).sum().backward()
+    with torch.no_grad():
+        want = torch.nn.functional.batch_norm(full, None, None, ref.weight, ref.bias, True, 0.0, ref.eps)[rows]
+    close(y, want, "syncbn output")
+    close(x.grad, xf.grad[rows], "syncbn input grad")
+    gw, gb = bn[0].weight.grad.clone(), bn[0].bias.grad.clone()
+    dist.all_reduce(gw)
+    dist.all_reduce(gb)
+    close(gw, ref.weight.grad, "syncbn weight grad")
+    close(gb, ref.bias.grad, "syncbn bias grad")
+    close(bn[0].running_mean, ref.running_mean, "syncbn running_mean")
+    close(bn[0].running_var, ref.running_var, "syncbn running_var")
+    assert bn[0].num_batches_tracked.item() == 1
+    bn.eval()
+    close(bn(x), ref.eval()(full)[rows], "syncbn eval")
+
+
 if __name__ == "__main__":
     scenario = sys.argv[1]
     kw = {"timeout": timedelta(seconds=float(sys.argv[2]))} if len(sys.argv) > 2 else {}
     dist.init_process_group("mpi", **kw)
     {"collectives": collectives, "ddp": ddp, "kill": kill, "raise": raise_, "timeout": timeout,
-     "nccl": nccl}[scenario]()
+     "nccl": nccl, "syncbn": syncbn}[scenario]()
     print(f"rank {dist.get_rank()} ok {scenario}", flush=True)
     dist.destroy_process_group()

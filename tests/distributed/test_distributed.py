@@ -18,7 +18,7 @@ needs_mpi = pytest.mark.skipif(not HAVE_MPI, reason='mpi4py is not installed: pi
 HAVE_NCCL = importlib.util.find_spec("nvidia") is not None and importlib.util.find_spec("nvidia.nccl") is not None
 HAVE_SKLEARN = importlib.util.find_spec("sklearn") is not None
 
-SCENARIOS = {"collectives": [], "kill": [], "raise": [], "timeout": ["2"]}
+SCENARIOS = {"collectives": [], "kill": [], "raise": [], "timeout": ["2"], "syncbn": []}
 if HAVE_SKLEARN:
     SCENARIOS["ddp"] = []
 if HAVE_NCCL:
@@ -73,6 +73,13 @@ def test_ddp_two_ranks_equal_one_process_on_the_double_batch():
     out = _ok("ddp")
     diff = float(out.split("ddp-vs-single max abs diff ")[1].split()[0])
     assert diff <= 1e-6
+
+
+@needs_mpi
+def test_sync_batch_norm_two_ranks_equal_batch_norm_on_the_whole_batch():
+    """nn.SyncBatchNorm (from convert_sync_batchnorm) on each rank's half == BatchNorm2d on the whole batch:
+    outputs, input gradients, all-reduced weight/bias gradients, running statistics, eval output."""
+    _ok("syncbn")
 
 
 @needs_mpi

@@ -75,7 +75,7 @@ import tgrad as torch  # noqa: E402
 from tgrad.autograd import gradcheck  # noqa: E402
 
 REFS = json.load(open(REFS_PATH))
-NOT_YET = {("inverse_gamma", "cdf"): "Gamma.cdf needs the regularized incomplete gamma function (igamma)"}
+NOT_YET = {}     # (name, method) pairs not implemented yet: none
 
 
 @pytest.fixture(autouse=True)

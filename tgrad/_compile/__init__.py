@@ -157,7 +157,7 @@ class OptimizedModule:
 
     def __init__(self, mod, fullgraph=False):
         self.__dict__["_orig_mod"] = mod
-        self.__dict__["_call"] = CompiledFunction(mod.__call__, fullgraph, module=mod)
+        self.__dict__["_call"] = CompiledFunction(mod._call_impl, fullgraph, module=mod)
 
     def __call__(self, *args, **kwargs):
         return self._call(*args, **kwargs)

@@ -4,7 +4,7 @@ import numpy as np
 
 from .._creation import tensor as _tensor
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
+__all__ = ["Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
            "nonnegative_integer", "one_hot", "positive_integer",
            "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
@@ -230,5 +230,19 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+class _CorrCholesky(Constraint):
+    """Lower-triangular matrices with a positive diagonal and unit-norm rows (Cholesky factors of correlation
+    matrices); rows within eps * n * 10 of norm 1."""
+    event_dim = 2
+
+    def check(self, value):
+        from ..dtypes import finfo
+        tol = finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = value.detach().square().sum(-1).sqrt()
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()

@@ -61,6 +61,12 @@ class Gamma(ExponentialFamily):
         return (FM.xlogy(self.concentration, self.rate) + FM.xlogy(self.concentration - 1, value)
                 - self.rate * value - self.concentration.lgamma())
 
+    def cdf(self, value):
+        """P(c, rate x): the regularized lower incomplete gamma function."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return FN.igamma(self.concentration, self.rate * value)
+
     def entropy(self):
         c = self.concentration
         return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()

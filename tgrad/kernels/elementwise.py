@@ -187,6 +187,8 @@ def _operand_strides(t, shape):
 
 # sin and cos each carry a Payne-Hanek argument reduction: 8 elements per thread spill on sm_90
 _TWO_REDUCTIONS = set()
+# FNs whose registers spill at the default GPU block (fp64 series loops): fn -> the largest block that does not
+GPU_BLOCK_CAP = {}
 
 
 _SITES = Sites()   # _launch_map's launch key -> Launch, or _no_launch for an empty output
@@ -247,6 +249,8 @@ def _map_site(kernel, fn, inputs, out, scalars, compute):
     block = elementwise_block(n, dev, ndmax, lanewise=True)
     if gpu_blocks(dev) and fn in _TWO_REDUCTIONS:
         block = min(block, 512)
+    if gpu_blocks(dev) and fn in GPU_BLOCK_CAP:
+        block = min(block, GPU_BLOCK_CAP[fn])
     cexpr["BLOCK"] = block
     return Launch(kernel, ((n + block - 1) // block,), dev, args, cexpr)
 

@@ -13,7 +13,7 @@ from .modules import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
                       ZeroPad3d, Conv3d, ConvTranspose3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d,
                       BatchNorm3d, MaxPool3d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d)
-from .modules import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d  # noqa: F401
+from .modules import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d  # noqa: F401
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .modules import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                       TransformerEncoder, TransformerEncoderLayer)
@@ -25,3 +25,5 @@ from .modules import (CELU, CTCLoss, GLU, Bilinear, CosineEmbeddingLoss, CosineS
 from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, LazyLinear  # noqa: F401
 from .parameter import Parameter, UninitializedParameter  # noqa: F401
 from .utils import parametrizations, parametrize  # noqa: F401  (nn.utils cannot import them: see there)
+from .modules import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402
+from .modules import SyncBatchNorm  # noqa: F401,E402

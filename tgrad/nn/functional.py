@@ -28,7 +28,8 @@ from ._functional.pooling import (max_pool1d, max_pool2d, max_pool1d_with_indice
                                   adaptive_avg_pool3d, adaptive_max_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d,
                                   adaptive_max_pool1d, adaptive_max_pool2d, max_pool3d_with_indices,
                                   adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,
-                                  adaptive_max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
+                                  adaptive_max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d,
+                                  lp_pool1d, lp_pool2d, lp_pool3d)
 from ._functional.utils import _ntuple  # noqa: F401
 from ._functional_more import (alpha_dropout, bilinear, celu, celu_,  # noqa: F401
                                cosine_embedding_loss, embedding_bag, feature_alpha_dropout, fold, gaussian_nll_loss,

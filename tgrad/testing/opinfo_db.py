@@ -1,11 +1,11 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
 from .opinfos import (activation, amp, as_strided, attention, compare, conv, elementwise, index, linalg, loss, matmul, nn,
                       norm, optim, pool, random, reduce, rnn, scan, segment, shape, softmax, sort,
-                      unary)
+                      special, unary)
 
 OP_DB = [op for family in (elementwise, unary, activation, compare, reduce, shape, index, as_strided, optim, matmul,
                            softmax, loss, nn, conv, pool, norm, rnn, sort, random, attention, amp, linalg, scan,
-                           segment)
+                           segment, special)
          for op in family.OPS]
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.
@@ -21,5 +21,6 @@ COVERED_ELSEWHERE = {
     "binomial": "tests/ops/test_random_samplers.py (backward raises PyTorch's not-implemented error)",
     "_standard_gamma": "tests/ops/test_random_samplers.py (the implicit gradient: finite differences of the CDF)",
     "_standard_gamma_grad": "tests/ops/test_random_samplers.py (backward raises PyTorch's not-implemented error)",
+    "kaiser_window_values": "tests/test_windows_cov_scatter.py (kaiser_window against PyTorch's printed windows)",
     "to_device": "tests/test_fakecuda.py (cuda on the fake driver: forward, and backward of a moved cpu scalar)",
 }

@@ -250,3 +250,32 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     return adaptive_max_pool2d(input, output_size, True)
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
+    """(sum over the window of x^p)^(1/p): avg_pool of x^p times the window size (PyTorch's composite: negative
+    window means give 0, hence the gradient 0 where the sum is 0); p = +-inf: max_pool of +-|x|."""
+    ks = _ntuple(kernel_size, nd)
+    maxp, avgp = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d), 3: (max_pool3d, avg_pool3d)}[nd]
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return maxp(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -maxp(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avgp(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avgp(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(math.prod(ks)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)

@@ -510,7 +510,24 @@ class Module:
                                       stacklevel=2)
             raise
 
-    __call__ = _call_impl
+    def __call__(self, *args, **kwargs):
+        """``_call_impl``, or the compiled call after ``compile()`` (written out: one frame less per call)."""
+        d = self.__dict__
+        c = d.get("_compiled_call_impl")
+        if c is not None:
+            return c(*args, **kwargs)
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            return _call_with_backward_hooks(self, args, kwargs)
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_forward_hooks(args, kwargs)
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's calls in place with ``tgrad.compile(self, *args, **kwargs)`` (capture and
+        replay; PyTorch's ``Module.compile``): the module stays itself (type, attributes, state_dict)."""
+        from ..._compile import compile as _compile
+        opt = _compile(self, *args, **kwargs)
+        self.__dict__["_compiled_call_impl"] = None if opt is self else opt._call
 
     # ------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination, prefix, keep_vars):

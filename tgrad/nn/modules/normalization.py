@@ -1,8 +1,10 @@
-"""``LayerNorm``, ``BatchNorm1d/2d``, ``GroupNorm``, ``InstanceNorm1d/2d``."""
+"""``LayerNorm``, ``BatchNorm1d/2d/3d``, ``SyncBatchNorm``, ``GroupNorm``, ``InstanceNorm1d/2d``."""
 import warnings
 
 from ..._creation import empty, ones, tensor, zeros
 from ... import dtypes as D
+from ...autograd.function import Function
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -98,6 +100,131 @@ class _BatchNorm(Module):
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _SyncBatchNormFn(Function):
+    """Batch norm with the statistics of the whole process group: the per-channel sum and count, then the sum of
+    squared deviations, all-reduced (two passes: no cancellation); backward all-reduces sum(dy) and
+    sum(dy xhat) (the weight and bias gradients stay local: DDP averages them).
+    dx = (dy - mean(dy) - xhat mean(dy xhat)) invstd w, the means over every rank's rows."""
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum, group):
+        from ... import distributed as dist
+        dims = [0] + list(range(2, input.dim()))
+        shape = [1, -1] + [1] * (input.dim() - 2)
+        x = input.detach()
+        stats = _flat(x.sum(dims), float(x.numel() // x.size(1)))
+        dist.all_reduce(stats, group=group)
+        count = stats[-1].item()
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{list(input.shape)}")
+        mean = stats[:-1] / count
+        xmu = x - mean.reshape(shape)
+        sq = xmu.square().sum(dims)
+        dist.all_reduce(sq, group=group)
+        var = sq / count
+        invstd = (var + eps).rsqrt()
+        if running_mean is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype) * momentum)
+                running_var.mul_(1 - momentum).add_((var * (count / (count - 1))).to(running_var.dtype) * momentum)
+        xhat = xmu * invstd.reshape(shape)
+        y = xhat
+        if weight is not None:
+            y = y * weight.detach().reshape(shape)
+        if bias is not None:
+            y = y + bias.detach().reshape(shape)
+        ctx.save_for_backward(xhat, invstd, weight)
+        ctx.dims, ctx.shape, ctx.count, ctx.group = dims, shape, count, group
+        ctx.has_bias = bias is not None
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        from ... import distributed as dist
+        xhat, invstd, weight = ctx.saved_tensors
+        dims, shape = ctx.dims, ctx.shape
+        sum_dy = dy.sum(dims)
+        sum_dy_xhat = (dy * xhat).sum(dims)
+        gw = sum_dy_xhat.clone() if weight is not None and ctx.needs_input_grad[1] else None
+        gb = sum_dy.clone() if ctx.has_bias and ctx.needs_input_grad[2] else None
+        gx = None
+        if ctx.needs_input_grad[0]:
+            red = _flat(sum_dy, None, sum_dy_xhat)
+            dist.all_reduce(red, group=ctx.group)
+            c = sum_dy.numel()
+            mean_dy, mean_dy_xhat = red[:c] / ctx.count, red[c:] / ctx.count
+            scale = invstd if weight is None else invstd * weight
+            gx = (dy - mean_dy.reshape(shape) - xhat * mean_dy_xhat.reshape(shape)) * scale.reshape(shape)
+        return gx, gw, gb, None, None, None, None, None
+
+
+def _flat(a, count=None, b=None):
+    """One flat buffer for one all_reduce: [a, b] or [a, count]."""
+    from ... import _functional as _f
+    parts = [a] if b is None else [a, b]
+    if count is not None:
+        parts.append(a.new_full((1,), count))
+    return _f.cat(parts)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm whose training statistics are those of the whole process group when ``tgrad.distributed`` is
+    initialized with more than one rank (all-reduced over MPI for cpu tensors, NCCL for cuda ones: tgrad's
+    collectives serve both, where PyTorch refuses cpu input); otherwise plain batch norm, as PyTorch."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        from ... import distributed as dist
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        need_sync = self.training and dist.is_available() and dist.is_initialized()
+        group = None
+        if need_sync:
+            group = self.process_group or None      # None: the default (world) group
+            need_sync = dist.get_world_size(group) > 1
+        if not need_sync:
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        rm = self.running_mean if self.track_running_stats else None
+        rv = self.running_var if self.track_running_stats else None
+        return _SyncBatchNormFn.apply(input, self.weight, self.bias, rm, rv, self.eps, factor, group)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every BatchNorm*D replaced by a SyncBatchNorm sharing its parameters and buffers."""
+        module_output = module
+        if isinstance(module, _BatchNorm):
+            module_output = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                          module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    module_output.weight = module.weight
+                    module_output.bias = module.bias
+            module_output.running_mean = module.running_mean
+            module_output.running_var = module.running_var
+            module_output.num_batches_tracked = module.num_batches_tracked
+            module_output.training = module.training
+            if hasattr(module, "qconfig"):
+                module_output.qconfig = module.qconfig
+        for name, child in module.named_children():
+            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return module_output
 
 
 class BatchNorm1d(_BatchNorm):

@@ -1,0 +1,144 @@
+"""``LowRankMultivariateNormal(loc, cov_factor, cov_diag)``: N(loc, W W^T + diag(D)), with log_prob and entropy by
+the Woodbury identity and the matrix determinant lemma through the m x m capacitance I + W^T D^-1 W (PyTorch's)."""
+import math
+
+from .. import _functional as FN
+from .. import _functional_more as FM
+from .. import linalg
+from .._creation import eye
+from ..tensor import Size
+from . import constraints
+from .distribution import Distribution
+from .multivariate_normal import _batch_mahalanobis, _batch_mv
+from .utils import _standard_normal, lazy_property
+
+__all__ = ["LowRankMultivariateNormal"]
+
+
+def _batch_capacitance_tril(W, D):
+    """Cholesky factor of I + W^T D^-1 W."""
+    m = W.size(-1)
+    K = (W.mT / D.unsqueeze(-2)).matmul(W) + eye(m, dtype=W.dtype, device=W.device)
+    return linalg.cholesky(K)
+
+
+def _batch_lowrank_logdet(W, D, capacitance_tril):
+    """log det(W W^T + D) = log det(capacitance) + log det(D)."""
+    return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
+
+
+def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
+    """x^T (W W^T + D)^-1 x = x^T D^-1 x - (W^T D^-1 x)^T capacitance^-1 (W^T D^-1 x)."""
+    Wt_Dinv = W.mT / D.unsqueeze(-2)
+    Wt_Dinv_x = _batch_mv(Wt_Dinv, x)
+    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
+
+
+class LowRankMultivariateNormal(Distribution):
+    arg_constraints = {"loc": constraints.real_vector, "cov_factor": constraints.independent(constraints.real, 2),
+                       "cov_diag": constraints.independent(constraints.positive, 1)}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        event_shape = loc.shape[-1:]
+        if cov_factor.dim() < 2:
+            raise ValueError("cov_factor must be at least two-dimensional, with optional leading batch dimensions")
+        if cov_factor.shape[-2:-1] != event_shape:
+            raise ValueError(f"cov_factor must be a batch of matrices with shape {event_shape[0]} x m")
+        if cov_diag.shape[-1:] != event_shape:
+            raise ValueError(f"cov_diag must be a batch of vectors with shape {event_shape}")
+        loc_ = loc.unsqueeze(-1)
+        cov_diag_ = cov_diag.unsqueeze(-1)
+        try:
+            loc_, self.cov_factor, cov_diag_ = FM.broadcast_tensors(loc_, cov_factor, cov_diag_)
+        except RuntimeError as e:
+            raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor {cov_factor.shape}, "
+                             f"cov_diag {cov_diag.shape}") from e
+        self.loc = loc_[..., 0]
+        self.cov_diag = cov_diag_[..., 0]
+        batch_shape = self.loc.shape[:-1]
+        self._unbroadcasted_cov_factor = cov_factor
+        self._unbroadcasted_cov_diag = cov_diag
+        self._capacitance_tril = _batch_capacitance_tril(cov_factor, cov_diag)
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
+        batch_shape = Size(batch_shape)
+        loc_shape = batch_shape + self.event_shape
+        new.loc = self.loc.expand(loc_shape)
+        new.cov_diag = self.cov_diag.expand(loc_shape)
+        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
+        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
+        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
+        new._capacitance_tril = self._capacitance_tril
+        super(LowRankMultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @lazy_property
+    def variance(self):
+        return (self._unbroadcasted_cov_factor.pow(2).sum(-1)
+                + self._unbroadcasted_cov_diag).expand(self._batch_shape + self._event_shape)
+
+    @lazy_property
+    def scale_tril(self):
+        """D^1/2 chol(I + D^-1/2 W W^T D^-1/2)."""
+        n = self._event_shape[0]
+        cov_diag_sqrt_unsqueeze = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
+        Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
+        K = Dinvsqrt_W.matmul(Dinvsqrt_W.mT) + eye(n, dtype=Dinvsqrt_W.dtype, device=Dinvsqrt_W.device)
+        scale_tril = cov_diag_sqrt_unsqueeze * linalg.cholesky(K)
+        return scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
+
+    @lazy_property
+    def covariance_matrix(self):
+        cov = (self._unbroadcasted_cov_factor.matmul(self._unbroadcasted_cov_factor.mT)
+               + FN.diag_embed(self._unbroadcasted_cov_diag))
+        return cov.expand(self._batch_shape + self._event_shape + self._event_shape)
+
+    @lazy_property
+    def precision_matrix(self):
+        """D^-1 - A^T A, A = capacitance_tril^-1 W^T D^-1 (Woodbury)."""
+        Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
+        A = linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
+        precision = FN.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT.matmul(A)
+        return precision.expand(self._batch_shape + self._event_shape + self._event_shape)
+
+    def rsample(self, sample_shape=Size()):
+        """loc + W eps_W + D^1/2 eps_D (eps_W drawn first, as PyTorch)."""
+        shape = self._extended_shape(sample_shape)
+        W_shape = shape[:-1] + self.cov_factor.shape[-1:]
+        eps_W = _standard_normal(W_shape, dtype=self.loc.dtype, device=self.loc.device)
+        eps_D = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return (self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W)
+                + self._unbroadcasted_cov_diag.sqrt() * eps_D)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        diff = value - self.loc
+        M = _batch_lowrank_mahalanobis(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag, diff,
+                                       self._capacitance_tril)
+        log_det = _batch_lowrank_logdet(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
+                                        self._capacitance_tril)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + log_det + M)
+
+    def entropy(self):
+        log_det = _batch_lowrank_logdet(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
+                                        self._capacitance_tril)
+        H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
+        if len(self._batch_shape) == 0:
+            return H
+        return H.expand(self._batch_shape)
