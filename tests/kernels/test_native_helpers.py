@@ -11,6 +11,7 @@ import triton.language as tl
 from tgrad.kernels import _lang
 from tgrad.kernels._lang import kptr, lanes_add, lanes_fold, sleef_exp, sleef_log
 from tgrad.kernels.loss import _cascade
+from tgrad.kernels.random import keep_scale
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
 from tgrad.kernels.runtime import trace as TR
@@ -163,3 +164,32 @@ def test_cascade_native_equals_traced(m, nb, levels, monkeypatch):
     (o_t,), src_t = _launch(cascade_kernel, (1,), [v], 1, [(1,)], cx, False, monkeypatch, ints=[m])
     assert _same(o_n, o_t).all(), (o_n, o_t)
     assert f"nll_cascade_{levels}" not in src_t and len(src_n.splitlines()) < len(src_t.splitlines())
+
+
+@triton.jit
+def keep_kernel(w_ptr, out_ptr, q53, scale, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    hi = tl.load(w_ptr + 2 * i)
+    lo = tl.load(w_ptr + 2 * i + 1)
+    tl.store(out_ptr + i, keep_scale(hi, lo, q53, scale.to(tl.float32)))
+
+
+@pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
+@pytest.mark.parametrize("q53", [0, 1, 12345, 1 << 31, (1 << 53) - 1, 1 << 53, 3 << 50])
+def test_keep_scale_native_equals_traced(q53, monkeypatch):
+    """dropout's factor (kernels/random.py's keep_scale): scale where a word pair's 53 bits are < q53, else +0;
+    words at the edges (0, all ones, the bits around q53, above bit 53) and random ones."""
+    rng = np.random.default_rng(q53 % 1000)
+    w = rng.integers(0, 1 << 32, (1024, 2), dtype=np.uint64)
+    for k, v in enumerate([0, 1, q53 - 1, q53, q53 + 1, (1 << 53) - 1, (1 << 64) - 1, q53 | (0x7FF << 53)]):
+        v %= 1 << 64
+        w[k] = (v >> 32, v & 0xFFFFFFFF)
+    w = w.astype(np.uint32).view(np.int32).ravel()
+    cx = {"BLOCK": 1024}
+    (o_n,), src_n = _launch(keep_kernel, (1,), [w], 1, [(1024,)], cx, True, monkeypatch, ints=[q53, 1.25])
+    (o_t,), src_t = _launch(keep_kernel, (1,), [w], 1, [(1024,)], cx, False, monkeypatch, ints=[q53, 1.25])
+    assert _same(o_n, o_t).all()
+    u = w.view(np.uint32).astype(np.uint64)
+    want = np.where((((u[0::2] & 0x1FFFFF) << np.uint64(32)) | u[1::2]) < np.uint64(q53), F(1.25), F(0))
+    assert _same(o_n, want).all()
+    assert len(src_n.splitlines()) < len(src_t.splitlines())

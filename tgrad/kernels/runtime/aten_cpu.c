@@ -10,7 +10,10 @@
    fma_rows(acc, a, b): gufunc (n),(r,n),(r,n)->(n): acc = fma(a[i], b[i], acc) for the rows i = 0 .. r-1 in turn
                       (kernels/_lang.py's fma_rows: layer_norm's dw / db buffers, row after row).
    nll_cascade_L(v, n): gufunc (b),()->() for L = 1..5 levels: kernels/loss.py's _cascade (nll_loss's 16-at-a-time
-                      cascade over the n leading values of v), n int32 or int64. */
+                      cascade over the n leading values of v), n int32 or int64.
+   keep_scale(hi, lo, q53, scale): ufunc (int32, int32, int32 or int64, float32) -> float32: scale where
+                      ((hi & 0x1FFFFF) << 32 | lo) < q53 (the words' 53 bits, unsigned), else 0 (kernels/random.py's
+                      keep_scale: dropout's factor from PyTorch's double uniform of two mt19937 words). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -183,6 +186,33 @@ static float cascade_level(float *v, npy_intp b, int64_t n) {
 CASCADE(cascade_i32, npy_int32)
 CASCADE(cascade_i64, npy_int64)
 
+/* (hi, lo, q53, scale) -> out elementwise; QT the type of q53 (scalar q53 and scale, the common case, read once) */
+#define KEEP_SCALE(NAME, QT)                                                                                \
+    static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {               \
+        const char *ph = args[0], *pl = args[1];                                                           \
+        char *po = args[4];                                                                                \
+        npy_intp sh = steps[0], sl = steps[1], so = steps[4];                                              \
+        (void)data;                                                                                        \
+        if (steps[2] == 0 && steps[3] == 0) {                                                              \
+            uint64_t q = (uint64_t)(int64_t)*(const QT *)args[2];                                          \
+            uint32_t scale = *(const uint32_t *)args[3];                                                   \
+            for (npy_intp i = 0; i < dims[0]; i++) {   /* branch-free: a kept fraction near 1/2 mispredicts */ \
+                uint64_t w = ((uint64_t)(*(const uint32_t *)(ph + i * sh) & 0x1FFFFF) << 32)               \
+                             | *(const uint32_t *)(pl + i * sl);                                           \
+                *(uint32_t *)(po + i * so) = scale & (0u - (uint32_t)(w < q));   /* scale or +0 */          \
+            }                                                                                              \
+            return;                                                                                        \
+        }                                                                                                  \
+        for (npy_intp i = 0; i < dims[0]; i++) {                                                           \
+            uint64_t w = ((uint64_t)(*(const uint32_t *)(ph + i * sh) & 0x1FFFFF) << 32)                   \
+                         | *(const uint32_t *)(pl + i * sl);                                               \
+            uint64_t q = (uint64_t)(int64_t)*(const QT *)(args[2] + i * steps[2]);                         \
+            *(float *)(po + i * so) = w < q ? *(const float *)(args[3] + i * steps[3]) : 0.0f;             \
+        }                                                                                                  \
+    }
+KEEP_SCALE(keep_scale_i32, npy_int32)
+KEEP_SCALE(keep_scale_i64, npy_int64)
+
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
 static PyUFuncGenericFunction fma_rows_funcs[1] = {fma_rows_f32};
 static char types4[4] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
@@ -190,6 +220,10 @@ static PyUFuncGenericFunction add_funcs[1] = {lanes_add_f32}, fold_funcs[1] = {l
 static void *data[1] = {NULL};
 static PyUFuncGenericFunction cascade_funcs[2] = {cascade_i32, cascade_i64};
 static void *cascade_data[5][2];
+static PyUFuncGenericFunction keep_funcs[2] = {keep_scale_i32, keep_scale_i64};
+static void *data2[2] = {NULL, NULL};
+static char keep_types[10] = {NPY_INT32, NPY_INT32, NPY_INT32, NPY_FLOAT, NPY_FLOAT,
+                              NPY_INT32, NPY_INT32, NPY_INT64, NPY_FLOAT, NPY_FLOAT};
 static char cascade_types[6] = {NPY_FLOAT, NPY_INT32, NPY_FLOAT, NPY_FLOAT, NPY_INT64, NPY_FLOAT};
 static char types2[2] = {NPY_FLOAT, NPY_FLOAT}, types3[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 
@@ -229,6 +263,8 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
         add(m, "fma_rows", PyUFunc_FromFuncAndDataAndSignature(fma_rows_funcs, data, types4, 1, 3, 1, PyUFunc_None,
                                                                "fma_rows", "kernels/_lang.py's fma_rows.", 0,
                                                                "(n),(r,n),(r,n)->(n)")) ||
+        add(m, "keep_scale", PyUFunc_FromFuncAndData(keep_funcs, data2, keep_types, 2, 4, 1, PyUFunc_None, "keep_scale",
+                                                     "kernels/random.py's keep_scale.", 0)) ||
         PyModule_AddIntConstant(m, "hardware", hw) < 0) {
         Py_DECREF(m);
         return NULL;
