@@ -193,3 +193,27 @@ def test_keep_scale_native_equals_traced(q53, monkeypatch):
     want = np.where((((u[0::2] & 0x1FFFFF) << np.uint64(32)) | u[1::2]) < np.uint64(q53), F(1.25), F(0))
     assert _same(o_n, want).all()
     assert len(src_n.splitlines()) < len(src_t.splitlines())
+
+
+@pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
+def test_mt19937_fill_equals_numpy():
+    """aten_cpu.c's mt19937_fill gives numpy MT19937's random_raw words and leaves its state (key, pos) where
+    random_raw leaves it, across twist boundaries; the cpu generator's draws go through it."""
+    fill = native.mt19937_fill()
+    for seed in (0, 5, 2 ** 31 + 7):
+        a, b = np.random.MT19937(0), np.random.MT19937(0)
+        a._legacy_seeding(seed)
+        b._legacy_seeding(seed)
+        for n in (1, 5, 618, 624, 625, 1000, 1248, 3, 70000):
+            want = a.random_raw(n).astype(np.uint32)
+            got = np.empty(n, np.uint32)
+            fill(b.ctypes.state_address, got.ctypes.data, n)
+            assert (want == got).all(), (seed, n)
+            sa, sb = a.state["state"], b.state["state"]
+            assert sa["pos"] == sb["pos"] and (sa["key"] == sb["key"]).all()
+    g = tgrad.Generator()
+    g.manual_seed(3)
+    ref = np.random.MT19937(0)
+    ref._legacy_seeding(3)
+    assert (g._raw(700) == ref.random_raw(700).astype(np.uint32)).all()
+    assert (g._take(50).numpy().view(np.uint32) == ref.random_raw(50).astype(np.uint32)).all()

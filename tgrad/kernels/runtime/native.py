@@ -11,6 +11,8 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
   in the same order.  ``optim_cpu.c``'s ``OPTIM`` ufuncs (``adam_m_*``, ``adam_v_*``, ``adam_p_*``, ``sgd_buf_*``,
   ``sgd_p_*``, one per structural flag combination) are ``kernels/optim.py``'s element-update helpers, likewise
   (``aten_ufunc`` gives either module's by name).
+- ``mt19937_fill()``: ``aten_cpu.c``'s ``mt19937_fill``: the next words of a numpy ``MT19937`` engine written at an
+  address, its state advanced (the cpu generator's draws, ``tgrad/random.py``).
 - ``native_helper(name, rule)``: marks a ``@triton.jit`` helper so that an interpreted launch (direct or
   traced) computes a call of it as ONE builder op, ``create_native(ufunc, *handles)`` (internals.py), which a
   tape replays as one ufunc call, in place of one numpy pass per Triton op of its body (SLEEF's exp is ~25).
@@ -56,12 +58,18 @@ def fma_ufunc():
 
 ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows", "keep_scale")
         + tuple(f"nll_cascade_{n}" for n in range(1, 6)))
-NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32")       # nn_cpu.c's
+NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32", "lstm_gate_f32", "lstm_tanh_f32")       # nn_cpu.c's
 OPTIM = (tuple(f"adam_m_{w}{low}" for w in "01" for low in "01") + ("adam_v_0", "adam_v_1", "adam_p_0", "adam_p_1")
          + tuple(f"sgd_p_{w}{mo}{x}" for w in "01" for mo in "012" for x in "01")
          + tuple(f"sgd_buf_{w}{mo}{x}" for w in "01" for mo in "12" for x in "01"))       # optim_cpu.c's
 _MODULES = (("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log", ATEN), ("nn_cpu.c", "tgrad_nn_cpu", "activations", NN),
             ("optim_cpu.c", "tgrad_optim_cpu", "optimizer updates", OPTIM))
+
+
+def mt19937_fill():
+    """aten_cpu.c's ``mt19937_fill(state_address, out_address, n)`` (numpy MT19937 words), or None."""
+    m = _build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
+    return None if m is None else m.mt19937_fill
 
 
 def aten_ufunc(name):
@@ -106,6 +114,13 @@ def elementwise2(g, x, *params):
     """Rule of a float32 map helper f(g, x[, scalar params]) of two same-shaped blocks."""
     ok = _f32_block(g) and _f32_block(x) and list(g.shape) == list(x.shape)
     return ((g, x), x.shape) if ok else None
+
+
+def rule_broadcast(x, *others):
+    """Rule of a float32 map helper f(x, *others) whose other blocks broadcast to x's shape."""
+    ok = _f32_block(x) and all(_f32_block(o) and len(o.shape) == len(x.shape) and
+                               all(_cval(d) in (1, _cval(e)) for d, e in zip(o.shape, x.shape)) for o in others)
+    return ((x,) + others, x.shape) if ok else None
 
 
 def rule_lanes_add(acc, v, ROWS, BLOCK, LANES):
