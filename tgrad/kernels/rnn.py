@@ -13,6 +13,7 @@ import triton.language as tl
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, gpu_blocks, next_pow2
 from ._lang import cast_store, compute_type, kptr, sigmoid_h, tanh_epilogue_h, tanh_h
+from .runtime.native import elementwise, native_helper, rule_broadcast
 
 
 @triton.jit
@@ -203,10 +204,18 @@ def _back_step(s, T, REVERSE: tl.constexpr):
     return t, first, tp
 
 
+@native_helper("lstm_tanh_f32", elementwise)
 @triton.jit
 def _tanh_s(x):
     """tanh(x) = 2 sigmoid(2x) - 1 (5 operations; within 1e-7 absolute of tanh in float32, as tanh_epilogue_h)."""
     return 2.0 / (1.0 + tl.exp(-2.0 * x)) - 1.0
+
+
+@native_helper("lstm_gate_f32", rule_broadcast)
+@triton.jit
+def _gate_act(a, scale, mul, add):
+    """sigmoid(-a scale) mul + add: the i, f, o gates (scale -1, mul 1, add 0) and g = tanh(a) as 2 sigmoid(2a) - 1."""
+    return (1.0 / (1.0 + tl.exp(a * scale))) * mul + add
 
 
 @triton.jit
@@ -250,7 +259,7 @@ def _lstm_tile_forward(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_p
             t = T - 1 - s
         a = (tl.load(gi_ptr + t * s_gt + b3 * s_gb + (q * H + j3) * s_gc, mask=m3, other=0.0).to(COMPUTE)
              + tl.reshape(tl.dot(h, w, bias, input_precision="ieee"), (ROWS, 4, BLOCK_H)))
-        act = (1.0 / (1.0 + tl.exp(a * scale))) * mul + add
+        act = _gate_act(a, scale, mul, add)
         cast_store(gs_ptr + (t * B + b3) * 4 * H + q * H + j3, act, m3)
         i, f, g, o = _gates(act, ROWS, BLOCK_H)
         c = f * c + i * g
