@@ -218,6 +218,20 @@ def _gate_act(a, scale, mul, add):
     return (1.0 / (1.0 + tl.exp(a * scale))) * mul + add
 
 
+@native_helper("lstm_dc_f32", rule_broadcast)
+@triton.jit
+def _cell_grad(dc, dh, o, tc):
+    """dC = dc + dh o (1 - tanh(c)^2): the cell state's gradient at a time step."""
+    return dc + dh * o * (1.0 - tc * tc)
+
+
+@native_helper("lstm_gate_grad_f32", rule_broadcast)
+@triton.jit
+def _gate_grad(x, a, one_g):
+    """x (a + one_g) (1 - a): the gates' activation derivatives (a (1 - a); (1 + g)(1 - g) where one_g is 1)."""
+    return x * ((a + one_g) * (1.0 - a))
+
+
 @triton.jit
 def _gates(a, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
     """The four gates (ROWS, BLOCK_H) of a (ROWS, 4, BLOCK_H) tile, gate index 2 g1 + g0 split as two halves."""
@@ -301,10 +315,10 @@ def _lstm_tile_backward(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, gs_ptr,
         tc = _tanh_s(tl.load(cs_ptr + (t * B + b) * H + j, mask=m, other=0.0).to(COMPUTE))
         cp = tl.load(cs_ptr + (tp * B + b) * H + j, mask=m, other=0.0).to(COMPUTE)
         cp = tl.where(first, c0, cp)
-        dC = dc + dh * o * (1.0 - tc * tc)
+        dC = _cell_grad(dc, dh, o, tc)
         x = tl.join(tl.join(dC * g, dC * cp), tl.join(dC * i, dh * tc))     # (ROWS, BLOCK_H, g0, g1)
         x = tl.reshape(tl.permute(x, (0, 3, 2, 1)), (ROWS, 4, BLOCK_H))
-        d = x * ((act + one_g) * (1.0 - act))
+        d = _gate_grad(x, act, one_g)
         cast_store(dg_ptr + t * s_dgt + b3 * s_dgb + q * H + j3, d, m3)
         dc = dC * f
         dh = tl.dot(tl.reshape(d, (ROWS, 4 * BLOCK_H)), w, input_precision="ieee")
@@ -406,7 +420,7 @@ def lstm_layer_backward_kernel(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, 
         tc = tanh_epilogue_h(tl.load(cs_ptr + (t * B + b) * H + j, mask=m, other=0.0).to(COMPUTE))
         cp = tl.load(cs_ptr + (tp * B + b) * H + j, mask=m, other=0.0).to(COMPUTE)
         cp = tl.where(first, c0, cp)
-        dC = dc + dh * o * (1.0 - tc * tc)
+        dC = _cell_grad(dc, dh, o, tc)
         di = dC * g * i * (1.0 - i)
         df = dC * cp * f * (1.0 - f)
         dgg = dC * i * (1.0 - g * g)
