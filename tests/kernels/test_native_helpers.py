@@ -196,7 +196,7 @@ def test_keep_scale_native_equals_traced(q53, monkeypatch):
 
 
 @pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
-def test_mt19937_fill_equals_numpy():
+def test_mt19937_fill_equals_numpy(monkeypatch):
     """aten_cpu.c's mt19937_fill gives numpy MT19937's random_raw words and leaves its state (key, pos) where
     random_raw leaves it, across twist boundaries; the cpu generator's draws go through it."""
     fill = native.mt19937_fill()
@@ -217,3 +217,5 @@ def test_mt19937_fill_equals_numpy():
     ref._legacy_seeding(3)
     assert (g._raw(700) == ref.random_raw(700).astype(np.uint32)).all()
     assert (g._take(50).numpy().view(np.uint32) == ref.random_raw(50).astype(np.uint32)).all()
+    monkeypatch.setitem(native._built, "tgrad_aten_cpu", None)         # no C: numpy's random_raw, the same words
+    assert (g._raw(1000) == ref.random_raw(1000).astype(np.uint32)).all()
