@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dtypes as D
 from .device import device as Device
+from .kernels.runtime.native import mt19937_fill
 from .tensor import empty, from_host
 
 _DEFAULT_SEED = 67280421310721
@@ -123,11 +124,22 @@ class Generator:
     # ------------------------------------------------------------ draws
     def _raw(self, n):
         """The next ``n`` 32-bit words of the mt19937 stream (numpy uint32)."""
-        if n <= 0:
-            return np.zeros(0, np.uint32)
+        out = np.empty(max(n, 0), np.uint32)
+        if n > 0:
+            self._fill(out.ctypes.data, n)
+        return out
+
+    def _fill(self, address, n):
+        """Write the next ``n`` > 0 words of the mt19937 stream at host ``address``: aten_cpu.c's
+        ``mt19937_fill`` on numpy's engine state, else numpy's ``random_raw`` (the same words, ~4x slower)."""
+        fill = mt19937_fill()
         with self._lock:
             self._fresh = False
-            return self._mt.random_raw(n).astype(np.uint32)
+            if fill is None:
+                np.ctypeslib.as_array((ctypes.c_uint32 * n).from_address(address))[:] = self._mt.random_raw(n)
+                return
+            with self._mt.lock:
+                fill(self._mt.ctypes.state_address, address, n)
 
     def _raw64(self, n):
         """``n`` 64-bit draws (PyTorch's ``random64``: the first word is the high half)."""
@@ -140,7 +152,7 @@ class Generator:
         if self._mt is not None:
             w = empty((n,), D.int32, self.device)
             if n:
-                w._storage.host_array(np.uint32, n)[:] = self._raw(n)
+                self._fill(w.data_ptr(), n)
             return w
         with self._lock:
             off = self._offset
@@ -159,7 +171,7 @@ class Generator:
     def _refill(self, address, n):
         """Write the next ``n`` words at host ``address`` (``tgrad.compile``'s replay of a ``_take``)."""
         if n:
-            np.ctypeslib.as_array((ctypes.c_uint32 * n).from_address(address))[:] = self._raw(n)
+            self._fill(address, n)
 
     @contextlib.contextmanager
     def _serial(self):

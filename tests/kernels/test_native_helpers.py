@@ -11,6 +11,7 @@ import triton.language as tl
 from tgrad.kernels import _lang
 from tgrad.kernels._lang import kptr, lanes_add, lanes_fold, sleef_exp, sleef_log
 from tgrad.kernels.loss import _cascade
+from tgrad.kernels.random import keep_scale
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
 from tgrad.kernels.runtime import trace as TR
@@ -163,3 +164,58 @@ def test_cascade_native_equals_traced(m, nb, levels, monkeypatch):
     (o_t,), src_t = _launch(cascade_kernel, (1,), [v], 1, [(1,)], cx, False, monkeypatch, ints=[m])
     assert _same(o_n, o_t).all(), (o_n, o_t)
     assert f"nll_cascade_{levels}" not in src_t and len(src_n.splitlines()) < len(src_t.splitlines())
+
+
+@triton.jit
+def keep_kernel(w_ptr, out_ptr, q53, scale, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    hi = tl.load(w_ptr + 2 * i)
+    lo = tl.load(w_ptr + 2 * i + 1)
+    tl.store(out_ptr + i, keep_scale(hi, lo, q53, scale.to(tl.float32)))
+
+
+@pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
+@pytest.mark.parametrize("q53", [0, 1, 12345, 1 << 31, (1 << 53) - 1, 1 << 53, 3 << 50])
+def test_keep_scale_native_equals_traced(q53, monkeypatch):
+    """dropout's factor (kernels/random.py's keep_scale): scale where a word pair's 53 bits are < q53, else +0;
+    words at the edges (0, all ones, the bits around q53, above bit 53) and random ones."""
+    rng = np.random.default_rng(q53 % 1000)
+    w = rng.integers(0, 1 << 32, (1024, 2), dtype=np.uint64)
+    for k, v in enumerate([0, 1, q53 - 1, q53, q53 + 1, (1 << 53) - 1, (1 << 64) - 1, q53 | (0x7FF << 53)]):
+        v %= 1 << 64
+        w[k] = (v >> 32, v & 0xFFFFFFFF)
+    w = w.astype(np.uint32).view(np.int32).ravel()
+    cx = {"BLOCK": 1024}
+    (o_n,), src_n = _launch(keep_kernel, (1,), [w], 1, [(1024,)], cx, True, monkeypatch, ints=[q53, 1.25])
+    (o_t,), src_t = _launch(keep_kernel, (1,), [w], 1, [(1024,)], cx, False, monkeypatch, ints=[q53, 1.25])
+    assert _same(o_n, o_t).all()
+    u = w.view(np.uint32).astype(np.uint64)
+    want = np.where((((u[0::2] & 0x1FFFFF) << np.uint64(32)) | u[1::2]) < np.uint64(q53), F(1.25), F(0))
+    assert _same(o_n, want).all()
+    assert len(src_n.splitlines()) < len(src_t.splitlines())
+
+
+@pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
+def test_mt19937_fill_equals_numpy(monkeypatch):
+    """aten_cpu.c's mt19937_fill gives numpy MT19937's random_raw words and leaves its state (key, pos) where
+    random_raw leaves it, across twist boundaries; the cpu generator's draws go through it."""
+    fill = native.mt19937_fill()
+    for seed in (0, 5, 2 ** 31 + 7):
+        a, b = np.random.MT19937(0), np.random.MT19937(0)
+        a._legacy_seeding(seed)
+        b._legacy_seeding(seed)
+        for n in (1, 5, 618, 624, 625, 1000, 1248, 3, 70000):
+            want = a.random_raw(n).astype(np.uint32)
+            got = np.empty(n, np.uint32)
+            fill(b.ctypes.state_address, got.ctypes.data, n)
+            assert (want == got).all(), (seed, n)
+            sa, sb = a.state["state"], b.state["state"]
+            assert sa["pos"] == sb["pos"] and (sa["key"] == sb["key"]).all()
+    g = tgrad.Generator()
+    g.manual_seed(3)
+    ref = np.random.MT19937(0)
+    ref._legacy_seeding(3)
+    assert (g._raw(700) == ref.random_raw(700).astype(np.uint32)).all()
+    assert (g._take(50).numpy().view(np.uint32) == ref.random_raw(50).astype(np.uint32)).all()
+    monkeypatch.setitem(native._built, "tgrad_aten_cpu", None)         # no C: numpy's random_raw, the same words
+    assert (g._raw(1000) == ref.random_raw(1000).astype(np.uint32)).all()

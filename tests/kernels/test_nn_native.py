@@ -11,6 +11,7 @@ import triton.language as tl
 
 import tgrad
 from tgrad.kernels import activation as KA
+from tgrad.kernels import rnn as RNN
 from tgrad.kernels._lang import kptr
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native, tape_cache
@@ -133,3 +134,54 @@ def test_tape_cache_stores_nn_ufuncs_by_name(pickler):
         buf = io.BytesIO()
         getattr(tape_cache, pickler)(buf).dump([f, 1.0])
         assert pickle.loads(buf.getvalue())[0] is f
+
+
+@triton.jit
+def _gate2(x, p0, p1, p2):
+    q = tl.arange(0, 4)[None, :, None]
+    a = tl.reshape(x, (64, 4, 4))
+    return tl.reshape(RNN._gate_act(a, tl.where(q == 2, -2.0, -1.0), tl.where(q == 2, 2.0, 1.0),
+                                    tl.where(q == 2, -1.0, 0.0)), (1024,))
+
+
+@triton.jit
+def _tanh_s2(g, x, p0, p1):
+    return g * RNN._tanh_s(x)
+
+
+@pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
+def test_lstm_cell_helpers_native_equals_traced(monkeypatch):
+    """kernels/rnn.py's LSTM gate activation (sigmoid, and tanh as 2 sigmoid(2a) - 1 for the g gate, broadcast
+    constants) and _tanh_s as nn_cpu.c's ufuncs give the Triton bodies' bits."""
+    rng = np.random.default_rng(4)
+    x = edge_values(rng)
+    g = np.ones(x.size, F)
+    with np.errstate(all="ignore"):
+        (y_n, d_n), tape_n = _run(x, g, (_gate2, _tanh_s2), True, monkeypatch)
+        (y_t, d_t), tape_t = _run(x, g, (_gate2, _tanh_s2), False, monkeypatch)
+        assert _same(y_n, y_t).all(), x[~_same(y_n, y_t)][:10]
+        assert _same(d_n, d_t).all(), x[~_same(d_n, d_t)][:10]
+        ok = np.abs(x) < 20
+        np.testing.assert_allclose(d_n[ok], np.tanh(x[ok].astype(np.float64)), atol=3e-7)
+    assert len(tape_n.source.splitlines()) < len(tape_t.source.splitlines())
+
+
+@pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
+def test_lstm_native_equals_traced(monkeypatch):
+    """A 2-layer LSTM's output and gradients: the same bits with the cell helpers native or traced."""
+    def run():
+        tgrad.manual_seed(0)
+        lstm = tgrad.nn.LSTM(5, 7, 2, batch_first=True)
+        x = tgrad.tensor(np.random.default_rng(5).standard_normal((3, 6, 5)).astype(F), requires_grad=True)
+        y, (h, c) = lstm(x)
+        (y.sum() + h.sum() + c.sum()).backward()
+        return [y.detach().numpy(), x.grad.numpy()] + [p.grad.numpy() for p in lstm.parameters()]
+    TR.clear_tapes()
+    got = run()
+    with monkeypatch.context() as m:
+        m.setitem(native._built, "tgrad_nn_cpu", None)
+        TR.clear_tapes()
+        want = run()
+    TR.clear_tapes()
+    for a, b in zip(got, want):
+        assert _same(a, b).all()

@@ -8,7 +8,7 @@ import triton.language as tl
 from .runtime import cdiv, dynamic_args, elementwise_block, gpu_blocks, launch, next_pow2
 from .reduce import _aten_norm2_rows
 from ._lang import cast_store, compute_type, kptr, row_tiles
-from .random import f64_arg, f64_bits, word53
+from .random import f64_arg, f64_bits, keep_scale
 
 
 @triton.jit
@@ -19,12 +19,16 @@ def dropout_kernel(x_ptr, y_ptr, mask_ptr, w_ptr, n_elements, p, q53, scale_bits
     integer compare word53 < q53 = ceil(q 2^53) (the uniform is word53 2^-53, exact: the same outcome)."""
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = idx < n_elements
+    scale = f64_arg(scale_bits).to(COMPUTE)
     if WORDS:
-        keep = word53(w_ptr, idx, m) < q53
+        f = keep_scale(tl.load(w_ptr + 2 * idx, mask=m, other=0), tl.load(w_ptr + 2 * idx + 1, mask=m, other=0), q53,
+                       scale)
+        keep = f != 0.0                                 # (scale = 1 / (1 - p) >= 1)
     else:
         keep = tl.rand(seed, (offset + idx).to(tl.uint32)) >= p
+        f = tl.where(keep, scale, 0.0)
     x = tl.load(x_ptr + idx, mask=m, other=0.0).to(COMPUTE)
-    cast_store(y_ptr + idx, x * tl.where(keep, f64_arg(scale_bits).to(COMPUTE), 0.0), m)
+    cast_store(y_ptr + idx, x * f, m)
     tl.store(mask_ptr + idx, keep, mask=m)
 
 

@@ -185,8 +185,7 @@ def layer_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, M, K, eps_hi, eps_l
                                HAS_W: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr,
                                BLOCK_K: tl.constexpr, ATEN: tl.constexpr = False, KC: tl.constexpr = 0,
                                NV: tl.constexpr = 0, NC: tl.constexpr = 0, DEPTH: tl.constexpr = 0,
-                               BG: tl.constexpr = 1, LEVELS: tl.constexpr = 0, VB: tl.constexpr = 1,
-                               CARRY: tl.constexpr = False):
+                               BG: tl.constexpr = 1, LEVELS: tl.constexpr = 0, VB: tl.constexpr = 1):
     """dx = rstd * (h - mean(h) - xhat * mean(h * xhat)), h = dy * w; mean/rstd recomputed from x.  ATEN (float32,
     K = KC): ATen's cpu order (LayerNormBackwardKernelImplInternal): the forward's moments, ds = sum dy x w,
     db = sum dy w (``_aten_vec_sums``), b = (db mean - ds) rstd^3 / K, c = -b mean - db rstd / K,
@@ -198,7 +197,7 @@ def layer_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, dx_ptr, M, K, eps_hi, eps_l
         mean, var = _aten_row_moments(x_ptr, rows, rmask, KC, NV, NC, DEPTH, BG, LEVELS, ROWS)
         a = 1.0 / tl.sqrt(var + eps)
         db, ds = _aten_vec_sums(dy_ptr, x_ptr, w_ptr, rows * K, rmask, tl.zeros([ROWS], tl.float32), K, HAS_W,
-                                ROWS, VB, CARRY)
+                                ROWS, VB)
         scale = 1.0 / K
         b = tl.fma(db, mean, -ds) * a * a * a * scale
         c = tl.fma(-b, mean, -(db * a * scale))
@@ -276,7 +275,7 @@ def layer_norm_backward(dy, x, w, dx, M, K, eps):
     if plan is not None:
         rows = min(rows, max(1, 65536 // (plan["BG"] * 8 * 4)))
         vb = max(1, min(next_pow2(max(K // 8, 1)), VEC_BUDGET // rows))
-        plan = {"ATEN": True, "VB": vb, "CARRY": K // 8 > vb, **plan}
+        plan = {"ATEN": True, "VB": vb, **plan}
     launch(layer_norm_backward_kernel, (cdiv(M, rows),), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(dx), M, K, *split64(eps)],
            {"HAS_W": w is not None, "COMPUTE": compute_type(dx.dtype), "ROWS": rows, "BLOCK_K": bk,
@@ -548,31 +547,26 @@ def _tree8(v, R: tl.constexpr):
 
 @triton.jit
 def _aten_vec_sums(dy_ptr, x_ptr, w_ptr, base, rmask, sub, L, HAS_W: tl.constexpr, R: tl.constexpr,
-                   VB: tl.constexpr, CARRY: tl.constexpr):
+                   VB: tl.constexpr):
     """(sum dy w, sum (x - sub) dy w) float32 [R] over rows of L contiguous elements at base [R] (sub [R]; w [L]
     or none) as ATen's AVX2 vec::reduce_all / map*_reduce_all: the L // 8 vectors' products (rounded) added
-    lane-wise left to right, the tail vector's last product fused into its lanes' sums (fma), the lanes' shuffle
-    tree; under 8 elements the products added left to right.  VB vectors a step (CARRY: more than one step)."""
+    lane-wise left to right (``lanes_add``: 0 + the first, -0 sums made +0 as the cumsum-and-pick it replaced),
+    the tail vector's last product fused into its lanes' sums (fma), the lanes' shuffle tree; under 8 elements
+    the products added left to right.  VB vectors a step."""
     NV = L // 8
-    vi = tl.arange(0, VB)[None, None, :]               # [R, 8 lanes, VB vectors]: the scans run along the last axis
-    ln = tl.arange(0, 8)[None, :, None]
+    e = tl.arange(0, VB * 8)[None, :]                  # [R, VB vectors of 8 lanes] in memory order
     sa = tl.zeros([R, 8], tl.float32)
     pa = tl.zeros([R, 8], tl.float32)
-    for v0 in range(0, NV, VB):                       # the vectors: sequential lane sums (a carried cumsum)
-        v = v0 + vi
-        m = rmask[:, None, None] & (v < NV)
-        g = tl.load(dy_ptr + base[:, None, None] + v * 8 + ln, mask=m, other=0.0).to(tl.float32)
-        p = (tl.load(x_ptr + base[:, None, None] + v * 8 + ln, mask=m, other=0.0).to(tl.float32)
-             - sub[:, None, None]) * g
+    for v0 in range(0, NV, VB):                       # the vectors: sequential lane sums carried across steps
+        m = rmask[:, None] & (v0 * 8 + e < NV * 8)
+        g = tl.load(dy_ptr + base[:, None] + v0 * 8 + e, mask=m, other=0.0).to(tl.float32)
+        p = (tl.load(x_ptr + base[:, None] + v0 * 8 + e, mask=m, other=0.0).to(tl.float32) - sub[:, None]) * g
         if HAS_W:
-            wv = tl.load(w_ptr + v * 8 + ln, mask=v < NV, other=0.0).to(tl.float32)
+            wv = tl.load(w_ptr + v0 * 8 + e, mask=v0 * 8 + e < NV * 8, other=0.0).to(tl.float32)
             g = g * wv
             p = p * wv
-        if CARRY:                                     # the sums so far enter the first vector
-            g = tl.where(vi == 0, g + sa[:, :, None], g)
-            p = tl.where(vi == 0, p + pa[:, :, None], p)
-        sa = tl.sum(tl.where(vi == VB - 1, tl.cumsum(g, axis=2), 0.0), axis=2)     # masked vectors add 0
-        pa = tl.sum(tl.where(vi == VB - 1, tl.cumsum(p, axis=2), 0.0), axis=2)
+        sa = lanes_add(sa, g, R, VB * 8, 8)           # masked vectors add 0; one native pass on cpu
+        pa = lanes_add(pa, p, R, VB * 8, 8)
     lt = tl.arange(0, 8)[None, :]
     tm = rmask[:, None] & (lt < L - NV * 8)
     g = tl.load(dy_ptr + base[:, None] + NV * 8 + lt, mask=tm, other=0.0).to(tl.float32)
@@ -596,7 +590,7 @@ def _aten_vec_sums(dy_ptr, x_ptr, w_ptr, base, rmask, sub, L, HAS_W: tl.constexp
 
 @triton.jit
 def _aten_plane_sums(dy_ptr, x_ptr, mean, c, cmask, n0, N, C, L, BLOCK_C: tl.constexpr, NB: tl.constexpr,
-                     VB: tl.constexpr, CARRY: tl.constexpr):
+                     VB: tl.constexpr):
     """(sum dy, sum (x - mean) dy) float32 [BLOCK_C, NB] of the planes (n0 + (0 .. NB), c) of contiguous
     (N, C, L > 1) tensors in ATen's order (``_aten_vec_sums``)."""
     R: tl.constexpr = BLOCK_C * NB
@@ -605,13 +599,13 @@ def _aten_plane_sums(dy_ptr, x_ptr, mean, c, cmask, n0, N, C, L, BLOCK_C: tl.con
     nr = n0 + r % NB
     rmask = tl.reshape(tl.broadcast_to(cmask[:, None], [BLOCK_C, NB]), [R]) & (nr < N)
     mr = tl.reshape(tl.broadcast_to(mean[:, None], [BLOCK_C, NB]), [R])
-    s, d = _aten_vec_sums(dy_ptr, x_ptr, dy_ptr, (nr * C + cr) * L, rmask, mr, L, False, R, VB, CARRY)
+    s, d = _aten_vec_sums(dy_ptr, x_ptr, dy_ptr, (nr * C + cr) * L, rmask, mr, L, False, R, VB)
     return tl.reshape(s, [BLOCK_C, NB]), tl.reshape(d, [BLOCK_C, NB])
 
 
 @triton.jit
 def _aten_bn_grad_sums(dy_ptr, x_ptr, mean, c, cmask, C, L, N, NT: tl.constexpr, THREADS: tl.constexpr,
-                       BLOCK_C: tl.constexpr, NB: tl.constexpr, VB: tl.constexpr, CARRY: tl.constexpr):
+                       BLOCK_C: tl.constexpr, NB: tl.constexpr, VB: tl.constexpr):
     """(sum dy, sum (x - mean) dy) float64 [BLOCK_C] per channel in ATen's cpu order: (N, C, L > 1) the planes'
     float sums (``_aten_plane_sums``) added in double in n order; (N, C) NT threads' float sums over
     ceil(N / NT) rows each (the products by fma), added in double."""
@@ -620,7 +614,7 @@ def _aten_bn_grad_sums(dy_ptr, x_ptr, mean, c, cmask, C, L, N, NT: tl.constexpr,
         d = tl.zeros([BLOCK_C], tl.float64)
         j = tl.arange(0, NB)[None, :]
         for n0 in range(0, N, NB):
-            ps, pd = _aten_plane_sums(dy_ptr, x_ptr, mean, c, cmask, n0, N, C, L, BLOCK_C, NB, VB, CARRY)
+            ps, pd = _aten_plane_sums(dy_ptr, x_ptr, mean, c, cmask, n0, N, C, L, BLOCK_C, NB, VB)
             last = tl.minimum(N - n0, NB) - 1
             ps = tl.where(j == 0, ps.to(tl.float64) + s[:, None], ps.to(tl.float64))
             pd = tl.where(j == 0, pd.to(tl.float64) + d[:, None], pd.to(tl.float64))
@@ -648,8 +642,7 @@ def batch_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, rm_ptr, rv_ptr, dx_ptr, dw_
                                eps_hi, eps_lo, TRAINING: tl.constexpr, HAS_W: tl.constexpr,
                                COMPUTE: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK: tl.constexpr,
                                ATEN: tl.constexpr = False, NT: tl.constexpr = 1, THREADS: tl.constexpr = 1,
-                               CHB: tl.constexpr = 1, NB: tl.constexpr = 1, VB: tl.constexpr = 1,
-                               CARRY: tl.constexpr = False):
+                               CHB: tl.constexpr = 1, NB: tl.constexpr = 1, VB: tl.constexpr = 1):
     """Channels c (BLOCK_C per program): db = sum dy, dw = sum dy * xhat, dx = w * rstd * (dy - db/n - xhat * dw/n)
     (TRAINING) or dx = w * rstd * dy (running statistics).  ATEN (float32 on cpu): ATen's order (the forward's
     statistics, ``_aten_bn_grad_sums``, k = dotp rstd^2 / n, dx = fma(-(x - mean), k, dy - sum / n) rstd w, with
@@ -667,7 +660,7 @@ def batch_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, rm_ptr, rv_ptr, dx_ptr, dw_
             mean = tl.load(rm_ptr + c, mask=cmask, other=0.0).to(tl.float32)
             var = tl.load(rv_ptr + c, mask=cmask, other=1.0).to(tl.float64)
         rstd = (1.0 / tl.sqrt(var + (tl.cast(eps_hi, tl.float64) + eps_lo))).to(tl.float32)
-        s, d = _aten_bn_grad_sums(dy_ptr, x_ptr, mean, c, cmask, C, L, N, NT, THREADS, BLOCK_C, NB, VB, CARRY)
+        s, d = _aten_bn_grad_sums(dy_ptr, x_ptr, mean, c, cmask, C, L, N, NT, THREADS, BLOCK_C, NB, VB)
         dw = (d * rstd.to(tl.float64)).to(tl.float32)
         db = s.to(tl.float32)
         k = d.to(tl.float32) * rstd * rstd / n
@@ -778,7 +771,7 @@ def batch_norm_backward(dy, x, w, rm, rv, dx, dw, db, C, L, training, eps, threa
     if _aten_bn(dx, rm, dev) and n:
         extra = _aten_bn_blocks(n, threads, bc)
         vb = max(1, min(next_pow2(L // 8), VEC_BUDGET // bc))
-        extra.update(NB=max(1, min(next_pow2(n // L), VEC_BUDGET // (bc * vb))), VB=vb, CARRY=L // 8 > vb)
+        extra.update(NB=max(1, min(next_pow2(n // L), VEC_BUDGET // (bc * vb))), VB=vb)
     launch(batch_norm_backward_kernel, (cdiv(C, bc),), dev,
            [kptr(dy), kptr(x), kptr(w if w is not None else x), kptr(rm if rm is not None else x),
             kptr(rv if rv is not None else x), kptr(dx), kptr(dw), kptr(db), C, L, n, *split64(eps)],

@@ -13,6 +13,7 @@ import triton.language as tl
 
 from .runtime import cdiv, dynamic_args, elementwise_block, gpu_blocks, launch, next_pow2
 from .runtime.internals import _I
+from .runtime.native import native_helper, rule_keep_scale
 from ._lang import cast_store, compute_type, kptr
 from .sort import sort_key, sort_rows
 
@@ -74,6 +75,15 @@ def word53(w_ptr, idx, mask):
     hi = tl.load(w_ptr + 2 * idx, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
     lo = tl.load(w_ptr + 2 * idx + 1, mask=mask, other=0).to(tl.uint32, bitcast=True).to(tl.uint64)
     return ((hi & 0x1FFFFF) << 32) | lo
+
+
+@native_helper("keep_scale", rule_keep_scale)
+@triton.jit
+def keep_scale(hi, lo, q53, scale):
+    """scale where the ``word53`` of the word pairs (hi, lo) [BLOCK] is < q53, else 0 (dropout's kept-element
+    factor; one native pass on cpu for float32 scale)."""
+    w = ((hi.to(tl.uint32, bitcast=True).to(tl.uint64) & 0x1FFFFF) << 32) | lo.to(tl.uint32, bitcast=True).to(tl.uint64)
+    return tl.where(w < q53, scale, 0.0)
 
 
 @triton.jit

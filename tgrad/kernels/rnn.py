@@ -13,6 +13,7 @@ import triton.language as tl
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, gpu_blocks, next_pow2
 from ._lang import cast_store, compute_type, kptr, sigmoid_h, tanh_epilogue_h, tanh_h
+from .runtime.native import elementwise, native_helper, rule_broadcast
 
 
 @triton.jit
@@ -203,10 +204,32 @@ def _back_step(s, T, REVERSE: tl.constexpr):
     return t, first, tp
 
 
+@native_helper("lstm_tanh_f32", elementwise)
 @triton.jit
 def _tanh_s(x):
     """tanh(x) = 2 sigmoid(2x) - 1 (5 operations; within 1e-7 absolute of tanh in float32, as tanh_epilogue_h)."""
     return 2.0 / (1.0 + tl.exp(-2.0 * x)) - 1.0
+
+
+@native_helper("lstm_gate_f32", rule_broadcast)
+@triton.jit
+def _gate_act(a, scale, mul, add):
+    """sigmoid(-a scale) mul + add: the i, f, o gates (scale -1, mul 1, add 0) and g = tanh(a) as 2 sigmoid(2a) - 1."""
+    return (1.0 / (1.0 + tl.exp(a * scale))) * mul + add
+
+
+@native_helper("lstm_dc_f32", rule_broadcast)
+@triton.jit
+def _cell_grad(dc, dh, o, tc):
+    """dC = dc + dh o (1 - tanh(c)^2): the cell state's gradient at a time step."""
+    return dc + dh * o * (1.0 - tc * tc)
+
+
+@native_helper("lstm_gate_grad_f32", rule_broadcast)
+@triton.jit
+def _gate_grad(x, a, one_g):
+    """x (a + one_g) (1 - a): the gates' activation derivatives (a (1 - a); (1 + g)(1 - g) where one_g is 1)."""
+    return x * ((a + one_g) * (1.0 - a))
 
 
 @triton.jit
@@ -250,7 +273,7 @@ def _lstm_tile_forward(gi_ptr, w_ptr, b_ptr, h0_ptr, c0_ptr, y_ptr, hn_ptr, cn_p
             t = T - 1 - s
         a = (tl.load(gi_ptr + t * s_gt + b3 * s_gb + (q * H + j3) * s_gc, mask=m3, other=0.0).to(COMPUTE)
              + tl.reshape(tl.dot(h, w, bias, input_precision="ieee"), (ROWS, 4, BLOCK_H)))
-        act = (1.0 / (1.0 + tl.exp(a * scale))) * mul + add
+        act = _gate_act(a, scale, mul, add)
         cast_store(gs_ptr + (t * B + b3) * 4 * H + q * H + j3, act, m3)
         i, f, g, o = _gates(act, ROWS, BLOCK_H)
         c = f * c + i * g
@@ -292,10 +315,10 @@ def _lstm_tile_backward(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, gs_ptr,
         tc = _tanh_s(tl.load(cs_ptr + (t * B + b) * H + j, mask=m, other=0.0).to(COMPUTE))
         cp = tl.load(cs_ptr + (tp * B + b) * H + j, mask=m, other=0.0).to(COMPUTE)
         cp = tl.where(first, c0, cp)
-        dC = dc + dh * o * (1.0 - tc * tc)
+        dC = _cell_grad(dc, dh, o, tc)
         x = tl.join(tl.join(dC * g, dC * cp), tl.join(dC * i, dh * tc))     # (ROWS, BLOCK_H, g0, g1)
         x = tl.reshape(tl.permute(x, (0, 3, 2, 1)), (ROWS, 4, BLOCK_H))
-        d = x * ((act + one_g) * (1.0 - act))
+        d = _gate_grad(x, act, one_g)
         cast_store(dg_ptr + t * s_dgt + b3 * s_dgb + q * H + j3, d, m3)
         dc = dC * f
         dh = tl.dot(tl.reshape(d, (ROWS, 4 * BLOCK_H)), w, input_precision="ieee")
@@ -397,7 +420,7 @@ def lstm_layer_backward_kernel(dy_ptr, dhn_ptr, dcn_ptr, w_ptr, c0_ptr, cs_ptr, 
         tc = tanh_epilogue_h(tl.load(cs_ptr + (t * B + b) * H + j, mask=m, other=0.0).to(COMPUTE))
         cp = tl.load(cs_ptr + (tp * B + b) * H + j, mask=m, other=0.0).to(COMPUTE)
         cp = tl.where(first, c0, cp)
-        dC = dc + dh * o * (1.0 - tc * tc)
+        dC = _cell_grad(dc, dh, o, tc)
         di = dC * g * i * (1.0 - i)
         df = dC * cp * f * (1.0 - f)
         dgg = dC * i * (1.0 - g * g)

@@ -11,7 +11,14 @@
                       (kernels/_lang.py's fma_rows: layer_norm's dw / db buffers, row after row).
    select(c, x, y):   c ? x : y, c bool, x and y uint32 or uint64 (the bits of any 4- or 8-byte dtype), branch-free.
    nll_cascade_L(v, n): gufunc (b),()->() for L = 1..5 levels: kernels/loss.py's _cascade (nll_loss's 16-at-a-time
-                      cascade over the n leading values of v), n int32 or int64. */
+                      cascade over the n leading values of v), n int32 or int64.
+   keep_scale(hi, lo, q53, scale): ufunc (int32, int32, int32 or int64, float32) -> float32: scale where
+                      ((hi & 0x1FFFFF) << 32 | lo) < q53 (the words' 53 bits, unsigned), else 0 (kernels/random.py's
+                      keep_scale: dropout's factor from PyTorch's double uniform of two mt19937 words).
+   mt19937_fill(state_address, out_address, n): the next n 32-bit words of a numpy MT19937 bit generator (its
+                      state struct {uint32 key[624]; int pos} at state_address, advanced) written at out_address:
+                      numpy's mt19937_next32 n times (the reference twist and tempering), in blocks the compiler
+                      vectorizes (numpy's random_raw takes ~1.4 ns a word through a function pointer). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -210,6 +217,81 @@ static PyUFuncGenericFunction select_funcs[2] = {select_u32, select_u64};
 static void *select_data[2] = {NULL, NULL};
 static char select_types[8] = {NPY_BOOL, NPY_UINT32, NPY_UINT32, NPY_UINT32, NPY_BOOL, NPY_UINT64, NPY_UINT64,
                                NPY_UINT64};
+
+/* (hi, lo, q53, scale) -> out elementwise; QT the type of q53 (scalar q53 and scale, the common case, read once) */
+#define KEEP_SCALE(NAME, QT)                                                                                \
+    static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {               \
+        const char *ph = args[0], *pl = args[1];                                                           \
+        char *po = args[4];                                                                                \
+        npy_intp sh = steps[0], sl = steps[1], so = steps[4];                                              \
+        (void)data;                                                                                        \
+        if (steps[2] == 0 && steps[3] == 0) {                                                              \
+            uint64_t q = (uint64_t)(int64_t)*(const QT *)args[2];                                          \
+            uint32_t scale = *(const uint32_t *)args[3];                                                   \
+            for (npy_intp i = 0; i < dims[0]; i++) {   /* branch-free: a kept fraction near 1/2 mispredicts */ \
+                uint64_t w = ((uint64_t)(*(const uint32_t *)(ph + i * sh) & 0x1FFFFF) << 32)               \
+                             | *(const uint32_t *)(pl + i * sl);                                           \
+                *(uint32_t *)(po + i * so) = scale & (0u - (uint32_t)(w < q));   /* scale or +0 */          \
+            }                                                                                              \
+            return;                                                                                        \
+        }                                                                                                  \
+        for (npy_intp i = 0; i < dims[0]; i++) {                                                           \
+            uint64_t w = ((uint64_t)(*(const uint32_t *)(ph + i * sh) & 0x1FFFFF) << 32)                   \
+                         | *(const uint32_t *)(pl + i * sl);                                               \
+            uint64_t q = (uint64_t)(int64_t)*(const QT *)(args[2] + i * steps[2]);                         \
+            *(float *)(po + i * so) = w < q ? *(const float *)(args[3] + i * steps[3]) : 0.0f;             \
+        }                                                                                                  \
+    }
+KEEP_SCALE(keep_scale_i32, npy_int32)
+KEEP_SCALE(keep_scale_i64, npy_int64)
+
+typedef struct { uint32_t key[624]; int pos; } mt_state;
+
+static void mt_twist(mt_state *st) {
+    uint32_t *k = st->key, y;
+    int i;
+    for (i = 0; i < 624 - 397; i++) {
+        y = (k[i] & 0x80000000u) | (k[i + 1] & 0x7fffffffu);
+        k[i] = k[i + 397] ^ (y >> 1) ^ ((0u - (y & 1u)) & 0x9908b0dfu);
+    }
+    for (; i < 623; i++) {
+        y = (k[i] & 0x80000000u) | (k[i + 1] & 0x7fffffffu);
+        k[i] = k[i + 397 - 624] ^ (y >> 1) ^ ((0u - (y & 1u)) & 0x9908b0dfu);
+    }
+    y = (k[623] & 0x80000000u) | (k[0] & 0x7fffffffu);
+    k[623] = k[396] ^ (y >> 1) ^ ((0u - (y & 1u)) & 0x9908b0dfu);
+    st->pos = 0;
+}
+
+static PyObject *mt19937_fill(PyObject *self, PyObject *args) {
+    unsigned long long sa, oa;
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "KKn", &sa, &oa, &n)) return NULL;
+    mt_state *st = (mt_state *)(uintptr_t)sa;
+    uint32_t *out = (uint32_t *)(uintptr_t)oa;
+    while (n > 0) {
+        if (st->pos >= 624) mt_twist(st);
+        Py_ssize_t m = 624 - st->pos < n ? 624 - st->pos : n;
+        const uint32_t *k = st->key + st->pos;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            uint32_t y = k[i];
+            y ^= y >> 11;
+            y ^= (y << 7) & 0x9d2c5680u;
+            y ^= (y << 15) & 0xefc60000u;
+            out[i] = y ^ (y >> 18);
+        }
+        st->pos += (int)m;
+        out += m;
+        n -= m;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"mt19937_fill", mt19937_fill, METH_VARARGS, "mt19937_fill(state_address, out_address, n): numpy MT19937 words."},
+    {NULL, NULL, 0, NULL}};
+
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
 static PyUFuncGenericFunction fma_rows_funcs[1] = {fma_rows_f32};
 static char types4[4] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
@@ -217,10 +299,14 @@ static PyUFuncGenericFunction add_funcs[1] = {lanes_add_f32}, fold_funcs[1] = {l
 static void *data[1] = {NULL};
 static PyUFuncGenericFunction cascade_funcs[2] = {cascade_i32, cascade_i64};
 static void *cascade_data[5][2];
+static PyUFuncGenericFunction keep_funcs[2] = {keep_scale_i32, keep_scale_i64};
+static void *data2[2] = {NULL, NULL};
+static char keep_types[10] = {NPY_INT32, NPY_INT32, NPY_INT32, NPY_FLOAT, NPY_FLOAT,
+                              NPY_INT32, NPY_INT32, NPY_INT64, NPY_FLOAT, NPY_FLOAT};
 static char cascade_types[6] = {NPY_FLOAT, NPY_INT32, NPY_FLOAT, NPY_FLOAT, NPY_INT64, NPY_FLOAT};
 static char types2[2] = {NPY_FLOAT, NPY_FLOAT}, types3[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_aten_cpu", NULL, -1, NULL};
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_aten_cpu", NULL, -1, methods};
 
 static int add(PyObject *m, const char *name, PyObject *f) {
     if (f == NULL) return -1;
@@ -258,6 +344,8 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
                                                                "(n),(r,n),(r,n)->(n)")) ||
         add(m, "select", PyUFunc_FromFuncAndData(select_funcs, select_data, select_types, 2, 3, 1, PyUFunc_None,
                                                  "select", "c ? x : y on uint32 / uint64 bits, branch-free.", 0)) ||
+        add(m, "keep_scale", PyUFunc_FromFuncAndData(keep_funcs, data2, keep_types, 2, 4, 1, PyUFunc_None, "keep_scale",
+                                                     "kernels/random.py's keep_scale.", 0)) ||
         PyModule_AddIntConstant(m, "hardware", hw) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -5,11 +5,14 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
   broadcasting like any ufunc): the CPU's FMA instruction, else C99 ``fmaf``/``fma``.  An exact fp32 fma
   in numpy alone (``tape_ops._fma32``) costs ~2.3 ns an element; this ~0.3 ns.
 - ``aten_ufunc(name)``: ``aten_cpu.c``'s float32 ufuncs ``sleef_expf``, ``sleef_logf``, ``lanes_add``,
-  ``lanes_fold8``, ``nll_cascade_<levels>``: the C twins of ``kernels/_lang.py``'s ``sleef_exp``, ``sleef_log``,
-  ``lanes_add``, ``lanes_fold`` (8 lanes) and ``kernels/loss.py``'s ``_cascade``, the same float32 operations
+  ``lanes_fold8``, ``nll_cascade_<levels>``, ``keep_scale``: the C twins of ``kernels/_lang.py``'s ``sleef_exp``,
+  ``sleef_log``, ``lanes_add``, ``lanes_fold`` (8 lanes), ``kernels/loss.py``'s ``_cascade`` and
+  ``kernels/random.py``'s ``keep_scale``, the same float32 operations
   in the same order.  ``optim_cpu.c``'s ``OPTIM`` ufuncs (``adam_m_*``, ``adam_v_*``, ``adam_p_*``, ``sgd_buf_*``,
   ``sgd_p_*``, one per structural flag combination) are ``kernels/optim.py``'s element-update helpers, likewise
   (``aten_ufunc`` gives either module's by name).
+- ``mt19937_fill()``: ``aten_cpu.c``'s ``mt19937_fill``: the next words of a numpy ``MT19937`` engine written at an
+  address, its state advanced (the cpu generator's draws, ``tgrad/random.py``).
 - ``native_helper(name, rule)``: marks a ``@triton.jit`` helper so that an interpreted launch (direct or
   traced) computes a call of it as ONE builder op, ``create_native(ufunc, *handles)`` (internals.py), which a
   tape replays as one ufunc call, in place of one numpy pass per Triton op of its body (SLEEF's exp is ~25).
@@ -53,14 +56,21 @@ def fma_ufunc():
     return None if m is None else m.fma
 
 
-ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows", "select")
+ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows", "select", "keep_scale")
         + tuple(f"nll_cascade_{n}" for n in range(1, 6)))
-NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32")       # nn_cpu.c's
+NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32", "lstm_gate_f32", "lstm_tanh_f32",
+      "lstm_dc_f32", "lstm_gate_grad_f32")       # nn_cpu.c's
 OPTIM = (tuple(f"adam_m_{w}{low}" for w in "01" for low in "01") + ("adam_v_0", "adam_v_1", "adam_p_0", "adam_p_1")
          + tuple(f"sgd_p_{w}{mo}{x}" for w in "01" for mo in "012" for x in "01")
          + tuple(f"sgd_buf_{w}{mo}{x}" for w in "01" for mo in "12" for x in "01"))       # optim_cpu.c's
 _MODULES = (("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log", ATEN), ("nn_cpu.c", "tgrad_nn_cpu", "activations", NN),
             ("optim_cpu.c", "tgrad_optim_cpu", "optimizer updates", OPTIM))
+
+
+def mt19937_fill():
+    """aten_cpu.c's ``mt19937_fill(state_address, out_address, n)`` (numpy MT19937 words), or None."""
+    m = _build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
+    return None if m is None else m.mt19937_fill
 
 
 def aten_ufunc(name):
@@ -107,6 +117,13 @@ def elementwise2(g, x, *params):
     return ((g, x), x.shape) if ok else None
 
 
+def rule_broadcast(x, *others):
+    """Rule of a float32 map helper f(x, *others) whose other blocks broadcast to x's shape."""
+    ok = _f32_block(x) and all(_f32_block(o) and len(o.shape) == len(x.shape) and
+                               all(_cval(d) in (1, _cval(e)) for d, e in zip(o.shape, x.shape)) for o in others)
+    return ((x,) + others, x.shape) if ok else None
+
+
 def rule_lanes_add(acc, v, ROWS, BLOCK, LANES):
     rows, block, lanes = _cval(ROWS), _cval(BLOCK), _cval(LANES)
     if not (_f32_block(acc) and _f32_block(v) and list(acc.shape) == [rows, lanes] and list(v.shape) == [rows, block]
@@ -134,6 +151,14 @@ def rule_cascade(v, n, NB, LEVELS):
     ok = (_f32_block(v) and list(v.shape) == [_cval(NB)] and isinstance(n, tl.tensor) and not n.type.is_block()
           and n.dtype in (tl.int32, tl.int64) and 1 <= _cval(LEVELS) <= 5 and _cval(NB) >= 16 ** _cval(LEVELS))
     return ((v, n), None, f"nll_cascade_{_cval(LEVELS)}") if ok else None
+
+
+def rule_keep_scale(hi, lo, q53, scale):
+    """kernels/random.py's ``keep_scale``: int32 blocks hi, lo of one shape, an int scalar q53, a float32 scalar."""
+    ok = (all(isinstance(t, tl.tensor) and t.type.is_block() and t.dtype == tl.int32 for t in (hi, lo))
+          and list(hi.shape) == list(lo.shape) and isinstance(q53, tl.tensor) and not q53.type.is_block()
+          and q53.dtype in (tl.int32, tl.int64) and _f32_scalar(scale))
+    return ((hi, lo, q53, scale), hi.shape) if ok else None
 
 
 def _f32_scalar(x):

@@ -6,6 +6,10 @@
 
    gelu_tanh_f32(x):             0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi).
    gelu_tanh_backward_f32(g, x): g (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 0.044715 x^2)), t = tanh(k (x + ...)).
+   lstm_gate_f32(a, scale, mul, add): kernels/rnn.py's _gate_act, (1 / (1 + exp(a scale))) mul + add (broadcasting).
+   lstm_tanh_f32(x):             kernels/rnn.py's _tanh_s, 2 / (1 + exp(-2 x)) - 1.
+   lstm_dc_f32(dc, dh, o, tc):   kernels/rnn.py's _cell_grad, dc + dh o (1 - tc tc).
+   lstm_gate_grad_f32(x, a, one): kernels/rnn.py's _gate_grad, x ((a + one) (1 - a)) (broadcasting).
    gelu_f32(x), gelu_backward_f32(g, x): gelu_fn's 0.5 x (1 + erf(x / sqrt 2)) and gelu_backward_fn's
                                  g (Phi(x) + x phi(x)); the erf as the interpreter's tl.math.erf (Python's
                                  math.erf, which is the C library's erf, of the float32 argument in double,
@@ -87,6 +91,50 @@ static void gelu_tanh_backward_loop(char **args, const npy_intp *dims, const npy
     }
 }
 
+#define AT(k, i) (*(const float *)(args[k] + (i0 + (i)) * steps[k]))
+static void lstm_gate_loop(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+    npy_intp n = dims[0];
+    float a[CHUNK], e[CHUNK];
+    (void)data;
+    for (npy_intp i0 = 0; i0 < n; i0 += CHUNK) {
+        npy_intp m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (npy_intp i = 0; i < m; i++) a[i] = AT(0, i) * AT(1, i);
+        exp_chunk(a, e, m);
+        for (npy_intp i = 0; i < m; i++)
+            *(float *)(args[4] + (i0 + i) * steps[4]) = (1.0f / (1.0f + e[i])) * AT(2, i) + AT(3, i);
+    }
+}
+
+static void lstm_tanh_loop(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+    npy_intp n = dims[0];
+    float a[CHUNK], e[CHUNK];
+    (void)data;
+    for (npy_intp i0 = 0; i0 < n; i0 += CHUNK) {
+        npy_intp m = n - i0 < CHUNK ? n - i0 : CHUNK;
+        for (npy_intp i = 0; i < m; i++) a[i] = -2.0f * AT(0, i);
+        exp_chunk(a, e, m);
+        for (npy_intp i = 0; i < m; i++) *(float *)(args[1] + (i0 + i) * steps[1]) = 2.0f / (1.0f + e[i]) - 1.0f;
+    }
+}
+static void lstm_dc_loop(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+    npy_intp i0 = 0;
+    (void)data;
+    for (npy_intp i = 0; i < dims[0]; i++) {
+        float tc = AT(3, i);
+        *(float *)(args[4] + i * steps[4]) = AT(0, i) + (AT(1, i) * AT(2, i)) * (1.0f - tc * tc);
+    }
+}
+
+static void lstm_gate_grad_loop(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {
+    npy_intp i0 = 0;
+    (void)data;
+    for (npy_intp i = 0; i < dims[0]; i++) {
+        float a = AT(1, i);
+        *(float *)(args[3] + i * steps[3]) = AT(0, i) * ((a + AT(2, i)) * (1.0f - a));
+    }
+}
+#undef AT
+
 /* gelu_fn's Phi(x) part: 1 + erf(x / sqrt 2) rounded as tl.math.erf's float32 result */
 static inline float one_plus_erf(float x) {
     return 1.0f + (float)erf((double)(x * F(0.70710678118654752440)));
@@ -122,6 +170,10 @@ static void gelu_backward_loop(char **args, const npy_intp *dims, const npy_intp
 
 static PyUFuncGenericFunction erf_fwd_funcs[1] = {gelu_loop}, erf_bwd_funcs[1] = {gelu_backward_loop};
 static PyUFuncGenericFunction fwd_funcs[1] = {gelu_tanh_loop}, bwd_funcs[1] = {gelu_tanh_backward_loop};
+static PyUFuncGenericFunction gate_funcs[1] = {lstm_gate_loop}, tanh_funcs[1] = {lstm_tanh_loop};
+static PyUFuncGenericFunction dc_funcs[1] = {lstm_dc_loop}, gate_grad_funcs[1] = {lstm_gate_grad_loop};
+static char types4[4] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
+static char types5[5] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 static void *data[1] = {NULL};
 static char types2[2] = {NPY_FLOAT, NPY_FLOAT}, types3[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 
@@ -169,6 +221,14 @@ PyMODINIT_FUNC PyInit_tgrad_nn_cpu(void) {
                                                                  "gelu_tanh_backward_f32",
                                                                  "kernels/activation.py's gelu_tanh_backward_fn.",
                                                                  0)) ||
+        add(m, "lstm_gate_f32", PyUFunc_FromFuncAndData(gate_funcs, data, types5, 1, 4, 1, PyUFunc_None, "lstm_gate_f32",
+                                                        "kernels/rnn.py's _gate_act.", 0)) ||
+        add(m, "lstm_tanh_f32", PyUFunc_FromFuncAndData(tanh_funcs, data, types2, 1, 1, 1, PyUFunc_None, "lstm_tanh_f32",
+                                                        "kernels/rnn.py's _tanh_s.", 0)) ||
+        add(m, "lstm_dc_f32", PyUFunc_FromFuncAndData(dc_funcs, data, types5, 1, 4, 1, PyUFunc_None, "lstm_dc_f32",
+                                                      "kernels/rnn.py's _cell_grad.", 0)) ||
+        add(m, "lstm_gate_grad_f32", PyUFunc_FromFuncAndData(gate_grad_funcs, data, types4, 1, 3, 1, PyUFunc_None,
+                                                             "lstm_gate_grad_f32", "kernels/rnn.py's _gate_grad.", 0)) ||
         add(m, "gelu_f32", PyUFunc_FromFuncAndData(erf_fwd_funcs, data, types2, 1, 1, 1, PyUFunc_None, "gelu_f32",
                                                    "kernels/activation.py's gelu_fn.", 0)) ||
         add(m, "gelu_backward_f32", PyUFunc_FromFuncAndData(erf_bwd_funcs, data, types3, 1, 2, 1, PyUFunc_None,
