@@ -14,6 +14,7 @@ from . import dtypes as D
 from . import tensor as _tensor
 from .device import canonical
 from .kernels._geometry import contiguous_strides
+from ._tensor_str import _add_suffixes, _tensor_str, _to_work_array
 from .tensor import Tensor, _init_from, empty, from_host, zeros
 
 
@@ -152,17 +153,7 @@ class SparseTensor(Tensor):
         raise RuntimeError("unsupported memory format option Contiguous")
 
     def __repr__(self, *, tensor_contents=None):
-        pad = " " * len("tensor(indices=")
-        ind = (repr(self._sp_indices) if self._nnz() else f"tensor([], size={tuple(self._sp_indices.shape)})"
-               ).replace("\n", "\n" + pad)
-        pad = " " * len("       values=")
-        val = (repr(self._sp_values) if self._nnz() else f"tensor([], size={tuple(self._sp_values.shape)})"
-               ).replace("\n", "\n" + pad)
-        dev = "" if self.device.type == "cpu" else f", device='{self.device}'"
-        dt = "" if self.dtype is D.get_default_dtype() or self.dtype is D.int64 else f", dtype={self.dtype}"
-        grad = ", requires_grad=True" if self._requires_grad else ""
-        return (f"tensor(indices={ind},\n       values={val},\n       size={tuple(self._shape)}, "
-                f"nnz={self._nnz()}{dt}{dev}, layout=tgrad.sparse_coo{grad})")
+        return _repr(self, [("indices", self._sp_indices), ("values", self._sp_values)])
 
     __str__ = __repr__
 
@@ -312,6 +303,28 @@ class SparseTensor(Tensor):
         return _make(self._sp_indices.flip(0), self._sp_values, self._shape[::-1], False)
 
 
+def _repr(t, parts):
+    """PyTorch's repr of a sparse tensor (torch/_tensor_str.py): its index and value tensors ``parts``
+    [(name, tensor)], then device, size, nnz, dtype, layout and grad suffixes (COO: from a new line)."""
+    indent = len("tensor(")
+    body = []
+    for name, x in parts:
+        prefix = name + "=tensor("
+        text = _tensor_str(_to_work_array(x._host_copy(), x.dtype.name), indent + len(prefix), x.dtype.name)
+        body.append(prefix + text + (f", size={tuple(x.shape)}" if x.numel() == 0 else "") + ")")
+    suffixes = [] if t.device.type == "cpu" else [f"device='{t.device}'"]
+    suffixes += [f"size={tuple(t._shape)}", f"nnz={t._nnz()}"]
+    if t.dtype not in (D.get_default_dtype(), D.int64, D.bool_):
+        suffixes.append(f"dtype={t.dtype}")
+    suffixes.append(f"layout={t.layout}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t._requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes("tensor(" + (",\n" + " " * indent).join(body), suffixes, indent,
+                         force_newline=t.layout is sparse_coo)
+
+
 def _make(indices, values, shape, coalesced):
     """A SparseTensor over ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense) (no checks)."""
     t = object.__new__(SparseTensor)
@@ -385,40 +398,57 @@ def _check_bounds(indices, size):
 
 def _linear(indices, shape):
     """Row-major linear position of each index column: (sparse_dim, nnz) -> (nnz,) int64."""
+    if indices._shape[0] == 0:
+        return zeros((indices._shape[1],), D.int64, indices.device)
     lin = indices[0]
     for d in range(1, indices._shape[0]):
         lin = lin * shape[d] + indices[d]
     return lin
 
 
+def _segments(key, indices):
+    """The runs of equal ``key`` after a stable sort, on the device (op ``sparse_segments``):
+    (perm, start, ukey, uidx, pos, longest run)."""
+    perm, start, ukey, uidx, pos = _tensor._call("sparse_segments", key, indices)
+    n = start._shape[0] - 1
+    longest = int((start[1:] - start[:-1]).max().item()) if n else 0
+    return perm, start, ukey, uidx, pos, longest
+
+
 def coalesce(s):
-    """One entry per distinct index, sorted, duplicates summed in order (ATen's _coalesce_sparse_cpu: a sort of
-    the linear index, then a sequential segment sum)."""
+    """One entry per distinct index, sorted, duplicates summed in entry order (ATen's _coalesce_sparse_cpu: a
+    stable sort of the linear index, then a sequential segment sum; here both on the device)."""
     if s._coalesced:
         return s
-    nnz = s._nnz()
-    if nnz < 2:
+    if s._nnz() < 2:
         return _make(s._sp_indices, s._sp_values, s._shape, True)
+    perm, start, _, uidx, pos, longest = _segments(_linear(s._sp_indices, s._shape), s._sp_indices)
+    vals = _tensor._call("sparse_coalesce_values", s._sp_values, perm, start, pos, max_count=longest)
+    return _make(uidx, vals, s._shape, True)
+
+
+def _scatter_add(dense, s, alpha):
+    """dense + alpha * s (same shape), each index's entries added one by one in entry order (ATen's
+    add_out_dense_sparse_cpu order), by one segment-sum launch over the sorted linear index."""
+    sd = s.sparse_dim()
+    rows = 1
+    for n in s._shape[:sd]:
+        rows *= n
     lin = _linear(s._sp_indices, s._shape)
-    key, perm = lin.sort(stable=True)
-    first = empty((nnz,), D.bool_, s.device)
-    first[0] = True
-    first[1:] = key[1:] != key[:-1]
-    seg = first.long().cumsum(0) - 1
-    pos = first.nonzero().view(-1)
-    vals = s._sp_values.index_select(0, perm)
-    out = zeros((pos._shape[0],) + tuple(vals._shape[1:]), vals.dtype, vals.device)
-    out = out.index_add(0, seg, vals)
-    return _make(s._sp_indices.index_select(1, perm.index_select(0, pos)), out, s._shape, True)
+    perm, start, ukey, _, _, longest = _segments(lin, s._sp_indices[:0])
+    flat = dense.reshape((rows,) + tuple(s._shape[sd:]))
+    out = _tensor._call("sparse_scatter_add", flat, s._sp_values, perm, start, ukey, lin, alpha=alpha,
+                        max_count=longest)
+    return out.view(s._shape)
 
 
 def to_dense(s, dtype=None):
     """The dense tensor: zeros with ``values`` summed in at ``indices``."""
     out = zeros(s._shape, dtype or s.dtype, s.device)
-    if s._nnz():
-        vals = s._sp_values if dtype is None else s._sp_values.to(dtype)
-        out = out.index_put(tuple(s._sp_indices.unbind(0)), vals, accumulate=True)
-    return out
+    if not s._nnz():
+        return out
+    return _scatter_add(out, s if dtype is None else _make(s._sp_indices, s._sp_values.to(dtype), s._shape,
+                                                           s._coalesced), 1)
 
 
 def dense_to_sparse(x, sparse_dim=None):
@@ -447,6 +477,9 @@ def add_sparse(a, b, alpha=1):
         return _make(a._sp_indices.clone(), a._sp_values.clone(), a._shape, a._coalesced)
     if a._nnz() == 0:
         return _make(b._sp_indices.clone(), bv if bv is not b._sp_values else bv.clone(), a._shape, b._coalesced)
+    if a.device.type != "cpu":
+        # ATen's add_out_sparse_cuda: the two entry lists concatenated, uncoalesced
+        return _make(cat([a._sp_indices, b._sp_indices], 1), cat([a._sp_values, bv], 0), a._shape, False)
     if not (a._sp_values.is_contiguous() and bv.is_contiguous()):
         # ATen's add_out_sparse_non_contiguous: concatenate (coalescing once nnz outgrows numel)
         r = _make(cat([a._sp_indices, b._sp_indices], 1), cat([a._sp_values, bv], 0), a._shape, False)
@@ -473,42 +506,15 @@ def add_sparse(a, b, alpha=1):
 
 
 def add_dense(dense, s, alpha=1, inplace=False):
-    """dense + alpha * sparse (ATen's add_out_dense_sparse: row by row in entry order, each row an
-    ``add(value, alpha)``): entries are applied in rounds of distinct indices (an index's k-th occurrence in round
-    k), each round a gather, an add and a scatter."""
+    """dense + alpha * sparse (ATen's add_out_dense_sparse: entry by entry, each an ``add(value, alpha)``)."""
     if dense._shape != s._shape:
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
                            f"{list(dense._shape)} while other has size {list(s._shape)} (FYI: dense-sparse "
                            "addition does not currently support broadcasting)")
-    out = dense if inplace else dense.clone()
     if not s._nnz():
-        return out
-    vals = s._sp_values if s.dtype is dense.dtype else s._sp_values.to(dense.dtype)
-    sd = s.sparse_dim()
-    flat = out.view((-1,) + tuple(out._shape[sd:])) if out.is_contiguous() else None
-    lin = _linear(s._sp_indices, s._shape) if sd else zeros((s._nnz(),), D.int64, s.device)
-    keys = lin.tolist()
-    seen, rank = {}, []
-    for k in keys:
-        rank.append(seen.get(k, 0))
-        seen[k] = rank[-1] + 1
-    rounds = max(rank) + 1
-    for r in range(rounds):
-        sel = lin if rounds == 1 else None
-        if rounds > 1:
-            sel_pos = from_host(np.asarray([i for i, x in enumerate(rank) if x == r], np.int64), D.int64, s.device)
-            sel, v = lin.index_select(0, sel_pos), vals.index_select(0, sel_pos)
-        else:
-            v = vals
-        if flat is None:        # a strided destination: through its index tuple
-            idx = tuple(s._sp_indices.index_select(1, sel_pos).unbind(0)) if rounds > 1 else \
-                tuple(s._sp_indices.unbind(0))
-            out.index_put_(idx, out[idx].add(v, alpha=alpha))
-        else:
-            flat.index_put_((sel,), flat.index_select(0, sel).add(v, alpha=alpha))
-    if flat is not None and inplace:
-        out._version_counter[0] += 0    # (flat shares out's counter: index_put_ bumped it)
-    return out
+        return dense if inplace else dense.clone()
+    out = _scatter_add(dense, s, alpha)
+    return dense.copy_(out) if inplace else out
 
 
 def sparse_mask(dense, mask):
@@ -534,11 +540,13 @@ def sparse_mm(s, d):
     if s._shape[1] != d._shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s._shape[0]}x{s._shape[1]} and "
                            f"{d._shape[0]}x{d._shape[1]})")
-    out = zeros((s._shape[0], d._shape[1]), d.dtype, d.device)
     if not s._nnz():
-        return out
+        return zeros((s._shape[0], d._shape[1]), d.dtype, d.device)
+    # one segment per output row, its entries in entry order (ATen's s_addmm_out_sparse_dense_worker)
     row, col = s._sp_indices[0], s._sp_indices[1]
-    return out.index_add(0, row, d.index_select(0, col) * s._sp_values.unsqueeze(1))
+    perm, start, ukey, _, _, longest = _segments(row, s._sp_indices[:0])
+    return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0],
+                         max_count=longest)
 
 
 def sparse_sum(s, dim=None, dtype=None):
