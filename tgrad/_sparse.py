@@ -15,7 +15,7 @@ from . import tensor as _tensor
 from .device import canonical
 from .kernels._geometry import contiguous_strides
 from ._tensor_str import _add_suffixes, _tensor_str, _to_work_array
-from .tensor import Tensor, _init_from, empty, from_host, zeros
+from .tensor import Size, Tensor, _init_from, empty, from_host, zeros
 
 
 def cat(ts, dim):
@@ -37,14 +37,16 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr}
 
 
 def _device(device):
     return canonical(device)
 
 
-def _backend(device):
-    return "Sparse" + ("CPU" if device.type == "cpu" else "CUDA")
+def _backend(device, kind="Sparse"):
+    return kind + ("CPU" if device.type == "cpu" else "CUDA")
 
 
 def _running_op():
@@ -63,20 +65,21 @@ class _NoStorage:
     _owner = None
     _block = None
 
-    def __init__(self, device):
+    def __init__(self, device, kind="Sparse"):
         self.device = device
+        self.kind = kind
 
     def __getattr__(self, item):
-        _no_data(self.device)
+        _no_data(self.device, self.kind)
 
 
-def _no_data(device):
+def _no_data(device, kind="Sparse"):
     """PyTorch's error for reading a sparse tensor's (absent) dense data, naming the running op if any."""
     op = _running_op()
     if op is None:
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
     raise NotImplementedError(
-            f"Could not run 'aten::{op}' with arguments from the '{_backend(device)}' backend. This could be "
+            f"Could not run 'aten::{op}' with arguments from the '{_backend(device, kind)}' backend. This could be "
             "because the operator doesn't exist for this backend, or was omitted during the selective/custom "
             "build process (if using custom build).")
 
@@ -157,12 +160,12 @@ class SparseTensor(Tensor):
 
     __str__ = __repr__
 
-    def __reduce_ex__(self, proto):
-        return (sparse_coo_tensor, (self._sp_indices, self._sp_values, tuple(self._shape)),
-                {"_coalesced": self._coalesced})
+    def _rebuild_args(self):
+        """(layout, data) for ``_rebuild_sparse_tensor``: PyTorch's pickled form of a sparse tensor."""
+        return self.layout, (self._sp_indices, self._sp_values, Size(self._shape), self._coalesced)
 
-    def __setstate__(self, state):
-        self._coalesced = state["_coalesced"]
+    def __reduce_ex__(self, proto):
+        return _rebuild_sparse_tensor, self._rebuild_args()
 
     def __deepcopy__(self, memo):
         t = self.clone()
@@ -178,6 +181,8 @@ class SparseTensor(Tensor):
         return to_dense(self, dtype)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is sparse_csr:
+            return dense_to_csr(self)
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self."
                                f"sparse_dim() is not supported")
@@ -323,6 +328,19 @@ def _repr(t, parts):
         suffixes.append("requires_grad=True")
     return _add_suffixes("tensor(" + (",\n" + " " * indent).join(body), suffixes, indent,
                          force_newline=t.layout is sparse_coo)
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """Inverse of a sparse tensor's ``__reduce_ex__`` (pickle, copy, tgrad.save), as ``torch._utils.
+    _rebuild_sparse_tensor``: COO data = (indices, values, size[, is_coalesced])."""
+    if layout is sparse_coo:
+        indices, values, size = data[:3]
+        return sparse_coo_tensor(indices, values, size, check_invariants=False,
+                                 is_coalesced=data[3] if len(data) > 3 else None)
+    if layout is sparse_csr:
+        crow, col, values, size = data
+        return sparse_csr_tensor(crow, col, values, size, check_invariants=False)
+    raise NotImplementedError(f"rebuilding a sparse tensor of layout {layout} is not supported")
 
 
 def _make(indices, values, shape, coalesced):
@@ -531,6 +549,8 @@ def sparse_mask(dense, mask):
 
 def sparse_mm(s, d):
     """sparse (n, m) @ dense (m, p) -> dense (n, p): out[row] += value * d[col], entry by entry."""
+    if isinstance(s, SparseCsrTensor):
+        return csr_mm(s, d)
     if not isinstance(s, SparseTensor):
         raise RuntimeError("sparse.mm: the first argument must be a sparse COO tensor")
     if isinstance(d, SparseTensor):
@@ -567,6 +587,220 @@ def sparse_sum(s, dim=None, dtype=None):
         return vals.sum(0)
     idx = s._sp_indices.index_select(0, from_host(np.asarray(keep, np.int64), D.int64, s.device))
     return coalesce(_make(idx, vals, shape, False))
+
+
+# ---------------------------------------------------------------------------------------------- CSR
+class SparseCsrTensor(Tensor):
+    """A 2-D sparse CSR tensor (``layout=tgrad.sparse_csr``): ``crow_indices`` (nrows + 1,) int64 row pointers,
+    ``col_indices`` (nnz,) int64 and ``values`` (nnz,), row by row, over a placeholder storage (as COO)."""
+
+    is_sparse = False
+    is_sparse_csr = True
+    layout = sparse_csr
+
+    def crow_indices(self):
+        return self._crow
+
+    def col_indices(self):
+        return self._col
+
+    def values(self):
+        return self._sp_values
+
+    def _nnz(self):
+        return self._col._shape[0]
+
+    def sparse_dim(self):
+        return 2
+
+    def dense_dim(self):
+        return 0
+
+    def stride(self, dim=None):
+        raise RuntimeError("Sparse CSR tensors do not have strides")
+
+    def data_ptr(self):
+        _no_data(self.device, "SparseCsr")
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert SparseCsr layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def tolist(self):
+        raise RuntimeError("tolist() is not implemented for sparse tensors; use Tensor.to_dense() first")
+
+    def indices(self):
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got SparseCsr")
+
+    def view(self, *shape):
+        raise NotImplementedError(f"Could not run 'aten::view' with arguments from the "
+                                  f"'{_backend(self.device, 'SparseCsr')}' backend.")
+
+    reshape = view
+
+    def __repr__(self, *, tensor_contents=None):
+        return _repr(self, [("crow_indices", self._crow), ("col_indices", self._col), ("values", self._sp_values)])
+
+    __str__ = __repr__
+
+    def _rebuild_args(self):
+        return self.layout, (self._crow, self._col, self._sp_values, Size(self._shape))
+
+    def __reduce_ex__(self, proto):
+        return _rebuild_sparse_tensor, self._rebuild_args()
+
+    def __deepcopy__(self, memo):
+        t = self.clone()
+        t._requires_grad = self._requires_grad
+        memo[id(self)] = t
+        return t
+
+    def _rows(self):
+        """Each entry's row (nnz,) int64, on the device: the number of row ends at or before it."""
+        return _tensor._call("sparse_count_below", self._crow[1:], n=self._nnz(), right=True)
+
+    def clone(self, *, memory_format=None):
+        return _make_csr(self._crow.clone(), self._col.clone(), self._sp_values.clone(), self._shape)
+
+    def detach(self):
+        return _make_csr(self._crow, self._col, self._sp_values.detach(), self._shape)
+
+    def to(self, *args, **kwargs):
+        v = self._sp_values.to(*args, **kwargs)
+        if v is self._sp_values:
+            return self
+        return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape)
+
+    def cpu(self, memory_format=None):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to("cuda" if device is None else device)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def float(self):
+        return self.to(D.float32)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is sparse_csr:
+            return self
+        if layout not in (None, sparse_coo):
+            raise NotImplementedError(f"to_sparse: conversion from SparseCsr to {layout} is not supported")
+        return _make(cat([self._rows().view(1, -1), self._col.view(1, -1)], 0), self._sp_values, self._shape, True)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return self
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return to_dense(self.to_sparse(), dtype)
+
+    def mm(self, mat2):
+        return csr_mm(self, mat2)
+
+    matmul = __matmul__ = mm
+
+
+def _make_csr(crow, col, values, shape):
+    t = object.__new__(SparseCsrTensor)
+    _init_from(t, _NoStorage(values._storage.device, "SparseCsr"), 0, tuple(shape), contiguous_strides(tuple(shape)),
+               values.dtype)
+    t._crow, t._col, t._sp_values = crow, col, values
+    if values._requires_grad or values.grad_fn is not None:
+        t._requires_grad = values.requires_grad
+    return t
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """``tgrad.sparse_csr_tensor``: a 2-D CSR tensor; without ``size``, (len(crow_indices) - 1, max col + 1)."""
+    dev = None if device is None else _device(device)
+
+    def as_tensor(x, dt=None):
+        if isinstance(x, Tensor):
+            return x if dev is None else x.to(dev)
+        a = np.asarray(x)
+        kind = dt or (D.get_default_dtype() if a.dtype.kind == "f" else D.int64 if a.dtype.kind in "iu" else
+                      D.bool_ if a.dtype.kind == "b" else D.get_default_dtype())
+        return from_host(a, kind, dev or _device(None))
+
+    crow, col, values = as_tensor(crow_indices), as_tensor(col_indices), as_tensor(values, dtype)
+    if dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    if crow.dtype is not col.dtype:
+        raise RuntimeError(f"crow_indices and col_indices must have the same dtype, bot got "
+                           f"{D.TENSOR_TYPE_NAMES[crow.dtype][:-6]} and {D.TENSOR_TYPE_NAMES[col.dtype][:-6]}, "
+                           "respectively")
+    if crow.dim() != col.dim():
+        raise RuntimeError(f"crow_indices and col_indices dimensionalities must be equal but got {crow.dim()} and "
+                           f"{col.dim()}, respectively")
+    if crow.dim() != 1 or values.dim() != 1:
+        raise NotImplementedError("tgrad.sparse_csr_tensor: only 2-D CSR tensors (1-D crow_indices, col_indices "
+                                  "and values: no batch or dense dimensions) are supported")
+    if crow.dtype is not D.int64:
+        crow, col = crow.long(), col.long()
+    nnz = values._shape[0]
+    if size is None:
+        size = (crow._shape[0] - 1, int(col.max().item()) + 1 if col.numel() else 0)
+    size = tuple(int(n) for n in size)
+    if len(size) != 2:
+        raise NotImplementedError(f"tgrad.sparse_csr_tensor: only 2-D CSR tensors are supported, got size {size}")
+    if check_invariants or check_invariants is None and _INVARIANTS[0]:
+        if col._shape[0] != nnz:
+            raise RuntimeError(f"col_indices.shape[-1] must be equal to nnz (={nnz}) as defined by values.shape[0], "
+                               f"but got {col._shape[0]}")
+        if crow._shape[0] != size[0] + 1:
+            raise RuntimeError(f"crow_indices.shape[-1] must be equal to the number of rows + 1 (={size[0] + 1}), "
+                               f"but got {crow._shape[0]}")
+        first, last = crow[0].item(), crow[-1].item()
+        if first != 0:
+            raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
+        if last != nnz:
+            raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
+        if nnz and (col.min().item() < 0 or col.max().item() >= size[1]):
+            raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
+        if size[0] and (crow[1:] - crow[:-1]).min().item() < 0:
+            raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied.")
+        if nnz > 1:
+            rows = _tensor._call("sparse_count_below", crow[1:], n=nnz, right=True)
+            key = rows * size[1] + col
+            if not (key[1:] > key[:-1]).all().item():
+                raise RuntimeError("`col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] for all i = 1, "
+                                   "..., nrows are sorted and distinct along the last dimension values` is not "
+                                   "satisfied.")
+    t = _make_csr(crow.detach(), col.detach(), values if values.requires_grad else values.detach(), size)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def dense_to_csr(x):
+    """``x.to_sparse_csr()`` of a 2-D dense or COO tensor: its (coalesced) entries, rows compressed on the device."""
+    if x.dim() != 2:
+        raise NotImplementedError(f"to_sparse_csr: only 2-D tensors are supported (got {x.dim()}-D): batched or "
+                                  "hybrid CSR tensors are not")
+    s = coalesce(x) if isinstance(x, SparseTensor) else dense_to_sparse(x)
+    if s.dense_dim():
+        raise NotImplementedError("to_sparse_csr: a hybrid COO tensor (dense dimensions) is not supported")
+    rows = s._sp_indices[0]
+    crow = _tensor._call("sparse_count_below", rows, n=x._shape[0] + 1)
+    return _make_csr(crow, s._sp_indices[1].contiguous(), s._sp_values, x._shape)
+
+
+def csr_mm(c, d):
+    """CSR (n, m) @ dense (m, p) -> dense (n, p): one segment-sum launch whose segments are the rows (start = crow)."""
+    if not isinstance(d, Tensor) or d.layout is not strided:
+        d = d.to_dense()
+    if d.dim() != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {c.dim()}D and {d.dim()}D tensors")
+    if c._shape[1] != d._shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({c._shape[0]}x{c._shape[1]} and "
+                           f"{d._shape[0]}x{d._shape[1]})")
+    if not c._nnz() or not c._shape[0]:
+        return zeros((c._shape[0], d._shape[1]), d.dtype, d.device)
+    longest = int((c._crow[1:] - c._crow[:-1]).max().item())
+    return _tensor._call("sparse_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0],
+                         max_count=longest)
 
 
 def is_sparse(t):

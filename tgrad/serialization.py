@@ -36,6 +36,7 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from . import _sparse
 from . import dtypes as D
 from .device import device as Device, is_available as cuda_is_available
 from ._creation import tensor as make_tensor
@@ -74,10 +75,14 @@ def _tensor_meta(t, tensors, memo):
 
 
 def _encode(obj, tensors, memo):
-    """JSON-able form of ``obj``; tensors are appended to ``tensors`` (each object once)."""
+    """JSON-able form of ``obj``; tensors are appended to ``tensors`` (each object once).  A sparse tensor is
+    ``{"sparse": [layout name, its rebuild data]}``, the data PyTorch pickles (``_rebuild_sparse_tensor``)."""
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, Tensor):
+        if obj.layout is not _sparse.strided:
+            layout, data = obj._rebuild_args()
+            return {"sparse": [layout.name, _encode(list(data), tensors, memo)]}
         return _tensor_meta(obj, tensors, memo)
     if isinstance(obj, np.generic):
         obj = obj.item()
@@ -111,6 +116,11 @@ def _decode(node, tensor):
         return float(value)
     if not isinstance(value, list):
         raise _Bad(f"invalid object structure: {kind!r} holds a {type(value).__name__}, not a list")
+    if kind == "sparse":
+        layout = _sparse.LAYOUTS.get(value[0]) if len(value) == 2 and isinstance(value[0], str) else None
+        if layout is None or layout is _sparse.strided:
+            raise _Bad(f"invalid object structure: bad sparse tensor node {str(value)[:80]}")
+        return _sparse._rebuild_sparse_tensor(layout, _decode(value[1], tensor))
     if kind == "list":
         return [_decode(v, tensor) for v in value]
     if kind == "tuple":
@@ -136,7 +146,8 @@ _safe_local = threading.local()
 
 
 def _default_safe():
-    return [OrderedDict, Counter, set, frozenset, complex, slice, range, bytearray, Device, D._by_name, Size]
+    return [OrderedDict, Counter, set, frozenset, complex, slice, range, bytearray, Device, D._by_name, Size,
+            _sparse._rebuild_sparse_tensor]
 
 
 def add_safe_globals(safe_globals):
@@ -167,6 +178,7 @@ def _allowed():
     out = {}
     for obj in [*_default_safe(), *_safe_globals, *(g for s in getattr(_safe_local, "stack", ()) for g in s)]:
         out[(obj.__module__, obj.__qualname__)] = obj
+    out.update({(_sparse.__name__, name): layout for name, layout in _sparse.LAYOUTS.items()})   # (as torch.layout)
     return out
 
 
@@ -216,7 +228,10 @@ class _Pickler(pickle.Pickler):
         self._tensors, self._memo = tensors, {}
 
     def persistent_id(self, obj):
-        return _tensor_meta(obj, self._tensors, self._memo) if isinstance(obj, Tensor) else None
+        """A dense tensor by reference; a sparse one pickles as its rebuild call over its dense parts."""
+        if isinstance(obj, Tensor) and obj.layout is _sparse.strided:
+            return _tensor_meta(obj, self._tensors, self._memo)
+        return None
 
 
 # ----------------------------------------------------------------------------------------------- save

@@ -52,14 +52,15 @@ def segment_starts_kernel(key_ptr, seg_ptr, perm_ptr, idx_ptr, start_ptr, ukey_p
 
 @triton.jit
 def segment_sum_kernel(src_ptr, perm_ptr, start_ptr, tgt_ptr, col_ptr, dense_ptr, out_ptr, nseg, width, max_count,
-                       a_hi, a_lo, stride_dense, MODE: tl.constexpr, FMA: tl.constexpr, COMPUTE: tl.constexpr,
-                       BLOCK_S: tl.constexpr, BLOCK_W: tl.constexpr):
+                       a_hi, a_lo, stride_dense, MODE: tl.constexpr, FMA: tl.constexpr, PERM: tl.constexpr,
+                       TGT: tl.constexpr, COMPUTE: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_W: tl.constexpr):
     """Segment s = entries e_j = perm[start[s] + j], j < start[s + 1] - start[s], in order; rows of width W.
 
     COALESCE: out[s] = src[e_0] + src[e_1] + ...              (src (nnz, W), out (nseg, W))
     ADD:      out[tgt[s]] += alpha * src[e_j], j = 0, 1, ...   (out (R, W) holds the dense tensor)
     MM:       out[tgt[s]] += (alpha * src[e_j]) * dense[col[e_j]]  (src (nnz,), dense (K, W) row stride)
     FMA: each += is one fma (ATen's row-wise add_ with alpha), else a product and a sum.
+    Without PERM, perm[j] = j; without TGT, tgt[s] = s (CSR: the segments are the rows, start = crow).
     """
     s = tl.program_id(0).to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S)[:, None]
     w = tl.program_id(1).to(tl.int64) * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
@@ -71,12 +72,18 @@ def segment_sum_kernel(src_ptr, perm_ptr, start_ptr, tgt_ptr, col_ptr, dense_ptr
         row = s
         acc = tl.zeros([BLOCK_S, BLOCK_W], COMPUTE)
     else:
-        row = tl.load(tgt_ptr + s, mask=ms, other=0)
+        if TGT:
+            row = tl.load(tgt_ptr + s, mask=ms, other=0)
+        else:
+            row = s
         acc = tl.load(out_ptr + row * width + w, mask=m, other=0).to(COMPUTE)
     alpha = param_h(a_hi, a_lo, acc)
     for j in range(0, max_count):
         mj = m & (lo + j < hi)
-        e = tl.load(perm_ptr + lo + j, mask=ms & (lo + j < hi), other=0)
+        if PERM:
+            e = tl.load(perm_ptr + lo + j, mask=ms & (lo + j < hi), other=0)
+        else:
+            e = lo + j
         if MODE == MM:
             a = tl.load(src_ptr + e, mask=mj, other=0).to(COMPUTE) * alpha
             c = tl.load(col_ptr + e, mask=mj, other=0)
@@ -94,6 +101,39 @@ def segment_sum_kernel(src_ptr, perm_ptr, start_ptr, tgt_ptr, col_ptr, dense_ptr
             r = tl.where(j == 0, v, acc + v)        # the first entry copied (as ATen), not added to 0
         acc = tl.where(mj, r, acc)
     cast_store(out_ptr + row * width + w, acc, m)
+
+
+@triton.jit
+def count_below_kernel(seq_ptr, m, out_ptr, n, steps, RIGHT: tl.constexpr, BLOCK: tl.constexpr):
+    """out[i] = #{k < m : seq[k] < i} (RIGHT: seq[k] <= i), i < n; seq (m,) sorted int64: a binary search a lane.
+    (CSR: crow = count_below(rows, n = nrows + 1); rows = count_below(crow[1:], n = nnz, RIGHT).)"""
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    lo = tl.zeros([BLOCK], tl.int64)
+    hi = tl.zeros([BLOCK], tl.int64) + m
+    for _ in range(0, steps):
+        active = mask & (lo < hi)
+        mid = (lo + hi) // 2
+        v = tl.load(seq_ptr + mid, mask=active, other=0)
+        if RIGHT:
+            go = v <= i
+        else:
+            go = v < i
+        lo = tl.where(active & go, mid + 1, lo)
+        hi = tl.where(active & ~go, mid, hi)
+    tl.store(out_ptr + i, lo, mask=mask)
+
+
+def count_below(seq, out, right):
+    """out[i] = the number of elements of the sorted ``seq`` below i (``right``: at most i); see the kernel."""
+    n, m = out.numel(), seq.numel()
+    if n == 0:
+        return out
+    dev = out._storage.launch_device
+    block = elementwise_block(n, dev)
+    launch(count_below_kernel, (cdiv(n, block),), dev, [kptr(seq), m, kptr(out), n, int(m).bit_length() + 1],
+           {"RIGHT": bool(right), "BLOCK": block})
+    return out
 
 
 def segment_heads(key, head):
@@ -132,8 +172,9 @@ def segment_sum(mode, src, perm, start, out, max_count, *, tgt=None, col=None, d
     ct = compute_type(out.dtype)
     a_hi, a_lo = (int(alpha), 0.0) if ct is tl.int64 else split64(alpha)
     launch(segment_sum_kernel, (cdiv(nseg, bs), cdiv(width, bw)), dev,
-           [kptr(src), kptr(perm), kptr(start), kptr(tgt if tgt is not None else start),
+           [kptr(src), kptr(perm if perm is not None else start), kptr(start), kptr(tgt if tgt is not None else start),
             kptr(col if col is not None else start), kptr(dense if dense is not None else src), kptr(out),
             nseg, width, int(max_count), a_hi, a_lo, dense._strides[0] if dense is not None else 0],
-           {"MODE": MODES[mode], "FMA": bool(fma) and ct is not tl.int64, "COMPUTE": ct, "BLOCK_S": bs, "BLOCK_W": bw})
+           {"MODE": MODES[mode], "FMA": bool(fma) and ct is not tl.int64, "PERM": perm is not None,
+            "TGT": tgt is not None, "COMPUTE": ct, "BLOCK_S": bs, "BLOCK_W": bw})
     return out

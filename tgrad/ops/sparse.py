@@ -36,6 +36,11 @@ def sparse_segments_forward(self, indices):
     return perm, start, ukey, uidx, pos
 
 
+def sparse_count_below_forward(self, *, n, right=False):
+    """(n,) int64: out[i] = #{k : self[k] < i} (right: <= i) for a sorted int64 ``self`` (CSR row pointers)."""
+    return KS.count_below(self.contiguous(), empty((n,), D.int64, self.device), right)
+
+
 def sparse_coalesce_values_forward(values, perm, start, pos, *, max_count):
     """out[s] = values[perm[start[s]]] + ... + values[perm[start[s + 1] - 1]]: (nnz, *D) -> (nseg, *D)."""
     out = empty((start.numel() - 1,) + tuple(values._shape[1:]), values.dtype, values.device)
@@ -66,12 +71,14 @@ def sparse_scatter_add_backward(ctx, grad):
 
 
 def sparse_mm_forward(values, dense, perm, start, tgt, col, row, *, rows, max_count):
-    """(rows x K sparse, entries (tgt-row, col, values)) @ dense (K, P) -> (rows, P), each row's entries in order."""
+    """(rows x K sparse, entries (tgt-row, col, values)) @ dense (K, P) -> (rows, P), each row's entries in order;
+    perm / tgt None: the identity (CSR: start = crow).  ``row``: each entry's row (for the backward)."""
     out = empty((rows, dense._shape[1]), dense.dtype, dense.device)
     out.zero_()
     v = values if values.dtype is dense.dtype else values.to(dense.dtype)
     d = dense if dense._strides[1] == 1 else dense.contiguous()
-    KS.segment_sum("mm", v.contiguous(), perm, start, out, max_count, tgt=tgt, col=col, dense=d, fma=True)  # (axpy)
+    KS.segment_sum("mm", v.contiguous(), perm, start.contiguous(), out, max_count, tgt=tgt, col=col.contiguous(),
+                   dense=d, fma=True)  # (ATen: one axpy an entry)
     return out
 
 
@@ -86,6 +93,7 @@ def sparse_mm_backward(ctx, grad):
 
 
 SPARSE_SEGMENTS = Op("sparse_segments", sparse_segments_forward, inputs=("self", "indices"), outputs=5)
+SPARSE_COUNT_BELOW = Op("sparse_count_below", sparse_count_below_forward)
 SPARSE_COALESCE_VALUES = Op("sparse_coalesce_values", sparse_coalesce_values_forward, sparse_coalesce_values_backward,
                             "CoalesceBackward0", inputs=("self", "perm", "start", "pos"), save=("pos",))
 SPARSE_SCATTER_ADD = Op("sparse_scatter_add", sparse_scatter_add_forward, sparse_scatter_add_backward,
@@ -93,4 +101,4 @@ SPARSE_SCATTER_ADD = Op("sparse_scatter_add", sparse_scatter_add_forward, sparse
 SPARSE_MM = Op("sparse_mm", sparse_mm_forward, sparse_mm_backward, "SparseAddmmBackward0",
                inputs=("values", "dense", "perm", "start", "tgt", "col", "row"), save=("values", "dense", "col", "row"))
 
-ENTRIES = [SPARSE_SEGMENTS, SPARSE_COALESCE_VALUES, SPARSE_SCATTER_ADD, SPARSE_MM]
+ENTRIES = [SPARSE_SEGMENTS, SPARSE_COUNT_BELOW, SPARSE_COALESCE_VALUES, SPARSE_SCATTER_ADD, SPARSE_MM]

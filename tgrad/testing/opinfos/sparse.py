@@ -1,6 +1,6 @@
 """OpInfos for the sparse COO value ops (ops/sparse.py), through the public forms that launch them:
-coalesce (sparse_coalesce_values), to_dense and dense + sparse (sparse_scatter_add), sparse.mm (sparse_mm);
-all of them run sparse_segments.  Index lists are Python lists (not cast to the dtype under test)."""
+coalesce (sparse_coalesce_values), to_dense and dense + sparse (sparse_scatter_add), sparse.mm (sparse_mm), CSR @ dense
+(sparse_mm over the row pointers, sparse_count_below for the rows); the COO ones run sparse_segments.  Index lists are Python lists (not cast to the dtype under test)."""
 import numpy as np
 
 import tgrad
@@ -71,6 +71,26 @@ def _mm_ref(idx, vals, dense, size):
     return _dense_ref(idx, vals, size) @ dense
 
 
+def _csr_samples(rng):
+    out = []
+    for n, k, p in ((4, 5, 3), (7, 2, 1), (33, 8, 5), (3, 3, 2)):
+        mask = rng.random((n, k)) < 0.4
+        mask[0] = False                                          # an empty row
+        crow = np.concatenate([[0], np.cumsum(mask.sum(1))]).tolist()
+        col = np.nonzero(mask)[1].tolist()
+        out.append(SampleInput(crow, col, rng.uniform(-1, 1, (len(col),)), rng.uniform(-1, 1, (k, p)), (n, k)))
+    return out
+
+
+def _csr_mm(crow, col, vals, dense, size):
+    return tgrad.sparse_csr_tensor(crow, col, vals, size) @ dense
+
+
+def _csr_mm_ref(crow, col, vals, dense, size):
+    rows = np.repeat(np.arange(size[0]), np.diff(crow))
+    return _dense_ref([rows, col], vals, size) @ dense
+
+
 OPS = [
     OpInfo("sparse_coalesce_values", _coalesce, _coalesce_ref, _samples(()), dtypes=FLOATS, tol=LOW_TOL,
            covers=("sparse_segments",)),
@@ -80,4 +100,6 @@ OPS = [
     OpInfo("sparse_scatter_add_dense", _add, _add_ref, _add_samples, dtypes=FLOATS, tol=LOW_TOL,
            covers=("sparse_scatter_add",)),
     OpInfo("sparse_mm", _mm, _mm_ref, _mm_samples, dtypes=FLOATS, tol=LOW_TOL),
+    OpInfo("sparse_csr_mm", _csr_mm, _csr_mm_ref, _csr_samples, dtypes=FLOATS, tol=LOW_TOL,
+           covers=("sparse_mm", "sparse_count_below")),
 ]
