@@ -426,11 +426,8 @@ def _linear(indices, shape):
 
 def _segments(key, indices):
     """The runs of equal ``key`` after a stable sort, on the device (op ``sparse_segments``):
-    (perm, start, ukey, uidx, pos, longest run)."""
-    perm, start, ukey, uidx, pos = _tensor._call("sparse_segments", key, indices)
-    n = start._shape[0] - 1
-    longest = int((start[1:] - start[:-1]).max().item()) if n else 0
-    return perm, start, ukey, uidx, pos, longest
+    (perm, start, ukey, uidx, pos)."""
+    return _tensor._call("sparse_segments", key, indices)
 
 
 def coalesce(s):
@@ -440,8 +437,8 @@ def coalesce(s):
         return s
     if s._nnz() < 2:
         return _make(s._sp_indices, s._sp_values, s._shape, True)
-    perm, start, _, uidx, pos, longest = _segments(_linear(s._sp_indices, s._shape), s._sp_indices)
-    vals = _tensor._call("sparse_coalesce_values", s._sp_values, perm, start, pos, max_count=longest)
+    perm, start, _, uidx, pos = _segments(_linear(s._sp_indices, s._shape), s._sp_indices)
+    vals = _tensor._call("sparse_coalesce_values", s._sp_values, perm, start, pos)
     return _make(uidx, vals, s._shape, True)
 
 
@@ -453,10 +450,9 @@ def _scatter_add(dense, s, alpha):
     for n in s._shape[:sd]:
         rows *= n
     lin = _linear(s._sp_indices, s._shape)
-    perm, start, ukey, _, _, longest = _segments(lin, s._sp_indices[:0])
+    perm, start, ukey, _, _ = _segments(lin, s._sp_indices[:0])
     flat = dense.reshape((rows,) + tuple(s._shape[sd:]))
-    out = _tensor._call("sparse_scatter_add", flat, s._sp_values, perm, start, ukey, lin, alpha=alpha,
-                        max_count=longest)
+    out = _tensor._call("sparse_scatter_add", flat, s._sp_values, perm, start, ukey, lin, alpha=alpha)
     return out.view(s._shape)
 
 
@@ -564,9 +560,11 @@ def sparse_mm(s, d):
         return zeros((s._shape[0], d._shape[1]), d.dtype, d.device)
     # one segment per output row, its entries in entry order (ATen's s_addmm_out_sparse_dense_worker)
     row, col = s._sp_indices[0], s._sp_indices[1]
-    perm, start, ukey, _, _, longest = _segments(row, s._sp_indices[:0])
-    return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0],
-                         max_count=longest)
+    if s._coalesced:        # rows already sorted: the row pointers by a binary search, no sort (as CSR)
+        crow = _tensor._call("sparse_count_below", row, n=s._shape[0] + 1)
+        return _tensor._call("sparse_mm", s._sp_values, d, None, crow, None, col, row, rows=s._shape[0])
+    perm, start, ukey, _, _ = _segments(row, s._sp_indices[:0])
+    return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0])
 
 
 def sparse_sum(s, dim=None, dtype=None):
@@ -798,9 +796,7 @@ def csr_mm(c, d):
                            f"{d._shape[0]}x{d._shape[1]})")
     if not c._nnz() or not c._shape[0]:
         return zeros((c._shape[0], d._shape[1]), d.dtype, d.device)
-    longest = int((c._crow[1:] - c._crow[:-1]).max().item())
-    return _tensor._call("sparse_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0],
-                         max_count=longest)
+    return _tensor._call("sparse_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0])
 
 
 def is_sparse(t):

@@ -51,9 +51,10 @@ def segment_starts_kernel(key_ptr, seg_ptr, perm_ptr, idx_ptr, start_ptr, ukey_p
 
 
 @triton.jit
-def segment_sum_kernel(src_ptr, perm_ptr, start_ptr, tgt_ptr, col_ptr, dense_ptr, out_ptr, nseg, width, max_count,
+def segment_sum_kernel(src_ptr, perm_ptr, start_ptr, tgt_ptr, col_ptr, dense_ptr, out_ptr, order_ptr, nseg, width,
                        a_hi, a_lo, stride_dense, MODE: tl.constexpr, FMA: tl.constexpr, PERM: tl.constexpr,
-                       TGT: tl.constexpr, COMPUTE: tl.constexpr, BLOCK_S: tl.constexpr, BLOCK_W: tl.constexpr):
+                       TGT: tl.constexpr, ORDER: tl.constexpr, COMPUTE: tl.constexpr, BLOCK_S: tl.constexpr,
+                       BLOCK_W: tl.constexpr):
     """Segment s = entries e_j = perm[start[s] + j], j < start[s + 1] - start[s], in order; rows of width W.
 
     COALESCE: out[s] = src[e_0] + src[e_1] + ...              (src (nnz, W), out (nseg, W))
@@ -61,10 +62,16 @@ def segment_sum_kernel(src_ptr, perm_ptr, start_ptr, tgt_ptr, col_ptr, dense_ptr
     MM:       out[tgt[s]] += (alpha * src[e_j]) * dense[col[e_j]]  (src (nnz,), dense (K, W) row stride)
     FMA: each += is one fma (ATen's row-wise add_ with alpha), else a product and a sum.
     Without PERM, perm[j] = j; without TGT, tgt[s] = s (CSR: the segments are the rows, start = crow).
+    ORDER: lane k of the launch takes segment order[k] (segments by decreasing length: a program loops as many
+    times as its longest segment has entries, so blocks of like lengths waste no lanes); the sums are the same.
     """
-    s = tl.program_id(0).to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S)[:, None]
+    k = tl.program_id(0).to(tl.int64) * BLOCK_S + tl.arange(0, BLOCK_S)[:, None]
     w = tl.program_id(1).to(tl.int64) * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]
-    ms = s < nseg
+    ms = k < nseg
+    if ORDER:
+        s = tl.load(order_ptr + k, mask=ms, other=0)
+    else:
+        s = k
     m = ms & (w < width)
     lo = tl.load(start_ptr + s, mask=ms, other=0)
     hi = tl.load(start_ptr + s + 1, mask=ms, other=0)
@@ -78,15 +85,17 @@ def segment_sum_kernel(src_ptr, perm_ptr, start_ptr, tgt_ptr, col_ptr, dense_ptr
             row = s
         acc = tl.load(out_ptr + row * width + w, mask=m, other=0).to(COMPUTE)
     alpha = param_h(a_hi, a_lo, acc)
-    for j in range(0, max_count):
-        mj = m & (lo + j < hi)
+    mw = w < width
+    for j in range(0, tl.max(tl.max(hi - lo, 1), 0)):
+        mr = ms & (lo + j < hi)                 # (BLOCK_S, 1): the segments that have a j-th entry
         if PERM:
-            e = tl.load(perm_ptr + lo + j, mask=ms & (lo + j < hi), other=0)
+            e = tl.load(perm_ptr + lo + j, mask=mr, other=0)
         else:
             e = lo + j
+        mj = mr & mw
         if MODE == MM:
-            a = tl.load(src_ptr + e, mask=mj, other=0).to(COMPUTE) * alpha
-            c = tl.load(col_ptr + e, mask=mj, other=0)
+            a = tl.load(src_ptr + e, mask=mr, other=0).to(COMPUTE) * alpha
+            c = tl.load(col_ptr + e, mask=mr, other=0)
             x = tl.load(dense_ptr + c * stride_dense + w, mask=mj, other=0).to(COMPUTE)
         elif MODE == ADD:
             a = alpha
@@ -99,7 +108,7 @@ def segment_sum_kernel(src_ptr, perm_ptr, start_ptr, tgt_ptr, col_ptr, dense_ptr
         else:
             v = tl.load(src_ptr + e * width + w, mask=mj, other=0).to(COMPUTE)
             r = tl.where(j == 0, v, acc + v)        # the first entry copied (as ATen), not added to 0
-        acc = tl.where(mj, r, acc)
+        acc = tl.where(mr, r, acc)
     cast_store(out_ptr + row * width + w, acc, m)
 
 
@@ -156,25 +165,31 @@ def segment_starts(key, seg, perm, idx, start, ukey, uidx, pos):
             idx._strides[0], idx._strides[1]], {"SDIM": sdim, "BLOCK": block})
 
 
-def segment_sum(mode, src, perm, start, out, max_count, *, tgt=None, col=None, dense=None, alpha=1.0, fma=False):
+def segment_blocks(nseg, width, dev):
+    """(BLOCK_S, BLOCK_W) of segment_sum: 128 lanes on cuda, up to 65536 on cpu, few padding segments."""
+    if gpu_blocks(dev):
+        bw = min(next_pow2(width), 128)
+        return max(1, 128 // bw), bw
+    bw = min(next_pow2(width), 65536)
+    cap = max(1, 65536 // bw)
+    return next_pow2(cdiv(nseg, cdiv(nseg, cap))), bw
+
+
+def segment_sum(mode, src, perm, start, out, *, tgt=None, col=None, dense=None, alpha=1.0, fma=False, order=None):
     """One launch of segment_sum_kernel (see it); ``out`` is contiguous (R, W), ``src`` contiguous."""
     nseg = start.numel() - 1
     width = out._shape[1] if out.dim() > 1 else 1
     if nseg == 0 or width == 0:
         return out
     dev = out._storage.launch_device
-    if gpu_blocks(dev):
-        bw = min(next_pow2(width), 128)
-        bs = max(1, 128 // bw)
-    else:
-        bw = min(next_pow2(width), 65536)
-        bs = max(1, min(next_pow2(nseg), 65536 // bw))
+    bs, bw = segment_blocks(nseg, width, dev)
     ct = compute_type(out.dtype)
     a_hi, a_lo = (int(alpha), 0.0) if ct is tl.int64 else split64(alpha)
     launch(segment_sum_kernel, (cdiv(nseg, bs), cdiv(width, bw)), dev,
            [kptr(src), kptr(perm if perm is not None else start), kptr(start), kptr(tgt if tgt is not None else start),
             kptr(col if col is not None else start), kptr(dense if dense is not None else src), kptr(out),
-            nseg, width, int(max_count), a_hi, a_lo, dense._strides[0] if dense is not None else 0],
+            kptr(order if order is not None else start), nseg, width, a_hi, a_lo,
+            dense._strides[0] if dense is not None else 0],
            {"MODE": MODES[mode], "FMA": bool(fma) and ct is not tl.int64, "PERM": perm is not None,
-            "TGT": tgt is not None, "COMPUTE": ct, "BLOCK_S": bs, "BLOCK_W": bw})
+            "TGT": tgt is not None, "ORDER": order is not None, "COMPUTE": ct, "BLOCK_S": bs, "BLOCK_W": bw})
     return out

@@ -41,10 +41,20 @@ def sparse_count_below_forward(self, *, n, right=False):
     return KS.count_below(self.contiguous(), empty((n,), D.int64, self.device), right)
 
 
-def sparse_coalesce_values_forward(values, perm, start, pos, *, max_count):
+def _order(start, width):
+    """Segments by decreasing length (a stable sort of the lengths, on the device) when the launch has more than
+    one block of segments, else None (see ``kernels.sparse.segment_sum_kernel``)."""
+    nseg = start.numel() - 1
+    if nseg <= KS.segment_blocks(nseg, width, start._storage.launch_device)[0]:
+        return None
+    return call("sort", start[:-1] - start[1:], dim=0, stable=True)[1]
+
+
+def sparse_coalesce_values_forward(values, perm, start, pos):
     """out[s] = values[perm[start[s]]] + ... + values[perm[start[s + 1] - 1]]: (nnz, *D) -> (nseg, *D)."""
     out = empty((start.numel() - 1,) + tuple(values._shape[1:]), values.dtype, values.device)
-    KS.segment_sum("coalesce", _rows(values), perm, start, _rows(out), max_count)
+    o = _rows(out)
+    KS.segment_sum("coalesce", _rows(values), perm, start, o, order=_order(start, o._shape[1]))
     return out
 
 
@@ -52,11 +62,12 @@ def sparse_coalesce_values_backward(ctx, grad):
     return grad.index_select(0, ctx.saved["pos"]), None, None, None
 
 
-def sparse_scatter_add_forward(self, values, perm, start, tgt, pos, *, alpha=1, max_count):
+def sparse_scatter_add_forward(self, values, perm, start, tgt, pos, *, alpha=1):
     """self (R, *D) with, for each segment s in order, out[tgt[s]] += alpha * values[e] (e in segment s)."""
     out = self.contiguous().clone()
     v = values if values.dtype is self.dtype else values.to(self.dtype)
-    KS.segment_sum("add", _rows(v), perm, start, _rows(out), max_count, tgt=tgt, alpha=alpha,
+    o = _rows(out)
+    KS.segment_sum("add", _rows(v), perm, start, o, tgt=tgt, alpha=alpha, order=_order(start, o._shape[1]),
                    fma=values.dim() > 1)     # (ATen: a hybrid tensor's rows by add_(alpha), one fma each)
     return out
 
@@ -70,15 +81,16 @@ def sparse_scatter_add_backward(ctx, grad):
     return grad, gv, None, None, None, None
 
 
-def sparse_mm_forward(values, dense, perm, start, tgt, col, row, *, rows, max_count):
+def sparse_mm_forward(values, dense, perm, start, tgt, col, row, *, rows):
     """(rows x K sparse, entries (tgt-row, col, values)) @ dense (K, P) -> (rows, P), each row's entries in order;
     perm / tgt None: the identity (CSR: start = crow).  ``row``: each entry's row (for the backward)."""
     out = empty((rows, dense._shape[1]), dense.dtype, dense.device)
     out.zero_()
     v = values if values.dtype is dense.dtype else values.to(dense.dtype)
     d = dense if dense._strides[1] == 1 else dense.contiguous()
-    KS.segment_sum("mm", v.contiguous(), perm, start.contiguous(), out, max_count, tgt=tgt, col=col.contiguous(),
-                   dense=d, fma=True)  # (ATen: one axpy an entry)
+    start = start.contiguous()
+    KS.segment_sum("mm", v.contiguous(), perm, start, out, tgt=tgt, col=col.contiguous(), dense=d, fma=True,
+                   order=_order(start, out._shape[1]))  # (ATen: one axpy an entry)
     return out
 
 
