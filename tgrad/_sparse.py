@@ -1,10 +1,13 @@
-"""Sparse COO tensors (``layout=tgrad.sparse_coo``): ``indices`` (sparse_dim, nnz) int64 and ``values``
-(nnz, *dense_shape), two ordinary tensors the allocator owns, plus the full ``size``.
+"""Sparse tensors: COO (``layout=tgrad.sparse_coo``): ``indices`` (sparse_dim, nnz) int64 and ``values``
+(nnz, *dense_shape); 2-D CSR (``layout=tgrad.sparse_csr``): ``crow_indices`` (nrows + 1,), ``col_indices`` (nnz,)
+and ``values`` (nnz,).  The parts are ordinary dense tensors the allocator owns; the sparse tensor holds them and
+its full ``size``.
 
-A ``SparseTensor`` is a ``Tensor`` (isinstance holds, as in PyTorch) whose storage is a placeholder: an op
-without a sparse rule that reaches a kernel gets PyTorch's "Could not run 'aten::<op>' with arguments from
-the 'SparseCPU' backend" error.  The sparse rules (coalesce, conversions, sparse + sparse / dense, mm, sum,
-sparse_mask) are written with tgrad ops (sort, cumsum, index_select, index_add, index_put: Triton kernels).
+A ``SparseTensor`` / ``SparseCsrTensor`` is a ``Tensor`` (isinstance holds, as in PyTorch) whose storage is a
+placeholder: an op without a sparse rule that reaches a kernel gets PyTorch's "Could not run 'aten::<op>' with
+arguments from the 'SparseCPU' backend" error.  The index work (sort, segments, row pointers) and the ordered
+segment sums (coalesce, to_dense, dense + sparse, sparse @ dense) are op-table rows with Triton kernels
+(``ops/sparse.py``, ``kernels/sparse.py``) on the tensor's device; the values carry autograd through them.
 """
 import sys
 
