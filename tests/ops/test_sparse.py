@@ -53,8 +53,8 @@ def test_dense_plus_sparse_and_mm_across_blocks():
 
 
 def test_index_work_stays_on_the_device(device, monkeypatch):
-    """coalesce, to_dense, dense + sparse and sparse.mm read back two scalars (the run count, the longest run):
-    no index list crosses to the host (ATen's cuda coalesce reads its nnz back too)."""
+    """coalesce, to_dense, dense + sparse and sparse.mm read back one scalar (the number of distinct indices, for
+    the output's size): no index list crosses to the host (ATen's cuda coalesce reads its nnz back too)."""
     if device == "cpu":
         pytest.skip("cpu tensors are host memory: nothing to count")
     rng = np.random.default_rng(3)
@@ -70,4 +70,4 @@ def test_index_work_stays_on_the_device(device, monkeypatch):
               lambda: tgrad.sparse.mm(s, m)):
         copied.clear()
         f()
-        assert sum(copied) <= 16, copied
+        assert sum(copied) <= 8, copied
