@@ -41,7 +41,8 @@ class layout:
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
-LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr}
+sparse_csc = layout("sparse_csc")
+LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc}
 
 
 def _device(device):
@@ -343,6 +344,9 @@ def _rebuild_sparse_tensor(layout, data):
     if layout is sparse_csr:
         crow, col, values, size = data
         return sparse_csr_tensor(crow, col, values, size, check_invariants=False)
+    if layout is sparse_csc:
+        ccol, row, values, size = data
+        return sparse_csc_tensor(ccol, row, values, size, check_invariants=False)
     raise NotImplementedError(f"rebuilding a sparse tensor of layout {layout} is not supported")
 
 
@@ -549,7 +553,7 @@ def sparse_mask(dense, mask):
 def sparse_mm(s, d):
     """sparse (n, m) @ dense (m, p) -> dense (n, p): out[row] += value * d[col], entry by entry."""
     if isinstance(s, SparseCsrTensor):
-        return csr_mm(s, d)
+        return s.mm(d)          # (CSR: csr_mm; CSC: through its COO form)
     if not isinstance(s, SparseTensor):
         raise RuntimeError("sparse.mm: the first argument must be a sparse COO tensor")
     if isinstance(d, SparseTensor):
@@ -632,6 +636,12 @@ class SparseCsrTensor(Tensor):
     def indices(self):
         raise RuntimeError("indices expected sparse coordinate tensor layout but got SparseCsr")
 
+    def ccol_indices(self):
+        raise RuntimeError("ccol_indices expected sparse column compressed tensor layout but got SparseCsr")
+
+    def row_indices(self):
+        raise RuntimeError("row_indices expected sparse column compressed tensor layout but got SparseCsr")
+
     def view(self, *shape):
         raise NotImplementedError(f"Could not run 'aten::view' with arguments from the "
                                   f"'{_backend(self.device, 'SparseCsr')}' backend.")
@@ -655,21 +665,26 @@ class SparseCsrTensor(Tensor):
         memo[id(self)] = t
         return t
 
+    def _rg(self, flag):
+        if flag:
+            self._requires_grad = True
+        return self
+
     def _rows(self):
-        """Each entry's row (nnz,) int64, on the device: the number of row ends at or before it."""
+        """Each entry's row (nnz,) int64 (CSC: its column), on the device: the number of row ends at or before it."""
         return _tensor._call("sparse_count_below", self._crow[1:], n=self._nnz(), right=True)
 
     def clone(self, *, memory_format=None):
-        return _make_csr(self._crow.clone(), self._col.clone(), self._sp_values.clone(), self._shape)
+        return _make_csr(self._crow.clone(), self._col.clone(), self._sp_values.clone(), self._shape, type(self))
 
     def detach(self):
-        return _make_csr(self._crow, self._col, self._sp_values.detach(), self._shape)
+        return _make_csr(self._crow, self._col, self._sp_values.detach(), self._shape, type(self))
 
     def to(self, *args, **kwargs):
         v = self._sp_values.to(*args, **kwargs)
         if v is self._sp_values:
             return self
-        return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape)
+        return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape, type(self))
 
     def cpu(self, memory_format=None):
         return self.to("cpu")
@@ -686,6 +701,8 @@ class SparseCsrTensor(Tensor):
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is sparse_csr:
             return self
+        if layout is sparse_csc:
+            return dense_to_csc(self)
         if layout not in (None, sparse_coo):
             raise NotImplementedError(f"to_sparse: conversion from SparseCsr to {layout} is not supported")
         return _make(cat([self._rows().view(1, -1), self._col.view(1, -1)], 0), self._sp_values, self._shape, True)
@@ -702,10 +719,62 @@ class SparseCsrTensor(Tensor):
     matmul = __matmul__ = mm
 
 
-def _make_csr(crow, col, values, shape):
-    t = object.__new__(SparseCsrTensor)
-    _init_from(t, _NoStorage(values._storage.device, "SparseCsr"), 0, tuple(shape), contiguous_strides(tuple(shape)),
-               values.dtype)
+class SparseCscTensor(SparseCsrTensor):
+    """A 2-D sparse CSC tensor (``layout=tgrad.sparse_csc``): the CSR arrays of its transpose, ``ccol_indices``
+    (ncols + 1,) and ``row_indices`` (nnz,), column by column."""
+
+    is_sparse_csr = False
+    layout = sparse_csc
+
+    def ccol_indices(self):
+        return self._crow
+
+    def row_indices(self):
+        return self._col
+
+    def crow_indices(self):
+        raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got SparseCsc")
+
+    def col_indices(self):
+        raise RuntimeError("col_indices expected sparse row compressed tensor layout but got SparseCsc")
+
+    def indices(self):
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got SparseCsc")
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert SparseCsc layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def __repr__(self, *, tensor_contents=None):
+        return _repr(self, [("ccol_indices", self._crow), ("row_indices", self._col), ("values", self._sp_values)])
+
+    __str__ = __repr__
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is sparse_csc:
+            return self
+        if layout is sparse_csr:
+            return dense_to_csr(self.to_sparse())
+        if layout not in (None, sparse_coo):
+            raise NotImplementedError(f"to_sparse: conversion from SparseCsc to {layout} is not supported")
+        # PyTorch: the entries in column order, uncoalesced
+        return _make(cat([self._col.view(1, -1), self._rows().view(1, -1)], 0), self._sp_values, self._shape, False)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return dense_to_csr(self.to_sparse())
+
+    def to_sparse_csc(self, dense_dim=None):
+        return self
+
+    def mm(self, mat2):
+        return sparse_mm(self.to_sparse(), mat2)
+
+    matmul = __matmul__ = mm
+
+
+def _make_csr(crow, col, values, shape, cls=SparseCsrTensor):
+    t = object.__new__(cls)
+    _init_from(t, _NoStorage(values._storage.device, "SparseCsc" if cls is SparseCscTensor else "SparseCsr"), 0,
+               tuple(shape), contiguous_strides(tuple(shape)), values.dtype)
     t._crow, t._col, t._sp_values = crow, col, values
     if values._requires_grad or values.grad_fn is not None:
         t._requires_grad = values.requires_grad
@@ -773,6 +842,24 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def dense_to_csc(x):
+    """``x.to_sparse_csc()``: the CSR arrays of ``x``'s transpose (entries column by column)."""
+    if x.dim() != 2:
+        raise NotImplementedError(f"to_sparse_csc: only 2-D tensors are supported (got {x.dim()}-D)")
+    if isinstance(x, SparseCscTensor):
+        return x
+    t = dense_to_csr(x.t() if x.layout is strided else x.to_sparse().t())
+    return _make_csr(t._crow, t._col, t._sp_values, x._shape, SparseCscTensor)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """``tgrad.sparse_csc_tensor``: a 2-D CSC tensor; without ``size``, (max row + 1, len(ccol_indices) - 1)."""
+    t = sparse_csr_tensor(ccol_indices, row_indices, values, None if size is None else tuple(size)[::-1], dtype=dtype,
+                          device=device, requires_grad=requires_grad, check_invariants=check_invariants)
+    return _make_csr(t._crow, t._col, t._sp_values, t._shape[::-1], SparseCscTensor)._rg(t._requires_grad)
 
 
 def dense_to_csr(x):

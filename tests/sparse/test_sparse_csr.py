@@ -119,3 +119,35 @@ def test_pytorch_errors():
         tgrad.tensor(X).to_sparse().crow_indices()
     with pytest.raises(NotImplementedError, match="'aten::view' with arguments from the 'SparseCsr(CPU|CUDA)' backend"):
         c.view(-1)
+
+
+def test_csc_as_pytorch(device):
+    # PyTorch 2.13's reprs and values (torch -> tgrad)
+    x = tgrad.tensor(X)
+    c = x.to_sparse_csc()
+    assert c.layout is tgrad.sparse_csc and not c.is_sparse_csr and not c.is_sparse
+    assert c.ccol_indices().tolist() == [0, 1, 2, 3] and c.row_indices().tolist() == [2, 0, 2]
+    assert c.values().tolist() == [-2., 1.5, 3.]
+    assert repr(c) == _on(device, "tensor(ccol_indices=tensor([0, 1, 2, 3]),\n       row_indices=tensor([2, 0, 2]),\n"
+                                  "       values=tensor([-2.0000,  1.5000,  3.0000]), size=(3, 3), nnz=3,\n"
+                                  "       layout=tgrad.sparse_csc)")
+    coo = c.to_sparse()             # the entries in column order, uncoalesced
+    assert coo._indices().tolist() == [[2, 0, 2], [0, 1, 2]] and not coo.is_coalesced()
+    for y in (c, x.to_sparse(layout=tgrad.sparse_csc), x.to_sparse_csr().to_sparse_csc(), x.to_sparse().to_sparse_csc()):
+        assert y.to_dense().tolist() == X and y.row_indices().tolist() == [2, 0, 2]
+    assert c.to_sparse_csr().crow_indices().tolist() == [0, 1, 1, 3]
+    d = tgrad.arange(6.).view(3, 2)
+    assert (c @ d).tolist() == tgrad.sparse.mm(c, d).tolist() == [[3., 4.5], [0., 0.], [12., 13.]]
+    s = tgrad.sparse_csc_tensor([0, 1, 1, 3], [1, 0, 2], [1., 2., 3.])
+    assert repr(s) == _on(device, "tensor(ccol_indices=tensor([0, 1, 1, 3]),\n       row_indices=tensor([1, 0, 2]),\n"
+                                  "       values=tensor([1., 2., 3.]), size=(3, 3), nnz=3,\n"
+                                  "       layout=tgrad.sparse_csc)")
+    with pytest.raises(RuntimeError, match="crow_indices expected sparse row compressed tensor layout but got SparseCsc"):
+        c.crow_indices()
+    with pytest.raises(RuntimeError, match="row_indices expected sparse column compressed tensor layout but got SparseCsr"):
+        x.to_sparse_csr().row_indices()
+    with pytest.raises(TypeError, match="can't convert SparseCsc layout tensor to numpy"):
+        c.numpy()
+    v = tgrad.tensor([1., 2., 3.], dtype=tgrad.float64, requires_grad=True)
+    (tgrad.sparse_csc_tensor([0, 1, 1, 3], [1, 0, 2], v, (3, 3)) @ tgrad.ones(3, 2, dtype=tgrad.float64)).sum().backward()
+    assert v.grad.tolist() == [2., 2., 2.]

@@ -21,6 +21,9 @@ def _same(a, b):
     if a.layout is tgrad.sparse_coo:
         assert a.is_coalesced() == b.is_coalesced()
         assert a._indices().tolist() == b._indices().tolist() and a._values().tolist() == b._values().tolist()
+    elif a.layout is tgrad.sparse_csc:
+        assert a.ccol_indices().tolist() == b.ccol_indices().tolist()
+        assert a.row_indices().tolist() == b.row_indices().tolist() and a.values().tolist() == b.values().tolist()
     else:
         assert a.crow_indices().tolist() == b.crow_indices().tolist()
         assert a.col_indices().tolist() == b.col_indices().tolist() and a.values().tolist() == b.values().tolist()
@@ -29,7 +32,7 @@ def _same(a, b):
 def _state():
     x = tgrad.tensor([[0., 1.5, 0.], [0., 0., 0.], [-2., 0., 3.]])
     s = tgrad.sparse_coo_tensor([[0, 2, 2], [1, 0, 0]], [1., 2., 3.], (3, 3))
-    return {"coo": s, "coalesced": s.coalesce(), "csr": x.to_sparse_csr(), "dense": x,
+    return {"coo": s, "coalesced": s.coalesce(), "csr": x.to_sparse_csr(), "csc": x.to_sparse_csc(), "dense": x,
             "hybrid": tgrad.sparse_coo_tensor([[1, 0]], [[1., 2.], [3., 4.]], (3, 2))}
 
 
@@ -43,7 +46,7 @@ def _roundtrip(obj, **kw):
 def test_state_dict_round_trip():
     sd = _state()
     got = _roundtrip(sd)
-    for k in ("coo", "coalesced", "csr", "hybrid"):
+    for k in ("coo", "coalesced", "csr", "csc", "hybrid"):
         _same(got[k], sd[k])
     assert got["dense"].tolist() == sd["dense"].tolist()
 
