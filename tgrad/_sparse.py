@@ -1,10 +1,13 @@
-"""Sparse COO tensors (``layout=tgrad.sparse_coo``): ``indices`` (sparse_dim, nnz) int64 and ``values``
-(nnz, *dense_shape), two ordinary tensors the allocator owns, plus the full ``size``.
+"""Sparse tensors: COO (``layout=tgrad.sparse_coo``): ``indices`` (sparse_dim, nnz) int64 and ``values``
+(nnz, *dense_shape); 2-D CSR (``layout=tgrad.sparse_csr``): ``crow_indices`` (nrows + 1,), ``col_indices`` (nnz,)
+and ``values`` (nnz,).  The parts are ordinary dense tensors the allocator owns; the sparse tensor holds them and
+its full ``size``.
 
-A ``SparseTensor`` is a ``Tensor`` (isinstance holds, as in PyTorch) whose storage is a placeholder: an op
-without a sparse rule that reaches a kernel gets PyTorch's "Could not run 'aten::<op>' with arguments from
-the 'SparseCPU' backend" error.  The sparse rules (coalesce, conversions, sparse + sparse / dense, mm, sum,
-sparse_mask) are written with tgrad ops (sort, cumsum, index_select, index_add, index_put: Triton kernels).
+A ``SparseTensor`` / ``SparseCsrTensor`` is a ``Tensor`` (isinstance holds, as in PyTorch) whose storage is a
+placeholder: an op without a sparse rule that reaches a kernel gets PyTorch's "Could not run 'aten::<op>' with
+arguments from the 'SparseCPU' backend" error.  The index work (sort, segments, row pointers) and the ordered
+segment sums (coalesce, to_dense, dense + sparse, sparse @ dense) are op-table rows with Triton kernels
+(``ops/sparse.py``, ``kernels/sparse.py``) on the tensor's device; the values carry autograd through them.
 """
 import sys
 
@@ -14,7 +17,8 @@ from . import dtypes as D
 from . import tensor as _tensor
 from .device import canonical
 from .kernels._geometry import contiguous_strides
-from .tensor import Tensor, _init_from, empty, from_host, zeros
+from ._tensor_str import _add_suffixes, _tensor_str, _to_work_array
+from .tensor import Size, Tensor, _init_from, empty, from_host, zeros
 
 
 def cat(ts, dim):
@@ -36,14 +40,17 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc}
 
 
 def _device(device):
     return canonical(device)
 
 
-def _backend(device):
-    return "Sparse" + ("CPU" if device.type == "cpu" else "CUDA")
+def _backend(device, kind="Sparse"):
+    return kind + ("CPU" if device.type == "cpu" else "CUDA")
 
 
 def _running_op():
@@ -62,20 +69,21 @@ class _NoStorage:
     _owner = None
     _block = None
 
-    def __init__(self, device):
+    def __init__(self, device, kind="Sparse"):
         self.device = device
+        self.kind = kind
 
     def __getattr__(self, item):
-        _no_data(self.device)
+        _no_data(self.device, self.kind)
 
 
-def _no_data(device):
+def _no_data(device, kind="Sparse"):
     """PyTorch's error for reading a sparse tensor's (absent) dense data, naming the running op if any."""
     op = _running_op()
     if op is None:
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
     raise NotImplementedError(
-            f"Could not run 'aten::{op}' with arguments from the '{_backend(device)}' backend. This could be "
+            f"Could not run 'aten::{op}' with arguments from the '{_backend(device, kind)}' backend. This could be "
             "because the operator doesn't exist for this backend, or was omitted during the selective/custom "
             "build process (if using custom build).")
 
@@ -152,26 +160,16 @@ class SparseTensor(Tensor):
         raise RuntimeError("unsupported memory format option Contiguous")
 
     def __repr__(self, *, tensor_contents=None):
-        pad = " " * len("tensor(indices=")
-        ind = (repr(self._sp_indices) if self._nnz() else f"tensor([], size={tuple(self._sp_indices.shape)})"
-               ).replace("\n", "\n" + pad)
-        pad = " " * len("       values=")
-        val = (repr(self._sp_values) if self._nnz() else f"tensor([], size={tuple(self._sp_values.shape)})"
-               ).replace("\n", "\n" + pad)
-        dev = "" if self.device.type == "cpu" else f", device='{self.device}'"
-        dt = "" if self.dtype is D.get_default_dtype() or self.dtype is D.int64 else f", dtype={self.dtype}"
-        grad = ", requires_grad=True" if self._requires_grad else ""
-        return (f"tensor(indices={ind},\n       values={val},\n       size={tuple(self._shape)}, "
-                f"nnz={self._nnz()}{dt}{dev}, layout=tgrad.sparse_coo{grad})")
+        return _repr(self, [("indices", self._sp_indices), ("values", self._sp_values)])
 
     __str__ = __repr__
 
-    def __reduce_ex__(self, proto):
-        return (sparse_coo_tensor, (self._sp_indices, self._sp_values, tuple(self._shape)),
-                {"_coalesced": self._coalesced})
+    def _rebuild_args(self):
+        """(layout, data) for ``_rebuild_sparse_tensor``: PyTorch's pickled form of a sparse tensor."""
+        return self.layout, (self._sp_indices, self._sp_values, Size(self._shape), self._coalesced)
 
-    def __setstate__(self, state):
-        self._coalesced = state["_coalesced"]
+    def __reduce_ex__(self, proto):
+        return _rebuild_sparse_tensor, self._rebuild_args()
 
     def __deepcopy__(self, memo):
         t = self.clone()
@@ -187,6 +185,8 @@ class SparseTensor(Tensor):
         return to_dense(self, dtype)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is sparse_csr:
+            return dense_to_csr(self)
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self."
                                f"sparse_dim() is not supported")
@@ -312,6 +312,44 @@ class SparseTensor(Tensor):
         return _make(self._sp_indices.flip(0), self._sp_values, self._shape[::-1], False)
 
 
+def _repr(t, parts):
+    """PyTorch's repr of a sparse tensor (torch/_tensor_str.py): its index and value tensors ``parts``
+    [(name, tensor)], then device, size, nnz, dtype, layout and grad suffixes (COO: from a new line)."""
+    indent = len("tensor(")
+    body = []
+    for name, x in parts:
+        prefix = name + "=tensor("
+        text = _tensor_str(_to_work_array(x._host_copy(), x.dtype.name), indent + len(prefix), x.dtype.name)
+        body.append(prefix + text + (f", size={tuple(x.shape)}" if x.numel() == 0 else "") + ")")
+    suffixes = [] if t.device.type == "cpu" else [f"device='{t.device}'"]
+    suffixes += [f"size={tuple(t._shape)}", f"nnz={t._nnz()}"]
+    if t.dtype not in (D.get_default_dtype(), D.int64, D.bool_):
+        suffixes.append(f"dtype={t.dtype}")
+    suffixes.append(f"layout={t.layout}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t._requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes("tensor(" + (",\n" + " " * indent).join(body), suffixes, indent,
+                         force_newline=t.layout is sparse_coo)
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """Inverse of a sparse tensor's ``__reduce_ex__`` (pickle, copy, tgrad.save), as ``torch._utils.
+    _rebuild_sparse_tensor``: COO data = (indices, values, size[, is_coalesced])."""
+    if layout is sparse_coo:
+        indices, values, size = data[:3]
+        return sparse_coo_tensor(indices, values, size, check_invariants=False,
+                                 is_coalesced=data[3] if len(data) > 3 else None)
+    if layout is sparse_csr:
+        crow, col, values, size = data
+        return sparse_csr_tensor(crow, col, values, size, check_invariants=False)
+    if layout is sparse_csc:
+        ccol, row, values, size = data
+        return sparse_csc_tensor(ccol, row, values, size, check_invariants=False)
+    raise NotImplementedError(f"rebuilding a sparse tensor of layout {layout} is not supported")
+
+
 def _make(indices, values, shape, coalesced):
     """A SparseTensor over ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense) (no checks)."""
     t = object.__new__(SparseTensor)
@@ -385,40 +423,53 @@ def _check_bounds(indices, size):
 
 def _linear(indices, shape):
     """Row-major linear position of each index column: (sparse_dim, nnz) -> (nnz,) int64."""
+    if indices._shape[0] == 0:
+        return zeros((indices._shape[1],), D.int64, indices.device)
     lin = indices[0]
     for d in range(1, indices._shape[0]):
         lin = lin * shape[d] + indices[d]
     return lin
 
 
+def _segments(key, indices):
+    """The runs of equal ``key`` after a stable sort, on the device (op ``sparse_segments``):
+    (perm, start, ukey, uidx, pos)."""
+    return _tensor._call("sparse_segments", key, indices)
+
+
 def coalesce(s):
-    """One entry per distinct index, sorted, duplicates summed in order (ATen's _coalesce_sparse_cpu: a sort of
-    the linear index, then a sequential segment sum)."""
+    """One entry per distinct index, sorted, duplicates summed in entry order (ATen's _coalesce_sparse_cpu: a
+    stable sort of the linear index, then a sequential segment sum; here both on the device)."""
     if s._coalesced:
         return s
-    nnz = s._nnz()
-    if nnz < 2:
+    if s._nnz() < 2:
         return _make(s._sp_indices, s._sp_values, s._shape, True)
+    perm, start, _, uidx, pos = _segments(_linear(s._sp_indices, s._shape), s._sp_indices)
+    vals = _tensor._call("sparse_coalesce_values", s._sp_values, perm, start, pos)
+    return _make(uidx, vals, s._shape, True)
+
+
+def _scatter_add(dense, s, alpha):
+    """dense + alpha * s (same shape), each index's entries added one by one in entry order (ATen's
+    add_out_dense_sparse_cpu order), by one segment-sum launch over the sorted linear index."""
+    sd = s.sparse_dim()
+    rows = 1
+    for n in s._shape[:sd]:
+        rows *= n
     lin = _linear(s._sp_indices, s._shape)
-    key, perm = lin.sort(stable=True)
-    first = empty((nnz,), D.bool_, s.device)
-    first[0] = True
-    first[1:] = key[1:] != key[:-1]
-    seg = first.long().cumsum(0) - 1
-    pos = first.nonzero().view(-1)
-    vals = s._sp_values.index_select(0, perm)
-    out = zeros((pos._shape[0],) + tuple(vals._shape[1:]), vals.dtype, vals.device)
-    out = out.index_add(0, seg, vals)
-    return _make(s._sp_indices.index_select(1, perm.index_select(0, pos)), out, s._shape, True)
+    perm, start, ukey, _, _ = _segments(lin, s._sp_indices[:0])
+    flat = dense.reshape((rows,) + tuple(s._shape[sd:]))
+    out = _tensor._call("sparse_scatter_add", flat, s._sp_values, perm, start, ukey, lin, alpha=alpha)
+    return out.view(s._shape)
 
 
 def to_dense(s, dtype=None):
     """The dense tensor: zeros with ``values`` summed in at ``indices``."""
     out = zeros(s._shape, dtype or s.dtype, s.device)
-    if s._nnz():
-        vals = s._sp_values if dtype is None else s._sp_values.to(dtype)
-        out = out.index_put(tuple(s._sp_indices.unbind(0)), vals, accumulate=True)
-    return out
+    if not s._nnz():
+        return out
+    return _scatter_add(out, s if dtype is None else _make(s._sp_indices, s._sp_values.to(dtype), s._shape,
+                                                           s._coalesced), 1)
 
 
 def dense_to_sparse(x, sparse_dim=None):
@@ -447,6 +498,9 @@ def add_sparse(a, b, alpha=1):
         return _make(a._sp_indices.clone(), a._sp_values.clone(), a._shape, a._coalesced)
     if a._nnz() == 0:
         return _make(b._sp_indices.clone(), bv if bv is not b._sp_values else bv.clone(), a._shape, b._coalesced)
+    if a.device.type != "cpu":
+        # ATen's add_out_sparse_cuda: the two entry lists concatenated, uncoalesced
+        return _make(cat([a._sp_indices, b._sp_indices], 1), cat([a._sp_values, bv], 0), a._shape, False)
     if not (a._sp_values.is_contiguous() and bv.is_contiguous()):
         # ATen's add_out_sparse_non_contiguous: concatenate (coalescing once nnz outgrows numel)
         r = _make(cat([a._sp_indices, b._sp_indices], 1), cat([a._sp_values, bv], 0), a._shape, False)
@@ -473,42 +527,15 @@ def add_sparse(a, b, alpha=1):
 
 
 def add_dense(dense, s, alpha=1, inplace=False):
-    """dense + alpha * sparse (ATen's add_out_dense_sparse: row by row in entry order, each row an
-    ``add(value, alpha)``): entries are applied in rounds of distinct indices (an index's k-th occurrence in round
-    k), each round a gather, an add and a scatter."""
+    """dense + alpha * sparse (ATen's add_out_dense_sparse: entry by entry, each an ``add(value, alpha)``)."""
     if dense._shape != s._shape:
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
                            f"{list(dense._shape)} while other has size {list(s._shape)} (FYI: dense-sparse "
                            "addition does not currently support broadcasting)")
-    out = dense if inplace else dense.clone()
     if not s._nnz():
-        return out
-    vals = s._sp_values if s.dtype is dense.dtype else s._sp_values.to(dense.dtype)
-    sd = s.sparse_dim()
-    flat = out.view((-1,) + tuple(out._shape[sd:])) if out.is_contiguous() else None
-    lin = _linear(s._sp_indices, s._shape) if sd else zeros((s._nnz(),), D.int64, s.device)
-    keys = lin.tolist()
-    seen, rank = {}, []
-    for k in keys:
-        rank.append(seen.get(k, 0))
-        seen[k] = rank[-1] + 1
-    rounds = max(rank) + 1
-    for r in range(rounds):
-        sel = lin if rounds == 1 else None
-        if rounds > 1:
-            sel_pos = from_host(np.asarray([i for i, x in enumerate(rank) if x == r], np.int64), D.int64, s.device)
-            sel, v = lin.index_select(0, sel_pos), vals.index_select(0, sel_pos)
-        else:
-            v = vals
-        if flat is None:        # a strided destination: through its index tuple
-            idx = tuple(s._sp_indices.index_select(1, sel_pos).unbind(0)) if rounds > 1 else \
-                tuple(s._sp_indices.unbind(0))
-            out.index_put_(idx, out[idx].add(v, alpha=alpha))
-        else:
-            flat.index_put_((sel,), flat.index_select(0, sel).add(v, alpha=alpha))
-    if flat is not None and inplace:
-        out._version_counter[0] += 0    # (flat shares out's counter: index_put_ bumped it)
-    return out
+        return dense if inplace else dense.clone()
+    out = _scatter_add(dense, s, alpha)
+    return dense.copy_(out) if inplace else out
 
 
 def sparse_mask(dense, mask):
@@ -525,6 +552,8 @@ def sparse_mask(dense, mask):
 
 def sparse_mm(s, d):
     """sparse (n, m) @ dense (m, p) -> dense (n, p): out[row] += value * d[col], entry by entry."""
+    if isinstance(s, SparseCsrTensor):
+        return s.mm(d)          # (CSR: csr_mm; CSC: through its COO form)
     if not isinstance(s, SparseTensor):
         raise RuntimeError("sparse.mm: the first argument must be a sparse COO tensor")
     if isinstance(d, SparseTensor):
@@ -534,11 +563,15 @@ def sparse_mm(s, d):
     if s._shape[1] != d._shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s._shape[0]}x{s._shape[1]} and "
                            f"{d._shape[0]}x{d._shape[1]})")
-    out = zeros((s._shape[0], d._shape[1]), d.dtype, d.device)
     if not s._nnz():
-        return out
+        return zeros((s._shape[0], d._shape[1]), d.dtype, d.device)
+    # one segment per output row, its entries in entry order (ATen's s_addmm_out_sparse_dense_worker)
     row, col = s._sp_indices[0], s._sp_indices[1]
-    return out.index_add(0, row, d.index_select(0, col) * s._sp_values.unsqueeze(1))
+    if s._coalesced:        # rows already sorted: the row pointers by a binary search, no sort (as CSR)
+        crow = _tensor._call("sparse_count_below", row, n=s._shape[0] + 1)
+        return _tensor._call("sparse_mm", s._sp_values, d, None, crow, None, col, row, rows=s._shape[0])
+    perm, start, ukey, _, _ = _segments(row, s._sp_indices[:0])
+    return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0])
 
 
 def sparse_sum(s, dim=None, dtype=None):
@@ -559,6 +592,301 @@ def sparse_sum(s, dim=None, dtype=None):
         return vals.sum(0)
     idx = s._sp_indices.index_select(0, from_host(np.asarray(keep, np.int64), D.int64, s.device))
     return coalesce(_make(idx, vals, shape, False))
+
+
+# ---------------------------------------------------------------------------------------------- CSR
+class SparseCsrTensor(Tensor):
+    """A 2-D sparse CSR tensor (``layout=tgrad.sparse_csr``): ``crow_indices`` (nrows + 1,) int64 row pointers,
+    ``col_indices`` (nnz,) int64 and ``values`` (nnz,), row by row, over a placeholder storage (as COO)."""
+
+    is_sparse = False
+    is_sparse_csr = True
+    layout = sparse_csr
+
+    def crow_indices(self):
+        return self._crow
+
+    def col_indices(self):
+        return self._col
+
+    def values(self):
+        return self._sp_values
+
+    def _nnz(self):
+        return self._col._shape[0]
+
+    def sparse_dim(self):
+        return 2
+
+    def dense_dim(self):
+        return 0
+
+    def stride(self, dim=None):
+        raise RuntimeError("Sparse CSR tensors do not have strides")
+
+    def data_ptr(self):
+        _no_data(self.device, "SparseCsr")
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert SparseCsr layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def tolist(self):
+        raise RuntimeError("tolist() is not implemented for sparse tensors; use Tensor.to_dense() first")
+
+    def indices(self):
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got SparseCsr")
+
+    def ccol_indices(self):
+        raise RuntimeError("ccol_indices expected sparse column compressed tensor layout but got SparseCsr")
+
+    def row_indices(self):
+        raise RuntimeError("row_indices expected sparse column compressed tensor layout but got SparseCsr")
+
+    def view(self, *shape):
+        raise NotImplementedError(f"Could not run 'aten::view' with arguments from the "
+                                  f"'{_backend(self.device, 'SparseCsr')}' backend.")
+
+    reshape = view
+
+    def __repr__(self, *, tensor_contents=None):
+        return _repr(self, [("crow_indices", self._crow), ("col_indices", self._col), ("values", self._sp_values)])
+
+    __str__ = __repr__
+
+    def _rebuild_args(self):
+        return self.layout, (self._crow, self._col, self._sp_values, Size(self._shape))
+
+    def __reduce_ex__(self, proto):
+        return _rebuild_sparse_tensor, self._rebuild_args()
+
+    def __deepcopy__(self, memo):
+        t = self.clone()
+        t._requires_grad = self._requires_grad
+        memo[id(self)] = t
+        return t
+
+    def _rg(self, flag):
+        if flag:
+            self._requires_grad = True
+        return self
+
+    def _rows(self):
+        """Each entry's row (nnz,) int64 (CSC: its column), on the device: the number of row ends at or before it."""
+        return _tensor._call("sparse_count_below", self._crow[1:], n=self._nnz(), right=True)
+
+    def clone(self, *, memory_format=None):
+        return _make_csr(self._crow.clone(), self._col.clone(), self._sp_values.clone(), self._shape, type(self))
+
+    def detach(self):
+        return _make_csr(self._crow, self._col, self._sp_values.detach(), self._shape, type(self))
+
+    def to(self, *args, **kwargs):
+        v = self._sp_values.to(*args, **kwargs)
+        if v is self._sp_values:
+            return self
+        return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape, type(self))
+
+    def cpu(self, memory_format=None):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to("cuda" if device is None else device)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def float(self):
+        return self.to(D.float32)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is sparse_csr:
+            return self
+        if layout is sparse_csc:
+            return dense_to_csc(self)
+        if layout not in (None, sparse_coo):
+            raise NotImplementedError(f"to_sparse: conversion from SparseCsr to {layout} is not supported")
+        return _make(cat([self._rows().view(1, -1), self._col.view(1, -1)], 0), self._sp_values, self._shape, True)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return self
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return to_dense(self.to_sparse(), dtype)
+
+    def mm(self, mat2):
+        return csr_mm(self, mat2)
+
+    matmul = __matmul__ = mm
+
+
+class SparseCscTensor(SparseCsrTensor):
+    """A 2-D sparse CSC tensor (``layout=tgrad.sparse_csc``): the CSR arrays of its transpose, ``ccol_indices``
+    (ncols + 1,) and ``row_indices`` (nnz,), column by column."""
+
+    is_sparse_csr = False
+    layout = sparse_csc
+
+    def ccol_indices(self):
+        return self._crow
+
+    def row_indices(self):
+        return self._col
+
+    def crow_indices(self):
+        raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got SparseCsc")
+
+    def col_indices(self):
+        raise RuntimeError("col_indices expected sparse row compressed tensor layout but got SparseCsc")
+
+    def indices(self):
+        raise RuntimeError("indices expected sparse coordinate tensor layout but got SparseCsc")
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert SparseCsc layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def __repr__(self, *, tensor_contents=None):
+        return _repr(self, [("ccol_indices", self._crow), ("row_indices", self._col), ("values", self._sp_values)])
+
+    __str__ = __repr__
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is sparse_csc:
+            return self
+        if layout is sparse_csr:
+            return dense_to_csr(self.to_sparse())
+        if layout not in (None, sparse_coo):
+            raise NotImplementedError(f"to_sparse: conversion from SparseCsc to {layout} is not supported")
+        # PyTorch: the entries in column order, uncoalesced
+        return _make(cat([self._col.view(1, -1), self._rows().view(1, -1)], 0), self._sp_values, self._shape, False)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return dense_to_csr(self.to_sparse())
+
+    def to_sparse_csc(self, dense_dim=None):
+        return self
+
+    def mm(self, mat2):
+        return sparse_mm(self.to_sparse(), mat2)
+
+    matmul = __matmul__ = mm
+
+
+def _make_csr(crow, col, values, shape, cls=SparseCsrTensor):
+    t = object.__new__(cls)
+    _init_from(t, _NoStorage(values._storage.device, "SparseCsc" if cls is SparseCscTensor else "SparseCsr"), 0,
+               tuple(shape), contiguous_strides(tuple(shape)), values.dtype)
+    t._crow, t._col, t._sp_values = crow, col, values
+    if values._requires_grad or values.grad_fn is not None:
+        t._requires_grad = values.requires_grad
+    return t
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """``tgrad.sparse_csr_tensor``: a 2-D CSR tensor; without ``size``, (len(crow_indices) - 1, max col + 1)."""
+    dev = None if device is None else _device(device)
+
+    def as_tensor(x, dt=None):
+        if isinstance(x, Tensor):
+            return x if dev is None else x.to(dev)
+        a = np.asarray(x)
+        kind = dt or (D.get_default_dtype() if a.dtype.kind == "f" else D.int64 if a.dtype.kind in "iu" else
+                      D.bool_ if a.dtype.kind == "b" else D.get_default_dtype())
+        return from_host(a, kind, dev or _device(None))
+
+    crow, col, values = as_tensor(crow_indices), as_tensor(col_indices), as_tensor(values, dtype)
+    if dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    if crow.dtype is not col.dtype:
+        raise RuntimeError(f"crow_indices and col_indices must have the same dtype, bot got "
+                           f"{D.TENSOR_TYPE_NAMES[crow.dtype][:-6]} and {D.TENSOR_TYPE_NAMES[col.dtype][:-6]}, "
+                           "respectively")
+    if crow.dim() != col.dim():
+        raise RuntimeError(f"crow_indices and col_indices dimensionalities must be equal but got {crow.dim()} and "
+                           f"{col.dim()}, respectively")
+    if crow.dim() != 1 or values.dim() != 1:
+        raise NotImplementedError("tgrad.sparse_csr_tensor: only 2-D CSR tensors (1-D crow_indices, col_indices "
+                                  "and values: no batch or dense dimensions) are supported")
+    if crow.dtype is not D.int64:
+        crow, col = crow.long(), col.long()
+    nnz = values._shape[0]
+    if size is None:
+        size = (crow._shape[0] - 1, int(col.max().item()) + 1 if col.numel() else 0)
+    size = tuple(int(n) for n in size)
+    if len(size) != 2:
+        raise NotImplementedError(f"tgrad.sparse_csr_tensor: only 2-D CSR tensors are supported, got size {size}")
+    if check_invariants or check_invariants is None and _INVARIANTS[0]:
+        if col._shape[0] != nnz:
+            raise RuntimeError(f"col_indices.shape[-1] must be equal to nnz (={nnz}) as defined by values.shape[0], "
+                               f"but got {col._shape[0]}")
+        if crow._shape[0] != size[0] + 1:
+            raise RuntimeError(f"crow_indices.shape[-1] must be equal to the number of rows + 1 (={size[0] + 1}), "
+                               f"but got {crow._shape[0]}")
+        first, last = crow[0].item(), crow[-1].item()
+        if first != 0:
+            raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
+        if last != nnz:
+            raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
+        if nnz and (col.min().item() < 0 or col.max().item() >= size[1]):
+            raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
+        if size[0] and (crow[1:] - crow[:-1]).min().item() < 0:
+            raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied.")
+        if nnz > 1:
+            rows = _tensor._call("sparse_count_below", crow[1:], n=nnz, right=True)
+            key = rows * size[1] + col
+            if not (key[1:] > key[:-1]).all().item():
+                raise RuntimeError("`col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] for all i = 1, "
+                                   "..., nrows are sorted and distinct along the last dimension values` is not "
+                                   "satisfied.")
+    t = _make_csr(crow.detach(), col.detach(), values if values.requires_grad else values.detach(), size)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def dense_to_csc(x):
+    """``x.to_sparse_csc()``: the CSR arrays of ``x``'s transpose (entries column by column)."""
+    if x.dim() != 2:
+        raise NotImplementedError(f"to_sparse_csc: only 2-D tensors are supported (got {x.dim()}-D)")
+    if isinstance(x, SparseCscTensor):
+        return x
+    t = dense_to_csr(x.t() if x.layout is strided else x.to_sparse().t())
+    return _make_csr(t._crow, t._col, t._sp_values, x._shape, SparseCscTensor)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """``tgrad.sparse_csc_tensor``: a 2-D CSC tensor; without ``size``, (max row + 1, len(ccol_indices) - 1)."""
+    t = sparse_csr_tensor(ccol_indices, row_indices, values, None if size is None else tuple(size)[::-1], dtype=dtype,
+                          device=device, requires_grad=requires_grad, check_invariants=check_invariants)
+    return _make_csr(t._crow, t._col, t._sp_values, t._shape[::-1], SparseCscTensor)._rg(t._requires_grad)
+
+
+def dense_to_csr(x):
+    """``x.to_sparse_csr()`` of a 2-D dense or COO tensor: its (coalesced) entries, rows compressed on the device."""
+    if x.dim() != 2:
+        raise NotImplementedError(f"to_sparse_csr: only 2-D tensors are supported (got {x.dim()}-D): batched or "
+                                  "hybrid CSR tensors are not")
+    s = coalesce(x) if isinstance(x, SparseTensor) else dense_to_sparse(x)
+    if s.dense_dim():
+        raise NotImplementedError("to_sparse_csr: a hybrid COO tensor (dense dimensions) is not supported")
+    rows = s._sp_indices[0]
+    crow = _tensor._call("sparse_count_below", rows, n=x._shape[0] + 1)
+    return _make_csr(crow, s._sp_indices[1].contiguous(), s._sp_values, x._shape)
+
+
+def csr_mm(c, d):
+    """CSR (n, m) @ dense (m, p) -> dense (n, p): one segment-sum launch whose segments are the rows (start = crow)."""
+    if not isinstance(d, Tensor) or d.layout is not strided:
+        d = d.to_dense()
+    if d.dim() != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {c.dim()}D and {d.dim()}D tensors")
+    if c._shape[1] != d._shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({c._shape[0]}x{c._shape[1]} and "
+                           f"{d._shape[0]}x{d._shape[1]})")
+    if not c._nnz() or not c._shape[0]:
+        return zeros((c._shape[0], d._shape[1]), d.dtype, d.device)
+    return _tensor._call("sparse_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0])
 
 
 def is_sparse(t):

@@ -16,6 +16,10 @@ is stored in the header's ``__metadata__``:
   ``safe_globals`` add) are built; ``weights_only=False`` unpickles anything
   and must only be used on trusted files.
 
+``load`` also reads PyTorch's own checkpoints (``torch.save``'s zip format: ``data.pkl`` over
+``data/<key>`` storages), with the same ``weights_only`` rules: dense tensors, parameters and sparse
+COO / CSR tensors (``_rebuild_tensor_v2``, ``_rebuild_parameter``, ``_rebuild_sparse_tensor``).
+
 A path is written atomically (a temporary file in the same directory, fsync,
 ``os.replace``), so a crash or a full disk leaves the previous file intact.
 Every file is validated per the safetensors spec before use; a corrupt one
@@ -36,6 +40,7 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from . import _sparse
 from . import dtypes as D
 from .device import device as Device, is_available as cuda_is_available
 from ._creation import tensor as make_tensor
@@ -74,10 +79,15 @@ def _tensor_meta(t, tensors, memo):
 
 
 def _encode(obj, tensors, memo):
-    """JSON-able form of ``obj``; tensors are appended to ``tensors`` (each object once)."""
+    """JSON-able form of ``obj``; tensors are appended to ``tensors`` (each object once).  A sparse tensor is
+    ``{"sparse": [layout name, its rebuild data]}``, the data PyTorch pickles (``_rebuild_sparse_tensor``)."""
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, Tensor):
+        if obj.layout is not _sparse.strided:
+            layout, data = obj._rebuild_args()
+            data = [tuple(d) if isinstance(d, Size) else d for d in data]
+            return {"sparse": [layout.name, _encode(data, tensors, memo)]}
         return _tensor_meta(obj, tensors, memo)
     if isinstance(obj, np.generic):
         obj = obj.item()
@@ -111,6 +121,11 @@ def _decode(node, tensor):
         return float(value)
     if not isinstance(value, list):
         raise _Bad(f"invalid object structure: {kind!r} holds a {type(value).__name__}, not a list")
+    if kind == "sparse":
+        layout = _sparse.LAYOUTS.get(value[0]) if len(value) == 2 and isinstance(value[0], str) else None
+        if layout is None or layout is _sparse.strided:
+            raise _Bad(f"invalid object structure: bad sparse tensor node {str(value)[:80]}")
+        return _sparse._rebuild_sparse_tensor(layout, _decode(value[1], tensor))
     if kind == "list":
         return [_decode(v, tensor) for v in value]
     if kind == "tuple":
@@ -136,7 +151,8 @@ _safe_local = threading.local()
 
 
 def _default_safe():
-    return [OrderedDict, Counter, set, frozenset, complex, slice, range, bytearray, Device, D._by_name, Size]
+    return [OrderedDict, Counter, set, frozenset, complex, slice, range, bytearray, Device, D._by_name, Size,
+            _sparse._rebuild_sparse_tensor]
 
 
 def add_safe_globals(safe_globals):
@@ -167,6 +183,7 @@ def _allowed():
     out = {}
     for obj in [*_default_safe(), *_safe_globals, *(g for s in getattr(_safe_local, "stack", ()) for g in s)]:
         out[(obj.__module__, obj.__qualname__)] = obj
+    out.update({(_sparse.__name__, name): layout for name, layout in _sparse.LAYOUTS.items()})   # (as torch.layout)
     return out
 
 
@@ -216,7 +233,10 @@ class _Pickler(pickle.Pickler):
         self._tensors, self._memo = tensors, {}
 
     def persistent_id(self, obj):
-        return _tensor_meta(obj, self._tensors, self._memo) if isinstance(obj, Tensor) else None
+        """A dense tensor by reference; a sparse one pickles as its rebuild call over its dense parts."""
+        if isinstance(obj, Tensor) and obj.layout is _sparse.strided:
+            return _tensor_meta(obj, self._tensors, self._memo)
+        return None
 
 
 # ----------------------------------------------------------------------------------------------- save
@@ -380,7 +400,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             from None
 
 
+def _place(arr, dt, location, map_location):
+    """A tensor of ``arr`` on the saved ``location`` as ``map_location`` maps it."""
+    dev = Device(_target(location, map_location))
+    if dev.type == "cuda" and not cuda_is_available():
+        raise RuntimeError("Attempting to deserialize object on a CUDA device but tgrad.cuda.is_available() is "
+                           "False. If you are running on a CPU-only machine, please use tgrad.load with "
+                           "map_location=tgrad.device('cpu') to map your storages to the CPU.")
+    return make_tensor(arr, dtype=dt, device=dev)
+
+
 def _load(blob, map_location, weights_only):
+    if blob[:4] == b"PK\x03\x04":
+        return _load_torch(blob, map_location, weights_only)
     entries, meta, base = _parse(blob)
     built = {}
 
@@ -393,12 +425,7 @@ def _load(blob, map_location, weights_only):
         dt, shape, start, end = entries[name]
         count = math.prod(shape)
         arr = np.frombuffer(blob, dtype=dt.np, count=count, offset=base + start) if count else np.empty(0, dt.np)
-        dev = Device(_target(node.get("device", "cpu"), map_location))
-        if dev.type == "cuda" and not cuda_is_available():
-            raise RuntimeError("Attempting to deserialize object on a CUDA device but tgrad.cuda.is_available() is "
-                               "False. If you are running on a CPU-only machine, please use tgrad.load with "
-                               "map_location=tgrad.device('cpu') to map your storages to the CPU.")
-        t = make_tensor(arr.reshape(shape), dtype=dt, device=dev)
+        t = _place(arr.reshape(shape), dt, node.get("device", "cpu"), map_location)
         if node.get("parameter"):
             t = _parameter_class(t, requires_grad=bool(node.get("requires_grad", True)))
         elif node.get("requires_grad"):
@@ -429,6 +456,99 @@ def _load(blob, map_location, weights_only):
                 raise
             raise _Bad(f"'__metadata__.tgrad_pickle' is not a valid pickle ({type(e).__name__}: {e})") from None
     return {name: tensor({"tensor": name}) for name in entries}     # a plain safetensors file
+
+
+# ----------------------------------------------------------------------------------------------- PyTorch's files
+_TORCH_STORAGES = {d.legacy_name + "Storage": d for d in D.ALL}      # torch.FloatStorage, torch.LongStorage, ...
+
+
+class _TorchStorageType:
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+def _torch_globals(zf, prefix, map_location):
+    """What the globals of a ``torch.save`` pickle become in tgrad (the weights_only set)."""
+    def rebuild_v2(storage, offset, size, stride, requires_grad, hooks=None, metadata=None):
+        arr, location = storage
+        if len(size) != len(stride) or any(not _is_int(v) or v < 0 for v in (offset, *size, *stride)):
+            raise _Bad(f"invalid tensor geometry: offset {offset}, size {size}, stride {stride}")
+        if math.prod(size) and offset + sum((n - 1) * st for n, st in zip(size, stride)) >= arr.size:
+            raise _Bad(f"tensor of size {tuple(size)} and stride {tuple(stride)} at offset {offset} overruns its "
+                       f"storage of {arr.size} elements")
+        view = np.lib.stride_tricks.as_strided(arr[offset:], tuple(size), tuple(st * arr.itemsize for st in stride))
+        t = _place(np.array(view), D.from_numpy_dtype(arr.dtype), location, map_location)
+        return t.requires_grad_(True) if requires_grad else t
+
+    def rebuild_parameter(data, requires_grad, hooks=None):
+        return _parameter_class(data, requires_grad=requires_grad)
+
+    def get_layout(name):
+        layout = _sparse.LAYOUTS.get(name.rpartition(".")[2]) if isinstance(name, str) else None
+        if layout is None:
+            raise _Bad(f"unsupported tensor layout {name!r}")
+        return layout
+
+    table = {("collections", "OrderedDict"): OrderedDict, ("torch._utils", "_rebuild_tensor_v2"): rebuild_v2,
+             ("torch._utils", "_rebuild_parameter"): rebuild_parameter,
+             ("torch._utils", "_rebuild_sparse_tensor"): _sparse._rebuild_sparse_tensor,
+             ("torch.serialization", "_get_layout"): get_layout, ("torch", "Size"): Size}
+    table.update({("torch", k): _TorchStorageType(v) for k, v in _TORCH_STORAGES.items()})
+    return table
+
+
+def _load_torch(blob, map_location, weights_only):
+    """A ``torch.save`` zip file: ``<prefix>/data.pkl`` whose persistent ids ('storage', type, key, location,
+    numel) name the raw little-endian ``<prefix>/data/<key>`` entries."""
+    import zipfile
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(blob))
+        pkl = [n for n in zf.namelist() if n.endswith("data.pkl") and n.count("/") == 1]
+        if len(pkl) != 1:
+            raise _Bad("a zip file without one <name>/data.pkl is not a PyTorch checkpoint")
+        prefix = pkl[0][:-len("data.pkl")]
+        if prefix + "byteorder" in zf.namelist() and zf.read(prefix + "byteorder") != b"little":
+            raise _Bad("big-endian PyTorch checkpoints are not supported")
+        data = zf.read(pkl[0])
+    except zipfile.BadZipFile as e:
+        raise _Bad(f"a corrupt zip file ({e})") from None
+    storages = {}
+    table = _torch_globals(zf, prefix, map_location)
+
+    def storage(pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
+                and isinstance(pid[1], _TorchStorageType) and isinstance(pid[2], str) and _is_int(pid[4])):
+            raise _Bad(f"invalid persistent id {str(pid)[:80]}")
+        _, stype, key, location, numel = pid
+        if key not in storages:
+            try:
+                raw = zf.read(f"{prefix}data/{key}")
+            except KeyError:
+                raise _Bad(f"storage {key!r} is not in the file") from None
+            if len(raw) < numel * stype.dtype.itemsize:
+                raise _Bad(f"storage {key!r} has {len(raw)} bytes, fewer than {numel} {stype.dtype.name} elements")
+            storages[key] = (np.frombuffer(raw, stype.dtype.np, numel), location)
+        return storages[key]
+
+    class Unpickler(_Unpickler):
+        def find_class(self, module, name):
+            obj = table.get((module, name))
+            return obj if obj is not None else super().find_class(module, name)
+
+        def persistent_load(self, pid):
+            return storage(pid)
+
+    unpickler = Unpickler(data, None, weights_only)
+    try:
+        return unpickler.load()
+    except pickle.UnpicklingError as e:
+        if unpickler.refused:
+            raise
+        raise _Bad(f"data.pkl is not a valid pickle ({e})") from None
+    except (EOFError, ValueError, KeyError, IndexError, TypeError, AttributeError, struct.error) as e:
+        if not weights_only:
+            raise
+        raise _Bad(f"data.pkl is not a valid pickle ({type(e).__name__}: {e})") from None
 
 
 def _rebuild_tensor(array, device_str, requires_grad):

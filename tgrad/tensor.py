@@ -147,15 +147,46 @@ class Tensor:
         return _sparse.strided
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-        if layout is not None and layout is not _sparse.sparse_coo:
-            raise NotImplementedError(f"to_sparse: layout {layout} is not supported (tgrad has sparse_coo only)")
+        if layout not in (None, _sparse.sparse_coo, _sparse.sparse_csr, _sparse.sparse_csc):
+            raise NotImplementedError(f"to_sparse: layout {layout} is not supported (tgrad has sparse_coo, "
+                                      "sparse_csr and sparse_csc)")
         if blocksize is not None or dense_dim is not None:
-            raise NotImplementedError("to_sparse: blocksize and dense_dim belong to the block and compressed "
-                                      "layouts, which tgrad does not have")
+            raise NotImplementedError("to_sparse: blocksize and dense_dim belong to the block layouts and to hybrid "
+                                      "compressed tensors, which tgrad does not have")
+        if layout is _sparse.sparse_csr:
+            return _sparse.dense_to_csr(self)
+        if layout is _sparse.sparse_csc:
+            return _sparse.dense_to_csc(self)
         return _sparse.dense_to_sparse(self, sparse_dim)
 
     def to_sparse_coo(self):
         return self.to_sparse()
+
+    def to_sparse_csr(self, dense_dim=None):
+        if dense_dim is not None:
+            raise NotImplementedError("to_sparse_csr: dense_dim (hybrid CSR tensors) is not supported")
+        return _sparse.dense_to_csr(self)
+
+    def crow_indices(self):
+        raise RuntimeError(f"crow_indices expected sparse row compressed tensor layout but got "
+                           f"{'Sparse' if self.is_sparse else 'Strided'}")
+
+    def col_indices(self):
+        raise RuntimeError(f"col_indices expected sparse row compressed tensor layout but got "
+                           f"{'Sparse' if self.is_sparse else 'Strided'}")
+
+    def ccol_indices(self):
+        raise RuntimeError(f"ccol_indices expected sparse column compressed tensor layout but got "
+                           f"{'Sparse' if self.is_sparse else 'Strided'}")
+
+    def row_indices(self):
+        raise RuntimeError(f"row_indices expected sparse column compressed tensor layout but got "
+                           f"{'Sparse' if self.is_sparse else 'Strided'}")
+
+    def to_sparse_csc(self, dense_dim=None):
+        if dense_dim is not None:
+            raise NotImplementedError("to_sparse_csc: dense_dim (hybrid CSC tensors) is not supported")
+        return _sparse.dense_to_csc(self)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None or dtype is self.dtype else self.to(dtype)

@@ -6,7 +6,15 @@ import pytest
 import tgrad
 import tgrad.nn.functional as F
 
-CPU_ONLY = True     # sparse tensors are checked on cpu only: on the fake cuda driver 12 of these fail (not done)
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+def _on(device, text):
+    """PyTorch's sparse repr on ``device``: a cuda tensor's device suffix leads the size line."""
+    return text if device == "cpu" else text.replace("\n       size=", "\n       device='cuda:0', size=")
 
 
 def _sp(idx, vals, size, dtype=tgrad.float32):
@@ -33,16 +41,16 @@ def test_metadata_and_layout():
     assert s._indices().tolist() == [[0, 2, 0], [1, 0, 1]] and s._values().tolist() == [1., 2., 3.]
 
 
-def test_repr_as_pytorch_prints_it():
+def test_repr_as_pytorch_prints_it(device):
     # the strings PyTorch 2.13 prints (torch -> tgrad)
     s = _sp([[0, 2, 0], [1, 0, 1]], [1., 2., 3.], (3, 3))
-    assert repr(s) == ("tensor(indices=tensor([[0, 2, 0],\n                       [1, 0, 1]]),\n"
+    assert repr(s) == _on(device, "tensor(indices=tensor([[0, 2, 0],\n                       [1, 0, 1]]),\n"
                        "       values=tensor([1., 2., 3.]),\n       size=(3, 3), nnz=3, layout=tgrad.sparse_coo)")
     s3 = _sp([[1, 0]], [[1., 2.], [3., 4.]], (3, 2))
-    assert repr(s3) == ("tensor(indices=tensor([[1, 0]]),\n       values=tensor([[1., 2.],\n"
+    assert repr(s3) == _on(device, "tensor(indices=tensor([[1, 0]]),\n       values=tensor([[1., 2.],\n"
                         "                      [3., 4.]]),\n       size=(3, 2), nnz=2, layout=tgrad.sparse_coo)")
     e = tgrad.sparse_coo_tensor(tgrad.zeros(2, 0, dtype=tgrad.long), tgrad.zeros(0), (2, 2))
-    assert repr(e) == ("tensor(indices=tensor([], size=(2, 0)),\n       values=tensor([], size=(0,)),\n"
+    assert repr(e) == _on(device, "tensor(indices=tensor([], size=(2, 0)),\n       values=tensor([], size=(0,)),\n"
                        "       size=(2, 2), nnz=0, layout=tgrad.sparse_coo)")
 
 
@@ -57,10 +65,10 @@ def test_coalesce_and_to_dense_against_numpy(dense):
     assert c.is_coalesced() and c.indices() is c._indices()
     lin = idx[0] * 5 + idx[1]
     keys = np.unique(lin)
-    assert c.indices().numpy().tolist() == [list(keys // 5), list(keys % 5)]
+    assert _np(c.indices()).tolist() == [list(keys // 5), list(keys % 5)]
     want = np.stack([vals[lin == k].sum(0) for k in keys])
-    np.testing.assert_allclose(c.values().numpy(), want, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(s.to_dense().numpy(), _np_dense(idx, vals, (4, 5) + dense), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_np(c.values()), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_np(s.to_dense()), _np_dense(idx, vals, (4, 5) + dense), rtol=1e-12, atol=1e-12)
     assert c.coalesce() is c
 
 
@@ -86,16 +94,23 @@ def test_to_sparse_roundtrip():
     assert x.to_dense() is x
 
 
-def test_sparse_plus_sparse_as_pytorch():
-    # PyTorch 2.13: uncoalesced operands are merged by ATen's two-pointer walk, coalesced ones stay coalesced
+def test_sparse_plus_sparse_as_pytorch(device):
+    # PyTorch 2.13 cpu: uncoalesced operands are merged by ATen's two-pointer walk, coalesced ones stay coalesced;
+    # cuda (add_out_sparse_cuda): the two entry lists concatenated, uncoalesced, no host sync
     a = _sp([[3, 1, 3]], [1., 2., 3.], (6,))
     b = _sp([[0, 3, 5]], [10., 20., 30.], (6,))
+    cpu = device == "cpu"
     for r in (a + b, a.clone().add_(b)):
-        assert r._indices().tolist() == [[0, 3, 1, 3, 5]] and r._values().tolist() == [10., 21., 2., 3., 30.]
+        if cpu:
+            assert r._indices().tolist() == [[0, 3, 1, 3, 5]] and r._values().tolist() == [10., 21., 2., 3., 30.]
+        else:
+            assert r._indices().tolist() == [[3, 1, 3, 0, 3, 5]] and r._values().tolist() == [1., 2., 3., 10., 20., 30.]
         assert not r.is_coalesced()
     r = a.coalesce() + b.coalesce()
-    assert r.indices().tolist() == [[0, 1, 3, 5]] and r.values().tolist() == [10., 2., 24., 30.]
-    assert tgrad.add(a, b, alpha=2)._values().tolist() == [20., 41., 2., 3., 60.]
+    assert r.is_coalesced() == cpu and r.coalesce().indices().tolist() == [[0, 1, 3, 5]]
+    assert r.coalesce().values().tolist() == [10., 2., 24., 30.]
+    assert tgrad.add(a, b, alpha=2)._values().tolist() == ([20., 41., 2., 3., 60.] if cpu else
+                                                           [1., 2., 3., 20., 40., 60.])
     with pytest.raises(RuntimeError, match="add\\(sparse, dense\\) is not supported"):
         a + tgrad.ones(6)
 
@@ -108,7 +123,7 @@ def test_dense_plus_sparse():
     assert (d + s).tolist() == want.tolist() and tgrad.add(d, s).tolist() == want.tolist()
     assert d.tolist() == np.ones((3, 3)).tolist()
     d.add_(s, alpha=-0.5)
-    np.testing.assert_allclose(d.numpy(), 1 - 0.5 * _np_dense(idx, vals, (3, 3)), rtol=1e-7)
+    np.testing.assert_allclose(_np(d), 1 - 0.5 * _np_dense(idx, vals, (3, 3)), rtol=1e-7)
     with pytest.raises(RuntimeError, match="same size"):
         tgrad.ones(2, 3) + s
 
@@ -127,10 +142,10 @@ def test_mm_against_numpy_and_gradcheck():
     idx, vals = [[0, 2, 0, 1], [1, 0, 1, 3]], [1., 2., 3., -1.]
     s = _sp(idx, vals, (3, 4), dtype=tgrad.float64)
     d = tgrad.tensor(np.arange(8.).reshape(4, 2) / 3, requires_grad=True)
-    want = _np_dense(idx, vals, (3, 4)) @ d.detach().numpy()
-    np.testing.assert_allclose(tgrad.sparse.mm(s, d).detach().numpy(), want, rtol=1e-12)
-    np.testing.assert_allclose(tgrad.mm(s, d).detach().numpy(), want, rtol=1e-12)
-    np.testing.assert_allclose(tgrad.sparse.addmm(tgrad.ones(3, 2, dtype=tgrad.float64), s, d).detach().numpy(),
+    want = _np_dense(idx, vals, (3, 4)) @ _np(d.detach())
+    np.testing.assert_allclose(_np(tgrad.sparse.mm(s, d)), want, rtol=1e-12)
+    np.testing.assert_allclose(_np(tgrad.mm(s, d)), want, rtol=1e-12)
+    np.testing.assert_allclose(_np(tgrad.sparse.addmm(tgrad.ones(3, 2, dtype=tgrad.float64), s, d)),
                                want + 1, rtol=1e-12)
     assert tgrad.autograd.gradcheck(lambda m: tgrad.sparse.mm(s, m), (d,))
 
@@ -141,12 +156,12 @@ def test_to_dense_gradcheck_through_values():
     assert tgrad.autograd.gradcheck(lambda v: tgrad.sparse_coo_tensor(idx, v, (3, 3)).to_dense() * 2, (v,))
 
 
-def test_pytorch_errors():
+def test_pytorch_errors(device):
     s = _sp([[0, 2, 0], [1, 0, 1]], [1., 2., 3.], (3, 3))
     for f, op in [(lambda: s.exp(), "exp"), (lambda: tgrad.relu(s), "relu"), (lambda: s.cumsum(0), "cumsum"),
                   (lambda: F.softmax(s, 0), "softmax")]:
         with pytest.raises(NotImplementedError, match=f"Could not run 'aten::{op}' with arguments from the "
-                                                      "'SparseCPU' backend"):
+                                                      f"'Sparse{device.upper()}' backend"):
             f()
     with pytest.raises(TypeError, match="can't convert Sparse layout tensor to numpy"):
         s.numpy()
