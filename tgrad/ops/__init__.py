@@ -105,7 +105,7 @@ def host_constant(key, make, dtype, device):
     return t
 
 
-from . import (activation, amp, as_strided, attention, compare, complex, conv, elementwise, index, linalg, loss,  # noqa: E402
+from . import (activation, amp, as_strided, attention, compare, complex, conv, elementwise, fft, index, linalg, loss,  # noqa: E402
                matmul, nn, norm, optim, pool, random, reduce, rnn, scan, segment, shape, softmax,  # (they import Op)
                sort, unary)
 
@@ -113,7 +113,7 @@ from . import (activation, amp, as_strided, attention, compare, complex, conv, e
 def _build():
     table = {}
     for family in (elementwise, unary, activation, compare, reduce, shape, as_strided, index, optim, softmax, loss,
-                   norm, nn, matmul, conv, pool, rnn, sort, random, attention, amp, linalg, scan, segment, complex):
+                   norm, nn, matmul, conv, pool, rnn, sort, random, attention, amp, linalg, scan, segment, complex, fft):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

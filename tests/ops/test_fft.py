@@ -1,0 +1,123 @@
+"""tgrad.fft against numpy.fft: every transform, n / s / dim / norm, the helpers; gradients of real functions
+through the transforms (gradcheck in float64); float32 accuracy of the DFT kernel."""
+import numpy as np
+import pytest
+
+import tgrad
+from tgrad import fft as F
+from tgrad.autograd import gradcheck, gradgradcheck
+
+
+def vals(x):
+    return x.detach().cpu().numpy()
+
+
+def cplx(shape, seed=0, dtype=np.complex128):
+    r = np.random.default_rng(seed)
+    return (r.standard_normal(shape) + 1j * r.standard_normal(shape)).astype(dtype)
+
+
+NORMS = [None, "backward", "ortho", "forward"]
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_one_dim_transforms(norm):
+    z = cplx((3, 10))
+    x = np.random.default_rng(1).standard_normal((4, 9))
+    tz, tx = tgrad.tensor(z), tgrad.tensor(x)
+    cases = [(F.fft(tz, norm=norm), np.fft.fft(z, norm=norm)),
+             (F.ifft(tz, n=13, norm=norm), np.fft.ifft(z, n=13, norm=norm)),
+             (F.fft(tz, n=4, dim=0, norm=norm), np.fft.fft(z, n=4, axis=0, norm=norm)),
+             (F.rfft(tx, norm=norm), np.fft.rfft(x, norm=norm)),
+             (F.rfft(tx, n=6, dim=0, norm=norm), np.fft.rfft(x, n=6, axis=0, norm=norm)),
+             (F.irfft(tz, norm=norm), np.fft.irfft(z, norm=norm)),
+             (F.irfft(tz, n=7, norm=norm), np.fft.irfft(z, n=7, norm=norm)),
+             (F.irfft(tz, n=30, norm=norm), np.fft.irfft(z, n=30, norm=norm)),
+             (F.hfft(tz, norm=norm), np.fft.hfft(z, norm=norm)),
+             (F.ihfft(tx, n=11, norm=norm), np.fft.ihfft(x, n=11, norm=norm)),
+             (F.fft(tx, norm=norm), np.fft.fft(x, norm=norm))]
+    for got, ref in cases:
+        assert got.dtype is (tgrad.complex128 if np.iscomplexobj(ref) else tgrad.float64)
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("norm", [None, "ortho"])
+def test_n_dim_transforms(norm):
+    z = cplx((3, 4, 6), 2)
+    x = np.random.default_rng(3).standard_normal((3, 5, 6))
+    tz, tx = tgrad.tensor(z), tgrad.tensor(x)
+    cases = [(F.fft2(tz, norm=norm), np.fft.fft2(z, norm=norm)),
+             (F.ifft2(tz, s=(3, 8), norm=norm), np.fft.ifft2(z, s=(3, 8), norm=norm)),
+             (F.fftn(tz, norm=norm), np.fft.fftn(z, norm=norm)),
+             (F.ifftn(tz, dim=(0, 2), norm=norm), np.fft.ifftn(z, axes=(0, 2), norm=norm)),
+             (F.rfft2(tx, norm=norm), np.fft.rfft2(x, norm=norm)),
+             (F.rfftn(tx, s=(4, 7), norm=norm), np.fft.rfftn(x, s=(4, 7), axes=(-2, -1), norm=norm)),
+             (F.irfft2(tz, norm=norm), np.fft.irfft2(z, norm=norm)),
+             (F.irfftn(tz, s=(2, 3, 9), norm=norm), np.fft.irfftn(z, s=(2, 3, 9), axes=(0, 1, 2), norm=norm))]
+    for got, ref in cases:
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_float32_accuracy_and_lengths():
+    """complex64 DFTs to ~1e-6 of the largest output (numpy in float64 as the reference), any length."""
+    for n in (1, 2, 7, 16, 33, 100, 256, 1000):
+        z = cplx((2, n), n)
+        got = vals(F.fft(tgrad.tensor(z.astype(np.complex64))))
+        ref = np.fft.fft(z.astype(np.complex64).astype(np.complex128))
+        assert got.dtype == np.complex64
+        assert np.abs(got - ref).max() <= 2e-6 * np.abs(ref).max(), n
+    x = np.random.default_rng(5).standard_normal(500).astype(np.float32)
+    np.testing.assert_allclose(vals(F.irfft(F.rfft(tgrad.tensor(x)), n=500)), x, atol=2e-6)
+
+
+def test_strided_and_batched_inputs():
+    z = cplx((6, 5), 7)
+    t = tgrad.tensor(z).t()[:, ::2]               # (5, 3), neither dim contiguous
+    np.testing.assert_allclose(vals(F.fft(t)), np.fft.fft(z.T[:, ::2]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.fft(t, dim=0)), np.fft.fft(z.T[:, ::2], axis=0), rtol=1e-12, atol=1e-12)
+
+
+def test_helpers():
+    for n, d in [(5, 1.0), (8, 0.1), (1, 2.0)]:
+        np.testing.assert_allclose(vals(F.fftfreq(n, d)), np.fft.fftfreq(n, d), rtol=1e-6)
+        np.testing.assert_allclose(vals(F.rfftfreq(n, d)), np.fft.rfftfreq(n, d), rtol=1e-6)
+    assert F.fftfreq(4, dtype=tgrad.float64).dtype is tgrad.float64
+    a = np.arange(30).reshape(5, 6)
+    ta = tgrad.tensor(a)
+    for dim in (None, 0, (1,), (0, 1)):
+        ax = dim if not isinstance(dim, int) else (dim,)
+        np.testing.assert_array_equal(vals(F.fftshift(ta, dim)), np.fft.fftshift(a, ax))
+        np.testing.assert_array_equal(vals(F.ifftshift(ta, dim)), np.fft.ifftshift(a, ax))
+
+
+def test_bad_input():
+    x = tgrad.ones(4)
+    with pytest.raises(RuntimeError, match='Invalid normalization mode: "bad"'):
+        F.fft(x, norm="bad")
+    with pytest.raises(RuntimeError, match=r"Invalid number of data points \(0\) specified"):
+        F.fft(x, n=0)
+    with pytest.raises(RuntimeError, match="rfft expects a real input tensor, but got ComplexFloat"):
+        F.rfft(x * 1j)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        F.fft(x, dim=3)
+    with pytest.raises(RuntimeError, match="Got shape with 2 values but input tensor only has 1 dimensions"):
+        F.fftn(x, s=(2, 2))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: tgrad.view_as_real(F.fft(x, norm="ortho")),
+    lambda x: tgrad.view_as_real(F.rfft(x, n=7)),
+    lambda x: F.irfft(F.rfft(x) * F.rfft(x.flip(-1)), n=x.shape[-1]),
+    lambda x: F.ifft(F.fft2(x) * 1j).abs(),
+    lambda x: F.irfftn(F.rfftn(x, norm="forward").exp()),
+    lambda x: F.hfft(F.ihfft(x) * F.ihfft(x), n=5),
+    lambda x: F.irfft(tgrad.view_as_complex(tgrad.stack([x, x.flip(0)], -1)), n=6, dim=0),
+])
+def test_gradients(fn):
+    x = tgrad.tensor(np.random.default_rng(9).standard_normal((3, 5)), requires_grad=True)
+    assert gradcheck(fn, (x,))
+
+
+def test_second_order():
+    x = tgrad.tensor(np.random.default_rng(10).standard_normal((2, 4)), requires_grad=True)
+    assert gradgradcheck(lambda x: F.irfft(F.rfft(x) * F.rfft(x), n=4), (x,))
