@@ -81,6 +81,7 @@ from .threads import (get_num_threads, set_num_threads)
 from . import distributions, special  # noqa: F401,E402  (the floors above nn: distributions, special functions)
 from . import func  # noqa: F401,E402  (function transforms: torch.func)
 from . import fft  # noqa: F401,E402  (torch.fft)
+from .fft import istft, stft  # noqa: F401,E402
 from . import jit  # noqa: F401,E402  (TorchScript entry points, run eagerly)
 from .func import vmap  # noqa: E402
 from ._functional_more import cumulative_trapezoid, trapezoid, trapz  # noqa: F401

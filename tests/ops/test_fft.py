@@ -121,3 +121,83 @@ def test_gradients(fn):
 def test_second_order():
     x = tgrad.tensor(np.random.default_rng(10).standard_normal((2, 4)), requires_grad=True)
     assert gradgradcheck(lambda x: F.irfft(F.rfft(x) * F.rfft(x), n=4), (x,))
+
+
+def _np_stft(x, n_fft, hop, window, center, pad_mode, onesided, normalized):
+    """numpy's independent stft: pad, frame, window, fft (the definition PyTorch documents)."""
+    if center:
+        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(n_fft // 2, n_fft // 2)],
+                   mode={"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[pad_mode])
+    n = 1 + (x.shape[-1] - n_fft) // hop
+    frames = np.stack([x[..., t * hop:t * hop + n_fft] * window for t in range(n)], -2)
+    f = np.fft.rfft(frames, axis=-1) if onesided else np.fft.fft(frames, axis=-1)
+    return np.swapaxes(f / (np.sqrt(n_fft) if normalized else 1), -1, -2)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(n_fft=8, hop_length=2, win_length=None, center=True, pad_mode="reflect", onesided=True, normalized=False),
+    dict(n_fft=10, hop_length=3, win_length=6, center=False, pad_mode="reflect", onesided=True, normalized=True),
+    dict(n_fft=8, hop_length=4, win_length=8, center=True, pad_mode="constant", onesided=False, normalized=False),
+    dict(n_fft=12, hop_length=5, win_length=12, center=True, pad_mode="replicate", onesided=True, normalized=False),
+    dict(n_fft=6, hop_length=1, win_length=5, center=True, pad_mode="circular", onesided=True, normalized=False),
+])
+def test_stft_against_numpy(kw):
+    x = np.random.default_rng(11).standard_normal((2, 37))
+    wl = kw["win_length"] or kw["n_fft"]
+    w = np.hanning(wl + 1)[:-1]
+    left = (kw["n_fft"] - wl) // 2
+    wfull = np.pad(w, (left, kw["n_fft"] - wl - left))
+    got = tgrad.stft(tgrad.tensor(x), window=tgrad.tensor(w), return_complex=True, **kw)
+    ref = _np_stft(x, kw["n_fft"], kw["hop_length"], wfull, kw["center"], kw["pad_mode"], kw["onesided"],
+                   kw["normalized"])
+    np.testing.assert_allclose(vals(got), ref, rtol=1e-12, atol=1e-12)
+    one = tgrad.stft(tgrad.tensor(x[1]), window=tgrad.tensor(w), return_complex=True, **kw)
+    np.testing.assert_allclose(vals(one), ref[1], rtol=1e-12, atol=1e-12)
+
+
+def test_istft_inverts_stft():
+    x = np.random.default_rng(12).standard_normal((2, 50))
+    w = tgrad.tensor(np.hanning(17)[:-1])
+    for hop, center, normalized, length in [(4, True, False, 50), (2, True, True, None), (4, False, False, None)]:
+        wc = w if center else w + 0.1       # uncentred, a Hann window's zero would be the first sample's only weight
+        s = tgrad.stft(tgrad.tensor(x), 16, hop, window=wc, center=center, normalized=normalized, return_complex=True)
+        y = tgrad.istft(s, 16, hop, window=wc, center=center, normalized=normalized, length=length)
+        n = y.shape[-1]
+        assert n == (50 if center else 48)
+        np.testing.assert_allclose(vals(y), x[:, :n], atol=1e-12)
+    s = tgrad.stft(tgrad.tensor(x[0]), 8, 2, window=tgrad.ones(8, dtype=tgrad.float64), return_complex=True)
+    with pytest.warns(UserWarning, match="padded with zeros in the tail"):
+        y = tgrad.istft(s, 8, 2, window=tgrad.ones(8, dtype=tgrad.float64), length=55)
+    assert y.shape == (55,) and vals(y)[54] == 0     # 50..53: the reflected padding's samples, as in PyTorch
+    np.testing.assert_allclose(vals(y)[:50], x[0], atol=1e-12)
+
+
+def test_stft_arguments():
+    x = tgrad.ones(20)
+    with pytest.raises(RuntimeError, match="stft requires the return_complex parameter"):
+        tgrad.stft(x, 4, window=tgrad.ones(4))
+    with pytest.warns(UserWarning, match="A window was not provided"):
+        s = tgrad.stft(x, 4, return_complex=True)
+    assert s.shape == (3, 21)
+    with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
+        r = tgrad.stft(x, 4, window=tgrad.ones(4), return_complex=False)
+    assert r.shape == (3, 21, 2) and r.dtype is tgrad.float32
+    with pytest.raises(RuntimeError, match="expected 0 < n_fft <= 20, but got n_fft=30"):
+        tgrad.stft(x, 30, window=tgrad.ones(30), center=False, return_complex=True)
+    with pytest.raises(RuntimeError, match="expected hop_length > 0"):
+        tgrad.stft(x, 4, 0, window=tgrad.ones(4), return_complex=True)
+    with pytest.raises(RuntimeError, match="size equal to win_length=4"):
+        tgrad.stft(x, 4, window=tgrad.ones(3), return_complex=True)
+    with pytest.raises(RuntimeError, match="istft requires a complex-valued input"):
+        tgrad.istft(tgrad.ones(3, 5), 4)
+    with pytest.raises(RuntimeError, match="window overlap add min"):
+        tgrad.istft(s, 4, 4, window=tgrad.tensor([0.0, 1.0, 1.0, 0.0]), center=False)
+
+
+def test_stft_gradients():
+    x = tgrad.tensor(np.random.default_rng(13).standard_normal(12), requires_grad=True)
+    w = tgrad.tensor(np.hanning(7)[:-1], requires_grad=True)
+    assert gradcheck(lambda x, w: tgrad.stft(x, 6, 2, window=w, return_complex=True).abs(), (x, w))
+    w = w.detach()
+    assert gradcheck(lambda x: tgrad.istft(tgrad.stft(x, 6, 2, window=w, onesided=False, return_complex=True).exp(), 6,
+                                           2, window=w, onesided=False, return_complex=True).imag, (x,))
