@@ -201,3 +201,25 @@ def test_stft_gradients():
     w = w.detach()
     assert gradcheck(lambda x: tgrad.istft(tgrad.stft(x, 6, 2, window=w, onesided=False, return_complex=True).exp(), 6,
                                            2, window=w, onesided=False, return_complex=True).imag, (x,))
+
+
+def test_four_step_split(monkeypatch):
+    """Composite lengths from FOUR_STEP_MIN on run as two passes (n1- and n2-point DFTs with twiddles between):
+    lowered here so that small lengths take that path, forward, padded, one-sided, c2r and gradients."""
+    from tgrad.ops import fft as opfft
+    monkeypatch.setattr(opfft, "FOUR_STEP_MIN", 4)
+    assert opfft._split(12) == 3 and opfft._split(7) is None and opfft._split(64) == 8
+    z = cplx((2, 12), 14)
+    x = np.random.default_rng(15).standard_normal((3, 24))
+    tz, tx = tgrad.tensor(z), tgrad.tensor(x)
+    for got, ref in [(F.fft(tz), np.fft.fft(z)), (F.ifft(tz, n=18, norm="ortho"), np.fft.ifft(z, n=18, norm="ortho")),
+                     (F.rfft(tx), np.fft.rfft(x)), (F.irfft(tz, n=20), np.fft.irfft(z, n=20)),
+                     (F.irfft(tz, n=16), np.fft.irfft(z, n=16)), (F.fft2(tx.reshape(3, 4, 6)),
+                                                                   np.fft.fft2(x.reshape(3, 4, 6)))]:
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-12, atol=1e-12)
+    z32 = cplx((2, 4096), 16, np.complex64)
+    got = vals(F.fft(tgrad.tensor(z32)))
+    ref = np.fft.fft(z32.astype(np.complex128))
+    assert np.abs(got - ref).max() <= 2e-6 * np.abs(ref).max()
+    xg = tgrad.tensor(x[0, :12], requires_grad=True)
+    assert gradcheck(lambda v: F.irfft(F.rfft(v) * F.fft(v)[:7], n=12), (xg,))

@@ -12,7 +12,7 @@ the four real products of each tile done by ``tl.dot`` in exact fp32 (fp64 for c
 import triton
 import triton.language as tl
 
-from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
+from .runtime import Launch, Ptr, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
 from ._lang import param_h, split64
 
 @triton.jit
@@ -58,7 +58,49 @@ def dft_kernel(x_ptr, out_ptr, B, N, M, L, scale_hi, scale_lo,
         tl.store(out_ptr + oo + 1, (acc_i * scale).to(out_ptr.dtype.element_ty), mask=om)
 
 
+@triton.jit
+def twiddle_kernel(y_ptr, z_ptr, n_elements, n1, n2, L, SIGN: tl.constexpr, COMPUTE: tl.constexpr,
+                   BLOCK: tl.constexpr):
+    """z[r, k1, j2] = y[r, j2, k1] exp(SIGN 2 pi i j2 k1 / L): the twiddle and transpose between the two passes of
+    a four-step DFT of length L = n1 n2; y (R, n2, n1), z (R, n1, n2) complex, contiguous."""
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n_elements
+    j2 = idx % n2
+    k1 = (idx // n2) % n1
+    src = (idx // (n1 * n2)) * (n1 * n2) + j2 * n1 + k1
+    yr = tl.load(y_ptr + 2 * src, mask=mask).to(COMPUTE)
+    yi = tl.load(y_ptr + 2 * src + 1, mask=mask).to(COMPUTE)
+    m = ((j2 * k1) % L).to(COMPUTE)
+    ang = m * 6.2831854820251465 / L + m * -1.7484556000744487e-07 / L
+    c = tl.cos(ang)
+    s = tl.sin(ang)
+    if SIGN < 0:
+        s = -s
+    tl.store(z_ptr + 2 * idx, (yr * c - yi * s).to(z_ptr.dtype.element_ty), mask=mask)
+    tl.store(z_ptr + 2 * idx + 1, (yr * s + yi * c).to(z_ptr.dtype.element_ty), mask=mask)
+
+
 _SITES = Sites()
+
+
+def twiddle(y, z, n1, n2, sign):
+    """z = y's (R, n2, n1) rows transposed to (R, n1, n2) times the twiddles of length n1 n2 (``twiddle_kernel``)."""
+    n = z.numel()
+    if n == 0:
+        return z
+    dev = z._storage.launch_device
+    rdt = y.dtype.to_real()
+    key = ("tw", n, n1, n2, sign, rdt, dev, gpu_blocks(dev))
+    site = _SITES.get(key)
+    if site is None:
+        block = elementwise_block(n, dev)
+        site = _SITES.add(key, Launch(twiddle_kernel, (cdiv(n, block),), dev,
+                                      [Ptr(y.data_ptr(), rdt.np), Ptr(z.data_ptr(), z.dtype.to_real().np), n, n1, n2,
+                                       n1 * n2],
+                                      {"SIGN": sign, "COMPUTE": tl.float64 if rdt.name == "float64" else tl.float32,
+                                       "BLOCK": block}))
+    site(y.data_ptr(), z.data_ptr())
+    return z
 
 
 def dft(x, out, L, sign, scale, c2r=False):
