@@ -10,7 +10,7 @@ import numpy as np
 from . import dtypes as D
 from . import return_types as R
 from ._creation import arange, full, linspace, tensor, zeros
-from ._einsum import einsum, kron, tensordot  # noqa: F401  (tgrad.einsum, Tensor.kron)
+from ._einsum import complex_bilinear, einsum, kron, tensordot  # noqa: F401  (tgrad.einsum, Tensor.kron)
 from ._functional import cat, meshgrid, stack
 from ._functional import pow as pow_
 from .autograd import dispatch as _dispatch

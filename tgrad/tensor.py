@@ -600,6 +600,8 @@ class Tensor:
 
     # ------------------------------------------------------------ linear algebra (ops/matmul.py)
     def matmul(self, other):
+        if self.dtype._kind == 3 or getattr(other, "dtype", self.dtype)._kind == 3:
+            return _fm.complex_bilinear(Tensor.matmul, self, other)
         return _ops.matmul.matmul(self, other)
 
     def __matmul__(self, other):
@@ -609,9 +611,13 @@ class Tensor:
         return other.matmul(self)
 
     def mm(self, mat2):
+        if self.dtype._kind == 3 or mat2.dtype._kind == 3:
+            return _fm.complex_bilinear(Tensor.mm, self, mat2)
         return _call("mm", self, mat2)
 
     def bmm(self, mat2):
+        if self.dtype._kind == 3 or mat2.dtype._kind == 3:
+            return _fm.complex_bilinear(Tensor.bmm, self, mat2)
         return _call("bmm", self, mat2)
 
     def mv(self, vec):

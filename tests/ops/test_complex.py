@@ -163,3 +163,43 @@ def test_repr_as_pytorch():
         "tensor([[1.5000+0.j, 2.0000+0.j],\n        [3.0000+0.j, 4.0000+0.j]], dtype=tgrad.complex128)")
     assert neutral_repr(tgrad.tensor([1e10 + 1j, 1e-5j])) == "tensor([1.0000e+10+1.0000e+00j, 0.0000e+00+1.0000e-05j])"
     assert neutral_repr(tgrad.tensor(math.pi * 1j)) == "tensor(0.+3.1416j)"
+
+
+def test_matmul_and_einsum_of_complex_operands():
+    a, b = rnd((2, 3, 4), seed=5), rnd((2, 4, 5), seed=6)
+    r = np.random.default_rng(7).standard_normal((4, 2))
+    ta, tb, tr = tgrad.tensor(a), tgrad.tensor(b), tgrad.tensor(r)
+    for got, ref in [(ta @ tb, a @ b), (ta.bmm(tb), a @ b), (ta[0].mm(tb[1]), a[0] @ b[1]), (ta @ tr, a @ r),
+                     (tr.t().matmul(tb), r.T @ b),
+                     (tgrad.einsum("bij,bjk->bik", ta, tb), np.einsum("bij,bjk->bik", a, b)),
+                     (tgrad.einsum("bij,jk->bik", ta, tr), np.einsum("bij,jk->bik", a, r))]:
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-12, atol=1e-12)
+    x = tgrad.tensor(np.random.default_rng(8).standard_normal((2, 3, 2)), requires_grad=True)
+    w = tgrad.tensor(np.random.default_rng(9).standard_normal((3, 4, 2)), requires_grad=True)
+    assert gradcheck(lambda x, w: _r(tgrad.einsum("bi,io->bo", _c(x), _c(w))), (x, w))
+    assert gradcheck(lambda x, w: (_c(x) @ _c(w)).abs(), (x, w))
+
+
+def test_slice_assignment_and_optimizer_on_complex_parameters():
+    """out[...] = z records CopySlices (its backward scatters the complex gradient); Adam updates a complex
+    parameter as PyTorch does, element-wise on its float view."""
+    w = tgrad.tensor(rnd((3,), seed=10), requires_grad=True)
+    x = tgrad.tensor(np.random.default_rng(11).standard_normal((3, 2)), requires_grad=True)
+    def f(x):
+        out = tgrad.zeros(5, dtype=tgrad.cdouble)
+        out[1:4] = _c(x) * w.detach()
+        return _r(out)
+    assert gradcheck(f, (x,))
+    z0 = rnd((4,), seed=12)
+    p = tgrad.nn.Parameter(tgrad.tensor(z0))
+    q = tgrad.nn.Parameter(tgrad.tensor(_r(tgrad.tensor(z0)).numpy()))
+    opts = [tgrad.optim.Adam([p], lr=0.1, weight_decay=0.01), tgrad.optim.Adam([q], lr=0.1, weight_decay=0.01)]
+    for _ in range(3):
+        for o in opts:
+            o.zero_grad()
+        (p * p.conj() * tgrad.tensor([1.0, 2.0, 3.0, 4.0], dtype=tgrad.float64)).real.sum().backward()
+        (q * q * tgrad.tensor([[1.0], [2.0], [3.0], [4.0]], dtype=tgrad.float64)).sum().backward()
+        for o in opts:
+            o.step()
+    np.testing.assert_array_equal(vals(_r(p)), vals(q))
+    assert p.dtype is tgrad.complex128 and p._version > 0
