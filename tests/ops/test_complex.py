@@ -203,3 +203,17 @@ def test_slice_assignment_and_optimizer_on_complex_parameters():
             o.step()
     np.testing.assert_array_equal(vals(_r(p)), vals(q))
     assert p.dtype is tgrad.complex128 and p._version > 0
+
+
+def test_casting_to_real_warns_but_gradients_do_not():
+    x = tgrad.tensor([1 + 2j, -3j])
+    with pytest.warns(UserWarning, match="Casting complex values to real discards the imaginary part"):
+        y = x.to(tgrad.float32)
+    np.testing.assert_array_equal(vals(y), [1, 0])
+    w = tgrad.tensor([1.0, 2.0], dtype=tgrad.float64, requires_grad=True)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a real input's gradient is taken as .real, silently
+        (w.to(tgrad.cdouble) * (1 + 1j)).abs().sum().backward()
+        (tgrad.fft.irfft(tgrad.fft.rfft(w), n=2) * w).sum().backward()
+    assert w.grad is not None

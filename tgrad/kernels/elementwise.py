@@ -14,6 +14,7 @@ interpreter) and are accurate to a few ulp in float64.  The FNs of unary math, a
 live in ``unary.py``, ``activation.py`` and ``compare.py`` (the op families of the same names).
 """
 import math
+import warnings
 
 import numpy as np
 import triton
@@ -326,7 +327,8 @@ def _complex_copy(src, out):
     elif out.dtype._kind == 3:                      # real -> complex: imaginary part 0
         copy(src, FloatView(out, 0))
         fill(FloatView(out, 1), 0)
-    else:                                           # complex -> real: the real part (PyTorch warns, in Tensor.to)
+    else:                                           # complex -> real: the real part, with PyTorch's warning
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
         copy(FloatView(src, 0), out)
     return out
 

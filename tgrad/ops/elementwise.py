@@ -53,7 +53,10 @@ def to_copy_forward(self, *, dtype=None, out=None):
 
 
 def to_copy_backward(ctx, grad):
-    return (grad.to(ctx.input_meta[0].dtype),)
+    dt = ctx.input_meta[0].dtype
+    if grad.dtype._kind == 3 and dt._kind != 3:        # a real input of a complex copy: the real part
+        grad = _c("real", grad)
+    return (grad.to(dt),)
 
 
 def copy_inplace_forward(self, src, *, out=None):

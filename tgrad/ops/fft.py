@@ -10,6 +10,7 @@ from ..kernels import elementwise as KE
 from ..kernels import fft as KF
 from ..tensor import empty, from_host
 from . import Op, call as _c
+from .complex import _float_view
 
 
 def _contiguous(x):
@@ -89,7 +90,7 @@ def fft_c2r_forward(self, *, length, scale):
 
 
 def _real_into(z, out, R, L):
-    KE.copy(z, out._view_of((R, L), (L, 1)))        # complex -> real: the real part
+    KE.copy(_float_view(z, 0), out._view_of((R, L), (L, 1)))        # the real part
     return out
 
 
