@@ -19,8 +19,8 @@ from ._functional_more import complex as complex_, view_as_real
 from .autograd import dispatch as _dispatch
 from .tensor import _wrap_dim
 
-__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
-           "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+__all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
+           "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 
 def _scale(norm, n, inverse):
@@ -191,6 +191,25 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return irfftn(input, s, dim, norm, out=out)
+
+
+def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-dimensional fft of a Hermitian-symmetric signal given by its last-dim half: irfftn(conj(x)) with
+    norm's direction swapped (real output)."""
+    return irfftn(_complex(input).conj(), s, dim, _swap(norm), out=out)
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The inverse of hfftn: conj(rfftn(x)) with norm's direction swapped (the one-sided half)."""
+    return _out(rfftn(input, s, dim, _swap(norm)).conj(), out)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return hfftn(input, s, dim, norm, out=out)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    return ihfftn(input, s, dim, norm, out=out)
 
 
 def _out(r, out):

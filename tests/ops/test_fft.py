@@ -223,3 +223,18 @@ def test_four_step_split(monkeypatch):
     assert np.abs(got - ref).max() <= 2e-6 * np.abs(ref).max()
     xg = tgrad.tensor(x[0, :12], requires_grad=True)
     assert gradcheck(lambda v: F.irfft(F.rfft(v) * F.fft(v)[:7], n=12), (xg,))
+
+
+def test_hermitian_n_dim():
+    """hfftn / ihfftn (and the 2-D forms) by their definitions: irfftn(conj(x)) and conj(rfftn(x)) with the
+    norm's direction swapped."""
+    x = np.random.default_rng(17).standard_normal((3, 4, 6))
+    z = cplx((3, 4, 4), 18)
+    tx, tz = tgrad.tensor(x), tgrad.tensor(z)
+    np.testing.assert_allclose(vals(F.ihfftn(tx)), np.conj(np.fft.rfftn(x)) / x.size, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.ihfft2(tx, s=(3, 5), norm="ortho")),
+                               np.conj(np.fft.rfft2(x, s=(3, 5), norm="ortho")), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.hfftn(tz)), np.fft.irfftn(np.conj(z)) * 3 * 4 * 6, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.hfft2(tz, s=(4, 7), norm="forward")),
+                               np.fft.irfft2(np.conj(z), s=(4, 7)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.hfftn(F.ihfftn(tx), s=(3, 4, 6))), x, atol=1e-12)
