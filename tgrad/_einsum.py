@@ -2,11 +2,14 @@
 gradients come from those ops)."""
 import math
 
+from .autograd import dispatch as _dispatch
+
 
 def complex_bilinear(fn, a, b):
     """fn(a, b) of a real bilinear ``fn`` (matmul, an einsum pair) when a or b is complex, from the parts:
     (ar br - ai bi) + i (ar bi + ai br), so the gradients are the real ops' (views .real / .imag, then complex)."""
-    from ._functional_more import complex as cx      # (_functional_more imports this module at its top)
+    def cx(re, im):
+        return _dispatch.call("complex", re, im)
     if not a.dtype.is_complex:
         return cx(fn(a, b.real), fn(a, b.imag))
     if not b.dtype.is_complex:
