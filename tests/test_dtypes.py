@@ -203,7 +203,7 @@ def test_dtype_arguments_must_be_dtypes():
     assert tgrad.zeros(2, dtype=float).dtype is tgrad.float64       # Python float is float64 in PyTorch
     assert tgrad.zeros(2, dtype=int).dtype is tgrad.int64 and tgrad.zeros(2, dtype=bool).dtype is tgrad.bool
     assert tgrad.ones(2).to(float).dtype is tgrad.float64
-    with pytest.raises(TypeError, match="can't convert np.ndarray of type numpy.complex128"):
-        tgrad.tensor(np.array([1j]))
+    with pytest.raises(TypeError, match="can.t convert np.ndarray of type numpy"):
+        tgrad.tensor(np.array([1j], dtype=np.clongdouble))
     with pytest.raises(TypeError, match="^invalid dtype object: only floating-point types are supported"):
         tgrad.set_default_dtype("float32")

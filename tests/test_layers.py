@@ -22,7 +22,7 @@ FLOORS = [
     ("autograd", ("tgrad.autograd",)),
     ("api", ("tgrad._creation", "tgrad._functional", "tgrad._nn_functional", "tgrad.random", "tgrad._indexing",
              "tgrad.serialization", "tgrad.cuda", "tgrad._legacy", "tgrad.linalg", "tgrad.profiler",
-             "tgrad._functional_more", "tgrad._einsum", "tgrad.special", "tgrad.threads")),
+             "tgrad._functional_more", "tgrad._einsum", "tgrad.special", "tgrad.threads", "tgrad.fft")),
     ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad.multiprocessing",
                "tgrad._compile", "tgrad.func", "tgrad.distributions")),
     ("tools", ("tgrad.testing", "tgrad.bench", "tgrad")),

@@ -55,7 +55,7 @@ from .autograd.anomaly import (is_anomaly_check_nan_enabled, is_anomaly_enabled)
 from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                                  set_grad_enabled)
 from .device import (device, get_default_device, set_default_device)
-from .dtypes import (finfo, iinfo, bfloat16, bool_ as bool, dtype, float16, float32, float64, get_default_dtype, int16, int32,
+from .dtypes import (finfo, iinfo, bfloat16, bool_ as bool, complex64, complex128, dtype, float16, float32, float64, get_default_dtype, int16, int32,
                      int64, int8, promote_types, set_default_dtype, uint8)
 from .memory import OutOfMemoryError
 from .memory.stats import (empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated,
@@ -81,9 +81,12 @@ from . import sparse  # noqa: E402  (torch.sparse: sum, mm, addmm, check_sparse_
 from .threads import (get_num_threads, set_num_threads)
 from . import distributions, special  # noqa: F401,E402  (the floors above nn: distributions, special functions)
 from . import func  # noqa: F401,E402  (function transforms: torch.func)
+from . import fft  # noqa: F401,E402  (torch.fft)
+from .fft import istft, stft  # noqa: F401,E402
 from . import jit  # noqa: F401,E402  (TorchScript entry points, run eagerly)
 from .func import vmap  # noqa: E402
 from ._functional_more import cumulative_trapezoid, trapezoid, trapz  # noqa: F401
+from ._functional_more import angle, complex, imag, polar, real, view_as_complex, view_as_real  # noqa: F401
 from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_diag, bucketize, cartesian_prod, cdist,
                                combinations, cross, diagflat, diff, dist, einsum, fake_quantize_per_channel_affine,
                                fake_quantize_per_tensor_affine, float_power, histc, histogram, histogramdd, isin,
@@ -101,6 +104,8 @@ from .linalg import pinverse, _torch_qr as qr  # noqa: E402
 Tensor.__module__ = Size.__module__ = "tgrad"  # shown as tgrad.Tensor, as PyTorch shows torch.Tensor
 float = float32
 double = float64
+cfloat = complex64
+cdouble = complex128
 half = float16
 long = int64
 int = int32

@@ -49,6 +49,8 @@ def _infer_dtype(data):
         return D.int64
     if isinstance(data, float):
         return D.get_default_dtype()
+    if isinstance(data, complex):
+        return D.default_complex()
     if isinstance(data, str):
         raise TypeError("new(): invalid data type 'str'")
     if not isinstance(data, (list, tuple)):
@@ -119,7 +121,9 @@ def _python_values(data, dt):
         if 0 not in sizes:
             raise
         arr = np.zeros(sizes)
-    if dt.is_floating_point or dt is D.bool_:
+    if dt.is_floating_point or dt is D.bool_ or dt.is_complex:
+        if arr.dtype.kind == "c" and not dt.is_complex:
+            raise TypeError(f"can't convert complex to {'float' if dt.is_floating_point else 'bool'}")
         if arr.dtype == object:         # Python ints beyond int64 are converted as floats (or truth values)
             try:
                 arr = arr.astype(np.float64 if dt.is_floating_point else bool)
@@ -209,7 +213,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is not None:
         dtype = D.to_dtype(dtype, "full")
     else:
-        dtype = (D.bool_, D.int64, D.get_default_dtype())[D.scalar_kind(fill_value)]
+        dtype = (D.bool_, D.int64, D.get_default_dtype(), D.default_complex())[D.scalar_kind(fill_value)]
     D.check_fill_value(fill_value, dtype)
     t = empty(*_shape_arg((size,)), dtype=dtype, device=device)
     KE.fill(t, fill_value)
@@ -422,6 +426,10 @@ def _mt_fill(t, dist, lo, hi, g):
 
 
 def _random_fill(t, dist, lo, hi, generator):
+    if t.dtype._kind == 3 and dist in (0, 1):  # PyTorch: both parts drawn from the float view; normal: variance 1/2
+        f = t._view_of(t._shape + (2,), tuple(2 * s for s in t._strides) + (1,), 2 * t._offset, t.dtype.to_real())
+        _random_fill(f, dist, lo, hi / math.sqrt(2) if dist == 1 else hi, generator)
+        return t
     if dist != 2:
         _check_random(t, dist, lo, hi)
     g = _gen(generator, t.device)

@@ -2,6 +2,21 @@
 gradients come from those ops)."""
 import math
 
+from .autograd import dispatch as _dispatch
+
+
+def complex_bilinear(fn, a, b):
+    """fn(a, b) of a real bilinear ``fn`` (matmul, an einsum pair) when a or b is complex, from the parts:
+    (ar br - ai bi) + i (ar bi + ai br), so the gradients are the real ops' (views .real / .imag, then complex)."""
+    def cx(re, im):
+        return _dispatch.call("complex", re, im)
+    if not a.dtype.is_complex:
+        return cx(fn(a, b.real), fn(a, b.imag))
+    if not b.dtype.is_complex:
+        return cx(fn(a.real, b), fn(a.imag, b))
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    return cx(fn(ar, br) - fn(ai, bi), fn(ar, bi) + fn(ai, br))
+
 
 def _parse_einsum(equation, operands):
     """(input subscripts per operand, output subscripts), '...' replaced by private upper-case letters."""
@@ -123,7 +138,12 @@ def einsum(*args):
     x, s = xs[0]
     for i, (y, t) in enumerate(xs[1:], 1):
         keep = out + "".join(u for _, u in xs[i + 1:])
-        x, s = _einsum_pair(x, s, y, t, keep)
+        if x.dtype.is_complex or y.dtype.is_complex:
+            r = []
+            x = complex_bilinear(lambda u, v: r.append(_einsum_pair(u, s, v, t, keep)) or r[-1][0], x, y)
+            s = r[-1][1]
+        else:
+            x, s = _einsum_pair(x, s, y, t, keep)
     extra = [d for d, c in enumerate(s) if c not in out]
     if extra:
         x = x.sum(extra)

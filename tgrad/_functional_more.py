@@ -11,9 +11,10 @@ import numpy as np
 from . import dtypes as D
 from . import return_types as R
 from ._creation import arange, full, linspace, tensor, zeros
-from ._einsum import einsum, kron, tensordot  # noqa: F401  (tgrad.einsum, Tensor.kron)
+from ._einsum import complex_bilinear, einsum, kron, tensordot  # noqa: F401  (tgrad.einsum, Tensor.kron)
 from ._functional import cat, meshgrid, stack
 from ._functional import pow as pow_
+from .autograd import dispatch as _dispatch
 from .tensor import Size, Tensor
 
 
@@ -985,3 +986,37 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
     shape[axis] = -1
     return _fake_quantize(input, scale.float().reshape(shape), zero_point.round().float().reshape(shape), quant_min,
                           quant_max)
+
+
+# ------------------------------------------------------------------ complex numbers (ops/complex.py)
+def view_as_real(input):
+    """The (..., 2) float view of a complex tensor (real and imaginary parts, sharing its storage)."""
+    return _dispatch.call("view_as_real", input)
+
+
+def view_as_complex(input):
+    """The complex view of a float (..., 2) tensor whose last dim has stride 1 (sharing its storage)."""
+    return _dispatch.call("view_as_complex", input)
+
+
+def complex(real, imag, *, out=None):
+    """real + imag i of two float tensors of one dtype (float32 -> complex64, float64 -> complex128)."""
+    r = _dispatch.call("complex", real, imag)
+    return r if out is None else out.copy_(r)
+
+
+def polar(abs, angle, *, out=None):
+    """abs * (cos(angle) + i sin(angle))."""
+    r = _dispatch.call("polar", abs, angle)
+    return r if out is None else out.copy_(r)
+
+
+def real(input):
+    return input.real
+
+
+def imag(input):
+    return input.imag
+
+
+angle = _method_fn("angle")

@@ -119,7 +119,7 @@ def getitem(t, index):
 
 
 def setitem(t, index, value):
-    if not isinstance(value, (Tensor, int, float, bool, np.number, np.bool_)):
+    if not isinstance(value, (Tensor, int, float, bool, complex, np.number, np.bool_)):
         ty = type(value)
         name = ty.__name__ if ty.__module__ == "builtins" else f"{ty.__module__}.{ty.__name__}"
         raise TypeError(f"can't assign a {name} to a {t.type()}")

@@ -21,14 +21,22 @@ class dtype:
         self.legacy_name = legacy_name  # PyTorch's legacy type name in messages: "Float" (torch.FloatTensor)
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
-        self._kind = kind  # 0 bool, 1 integer, 2 floating
+        self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex
         self._rank = rank
         self.is_floating_point = kind == 2
         self.is_signed = name not in ("uint8", "bool")
 
     @property
     def is_complex(self):
-        return False
+        return self._kind == 3
+
+    def to_real(self):
+        """complex64 -> float32, complex128 -> float64 (other dtypes are returned as they are)."""
+        return _REAL.get(self, self)
+
+    def to_complex(self):
+        """float32 (and narrower floats) -> complex64, float64 -> complex128; complex dtypes as they are."""
+        return self if self._kind == 3 else complex128 if self is float64 else complex64
 
     def __repr__(self):
         return f"tgrad.{self.name}"
@@ -48,12 +56,18 @@ bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 2, 1, "BFloat16")
 float32 = dtype("float32", np.float32, 2, 3, "Float")
 float64 = dtype("float64", np.float64, 2, 4, "Double")
 
+# Complex: interleaved (real, imag) pairs of the float type (numpy's layout); kernels see them as floats
+complex64 = dtype("complex64", np.complex64, 3, 3, "ComplexFloat")
+complex128 = dtype("complex128", np.complex128, 3, 4, "ComplexDouble")
+COMPLEX = (complex64, complex128)
+_REAL = {complex64: float32, complex128: float64}
+
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 FLOATING = (float16, bfloat16, float32, float64)
-_BY_NAME = {d.name: d for d in ALL}
-_BY_NP = {d.np: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL + COMPLEX}
+_BY_NP = {d.np: d for d in ALL + COMPLEX}
 # Legacy tensor type names used in error messages ("[torch.FloatTensor [1, 10]]").
-TENSOR_TYPE_NAMES = {d: d.legacy_name + "Tensor" for d in ALL}
+TENSOR_TYPE_NAMES = {d: d.legacy_name + "Tensor" for d in ALL + COMPLEX}
 
 
 def _by_name(name):
@@ -81,7 +95,7 @@ def from_numpy_dtype(nd):
     if r is None:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(nd)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
+            "float64, float32, float16, complex64, complex128, bfloat16, int64, int32, int16, int8, uint8, and bool.")
     return r
 
 
@@ -104,6 +118,11 @@ def promote_types(a, b):
     """The smallest dtype both a and b convert to without losing their category (torch.promote_types)."""
     if a is b:
         return a
+    if a._kind == 3 or b._kind == 3:    # complex: the wider of the two float widths
+        if a._kind == 3 and b._kind == 3:
+            return a if a._rank >= b._rank else b
+        c, other = (a, b) if a._kind == 3 else (b, a)
+        return complex128 if other is float64 else c
     if a._kind != b._kind:
         return a if a._kind > b._kind else b
     if a._kind == 2 and {a, b} == {float16, bfloat16}:
@@ -126,9 +145,13 @@ def check_fill_value(value, dtype):
     [min, max], unsigned types also taking -max..-1 (two's complement wrap).  Floating types: a finite
     value beyond the largest finite one overflows (inf and nan are kept).  bool takes anything.
     """
-    if dtype is bool_ or isinstance(value, (bool, np.bool_)):
+    if dtype is bool_ or isinstance(value, (bool, np.bool_)) or dtype._kind == 3:
         return
     v = value.item() if isinstance(value, np.generic) else value
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype.name]} without overflow")
+        v = v.real
     if dtype.is_floating_point:
         big = float(ml_dtypes.finfo(dtype.np).max)
         bad = abs(v) > big if isinstance(v, int) else (math.isfinite(v) and abs(v) > big)
@@ -147,7 +170,14 @@ def scalar_kind(v):
         return 0
     if isinstance(v, (int, np.integer)):
         return 1
+    if isinstance(v, (complex, np.complexfloating)):
+        return 3
     return 2
+
+
+def default_complex():
+    """complex128 when the default dtype is float64, else complex64 (a Python complex number's dtype)."""
+    return complex128 if _default[0] is float64 else complex64
 
 
 def result_type(*operands):
@@ -171,7 +201,7 @@ def result_type(*operands):
         else:
             pr = 0
             k = scalar_kind(op)
-            d = (bool_, int64, get_default_dtype())[k]
+            d = (bool_, int64, get_default_dtype())[k] if k < 3 else default_complex()
         best[pr] = d if best[pr] is None else promote_types(best[pr], d)
     res = None
     for pr in (2, 1, 0):
@@ -180,6 +210,9 @@ def result_type(*operands):
             continue
         if res is None:
             res = d
+        elif d._kind == 3 and res._kind < 3:
+            # PyTorch's combine_categories: a float keeps its width, an integer takes the complex type
+            res = res.to_complex() if res._kind == 2 else d
         elif d._kind > res._kind:
             # a lower-priority operand of a higher category lifts to the default of that category
             res = d if pr != 0 or d._kind != 2 else get_default_dtype()

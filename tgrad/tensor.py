@@ -250,7 +250,25 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self.dtype._kind == 3
+
+    @property
+    def real(self):
+        """A view of the real parts (a real tensor: itself)."""
+        return _call("real", self) if self.dtype._kind == 3 else self
+
+    @real.setter
+    def real(self, value):
+        self.real.copy_(value)
+
+    @property
+    def imag(self):
+        """A view of the imaginary parts (complex tensors only)."""
+        return _call("imag", self)
+
+    @imag.setter
+    def imag(self, value):
+        self.imag.copy_(value)
 
     @property
     def is_leaf(self):
@@ -316,7 +334,7 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(_NON_LEAF_FLAG_MSG + _NON_LEAF_FLAG_HINT)
             return self
-        if requires_grad and not self.dtype.is_floating_point:
+        if requires_grad and not self.dtype.is_floating_point and self.dtype._kind != 3:
             raise RuntimeError(dtype_error)
         if requires_grad and self._inference:
             if not _grad_state.inference:
@@ -430,7 +448,7 @@ class Tensor:
         """Scalars become 0-dim tensors of the promoted dtype on self's device."""
         if isinstance(other, Tensor):
             return other
-        if isinstance(other, (int, float, bool, np.number, np.bool_)):
+        if isinstance(other, (int, float, bool, complex, np.number, np.bool_)):
             return scalar(other, D.result_type(self, other), self.device)
         if isinstance(other, (list, tuple, np.ndarray)):
             return _creation.tensor(other, device=self.device)
@@ -613,6 +631,8 @@ class Tensor:
 
     # ------------------------------------------------------------ linear algebra (ops/matmul.py)
     def matmul(self, other):
+        if self.dtype._kind == 3 or getattr(other, "dtype", self.dtype)._kind == 3:
+            return _fm.complex_bilinear(Tensor.matmul, self, other)
         return _ops.matmul.matmul(self, other)
 
     def __matmul__(self, other):
@@ -622,9 +642,13 @@ class Tensor:
         return other.matmul(self)
 
     def mm(self, mat2):
+        if self.dtype._kind == 3 or mat2.dtype._kind == 3:
+            return _fm.complex_bilinear(Tensor.mm, self, mat2)
         return _call("mm", self, mat2)
 
     def bmm(self, mat2):
+        if self.dtype._kind == 3 or mat2.dtype._kind == 3:
+            return _fm.complex_bilinear(Tensor.bmm, self, mat2)
         return _call("bmm", self, mat2)
 
     def mv(self, vec):
@@ -1800,7 +1824,7 @@ class Tensor:
         return self * 57.29577951308232
 
     def sgn(self):
-        return self.sign()
+        return _call("sgn", self) if self.dtype._kind == 3 else self.sign()
 
     def signbit(self):
         if not self.dtype.is_floating_point:
@@ -1855,16 +1879,26 @@ class Tensor:
         return self.dtype.is_signed
 
     def is_conj(self):
+        """False: tgrad's conj materializes (no lazy conjugate bit), so no tensor carries one."""
         return False
 
     def is_neg(self):
         return False
 
     def conj(self):
-        """Real tensors are their own conjugate (tgrad has no complex dtypes)."""
+        """The complex conjugate (a new tensor: no lazy conj bit); a real tensor is its own conjugate."""
+        return _call("conj_physical", self) if self.dtype._kind == 3 else self
+
+    def conj_physical(self):
+        return _call("conj_physical", self)
+
+    def resolve_conj(self):
         return self
 
-    resolve_conj = resolve_neg = conj_physical = conj
+    resolve_neg = resolve_conj
+
+    def angle(self):
+        return _call("angle", self)
 
     def roll(self, shifts, dims=None):
         return _call("roll", self, shifts=shifts, dims=() if dims is None else dims)
@@ -2028,7 +2062,7 @@ class Tensor:
         return self._composite_(_fm.heaviside, values)
 
     def sgn_(self):
-        return self.sign_()
+        return _inplace("sgn", self) if self.dtype._kind == 3 else self.sign_()
 
     def ldexp(self, other):
         return _fm.ldexp(self, other)
@@ -2093,7 +2127,7 @@ class Tensor:
         return self.clamp_(max=max)
 
     def conj_physical_(self):
-        return self     # real dtypes only: the conjugate is the tensor itself
+        return _inplace("conj_physical", self) if self.dtype._kind == 3 else self
 
     def gather(self, dim, index, *, sparse_grad=False):
         if sparse_grad:
@@ -2271,10 +2305,11 @@ class Tensor:
         t._inference = self._inference
         return t
 
-    def _view_of(self, shape, strides, offset=None):
-        """A view sharing storage and version counter (no autograd)."""
+    def _view_of(self, shape, strides, offset=None, dtype=None):
+        """A view sharing storage and version counter (no autograd); ``dtype``: read as another dtype
+        (view_as_real: offset and strides are then in that dtype's elements)."""
         t = _new(self._storage, self._offset if offset is None else offset, tuple(shape), tuple(strides),
-                 self.dtype, counter=self._version_counter)
+                 dtype or self.dtype, counter=self._version_counter)
         t._base = self if self._base is None else self._base
         t._inference = self._inference
         return t
@@ -2337,6 +2372,8 @@ class Tensor:
             return float(a)
         if self.dtype is D.bool_:
             return bool(a)
+        if self.dtype._kind == 3:
+            return complex(a)
         return int(a)
 
     def _host_copy(self):

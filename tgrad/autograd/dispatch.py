@@ -157,7 +157,9 @@ def _reduce_to(g, meta):
     """Sum a broadcast gradient back to the input's shape and cast to its dtype."""
     if g._shape != meta.shape:
         g = call("sum_to_size", g, size=meta.shape)
-    if g.dtype is not meta.dtype and meta.dtype.is_floating_point:
+    if g.dtype._kind == 3 and meta.dtype._kind != 3:     # a real input's gradient: the real part (PyTorch)
+        g = call("real", g)
+    if g.dtype is not meta.dtype and (meta.dtype.is_floating_point or meta.dtype._kind == 3):
         g = g.to(meta.dtype)
     return g
 
@@ -318,7 +320,7 @@ def _record(spec, inputs, attrs, out):
         outs = out
         node._out_meta = tuple([(o._shape, o.dtype, o._storage.device) for o in out])
         for i, o in enumerate(out):
-            if i not in nondiff and o.dtype.is_floating_point:    # (integer results never require grad)
+            if i not in nondiff and o.dtype._kind >= 2:    # (integer results never require grad)
                 set_history(o, node, i)
     else:   # one output, the common case: _make_node and set_history written out (host time per op)
         node = spec.cls()
@@ -334,7 +336,7 @@ def _record(spec, inputs, attrs, out):
             node._attrs = attrs
         outs = (out,)
         node._out_meta = ((out._shape, out.dtype, out._storage.device),)
-        if 0 not in spec.op.nondiff_outputs and out.dtype.is_floating_point:
+        if 0 not in spec.op.nondiff_outputs and out.dtype._kind >= 2:
             out._requires_grad = True
             out._grad_fn = node
             out._output_nr = 0

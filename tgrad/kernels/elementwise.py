@@ -14,6 +14,7 @@ interpreter) and are accurate to a few ulp in float64.  The FNs of unary math, a
 live in ``unary.py``, ``activation.py`` and ``compare.py`` (the op families of the same names).
 """
 import math
+import warnings
 
 import numpy as np
 import triton
@@ -297,8 +298,54 @@ def ternary(fn, x, y, z, out, alpha=1.0, p1=0.0, compute=None):
     return _launch_map(ternary_kernel, fn, (x, y, z), out, (alpha, p1), compute, out.dtype)
 
 
+class FloatView:
+    """The floats of complex tensor ``t`` as a tensor-like the launchers take: both parts (``part`` None: a trailing
+    dim of 2, ``view_as_real``'s layout), or the real (0) or imaginary (1) parts alone."""
+
+    __slots__ = ("_storage", "_offset", "_shape", "_strides", "dtype")
+
+    def __init__(self, t, part=None):
+        self._storage, self.dtype = t._storage, t.dtype.to_real()
+        strides = tuple(2 * s for s in t._strides)
+        if part is None:
+            self._offset, self._shape, self._strides = 2 * t._offset, t._shape + (2,), strides + (1,)
+        else:
+            self._offset, self._shape, self._strides = 2 * t._offset + part, t._shape, strides
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def stride(self):
+        return self._strides
+
+    def numel(self):
+        return math.prod(self._shape)
+
+    def data_ptr(self):
+        return self._storage.ptr + self._offset * self.dtype.itemsize
+
+
+def _complex_copy(src, out):
+    if src.dtype._kind == 3 and out.dtype._kind == 3:
+        z = FloatView(src)
+        if len(src._shape) < len(out._shape):      # broadcast the pairs over out's leading dims
+            z._shape, z._strides = (1,) * (len(out._shape) - len(src._shape)) + z._shape, \
+                (0,) * (len(out._shape) - len(src._shape)) + z._strides
+        copy(z, FloatView(out))
+    elif out.dtype._kind == 3:                      # real -> complex: imaginary part 0
+        copy(src, FloatView(out, 0))
+        fill(FloatView(out, 1), 0)
+    else:                                           # complex -> real: the real part, with PyTorch's warning
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+        copy(FloatView(src, 0), out)
+    return out
+
+
 def copy(src, out):
     """out[...] = src (broadcast to out.shape), casting to out's dtype. Same device."""
+    if src.dtype._kind == 3 or out.dtype._kind == 3:
+        return _complex_copy(src, out)
     to_float = out.dtype.is_floating_point and not src.dtype.is_floating_point
     return _launch_map(unary_kernel, identity, (src,), out, (0.0, 0.0, 0.0), None,
                        out.dtype if to_float else src.dtype)
@@ -326,6 +373,11 @@ class _ZeroFill:
 def fill(out, value):
     """out[...] = value (a Python number) over any strided view."""
     dt = out.dtype
+    if dt._kind == 3:
+        value = complex(value)
+        fill(FloatView(out, 0), value.real)
+        fill(FloatView(out, 1), value.imag)
+        return out
     if dt.name == "float64":
         value = int(np.array(float(value), dtype=np.float64).view(np.int64))
     elif dt.is_floating_point:

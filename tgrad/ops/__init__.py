@@ -105,16 +105,16 @@ def host_constant(key, make, dtype, device):
     return t
 
 
-from . import (activation, amp, as_strided, attention, compare, conv, elementwise, index, linalg, loss,  # noqa: E402
-               matmul, nn, norm, optim, pool, random, reduce, rnn, scan, segment, shape, softmax,  # (they import Op)
-               sort, sparse, special, unary)
+from . import (activation, amp, as_strided, attention, compare, complex, conv, elementwise, fft, index,  # noqa: E402
+               linalg, loss, matmul, nn, norm, optim, pool, random, reduce, rnn, scan, segment,  # (they import Op)
+               shape, softmax, sort, sparse, special, unary)
 
 
 def _build():
     table = {}
     for family in (elementwise, unary, activation, compare, reduce, shape, as_strided, index, optim, softmax, loss,
                    norm, nn, matmul, conv, pool, rnn, sort, random, attention, amp, linalg, scan, segment, sparse,
-                   special):
+                   special, complex, fft):
         for op in family.ENTRIES:
             if op.name in table:
                 raise RuntimeError(f"op {op.name!r} defined twice")

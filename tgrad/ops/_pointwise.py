@@ -22,7 +22,8 @@ def _out(out, shape, dtype, device, name):
 
 def _can_cast(frm, to):
     """PyTorch's canCast: no float -> integral, no non-bool -> bool."""
-    if frm.is_floating_point and not to.is_floating_point:
+    if (frm.is_floating_point and not to.is_floating_point and not to.is_complex
+            or frm.is_complex and not to.is_complex):
         return False
     if frm is not D.bool_ and to is D.bool_:
         return False

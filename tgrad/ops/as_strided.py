@@ -58,6 +58,8 @@ def _at(buf, geom, lo):
 
 def _scatter_add(src, dst):
     """dst += src; where dst hits a location several times, one launch per index of all but one dim."""
+    if dst.dtype.is_complex:            # the float pairs (the trailing pair dim never overlaps)
+        dst, src = _float_pairs(dst), _float_pairs(src)
     if not overlaps(dst.shape, dst.stride()):
         KE.binary(KE.add_fn, dst, src, dst)
         return
@@ -70,6 +72,12 @@ def _scatter_add(src, dst):
         dv = dst._view_of(line[0], line[1], dst.storage_offset() + sum(k * ds[i] for k, i in zip(idx, rest)))
         sv = src._view_of(line[0], line[2], src.storage_offset() + sum(k * ss[i] for k, i in zip(idx, rest)))
         KE.binary(KE.add_fn, dv, sv, dv)
+
+
+def _float_pairs(t):
+    """complex t's (..., 2) floats as a Tensor view (view_as_real without autograd)."""
+    return t._view_of(t.shape + (2,), tuple(2 * s for s in t.stride()) + (1,), 2 * t.storage_offset(),
+                      t.dtype.to_real())
 
 
 def restride_forward(src, *, src_geom, dst_geom):

@@ -16,10 +16,12 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
 from ..kernels import unary as KU
+from ..kernels import complex as KC
 from ..kernels._lang import compute_type, split64
 from .._state import state as _grad_state
 from ..tensor import _empty_pinned, _new, empty, scalar
 from . import Op, call as _c
+from . import complex as _complex
 from . import reduce as _reduce
 from ._pointwise import _broadcast_out, _float_result, _full, _launch_unary, _mask, _out, _zeros
 
@@ -51,7 +53,10 @@ def to_copy_forward(self, *, dtype=None, out=None):
 
 
 def to_copy_backward(ctx, grad):
-    return (grad.to(ctx.input_meta[0].dtype),)
+    dt = ctx.input_meta[0].dtype
+    if grad.dtype._kind == 3 and dt._kind != 3:        # a real input of a complex copy: the real part
+        grad = _c("real", grad)
+    return (grad.to(dt),)
 
 
 def copy_inplace_forward(self, src, *, out=None):
@@ -143,6 +148,10 @@ def _broadcast2(a, b):
 
 def _binary(fn, self, other, alpha, out):
     """out = fn(self, other, alpha) in the promoted dtype over the broadcast shape."""
+    if self.dtype._kind == 3 or other.dtype._kind == 3:
+        if fn is K.mul_fn:
+            return _complex.binary(KC.MUL, self, other, out, "mul")
+        return _complex.pairs(fn, self, other, alpha, out, "add" if fn in (K.add_fn, K.add_noalpha_fn) else "sub")
     dt = self.dtype if self.dtype is other.dtype else D.result_type(self, other)
     shape = _broadcast2(self._shape, other._shape)
     o = empty(shape, dt, self._storage.device) if out is None else _out(out, shape, dt, None, "")
@@ -222,8 +231,10 @@ def mul_backward(ctx, grad):
 
 
 def _mul_grad(grad, other, meta):
-    """grad * other; when the input was broadcast and no graph is recorded, already summed to its shape in
-    one launch (the engine's sum_to_size would be a second one, issue #6)."""
+    """grad * other (complex: grad * conj(other)); when the input was broadcast and no graph is recorded, already
+    summed to its shape in one launch (the engine's sum_to_size would be a second one, issue #6)."""
+    if other.dtype._kind == 3:
+        return _c("mul", grad, _c("conj_physical", other))
     if meta.shape != grad._shape and not _grad_state.grad:
         g = _reduce.mul_sum_to_size(grad, other, meta.shape)
         if g is not None:
@@ -232,6 +243,8 @@ def _mul_grad(grad, other, meta):
 
 
 def div_forward(self, other, *, out=None):
+    if self.dtype._kind == 3 or other.dtype._kind == 3:
+        return _complex.binary(KC.DIV, self, other, out, "div")
     dt = _float_result(D.result_type(self, other))
     shape = G.broadcast_shapes(self.shape, other.shape)
     o = _out(out, shape, dt, self.device, "div")
@@ -241,6 +254,9 @@ def div_forward(self, other, *, out=None):
 def div_backward(ctx, grad):
     s, o = ctx.saved.get("self"), ctx.saved.get("other")
     need_s, need_o = ctx.needs_input_grad
+    if s.dtype._kind == 3 or o.dtype._kind == 3:       # grad / conj(o), -grad conj(s / o^2)
+        return (grad.div(o.conj()) if need_s else None,
+                grad.neg().mul(s.div(o).div(o).conj()) if need_o else None)
     gs = grad.div(o) if need_s else None
     go = grad.neg().mul(s.div(o).div(o)) if need_o else None
     return gs, go
@@ -250,6 +266,8 @@ def neg_forward(self, *, out=None):
     if self.dtype is D.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    if self.dtype._kind == 3:
+        return _complex.unary(KC.NEG, self, out, "neg")
     o = _out(out, self.shape, self.dtype, self.device, "neg")
     return K.unary(K.neg_fn, self, o)
 

@@ -17,6 +17,7 @@ from ..kernels._geometry import contiguous_strides
 from .._state import state as _grad_state
 from ..tensor import _new, _wrap_dim, empty, from_host, full
 from . import Op, call, host_full, implicit_seed
+from . import complex as _complex
 
 
 def reduce_dims(dim, ndim):
@@ -142,6 +143,9 @@ def _cascaded(key, x, y, dtype, device):
 
 
 def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None, div=None, center=None):
+    if x.dtype._kind == 3 and op in ("sum", "mean") and div is None:
+        shape = reduced_shape(x._shape, dims, keepdim) if shape is None else shape
+        return _complex.reduce_sum(_reduce, op, x, dims, keepdim, out_dtype, shape)
     device = x._storage.device
     cascade = (op == "sum" or op == "mean") and out_dtype is x.dtype
     if cascade:
@@ -232,7 +236,7 @@ def _nonempty(name, x, dims, dim):
 def _sum_dtype(x, dtype, name):
     if dtype is not None:
         return D.to_dtype(dtype, name)
-    return x.dtype if x.dtype.is_floating_point else D.int64
+    return x.dtype if x.dtype.is_floating_point or x.dtype._kind == 3 else D.int64
 
 
 def sum_forward(self, *, dim=None, keepdim=False, dtype=None):
@@ -250,7 +254,7 @@ SUM_ALL = Op("sum_all", sum_forward, sum_backward, "SumBackward0", meta=("self_s
 
 def mean_forward(self, *, dim=None, keepdim=False, dtype=None):
     dt = D.to_dtype(dtype, "mean") if dtype is not None else self.dtype
-    if not dt.is_floating_point:
+    if not dt.is_floating_point and not dt.is_complex:
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
                            f"or complex dtype. Got: {dt.legacy_name}")

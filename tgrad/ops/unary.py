@@ -8,19 +8,24 @@ import math
 from .. import dtypes as D
 from ..kernels import elementwise as K
 from ..kernels import unary as KU
+from ..kernels import complex as KC
 from ..kernels._lang import compute_type, split64
 from . import Op, call as _c
+from . import complex as _complex
 from ._pointwise import _float_result, _launch_unary, _mask, _out, _unary_float, _zeros
 
 
 def exp_forward(self, *, out=None):
+    if self.dtype._kind == 3:
+        return _complex.unary(KC.EXP, self, out, "exp")
     dt = _float_result(self.dtype)
     o = _out(out, self.shape, dt, self.device, "exp")
     return K.unary(KU.exp_fn, self, o, compute=compute_type(dt))
 
 
 def exp_backward(ctx, grad):
-    return (grad.mul(ctx.saved["result"]),)
+    r = ctx.saved["result"]
+    return (grad.mul(r.conj() if r.dtype._kind == 3 else r),)
 
 
 EXP = Op("exp", exp_forward, exp_backward, "ExpBackward0", save=("result",),
@@ -28,6 +33,8 @@ EXP = Op("exp", exp_forward, exp_backward, "ExpBackward0", save=("result",),
 
 
 def abs_forward(self, *, out=None):
+    if self.dtype._kind == 3:
+        return _complex.abs_forward(self, out)
     return _launch_unary(KU.abs_fn, self, out, self.dtype)
 
 
@@ -86,7 +93,8 @@ _SQRT_PI_OVER_2 = 0.886226925452758
 
 
 def abs_backward(ctx, g):
-    return (g.mul(_c("sign", ctx.saved["self"])),)
+    x = ctx.saved["self"]
+    return (g.mul(_c("sgn" if x.dtype._kind == 3 else "sign", x)),)
 
 
 def zero_backward(ctx, g):

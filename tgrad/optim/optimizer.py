@@ -104,6 +104,13 @@ def _check_hparams(**checks):
             raise ValueError(f"{msg}: {value}")
 
 
+def _as_real(ts):
+    """Complex tensors of the list ``ts`` as their float views (sharing storage and version counter)."""
+    return [t._view_of(t.shape + (2,), tuple(2 * s for s in t.stride()) + (1,), 2 * t.storage_offset(),
+                       t.dtype.to_real()) if getattr(t, "dtype", None) is not None and t.dtype.is_complex else t
+            for t in ts]
+
+
 class Optimizer:
     """Base class: ``Optimizer(params, defaults)`` where params are tensors or dicts (parameter groups)."""
 
@@ -257,7 +264,11 @@ class Optimizer:
     @staticmethod
     def _fused(name, params, grads, *states, **attrs):
         """Run the fused op ``name`` and bump the version of everything it wrote (the op has no backward:
-        nothing is recorded, whatever the grad mode)."""
+        nothing is recorded, whatever the grad mode).  Complex tensors go in as their (..., 2) float views, as
+        PyTorch's optimizers take them (view_as_real: the update is element-wise on the parts)."""
+        if any(p.dtype.is_complex for p in params):
+            params, grads = _as_real(params), _as_real(grads)
+            states = tuple(_as_real(s) if isinstance(s, list) else s for s in states)
         r = _FUSED_REPLAY
         if r is None or not r(name, params, grads, states, attrs):
             dispatch.call(name, params, grads, *states, **attrs)

@@ -1,11 +1,11 @@
 """The op database: every OpInfo, by family (each family file lists its own ``OPS``)."""
-from .opinfos import (activation, amp, as_strided, attention, compare, conv, elementwise, index, linalg, loss, matmul, nn,
-                      norm, optim, pool, random, reduce, rnn, scan, segment, shape, softmax, sort,
+from .opinfos import (activation, amp, as_strided, attention, compare, complex, conv, elementwise, fft, index, linalg,
+                      loss, matmul, nn, norm, optim, pool, random, reduce, rnn, scan, segment, shape, softmax, sort,
                       sparse, special, unary)
 
 OP_DB = [op for family in (elementwise, unary, activation, compare, reduce, shape, index, as_strided, optim, matmul,
                            softmax, loss, nn, conv, pool, norm, rnn, sort, random, attention, amp, linalg, scan,
-                           segment, sparse, special)
+                           segment, sparse, special, complex, fft)
          for op in family.OPS]
 
 # Op-table entries tested by dedicated test files rather than OpInfos: name -> test file.

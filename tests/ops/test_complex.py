@@ -1,0 +1,219 @@
+"""Complex dtypes (ops/complex.py, kernels/complex.py): creation, the float views, element-wise math against
+numpy, and gradients in PyTorch's convention (grad = dL/dRe + i dL/dIm), checked by finite differences of
+real functions that pass through complex intermediates."""
+import math
+
+import numpy as np
+import pytest
+
+import tgrad
+from tgrad.autograd import gradcheck
+from tgrad.testing import neutral_repr
+
+
+def vals(x):
+    return x.detach().cpu().numpy()
+
+
+def rnd(shape, dtype=np.complex128, seed=0):
+    r = np.random.default_rng(seed)
+    return (r.standard_normal(shape) + 1j * r.standard_normal(shape)).astype(dtype)
+
+
+def test_creation_and_promotion():
+    x = tgrad.tensor([1 + 2j, 3 - 1j])
+    assert x.dtype is tgrad.complex64 and x.is_complex() and tgrad.cfloat is tgrad.complex64
+    assert tgrad.tensor([1.0, 2j], dtype=tgrad.cdouble).dtype is tgrad.complex128
+    assert tgrad.tensor(np.array([1j], dtype=np.complex128)).dtype is tgrad.complex128
+    np.testing.assert_array_equal(vals(x), [1 + 2j, 3 - 1j])
+    np.testing.assert_array_equal(vals(tgrad.zeros(2, 3, dtype=tgrad.cfloat)), np.zeros((2, 3)))
+    np.testing.assert_array_equal(vals(tgrad.ones(2, dtype=tgrad.cdouble)), [1, 1])
+    f = tgrad.full((2,), 1.5 - 2j)
+    assert f.dtype is tgrad.complex64
+    np.testing.assert_array_equal(vals(f), [1.5 - 2j] * 2)
+    assert x[1].item() == 3 - 1j and x.tolist() == [1 + 2j, 3 - 1j]
+    assert tgrad.promote_types(tgrad.float64, tgrad.complex64) is tgrad.complex128
+    assert (tgrad.ones(2) * 1j).dtype is tgrad.complex64
+    assert (tgrad.ones(2, dtype=tgrad.float64) * 1j).dtype is tgrad.complex128
+    assert tgrad.result_type(tgrad.ones(2), tgrad.tensor(1j, dtype=tgrad.complex128)) is tgrad.complex64
+    assert (tgrad.arange(3) + 1j).dtype is tgrad.complex64
+    with pytest.raises(TypeError, match="can't convert complex to float"):
+        tgrad.tensor([1j], dtype=tgrad.float32)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        tgrad.full((2,), 1j, dtype=tgrad.float32)
+
+
+def test_randn_is_the_float_view_with_variance_half():
+    tgrad.manual_seed(3)
+    z = tgrad.randn(5, 3, dtype=tgrad.cfloat)
+    tgrad.manual_seed(3)
+    ref = tgrad.normal(0.0, 2 ** -0.5, size=(5, 3, 2))
+    np.testing.assert_array_equal(vals(tgrad.view_as_real(z)), vals(ref))
+    big = vals(tgrad.randn(20000, dtype=tgrad.cdouble))
+    assert abs(big.real.var() - 0.5) < 0.03 and abs(big.imag.var() - 0.5) < 0.03
+
+
+def test_views_share_storage():
+    z = tgrad.tensor([[1 + 2j, 3 - 4j], [5j, -6.0]])
+    r = tgrad.view_as_real(z)
+    assert r.shape == (2, 2, 2) and r.dtype is tgrad.float32 and r.stride() == (4, 2, 1)
+    r[0, 1, 1] = 7.0
+    assert z[0, 1].item() == 3 + 7j
+    c = tgrad.view_as_complex(r)
+    c[1, 0] = 2 + 2j
+    np.testing.assert_array_equal(vals(r[1, 0]), [2, 2])
+    zt = z.t()                                   # a strided complex tensor
+    np.testing.assert_array_equal(vals(zt.real), vals(z).T.real)
+    np.testing.assert_array_equal(vals(zt.imag), vals(z).T.imag)
+    z.imag[1, 1] = -1.0
+    z.real[0, 0] = 9.0
+    assert z[1, 1].item() == -6 - 1j and z[0, 0].item() == 9 + 2j
+    assert tgrad.view_as_real(z[:, 1]).stride() == (4, 1)
+    with pytest.raises(RuntimeError, match="last dimension of size 2"):
+        tgrad.view_as_complex(tgrad.zeros(3))
+    with pytest.raises(RuntimeError, match="last dimension with stride 1"):
+        tgrad.view_as_complex(tgrad.zeros(2, 2).t())
+    with pytest.raises(RuntimeError, match="storage_offset divisible by 2"):
+        tgrad.view_as_complex(tgrad.zeros(6)[1:5].view(2, 2))
+    with pytest.raises(RuntimeError, match="only supported for complex tensors"):
+        tgrad.view_as_real(tgrad.zeros(2))
+    with pytest.raises(RuntimeError, match="non-complex"):
+        tgrad.zeros(2).imag
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_elementwise_against_numpy(dtype):
+    a, b = rnd((3, 4), dtype, 1), rnd((4,), dtype, 2)
+    r = np.random.default_rng(3).standard_normal((3, 1)).astype(np.float32 if dtype == np.complex64 else np.float64)
+    ta, tb, tr = tgrad.tensor(a), tgrad.tensor(b), tgrad.tensor(r)
+    tol = dict(rtol=2e-6, atol=1e-6) if dtype == np.complex64 else dict(rtol=1e-13, atol=1e-13)
+    for got, ref in [(ta + tb, a + b), (ta - tb, a - b), (ta * tb, a * b), (ta / tb, a / b), (-ta, -a),
+                     (ta.exp(), np.exp(a)), (ta.abs(), np.abs(a)), (ta.angle(), np.angle(a)),
+                     (ta.conj(), np.conj(a)), (ta.sgn(), a / np.abs(a)), (ta * tr, a * r), (tr / ta, r / a),
+                     (ta + tr, a + r), (ta.add(tb, alpha=2), a + 2 * b), (ta * (2 - 1j), a * (2 - 1j)),
+                     (ta.t() * tb[:3], a.T * b[:3]), (ta.sum(0), a.sum(0)), (ta.mean(), a.mean())]:
+        assert got.dtype.is_complex == np.iscomplexobj(ref)
+        np.testing.assert_allclose(vals(got), ref, **tol)
+    re, im = tgrad.tensor(r[:, 0]), tgrad.tensor(a[:, 0].real.copy())
+    np.testing.assert_allclose(vals(tgrad.complex(re, im)), r[:, 0] + 1j * a[:, 0].real, **tol)
+    np.testing.assert_allclose(vals(tgrad.polar(re.abs(), im)), np.abs(r[:, 0]) * np.exp(1j * a[:, 0].real), **tol)
+    z = tgrad.tensor([0j, -0.0 + 0j, 1e30 + 1e30j, -1e-30j])
+    np.testing.assert_array_equal(vals(z.abs()), np.abs(vals(z)))      # no overflow of |z|^2
+    np.testing.assert_array_equal(vals(z.sgn())[:2], [0, 0])
+
+
+def test_inplace_and_bad_input():
+    z = tgrad.tensor([1 + 1j, 2 - 1j])
+    z.mul_(1j)
+    z.add_(1)
+    np.testing.assert_allclose(vals(z), [1j * (1 + 1j) + 1, 1j * (2 - 1j) + 1])
+    x = tgrad.ones(2)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Float"):
+        x.mul_(z)
+    np.testing.assert_array_equal(vals(x), [1, 1])
+    with pytest.raises(NotImplementedError, match="ComplexFloat"):
+        z.sigmoid()
+    with pytest.raises(RuntimeError, match="Expected both inputs to be Half, Float or Double"):
+        tgrad.complex(tgrad.ones(2), tgrad.ones(2, dtype=tgrad.float64))
+
+
+def _c(x):
+    return tgrad.view_as_complex(x)
+
+
+def _r(z):
+    return tgrad.view_as_real(z)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: _r(_c(a) * _c(b)),
+    lambda a, b: _r(_c(a) / _c(b)),
+    lambda a, b: _r((_c(a) + _c(b)).exp() - _c(a)),
+    lambda a, b: (_c(a) * _c(b)).abs() + _c(b).angle(),
+    lambda a, b: _r(_c(a).sgn() * _c(b).conj()),
+    lambda a, b: _r(tgrad.polar(a[..., 0].abs() + 0.5, a[..., 1]) * b[..., 0]),
+    lambda a, b: _r(tgrad.complex(a[..., 0], b[..., 1]) * _c(a).real - _c(b).imag),
+    lambda a, b: _r((_c(a) * _c(b)[0]).sum(0)),
+    lambda a, b: _r(-_c(a).mean(1, keepdim=True) * 1j + _c(b)),
+])
+def test_gradients_follow_the_conjugate_convention(fn):
+    r = np.random.default_rng(4)
+    a = tgrad.tensor(r.standard_normal((3, 2, 2)), dtype=tgrad.float64, requires_grad=True)
+    b = tgrad.tensor(r.standard_normal((3, 2, 2)) + 0.5, dtype=tgrad.float64, requires_grad=True)
+    assert gradcheck(fn, (a, b))
+
+
+def test_complex_leaf_gradient():
+    """A complex leaf gets dL/dRe + i dL/dIm: L = |z|^2 gives 2z, L = Re(w z) gives conj(w)."""
+    z = tgrad.tensor([1 + 2j, -3 + 0.5j], dtype=tgrad.cdouble, requires_grad=True)
+    (z * z.conj()).real.sum().backward()
+    np.testing.assert_allclose(vals(z.grad), 2 * vals(z))
+    z.grad = None
+    w = tgrad.tensor([2 - 1j, 1j], dtype=tgrad.cdouble)
+    (w * z).real.sum().backward()
+    np.testing.assert_allclose(vals(z.grad), np.conj(vals(w)))
+    with pytest.raises(RuntimeError, match="real scalar outputs"):
+        (z * 1).sum().backward()
+
+
+def test_repr_as_pytorch():
+    # printed by PyTorch 2.13 for the same values (torch.tensor(...) / torch.complex128)
+    assert neutral_repr(tgrad.tensor([1 + 2j, 3 - 1j])) == "tensor([1.+2.j, 3.-1.j])"
+    assert neutral_repr(tgrad.tensor([[1.5, 2], [3, 4]], dtype=tgrad.complex128)) == (
+        "tensor([[1.5000+0.j, 2.0000+0.j],\n        [3.0000+0.j, 4.0000+0.j]], dtype=tgrad.complex128)")
+    assert neutral_repr(tgrad.tensor([1e10 + 1j, 1e-5j])) == "tensor([1.0000e+10+1.0000e+00j, 0.0000e+00+1.0000e-05j])"
+    assert neutral_repr(tgrad.tensor(math.pi * 1j)) == "tensor(0.+3.1416j)"
+
+
+def test_matmul_and_einsum_of_complex_operands():
+    a, b = rnd((2, 3, 4), seed=5), rnd((2, 4, 5), seed=6)
+    r = np.random.default_rng(7).standard_normal((4, 2))
+    ta, tb, tr = tgrad.tensor(a), tgrad.tensor(b), tgrad.tensor(r)
+    for got, ref in [(ta @ tb, a @ b), (ta.bmm(tb), a @ b), (ta[0].mm(tb[1]), a[0] @ b[1]), (ta @ tr, a @ r),
+                     (tr.t().matmul(tb), r.T @ b),
+                     (tgrad.einsum("bij,bjk->bik", ta, tb), np.einsum("bij,bjk->bik", a, b)),
+                     (tgrad.einsum("bij,jk->bik", ta, tr), np.einsum("bij,jk->bik", a, r))]:
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-12, atol=1e-12)
+    x = tgrad.tensor(np.random.default_rng(8).standard_normal((2, 3, 2)), requires_grad=True)
+    w = tgrad.tensor(np.random.default_rng(9).standard_normal((3, 4, 2)), requires_grad=True)
+    assert gradcheck(lambda x, w: _r(tgrad.einsum("bi,io->bo", _c(x), _c(w))), (x, w))
+    assert gradcheck(lambda x, w: (_c(x) @ _c(w)).abs(), (x, w))
+
+
+def test_slice_assignment_and_optimizer_on_complex_parameters():
+    """out[...] = z records CopySlices (its backward scatters the complex gradient); Adam updates a complex
+    parameter as PyTorch does, element-wise on its float view."""
+    w = tgrad.tensor(rnd((3,), seed=10), requires_grad=True)
+    x = tgrad.tensor(np.random.default_rng(11).standard_normal((3, 2)), requires_grad=True)
+    def f(x):
+        out = tgrad.zeros(5, dtype=tgrad.cdouble)
+        out[1:4] = _c(x) * w.detach()
+        return _r(out)
+    assert gradcheck(f, (x,))
+    z0 = rnd((4,), seed=12)
+    p = tgrad.nn.Parameter(tgrad.tensor(z0))
+    q = tgrad.nn.Parameter(tgrad.tensor(np.stack([z0.real, z0.imag], -1)))
+    opts = [tgrad.optim.Adam([p], lr=0.1, weight_decay=0.01), tgrad.optim.Adam([q], lr=0.1, weight_decay=0.01)]
+    for _ in range(3):
+        for o in opts:
+            o.zero_grad()
+        (p * p.conj() * tgrad.tensor([1.0, 2.0, 3.0, 4.0], dtype=tgrad.float64)).real.sum().backward()
+        (q * q * tgrad.tensor([[1.0], [2.0], [3.0], [4.0]], dtype=tgrad.float64)).sum().backward()
+        for o in opts:
+            o.step()
+    np.testing.assert_array_equal(vals(_r(p)), vals(q))
+    assert p.dtype is tgrad.complex128 and p._version > 0
+
+
+def test_casting_to_real_warns_but_gradients_do_not():
+    x = tgrad.tensor([1 + 2j, -3j])
+    with pytest.warns(UserWarning, match="Casting complex values to real discards the imaginary part"):
+        y = x.to(tgrad.float32)
+    np.testing.assert_array_equal(vals(y), [1, 0])
+    w = tgrad.tensor([1.0, 2.0], dtype=tgrad.float64, requires_grad=True)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a real input's gradient is taken as .real, silently
+        (w.to(tgrad.cdouble) * (1 + 1j)).abs().sum().backward()
+        (tgrad.fft.irfft(tgrad.fft.rfft(w), n=2) * w).sum().backward()
+    assert w.grad is not None
