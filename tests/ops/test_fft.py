@@ -238,3 +238,13 @@ def test_hermitian_n_dim():
     np.testing.assert_allclose(vals(F.hfft2(tz, s=(4, 7), norm="forward")),
                                np.fft.irfft2(np.conj(z), s=(4, 7)), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(vals(F.hfftn(F.ihfftn(tx), s=(3, 4, 6))), x, atol=1e-12)
+
+
+def test_quarter_turn_twiddles_are_exact():
+    """Twiddles at multiples of L/4 are 1, +-i and -1 exactly (the quadrant is taken in integers): fft(arange(4.))
+    prints PyTorch's [6+0j, -2+2j, -2+0j, -2-2j], with no 1e-7 imaginary parts from float32 sin(pi)."""
+    for dt in (tgrad.float32, tgrad.float64):
+        got = vals(F.fft(tgrad.arange(4., dtype=dt)))
+        assert got.tolist() == [6 + 0j, -2 + 2j, -2 + 0j, -2 - 2j]
+    got = vals(F.ifft(F.fft(tgrad.tensor([1., 0., 0., 0., 0., 0., 0., 0.]))))
+    assert got.tolist() == [1 + 0j] + [0j] * 7

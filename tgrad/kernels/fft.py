@@ -5,8 +5,7 @@
 x is complex (interleaved float pairs, rows of N), L the transform length (N < L reads x as zero-padded,
 M < L keeps the first M outputs: the one-sided half).  C2R: w_i = 2 but for i = 0 and i = L / 2 (the
 Hermitian half counted twice) and only the real part is stored; else w = 1 and the output is complex.  The
-twiddle angle is 2 pi ((i j) mod L) / L from an exact integer product, with 2 pi split into two fp32
-constants, so complex128 twiddles are float64-accurate.  O(N M) work per row: a direct DFT (any L), with
+twiddle angle is 2 pi ((i j) mod L) / L from an exact integer product, reduced to its quadrant (``_cos_sin``).  O(N M) work per row: a direct DFT (any L), with
 the four real products of each tile done by ``tl.dot`` in exact fp32 (fp64 for complex128).
 """
 import triton
@@ -14,6 +13,21 @@ import triton.language as tl
 
 from .runtime import Launch, Ptr, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
 from ._lang import param_h, split64
+
+@triton.jit
+def _cos_sin(m, L, COMPUTE: tl.constexpr):
+    """cos and sin of 2 pi m / L for integers 0 <= m < L: the quadrant q = floor(4 m / L) in integers, the angle
+    pi/2 (4 m - q L) / L in [0, pi/2) (pi/2 split into two fp32 constants: float64-accurate for complex128), then
+    rotated by q, so multiples of L/4 give 1, 0 and -1 exactly (fft(arange(4.)) has no 1e-7 imaginary parts)."""
+    q = (4 * m) // L
+    rem = (4 * m - q * L).to(COMPUTE)
+    ang = rem * 1.5707963705062866 / L + rem * -4.371139000186122e-08 / L
+    c0 = tl.cos(ang)
+    s0 = tl.sin(ang)
+    c = tl.where(q == 0, c0, tl.where(q == 1, -s0, tl.where(q == 2, -c0, s0)))
+    s = tl.where(q == 0, s0, tl.where(q == 1, c0, tl.where(q == 2, -s0, -c0)))
+    return c, s
+
 
 @triton.jit
 def dft_kernel(x_ptr, out_ptr, B, N, M, L, scale_hi, scale_lo,
@@ -31,11 +45,7 @@ def dft_kernel(x_ptr, out_ptr, B, N, M, L, scale_hi, scale_lo,
         xo = (rb[:, None] * N + ii[None, :]) * 2
         xr = tl.load(x_ptr + xo, mask=xm, other=0.0).to(COMPUTE)
         xi = tl.load(x_ptr + xo + 1, mask=xm, other=0.0).to(COMPUTE)
-        m = ((ii[:, None] * rj[None, :]) % L).to(COMPUTE)
-        # 2 pi as float32(2 pi) + the rest (both exact in fp32, so float64-accurate for complex128)
-        ang = m * 6.2831854820251465 / L + m * -1.7484556000744487e-07 / L
-        c = tl.cos(ang)
-        s = tl.sin(ang)
+        c, s = _cos_sin((ii[:, None] * rj[None, :]) % L, L, COMPUTE)
         if SIGN < 0:
             s = -s
         if C2R:
@@ -70,10 +80,7 @@ def twiddle_kernel(y_ptr, z_ptr, n_elements, n1, n2, L, SIGN: tl.constexpr, COMP
     src = (idx // (n1 * n2)) * (n1 * n2) + j2 * n1 + k1
     yr = tl.load(y_ptr + 2 * src, mask=mask).to(COMPUTE)
     yi = tl.load(y_ptr + 2 * src + 1, mask=mask).to(COMPUTE)
-    m = ((j2 * k1) % L).to(COMPUTE)
-    ang = m * 6.2831854820251465 / L + m * -1.7484556000744487e-07 / L
-    c = tl.cos(ang)
-    s = tl.sin(ang)
+    c, s = _cos_sin((j2 * k1) % L, L, COMPUTE)
     if SIGN < 0:
         s = -s
     tl.store(z_ptr + 2 * idx, (yr * c - yi * s).to(z_ptr.dtype.element_ty), mask=mask)
