@@ -329,7 +329,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
 # The cpu generator (mt19937) draws PyTorch's words; kernels (tgrad/kernels/random.py) transform them as
 # PyTorch's CPU kernels do.  Transforms that need glibc's float64 log1p/log/sin/cos/tan/exp (double normals,
 # exponential, geometric, cauchy, log-normal) or that are sequential (randperm's swaps, multinomial's
-# search) run on the host in numpy (float64 numpy maths is glibc's here), fed by the same generator.
+# search) run on the host (glibc's float64 maths through ``KR.libm``), fed by the same generator.
 def _gen(generator, device):
     if generator is None:
         return default_generator_for(device)
@@ -386,9 +386,9 @@ def _normal_fill_double(g, n, mean, std):
     last 16 outputs re-drawn when n % 16."""
     def fill16(u):
         u = u.reshape(-1, 16)
-        r = np.sqrt(-2.0 * np.log(1.0 - u[:, :8]))
+        r = np.sqrt(-2.0 * KR.libm("log", 1.0 - u[:, :8]))
         th = 2.0 * np.pi * u[:, 8:]
-        return KR.fma64(np.concatenate([r * np.cos(th), r * np.sin(th)], 1).reshape(-1), std, mean)
+        return KR.fma64(np.concatenate([r * KR.libm("cos", th), r * KR.libm("sin", th)], 1).reshape(-1), std, mean)
     out = _host_uniform(g, n)
     k = n // 16 * 16
     out[:k] = fill16(out[:k])
@@ -548,7 +548,7 @@ def exponential_(t, lambd=1.0, generator=None):
     _float_kernel_check(t, "exponential")
     if not (lambd > 0.0):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    f = lambda u: -1.0 / lambd * np.log1p(-u)
+    f = lambda u: -1.0 / lambd * KR.libm("log1p", -u)
     return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
 
 
@@ -556,7 +556,7 @@ def geometric_(t, p, generator=None):
     """ceil(log(u) / log1p(-p)), u a double uniform per element (PyTorch's cpu geometric_)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    f = lambda u: np.ceil(np.log(u) / np.log1p(-p))
+    f = lambda u: np.ceil(KR.libm("log", u) / math.log1p(-p))
     return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
 
 
@@ -565,7 +565,7 @@ def cauchy_(t, median=0.0, sigma=1.0, generator=None):
     _float_kernel_check(t, "cauchy")
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    f = lambda u: KR.fma64(sigma, np.tan(np.pi * (u - 0.5)), median)
+    f = lambda u: KR.fma64(sigma, KR.libm("tan", np.pi * (u - 0.5)), median)
     return _host_fill(t, generator, f, lambda g: f(_host_uniform(g, t.numel())))
 
 
@@ -579,7 +579,7 @@ def log_normal_(t, mean=1.0, std=2.0, generator=None):
         z = randn(t.numel(), generator=g, dtype=D.float64, device=t.device)._host_copy()
     else:
         z = g._normal_pairs(t.numel())
-    return _put(t, np.exp(KR.fma64(z, std, mean))) if t.numel() else t
+    return _put(t, KR.libm("exp", KR.fma64(z, std, mean))) if t.numel() else t
 
 
 def _int_limit(dt):

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dtypes as D
 from .device import device as Device
+from .kernels.random import libm
 from .kernels.runtime.native import mt19937_fill
 from .tensor import empty, from_host
 
@@ -202,12 +203,13 @@ class Generator:
             i = 1
         m = (n - i + 1) // 2
         u = (self._raw64(2 * m) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
-        r = np.sqrt(-2.0 * np.log1p(-u[1::2]))
+        r = np.sqrt(-2.0 * libm("log1p", -u[1::2]))
         theta = 2.0 * np.pi * u[0::2]
-        out[i::2] = (r * np.cos(theta))[: len(out[i::2])]
-        out[i + 1::2] = (r * np.sin(theta))[: len(out[i + 1::2])]
+        sin = libm("sin", theta)
+        out[i::2] = (r * libm("cos", theta))[: len(out[i::2])]
+        out[i + 1::2] = (r * sin)[: len(out[i + 1::2])]
         with self._lock:
-            self._normal = float(r[-1] * np.sin(theta[-1])) if (n - i) % 2 else None
+            self._normal = float(r[-1] * sin[-1]) if (n - i) % 2 else None
         return out
 
 

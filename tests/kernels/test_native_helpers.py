@@ -219,3 +219,30 @@ def test_mt19937_fill_equals_numpy(monkeypatch):
     assert (g._take(50).numpy().view(np.uint32) == ref.random_raw(50).astype(np.uint32)).all()
     monkeypatch.setitem(native._built, "tgrad_aten_cpu", None)         # no C: numpy's random_raw, the same words
     assert (g._raw(1000) == ref.random_raw(1000).astype(np.uint32)).all()
+
+
+def test_glibc_ufuncs_are_the_c_librarys_functions():
+    """kernels/random.py's libm (aten_cpu.c's glibc_<f>): Python's math (glibc) element by element, bit for bit,
+    with C's answers where Python raises; numpy's float64 loops may differ in last bits (AVX-512 machines)."""
+    import math
+    from tgrad.kernels import random as KR
+    from tgrad.kernels.runtime import native
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.random(4000), rng.standard_normal(4000) * 30, [0.0, -0.0, 1.0, -1.0, np.inf, np.nan]])
+    for name in ("log", "log1p", "exp", "sin", "cos", "tan"):
+        got = KR.libm(name, x)
+        want = np.array([KR._c_semantics(getattr(math, name), getattr(KR._libm, name))(v) for v in x.tolist()])
+        assert got.tobytes() == want.tobytes() or np.array_equal(got, want, equal_nan=True), name
+        if native.aten_ufunc(f"glibc_{name}") is None:
+            pytest.skip("no C compiler: the fallback is the reference itself")
+
+
+def test_every_native_module_builds_where_a_compiler_is():
+    """A C error in aten_cpu.c / nn_cpu.c / optim_cpu.c only warns at run time (the numpy paths are exact, slower):
+    here, where Triton's launcher has its C compiler, every listed ufunc must exist."""
+    import shutil
+    import os
+    if os.environ.get("TGRAD_NATIVE", "1") == "0" or not (shutil.which("gcc") or shutil.which("cc")):
+        pytest.skip("no C compiler or TGRAD_NATIVE=0")
+    for name in native.ATEN + native.NN + native.OPTIM:
+        assert native.aten_ufunc(name) is not None, name

@@ -13,7 +13,7 @@ import triton.language as tl
 
 from .runtime import cdiv, dynamic_args, elementwise_block, gpu_blocks, launch, next_pow2
 from .runtime.internals import _I
-from .runtime.native import native_helper, rule_keep_scale
+from .runtime.native import aten_ufunc, native_helper, rule_keep_scale
 from ._lang import cast_store, compute_type, kptr
 from .sort import sort_key, sort_rows
 
@@ -353,7 +353,9 @@ def fma64(a, b, c):
 # CPython has its own lgamma), float ``scalar_t`` steps rounded to float32 (``fl``).
 _libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
 for _name, _t in (("lgamma", ctypes.c_double), ("log1pf", ctypes.c_float), ("log", ctypes.c_double),
-                  ("pow", ctypes.c_double), ("sqrt", ctypes.c_double), ("exp", ctypes.c_double)):
+                  ("pow", ctypes.c_double), ("sqrt", ctypes.c_double), ("exp", ctypes.c_double),
+                  ("log1p", ctypes.c_double), ("sin", ctypes.c_double), ("cos", ctypes.c_double),
+                  ("tan", ctypes.c_double)):
     getattr(_libm, _name).restype = _t
     getattr(_libm, _name).argtypes = (_t,) * (2 if _name == "pow" else 1)
 _THIRD_F = float(np.float32(1.0) / np.float32(3.0))      # 1.0f / 3.0f
@@ -371,6 +373,19 @@ def _c_semantics(pyf, cf):
 
 
 _log = _c_semantics(math.log, _libm.log)
+
+
+def libm(name, x):
+    """glibc's float64 ``name`` (log, log1p, exp, sin, cos, tan) of each element of ``x``, as ATen's scalar cpu
+    samplers compute it.  Not numpy's float64 ufuncs: on AVX-512 machines they are SIMD code whose last bits
+    differ from glibc's.  aten_cpu.c's ``glibc_<name>``, else Python's math (glibc) element by element."""
+    x = np.asarray(x, np.float64)
+    f = aten_ufunc(f"glibc_{name}")
+    if f is not None:
+        with np.errstate(all="ignore"):         # C's answers (log(0) = -inf), as ATen's loops
+            return f(x)
+    g = _c_semantics(getattr(math, name), getattr(_libm, name))
+    return np.fromiter(map(g, x.ravel().tolist()), np.float64, count=x.size).reshape(x.shape)
 _pow = _c_semantics(math.pow, _libm.pow)
 _sqrt = _c_semantics(math.sqrt, _libm.sqrt)
 _exp = _c_semantics(math.exp, _libm.exp)

@@ -60,7 +60,7 @@ def _multinomial_mt(v, n, replacement, g):
         u = u.reshape(M, n)
         return np.stack([np.searchsorted(cum[i].astype(np.float64), u[i], side="left") for i in range(M)])
     u = (g._raw64(M * K) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
-    e = (-1.0 * np.log1p(-u)).reshape(M, K)
+    e = (-1.0 * KR.libm("log1p", -u)).reshape(M, K)
     e = e.astype(np.float32).astype(v.dtype) if v.dtype.itemsize < 4 else e.astype(v.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         q = v / e

@@ -10,6 +10,8 @@
    fma_rows(acc, a, b): gufunc (n),(r,n),(r,n)->(n): acc = fma(a[i], b[i], acc) for the rows i = 0 .. r-1 in turn
                       (kernels/_lang.py's fma_rows: layer_norm's dw / db buffers, row after row).
    select(c, x, y):   c ? x : y, c bool, x and y uint32 or uint64 (the bits of any 4- or 8-byte dtype), branch-free.
+   glibc_log, glibc_log1p, glibc_exp, glibc_sin, glibc_cos, glibc_tan: float64 ufuncs calling the C library's
+                      function per element (ATen's scalar samplers' maths; numpy's own loops differ on AVX-512).
    nll_cascade_L(v, n): gufunc (b),()->() for L = 1..5 levels: kernels/loss.py's _cascade (nll_loss's 16-at-a-time
                       cascade over the n leading values of v), n int32 or int64.
    keep_scale(hi, lo, q53, scale): ufunc (int32, int32, int32 or int64, float32) -> float32: scale where
@@ -305,6 +307,19 @@ static char keep_types[10] = {NPY_INT32, NPY_INT32, NPY_INT32, NPY_FLOAT, NPY_FL
                               NPY_INT32, NPY_INT32, NPY_INT64, NPY_FLOAT, NPY_FLOAT};
 static char cascade_types[6] = {NPY_FLOAT, NPY_INT32, NPY_FLOAT, NPY_FLOAT, NPY_INT64, NPY_FLOAT};
 static char types2[2] = {NPY_FLOAT, NPY_FLOAT}, types3[3] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
+/* glibc_<f>(x): the C library's double f, element by element (numpy's float64 loops are SIMD code on AVX-512
+   machines, whose last bits differ from glibc's: ATen's scalar samplers call glibc) */
+static void libm_loop(char **args, const npy_intp *dims, const npy_intp *steps, void *fn) {
+    double (*f)(double) = (double (*)(double))fn;
+    for (npy_intp i = 0; i < dims[0]; i++)
+        *(double *)(args[1] + i * steps[1]) = f(*(const double *)(args[0] + i * steps[0]));
+}
+static PyUFuncGenericFunction libm_funcs[1] = {libm_loop};
+static double (*const libm_fns[6])(double) = {log, log1p, exp, sin, cos, tan};
+static const char *const libm_names[6] = {"glibc_log", "glibc_log1p", "glibc_exp", "glibc_sin", "glibc_cos",
+                                          "glibc_tan"};
+static void *libm_data[6][1];
+static char types_dd[2] = {NPY_DOUBLE, NPY_DOUBLE};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_aten_cpu", NULL, -1, methods};
 
@@ -357,6 +372,14 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
         if (add(m, name, PyUFunc_FromFuncAndDataAndSignature(cascade_funcs, cascade_data[l - 1], cascade_types, 2,
                                                              2, 1, PyUFunc_None, name, "kernels/loss.py's _cascade.",
                                                              0, "(b),()->()")) == 0)
+            continue;
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (int i = 0; i < 6; i++) {
+        libm_data[i][0] = (void *)libm_fns[i];
+        if (add(m, libm_names[i], PyUFunc_FromFuncAndData(libm_funcs, libm_data[i], types_dd, 1, 1, 1, PyUFunc_None,
+                                                          libm_names[i], "glibc's double function.", 0)) == 0)
             continue;
         Py_DECREF(m);
         return NULL;

@@ -57,7 +57,8 @@ def fma_ufunc():
 
 
 ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows", "select", "keep_scale")
-        + tuple(f"nll_cascade_{n}" for n in range(1, 6)))
+        + tuple(f"nll_cascade_{n}" for n in range(1, 6))
+        + tuple(f"glibc_{f}" for f in ("log", "log1p", "exp", "sin", "cos", "tan")))
 NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32", "lstm_gate_f32", "lstm_tanh_f32",
       "lstm_dc_f32", "lstm_gate_grad_f32")       # nn_cpu.c's
 OPTIM = (tuple(f"adam_m_{w}{low}" for w in "01" for low in "01") + ("adam_v_0", "adam_v_1", "adam_p_0", "adam_p_1")
