@@ -1,11 +1,13 @@
-"""cpu block buckets (issue 18, warm-up): the matmul's K blocks, lane-wise kernels' blocks and the cascaded
-cross-entropy's row blocks come from a few buckets, so a new batch size mostly replays tapes already traced.  None of those blocks decides a bit: each test runs the same work under the old per-size blocks
-(next_pow2) and the buckets, through every tape kind (generic, specialized), and compares the bytes."""
+"""cpu block buckets (issue 18, warm-up): the matmul's K blocks come from a few buckets, so a new batch size
+replays the weight gradients' tapes already traced.  The K block decides no bit: each test runs the same work under
+the old per-size blocks (next_pow2) and the buckets, through every tape kind (generic, specialized), and compares
+the bytes.  (Lane-wise kernels' blocks and the cross-entropy's row blocks could be bucketed the same way without
+changing a bit, but cost 1.5% and 4% of step (b)'s steady time: they stay per size.)"""
 import numpy as np
 import pytest
 
 import tgrad
-from tgrad.kernels import elementwise, loss, matmul
+from tgrad.kernels import matmul
 from tgrad.kernels.runtime import launcher as L
 from tgrad.kernels.runtime import next_pow2
 from tgrad.kernels.runtime import trace as TR
@@ -22,14 +24,11 @@ def _old_blocks(bm, bn, K, batch):
 @pytest.fixture
 def per_size(monkeypatch):
     """A context switching the cpu blocks back to the per-size ones (and forgetting every launch and tape)."""
-    orig_blocks, orig_block, orig_up8 = matmul._cpu_blocks, elementwise.elementwise_block, loss._up8
+    orig_blocks = matmul._cpu_blocks
 
     def use(old):
         TR.clear_tapes()
         matmul._cpu_blocks = _old_blocks if old else orig_blocks
-        elementwise.elementwise_block = (lambda n, d, nd=0, lanewise=False: orig_block(n, d, nd)) if old else \
-            orig_block
-        loss._up8 = (lambda M: max(16, next_pow2(M))) if old else orig_up8
     yield use
     use(False)
     TR.clear_tapes()
@@ -82,42 +81,6 @@ def test_matmul_bits_do_not_depend_on_the_tiles(M, N, K, per_size):
     np.testing.assert_allclose(new[0][4], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("n", [5, 64, 100, 513, 4097, 10240, 70000])
-def test_lanewise_bits_do_not_depend_on_the_block(n, per_size):
-    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
-
-    def work():
-        t = tgrad.tensor(x)
-        u = t[::2] if n > 64 else t                           # a strided operand too
-        return (t.exp(), t * 1.5 + t.tanh(), u.sin(), tgrad.zeros(n) + 1.0)
-
-    per_size(True)
-    old = _runs(work)
-    per_size(False)
-    new = _runs(work)
-    _same(old, new)
-
-
-@pytest.mark.parametrize("M", [3, 17, 64, 80, 129, 1500])
-def test_cross_entropy_bits_do_not_depend_on_the_row_block(M, per_size):
-    rng = np.random.default_rng(M)
-    x = rng.standard_normal((M, 10)).astype(np.float32)
-    t = rng.integers(0, 10, M)
-    t[::7] = -100
-
-    def work():
-        X = tgrad.tensor(x, requires_grad=True)
-        out = [tgrad.nn.functional.cross_entropy(X, tgrad.tensor(t), reduction=r) for r in ("mean", "sum")]
-        (out[0] + out[1]).backward()
-        return out + [X.grad]
-
-    per_size(True)
-    old = _runs(work)
-    per_size(False)
-    new = _runs(work)
-    _same(old, new)
-
-
 def test_a_padded_k_slice_multiplies_the_k_extent_alone(per_size):
     """The specialized tape's GEMM over a zero-padded K block takes the real K columns alone (rounded up to 16)."""
     per_size(False)
@@ -141,9 +104,8 @@ def _mlp_step(batch):
 
 
 def test_a_new_batch_size_traces_only_the_matmuls_whose_tiles_it_changes(per_size, monkeypatch):
-    """An MLP's training step at batch 80 after batch 64: the per-size blocks trace 5 matmuls, a cross-entropy and
-    a lane-wise kernel again; with the buckets only the 3 matmuls whose output tiles follow the batch (the weight
-    gradients' K is the batch: bucketed)."""
+    """An MLP's training step at batch 80 after batch 64: the per-size blocks trace its 5 matmuls again; with the
+    buckets only the 3 whose output tiles follow the batch (the weight gradients' K is the batch: bucketed)."""
     recorded = []
     orig = TR.record
 
@@ -152,6 +114,7 @@ def test_a_new_batch_size_traces_only_the_matmuls_whose_tiles_it_changes(per_siz
             recorded.append(fn.__name__)
         return orig(fn, kw, dyn_names, base_values, generic, replay)
     monkeypatch.setattr(TR, "record", counting)
+    matmuls = {}
     for old in (True, False):
         per_size(old)
         for b in (64, 64, 64):
@@ -159,11 +122,8 @@ def test_a_new_batch_size_traces_only_the_matmuls_whose_tiles_it_changes(per_siz
         del recorded[:]
         for b in (80, 80, 80):
             _mlp_step(b)
-        traced = set(recorded)
-        if old:
-            assert {"matmul_kernel", "cross_entropy_kernel", "unary_kernel"} <= traced
-        else:
-            assert traced == {"matmul_kernel"}
+        matmuls[old] = recorded.count("matmul_kernel")
+    assert matmuls == {True: 5, False: 3}
 
 
 def test_a_new_tile_compiles_no_new_code():

@@ -247,7 +247,7 @@ def _map_site(kernel, fn, inputs, out, scalars, compute):
         cexpr[_ND_NAMES[k] if k < len(inputs) else "O_ND"] = nd
         if nd > ndmax:
             ndmax = nd
-    block = elementwise_block(n, dev, ndmax, lanewise=True)
+    block = elementwise_block(n, dev, ndmax)
     if gpu_blocks(dev) and fn in _TWO_REDUCTIONS:
         block = min(block, 512)
     if gpu_blocks(dev) and fn in GPU_BLOCK_CAP:
@@ -395,7 +395,7 @@ def fill(out, value):
         else:
             sizes, per = G.launch_geometry(out.shape, [list(out.stride())])
             st, nd = per[0]
-            block = elementwise_block(n, dev, nd, lanewise=True)
+            block = elementwise_block(n, dev, nd)
             site = Launch(fill_kernel, (cdiv(n, block),), dev, [kptr(out), n, value] + sizes + st,
                           {"O_ND": nd, "COMPUTE": compute_type(dt), "BLOCK": block})
             if zero and dev == "cpu" and not T.FORCE_GPU_BLOCKS and G.non_overlapping_and_dense(out._shape,

@@ -347,14 +347,6 @@ def _den_block(M, dev):
     return max(16, min(next_pow2(M), 1024 if gpu_blocks(dev) else 65536))
 
 
-def _up8(M):
-    """16, 128, 1024, 8192 or 65536: the smallest >= M (a cpu bucket of row counts; 65536 past it)."""
-    b = 16
-    while b < M and b < 65536:
-        b *= 8
-    return b
-
-
 _SITES = Sites()
 
 
@@ -389,19 +381,13 @@ def cross_entropy(x, t, w, out, geom, tstrides, ignore_index, eps, reduce, logit
             levels = 1
             while 16 ** levels < M:
                 levels += 1
-        # cpu, rows added in ATen's order (not per lane of ROWS) and counted, not weighted: neither ROWS nor
-        # DEN_BLOCK decides a bit, so both come from buckets (new batch sizes replay traced tapes)
-        bucket = levels and w is None and not gpu_blocks(dev)
-        if bucket:
-            rows = min(_up8(M), 65536 // bk)
         site = _SITES.add(key, Launch(
             cross_entropy_kernel, grid, dev,
             [kptr(x), kptr(t), kptr(w if w is not None else x), kptr(out), kptr(dx),
              kptr(rows_buf if rows_buf is not None else x), M, K, inner, *sx, *tstrides, int(ignore_index),
              *split64(eps)],
             {**_ce_consts(x, prob, w is not None, eps, reduce, logits, rows, bk, K, inner), "GRAD": grad,
-             "DEN_BLOCK": (_up8(M) if bucket else _den_block(M, dev)) if grad else 16, "NB": 16 ** levels,
-             "LEVELS": levels}))
+             "DEN_BLOCK": _den_block(M, dev) if grad else 16, "NB": 16 ** levels, "LEVELS": levels}))
     xp = x.data_ptr()
     site(xp, t.data_ptr(), w.data_ptr() if w is not None else xp, out.data_ptr(), dx.data_ptr(),
          rows_buf.data_ptr() if rows_buf is not None else xp, *split64(eps))

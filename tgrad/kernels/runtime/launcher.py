@@ -259,20 +259,14 @@ def next_pow2(n):
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
-def elementwise_block(n, device, ndim=0, lanewise=False):
+def elementwise_block(n, device, ndim=0):
     """Elements per program: large on cpu (the interpreter pays per program), 1024 on cuda.
 
     ``ndim``: the most dims any operand is addressed through (strided launches).
     On cuda the block halves from two dims on and per two dims past three, keeping the index maths in
     registers (1024 elements x 6 dims spill on sm_90, 1024 x 2 dims of three strided operands 4-12 bytes on
     sm_80; 256 x 6 use ~94 registers).
-    ``lanewise``: no lane's value depends on the block (no reduction over it): on cpu the block is then the
-    largest power of 8 <= next_pow2(n) (64 .. 32768; up to 4 programs), so that most new sizes replay a
-    tape already traced (the block is a constexpr of the trace key).
     """
     if gpu_blocks(device):
         return 1024 >> (max(ndim - 1, 0) // 2 + (ndim == 2))
-    p = max(16, min(next_pow2(n), 65536))
-    if lanewise and p >= 64:
-        return min(1 << (p.bit_length() - 1) // 3 * 3, 32768)
-    return p
+    return max(16, min(next_pow2(n), 65536))
