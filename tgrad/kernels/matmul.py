@@ -21,7 +21,7 @@ import triton.language as tl
 
 from . import _geometry as G
 from .runtime import launcher as T
-from .runtime import Launch, Ptr, Sites, blas, cdiv, gpu_blocks, next_pow2
+from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
 from ._lang import cast_store, sigmoid_h, tanh_epilogue_h
 
 
@@ -202,11 +202,10 @@ def tiles(M, N, K, device, dtype_name):
     Integers multiply a (BLOCK_M, BLOCK_K, BLOCK_N) int64 block and sum it over K: small K slices.
     cpu floats: K slices of up to 256 (they decide the rounding), output tiles up to 1024 a side and 2^18
     elements (a program per tile recomputes its operands' prologue, e.g. a fused activation's derivative).
-    The launcher's cpu K block comes from buckets (``_cpu_blocks``), so that a new K (a weight gradient's batch
-    size) mostly reuses a tape already traced: a K of up to 256 stays one slice whatever BLOCK_K >= K (the BLAS
-    adds the padding's zero products last, in whole groups of its K loop: the same bits; the tape multiplies the
-    K extent rounded up to 16 alone, tape.py).  Not the output tiles: the BLAS's bits depend on a GEMM's M and N
-    (OpenBLAS picks its kernels by size), so a tile's size decides its bits."""
+    Neither can come from coarser buckets at no cost: the BLAS's bits depend on a GEMM's M and N (OpenBLAS picks
+    its kernels by size), and a K padded to a bucket (16/128/256: a weight gradient's K is the batch) costs its
+    prologue and row sums over the padding (4.6% of step (b)).  A padded K's GEMM multiplies the K extent alone
+    (rounded up to 16, tape.py)."""
     if dtype_name not in _FLOATS:
         if gpu_blocks(device):
             return 16, 16, 16     # 72-96 registers, no spills on sm_80/sm_90
@@ -222,19 +221,6 @@ def tiles(M, N, K, device, dtype_name):
             bn //= 2
     return bm, bn, max(16, min(next_pow2(K), 256))
 
-
-def _cpu_blocks(bm, bn, K, batch):
-    """(BLOCK_K, BLOCK_B) on cpu for floats: BLOCK_K 16, 128 or 256 for K <= 256 (one slice, zero-padded; slices
-    of 256 beyond), unless that changes how a tile's GEMM is cut (``blas.plan``: the cut decides bits): then
-    next_pow2(K) as ``tiles``.  BLOCK_B: batch entries per program while the tiles are small (interpreted
-    programs cost ~1 ms each)."""
-    def bb(bk):
-        return min(next_pow2(batch), max(1, 2 ** 18 // max(bm * bk, bk * bn, bm * bn)))
-    old = max(16, min(next_pow2(K), 256))
-    bk = 16 if K <= 16 else 128 if K <= 128 else 256
-    if bk != old and blas.plan(bm, bk, bn, bb(bk)) != blas.plan(bm, old, bn, bb(old)):
-        bk = old
-    return bk, bb(bk)
 
 
 _SITES = Sites()
@@ -285,9 +271,9 @@ def _launch_for(a, b, c, v, out, rs, alpha, beta, act, dact, rowsum, has_c, unit
     bm, bn, bk = tiles(M, N, K, dev, a.dtype.name)
     f64 = a.dtype.name == "float64"
     integer = a.dtype.name not in _FLOATS
-    bb = 1
-    if not (gpu_blocks(dev) or integer):
-        bk, bb = _cpu_blocks(bm, bn, K, batch)
+    # cpu: several batch entries per program when the tiles are small (interpreted programs cost ~1 ms each)
+    bb = 1 if gpu_blocks(dev) or integer else \
+        min(next_pow2(batch), max(1, 2 ** 18 // max(bm * bk, bk * bn, bm * bn)))
     args = [_kptr(a), _kptr(b), _kptr(c), _kptr(v), _kptr(out), _kptr(rs), batch, M, N, K, alpha, beta]
     for t, shape in ((a, a.shape), (b, b.shape), (c, out.shape), (v, a.shape), (out, out.shape)):
         args += _strides3(t, shape)
