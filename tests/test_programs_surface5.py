@@ -1,0 +1,62 @@
+"""Surface that programs of /tmp/progs8 hit: ``torch._dynamo.reset``/``config``, ``torch.compiler``."""
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import tgrad
+
+CPU_ONLY = True
+
+
+def test_dynamo_reset_records_again_and_is_compiling():
+    def f(a):
+        return a * 2 + 1
+    runs = []       # (counted by a profiler: what the step reads is part of its guard key)
+
+    def prof(frame, event, arg):
+        if event == "call" and frame.f_code is f.__code__:
+            runs.append(tgrad.compiler.is_compiling())
+    g = tgrad.compile(f)
+    x = tgrad.arange(4.0)
+
+    def calls(n):
+        sys.setprofile(prof)
+        try:
+            for _ in range(n):
+                np.testing.assert_array_equal(g(x).numpy(), np.arange(4.0) * 2 + 1)
+        finally:
+            sys.setprofile(None)
+        return len(runs)
+    assert calls(4) == 2 and all(runs)       # Python runs at warm-up and recording, not at replay
+    tgrad._dynamo.reset()
+    assert calls(2) == 4
+    assert not tgrad.compiler.is_compiling() and not tgrad._dynamo.is_compiling()
+    tgrad.compiler.reset()
+    assert calls(1) == 5
+
+
+def test_dynamo_config_cache_size_limit():
+    f = tgrad.compile(lambda a: a + 1)
+    old = tgrad._dynamo.config.cache_size_limit
+    assert old == 8
+    tgrad._dynamo.config.cache_size_limit = 1
+    try:
+        f(tgrad.ones(2))
+        with pytest.warns(UserWarning, match=r"cache_size_limit \(1\)"):
+            f(tgrad.ones(3))
+    finally:
+        tgrad._dynamo.config.cache_size_limit = old
+    assert tgrad.compiler.config is tgrad._dynamo.config
+
+
+def test_compiler_disable_returns_the_function():
+    def g(a):
+        return a - 1
+    assert tgrad.compiler.disable(g) is g
+    assert tgrad._dynamo.disable(recursive=False)(g) is g
+    assert tgrad.compiler.allow_in_graph(g) is g
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tgrad._dynamo.mark_dynamic(tgrad.ones(2), 0)
