@@ -60,3 +60,27 @@ def test_compiler_disable_returns_the_function():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tgrad._dynamo.mark_dynamic(tgrad.ones(2), 0)
+
+
+def test_layer_norm_bf16_input_float_params_grads_as_aten():
+    """A bf16 input with float32 weight/bias (autocast on cpu): ATen sums dw, db in per-thread bf16 buffers, then
+    adds the buffers in float32 (tests/data/layer_norm_bf16_params.py)."""
+    import json
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "data", "layer_norm_bf16_params.json")) as f:
+        want = json.load(f)
+    M, K = 13, 20
+    x = (tgrad.arange(M * K, dtype=tgrad.float32).reshape(M, K) * 0.37).sin().mul(3).add(0.5).bfloat16()
+    dy = (tgrad.arange(M * K, dtype=tgrad.float32).reshape(M, K) * 0.91).cos().bfloat16()
+    old = tgrad.get_num_threads()
+    try:
+        for threads in (1, 2):
+            tgrad.set_num_threads(threads)
+            w = tgrad.linspace(0.5, 1.5, K).requires_grad_()
+            b = tgrad.linspace(-1, 1, K).requires_grad_()
+            tgrad.nn.functional.layer_norm(x, (K,), w, b).backward(dy)
+            assert w.grad.dtype == tgrad.float32 and b.grad.dtype == tgrad.float32
+            np.testing.assert_array_equal(w.grad.numpy(), np.float32(want[str(threads)]["dw"]), err_msg=str(threads))
+            np.testing.assert_array_equal(b.grad.numpy(), np.float32(want[str(threads)]["db"]), err_msg=str(threads))
+    finally:
+        tgrad.set_num_threads(old)
