@@ -84,3 +84,40 @@ def test_layer_norm_bf16_input_float_params_grads_as_aten():
             np.testing.assert_array_equal(b.grad.numpy(), np.float32(want[str(threads)]["db"]), err_msg=str(threads))
     finally:
         tgrad.set_num_threads(old)
+
+
+def _ties_data():
+    import json
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "data", "topk_ties.json")) as f:
+        return json.load(f)
+
+
+def _tied_rows():
+    x = ((tgrad.arange(6 * 40) * 7 + 3) % 5).float().reshape(6, 40)
+    x[2, 5] = x[2, 17] = float("nan")
+    x[3, 11] = float("nan")
+    return x
+
+
+def test_topk_ties_in_aten_order():
+    """Which of equal elements topk returns, and in what order: ATen's (tests/data/topk_ties.py)."""
+    want, x = _ties_data(), _tied_rows()
+    r = x.topk(5)
+    assert r.indices.tolist() == want["top5"]
+    np.testing.assert_array_equal(r.values.numpy(), np.take_along_axis(x.numpy(), r.indices.numpy(), 1))
+    assert x.topk(3, largest=False, sorted=False).indices.tolist() == want["bottom3_unsorted"]
+    assert x.topk(4, dim=0).indices.tolist() == want["top7_dim0"]
+    wide = ((tgrad.arange(2 * 130) * 11) % 4).reshape(2, 130)
+    assert tgrad.topk(wide, 2).indices.tolist() == want["wide_top2"]
+    g = tgrad.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)
+    g.topk(2).values.sum().backward()
+    assert g.grad.tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_kthvalue_ties_in_aten_order():
+    want, x = _ties_data(), _tied_rows()
+    assert [x.kthvalue(k).indices.tolist() for k in (1, 9, 20, 40)] == want["kth"]
+    r = x.kthvalue(3, dim=0, keepdim=True)
+    assert r.indices.squeeze(0).tolist() == want["kth_dim0"] and r.values.shape == (1, 40)
+    np.testing.assert_array_equal(r.values.numpy(), np.take_along_axis(x.numpy(), r.indices.numpy(), 0))

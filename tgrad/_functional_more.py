@@ -13,6 +13,8 @@ from ._creation import arange, full, linspace, tensor, zeros
 from ._einsum import einsum, kron, tensordot  # noqa: F401  (tgrad.einsum, Tensor.kron)
 from ._functional import cat, meshgrid, stack
 from ._functional import pow as pow_
+from .kernels import _stl
+from .kernels.runtime import launcher as _L
 from .tensor import Size, Tensor
 
 
@@ -335,7 +337,26 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     n = input.shape[dim] if input.dim() else 1
     if not 1 <= k <= n:
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    return _select_sorted(input, dim, keepdim, k - 1, "kthvalue")
+    if input.dim() == 0 or _L.RECORD is not None:
+        return _select_sorted(input, dim, keepdim, k - 1, "kthvalue")
+    # ATen's cpu quick select returns one of tied k-th elements of its own choosing (kernels/_stl.py): rows where
+    # the k-th value occurs more than once are redone on the host (not while a compiled step records)
+    d = dim % input.dim()
+    idx = input.sort(d, stable=True)[1].narrow(d, k - 1, 1)
+    x = np.moveaxis(input.detach()._host_copy(), d, -1)
+    i = np.moveaxis(idx._host_copy(), d, -1)
+    xr, ir = x.reshape(-1, x.shape[-1]), i.reshape(-1).copy()
+    kth = np.take_along_axis(xr, ir[:, None], 1)
+    tied = ((xr == kth) | (np.isnan(xr) & np.isnan(kth) if input.dtype.is_floating_point else False)).sum(1) > 1
+    if tied.any():
+        for r in np.nonzero(tied)[0]:
+            row = xr[r].astype(np.float64) if input.dtype.is_floating_point else xr[r]
+            ir[r] = _stl.kthvalue_row(row.tolist(), k - 1)
+        idx = tensor(np.moveaxis(ir.reshape(i.shape), -1, d).copy(), dtype=D.int64, device=input.device)
+    vals = input.gather(d, idx)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return R.kthvalue(vals, idx)
 
 
 def mode(input, dim=-1, keepdim=False):

@@ -3,9 +3,13 @@
 the values' gradient is scattered back to the positions the indices name (PyTorch's rule), so the
 double backward is a gather.  ``argsort`` and ``msort`` are sort's indices / sort over dim 0.
 """
+import numpy as np
+
 from .. import dtypes as D
+from ..kernels import _stl
 from ..kernels import sort as KS
-from ..tensor import _wrap_dim, empty
+from ..kernels.runtime import launcher as _L
+from ..tensor import _wrap_dim, empty, from_host
 from . import Op, call as _c, host_full
 from ._rows import rows3
 
@@ -33,7 +37,42 @@ def topk_forward(self, *, k, dim=-1, largest=True, sorted=True):
     n = self.shape[d] if self.dim() else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
-    return _sorted(self, d, k, largest)
+    values, indices = _sorted(self, d, k, largest)
+    if k and self.dim() and _L.RECORD is None:
+        return _aten_topk_ties(self, d, k, largest, sorted, values, indices)
+    return values, indices
+
+
+def _aten_topk_ties(self, d, k, largest, sorted, values, indices):
+    """ATen's cpu topk returns tied elements in the order libstdc++'s selection leaves them (kernels/_stl.py), not
+    the stable one: rows with an element tied with a kept one at or above the k-th (and, with ``sorted=False`` on
+    the nth_element path, every row) are redone on the host, on cuda too (one answer on both devices).  Not while
+    a compiled step records (a host read): its replay keeps the kernel's stable order."""
+    n = self.shape[d]
+    x = np.moveaxis(self.detach()._host_copy(), d, -1).reshape(-1, n)
+    v = np.moveaxis(values._host_copy(), d, -1).reshape(-1, k)
+    if not sorted and k * 64 > n:
+        redo = np.ones(x.shape[0], bool)
+    else:
+        def before(a, b):           # a ranks strictly before b (NaN first when largest)
+            if not self.dtype.is_floating_point:
+                return a > b if largest else a < b
+            an, bn = np.isnan(a), np.isnan(b)
+            return ((an & ~bn) | (a > b)) if largest else ((~an & bn) | (a < b))
+        kept = (~before(v[:, -1:], x)).sum(1) > k                          # ties at the k-th reach past it
+        same = ~before(v[:, :-1], v[:, 1:]) & ~before(v[:, 1:], v[:, :-1])  # equal neighbours among the kept
+        redo = kept | same.any(1)
+    if not redo.any():
+        return values, indices
+    idx = np.moveaxis(indices._host_copy(), d, -1).reshape(-1, k).copy()
+    for r in np.nonzero(redo)[0]:
+        row = x[r].astype(np.float64) if self.dtype.is_floating_point else x[r]
+        idx[r] = _stl.topk_row(row.tolist(), k, largest, sorted)
+    vals = np.take_along_axis(x, idx, 1)
+    shape = list(np.moveaxis(np.empty(self.shape, bool), d, -1).shape[:-1]) + [k]
+    vals, idx = (np.moveaxis(a.reshape(shape), -1, d) for a in (vals, idx))
+    return (from_host(np.ascontiguousarray(vals), self.dtype, self.device),
+            from_host(np.ascontiguousarray(idx), D.int64, self.device))
 
 
 def select_backward(ctx, grad, _indices_grad=None):

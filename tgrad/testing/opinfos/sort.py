@@ -1,8 +1,10 @@
-"""OpInfos for ``sort`` / ``topk`` against numpy's stable argsort (ties included, so stability is tested)."""
+"""OpInfos for ``sort`` against numpy's stable argsort (ties included, so stability is tested), ``topk`` against
+ATen's order of ties (kernels/_stl.py)."""
 import numpy as np
 
 from tgrad import dtypes as D
 from tgrad.autograd import dispatch
+from tgrad.kernels import _stl
 
 from ..opinfo import OpInfo, SampleInput
 
@@ -22,12 +24,15 @@ def _sort_ref(x, dim=-1, descending=False, stable=False):
 
 
 def _topk_ref(x, k, dim=-1, largest=True, sorted=True):
-    v, i = _sort_ref(x, dim, largest)
+    """ATen's cpu topk: equal elements picked and ordered as libstdc++'s selection leaves them (kernels/_stl.py,
+    checked against PyTorch in tests/test_programs_surface5.py)."""
     if x.ndim == 0:
-        return v, i
-    sl = [slice(None)] * x.ndim
-    sl[dim] = slice(0, k)
-    return v[tuple(sl)], i[tuple(sl)]
+        return x, np.zeros((), np.int64)
+    xr = np.moveaxis(x, dim, -1)
+    rows = xr.reshape(-1, xr.shape[-1]).astype(np.float64)
+    i = np.array([_stl.topk_row(r.tolist(), k, largest, sorted) if k else [] for r in rows], np.int64)
+    i = np.moveaxis(i.reshape(xr.shape[:-1] + (k,)), -1, dim)
+    return np.take_along_axis(x, i, dim), i
 
 
 def _sort_samples(rng):
