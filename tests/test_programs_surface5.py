@@ -121,3 +121,19 @@ def test_kthvalue_ties_in_aten_order():
     r = x.kthvalue(3, dim=0, keepdim=True)
     assert r.indices.squeeze(0).tolist() == want["kth_dim0"] and r.values.shape == (1, 40)
     np.testing.assert_array_equal(r.values.numpy(), np.take_along_axis(x.numpy(), r.indices.numpy(), 0))
+
+
+def test_sort_unstable_and_mode_ties_in_aten_order():
+    """sort(stable=False) is std::sort on ATen's cpu, mode takes the end of its run after std::sort."""
+    want, x = _ties_data(), _tied_rows()
+    assert x.sort(1).indices.tolist() == want["sort"]
+    s = x.sort(0, descending=True)
+    assert s.indices.tolist() == want["sort_desc_dim0"]
+    np.testing.assert_array_equal(s.values.numpy(), np.take_along_axis(x.numpy(), s.indices.numpy(), 0))
+    assert x.sort(1, stable=True).indices.tolist() == np.argsort(x.numpy(), 1, kind="stable").tolist()
+    wide = ((tgrad.arange(2 * 130) * 11) % 4).reshape(2, 130)
+    assert wide.argsort(1).tolist() == want["argsort_wide"]
+    m = x.mode(1)
+    np.testing.assert_array_equal(m.values.numpy(), np.float32(want["mode"][0]))
+    assert m.indices.tolist() == want["mode"][1]
+    assert x.mode(0).indices.tolist() == want["mode_dim0"]

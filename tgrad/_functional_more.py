@@ -15,6 +15,7 @@ from ._functional import cat, meshgrid, stack
 from ._functional import pow as pow_
 from .kernels import _stl
 from .kernels.runtime import launcher as _L
+from .ops import sort as _ops_sort
 from .tensor import Size, Tensor
 
 
@@ -360,12 +361,26 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 def mode(input, dim=-1, keepdim=False):
-    """(values, indices): the most frequent value along ``dim`` (the smallest on a tie) and the index of its
-    last occurrence."""
+    """(values, indices): the most frequent value along ``dim`` (the smallest on a tie) and, as ATen's cpu kernel,
+    the index its run ends on after ``std::sort`` (host, up to ops/sort.py's HOST_LIMIT elements and not while
+    a compiled step records; else the index of its last occurrence)."""
     if input.dim() == 0:
         return R.mode(input.clone(), zeros((), dtype=D.int64, device=input.device))
     _check_dim_size(input, dim, "mode")
     x = input.movedim(dim, -1)
+    if _L.RECORD is None and input.numel() <= _ops_sort.HOST_LIMIT:
+        # ATen's index: the last of the mode's run as std::sort leaves equal values (kernels/_stl.py), on the host
+        h = x.detach()._host_copy()
+        rows = h.reshape(-1, h.shape[-1])
+        if input.dtype.is_floating_point:
+            rows = rows.astype(np.float64)
+        i = np.array([_stl.mode_row(r.tolist()) for r in rows], np.int64).reshape(h.shape[:-1] + (1,))
+        idx = tensor(i, dtype=D.int64, device=input.device)
+        vals = x.gather(-1, idx)
+        vals, idx = vals.movedim(-1, dim), idx.movedim(-1, dim)
+        if not keepdim:
+            vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+        return R.mode(vals, idx)
     s, order = x.detach().sort(-1, stable=True)
     count = (s.unsqueeze(-1) == s.unsqueeze(-2)).sum(-1)          # (..., n): how often s[j] occurs
     best = count.amax(-1, keepdim=True)

@@ -1,5 +1,5 @@
-"""Makes tests/data/topk_ties.json: PyTorch 2.13 cpu topk / kthvalue indices on rows full of ties (ATen's
-libstdc++ nth_element / partial_sort / sort and quick select order).  python topk_ties.py > topk_ties.json"""
+"""Makes tests/data/topk_ties.json: PyTorch 2.13 cpu sort / topk / kthvalue / mode indices on rows full of ties
+(ATen's libstdc++ sort / nth_element / partial_sort and quick select order).  python topk_ties.py > topk_ties.json"""
 import json
 
 import torch
@@ -15,5 +15,10 @@ out = {
     "wide_top2": wide.topk(2).indices.tolist(),
     "kth": [x.kthvalue(k).indices.tolist() for k in (1, 9, 20, 40)],
     "kth_dim0": x.kthvalue(3, dim=0).indices.tolist(),
+    "sort": x.sort(1).indices.tolist(),
+    "sort_desc_dim0": x.sort(0, descending=True).indices.tolist(),
+    "argsort_wide": wide.argsort(1).tolist(),
+    "mode": [x.mode(1).values.tolist(), x.mode(1).indices.tolist()],
+    "mode_dim0": x.mode(0).indices.tolist(),
 }
 print(json.dumps(out))

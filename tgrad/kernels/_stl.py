@@ -1,8 +1,8 @@
 """Host selection in ATen's cpu order, for the rows where tied elements make the order matter.
 
-ATen's cpu ``topk`` (``topk_impl_loop``) runs libstdc++'s ``std::partial_sort`` (k * 64 <= n) or
-``std::nth_element`` then ``std::sort`` of the first k - 1 over (value, index) pairs; ``kthvalue`` runs TH's
-Sedgewick quick select (``quick_select_template``).  Neither is stable, so which of equal elements they return,
+ATen's cpu ``sort`` (stable=False) and ``mode`` run libstdc++'s ``std::sort``, ``topk`` (``topk_impl_loop``)
+``std::partial_sort`` (k * 64 <= n) or ``std::nth_element`` then ``std::sort`` of the first k - 1 over (value,
+index) pairs; ``kthvalue`` runs TH's Sedgewick quick select (``quick_select_template``).  None is stable, so which of equal elements they return,
 and in what order, is theirs alone: the functions below are those algorithms step for step (libstdc++'s
 ``stl_algo.h`` / ``stl_heap.h``), on a Python list with a less-than ``comp``.  Rows without ties get the same
 answer from the stable sort kernel (kernels/sort.py), so only tied rows come here.
@@ -197,6 +197,30 @@ def topk_row(row, k, largest, sorted):
         if sorted:
             stl_sort(q, 0, k - 1, comp)
     return [j for _, j in q[:k]]
+
+
+def sort_row(row, descending):
+    """Indices of ATen's cpu sort (stable=False: ``std::sort`` of (value, index) pairs) of the Python list ``row``."""
+    before = _rank_before(descending)
+    q = [(v, j) for j, v in enumerate(row)]
+    stl_sort(q, 0, len(q), lambda x, y: before(x[0], y[0]))
+    return [j for _, j in q]
+
+
+def mode_row(row):
+    """Index of ATen's cpu mode of the Python list ``row`` (mode_kernel_impl): (value, index) pairs ``std::sort``-ed
+    by value with ``<``, then the last pair of the first run (equal neighbours, so each NaN is a run of its own)
+    longer than all runs before it."""
+    q = [(v, j) for j, v in enumerate(row)]
+    stl_sort(q, 0, len(q), lambda x, y: x[0] < y[0])
+    best, run, at = 0, 0, 0
+    for i, (v, j) in enumerate(q):
+        run += 1
+        if i == len(q) - 1 or v != q[i + 1][0]:
+            if run > best:
+                best, at = run, j
+            run = 0
+    return at
 
 
 def kthvalue_row(row, k):

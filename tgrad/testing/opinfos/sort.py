@@ -1,5 +1,5 @@
-"""OpInfos for ``sort`` against numpy's stable argsort (ties included, so stability is tested), ``topk`` against
-ATen's order of ties (kernels/_stl.py)."""
+"""OpInfos for ``sort`` / ``topk`` with ties: against numpy's stable argsort (stable=True) or ATen's cpu order of
+equal elements (kernels/_stl.py)."""
 import numpy as np
 
 from tgrad import dtypes as D
@@ -19,8 +19,17 @@ def _order(x, dim, descending):
 
 
 def _sort_ref(x, dim=-1, descending=False, stable=False):
-    i = _order(x, dim, descending)
-    return (x if x.ndim == 0 else np.take_along_axis(x, i, dim)), i
+    """Stable argsort; with stable=False ATen's cpu order of equal elements (std::sort: kernels/_stl.py)."""
+    if x.ndim == 0:
+        return x, np.zeros((), np.int64)
+    if stable or x.shape[dim] == 0:
+        i = _order(x, dim, descending)
+    else:
+        xr = np.moveaxis(x, dim, -1)
+        rows = xr.reshape(-1, xr.shape[-1]).astype(np.float64)
+        i = np.array([_stl.sort_row(r.tolist(), descending) for r in rows], np.int64).reshape(xr.shape)
+        i = np.moveaxis(i, -1, dim)
+    return np.take_along_axis(x, i, dim), i
 
 
 def _topk_ref(x, k, dim=-1, largest=True, sorted=True):
