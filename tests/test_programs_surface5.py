@@ -137,3 +137,19 @@ def test_sort_unstable_and_mode_ties_in_aten_order():
     np.testing.assert_array_equal(m.values.numpy(), np.float32(want["mode"][0]))
     assert m.indices.tolist() == want["mode"][1]
     assert x.mode(0).indices.tolist() == want["mode_dim0"]
+
+
+def test_persistent_workers_left_running_do_not_hang_exit():
+    """An iterator of persistent workers still alive at exit (one worker never got a task): the interpreter exits
+    (its shutdown used to wait on the done event's lock, held by a worker multiprocessing had terminated)."""
+    import os
+    import subprocess
+    prog = ("import tgrad\nfrom tgrad.utils.data import DataLoader, TensorDataset\n"
+            "dl = DataLoader(TensorDataset(tgrad.arange(6.0), tgrad.arange(6)), batch_size=4, num_workers=2,\n"
+            "                drop_last=True, persistent_workers=True)\n"
+            "print([b[1].tolist() for b in dl])\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert r.stdout.strip() == "[[0, 1, 2, 3]]"
