@@ -24,7 +24,7 @@ FLOORS = [
              "tgrad.serialization", "tgrad.cuda", "tgrad._legacy", "tgrad.linalg", "tgrad.profiler",
              "tgrad._functional_more", "tgrad._einsum", "tgrad.special", "tgrad.threads", "tgrad.fft")),
     ("upper", ("tgrad.nn", "tgrad.optim", "tgrad.utils", "tgrad.distributed", "tgrad.multiprocessing",
-               "tgrad._compile", "tgrad.func", "tgrad.distributions")),
+               "tgrad._compile", "tgrad.compiler", "tgrad._dynamo", "tgrad.func", "tgrad.distributions")),
     ("tools", ("tgrad.testing", "tgrad.bench", "tgrad")),
 ]
 

@@ -11,6 +11,7 @@ from . import tensor as _tensor  # noqa: F401
 from . import (accelerator, amp, autograd, backends, cpu, cuda, distributed, dtypes, linalg, multiprocessing, nn,
                optim, profiler, return_types, testing, utils)
 from ._compile import compile
+from . import _dynamo, compiler
 from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                         normal, scalar_tensor, tensor, zeros, zeros_like)

@@ -15,6 +15,9 @@ from ._einsum import complex_bilinear, einsum, kron, tensordot  # noqa: F401  (t
 from ._functional import cat, meshgrid, stack
 from ._functional import pow as pow_
 from .autograd import dispatch as _dispatch
+from .kernels import _stl
+from .kernels.runtime import launcher as _L
+from .ops import sort as _ops_sort
 from .tensor import Size, Tensor
 
 
@@ -390,16 +393,49 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     n = input.shape[dim] if input.dim() else 1
     if not 1 <= k <= n:
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
-    return _select_sorted(input, dim, keepdim, k - 1, "kthvalue")
+    if input.dim() == 0 or _L.RECORD is not None:
+        return _select_sorted(input, dim, keepdim, k - 1, "kthvalue")
+    # ATen's cpu quick select returns one of tied k-th elements of its own choosing (kernels/_stl.py): rows where
+    # the k-th value occurs more than once are redone on the host (not while a compiled step records)
+    d = dim % input.dim()
+    idx = input.sort(d, stable=True)[1].narrow(d, k - 1, 1)
+    x = np.moveaxis(input.detach()._host_copy(), d, -1)
+    i = np.moveaxis(idx._host_copy(), d, -1)
+    xr, ir = x.reshape(-1, x.shape[-1]), i.reshape(-1).copy()
+    kth = np.take_along_axis(xr, ir[:, None], 1)
+    tied = ((xr == kth) | (np.isnan(xr) & np.isnan(kth) if input.dtype.is_floating_point else False)).sum(1) > 1
+    if tied.any():
+        for r in np.nonzero(tied)[0]:
+            row = xr[r].astype(np.float64) if input.dtype.is_floating_point else xr[r]
+            ir[r] = _stl.kthvalue_row(row.tolist(), k - 1)
+        idx = tensor(np.moveaxis(ir.reshape(i.shape), -1, d).copy(), dtype=D.int64, device=input.device)
+    vals = input.gather(d, idx)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return R.kthvalue(vals, idx)
 
 
 def mode(input, dim=-1, keepdim=False):
-    """(values, indices): the most frequent value along ``dim`` (the smallest on a tie) and the index of its
-    last occurrence."""
+    """(values, indices): the most frequent value along ``dim`` (the smallest on a tie) and, as ATen's cpu kernel,
+    the index its run ends on after ``std::sort`` (host, up to ops/sort.py's HOST_LIMIT elements and not while
+    a compiled step records; else the index of its last occurrence)."""
     if input.dim() == 0:
         return R.mode(input.clone(), zeros((), dtype=D.int64, device=input.device))
     _check_dim_size(input, dim, "mode")
     x = input.movedim(dim, -1)
+    if _L.RECORD is None and input.numel() <= _ops_sort.HOST_LIMIT:
+        # ATen's index: the last of the mode's run as std::sort leaves equal values (kernels/_stl.py), on the host
+        h = x.detach()._host_copy()
+        rows = h.reshape(-1, h.shape[-1])
+        if input.dtype.is_floating_point:
+            rows = rows.astype(np.float64)
+        i = np.array([_stl.mode_row(r.tolist()) for r in rows], np.int64).reshape(h.shape[:-1] + (1,))
+        idx = tensor(i, dtype=D.int64, device=input.device)
+        vals = x.gather(-1, idx)
+        vals, idx = vals.movedim(-1, dim), idx.movedim(-1, dim)
+        if not keepdim:
+            vals, idx = vals.squeeze(dim), idx.squeeze(dim)
+        return R.mode(vals, idx)
     s, order = x.detach().sort(-1, stable=True)
     count = (s.unsqueeze(-1) == s.unsqueeze(-2)).sum(-1)          # (..., n): how often s[j] occurs
     best = count.amax(-1, keepdim=True)

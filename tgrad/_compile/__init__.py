@@ -43,6 +43,7 @@ the same program runs pre-packed launches, and one CUDA graph per call where the
 """
 import functools
 import warnings
+import weakref
 
 from ..nn.modules.module import Module
 from ..autograd.grad_mode import _state as _grad_state
@@ -52,7 +53,16 @@ from .guards import Sources, Walk
 from .replay import MISS, capture
 
 NO_BACKWARD = "an output requires grad and no backward ran"
-CACHE_SIZE_LIMIT = 8         # entries per compiled function (torch._dynamo.config.cache_size_limit)
+
+
+class _Config:
+    """``torch._dynamo.config``: the settings compile reads (entries per compiled function)."""
+    cache_size_limit = 8
+
+
+config = _Config()
+_COMPILED = weakref.WeakSet()    # every CompiledFunction, for reset()
+_depth = [0]                     # calls of compiled functions running (is_compiling)
 
 
 class _Entry:
@@ -77,14 +87,22 @@ class CompiledFunction:
         self._cache = {}
         self._warned = set()
         functools.update_wrapper(self, fn, updated=())
+        _COMPILED.add(self)
 
     def _warn(self, msg, depth=0):
-        """``depth``: frames between the caller of ``_warn`` and ``__call__``."""
+        """``depth``: frames between the caller of ``_warn`` and ``_call``."""
         if msg not in self._warned:
             self._warned.add(msg)
-            warnings.warn(msg, stacklevel=depth + (3 if self._module is None else 4))   # (4: the OptimizedModule's caller)
+            warnings.warn(msg, stacklevel=depth + (4 if self._module is None else 5))   # (5: the OptimizedModule's caller)
 
     def __call__(self, *args, **kwargs):
+        _depth[0] += 1
+        try:
+            return self._call(args, kwargs)
+        finally:
+            _depth[0] -= 1
+
+    def _call(self, args, kwargs):
         walk = Walk(self._sources.roots(args, kwargs))
         try:
             key = walk.signature()
@@ -95,9 +113,9 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         e = self._cache.get(key)
         if e is None:
-            if len(self._cache) >= CACHE_SIZE_LIMIT:
+            if len(self._cache) >= config.cache_size_limit:
                 self._warn(f"tgrad.compile: {self._name} hit config.cache_size_limit "
-                           f"({CACHE_SIZE_LIMIT}): recompiling on every new guard (shapes, requires_grad, "
+                           f"({config.cache_size_limit}): recompiling on every new guard (shapes, requires_grad, "
                            "training mode, numbers it reads); the oldest record is dropped")
                 self._cache.pop(next(iter(self._cache)))
             e = self._cache[key] = _Entry()
@@ -150,6 +168,28 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if isinstance(model, Module):
         return OptimizedModule(model, fullgraph)
     return CompiledFunction(model, fullgraph)
+
+
+def reset():
+    """``torch._dynamo.reset()`` / ``torch.compiler.reset()``: every compiled function forgets its records (and
+    warnings); its next calls warm up and record again."""
+    for f in list(_COMPILED):
+        f._cache.clear()
+        f._warned.clear()
+
+
+def is_compiling():
+    """``torch.compiler.is_compiling()``: True inside a call of a compiled function (PyTorch: while dynamo traces
+    it; tgrad runs the Python of a compiled step at its warm-up and recording calls, and replays the rest)."""
+    return _depth[0] > 0
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """``torch.compiler.disable``: ``fn`` unchanged (PyTorch runs it outside the graph; tgrad's capture gives
+    eager's numbers either way); without ``fn``, a decorator.  ``recursive``, ``reason``: no effect here."""
+    if fn is None:
+        return lambda f: disable(f, recursive, reason=reason)
+    return fn
 
 
 class OptimizedModule:

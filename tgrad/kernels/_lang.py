@@ -303,10 +303,25 @@ def lanes_fold(acc, ROWS: tl.constexpr, LANES: tl.constexpr):
 
 @native_helper("fma_rows", rule_fma_rows)
 @triton.jit
-def fma_rows(acc, a, b, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+def fma_rows(acc, a, b, ROWS: tl.constexpr, BLOCK: tl.constexpr, ROUND: tl.constexpr = None):
     """acc [BLOCK] = fma(a[i], b[i], acc) for the rows i = 0 .. ROWS - 1 of a, b [ROWS, BLOCK] in turn (a row is
-    picked by a sum of it and zeros: exact, -0 made +0, which an fma into a nonzero or +0 acc cannot tell)."""
+    picked by a sum of it and zeros: exact, -0 made +0, which an fma into a nonzero or +0 acc cannot tell);
+    ``ROUND`` (bf16 / fp16): acc rounded to it after each row (an accumulator stored in that dtype)."""
     r = tl.arange(0, ROWS)[:, None]
     for i in tl.static_range(ROWS):
         acc = tl.fma(tl.sum(tl.where(r == i, a, 0.0), axis=0), tl.sum(tl.where(r == i, b, 0.0), axis=0), acc)
+        if ROUND is not None:
+            acc = round_as(acc, ROUND)
     return acc
+
+
+@triton.jit
+def round_as(val, DT: tl.constexpr):
+    """float32 ``val`` rounded to ``DT`` (bf16: to nearest even on the bits, as cast_store; fp16: the cast) and
+    back to float32."""
+    if DT == tl.bfloat16:
+        bits = val.to(tl.uint32, bitcast=True)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return bits.to(tl.float32, bitcast=True)
+    else:
+        return val.to(DT).to(tl.float32)

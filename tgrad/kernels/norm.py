@@ -309,10 +309,12 @@ def layer_norm_stats_kernel(x_ptr, mean_ptr, rstd_ptr, M, K, eps_hi, eps_lo, COM
 @triton.jit
 def layer_norm_param_backward_kernel(dy_ptr, x_ptr, mean_ptr, rstd_ptr, dw_ptr, db_ptr, M, K, CH,
                                      HAS_W: tl.constexpr, HAS_B: tl.constexpr, COMPUTE: tl.constexpr,
-                                     THREADS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_N: tl.constexpr):
+                                     ROUND: tl.constexpr, THREADS: tl.constexpr, BLOCK_R: tl.constexpr,
+                                     BLOCK_N: tl.constexpr):
     """dw = sum_i dy_i xhat_i, db = sum_i dy_i over the rows of contiguous (M, K) dy, x in ATen's cpu order
     (LayerNormBackwardKernelImplInternal): THREADS buffers of CH rows each, row after row
-    dw_t = fma(dy_i, fma(rstd_i, x_i, -rstd_i mean_i), dw_t), db_t = db_t + dy_i; then dw = 0 + dw_0 + dw_1 ..."""
+    dw_t = fma(dy_i, fma(rstd_i, x_i, -rstd_i mean_i), dw_t), db_t = db_t + dy_i (buffers of x's dtype: ROUND,
+    bf16 / fp16, rounds them after each row); then dw = 0 + dw_0 + dw_1 ... in COMPUTE."""
     cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     cm = cols < K
     dw = tl.zeros([BLOCK_N], COMPUTE)
@@ -332,9 +334,9 @@ def layer_norm_param_backward_kernel(dy_ptr, x_ptr, mean_ptr, rstd_ptr, dw_ptr, 
                 a = tl.load(rstd_ptr + rows, mask=rm, other=0.0).to(COMPUTE)
                 b = -a * tl.load(mean_ptr + rows, mask=rm, other=0.0).to(COMPUTE)
                 x = tl.load(x_ptr + off, mask=m, other=0.0).to(COMPUTE)
-                bw = fma_rows(bw, dy, tl.where(m, tl.fma(a[:, None], x, b[:, None]), 0.0), BLOCK_R, BLOCK_N)
+                bw = fma_rows(bw, dy, tl.where(m, tl.fma(a[:, None], x, b[:, None]), 0.0), BLOCK_R, BLOCK_N, ROUND)
             if HAS_B:
-                bb = fma_rows(bb, dy, ones, BLOCK_R, BLOCK_N)
+                bb = fma_rows(bb, dy, ones, BLOCK_R, BLOCK_N, ROUND)
         dw = dw + bw
         db = db + bb
     if HAS_W:
@@ -356,24 +358,25 @@ def _row_stats_launch(x, mean, rstd, M, K, eps, dev, ct, aten, rstd64):
 def layer_norm_param_backward(dy, x, mean, rstd, dw, db, M, K, eps, threads=1):
     """(dw, db) of layer_norm for contiguous (M, K) dy and x (dw or db None: not computed); mean, rstd: (M,)
     buffers of the compute dtype, filled here; M, K > 0.  ``threads``: the cpu threads whose row split ATen's sums
-    follow."""
+    follow.  dw, db may be float32 for a bf16 / fp16 x (a float32 weight: ATen's mixed type)."""
     out = dw if dw is not None else db
     dev = out._storage.launch_device
-    ct = compute_type(out.dtype)
+    ct = compute_type(x.dtype)
+    rnd = {"bfloat16": tl.bfloat16, "float16": tl.float16}.get(x.dtype.name)
     if dw is not None:
-        _row_stats_launch(x, mean, rstd, M, K, eps, dev, ct, out.dtype.name == "float32", False)
+        _row_stats_launch(x, mean, rstd, M, K, eps, dev, ct, x.dtype.name == "float32", False)
     nt = max(1, min(threads, M))
     ch = cdiv(M, nt)
     if gpu_blocks(dev):
         bn, br = max(16, min(next_pow2(K), 128)), 8
     else:
         bn = max(16, min(next_pow2(K), 4096))
-        br = max(1, min(next_pow2(ch), 65536 // bn, 8 if ct == tl.float64 else 65536))
+        br = max(1, min(next_pow2(ch), 65536 // bn, 8 if ct == tl.float64 or rnd is not None else 65536))
     launch(layer_norm_param_backward_kernel, (cdiv(K, bn),), dev,
            [kptr(dy), kptr(x), kptr(mean), kptr(rstd), kptr(dw if dw is not None else out),
             kptr(db if db is not None else out), M, K, ch],
-           {"HAS_W": dw is not None, "HAS_B": db is not None, "COMPUTE": ct, "THREADS": nt, "BLOCK_R": br,
-            "BLOCK_N": bn})
+           {"HAS_W": dw is not None, "HAS_B": db is not None, "COMPUTE": ct, "ROUND": rnd, "THREADS": nt,
+            "BLOCK_R": br, "BLOCK_N": bn})
     return dw, db
 
 

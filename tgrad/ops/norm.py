@@ -52,16 +52,19 @@ def layer_norm_backward_rule(ctx, grad):
     gx = _call("layer_norm_backward", grad, x, w, normalized_shape=ns, eps=eps) if needs[0] else None
     gw = gb = None
     if needs[1] or needs[2]:
-        gw, gb = _call("layer_norm_param_backward", grad, x, normalized_shape=ns, eps=eps)
+        gw, gb = _call("layer_norm_param_backward", grad, x, normalized_shape=ns, eps=eps,
+                       param_dtype=w.dtype if w is not None else x.dtype)
     return gx, gw if needs[1] else None, gb if needs[2] else None
 
 
-def layer_norm_param_backward_forward(grad_output, input, *, normalized_shape, eps=1e-5):
+def layer_norm_param_backward_forward(grad_output, input, *, normalized_shape, eps=1e-5, param_dtype=None):
     """(dw, db) = (sum dy xhat, sum dy) over the batch dims, shaped normalized_shape (ATen's cpu float32 order:
-    kernels/norm.py layer_norm_param_backward, its thread split that of ``tgrad.get_num_threads()``)."""
+    kernels/norm.py layer_norm_param_backward, its thread split that of ``tgrad.get_num_threads()``), of
+    ``param_dtype`` (default input's: a float32 weight of a bf16 input gets float32 sums of bf16 buffers)."""
     M, K, nd = _ln_rows(input, normalized_shape)
     shape = input.shape[input.dim() - nd:]
-    dw, db = empty(shape, input.dtype, input.device), empty(shape, input.dtype, input.device)
+    pd = param_dtype or input.dtype
+    dw, db = empty(shape, pd, input.device), empty(shape, pd, input.device)
     if M == 0 or K == 0:
         return KE.fill(dw, 0.0), KE.fill(db, 0.0)
     st = D.float64 if input.dtype.name == "float64" else D.float32

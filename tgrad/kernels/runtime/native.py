@@ -139,10 +139,11 @@ def rule_lanes_fold(acc, ROWS, LANES):
     return (acc,), [_cval(ROWS)]
 
 
-def rule_fma_rows(acc, a, b, ROWS, BLOCK):
-    """``fma_rows(acc, a, b, ROWS, BLOCK)`` of _lang.py: acc float32 [BLOCK], a and b float32 [ROWS, BLOCK]."""
+def rule_fma_rows(acc, a, b, ROWS, BLOCK, ROUND=None):
+    """``fma_rows(acc, a, b, ROWS, BLOCK)`` of _lang.py: acc float32 [BLOCK], a and b float32 [ROWS, BLOCK]; with
+    a ``ROUND`` dtype the Triton body runs."""
     rows, block = _cval(ROWS), _cval(BLOCK)
-    ok = (_f32_block(acc) and _f32_block(a) and _f32_block(b) and list(acc.shape) == [block]
+    ok = (_cval(ROUND) is None and _f32_block(acc) and _f32_block(a) and _f32_block(b) and list(acc.shape) == [block]
           and list(a.shape) == [rows, block] and list(b.shape) == [rows, block])
     return ((acc, a, b), acc.shape) if ok else None
 

@@ -1,8 +1,10 @@
-"""OpInfos for ``sort`` / ``topk`` against numpy's stable argsort (ties included, so stability is tested)."""
+"""OpInfos for ``sort`` / ``topk`` with ties: against numpy's stable argsort (stable=True) or ATen's cpu order of
+equal elements (kernels/_stl.py)."""
 import numpy as np
 
 from tgrad import dtypes as D
 from tgrad.autograd import dispatch
+from tgrad.kernels import _stl
 
 from ..opinfo import OpInfo, SampleInput
 
@@ -17,17 +19,29 @@ def _order(x, dim, descending):
 
 
 def _sort_ref(x, dim=-1, descending=False, stable=False):
-    i = _order(x, dim, descending)
-    return (x if x.ndim == 0 else np.take_along_axis(x, i, dim)), i
+    """Stable argsort; with stable=False ATen's cpu order of equal elements (std::sort: kernels/_stl.py)."""
+    if x.ndim == 0:
+        return x, np.zeros((), np.int64)
+    if stable or x.shape[dim] == 0:
+        i = _order(x, dim, descending)
+    else:
+        xr = np.moveaxis(x, dim, -1)
+        rows = xr.reshape(-1, xr.shape[-1]).astype(np.float64)
+        i = np.array([_stl.sort_row(r.tolist(), descending) for r in rows], np.int64).reshape(xr.shape)
+        i = np.moveaxis(i, -1, dim)
+    return np.take_along_axis(x, i, dim), i
 
 
 def _topk_ref(x, k, dim=-1, largest=True, sorted=True):
-    v, i = _sort_ref(x, dim, largest)
+    """ATen's cpu topk: equal elements picked and ordered as libstdc++'s selection leaves them (kernels/_stl.py,
+    checked against PyTorch in tests/test_programs_surface5.py)."""
     if x.ndim == 0:
-        return v, i
-    sl = [slice(None)] * x.ndim
-    sl[dim] = slice(0, k)
-    return v[tuple(sl)], i[tuple(sl)]
+        return x, np.zeros((), np.int64)
+    xr = np.moveaxis(x, dim, -1)
+    rows = xr.reshape(-1, xr.shape[-1]).astype(np.float64)
+    i = np.array([_stl.topk_row(r.tolist(), k, largest, sorted) if k else [] for r in rows], np.int64)
+    i = np.moveaxis(i.reshape(xr.shape[:-1] + (k,)), -1, dim)
+    return np.take_along_axis(x, i, dim), i
 
 
 def _sort_samples(rng):

@@ -15,9 +15,11 @@ fork per epoch (``persistent_workers=True`` avoids it) and one pickle per
 batch.  Worker errors are re-raised in the main process with the worker's
 traceback text; a worker that dies raises instead of hanging.
 """
+import atexit
 import itertools
 import math
 import multiprocessing
+import multiprocessing.util
 import os
 import queue
 import random
@@ -35,6 +37,12 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 _POLL = 0.5          # seconds between liveness checks of the workers while the main process waits
 _WORKER_POLL = 0.2   # seconds between checks of the done event / the parent's liveness in a worker
+# Set at interpreter exit before multiprocessing's own exit function (atexit runs last-registered first), which
+# terminates the daemonic workers: a worker killed inside ``done_event.is_set()`` holds the event's lock, so a
+# shutdown after that (an iterator of persistent workers collected at exit) would wait on it forever.  PyTorch's
+# ``python_exit_status`` does the same.
+_EXITING = [False]
+atexit.register(_EXITING.__setitem__, 0, True)
 
 
 class WorkerInfo:
@@ -358,7 +366,7 @@ class _MultiProcessIter(_BaseIter):
         return data
 
     def _shutdown_workers(self):
-        if self._shutdown:
+        if self._shutdown or _EXITING[0]:      # at exit multiprocessing terminates the daemonic workers itself
             return
         self._shutdown = True
         self._done_event.set()
