@@ -63,6 +63,8 @@ def test_trace_replay_matches_stock(opinfo, executor, device):
                 traced = _outputs(opinfo, sample, dtype, backward)
             assert len(ref) == len(direct) == len(traced)
             for r, d, t in zip(ref, direct, traced):
+                if r.dtype.itemsize == 2 and r.dtype.kind == "V":       # ml_dtypes' bfloat16: numpy sees NaN != NaN
+                    r, d, t = (a.astype(np.float32) for a in (r, d, t))
                 np.testing.assert_array_equal(d, r, err_msg=f"direct vs stock: {opinfo.name} {sample} {dtype}")
                 np.testing.assert_array_equal(t, r, err_msg=f"trace vs stock: {opinfo.name} {sample} {dtype}")
 

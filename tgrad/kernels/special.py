@@ -508,14 +508,13 @@ def nextafter_fn(x, y, step, p1):
         one = tl.full(x.shape, 1, tl.int64)
     else:
         bits = x.to(tl.int32, bitcast=True)
-        one = step.to(tl.int32) + tl.zeros(x.shape, tl.int32)
+        one = (tl.zeros(x.shape, tl.float32) + step).to(tl.int32)     # step: a float scalar (stock: Python's)
     tiny = one.to(x.dtype, bitcast=True)
     away = (y > x) == (x > 0)
     r = tl.where(away, bits + one, bits - one).to(x.dtype, bitcast=True)
     r = tl.where(x == 0, tl.where(y < 0, -tiny, tiny), r)
     r = tl.where(x == y, y, r)
     return tl.where((x != x) | (y != y), x + y, r)
-
 
 
 @triton.jit
