@@ -27,6 +27,8 @@ def sparse_segments_forward(self, indices):
     head = KS.segment_heads(skey, empty((n,), D.int64, dev))
     seg = call("cumsum", head, dim=0)
     nseg = int(seg[n - 1].item()) if n else 0
+    if not 0 <= nseg <= n:      # (the AOT workload's dry run reads garbage here: it then runs this op for real)
+        raise RuntimeError(f"sparse_segments: {nseg} runs among {n} keys")
     start, ukey = empty((nseg + 1,), D.int64, dev), empty((nseg,), D.int64, dev)
     uidx, pos = empty((indices._shape[0], nseg), D.int64, dev), empty((n,), D.int64, dev)
     if n:
