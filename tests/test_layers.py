@@ -33,7 +33,7 @@ SEAMS = {
     # the one upward edge: the last statements of tensor.py bind the floors Tensor's methods reach
     ("tgrad.tensor", "tgrad.autograd"), ("tgrad.tensor", "tgrad.ops"), ("tgrad.tensor", "tgrad._creation"),
     ("tgrad.tensor", "tgrad._indexing"), ("tgrad.tensor", "tgrad.serialization"),
-    ("tgrad.tensor", "tgrad._functional_more"), ("tgrad.tensor", "tgrad.linalg"),
+    ("tgrad.tensor", "tgrad._functional_more"), ("tgrad.tensor", "tgrad.linalg"), ("tgrad.tensor", "tgrad.fft"),
     ("tgrad.tensor", "tgrad._sparse"),     # SparseTensor subclasses Tensor: Tensor.add / to_sparse reach it
     # device asks the CUDA driver for the device count (memory holds devices, so this waits for the first call)
     ("tgrad.device", "tgrad.memory.cuda_driver"),

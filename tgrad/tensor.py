@@ -1998,6 +1998,14 @@ class Tensor:
     def kron(self, other):
         return _fm.kron(self, other)
 
+    def stft(self, *args, **kwargs):
+        """``tgrad.stft(self, ...)``."""
+        return _fft.stft(self, *args, **kwargs)
+
+    def istft(self, *args, **kwargs):
+        """``tgrad.istft(self, ...)``."""
+        return _fft.istft(self, *args, **kwargs)
+
     def dist(self, other, p=2):
         return _fm.dist(self, other, p)
 
@@ -2618,8 +2626,8 @@ _SCALAR_PACK = {D.float32: struct.Struct("=f").pack, D.float64: struct.Struct("=
 # the same way, ``ops.call``), the engine, graph and grad modes serve backward and hooks, and creation,
 # indexing and serialization hold PyTorch's public factories, indexing rules and pickling.  Imported
 # last, once Tensor and the factories above exist, since each of those modules imports them at its top.
-from . import (_creation, _functional_more as _fm, _indexing, linalg as _linalg, ops as _ops,  # noqa: E402
-               serialization as _serialization)
+from . import (_creation, _functional_more as _fm, _indexing, fft as _fft, linalg as _linalg,  # noqa: E402
+               ops as _ops, serialization as _serialization)
 from . import _sparse  # noqa: E402  (its SparseTensor subclasses Tensor)
 _SparseTensor = _sparse.SparseTensor
 from .autograd import dispatch as _dispatch, engine as _engine, grad_mode as _grad_mode, graph as _graph  # noqa: E402

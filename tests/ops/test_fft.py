@@ -248,3 +248,12 @@ def test_quarter_turn_twiddles_are_exact():
         assert got.tolist() == [6 + 0j, -2 + 2j, -2 + 0j, -2 - 2j]
     got = vals(F.ifft(F.fft(tgrad.tensor([1., 0., 0., 0., 0., 0., 0., 0.]))))
     assert got.tolist() == [1 + 0j] + [0j] * 7
+
+
+def test_tensor_stft_istft_methods():
+    """``x.stft(...)`` / ``z.istft(...)`` are ``tgrad.stft(x, ...)`` / ``tgrad.istft(z, ...)`` (PyTorch's methods)."""
+    x = tgrad.tensor(np.random.default_rng(3).standard_normal((2, 64)))
+    w = tgrad.hann_window(16, dtype=tgrad.float64)
+    z = x.stft(16, hop_length=4, window=w, return_complex=True)
+    assert vals(z).tobytes() == vals(tgrad.stft(x, 16, hop_length=4, window=w, return_complex=True)).tobytes()
+    np.testing.assert_allclose(z.istft(16, hop_length=4, window=w, length=64).numpy(), x.numpy(), atol=1e-12)
