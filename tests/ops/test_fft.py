@@ -256,4 +256,4 @@ def test_tensor_stft_istft_methods():
     w = tgrad.hann_window(16, dtype=tgrad.float64)
     z = x.stft(16, hop_length=4, window=w, return_complex=True)
     assert vals(z).tobytes() == vals(tgrad.stft(x, 16, hop_length=4, window=w, return_complex=True)).tobytes()
-    np.testing.assert_allclose(z.istft(16, hop_length=4, window=w, length=64).numpy(), x.numpy(), atol=1e-12)
+    np.testing.assert_allclose(z.istft(16, hop_length=4, window=w, length=64).cpu().numpy(), x.cpu().numpy(), atol=1e-12)
