@@ -938,10 +938,8 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
                   requires_grad=False, pin_memory=False):
     """I0(beta sqrt|1 - ((n - a) / a)^2|) / I0(beta), a = (N - 1) / 2, in the window's dtype (ATen's cpu
     kernel: PyTorch's bits)."""
-    from .autograd import dispatch
-
     def body(x, n):
-        w = dispatch.call("kaiser_window_values", x, beta=beta)
+        w = _dispatch.call("kaiser_window_values", x, beta=beta)
         return w.div_(full((), beta, dtype=w.dtype, device=w.device).i0())
     return _window("kaiser_window", window_length, periodic, dtype, layout, device, requires_grad, body)
 

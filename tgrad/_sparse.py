@@ -18,7 +18,7 @@ from . import tensor as _tensor
 from .device import canonical
 from .kernels._geometry import contiguous_strides
 from ._tensor_str import _add_suffixes, _tensor_str, _to_work_array
-from .tensor import Size, Tensor, _init_from, empty, from_host, zeros
+from .tensor import Size, Tensor, _init_from, from_host, zeros
 
 
 def cat(ts, dim):
@@ -90,7 +90,7 @@ def _no_data(device, kind="Sparse"):
 
 def _check_index_dtype(indices):
     if indices.dtype is not D.int64:
-        raise RuntimeError(f"indices must be an int64 tensor")
+        raise RuntimeError("indices must be an int64 tensor")
 
 
 class SparseTensor(Tensor):
@@ -188,8 +188,8 @@ class SparseTensor(Tensor):
         if layout is sparse_csr:
             return dense_to_csr(self)
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
-            raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self."
-                               f"sparse_dim() is not supported")
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self."
+                               "sparse_dim() is not supported")
         return self
 
     def clone(self, *, memory_format=None):
@@ -203,18 +203,6 @@ class SparseTensor(Tensor):
         if v is self._sp_values:
             return self
         return _make(self._sp_indices.to(v.device), v, self._shape, self._coalesced)
-
-    def cpu(self, memory_format=None):
-        return self.to("cpu")
-
-    def cuda(self, device=None, non_blocking=False, memory_format=None):
-        return self.to("cuda" if device is None else device)
-
-    def double(self):
-        return self.to(D.float64)
-
-    def float(self):
-        return self.to(D.float32)
 
     def new(self, *args, **kwargs):
         """``grad.new(indices, values, size)`` (optim's idiom) or ``new()``: an empty sparse tensor like this one."""
@@ -685,18 +673,6 @@ class SparseCsrTensor(Tensor):
         if v is self._sp_values:
             return self
         return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape, type(self))
-
-    def cpu(self, memory_format=None):
-        return self.to("cpu")
-
-    def cuda(self, device=None, non_blocking=False, memory_format=None):
-        return self.to("cuda" if device is None else device)
-
-    def double(self):
-        return self.to(D.float64)
-
-    def float(self):
-        return self.to(D.float32)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is sparse_csr:

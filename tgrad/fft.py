@@ -138,20 +138,21 @@ def _dims(x, s, dim):
     return [None if n == -1 else n for n in s], dims
 
 
-def fftn(input, s=None, dim=None, norm=None, *, out=None):
+def _c2c_n(input, s, dim, norm, out, inverse):
+    """A complex transform over each of ``dim`` in turn (fftn, ifftn)."""
     x = _complex(input)
     s, dims = _dims(x, s, dim)
     for n, d in zip(s, dims):
-        x = _pass(x, n, d, norm, False)
+        x = _pass(x, n, d, norm, inverse)
     return _out(x, out)
+
+
+def fftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _c2c_n(input, s, dim, norm, out, False)
 
 
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
-    x = _complex(input)
-    s, dims = _dims(x, s, dim)
-    for n, d in zip(s, dims):
-        x = _pass(x, n, d, norm, True)
-    return _out(x, out)
+    return _c2c_n(input, s, dim, norm, out, True)
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):

@@ -3,6 +3,7 @@ is a bool tensor (per batch element) saying which values are inside."""
 import numpy as np
 
 from .._creation import tensor as _tensor
+from ..dtypes import finfo
 
 __all__ = ["Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
@@ -236,7 +237,6 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        from ..dtypes import finfo
         tol = finfo(value.dtype).eps * value.size(-1) * 10
         row_norm = value.detach().square().sum(-1).sqrt()
         unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)

@@ -6,9 +6,9 @@ import warnings
 from numbers import Number
 
 from .. import _creation as C
-from .. import _functional as FN
 from .. import _functional_more as FM
 from .. import linalg
+from ..dtypes import finfo
 from ..tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
@@ -29,7 +29,6 @@ def _mvdigamma(x, p):
 
 
 def _clamp_above_eps(x):
-    from ..dtypes import finfo
     return x.clamp(min=finfo(x.dtype).eps)
 
 

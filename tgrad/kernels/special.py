@@ -83,42 +83,6 @@ def chbevl_h(x, COEFFS: tl.constexpr):
 
 
 @triton.jit
-def chb_i0a_h(x):
-    """Cephes chbevl over ATen's 30 I0A coefficients."""
-    return chbevl_h(x, I0A)
-
-
-@triton.jit
-def chb_i0b_h(x):
-    """Cephes chbevl over ATen's 25 I0B coefficients."""
-    return chbevl_h(x, I0B)
-
-
-@triton.jit
-def chb_i1a64_h(x):
-    """Cephes chbevl over ATen's 29 I1A64 coefficients."""
-    return chbevl_h(x, I1A64)
-
-
-@triton.jit
-def chb_i1a32_h(x):
-    """Cephes chbevl over ATen's 17 I1A32 coefficients."""
-    return chbevl_h(x, I1A32)
-
-
-@triton.jit
-def chb_i1b64_h(x):
-    """Cephes chbevl over ATen's 25 I1B64 coefficients."""
-    return chbevl_h(x, I1B64)
-
-
-@triton.jit
-def chb_i1b32_h(x):
-    """Cephes chbevl over ATen's 7 I1B32 coefficients."""
-    return chbevl_h(x, I1B32)
-
-
-@triton.jit
 def exp_h(x):
     """exp(x); float32 rounded from float64 (a correctly rounded expf nearly always)."""
     if x.dtype == tl.float32:
@@ -131,7 +95,7 @@ def i0e_parts_h(ax):
     """chb_A(x/2 - 2) (x <= 8) and chb_B(32/x - 2) (x > 8) for x = |input|, and sqrt(x) beyond 8."""
     small = ax <= 8.0
     big = tl.where(small, 8.0, ax)
-    return chb_i0a_h(tl.where(small, ax, 0.0) / 2.0 - 2.0), chb_i0b_h(32.0 / big - 2.0), small, sqrt_h(big)
+    return chbevl_h(tl.where(small, ax, 0.0) / 2.0 - 2.0, I0A), chbevl_h(32.0 / big - 2.0, I0B), small, sqrt_h(big)
 
 
 @triton.jit
@@ -158,11 +122,11 @@ def i1e_parts_h(ax):
     ya = tl.where(small, ax, 0.0) / 2.0 - 2.0
     yb = 32.0 / big - 2.0
     if ax.dtype == tl.float64:
-        a = chb_i1a64_h(ya)
-        b = chb_i1b64_h(yb)
+        a = chbevl_h(ya, I1A64)
+        b = chbevl_h(yb, I1B64)
     else:
-        a = chb_i1a32_h(ya)
-        b = chb_i1b32_h(yb)
+        a = chbevl_h(ya, I1A32)
+        b = chbevl_h(yb, I1B32)
     return a, b, small, big
 
 

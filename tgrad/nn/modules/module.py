@@ -525,7 +525,7 @@ class Module:
     def compile(self, *args, **kwargs):
         """Compile this module's calls in place with ``tgrad.compile(self, *args, **kwargs)`` (capture and
         replay; PyTorch's ``Module.compile``): the module stays itself (type, attributes, state_dict)."""
-        from ..._compile import compile as _compile
+        from ..._compile import compile as _compile     # here: tgrad._compile imports nn (DESIGN §2 seam)
         opt = _compile(self, *args, **kwargs)
         self.__dict__["_compiled_call_impl"] = None if opt is self else opt._call
 

@@ -2,6 +2,8 @@
 import warnings
 
 from ..._creation import empty, ones, tensor, zeros
+from ... import _functional as _f
+from ... import distributed as dist
 from ... import dtypes as D
 from ...autograd.function import Function
 from ...autograd.grad_mode import no_grad
@@ -110,7 +112,6 @@ class _SyncBatchNormFn(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum, group):
-        from ... import distributed as dist
         dims = [0] + list(range(2, input.dim()))
         shape = [1, -1] + [1] * (input.dim() - 2)
         x = input.detach()
@@ -143,7 +144,6 @@ class _SyncBatchNormFn(Function):
 
     @staticmethod
     def backward(ctx, dy):
-        from ... import distributed as dist
         xhat, invstd, weight = ctx.saved_tensors
         dims, shape = ctx.dims, ctx.shape
         sum_dy = dy.sum(dims)
@@ -163,7 +163,6 @@ class _SyncBatchNormFn(Function):
 
 def _flat(a, count=None, b=None):
     """One flat buffer for one all_reduce: [a, b] or [a, count]."""
-    from ... import _functional as _f
     parts = [a] if b is None else [a, b]
     if count is not None:
         parts.append(a.new_full((1,), count))
@@ -185,7 +184,6 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
     def forward(self, input):
-        from ... import distributed as dist
         self._check_input_dim(input)
         if input.size(1) == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
