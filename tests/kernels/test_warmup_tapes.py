@@ -116,3 +116,47 @@ def test_recording_pauses_the_garbage_collector(monkeypatch):
     assert seen == [] and gc.isenabled()
     for g in got:
         np.testing.assert_array_equal(g, np.arange(40, dtype=np.float32) * 3 + 1)
+
+
+def test_numpy_openblas_found_without_a_library_scan():
+    """numpy's OpenBLAS pool is found through the symbols numpy's extension links (no threadpoolctl scan of the
+    process's libraries, ~2.4 ms of a fresh process's first step): the pool threadpoolctl sees, kept at one thread."""
+    import threadpoolctl
+    from tgrad.kernels.runtime import blas
+    found = blas._numpy_openblas()
+    libs = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    if found is None:
+        assert not any(i["internal_api"] == "openblas" and i["threading_layer"] in ("pthreads", "disabled")
+                       for i in libs)
+        pytest.skip("numpy's BLAS is not a pthreads OpenBLAS: threadpoolctl controls it")
+    blas._controllers()
+    assert [i["num_threads"] for i in libs if i["internal_api"] == "openblas"] == [1]
+    assert found[0].num_threads == 1
+    found[0].set_num_threads(2)
+    try:
+        assert [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas"] == [2]
+    finally:
+        found[0].set_num_threads(1)
+
+
+def test_replaying_tapes_leaves_triton_language_unpatched():
+    """A cpu launch that only replays tapes never patches ``triton.language`` for the interpreter (~1 ms of a fresh
+    process loading its tapes from disk); a launch that records patches it, and the values are the same."""
+    from tgrad.kernels.runtime import internals
+    TR.clear_tapes()
+    x = tgrad.tensor(np.arange(40, dtype=np.float32))
+    want = [(x * 3.0 + 1.0).numpy() for _ in range(3)][-1]     # generic, specializing, specialized
+    internals._lang_for_compiler()
+    try:
+        got = (x * 3.0 + 1.0).numpy()                             # the specialized tape
+        z = tgrad.tensor(np.arange(41, dtype=np.float32))         # a new size, same block: the generic tape
+        got1 = (z * 3.0 + 1.0).numpy()
+        assert internals._scope[0] is None
+        y = tgrad.tensor(np.arange(200, dtype=np.float32))       # a new block size: its launch records
+        got2 = (y * 3.0 + 1.0).numpy()
+        assert internals._scope[0] is not None
+    finally:
+        internals._lang_for_interpreter()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got1, np.arange(41, dtype=np.float32) * 3 + 1)
+    np.testing.assert_array_equal(got2, np.arange(200, dtype=np.float32) * 3 + 1)

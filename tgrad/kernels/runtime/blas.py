@@ -13,8 +13,11 @@ other processes keep the cores busy one unscheduled thread stalls the whole GEMM
 from 8 ms to 280 ms), and its bits change with its thread count.  Here no thread spins: a worker that is not
 scheduled only leaves more slices to the caller.  And when the workers still make a GEMM slower than the caller
 alone would have been (``_Backoff``), the caller stops waking them for a while.  numpy's BLAS pool is kept at
-one thread (threadpoolctl).
+one thread: numpy's OpenBLAS (pthreads or sequential) directly, found through the symbols its extension module
+links, any other BLAS through threadpoolctl (whose scan of every loaded library was ~40% of a fresh process's
+first step of a small model).
 """
+import ctypes
 import itertools
 import os
 import threading
@@ -32,11 +35,49 @@ _ctl = None
 _state = [None]      # [THREADS]
 
 
+class _OpenBLAS:
+    """numpy's OpenBLAS pool, as threadpoolctl's controller of it (``num_threads``, ``set_num_threads``)."""
+
+    user_api = "blas"
+
+    def __init__(self, get, set_):
+        self._get, self._set = get, set_
+
+    @property
+    def num_threads(self):
+        return self._get()
+
+    def set_num_threads(self, n):
+        self._set(n)
+
+
+def _numpy_openblas():
+    """[numpy's OpenBLAS pool] when numpy links an OpenBLAS with a pthreads (or no) pool, else None.  dlsym on
+    numpy's extension module searches the libraries it links: no scan of the process's libraries.  (An OpenMP
+    OpenBLAS sizes its pool per calling thread: threadpoolctl's.)"""
+    try:
+        from numpy._core import _multiarray_umath
+        lib = ctypes.CDLL(_multiarray_umath.__file__, mode=os.RTLD_NOLOAD)
+    except (ImportError, AttributeError, OSError):
+        return None
+    for pre, suf in itertools.product(("scipy_", ""), ("64_", "", "_64")):
+        get = getattr(lib, f"{pre}openblas_get_num_threads{suf}", None)
+        set_ = getattr(lib, f"{pre}openblas_set_num_threads{suf}", None)
+        par = getattr(lib, f"{pre}openblas_get_parallel{suf}", None)
+        if get is not None and set_ is not None and par is not None:
+            get.restype = par.restype = ctypes.c_int
+            set_.argtypes, set_.restype = [ctypes.c_int], None
+            return [_OpenBLAS(get, set_)] if par() in (0, 1) else None
+    return None
+
+
 def _controllers():
-    """numpy's BLAS pools (threadpoolctl), set to one thread; THREADS starts at their size."""
+    """numpy's BLAS pools, set to one thread; THREADS starts at their size."""
     global _ctl
     if _ctl is None:
-        _ctl = [c for c in threadpoolctl.ThreadpoolController().lib_controllers if c.user_api == "blas"]
+        _ctl = _numpy_openblas()
+        if _ctl is None:
+            _ctl = [c for c in threadpoolctl.ThreadpoolController().lib_controllers if c.user_api == "blas"]
         if _state[0] is None:
             _state[0] = max([c.num_threads for c in _ctl] or [1])
         for c in _ctl:

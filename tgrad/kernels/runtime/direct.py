@@ -1,14 +1,14 @@
 """The ``direct`` executor: an interpreted kernel run over its grid with no per-launch set-up.
 
-``triton.language`` is patched for the interpreter once (``internals``) and left patched until a GPU
-compile needs it back; each launch calls the rewritten kernel function over the grid itself (no
+``triton.language`` is patched for the interpreter at the first interpreted program (``internals``; a cpu launch
+that replays tapes only never patches it) and left patched until a GPU compile needs it back; each launch calls the rewritten kernel function over the grid itself (no
 GridExecutor, no ``inspect`` per launch, no host copies: our pointers already are host memory).
 """
 import numpy as np
 import triton
 import triton.language as tl
 
-from .internals import _I, _twin
+from .internals import _I, _lang_for_interpreter, _twin
 
 
 class Ptr:
@@ -90,6 +90,7 @@ def _cvt(a):
 
 
 def _run_direct(kernel, grid, args, constexprs):
+    _lang_for_interpreter()
     fn, names, cexpr, defaults = _entry(kernel)
     kw = dict(defaults)
     for nm, a in zip(names, args):

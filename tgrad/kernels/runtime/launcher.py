@@ -15,7 +15,7 @@ import triton
 from . import gpu, host_state
 from .direct import Ptr, _run_direct
 from .host_state import FP_STATE as _FP_STATE
-from .host_state import LOCK
+from .host_state import LOCK, keep_heap
 from .host_state import fp_ignore as _fp_ignore
 from .internals import _I, _lang_for_compiler, _lang_for_interpreter, _tls, _twin, jit_options, jit_spec
 from .trace import _FAST, CACHES, _fast_key, _run_trace
@@ -53,7 +53,7 @@ def run_cpu(kernel, grid, args, constexprs):
         _tls.interp = 1
         try:
             if EXECUTOR == "trace":
-                _lang_for_interpreter()
+                keep_heap()             # (tl is patched where a program is interpreted: trace.py, direct.py)
                 _run_trace(kernel, grid, args, constexprs)
             elif EXECUTOR == "direct":
                 _lang_for_interpreter()

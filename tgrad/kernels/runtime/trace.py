@@ -23,7 +23,7 @@ import triton.language as tl
 
 from . import tape_cache
 from .direct import Ptr, _cvt, _entry, _run_direct
-from .internals import _I, do_not_specialize
+from .internals import _I, _lang_for_interpreter, do_not_specialize
 from .tape import _compile, _compile_check
 from .tape_ops import (_affine, _box, _dyn_handle, _factorize, _fine_shape, _interval_box, _kind, _pad_to, _pieces,
                        _prefix_len, _Val)
@@ -609,6 +609,7 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
                     e[1](*gvals, x, y, z)
                 else:
                     if kw is None:
+                        _lang_for_interpreter()
                         fn = fn or _entry(kernel)[0]
                         hs = [_dyn_handle(a) for a in gargs]
                         kw = {nm: _cvt(a) for nm, a in zip(names, args)}
@@ -681,6 +682,7 @@ def _run_trace(kernel, grid, args, constexprs):
             if GENERIC:
                 return _run_generic(kernel, None, names, g, args, constexprs, ckey)
             return _run_direct(kernel, grid, args, constexprs)
+        _lang_for_interpreter()     # (a launch replaying tapes alone never patches tl: ~1 ms of a fresh process)
         hs = [_dyn_handle(a) for a in dyn_vals]
         dyn_pos = {nm: i for i, nm in enumerate(dyn_names)}
         kw = {nm: (tl.tensor(hs[dyn_pos[nm]], hs[dyn_pos[nm]].dtype) if nm in dyn_pos else _cvt(a))
