@@ -160,3 +160,34 @@ def test_replaying_tapes_leaves_triton_language_unpatched():
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(got1, np.arange(41, dtype=np.float32) * 3 + 1)
     np.testing.assert_array_equal(got2, np.arange(200, dtype=np.float32) * 3 + 1)
+
+
+def test_a_shape_in_use_outlives_newer_unused_ones(monkeypatch):
+    """Past MAX_TAPE_BYTES the least recently used shapes' tapes go: a shape launched between every new one keeps
+    its tape (never recorded again, its launch never rebuilt) while the budget evicts the shapes used once."""
+    TR.clear_tapes()
+    a = np.random.default_rng(0).standard_normal(300).astype(np.float32)
+    x = tgrad.tensor(a)
+
+    def hot():
+        return (x[:10] * 3.0).numpy()
+    for _ in range(3):
+        hot()
+        for n in (20, 40):      # (the generic tapes of the blocks to come)
+            (x[:n] * 3.0).numpy()
+    one = max(r.nbytes for r in TR._TAPES.values() if r)
+    monkeypatch.setattr(TR, "MAX_TAPE_BYTES", TR._bytes[0] + 12 * one)
+    recorded, orig = [], TR.record
+    monkeypatch.setattr(TR, "record", lambda *a, **k: recorded.append(1) or orig(*a, **k))
+    hot_records = 0
+    for n in range(21, 64):
+        for _ in range(3):      # generic tape, specialized on the 2nd launch, replayed on the 3rd
+            out = (x[:n] * 3.0).numpy()
+        np.testing.assert_array_equal(out, a[:n] * np.float32(3.0))
+        del recorded[:]
+        np.testing.assert_array_equal(hot(), a[:10] * np.float32(3.0))
+        hot_records += len(recorded)
+        assert TR._bytes[0] <= TR.MAX_TAPE_BYTES + max(r.nbytes for r in TR._TAPES.values() if r)
+    assert TR.cache_info()["evicted"] > 0 and hot_records == 0
+    assert len(TR._TAPES) < 30
+    TR.clear_tapes()

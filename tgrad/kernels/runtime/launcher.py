@@ -18,7 +18,7 @@ from .host_state import FP_STATE as _FP_STATE
 from .host_state import LOCK, keep_heap
 from .host_state import fp_ignore as _fp_ignore
 from .internals import _I, _lang_for_compiler, _lang_for_interpreter, _tls, _twin, jit_options, jit_spec
-from .trace import _FAST, CACHES, _fast_key, _run_trace
+from .trace import _COLD, _FAST, CACHES, _fast_key, _run_trace, touch
 
 _np_f32 = np.float32
 
@@ -196,6 +196,8 @@ class Launch:
             hit = _FAST.get(self.fkey)
             if hit is not None and hit[0] is self.kernel:
                 tape = self.tape = hit[1]
+                if _COLD:
+                    touch(hit[2])
         if tape is not None and EXECUTOR == "trace":
             _run_tape(tape, dyn)
             return

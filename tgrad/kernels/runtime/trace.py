@@ -12,7 +12,7 @@ mask are lowered to numpy strided views (no per-element gather), and the address
 fed them is dropped; an op or load that repeats an earlier one on the same operands (no store in
 between) is computed once.  Control flow on a loaded or dynamic value is detected while recording;
 such keys stay on ``direct``.  Replays of tapes made of numpy expressions only run without ``LOCK``.
-Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the oldest shapes' dropped first (``cache_info()``), and
+Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the least recently used shapes' dropped first (``cache_info()``), and
 on disk across processes (``tape_cache``): a launch key or generic key traced by an earlier run is loaded.
 """
 import gc
@@ -424,8 +424,8 @@ def _dce(ops):
     return keep
 
 
-_TAPES = {}
-_FAST = {}     # _fast_key(...) -> (kernel, compiled tape or None): the per-launch lookup
+_TAPES = {}    # trace key -> compiled tape (or False), least recently used first (at _epoch granularity)
+_FAST = {}     # _fast_key(...) -> (kernel, compiled tape or None, trace key): the per-launch lookup
 _SEEN = {}
 _FKEY = {}     # _TAPES key -> its _FAST key
 _GENERIC = {}  # (kernel, argument classes, constexprs) -> [(guard check or None, compiled tape, its ops)], or False
@@ -438,6 +438,8 @@ MAX_TAPE_BYTES = int(os.environ.get("TGRAD_TAPE_BYTES", 256 << 20))
 CACHES = []              # launchers' Sites (their Launch objects hold tapes): cleared with the tapes
 _bytes = [0]             # bytes of the tapes in _TAPES and _GENERIC (tape.py's estimate)
 _evicted = [0]
+_COLD = set()            # keys of _TAPES not used since the last _epoch
+_mark = [0]              # _bytes at the last _epoch
 
 
 class _Key(tuple):
@@ -450,15 +452,38 @@ class _Key(tuple):
         return hash((id(self[0]),) + self[1:])
 
 
+def _epoch():
+    """Start telling used shapes from unused ones: every key of _TAPES is cold and every launcher's cpu launch lets
+    its tape go; a launch called again finds its tape (``_FAST``, ``touch``), which moves its key to the recent end
+    of _TAPES.  So the front of _TAPES holds the keys no launch used since, least recently used first, at no cost
+    to a replayed launch (one lookup per live launch and epoch; an epoch per quarter of the budget of new tapes)."""
+    _COLD.clear()
+    _COLD.update(_TAPES)
+    _mark[0] = _bytes[0]
+    for c in CACHES:
+        for site in c.values():
+            if getattr(site, "device", None) == "cpu":
+                site.tape = None
+
+
+def touch(key):
+    """Mark the shape ``key`` used (its tapes go after those of shapes not used since the last ``_epoch``)."""
+    if key in _COLD:
+        _COLD.discard(key)
+        _TAPES[key] = _TAPES.pop(key)
+
+
 def _evict():
-    """Drop the oldest shapes' tapes until the rest keep at most 3/4 of ``MAX_TAPE_BYTES`` and of ``MAX_TAPES``,
-    and the launchers' cpu launches holding them or no tape (a shape seen again loads its tape from disk, or runs its generic
-    tape and is specialized again); then, while still past the budget, the oldest kernels' generic tapes."""
+    """Drop the least recently used shapes' tapes until the rest keep at most 3/4 of ``MAX_TAPE_BYTES`` and of
+    ``MAX_TAPES``, and the launchers' cpu launches holding them or no tape (a shape seen again loads its tape from
+    disk, or runs its generic tape and is specialized again); then, while still past the budget, the least recently
+    used kernels' generic tapes."""
     gone = set()
     for key in list(_TAPES):
         if _bytes[0] <= MAX_TAPE_BYTES * 3 // 4 and len(_TAPES) < MAX_TAPES * 3 // 4:
             break
         run = _TAPES.pop(key)
+        _COLD.discard(key)
         _SEEN.pop(key, None)
         _FAST.pop(_FKEY.pop(key, None), None)
         _evicted[0] += 1
@@ -474,7 +499,8 @@ def _evict():
     if _bytes[0] > MAX_TAPE_BYTES * 3 // 4:
         clear_tapes()
         return
-    for c in CACHES:        # the cpu launches of evicted shapes, and those without a tape (one-off shapes), go too
+    for c in CACHES:        # the cpu launches of evicted shapes, and those without a tape (one-off shapes, or not
+        # called since the last _epoch), go too
         drop = []
         for k, site in c.items():
             if id(getattr(site, "tape", None)) in gone:
@@ -501,9 +527,10 @@ def clear_tapes():
     _SEEN.clear()
     _FKEY.clear()
     _GENERIC.clear()
+    _COLD.clear()
     for c in CACHES:
         c.clear()
-    _bytes[0] = 0
+    _bytes[0] = _mark[0] = 0
 
 
 def dynamic_args(kernel, *names):
@@ -594,11 +621,12 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
     interpreted kernel, or None (made when a program is recorded)."""
     dyn_int = kernel.__dict__.get("_tgrad_dynamic", ())
     gkey, gnames, gargs, gvals = _generic_args(kernel, names, args, ckey)
-    entries = _GENERIC.get(gkey)
+    entries = _GENERIC.pop(gkey, None)
+    if entries is None:
+        entries = _disk_generic(gkey, gargs, constexprs, None)
+    _GENERIC[gkey] = entries            # (the recent end: generic tapes go least recently used first)
     if entries is False:
         return _run_direct(kernel, g, args, constexprs)
-    if entries is None:
-        entries = _GENERIC[gkey] = _disk_generic(gkey, gargs, constexprs, None)
     kw = None
     b = _I.interpreter_builder
     for x in range(g[0]):
@@ -667,6 +695,8 @@ def _run_trace(kernel, grid, args, constexprs):
     ckey = tuple((k, _ckey(v)) for k, v in constexprs.items())
     key = _Key((kernel, g, tuple(keyp), ckey))
     run = _TAPES.get(key)
+    if run is not None and _COLD:
+        touch(key)
     if run is None:
         n = _SEEN.get(key, 0) + 1
         if len(_SEEN) > 4 * MAX_TAPES:
@@ -728,11 +758,14 @@ def _install(key, run, kernel, grid, args, constexprs):
     """Keep ``run`` (a compiled tape, or False: the key stays on ``direct``) as the tape of ``key``."""
     if len(_TAPES) >= MAX_TAPES or _bytes[0] > MAX_TAPE_BYTES:
         _evict()
+        _epoch()
+    elif _bytes[0] - _mark[0] > MAX_TAPE_BYTES // 4:
+        _epoch()
     _TAPES[key] = run
     if run:
         _bytes[0] += run.nbytes
     fk = _FKEY[key] = _fast_key(kernel, grid, args, constexprs)[0]
-    _FAST[fk] = (kernel, run or None)
+    _FAST[fk] = (kernel, run or None, key)
     return run
 
 
