@@ -433,7 +433,8 @@ GENERIC = True           # a key's first launch runs the shape-generic tape (mad
 MAX_GUARDED = 16         # shape-generic tapes kept per generic key (each for other outcomes of its guards)
 TRACE_AFTER = 2          # record a key's tape on its 2nd launch: one-off shapes never pay for recording
 MAX_TAPES = 4096
-# the compiled tapes of all shapes seen (and their cpu launches) keep at most about this many bytes (oldest out)
+# the compiled tapes of all shapes seen (and their cpu launches) keep at most about this many bytes (least
+# recently used out)
 MAX_TAPE_BYTES = int(os.environ.get("TGRAD_TAPE_BYTES", 256 << 20))
 CACHES = []              # launchers' Sites (their Launch objects hold tapes): cleared with the tapes
 _bytes = [0]             # bytes of the tapes in _TAPES and _GENERIC (tape.py's estimate)
