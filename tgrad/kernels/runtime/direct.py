@@ -1,8 +1,9 @@
 """The ``direct`` executor: an interpreted kernel run over its grid with no per-launch set-up.
 
 ``triton.language`` is patched for the interpreter at the first interpreted program (``internals``; a cpu launch
-that replays tapes only never patches it) and left patched until a GPU compile needs it back; each launch calls the rewritten kernel function over the grid itself (no
-GridExecutor, no ``inspect`` per launch, no host copies: our pointers already are host memory).
+that replays tapes only never patches it) and left patched until a GPU compile needs it back; each launch calls
+the rewritten kernel function over the grid itself (no GridExecutor, no ``inspect`` per launch, no host copies:
+our pointers already are host memory).
 """
 import numpy as np
 import triton
