@@ -13,7 +13,8 @@ fed them is dropped; an op or load that repeats an earlier one on the same opera
 between) is computed once.  Control flow on a loaded or dynamic value is detected while recording;
 such keys stay on ``direct``.  Replays of tapes made of numpy expressions only run without ``LOCK``.
 Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the least recently used shapes' dropped first
-(``cache_info()``), and on disk across processes (``tape_cache``): a launch key or generic key traced by an earlier run is loaded.
+(``cache_info()``), and on disk across processes (``tape_cache``): a launch key or generic key traced by an
+earlier run is loaded.
 """
 import gc
 import os
