@@ -71,6 +71,7 @@ def _entry(kernel):
     # cached on the object: a dict keyed by the kernel would hash the JITFunction (slow) per launch
     e = kernel.__dict__.get("_tgrad_entry")
     if e is None:
+        _lang_for_interpreter()         # (rewritten as interpreted launches always were: tl patched)
         tw = _twin(kernel)
         fn = tw.rewrite()
         cexpr = frozenset(_I.GridExecutor(kernel.fn, tw.arg_names, (1,)).constexprs)
