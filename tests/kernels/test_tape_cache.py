@@ -177,3 +177,21 @@ def test_byte_budget_covers_generic_tapes(monkeypatch):
     assert not any(k[0] is scale_kernel for k in TR._GENERIC)          # the oldest kernel's generic tape went
     np.testing.assert_array_equal(_scale(100, 1.5), _scale(100, 1.5, executor=_direct))
     TR.clear_tapes()
+
+
+def test_directory_drops_the_least_recently_used(tmp_path, monkeypatch):
+    """Past MAX_DISK_BYTES the files read or written least recently go first: a file written first but read since
+    stays, the files written after it and never read go."""
+    monkeypatch.setattr(TC, "DIR", str(tmp_path))
+    monkeypatch.setitem(TC._state, "disk_bytes", None)
+    n = 1000
+    monkeypatch.setattr(TC, "MAX_DISK_BYTES", 8 * n)
+    names = ["a", "b", "f1", "f2", "f3", "f4"]
+    for i, name in enumerate(names):
+        TC.put_bytes(name, bytes([i]) * n)
+        os.utime(os.path.join(TC.DIR, name), ns=(10**18 + i * 10**9, 10**18 + i * 10**9))   # written in this order
+    assert TC.get_bytes("a") == bytes([0]) * n          # a read: "a" is now the most recently used
+    for name in ("g1", "g2", "g3"):                       # 9n > 8n: the oldest go until 6n are left
+        TC.put_bytes(name, b"g" * n)
+    left = set(os.listdir(TC.DIR))
+    assert {"a", "f3", "f4", "g1", "g2", "g3"} <= left and not left & {"b", "f1", "f2"}

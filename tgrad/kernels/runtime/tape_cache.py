@@ -16,8 +16,8 @@ process specializes a new shape by replaying them; and the interpreter's rewritt
 
 ``TGRAD_TAPE_CACHE=0`` turns it off (tests/conftest.py does, so tests trace); ``TGRAD_TAPE_CACHE_DIR``
 moves it (default ``$XDG_CACHE_HOME/tgrad/tapes``).  The directory keeps at most ``MAX_DISK_BYTES``
-(``TGRAD_TAPE_CACHE_BYTES``, 1 GiB; the least recently written files go first).  ``STATS``: hits, misses,
-stores, not storable.
+(``TGRAD_TAPE_CACHE_BYTES``, 1 GiB; the least recently used files go first: a read marks a file used).
+``STATS``: hits, misses, stores, not storable.
 """
 import builtins
 import hashlib
@@ -182,15 +182,25 @@ def get(name, kinds):
     """The tapes stored under ``name`` (a list, in the order put), or None."""
     if name is None:
         return None
+    path = os.path.join(DIR, name)
     try:
-        with open(os.path.join(DIR, name), "rb") as f:
+        with open(path, "rb") as f:
             recs = pickle.load(f)
         out = [None if r is None else _load(r, kinds) for r in recs]
     except Exception:           # absent, partly written by a crashed process, or from another numpy
         STATS["misses"] += 1
         return None
     STATS["hits"] += 1
+    _used(path)
     return out
+
+
+def _used(path):
+    """Mark a file read now: the directory's budget drops the least recently used files first."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 def put(name, runs):
@@ -225,13 +235,15 @@ def put_bytes(name, buf):
 
 def get_bytes(name):
     """The bytes of the file ``name`` of the cache, or None."""
+    path = os.path.join(DIR, name)
     try:
-        with open(os.path.join(DIR, name), "rb") as f:
+        with open(path, "rb") as f:
             buf = f.read()
     except OSError:
         STATS["misses"] += 1
         return None
     STATS["hits"] += 1
+    _used(path)
     return buf
 
 
@@ -291,7 +303,7 @@ def _dumps(recs):
 
 
 def _account(n):
-    """Keep the directory under MAX_DISK_BYTES: the least recently written files out first."""
+    """Keep the directory under MAX_DISK_BYTES: the least recently used (read or written) files out first."""
     if _state["disk_bytes"] is None:
         _state["disk_bytes"] = sum(e.stat().st_size for e in os.scandir(DIR) if e.is_file())
     else:
