@@ -99,3 +99,44 @@ def test_twin_equals_traced_tape(args, monkeypatch):
     # (a weighted mean's divisor is _mean_scale's tl.sum: the tape's)
     assert used == (args[3] is np.float32 and args[9] == 0.0 and not (args[5] and args[4] == "mean"))
     assert got == want
+
+
+def test_compiled_replay_calls_twin(monkeypatch):
+    """A compiled MLP step (cross-entropy, SGD momentum) replays the forward's twin, without dispatch, and gives
+    eager's bits with the kernel's traced tape."""
+    fwd, bwd = native.cross_entropy_f32()
+    calls = []
+    launches = []
+    orig = KL.cross_entropy
+    monkeypatch.setattr(KL, "cross_entropy", lambda *a, **k: launches.append(1) or orig(*a, **k))
+    rng = np.random.default_rng(0)
+    data = [(tgrad.tensor(rng.standard_normal((20, 6)).astype(np.float32)), tgrad.tensor(rng.integers(0, 5, 20)))
+            for _ in range(7)]
+
+    def run(compiled):
+        tgrad.manual_seed(0)
+        model = tgrad.nn.Sequential(tgrad.nn.Linear(6, 12), tgrad.nn.ReLU(), tgrad.nn.Linear(12, 5))
+        opt = tgrad.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        f = tgrad.compile(step) if compiled else step
+        losses = [f(x, y).detach().numpy().copy() for x, y in data[:5]]    # call 2 records, 3-5 replay
+        n, m = len(calls), len(launches)
+        losses += [f(x, y).detach().numpy().copy() for x, y in data[5:]]
+        return losses, [p.detach().numpy().copy() for p in model.parameters()], len(calls) - n, len(launches) - m
+    TR.clear_tapes()
+    with monkeypatch.context() as m:
+        m.setattr(KL, "native_cross_entropy", lambda: None)
+        ref = run(False)
+    TR.clear_tapes()
+    monkeypatch.setattr(KL, "native_cross_entropy", lambda: (lambda *a: calls.append(1) or fwd(*a), bwd))
+    out = run(True)
+    TR.clear_tapes()
+    assert ref[2] == 0 and out[2] == 2 and out[3] == 0       # the replays called the twin, not the launcher
+    for a, b in zip(out[0] + out[1], ref[0] + ref[1]):
+        assert a.tobytes() == b.tobytes()
