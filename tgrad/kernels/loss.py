@@ -332,8 +332,8 @@ def _nll_cascade(r_ptr, t_ptr, w_ptr, M, ignore_index, HAS_W: tl.constexpr, MEAN
 def _ce_twin(args, cx, backward=False):
     """aten_cpu.c's twin of a cpu launch of ``cross_entropy_kernel`` (``backward``: of
     ``cross_entropy_backward_kernel``) bound to its fixed arguments, or None where the kernel's tape runs: float32
-    rows (LOGITS: in ATen's order, LANES > 0), int64 class-index targets, no label smoothing, sums in ATen's order
-    (``_nll_cascade``) and no weighted mean through ``_mean_scale``'s tl.sum."""
+    rows (LOGITS: in ATen's order, LANES > 0), int64 class-index targets, no label smoothing, a reducing forward
+    adding in ATen's order (``_nll_cascade``)."""
     fs = native_cross_entropy()
     if backward:
         g, x, t, w, dx, out = args[:6]
@@ -348,9 +348,10 @@ def _ce_twin(args, cx, backward=False):
     if (fs is None or cx["PROB"] or cx["SMOOTH"] or cx["COMPUTE"] is not tl.float32 or logits and not cx["LANES"]
             or inner != 1 or M < 1 or K < 1 or not -2**63 <= ii < 2**63 or x.dtype != f32
             or t.dtype != np.dtype(np.int64) or has_w and w.dtype != f32 or any(a.dtype != f32 for a in ptrs)
-            or red != NONE and not backward and not levels or has_w and red == MEAN and grad):
+            or red != NONE and not backward and not levels):
         return None
-    params = np.array([M, K, sxo, sxk, ii, has_w, logits, red, grad, levels, sgo], np.int64).tobytes()
+    params = np.array([M, K, sxo, sxk, ii, has_w, logits, red, grad, levels, sgo, cx["DEN_BLOCK"]],
+                      np.int64).tobytes()
     return T.CpuTwin(fs[1] if backward else fs[0], params)
 
 

@@ -301,10 +301,10 @@ static PyObject *mt19937_fill(PyObject *self, PyObject *args) {
    m sxo + k sxk with int64 class-index targets, no label smoothing (runtime/native.py's cross_entropy_twin): with
    LOGITS the row's log_softmax in ATen's lastdim order as row_max_sum_exp computes it (the max ignoring NaN, SLEEF
    exps summed in 8 lanes, 1 below 8 classes, folded by AVX2's tree, SLEEF's log), else x is log-probabilities;
-   every value the kernels compute, in the same operations and order (the scalar count of a 'mean' is exact in
-   any order; weighted means go through _cascade only), so the same bits as the kernels' tapes. */
+   every value the kernels compute, in the same operations and order (the count of a 'mean' is exact in any order,
+   a weighted one's sums are _cascade's or numpy's pairwise tl.sum), so the same bits as the kernels' tapes. */
 typedef struct {
-    int64_t M, K, sxo, sxk, ii, has_w, logits, reduce, grad, levels, sgo;
+    int64_t M, K, sxo, sxk, ii, has_w, logits, reduce, grad, levels, sgo, den_block;
 } ce_params;
 
 #define CE_FUNCS(SFX, EXP, LOG, FMA, ATTR)                                                                  \
@@ -367,7 +367,7 @@ typedef struct {
                                     float *out, float *dx, float *r) {                                     \
         int64_t M = p->M, K = p->K;                                                                        \
         float s = 1.0f;                                                                                    \
-        if (p->grad && p->reduce == 2) s = s / ce_count(p, t);                                             \
+        if (p->grad && p->reduce == 2) s = s / ce_den(p, t, w);                                             \
         for (int64_t m = 0; m < M; m++) {                                                                  \
             float wt, mx, log_s;                                                                           \
             int64_t tc;                                                                                    \
@@ -386,7 +386,7 @@ typedef struct {
         float s0 = 0.0f;                                                                                   \
         if (p->reduce != 0) {                                                                              \
             s0 = 0.0f + g[0];                                                                              \
-            if (p->reduce == 2) s0 = s0 / ce_count(p, t);                                                  \
+            if (p->reduce == 2) s0 = s0 / ce_den(p, t, w);                                                  \
         }                                                                                                  \
         for (int64_t m = 0; m < p->M; m++) {                                                               \
             float wt, mx, log_s, s = p->reduce == 0 ? g[m * p->sgo] : s0;                                  \
@@ -397,11 +397,47 @@ typedef struct {
         }                                                                                                  \
     }
 
-/* _mean_scale's divisor without weights: the rows not ignored (exact in float32 in any order) */
-static float ce_count(const ce_params *p, const int64_t *t) {
-    int64_t n = 0;
-    for (int64_t m = 0; m < p->M; m++) n += t[m] != p->ii;
-    return (float)n;
+/* np.add.reduce's pairwise sum of a[0:n] (numpy's float pairwise_sum: 8 accumulators up to 128 values, halves above,
+   a plain sum below 8); the reduction then adds it to its identity 0 */
+static float np_pairwise_sum(const float *a, npy_intp n) {
+    if (n < 8) {
+        float r = -0.0f;
+        for (npy_intp i = 0; i < n; i++) r += a[i];
+        return r;
+    }
+    if (n <= 128) {
+        float r[8];
+        npy_intp i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    npy_intp n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_pairwise_sum(a, n2) + np_pairwise_sum(a + n2, n - n2);
+}
+
+/* _mean_scale's divisor: the rows not ignored (exact in float32 in any order), or with weights the sum of
+   their w[t] in den_block lanes (chunk after chunk) added by the tape's tl.sum, np.add.reduce; NAN: no memory */
+static float ce_den(const ce_params *p, const int64_t *t, const float *w) {
+    int64_t M = p->M, ii = p->ii, n = 0, DB = p->den_block;
+    if (!p->has_w) {
+        for (int64_t m = 0; m < M; m++) n += t[m] != ii;
+        return (float)n;
+    }
+    float *lanes = calloc(DB, sizeof(float));
+    if (lanes == NULL) return NAN;
+    for (int64_t r0 = 0; r0 < M; r0 += DB)
+        for (int64_t j = 0; j < DB; j++) {
+            int64_t m = r0 + j;
+            lanes[j] = lanes[j] + (m < M && t[m] != ii ? w[t[m]] : 0.0f);
+        }
+    float den = 0.0f + np_pairwise_sum(lanes, DB);
+    free(lanes);
+    return den;
 }
 
 /* _nll_cascade: out[0] = 0 + sum_m r[m] (rows 1.. in the cascade, then row 0), 'mean': / the total weight */
