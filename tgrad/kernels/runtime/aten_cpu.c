@@ -17,6 +17,9 @@
    keep_scale(hi, lo, q53, scale): ufunc (int32, int32, int32 or int64, float32) -> float32: scale where
                       ((hi & 0x1FFFFF) << 32 | lo) < q53 (the words' 53 bits, unsigned), else 0 (kernels/random.py's
                       keep_scale: dropout's factor from PyTorch's double uniform of two mt19937 words).
+   cross_entropy_f32(params, x, t, w, out, dx, r), cross_entropy_backward_f32(params, g, x, t, w, dx, rs): the C twins
+                     of kernels/loss.py's cross_entropy_kernel and cross_entropy_backward_kernel (a cpu launch's tape,
+                     launcher.cpu_twin), params the bytes of a ce_params, the rest addresses.
    mt19937_fill(state_address, out_address, n): the next n 32-bit words of a numpy MT19937 bit generator (its
                       state struct {uint32 key[624]; int pos} at state_address, advanced) written at out_address:
                       numpy's mt19937_next32 n times (the reference twist and tempering), in blocks the compiler
