@@ -1,7 +1,8 @@
 """aten_cpu.c's C twins of kernels/loss.py's cross-entropy kernels (``loss._ce_twin``) give the bits of the kernels'
 traced tapes: nll_loss / cross_entropy over float32 class rows of many shapes (one row, fewer than 8 classes, rows
-not a multiple of any block, 1000 classes, strided input), with -inf and NaN logits, whole rows of -inf, huge
-values, ignored targets, class weights, every reduction, the forward's seed gradient and the backward kernel's
+not a multiple of any block, 1000 and 70000 classes, strided input), with -inf and NaN logits, rows of -inf (and
+NaN), huge values, ignored targets, class weights (signed), every reduction, the forward's seed gradient and the
+backward kernel's
 (incoming gradients other than loss.backward()'s); float64 and label smoothing keep the tape.  A cpu launch's tape
 is the twin, and a compiled step's replay calls it."""
 import numpy as np
@@ -25,6 +26,9 @@ def _logits(M, K, kind, rng, dtype):
         x[rng.random((M, K)) < 0.1] = -np.inf
         x[rng.random((M, K)) < 0.05] = np.nan
         x[0] = -np.inf                          # a whole row of -inf
+        if M > 1:                               # -inf and NaN: its max -inf, NaNs of both signs in its sums
+            x[1] = -np.inf
+            x[1, 1::3] = np.nan
         if M > 2:
             x[2, :] = 3e38
             x[2, -1] = -0.0
@@ -95,6 +99,7 @@ CASES = [  # M, K, kind, dtype, reduction, weight, ignore_index, strided, logits
     (3000, 9, "plain", np.float32, "mean", "signed", -100, False, True, 0.0, True),
     (70000, 8, "plain", np.float32, "mean", True, 3, False, True, 0.0, False),     # two _mean_scale chunks
     (130, 20, "plain", np.float32, "mean", "signed", -100, False, False, 0.0, True),
+    (3, 70000, "special", np.float32, "mean", False, -100, False, True, 0.0, False),    # two BLOCK_K blocks
     (64, 10, "special", np.float64, "mean", False, -100, False, True, 0.0, True),
     (64, 10, "special", np.float32, "mean", False, -100, False, True, 0.1, True),
 ]

@@ -350,7 +350,7 @@ def _ce_twin(args, cx, backward=False):
             or t.dtype != np.dtype(np.int64) or has_w and w.dtype != f32 or any(a.dtype != f32 for a in ptrs)
             or red != NONE and not backward and not levels):
         return None
-    params = np.array([M, K, sxo, sxk, ii, has_w, logits, red, grad, levels, sgo, cx["DEN_BLOCK"]],
+    params = np.array([M, K, sxo, sxk, ii, has_w, logits, red, grad, levels, sgo, cx["DEN_BLOCK"], cx["BLOCK_K"]],
                       np.int64).tobytes()
     return T.CpuTwin(fs[1] if backward else fs[0], params)
 

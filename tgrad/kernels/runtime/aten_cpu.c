@@ -307,7 +307,7 @@ static PyObject *mt19937_fill(PyObject *self, PyObject *args) {
    every value the kernels compute, in the same operations and order (the count of a 'mean' is exact in any order,
    a weighted one's sums are _cascade's or numpy's pairwise tl.sum), so the same bits as the kernels' tapes. */
 typedef struct {
-    int64_t M, K, sxo, sxk, ii, has_w, logits, reduce, grad, levels, sgo, den_block;
+    int64_t M, K, sxo, sxk, ii, has_w, logits, reduce, grad, levels, sgo, den_block, block_k;
 } ce_params;
 
 #define CE_FUNCS(SFX, EXP, LOG, FMA, ATTR)                                                                  \
@@ -324,14 +324,20 @@ typedef struct {
             float v = x[k * sk];                                                                           \
             if (v > mx) mx = v;                                                                            \
         }                                                                                                  \
-        if (K >= 8) {                                                                                      \
-            float a[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};                                \
-            for (int64_t k = 0; k < K; k++) a[k & 7] = a[k & 7] + EXP(x[k * sk] - mx);                     \
-            s = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));                         \
-        } else {                                                                                           \
-            s = 0.0f;                                                                                      \
-            for (int64_t k = 0; k < K; k++) s = s + EXP(x[k * sk] - mx);                                  \
-        }                                                                                                  \
+        /* lanes_add per BLOCK_K block (lane i: (e[i] + acc[i]) + e[i + L] + ... + 0, e = 0 past K), then   */ \
+        /* lanes_fold (8 lanes: AVX2's tree) */                                                            \
+        int64_t L = K >= 8 ? 8 : 1, BK = p->block_k;                                                       \
+        float a[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};                                    \
+        for (int64_t k0 = 0; k0 < K; k0 += BK)                                                             \
+            for (int64_t i = 0; i < L; i++) {                                                              \
+                float v = a[i];                                                                            \
+                for (int64_t k = k0 + i; k < k0 + BK; k += L) {                                            \
+                    float e = k < K ? EXP(x[k * sk] - mx) : 0.0f;                                          \
+                    v = k == k0 + i ? e + v : v + e;                                                       \
+                }                                                                                          \
+                a[i] = v + 0.0f;                                                                           \
+            }                                                                                              \
+        s = L == 8 ? ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])) : a[0];             \
         *pmx = mx;                                                                                         \
         *plog = LOG(s);                                                                                    \
     }                                                                                                      \
