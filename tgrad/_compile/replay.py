@@ -375,6 +375,8 @@ def _drawn(draws, name, v):
 def _tape(site, untaped):
     """The compiled tape of a launch, or None (its Launch is called; ``untaped[0]`` set if a cpu launch has none
     yet, its key not traced so far)."""
+    if type(site.tape) is _L.CpuTwin and _L.EXECUTOR == "trace":
+        return site.tape
     hit = _FAST.get(site.fkey) if site.fkey is not None else None
     if hit is None and site.fkey is not None and _L.EXECUTOR == "trace":
         untaped[0] = True

@@ -20,6 +20,7 @@ import triton.language as tl
 from . import _geometry as G
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
+from .runtime.native import cross_entropy_f32 as native_cross_entropy
 from .runtime.native import native_helper, rule_cascade
 from ._lang import (cast_store, compute_type, kptr, row_offsets, row_tiles, sleef_exp, sleef_log, split64,
                     strided_offset)
@@ -326,6 +327,36 @@ def _nll_cascade(r_ptr, t_ptr, w_ptr, M, ignore_index, HAS_W: tl.constexpr, MEAN
             den = (tl.sum(ok.to(tl.int32), axis=0) + (t0 != ignore_index).to(tl.int32)).to(COMPUTE)
         tot = tot / den
     return tot
+
+
+def _ce_twin(args, cx, backward=False):
+    """aten_cpu.c's twin of a cpu launch of ``cross_entropy_kernel`` (``backward``: of
+    ``cross_entropy_backward_kernel``) bound to its fixed arguments, or None where the kernel's tape runs: float32
+    rows (LOGITS: in ATen's order, LANES > 0), int64 class-index targets, no label smoothing, a reducing forward
+    adding in ATen's order (``_nll_cascade``)."""
+    fs = native_cross_entropy()
+    if backward:
+        g, x, t, w, dx, out = args[:6]
+        M, K, inner, sgo, _, sxo, sxk, _ = args[6:14]
+        ii, grad, levels, ptrs = args[17], True, 0, (g, out, dx)
+    else:
+        x, t, w, out, dx, r = args[:6]
+        M, K, inner, sxo, sxk = args[6:11]
+        ii, grad, levels, sgo, ptrs = args[15], cx["GRAD"], cx["LEVELS"], 0, (out, dx, r)
+    red, has_w, logits = cx["REDUCE"], cx["HAS_W"], cx["LOGITS"]
+    f32 = np.dtype(np.float32)
+    if (fs is None or cx["PROB"] or cx["SMOOTH"] or cx["COMPUTE"] is not tl.float32 or logits and not cx["LANES"]
+            or inner != 1 or M < 1 or K < 1 or not -2**63 <= ii < 2**63 or x.dtype != f32
+            or t.dtype != np.dtype(np.int64) or has_w and w.dtype != f32 or any(a.dtype != f32 for a in ptrs)
+            or red != NONE and not backward and not levels):
+        return None
+    params = np.array([M, K, sxo, sxk, ii, has_w, logits, red, grad, levels, sgo, cx["DEN_BLOCK"], cx["BLOCK_K"]],
+                      np.int64).tobytes()
+    return T.CpuTwin(fs[1] if backward else fs[0], params)
+
+
+T.cpu_twin(cross_entropy_kernel, _ce_twin)
+T.cpu_twin(cross_entropy_backward_kernel, lambda args, cx: _ce_twin(args, cx, backward=True))
 
 
 def aten_cascade(x, geom, reduce, prob, eps, dev):

@@ -35,10 +35,15 @@ instruction, ~0.3 ns an element); without a C compiler, the exact numpy emulatio
 """
 import struct
 
+import numpy as np
+
 import triton
 import triton.language as tl
 
 from .runtime import Launch, Ptr, Sites, cdiv, dynamic_args, elementwise_block, gpu_blocks, next_pow2
+from .runtime import launcher as T
+from .runtime.native import aten_ufunc, fma_ufunc
+from .runtime.tape_ops import _Views
 from ._lang import cast_store, compute_type
 from .elementwise import sqrt_h
 from .runtime.native import native_helper, rule_adam_m, rule_adam_p, rule_adam_v, rule_sgd_buf, rule_sgd_p
@@ -374,3 +379,54 @@ def _site(op, flags, dtype, dev, sizes, hp):
     blocks += [elementwise_block(0, dev)] * (MAX_TENSORS - len(sizes))
     cexpr = dict(_FLAGS, **dict(flags), OP=op, COMPUTE=compute_type(dtype), **dict(zip(_BLOCK_NAMES, blocks)))
     return Launch(multi_tensor_kernel, (sum(cdiv(n, b) for n, b in zip(sizes, blocks)),), dev, args, cexpr)
+
+
+_F32_NP = np.dtype(np.float32)
+
+
+def _sgd_twin(args, cx):
+    """The cpu twin of an SGD launch of ``multi_tensor_kernel`` (float32, not maximize): per tensor, the kernel's
+    ``_sgd_buf`` and ``_sgd_p`` over the whole tensor as the ufuncs its tape calls (optim_cpu.c's, or the exact fma
+    where ``_sgd_p`` is one, a copy where ``_sgd_buf`` is g itself), in place, as the compiled replay's SGD update;
+    else None (the tape runs)."""
+    fma = fma_ufunc()
+    if fma is None or cx["OP"] != SGD or cx["COMPUTE"] is not tl.float32 or cx["MAXIMIZE"]:
+        return None
+    w, mo, first, nest = int(bool(cx["HAS_WD"])), int(cx["MOMENTUM"]), bool(cx["FIRST"]), int(bool(cx["NESTEROV"]))
+    fb = aten_ufunc(f"sgd_buf_{w}{mo}{int(first)}") if mo and (w or not first) else None
+    fp = aten_ufunc(f"sgd_p_{w}{mo}{nest}") if mo and nest or w else fma
+    if fp is None or mo and (w or not first) and fb is None:
+        return None
+    slots = []
+    for i in range(MAX_TENSORS):
+        p, g, a = args[2 * HYPER + 6 * i:2 * HYPER + 6 * i + 3]
+        n = args[2 * HYPER + 6 * i + 5]
+        if n and (p.dtype != _F32_NP or g.dtype != _F32_NP or mo and a.dtype != _F32_NP):
+            return None
+        if n:
+            slots.append((2 * HYPER + 5 * i, _Views((n,), (4,), _F32_NP)))
+    return T.CpuTwin(_sgd_run, (fb, fp is fma, fp, mo, tuple(slots)))
+
+
+def _sgd_run(spec, *dyn):
+    """``_sgd_twin``'s update over the launch's dynamic arguments (hyper-parameters x_k, y_k, then five addresses
+    a slot): h0-h3 = -lr, momentum, 1 - dampening, wd rounded to float32 as the kernel's arguments are."""
+    fb, plain, fp, mo, slots = spec
+    h = np.array(dyn[0:8:2], _F32_NP)
+    neg_lr, mom, damp, wd = h[0:1], h[1:2], h[2:3], h[3:4]
+    for i, views in slots:
+        P, G = views[dyn[i]], views[dyn[i + 1]]
+        U = G
+        if mo:
+            U = views[dyn[i + 2]]
+            if fb is None:
+                np.copyto(U, G)                 # (the first step's buffer: g itself)
+            else:
+                fb(U, G, P, mom, damp, wd, out=U)
+        if plain:
+            fp(neg_lr, U, P, out=P)
+        else:
+            fp(P, G, U, neg_lr, mom, wd, out=P)
+
+
+T.cpu_twin(multi_tensor_kernel, _sgd_twin)

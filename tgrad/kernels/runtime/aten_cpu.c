@@ -17,6 +17,9 @@
    keep_scale(hi, lo, q53, scale): ufunc (int32, int32, int32 or int64, float32) -> float32: scale where
                       ((hi & 0x1FFFFF) << 32 | lo) < q53 (the words' 53 bits, unsigned), else 0 (kernels/random.py's
                       keep_scale: dropout's factor from PyTorch's double uniform of two mt19937 words).
+   cross_entropy_f32(params, x, t, w, out, dx, r), cross_entropy_backward_f32(params, g, x, t, w, dx, rs): the C twins
+                     of kernels/loss.py's cross_entropy_kernel and cross_entropy_backward_kernel (a cpu launch's tape,
+                     launcher.cpu_twin), params the bytes of a ce_params, the rest addresses.
    mt19937_fill(state_address, out_address, n): the next n 32-bit words of a numpy MT19937 bit generator (its
                       state struct {uint32 key[624]; int pos} at state_address, advanced) written at out_address:
                       numpy's mt19937_next32 n times (the reference twist and tempering), in blocks the compiler
@@ -169,6 +172,17 @@ static float cascade_level(float *v, npy_intp b, int64_t n) {
     return part;
 }
 
+/* _cascade: the LEVELS levels over buf[0:b] (b a power of 16, n leading values, zeros after; overwritten), their
+   partial sums added bottom up */
+static float cascade_sum(float *buf, npy_intp b, int64_t n, npy_intp levels) {
+    float tot = NAN;
+    for (npy_intp l = 0; l < levels; l++, b /= 16, n /= 16) {
+        float p = cascade_level(buf, b, n);
+        tot = l == 0 ? p : tot + p;
+    }
+    return tot;
+}
+
 /* (b),()->(): dims = {outer, b}; steps = {v, n, out outer; v inner}; data = the level count */
 #define CASCADE(NAME, NT)                                                                                   \
     static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {               \
@@ -179,12 +193,8 @@ static float cascade_level(float *v, npy_intp b, int64_t n) {
             int64_t n = (int64_t)*(const NT *)(args[1] + r * steps[1]);                                    \
             float tot = NAN;                                                                               \
             if (buf != NULL) {                                                                             \
-                npy_intp b = dims[1];                                                                      \
-                for (npy_intp i = 0; i < b; i++) buf[i] = *(const float *)(x + i * steps[3]);              \
-                for (npy_intp l = 0; l < levels; l++, b /= 16, n /= 16) {                                  \
-                    float p = cascade_level(buf, b, n);                                                    \
-                    tot = l == 0 ? p : tot + p;                                                            \
-                }                                                                                          \
+                for (npy_intp i = 0; i < dims[1]; i++) buf[i] = *(const float *)(x + i * steps[3]);        \
+                tot = cascade_sum(buf, dims[1], n, levels);                                                \
             }                                                                                              \
             *(float *)(args[2] + r * steps[2]) = tot;                                                      \
         }                                                                                                  \
@@ -290,8 +300,239 @@ static PyObject *mt19937_fill(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* kernels/loss.py's cross_entropy_kernel and cross_entropy_backward_kernel on the cpu, for float32 rows m of x at
+   m sxo + k sxk with int64 class-index targets, no label smoothing (runtime/native.py's cross_entropy_twin): with
+   LOGITS the row's log_softmax in ATen's lastdim order as row_max_sum_exp computes it (the max ignoring NaN, SLEEF
+   exps summed in 8 lanes, 1 below 8 classes, folded by AVX2's tree, SLEEF's log), else x is log-probabilities;
+   every value the kernels compute, in the same operations and order (the count of a 'mean' is exact in any order,
+   a weighted one's sums are _cascade's or numpy's pairwise tl.sum), so the same bits as the kernels' tapes. */
+typedef struct {
+    int64_t M, K, sxo, sxk, ii, has_w, logits, reduce, grad, levels, sgo, den_block, block_k;
+} ce_params;
+
+#define CE_FUNCS(SFX, EXP, LOG, FMA, ATTR)                                                                  \
+    /* (mx, log s): the row's max and the log of its sum of exp(x - mx); zeros without LOGITS */           \
+    ATTR static void ce_lse##SFX(const ce_params *p, const float *x, float *pmx, float *plog) {            \
+        int64_t K = p->K, sk = p->sxk;                                                                     \
+        if (!p->logits) {                                                                                  \
+            *pmx = 0.0f;                                                                                   \
+            *plog = 0.0f;                                                                                  \
+            return;                                                                                        \
+        }                                                                                                  \
+        float mx = -INFINITY, s;                                                                           \
+        for (int64_t k = 0; k < K; k++) {  /* tl.max / tl.maximum: fmax (a NaN never wins) */             \
+            float v = x[k * sk];                                                                           \
+            if (v > mx) mx = v;                                                                            \
+        }                                                                                                  \
+        /* lanes_add per BLOCK_K block (lane i: (e[i] + acc[i]) + e[i + L] + ... + 0, e = 0 past K), then   */ \
+        /* lanes_fold (8 lanes: AVX2's tree) */                                                            \
+        int64_t L = K >= 8 ? 8 : 1, BK = p->block_k;                                                       \
+        float a[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};                                    \
+        for (int64_t k0 = 0; k0 < K; k0 += BK)                                                             \
+            for (int64_t i = 0; i < L; i++) {                                                              \
+                float v = a[i];                                                                            \
+                for (int64_t k = k0 + i; k < k0 + BK; k += L) {                                            \
+                    float e = k < K ? EXP(x[k * sk] - mx) : 0.0f;                                          \
+                    v = k == k0 + i ? e + v : v + e;                                                       \
+                }                                                                                          \
+                a[i] = v + 0.0f;                                                                           \
+            }                                                                                              \
+        s = L == 8 ? ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])) : a[0];             \
+        *pmx = mx;                                                                                         \
+        *plog = LOG(s);                                                                                    \
+    }                                                                                                      \
+    /* _ce_grad_rows of one row: d[k] = fma(exp((x - mx) - log s), ws, -(k == tc ? ws : 0)), ws = wt s */   \
+    ATTR static void ce_grad_row##SFX(const ce_params *p, const float *x, float *d, int64_t tc, float wt,  \
+                                      float s, float mx, float log_s) {                                    \
+        int64_t K = p->K, sk = p->sxk;                                                                     \
+        if (p->logits) {                                                                                   \
+            float ws = wt * s;                                                                             \
+            for (int64_t k = 0; k < K; k++) {                                                              \
+                float c = k == tc ? ws : 0.0f;                                                             \
+                d[k] = FMA(EXP((x[k * sk] - mx) - log_s), ws, -c);                                         \
+            }                                                                                              \
+        } else {                                                                                           \
+            for (int64_t k = 0; k < K; k++) {                                                              \
+                float a = k == tc ? wt : 0.0f;                                                             \
+                d[k] = s * -a;                                                                             \
+            }                                                                                              \
+        }                                                                                                  \
+    }                                                                                                      \
+    /* one row's (loss, weight wt, target column tc, mx, log s) as _ce_rows */                             \
+    ATTR static float ce_row##SFX(const ce_params *p, const float *x, const int64_t *t, const float *w,   \
+                                  int64_t m, float *pwt, int64_t *ptc, float *pmx, float *plog) {          \
+        const float *xr = x + m * p->sxo;                                                                  \
+        int64_t tm = t[m];                                                                                 \
+        int valid = tm != p->ii;                                                                           \
+        int64_t tc = valid ? tm : 0;                                                                       \
+        float wt = p->has_w ? (valid ? w[tc] : 0.0f) : (valid ? 1.0f : 0.0f);                             \
+        float xt = valid ? xr[tc * p->sxk] : 0.0f;                                                         \
+        ce_lse##SFX(p, xr, pmx, plog);                                                                     \
+        *pwt = wt;                                                                                         \
+        *ptc = tc;                                                                                         \
+        return valid ? wt * ((*pmx - xt) + *plog) : 0.0f;                                                  \
+    }                                                                                                      \
+    ATTR static int ce_forward##SFX(const ce_params *p, const float *x, const int64_t *t, const float *w, \
+                                    float *out, float *dx, float *r) {                                     \
+        int64_t M = p->M, K = p->K;                                                                        \
+        float s = 1.0f;                                                                                    \
+        if (p->grad && p->reduce == 2) s = s / ce_den(p, t, w);                                             \
+        for (int64_t m = 0; m < M; m++) {                                                                  \
+            float wt, mx, log_s;                                                                           \
+            int64_t tc;                                                                                    \
+            float loss = ce_row##SFX(p, x, t, w, m, &wt, &tc, &mx, &log_s);                                \
+            if (p->reduce == 0) {                                                                          \
+                out[m] = loss;                                                                             \
+                continue;                                                                                  \
+            }                                                                                              \
+            r[m] = loss;                                                                                   \
+            if (p->grad) ce_grad_row##SFX(p, x + m * p->sxo, dx + m * K, tc, wt, s, mx, log_s);            \
+        }                                                                                                  \
+        return p->reduce == 0 ? 0 : ce_reduce(p, t, w, out, r);                                            \
+    }                                                                                                      \
+    ATTR static void ce_backward##SFX(const ce_params *p, const float *g, const float *x, const int64_t *t, \
+                                      const float *w, float *dx, float *rs) {                              \
+        float s0 = 0.0f;                                                                                   \
+        if (p->reduce != 0) {                                                                              \
+            s0 = 0.0f + g[0];                                                                              \
+            if (p->reduce == 2) s0 = s0 / ce_den(p, t, w);                                                  \
+        }                                                                                                  \
+        for (int64_t m = 0; m < p->M; m++) {                                                               \
+            float wt, mx, log_s, s = p->reduce == 0 ? g[m * p->sgo] : s0;                                  \
+            int64_t tc;                                                                                    \
+            ce_row##SFX(p, x, t, w, m, &wt, &tc, &mx, &log_s);                                             \
+            ce_grad_row##SFX(p, x + m * p->sxo, dx + m * p->K, tc, wt, s, mx, log_s);                      \
+            rs[m] = s * wt;                                                                                \
+        }                                                                                                  \
+    }
+
+/* np.add.reduce's pairwise sum of a[0:n] (numpy's float pairwise_sum: 8 accumulators up to 128 values, halves above,
+   a plain sum below 8); the reduction then adds it to its identity 0 */
+static float np_pairwise_sum(const float *a, npy_intp n) {
+    if (n < 8) {
+        float r = -0.0f;
+        for (npy_intp i = 0; i < n; i++) r += a[i];
+        return r;
+    }
+    if (n <= 128) {
+        float r[8];
+        npy_intp i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    npy_intp n2 = n / 2;
+    n2 -= n2 % 8;
+    return np_pairwise_sum(a, n2) + np_pairwise_sum(a + n2, n - n2);
+}
+
+/* _mean_scale's divisor: the rows not ignored (exact in float32 in any order), or with weights the sum of
+   their w[t] in den_block lanes (chunk after chunk) added by the tape's tl.sum, np.add.reduce; NAN: no memory */
+static float ce_den(const ce_params *p, const int64_t *t, const float *w) {
+    int64_t M = p->M, ii = p->ii, n = 0, DB = p->den_block;
+    if (!p->has_w) {
+        for (int64_t m = 0; m < M; m++) n += t[m] != ii;
+        return (float)n;
+    }
+    float *lanes = calloc(DB, sizeof(float));
+    if (lanes == NULL) return NAN;
+    for (int64_t r0 = 0; r0 < M; r0 += DB)
+        for (int64_t j = 0; j < DB; j++) {
+            int64_t m = r0 + j;
+            lanes[j] = lanes[j] + (m < M && t[m] != ii ? w[t[m]] : 0.0f);
+        }
+    float den = 0.0f + np_pairwise_sum(lanes, DB);
+    free(lanes);
+    return den;
+}
+
+/* _nll_cascade: out[0] = 0 + sum_m r[m] (rows 1.. in the cascade, then row 0), 'mean': / the total weight */
+static int ce_reduce(const ce_params *p, const int64_t *t, const float *w, float *out, const float *r) {
+    int64_t M = p->M, ii = p->ii;
+    npy_intp NB = 1;
+    for (int64_t l = 0; l < p->levels; l++) NB *= 16;
+    float *buf = malloc(NB * sizeof(float));
+    if (buf == NULL) return -1;
+    for (npy_intp i = 0; i < NB; i++) buf[i] = i + 1 < M ? r[i + 1] : 0.0f;
+    float tot = cascade_sum(buf, NB, M - 1, p->levels) + r[0], den;
+    if (p->reduce == 2) {
+        int64_t t0 = t[0];
+        if (p->has_w) {
+            for (npy_intp i = 0; i < NB; i++) buf[i] = i + 1 < M && t[i + 1] != ii ? w[t[i + 1]] : 0.0f;
+            den = cascade_sum(buf, NB, M - 1, p->levels);
+            float w0 = w[t0 != ii ? t0 : 0];
+            den = den + (t0 != ii ? w0 : 0.0f);
+        } else {
+            int32_t n = t0 != ii;
+            for (int64_t m = 1; m < M; m++) n += t[m] != ii;
+            den = (float)n;
+        }
+        tot = tot / den;
+    }
+    free(buf);
+    out[0] = 0.0f + tot;
+    return 0;
+}
+
+CE_FUNCS(_sw, exp_sw, log_sw, fmaf, )
+#ifdef HAVE_HW
+CE_FUNCS(_hw, exp_hw, log_hw, __builtin_fmaf, __attribute__((target("fma"))))
+#endif
+static int ce_hw;
+
+/* the params (bytes of a ce_params) and NPTR addresses of a call's FASTCALL arguments, or -1 (error set) */
+static int ce_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t nptr, ce_params *p, void **ptrs) {
+    if (nargs < 1 + nptr || !PyBytes_Check(args[0]) || PyBytes_GET_SIZE(args[0]) != sizeof(ce_params)) {
+        PyErr_SetString(PyExc_TypeError, "cross_entropy twin: (params bytes, addresses...) expected");
+        return -1;
+    }
+    memcpy(p, PyBytes_AS_STRING(args[0]), sizeof(ce_params));
+    for (Py_ssize_t i = 0; i < nptr; i++) {
+        ptrs[i] = PyLong_AsVoidPtr(args[1 + i]);
+        if (ptrs[i] == NULL && PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
+static PyObject *cross_entropy_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    ce_params p;
+    void *a[6];
+    int rc;
+    (void)self;
+    if (ce_args(args, nargs, 6, &p, a) < 0) return NULL;
+#ifdef HAVE_HW
+    if (ce_hw)
+        rc = ce_forward_hw(&p, a[0], a[1], a[2], a[3], a[4], a[5]);
+    else
+#endif
+        rc = ce_forward_sw(&p, a[0], a[1], a[2], a[3], a[4], a[5]);
+    if (rc < 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+static PyObject *cross_entropy_backward_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    ce_params p;
+    void *a[6];
+    (void)self;
+    if (ce_args(args, nargs, 6, &p, a) < 0) return NULL;
+#ifdef HAVE_HW
+    if (ce_hw)
+        ce_backward_hw(&p, a[0], a[1], a[2], a[3], a[4], a[5]);
+    else
+#endif
+        ce_backward_sw(&p, a[0], a[1], a[2], a[3], a[4], a[5]);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"mt19937_fill", mt19937_fill, METH_VARARGS, "mt19937_fill(state_address, out_address, n): numpy MT19937 words."},
+    {"cross_entropy_f32", (PyCFunction)(void (*)(void))cross_entropy_f32, METH_FASTCALL,
+     "cross_entropy_f32(params, x, t, w, out, dx, r[, eps_hi, eps_lo]): kernels/loss.py's cross_entropy_kernel."},
+    {"cross_entropy_backward_f32", (PyCFunction)(void (*)(void))cross_entropy_backward_f32, METH_FASTCALL,
+     "cross_entropy_backward_f32(params, g, x, t, w, dx, rs[, eps_hi, eps_lo]): its backward kernel."},
     {NULL, NULL, 0, NULL}};
 
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
@@ -341,7 +582,7 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
         exp_funcs[0] = exp_f32_hw;
         log_funcs[0] = log_f32_hw;
         fma_rows_funcs[0] = fma_rows_f32_hw;
-        hw = 1;
+        hw = ce_hw = 1;
     }
 #endif
     if (add(m, "sleef_expf", PyUFunc_FromFuncAndData(exp_funcs, data, types2, 1, 1, 1, PyUFunc_None, "sleef_expf",

@@ -7,6 +7,7 @@ scalar arguments are rounded to fp32 on every path (by a replayed tape itself), 
 the GPU JIT passes, so all paths agree bit for bit.
 """
 import collections
+import functools
 import os
 
 import numpy as np
@@ -158,6 +159,9 @@ class Launch:
         self.fkey = fkey if device == "cpu" and 0 not in self.grid else None
         self.tape = None
         self.gpu = None                 # the cuda path's gpu.site, made on the first cuda call
+        twin = kernel.__dict__.get("_tgrad_cpu_twin") if self.fkey is not None else None
+        if twin is not None:
+            self.tape = twin(self.args, constexprs)
 
     def __call__(self, *dyn):
         tape = self.tape
@@ -211,6 +215,19 @@ class Launch:
             a = args[i]
             args[i] = Ptr(v, a.dtype) if type(a) is Ptr else v
         return [float(_np_f32(a)) if type(a) is float else a for a in args]
+
+
+class CpuTwin(functools.partial):
+    """A kernel's C twin bound to a cpu launch's fixed arguments, its tape (``Launch.tape``, the compiled replay's
+    call): ``twin(*dyn)`` computes what the kernel's traced tape computes, the same bits (``cpu_twin``)."""
+
+
+def cpu_twin(kernel, make):
+    """Give ``kernel`` a C twin on the cpu: ``make(args, constexprs)`` is the CpuTwin of a cpu Launch or None (the
+    kernel's traced tape runs).  Only the ``trace`` executor's Launch calls it; other executors, cuda launches and
+    exact recorders (AOT, the fake driver) run the kernel itself."""
+    kernel.__dict__["_tgrad_cpu_twin"] = make
+    return kernel
 
 
 class Sites(dict):

@@ -11,6 +11,8 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
   in the same order.  ``optim_cpu.c``'s ``OPTIM`` ufuncs (``adam_m_*``, ``adam_v_*``, ``adam_p_*``, ``sgd_buf_*``,
   ``sgd_p_*``, one per structural flag combination) are ``kernels/optim.py``'s element-update helpers, likewise
   (``aten_ufunc`` gives either module's by name).
+- ``cross_entropy_f32()``: ``aten_cpu.c``'s C twins of whole kernels (kernels/loss.py's cross-entropy forward and
+  backward on float32 class-index rows), the launch's tape on cpu (``launcher.cpu_twin``).
 - ``mt19937_fill()``: ``aten_cpu.c``'s ``mt19937_fill``: the next words of a numpy ``MT19937`` engine written at an
   address, its state advanced (the cpu generator's draws, ``tgrad/random.py``).
 - ``native_helper(name, rule)``: marks a ``@triton.jit`` helper so that an interpreted launch (direct or
@@ -72,6 +74,13 @@ def mt19937_fill():
     """aten_cpu.c's ``mt19937_fill(state_address, out_address, n)`` (numpy MT19937 words), or None."""
     m = _build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
     return None if m is None else m.mt19937_fill
+
+
+def cross_entropy_f32():
+    """aten_cpu.c's ``(cross_entropy_f32, cross_entropy_backward_f32)``: the C twins of kernels/loss.py's two
+    cross-entropy kernels for float32 class-index rows (loss.py's ``_ce_twin``), or None when not built."""
+    m = _build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
+    return None if m is None else (m.cross_entropy_f32, m.cross_entropy_backward_f32)
 
 
 def aten_ufunc(name):
