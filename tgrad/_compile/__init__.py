@@ -104,14 +104,13 @@ class CompiledFunction:
 
     def _call(self, args, kwargs):
         walk = Walk(self._sources.roots(args, kwargs))
+        key = walk.signature()
         try:
-            key = walk.signature()
-            hash(key)
+            e = self._cache.get(key)        # (hashes the key once: a tuple's hash is not cached)
         except TypeError:
             self._warn(f"tgrad.compile: {self._name}: an argument or captured value is unhashable; "
                        "running eagerly")
             return self._fn(*args, **kwargs)
-        e = self._cache.get(key)
         if e is None:
             if len(self._cache) >= config.cache_size_limit:
                 self._warn(f"tgrad.compile: {self._name} hit config.cache_size_limit "

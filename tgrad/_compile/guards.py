@@ -11,7 +11,7 @@ from ..nn.parameter import Parameter
 from ..optim.lr_scheduler import LRScheduler
 from ..optim.optimizer import Optimizer
 from ..random import Generator
-from ..tensor import Tensor
+from ..tensor import _NO_HOOKS, Tensor
 
 WALK_DEPTH = 4
 
@@ -92,39 +92,26 @@ class Walk:
         if t is bool or t is int or t is float or t is str or v is None:
             self.key.append(v)
             return
-        if id(v) in self._seen or depth > WALK_DEPTH:
+        i = id(v)
+        seen = self._seen
+        if i in seen or depth > WALK_DEPTH:
             return
-        self._seen.add(id(v))
+        seen.add(i)
         if t in _TENSOR_TYPES or isinstance(v, Tensor):
             self._tensor(v, depth)
             return
         if isinstance(v, Module):
-            key = self.key
-            key.append(("M", id(v), v.training))
-            if v._forward_pre_hooks or v._forward_hooks or v._backward_hooks or v._backward_pre_hooks:
-                key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks), tuple(v._backward_hooks),
-                            tuple(v._backward_pre_hooks)))
-            for d in (v._parameters, v._buffers):
-                for name, x in d.items():
-                    key.append(name)
-                    if type(x) in _TENSOR_TYPES and id(x) not in self._seen and depth < WALK_DEPTH:
-                        self._tensor(x, depth + 1)      # (visit's tensor branch, without its type tests)
-                    else:
-                        self.visit(x, depth + 1)
-            for name, x in v._modules.items():      # a submodule at its parent's depth: all of a model's tensors
-                key.append(name)
-                self.visit(x, depth)
-            key += [(name, x) for name, x in v.__dict__.items() if type(x) in _NUMBERS and name[0] != "_"]
+            self._module(v, depth)
             return
         if isinstance(v, Optimizer):
             self.objects.append(v)
-            self.key.append(("O", id(v)))
+            self.key.append(("O", i))
             for g in v.param_groups:
                 self.visit(g["params"], depth + 1)
             return
         if isinstance(v, LRScheduler):
             self.objects.append(v)
-            self.key.append(("S", id(v)))
+            self.key.append(("S", i))
             self.visit(v.optimizer, depth + 1)
             return
         if t is list or t is tuple:
@@ -146,12 +133,47 @@ class Walk:
             for name, x in d.items():
                 self.visit(x, depth + 1)
 
+    def _module(self, v, depth):
+        """A module (already marked seen): its flag, hooks, parameters and buffers, submodules (at its depth),
+        public numbers.  The parameters' tensor keys are made here (``_tensor`` inlined: a model's walk is
+        mostly this loop)."""
+        key, seen, tensors = self.key, self._seen, self.tensors
+        key.append(("M", id(v), v.training))
+        if v._forward_pre_hooks or v._forward_hooks or v._backward_hooks or v._backward_pre_hooks:
+            key.append((tuple(v._forward_pre_hooks), tuple(v._forward_hooks), tuple(v._backward_hooks),
+                        tuple(v._backward_pre_hooks)))
+        inner = depth < WALK_DEPTH
+        for d in (v._parameters, v._buffers):
+            for name, x in d.items():
+                key.append(name)
+                if inner and type(x) in _TENSOR_TYPES and id(x) not in seen and x._tensor_hooks is _NO_HOOKS \
+                        and not x._view_mode and "_post_accumulate_hooks" not in x.__dict__:
+                    seen.add(id(x))
+                    tensors.append(x)
+                    g = x._grad
+                    key.append(("T", x._shape, x._strides, x.dtype, x._storage.device, x._requires_grad,
+                                x._grad_fn is None, g is None))
+                    if g is not None:
+                        self.visit(g, depth + 1)
+                elif inner and type(x) in _TENSOR_TYPES and id(x) not in seen:
+                    self._tensor(x, depth + 1)      # (visit's tensor branch, without its type tests)
+                else:
+                    self.visit(x, depth + 1)
+        for name, x in v._modules.items():      # a submodule at its parent's depth: all of a model's tensors
+            key.append(name)
+            if id(x) not in seen and isinstance(x, Module):
+                seen.add(id(x))
+                self._module(x, depth)
+            else:
+                self.visit(x, depth)
+        key += [(name, x) for name, x in v.__dict__.items() if type(x) in _NUMBERS and name[0] != "_"]
+
     def _tensor(self, v, depth):
         self._seen.add(id(v))
         self.tensors.append(v)
         g = v._grad
         self.key.append(("T", v._shape, v._strides, v.dtype, v._storage.device, v._requires_grad,
-                         v.grad_fn is None, g is None))
+                         (v.grad_fn if v._view_mode else v._grad_fn) is None, g is None))
         if v._tensor_hooks or v.__dict__.get("_post_accumulate_hooks"):      # hooks added or removed
             self.key.append((tuple(v._tensor_hooks), tuple(v.__dict__.get("_post_accumulate_hooks", ()))))
         if g is not None:
