@@ -211,6 +211,7 @@ def _sgd_native(snap, plan):
         mo = 0 if mom == 0 else 1 if damp == 0 else 2
         w, nest = int(wd != 0), int(bool(h.get("nesterov")))
         fb = aten_ufunc(f"sgd_buf_{w}{mo}0") if mo else None
+        fs = aten_ufunc(f"sgd_step_{w}{mo}{nest}") if mo else None
         fp = aten_ufunc(f"sgd_p_{w}{mo}{nest}") if mo and nest or w else fma
         if fp is None or mo and fb is None:
             return None
@@ -224,6 +225,9 @@ def _sgd_native(snap, plan):
                 return None
             P, G = ts[0]._np_view(), ts[1]._np_view()
             U = ts[2]._np_view() if mo else G
+            if fs is not None:          # (both in one pass)
+                items.append((None, None, None, fs, (P, G, U, x[0], x[1], x[2], x[3]), (U, P)))
+                continue
             ab = (U, G, P, x[1], x[2], x[3]) if mo else None
             ap = (x[0], U, P) if fp is fma else (P, G, U, x[0], x[1], x[3])
             items.append((fb, ab, U, fp, ap, P))
@@ -231,7 +235,8 @@ def _sgd_native(snap, plan):
 
 
 def _sgd_run(items):
-    """``_sgd_native``'s update: the momentum buffer, then the parameter, in place."""
+    """``_sgd_native``'s update: the momentum buffer, then the parameter, in place (or optim_cpu.c's
+    ``sgd_step`` doing both per element)."""
     for fb, ab, U, fp, ap, P in items:
         if fb is not None:
             fb(*ab, out=U)
@@ -275,7 +280,7 @@ def _adam_lines(opt, snap, plan, k, call):
 def _adam_run(spec):
     """``_adam_lines``' update: per parameter ``state["step"] += 1`` (as ``_bump_step``) and the three ufuncs of
     ``_adam_native``."""
-    for hp, (fm, fv, fp), items in spec:
+    for hp, fs, items in spec:
         xs = {}
         for sv, P, G, M, V in items:
             sv[...] = sv + 1
@@ -284,9 +289,19 @@ def _adam_run(spec):
             if x is None:
                 h = np.array(adam_hyper(*hp, step), _F32)
                 x = xs[step] = [h[i:i + 1] for i in range(8)]
-            fm(M, G, P, x[1], x[5], out=M)
-            fv(V, G, P, x[2], x[3], x[5], out=V)
-            fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
+            _adam_update(fs, P, G, M, V, x)
+
+
+def _adam_update(fs, P, G, M, V, x):
+    """One parameter's update by ``_adam_ufuncs``' ``fs``: adam_m, adam_v, adam_p in turn, or optim_cpu.c's
+    ``adam_step`` doing the three per element in one pass (the same operations on each element)."""
+    fm, fv, fp, f = fs
+    if f is not None:
+        f(P, G, M, V, *x, out=(M, V, P))
+        return
+    fm(M, G, P, x[1], x[5], out=M)
+    fv(V, G, P, x[2], x[3], x[5], out=V)
+    fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
 
 
 def _guarded(checks, body, call):
@@ -555,7 +570,6 @@ def _adam_native(params, grads, states, attrs):
     fs = _adam_ufuncs(h[1], attrs["weight_decay"] != 0, attrs["decoupled_weight_decay"])
     if fs is None:
         return False
-    fm, fv, fp = fs
     x = [h[i:i + 1] for i in range(8)]
     for p, g, m, v in zip(params, grads, ms, vs):
         n = p.numel()
@@ -565,18 +579,16 @@ def _adam_native(params, grads, states, attrs):
                 _VIEWS.clear()
             views = _VIEWS[n] = _Views((n,), (4,), _F32)
         P, G, M, V = views[p.data_ptr()], views[g.data_ptr()], views[m.data_ptr()], views[v.data_ptr()]
-        fm(M, G, P, x[1], x[5], out=M)
-        fv(V, G, P, x[2], x[3], x[5], out=V)
-        fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
+        _adam_update(fs, P, G, M, V, x)
     return True
 
 
 def _adam_ufuncs(w1, has_wd, decoupled):
-    """optim_cpu.c's (adam_m, adam_v, adam_p) ufuncs for lerp weight ``w1`` (float32: the kernel's LERP_LOW side)
-    and the weight decay kind, or None (not built)."""
-    fs = (aten_ufunc(f"adam_m_{int(has_wd and not decoupled)}{int(bool(w1 < 0.5))}"),
-          aten_ufunc(f"adam_v_{int(has_wd and not decoupled)}"), aten_ufunc(f"adam_p_{int(has_wd and decoupled)}"))
-    return None if None in fs else fs
+    """optim_cpu.c's (adam_m, adam_v, adam_p, adam_step or None) ufuncs for lerp weight ``w1`` (float32: the
+    kernel's LERP_LOW side) and the weight decay kind, or None (not built)."""
+    w, low, d = int(has_wd and not decoupled), int(bool(w1 < 0.5)), int(has_wd and decoupled)
+    fs = (aten_ufunc(f"adam_m_{w}{low}"), aten_ufunc(f"adam_v_{w}"), aten_ufunc(f"adam_p_{d}"))
+    return None if None in fs else fs + (aten_ufunc(f"adam_step_{w}{low}{d}"),)
 
 
 class _Launches:
