@@ -127,6 +127,7 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
             ns[name] = v
         return name
     draws = list(draws)     # the random draws (cuda): (recorded key, offset, their expressions in the program)
+    host = not tier1 and plan.arena.device.type == "cpu"       # copies and fills as numpy's (cpu memory)
     fz = Fuser(plan, ns, len(rec.events))
     for ev in rec.events:
         kind = ev[0]
@@ -140,11 +141,20 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
             draws.append(r + (f"{tv}k", f"{tv}o"))
         elif kind == "C":
             _, dst, src, n = ev
-            fz.opaque([f"_mm({ptr(dst)}, {k(src) if type(src) is bytes else ptr(src)}, {n})"],
+            d = ptr(dst)
+            if type(src) is bytes and d.isdigit() and host:     # host bytes to a planned place: numpy's copy
+                fz.opaque([f"{k(_u8(int(d), n))}[...] = {k(np.frombuffer(src[:n], np.uint8))}"])
+                continue
+            fz.opaque([f"_mm({d}, {k(src) if type(src) is bytes else ptr(src)}, {n})"],
                       () if type(src) is bytes else (src,))
         elif kind == "S":
             _, dst, byte, n = ev
-            fz.opaque([f"_ms({ptr(dst)}, {byte}, {n})"])
+            d = ptr(dst)
+            if not host:
+                fz.opaque([f"_ms({d}, {byte}, {n})"])
+            else:                   # (a fill of a numpy view of the bytes: cheaper than a ctypes call)
+                fz.opaque([f"{k(_u8(int(d), n))}.fill({byte})" if d.isdigit() else
+                           f"{k(_u8_views(n))}[{d}].fill({byte})"])
         elif kind == "H":
             _, func, obj, a, kw, sgd = ev
             call = f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})"
@@ -167,6 +177,16 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
     head = [f"b{i} = B[{i}]" for i in sorted(used)] + [f"o{j} = O[{j}]" for j in range(len(plan.out_blocks))]
     src = "def replay(B, O):\n" + "".join(f"    {ln}\n" for ln in head + lines or ["pass"])
     return src, ns, sorted(used), untaped[0]
+
+
+def _u8(addr, n):
+    """A numpy view of the ``n`` bytes at ``addr``."""
+    return _u8_views(n)[addr]
+
+
+def _u8_views(n):
+    """address -> numpy view of ``n`` bytes there (``tape_ops._Views``)."""
+    return _Views((n,), (1,), np.dtype(np.uint8))
 
 
 def _sgd_lines(opt, sgd, plan, k, call, untaped):
