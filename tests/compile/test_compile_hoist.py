@@ -95,3 +95,35 @@ def test_hoist_keeps_what_it_cannot_prove():
     exec(out, ns)
     ns["replay"](None, None)
     np.testing.assert_array_equal(ns["h_t2"], 2 * (2 * ns["c0_k2"])[[1, 0]])
+
+
+def test_constant_selects_and_small_gemms_in_buffers():
+    """``np.where`` on a constant mask with one constant side: a buffer holding that side, the other copied in where
+    selected; a small GEMM plus its addend: ``np.matmul`` into a buffer, the addend added in place (not the np.dot
+    of a K = 1 product).  The same elements as the lines they replace, run after run."""
+    from tgrad.kernels.runtime import blas
+    rng = np.random.default_rng(0)
+    f32 = np.dtype(np.float32)
+    ns = {"_np": np, "c0_k1": rng.random(8) > 0.5, "c0_k2": np.float32([-0.0]), "c0_k3": blas.matmul_small,
+          "c0_k4": f32, "c0_k5": np.zeros((3, 4), f32), "c0_k6": rng.standard_normal((3, 1)).astype(f32),
+          "c0_k7": rng.standard_normal((1, 4)).astype(f32), "x": rng.standard_normal(8).astype(f32),
+          "a": rng.standard_normal((3, 5)).astype(f32), "b": rng.standard_normal((5, 4)).astype(f32)}
+    src = ("def replay(B, O):\n    t0 = _np.where(c0_k1, x, c0_k2)\n    t1 = _np.where(c0_k1, c0_k2, t0)\n"
+           "    t2 = (c0_k3(a, b, c0_k4) + c0_k5)\n    t3 = c0_k3(c0_k6, c0_k7, c0_k4)\n    return t1, t2, t3\n")
+    ref = {}
+    exec(src, dict(ns), ref)
+    rec = dict(zip(("t1", "t2", "t3"), ref["replay"](None, None)), t0=np.where(ns["c0_k1"], ns["x"], ns["c0_k2"]))
+    out = H.hoist(src, ns, rec)
+    assert "_np.copyto(h_t0, x, where=c0_k1)" in out and "_np.copyto(h_t1, h_t0, where=h_t1_m)" in out
+    assert "_np.matmul(a, b, dtype=c0_k4, out=h_t2); _np.add(h_t2, c0_k5, out=h_t2)" in out
+    assert "t3 = c0_k3(c0_k6, c0_k7, c0_k4)" in out          # (K = 1: matmul_small's np.dot, kept)
+    exec(out, ns)
+    for _ in range(2):
+        ns["x"][...] = rng.standard_normal(8)
+        ns["a"][...] = rng.standard_normal((3, 5))
+        got = ns["replay"](None, None)
+        want = [np.where(ns["c0_k1"], ns["x"], ns["c0_k2"])]
+        want = [np.where(ns["c0_k1"], ns["c0_k2"], want[0]), blas.matmul_small(ns["a"], ns["b"], f32) + ns["c0_k5"],
+                blas.matmul_small(ns["c0_k6"], ns["c0_k7"], f32)]
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and np.array_equal(g.view(np.uint8), w.view(np.uint8))

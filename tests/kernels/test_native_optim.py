@@ -163,3 +163,42 @@ def test_ufunc_strided_equals_contiguous():
             flat = f(*blocks, *scalars)
             strided = f(*[np.repeat(b, 2)[::2] for b in blocks], *[np.full(301, s[0], F) for s in scalars])
         assert _same(flat, strided).all(), name
+
+
+@pytest.mark.parametrize("strided", [False, True])
+def test_fused_steps_equal_their_helpers(strided):
+    """optim_cpu.c's fused steps (the compiled replay's Adam/SGD updates) give the separate ufuncs' bits: adam_step =
+    adam_m, adam_v, then adam_p of the new m and v; sgd_step = sgd_buf, then sgd_p of the new buffer (edge values,
+    both lerp sides, every weight-decay / momentum / nesterov kind, contiguous and strided operands, in place)."""
+    rng = np.random.default_rng(4)
+    u = native.aten_ufunc
+
+    def lay(a):
+        return np.repeat(a, 2)[::2] if strided else a.copy()
+    for n in SIZES:
+        for w, d in ("00", "10", "01"):
+            for w1 in (0.1, 0.9):
+                x = [np.array([v], F) for v in (1e-3, w1, 0.999, 1e-3, 1e-8, 0.01, 0.99, 0.7)]
+                low = int(w1 < 0.5)
+                P, G, M = (_values(n, rng) for _ in range(3))
+                V = _values(n, rng, positive=True)
+                a, b = [lay(t) for t in (P, G, M, V)], [lay(t) for t in (P, G, M, V)]
+                with np.errstate(all="ignore"):
+                    u(f"adam_m_{w}{low}")(a[2], a[1], a[0], x[1], x[5], out=a[2])
+                    u(f"adam_v_{w}")(a[3], a[1], a[0], x[2], x[3], x[5], out=a[3])
+                    u(f"adam_p_{d}")(a[0], a[2], a[3], x[0], x[7], x[4], x[6], out=a[0])
+                    u(f"adam_step_{w}{low}{d}")(*b, *x, out=(b[2], b[3], b[0]))
+                for s, t in zip(a, b):
+                    assert _same(s, t).all(), (n, w, d, w1)
+        for w in "01":
+            for mo in "12":
+                for nest in "01":
+                    x = [np.array([v], F) for v in (-0.01, 0.9, 0.8, 0.001 if w == "1" else 0.0)]
+                    P, G, U = (_values(n, rng) for _ in range(3))
+                    a, b = [lay(t) for t in (P, G, U)], [lay(t) for t in (P, G, U)]
+                    with np.errstate(all="ignore"):
+                        u(f"sgd_buf_{w}{mo}0")(a[2], a[1], a[0], x[1], x[2], x[3], out=a[2])
+                        u(f"sgd_p_{w}{mo}{nest}")(a[0], a[1], a[2], x[0], x[1], x[3], out=a[0])
+                        u(f"sgd_step_{w}{mo}{nest}")(*b, *x, out=(b[2], b[0]))
+                    for s, t in zip(a, b):
+                        assert _same(s, t).all(), (n, w, mo, nest)

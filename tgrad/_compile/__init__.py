@@ -9,7 +9,9 @@ allocator call.  The parts, in the order a call meets them:
   cache key is grad mode, each found tensor's shape, strides, dtype, device, requires_grad, ``.grad``
   presence and storage sharing, hooks registered on modules and tensors, modules' training flags, Python
   numbers found, the objects whose methods run as host calls.  A miss warms up and records again; the
-  cache is bounded (a warning when it thrashes).
+  cache is bounded (a warning when it thrashes).  After a replay, ``fast_guard`` compiles what that walk read into
+  one check by identity (the same roots, containers' contents, tensor states): while it holds, the next call
+  replays without the walk, its key and its hash.
 - ``record``: call 2 under the recorder.  Host calls (``Optimizer.step``/``zero_grad``,
   ``Module.zero_grad``, ``LRScheduler.step``: Python state machines whose step counts and learning rates
   reach kernels as scalars) run for real in the replay, in order, between the replayed launches.  A draw
@@ -49,7 +51,8 @@ from ..nn.modules.module import Module
 from ..autograd.grad_mode import _state as _grad_state
 from ..kernels.runtime import launcher as _L
 from . import aot, cuda_replay
-from .guards import Sources, Walk
+from .guards import Sources, Walk, fast_guard
+from .record import tensors_of
 from .replay import MISS, capture
 
 NO_BACKWARD = "an output requires grad and no backward ran"
@@ -61,6 +64,9 @@ class _Config:
 
 
 config = _Config()
+FAST_BUILDS = 4         # fast guards made per compiled function (each miss of one drops it: a step whose roots change
+                        # every call stops making them); none for a function given tensors (a new batch each call,
+                        # mostly: a guard holding the last one would keep its memory a call longer)
 _COMPILED = weakref.WeakSet()    # every CompiledFunction, for reset()
 _depth = [0]                     # calls of compiled functions running (is_compiling)
 
@@ -85,6 +91,8 @@ class CompiledFunction:
         self._fullgraph = fullgraph
         self._sources = Sources(fn)
         self._cache = {}
+        self._fast = None           # (guards.fast_guard, its entry, its walk) after a replay
+        self._fast_builds = 0
         self._warned = set()
         functools.update_wrapper(self, fn, updated=())
         _COMPILED.add(self)
@@ -103,27 +111,39 @@ class CompiledFunction:
             _depth[0] -= 1
 
     def _call(self, args, kwargs):
-        walk = Walk(self._sources.roots(args, kwargs))
+        roots = self._sources.roots(args, kwargs)
+        fast = self._fast
+        if fast is not None:        # (guard, entry, walk): the last replay's objects, state and key still hold
+            if fast[0](roots) and fast[1].run is not None:
+                res = fast[1].run(fast[2])
+                if res is not MISS:
+                    return res
+            self._fast = None
+        walk = Walk(roots)
+        key = walk.signature()
         try:
-            key = walk.signature()
-            hash(key)
+            e = self._cache.get(key)        # (hashes the key once: a tuple's hash is not cached)
         except TypeError:
             self._warn(f"tgrad.compile: {self._name}: an argument or captured value is unhashable; "
                        "running eagerly")
             return self._fn(*args, **kwargs)
-        e = self._cache.get(key)
         if e is None:
             if len(self._cache) >= config.cache_size_limit:
                 self._warn(f"tgrad.compile: {self._name} hit config.cache_size_limit "
                            f"({config.cache_size_limit}): recompiling on every new guard (shapes, requires_grad, "
                            "training mode, numbers it reads); the oldest record is dropped")
                 self._cache.pop(next(iter(self._cache)))
+                self._fast = None
             e = self._cache[key] = _Entry()
         if e.eager is not None:
             return self._fn(*args, **kwargs)
         if e.run is not None:
             res = e.run(walk)
             if res is not MISS:
+                if self._fast is None and self._fast_builds < FAST_BUILDS and not tensors_of([args, kwargs], []):
+                    self._fast_builds += 1
+                    g = fast_guard(roots, walk)
+                    self._fast = None if g is None else (g, e, walk)
                 return res
             return self._fn(*args, **kwargs)
         e.calls += 1
@@ -141,6 +161,7 @@ class CompiledFunction:
         elif reason is not None:
             if self._fullgraph:
                 self._cache.pop(key, None)
+                self._fast = None
                 raise RuntimeError(f"tgrad.compile(fullgraph=True): {self._name} cannot be captured: {reason}")
             self._fall_back(e, reason)
         return result
@@ -175,6 +196,7 @@ def reset():
     warnings); its next calls warm up and record again."""
     for f in list(_COMPILED):
         f._cache.clear()
+        f._fast, f._fast_builds = None, 0
         f._warned.clear()
 
 

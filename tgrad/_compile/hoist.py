@@ -6,8 +6,9 @@ ATen's order is dozens of reshapes, transposes and ``[..., i]`` picks of its par
 recording each local it assigns) tells each result's shape and dtype; ``hoist`` then gives each small ufunc
 result of a local assigned once its own buffer, written with ``out=`` (the same loop, the same bits: the buffer
 has the result's dtype and shape), evaluates once the views of buffers and of the arena's fixed views
-(``v<n>``): their lines leave the program and their uses name the constant view, and copies a padded
-constant block once (``_padded``).  A value never outlives its
+(``v<n>``): their lines leave the program and their uses name the constant view, copies a padded
+constant block once (``_padded``), and gives a small select on a constant mask (``_const_where``) and a small GEMM
+with its addend (``_small_gemm``) buffers of their own.  A value never outlives its
 replay (stores copy it into memory), and each buffer is written once per run before any use: a buffer keeping
 the last run's numbers changes nothing."""
 import re
@@ -25,6 +26,10 @@ _ARG = re.compile(r"^(?:t\d+\w*|v\d+|h_\w+|c\d+_k\d+|c\d+x\d+)$")
 _COPY = re.compile(r"^    (t\d+\w*) = (c\d+_k\d+)\.copy\(\)$")
 _CALLEE = re.compile(r"([\w.]+)\(")
 _PURE = ("_np.add.reduce", "_np.ascontiguousarray", "_np.where", ".astype")
+_WHERE = re.compile(r"^_np\.where\(([\w.]+), ([\w.]+), ([\w.]+)\)$")
+WHERE_ELEMS = 512           # a select this small on a constant mask: copyto(where=) into a buffer (np.where's own
+                            # allocation and setup cost more up to about here)
+_GEMM = re.compile(r"^\(?(c\d+_k\d+)\(([\w.]+), ([\w.]+), (c\d+_k\d+)\)(?: \+ ([\w.]+)\))?$")
 
 
 def _padded(lines, ns, count):
@@ -53,6 +58,52 @@ def _padded(lines, ns, count):
         if ok and reading:
             out.add(name)
     return out
+
+
+def _const_where(names, val, ns, rec, buf):
+    """``np.where(mask, x, y)`` with a constant mask and a constant ``y`` (or ``x``) as a buffer (made in ``ns``)
+    holding the constant where it is selected, the other operand copied in where it is: one ``copyto`` per run,
+    the same elements.  None where it does not apply."""
+    a, x, y = names
+    ops = [ns.get(nm, rec.get(nm)) for nm in names]
+    consts = [nm[0] == "c" and type(ns.get(nm)) is np.ndarray for nm in names]
+    if not consts[0] or consts[1] == consts[2] or any(type(o) is not np.ndarray for o in ops) or \
+            ops[0].dtype != np.bool_ or ops[1].dtype != val.dtype or ops[2].dtype != val.dtype or \
+            any(not _fits(o.shape, val.shape) for o in ops):
+        return None
+    ns[buf] = np.array(np.broadcast_to(ops[2] if consts[2] else ops[1], val.shape))
+    if consts[2]:
+        return f"    _np.copyto({buf}, {x}, where={a})"
+    ns[f"{buf}_m"] = ~ops[0]
+    return f"    _np.copyto({buf}, {y}, where={buf}_m)"
+
+
+def _fits(shape, to):
+    """True if ``shape`` broadcasts to ``to`` (and no further)."""
+    try:
+        return np.broadcast_shapes(shape, to) == to
+    except ValueError:
+        return False
+
+
+def _small_gemm(g, val, ns, rec, buf):
+    """A small GEMM ``blas.matmul_small(a, b, dtype)`` (plus an addend: a tape's zero accumulator or a running sum) as
+    ``np.matmul`` into buffer ``buf`` (made in ``ns``), the addend added in place: the call ``matmul_small`` makes
+    for these operands (not its ``np.dot`` case), the same add; None where it does not apply."""
+    from ..kernels.runtime import blas
+    f, a, b, dt, c = g.groups()
+    ops = [ns.get(x, rec.get(x)) for x in (a, b)] + ([ns.get(c, rec.get(c))] if c else [])
+    if ns.get(f) is not blas.matmul_small or any(type(x) is not np.ndarray for x in ops) or \
+            ops[0].ndim != 2 or ops[1].ndim != 2 or not isinstance(ns.get(dt), np.dtype) or \
+            ops[0].shape[1] == 1 and ops[0].dtype == ops[1].dtype == ns[dt]:
+        return None
+    shape = (ops[0].shape[0], ops[1].shape[1])
+    if shape != val.shape or np.result_type(ns[dt], *ops[2:]) != val.dtype or \
+            c and not _fits(ops[2].shape, shape):
+        return None
+    ns[buf] = np.empty(shape, val.dtype)
+    line = f"    _np.matmul({a}, {b}, dtype={dt}, out={buf})"
+    return line + (f"; _np.add({buf}, {c}, out={buf})" if c else "")
 
 
 def _pure(f):
@@ -114,6 +165,22 @@ def hoist(src, ns, rec):
                 total += val.nbytes
                 const[name] = buf
                 out.append(f"    {u.group(1)}({u.group(2)}, out={buf})")
+                continue
+        wm = _WHERE.match(rhs)
+        if wm is not None and type(val) is np.ndarray and val.size <= WHERE_ELEMS and total + val.nbytes <= MAX_BYTES:
+            line = _const_where(wm.groups(), val, ns, rec, f"h_{name}")
+            if line is not None:
+                total += val.nbytes
+                const[name] = f"h_{name}"
+                out.append(line)
+                continue
+        g = _GEMM.match(rhs)
+        if g is not None and type(val) is np.ndarray and val.size <= MAX_ELEMS and total + val.nbytes <= MAX_BYTES:
+            line = _small_gemm(g, val, ns, rec, f"h_{name}")
+            if line is not None:
+                total += val.nbytes
+                const[name] = f"h_{name}"
+                out.append(line)
                 continue
         v = _VIEW.match(rhs)
         base = None if v is None else v.group(1)

@@ -127,6 +127,7 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
             ns[name] = v
         return name
     draws = list(draws)     # the random draws (cuda): (recorded key, offset, their expressions in the program)
+    host = not tier1 and plan.arena.device.type == "cpu"       # copies and fills as numpy's (cpu memory)
     fz = Fuser(plan, ns, len(rec.events))
     for ev in rec.events:
         kind = ev[0]
@@ -140,11 +141,20 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
             draws.append(r + (f"{tv}k", f"{tv}o"))
         elif kind == "C":
             _, dst, src, n = ev
-            fz.opaque([f"_mm({ptr(dst)}, {k(src) if type(src) is bytes else ptr(src)}, {n})"],
+            d = ptr(dst)
+            if type(src) is bytes and d.isdigit() and host:     # host bytes to a planned place: numpy's copy
+                fz.opaque([f"{k(_u8(int(d), n))}[...] = {k(np.frombuffer(src[:n], np.uint8))}"])
+                continue
+            fz.opaque([f"_mm({d}, {k(src) if type(src) is bytes else ptr(src)}, {n})"],
                       () if type(src) is bytes else (src,))
         elif kind == "S":
             _, dst, byte, n = ev
-            fz.opaque([f"_ms({ptr(dst)}, {byte}, {n})"])
+            d = ptr(dst)
+            if not host:
+                fz.opaque([f"_ms({d}, {byte}, {n})"])
+            else:                   # (a fill of a numpy view of the bytes: cheaper than a ctypes call)
+                fz.opaque([f"{k(_u8(int(d), n))}.fill({byte})" if d.isdigit() else
+                           f"{k(_u8_views(n))}[{d}].fill({byte})"])
         elif kind == "H":
             _, func, obj, a, kw, sgd = ev
             call = f"{k(func)}({k(obj)}, *{k(a)}, **{k(kw)})"
@@ -167,6 +177,16 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
     head = [f"b{i} = B[{i}]" for i in sorted(used)] + [f"o{j} = O[{j}]" for j in range(len(plan.out_blocks))]
     src = "def replay(B, O):\n" + "".join(f"    {ln}\n" for ln in head + lines or ["pass"])
     return src, ns, sorted(used), untaped[0]
+
+
+def _u8(addr, n):
+    """A numpy view of the ``n`` bytes at ``addr``."""
+    return _u8_views(n)[addr]
+
+
+def _u8_views(n):
+    """address -> numpy view of ``n`` bytes there (``tape_ops._Views``)."""
+    return _Views((n,), (1,), np.dtype(np.uint8))
 
 
 def _sgd_lines(opt, sgd, plan, k, call, untaped):
@@ -211,6 +231,7 @@ def _sgd_native(snap, plan):
         mo = 0 if mom == 0 else 1 if damp == 0 else 2
         w, nest = int(wd != 0), int(bool(h.get("nesterov")))
         fb = aten_ufunc(f"sgd_buf_{w}{mo}0") if mo else None
+        fs = aten_ufunc(f"sgd_step_{w}{mo}{nest}") if mo else None
         fp = aten_ufunc(f"sgd_p_{w}{mo}{nest}") if mo and nest or w else fma
         if fp is None or mo and fb is None:
             return None
@@ -224,6 +245,9 @@ def _sgd_native(snap, plan):
                 return None
             P, G = ts[0]._np_view(), ts[1]._np_view()
             U = ts[2]._np_view() if mo else G
+            if fs is not None:          # (both in one pass)
+                items.append((None, None, None, fs, (P, G, U, x[0], x[1], x[2], x[3]), (U, P)))
+                continue
             ab = (U, G, P, x[1], x[2], x[3]) if mo else None
             ap = (x[0], U, P) if fp is fma else (P, G, U, x[0], x[1], x[3])
             items.append((fb, ab, U, fp, ap, P))
@@ -231,7 +255,8 @@ def _sgd_native(snap, plan):
 
 
 def _sgd_run(items):
-    """``_sgd_native``'s update: the momentum buffer, then the parameter, in place."""
+    """``_sgd_native``'s update: the momentum buffer, then the parameter, in place (or optim_cpu.c's
+    ``sgd_step`` doing both per element)."""
     for fb, ab, U, fp, ap, P in items:
         if fb is not None:
             fb(*ab, out=U)
@@ -275,7 +300,7 @@ def _adam_lines(opt, snap, plan, k, call):
 def _adam_run(spec):
     """``_adam_lines``' update: per parameter ``state["step"] += 1`` (as ``_bump_step``) and the three ufuncs of
     ``_adam_native``."""
-    for hp, (fm, fv, fp), items in spec:
+    for hp, fs, items in spec:
         xs = {}
         for sv, P, G, M, V in items:
             sv[...] = sv + 1
@@ -284,9 +309,19 @@ def _adam_run(spec):
             if x is None:
                 h = np.array(adam_hyper(*hp, step), _F32)
                 x = xs[step] = [h[i:i + 1] for i in range(8)]
-            fm(M, G, P, x[1], x[5], out=M)
-            fv(V, G, P, x[2], x[3], x[5], out=V)
-            fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
+            _adam_update(fs, P, G, M, V, x)
+
+
+def _adam_update(fs, P, G, M, V, x):
+    """One parameter's update by ``_adam_ufuncs``' ``fs``: adam_m, adam_v, adam_p in turn, or optim_cpu.c's
+    ``adam_step`` doing the three per element in one pass (the same operations on each element)."""
+    fm, fv, fp, f = fs
+    if f is not None:
+        f(P, G, M, V, *x, out=(M, V, P))
+        return
+    fm(M, G, P, x[1], x[5], out=M)
+    fv(V, G, P, x[2], x[3], x[5], out=V)
+    fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
 
 
 def _guarded(checks, body, call):
@@ -557,7 +592,6 @@ def _adam_native(params, grads, states, attrs):
     fs = _adam_ufuncs(h[1], attrs["weight_decay"] != 0, attrs["decoupled_weight_decay"])
     if fs is None:
         return False
-    fm, fv, fp = fs
     x = [h[i:i + 1] for i in range(8)]
     for p, g, m, v in zip(params, grads, ms, vs):
         n = p.numel()
@@ -567,18 +601,16 @@ def _adam_native(params, grads, states, attrs):
                 _VIEWS.clear()
             views = _VIEWS[n] = _Views((n,), (4,), _F32)
         P, G, M, V = views[p.data_ptr()], views[g.data_ptr()], views[m.data_ptr()], views[v.data_ptr()]
-        fm(M, G, P, x[1], x[5], out=M)
-        fv(V, G, P, x[2], x[3], x[5], out=V)
-        fp(P, M, V, x[0], x[7], x[4], x[6], out=P)
+        _adam_update(fs, P, G, M, V, x)
     return True
 
 
 def _adam_ufuncs(w1, has_wd, decoupled):
-    """optim_cpu.c's (adam_m, adam_v, adam_p) ufuncs for lerp weight ``w1`` (float32: the kernel's LERP_LOW side)
-    and the weight decay kind, or None (not built)."""
-    fs = (aten_ufunc(f"adam_m_{int(has_wd and not decoupled)}{int(bool(w1 < 0.5))}"),
-          aten_ufunc(f"adam_v_{int(has_wd and not decoupled)}"), aten_ufunc(f"adam_p_{int(has_wd and decoupled)}"))
-    return None if None in fs else fs
+    """optim_cpu.c's (adam_m, adam_v, adam_p, adam_step or None) ufuncs for lerp weight ``w1`` (float32: the
+    kernel's LERP_LOW side) and the weight decay kind, or None (not built)."""
+    w, low, d = int(has_wd and not decoupled), int(bool(w1 < 0.5)), int(has_wd and decoupled)
+    fs = (aten_ufunc(f"adam_m_{w}{low}"), aten_ufunc(f"adam_v_{w}"), aten_ufunc(f"adam_p_{d}"))
+    return None if None in fs else fs + (aten_ufunc(f"adam_step_{w}{low}{d}"),)
 
 
 class _Launches:

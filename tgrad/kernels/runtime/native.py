@@ -10,7 +10,8 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
   ``kernels/random.py``'s ``keep_scale``, the same float32 operations
   in the same order.  ``optim_cpu.c``'s ``OPTIM`` ufuncs (``adam_m_*``, ``adam_v_*``, ``adam_p_*``, ``sgd_buf_*``,
   ``sgd_p_*``, one per structural flag combination) are ``kernels/optim.py``'s element-update helpers, likewise
-  (``aten_ufunc`` gives either module's by name).
+  (``aten_ufunc`` gives either module's by name); its ``STEPS`` (``adam_step_*``, ``sgd_step_*``) run an update's
+  helpers per element in one pass (the compiled replay's optimizer steps).
 - ``cross_entropy_f32()``: ``aten_cpu.c``'s C twins of whole kernels (kernels/loss.py's cross-entropy forward and
   backward on float32 class-index rows), the launch's tape on cpu (``launcher.cpu_twin``).
 - ``mt19937_fill()``: ``aten_cpu.c``'s ``mt19937_fill``: the next words of a numpy ``MT19937`` engine written at an
@@ -66,6 +67,8 @@ NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32"
 OPTIM = (tuple(f"adam_m_{w}{low}" for w in "01" for low in "01") + ("adam_v_0", "adam_v_1", "adam_p_0", "adam_p_1")
          + tuple(f"sgd_p_{w}{mo}{x}" for w in "01" for mo in "012" for x in "01")
          + tuple(f"sgd_buf_{w}{mo}{x}" for w in "01" for mo in "12" for x in "01"))       # optim_cpu.c's
+STEPS = (tuple(f"adam_step_{w}{low}{d}" for w, d in ("00", "10", "01") for low in "01")
+         + tuple(f"sgd_step_{w}{mo}{x}" for w in "01" for mo in "12" for x in "01"))     # optim_cpu.c's fused steps
 _MODULES = (("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log", ATEN), ("nn_cpu.c", "tgrad_nn_cpu", "activations", NN),
             ("optim_cpu.c", "tgrad_optim_cpu", "optimizer updates", OPTIM))
 
@@ -84,9 +87,9 @@ def cross_entropy_f32():
 
 
 def aten_ufunc(name):
-    """One of ``ATEN`` (aten_cpu.c), ``NN`` (nn_cpu.c) or ``OPTIM`` (optim_cpu.c), or None when it cannot be
-    built."""
-    src, module, what, _ = _MODULES[2 if name in OPTIM else 1 if name in NN else 0]
+    """One of ``ATEN`` (aten_cpu.c), ``NN`` (nn_cpu.c) or ``OPTIM`` / ``STEPS`` (optim_cpu.c), or None when it
+    cannot be built."""
+    src, module, what, _ = _MODULES[2 if name in OPTIM or name in STEPS else 1 if name in NN else 0]
     m = _build(src, module, what)
     return None if m is None else getattr(m, name)
 

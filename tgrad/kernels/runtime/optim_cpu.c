@@ -10,7 +10,11 @@
    sgd_buf_WMF(buf, g, p, momentum, damp, wd): g' (F: first step), else buf momentum + g' (M = 1) or
                                              fma(damp, g', buf momentum) (M = 2).
    sgd_p_WMN(p, g, buf, neg_lr, momentum, wd): fma(neg_lr, u, p), u = g' (M = 0), buf, or fma(momentum, buf, g')
-                                             (N: nesterov). */
+                                             (N: nesterov).
+   adam_step_WLD(p, g, m, v, x0..x7) -> (m, v, p): adam_m, adam_v, then adam_p of the new m and v, per element in
+                                             one pass (x: ops.optim.adam_hyper's eight; D: decoupled decay).
+   sgd_step_WMN(p, g, buf, neg_lr, momentum, damp, wd) -> (buf, p): sgd_buf (not first), then sgd_p of the new buf.
+   (The fused steps: each element's operations as the separate ufuncs do them, the arrays read and written once.) */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
@@ -115,6 +119,108 @@
 #define DEFINE(NAME, BODY, FL, NS) BOTH(NAME, BODY, FL, NS)
 UFUNCS(DEFINE)
 
+
+/* the fused steps: NI arrays then NS broadcast scalars in, NO arrays out; BODY(SUF, L, S, O) computes element i
+   of the outputs O[] from the arrays' elements L[] and the scalars S[] (contiguous operands: one vectorizable loop
+   over restrict pointers, as LOOP's: a function of its own, whose restrict parameters the vectorizer trusts) */
+#define FLOOP(NAME, NI, NS, NO, BODY, ATTR, SUF)                                                           \
+    ATTR static void NAME##SUF##_flat(npy_intp n, const float *restrict x0, const float *restrict x1,      \
+                                      const float *restrict x2, const float *restrict x3, float *restrict o0, \
+                                      float *restrict o1, float *restrict o2, const float *S) {            \
+        const float s0 = S[0], s1 = S[1], s2 = S[2], s3 = S[3], s4 = S[4], s5 = S[5], s6 = S[6], s7 = S[7]; \
+        (void)x3; (void)o2; (void)s4; (void)s5; (void)s6; (void)s7;                                        \
+        for (npy_intp i = 0; i < n; i++) {                                                                 \
+            float r0, r1, r2;                                                                              \
+            (void)r2;                                                                                      \
+            BODY(SUF, x0[i], x1[i], x2[i], x3[i], s0, s1, s2, s3, s4, s5, s6, s7)                          \
+            o0[i] = r0;                                                                                    \
+            o1[i] = r1;                                                                                    \
+            if (NO > 2) o2[i] = r2;                                                                        \
+        }                                                                                                  \
+    }                                                                                                      \
+    ATTR static void NAME##SUF(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {    \
+        npy_intp n = dims[0];                                                                              \
+        float S[8] = {0, 0, 0, 0, 0, 0, 0, 0}, L[4] = {0, 0, 0, 0}, O[3];                                  \
+        int flat = 1;                                                                                      \
+        (void)data;                                                                                        \
+        for (int k = 0; k < NS; k++) S[k] = *(const float *)args[NI + k];                                  \
+        for (int k = 0; k < NI; k++) flat = flat && steps[k] == 4;                                         \
+        for (int k = 0; k < NS; k++) flat = flat && steps[NI + k] == 0;                                    \
+        for (int k = 0; k < NO; k++) flat = flat && steps[NI + NS + k] == 4;                               \
+        if (flat) {                                                                                        \
+            NAME##SUF##_flat(n, (const float *)args[0], (const float *)args[1], (const float *)args[2],    \
+                             (const float *)args[NI > 3 ? 3 : 0], (float *)args[NI + NS],                  \
+                             (float *)args[NI + NS + 1], (float *)args[NI + NS + (NO > 2 ? 2 : 0)], S);     \
+            return;                                                                                        \
+        }                                                                                                  \
+        for (npy_intp i = 0; i < n; i++) {                                                                 \
+            float r0, r1, r2;                                                                              \
+            (void)r2;                                                                                      \
+            for (int k = 0; k < NI; k++) L[k] = LD(k);                                                     \
+            for (int k = 0; k < NS; k++) S[k] = LD(NI + k);                                                \
+            BODY(SUF, L[0], L[1], L[2], L[3], S[0], S[1], S[2], S[3], S[4], S[5], S[6], S[7])              \
+            O[0] = r0;                                                                                     \
+            O[1] = r1;                                                                                     \
+            O[2] = NO > 2 ? r2 : r0;                                                                       \
+            for (int k = 0; k < NO; k++) *(float *)(args[NI + NS + k] + i * steps[NI + NS + k]) = O[k];    \
+        }                                                                                                  \
+    }
+/* (p, g, m, v; x0..x7) -> (m, v, p) */
+#define ADAM_STEP(MF, VF, PF, p, g, m, v, x0, x1, x2, x3, x4, x5, x6, x7)                                  \
+    r0 = MF##_one(m, g, p, x1, x5, 0, 0);                                                                  \
+    r1 = VF##_one(v, g, p, x2, x3, x5, 0);                                                                 \
+    r2 = PF##_one(p, r0, r1, x0, x7, x4, x6);
+/* (p, g, buf; neg_lr, momentum, damp, wd) -> (buf, p) */
+#define SGD_STEP(BF, PF, p, g, buf, unused, neg_lr, mom, damp, wd, u4, u5, u6, u7)                         \
+    r0 = BF##_one(buf, g, p, mom, damp, wd, 0);                                                            \
+    r1 = PF##_one(p, g, r0, neg_lr, mom, wd, 0);
+#ifdef HAVE_HW
+#define FBOTH(NAME, NI, NS, NO, BODY) FLOOP(NAME, NI, NS, NO, BODY, , ) FLOOP(NAME, NI, NS, NO, BODY, HW, _hw)
+#define FHWF(NAME) NAME##_hw
+#else
+#define FBOTH(NAME, NI, NS, NO, BODY) FLOOP(NAME, NI, NS, NO, BODY, , )
+#define FHWF(NAME) NAME
+#endif
+/* name, arrays in, scalars, arrays out, body (of the suffix: the helpers' software or hardware-fma twins) */
+#define B_adam_step_000(SUF, ...) ADAM_STEP(adam_m_00##SUF, adam_v_0##SUF, adam_p_0##SUF, __VA_ARGS__)
+#define B_adam_step_010(SUF, ...) ADAM_STEP(adam_m_01##SUF, adam_v_0##SUF, adam_p_0##SUF, __VA_ARGS__)
+#define B_adam_step_100(SUF, ...) ADAM_STEP(adam_m_10##SUF, adam_v_1##SUF, adam_p_0##SUF, __VA_ARGS__)
+#define B_adam_step_110(SUF, ...) ADAM_STEP(adam_m_11##SUF, adam_v_1##SUF, adam_p_0##SUF, __VA_ARGS__)
+#define B_adam_step_001(SUF, ...) ADAM_STEP(adam_m_00##SUF, adam_v_0##SUF, adam_p_1##SUF, __VA_ARGS__)
+#define B_adam_step_011(SUF, ...) ADAM_STEP(adam_m_01##SUF, adam_v_0##SUF, adam_p_1##SUF, __VA_ARGS__)
+#define B_sgd_step_010(SUF, ...) SGD_STEP(sgd_buf_010##SUF, sgd_p_010##SUF, __VA_ARGS__)
+#define B_sgd_step_011(SUF, ...) SGD_STEP(sgd_buf_010##SUF, sgd_p_011##SUF, __VA_ARGS__)
+#define B_sgd_step_020(SUF, ...) SGD_STEP(sgd_buf_020##SUF, sgd_p_020##SUF, __VA_ARGS__)
+#define B_sgd_step_021(SUF, ...) SGD_STEP(sgd_buf_020##SUF, sgd_p_021##SUF, __VA_ARGS__)
+#define B_sgd_step_110(SUF, ...) SGD_STEP(sgd_buf_110##SUF, sgd_p_110##SUF, __VA_ARGS__)
+#define B_sgd_step_111(SUF, ...) SGD_STEP(sgd_buf_110##SUF, sgd_p_111##SUF, __VA_ARGS__)
+#define B_sgd_step_120(SUF, ...) SGD_STEP(sgd_buf_120##SUF, sgd_p_120##SUF, __VA_ARGS__)
+#define B_sgd_step_121(SUF, ...) SGD_STEP(sgd_buf_120##SUF, sgd_p_121##SUF, __VA_ARGS__)
+#define FUSED(X) X(adam_step_000, 4, 8, 3, B_adam_step_000) \
+    X(adam_step_010, 4, 8, 3, B_adam_step_010) \
+    X(adam_step_100, 4, 8, 3, B_adam_step_100) \
+    X(adam_step_110, 4, 8, 3, B_adam_step_110) \
+    X(adam_step_001, 4, 8, 3, B_adam_step_001) \
+    X(adam_step_011, 4, 8, 3, B_adam_step_011) \
+    X(sgd_step_010, 3, 4, 2, B_sgd_step_010) \
+    X(sgd_step_011, 3, 4, 2, B_sgd_step_011) \
+    X(sgd_step_020, 3, 4, 2, B_sgd_step_020) \
+    X(sgd_step_021, 3, 4, 2, B_sgd_step_021) \
+    X(sgd_step_110, 3, 4, 2, B_sgd_step_110) \
+    X(sgd_step_111, 3, 4, 2, B_sgd_step_111) \
+    X(sgd_step_120, 3, 4, 2, B_sgd_step_120) \
+    X(sgd_step_121, 3, 4, 2, B_sgd_step_121)
+FUSED(FBOTH)
+
+struct fused { const char *name; PyUFuncGenericFunction sw, hw; int nin, nout; };
+#define FENTRY(NAME, NI, NS, NO, BODY) {#NAME, NAME, FHWF(NAME), NI + NS, NO},
+static const struct fused fused[] = {FUSED(FENTRY)};
+#define FCOUNT (sizeof fused / sizeof fused[0])
+static PyUFuncGenericFunction ffuncs[FCOUNT][1];
+static void *fdatas[FCOUNT][1];
+static char ftypes[16] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT,
+                         NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
+
 struct entry { const char *name; PyUFuncGenericFunction sw, hw; int nin; };
 #define ENTRY(NAME, BODY, FL, NS) {#NAME, NAME, HWF(NAME), 3 + NS},
 static const struct entry entries[] = {UFUNCS(ENTRY)};
@@ -142,6 +248,17 @@ PyMODINIT_FUNC PyInit_tgrad_optim_cpu(void) {
         PyObject *u = PyUFunc_FromFuncAndData(funcs[k], datas[k], types, 1, entries[k].nin, 1, PyUFunc_None,
                                               entries[k].name, "kernels/optim.py's helper (runtime/optim_cpu.c).", 0);
         if (u == NULL || PyModule_AddObject(m, entries[k].name, u) < 0) {
+            Py_XDECREF(u);
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
+    for (size_t k = 0; k < FCOUNT; k++) {
+        ffuncs[k][0] = hw ? fused[k].hw : fused[k].sw;
+        fdatas[k][0] = NULL;
+        PyObject *u = PyUFunc_FromFuncAndData(ffuncs[k], fdatas[k], ftypes, 1, fused[k].nin, fused[k].nout,
+                                              PyUFunc_None, fused[k].name, "optim_cpu.c's fused step.", 0);
+        if (u == NULL || PyModule_AddObject(m, fused[k].name, u) < 0) {
             Py_XDECREF(u);
             Py_DECREF(m);
             return NULL;
