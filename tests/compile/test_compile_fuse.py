@@ -77,7 +77,7 @@ def test_chain_is_inlined_forwarded_and_dead_stores_dropped():
     called = [ns[k] for k in re.findall(r"^    (k\d+)\((?!k)", src, re.M)]
     assert len(set(re.findall(r"\bc(\d+)_k\d+", src))) >= 8 and all(type(f) is CpuTwin for f in called)
     # ... loads read the previous launch's array (linear -> relu -> linear ...) instead of copying memory ...
-    assert len(re.findall(r"= t\d+s\d+_\d+(?:\[c\d+_k\d+\])?(?:\.reshape\([^)]*\))?$", src, re.M)) >= 3
+    assert len(re.findall(r"= t\d+s\d+_\d+(?:\[c\d+_k\d+\])?(?:\.reshape\(.*\))?$", src, re.M)) >= 3
     # ... and stores into temporaries nothing reads any more are gone
     assert _stores(run) < _stores(plain)
 
