@@ -17,6 +17,7 @@ from . import dtypes as D
 from . import tensor as _tensor
 from .device import canonical
 from .kernels._geometry import contiguous_strides
+from .kernels.runtime import gpu_blocks
 from ._tensor_str import _add_suffixes, _tensor_str, _to_work_array
 from .tensor import Size, Tensor, _init_from, from_host, zeros
 
@@ -445,7 +446,8 @@ def _scatter_add(dense, s, alpha):
     for n in s._shape[:sd]:
         rows *= n
     lin = _linear(s._sp_indices, s._shape)
-    perm, start, ukey, _, _ = _segments(lin, s._sp_indices[:0])
+    # the segments of a GPU launch (the cpu takes each entry's row alone: ops/sparse.py's rounds)
+    perm, start, ukey, _, _ = _segments(lin, s._sp_indices[:0]) if gpu_blocks(s.device.type) else (None,) * 5
     flat = dense.reshape((rows,) + tuple(s._shape[sd:]))
     out = _tensor._call("sparse_scatter_add", flat, s._sp_values, perm, start, ukey, lin, alpha=alpha)
     return out.view(s._shape)
@@ -558,6 +560,8 @@ def sparse_mm(s, d):
     if s._coalesced:        # rows already sorted: the row pointers by a binary search, no sort (as CSR)
         crow = _tensor._call("sparse_count_below", row, n=s._shape[0] + 1)
         return _tensor._call("sparse_mm", s._sp_values, d, None, crow, None, col, row, rows=s._shape[0])
+    if not gpu_blocks(s.device.type):      # (the cpu takes each entry's row alone: ops/sparse.py's rounds)
+        return _tensor._call("sparse_mm", s._sp_values, d, None, None, None, col, row, rows=s._shape[0])
     perm, start, ukey, _, _ = _segments(row, s._sp_indices[:0])
     return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0])
 
