@@ -540,7 +540,7 @@ def sparse_mask(dense, mask):
     return _make(mask._sp_indices, vals, mask._shape, mask._coalesced)
 
 
-def sparse_mm(s, d):
+def sparse_mm(s, d, fma=True):
     """sparse (n, m) @ dense (m, p) -> dense (n, p): out[row] += value * d[col], entry by entry."""
     if isinstance(s, SparseCsrTensor):
         return s.mm(d)          # (CSR: csr_mm; CSC: through its COO form)
@@ -559,11 +559,11 @@ def sparse_mm(s, d):
     row, col = s._sp_indices[0], s._sp_indices[1]
     if s._coalesced:        # rows already sorted: the row pointers by a binary search, no sort (as CSR)
         crow = _tensor._call("sparse_count_below", row, n=s._shape[0] + 1)
-        return _tensor._call("sparse_mm", s._sp_values, d, None, crow, None, col, row, rows=s._shape[0])
+        return _tensor._call("sparse_mm", s._sp_values, d, None, crow, None, col, row, rows=s._shape[0], fma=fma)
     if not gpu_blocks(s.device.type):      # (the cpu takes each entry's row alone: ops/sparse.py's rounds)
-        return _tensor._call("sparse_mm", s._sp_values, d, None, None, None, col, row, rows=s._shape[0])
+        return _tensor._call("sparse_mm", s._sp_values, d, None, None, None, col, row, rows=s._shape[0], fma=fma)
     perm, start, ukey, _, _ = _segments(row, s._sp_indices[:0])
-    return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0])
+    return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0], fma=fma)
 
 
 def sparse_sum(s, dim=None, dtype=None):
@@ -697,6 +697,71 @@ class SparseCsrTensor(Tensor):
         return csr_mm(self, mat2)
 
     matmul = __matmul__ = mm
+
+    def __rmatmul__(self, other):
+        return dense_mm_compressed(other, self)
+
+    # ------------------------------------------------------------ arithmetic (PyTorch's compressed-layout kernels)
+    def _with_values(self, values):
+        return _make_csr(self._crow, self._col, values, self._shape, type(self))
+
+    def _kind(self):
+        return "SparseCsc" if type(self) is SparseCscTensor else "SparseCsr"
+
+    def mul(self, other):
+        """By a scalar (a number or 0-d tensor): the values scaled, the pattern kept."""
+        if isinstance(other, Tensor) and (other.layout is not strided or other.dim() > 0):
+            raise NotImplementedError(f"mul: a {self._kind()} tensor times a {other.layout} tensor with "
+                                      f"{other.dim()} dims is not supported (a scalar is)")
+        return self._with_values(self._sp_values.mul(other))
+
+    __mul__ = __rmul__ = mul
+
+    def mul_(self, other):
+        if isinstance(other, Tensor) and (other.layout is not strided or other.dim() > 0):
+            raise NotImplementedError(f"mul_: a {self._kind()} tensor times a {other.layout} tensor with "
+                                      f"{other.dim()} dims is not supported (a scalar is)")
+        self._sp_values.mul_(other)
+        return self
+
+    def neg(self):
+        return self._with_values(self._sp_values.neg())
+
+    __neg__ = neg
+
+    def add(self, other, *, alpha=1):
+        """+ alpha * other: a sparse tensor of the same layout (the union of the patterns, as ATen's merge), or
+        a dense one (a dense result)."""
+        if isinstance(other, SparseCsrTensor):
+            if type(other) is not type(self):
+                a, b = ("crow", "row") if type(self) is SparseCsrTensor else ("ccol", "column")
+                raise RuntimeError(f"{a}_indices expected sparse {b} compressed tensor layout but got "
+                                   f"{other._kind()}")
+            # (ATen: a + (alpha * b) rounded apart, no fma)
+            coo = add_sparse(self.to_sparse(), other.to_sparse() if alpha == 1 else other.to_sparse().mul(alpha))
+            return dense_to_csr(coo) if type(self) is SparseCsrTensor else dense_to_csc(coo)
+        if isinstance(other, Tensor) and other.layout is strided:
+            return add_dense(other.mul(alpha) if alpha != 1 else other, self.to_sparse(), 1)
+        raise NotImplementedError(f"add: a {self._kind()} tensor plus {type(other).__name__} is not supported")
+
+    __add__ = add
+
+    def __radd__(self, other):
+        return self.add(other)
+
+    def sub(self, other, *, alpha=1):
+        raise RuntimeError(f"unsupported tensor layout: {self._kind()}")
+
+    __sub__ = __rsub__ = div = __truediv__ = sub
+
+    def t(self):
+        """The transpose in the other compressed layout, the same three arrays (PyTorch's CSR.t() is CSC)."""
+        return _make_csr(self._crow, self._col, self._sp_values, self._shape[::-1],
+                         SparseCscTensor if type(self) is SparseCsrTensor else SparseCsrTensor)
+
+    def transpose(self, dim0, dim1):
+        d0, d1 = dim0 % 2, dim1 % 2
+        return self if d0 == d1 else self.t()
 
 
 class SparseCscTensor(SparseCsrTensor):
@@ -867,6 +932,23 @@ def csr_mm(c, d):
     if not c._nnz() or not c._shape[0]:
         return zeros((c._shape[0], d._shape[1]), d.dtype, d.device)
     return _tensor._call("sparse_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0])
+
+
+def dense_mm_compressed(d, c):
+    """dense (n, m) @ CSR / CSC (m, p) -> dense (n, p): (c^T @ d^T)^T, c^T the same arrays in the other layout."""
+    if not isinstance(d, Tensor) or d.layout is not strided or d.dim() != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {getattr(d, 'ndim', '?')}D and {c.dim()}D tensors")
+    if d._shape[1] != c._shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({d._shape[0]}x{d._shape[1]} and "
+                           f"{c._shape[0]}x{c._shape[1]})")
+    # (ATen's loop: each output column's products x[i, k] * c[k, j] rounded, then added in k order: no fma)
+    return sparse_mm(c.t().to_sparse(), d.t(), fma=False).t()
+
+
+def addmm(mat, mat1, mat2, beta=1, alpha=1):
+    """beta * mat + alpha * (mat1 @ mat2), mat1 or mat2 sparse (COO, CSR, CSC)."""
+    prod = mat1.mm(mat2) if mat1.layout is not strided else mat1.matmul(mat2)
+    return mat.mul(beta).add(prod.mul(alpha)) if (beta, alpha) != (1, 1) else mat.add(prod)
 
 
 def is_sparse(t):

@@ -475,6 +475,8 @@ class Tensor:
             return _call("add", self, other, alpha=alpha)
         if type(other) is _SparseTensor:
             return _sparse.add_dense(self, other, alpha)
+        if isinstance(other, _sparse.SparseCsrTensor):
+            return _sparse.add_dense(self, other.to_sparse(), alpha)
         if type(alpha) is int and alpha == 1:      # (the default) a Python number may be a kernel argument
             r = _scalar_op("add", self, other)
             if r is not None:
@@ -631,6 +633,8 @@ class Tensor:
 
     # ------------------------------------------------------------ linear algebra (ops/matmul.py)
     def matmul(self, other):
+        if isinstance(other, _sparse.SparseCsrTensor):
+            return _sparse.dense_mm_compressed(self, other)
         if self.dtype._kind == 3 or getattr(other, "dtype", self.dtype)._kind == 3:
             return _fm.complex_bilinear(Tensor.matmul, self, other)
         return _ops.matmul.matmul(self, other)
@@ -642,6 +646,8 @@ class Tensor:
         return other.matmul(self)
 
     def mm(self, mat2):
+        if isinstance(mat2, _sparse.SparseCsrTensor):
+            return _sparse.dense_mm_compressed(self, mat2)
         if self.dtype._kind == 3 or mat2.dtype._kind == 3:
             return _fm.complex_bilinear(Tensor.mm, self, mat2)
         return _call("mm", self, mat2)
@@ -678,6 +684,8 @@ class Tensor:
     ger = outer
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        if mat1.layout is not _sparse.strided or mat2.layout is not _sparse.strided:
+            return _sparse.addmm(self, mat1, mat2, beta, alpha)
         return _call("addmm", self, mat1, mat2, beta=beta, alpha=alpha)
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):

@@ -151,20 +151,21 @@ def sparse_scatter_add_backward(ctx, grad):
     return grad, gv, None, None, None, None
 
 
-def sparse_mm_forward(values, dense, perm, start, tgt, col, row, *, rows):
+def sparse_mm_forward(values, dense, perm, start, tgt, col, row, *, rows, fma=True):
     """(rows x K sparse, entries (tgt-row, col, values)) @ dense (K, P) -> (rows, P), each row's entries in order;
-    perm / tgt None: the identity (CSR: start = crow).  ``row``: each entry's row (for the backward)."""
+    perm / tgt None: the identity (CSR: start = crow).  ``row``: each entry's row (for the backward).  ``fma``:
+    each += one fma (ATen's axpy of sparse @ dense), else a rounded product added (its dense @ sparse loop)."""
     out = empty((rows, dense._shape[1]), dense.dtype, dense.device)
     out.zero_()
     v = values if values.dtype is dense.dtype else values.to(dense.dtype)
     d = dense if dense._strides[1] == 1 else dense.contiguous()
     if on_gpu(out.device):
         start = start.contiguous()
-        KS.segment_sum("mm", v.contiguous(), perm, start, out, tgt=tgt, col=col.contiguous(), dense=d, fma=True,
-                       order=_order(start, out._shape[1]))  # (ATen: one axpy an entry)
+        KS.segment_sum("mm", v.contiguous(), perm, start, out, tgt=tgt, col=col.contiguous(), dense=d, fma=fma,
+                       order=_order(start, out._shape[1]))
     else:
         _rounds_sum("mm", v.contiguous(), row, out, start=start if perm is None and tgt is None else None,
-                    col=col.contiguous(), dense=d, fma=True)
+                    col=col.contiguous(), dense=d, fma=fma)
     return out
 
 
