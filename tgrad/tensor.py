@@ -147,17 +147,30 @@ class Tensor:
         return _sparse.strided
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-        if layout not in (None, _sparse.sparse_coo, _sparse.sparse_csr, _sparse.sparse_csc):
-            raise NotImplementedError(f"to_sparse: layout {layout} is not supported (tgrad has sparse_coo, "
-                                      "sparse_csr and sparse_csc)")
-        if blocksize is not None or dense_dim is not None:
-            raise NotImplementedError("to_sparse: blocksize and dense_dim belong to the block layouts and to hybrid "
-                                      "compressed tensors, which tgrad does not have")
+        if layout not in (None, _sparse.sparse_coo, _sparse.sparse_csr, _sparse.sparse_csc, _sparse.sparse_bsr,
+                          _sparse.sparse_bsc):
+            raise NotImplementedError(f"to_sparse: layout {layout} is not supported")
+        if dense_dim is not None:
+            raise NotImplementedError("to_sparse: dense_dim (hybrid compressed tensors) is not supported")
+        if layout in (_sparse.sparse_bsr, _sparse.sparse_bsc):
+            return _sparse.dense_to_bsr(self, blocksize, layout)
+        if blocksize is not None:
+            raise RuntimeError(f"to_sparse: blocksize belongs to the block layouts, not to {layout}")
         if layout is _sparse.sparse_csr:
             return _sparse.dense_to_csr(self)
         if layout is _sparse.sparse_csc:
             return _sparse.dense_to_csc(self)
         return _sparse.dense_to_sparse(self, sparse_dim)
+
+    def to_sparse_bsr(self, blocksize, dense_dim=None):
+        if dense_dim is not None:
+            raise NotImplementedError("to_sparse_bsr: dense_dim (hybrid BSR tensors) is not supported")
+        return _sparse.dense_to_bsr(self, blocksize, _sparse.sparse_bsr)
+
+    def to_sparse_bsc(self, blocksize, dense_dim=None):
+        if dense_dim is not None:
+            raise NotImplementedError("to_sparse_bsc: dense_dim (hybrid BSC tensors) is not supported")
+        return _sparse.dense_to_bsr(self, blocksize, _sparse.sparse_bsc)
 
     def to_sparse_coo(self):
         return self.to_sparse()
