@@ -45,8 +45,11 @@ def test_cpu_schedule_matches_the_gpu_kernel(dt, skew):
             "hybrid to_dense": lambda: h.to_dense(), "hybrid coalesce": lambda: h.coalesce().values(),
             "add alpha": lambda: base.add(s, alpha=3 if dt is tgrad.int64 else 0.3)}
     if dt.is_floating_point:
+        e = d.clone()
+        e[0, 0], e[3, 1] = float("inf"), float("nan")      # (lanes past their row's end must not touch them)
         runs.update({"mm": lambda: S.sparse_mm(s, d), "mm coalesced": lambda: S.sparse_mm(s.coalesce(), d),
-                     "csr mm": lambda: s.to_sparse_csr() @ d})
+                     "csr mm": lambda: s.to_sparse_csr() @ d, "mm inf nan": lambda: S.sparse_mm(s, e),
+                     "dense @ csr": lambda: d.t() @ s.to_sparse_csr().t()})
     if skew:
         assert int(np.bincount(s._indices()[0].numpy()).max()) > 8 * 16     # (the long-row launch runs)
     for name, f in runs.items():

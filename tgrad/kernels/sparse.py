@@ -171,6 +171,9 @@ def segment_tile_kernel(src_ptr, perm_ptr, start_ptr, len_ptr, order_ptr, col_pt
     o = out_ptr + (r * width + w)
     acc = _load_flat(o, mk & mw, BLOCK_S, BLOCK_W)     # (COALESCE tile 0: unset, not used)
     alpha = param_h(a_hi, a_lo, tl.zeros([1, 1], COMPUTE))
+    zw = tl.zeros([BLOCK_S, BLOCK_W], tl.int64)
+    dw = dense_ptr + (w + zw)       # (the full-block operands made once: the rounds add a (BLOCK_S, 1) part)
+    mw = mw & (zw == 0)
     for i in tl.static_range(ROUNDS):
         j = t * ROUNDS + i
         mj = mk & (j < n)
@@ -180,7 +183,7 @@ def segment_tile_kernel(src_ptr, perm_ptr, start_ptr, len_ptr, order_ptr, col_pt
             e = lo + j
         if MODE == MM:
             a = tl.load(src_ptr + e, mask=mj, other=0).to(COMPUTE) * alpha
-            x = _load_flat(dense_ptr + (tl.load(col_ptr + e, mask=mj, other=0) * stride_dense + w), mj & mw, BLOCK_S,
+            x = _load_flat(dw + tl.load(col_ptr + e, mask=mj, other=0) * stride_dense, mj & mw, BLOCK_S,
                            BLOCK_W).to(COMPUTE)
         else:
             a = alpha
@@ -191,7 +194,10 @@ def segment_tile_kernel(src_ptr, perm_ptr, start_ptr, len_ptr, order_ptr, col_pt
             v = tl.fma(x, a, acc)
         else:
             v = acc + x * a
-        acc = tl.where(mj, v, acc)
+        if MODE == MM:
+            acc = v     # (a lane without a j-th entry adds 0 * 0 to a sum that is never -0: unchanged)
+        else:
+            acc = tl.where(mj, v, acc)
     tl.store(tl.reshape(o, [BLOCK_S * BLOCK_W]), tl.reshape(acc, [BLOCK_S * BLOCK_W]),
              mask=tl.reshape(mk & mw, [BLOCK_S * BLOCK_W]))
 
