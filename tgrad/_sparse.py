@@ -937,7 +937,7 @@ def csr_mm(c, d):
                            f"{d._shape[0]}x{d._shape[1]})")
     if not c._nnz() or not c._shape[0]:
         return zeros((c._shape[0], d._shape[1]), d.dtype, d.device)
-    return _tensor._call("sparse_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0])
+    return _tensor._call("sparse_csr_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0])
 
 
 def dense_mm_compressed(d, c):

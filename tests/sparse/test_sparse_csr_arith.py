@@ -92,3 +92,16 @@ def test_add_with_alpha_bits(device):
                                                              alpha=0.3)
     assert r.layout is tgrad.sparse_csr and r._nnz() == int(((a != 0) | (b != 0)).sum())
     assert np.array_equal(r.to_dense().cpu().numpy(), a + np.float32(0.3) * b)
+
+
+def test_csr_mm_grad_fn_and_gradients(device):
+    v = tgrad.tensor([1.5, -2., 3.], device=device, requires_grad=True)
+    c = tgrad.sparse_csr_tensor(tgrad.tensor([0, 1, 1, 3]), tgrad.tensor([1, 0, 2]), v, (3, 3), device=device)
+    d = tgrad.tensor([[0.5, -1.], [2., 0.25], [1., 1.]], device=device, requires_grad=True)
+    r = c @ d
+    assert type(r.grad_fn).__name__ == "MmBackward0"        # (PyTorch's, for CSR @ dense)
+    g = tgrad.tensor([[1., 2.], [3., 4.], [5., 6.]], device=device)
+    r.backward(g)
+    gn, dn = g.cpu().numpy(), d.detach().cpu().numpy()
+    assert v.grad.tolist() == [gn[0] @ dn[1], gn[2] @ dn[0], gn[2] @ dn[2]]     # (grad @ d^T at the pattern)
+    assert d.grad.tolist() == (np.array(X, np.float32).T @ gn).tolist()

@@ -188,4 +188,8 @@ SPARSE_SCATTER_ADD = Op("sparse_scatter_add", sparse_scatter_add_forward, sparse
 SPARSE_MM = Op("sparse_mm", sparse_mm_forward, sparse_mm_backward, "SparseAddmmBackward0",
                inputs=("values", "dense", "perm", "start", "tgt", "col", "row"), save=("values", "dense", "col", "row"))
 
-ENTRIES = [SPARSE_SEGMENTS, SPARSE_COUNT_BELOW, SPARSE_COALESCE_VALUES, SPARSE_SCATTER_ADD, SPARSE_MM]
+SPARSE_CSR_MM = Op("sparse_csr_mm", sparse_mm_forward, sparse_mm_backward, "MmBackward0",      # (PyTorch's name)
+                   inputs=("values", "dense", "perm", "start", "tgt", "col", "row"),
+                   save=("values", "dense", "col", "row"))
+
+ENTRIES = [SPARSE_SEGMENTS, SPARSE_COUNT_BELOW, SPARSE_COALESCE_VALUES, SPARSE_SCATTER_ADD, SPARSE_MM, SPARSE_CSR_MM]
