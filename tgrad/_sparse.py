@@ -17,6 +17,7 @@ from . import dtypes as D
 from . import tensor as _tensor
 from .device import canonical
 from .kernels._geometry import contiguous_strides
+from .kernels.runtime import gpu_blocks
 from ._tensor_str import _add_suffixes, _tensor_str, _to_work_array
 from .tensor import Size, Tensor, _init_from, from_host, zeros
 
@@ -42,7 +43,10 @@ strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
-LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc}
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc,
+           "sparse_bsr": sparse_bsr, "sparse_bsc": sparse_bsc}
 
 
 def _device(device):
@@ -445,7 +449,8 @@ def _scatter_add(dense, s, alpha):
     for n in s._shape[:sd]:
         rows *= n
     lin = _linear(s._sp_indices, s._shape)
-    perm, start, ukey, _, _ = _segments(lin, s._sp_indices[:0])
+    # the segments of a GPU launch (the cpu takes each entry's row alone: ops/sparse.py's rounds)
+    perm, start, ukey, _, _ = _segments(lin, s._sp_indices[:0]) if gpu_blocks(s.device.type) else (None,) * 5
     flat = dense.reshape((rows,) + tuple(s._shape[sd:]))
     out = _tensor._call("sparse_scatter_add", flat, s._sp_values, perm, start, ukey, lin, alpha=alpha)
     return out.view(s._shape)
@@ -538,7 +543,7 @@ def sparse_mask(dense, mask):
     return _make(mask._sp_indices, vals, mask._shape, mask._coalesced)
 
 
-def sparse_mm(s, d):
+def sparse_mm(s, d, fma=True):
     """sparse (n, m) @ dense (m, p) -> dense (n, p): out[row] += value * d[col], entry by entry."""
     if isinstance(s, SparseCsrTensor):
         return s.mm(d)          # (CSR: csr_mm; CSC: through its COO form)
@@ -557,9 +562,11 @@ def sparse_mm(s, d):
     row, col = s._sp_indices[0], s._sp_indices[1]
     if s._coalesced:        # rows already sorted: the row pointers by a binary search, no sort (as CSR)
         crow = _tensor._call("sparse_count_below", row, n=s._shape[0] + 1)
-        return _tensor._call("sparse_mm", s._sp_values, d, None, crow, None, col, row, rows=s._shape[0])
+        return _tensor._call("sparse_mm", s._sp_values, d, None, crow, None, col, row, rows=s._shape[0], fma=fma)
+    if not gpu_blocks(s.device.type):      # (the cpu takes each entry's row alone: ops/sparse.py's rounds)
+        return _tensor._call("sparse_mm", s._sp_values, d, None, None, None, col, row, rows=s._shape[0], fma=fma)
     perm, start, ukey, _, _ = _segments(row, s._sp_indices[:0])
-    return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0])
+    return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0], fma=fma)
 
 
 def sparse_sum(s, dim=None, dtype=None):
@@ -694,6 +701,71 @@ class SparseCsrTensor(Tensor):
 
     matmul = __matmul__ = mm
 
+    def __rmatmul__(self, other):
+        return dense_mm_compressed(other, self)
+
+    # ------------------------------------------------------------ arithmetic (PyTorch's compressed-layout kernels)
+    def _with_values(self, values):
+        return _make_csr(self._crow, self._col, values, self._shape, type(self))
+
+    def _kind(self):
+        return "SparseCsr"
+
+    def mul(self, other):
+        """By a scalar (a number or 0-d tensor): the values scaled, the pattern kept."""
+        if isinstance(other, Tensor) and (other.layout is not strided or other.dim() > 0):
+            raise NotImplementedError(f"mul: a {self._kind()} tensor times a {other.layout} tensor with "
+                                      f"{other.dim()} dims is not supported (a scalar is)")
+        return self._with_values(self._sp_values.mul(other))
+
+    __mul__ = __rmul__ = mul
+
+    def mul_(self, other):
+        if isinstance(other, Tensor) and (other.layout is not strided or other.dim() > 0):
+            raise NotImplementedError(f"mul_: a {self._kind()} tensor times a {other.layout} tensor with "
+                                      f"{other.dim()} dims is not supported (a scalar is)")
+        self._sp_values.mul_(other)
+        return self
+
+    def neg(self):
+        return self._with_values(self._sp_values.neg())
+
+    __neg__ = neg
+
+    def add(self, other, *, alpha=1):
+        """+ alpha * other: a sparse tensor of the same layout (the union of the patterns, as ATen's merge), or
+        a dense one (a dense result)."""
+        if isinstance(other, SparseCsrTensor):
+            if type(other) is not type(self):
+                a, b = ("crow", "row") if type(self) is SparseCsrTensor else ("ccol", "column")
+                raise RuntimeError(f"{a}_indices expected sparse {b} compressed tensor layout but got "
+                                   f"{other._kind()}")
+            # (ATen: a + (alpha * b) rounded apart, no fma)
+            coo = add_sparse(self.to_sparse(), other.to_sparse() if alpha == 1 else other.to_sparse().mul(alpha))
+            return dense_to_csr(coo) if type(self) is SparseCsrTensor else dense_to_csc(coo)
+        if isinstance(other, Tensor) and other.layout is strided:
+            return add_dense(other.mul(alpha) if alpha != 1 else other, self.to_sparse(), 1)
+        raise NotImplementedError(f"add: a {self._kind()} tensor plus {type(other).__name__} is not supported")
+
+    __add__ = add
+
+    def __radd__(self, other):
+        return self.add(other)
+
+    def sub(self, other, *, alpha=1):
+        raise RuntimeError(f"unsupported tensor layout: {self._kind()}")
+
+    __sub__ = __rsub__ = div = __truediv__ = sub
+
+    def t(self):
+        """The transpose in the other compressed layout, the same three arrays (PyTorch's CSR.t() is CSC)."""
+        return _make_csr(self._crow, self._col, self._sp_values, self._shape[::-1],
+                         SparseCscTensor if type(self) is SparseCsrTensor else SparseCsrTensor)
+
+    def transpose(self, dim0, dim1):
+        d0, d1 = dim0 % 2, dim1 % 2
+        return self if d0 == d1 else self.t()
+
 
 class SparseCscTensor(SparseCsrTensor):
     """A 2-D sparse CSC tensor (``layout=tgrad.sparse_csc``): the CSR arrays of its transpose, ``ccol_indices``
@@ -701,6 +773,9 @@ class SparseCscTensor(SparseCsrTensor):
 
     is_sparse_csr = False
     layout = sparse_csc
+
+    def _kind(self):
+        return "SparseCsc"
 
     def ccol_indices(self):
         return self._crow
@@ -749,8 +824,8 @@ class SparseCscTensor(SparseCsrTensor):
 
 def _make_csr(crow, col, values, shape, cls=SparseCsrTensor):
     t = object.__new__(cls)
-    _init_from(t, _NoStorage(values._storage.device, "SparseCsc" if cls is SparseCscTensor else "SparseCsr"), 0,
-               tuple(shape), contiguous_strides(tuple(shape)), values.dtype)
+    _init_from(t, _NoStorage(values._storage.device, cls._kind(None)), 0, tuple(shape),
+               contiguous_strides(tuple(shape)), values.dtype)
     t._crow, t._col, t._sp_values = crow, col, values
     if values._requires_grad or values.grad_fn is not None:
         t._requires_grad = values.requires_grad
@@ -862,7 +937,184 @@ def csr_mm(c, d):
                            f"{d._shape[0]}x{d._shape[1]})")
     if not c._nnz() or not c._shape[0]:
         return zeros((c._shape[0], d._shape[1]), d.dtype, d.device)
-    return _tensor._call("sparse_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0])
+    return _tensor._call("sparse_csr_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0])
+
+
+def dense_mm_compressed(d, c):
+    """dense (n, m) @ CSR / CSC (m, p) -> dense (n, p): (c^T @ d^T)^T, c^T the same arrays in the other layout."""
+    if not isinstance(d, Tensor) or d.layout is not strided or d.dim() != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {getattr(d, 'ndim', '?')}D and {c.dim()}D tensors")
+    if d._shape[1] != c._shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({d._shape[0]}x{d._shape[1]} and "
+                           f"{c._shape[0]}x{c._shape[1]})")
+    # (ATen's loop: each output column's products x[i, k] * c[k, j] rounded, then added in k order: no fma)
+    return sparse_mm(c.t().to_sparse(), d.t(), fma=False).t()
+
+
+def addmm(mat, mat1, mat2, beta=1, alpha=1):
+    """beta * mat + alpha * (mat1 @ mat2), mat1 or mat2 sparse (COO, CSR, CSC)."""
+    prod = mat1.mm(mat2) if mat1.layout is not strided else mat1.matmul(mat2)
+    return mat.mul(beta).add(prod.mul(alpha)) if (beta, alpha) != (1, 1) else mat.add(prod)
+
+
+# ---------------------------------------------------------------------------------------------- BSR / BSC
+class SparseBsrTensor(SparseCsrTensor):
+    """A 2-D block sparse row tensor (``layout=tgrad.sparse_bsr``): CSR arrays over blocks, ``crow_indices``
+    (nrows / R + 1,), ``col_indices`` (nnz,) of the blocks and ``values`` (nnz, R, C) the blocks."""
+
+    is_sparse_csr = False
+    layout = sparse_bsr
+
+    def _kind(self):
+        return "SparseBsr"
+
+    def _blocks(self):
+        """(row block, column block) of each stored block, (nnz,) int64 each."""
+        return self._rows(), self._col
+
+    def numpy(self, *, force=False):
+        raise TypeError(f"can't convert {self._kind()} layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def __repr__(self, *, tensor_contents=None):
+        names = ("ccol_indices", "row_indices") if self.layout is sparse_bsc else ("crow_indices", "col_indices")
+        return _repr(self, [(names[0], self._crow), (names[1], self._col), ("values", self._sp_values)])
+
+    __str__ = __repr__
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """The blocks put in place: a (nrows / R, ncols / C, R, C) grid of zeros indexed by the block indices."""
+        r, c = self._sp_values._shape[1:]
+        grid = zeros((self._shape[0] // r, self._shape[1] // c, r, c), dtype or self.dtype, self.device)
+        if self._nnz():
+            rb, cb = self._blocks()
+            v = self._sp_values if dtype is None else self._sp_values.to(dtype)
+            grid = grid.index_put((rb, cb), v)
+        return grid.permute(0, 2, 1, 3).reshape(self._shape)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is self.layout and blocksize in (None, tuple(self._sp_values._shape[1:])):
+            return self
+        raise RuntimeError(f"to_sparse: conversion from {self._kind()} to {layout or sparse_coo} is not supported "
+                           "by tgrad (go through to_dense())")
+
+    def to_sparse_csr(self, dense_dim=None):
+        raise RuntimeError(f"sparse_compressed_to_sparse_csr: expected SparseCsr or SparseCsc layout but got "
+                           f"{self._kind()}")
+
+    def to_sparse_csc(self, dense_dim=None):
+        raise RuntimeError(f"sparse_compressed_to_sparse_csc: expected SparseCsr or SparseCsc layout but got "
+                           f"{self._kind()}")
+
+    def mm(self, mat2):
+        """block sparse @ dense: the dense form's product (each output row a dot over the block columns)."""
+        if not isinstance(mat2, Tensor) or mat2.layout is not strided:
+            raise NotImplementedError(f"mm: a {self._kind()} tensor times a {getattr(mat2, 'layout', mat2)} tensor "
+                                      "is not supported")
+        return self.to_dense().mm(mat2)
+
+    matmul = __matmul__ = mm
+
+    def __rmatmul__(self, other):
+        return other.mm(self.to_dense())
+
+    def add(self, other, *, alpha=1):
+        if isinstance(other, Tensor) and other.layout is strided:
+            return other.add(self.to_dense(), alpha=alpha)
+        raise NotImplementedError(f"add: a {self._kind()} tensor plus a {getattr(other, 'layout', other)} tensor is "
+                                  "not supported")
+
+    __add__ = __radd__ = add
+
+    def t(self):
+        raise NotImplementedError(f"t: a {self._kind()} tensor's transpose is not supported by tgrad")
+
+
+class SparseBscTensor(SparseBsrTensor):
+    """A 2-D block sparse column tensor (``layout=tgrad.sparse_bsc``): the BSR arrays of the block pattern's
+    transpose, ``ccol_indices``, ``row_indices`` and the blocks (not transposed) column by column."""
+
+    layout = sparse_bsc
+
+    def _kind(self):
+        return "SparseBsc"
+
+    def _blocks(self):
+        return self._col, self._rows()
+
+    def ccol_indices(self):
+        return self._crow
+
+    def row_indices(self):
+        return self._col
+
+    def crow_indices(self):
+        raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got SparseBsc")
+
+    def col_indices(self):
+        raise RuntimeError("col_indices expected sparse row compressed tensor layout but got SparseBsc")
+
+
+def dense_to_bsr(x, blocksize, layout=sparse_bsr):
+    """``x.to_sparse_bsr(blocksize)`` / ``to_sparse_bsc``: the (R, C) blocks with a nonzero, row (column) major."""
+    name = "bsr" if layout is sparse_bsr else "bsc"
+    if blocksize is None:
+        raise RuntimeError(f"to_sparse: blocksize is required for layout {layout}")
+    r, c = (blocksize, blocksize) if isinstance(blocksize, int) else tuple(int(b) for b in blocksize)
+    if x.layout is not strided:
+        x = x.to_dense()
+    if x.dim() != 2:
+        raise NotImplementedError(f"to_sparse_{name}: only 2-D tensors are supported (got {x.dim()}-D)")
+    n, m = x._shape
+    if n % r or m % c:
+        raise RuntimeError(f"dense_to_sparse_{name}: tensor sparse size ({n},{m}) must be divisible by given "
+                           f"blocksize ({r},{c})")
+    grid = x.reshape(n // r, r, m // c, c).permute(0, 2, 1, 3)         # (row block, column block, R, C)
+    nz = (grid != 0).reshape(n // r, m // c, r * c).any(-1)
+    if layout is sparse_bsc:
+        nz = nz.t()
+    idx = nz.nonzero()
+    major, minor = idx[:, 0].contiguous(), idx[:, 1].contiguous()
+    vals = grid[(major, minor) if layout is sparse_bsr else (minor, major)]
+    crow = _tensor._call("sparse_count_below", major, n=nz._shape[0] + 1)
+    return _make_csr(crow, minor, vals, x._shape, SparseBsrTensor if layout is sparse_bsr else SparseBscTensor)
+
+
+def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """``tgrad.sparse_bsr_tensor``: a 2-D BSR tensor of blocks ``values`` (nnz, R, C); without ``size``,
+    ((len(crow_indices) - 1) * R, (max col + 1) * C)."""
+    return _block_tensor(crow_indices, col_indices, values, size, dtype, device, requires_grad, check_invariants,
+                         SparseBsrTensor)
+
+
+def sparse_bsc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """``tgrad.sparse_bsc_tensor``: a 2-D BSC tensor of blocks ``values`` (nnz, R, C)."""
+    return _block_tensor(ccol_indices, row_indices, values, size, dtype, device, requires_grad, check_invariants,
+                         SparseBscTensor)
+
+
+def _block_tensor(crow, col, values, size, dtype, device, requires_grad, check_invariants, cls):
+    if not isinstance(values, Tensor):
+        values = from_host(np.asarray(values, dtype=np.float64 if dtype is None else dtype.np),
+                           dtype or D.get_default_dtype(), _device(device))
+    if values.dim() != 3:
+        raise NotImplementedError(f"tgrad.sparse_{cls.layout.name[7:]}_tensor: only 2-D tensors of (nnz, R, C) "
+                                  f"blocks are supported (got values of {values.dim()} dims)")
+    r, c = values._shape[1:]
+    bsc = cls is SparseBscTensor
+    bsize = None if size is None else (int(size[0]) // r, int(size[1]) // c)
+    if size is not None and (int(size[0]) % r or int(size[1]) % c):
+        raise RuntimeError(f"size {tuple(size)} is not divisible by the block size ({r}, {c})")
+    t = sparse_csr_tensor(crow, col, values[:, 0, 0], None if bsize is None else (bsize[::-1] if bsc else bsize),
+                          dtype=dtype, device=device, check_invariants=check_invariants)
+    shape = (t._shape[1] * r, t._shape[0] * c) if bsc else (t._shape[0] * r, t._shape[1] * c)
+    v = values if dtype is None or values.dtype is dtype else values.to(dtype)
+    v = v if device is None else v.to(device)
+    out = _make_csr(t._crow, t._col, v if v.requires_grad else v.detach(), shape, cls)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
 
 
 def is_sparse(t):

@@ -147,17 +147,30 @@ class Tensor:
         return _sparse.strided
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-        if layout not in (None, _sparse.sparse_coo, _sparse.sparse_csr, _sparse.sparse_csc):
-            raise NotImplementedError(f"to_sparse: layout {layout} is not supported (tgrad has sparse_coo, "
-                                      "sparse_csr and sparse_csc)")
-        if blocksize is not None or dense_dim is not None:
-            raise NotImplementedError("to_sparse: blocksize and dense_dim belong to the block layouts and to hybrid "
-                                      "compressed tensors, which tgrad does not have")
+        if layout not in (None, _sparse.sparse_coo, _sparse.sparse_csr, _sparse.sparse_csc, _sparse.sparse_bsr,
+                          _sparse.sparse_bsc):
+            raise NotImplementedError(f"to_sparse: layout {layout} is not supported")
+        if dense_dim is not None:
+            raise NotImplementedError("to_sparse: dense_dim (hybrid compressed tensors) is not supported")
+        if layout in (_sparse.sparse_bsr, _sparse.sparse_bsc):
+            return _sparse.dense_to_bsr(self, blocksize, layout)
+        if blocksize is not None:
+            raise RuntimeError(f"to_sparse: blocksize belongs to the block layouts, not to {layout}")
         if layout is _sparse.sparse_csr:
             return _sparse.dense_to_csr(self)
         if layout is _sparse.sparse_csc:
             return _sparse.dense_to_csc(self)
         return _sparse.dense_to_sparse(self, sparse_dim)
+
+    def to_sparse_bsr(self, blocksize, dense_dim=None):
+        if dense_dim is not None:
+            raise NotImplementedError("to_sparse_bsr: dense_dim (hybrid BSR tensors) is not supported")
+        return _sparse.dense_to_bsr(self, blocksize, _sparse.sparse_bsr)
+
+    def to_sparse_bsc(self, blocksize, dense_dim=None):
+        if dense_dim is not None:
+            raise NotImplementedError("to_sparse_bsc: dense_dim (hybrid BSC tensors) is not supported")
+        return _sparse.dense_to_bsr(self, blocksize, _sparse.sparse_bsc)
 
     def to_sparse_coo(self):
         return self.to_sparse()
@@ -475,6 +488,8 @@ class Tensor:
             return _call("add", self, other, alpha=alpha)
         if type(other) is _SparseTensor:
             return _sparse.add_dense(self, other, alpha)
+        if isinstance(other, _sparse.SparseCsrTensor):
+            return _sparse.add_dense(self, other.to_sparse(), alpha)
         if type(alpha) is int and alpha == 1:      # (the default) a Python number may be a kernel argument
             r = _scalar_op("add", self, other)
             if r is not None:
@@ -631,6 +646,8 @@ class Tensor:
 
     # ------------------------------------------------------------ linear algebra (ops/matmul.py)
     def matmul(self, other):
+        if isinstance(other, _sparse.SparseCsrTensor):
+            return _sparse.dense_mm_compressed(self, other)
         if self.dtype._kind == 3 or getattr(other, "dtype", self.dtype)._kind == 3:
             return _fm.complex_bilinear(Tensor.matmul, self, other)
         return _ops.matmul.matmul(self, other)
@@ -642,6 +659,8 @@ class Tensor:
         return other.matmul(self)
 
     def mm(self, mat2):
+        if isinstance(mat2, _sparse.SparseCsrTensor):
+            return _sparse.dense_mm_compressed(self, mat2)
         if self.dtype._kind == 3 or mat2.dtype._kind == 3:
             return _fm.complex_bilinear(Tensor.mm, self, mat2)
         return _call("mm", self, mat2)
@@ -678,6 +697,8 @@ class Tensor:
     ger = outer
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        if mat1.layout is not _sparse.strided or mat2.layout is not _sparse.strided:
+            return _sparse.addmm(self, mat1, mat2, beta, alpha)
         return _call("addmm", self, mat1, mat2, beta=beta, alpha=alpha)
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):

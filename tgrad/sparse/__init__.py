@@ -18,8 +18,7 @@ def mm(mat1, mat2, reduce="sum"):
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """beta * mat + alpha * (mat1 @ mat2), mat1 sparse."""
-    prod = _sparse.sparse_mm(mat1, mat2)
-    return mat.mul(beta).add(prod.mul(alpha)) if (beta, alpha) != (1, 1) else mat.add(prod)
+    return _sparse.addmm(mat, mat1, mat2, beta, alpha)
 
 
 class check_sparse_tensor_invariants:

@@ -73,9 +73,28 @@ def _basics(device, errors):
         for m in (tgrad.nn.LSTM(4, h), tgrad.nn.GRU(4, h), tgrad.nn.RNN(4, h)):
             _try(errors, f"{type(m).__name__} hidden {h}",
                  lambda: m.to(device)(tgrad.randn(3, 2, 4, device=device))[0].sum().backward())
+    _try(errors, "sparse sums, cpu tiles", _sparse_tiles, device)
     for nd in range(2, 7):      # views none of whose dims merge: every addressing branch (X_ND = nd)
         v = tgrad.ones(*range(2, 2 + nd), device=device).permute(*reversed(range(nd)))
         _try(errors, f"layout {nd} dims", lambda: (v.contiguous(), v + v.contiguous()))
+
+
+def _sparse_tiles(device):
+    """The segment sums' cpu-only kernels (ops/sparse.py's ``_rounds_sum``: a GPU takes segment_sum_kernel),
+    compiled too so that every kernel is; each mode, with and without row pointers."""
+    from tgrad.ops import sparse as S
+    row = tgrad.tensor([0, 2, 0, 2, 2] + [1] * 20, device=device)
+    for dt in (D.float32, D.float64, D.int64):
+        src = tgrad.ones(25, 2, dtype=dt, device=device)
+        S._rounds_sum("coalesce", src, row, tgrad.empty(3, 2, dtype=dt, device=device))
+        S._rounds_sum("add", src, row, tgrad.zeros(3, 2, dtype=dt, device=device), alpha=2, fma=dt is not D.int64)
+    dense = tgrad.ones(4, 3, device=device)
+    col = tgrad.zeros(25, dtype=tgrad.int64, device=device)
+    S._rounds_sum("mm", tgrad.ones(25, device=device), row, tgrad.zeros(3, 3, device=device), col=col, dense=dense,
+                  fma=True)
+    crow = tgrad.tensor([0, 2, 22, 25], device=device)
+    S._rounds_sum("mm", tgrad.ones(25, device=device), row.sort()[0], tgrad.zeros(3, 3, device=device), start=crow,
+                  col=col, dense=dense, fma=True)
 
 
 def _opinfo_run(o, dt, device, full):
