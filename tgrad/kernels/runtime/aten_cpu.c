@@ -43,7 +43,7 @@ static inline int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_
 
 #define EXP_BODY(FMA)                                                                                       \
     float t = d * F(1.442695040888963407359924681001892137426645954152985934135449406931);               \
-    t = fminf(fmaxf(t, -200.0f), 200.0f);                                                                 \
+    t = t < -200.0f ? -200.0f : t > 200.0f ? 200.0f : t; /* fmaxf / fminf but a NaN t stays (u is NaN anyway) */ \
     float qf = (t + 12582912.0f) - 12582912.0f;                                                          \
     int32_t q = (int32_t)qf, h = (int32_t)floorf(qf * 0.5f);                                             \
     float s = FMA(qf, F(-0.693145751953125), d);                                                         \
@@ -85,11 +85,18 @@ static inline int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_
     if (d == 0.0f) r = -INFINITY;                                                                        \
     return r;
 
+/* contiguous operands: a loop the compiler vectorizes (the same IEEE operations lane by lane, so the same bits) */
 #define UNARY_LOOP(NAME, ONE, ATTR)                                                                         \
     ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {          \
         npy_intp n = dims[0], si = steps[0], so = steps[1];                                                \
         char *x = args[0], *o = args[1];                                                                   \
         (void)data;                                                                                        \
+        if (si == sizeof(float) && so == sizeof(float)) {                                                  \
+            const float *xs = (const float *)x;                                                            \
+            float *os = (float *)o;                                                                        \
+            for (npy_intp i = 0; i < n; i++) os[i] = ONE(xs[i]);                                           \
+            return;                                                                                        \
+        }                                                                                                  \
         for (npy_intp i = 0; i < n; i++, x += si, o += so) *(float *)o = ONE(*(const float *)x);          \
     }
 
@@ -103,6 +110,29 @@ __attribute__((target("fma"))) static inline float exp_hw(float d) { EXP_BODY(__
 __attribute__((target("fma"))) static inline float log_hw(float d) { LOG_BODY(__builtin_fmaf) }
 UNARY_LOOP(exp_f32_hw, exp_hw, __attribute__((target("fma"))))
 UNARY_LOOP(log_f32_hw, log_hw, __attribute__((target("fma"))))
+/* AVX2 loops: vectorized only where the compiler may if-convert the bodies' selects, which -ftrapping-math (the
+   default) forbids; no-trapping-math changes which floating-point flags are raised, never a result */
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+#pragma GCC target("avx2,fma")
+/* the bit helpers again under these options (GCC inlines no function compiled with other optimize options) */
+static inline float bits_f_v(int32_t i) { float f; memcpy(&f, &i, 4); return f; }
+static inline int32_t f_bits_v(float f) { int32_t i; memcpy(&i, &f, 4); return i; }
+static inline int32_t wrap_mul_v(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline int32_t wrap_sub_v(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+#define bits_f bits_f_v
+#define f_bits f_bits_v
+#define wrap_mul wrap_mul_v
+#define wrap_sub wrap_sub_v
+static inline float exp_avx2(float d) { EXP_BODY(__builtin_fmaf) }
+static inline float log_avx2(float d) { LOG_BODY(__builtin_fmaf) }
+#undef bits_f
+#undef f_bits
+#undef wrap_mul
+#undef wrap_sub
+UNARY_LOOP(exp_f32_avx2, exp_avx2, )
+UNARY_LOOP(log_f32_avx2, log_avx2, )
+#pragma GCC pop_options
 #endif
 
 /* (l),(n)->(l): dims = {outer, l, n}; steps = {acc, v, out outer; acc, v, out inner} */
@@ -120,20 +150,38 @@ static void lanes_add_f32(char **args, const npy_intp *dims, const npy_intp *ste
     }
 }
 
-/* (n),(r,n),(r,n)->(n): dims = {outer, n, r}; steps = {acc, a, b, out outer; acc n; a r, a n; b r, b n; out n} */
+/* (n),(r,n),(r,n)->(n): dims = {outer, n, r}; steps = {acc, a, b, out outer; acc n; a r, a n; b r, b n; out n}.
+   Row after row over all n columns (each column's fmas in row order as before; contiguous rows vectorize). */
 #define FMA_ROWS(NAME, FMA, ATTR)                                                                           \
+    ATTR static inline void NAME##_body(const char *c, const char *a, const char *b, char *out, npy_intp n, \
+                                        npy_intp r, npy_intp sc, npy_intp sar, npy_intp san, npy_intp sbr, \
+                                        npy_intp sbn, npy_intp so) {                                       \
+        for (npy_intp j = 0; j < n; j++) *(float *)(out + j * so) = *(const float *)(c + j * sc);          \
+        for (npy_intp i = 0; i < r; i++)                                                                   \
+            for (npy_intp j = 0; j < n; j++)                                                               \
+                *(float *)(out + j * so) = FMA(*(const float *)(a + i * sar + j * san),                    \
+                                               *(const float *)(b + i * sbr + j * sbn), *(float *)(out + j * so)); \
+    }                                                                                                      \
     ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {          \
         npy_intp N = dims[0], n = dims[1], r = dims[2];                                                    \
         (void)data;                                                                                        \
         for (npy_intp o = 0; o < N; o++) {                                                                 \
             const char *c = args[0] + o * steps[0], *a = args[1] + o * steps[1], *b = args[2] + o * steps[2]; \
             char *out = args[3] + o * steps[3];                                                            \
-            for (npy_intp j = 0; j < n; j++) {                                                             \
-                float s = *(const float *)(c + j * steps[4]);                                              \
-                for (npy_intp i = 0; i < r; i++)                                                           \
-                    s = FMA(*(const float *)(a + i * steps[5] + j * steps[6]),                             \
-                            *(const float *)(b + i * steps[7] + j * steps[8]), s);                         \
-                *(float *)(out + j * steps[9]) = s;                                                        \
+            int apart = c == out || (steps[4] >= 0 && steps[9] >= 0 &&                                     \
+                                     (c + n * steps[4] <= out || out + n * steps[9] <= c));                \
+            if (apart && steps[4] == 4 && steps[6] == 4 && steps[8] == 4 && steps[9] == 4)                 \
+                NAME##_body(c, a, b, out, n, r, 4, steps[5], 4, steps[7], 4, 4);                           \
+            else if (apart)                                                                                \
+                NAME##_body(c, a, b, out, n, r, steps[4], steps[5], steps[6], steps[7], steps[8], steps[9]); \
+            else {  /* out partly over acc: the columns one at a time, as the loop always was */          \
+                for (npy_intp j = 0; j < n; j++) {                                                         \
+                    float s = *(const float *)(c + j * steps[4]);                                          \
+                    for (npy_intp i = 0; i < r; i++)                                                       \
+                        s = FMA(*(const float *)(a + i * steps[5] + j * steps[6]),                         \
+                                *(const float *)(b + i * steps[7] + j * steps[8]), s);                     \
+                    *(float *)(out + j * steps[9]) = s;                                                    \
+                }                                                                                          \
             }                                                                                              \
         }                                                                                                  \
     }
@@ -469,8 +517,8 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
 #ifdef HAVE_HW
     __builtin_cpu_init();
     if (__builtin_cpu_supports("fma")) {
-        exp_funcs[0] = exp_f32_hw;
-        log_funcs[0] = log_f32_hw;
+        exp_funcs[0] = __builtin_cpu_supports("avx2") ? exp_f32_avx2 : exp_f32_hw;
+        log_funcs[0] = __builtin_cpu_supports("avx2") ? log_f32_avx2 : log_f32_hw;
         fma_rows_funcs[0] = fma_rows_f32_hw;
         moments_funcs[0] = row_moments_f32_hw;
         hw = 1;
