@@ -246,3 +246,34 @@ def test_every_native_module_builds_where_a_compiler_is():
         pytest.skip("no C compiler or TGRAD_NATIVE=0")
     for name in native.ATEN + native.NN + native.OPTIM:
         assert native.aten_ufunc(name) is not None, name
+
+
+@pytest.mark.skipif(not NATIVE, reason="no C compiler: no native helpers")
+def test_contiguous_loops_equal_strided():
+    """The C loops' contiguous fast paths (vectorized by the compiler: sleef exp / log, gelu_tanh and its backward,
+    fma_rows row after row) give the bits of their element-at-a-time strided paths, on random bit patterns (NaN,
+    inf, subnormals, signed zeros among them) and on odd lengths."""
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2 ** 32, 2 ** 18 + 3, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([bits.view(F), np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 88.7, -103.9, 104.0,
+                                                  1e-45, -1e-45], F)])
+    x2 = np.empty(2 * x.size, F)
+    x2[::2] = x                          # a strided view of the same values
+    g = rng.standard_normal(x.size).astype(F)
+    g2 = np.empty(2 * x.size, F)
+    g2[::2] = g
+    with np.errstate(all="ignore"):
+        for name, args, sargs in (("sleef_expf", (x,), (x2[::2],)), ("sleef_logf", (x,), (x2[::2],)),
+                                  ("gelu_tanh_f32", (x,), (x2[::2],)),
+                                  ("gelu_tanh_backward_f32", (g, x), (g2[::2], x2[::2]))):
+            f = native.aten_ufunc(name)
+            a, b = f(*args), f(*sargs)
+            assert np.array_equal(a.view(np.uint32), b.view(np.uint32)), name
+        f = native.aten_ufunc("fma_rows")
+        acc = g[:37].copy()
+        a, b = x[:37 * 100].reshape(100, 37), g[:37 * 100].reshape(100, 37)
+        want = acc.copy()
+        for i in range(100):            # one fma per row, row after row, each column on its own
+            want = np.array([f(want[j:j + 1], a[i:i + 1, j:j + 1], b[i:i + 1, j:j + 1])[0] for j in range(37)], F)
+        for got in (f(acc, a, b), f(acc, np.asfortranarray(a), b)):
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -2,7 +2,9 @@
 vector left to right with ``_lang.lanes_add``: one native pass on cpu (runtime/aten_cpu.c) gives the same bits as
 the helper's Triton body run op by op (the traced path, which ``native._built["tgrad_aten_cpu"] = None`` selects),
 with signed zeros (zero dy rows, negative weights), tails and several vector steps a row; and the layer_norm
-backward's tape has no cumsum left (the scan it replaced cost most of the kernel)."""
+backward's tape has no cumsum left (the scan it replaced cost most of the kernel).  Likewise the rows' moments in
+ATen's order (``_aten_row_moments``: Welford chunks, their cascade, the tail, the lanes) as aten_cpu.c's
+``row_moments``, in layer_norm's forward, its backward and the weight gradient's row statistics."""
 import numpy as np
 import pytest
 
@@ -80,3 +82,25 @@ def test_batch_norm_backward_native_equals_traced(N, C, L, monkeypatch):
     for a, b in zip(got, want):
         assert _same(a, b).all()
     assert len(src_n.splitlines()) < len(src_t.splitlines())
+
+
+def _layer_norm_moments(M, K_, rng):
+    x = (rng.standard_normal((M, K_)) * 3 + 1).astype(np.float32)
+    x[0] = 2.5                          # a constant row: variance 0
+    x[-1, ::2] = -0.0
+    w = rng.standard_normal(K_).astype(np.float32)
+    xt, wt = tgrad.tensor(x, requires_grad=True), tgrad.tensor(w, requires_grad=True)
+    y = F.layer_norm(xt, (K_,), wt, tgrad.tensor(np.ones(K_, np.float32)))
+    y.backward(tgrad.tensor(rng.standard_normal((M, K_)).astype(np.float32)))
+    return [y.detach().numpy().copy(), xt.grad.numpy().copy(), wt.grad.numpy().copy()]
+
+
+# K: no vector, tails, one partial chunk, 2 chunks, 3 (odd cascade), 5, a power of 2 of chunks and one past it
+@pytest.mark.parametrize("M,K_", [(3, 5), (9, 64), (4, 100), (3, 260), (2, 389), (2, 648), (2, 1024), (2, 1160)])
+def test_layer_norm_moments_native_equals_traced(M, K_, monkeypatch):
+    for kernel in (K.layer_norm_kernel, K.layer_norm_stats_kernel):
+        got, src_n = _run(_layer_norm_moments, (M, K_), kernel, True, monkeypatch)
+        want, src_t = _run(_layer_norm_moments, (M, K_), kernel, False, monkeypatch)
+        for a, b in zip(got, want):
+            assert _same(a, b).all()
+        assert len(src_n.splitlines()) < len(src_t.splitlines())

@@ -8,6 +8,7 @@ import triton
 import triton.language as tl
 
 from .runtime import cdiv, gpu_blocks, launch, next_pow2
+from .runtime.native import native_helper
 from ._lang import cast_store, compute_type, fma_rows, kptr, lanes_add, lanes_fold, row_tiles, split64
 
 
@@ -65,6 +66,34 @@ def _lanes8(v, R: tl.constexpr):
     return c0, c1, c2, c3, c4, c5, c6, c7
 
 
+@triton.jit
+def _row_block(x_ptr, rows, rmask, K: tl.constexpr, KP: tl.constexpr):
+    """x[rows, 0:KP] of a contiguous (M, K) matrix, 0 past K and in masked rows."""
+    cols = tl.arange(0, KP)
+    return tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=rmask[:, None] & (cols[None, :] < K), other=0.0)
+
+
+@triton.jit
+def _int32_full(v: tl.constexpr):
+    return tl.full([1], v, tl.int32)
+
+
+@triton.jit
+def _halves(t):
+    return tl.split(t)
+
+
+def _rule_row_moments(x_ptr, rows, rmask, K, NV, NC, DEPTH, BG, LEVELS, ROWS):
+    """native_helper rule of ``_aten_row_moments`` (float32 x): the rows loaded as one block, aten_cpu.c's
+    ``row_moments`` of it, split into (mean, var)."""
+    k = getattr(K, "value", K)
+    if x_ptr.dtype.element_ty != tl.float32:
+        return None
+    blk = _row_block(x_ptr, rows, rmask, k, next_pow2(k))
+    return (blk, _int32_full(k)), [getattr(ROWS, "value", ROWS), 2], "row_moments", _halves
+
+
+@native_helper("row_moments", _rule_row_moments)
 @triton.jit
 def _aten_row_moments(x_ptr, rows, rmask, K: tl.constexpr, NV: tl.constexpr, NC: tl.constexpr, DEPTH: tl.constexpr,
                       BG: tl.constexpr, LEVELS: tl.constexpr, ROWS: tl.constexpr):

@@ -9,6 +9,7 @@
    lanes_fold8(acc):  gufunc (8)->(): ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)).
    fma_rows(acc, a, b): gufunc (n),(r,n),(r,n)->(n): acc = fma(a[i], b[i], acc) for the rows i = 0 .. r-1 in turn
                       (kernels/_lang.py's fma_rows: layer_norm's dw / db buffers, row after row).
+   row_moments(x, K):  gufunc (k),()->(2), K int32: kernels/norm.py's _aten_row_moments of x[0:K], (mean, var).
    select(c, x, y):   c ? x : y, c bool, x and y uint32 or uint64 (the bits of any 4- or 8-byte dtype), branch-free.
    glibc_log, glibc_log1p, glibc_exp, glibc_sin, glibc_cos, glibc_tan: float64 ufuncs calling the C library's
                       function per element (ATen's scalar samplers' maths; numpy's own loops differ on AVX-512).
@@ -45,7 +46,7 @@ static inline int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_
 
 #define EXP_BODY(FMA)                                                                                       \
     float t = d * F(1.442695040888963407359924681001892137426645954152985934135449406931);               \
-    t = fminf(fmaxf(t, -200.0f), 200.0f);                                                                 \
+    t = t < -200.0f ? -200.0f : t > 200.0f ? 200.0f : t; /* fmaxf / fminf but a NaN t stays (u is NaN anyway) */ \
     float qf = (t + 12582912.0f) - 12582912.0f;                                                          \
     int32_t q = (int32_t)qf, h = (int32_t)floorf(qf * 0.5f);                                             \
     float s = FMA(qf, F(-0.693145751953125), d);                                                         \
@@ -87,11 +88,18 @@ static inline int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_
     if (d == 0.0f) r = -INFINITY;                                                                        \
     return r;
 
+/* contiguous operands: a loop the compiler vectorizes (the same IEEE operations lane by lane, so the same bits) */
 #define UNARY_LOOP(NAME, ONE, ATTR)                                                                         \
     ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {          \
         npy_intp n = dims[0], si = steps[0], so = steps[1];                                                \
         char *x = args[0], *o = args[1];                                                                   \
         (void)data;                                                                                        \
+        if (si == sizeof(float) && so == sizeof(float)) {                                                  \
+            const float *xs = (const float *)x;                                                            \
+            float *os = (float *)o;                                                                        \
+            for (npy_intp i = 0; i < n; i++) os[i] = ONE(xs[i]);                                           \
+            return;                                                                                        \
+        }                                                                                                  \
         for (npy_intp i = 0; i < n; i++, x += si, o += so) *(float *)o = ONE(*(const float *)x);          \
     }
 
@@ -105,6 +113,29 @@ __attribute__((target("fma"))) static inline float exp_hw(float d) { EXP_BODY(__
 __attribute__((target("fma"))) static inline float log_hw(float d) { LOG_BODY(__builtin_fmaf) }
 UNARY_LOOP(exp_f32_hw, exp_hw, __attribute__((target("fma"))))
 UNARY_LOOP(log_f32_hw, log_hw, __attribute__((target("fma"))))
+/* AVX2 loops: vectorized only where the compiler may if-convert the bodies' selects, which -ftrapping-math (the
+   default) forbids; no-trapping-math changes which floating-point flags are raised, never a result */
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+#pragma GCC target("avx2,fma")
+/* the bit helpers again under these options (GCC inlines no function compiled with other optimize options) */
+static inline float bits_f_v(int32_t i) { float f; memcpy(&f, &i, 4); return f; }
+static inline int32_t f_bits_v(float f) { int32_t i; memcpy(&i, &f, 4); return i; }
+static inline int32_t wrap_mul_v(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline int32_t wrap_sub_v(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+#define bits_f bits_f_v
+#define f_bits f_bits_v
+#define wrap_mul wrap_mul_v
+#define wrap_sub wrap_sub_v
+static inline float exp_avx2(float d) { EXP_BODY(__builtin_fmaf) }
+static inline float log_avx2(float d) { LOG_BODY(__builtin_fmaf) }
+#undef bits_f
+#undef f_bits
+#undef wrap_mul
+#undef wrap_sub
+UNARY_LOOP(exp_f32_avx2, exp_avx2, )
+UNARY_LOOP(log_f32_avx2, log_avx2, )
+#pragma GCC pop_options
 #endif
 
 /* (l),(n)->(l): dims = {outer, l, n}; steps = {acc, v, out outer; acc, v, out inner} */
@@ -122,26 +153,172 @@ static void lanes_add_f32(char **args, const npy_intp *dims, const npy_intp *ste
     }
 }
 
-/* (n),(r,n),(r,n)->(n): dims = {outer, n, r}; steps = {acc, a, b, out outer; acc n; a r, a n; b r, b n; out n} */
+/* (n),(r,n),(r,n)->(n): dims = {outer, n, r}; steps = {acc, a, b, out outer; acc n; a r, a n; b r, b n; out n}.
+   Row after row over all n columns (each column's fmas in row order as before; contiguous rows vectorize). */
 #define FMA_ROWS(NAME, FMA, ATTR)                                                                           \
+    ATTR static inline void NAME##_body(const char *c, const char *a, const char *b, char *out, npy_intp n, \
+                                        npy_intp r, npy_intp sc, npy_intp sar, npy_intp san, npy_intp sbr, \
+                                        npy_intp sbn, npy_intp so) {                                       \
+        for (npy_intp j = 0; j < n; j++) *(float *)(out + j * so) = *(const float *)(c + j * sc);          \
+        for (npy_intp i = 0; i < r; i++)                                                                   \
+            for (npy_intp j = 0; j < n; j++)                                                               \
+                *(float *)(out + j * so) = FMA(*(const float *)(a + i * sar + j * san),                    \
+                                               *(const float *)(b + i * sbr + j * sbn), *(float *)(out + j * so)); \
+    }                                                                                                      \
     ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {          \
         npy_intp N = dims[0], n = dims[1], r = dims[2];                                                    \
         (void)data;                                                                                        \
         for (npy_intp o = 0; o < N; o++) {                                                                 \
             const char *c = args[0] + o * steps[0], *a = args[1] + o * steps[1], *b = args[2] + o * steps[2]; \
             char *out = args[3] + o * steps[3];                                                            \
-            for (npy_intp j = 0; j < n; j++) {                                                             \
-                float s = *(const float *)(c + j * steps[4]);                                              \
-                for (npy_intp i = 0; i < r; i++)                                                           \
-                    s = FMA(*(const float *)(a + i * steps[5] + j * steps[6]),                             \
-                            *(const float *)(b + i * steps[7] + j * steps[8]), s);                         \
-                *(float *)(out + j * steps[9]) = s;                                                        \
+            int apart = c == out || (steps[4] >= 0 && steps[9] >= 0 &&                                     \
+                                     (c + n * steps[4] <= out || out + n * steps[9] <= c));                \
+            if (apart && steps[4] == 4 && steps[6] == 4 && steps[8] == 4 && steps[9] == 4)                 \
+                NAME##_body(c, a, b, out, n, r, 4, steps[5], 4, steps[7], 4, 4);                           \
+            else if (apart)                                                                                \
+                NAME##_body(c, a, b, out, n, r, steps[4], steps[5], steps[6], steps[7], steps[8], steps[9]); \
+            else {  /* out partly over acc: the columns one at a time, as the loop always was */          \
+                for (npy_intp j = 0; j < n; j++) {                                                         \
+                    float s = *(const float *)(c + j * steps[4]);                                          \
+                    for (npy_intp i = 0; i < r; i++)                                                       \
+                        s = FMA(*(const float *)(a + i * steps[5] + j * steps[6]),                         \
+                                *(const float *)(b + i * steps[7] + j * steps[8]), s);                     \
+                    *(float *)(out + j * steps[9]) = s;                                                    \
+                }                                                                                          \
             }                                                                                              \
         }                                                                                                  \
     }
 FMA_ROWS(fma_rows_f32, fmaf, )
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 FMA_ROWS(fma_rows_f32_hw, __builtin_fmaf, __attribute__((target("fma"))))
+#endif
+
+/* (k),()->(2): kernels/norm.py's _aten_row_moments on one row x[0:K] (the block's columns past K unread), out =
+   (mean, biased var): NV = K / 8 vectors of 8 lanes, Welford inside NC chunks of 16 vectors, the chunks merged by
+   the helper's cascade (BG = 2^LEVELS slots, DEPTH levels), the scalar tail, the 8 lanes added into it.
+   dims = {rows, k}; steps = {x, K, out outer; x k; out 2} */
+static inline void moments_add(float na, const float *m1a, const float *m2a, float nb, float *m1b, float *m2b,
+                               float *n_out) {
+    float n = nb + na, c = na / (n == 0.0f ? 1.0f : n);
+    for (int l = 0; l < 8; l++) {
+        float delta = m1a[l] - m1b[l];
+        float s = m2b[l] + m2a[l];
+        m1b[l] = m1b[l] + c * delta;
+        m2b[l] = fmaf(delta, delta * c * nb, s);
+    }
+    *n_out = n;
+}
+/* the moments of chunk g of RB rows at once (RB x 8 independent Welford chains, which the compiler interleaves):
+   m1, m2 [RB][BG * 8]; x's rows rs bytes apart, its columns sk */
+#define RB 8
+#define WELFORD(NAME, FMA, ATTR)                                                                             \
+    ATTR static inline void NAME(const char *x, npy_intp rs, npy_intp sk, long nr, long g, long nj, long BG,     \
+                                 float *m1, float *m2) {                                                    \
+        for (long j = 0; j < nj; j++) {                                                                     \
+            float cj = 1.0f / (float)(j + 1);                                                               \
+            for (long b = 0; b < nr; b++) {                                                                 \
+                const char *v = x + b * rs + (g * 16 + j) * 8 * sk;                                         \
+                float *p1 = m1 + (b * BG + g) * 8, *p2 = m2 + (b * BG + g) * 8;                             \
+                for (int l = 0; l < 8; l++) {                                                               \
+                    float xl = *(const float *)(v + l * sk), d = xl - p1[l], n1 = FMA(d, cj, p1[l]);        \
+                    p2[l] = FMA(d, xl - n1, p2[l]);                                                         \
+                    p1[l] = n1;                                                                             \
+                }                                                                                           \
+            }                                                                                               \
+        }                                                                                                   \
+    }
+WELFORD(welford_f32, fmaf, )
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+WELFORD(welford_f32_hw, __builtin_fmaf, __attribute__((target("fma"))))
+#endif
+
+#define ROW_MOMENTS(NAME, FMA, WELF, ATTR)                                                                   \
+    ATTR static void NAME(char **args, const npy_intp *dims, const npy_intp *steps, void *data) {           \
+        npy_intp R = dims[0], sk = steps[3];                                                                \
+        float *buf = NULL;                                                                                  \
+        long cap = 0;                                                                                       \
+        (void)data;                                                                                         \
+        for (npy_intp r0 = 0; r0 < R; r0 += RB) {                                                           \
+            long nr = R - r0 < RB ? (long)(R - r0) : RB;                                                    \
+            long K = (long)*(const int32_t *)(args[1] + r0 * steps[1]);                                     \
+            for (long b = 1; b < nr; b++)                                                                   \
+                if ((long)*(const int32_t *)(args[1] + (r0 + b) * steps[1]) != K) nr = b;                   \
+            long NV = K / 8, NC = (NV + 15) / 16, BG = 1, LEVELS = 0, DEPTH;                                \
+            while (BG < NC) { BG *= 2; LEVELS++; }                                                          \
+            DEPTH = NC <= 2 ? 1 : 64 - __builtin_clzl((unsigned long)(NC - 1));                             \
+            long need = 2 * RB * BG * 8 + 2 * BG;                                                           \
+            if (need > cap) {                                                                               \
+                free(buf);                                                                                  \
+                buf = malloc((size_t)need * sizeof(float));                                                 \
+                cap = need;                                                                                 \
+                if (buf == NULL) return;                                                                    \
+            }                                                                                               \
+            memset(buf, 0, (size_t)need * sizeof(float));                                                   \
+            float *M1 = buf, *M2 = M1 + RB * BG * 8, *cnt = M2 + RB * BG * 8, *cn = cnt + BG;               \
+            const char *x0 = args[0] + r0 * steps[0];                                                       \
+            for (long g = 0; g < NC; g++) {  /* (contiguous columns: a constant stride the compiler vectorizes) */ \
+                long nj = NV - g * 16 < 16 ? NV - g * 16 : 16;                                              \
+                if (sk == sizeof(float)) WELF(x0, steps[0], sizeof(float), nr, g, nj, BG, M1, M2);          \
+                else WELF(x0, steps[0], sk, nr, g, nj, BG, M1, M2);                                         \
+            }                                                                                               \
+            for (long b = 0; b < nr; b++) {                                                                 \
+                const char *x = x0 + b * steps[0];                                                          \
+                float *m1 = M1 + b * BG * 8, *m2 = M2 + b * BG * 8;                                         \
+                for (long g = 0; g < BG; g++) {                                                             \
+                    long c = NV - g * 16;                                                                   \
+                    cnt[g] = (float)(c < 0 ? 0 : c > 16 ? 16 : c);                                          \
+                }                                                                                           \
+                float an = 0.0f, a1[8] = {0}, a2[8] = {0};                                                  \
+                for (long lv = 0, w = BG; lv <= LEVELS; lv++, w /= 2) {                                     \
+                    long t = -1;                                                                            \
+                    if (DEPTH == 1) { if (lv == NC - 1) t = 0; }                                            \
+                    else if (lv == 0) { if (NC % 2 == 1) t = NC - 1; }                                      \
+                    else if (lv < DEPTH - 1) { if ((NC >> lv) % 2 == 1) t = (NC >> lv) - 1; }               \
+                    else if (lv == DEPTH - 1) { if (NC < (1L << DEPTH)) t = 0; }                            \
+                    else if (lv == DEPTH) { if (NC == (1L << DEPTH)) t = 0; }                               \
+                    if (t >= 0) moments_add(cnt[t], m1 + t * 8, m2 + t * 8, an, a1, a2, &an);               \
+                    if (lv < LEVELS) {  /* pairs: the right node merged into the left, the upper half 0 */  \
+                        for (long p = 0; p < w / 2; p++) {                                                  \
+                            float l1[8], l2[8];                                                             \
+                            memcpy(l1, m1 + 2 * p * 8, sizeof l1);                                          \
+                            memcpy(l2, m2 + 2 * p * 8, sizeof l2);                                          \
+                            moments_add(cnt[2 * p + 1], m1 + (2 * p + 1) * 8, m2 + (2 * p + 1) * 8,         \
+                                        cnt[2 * p], l1, l2, cn + p);                                        \
+                            memcpy(m1 + p * 8, l1, sizeof l1);                                              \
+                            memcpy(m2 + p * 8, l2, sizeof l2);                                              \
+                        }                                                                                   \
+                        for (long p = 0; p < w / 2; p++) cnt[p] = cn[p];                                    \
+                        for (long p = w / 2; p < w; p++) {                                                  \
+                            cnt[p] = 0.0f;                                                                  \
+                            memset(m1 + p * 8, 0, 8 * sizeof(float));                                       \
+                            memset(m2 + p * 8, 0, 8 * sizeof(float));                                       \
+                        }                                                                                   \
+                    }                                                                                       \
+                }                                                                                           \
+                float s1 = 0.0f, s2 = 0.0f;                                                                 \
+                for (long i = 0; i < K - NV * 8; i++) {                                                     \
+                    float v = *(const float *)(x + (NV * 8 + i) * sk);                                      \
+                    float d = v - s1;                                                                       \
+                    s1 = s1 + d / (float)(i + 1.0);                                                         \
+                    s2 = s2 + d * (v - s1);                                                                 \
+                }                                                                                           \
+                for (int i = 0; i < 8; i++) {                                                               \
+                    float delta = a1[i] - s1;                                                               \
+                    float c = (float)((double)NV / (double)(K - NV * 8 + (i + 1) * NV));                    \
+                    s1 = FMA(delta, c, s1);                                                                 \
+                    s2 = s2 + FMA(delta * delta * c, (float)(double)(K - NV * 8 + i * NV), a2[i]);          \
+                }                                                                                           \
+                char *o = args[2] + (r0 + b) * steps[2];                                                    \
+                *(float *)o = s1;                                                                           \
+                *(float *)(o + steps[4]) = s2 / (float)K;                                                   \
+            }                                                                                               \
+            r0 += nr - RB;                                                                                  \
+        }                                                                                                   \
+        free(buf);                                                                                          \
+    }
+ROW_MOMENTS(row_moments_f32, fmaf, welford_f32, )
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+ROW_MOMENTS(row_moments_f32_hw, __builtin_fmaf, welford_f32_hw, __attribute__((target("fma"))))
 #endif
 
 /* (8)->(): dims = {outer, 8}; steps = {acc, out outer; acc inner} */
@@ -538,6 +715,8 @@ static PyMethodDef methods[] = {
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
 static PyUFuncGenericFunction fma_rows_funcs[1] = {fma_rows_f32};
 static char types4[4] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
+static PyUFuncGenericFunction moments_funcs[1] = {row_moments_f32};
+static char moments_types[3] = {NPY_FLOAT, NPY_INT32, NPY_FLOAT};
 static PyUFuncGenericFunction add_funcs[1] = {lanes_add_f32}, fold_funcs[1] = {lanes_fold8_f32};
 static void *data[1] = {NULL};
 static PyUFuncGenericFunction cascade_funcs[2] = {cascade_i32, cascade_i64};
@@ -579,9 +758,10 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
 #ifdef HAVE_HW
     __builtin_cpu_init();
     if (__builtin_cpu_supports("fma")) {
-        exp_funcs[0] = exp_f32_hw;
-        log_funcs[0] = log_f32_hw;
+        exp_funcs[0] = __builtin_cpu_supports("avx2") ? exp_f32_avx2 : exp_f32_hw;
+        log_funcs[0] = __builtin_cpu_supports("avx2") ? log_f32_avx2 : log_f32_hw;
         fma_rows_funcs[0] = fma_rows_f32_hw;
+        moments_funcs[0] = row_moments_f32_hw;
         hw = ce_hw = 1;
     }
 #endif
@@ -598,6 +778,10 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
         add(m, "fma_rows", PyUFunc_FromFuncAndDataAndSignature(fma_rows_funcs, data, types4, 1, 3, 1, PyUFunc_None,
                                                                "fma_rows", "kernels/_lang.py's fma_rows.", 0,
                                                                "(n),(r,n),(r,n)->(n)")) ||
+        add(m, "row_moments", PyUFunc_FromFuncAndDataAndSignature(moments_funcs, data, moments_types, 1, 2, 1,
+                                                                  PyUFunc_None, "row_moments",
+                                                                  "kernels/norm.py's _aten_row_moments.", 0,
+                                                                  "(k),()->(2)")) ||
         add(m, "select", PyUFunc_FromFuncAndData(select_funcs, select_data, select_types, 2, 3, 1, PyUFunc_None,
                                                  "select", "c ? x : y on uint32 / uint64 bits, branch-free.", 0)) ||
         add(m, "keep_scale", PyUFunc_FromFuncAndData(keep_funcs, data2, keep_types, 2, 4, 1, PyUFunc_None, "keep_scale",

@@ -59,7 +59,7 @@ def fma_ufunc():
     return None if m is None else m.fma
 
 
-ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows", "select", "keep_scale")
+ATEN = (("sleef_expf", "sleef_logf", "lanes_add", "lanes_fold8", "fma_rows", "select", "keep_scale", "row_moments")
         + tuple(f"nll_cascade_{n}" for n in range(1, 6))
         + tuple(f"glibc_{f}" for f in ("log", "log1p", "exp", "sin", "cos", "tan")))
 NN = ("gelu_tanh_f32", "gelu_tanh_backward_f32", "gelu_f32", "gelu_backward_f32", "lstm_gate_f32", "lstm_tanh_f32",
@@ -226,7 +226,8 @@ def rule_sgd_p(p, g, buf, neg_lr, momentum, wd, HAS_WD, MOMENTUM, NESTEROV):
 def native_helper(name, rule):
     """Decorator for a ``@triton.jit`` helper computed by ``aten_ufunc(name)`` in interpreted launches where
     ``rule`` maps the call (see the module docstring): ``rule(*args)`` is None (not mapped) or (tensor arguments,
-    the result's block shape or None for a scalar[, the ufunc's name in place of ``name``])."""
+    the result's block shape or None for a scalar[, the ufunc's name in place of ``name``[, ``post``]]): the call
+    returns ``post(result)`` when given (e.g. a (rows, 2) result split in two)."""
     def mark(jitfn):
         def call(*args, **kwargs):
             m = None if kwargs else rule(*args)
@@ -235,7 +236,8 @@ def native_helper(name, rule):
                 return NotImplemented
             ins, shape = m[:2]
             h = _I.interpreter_semantic.builder.create_native(f, *[t.handle for t in ins])
-            return tl.tensor(h, tl.float32 if shape is None else tl.block_type(tl.float32, list(shape)))
+            t = tl.tensor(h, tl.float32 if shape is None else tl.block_type(tl.float32, list(shape)))
+            return m[3](t) if len(m) > 3 else t
         jitfn.__dict__["_tgrad_native"] = call
         return jitfn
     return mark
