@@ -97,7 +97,7 @@ from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_dia
 from .utils.dlpack import from_dlpack
 from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
                      triangular_solve)
-from .linalg import det, inv as inverse, matrix_exp  # noqa: E402
+from .linalg import det, inv as inverse, matrix_exp, pca_lowrank, svd_lowrank  # noqa: E402
 from .linalg import _torch_cholesky as cholesky, _torch_slogdet as slogdet, _torch_svd as svd  # noqa: E402
 from .linalg import pinverse, _torch_qr as qr  # noqa: E402
 
