@@ -59,3 +59,21 @@ def test_pca_and_svd_lowrank_recover_a_low_rank_matrix():
     np.testing.assert_allclose(((U * S) @ V.T).numpy(), a.T, atol=1e-10)
     with pytest.raises(ValueError, match=r"q\(=9\) must be non-negative integer and not greater than min\(m, n\)=8"):
         tgrad.pca_lowrank(A, q=9)
+
+
+def test_jacfwd_and_hessian_zeros_carry_forward_mode_signs():
+    # PyTorch printed hessian(lambda v: (v ** 3).sum())([0.5, -1, 2]): row i's zeros carry the sign of v[i]
+    # (forward mode's 6 v[i] * 0), not column j's as a reverse-mode Jacobian gives
+    v = tgrad.tensor([0.5, -1.0, 2.0])
+    h = tgrad.func.hessian(lambda t: (t ** 3).sum())(v).numpy()
+    np.testing.assert_array_equal(h, np.diag([3.0, -6.0, 12.0]))
+    assert np.signbit(h).tolist() == [[False] * 3, [True] * 3, [False] * 3]
+    f = lambda a, b: (a * b.sum(), a.sum() * b)
+    ja, jb = tgrad.func.jacfwd(f, argnums=(0, 1))(tgrad.tensor([1.0, 2.0]), tgrad.tensor([3.0, 4.0, 5.0]))
+    ra, rb = tgrad.func.jacrev(f, argnums=(0, 1))(tgrad.tensor([1.0, 2.0]), tgrad.tensor([3.0, 4.0, 5.0]))
+    for x, y in zip(ja + jb, ra + rb):
+        assert x.shape == y.shape
+        np.testing.assert_array_equal(x.numpy(), y.numpy())
+    j, aux = tgrad.func.jacfwd(lambda t: (t.sin(), t.cos()), has_aux=True)(v)
+    np.testing.assert_allclose(j.numpy(), np.diag(np.cos(v.numpy())), rtol=1e-6)
+    np.testing.assert_array_equal(aux.numpy(), v.cos().numpy())
