@@ -77,3 +77,19 @@ def test_jacfwd_and_hessian_zeros_carry_forward_mode_signs():
     j, aux = tgrad.func.jacfwd(lambda t: (t.sin(), t.cos()), has_aux=True)(v)
     np.testing.assert_allclose(j.numpy(), np.diag(np.cos(v.numpy())), rtol=1e-6)
     np.testing.assert_array_equal(aux.numpy(), v.cos().numpy())
+
+
+def test_untyped_and_typed_storage_api():
+    x = tgrad.arange(6.0)
+    s = x.untyped_storage()
+    assert s is x.untyped_storage() and s is x[2:].untyped_storage()      # one object per storage
+    assert x.clone().untyped_storage() is not s
+    assert s.data_ptr() == x.data_ptr() and s.nbytes() == s.size() == len(s) == 24 and s.element_size() == 1
+    assert s.device == x.device and not s.is_cuda
+    assert s.tolist() == list(np.arange(6, dtype=np.float32).tobytes())
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        t = x[1:].storage()
+    assert (t.size(), len(t), t.element_size(), t.nbytes(), t.dtype) == (6, 6, 4, 24, tgrad.float32)
+    assert t.data_ptr() == x.data_ptr() and t.untyped() is s
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert repr(t).splitlines()[0] == " 0.0" and repr(t).endswith("of size 6]")
