@@ -93,3 +93,13 @@ def test_untyped_and_typed_storage_api():
     assert t.data_ptr() == x.data_ptr() and t.untyped() is s
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert repr(t).splitlines()[0] == " 0.0" and repr(t).endswith("of size 6]")
+
+
+def test_parameter_dict_repr_shows_type_names_and_typename():
+    d = tgrad.nn.ParameterDict({"w": tgrad.nn.Parameter(tgrad.ones(1, 2, dtype=tgrad.float64)), "c": tgrad.ones(3)})
+    assert repr(d).splitlines()[1:3] == ["    (c): Parameter containing: [tgrad.FloatTensor of size 3]",
+                                         "    (w): Parameter containing: [tgrad.DoubleTensor of size 1x2]"]
+    pl = tgrad.nn.ParameterList([tgrad.nn.Parameter(tgrad.ones(2, dtype=tgrad.bfloat16))])
+    assert repr(pl) == "ParameterList(  (0): Parameter containing: [tgrad.bfloat16 of size 2])"   # (one child: one line)
+    assert tgrad.typename(tgrad.ones(2, dtype=tgrad.int64)) == "tgrad.LongTensor"
+    assert tgrad.typename(tgrad.nn.Linear) == "tgrad.nn.modules.linear.Linear" and tgrad.typename(3) == "int"

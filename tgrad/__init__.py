@@ -25,7 +25,7 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           expm1, fix, flatten, flip, fliplr, flipud, floor, floor_divide, fmod, frac, gather, ge,
                           ger, greater, greater_equal, gt, hstack, index_add, index_fill, index_put, index_reduce,
                           index_select,
-                          inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma, i0, igamma, igammac, nextafter, frexp,
+                          inner, is_floating_point, is_tensor, typename, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma, i0, igamma, igammac, nextafter, frexp,
                           log, log10, log1p, log2, logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
                           masked_fill, masked_scatter, masked_select, matmul, max, maximum, mean, meshgrid, min,
                           minimum, mm, moveaxis, movedim, msort, mul, multinomial, multiply, mv, mvlgamma, nan_to_num, narrow,

@@ -689,6 +689,17 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def typename(obj, /):
+    """A tensor's ``type()`` ("tgrad.FloatTensor"), else the object's "module.qualname" (builtins bare)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if qualname is None:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 def is_floating_point(input):
     return input.is_floating_point()
 
