@@ -103,3 +103,19 @@ def test_parameter_dict_repr_shows_type_names_and_typename():
     assert repr(pl) == "ParameterList(  (0): Parameter containing: [tgrad.bfloat16 of size 2])"   # (one child: one line)
     assert tgrad.typename(tgrad.ones(2, dtype=tgrad.int64)) == "tgrad.LongTensor"
     assert tgrad.typename(tgrad.nn.Linear) == "tgrad.nn.modules.linear.Linear" and tgrad.typename(3) == "int"
+
+
+def test_compiled_module_names_carry_the_orig_mod_prefix():
+    m = tgrad.nn.Sequential(tgrad.nn.Linear(2, 3), tgrad.nn.BatchNorm1d(3))
+    cm = tgrad.compile(m)
+    keys = list(cm.state_dict().keys())
+    assert keys[:2] == ["_orig_mod.0.weight", "_orig_mod.0.bias"] and len(keys) == 7
+    assert [n for n, _ in cm.named_parameters()][0] == "_orig_mod.0.weight"
+    assert [n for n, _ in cm.named_modules()][:2] == ["", "_orig_mod"]
+    assert repr(cm).splitlines()[:2] == ["OptimizedModule(", "  (_orig_mod): Sequential("]
+    sd = cm.state_dict()
+    cm.load_state_dict(sd)
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "0.weight"'):
+        m.load_state_dict(sd)
+    assert list(cm.parameters())[0] is m[0].weight
+    np.testing.assert_array_equal(cm(tgrad.ones(4, 2)).detach().numpy(), m(tgrad.ones(4, 2)).detach().numpy())

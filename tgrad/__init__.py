@@ -18,7 +18,7 @@ from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, fr
 from ._functional import _dirichlet_grad, _sample_dirichlet, _standard_gamma, _standard_gamma_grad, binomial
 from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, addmm, all, amax, amin, any, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argmax,
                           argmin, argsort, argwhere, asin, asinh, atan, atan2, atanh, atleast_1d, atleast_2d, atleast_3d, baddbmm,
-                          bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,
+                          bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,
                           clamp, clamp_max, clamp_min, clip, clone, column_stack, concat, concatenate, cos, cosh, cummax,
                           cummin, cumprod,
                           cumsum, diag, diag_embed, diagonal, digamma, div, divide, dot, dstack, eq, equal, erf, erfc, erfinv, exp, exp2,
@@ -32,7 +32,7 @@ from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, add
                           ne, neg, negative, nonzero, norm, not_equal, numel, outer, permute, poisson, polygamma, pow, prod, ravel,
                           reciprocal, relu, remainder, repeat_interleave, reshape, roll, round, row_stack, rsqrt,
                           rsub, scatter, scatter_add, scatter_reduce, select, selu, sigmoid, sign, sin, sinh, sort, split, sqrt, square,
-                          squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
+                          squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, put, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
 from ._functional_more import (adjoint, allclose, bartlett_window, blackman_window, kaiser_window, broadcast_shapes,

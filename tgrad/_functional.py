@@ -201,6 +201,8 @@ logical_xor = _tensors_fn("logical_xor")
 bitwise_and = _binary_fn("bitwise_and")
 bitwise_or = _binary_fn("bitwise_or")
 bitwise_xor = _binary_fn("bitwise_xor")
+bitwise_left_shift = _binary_fn("bitwise_left_shift")
+bitwise_right_shift = _binary_fn("bitwise_right_shift")
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -603,6 +605,10 @@ def diag(input, diagonal=0):
 
 def take(input, index):
     return input.take(index)
+
+
+def put(input, index, source, accumulate=False):
+    return input.put(index, source, accumulate)
 
 
 def index_fill(input, dim, index, value):

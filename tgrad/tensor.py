@@ -1257,6 +1257,27 @@ class Tensor:
     __rand__, __ror__, __rxor__ = bitwise_and, bitwise_or, bitwise_xor
     __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_
 
+    def bitwise_left_shift(self, other):
+        return self._binop("bitwise_left_shift", other)
+
+    def bitwise_left_shift_(self, other):
+        return self._ibinop("bitwise_left_shift", other)
+
+    def bitwise_right_shift(self, other):
+        return self._binop("bitwise_right_shift", other)
+
+    def bitwise_right_shift_(self, other):
+        return self._ibinop("bitwise_right_shift", other)
+
+    __lshift__, __rshift__ = bitwise_left_shift, bitwise_right_shift
+    __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
+
+    def __rlshift__(self, other):
+        return _call("bitwise_left_shift", self._rwrap(other), self)
+
+    def __rrshift__(self, other):
+        return _call("bitwise_right_shift", self._rwrap(other), self)
+
     def where(self, condition, other):
         return _call("where", condition, self, self._wrap(other))
 
@@ -2349,6 +2370,20 @@ class Tensor:
 
     def take(self, index):
         return _call("take", self, index)
+
+    def put(self, index, source, accumulate=False):
+        """A copy of self with its elements at the flat (row-major, negative from the end) ``index`` set to
+        (or, ``accumulate``, increased by) ``source``'s: an index_put on the flattened tensor."""
+        idx, n = index.reshape(-1), self.numel()
+        if idx.numel():
+            lo, hi = int(idx.min()), int(idx.max())
+            bad = hi if hi >= n else lo if lo < -n else None
+            if bad is not None:
+                raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+        return self.reshape(-1).index_put((idx,), source.reshape(-1), accumulate).view(self.shape)
+
+    def put_(self, index, source, accumulate=False):
+        return self.copy_(self.put(index, source, accumulate))
 
     def index_fill(self, dim, index, value):
         return _call("index_fill", self, index, dim=dim, value=value)
