@@ -119,3 +119,25 @@ def test_compiled_module_names_carry_the_orig_mod_prefix():
         m.load_state_dict(sd)
     assert list(cm.parameters())[0] is m[0].weight
     np.testing.assert_array_equal(cm(tgrad.ones(4, 2)).detach().numpy(), m(tgrad.ones(4, 2)).detach().numpy())
+
+
+def test_softshrink_hardshrink_are_table_ops_with_pytorchs_zeros_and_grad_fns():
+    F = tgrad.nn.functional
+    x = tgrad.tensor([-0.3, 0.2, -0.0, 0.0, -0.7, 0.8, 0.5, -0.5], requires_grad=True)
+    y = F.softshrink(x)
+    assert y.grad_fn.name() == "SoftshrinkBackward0"
+    np.testing.assert_allclose(y.detach().numpy(), [0, 0, 0, 0, -0.2, 0.3, 0, 0], atol=1e-7)
+    # PyTorch printed -0. for the negative inputs inside [-lambd, lambd] of a tensor this small
+    assert np.signbit(y.detach().numpy()).tolist() == [True, False, True, False, True, False, False, True]
+    y.sum().backward()
+    assert x.grad.tolist() == [0, 0, 0, 0, 1, 1, 0, 0]
+    x.grad = None
+    z = x.hardshrink(0.25)
+    assert z.grad_fn.name() == "HardshrinkBackward0"
+    np.testing.assert_array_equal(z.detach().numpy(), np.float32([-0.3, 0, 0, 0, -0.7, 0.8, 0.5, -0.5]))
+    z.sum().backward()
+    assert x.grad.tolist() == [1, 0, 0, 0, 1, 1, 1, 1]
+    xd = tgrad.tensor([-0.3, 0.45, 2.0], dtype=tgrad.float64, requires_grad=True)
+    assert tgrad.autograd.gradcheck(lambda t: F.softshrink(t, 0.25), (xd,))
+    with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0, but found to be -1.0."):
+        F.softshrink(x, -1.0)

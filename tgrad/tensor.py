@@ -1017,6 +1017,9 @@ class Tensor:
     def sigmoid_(self):
         return _inplace("sigmoid", self)
 
+    def hardshrink(self, lambd=0.5):
+        return _call("hardshrink", self, lambd=lambd)
+
     def relu(self):
         return _call("relu", self)
 
