@@ -141,3 +141,18 @@ def test_softshrink_hardshrink_are_table_ops_with_pytorchs_zeros_and_grad_fns():
     assert tgrad.autograd.gradcheck(lambda t: F.softshrink(t, 0.25), (xd,))
     with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0, but found to be -1.0."):
         F.softshrink(x, -1.0)
+
+
+def test_put_and_put_index_the_flat_row_major_tensor():
+    x = tgrad.zeros(2, 3)
+    assert x.put_(tgrad.tensor([-1, 0]), tgrad.tensor([1.0, 2.0])) is x
+    assert x.tolist() == [[2.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    t = tgrad.put(tgrad.zeros(2, 2).t(), tgrad.tensor([1]), tgrad.tensor([5.0]))    # logical order of the view
+    assert t.tolist() == [[0.0, 5.0], [0.0, 0.0]]
+    a = tgrad.zeros(3, requires_grad=True)
+    s = tgrad.ones(2, requires_grad=True)
+    y = a.put(tgrad.tensor([0, 0]), s * 2, accumulate=True)
+    y.sum().backward()
+    assert y.tolist() == [4.0, 0.0, 0.0] and a.grad.tolist() == [1.0, 1.0, 1.0] and s.grad.tolist() == [2.0, 2.0]
+    with pytest.raises(IndexError, match="out of range: tried to access index 5 on a tensor of 2 elements."):
+        tgrad.zeros(2).put_(tgrad.tensor([5]), tgrad.tensor([1.0]))
