@@ -114,7 +114,7 @@ def test_median_mode_kthvalue_quantile():
     assert k.values.tolist() == [[2.0]] and k.indices.tolist() == [[2]]
     a = RNG.standard_normal((4, 7))
     close(torch.quantile(T(a), 0.3, dim=1), np.quantile(a, 0.3, axis=1))
-    close(torch.quantile(T(a), T([0.1, 0.5, 0.9], dtype=torch.float32), dim=0, keepdim=True),
+    close(torch.quantile(T(a), T([0.1, 0.5, 0.9]), dim=0, keepdim=True),
           np.quantile(a, [0.1, 0.5, 0.9], axis=0, keepdims=True))
     close(torch.quantile(T(a), 0.75), np.quantile(a, 0.75))
     for mode in ("lower", "higher", "midpoint", "nearest"):

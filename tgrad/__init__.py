@@ -18,21 +18,21 @@ from ._creation import (arange, as_tensor, bernoulli, empty, empty_like, eye, fr
 from ._functional import _dirichlet_grad, _sample_dirichlet, _standard_gamma, _standard_gamma_grad, binomial
 from ._functional import (abs, absolute, acos, acosh, add, addcdiv, addcmul, addmm, all, amax, amin, any, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, argmax,
                           argmin, argsort, argwhere, asin, asinh, atan, atan2, atanh, atleast_1d, atleast_2d, atleast_3d, baddbmm,
-                          bitwise_and, bitwise_not, bitwise_or, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,
+                          bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, bmm, broadcast_to, cat, ceil, chunk,
                           clamp, clamp_max, clamp_min, clip, clone, column_stack, concat, concatenate, cos, cosh, cummax,
                           cummin, cumprod,
                           cumsum, diag, diag_embed, diagonal, digamma, div, divide, dot, dstack, eq, equal, erf, erfc, erfinv, exp, exp2,
                           expm1, fix, flatten, flip, fliplr, flipud, floor, floor_divide, fmod, frac, gather, ge,
                           ger, greater, greater_equal, gt, hstack, index_add, index_fill, index_put, index_reduce,
                           index_select,
-                          inner, is_floating_point, is_tensor, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma, i0, igamma, igammac, nextafter, frexp,
+                          inner, is_floating_point, is_tensor, typename, isfinite, isinf, isnan, le, lerp, less, less_equal, lgamma, i0, igamma, igammac, nextafter, frexp,
                           log, log10, log1p, log2, logcumsumexp, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
                           masked_fill, masked_scatter, masked_select, matmul, max, maximum, mean, meshgrid, min,
                           minimum, mm, moveaxis, movedim, msort, mul, multinomial, multiply, mv, mvlgamma, nan_to_num, narrow,
                           ne, neg, negative, nonzero, norm, not_equal, numel, outer, permute, poisson, polygamma, pow, prod, ravel,
                           reciprocal, relu, remainder, repeat_interleave, reshape, roll, round, row_stack, rsqrt,
                           rsub, scatter, scatter_add, scatter_reduce, select, selu, sigmoid, sign, sin, sinh, sort, split, sqrt, square,
-                          squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, take_along_dim, tan,
+                          squeeze, stack, std, sub, subtract, sum, swapaxes, swapdims, t, take, put, take_along_dim, tan,
                           tanh, tile, topk, transpose, tril, triu, true_divide, trunc, unbind, unflatten, unsqueeze,
                           var, vdot, vstack, where)
 from ._functional_more import (adjoint, allclose, bartlett_window, blackman_window, kaiser_window, broadcast_shapes,
@@ -97,7 +97,7 @@ from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_dia
 from .utils.dlpack import from_dlpack
 from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
                      triangular_solve)
-from .linalg import det, inv as inverse, matrix_exp  # noqa: E402
+from .linalg import det, inv as inverse, matrix_exp, pca_lowrank, svd_lowrank  # noqa: E402
 from .linalg import _torch_cholesky as cholesky, _torch_slogdet as slogdet, _torch_svd as svd  # noqa: E402
 from .linalg import pinverse, _torch_qr as qr  # noqa: E402
 

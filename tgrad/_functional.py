@@ -201,6 +201,8 @@ logical_xor = _tensors_fn("logical_xor")
 bitwise_and = _binary_fn("bitwise_and")
 bitwise_or = _binary_fn("bitwise_or")
 bitwise_xor = _binary_fn("bitwise_xor")
+bitwise_left_shift = _binary_fn("bitwise_left_shift")
+bitwise_right_shift = _binary_fn("bitwise_right_shift")
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -605,6 +607,10 @@ def take(input, index):
     return input.take(index)
 
 
+def put(input, index, source, accumulate=False):
+    return input.put(index, source, accumulate)
+
+
 def index_fill(input, dim, index, value):
     return input.index_fill(dim, index, value)
 
@@ -687,6 +693,17 @@ def numel(input):
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def typename(obj, /):
+    """A tensor's ``type()`` ("tgrad.FloatTensor"), else the object's "module.qualname" (builtins bare)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if qualname is None:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def is_floating_point(input):

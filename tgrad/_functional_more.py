@@ -451,52 +451,65 @@ def mode(input, dim=-1, keepdim=False):
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-quantiles along ``dim`` (all elements when None) from the sorted values; ``interpolation``:
     linear, lower, higher, midpoint or nearest between the two neighbouring ranks.  A tensor q adds a
-    leading dim."""
-    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
-        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
-                           f"Got {interpolation}")
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("quantile() input tensor must be either float or double dtype")
-    qs = q if isinstance(q, Tensor) else tensor(q, dtype=input.dtype, device=input.device)
-    if qs.dim() > 1:
-        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
-    qv = qs.detach().reshape(-1).tolist()
-    if any(not 0 <= v <= 1 for v in qv):
-        raise RuntimeError("quantile() q values must be in the range [0, 1]")
-    if dim is None:
-        x, d = input.reshape(-1), 0
-    else:
-        x, d = input, dim % max(input.dim(), 1)
-    x = x.reshape(1) if x.dim() == 0 else x
-    s = x.sort(d)[0]
-    n = s.shape[d]
-    outs = []
-    for v in qv:
-        rank = v * (n - 1)
-        lo, hi = math.floor(rank), math.ceil(rank)
-        if interpolation == "nearest":
-            lo = hi = int(np.round(rank))                 # round half to even, as PyTorch
-        a, b = s.narrow(d, lo, 1), s.narrow(d, hi, 1)
-        if interpolation == "lower" or lo == hi:
-            r = a
-        elif interpolation == "higher":
-            r = b
-        elif interpolation == "midpoint":
-            r = a + (b - a) * 0.5
-        else:
-            r = a.lerp(b, rank - lo)
-        if dim is None:
-            r = r.reshape((1,) * input.dim()) if keepdim else r.reshape(())
-        elif not keepdim:
-            r = r.squeeze(d) if input.dim() else r.reshape(())
-        outs.append(r)
-    return stack(outs) if qs.dim() == 1 else outs[0]
+    leading dim.  A row holding NaN gives NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    if bool(input.isnan().any()):
-        raise NotImplementedError("tgrad.nanquantile: inputs holding NaN are not supported")
-    return quantile(input, q, dim, keepdim, interpolation=interpolation)
+    """quantile over the non-NaN values of each row (NaN for an all-NaN row)."""
+    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
+    # ATen's quantile_compute: ranks q * (n - 1) in the input's dtype (n = the row's non-NaN count for
+    # nanquantile; the last index for a row holding NaN in quantile), then gather + lerp.
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                           f"Got {interpolation}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    qs = q if isinstance(q, Tensor) else tensor(q, dtype=input.dtype, device=input.device)
+    if qs.dim() > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if qs.dtype != input.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    if any(not 0 <= v <= 1 for v in qs.detach().reshape(-1).tolist()):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if dim is None:
+        x = input.reshape(-1)
+    else:
+        d = dim % max(input.dim(), 1)
+        x = input.reshape(1) if input.dim() == 0 else input.movedim(d, -1)
+    if x.shape[-1] == 0:
+        raise IndexError(f"{name}() input tensor must be non-empty")
+    s = x.sort(-1)[0]
+    nq = qs.numel()
+    qv = qs.detach().reshape((nq,) + (1,) * s.dim())                    # (nq, ..., 1) against (..., n)
+    nan = s.isnan()
+    if ignore_nan:
+        ranks = qv * ((~nan).sum(-1, keepdim=True) - 1)
+        ranks = ranks.masked_fill(ranks < 0, 0)
+    else:
+        last = s.shape[-1] - 1
+        ranks = (qv * last).masked_fill(nan.any(-1, keepdim=True), last)
+    if interpolation == "lower":
+        ranks = ranks.floor()
+    elif interpolation == "higher":
+        ranks = ranks.ceil()
+    elif interpolation == "nearest":
+        ranks = ranks.round()
+    s = s.expand((nq,) + tuple(s.shape))
+    below = ranks.long()
+    r = s.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        w = ranks.new_full(ranks.shape, 0.5) if interpolation == "midpoint" else ranks - below
+        r = r.lerp(s.gather(-1, ranks.ceil().long()), w)
+    r = r.squeeze(-1)                                                   # (nq, ...reduced shape)
+    if keepdim and dim is None:
+        r = r.reshape((nq,) + (1,) * input.dim())
+    elif keepdim and input.dim():
+        r = r.unsqueeze(d + 1)
+    return r if qs.dim() == 1 else r.squeeze(0)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -594,3 +594,44 @@ def lstsq(A, B, rcond=None, *, driver=None, out=None):
     empty = A.new_empty(0)
     res = R.linalg_lstsq(X, empty, empty.long(), empty)
     return res if out is None else _copy_out(out, res)
+
+
+def _approximate_basis(A, q, niter):
+    """Halko et al. 2009, algorithm 4.4 (PyTorch's get_approximate_basis): an orthonormal (m, q) Q with
+    Q Q^H A ~ A, from a randn(n, q) test matrix and ``niter`` subspace iterations."""
+    dtype = A.dtype if A.dtype in (D.float16, D.float32, D.float64) or A.is_complex() else D.float32
+    X = A.matmul(_creation.randn(A.shape[-1], q, dtype=dtype, device=A.device))
+    Q = qr(X).Q
+    for _ in range(niter):
+        Q = qr(A.mH.matmul(Q)).Q
+        Q = qr(A.matmul(Q)).Q
+    return Q
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """Randomized SVD of A - M (Halko et al. 2009, algorithm 5.1): (U (m, q), S (q,), V (n, q))."""
+    q = 6 if q is None else q
+    m, n = A.shape[-2:]
+    if M is not None:
+        A = A - M.broadcast_to(A.shape)
+    if m < n:
+        A = A.mH
+    Q = _approximate_basis(A, q, 2 if niter is None else niter)
+    U, S, Vh = svd(Q.mH.matmul(A), full_matrices=False)
+    U, V = Q.matmul(U), Vh.mH
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """PCA of A (*, m, n) by svd_lowrank of the column-centred A: (U, S, V), V's columns the principal
+    directions, S**2 / (m - 1) the variances; q defaults to min(6, m, n)."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if not niter >= 0:
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if A.is_sparse:
+        A = A.to_dense()
+    return svd_lowrank(A - A.mean(dim=(-2,), keepdim=True) if center else A, q, niter=niter)

@@ -71,6 +71,100 @@ class Size(tuple):
 _NO_HOOKS = types.MappingProxyType({})   # Tensor._tensor_hooks until register_hook
 
 
+class UntypedStorage:
+    """The public view of a tensor's memory (``Tensor.untyped_storage()``): its bytes, one object per storage."""
+
+    _cache = weakref.WeakValueDictionary()       # id(Storage) -> its UntypedStorage (it keeps the Storage alive)
+
+    def __new__(cls, storage):
+        u = cls._cache.get(id(storage))
+        if u is None or u._storage is not storage:
+            u = object.__new__(cls)
+            u._storage = storage
+            cls._cache[id(storage)] = u
+        return u
+
+    def data_ptr(self):
+        return self._storage.ptr
+
+    def nbytes(self):
+        return self._storage.nbytes
+
+    def size(self):
+        return self._storage.nbytes
+
+    def __len__(self):
+        return self._storage.nbytes
+
+    def element_size(self):
+        return 1
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def tolist(self):
+        return _storage_values(self._storage, D.uint8, self._storage.nbytes).tolist()
+
+    def __repr__(self):
+        return _storage_repr(self, "UntypedStorage(device={})".format(self.device))
+
+
+class TypedStorage:
+    """``Tensor.storage()`` (deprecated in PyTorch): the storage seen as ``dtype`` elements."""
+
+    def __init__(self, storage, dtype):
+        self._untyped, self.dtype = UntypedStorage(storage), dtype
+
+    def untyped(self):
+        return self._untyped
+
+    def data_ptr(self):
+        return self._untyped.data_ptr()
+
+    def nbytes(self):
+        return self._untyped.nbytes()
+
+    def size(self):
+        return self._untyped.nbytes() // self.dtype.itemsize
+
+    def __len__(self):
+        return self.size()
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def device(self):
+        return self._untyped.device
+
+    @property
+    def is_cuda(self):
+        return self._untyped.is_cuda
+
+    def tolist(self):
+        return _storage_values(self._untyped._storage, self.dtype, self.size()).tolist()
+
+    def __repr__(self):
+        return _storage_repr(self, f"TypedStorage(dtype={self.dtype}, device={self.device})")
+
+
+def _storage_values(storage, dtype, count):
+    arr = np.empty(count, dtype.np)
+    if count:
+        storage.copy_to_host(arr.ctypes.data, count * dtype.itemsize)
+    return arr
+
+
+def _storage_repr(st, what):
+    """PyTorch's storage repr: one element a line, then ``[tgrad.storage.<what> of size n]``."""
+    return "".join(f" {v}\n" for v in st.tolist()) + f"[tgrad.storage.{what} of size {len(st)}]"
+
+
 class Tensor:
     """A multi-dimensional array on a device, with PyTorch's autograd semantics."""
 
@@ -257,7 +351,14 @@ class Tensor:
         return self.numel() * self.dtype.itemsize
 
     def untyped_storage(self):
-        return self._storage
+        return UntypedStorage(self._storage)
+
+    def storage(self):
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+                      "only storage class. This should only matter to you if you are using storages directly.  To "
+                      "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=2)
+        return TypedStorage(self._storage, self.dtype)
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -937,6 +1038,9 @@ class Tensor:
     def sigmoid_(self):
         return _inplace("sigmoid", self)
 
+    def hardshrink(self, lambd=0.5):
+        return _call("hardshrink", self, lambd=lambd)
+
     def relu(self):
         return _call("relu", self)
 
@@ -1176,6 +1280,27 @@ class Tensor:
 
     __rand__, __ror__, __rxor__ = bitwise_and, bitwise_or, bitwise_xor
     __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_
+
+    def bitwise_left_shift(self, other):
+        return self._binop("bitwise_left_shift", other)
+
+    def bitwise_left_shift_(self, other):
+        return self._ibinop("bitwise_left_shift", other)
+
+    def bitwise_right_shift(self, other):
+        return self._binop("bitwise_right_shift", other)
+
+    def bitwise_right_shift_(self, other):
+        return self._ibinop("bitwise_right_shift", other)
+
+    __lshift__, __rshift__ = bitwise_left_shift, bitwise_right_shift
+    __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
+
+    def __rlshift__(self, other):
+        return _call("bitwise_left_shift", self._rwrap(other), self)
+
+    def __rrshift__(self, other):
+        return _call("bitwise_right_shift", self._rwrap(other), self)
 
     def where(self, condition, other):
         return _call("where", condition, self, self._wrap(other))
@@ -2269,6 +2394,20 @@ class Tensor:
 
     def take(self, index):
         return _call("take", self, index)
+
+    def put(self, index, source, accumulate=False):
+        """A copy of self with its elements at the flat (row-major, negative from the end) ``index`` set to
+        (or, ``accumulate``, increased by) ``source``'s: an index_put on the flattened tensor."""
+        idx, n = index.reshape(-1), self.numel()
+        if idx.numel():
+            lo, hi = int(idx.min()), int(idx.max())
+            bad = hi if hi >= n else lo if lo < -n else None
+            if bad is not None:
+                raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+        return self.reshape(-1).index_put((idx,), source.reshape(-1), accumulate).view(self.shape)
+
+    def put_(self, index, source, accumulate=False):
+        return self.copy_(self.put(index, source, accumulate))
 
     def index_fill(self, dim, index, value):
         return _call("index_fill", self, index, dim=dim, value=value)

@@ -215,16 +215,31 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 
 class OptimizedModule:
-    """A Module compiled for its forward: calls replay; attributes are the module's (``_orig_mod``)."""
+    """A Module compiled for its forward: calls replay; attributes are the module's (``_orig_mod``).  As in
+    PyTorch the module is the child ``_orig_mod`` of the compiled one: state_dict keys, named_* names and the
+    repr carry that prefix (a plain Module holding it as its one child answers those)."""
+
+    _NESTED = ("state_dict", "load_state_dict", "named_parameters", "named_buffers", "named_modules",
+               "named_children", "modules", "children")
 
     def __init__(self, mod, fullgraph=False):
         self.__dict__["_orig_mod"] = mod
         self.__dict__["_call"] = CompiledFunction(mod._call_impl, fullgraph, module=mod)
+        # nn.Module from the module's own classes: nn sits on this floor and imports this package
+        module_cls = next(c for c in type(mod).__mro__ if c.__name__ == "Module" and c.__module__.startswith("tgrad."))
+        holder = module_cls()
+        holder._orig_mod = mod
+        self.__dict__["_holder"] = holder
+
+    def __repr__(self):
+        return "OptimizedModule" + repr(self._holder)[len("Module"):]
 
     def __call__(self, *args, **kwargs):
         return self._call(*args, **kwargs)
 
     def __getattr__(self, name):
+        if name in OptimizedModule._NESTED:
+            return getattr(self.__dict__["_holder"], name)
         return getattr(self.__dict__["_orig_mod"], name)
 
     def __setattr__(self, name, value):

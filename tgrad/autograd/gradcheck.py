@@ -169,8 +169,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if grad_outputs is None:
         outs = _outputs(func, inputs)
-        rng = np.random.default_rng(0)
-        grad_outputs = tuple(_random_like(o, rng, gen_non_contig_grad_outputs) for o in outs if o.requires_grad)
+        grad_outputs = tuple(_random_like(o, gen_non_contig_grad_outputs) for o in outs if o.requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
@@ -186,10 +185,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes)
 
 
-def _random_like(o, rng, non_contig):
-    """A standard-normal leaf shaped like ``o``; ``non_contig``: every other element of a wider buffer."""
-    shape = tuple(o.shape)
-    if not non_contig or not shape:
-        return from_host(rng.standard_normal(shape), o.dtype, o.device).requires_grad_(True)
-    wide = from_host(rng.standard_normal(shape[:-1] + (2 * shape[-1],)), o.dtype, o.device)
-    return wide[..., ::2].detach().requires_grad_(True)
+def _random_like(o, non_contig):
+    """A leaf shaped like ``o`` drawn from the global generator as PyTorch's ``make_tensor(low=-1, high=1)``
+    (uniform_ over the shape, so later draws match); ``non_contig``: every other element of a doubled buffer."""
+    t = zeros(tuple(o.shape), o.dtype, o.device).uniform_(-1, 1)
+    if non_contig and t.numel() > 1:
+        t = t.repeat_interleave(2, dim=-1)[..., ::2]
+    return t.detach().requires_grad_(True)

@@ -231,8 +231,43 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian of ``func`` (as ``jacrev``: computed in reverse mode, the same values)."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    """The Jacobian of ``func`` column by column: d out / d x[j] = jvp(func, x, e_j) for each element j of each
+    ``argnums`` input (forward products, so zeros carry forward mode's signs as PyTorch's), shaped as ``jacrev``'s."""
+    def wrapper(*args, **kwargs):
+        nums = _argnums(argnums, len(args))
+        per_arg = [_flatten(args[a]) for a in nums]
+        leaves = [x for lv, _ in per_arg for x in lv]
+
+        def f(*xs):
+            a, i = list(args), 0
+            for n, (lv, rb) in zip(nums, per_arg):
+                a[n] = rb(list(xs[i:i + len(lv)]))
+                i += len(lv)
+            return func(*a, **kwargs)
+        cols, res = [[] for _ in leaves], None
+        for k, x in enumerate(leaves):
+            for j in range(x.numel()):
+                e = x.new_zeros(x.numel())
+                e[j] = 1
+                tans = tuple(e.reshape(x.shape) if i == k else y.new_zeros(y.shape) for i, y in enumerate(leaves))
+                res = jvp(f, tuple(leaves), tans, has_aux=has_aux)
+                cols[k].append(_flatten(res[1])[0])
+        if res is None:                                     # every input is empty: no column to take
+            out = f(*leaves)
+            res = (out[0], None, out[1]) if has_aux else (out, None)
+        outs, rebuild = _flatten(res[0])
+        jac = []
+        for oi, o in enumerate(outs):
+            blocks = [stack([c[oi] for c in cols[k]], -1).reshape(tuple(o.shape) + tuple(x.shape)) if cols[k] else
+                      o.new_zeros(tuple(o.shape) + tuple(x.shape)) for k, x in enumerate(leaves)]
+            parts, i = [], 0
+            for lv, rb in per_arg:
+                parts.append(rb(blocks[i:i + len(lv)]))
+                i += len(lv)
+            jac.append(parts[0] if isinstance(argnums, int) else tuple(parts))
+        j = rebuild(jac)
+        return (j, res[2]) if has_aux else j
+    return wrapper
 
 
 def hessian(func, argnums=0):

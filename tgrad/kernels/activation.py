@@ -34,6 +34,22 @@ def hardtanh_fn(x, lo, hi, p2):
 
 
 @triton.jit
+def softshrink_fn(x, l_hi, l_lo, p2):
+    """x - l above l, x + l below -l, x * 0 between: the zero keeps x's sign as in ATen's scalar loop (which
+    takes a contiguous tensor's tail past its last full vector: every element under 16 float32 / 8 float64;
+    ATen's vector body gives +0)."""
+    lam = param_h(l_hi, l_lo, x)
+    return tl.where(x > lam, x - lam, tl.where(x < -lam, x + lam, x * 0.0))
+
+
+@triton.jit
+def hardshrink_fn(x, l_hi, l_lo, p2):
+    """0 for -l <= x <= l, else x."""
+    lam = param_h(l_hi, l_lo, x)
+    return tl.where((x >= -lam) & (x <= lam), 0.0, x)
+
+
+@triton.jit
 def leaky_relu_fn(x, s_hi, s_lo, p2):
     return tl.where(x > 0, x, x * param_h(s_hi, s_lo, x))
 
@@ -118,6 +134,13 @@ def relu_backward_fn(g, y, p0, p1):
 @triton.jit
 def hardtanh_backward_fn(g, x, lo, hi):
     return tl.where((x > lo) & (x < hi), g, 0.0)
+
+
+@triton.jit
+def shrink_backward_fn(g, x, l_hi, l_lo):
+    """softshrink's and hardshrink's g * f'(x): 0 for -l <= x <= l, else g."""
+    lam = param_h(l_hi, l_lo, x)
+    return tl.where((x >= -lam) & (x <= lam), 0.0, g)
 
 
 @triton.jit

@@ -82,3 +82,18 @@ def bitwise_or_fn(x, y, p0, p1):
 @triton.jit
 def bitwise_xor_fn(x, y, p0, p1):
     return x ^ y
+
+
+@triton.jit
+def lshift_fn(x, y, p0, p1):
+    """x << y as ATen's lshift: 0 for a shift below 0 or not below the bit width of x's (computing) type."""
+    ok = (y >= 0) & (y < x.dtype.primitive_bitwidth)
+    return tl.where(ok, x << tl.where(ok, y, 0), 0)
+
+
+@triton.jit
+def rshift_fn(x, y, p0, p1):
+    """x >> y (arithmetic for signed types) as ATen's rshift: a shift below 0 or past the value bits is the
+    largest one (x's sign fill)."""
+    top = x.dtype.primitive_bitwidth - x.dtype.is_int_signed()
+    return x >> tl.where((y >= 0) & (y < top), y, top)

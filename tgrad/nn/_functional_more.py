@@ -155,12 +155,12 @@ def softshrink(input, lambd=0.5):
     """x - lambd for x > lambd, x + lambd for x < -lambd, 0 between."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return (input - lambd).where(input > lambd, (input + lambd).where(input < -lambd, 0.0))
+    return _op("softshrink", input, lambd=lambd)
 
 
 def hardshrink(input, lambd=0.5):
     """x where |x| > lambd, else 0."""
-    return input.masked_fill((input >= -lambd) & (input <= lambd), 0.0)
+    return _op("hardshrink", input, lambd=lambd)
 
 
 def glu(input, dim=-1):

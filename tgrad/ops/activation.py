@@ -1,5 +1,5 @@
 """Activations: relu, hardtanh, relu6, leaky_relu, elu, selu, gelu, silu, mish, softplus, hardsigmoid,
-hardswish, logsigmoid, sigmoid, tanh (FNs in tgrad/kernels/activation.py on kernels/elementwise.py's kernels).
+hardswish, logsigmoid, sigmoid, tanh, softshrink, hardshrink (FNs in tgrad/kernels/activation.py on kernels/elementwise.py's kernels).
 
 Each activation's backward is one fused op "<name>_backward"(grad_output, x) = grad_output * f'(x)
 (x is the output for relu/sigmoid/tanh); that op's own backward gives grad_output * f''(x) from tgrad ops.
@@ -181,7 +181,17 @@ TANH, TANH_BACKWARD = activation(
     d2=lambda y: y.mul(-2), result=True, variants=("method", "function"), inplace=True)
 
 
+SOFTSHRINK, SOFTSHRINK_BACKWARD = activation(
+    "softshrink", "SoftshrinkBackward0", "SoftshrinkBackwardBackward0",
+    lambda lambd=0.5: (KA.softshrink_fn, *split64(lambd)), lambda lambd=0.5: (KA.shrink_backward_fn, *split64(lambd)))
+HARDSHRINK, HARDSHRINK_BACKWARD = activation(
+    "hardshrink", "HardshrinkBackward0", "HardshrinkBackwardBackward0",
+    lambda lambd=0.5: (KA.hardshrink_fn, *split64(lambd)), lambda lambd=0.5: (KA.shrink_backward_fn, *split64(lambd)),
+    variants=("method", "function"))
+
+
 ENTRIES = [RELU, RELU_BACKWARD, HARDTANH, HARDTANH_BACKWARD, RELU6, LEAKY_RELU, LEAKY_RELU_BACKWARD, ELU,
            ELU_BACKWARD, SELU, GELU, GELU_BACKWARD, SILU, SILU_BACKWARD, MISH, MISH_BACKWARD, SOFTPLUS,
            SOFTPLUS_BACKWARD, HARDSIGMOID, HARDSIGMOID_BACKWARD, HARDSWISH, HARDSWISH_BACKWARD, LOGSIGMOID,
-           LOGSIGMOID_BACKWARD, SIGMOID, SIGMOID_BACKWARD, TANH, TANH_BACKWARD]
+           LOGSIGMOID_BACKWARD, SIGMOID, SIGMOID_BACKWARD, TANH, TANH_BACKWARD, SOFTSHRINK, SOFTSHRINK_BACKWARD,
+           HARDSHRINK, HARDSHRINK_BACKWARD]

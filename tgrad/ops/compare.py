@@ -74,9 +74,13 @@ BITWISE_OR = Op("bitwise_or", _bitwise(KC.bitwise_or_fn, "bitwise_or"), inputs=(
                 variants=("method", "function"), inplace=True)
 BITWISE_XOR = Op("bitwise_xor", _bitwise(KC.bitwise_xor_fn, "bitwise_xor"), inputs=("self", "other"),
                  variants=("method", "function"), inplace=True)
+BITWISE_LEFT_SHIFT = Op("bitwise_left_shift", _bitwise(KC.lshift_fn, "lshift"), inputs=("self", "other"),
+                        variants=("method", "function"), inplace=True)
+BITWISE_RIGHT_SHIFT = Op("bitwise_right_shift", _bitwise(KC.rshift_fn, "rshift"), inputs=("self", "other"),
+                         variants=("method", "function"), inplace=True)
 LOGICAL_NOT = Op("logical_not", logical_not_forward, variants=("method", "function"), inplace=True)
 BITWISE_NOT = Op("bitwise_not", bitwise_not_forward, variants=("method", "function"), inplace=True)
 
 
 ENTRIES = [MAXIMUM, MINIMUM, EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR, BITWISE_AND, BITWISE_OR,
-           BITWISE_XOR, LOGICAL_NOT, BITWISE_NOT]
+           BITWISE_XOR, BITWISE_LEFT_SHIFT, BITWISE_RIGHT_SHIFT, LOGICAL_NOT, BITWISE_NOT]

@@ -276,11 +276,13 @@ class ModuleDict(Module):
                 self[m[0]] = m[1]
 
 
-def _param_str(p):
+def _param_str(p, typename=False):
+    """ParameterList shows a tensor's dtype, ParameterDict its type() ("tgrad.FloatTensor"), as PyTorch's."""
     if isinstance(p, Tensor):
         device = f" ({p.device})" if p.device.type == "cuda" else ""
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"{kind} containing: [{p.dtype} of size {'x'.join(str(s) for s in p.size())}{device}]"
+        what = p.type() if typename else p.dtype
+        return f"{kind} containing: [{what} of size {'x'.join(str(s) for s in p.size())}{device}]"
     return "Object of type: " + type(p).__name__
 
 
@@ -446,7 +448,7 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]
 
     def extra_repr(self):
-        return "\n".join(f"  ({k}): {_param_str(p)}" for k, p in self.items())
+        return "\n".join(f"  ({k}): {_param_str(p, typename=True)}" for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")

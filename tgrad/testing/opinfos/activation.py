@@ -50,5 +50,8 @@ ACTIVATIONS = [
     ("hardsigmoid", _call("hardsigmoid"), _hardsigmoid, _u(-5, 5), FLOATS),
     ("hardswish", _call("hardswish"), lambda x: x * _hardsigmoid(x), _u(-5, 5), FLOATS),
     ("logsigmoid", _call("logsigmoid"), lambda x: -np.logaddexp(0.0, -x), _u(-6, 6), FLOATS),
+    ("softshrink", _call("softshrink", lambd=0.7), lambda x: np.where(x > 0.7, x - 0.7, np.where(x < -0.7, x + 0.7, 0)),
+     _u(-3, 3), FLOATS),
+    ("hardshrink", _call("hardshrink", lambd=0.7), lambda x: np.where(np.abs(x) <= 0.7, 0, x), _u(-3, 3), FLOATS),
 ]
 OPS = [OpInfo(name, op, ref, samples, dtypes=dts) for name, op, ref, samples, dts in ACTIVATIONS]

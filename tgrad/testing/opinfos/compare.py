@@ -54,4 +54,9 @@ OPS += [
            dtypes=(D.int64, D.int32, D.int8, D.uint8, D.bool_), grad=False),
     OpInfo("bitwise_xor", lambda x, y: x ^ y, _bits(np.bitwise_xor), _b(-60, 60, scalar=None),
            dtypes=(D.int64, D.int32, D.int8, D.uint8, D.bool_), grad=False),
+    # shift amounts 0..6 (out-of-range shifts: tests/ops/test_compare.py)
+    OpInfo("bitwise_left_shift", lambda x, y: x << y, _bits(np.left_shift), _b(-60, 60, ylo=0, yhi=6.9, scalar=2),
+           dtypes=(D.int64, D.int32, D.int8, D.uint8), grad=False),
+    OpInfo("bitwise_right_shift", lambda x, y: x >> y, _bits(np.right_shift), _b(-60, 60, ylo=0, yhi=6.9, scalar=2),
+           dtypes=(D.int64, D.int32, D.int8, D.uint8), grad=False),
 ]
