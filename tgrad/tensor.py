@@ -1077,12 +1077,12 @@ class Tensor:
     not_equal_, less_, less_equal_, greater_, greater_equal_ = ne_, lt_, le_, gt_, ge_
 
     def __eq__(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+        if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.bool_)):
             return NotImplemented
         return self.eq(other)
 
     def __ne__(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+        if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.bool_)):
             return NotImplemented
         return self.ne(other)
 
@@ -1764,11 +1764,11 @@ class Tensor:
         if self.dtype is not other.dtype:
             raise RuntimeError(f"{self.dtype.legacy_name} did not match {other.dtype.legacy_name}")
         close = self.eq(other)
-        if equal_nan and self.dtype.is_floating_point:
+        if equal_nan and (self.dtype.is_floating_point or self.dtype.is_complex):
             close = close.logical_or(self.isnan().logical_and(other.isnan()))
         if rtol == 0 and atol == 0:
             return close
-        a, b = (self, other) if self.dtype.is_floating_point else (self.to(D.get_default_dtype()),
+        a, b = (self, other) if self.dtype.is_floating_point or self.dtype.is_complex else (self.to(D.get_default_dtype()),
                                                                    other.to(D.get_default_dtype()))
         diff = (a - b).abs()
         return close.logical_or(diff.isfinite().logical_and(diff.le(b.abs() * rtol + atol)))

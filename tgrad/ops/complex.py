@@ -11,7 +11,7 @@ from .. import dtypes as D
 from ..kernels import complex as KC
 from ..kernels import elementwise as K
 from ..kernels import _geometry as G
-from ..tensor import empty, zeros
+from ..tensor import empty, scalar, zeros
 from . import Op, call as _c
 from ._pointwise import _out
 
@@ -188,6 +188,64 @@ def pairs(fn, self, other, alpha, out, name):
 
 def unary(op, self, out, name):
     return KC.unary(op, self, _out(out, self._shape, self.dtype, self.device, name))
+
+
+def math(name, real_forward):
+    """Forward of unary op ``name`` that routes a complex input to the complex kernel (``KC.UNARY[name]``)."""
+    code = KC.UNARY[name]
+
+    def forward(self, *, out=None, **attrs):
+        if self.dtype._kind == 3:
+            return unary(code, self, out, name)
+        return real_forward(self, out=out, **attrs)
+    forward.__name__ = f"{name}_forward"
+    forward.__doc__ = real_forward.__doc__
+    return forward
+
+
+def holomorphic(rule):
+    """Backward rule ``rule`` (grad times f'(self or result)) made complex-aware: for an f with real Taylor
+    coefficients f'(conj z) = conj f'(z), so running the rule on conjugated saved tensors gives PyTorch's
+    grad * conj(f'(z))."""
+    def backward(ctx, *grads):
+        saved = ctx.saved
+        if any(getattr(v, "dtype", None) is not None and v.dtype._kind == 3 for v in saved.values()):
+            saved = {k: (v.conj() if getattr(v, "dtype", None) is not None and v.dtype._kind == 3 else v)
+                     for k, v in saved.items()}
+            ctx = type(ctx)(saved, ctx.attrs, ctx.needs_input_grad, ctx.input_meta)
+        return rule(ctx, *grads)
+    backward.__name__ = rule.__name__
+    backward.__doc__ = rule.__doc__
+    return backward
+
+
+# x ** p for a Python number p: ATen's special exponents, else exp(p log x)
+_POW_CODES = {2: KC.SQUARE, 3: KC.CUBE, 0.5: KC.SQRT, -0.5: KC.RSQRT, -1: KC.RECIPROCAL, -2: KC.RSQUARE}
+
+
+def pow_scalar(x, p, out):
+    """out = x ** p of complex x: 1 for p == 0, ATen's kernels for p in (2, 3, 0.5, -0.5, -1, -2), else
+    exp(p log x) (p complex or real)."""
+    if p == 0:
+        return K.copy(scalar(1, out.dtype, out.device), out)
+    code = _POW_CODES.get(p) if not isinstance(p, complex) else None
+    if code is not None:
+        return KC.unary(code, x, out)
+    return KC.binary(KC.POW, x, scalar(p, out.dtype, out.device), out)
+
+
+def pow_tensor_backward(g, x, y, r, need_x, need_y):
+    """x ** y complex: d/dx = grad conj(y x^(y-1)) (0 where y == 0), d/dy = grad conj(x^y log x) (0 where
+    x == 0 and Re y >= 0), PyTorch's pow_backward_self / pow_backward_exponent."""
+    gx = gy = None
+    if need_x:
+        d = y.mul(_c("pow_tensor", x, y.sub(1))).conj()
+        gx = _c("where", _c("eq", y, scalar(0, y.dtype, y.device)), scalar(0, g.dtype, g.device), g.mul(d))
+    if need_y:
+        yr = _c("real", y) if y.dtype._kind == 3 else y
+        zero = _c("logical_and", _c("eq", x, scalar(0, x.dtype, x.device)), _c("ge", yr, scalar(0, yr.dtype, yr.device)))
+        gy = _c("where", zero, scalar(0, g.dtype, g.device), g.mul(r.mul(_c("log", x)).conj()))
+    return gx, gy
 
 
 def abs_forward(self, out):
