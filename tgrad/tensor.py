@@ -652,12 +652,19 @@ class Tensor:
         return _call("bmm", self, mat2)
 
     def mv(self, vec):
+        if self.dtype._kind == 3 or vec.dtype._kind == 3:
+            return _fm.complex_bilinear(Tensor.mv, self, vec)
         return _call("mv", self, vec)
 
     def dot(self, tensor):
+        if self.dtype._kind == 3 and tensor.dtype is self.dtype:
+            return _fm.complex_bilinear(Tensor.dot, self, tensor)
         return _call("dot", self, tensor)
 
     def vdot(self, other):
+        """sum(conj(self) * other)."""
+        if self.dtype._kind == 3 and other.dtype is self.dtype:
+            return self.conj().dot(other)
         return _call("vdot", self, other)
 
     def inner(self, other):

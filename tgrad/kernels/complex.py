@@ -12,7 +12,7 @@ import triton.language as tl
 from .. import dtypes as D
 from . import _geometry as G
 from .elementwise import atan2_fn, sqrt_h
-from .runtime import Launch, Ptr, Sites, cdiv, elementwise_block
+from .runtime import Launch, Ptr, Sites, cdiv, elementwise_block, gpu_blocks, next_pow2
 from ._lang import compute_type, expm1_h, log1p_h, strided_offset
 
 # op codes (constexprs)
@@ -69,9 +69,15 @@ def _clog(x, y):
 
 @triton.jit
 def _cexp(x, y):
-    """exp z = e^x (cos y, sin y); exp(x + 0i) stays real (e * sin 0 would be nan for an infinite e)."""
+    """exp z = e^x (cos y, sin y); exp(x + 0i) stays real (e * sin 0 would be nan for an infinite e); C99's
+    cexp for a non-finite y: 0 at x = -inf, (inf, nan) at x = inf."""
     e = tl.exp(x)
-    return tl.where(y == 0, e, e * tl.cos(y)), tl.where(y == 0, y, e * tl.sin(y))
+    re = tl.where(y == 0, e, e * tl.cos(y))
+    im = tl.where(y == 0, y, e * tl.sin(y))
+    bad_y = (y != y) | (tl.abs(y) == float("inf"))
+    re = tl.where(bad_y & (x == -float("inf")), 0.0, tl.where(bad_y & (x == float("inf")), x, re))
+    im = tl.where(bad_y & (x == -float("inf")), 0.0, im)
+    return re, im
 
 
 @triton.jit
@@ -346,6 +352,28 @@ def cmake_kernel(a_ptr, b_ptr, out_ptr, n_elements,
     _st(out_ptr, strided_offset(idx, d1, d2, d3, d4, d5, so0, so1, so2, so3, so4, so5, O_ND), re, im, mask)
 
 
+@triton.jit
+def cprod_rows_kernel(x_ptr, out_ptr, M, M2, K, stride_m1, stride_m2, stride_k,
+                      CUM: tl.constexpr, COMPUTE: tl.constexpr, ROWS: tl.constexpr):
+    """Complex product of each row of x's (M, K) view (row m at (m // M2) stride_m1 + (m % M2) stride_m2),
+    left to right: out[m] (CUM=False, out contiguous), or the running products out[m, k] (CUM=True: out has
+    x's strides)."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < M
+    base = (rows // M2) * stride_m1 + (rows % M2) * stride_m2
+    pr = tl.full([ROWS], 1, COMPUTE)
+    pi = tl.zeros([ROWS], COMPUTE)
+    for k in range(0, K):
+        xr, xi = _ld(x_ptr, base + k * stride_k, rmask, COMPUTE)
+        t = pr * xr - pi * xi
+        pi = pr * xi + pi * xr
+        pr = t
+        if CUM:
+            _st(out_ptr, base + k * stride_k, pr, pi, rmask)
+    if not CUM:
+        _st(out_ptr, rows, pr, pi, rmask)
+
+
 # ------------------------------------------------------------------ launchers
 _SITES = Sites()
 _ND = ("X_ND", "Y_ND", "O_ND")
@@ -406,6 +434,24 @@ def compare(op, x, y, out):
 def to_real(op, x, out):
     """out (real) = |x| or angle(x) of complex x (``op`` ABS, ANGLE)."""
     return _map(creal_kernel, (x,), out, op)
+
+
+def prod_rows(x, geom, out, cumulative=False):
+    """out = complex product of each row of x's (M, K) view ``geom`` = (M, M2, K, stride_m1, stride_m2,
+    stride_k) (rows_geom's); ``cumulative``: the running products, out with x's strides."""
+    M, M2, K, s1, s2, sk = geom
+    dev = out._storage.launch_device
+    rows = 64 if gpu_blocks(dev) else min(next_pow2(max(M, 1)), 1024)
+    key = (id(cprod_rows_kernel), geom, x.dtype, out.dtype, bool(cumulative), dev, rows)
+    site = _SITES.get(key)
+    if site is None:
+        site = _SITES.add(key, Launch(cprod_rows_kernel, (cdiv(M, rows),), dev,
+                                      [fptr(x), fptr(out), M, M2, K, s1, s2, sk],
+                                      {"CUM": bool(cumulative), "COMPUTE": compute_type(out.dtype.to_real()),
+                                       "ROWS": rows}))
+    if M:
+        site(x.data_ptr(), out.data_ptr())
+    return out
 
 
 def make(op, a, b, out):

@@ -11,6 +11,7 @@ from .. import dtypes as D
 from ..kernels import complex as KC
 from ..kernels import elementwise as K
 from ..kernels import _geometry as G
+from ..kernels._lang import compute_type
 from ..tensor import empty, scalar, zeros
 from . import Op, call as _c
 from ._pointwise import _out
@@ -246,6 +247,28 @@ def pow_tensor_backward(g, x, y, r, need_x, need_y):
         zero = _c("logical_and", _c("eq", x, scalar(0, x.dtype, x.device)), _c("ge", yr, scalar(0, yr.dtype, yr.device)))
         gy = _c("where", zero, scalar(0, g.dtype, g.device), g.mul(r.mul(_c("log", x)).conj()))
     return gx, gy
+
+
+def _pair_view(t, nd, dt):
+    """``t`` over float pairs, (nd + 1)-dim (leading dims of 1): a complex t's (..., 2) floats (a real t of a
+    complex result made complex first), a bool t (a mask) with a trailing dim of 1."""
+    if t.dtype is D.bool_:
+        v = t._view_of(t._shape + (1,), t._strides + (0,))
+    else:
+        v = K.FloatView(as_complex(t, dt))
+    pad = nd + 1 - len(v._shape)
+    if pad:
+        v._shape, v._strides = (1,) * pad + v._shape, (0,) * pad + v._strides
+    return v
+
+
+def ternary(fn, a, b, c, out):
+    """out = fn(a, b, c) of kernels/elementwise.py's ternary map over the float pairs of complex ``out``
+    (where, masked_fill: bool operands broadcast over both parts)."""
+    nd = len(out._shape)
+    args = [_pair_view(t, nd, out.dtype) for t in (a, b, c)]
+    K.ternary(fn, *args, K.FloatView(out), compute=compute_type(out.dtype.to_real()))
+    return out
 
 
 def abs_forward(self, out):

@@ -515,6 +515,8 @@ def where_forward(condition, self, other, *, out=None):
                            f"{condition.dtype.legacy_name}")
     dt = D.result_type(self, other)
     o = _broadcast_out(out, dt, "where", condition, self, other)
+    if dt._kind == 3:
+        return _complex.ternary(K.where_fn, condition, self, other, o)
     return K.ternary(K.where_fn, condition, self, other, o, compute=compute_type(dt))
 
 

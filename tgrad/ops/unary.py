@@ -198,7 +198,10 @@ def asinh_backward(ctx, g):
 
 
 def acosh_backward(ctx, g):
+    """g / sqrt(x^2 - 1); complex: g conj(1 / (sqrt(z + 1) sqrt(z - 1))), the branch acosh itself takes."""
     x = ctx.saved["self"]
+    if x.dtype._kind == 3:
+        return (g.mul(x.add(1).rsqrt().mul(x.sub(1).rsqrt())),)
     return (g.mul(x.mul(x).sub(1).rsqrt()),)
 
 
