@@ -257,3 +257,24 @@ def test_tensor_stft_istft_methods():
     z = x.stft(16, hop_length=4, window=w, return_complex=True)
     assert vals(z).tobytes() == vals(tgrad.stft(x, 16, hop_length=4, window=w, return_complex=True)).tobytes()
     np.testing.assert_allclose(z.istft(16, hop_length=4, window=w, length=64).cpu().numpy(), x.cpu().numpy(), atol=1e-12)
+
+
+def test_grad_fn_names_and_any_dim():
+    """One node per 1-D transform on any dim, with PyTorch's names: FftR2CBackward0 for a real input (fft,
+    rfft), FftC2CBackward0 for a complex one, FftC2RBackward0 for irfft / hfft; gradients of the real-input
+    pass along a middle dim against finite differences."""
+    x = tgrad.tensor(np.random.default_rng(2).standard_normal((2, 5, 3)), requires_grad=True)
+    z = tgrad.tensor(cplx((2, 5, 3)), requires_grad=True)
+    for got, name in ((F.fft(x), "FftR2CBackward0"), (F.fft(x, dim=1), "FftR2CBackward0"),
+                      (F.rfft(x, n=8, dim=0), "FftR2CBackward0"), (F.fft(z, dim=1), "FftC2CBackward0"),
+                      (F.ifft(z, dim=0), "FftC2CBackward0"), (F.fft2(z), "FftC2CBackward0"),
+                      (F.irfft(z, dim=1), "FftC2RBackward0"), (F.hfft(z), "FftC2RBackward0"),
+                      (F.irfft2(z), "FftC2RBackward0")):
+        assert type(got.grad_fn).__name__ == name
+        assert got.grad_fn.next_functions[0][0] is not None
+    np.testing.assert_allclose(vals(F.fft(x, dim=1)), np.fft.fft(vals(x), axis=1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.irfft(z, n=7, dim=1)), np.fft.irfft(vals(z), n=7, axis=1), atol=1e-12)
+    assert gradcheck(lambda v: F.fft(v, n=4, dim=1), (x,))
+    assert gradcheck(lambda v: F.rfft(v, dim=0, norm="ortho"), (x,))
+    assert gradcheck(lambda v: F.irfft(v, n=6, dim=1), (z,))
+    assert gradcheck(lambda v: F.ifft(v, dim=0), (z,))

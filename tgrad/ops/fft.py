@@ -1,5 +1,7 @@
-"""Fourier transforms along the last dim (``tgrad.fft`` moves the dim there and builds every transform from
-these two): complex-to-complex and the one-sided complex-to-real inverse.  Kernel: ``kernels/fft.py``.
+"""Fourier transforms along one dim ``dim`` (``tgrad.fft`` builds every transform from these): complex-to-complex,
+real-to-complex (the same pass on a real input: PyTorch's FftR2CBackward0) and the one-sided complex-to-real
+inverse.  The kernels work on contiguous rows: the forwards move ``dim`` last (a copy) and return the result
+with ``dim`` moved back (a strided view of the new buffer).  Kernel: ``kernels/fft.py``.
 
 Backward (the adjoint of a DFT is the DFT of the opposite sign): c2c(x; L, M, sign, scale) has
 grad_x = c2c(grad; L, N, -sign, scale); c2r(X; L, scale) = Re(sum_k w_k X_k e^(2 pi i k n / L)) has
@@ -8,9 +10,9 @@ grad_X = w * c2c(grad + 0i; L, N, -1, scale) (w_k = 2 but for k = 0 and k = L / 
 from ..kernels import complex as KC
 from ..kernels import elementwise as KE
 from ..kernels import fft as KF
-from ..tensor import empty, from_host
+from ..tensor import _new, _wrap_dim, empty, from_host
 from . import Op, call as _c
-from .complex import _float_view
+from .complex import _float_view, as_complex
 
 
 def _contiguous(x):
@@ -53,27 +55,56 @@ def _dft(x, L, size, sign, scale):
     return out
 
 
-def fft_c2c_forward(self, *, length, size, sign, scale):
-    """(..., N) complex -> (..., size) complex: the length-``length`` DFT of sign ``sign`` (-1 forward, +1
-    inverse) times ``scale``; N < length zero-pads, size < length keeps the first outputs."""
-    x = _contiguous(self)
+def _last(t, d):
+    """``t`` with dim d moved last (a view: no autograd)."""
+    order = [k for k in range(t.dim()) if k != d] + [d]
+    return t._view_of(tuple(t._shape[k] for k in order), tuple(t._strides[k] for k in order))
+
+
+def _back(y, d):
+    """y (dim d moved last, contiguous) seen with that dim back in place: a strided tensor on y's buffer."""
+    n = y.dim()
+    if d == n - 1:
+        return y
+    order = [k for k in range(n - 1)]
+    order.insert(d, n - 1)
+    return _new(y._storage, y._offset, tuple(y._shape[k] for k in order), tuple(y._strides[k] for k in order),
+                y.dtype)
+
+
+def fft_c2c_forward(self, *, length, size, sign, scale, dim=-1):
+    """(..., N, ...) complex -> (..., size, ...) complex along ``dim``: the length-``length`` DFT of sign ``sign``
+    (-1 forward, +1 inverse) times ``scale``; N < length zero-pads, size < length keeps the first outputs."""
+    d = _wrap_dim(dim, self.dim())
+    x = _contiguous(_last(self, d))
     if x._shape[-1] < length and _split(length) is not None:       # zero-pad to use the four steps
         p = KE.fill(empty(x._shape[:-1] + (length,), x.dtype, x._storage.device), 0)
         KE.copy(x, p._view_of(x._shape, p._strides))
         x = p
-    return _dft(x, length, size, sign, scale)
+    return _back(_dft(x, length, size, sign, scale), d)
 
 
 def fft_c2c_backward(ctx, grad):
     a = ctx.attrs
-    return (_c("fft_c2c", grad, length=a["length"], size=ctx.input_meta[0].shape[-1], sign=-a["sign"],
-               scale=a["scale"]),)
+    d = a.get("dim", -1)
+    return (_c("fft_c2c", grad, length=a["length"], size=ctx.input_meta[0].shape[d], sign=-a["sign"],
+               scale=a["scale"], dim=d),)
 
 
-def fft_c2r_forward(self, *, length, scale):
-    """(..., N) complex, N <= length // 2 + 1, the one-sided half of a Hermitian spectrum -> (..., length) real:
-    the inverse DFT (sign +1) times ``scale``."""
-    x = _contiguous(self)
+def fft_r2c_forward(self, *, length, size, sign, scale, dim=-1):
+    """fft_c2c of a real (floating) input read as complex; the gradient is the real part of c2c's."""
+    return fft_c2c_forward(as_complex(self, self.dtype.to_complex()), length=length, size=size, sign=sign,
+                           scale=scale, dim=dim)
+
+
+def fft_c2r_forward(self, *, length, scale, dim=-1):
+    """(..., N, ...) complex along ``dim``, N <= length // 2 + 1, the one-sided half of a Hermitian spectrum ->
+    (..., length, ...) real: the inverse DFT (sign +1) times ``scale``."""
+    d = _wrap_dim(dim, self.dim())
+    return _back(_c2r_last(_contiguous(_last(self, d)), length, scale), d)
+
+
+def _c2r_last(x, length, scale):
     out = empty(x._shape[:-1] + (length,), x.dtype.to_real(), x._storage.device)
     if _split(length) is None:
         return KF.dft(x, out, length, 1, scale, c2r=True)
@@ -96,14 +127,17 @@ def _real_into(z, out, R, L):
 
 def fft_c2r_backward(ctx, grad):
     a = ctx.attrs
-    n = ctx.input_meta[0].shape[-1]
+    d = _wrap_dim(a.get("dim", -1), grad.dim())
+    n = ctx.input_meta[0].shape[d]
     L = a["length"]
     w = from_host([1.0 if k == 0 or 2 * k == L else 2.0 for k in range(n)], grad.dtype, grad.device)
+    w = w.reshape((n,) + (1,) * (grad.dim() - 1 - d))
     g = _c("complex", grad, grad.mul(0))
-    return (_c("fft_c2c", g, length=L, size=n, sign=-1, scale=a["scale"]).mul(w),)
+    return (_c("fft_c2c", g, length=L, size=n, sign=-1, scale=a["scale"], dim=d).mul(w),)
 
 
 FFT_C2C = Op("fft_c2c", fft_c2c_forward, fft_c2c_backward, "FftC2CBackward0")
+FFT_R2C = Op("fft_r2c", fft_r2c_forward, fft_c2c_backward, "FftR2CBackward0")
 FFT_C2R = Op("fft_c2r", fft_c2r_forward, fft_c2r_backward, "FftC2RBackward0")
 
-ENTRIES = [FFT_C2C, FFT_C2R]
+ENTRIES = [FFT_C2C, FFT_R2C, FFT_C2R]
