@@ -19,7 +19,8 @@ def _contiguous(x):
     return x if x.is_contiguous() else KE.copy(x, empty(x._shape, x.dtype, x._storage.device))
 
 
-FOUR_STEP_MIN = 512    # from this length on, a composite length is split in two passes (O(L (n1 + n2)), not O(L^2))
+FOUR_STEP_MIN = 512    # from this length on, a composite length is split in two passes (O(L (n1 + n2)), not O(L^2)),
+# a prime one goes through Bluestein's convolution
 
 
 def _split(L):
@@ -38,6 +39,8 @@ def _dft(x, L, size, sign, scale):
     output X[k1 + n1 k2] read back in k order."""
     N = x._shape[-1]
     n1 = _split(L) if N == L else None
+    if n1 is None and L >= FOUR_STEP_MIN:
+        return _bluestein(x, L, size, sign, scale)
     if n1 is None:
         out = empty(x._shape[:-1] + (size,), x.dtype, x._storage.device)
         return KF.dft(x, out, L, sign, scale)
@@ -70,6 +73,27 @@ def _back(y, d):
     order.insert(d, n - 1)
     return _new(y._storage, y._offset, tuple(y._shape[k] for k in order), tuple(y._strides[k] for k in order),
                 y.dtype)
+
+
+def _bluestein(x, L, size, sign, scale):
+    """Bluestein's DFT for a long length with no useful split (a prime): with b_n = exp(sign pi i n^2 / L),
+    jk = (j^2 + k^2 - (k - j)^2) / 2 gives X_k = b_k sum_j (x_j b_j) conj(b_(k-j)), a circular convolution of
+    length M = 2^m >= N + L - 1 done by M-point DFTs (four steps: O(M log M)).  x: contiguous rows of N <= L."""
+    N = x._shape[-1]
+    R = x.numel() // N
+    dev, dt = x._storage.device, x.dtype
+    M = 1 << (N + L - 2).bit_length()
+    a = KE.fill(empty((R, M), dt, dev), 0)
+    KE.copy(KF.chirp(x, empty((R, N), dt, dev), L, sign), a._view_of((R, N), (M, 1)))
+    # h[m] = conj(b_m) for 0 <= m < L and h[M - m] = conj(b_m) for 0 < m < N (the negative lags); the rest unread
+    h = KF.chirp(None, empty((1, M), dt, dev), L, -sign)
+    if N > 1:
+        KE.copy(h._view_of((1, N - 1), (M, 1), 1), h._view_of((1, N - 1), (M, -1), M - 1))
+    fa = _dft(a, M, M, -1, 1.0)
+    KC.binary(KC.MUL, fa, _dft(h, M, M, -1, 1.0), fa)
+    conv = _dft(fa, M, M, 1, 1.0 / M)
+    first = KE.copy(conv._view_of((R, size), (M, 1)), empty((R, size), dt, dev))
+    return KF.chirp(first, empty(x._shape[:-1] + (size,), dt, dev), L, sign, scale)
 
 
 def fft_c2c_forward(self, *, length, size, sign, scale, dim=-1):
@@ -106,9 +130,9 @@ def fft_c2r_forward(self, *, length, scale, dim=-1):
 
 def _c2r_last(x, length, scale):
     out = empty(x._shape[:-1] + (length,), x.dtype.to_real(), x._storage.device)
-    if _split(length) is None:
+    if length < FOUR_STEP_MIN:
         return KF.dft(x, out, length, 1, scale, c2r=True)
-    # a long composite length: the full Hermitian spectrum X[L - k] = conj(X[k]) through the four-step c2c, whose
+    # a long length: the full Hermitian spectrum X[L - k] = conj(X[k]) through the four-step c2c, whose
     # real part is the result (the imaginary parts of X[0] and X[L / 2] only reach the dropped imaginary part)
     L, N = length, x._shape[-1]
     R = x.numel() // N
