@@ -12,7 +12,7 @@ from tgrad.testing import neutral_repr
 
 
 def vals(x):
-    return x.detach().cpu().numpy()
+    return x.detach().resolve_conj().cpu().numpy()
 
 
 def rnd(shape, dtype=np.complex128, seed=0):
@@ -388,3 +388,42 @@ def test_reductions_and_products():
     assert gradgradcheck(lambda v: v.prod(1), (x,)) and gradgradcheck(lambda v: v.cumprod(1), (x,))
     assert gradcheck(lambda p, q: tgrad.vdot(p, q), (tgrad.tensor(a, requires_grad=True),
                                                      tgrad.tensor(b, requires_grad=True)))
+
+
+def test_lazy_conj_view():
+    """conj() is a view with the conjugate bit (PyTorch 2's semantics, printed by PyTorch 2.13): it aliases its
+    base, views of it keep the bit, every other op reads its values (resolve_conj: CloneBackward0), in-place
+    ops write through it, numpy() and view_as_real refuse it, resolve_conj / conj_physical give plain tensors."""
+    c = tgrad.tensor([1 + 2j, 3 - 1j])
+    d = c.conj()
+    assert d.is_conj() and tgrad.is_conj(d) and d._base is c and not c.is_conj()
+    assert d[0].is_conj() and d.reshape(2, 1).is_conj() and d.t().is_conj() and d.detach().is_conj()
+    assert not (d * 1).is_conj() and not d.conj().is_conj() and not d.conj_physical().is_conj()
+    assert not d.resolve_conj().is_conj() and not tgrad.resolve_conj(d).is_conj() and not d.clone().is_conj()
+    assert not d.real.is_conj() and not tgrad.ones(2).conj().is_conj()
+    c.add_(1)                                       # the view sees its base's changes
+    assert d.tolist() == [2 - 2j, 4 + 1j] and repr(d) == "tensor([2.-2.j, 4.+1.j])"
+    d.mul_(2)                                       # and writes through: c = conj(2 conj(c))
+    assert c.tolist() == [4 + 4j, 8 - 2j] and d.is_conj()
+    d.copy_(tgrad.tensor([5j, 1]))
+    assert c.tolist() == [-5j, 1]
+    np.testing.assert_array_equal(vals(d.imag), [5, 0])
+    np.testing.assert_array_equal(vals(d.real), [0, 1])
+    e = c.conj()
+    assert e.sum().item() == 1 + 5j and vals(e[[1, 0]]).tolist() == [1, 5j] and (e == tgrad.tensor([5j, 1])).all()
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that has conjugate bit set"):
+        e.numpy()
+    with pytest.raises(RuntimeError, match="view_as_real doesn't work on unresolved conjugated tensors"):
+        tgrad.view_as_real(e)
+    np.testing.assert_array_equal(e.resolve_conj().numpy(), [5j, 1])
+    np.testing.assert_array_equal(np.asarray(e), [5j, 1])
+    x = tgrad.tensor([1 + 1j, -2 + 0.5j], dtype=tgrad.complex128, requires_grad=True)
+    y = x.conj()
+    assert type(y.grad_fn).__name__ == "ConjBackward0"
+    assert type(y.resolve_conj().grad_fn).__name__ == "CloneBackward0"
+    (y * 2).abs().sum().backward()
+    np.testing.assert_allclose(vals(x.grad), 2 * np.array([1 + 1j, -2 + 0.5j]) / np.abs([1 + 1j, -2 + 0.5j]))
+    assert gradcheck(lambda v: v.conj() * (1 + 2j) + v.conj()[[1, 0]], (x,))
+    assert gradcheck(lambda v: v.conj().exp().reshape(2, 1), (x,))
+    with pytest.raises(RuntimeError, match="conjugate view that requires grad"):
+        x.clone().conj().mul_(2)

@@ -9,7 +9,7 @@ from tgrad.autograd import gradcheck, gradgradcheck
 
 
 def vals(x):
-    return x.detach().cpu().numpy()
+    return x.detach().resolve_conj().cpu().numpy()
 
 
 def cplx(shape, seed=0, dtype=np.complex128):

@@ -36,6 +36,10 @@ def as_complex(t, dt):
 def view_as_real_forward(self):
     if not self.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if self._is_conj:
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+                           "tensor so you can view it as real, use self.resolve_conj(); however, be warned that "
+                           "the resulting tensor will NOT alias the original.")
     return _float_view(self, None)
 
 
@@ -74,6 +78,9 @@ def real_backward(ctx, grad):
 def imag_forward(self):
     if not self.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if self._is_conj:       # -Im of the stored values (PyTorch: a negative view; here new memory)
+        im = _float_view(self, 1)
+        return K.unary(K.neg_fn, im, empty(self._shape, im.dtype, self.device), compute=compute_type(im.dtype))
     return _float_view(self, 1)
 
 
@@ -118,6 +125,38 @@ def polar_backward(ctx, grad):
 
 
 # ------------------------------------------------------------------ conj, angle, sgn
+LAZY_CONJ = [False]     # set once a conjugate view exists: the dispatcher then looks for them among inputs
+
+
+def conj_forward(self):
+    """The lazy conjugate: a view of the same memory with the conjugate bit flipped (no launch)."""
+    LAZY_CONJ[0] = True
+    v = self._view_of(self._shape, self._strides)
+    v._is_conj = not self._is_conj
+    return v
+
+
+def conj_backward(ctx, grad):
+    return (_c("conj_physical", grad),)
+
+
+def _raw(t):
+    """``t`` without its conjugate bit: the stored values (a view, no autograd)."""
+    r = t._view_of(t._shape, t._strides)
+    r._is_conj = False
+    return r
+
+
+def resolve_conj_forward(self):
+    """A conjugate view's values in new memory: the stored values conjugated (the dispatcher's materialization
+    of a conjugate view read by any other op)."""
+    return KC.unary(KC.CONJ, _raw(self), empty(self._shape, self.dtype, self.device))
+
+
+def resolve_conj_backward(ctx, grad):
+    return (grad,)
+
+
 def conj_physical_forward(self, *, out=None):
     if not self.dtype.is_complex:
         return K.copy(self, _out(out, self._shape, self.dtype, self.device, "conj_physical"))
@@ -125,7 +164,7 @@ def conj_physical_forward(self, *, out=None):
 
 
 def conj_physical_backward(ctx, grad):
-    return (grad.conj(),)
+    return (_c("conj_physical", grad),)
 
 
 def angle_forward(self, *, out=None):
@@ -292,6 +331,10 @@ COMPLEX = Op("complex", complex_forward, complex_backward, "ComplexBackward0", i
              variants=("function",))
 POLAR = Op("polar", polar_forward, polar_backward, "PolarBackward0", inputs=("abs", "angle"),
            save=("angle", "result"), variants=("function",))
+CONJ = Op("conj", conj_forward, conj_backward, "ConjBackward0", view=True, variants=("method", "function"))
+# PyTorch's resolve_conj is a clone of the conjugate view (the conj applied while copying): CloneBackward0
+RESOLVE_CONJ = Op("resolve_conj", resolve_conj_forward, resolve_conj_backward, "CloneBackward0",
+                  variants=("method", "function"))
 CONJ_PHYSICAL = Op("conj_physical", conj_physical_forward, conj_physical_backward, "ConjPhysicalBackward0",
                    variants=("method", "function"), inplace=True)
 ANGLE = Op("angle", angle_forward, angle_backward, "AngleBackward0", save=("self",),
@@ -299,4 +342,4 @@ ANGLE = Op("angle", angle_forward, angle_backward, "AngleBackward0", save=("self
 SGN = Op("sgn", sgn_forward, sgn_backward, "SgnBackward0", save=("self", "result"),
          variants=("method", "function"), inplace=True)
 
-ENTRIES = [VIEW_AS_REAL, VIEW_AS_COMPLEX, REAL, IMAG, COMPLEX, POLAR, CONJ_PHYSICAL, ANGLE, SGN]
+ENTRIES = [VIEW_AS_REAL, VIEW_AS_COMPLEX, REAL, IMAG, COMPLEX, POLAR, CONJ, RESOLVE_CONJ, CONJ_PHYSICAL, ANGLE, SGN]
