@@ -432,7 +432,7 @@ class Tensor:
         t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype)
         t._inference = self._inference
         if self._is_conj:
-            t._is_conj = True
+            _mark_conj(t)
         return t
 
     @data.setter
@@ -2326,7 +2326,7 @@ class Tensor:
         t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype, counter=self._version_counter)
         t._inference = self._inference
         if self._is_conj:
-            t._is_conj = True
+            _mark_conj(t)
         return t
 
     def _view_of(self, shape, strides, offset=None, dtype=None):
@@ -2337,7 +2337,7 @@ class Tensor:
         t._base = self if self._base is None else self._base
         t._inference = self._inference
         if self._is_conj and t.dtype._kind == 3:    # views of a conjugate view are conjugate views
-            t._is_conj = True
+            _mark_conj(t)
         return t
 
     def _copy_recorded(self):
@@ -2551,6 +2551,20 @@ def _init_from(t, storage, offset, shape, strides, dtype, counter=None):
     t._grad_fn_version = counter[0]
     t._inference = _grad_state.inference
     # the other fields start at Tensor's class-level defaults (fewer stores per new tensor: host time per op)
+
+
+CONJ_ALIVE = [0]    # how many tensors with the conjugate bit are alive: the dispatcher looks for them while any is
+
+
+def _conj_dead():
+    CONJ_ALIVE[0] -= 1
+
+
+def _mark_conj(t):
+    """Give ``t`` the conjugate bit (counted in CONJ_ALIVE until it dies)."""
+    t._is_conj = True
+    CONJ_ALIVE[0] += 1
+    weakref.finalize(t, _conj_dead)
 
 
 def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):

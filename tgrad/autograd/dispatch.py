@@ -19,7 +19,7 @@ from .. import dtypes as _D
 from .. import ops as _ops
 from .._state import state as _grad_state
 from ..kernels.runtime import launcher as _launcher
-from ..tensor import Tensor, scalar, zeros
+from ..tensor import CONJ_ALIVE as _CONJ_ALIVE, Tensor, scalar, zeros
 from . import grad_mode
 from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
 
@@ -262,7 +262,7 @@ def call(name, *inputs, **attrs):
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
     spec = _specs.get(op) or _spec(op)
-    if _LAZY_CONJ[0] and not op.view and op is not _RESOLVE_CONJ:
+    if _CONJ_ALIVE[0] and not op.view and op is not _RESOLVE_CONJ:
         inputs = _resolve_conj(inputs)
     n = spec.n_inputs
     ins = inputs if n is None or len(inputs) == n else inputs[:n]       # None: cat/stack, variadic
@@ -284,14 +284,16 @@ def call(name, *inputs, **attrs):
     return out
 
 
-_LAZY_CONJ = _ops.complex.LAZY_CONJ
 _RESOLVE_CONJ = _TABLE["resolve_conj"]
 
 
 def _resolve_conj(inputs):
     """Conjugate views among ``inputs`` replaced by their values (``resolve_conj``, recorded: CloneBackward0):
     every op but a view op reads values, never the stored conjugates."""
-    if not any(isinstance(t, Tensor) and t._is_conj for t in inputs):
+    for t in inputs:
+        if getattr(t, "_is_conj", False):
+            break
+    else:
         return inputs
     return tuple(call("resolve_conj", t) if isinstance(t, Tensor) and t._is_conj else t for t in inputs)
 
@@ -507,7 +509,7 @@ def _plain_inplace(op, self, inputs):
 def call_inplace(name, self, *inputs, **attrs):
     """``self.<name>_(*inputs)``: compute into self, bump its version, rebase its grad_fn."""
     op = _ops.TABLE[name]
-    if _LAZY_CONJ[0]:
+    if _CONJ_ALIVE[0]:
         inputs = _resolve_conj(inputs)
         if self._is_conj:
             return _inplace_on_conj(name, self, inputs, attrs)

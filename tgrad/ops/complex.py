@@ -12,7 +12,7 @@ from ..kernels import complex as KC
 from ..kernels import elementwise as K
 from ..kernels import _geometry as G
 from ..kernels._lang import compute_type
-from ..tensor import empty, scalar, zeros
+from ..tensor import _mark_conj, empty, scalar, zeros
 from . import Op, call as _c
 from ._pointwise import _out
 
@@ -125,14 +125,13 @@ def polar_backward(ctx, grad):
 
 
 # ------------------------------------------------------------------ conj, angle, sgn
-LAZY_CONJ = [False]     # set once a conjugate view exists: the dispatcher then looks for them among inputs
-
-
 def conj_forward(self):
     """The lazy conjugate: a view of the same memory with the conjugate bit flipped (no launch)."""
-    LAZY_CONJ[0] = True
     v = self._view_of(self._shape, self._strides)
-    v._is_conj = not self._is_conj
+    if self._is_conj:
+        v._is_conj = False
+    else:
+        _mark_conj(v)
     return v
 
 
@@ -250,8 +249,8 @@ def holomorphic(rule):
     def backward(ctx, *grads):
         saved = ctx.saved
         if any(getattr(v, "dtype", None) is not None and v.dtype._kind == 3 for v in saved.values()):
-            saved = {k: (v.conj() if getattr(v, "dtype", None) is not None and v.dtype._kind == 3 else v)
-                     for k, v in saved.items()}
+            saved = {k: (_c("conj_physical", v) if getattr(v, "dtype", None) is not None and v.dtype._kind == 3
+                         else v) for k, v in saved.items()}
             ctx = type(ctx)(saved, ctx.attrs, ctx.needs_input_grad, ctx.input_meta)
         return rule(ctx, *grads)
     backward.__name__ = rule.__name__
