@@ -402,7 +402,7 @@ def test_lazy_conj_view():
     assert not d.resolve_conj().is_conj() and not tgrad.resolve_conj(d).is_conj() and not d.clone().is_conj()
     assert not d.real.is_conj() and not tgrad.ones(2).conj().is_conj()
     c.add_(1)                                       # the view sees its base's changes
-    assert d.tolist() == [2 - 2j, 4 + 1j] and repr(d) == "tensor([2.-2.j, 4.+1.j])"
+    assert d.tolist() == [2 - 2j, 4 + 1j] and neutral_repr(d) == "tensor([2.-2.j, 4.+1.j])"
     d.mul_(2)                                       # and writes through: c = conj(2 conj(c))
     assert c.tolist() == [4 + 4j, 8 - 2j] and d.is_conj()
     d.copy_(tgrad.tensor([5j, 1]))
@@ -415,7 +415,7 @@ def test_lazy_conj_view():
         e.numpy()
     with pytest.raises(RuntimeError, match="view_as_real doesn't work on unresolved conjugated tensors"):
         tgrad.view_as_real(e)
-    np.testing.assert_array_equal(e.resolve_conj().numpy(), [5j, 1])
+    np.testing.assert_array_equal(e.resolve_conj().cpu().numpy(), [5j, 1])
     np.testing.assert_array_equal(np.asarray(e), [5j, 1])
     x = tgrad.tensor([1 + 1j, -2 + 0.5j], dtype=tgrad.complex128, requires_grad=True)
     y = x.conj()
