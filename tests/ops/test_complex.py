@@ -326,6 +326,9 @@ def test_compare_and_predicates():
     for op in ("lt", "le", "gt", "ge"):
         with pytest.raises(NotImplementedError, match=f"\"{op}_cpu\" not implemented for 'ComplexFloat'"):
             getattr(a.cpu(), op)(a.cpu())
+    for op in ("maximum", "minimum"):
+        with pytest.raises(RuntimeError, match=f"{op} not implemented for complex tensors."):
+            getattr(tgrad, op)(a, a)
 
 
 def test_where_index_and_masks():

@@ -39,6 +39,17 @@ def _compare(fn, name):
     return forward
 
 
+def _ordered(fn, name):
+    """maximum / minimum: promoted; complex operands have no order (PyTorch's error)."""
+    promoted = _promoted(fn, name)
+
+    def forward(self, other, *, out=None):
+        if self.dtype._kind == 3 or other.dtype._kind == 3:
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        return promoted(self, other, out=out)
+    return forward
+
+
 def logical_not_forward(self, *, out=None):
     o = _out(out, self.shape, D.bool_, self.device, "logical_not")
     return K.unary(KC.logical_not_fn, self, o, compute=compute_type(self.dtype))
@@ -61,9 +72,9 @@ def bitwise_not_forward(self, *, out=None):
     return _launch_unary(fn, self, out, self.dtype)
 
 
-MAXIMUM = Op("maximum", _promoted(KC.maximum_fn, "maximum"), _minmax_backward(("gt", "lt")),
+MAXIMUM = Op("maximum", _ordered(KC.maximum_fn, "maximum"), _minmax_backward(("gt", "lt")),
              "MaximumBackward0", inputs=("self", "other"), save=("self", "other"), variants=("method", "function"))
-MINIMUM = Op("minimum", _promoted(KC.minimum_fn, "minimum"), _minmax_backward(("lt", "gt")),
+MINIMUM = Op("minimum", _ordered(KC.minimum_fn, "minimum"), _minmax_backward(("lt", "gt")),
              "MinimumBackward0", inputs=("self", "other"), save=("self", "other"), variants=("method", "function"))
 EQ = Op("eq", _compare(KC.eq_fn, "eq"), inputs=("self", "other"), variants=("method", "function"), inplace=True)
 NE = Op("ne", _compare(KC.ne_fn, "ne"), inputs=("self", "other"), variants=("method", "function"), inplace=True)
