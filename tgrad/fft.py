@@ -206,8 +206,9 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
-    """The inverse of hfftn: conj(rfftn(x)) with norm's direction swapped (the one-sided half)."""
-    return _out(rfftn(input, s, dim, _swap(norm)).conj(), out)
+    """The inverse of hfftn: conj(rfftn(x)) with norm's direction swapped (the one-sided half; a plain tensor,
+    where ihfft's result is a conjugate view, as PyTorch's)."""
+    return _out(rfftn(input, s, dim, _swap(norm)).conj_physical(), out)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
