@@ -61,14 +61,15 @@ def _points(n):
 
 
 def _pass(x, n, dim, norm, inverse, size=None):
-    """One complex-to-complex pass along ``dim``: length n (None: the dim's size), the first ``size`` outputs."""
+    """One pass along ``dim`` (complex-to-complex, or real-to-complex for a real x): length n (None: the dim's
+    size), the first ``size`` outputs."""
     dim = _wrap_dim(dim, x.dim())
     n = _points(x.shape[dim] if n is None else n)
     if x.shape[dim] > n:
         x = x.narrow(dim, 0, n)
-    y = _dispatch.call("fft_c2c", x.movedim(dim, -1), length=n, size=n if size is None else size,
-                       sign=1 if inverse else -1, scale=_scale(norm, n, inverse))
-    return y.movedim(-1, dim)
+    return _dispatch.call("fft_c2c" if x.dtype.is_complex else "fft_r2c", x, length=n,
+                          size=n if size is None else size, sign=1 if inverse else -1,
+                          scale=_scale(norm, n, inverse), dim=dim)
 
 
 def _c2r(x, n, dim, norm):
@@ -77,14 +78,18 @@ def _c2r(x, n, dim, norm):
     n = _points(2 * (x.shape[dim] - 1) if n is None else n)
     if x.shape[dim] > n // 2 + 1:
         x = x.narrow(dim, 0, n // 2 + 1)
-    y = _dispatch.call("fft_c2r", x.movedim(dim, -1), length=n, scale=_scale(norm, n, True))
-    return y.movedim(-1, dim)
+    return _dispatch.call("fft_c2r", x, length=n, scale=_scale(norm, n, True), dim=dim)
+
+
+def _input(x):
+    """x as the transforms read it: complex or floating (integers through the default float dtype)."""
+    return x if x.dtype.is_complex or x.dtype.is_floating_point else x.to(D.get_default_dtype())
 
 
 # ------------------------------------------------------------------ 1-D
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """X[k] = sum_j x[j] exp(-2 pi i j k / n) along ``dim``."""
-    return _out(_pass(_complex(input), n, dim, norm, False), out)
+    return _out(_pass(_input(input), n, dim, norm, False), out)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -97,7 +102,7 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     x = _real(input, "rfft")
     d = _wrap_dim(dim, x.dim())
     m = _points(x.shape[d] if n is None else n)
-    return _out(_pass(_complex(x), m, d, norm, False, size=m // 2 + 1), out)
+    return _out(_pass(x, m, d, norm, False, size=m // 2 + 1), out)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -140,7 +145,7 @@ def _dims(x, s, dim):
 
 def _c2c_n(input, s, dim, norm, out, inverse):
     """A complex transform over each of ``dim`` in turn (fftn, ifftn)."""
-    x = _complex(input)
+    x = _input(input)
     s, dims = _dims(x, s, dim)
     for n, d in zip(s, dims):
         x = _pass(x, n, d, norm, inverse)
@@ -201,8 +206,9 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
-    """The inverse of hfftn: conj(rfftn(x)) with norm's direction swapped (the one-sided half)."""
-    return _out(rfftn(input, s, dim, _swap(norm)).conj(), out)
+    """The inverse of hfftn: conj(rfftn(x)) with norm's direction swapped (the one-sided half; a plain tensor,
+    where ihfft's result is a conjugate view, as PyTorch's)."""
+    return _out(rfftn(input, s, dim, _swap(norm)).conj_physical(), out)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):

@@ -176,6 +176,7 @@ class Tensor:
     _view_mode = None  # views made by view ops: True / "multi" in grad mode, False in no_grad
     _grad = None
     _base = None
+    _is_conj = False    # the lazy conjugate bit: the values are the conjugates of the stored ones (conj())
     _output_nr = 0
     _retains_grad = False
     _tensor_hooks = _NO_HOOKS    # read-only: register_hook gives the tensor its own dict
@@ -544,6 +545,8 @@ class Tensor:
         """A detached alias with a fresh version counter: changes made through it are not tracked (PyTorch)."""
         t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype)
         t._inference = self._inference
+        if self._is_conj:
+            _mark_conj(t)
         return t
 
     @data.setter
@@ -772,12 +775,19 @@ class Tensor:
         return _call("bmm", self, mat2)
 
     def mv(self, vec):
+        if self.dtype._kind == 3 or vec.dtype._kind == 3:
+            return _fm.complex_bilinear(Tensor.mv, self, vec)
         return _call("mv", self, vec)
 
     def dot(self, tensor):
+        if self.dtype._kind == 3 and tensor.dtype is self.dtype:
+            return _fm.complex_bilinear(Tensor.dot, self, tensor)
         return _call("dot", self, tensor)
 
     def vdot(self, other):
+        """sum(conj(self) * other)."""
+        if self.dtype._kind == 3 and other.dtype is self.dtype:
+            return self.conj().dot(other)
         return _call("vdot", self, other)
 
     def inner(self, other):
@@ -1202,12 +1212,12 @@ class Tensor:
     not_equal_, less_, less_equal_, greater_, greater_equal_ = ne_, lt_, le_, gt_, ge_
 
     def __eq__(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+        if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.bool_)):
             return NotImplemented
         return self.eq(other)
 
     def __ne__(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_)):
+        if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.bool_)):
             return NotImplemented
         return self.ne(other)
 
@@ -1910,11 +1920,11 @@ class Tensor:
         if self.dtype is not other.dtype:
             raise RuntimeError(f"{self.dtype.legacy_name} did not match {other.dtype.legacy_name}")
         close = self.eq(other)
-        if equal_nan and self.dtype.is_floating_point:
+        if equal_nan and (self.dtype.is_floating_point or self.dtype.is_complex):
             close = close.logical_or(self.isnan().logical_and(other.isnan()))
         if rtol == 0 and atol == 0:
             return close
-        a, b = (self, other) if self.dtype.is_floating_point else (self.to(D.get_default_dtype()),
+        a, b = (self, other) if self.dtype.is_floating_point or self.dtype.is_complex else (self.to(D.get_default_dtype()),
                                                                    other.to(D.get_default_dtype()))
         diff = (a - b).abs()
         return close.logical_or(diff.isfinite().logical_and(diff.le(b.abs() * rtol + atol)))
@@ -2025,23 +2035,27 @@ class Tensor:
         return self.dtype.is_signed
 
     def is_conj(self):
-        """False: tgrad's conj materializes (no lazy conjugate bit), so no tensor carries one."""
-        return False
+        """True for a lazy conjugate view (conj() of a complex tensor): it shares its base's memory and reads
+        the conjugates of the stored values; ops that read it see those values (the dispatcher resolves it)."""
+        return self._is_conj
 
     def is_neg(self):
         return False
 
     def conj(self):
-        """The complex conjugate (a new tensor: no lazy conj bit); a real tensor is its own conjugate."""
-        return _call("conj_physical", self) if self.dtype._kind == 3 else self
+        """The complex conjugate as a view with the conjugate bit flipped (PyTorch's lazy conj: no copy); a real
+        tensor is its own conjugate."""
+        return _call("conj", self) if self.dtype._kind == 3 else self
 
     def conj_physical(self):
         return _call("conj_physical", self)
 
     def resolve_conj(self):
-        return self
+        """A new tensor holding the values of a conjugate view (the bit cleared); any other tensor itself."""
+        return _call("resolve_conj", self) if self._is_conj else self
 
-    resolve_neg = resolve_conj
+    def resolve_neg(self):
+        return self
 
     def angle(self):
         return _call("angle", self)
@@ -2471,6 +2485,8 @@ class Tensor:
     def _detached_alias(self):
         t = _new(self._storage, self._offset, self._shape, self._strides, self.dtype, counter=self._version_counter)
         t._inference = self._inference
+        if self._is_conj:
+            _mark_conj(t)
         return t
 
     def _view_of(self, shape, strides, offset=None, dtype=None):
@@ -2480,6 +2496,8 @@ class Tensor:
                  dtype or self.dtype, counter=self._version_counter)
         t._base = self if self._base is None else self._base
         t._inference = self._inference
+        if self._is_conj and t.dtype._kind == 3:    # views of a conjugate view are conjugate views
+            _mark_conj(t)
         return t
 
     def _copy_recorded(self):
@@ -2503,6 +2521,11 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
+        if self._is_conj:
+            if not force:
+                raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use "
+                                   "tensor.resolve_conj().numpy() instead.")
+            return self.detach().resolve_conj().numpy(force=True)
         if self.device.type != "cpu":
             if not force:
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() "
@@ -2514,6 +2537,8 @@ class Tensor:
         """DLPack export of a cpu tensor: numpy's capsule over this tensor's memory (zero copy)."""
         if self._requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self._is_conj:
+            raise BufferError("Can't export tensors with the conjugate bit set")
         if self.device.type != "cpu":
             raise BufferError(f"tgrad exports DLPack capsules of cpu tensors only (this one is on {self.device})")
         return self._np_view().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
@@ -2523,7 +2548,7 @@ class Tensor:
         return (1, 0) if self.device.type == "cpu" else (2, self.device.index or 0)
 
     def __array__(self, dtype=None, copy=None):
-        a = self.detach().cpu()._np_view()
+        a = self.detach().resolve_conj().cpu()._np_view()
         return a.astype(dtype) if dtype is not None else a
 
     def tolist(self):
@@ -2546,6 +2571,8 @@ class Tensor:
 
     def _host_copy(self):
         """A numpy copy of the values (any device)."""
+        if self._is_conj:
+            return self.detach().resolve_conj()._host_copy()
         if self.device.type == "cpu" and not self.is_contiguous():
             return np.array(self._np_view())
         c = self.contiguous()       # a copy of contiguous bytes costs less than building a strided view
@@ -2684,6 +2711,20 @@ def _init_from(t, storage, offset, shape, strides, dtype, counter=None):
     t._grad_fn_version = counter[0]
     t._inference = _grad_state.inference
     # the other fields start at Tensor's class-level defaults (fewer stores per new tensor: host time per op)
+
+
+CONJ_ALIVE = [0]    # how many tensors with the conjugate bit are alive: the dispatcher looks for them while any is
+
+
+def _conj_dead():
+    CONJ_ALIVE[0] -= 1
+
+
+def _mark_conj(t):
+    """Give ``t`` the conjugate bit (counted in CONJ_ALIVE until it dies)."""
+    t._is_conj = True
+    CONJ_ALIVE[0] += 1
+    weakref.finalize(t, _conj_dead)
 
 
 def _new(storage, offset, shape, strides, dtype, counter=None, cls=Tensor):

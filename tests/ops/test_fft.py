@@ -9,7 +9,7 @@ from tgrad.autograd import gradcheck, gradgradcheck
 
 
 def vals(x):
-    return x.detach().cpu().numpy()
+    return x.detach().resolve_conj().cpu().numpy()
 
 
 def cplx(shape, seed=0, dtype=np.complex128):
@@ -257,3 +257,55 @@ def test_tensor_stft_istft_methods():
     z = x.stft(16, hop_length=4, window=w, return_complex=True)
     assert vals(z).tobytes() == vals(tgrad.stft(x, 16, hop_length=4, window=w, return_complex=True)).tobytes()
     np.testing.assert_allclose(z.istft(16, hop_length=4, window=w, length=64).cpu().numpy(), x.cpu().numpy(), atol=1e-12)
+
+
+def test_grad_fn_names_and_any_dim():
+    """One node per 1-D transform on any dim, with PyTorch's names: FftR2CBackward0 for a real input (fft,
+    rfft), FftC2CBackward0 for a complex one, FftC2RBackward0 for irfft / hfft; gradients of the real-input
+    pass along a middle dim against finite differences."""
+    x = tgrad.tensor(np.random.default_rng(2).standard_normal((2, 5, 3)), requires_grad=True)
+    z = tgrad.tensor(cplx((2, 5, 3)), requires_grad=True)
+    for got, name in ((F.fft(x), "FftR2CBackward0"), (F.fft(x, dim=1), "FftR2CBackward0"),
+                      (F.rfft(x, n=8, dim=0), "FftR2CBackward0"), (F.fft(z, dim=1), "FftC2CBackward0"),
+                      (F.ifft(z, dim=0), "FftC2CBackward0"), (F.fft2(z), "FftC2CBackward0"),
+                      (F.irfft(z, dim=1), "FftC2RBackward0"), (F.hfft(z), "FftC2RBackward0"),
+                      (F.irfft2(z), "FftC2RBackward0")):
+        assert type(got.grad_fn).__name__ == name
+        assert got.grad_fn.next_functions[0][0] is not None
+    assert F.ihfft(x).is_conj() and not F.ihfft2(x).is_conj()       # PyTorch 2.13's
+    np.testing.assert_allclose(vals(F.fft(x, dim=1)), np.fft.fft(vals(x), axis=1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.irfft(z, n=7, dim=1)), np.fft.irfft(vals(z), n=7, axis=1), atol=1e-12)
+    assert gradcheck(lambda v: F.fft(v, n=4, dim=1), (x,))
+    assert gradcheck(lambda v: F.rfft(v, dim=0, norm="ortho"), (x,))
+    assert gradcheck(lambda v: F.irfft(v, n=6, dim=1), (z,))
+    assert gradcheck(lambda v: F.ifft(v, dim=0), (z,))
+
+
+def test_bluestein_prime_lengths(monkeypatch):
+    """Long lengths with no split (primes) go through Bluestein's chirp convolution (power-of-2 DFTs), as do the
+    prime factors of awkward composites (2 p); accuracy against numpy.fft on a real prime length, then with
+    FOUR_STEP_MIN lowered so small primes take the path: padded, one-sided, c2r, complex64, gradients."""
+    from tgrad.ops import fft as opfft
+    calls = []
+    real = opfft._bluestein
+    monkeypatch.setattr(opfft, "_bluestein", lambda *a: calls.append(a[1]) or real(*a))
+    z = cplx((2, 521), 20)
+    for dt, tol in ((np.complex128, 2e-15), (np.complex64, 1e-6)):
+        got = vals(F.fft(tgrad.tensor(z.astype(dt))))
+        ref = np.fft.fft(z.astype(dt).astype(np.complex128))
+        assert np.abs(got - ref).max() <= tol * np.abs(ref).max()
+    assert calls == [521, 521]
+    monkeypatch.setattr(opfft, "FOUR_STEP_MIN", 4)
+    calls.clear()
+    z = cplx((3, 13), 21)
+    x = np.random.default_rng(22).standard_normal((2, 26))
+    tz, tx = tgrad.tensor(z), tgrad.tensor(x)
+    for got, ref in [(F.fft(tz), np.fft.fft(z)), (F.ifft(tz[:, :9], n=13, norm="ortho"), np.fft.ifft(z[:, :9], n=13,
+                                                                                                  norm="ortho")),
+                     (F.rfft(tx[:, :13]), np.fft.rfft(x[:, :13])), (F.irfft(tz[:, :7], n=13), np.fft.irfft(z[:, :7], n=13)),
+                     (F.fft(tx), np.fft.fft(x)), (F.fft(tz, dim=0, n=5), np.fft.fft(z, n=5, axis=0))]:
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-12, atol=1e-12)
+    assert set(calls) == {5, 13}
+    zg = tgrad.tensor(z[0, :7], requires_grad=True)
+    assert gradcheck(lambda v: F.fft(v), (zg,))
+    assert gradcheck(lambda v: F.irfft(v, n=13), (zg,))

@@ -19,7 +19,7 @@ from .. import dtypes as _D
 from .. import ops as _ops
 from .._state import state as _grad_state
 from ..kernels.runtime import launcher as _launcher
-from ..tensor import Tensor, scalar, zeros
+from ..tensor import CONJ_ALIVE as _CONJ_ALIVE, Tensor, scalar, zeros
 from . import grad_mode
 from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
 
@@ -262,6 +262,8 @@ def call(name, *inputs, **attrs):
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
     spec = _specs.get(op) or _spec(op)
+    if _CONJ_ALIVE[0] and not op.view and op is not _RESOLVE_CONJ:
+        inputs = _resolve_conj(inputs)
     n = spec.n_inputs
     ins = inputs if n is None or len(inputs) == n else inputs[:n]       # None: cat/stack, variadic
     if len(ins) > 1:
@@ -280,6 +282,20 @@ def call(name, *inputs, **attrs):
     if needs:
         _record(spec, ins, attrs, out)
     return out
+
+
+_RESOLVE_CONJ = _TABLE["resolve_conj"]
+
+
+def _resolve_conj(inputs):
+    """Conjugate views among ``inputs`` replaced by their values (``resolve_conj``, recorded: CloneBackward0):
+    every op but a view op reads values, never the stored conjugates."""
+    for t in inputs:
+        if getattr(t, "_is_conj", False):
+            break
+    else:
+        return inputs
+    return tuple(call("resolve_conj", t) if isinstance(t, Tensor) and t._is_conj else t for t in inputs)
 
 
 def _make_node(spec, inputs, attrs):
@@ -493,6 +509,10 @@ def _plain_inplace(op, self, inputs):
 def call_inplace(name, self, *inputs, **attrs):
     """``self.<name>_(*inputs)``: compute into self, bump its version, rebase its grad_fn."""
     op = _ops.TABLE[name]
+    if _CONJ_ALIVE[0]:
+        inputs = _resolve_conj(inputs)
+        if self._is_conj:
+            return _inplace_on_conj(name, self, inputs, attrs)
     if _plain_inplace(op, self, inputs):
         op.forward(self, *inputs, out=self, **attrs)
         self._version_counter[0] += 1
@@ -530,6 +550,22 @@ def call_inplace(name, self, *inputs, **attrs):
         node._out_meta = ((tuple(self.shape), self.dtype, self.device),)
         _rebase(self, node)
         _save(node, _spec(op), [old_self] + others, (self,))
+    return self
+
+
+def _inplace_on_conj(name, self, inputs, attrs):
+    """``self.<name>_(...)`` on a conjugate view writes through it, as PyTorch's: the result's conjugates go to
+    the shared memory.  Not recorded: with a gradient to track, PyTorch's refusal of unsupported cases."""
+    op = _ops.TABLE[name]
+    if _needs_grad(op, [self] + list(inputs[:len(op.inputs) - 1])):
+        raise RuntimeError(f"{name}_(): in-place operations on a conjugate view that requires grad are not "
+                           "supported by tgrad; use resolve_conj() first")
+    _check_inplace(op, self, [self], False)
+    r = call(name, self, *inputs, **attrs)
+    raw = self._view_of(self._shape, self._strides)
+    raw._is_conj = False
+    _ops.complex.KC.unary(_ops.complex.KC.CONJ, r, raw)
+    self._version_counter[0] += 1
     return self
 
 

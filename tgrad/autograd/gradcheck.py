@@ -4,11 +4,15 @@ For ``func(*inputs)`` with outputs y and differentiable inputs x:
 numerical J[:, j] = (f(x + eps e_j) - f(x - eps e_j)) / (2 eps), analytical
 J[i, :] = d y_i / d x from ``autograd.grad`` with a one-hot grad_output;
 they must agree within ``atol + rtol * |numerical|``.  Use float64 inputs.
+
+Complex inputs and outputs count as their (real, imaginary) float pairs, as PyTorch's gradcheck splits them:
+a column per part of an input (perturbed apart), a row per part of an output (the analytical row of Re y_i
+from grad_output 1 at i, of Im y_i from grad_output 1j: PyTorch's convention grad = dL/dRe + i dL/dIm).
 """
 import numpy as np
 
 from ..tensor import Tensor, from_host, zeros
-from . import engine, grad_mode
+from . import dispatch, engine, grad_mode
 
 
 class GradcheckError(RuntimeError):
@@ -21,7 +25,17 @@ def _as_tuple(x):
 
 def _outputs(func, inputs):
     out = _as_tuple(func(*inputs))
-    return [o for o in out if isinstance(o, Tensor) and o.dtype.is_floating_point]
+    return [o for o in out if isinstance(o, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)]
+
+
+def _floats(arr):
+    """A host array as flat float64s: a complex one as its (real, imaginary) pairs."""
+    a = np.asarray(arr).reshape(-1)
+    return a.astype(np.complex128).view(np.float64) if np.iscomplexobj(a) else a.astype(np.float64)
+
+
+def _parts(t):
+    return 2 if t.dtype.is_complex else 1
 
 
 def _set_values(t, arr):
@@ -35,39 +49,39 @@ def _numerical(func, inputs, diff_idx, eps):
     for k in diff_idx:
         x = inputs[k]
         orig = x.detach()._host_copy()
-        flat = orig.reshape(-1).copy()
+        flat = _floats(orig).copy()
         cols = []
         for j in range(flat.size):
             vals = []
             for sign in (1, -1):
                 p = flat.copy()
                 p[j] = p[j] + sign * eps
-                _set_values(x, p.reshape(orig.shape))
+                _set_values(x, (p.view(np.complex128) if x.dtype.is_complex else p).reshape(orig.shape))
                 outs = _outputs(func, inputs)   # grad mode stays on: gradgradcheck's func needs it
-                vals.append(np.concatenate([o._host_copy().reshape(-1).astype(np.float64) for o in outs])
-                            if outs else np.zeros(0))
+                vals.append(np.concatenate([_floats(o._host_copy()) for o in outs]) if outs else np.zeros(0))
             cols.append((vals[0] - vals[1]) / (2 * eps))
         _set_values(x, orig)
         if cols:
             res.append(np.stack(cols, axis=1))
         else:                                           # an empty input: a Jacobian without columns
-            res.append(np.zeros((sum(o.numel() for o in _outputs(func, inputs)), 0)))
+            res.append(np.zeros((sum(o.numel() * _parts(o) for o in _outputs(func, inputs)), 0)))
     return res
 
 
 def _analytical(func, inputs, diff_idx, check_dtypes=False):
     outs = _outputs(func, inputs)
     sizes = [o.numel() for o in outs]
-    n_out = sum(sizes)
-    jac = [np.zeros((n_out, inputs[k].numel())) for k in diff_idx]
+    n_out = sum(n * _parts(o) for n, o in zip(sizes, outs))
+    jac = [np.zeros((n_out, inputs[k].numel() * _parts(inputs[k]))) for k in diff_idx]
     row = 0
     for oi, o in enumerate(outs):
         if not o.requires_grad:
-            row += sizes[oi]
+            row += sizes[oi] * _parts(o)
             continue
-        for i in range(sizes[oi]):
-            g = np.zeros(sizes[oi])
-            g[i] = 1.0
+        for r in range(sizes[oi] * _parts(o)):
+            i, part = divmod(r, _parts(o))
+            g = np.zeros(sizes[oi], np.complex128 if o.dtype.is_complex else np.float64)
+            g[i] = 1j if part else 1.0
             go = from_host(g.reshape(tuple(o.shape)), o.dtype, o.device)
             grads = engine.grad([o], [inputs[k] for k in diff_idx], grad_outputs=[go], retain_graph=True,
                                 allow_unused=True)
@@ -78,8 +92,8 @@ def _analytical(func, inputs, diff_idx, check_dtypes=False):
                     if tuple(gr.shape) != tuple(inputs[diff_idx[c]].shape):
                         raise GradcheckError(f"grad for input {diff_idx[c]} has shape {tuple(gr.shape)}, "
                                              f"expected {tuple(inputs[diff_idx[c]].shape)}")
-                    jac[c][row + i] = gr._host_copy().reshape(-1)
-        row += sizes[oi]
+                    jac[c][row + r] = _floats(gr._host_copy())
+        row += sizes[oi] * _parts(o)
     return jac
 
 
@@ -116,7 +130,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of "
                          "the them have requires_grad=True.")
     for i in diff_idx:
-        if inputs[i].dtype.name != "float64":
+        if inputs[i].dtype.name not in ("float64", "complex128"):
             import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. This "
                           "check will likely fail if all the inputs are not of double precision floating "
@@ -187,8 +201,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
 def _random_like(o, non_contig):
     """A leaf shaped like ``o`` drawn from the global generator as PyTorch's ``make_tensor(low=-1, high=1)``
-    (uniform_ over the shape, so later draws match); ``non_contig``: every other element of a doubled buffer."""
-    t = zeros(tuple(o.shape), o.dtype, o.device).uniform_(-1, 1)
+    (uniform_ over the shape, over (re, im) pairs for complex, so later draws match); ``non_contig``: every other
+    element of a doubled buffer."""
+    t = zeros(tuple(o.shape), o.dtype, o.device)
+    (dispatch.call("view_as_real", t) if o.dtype.is_complex else t).uniform_(-1, 1)
     if non_contig and t.numel() > 1:
         t = t.repeat_interleave(2, dim=-1)[..., ::2]
     return t.detach().requires_grad_(True)

@@ -87,7 +87,7 @@ def kptr(t):
     """Pointer argument for a tensor-like (data_ptr(), dtype with ``.np``)."""
     if t.dtype._kind == 3:     # Triton would take numpy's complex type for fp32 (TRITON_NOTES): never launch one
         raise NotImplementedError(f"this operation is not implemented for '{t.dtype.legacy_name}' tensors "
-                                  "(tgrad's complex support: creation, views, arithmetic, exp, abs, angle, fft)")
+                                  "(tgrad's complex support: see the README)")
     return Ptr(t.data_ptr(), t.dtype.np)
 
 

@@ -87,7 +87,55 @@ def twiddle_kernel(y_ptr, z_ptr, n_elements, n1, n2, L, SIGN: tl.constexpr, COMP
     tl.store(z_ptr + 2 * idx + 1, (yr * s + yi * c).to(z_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def chirp_kernel(x_ptr, out_ptr, n_elements, N, L, scale_hi, scale_lo,
+                 SIGN: tl.constexpr, HAS_X: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
+    """out[r, n] = scale x[r, n] b_n (HAS_X; else scale b_n) for rows of N, b_n = exp(SIGN pi i n^2 / L): the
+    chirp of Bluestein's DFT, its angle from n^2 mod 2L in integers (``_cos_sin`` of length 2L)."""
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n_elements
+    n = idx % N
+    c, s = _cos_sin((n * n) % (2 * L), 2 * L, COMPUTE)
+    if SIGN < 0:
+        s = -s
+    scale = param_h(scale_hi, scale_lo, c)
+    if HAS_X:
+        xr = tl.load(x_ptr + 2 * idx, mask=mask).to(COMPUTE)
+        xi = tl.load(x_ptr + 2 * idx + 1, mask=mask).to(COMPUTE)
+        re = xr * c - xi * s
+        im = xr * s + xi * c
+    else:
+        re = c
+        im = s
+    tl.store(out_ptr + 2 * idx, (re * scale).to(out_ptr.dtype.element_ty), mask=mask)
+    tl.store(out_ptr + 2 * idx + 1, (im * scale).to(out_ptr.dtype.element_ty), mask=mask)
+
+
 _SITES = Sites()
+
+
+def chirp(x, out, L, sign, scale=1.0):
+    """out = scale * x * b (x None: scale * b) over contiguous complex rows of out's last dim N, b_n =
+    exp(sign pi i n^2 / L) (``chirp_kernel``)."""
+    n = out.numel()
+    if n == 0:
+        return out
+    N = out._shape[-1]
+    dev = out._storage.launch_device
+    rdt = out.dtype.to_real()
+    key = ("chirp", n, N, L, sign, x is not None, rdt, dev, gpu_blocks(dev))
+    site = _SITES.get(key)
+    if site is None:
+        block = elementwise_block(n, dev)
+        hi, lo = split64(1.0)
+        site = _SITES.add(key, Launch(chirp_kernel, (cdiv(n, block),), dev,
+                                      [Ptr((x if x is not None else out).data_ptr(), rdt.np),
+                                       Ptr(out.data_ptr(), rdt.np), n, N, L, hi, lo],
+                                      {"SIGN": sign, "HAS_X": x is not None,
+                                       "COMPUTE": tl.float64 if rdt.name == "float64" else tl.float32,
+                                       "BLOCK": block}))
+    site((x if x is not None else out).data_ptr(), out.data_ptr(), *split64(float(scale)))
+    return out
 
 
 def twiddle(y, z, n1, n2, sign):

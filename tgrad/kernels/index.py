@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 from . import _geometry as G
+from . import elementwise as KE
 from .runtime import cdiv, elementwise_block, launch
 from ._lang import cast_store, kptr, strided_offset
 
@@ -65,11 +66,18 @@ def masked_fill_fn(m, v, x, p0, p1):
 
 
 def _launch(kernel, shape, src, s_strides, idx, x_strides, out, o_strides, scale, extra):
+    result = out
+    if out.dtype._kind == 3:    # complex: move the (real, imaginary) float pairs, a trailing dim of 2
+        shape, scale = tuple(shape) + (2,), 2 * scale
+        s_strides = [2 * v for v in s_strides] + [1]
+        o_strides = [2 * v for v in o_strides] + [1]
+        x_strides = list(x_strides) + [0]
+        src, out = KE.FloatView(src), KE.FloatView(out)
     n = 1
     for d in shape:
         n *= d
     if n == 0:
-        return out
+        return result
     dev = out._storage.launch_device
     sizes, per = G.launch_geometry(tuple(shape), [list(s_strides), list(x_strides), list(o_strides)])
     args = [kptr(src), kptr(idx), kptr(out), n, int(scale)] + sizes
@@ -79,7 +87,7 @@ def _launch(kernel, shape, src, s_strides, idx, x_strides, out, o_strides, scale
     cexpr = {"S_ND": per[0][1], "I_ND": per[1][1], "O_ND": per[2][1], "BLOCK": block}
     cexpr.update(extra)
     launch(kernel, (cdiv(n, block),), dev, args, cexpr)
-    return out
+    return result
 
 
 def gather(shape, src, s_strides, idx, x_strides, out, o_strides, scale):

@@ -8,8 +8,10 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as K
 from ..kernels import activation as KA
+from ..kernels import complex as KC
 from ..kernels._lang import compute_type, split64
 from . import Op, call as _c
+from . import complex as _complex
 from ._pointwise import _float_result, _full, _gt0, _launch_unary, _out
 
 _INV_SQRT_2PI = 0.3989422804014327
@@ -70,8 +72,9 @@ class _Act:
     d2(x, **battrs) -> f''(x) (None: piecewise linear)."""
 
     def __init__(self, name, node, bnode, fwd, bwd, battrs=None, d2=None, result=False, int_ok=False,
-                 bwd_name=None):
+                 bwd_name=None, d1_complex=None):
         self.name, self.node, self.bnode = name, node, bnode
+        self.d1_complex = d1_complex        # f'(z) from the saved (conjugated) tensor, for complex inputs
         self.fwd, self.bwd, self.d2, self.result, self.int_ok = fwd, bwd, d2, result, int_ok
         self.battrs = battrs or (lambda **a: a)
         self.bwd_name = bwd_name or name + "_backward"
@@ -97,12 +100,16 @@ def activation(name, node, bnode, fwd, bwd, variants=(), inplace=False, **kw):
     a = _Act(name, node, bnode, fwd, bwd, **kw)
 
     def forward(self, *, out=None, **attrs):
+        if self.dtype._kind == 3 and a.d1_complex is not None:
+            return _complex.unary(KC.UNARY[a.name], self, out, a.name)
         fn, p0, p1 = a.fwd(**attrs)
         dt = self.dtype if (a.int_ok and self.dtype is not D.bool_) else _float_result(self.dtype)
         return _launch_unary(fn, self, out, dt, p0, p1, name=a.name)
 
     def backward(ctx, g):
         x = ctx.saved["result" if a.result else "self"]
+        if x.dtype._kind == 3:      # grad * conj(f'(z)), PyTorch's convention
+            return (g.mul(a.d1_complex(x.conj())),)
         return (_c(a.bwd_name, g, x, **a.battrs(**ctx.attrs)),)
 
     ops = [Op(a.name, forward, backward, a.node, save=("result" if a.result else "self",), variants=variants,
@@ -175,10 +182,12 @@ LOGSIGMOID, LOGSIGMOID_BACKWARD = activation(
 SIGMOID, SIGMOID_BACKWARD = activation(
     "sigmoid", "SigmoidBackward0", "SigmoidBackwardBackward0", _no_attrs(KA.sigmoid_fn),
     _no_attrs(KA.sigmoid_backward_fn), d2=lambda y: y.mul(-2).add(1), result=True,
+    d1_complex=lambda y: y.mul(y.neg().add(1)),
     variants=("method", "function"), inplace=True)
 TANH, TANH_BACKWARD = activation(
     "tanh", "TanhBackward0", "TanhBackwardBackward0", _no_attrs(KA.tanh_fn), _no_attrs(KA.tanh_backward_fn),
-    d2=lambda y: y.mul(-2), result=True, variants=("method", "function"), inplace=True)
+    d2=lambda y: y.mul(-2), result=True, variants=("method", "function"), inplace=True,
+    d1_complex=lambda y: y.mul(y).neg().add(1))
 
 
 SOFTSHRINK, SOFTSHRINK_BACKWARD = activation(

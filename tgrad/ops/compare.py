@@ -4,8 +4,10 @@ gradient; the others give bool or integer results."""
 from .. import dtypes as D
 from ..kernels import elementwise as K
 from ..kernels import compare as KC
+from ..kernels import complex as KX
 from ..kernels._lang import compute_type
 from . import Op, call as _c
+from .complex import as_complex
 from ._pointwise import _broadcast_out, _full, _launch_unary, _out, _promoted
 
 
@@ -22,11 +24,29 @@ def _minmax_backward(first_wins):
     return backward
 
 
-def _compare(fn):
-    """Comparisons / logical ops: computed in the promoted dtype, bool result."""
+def _compare(fn, name):
+    """Comparisons / logical ops: computed in the promoted dtype, bool result; complex operands: eq / ne only
+    (both parts compared), the orderings raise as PyTorch's."""
     def forward(self, other, *, out=None):
+        dt = D.result_type(self, other)
         o = _broadcast_out(out, D.bool_, "", self, other)
-        return K.binary(fn, self, other, o, compute=compute_type(D.result_type(self, other)))
+        if dt._kind == 3:
+            if name not in ("eq", "ne"):
+                raise NotImplementedError(f"\"{name}_{self._storage.device.type}\" not implemented for "
+                                          f"'{dt.legacy_name}'")
+            return KX.compare(KX.EQ if name == "eq" else KX.NE, as_complex(self, dt), as_complex(other, dt), o)
+        return K.binary(fn, self, other, o, compute=compute_type(dt))
+    return forward
+
+
+def _ordered(fn, name):
+    """maximum / minimum: promoted; complex operands have no order (PyTorch's error)."""
+    promoted = _promoted(fn, name)
+
+    def forward(self, other, *, out=None):
+        if self.dtype._kind == 3 or other.dtype._kind == 3:
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        return promoted(self, other, out=out)
     return forward
 
 
@@ -52,21 +72,21 @@ def bitwise_not_forward(self, *, out=None):
     return _launch_unary(fn, self, out, self.dtype)
 
 
-MAXIMUM = Op("maximum", _promoted(KC.maximum_fn, "maximum"), _minmax_backward(("gt", "lt")),
+MAXIMUM = Op("maximum", _ordered(KC.maximum_fn, "maximum"), _minmax_backward(("gt", "lt")),
              "MaximumBackward0", inputs=("self", "other"), save=("self", "other"), variants=("method", "function"))
-MINIMUM = Op("minimum", _promoted(KC.minimum_fn, "minimum"), _minmax_backward(("lt", "gt")),
+MINIMUM = Op("minimum", _ordered(KC.minimum_fn, "minimum"), _minmax_backward(("lt", "gt")),
              "MinimumBackward0", inputs=("self", "other"), save=("self", "other"), variants=("method", "function"))
-EQ = Op("eq", _compare(KC.eq_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
-NE = Op("ne", _compare(KC.ne_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
-LT = Op("lt", _compare(KC.lt_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
-LE = Op("le", _compare(KC.le_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
-GT = Op("gt", _compare(KC.gt_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
-GE = Op("ge", _compare(KC.ge_fn), inputs=("self", "other"), variants=("method", "function"), inplace=True)
-LOGICAL_AND = Op("logical_and", _compare(KC.logical_and_fn), inputs=("self", "other"),
+EQ = Op("eq", _compare(KC.eq_fn, "eq"), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+NE = Op("ne", _compare(KC.ne_fn, "ne"), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LT = Op("lt", _compare(KC.lt_fn, "lt"), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LE = Op("le", _compare(KC.le_fn, "le"), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+GT = Op("gt", _compare(KC.gt_fn, "gt"), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+GE = Op("ge", _compare(KC.ge_fn, "ge"), inputs=("self", "other"), variants=("method", "function"), inplace=True)
+LOGICAL_AND = Op("logical_and", _compare(KC.logical_and_fn, "logical_and"), inputs=("self", "other"),
                  variants=("method", "function"), inplace=True)
-LOGICAL_OR = Op("logical_or", _compare(KC.logical_or_fn), inputs=("self", "other"),
+LOGICAL_OR = Op("logical_or", _compare(KC.logical_or_fn, "logical_or"), inputs=("self", "other"),
                 variants=("method", "function"), inplace=True)
-LOGICAL_XOR = Op("logical_xor", _compare(KC.logical_xor_fn), inputs=("self", "other"),
+LOGICAL_XOR = Op("logical_xor", _compare(KC.logical_xor_fn, "logical_xor"), inputs=("self", "other"),
                  variants=("method", "function"), inplace=True)
 BITWISE_AND = Op("bitwise_and", _bitwise(KC.bitwise_and_fn, "bitwise_and"), inputs=("self", "other"),
                  variants=("method", "function"), inplace=True)

@@ -11,7 +11,8 @@ from .. import dtypes as D
 from ..kernels import complex as KC
 from ..kernels import elementwise as K
 from ..kernels import _geometry as G
-from ..tensor import empty, zeros
+from ..kernels._lang import compute_type
+from ..tensor import _mark_conj, empty, scalar, zeros
 from . import Op, call as _c
 from ._pointwise import _out
 
@@ -35,6 +36,10 @@ def as_complex(t, dt):
 def view_as_real_forward(self):
     if not self.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if self._is_conj:
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+                           "tensor so you can view it as real, use self.resolve_conj(); however, be warned that "
+                           "the resulting tensor will NOT alias the original.")
     return _float_view(self, None)
 
 
@@ -73,6 +78,9 @@ def real_backward(ctx, grad):
 def imag_forward(self):
     if not self.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if self._is_conj:       # -Im of the stored values (PyTorch: a negative view; here new memory)
+        im = _float_view(self, 1)
+        return K.unary(K.neg_fn, im, empty(self._shape, im.dtype, self.device), compute=compute_type(im.dtype))
     return _float_view(self, 1)
 
 
@@ -117,6 +125,37 @@ def polar_backward(ctx, grad):
 
 
 # ------------------------------------------------------------------ conj, angle, sgn
+def conj_forward(self):
+    """The lazy conjugate: a view of the same memory with the conjugate bit flipped (no launch)."""
+    v = self._view_of(self._shape, self._strides)
+    if self._is_conj:
+        v._is_conj = False
+    else:
+        _mark_conj(v)
+    return v
+
+
+def conj_backward(ctx, grad):
+    return (_c("conj_physical", grad),)
+
+
+def _raw(t):
+    """``t`` without its conjugate bit: the stored values (a view, no autograd)."""
+    r = t._view_of(t._shape, t._strides)
+    r._is_conj = False
+    return r
+
+
+def resolve_conj_forward(self):
+    """A conjugate view's values in new memory: the stored values conjugated (the dispatcher's materialization
+    of a conjugate view read by any other op)."""
+    return KC.unary(KC.CONJ, _raw(self), empty(self._shape, self.dtype, self.device))
+
+
+def resolve_conj_backward(ctx, grad):
+    return (grad,)
+
+
 def conj_physical_forward(self, *, out=None):
     if not self.dtype.is_complex:
         return K.copy(self, _out(out, self._shape, self.dtype, self.device, "conj_physical"))
@@ -124,7 +163,7 @@ def conj_physical_forward(self, *, out=None):
 
 
 def conj_physical_backward(ctx, grad):
-    return (grad.conj(),)
+    return (_c("conj_physical", grad),)
 
 
 def angle_forward(self, *, out=None):
@@ -190,6 +229,86 @@ def unary(op, self, out, name):
     return KC.unary(op, self, _out(out, self._shape, self.dtype, self.device, name))
 
 
+def math(name, real_forward):
+    """Forward of unary op ``name`` that routes a complex input to the complex kernel (``KC.UNARY[name]``)."""
+    code = KC.UNARY[name]
+
+    def forward(self, *, out=None, **attrs):
+        if self.dtype._kind == 3:
+            return unary(code, self, out, name)
+        return real_forward(self, out=out, **attrs)
+    forward.__name__ = f"{name}_forward"
+    forward.__doc__ = real_forward.__doc__
+    return forward
+
+
+def holomorphic(rule):
+    """Backward rule ``rule`` (grad times f'(self or result)) made complex-aware: for an f with real Taylor
+    coefficients f'(conj z) = conj f'(z), so running the rule on conjugated saved tensors gives PyTorch's
+    grad * conj(f'(z))."""
+    def backward(ctx, *grads):
+        saved = ctx.saved
+        if any(getattr(v, "dtype", None) is not None and v.dtype._kind == 3 for v in saved.values()):
+            saved = {k: (_c("conj_physical", v) if getattr(v, "dtype", None) is not None and v.dtype._kind == 3
+                         else v) for k, v in saved.items()}
+            ctx = type(ctx)(saved, ctx.attrs, ctx.needs_input_grad, ctx.input_meta)
+        return rule(ctx, *grads)
+    backward.__name__ = rule.__name__
+    backward.__doc__ = rule.__doc__
+    return backward
+
+
+# x ** p for a Python number p: ATen's special exponents, else exp(p log x)
+_POW_CODES = {2: KC.SQUARE, 3: KC.CUBE, 0.5: KC.SQRT, -0.5: KC.RSQRT, -1: KC.RECIPROCAL, -2: KC.RSQUARE}
+
+
+def pow_scalar(x, p, out):
+    """out = x ** p of complex x: 1 for p == 0, ATen's kernels for p in (2, 3, 0.5, -0.5, -1, -2), else
+    exp(p log x) (p complex or real)."""
+    if p == 0:
+        return K.copy(scalar(1, out.dtype, out.device), out)
+    code = _POW_CODES.get(p) if not isinstance(p, complex) else None
+    if code is not None:
+        return KC.unary(code, x, out)
+    return KC.binary(KC.POW, x, scalar(p, out.dtype, out.device), out)
+
+
+def pow_tensor_backward(g, x, y, r, need_x, need_y):
+    """x ** y complex: d/dx = grad conj(y x^(y-1)) (0 where y == 0), d/dy = grad conj(x^y log x) (0 where
+    x == 0 and Re y >= 0), PyTorch's pow_backward_self / pow_backward_exponent."""
+    gx = gy = None
+    if need_x:
+        d = y.mul(_c("pow_tensor", x, y.sub(1))).conj()
+        gx = _c("where", _c("eq", y, scalar(0, y.dtype, y.device)), scalar(0, g.dtype, g.device), g.mul(d))
+    if need_y:
+        yr = _c("real", y) if y.dtype._kind == 3 else y
+        zero = _c("logical_and", _c("eq", x, scalar(0, x.dtype, x.device)), _c("ge", yr, scalar(0, yr.dtype, yr.device)))
+        gy = _c("where", zero, scalar(0, g.dtype, g.device), g.mul(r.mul(_c("log", x)).conj()))
+    return gx, gy
+
+
+def _pair_view(t, nd, dt):
+    """``t`` over float pairs, (nd + 1)-dim (leading dims of 1): a complex t's (..., 2) floats (a real t of a
+    complex result made complex first), a bool t (a mask) with a trailing dim of 1."""
+    if t.dtype is D.bool_:
+        v = t._view_of(t._shape + (1,), t._strides + (0,))
+    else:
+        v = K.FloatView(as_complex(t, dt))
+    pad = nd + 1 - len(v._shape)
+    if pad:
+        v._shape, v._strides = (1,) * pad + v._shape, (0,) * pad + v._strides
+    return v
+
+
+def ternary(fn, a, b, c, out):
+    """out = fn(a, b, c) of kernels/elementwise.py's ternary map over the float pairs of complex ``out``
+    (where, masked_fill: bool operands broadcast over both parts)."""
+    nd = len(out._shape)
+    args = [_pair_view(t, nd, out.dtype) for t in (a, b, c)]
+    K.ternary(fn, *args, K.FloatView(out), compute=compute_type(out.dtype.to_real()))
+    return out
+
+
 def abs_forward(self, out):
     return KC.to_real(KC.ABS, self, _out(out, self._shape, self.dtype.to_real(), self.device, "abs"))
 
@@ -211,6 +330,10 @@ COMPLEX = Op("complex", complex_forward, complex_backward, "ComplexBackward0", i
              variants=("function",))
 POLAR = Op("polar", polar_forward, polar_backward, "PolarBackward0", inputs=("abs", "angle"),
            save=("angle", "result"), variants=("function",))
+CONJ = Op("conj", conj_forward, conj_backward, "ConjBackward0", view=True, variants=("method", "function"))
+# PyTorch's resolve_conj is a clone of the conjugate view (the conj applied while copying): CloneBackward0
+RESOLVE_CONJ = Op("resolve_conj", resolve_conj_forward, resolve_conj_backward, "CloneBackward0",
+                  variants=("method", "function"))
 CONJ_PHYSICAL = Op("conj_physical", conj_physical_forward, conj_physical_backward, "ConjPhysicalBackward0",
                    variants=("method", "function"), inplace=True)
 ANGLE = Op("angle", angle_forward, angle_backward, "AngleBackward0", save=("self",),
@@ -218,4 +341,4 @@ ANGLE = Op("angle", angle_forward, angle_backward, "AngleBackward0", save=("self
 SGN = Op("sgn", sgn_forward, sgn_backward, "SgnBackward0", save=("self", "result"),
          variants=("method", "function"), inplace=True)
 
-ENTRIES = [VIEW_AS_REAL, VIEW_AS_COMPLEX, REAL, IMAG, COMPLEX, POLAR, CONJ_PHYSICAL, ANGLE, SGN]
+ENTRIES = [VIEW_AS_REAL, VIEW_AS_COMPLEX, REAL, IMAG, COMPLEX, POLAR, CONJ, RESOLVE_CONJ, CONJ_PHYSICAL, ANGLE, SGN]

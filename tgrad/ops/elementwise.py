@@ -8,6 +8,7 @@ the caller), pick the result dtype by PyTorch's promotion, allocate the output
 (or write into ``out`` for in-place forms) and launch one kernel.  Backward
 rules are written with tgrad ops so they can be differentiated again.
 """
+import cmath
 import math
 
 import numpy as np
@@ -305,6 +306,8 @@ def pow_forward(self, *, exponent, out=None):
     dt = self.dtype if self.dtype.is_floating_point and type(exponent) in (int, float) else \
         D.result_type(self, exponent)
     o = empty(self._shape, dt, self._storage.device) if out is None else _out(out, self._shape, dt, None, "pow")
+    if dt._kind == 3:
+        return _complex.pow_scalar(_complex.as_complex(self, dt), exponent, o)
     if _int_exponent(exponent):
         if not dt.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
@@ -330,6 +333,8 @@ def pow_backward(ctx, grad):
     s = ctx.saved["self"]
     if p == 0:
         return (_zeros(grad),)
+    if s.dtype._kind == 3 or isinstance(p, complex):   # grad * conj(p z^(p - 1))
+        return (grad.mul(s.pow(p - 1).mul(p).conj()),)
     if _int_exponent(p) and s.dtype.is_floating_point:
         return (_c("pow_backward", grad, s, exponent=int(p)),)
     return (grad.mul(s.pow(p - 1).mul(p)),)
@@ -429,6 +434,8 @@ def pow_tensor_forward(self, exponent, *, out=None):
     """self ** exponent elementwise (broadcast)."""
     dt = D.result_type(self, exponent)
     o = _broadcast_out(out, dt, "pow", self, exponent)
+    if dt._kind == 3:
+        return KC.binary(KC.POW, _complex.as_complex(self, dt), _complex.as_complex(exponent, dt), o)
     fn = K.pow_tensor_fn if dt.is_floating_point else K.int_pow_tensor_fn
     return K.binary(fn, self, exponent, o, compute=compute_type(dt))
 
@@ -437,6 +444,8 @@ def pow_tensor_backward(ctx, g):
     """d/dx = y x^(y-1) (0 where y == 0); d/dy = x^y log x (0 where x == 0 and y >= 0)."""
     x, y, r = ctx.saved["self"], ctx.saved["exponent"], ctx.saved["result"]
     need_x, need_y = ctx.needs_input_grad
+    if r.dtype._kind == 3:
+        return _complex.pow_tensor_backward(g, x, y, r, need_x, need_y)
     gx = gy = None
     if need_x:
         d = y.mul(_c("pow_tensor", x, y.sub(1)))
@@ -452,6 +461,8 @@ def pow_scalar_base_forward(self, *, base, out=None):
     dt = D.result_type(base, self)
     b = scalar(base, dt, self.device)
     o = _out(out, self.shape, dt, self.device, "pow")
+    if dt._kind == 3:
+        return KC.binary(KC.POW, b, _complex.as_complex(self, dt), o)
     fn = K.pow_tensor_fn if dt.is_floating_point else K.int_pow_tensor_fn
     return K.binary(fn, b, self, o, compute=compute_type(dt))
 
@@ -459,6 +470,8 @@ def pow_scalar_base_forward(self, *, base, out=None):
 def pow_scalar_base_backward(ctx, g):
     """d/dx base^x = base^x log(base) (0 where base == 0 and x >= 0)."""
     base, r = ctx.attrs["base"], ctx.saved["result"]
+    if r.dtype._kind == 3 and base != 0:     # grad * conj(base^z log(base))
+        return (g.mul(r.conj()).mul(cmath.log(base).conjugate()),)
     if base == 0:
         return (_c("where", _c("ge", ctx.saved["self"], _full(0, g)), _full(0, g), g.mul(r).mul(float("-inf"))),)
     return (g.mul(r).mul(math.log(base) if base > 0 else float("nan")),)
@@ -502,6 +515,8 @@ def where_forward(condition, self, other, *, out=None):
                            f"{condition.dtype.legacy_name}")
     dt = D.result_type(self, other)
     o = _broadcast_out(out, dt, "where", condition, self, other)
+    if dt._kind == 3:
+        return _complex.ternary(K.where_fn, condition, self, other, o)
     return K.ternary(K.where_fn, condition, self, other, o, compute=compute_type(dt))
 
 

@@ -1,5 +1,7 @@
-"""Fourier transforms along the last dim (``tgrad.fft`` moves the dim there and builds every transform from
-these two): complex-to-complex and the one-sided complex-to-real inverse.  Kernel: ``kernels/fft.py``.
+"""Fourier transforms along one dim ``dim`` (``tgrad.fft`` builds every transform from these): complex-to-complex,
+real-to-complex (the same pass on a real input: PyTorch's FftR2CBackward0) and the one-sided complex-to-real
+inverse.  The kernels work on contiguous rows: the forwards move ``dim`` last (a copy) and return the result
+with ``dim`` moved back (a strided view of the new buffer).  Kernel: ``kernels/fft.py``.
 
 Backward (the adjoint of a DFT is the DFT of the opposite sign): c2c(x; L, M, sign, scale) has
 grad_x = c2c(grad; L, N, -sign, scale); c2r(X; L, scale) = Re(sum_k w_k X_k e^(2 pi i k n / L)) has
@@ -8,16 +10,17 @@ grad_X = w * c2c(grad + 0i; L, N, -1, scale) (w_k = 2 but for k = 0 and k = L / 
 from ..kernels import complex as KC
 from ..kernels import elementwise as KE
 from ..kernels import fft as KF
-from ..tensor import empty, from_host
+from ..tensor import _new, _wrap_dim, empty, from_host
 from . import Op, call as _c
-from .complex import _float_view
+from .complex import _float_view, as_complex
 
 
 def _contiguous(x):
     return x if x.is_contiguous() else KE.copy(x, empty(x._shape, x.dtype, x._storage.device))
 
 
-FOUR_STEP_MIN = 512    # from this length on, a composite length is split in two passes (O(L (n1 + n2)), not O(L^2))
+FOUR_STEP_MIN = 512    # from this length on, a composite length is split in two passes (O(L (n1 + n2)), not O(L^2)),
+# a prime one goes through Bluestein's convolution
 
 
 def _split(L):
@@ -36,6 +39,8 @@ def _dft(x, L, size, sign, scale):
     output X[k1 + n1 k2] read back in k order."""
     N = x._shape[-1]
     n1 = _split(L) if N == L else None
+    if n1 is None and L >= FOUR_STEP_MIN:
+        return _bluestein(x, L, size, sign, scale)
     if n1 is None:
         out = empty(x._shape[:-1] + (size,), x.dtype, x._storage.device)
         return KF.dft(x, out, L, sign, scale)
@@ -53,31 +58,81 @@ def _dft(x, L, size, sign, scale):
     return out
 
 
-def fft_c2c_forward(self, *, length, size, sign, scale):
-    """(..., N) complex -> (..., size) complex: the length-``length`` DFT of sign ``sign`` (-1 forward, +1
-    inverse) times ``scale``; N < length zero-pads, size < length keeps the first outputs."""
-    x = _contiguous(self)
+def _last(t, d):
+    """``t`` with dim d moved last (a view: no autograd)."""
+    order = [k for k in range(t.dim()) if k != d] + [d]
+    return t._view_of(tuple(t._shape[k] for k in order), tuple(t._strides[k] for k in order))
+
+
+def _back(y, d):
+    """y (dim d moved last, contiguous) seen with that dim back in place: a strided tensor on y's buffer."""
+    n = y.dim()
+    if d == n - 1:
+        return y
+    order = [k for k in range(n - 1)]
+    order.insert(d, n - 1)
+    return _new(y._storage, y._offset, tuple(y._shape[k] for k in order), tuple(y._strides[k] for k in order),
+                y.dtype)
+
+
+def _bluestein(x, L, size, sign, scale):
+    """Bluestein's DFT for a long length with no useful split (a prime): with b_n = exp(sign pi i n^2 / L),
+    jk = (j^2 + k^2 - (k - j)^2) / 2 gives X_k = b_k sum_j (x_j b_j) conj(b_(k-j)), a circular convolution of
+    length M = 2^m >= N + L - 1 done by M-point DFTs (four steps: O(M log M)).  x: contiguous rows of N <= L."""
+    N = x._shape[-1]
+    R = x.numel() // N
+    dev, dt = x._storage.device, x.dtype
+    M = 1 << (N + L - 2).bit_length()
+    a = KE.fill(empty((R, M), dt, dev), 0)
+    KE.copy(KF.chirp(x, empty((R, N), dt, dev), L, sign), a._view_of((R, N), (M, 1)))
+    # h[m] = conj(b_m) for 0 <= m < L and h[M - m] = conj(b_m) for 0 < m < N (the negative lags); the rest unread
+    h = KF.chirp(None, empty((1, M), dt, dev), L, -sign)
+    if N > 1:
+        KE.copy(h._view_of((1, N - 1), (M, 1), 1), h._view_of((1, N - 1), (M, -1), M - 1))
+    fa = _dft(a, M, M, -1, 1.0)
+    KC.binary(KC.MUL, fa, _dft(h, M, M, -1, 1.0), fa)
+    conv = _dft(fa, M, M, 1, 1.0 / M)
+    first = KE.copy(conv._view_of((R, size), (M, 1)), empty((R, size), dt, dev))
+    return KF.chirp(first, empty(x._shape[:-1] + (size,), dt, dev), L, sign, scale)
+
+
+def fft_c2c_forward(self, *, length, size, sign, scale, dim=-1):
+    """(..., N, ...) complex -> (..., size, ...) complex along ``dim``: the length-``length`` DFT of sign ``sign``
+    (-1 forward, +1 inverse) times ``scale``; N < length zero-pads, size < length keeps the first outputs."""
+    d = _wrap_dim(dim, self.dim())
+    x = _contiguous(_last(self, d))
     if x._shape[-1] < length and _split(length) is not None:       # zero-pad to use the four steps
         p = KE.fill(empty(x._shape[:-1] + (length,), x.dtype, x._storage.device), 0)
         KE.copy(x, p._view_of(x._shape, p._strides))
         x = p
-    return _dft(x, length, size, sign, scale)
+    return _back(_dft(x, length, size, sign, scale), d)
 
 
 def fft_c2c_backward(ctx, grad):
     a = ctx.attrs
-    return (_c("fft_c2c", grad, length=a["length"], size=ctx.input_meta[0].shape[-1], sign=-a["sign"],
-               scale=a["scale"]),)
+    d = a.get("dim", -1)
+    return (_c("fft_c2c", grad, length=a["length"], size=ctx.input_meta[0].shape[d], sign=-a["sign"],
+               scale=a["scale"], dim=d),)
 
 
-def fft_c2r_forward(self, *, length, scale):
-    """(..., N) complex, N <= length // 2 + 1, the one-sided half of a Hermitian spectrum -> (..., length) real:
-    the inverse DFT (sign +1) times ``scale``."""
-    x = _contiguous(self)
+def fft_r2c_forward(self, *, length, size, sign, scale, dim=-1):
+    """fft_c2c of a real (floating) input read as complex; the gradient is the real part of c2c's."""
+    return fft_c2c_forward(as_complex(self, self.dtype.to_complex()), length=length, size=size, sign=sign,
+                           scale=scale, dim=dim)
+
+
+def fft_c2r_forward(self, *, length, scale, dim=-1):
+    """(..., N, ...) complex along ``dim``, N <= length // 2 + 1, the one-sided half of a Hermitian spectrum ->
+    (..., length, ...) real: the inverse DFT (sign +1) times ``scale``."""
+    d = _wrap_dim(dim, self.dim())
+    return _back(_c2r_last(_contiguous(_last(self, d)), length, scale), d)
+
+
+def _c2r_last(x, length, scale):
     out = empty(x._shape[:-1] + (length,), x.dtype.to_real(), x._storage.device)
-    if _split(length) is None:
+    if length < FOUR_STEP_MIN:
         return KF.dft(x, out, length, 1, scale, c2r=True)
-    # a long composite length: the full Hermitian spectrum X[L - k] = conj(X[k]) through the four-step c2c, whose
+    # a long length: the full Hermitian spectrum X[L - k] = conj(X[k]) through the four-step c2c, whose
     # real part is the result (the imaginary parts of X[0] and X[L / 2] only reach the dropped imaginary part)
     L, N = length, x._shape[-1]
     R = x.numel() // N
@@ -96,14 +151,17 @@ def _real_into(z, out, R, L):
 
 def fft_c2r_backward(ctx, grad):
     a = ctx.attrs
-    n = ctx.input_meta[0].shape[-1]
+    d = _wrap_dim(a.get("dim", -1), grad.dim())
+    n = ctx.input_meta[0].shape[d]
     L = a["length"]
     w = from_host([1.0 if k == 0 or 2 * k == L else 2.0 for k in range(n)], grad.dtype, grad.device)
+    w = w.reshape((n,) + (1,) * (grad.dim() - 1 - d))
     g = _c("complex", grad, grad.mul(0))
-    return (_c("fft_c2c", g, length=L, size=n, sign=-1, scale=a["scale"]).mul(w),)
+    return (_c("fft_c2c", g, length=L, size=n, sign=-1, scale=a["scale"], dim=d).mul(w),)
 
 
 FFT_C2C = Op("fft_c2c", fft_c2c_forward, fft_c2c_backward, "FftC2CBackward0")
+FFT_R2C = Op("fft_r2c", fft_r2c_forward, fft_c2c_backward, "FftR2CBackward0")
 FFT_C2R = Op("fft_c2r", fft_c2r_forward, fft_c2r_backward, "FftC2RBackward0")
 
-ENTRIES = [FFT_C2C, FFT_C2R]
+ENTRIES = [FFT_C2C, FFT_R2C, FFT_C2R]

@@ -16,8 +16,9 @@ from ..kernels import elementwise as KE
 from ..kernels import index as KI
 from ..tensor import _wrap_dim, empty, from_host
 from . import Op, call as _call
+from . import complex as _complex
 
-_ATOMIC = ("float32", "float64", "int32", "int64")
+_ATOMIC = ("float32", "float64", "int32", "int64", "complex64", "complex128")    # complex: atomics on the parts
 
 
 # ------------------------------------------------------------------ helpers
@@ -285,6 +286,8 @@ def _masked_fill(self, mask, value, out):
         o = out
     else:
         o = empty(shape, self.dtype, self.device)
+    if o.dtype._kind == 3:
+        return _complex.ternary(KI.masked_fill_fn, mask, value, self, o)
     return KE.ternary(KI.masked_fill_fn, mask, value, self, o)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..kernels import _geometry as G
+from ..kernels import complex as KC
 from ..kernels import elementwise as KE
 from ..kernels import reduce as K
 from ..kernels.runtime import Sites, blas
@@ -146,6 +147,10 @@ def _reduce(op, x, dims, keepdim, out_dtype, p=0.0, with_index=False, shape=None
     if x.dtype._kind == 3 and op in ("sum", "mean") and div is None:
         shape = reduced_shape(x._shape, dims, keepdim) if shape is None else shape
         return _complex.reduce_sum(_reduce, op, x, dims, keepdim, out_dtype, shape)
+    if x.dtype._kind == 3 and op == "prod":
+        xb, geom = rows_geom(x, dims)
+        out = empty(reduced_shape(x._shape, dims, keepdim) if shape is None else shape, out_dtype, x.device)
+        return KC.prod_rows(xb, geom, out)
     device = x._storage.device
     cascade = (op == "sum" or op == "mean") and out_dtype is x.dtype
     if cascade:
@@ -322,6 +327,12 @@ def prod_backward(ctx, grad):
     x = ctx.saved["self"]
     shape, dims, keepdim = _ctx_dims(ctx)
     g = _expand_grad(grad, shape, dims, keepdim)
+    if x.dtype._kind == 3:      # grad * conj(prod_{j != k} x_j)
+        if x.dim() == 0:
+            return (g,)
+        if bool(x.eq(0).any()):
+            return (g * _prod_others(x.conj(), dims),)
+        return (g * _expand_grad(ctx.saved["result"], shape, dims, keepdim).conj() / x.conj(),)
     if not _has_zero(x):
         return (g * _expand_grad(ctx.saved["result"], shape, dims, keepdim) / x,)
     if x.dim() == 0:
@@ -613,6 +624,13 @@ def _scan(op, self, dim, dtype, reverse=False):
     geom = (_numel(shape, range(len(shape))) // max(K_, 1), M2, K_, K_ * M2, 1, M2)
     if K_ == 0:
         return out
+    if x.dtype._kind == 3:      # sums: the two parts apart; products: the complex running product
+        if op == "prod":
+            return KC.prod_rows(x, geom, out, cumulative=True)
+        fgeom = geom[:3] + tuple(2 * s for s in geom[3:])      # strides in floats
+        for part in (0, 1):
+            K.scan_rows(op, KE.FloatView(x, part), fgeom, KE.FloatView(out, part), reverse)
+        return out
     return K.scan_rows(op, x, geom, out, reverse)
 
 
@@ -641,6 +659,10 @@ def cumprod_backward(ctx, grad):
     d = ctx.attrs["dim"]
     if x.dim() == 0:
         return (grad,)
+    if x.dtype._kind == 3:      # the real rule with conj(x), conj(out): grad * conj(d out / d x)
+        if bool(x.eq(0).any()):
+            return (_cumprod_backward_ops(grad, x.conj(), _wrap_dim(d, x.dim())),)
+        return (call("cumsum", grad * out.conj(), dim=d, reverse=True) / x.conj(),)
     if not _has_zero(x):
         return (call("cumsum", grad * out, dim=d, reverse=True) / x,)
     if _recording():
@@ -664,7 +686,7 @@ def _cumprod_backward_ops(grad, x, d):
     n = x.shape[d]
     xt, gt = x.movedim(d, -1), grad.movedim(d, -1)
     ident = from_host(np.eye(n), x.dtype, x.device)
-    upper = full((n, n), 1, x.dtype, x.device).triu()
+    upper = full((n, n), 1, x.dtype.to_real(), x.device).triu()
     c = (xt.unsqueeze(-2) * (1.0 - ident) + ident).cumprod(-1)
     return (c * upper * gt.unsqueeze(-2)).sum(-1).movedim(-1, d)
 

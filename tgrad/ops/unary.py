@@ -9,7 +9,9 @@ from .. import dtypes as D
 from ..kernels import elementwise as K
 from ..kernels import unary as KU
 from ..kernels import complex as KC
+from ..kernels import compare as KCMP
 from ..kernels._lang import compute_type, split64
+from ..tensor import empty
 from . import Op, call as _c
 from . import complex as _complex
 from ._pointwise import _float_result, _launch_unary, _mask, _out, _unary_float, _zeros
@@ -66,10 +68,16 @@ def frac_forward(self, *, out=None):
     return _launch_unary(KU.frac_fn, self, out, self.dtype)
 
 
-def _predicate(fn):
-    """isnan/isinf/isfinite: bool result; integers are computed as fp32 (never NaN or inf)."""
+def _predicate(fn, both=False):
+    """isnan/isinf/isfinite: bool result; integers are computed as fp32 (never NaN or inf); a complex input:
+    either part (``both``: both parts, isfinite)."""
     def forward(self, *, out=None):
         o = _out(out, self.shape, D.bool_, self.device, "")
+        if self.dtype._kind == 3:
+            ct = compute_type(self.dtype.to_real())
+            K.unary(fn, K.FloatView(self, 0), o, compute=ct)
+            t = K.unary(fn, K.FloatView(self, 1), empty(self.shape, D.bool_, self.device), compute=ct)
+            return K.binary(KCMP.logical_and_fn if both else KCMP.logical_or_fn, o, t, o)
         return K.unary(fn, self, o, compute=compute_type(self.dtype if self.dtype.is_floating_point
                                                             else D.float32))
     return forward
@@ -190,7 +198,10 @@ def asinh_backward(ctx, g):
 
 
 def acosh_backward(ctx, g):
+    """g / sqrt(x^2 - 1); complex: g conj(1 / (sqrt(z + 1) sqrt(z - 1))), the branch acosh itself takes."""
     x = ctx.saved["self"]
+    if x.dtype._kind == 3:
+        return (g.mul(x.add(1).rsqrt().mul(x.sub(1).rsqrt())),)
     return (g.mul(x.mul(x).sub(1).rsqrt()),)
 
 
@@ -241,46 +252,46 @@ ABS = Op("abs", abs_forward, abs_backward, "AbsBackward0", save=("self",),
 SIGN = Op("sign", sign_forward, zero_backward, "SignBackward0", variants=("method", "function"), inplace=True)
 EXP2 = Op("exp2", _unary_float(KU.exp2_fn), exp2_backward, "Exp2Backward0", save=("result",),
           variants=("method", "function"), inplace=True)
-LOG = Op("log", _unary_float(KU.log_fn), log_backward, "LogBackward0", save=("self",),
+LOG = Op("log", _complex.math("log", _unary_float(KU.log_fn)), _complex.holomorphic(log_backward), "LogBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-LOG2 = Op("log2", _unary_float(KU.log2_fn), log2_backward, "Log2Backward0", save=("self",),
+LOG2 = Op("log2", _complex.math("log2", _unary_float(KU.log2_fn)), _complex.holomorphic(log2_backward), "Log2Backward0", save=("self",),
           variants=("method", "function"), inplace=True)
-LOG10 = Op("log10", _unary_float(KU.log10_fn), log10_backward, "Log10Backward0", save=("self",),
+LOG10 = Op("log10", _complex.math("log10", _unary_float(KU.log10_fn)), _complex.holomorphic(log10_backward), "Log10Backward0", save=("self",),
            variants=("method", "function"), inplace=True)
-LOG1P = Op("log1p", _unary_float(KU.log1p_fn), log1p_backward, "Log1PBackward0", save=("self",),
+LOG1P = Op("log1p", _complex.math("log1p", _unary_float(KU.log1p_fn)), _complex.holomorphic(log1p_backward), "Log1PBackward0", save=("self",),
            variants=("method", "function"), inplace=True)
-EXPM1 = Op("expm1", _unary_float(KU.expm1_fn), expm1_backward, "Expm1Backward0", save=("result",),
+EXPM1 = Op("expm1", _complex.math("expm1", _unary_float(KU.expm1_fn)), _complex.holomorphic(expm1_backward), "Expm1Backward0", save=("result",),
            variants=("method", "function"), inplace=True)
-SQRT = Op("sqrt", _unary_float(K.sqrt_fn), sqrt_backward, "SqrtBackward0", save=("result",),
+SQRT = Op("sqrt", _complex.math("sqrt", _unary_float(K.sqrt_fn)), _complex.holomorphic(sqrt_backward), "SqrtBackward0", save=("result",),
           variants=("method", "function"), inplace=True)
-RSQRT = Op("rsqrt", _unary_float(KU.rsqrt_fn), rsqrt_backward, "RsqrtBackward0", save=("result",),
+RSQRT = Op("rsqrt", _complex.math("rsqrt", _unary_float(KU.rsqrt_fn)), _complex.holomorphic(rsqrt_backward), "RsqrtBackward0", save=("result",),
            variants=("method", "function"), inplace=True)
 RECIPROCAL = Op(
-    "reciprocal", _unary_float(KU.reciprocal_fn), reciprocal_backward, "ReciprocalBackward0", save=("result",),
+    "reciprocal", _complex.math("reciprocal", _unary_float(KU.reciprocal_fn)), _complex.holomorphic(reciprocal_backward), "ReciprocalBackward0", save=("result",),
     variants=("method", "function"), inplace=True)
-SIN = Op("sin", _unary_float(KU.sin_fn), sin_backward, "SinBackward0", save=("self",),
+SIN = Op("sin", _complex.math("sin", _unary_float(KU.sin_fn)), _complex.holomorphic(sin_backward), "SinBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-COS = Op("cos", _unary_float(KU.cos_fn), cos_backward, "CosBackward0", save=("self",),
+COS = Op("cos", _complex.math("cos", _unary_float(KU.cos_fn)), _complex.holomorphic(cos_backward), "CosBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-TAN = Op("tan", _unary_float(KU.tan_fn), tan_backward, "TanBackward0", save=("result",),
+TAN = Op("tan", _complex.math("tan", _unary_float(KU.tan_fn)), _complex.holomorphic(tan_backward), "TanBackward0", save=("result",),
          variants=("method", "function"), inplace=True)
 ERF = Op("erf", _unary_float(KU.erf_fn), erf_backward, "ErfBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-ASIN = Op("asin", _unary_float(KU.asin_fn), asin_backward, "AsinBackward0", save=("self",),
+ASIN = Op("asin", _complex.math("asin", _unary_float(KU.asin_fn)), _complex.holomorphic(asin_backward), "AsinBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-ACOS = Op("acos", _unary_float(KU.acos_fn), acos_backward, "AcosBackward0", save=("self",),
+ACOS = Op("acos", _complex.math("acos", _unary_float(KU.acos_fn)), _complex.holomorphic(acos_backward), "AcosBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-ATAN = Op("atan", _unary_float(KU.atan_fn), atan_backward, "AtanBackward0", save=("self",),
+ATAN = Op("atan", _complex.math("atan", _unary_float(KU.atan_fn)), _complex.holomorphic(atan_backward), "AtanBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-SINH = Op("sinh", _unary_float(KU.sinh_fn), sinh_backward, "SinhBackward0", save=("self",),
+SINH = Op("sinh", _complex.math("sinh", _unary_float(KU.sinh_fn)), _complex.holomorphic(sinh_backward), "SinhBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-COSH = Op("cosh", _unary_float(KU.cosh_fn), cosh_backward, "CoshBackward0", save=("self",),
+COSH = Op("cosh", _complex.math("cosh", _unary_float(KU.cosh_fn)), _complex.holomorphic(cosh_backward), "CoshBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-ASINH = Op("asinh", _unary_float(KU.asinh_fn), asinh_backward, "AsinhBackward0", save=("self",),
+ASINH = Op("asinh", _complex.math("asinh", _unary_float(KU.asinh_fn)), _complex.holomorphic(asinh_backward), "AsinhBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-ACOSH = Op("acosh", _unary_float(KU.acosh_fn), acosh_backward, "AcoshBackward0", save=("self",),
+ACOSH = Op("acosh", _complex.math("acosh", _unary_float(KU.acosh_fn)), _complex.holomorphic(acosh_backward), "AcoshBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
-ATANH = Op("atanh", _unary_float(KU.atanh_fn), atanh_backward, "AtanhBackward0", save=("self",),
+ATANH = Op("atanh", _complex.math("atanh", _unary_float(KU.atanh_fn)), _complex.holomorphic(atanh_backward), "AtanhBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
 ERFC = Op("erfc", _unary_float(KU.erfc_fn), erfc_backward, "ErfcBackward0", save=("self",),
          variants=("method", "function"), inplace=True)
@@ -303,7 +314,7 @@ TRUNC = Op("trunc", _rounding(KU.trunc_fn), zero_backward, "TruncBackward0",
 FRAC = Op("frac", frac_forward, frac_backward, "FracBackward0", variants=("method", "function"), inplace=True)
 ISNAN = Op("isnan", _predicate(KU.isnan_fn), variants=("method", "function"))
 ISINF = Op("isinf", _predicate(KU.isinf_fn), variants=("method", "function"))
-ISFINITE = Op("isfinite", _predicate(KU.isfinite_fn), variants=("method", "function"))
+ISFINITE = Op("isfinite", _predicate(KU.isfinite_fn, both=True), variants=("method", "function"))
 NAN_TO_NUM = Op("nan_to_num", nan_to_num_forward, nan_to_num_backward, "NanToNumBackward0", save=("self",),
                 variants=("method", "function"), inplace=True)
 

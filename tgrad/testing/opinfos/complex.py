@@ -39,8 +39,11 @@ OPS = [
     OpInfo("real", lambda a, b: cx(a, b).real * 2 - cx(a, b).imag * cx(b, a).imag,
            lambda a, b: a * 2 - b * a, _parts),
     OpInfo("polar", lambda a, b: view_as_real(polar(a, b)), lambda a, b: _r(a * np.exp(1j * b)), _parts),
-    OpInfo("conj_physical", lambda a, b: view_as_real(cx(a, b).conj() * cx(b, a) - cx(a, a).neg()),
+    OpInfo("conj_physical", lambda a, b: view_as_real(cx(a, b).conj_physical() * cx(b, a) - cx(a, a).neg()),
            lambda a, b: _r((a - 1j * b) * (b + 1j * a) + (a + 1j * a)), _parts),
+    # the lazy conjugate view (conj), read by mul through resolve_conj
+    OpInfo("conj", lambda a, b: view_as_real(cx(a, b).conj().reshape(-1) * cx(b, a).reshape(-1)),
+           lambda a, b: _r(((a - 1j * b) * (b + 1j * a)).reshape(-1)), _parts),
     OpInfo("angle", lambda a, b: cx(a, b).angle() + cx(a, b).abs(),
            lambda a, b: np.angle(a + 1j * b) + np.abs(a + 1j * b), _parts),
     OpInfo("sgn", lambda a, b: view_as_real(cx(a, b).sgn() + cx(a, b).sum()),

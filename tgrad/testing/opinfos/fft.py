@@ -37,7 +37,7 @@ OPS = [
     OpInfo("fft_c2r", lambda a, b, **k: F.irfft(cx(a, b), **k) + F.hfft(cx(b, a), **k),
            lambda a, b, **k: np.fft.irfft(a + 1j * b, **_np(k)) + np.fft.hfft(b + 1j * a, **_np(k)),
            lambda rng: _samples(rng)[:-1]),
-    OpInfo("rfft", lambda x, **k: view_as_real(F.rfft(x, **k)) + view_as_real(F.ihfft(x, **k)).sum(),
+    OpInfo("rfft", lambda x, **k: view_as_real(F.rfft(x, **k)) + view_as_real(F.ihfft(x, **k).resolve_conj()).sum(),
            lambda x, **k: _r(np.fft.rfft(x, **_np(k))) + _r(np.fft.ihfft(x, **_np(k))).sum(), _real_samples),
 ]
 
