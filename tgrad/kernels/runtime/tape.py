@@ -162,6 +162,15 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         return None
     if name == "create_select" and len(vals) == 3 and None not in a:
         raw = np.where(_empty(vals[0]), _empty(vals[1]), _empty(vals[2])).dtype
+        c = vals[0]
+        if c.slot is None and raw == out.np_dtype and out.slot is not None and c.np_dtype == np.bool_:
+            m = np.asarray(c.obj.data)     # a constant mask, all one way (a full block's): that operand itself
+            z = 1 if m.all() else 2 if not m.any() else 0
+            if z and vals[z].slot is not None and vals[z].np_dtype == out.np_dtype and \
+                    tuple(vals[z].shape) == tuple(out.shape):
+                if a[z] in e.zero_pad:
+                    e.zero_pad[e.var(p, out.slot)] = e.zero_pad[a[z]]
+                return a[z]     # (a plain name: _peephole's load-as-view never reaches through it)
         small = math.prod(out.shape) < SELECT_MIN and (e.box is None or math.prod(e.box[1]) < SELECT_MIN)
         # a block below SELECT_MIN elements (so is each operand, broadcast to it): _select's np.where, without its
         # Python call and checks (~1 us)
