@@ -280,7 +280,8 @@ def _emit_op(e, p, slots, op):
     if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
-    if e.box is not None and (out is None or type(out) is tuple or not (name in _BOX_OPS or _kind(name) is not None)
+    if e.box is not None and (out is None or type(out) is tuple or not (name in _BOX_OPS or _kind(name) is not None or
+                                                                        name == "create_native" and _lane_wise(vals[0].obj))
                               or tuple(slots[out].shape or ()) not in (e.box[0], (1,))):
         raise _NoBox        # (a (1,)-shaped op works on scalars: Triton mixes shapes only through splat)
     if out is not None and type(out) is not tuple:
@@ -397,7 +398,13 @@ def _no_box():
     raise _NoBox
 
 
-_BOX_OPS = frozenset({"create_select", "create_splat", "create_fma"})     # lane-wise, besides _kind's ops
+_BOX_OPS = frozenset({"create_select", "create_splat", "create_fma", "create_fabs", "create_rsqrt"})  # lane-wise,
+# besides _kind's ops
+
+
+def _lane_wise(f):
+    """Whether native ufunc ``f`` maps lanes to lanes (optim_cpu.c's element updates, SLEEF's exp and log)."""
+    return f in native.elementwise_ufuncs() or any(f is native.aten_ufunc(n) for n in ("sleef_expf", "sleef_logf"))
 
 
 def _box_of(tape):
