@@ -2762,7 +2762,14 @@ def empty(shape, dtype, device):
     if n * dtype.itemsize >= 1 << 63:       # PyTorch's int64 byte count (a size_t would wrap: issue 16)
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     t = object.__new__(Tensor)
-    _init_from(t, Storage(n * dtype.itemsize, device), 0, shape, strides, dtype)
+    t._storage = Storage(n * dtype.itemsize, device)    # = _init_from(t, ...), written out (host time per op)
+    t._offset = 0
+    t._shape = shape
+    t._strides = strides
+    t.dtype = dtype
+    t._version_counter = [0]
+    t._grad_fn_version = 0
+    t._inference = _grad_state.inference
     return t
 
 

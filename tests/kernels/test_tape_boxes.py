@@ -47,3 +47,31 @@ def test_every_program_computes_its_box_alone():
     assert ".copy()" not in src, src                            # no masked-off lanes filled
     stores = [ln.strip() for ln in src.splitlines() if "[...] = " in ln]
     assert len(stores) == 3 and all(re.fullmatch(r"_k\d+\[a2( \+ \d+)?\]\[\.\.\.\] = s\d_\d+", ln) for ln in stores), src
+
+
+def test_native_element_updates_and_abs_compute_the_box_alone():
+    """SGD's multi-tensor step (optim_cpu.c's element updates, create_native) and a BCE-with-logits loss (|x|,
+    create_fabs) on sizes that are no multiple of the block: box-only tapes, the stock interpreter's values."""
+    rng = np.random.default_rng(1)
+    p0, g0 = rng.standard_normal((2, 37)).astype(np.float32)
+    z, tgt = rng.standard_normal((2, 10, 3)).astype(np.float32)
+    prev, res = T.EXECUTOR, []
+    before = set(TR._TAPES)
+    try:
+        for ex in ("stock", "trace", "trace", "trace"):
+            T.EXECUTOR = ex
+            p = tgrad.tensor(p0, requires_grad=True)
+            opt = tgrad.optim.SGD([p], lr=0.1, momentum=0.9)
+            for _ in range(2):
+                p.grad = tgrad.tensor(g0)
+                opt.step()
+            x = tgrad.tensor(z, requires_grad=True)
+            loss = tgrad.nn.functional.binary_cross_entropy_with_logits(x, tgrad.tensor(tgt), reduction="none")
+            loss.sum().backward()
+            res.append([p.detach().numpy().copy(), loss.detach().numpy().copy(), x.grad.numpy().copy()])
+    finally:
+        T.EXECUTOR = prev
+    assert all(a.tobytes() == b.tobytes() for r in res[1:] for a, b in zip(r, res[0]))
+    srcs = [v.source for k, v in TR._TAPES.items() if k not in before and v and "sgd" in k[0].__name__
+            or k not in before and v and "loss" in k[0].__name__]
+    assert srcs and all(".copy()" not in s for s in srcs), srcs

@@ -58,3 +58,33 @@ def test_loads_in_place_and_splats_kept_scalar_give_the_interpreters_values():
     for prog in (0, 1):         # per program: its three stores follow all its arithmetic
         own = [i for i, ln in enumerate(body) if re.match(rf"s{prog}_\d+ = ", ln)]
         assert max(own) < min(i for i in stores if f"s{prog}_" in body[i]), src
+
+
+@triton.jit
+def masked_product_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.where(m, tl.load(x_ptr + offs, mask=m, other=0.0) * tl.load(y_ptr + offs, mask=m, other=0.0), 0.0)
+    tl.store(out_ptr + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK), v)
+
+
+def test_where_of_a_constant_full_mask_is_its_operand():
+    """A full block's ``tl.where(mask, v, 0)`` has an all-true constant mask: the tape takes v itself (no where);
+    the last, partial block keeps its where (the masked-off lanes' -0.0 products become +0.0)."""
+    x = np.full(96, -1.5, np.float32)
+    y = np.arange(96, dtype=np.float32) - 40
+    prev = T.EXECUTOR
+    try:
+        res = []
+        for ex in ("stock", "trace", "trace"):
+            T.EXECUTOR = ex
+            xt, yt, out = tgrad.tensor(x), tgrad.tensor(y), tgrad.full((128,), 7.0)
+            T.launch(masked_product_kernel, (2,), "cpu", [kptr(xt), kptr(yt), kptr(out), 80], {"BLOCK": 64})
+            res.append(out.numpy().copy())
+    finally:
+        T.EXECUTOR = prev
+    assert all(r.tobytes() == res[0].tobytes() for r in res[1:])
+    np.testing.assert_array_equal(res[0][:80], x[:80] * y[:80])
+    assert not np.signbit(res[0][80:]).any()
+    src = [v for k, v in TR._TAPES.items() if k[0] is masked_product_kernel and v][-1].source
+    assert src.count("where(") + src.count("_sel(") == 1, src      # program 1's only

@@ -162,6 +162,15 @@ def _lower_expr(e, p, name, vals, kwargs, out, extra):
         return None
     if name == "create_select" and len(vals) == 3 and None not in a:
         raw = np.where(_empty(vals[0]), _empty(vals[1]), _empty(vals[2])).dtype
+        c = vals[0]
+        if c.slot is None and raw == out.np_dtype and out.slot is not None and c.np_dtype == np.bool_:
+            m = np.asarray(c.obj.data)     # a constant mask, all one way (a full block's): that operand itself
+            z = 1 if m.all() else 2 if not m.any() else 0
+            if z and vals[z].slot is not None and vals[z].np_dtype == out.np_dtype and \
+                    tuple(vals[z].shape) == tuple(out.shape):
+                if a[z] in e.zero_pad:
+                    e.zero_pad[e.var(p, out.slot)] = e.zero_pad[a[z]]
+                return a[z]     # (a plain name: _peephole's load-as-view never reaches through it)
         small = math.prod(out.shape) < SELECT_MIN and (e.box is None or math.prod(e.box[1]) < SELECT_MIN)
         # a block below SELECT_MIN elements (so is each operand, broadcast to it): _select's np.where, without its
         # Python call and checks (~1 us)
@@ -271,7 +280,8 @@ def _emit_op(e, p, slots, op):
     if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
-    if e.box is not None and (out is None or type(out) is tuple or not (name in _BOX_OPS or _kind(name) is not None)
+    if e.box is not None and (out is None or type(out) is tuple or not (name in _BOX_OPS or _kind(name) is not None or
+                                                                        name == "create_native" and _lane_wise(vals[0].obj))
                               or tuple(slots[out].shape or ()) not in (e.box[0], (1,))):
         raise _NoBox        # (a (1,)-shaped op works on scalars: Triton mixes shapes only through splat)
     if out is not None and type(out) is not tuple:
@@ -388,7 +398,13 @@ def _no_box():
     raise _NoBox
 
 
-_BOX_OPS = frozenset({"create_select", "create_splat", "create_fma"})     # lane-wise, besides _kind's ops
+_BOX_OPS = frozenset({"create_select", "create_splat", "create_fma", "create_fabs", "create_rsqrt"})  # lane-wise,
+# besides _kind's ops
+
+
+def _lane_wise(f):
+    """Whether native ufunc ``f`` maps lanes to lanes (optim_cpu.c's element updates, SLEEF's exp and log)."""
+    return f in native.elementwise_ufuncs() or any(f is native.aten_ufunc(n) for n in ("sleef_expf", "sleef_logf"))
 
 
 def _box_of(tape):
