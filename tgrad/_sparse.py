@@ -19,7 +19,12 @@ from .device import canonical
 from .kernels._geometry import contiguous_strides
 from .kernels.runtime import gpu_blocks
 from ._tensor_str import _add_suffixes, _tensor_str, _to_work_array
-from .tensor import Size, Tensor, _init_from, from_host, zeros
+from .tensor import Size, Tensor, _init_from, from_host, full, zeros
+
+
+def _arange(n, device):
+    from ._creation import arange
+    return arange(n, dtype=D.int64, device=device)
 
 
 def cat(ts, dim):
@@ -608,13 +613,43 @@ class SparseCsrTensor(Tensor):
         return self._sp_values
 
     def _nnz(self):
-        return self._col._shape[0]
+        return self._col._shape[-1]
 
     def sparse_dim(self):
         return 2
 
     def dense_dim(self):
-        return 0
+        return self._sp_values.dim() - 1 - len(self._batch())
+
+    def _batch(self):
+        """The batch shape: crow_indices (*B, nrows + 1), col_indices (*B, nnz), values (*B, nnz, *dense)."""
+        return tuple(self._crow._shape[:-1])
+
+    def _flat(self):
+        """The batches as one 2-D tensor of nb * nrows rows: (crow (nb * nrows + 1,), col (nb * nnz,), values
+        (nb * nnz, *dense)), batch b's row pointers offset by b * nnz (its entries follow batch b - 1's)."""
+        b = self._batch()
+        if not b:
+            return self._crow, self._col, self._sp_values
+        nb, nnz, n = int(np.prod(b)), self._nnz(), self._crow._shape[-1] - 1
+        off = _arange(nb, self.device).mul(nnz).view(nb, 1)
+        crow = cat([(self._crow.reshape(nb, n + 1)[:, :-1] + off).reshape(-1), full((1,), nb * nnz, D.int64,
+                                                                                   self.device)], 0)
+        return crow, self._col.reshape(-1), self._sp_values.reshape((nb * nnz,) + tuple(self._sp_values._shape[
+            len(b) + 1:]))
+
+    def _coo_indices(self):
+        """(len(B) + 2, nb * nnz) int64: each entry's batch indices, its major (row; CSC: column) and minor index."""
+        b, n = self._batch(), self._crow._shape[-1] - 1
+        crow, col, _ = self._flat()
+        rows = _tensor._call("sparse_count_below", crow[1:], n=col._shape[0], right=True)
+        parts = [rows.remainder(n), col] if b else [rows, col]
+        if b:
+            k = rows.div(n, rounding_mode="floor")
+            for m in reversed(b):
+                parts.insert(0, k.remainder(m))
+                k = k.div(m, rounding_mode="floor")
+        return cat([p.view(1, -1) for p in parts], 0)
 
     def stride(self, dim=None):
         raise RuntimeError("Sparse CSR tensors do not have strides")
@@ -688,7 +723,7 @@ class SparseCsrTensor(Tensor):
             return dense_to_csc(self)
         if layout not in (None, sparse_coo):
             raise NotImplementedError(f"to_sparse: conversion from SparseCsr to {layout} is not supported")
-        return _make(cat([self._rows().view(1, -1), self._col.view(1, -1)], 0), self._sp_values, self._shape, True)
+        return _make(self._coo_indices(), self._flat()[2], self._shape, True)
 
     def to_sparse_csr(self, dense_dim=None):
         return self
@@ -697,11 +732,30 @@ class SparseCsrTensor(Tensor):
         return to_dense(self.to_sparse(), dtype)
 
     def mm(self, mat2):
+        if self.dim() != 2:
+            raise RuntimeError(f"mat1 must be a matrix, got {self.dim()}-D tensor")
+        return self._mm(mat2)
+
+    def _mm(self, mat2):
         return csr_mm(self, mat2)
 
-    matmul = __matmul__ = mm
+    def matmul(self, other):
+        """CSR @ dense; PyTorch 2.13's cpu refuses a batched or hybrid CSR operand (with these errors)."""
+        if self.dim() != 2:
+            if isinstance(other, Tensor) and other.dim() > 2:
+                raise RuntimeError(f"expand is unsupported for {self._kind()} tensors")
+            raise RuntimeError("Sparse CSR tensors do not have strides")
+        return self._mm(other)
+
+    __matmul__ = matmul
+
+    def bmm(self, mat2):
+        raise NotImplementedError(f"Could not run 'aten::bmm.out' with arguments from the "
+                                  f"'{_backend(self.device, self._kind())}' backend.")
 
     def __rmatmul__(self, other):
+        if self.dim() != 2:
+            raise RuntimeError("Sparse CSR tensors do not have strides")
         return dense_mm_compressed(other, self)
 
     # ------------------------------------------------------------ arithmetic (PyTorch's compressed-layout kernels)
@@ -759,12 +813,27 @@ class SparseCsrTensor(Tensor):
 
     def t(self):
         """The transpose in the other compressed layout, the same three arrays (PyTorch's CSR.t() is CSC)."""
-        return _make_csr(self._crow, self._col, self._sp_values, self._shape[::-1],
-                         SparseCscTensor if type(self) is SparseCsrTensor else SparseCsrTensor)
+        if self.dim() > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
+        return self.transpose(0, 1)
 
     def transpose(self, dim0, dim1):
-        d0, d1 = dim0 % 2, dim1 % 2
-        return self if d0 == d1 else self.t()
+        """Of the two sparse dimensions: the other compressed layout over the same arrays (no dense dims)."""
+        nd, nbd = self.dim(), len(self._batch())
+        d0, d1 = dim0 % nd, dim1 % nd
+        if d0 == d1:
+            return self
+        kinds = ["Batch" if d < nbd else "Sparse" if d < nbd + 2 else "Dense" for d in (d0, d1)]
+        if kinds[0] != kinds[1]:
+            raise RuntimeError(f"transpose(): can only transpose dimensions of the same type (Batch, Sparse, Dense),"
+                               f" got {d0}({kinds[0]}) and {d1}({kinds[1]})")
+        if kinds[0] != "Sparse":
+            raise NotImplementedError(f"transpose: of two {kinds[0].lower()} dimensions of a {self._kind()} tensor "
+                                      "is not supported by tgrad")
+        if self.dense_dim():
+            raise RuntimeError("transpose(): hybrid sparse compressed tensors with dense dimensions are not supported")
+        return _make_csr(self._crow, self._col, self._sp_values, _swap_sparse(self._shape, 0),
+                         SparseCscTensor if type(self) is SparseCsrTensor else SparseCsrTensor)
 
 
 class SparseCscTensor(SparseCsrTensor):
@@ -808,7 +877,9 @@ class SparseCscTensor(SparseCsrTensor):
         if layout not in (None, sparse_coo):
             raise NotImplementedError(f"to_sparse: conversion from SparseCsc to {layout} is not supported")
         # PyTorch: the entries in column order, uncoalesced
-        return _make(cat([self._col.view(1, -1), self._rows().view(1, -1)], 0), self._sp_values, self._shape, False)
+        idx = self._coo_indices()
+        k = idx._shape[0]
+        return _make(idx[list(range(k - 2)) + [k - 1, k - 2]], self._flat()[2], self._shape, False)
 
     def to_sparse_csr(self, dense_dim=None):
         return dense_to_csr(self.to_sparse())
@@ -816,10 +887,8 @@ class SparseCscTensor(SparseCsrTensor):
     def to_sparse_csc(self, dense_dim=None):
         return self
 
-    def mm(self, mat2):
+    def _mm(self, mat2):
         return sparse_mm(self.to_sparse(), mat2)
-
-    matmul = __matmul__ = mm
 
 
 def _make_csr(crow, col, values, shape, cls=SparseCsrTensor):
@@ -834,8 +903,17 @@ def _make_csr(crow, col, values, shape, cls=SparseCsrTensor):
 
 def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
                       check_invariants=None):
-    """``tgrad.sparse_csr_tensor``: a 2-D CSR tensor; without ``size``, (len(crow_indices) - 1, max col + 1)."""
+    """``tgrad.sparse_csr_tensor``: a CSR tensor of size (*B, nrows, ncols, *dense) from ``crow_indices``
+    (*B, nrows + 1), ``col_indices`` (*B, nnz) and ``values`` (*B, nnz, *dense); without ``size``,
+    (*B, crow_indices.shape[-1] - 1, max col + 1, *dense)."""
+    return _compressed(crow_indices, col_indices, values, size, dtype, device, requires_grad, check_invariants,
+                       SparseCsrTensor)
+
+
+def _compressed(crow_indices, col_indices, values, size, dtype, device, requires_grad, check_invariants, cls):
+    """The CSR (``cls`` SparseCsrTensor) or CSC tensor: checked in CSR terms (CSC: the transposed size)."""
     dev = None if device is None else _device(device)
+    csc = cls is SparseCscTensor
 
     def as_tensor(x, dt=None):
         if isinstance(x, Tensor):
@@ -855,75 +933,142 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     if crow.dim() != col.dim():
         raise RuntimeError(f"crow_indices and col_indices dimensionalities must be equal but got {crow.dim()} and "
                            f"{col.dim()}, respectively")
-    if crow.dim() != 1 or values.dim() != 1:
-        raise NotImplementedError("tgrad.sparse_csr_tensor: only 2-D CSR tensors (1-D crow_indices, col_indices "
-                                  "and values: no batch or dense dimensions) are supported")
+    nbd = crow.dim() - 1                             # batch dims
+    if values.dim() <= nbd:
+        raise RuntimeError(f"values must have dimensionality > sum of batch and block dimensionalities "
+                           f"(={nbd} + 0) but got {values.dim()}")
     if crow.dtype is not D.int64:
         crow, col = crow.long(), col.long()
-    nnz = values._shape[0]
+    batch, dense = tuple(crow._shape[:-1]), tuple(values._shape[nbd + 1:])
+    nnz = values._shape[nbd]
     if size is None:
-        size = (crow._shape[0] - 1, int(col.max().item()) + 1 if col.numel() else 0)
-    size = tuple(int(n) for n in size)
-    if len(size) != 2:
-        raise NotImplementedError(f"tgrad.sparse_csr_tensor: only 2-D CSR tensors are supported, got size {size}")
+        size = batch + (crow._shape[-1] - 1, int(col.max().item()) + 1 if col.numel() else 0) + dense
+    else:
+        size = tuple(int(n) for n in size)
+        if csc and len(size) >= 2 + len(dense):     # checked as the transposed CSR
+            k = len(size) - len(dense)
+            size = size[:k - 2] + (size[k - 1], size[k - 2]) + size[k:]
+    if len(size) != nbd + 2 + len(dense):
+        raise RuntimeError(f"tensor dimensionality must be sum of batch, base, and dense dimensionalities "
+                           f"(={nbd} + 2 + {len(dense)}) but got {len(size)}")
+    if not (batch == tuple(col._shape[:-1]) == tuple(values._shape[:nbd]) == size[:nbd]):
+        raise RuntimeError(f"all batch dimensions of crow_indices (={list(batch)}), col_indices "
+                           f"(={list(col._shape[:-1])}), and values (={list(values._shape[:nbd])}) must be equal to "
+                           f"tensor batch dimensions (={list(size[:nbd])})")
+    if tuple(size[nbd + 2:]) != dense:
+        # (PyTorch 2.13 accepts this and reads past the values; tgrad refuses it)
+        raise RuntimeError(f"values dense dimensions (={list(dense)}) must be equal to the tensor dense dimensions "
+                           f"(={list(size[nbd + 2:])})")
     if check_invariants or check_invariants is None and _INVARIANTS[0]:
-        if col._shape[0] != nnz:
-            raise RuntimeError(f"col_indices.shape[-1] must be equal to nnz (={nnz}) as defined by values.shape[0], "
-                               f"but got {col._shape[0]}")
-        if crow._shape[0] != size[0] + 1:
-            raise RuntimeError(f"crow_indices.shape[-1] must be equal to the number of rows + 1 (={size[0] + 1}), "
-                               f"but got {crow._shape[0]}")
-        first, last = crow[0].item(), crow[-1].item()
-        if first != 0:
-            raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
-        if last != nnz:
-            raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
-        if nnz and (col.min().item() < 0 or col.max().item() >= size[1]):
-            raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
-        if size[0] and (crow[1:] - crow[:-1]).min().item() < 0:
-            raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied.")
-        if nnz > 1:
-            rows = _tensor._call("sparse_count_below", crow[1:], n=nnz, right=True)
-            key = rows * size[1] + col
-            if not (key[1:] > key[:-1]).all().item():
-                raise RuntimeError("`col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] for all i = 1, "
-                                   "..., nrows are sorted and distinct along the last dimension values` is not "
-                                   "satisfied.")
-    t = _make_csr(crow.detach(), col.detach(), values if values.requires_grad else values.detach(), size)
+        _check_compressed(crow, col, nnz, size[nbd:nbd + 2], nbd)
+    t = _make_csr(crow.detach(), col.detach(), values if values.requires_grad else values.detach(),
+                  _swap_sparse(size, len(dense)) if csc else size, cls)
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def dense_to_csc(x):
-    """``x.to_sparse_csc()``: the CSR arrays of ``x``'s transpose (entries column by column)."""
-    if x.dim() != 2:
-        raise NotImplementedError(f"to_sparse_csc: only 2-D tensors are supported (got {x.dim()}-D)")
+def _swap_sparse(size, ndense):
+    """``size`` with its two sparse dimensions (before ``ndense`` dense ones) swapped."""
+    k = len(size) - ndense
+    return tuple(size[:k - 2]) + (size[k - 1], size[k - 2]) + tuple(size[k:])
+
+
+def _check_compressed(crow, col, nnz, size, nbd):
+    """PyTorch's compressed-index invariants (``check_invariants=True``), every batch at once."""
+    if col._shape[-1] != nnz:
+        raise RuntimeError(f"col_indices.shape[-1] must be equal to nnz (={nnz}) as defined by values.shape[{nbd}], "
+                           f"but got {col._shape[-1]}")
+    if crow._shape[-1] != size[0] + 1:
+        raise RuntimeError(f"crow_indices.shape[-1] must be equal to the number of rows + 1 (={size[0] + 1}), "
+                           f"but got {crow._shape[-1]}")
+    if not crow.numel():
+        return
+    if (crow[..., 0] != 0).any().item():
+        raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
+    if (crow[..., -1] != nnz).any().item():
+        raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
+    if nnz and (col.min().item() < 0 or col.max().item() >= size[1]):
+        raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
+    if size[0] and (crow[..., 1:] - crow[..., :-1]).min().item() < 0:
+        raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` is not satisfied.")
+    if nnz > 1:
+        # the flat row (batch * nrows + row) of each entry, then its linear index: strictly increasing
+        nb = crow.numel() // crow._shape[-1]
+        off = _arange(nb, crow.device).mul(nnz).view(nb, 1)
+        fc = cat([(crow.reshape(nb, -1)[:, :-1] + off).reshape(-1), full((1,), nb * nnz, D.int64, crow.device)], 0)
+        rows = _tensor._call("sparse_count_below", fc[1:], n=nb * nnz, right=True)
+        key = rows * size[1] + col.reshape(-1)
+        if not (key[1:] > key[:-1]).all().item():
+            raise RuntimeError("`col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] for all i = 1, "
+                               "..., nrows are sorted and distinct along the last dimension values` is not "
+                               "satisfied.")
+
+
+def dense_to_csc(x, dense_dim=None):
+    """``x.to_sparse_csc(dense_dim)``: the CSR arrays of ``x``'s transpose (entries column by column)."""
     if isinstance(x, SparseCscTensor):
         return x
-    t = dense_to_csr(x.t() if x.layout is strided else x.to_sparse().t())
+    if x.dim() == 2 and not dense_dim and (x.layout is strided or isinstance(x, SparseTensor)):
+        t = dense_to_csr(x.t() if x.layout is strided else x.to_sparse().t())
+        return _make_csr(t._crow, t._col, t._sp_values, x._shape, SparseCscTensor)
+    if x.layout is not strided:
+        dense_dim, x = x.dense_dim() if dense_dim is None else dense_dim, x.to_dense()
+    dd = _check_dense_dim(x, dense_dim, "csc")
+    t = dense_to_csr(x.transpose(x.dim() - dd - 2, x.dim() - dd - 1), dd)
     return _make_csr(t._crow, t._col, t._sp_values, x._shape, SparseCscTensor)
+
+
+def _check_dense_dim(x, dense_dim, name):
+    dd = 0 if dense_dim is None else int(dense_dim)
+    if x.dim() < 2:
+        raise RuntimeError(f"to_sparse_{name}: expected a tensor of at least 2 dimensions, got {x.dim()}")
+    if not 0 <= dd <= x.dim() - 2:
+        raise RuntimeError(f"dense_to_sparse_{name}: dense_dim argument must be in [0,{x.dim() - 2}] range, but "
+                           f"{dd} is given")
+    return dd
 
 
 def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
                       check_invariants=None):
     """``tgrad.sparse_csc_tensor``: a 2-D CSC tensor; without ``size``, (max row + 1, len(ccol_indices) - 1)."""
-    t = sparse_csr_tensor(ccol_indices, row_indices, values, None if size is None else tuple(size)[::-1], dtype=dtype,
-                          device=device, requires_grad=requires_grad, check_invariants=check_invariants)
-    return _make_csr(t._crow, t._col, t._sp_values, t._shape[::-1], SparseCscTensor)._rg(t._requires_grad)
+    return _compressed(ccol_indices, row_indices, values, size, dtype, device, requires_grad, check_invariants,
+                       SparseCscTensor)
 
 
-def dense_to_csr(x):
-    """``x.to_sparse_csr()`` of a 2-D dense or COO tensor: its (coalesced) entries, rows compressed on the device."""
-    if x.dim() != 2:
-        raise NotImplementedError(f"to_sparse_csr: only 2-D tensors are supported (got {x.dim()}-D): batched or "
-                                  "hybrid CSR tensors are not")
-    s = coalesce(x) if isinstance(x, SparseTensor) else dense_to_sparse(x)
-    if s.dense_dim():
-        raise NotImplementedError("to_sparse_csr: a hybrid COO tensor (dense dimensions) is not supported")
-    rows = s._sp_indices[0]
-    crow = _tensor._call("sparse_count_below", rows, n=x._shape[0] + 1)
-    return _make_csr(crow, s._sp_indices[1].contiguous(), s._sp_values, x._shape)
+def dense_to_csr(x, dense_dim=None):
+    """``x.to_sparse_csr(dense_dim)``: its (coalesced) entries, rows compressed on the device.  A strided ``x`` of
+    (*B, n, m, *dense) (``dense_dim`` = len(dense)): the (row, col) places whose dense value is not all zeros, the
+    batches taken as one (nb * n, m) matrix whose flat row pointers give each batch's (all batches need the same
+    nnz, as in PyTorch)."""
+    if x.dim() == 2 and not dense_dim and (x.layout is strided or isinstance(x, SparseTensor)):
+        s = coalesce(x) if isinstance(x, SparseTensor) else dense_to_sparse(x)
+        if s.dense_dim():
+            raise NotImplementedError("to_sparse_csr: a hybrid COO tensor (dense dimensions) is not supported")
+        rows = s._sp_indices[0]
+        crow = _tensor._call("sparse_count_below", rows, n=x._shape[0] + 1)
+        return _make_csr(crow, s._sp_indices[1].contiguous(), s._sp_values, x._shape)
+    if x.layout is not strided:
+        dense_dim, x = x.dense_dim() if dense_dim is None else dense_dim, x.to_dense()
+    dd = _check_dense_dim(x, dense_dim, "csr")
+    k = x.dim() - dd
+    batch, (n, m), dense = tuple(x._shape[:k - 2]), x._shape[k - 2:k], tuple(x._shape[k:])
+    nb = int(np.prod(batch))
+    nz = x != 0
+    if dd:
+        nz = nz.reshape(x._shape[:k] + (-1,)).any(-1)
+    counts = nz.reshape(nb, n * m).sum(1)
+    nnz = int(counts[0].item()) if nb else 0
+    if nb and (counts != nnz).any().item():
+        raise RuntimeError("Expect the same number of specified elements per batch.")
+    idx = nz.reshape(nb * n, m).nonzero()
+    rows, col = idx[:, 0].contiguous(), idx[:, 1].contiguous()
+    vals = x.reshape((nb * n, m) + dense)[rows, col]
+    fc = _tensor._call("sparse_count_below", rows, n=nb * n + 1)           # flat row pointers
+    pick = _arange(nb, x.device).mul(n).view(nb, 1) + _arange(n + 1, x.device).view(1, n + 1)
+    crow = (fc[pick.reshape(-1)].reshape(nb, n + 1) - _arange(nb, x.device).mul(nnz).view(nb, 1))
+    return _make_csr(crow.reshape(batch + (n + 1,)), col.reshape(batch + (nnz,)),
+                     vals.reshape(batch + (nnz,) + dense), x._shape)
 
 
 def csr_mm(c, d):
@@ -967,6 +1112,9 @@ class SparseBsrTensor(SparseCsrTensor):
 
     def _kind(self):
         return "SparseBsr"
+
+    def dense_dim(self):
+        return 0
 
     def _blocks(self):
         """(row block, column block) of each stored block, (nnz,) int64 each."""

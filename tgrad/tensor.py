@@ -245,16 +245,16 @@ class Tensor:
         if layout not in (None, _sparse.sparse_coo, _sparse.sparse_csr, _sparse.sparse_csc, _sparse.sparse_bsr,
                           _sparse.sparse_bsc):
             raise NotImplementedError(f"to_sparse: layout {layout} is not supported")
-        if dense_dim is not None:
-            raise NotImplementedError("to_sparse: dense_dim (hybrid compressed tensors) is not supported")
+        if dense_dim is not None and layout not in (_sparse.sparse_csr, _sparse.sparse_csc):
+            raise NotImplementedError("to_sparse: dense_dim (hybrid block tensors) is not supported")
         if layout in (_sparse.sparse_bsr, _sparse.sparse_bsc):
             return _sparse.dense_to_bsr(self, blocksize, layout)
         if blocksize is not None:
             raise RuntimeError(f"to_sparse: blocksize belongs to the block layouts, not to {layout}")
         if layout is _sparse.sparse_csr:
-            return _sparse.dense_to_csr(self)
+            return _sparse.dense_to_csr(self, dense_dim)
         if layout is _sparse.sparse_csc:
-            return _sparse.dense_to_csc(self)
+            return _sparse.dense_to_csc(self, dense_dim)
         return _sparse.dense_to_sparse(self, sparse_dim)
 
     def to_sparse_bsr(self, blocksize, dense_dim=None):
@@ -271,9 +271,7 @@ class Tensor:
         return self.to_sparse()
 
     def to_sparse_csr(self, dense_dim=None):
-        if dense_dim is not None:
-            raise NotImplementedError("to_sparse_csr: dense_dim (hybrid CSR tensors) is not supported")
-        return _sparse.dense_to_csr(self)
+        return _sparse.dense_to_csr(self, dense_dim)
 
     def crow_indices(self):
         raise RuntimeError(f"crow_indices expected sparse row compressed tensor layout but got "
@@ -292,9 +290,7 @@ class Tensor:
                            f"{'Sparse' if self.is_sparse else 'Strided'}")
 
     def to_sparse_csc(self, dense_dim=None):
-        if dense_dim is not None:
-            raise NotImplementedError("to_sparse_csc: dense_dim (hybrid CSC tensors) is not supported")
-        return _sparse.dense_to_csc(self)
+        return _sparse.dense_to_csc(self, dense_dim)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None or dtype is self.dtype else self.to(dtype)
