@@ -740,7 +740,8 @@ class SparseCsrTensor(Tensor):
         return csr_mm(self, mat2)
 
     def matmul(self, other):
-        """CSR @ dense; PyTorch 2.13's cpu refuses a batched or hybrid CSR operand (with these errors)."""
+        """CSR @ dense; PyTorch 2.13 refuses a batched or hybrid CSR operand (with these errors: its matmul
+        expands a batched operand first, on every device; ``bmm`` takes a batched CSR on cuda)."""
         if self.dim() != 2:
             if isinstance(other, Tensor) and other.dim() > 2:
                 raise RuntimeError(f"expand is unsupported for {self._kind()} tensors")
@@ -750,6 +751,8 @@ class SparseCsrTensor(Tensor):
     __matmul__ = matmul
 
     def bmm(self, mat2):
+        if self.device.type != "cpu" and type(self) is SparseCsrTensor:
+            return csr_bmm(self, mat2)
         raise NotImplementedError(f"Could not run 'aten::bmm.out' with arguments from the "
                                   f"'{_backend(self.device, self._kind())}' backend.")
 
@@ -1015,7 +1018,7 @@ def dense_to_csc(x, dense_dim=None):
     if x.layout is not strided:
         dense_dim, x = x.dense_dim() if dense_dim is None else dense_dim, x.to_dense()
     dd = _check_dense_dim(x, dense_dim, "csc")
-    t = dense_to_csr(x.transpose(x.dim() - dd - 2, x.dim() - dd - 1), dd)
+    t = dense_to_csr(x.transpose(x.dim() - dd - 2, x.dim() - dd - 1), dd, "csc")
     return _make_csr(t._crow, t._col, t._sp_values, x._shape, SparseCscTensor)
 
 
@@ -1036,7 +1039,7 @@ def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=Non
                        SparseCscTensor)
 
 
-def dense_to_csr(x, dense_dim=None):
+def dense_to_csr(x, dense_dim=None, name="csr"):
     """``x.to_sparse_csr(dense_dim)``: its (coalesced) entries, rows compressed on the device.  A strided ``x`` of
     (*B, n, m, *dense) (``dense_dim`` = len(dense)): the (row, col) places whose dense value is not all zeros, the
     batches taken as one (nb * n, m) matrix whose flat row pointers give each batch's (all batches need the same
@@ -1050,16 +1053,18 @@ def dense_to_csr(x, dense_dim=None):
         return _make_csr(crow, s._sp_indices[1].contiguous(), s._sp_values, x._shape)
     if x.layout is not strided:
         dense_dim, x = x.dense_dim() if dense_dim is None else dense_dim, x.to_dense()
-    dd = _check_dense_dim(x, dense_dim, "csr")
+    dd = _check_dense_dim(x, dense_dim, name)
     k = x.dim() - dd
     batch, (n, m), dense = tuple(x._shape[:k - 2]), x._shape[k - 2:k], tuple(x._shape[k:])
     nb = int(np.prod(batch))
+    if not nb:
+        raise RuntimeError(f"to_sparse_{name}: Expected product of batch dimensions to be non-zero.")
     nz = x != 0
     if dd:
         nz = nz.reshape(x._shape[:k] + (-1,)).any(-1)
     counts = nz.reshape(nb, n * m).sum(1)
-    nnz = int(counts[0].item()) if nb else 0
-    if nb and (counts != nnz).any().item():
+    nnz = int(counts[0].item())
+    if (counts != nnz).any().item():
         raise RuntimeError("Expect the same number of specified elements per batch.")
     idx = nz.reshape(nb * n, m).nonzero()
     rows, col = idx[:, 0].contiguous(), idx[:, 1].contiguous()
@@ -1083,6 +1088,24 @@ def csr_mm(c, d):
     if not c._nnz() or not c._shape[0]:
         return zeros((c._shape[0], d._shape[1]), d.dtype, d.device)
     return _tensor._call("sparse_csr_mm", c._sp_values, d, None, c._crow, None, c._col, c._rows(), rows=c._shape[0])
+
+
+def csr_bmm(c, d):
+    """Batched CSR (B, n, m) @ dense (B, m, p) -> dense (B, n, p) (PyTorch's cuda bmm): the batches as one CSR
+    (B * n, B * m), batch b's columns moved by b * m, times d as (B * m, p): one sparse_csr_mm launch."""
+    if not isinstance(d, Tensor) or d.layout is not strided or c.dim() != 3 or d.dim() != 3 or c.dense_dim():
+        raise RuntimeError(f"bmm: expected a batched CSR tensor (3-D, no dense dims) and a 3-D strided tensor, got "
+                           f"{c.dim()}-D and {getattr(d, 'ndim', '?')}-D")
+    (nb, n, m), p = c._shape, d._shape[2]
+    if d._shape[0] != nb or d._shape[1] != m:
+        raise RuntimeError(f"bmm: expected mat2 of size ({nb}, {m}, *), got {tuple(d._shape)}")
+    if not c._nnz() or not n or not nb:
+        return zeros((nb, n, p), d.dtype, d.device)
+    crow, col, vals = c._flat()
+    col = (col.view(nb, -1) + _arange(nb, c.device).mul(m).view(nb, 1)).reshape(-1)
+    rows = _tensor._call("sparse_count_below", crow[1:], n=col._shape[0], right=True)
+    out = _tensor._call("sparse_csr_mm", vals, d.reshape(nb * m, p), None, crow, None, col, rows, rows=nb * n)
+    return out.view(nb, n, p)
 
 
 def dense_mm_compressed(d, c):
