@@ -725,11 +725,54 @@ class SparseCsrTensor(Tensor):
             raise NotImplementedError(f"to_sparse: conversion from SparseCsr to {layout} is not supported")
         return _make(self._coo_indices(), self._flat()[2], self._shape, True)
 
+    def select(self, dim, index):
+        """Of a batch dimension: the batch's CSR / CSC tensor over the selected index arrays and values."""
+        nbd = len(self._batch())
+        d = dim % self.dim()
+        if not nbd or d >= nbd:
+            if nbd and d < nbd + 2:
+                raise RuntimeError("select(): selecting sparse dimensions is not supported for batched sparse "
+                                   "compressed tensors.")
+            raise NotImplementedError(f"select: of a non-batch dimension of a {self._kind()} tensor is not supported "
+                                      "by tgrad")
+        n = self._shape[d]
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+        return _make_csr(self._crow.select(d, index), self._col.select(d, index), self._sp_values.select(d, index),
+                         self._shape[:d] + self._shape[d + 1:], type(self))
+
+    def __getitem__(self, index):
+        if isinstance(index, int) and self._batch():
+            return self.select(0, index)
+        return super().__getitem__(index)
+
+    def unbind(self, dim=0):
+        return tuple(self.select(dim, i) for i in range(self._shape[dim % self.dim()]))
+
+    def _no_dense_dim(self, target, dense_dim):
+        if dense_dim is not None:
+            head = "to_sparse_" if target == self._kind() else "sparse_compressed_to_sparse_"
+            raise RuntimeError(f"{head}{target[6:].lower()}: conversion from {self._kind()} to {target} with dense_dim "
+                               "argument given is not supported")
+
     def to_sparse_csr(self, dense_dim=None):
+        self._no_dense_dim("SparseCsr", dense_dim)
         return self
+
+    def to_sparse_csc(self, dense_dim=None):
+        self._no_dense_dim("SparseCsc", dense_dim)
+        return dense_to_csc(self)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return to_dense(self.to_sparse(), dtype)
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        """The sum of every element: of the values (a dense 0-d tensor)."""
+        if dim is None:
+            return self._sp_values.sum(dtype=dtype)
+        if not keepdim:
+            raise RuntimeError("reduction operations on CSR tensors with keepdim=False is unsupported")
+        raise NotImplementedError(f"sum: of a {self._kind()} tensor over dim={dim} is not supported by tgrad")
 
     def mm(self, mat2):
         if self.dim() != 2:
@@ -885,9 +928,11 @@ class SparseCscTensor(SparseCsrTensor):
         return _make(idx[list(range(k - 2)) + [k - 1, k - 2]], self._flat()[2], self._shape, False)
 
     def to_sparse_csr(self, dense_dim=None):
-        return dense_to_csr(self.to_sparse())
+        self._no_dense_dim("SparseCsr", dense_dim)
+        return dense_to_csr(self.to_sparse()) if self.dim() == 2 else dense_to_csr(self)
 
     def to_sparse_csc(self, dense_dim=None):
+        self._no_dense_dim("SparseCsc", dense_dim)
         return self
 
     def _mm(self, mat2):

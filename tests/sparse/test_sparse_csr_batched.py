@@ -197,3 +197,44 @@ def test_bmm_cuda(device):
     rows = [np.nonzero(keep[b].reshape(4, 5)) for b in range(3)]
     np.testing.assert_allclose(v.grad.cpu().numpy(), [ga[b][rows[b]] for b in range(3)], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(dd.grad.cpu().numpy(), np.swapaxes(a, 1, 2) @ g, rtol=1e-5, atol=1e-6)
+
+
+def test_select_sum_and_conversion_errors(device):
+    c = tgrad.tensor(X).to_sparse_csr()
+    # PyTorch: c[1] is crow [0, 1, 3], col [1, 0, 2], values [4, 5, 6] of size (2, 3); CSC c[1]: ccol [0, 1, 2, 3],
+    # row [1, 0, 1], values [5, 4, 6]
+    for r in (c[1], c.select(0, 1), c[-1], tgrad.select(c, 0, 1), c.unbind(0)[1]):
+        assert r.layout is tgrad.sparse_csr and r.shape == (2, 3)
+        assert (r.crow_indices().tolist(), r.col_indices().tolist(), r.values().tolist()) == \
+            ([0, 1, 3], [1, 0, 2], [4., 5., 6.])
+        assert r.to_dense().tolist() == X[1]
+    s = c.to_sparse_csc()[1]
+    assert (s.ccol_indices().tolist(), s.row_indices().tolist(), s.values().tolist()) == ([0, 1, 2, 3], [1, 0, 1], [5., 4., 6.])
+    _err(IndexError, "index 2 is out of bounds for dimension 0 with size 2", lambda: c[2])
+    _err(RuntimeError, "select(): selecting sparse dimensions is not supported for batched sparse compressed tensors.",
+         lambda: c.select(1, 0))
+    # sum of every element: a dense 0-d tensor (PyTorch: 21.; int32 values: tensor(4) int64)
+    assert c.sum().item() == 21. and tgrad.sum(c).dim() == 0 and c.to_sparse_csc().sum().item() == 21.
+    assert c.sum(dtype=tgrad.float64).dtype is tgrad.float64
+    i = tgrad.ones(2, 2, dtype=tgrad.int32).to_sparse_csr().sum()
+    assert (i.item(), i.dtype) == (4, tgrad.int64)
+    _err(RuntimeError, "reduction operations on CSR tensors with keepdim=False is unsupported", lambda: c.sum(0))
+    # dense_dim given to a compressed-to-compressed conversion (PyTorch's messages)
+    _err(RuntimeError, "to_sparse_csr: conversion from SparseCsr to SparseCsr with dense_dim argument given is not "
+         "supported", lambda: c.to_sparse_csr(dense_dim=1))
+    _err(RuntimeError, "sparse_compressed_to_sparse_csc: conversion from SparseCsr to SparseCsc with dense_dim argument "
+         "given is not supported", lambda: c.to_sparse_csc(dense_dim=0))
+    _err(RuntimeError, "sparse_compressed_to_sparse_csr: conversion from SparseCsc to SparseCsr with dense_dim argument "
+         "given is not supported", lambda: c.to_sparse_csc().to_sparse_csr(dense_dim=0))
+    _err(RuntimeError, "to_sparse_csc: conversion from SparseCsc to SparseCsc with dense_dim argument given is not "
+         "supported", lambda: c.to_sparse_csc().to_sparse_csc(dense_dim=0))
+    assert c.to_sparse_csc().to_sparse_csr().crow_indices().tolist() == [[0, 2, 3], [0, 1, 3]]
+
+
+def test_batched_save_load(tmp_path):
+    c = tgrad.tensor(X).to_sparse_csr(dense_dim=None)
+    h = tgrad.tensor(np.arange(24.).reshape(2, 3, 4)).to_sparse_csr(dense_dim=1)
+    tgrad.save({"c": c, "h": h}, tmp_path / "s.pt")
+    d = tgrad.load(tmp_path / "s.pt")
+    assert d["c"].crow_indices().tolist() == c.crow_indices().tolist() and d["c"].to_dense().tolist() == X
+    assert d["h"].dense_dim() == 1 and d["h"].to_dense().tolist() == np.arange(24.).reshape(2, 3, 4).tolist()
