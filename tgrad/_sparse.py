@@ -640,15 +640,15 @@ class SparseCsrTensor(Tensor):
 
     def _coo_indices(self):
         """(len(B) + 2, nb * nnz) int64: each entry's batch indices, its major (row; CSC: column) and minor index."""
-        b, n = self._batch(), self._crow._shape[-1] - 1
+        b, n = self._batch(), max(self._crow._shape[-1] - 1, 1)        # (no rows: no entries, any divisor)
         crow, col, _ = self._flat()
         rows = _tensor._call("sparse_count_below", crow[1:], n=col._shape[0], right=True)
         parts = [rows.remainder(n), col] if b else [rows, col]
         if b:
             k = rows.div(n, rounding_mode="floor")
             for m in reversed(b):
-                parts.insert(0, k.remainder(m))
-                k = k.div(m, rounding_mode="floor")
+                parts.insert(0, k.remainder(max(m, 1)))
+                k = k.div(max(m, 1), rounding_mode="floor")
         return cat([p.view(1, -1) for p in parts], 0)
 
     def stride(self, dim=None):
@@ -1106,7 +1106,7 @@ def dense_to_csr(x, dense_dim=None, name="csr"):
         raise RuntimeError(f"to_sparse_{name}: Expected product of batch dimensions to be non-zero.")
     nz = x != 0
     if dd:
-        nz = nz.reshape(x._shape[:k] + (-1,)).any(-1)
+        nz = nz.reshape(x._shape[:k] + (int(np.prod(dense)),)).any(-1)
     counts = nz.reshape(nb, n * m).sum(1)
     nnz = int(counts[0].item())
     if (counts != nnz).any().item():

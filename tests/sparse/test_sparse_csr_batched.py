@@ -238,3 +238,27 @@ def test_batched_save_load(tmp_path):
     d = tgrad.load(tmp_path / "s.pt")
     assert d["c"].crow_indices().tolist() == c.crow_indices().tolist() and d["c"].to_dense().tolist() == X
     assert d["h"].dense_dim() == 1 and d["h"].to_dense().tolist() == np.arange(24.).reshape(2, 3, 4).tolist()
+
+
+@pytest.mark.parametrize("shape,dense_dim", [((2, 3, 0), 0), ((2, 0, 3), 0), ((2, 1, 0, 2), 1), ((3, 0, 2), 1),
+                                              ((2, 2, 3, 4), 0), ((2, 3, 4, 2), 1)])
+def test_round_trips_with_empty_dims(shape, dense_dim):
+    """to_sparse_csr / csc(dense_dim) -> to_dense, -> to_sparse (COO) -> to_dense, and the constructors with
+    check_invariants over the produced arrays, against the numpy input (every batch the same nnz)."""
+    rng = np.random.default_rng(3)
+    k = len(shape) - dense_dim
+    nb, nm = int(np.prod(shape[:k - 2])), shape[k - 2] * shape[k - 1]
+    keep = np.zeros((nb, nm), bool)
+    for b in range(nb):
+        keep[b, rng.permutation(nm)[:nm // 2]] = True
+    a = (rng.standard_normal((nb, nm) + shape[k:]) * keep.reshape((nb, nm) + (1,) * dense_dim)).reshape(shape)
+    x = tgrad.tensor(a)
+    c, s = x.to_sparse_csr(dense_dim=dense_dim), x.to_sparse_csc(dense_dim=dense_dim)
+    for t in (c, s):
+        assert (t.shape, t.dense_dim(), t._nnz()) == (shape, dense_dim, nm // 2)
+        np.testing.assert_array_equal(t.to_dense().cpu().numpy(), a)
+        np.testing.assert_array_equal(t.to_sparse().to_dense().cpu().numpy(), a)
+    c2 = tgrad.sparse_csr_tensor(c.crow_indices(), c.col_indices(), c.values(), shape, check_invariants=True)
+    s2 = tgrad.sparse_csc_tensor(s.ccol_indices(), s.row_indices(), s.values(), shape, check_invariants=True)
+    np.testing.assert_array_equal(c2.to_dense().cpu().numpy(), a)
+    np.testing.assert_array_equal(s2.to_dense().cpu().numpy(), a)
