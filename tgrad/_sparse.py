@@ -195,7 +195,9 @@ class SparseTensor(Tensor):
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is sparse_csr:
-            return dense_to_csr(self)
+            return dense_to_csr(self, dense_dim)
+        if layout is sparse_csc:
+            return dense_to_csc(self, dense_dim)
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self."
                                "sparse_dim() is not supported")
@@ -840,6 +842,9 @@ class SparseCsrTensor(Tensor):
                 a, b = ("crow", "row") if type(self) is SparseCsrTensor else ("ccol", "column")
                 raise RuntimeError(f"{a}_indices expected sparse {b} compressed tensor layout but got "
                                    f"{other._kind()}")
+            if self._batch() or other._batch():
+                # (the union of two batches' patterns need not have one nnz; PyTorch 2.13 returns a malformed tensor)
+                raise NotImplementedError(f"add: of batched {self._kind()} tensors is not supported by tgrad")
             # (ATen: a + (alpha * b) rounded apart, no fma)
             coo = add_sparse(self.to_sparse(), other.to_sparse() if alpha == 1 else other.to_sparse().mul(alpha))
             return dense_to_csr(coo) if type(self) is SparseCsrTensor else dense_to_csc(coo)
@@ -919,7 +924,7 @@ class SparseCscTensor(SparseCsrTensor):
         if layout is sparse_csc:
             return self
         if layout is sparse_csr:
-            return dense_to_csr(self.to_sparse())
+            return self.to_sparse_csr()
         if layout not in (None, sparse_coo):
             raise NotImplementedError(f"to_sparse: conversion from SparseCsc to {layout} is not supported")
         # PyTorch: the entries in column order, uncoalesced
@@ -1057,14 +1062,29 @@ def dense_to_csc(x, dense_dim=None):
     """``x.to_sparse_csc(dense_dim)``: the CSR arrays of ``x``'s transpose (entries column by column)."""
     if isinstance(x, SparseCscTensor):
         return x
-    if x.dim() == 2 and not dense_dim and (x.layout is strided or isinstance(x, SparseTensor)):
-        t = dense_to_csr(x.t() if x.layout is strided else x.to_sparse().t())
+    if isinstance(x, SparseTensor):                 # its transpose: the index rows swapped, the same values
+        _coo_check(x, dense_dim, "csc")
+        t = dense_to_csr(_make(x._sp_indices.flip(0), x._sp_values, _swap_sparse(x._shape, x.dense_dim()), False))
+        return _make_csr(t._crow, t._col, t._sp_values, x._shape, SparseCscTensor)
+    if x.dim() == 2 and not dense_dim and x.layout is strided:
+        t = dense_to_csr(x.t())
         return _make_csr(t._crow, t._col, t._sp_values, x._shape, SparseCscTensor)
     if x.layout is not strided:
         dense_dim, x = x.dense_dim() if dense_dim is None else dense_dim, x.to_dense()
     dd = _check_dense_dim(x, dense_dim, "csc")
     t = dense_to_csr(x.transpose(x.dim() - dd - 2, x.dim() - dd - 1), dd, "csc")
     return _make_csr(t._crow, t._col, t._sp_values, x._shape, SparseCscTensor)
+
+
+def _coo_check(x, dense_dim, name):
+    """PyTorch's refusals of a COO -> CSR / CSC conversion."""
+    target = "SparseCsr" if name == "csr" else "SparseCsc"
+    if dense_dim is not None:
+        raise RuntimeError(f"coo_to_sparse_{name}: conversion from Sparse to {target} with dense_dim argument given is "
+                           "not supported")
+    if x.sparse_dim() != 2:
+        raise RuntimeError(f"coo_to_sparse_{name}: conversion from Sparse to {target} for input tensors with "
+                           "sparse_dim()!=2 is not supported")
 
 
 def _check_dense_dim(x, dense_dim, name):
@@ -1089,10 +1109,10 @@ def dense_to_csr(x, dense_dim=None, name="csr"):
     (*B, n, m, *dense) (``dense_dim`` = len(dense)): the (row, col) places whose dense value is not all zeros, the
     batches taken as one (nb * n, m) matrix whose flat row pointers give each batch's (all batches need the same
     nnz, as in PyTorch)."""
-    if x.dim() == 2 and not dense_dim and (x.layout is strided or isinstance(x, SparseTensor)):
+    if isinstance(x, SparseTensor):
+        _coo_check(x, dense_dim, name)
+    if isinstance(x, SparseTensor) or x.dim() == 2 and not dense_dim and x.layout is strided:
         s = coalesce(x) if isinstance(x, SparseTensor) else dense_to_sparse(x)
-        if s.dense_dim():
-            raise NotImplementedError("to_sparse_csr: a hybrid COO tensor (dense dimensions) is not supported")
         rows = s._sp_indices[0]
         crow = _tensor._call("sparse_count_below", rows, n=x._shape[0] + 1)
         return _make_csr(crow, s._sp_indices[1].contiguous(), s._sp_values, x._shape)

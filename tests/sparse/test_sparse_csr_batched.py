@@ -120,7 +120,9 @@ def test_batched_values_grad_and_scalar_ops():
     d = a.detach()
     assert (d * 2).values().tolist() == [[2., 4., 6.], [8., 10., 12.]] and (-d).crow_indices().tolist() == CROW
     assert (d + tgrad.ones(2, 2, 3)).tolist() == (np.array(_csr_to_numpy(CROW, COL, VAL, (2, 2, 3))) + 1).tolist()
-    assert (d + d).to_dense().tolist() == (2 * _csr_to_numpy(CROW, COL, VAL, (2, 2, 3))).tolist()
+    _err(NotImplementedError, "add: of batched SparseCsr tensors is not supported by tgrad", lambda: d + d)
+    h = tgrad.tensor([[[1., 0.], [0., 0.]], [[0., 0.], [3., 4.]]]).to_sparse_csr(dense_dim=1)
+    assert (h + h).values().tolist() == [[2., 0.], [6., 8.]] and (h + h).dense_dim() == 1
 
 
 def _err(exc, msg, fn):
@@ -262,3 +264,23 @@ def test_round_trips_with_empty_dims(shape, dense_dim):
     s2 = tgrad.sparse_csc_tensor(s.ccol_indices(), s.row_indices(), s.values(), shape, check_invariants=True)
     np.testing.assert_array_equal(c2.to_dense().cpu().numpy(), a)
     np.testing.assert_array_equal(s2.to_dense().cpu().numpy(), a)
+
+
+def test_from_coo():
+    """COO -> CSR / CSC: a hybrid COO of 2 sparse dims keeps its entries (duplicates summed); PyTorch's refusals."""
+    x = tgrad.tensor([[[1., 0.], [0., 0.]], [[0., 0.], [3., 4.]]])
+    h = x.to_sparse(2)
+    c, s = h.to_sparse_csr(), h.to_sparse_csc()
+    # PyTorch: crow / ccol [0, 1, 2], col / row [0, 1], values [[1, 0], [3, 4]] (the explicit 0 kept)
+    assert (c.crow_indices().tolist(), c.col_indices().tolist(), c.values().tolist()) == ([0, 1, 2], [0, 1], [[1, 0], [3, 4]])
+    assert (s.ccol_indices().tolist(), s.row_indices().tolist(), s.values().tolist()) == ([0, 1, 2], [0, 1], [[1, 0], [3, 4]])
+    assert c.to_dense().tolist() == x.tolist() and s.to_dense().tolist() == x.tolist()
+    assert h.to_sparse(layout=tgrad.sparse_csc).layout is tgrad.sparse_csc
+    d = tgrad.sparse_coo_tensor([[0, 0], [1, 1]], [[1., 2.], [3., 4.]], (2, 2, 2)).to_sparse_csr()
+    assert (d.crow_indices().tolist(), d.col_indices().tolist(), d.values().tolist()) == ([0, 1, 1], [1], [[4., 6.]])
+    _err(RuntimeError, "coo_to_sparse_csr: conversion from Sparse to SparseCsr for input tensors with sparse_dim()!=2 "
+         "is not supported", lambda: x.to_sparse(3).to_sparse_csr())
+    _err(RuntimeError, "coo_to_sparse_csc: conversion from Sparse to SparseCsc for input tensors with sparse_dim()!=2 "
+         "is not supported", lambda: x.to_sparse(3).to_sparse_csc())
+    _err(RuntimeError, "coo_to_sparse_csr: conversion from Sparse to SparseCsr with dense_dim argument given is not "
+         "supported", lambda: h.to_sparse_csr(dense_dim=1))
