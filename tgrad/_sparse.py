@@ -1,6 +1,7 @@
 """Sparse tensors: COO (``layout=tgrad.sparse_coo``): ``indices`` (sparse_dim, nnz) int64 and ``values``
-(nnz, *dense_shape); 2-D CSR (``layout=tgrad.sparse_csr``): ``crow_indices`` (nrows + 1,), ``col_indices`` (nnz,)
-and ``values`` (nnz,).  The parts are ordinary dense tensors the allocator owns; the sparse tensor holds them and
+(nnz, *dense_shape); CSR (``layout=tgrad.sparse_csr``, CSC its transpose): ``crow_indices`` (*B, nrows + 1),
+``col_indices`` (*B, nnz) and ``values`` (*B, nnz, *dense) of a (*B, nrows, ncols, *dense) tensor (B the batch
+dims, every batch the same nnz; the batches are worked as one 2-D CSR of B * nrows rows).  The parts are ordinary dense tensors the allocator owns; the sparse tensor holds them and
 its full ``size``.
 
 A ``SparseTensor`` / ``SparseCsrTensor`` is a ``Tensor`` (isinstance holds, as in PyTorch) whose storage is a
@@ -598,8 +599,9 @@ def sparse_sum(s, dim=None, dtype=None):
 
 # ---------------------------------------------------------------------------------------------- CSR
 class SparseCsrTensor(Tensor):
-    """A 2-D sparse CSR tensor (``layout=tgrad.sparse_csr``): ``crow_indices`` (nrows + 1,) int64 row pointers,
-    ``col_indices`` (nnz,) int64 and ``values`` (nnz,), row by row, over a placeholder storage (as COO)."""
+    """A sparse CSR tensor (``layout=tgrad.sparse_csr``) of size (*B, nrows, ncols, *dense): ``crow_indices``
+    (*B, nrows + 1) int64 row pointers, ``col_indices`` (*B, nnz) int64 and ``values`` (*B, nnz, *dense), each
+    batch row by row, over a placeholder storage (as COO)."""
 
     is_sparse = False
     is_sparse_csr = True
@@ -888,8 +890,8 @@ class SparseCsrTensor(Tensor):
 
 
 class SparseCscTensor(SparseCsrTensor):
-    """A 2-D sparse CSC tensor (``layout=tgrad.sparse_csc``): the CSR arrays of its transpose, ``ccol_indices``
-    (ncols + 1,) and ``row_indices`` (nnz,), column by column."""
+    """A sparse CSC tensor (``layout=tgrad.sparse_csc``): the CSR arrays of its transpose (the two sparse dims
+    swapped), ``ccol_indices`` (*B, ncols + 1) and ``row_indices`` (*B, nnz), each batch column by column."""
 
     is_sparse_csr = False
     layout = sparse_csc
@@ -1099,7 +1101,8 @@ def _check_dense_dim(x, dense_dim, name):
 
 def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
                       check_invariants=None):
-    """``tgrad.sparse_csc_tensor``: a 2-D CSC tensor; without ``size``, (max row + 1, len(ccol_indices) - 1)."""
+    """``tgrad.sparse_csc_tensor``: a CSC tensor (*B, nrows, ncols, *dense); without ``size``, (*B, max row + 1,
+    ccol_indices.shape[-1] - 1, *dense)."""
     return _compressed(ccol_indices, row_indices, values, size, dtype, device, requires_grad, check_invariants,
                        SparseCscTensor)
 
