@@ -792,7 +792,7 @@ class SparseCsrTensor(Tensor):
         if self.dim() != 2:
             if isinstance(other, Tensor) and other.dim() > 2:
                 raise RuntimeError(f"expand is unsupported for {self._kind()} tensors")
-            raise RuntimeError("Sparse CSR tensors do not have strides")
+            raise RuntimeError(f"Sparse {self._kind()[6:].upper()} tensors do not have strides")
         return self._mm(other)
 
     __matmul__ = matmul
@@ -805,7 +805,7 @@ class SparseCsrTensor(Tensor):
 
     def __rmatmul__(self, other):
         if self.dim() != 2:
-            raise RuntimeError("Sparse CSR tensors do not have strides")
+            raise RuntimeError(f"Sparse {self._kind()[6:].upper()} tensors do not have strides")
         return dense_mm_compressed(other, self)
 
     # ------------------------------------------------------------ arithmetic (PyTorch's compressed-layout kernels)
@@ -1137,11 +1137,16 @@ def dense_to_csr(x, dense_dim=None, name="csr"):
     idx = nz.reshape(nb * n, m).nonzero()
     rows, col = idx[:, 0].contiguous(), idx[:, 1].contiguous()
     vals = x.reshape((nb * n, m) + dense)[rows, col]
-    fc = _tensor._call("sparse_count_below", rows, n=nb * n + 1)           # flat row pointers
-    pick = _arange(nb, x.device).mul(n).view(nb, 1) + _arange(n + 1, x.device).view(1, n + 1)
-    crow = (fc[pick.reshape(-1)].reshape(nb, n + 1) - _arange(nb, x.device).mul(nnz).view(nb, 1))
+    crow = _batched_crow(rows, nb, n, nnz)
     return _make_csr(crow.reshape(batch + (n + 1,)), col.reshape(batch + (nnz,)),
                      vals.reshape(batch + (nnz,) + dense), x._shape)
+
+
+def _batched_crow(rows, nb, n, nnz):
+    """(nb, n + 1) row pointers of each batch from the sorted flat rows (batch * n + row) of nb * nnz entries."""
+    fc = _tensor._call("sparse_count_below", rows, n=nb * n + 1)           # flat row pointers
+    pick = _arange(nb, rows.device).mul(n).view(nb, 1) + _arange(n + 1, rows.device).view(1, n + 1)
+    return fc[pick.reshape(-1)].reshape(nb, n + 1) - _arange(nb, rows.device).mul(nnz).view(nb, 1)
 
 
 def csr_mm(c, d):
@@ -1205,7 +1210,7 @@ class SparseBsrTensor(SparseCsrTensor):
         return "SparseBsr"
 
     def dense_dim(self):
-        return 0
+        return self._sp_values.dim() - 3 - len(self._batch())
 
     def _blocks(self):
         """(row block, column block) of each stored block, (nnz,) int64 each."""
@@ -1221,14 +1226,20 @@ class SparseBsrTensor(SparseCsrTensor):
     __str__ = __repr__
 
     def to_dense(self, dtype=None, *, masked_grad=None):
-        """The blocks put in place: a (nrows / R, ncols / C, R, C) grid of zeros indexed by the block indices."""
-        r, c = self._sp_values._shape[1:]
-        grid = zeros((self._shape[0] // r, self._shape[1] // c, r, c), dtype or self.dtype, self.device)
-        if self._nnz():
-            rb, cb = self._blocks()
-            v = self._sp_values if dtype is None else self._sp_values.to(dtype)
-            grid = grid.index_put((rb, cb), v)
-        return grid.permute(0, 2, 1, 3).reshape(self._shape)
+        """The blocks put in place: a (nb, nrows / R, ncols / C, R, C) grid of zeros indexed by the (batch, row
+        block, column block) of each block."""
+        r, c = self._sp_values._shape[-2:]
+        batch, (n, m) = self._batch(), self._shape[-2:]
+        nb = int(np.prod(batch))
+        grid = zeros((nb, n // r, m // c, r, c), dtype or self.dtype, self.device)
+        if self._nnz() and nb:
+            crow, minor, v = self._flat()
+            nmaj = self._crow._shape[-1] - 1
+            flat = _tensor._call("sparse_count_below", crow[1:], n=minor._shape[0], right=True)
+            b, major = flat.div(nmaj, rounding_mode="floor"), flat.remainder(nmaj)
+            rb, cb = (minor, major) if self.layout is sparse_bsc else (major, minor)
+            grid = grid.index_put((b, rb, cb), v if dtype is None else v.to(dtype))
+        return grid.permute(0, 1, 3, 2, 4).reshape(self._shape)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is self.layout and blocksize in (None, tuple(self._sp_values._shape[1:])):
@@ -1244,16 +1255,20 @@ class SparseBsrTensor(SparseCsrTensor):
         raise RuntimeError(f"sparse_compressed_to_sparse_csc: expected SparseCsr or SparseCsc layout but got "
                            f"{self._kind()}")
 
-    def mm(self, mat2):
+    def _mm(self, mat2):
         """block sparse @ dense: the dense form's product (each output row a dot over the block columns)."""
         if not isinstance(mat2, Tensor) or mat2.layout is not strided:
             raise NotImplementedError(f"mm: a {self._kind()} tensor times a {getattr(mat2, 'layout', mat2)} tensor "
                                       "is not supported")
         return self.to_dense().mm(mat2)
 
-    matmul = __matmul__ = mm
+    def bmm(self, mat2):
+        raise NotImplementedError(f"Could not run 'aten::bmm.out' with arguments from the "
+                                  f"'{_backend(self.device, self._kind())}' backend.")
 
     def __rmatmul__(self, other):
+        if self.dim() != 2:
+            raise RuntimeError(f"Sparse {self._kind()[6:].upper()} tensors do not have strides")
         return other.mm(self.to_dense())
 
     def add(self, other, *, alpha=1):
@@ -1294,28 +1309,40 @@ class SparseBscTensor(SparseBsrTensor):
 
 
 def dense_to_bsr(x, blocksize, layout=sparse_bsr):
-    """``x.to_sparse_bsr(blocksize)`` / ``to_sparse_bsc``: the (R, C) blocks with a nonzero, row (column) major."""
+    """``x.to_sparse_bsr(blocksize)`` / ``to_sparse_bsc`` of a (*B, n, m) tensor: the (R, C) blocks with a nonzero,
+    row (column) major in each batch (every batch the same number of blocks)."""
     name = "bsr" if layout is sparse_bsr else "bsc"
     if blocksize is None:
         raise RuntimeError(f"to_sparse: blocksize is required for layout {layout}")
     r, c = (blocksize, blocksize) if isinstance(blocksize, int) else tuple(int(b) for b in blocksize)
     if x.layout is not strided:
         x = x.to_dense()
-    if x.dim() != 2:
-        raise NotImplementedError(f"to_sparse_{name}: only 2-D tensors are supported (got {x.dim()}-D)")
-    n, m = x._shape
+    if x.dim() < 2:
+        raise RuntimeError(f"to_sparse_{name}: expected a tensor of at least 2 dimensions, got {x.dim()}")
+    batch, (n, m) = tuple(x._shape[:-2]), x._shape[-2:]
     if n % r or m % c:
         raise RuntimeError(f"dense_to_sparse_{name}: tensor sparse size ({n},{m}) must be divisible by given "
                            f"blocksize ({r},{c})")
-    grid = x.reshape(n // r, r, m // c, c).permute(0, 2, 1, 3)         # (row block, column block, R, C)
-    nz = (grid != 0).reshape(n // r, m // c, r * c).any(-1)
+    nb = int(np.prod(batch))
+    if not nb:
+        raise RuntimeError(f"to_sparse_{name}: Expected product of batch dimensions to be non-zero.")
+    grid = x.reshape(nb, n // r, r, m // c, c).permute(0, 1, 3, 2, 4)        # (batch, row block, col block, R, C)
+    nz = (grid != 0).reshape(nb, n // r, m // c, r * c).any(-1)
     if layout is sparse_bsc:
-        nz = nz.t()
-    idx = nz.nonzero()
-    major, minor = idx[:, 0].contiguous(), idx[:, 1].contiguous()
-    vals = grid[(major, minor) if layout is sparse_bsr else (minor, major)]
-    crow = _tensor._call("sparse_count_below", major, n=nz._shape[0] + 1)
-    return _make_csr(crow, minor, vals, x._shape, SparseBsrTensor if layout is sparse_bsr else SparseBscTensor)
+        nz = nz.permute(0, 2, 1)
+    nmaj, nmin = nz._shape[1:]
+    counts = nz.reshape(nb, nmaj * nmin).sum(1)
+    nnz = int(counts[0].item())
+    if (counts != nnz).any().item():
+        raise RuntimeError("Expect the same number of specified elements per batch.")
+    idx = nz.reshape(nb * nmaj, nmin).nonzero()
+    flat, minor = idx[:, 0].contiguous(), idx[:, 1].contiguous()
+    bi, major = flat.div(nmaj, rounding_mode="floor"), flat.remainder(nmaj)
+    vals = grid[(bi, major, minor) if layout is sparse_bsr else (bi, minor, major)]
+    crow = _batched_crow(flat, nb, nmaj, nnz)
+    return _make_csr(crow.reshape(batch + (nmaj + 1,)), minor.reshape(batch + (nnz,)),
+                     vals.reshape(batch + (nnz, r, c)), x._shape,
+                     SparseBsrTensor if layout is sparse_bsr else SparseBscTensor)
 
 
 def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
@@ -1337,17 +1364,24 @@ def _block_tensor(crow, col, values, size, dtype, device, requires_grad, check_i
     if not isinstance(values, Tensor):
         values = from_host(np.asarray(values, dtype=np.float64 if dtype is None else dtype.np),
                            dtype or D.get_default_dtype(), _device(device))
-    if values.dim() != 3:
-        raise NotImplementedError(f"tgrad.sparse_{cls.layout.name[7:]}_tensor: only 2-D tensors of (nnz, R, C) "
-                                  f"blocks are supported (got values of {values.dim()} dims)")
-    r, c = values._shape[1:]
+    if values.dim() < 3:
+        raise RuntimeError(f"values must have dimensionality > sum of batch and block dimensionalities (=0 + 2) but "
+                           f"got {values.dim()}")
+    nbd = (crow.dim() if isinstance(crow, Tensor) else np.ndim(crow)) - 1
+    if values.dim() > nbd + 3:
+        raise NotImplementedError(f"tgrad.sparse_{cls.layout.name[7:]}_tensor: hybrid block tensors (dense "
+                                  "dimensions) are not supported")
+    r, c = values._shape[-2:]
     bsc = cls is SparseBscTensor
-    bsize = None if size is None else (int(size[0]) // r, int(size[1]) // c)
-    if size is not None and (int(size[0]) % r or int(size[1]) % c):
-        raise RuntimeError(f"size {tuple(size)} is not divisible by the block size ({r}, {c})")
-    t = sparse_csr_tensor(crow, col, values[:, 0, 0], None if bsize is None else (bsize[::-1] if bsc else bsize),
-                          dtype=dtype, device=device, check_invariants=check_invariants)
-    shape = (t._shape[1] * r, t._shape[0] * c) if bsc else (t._shape[0] * r, t._shape[1] * c)
+    if size is not None:
+        size = tuple(int(n) for n in size)
+        if len(size) < 2 or size[-2] % r or size[-1] % c:
+            raise RuntimeError(f"size {size} is not divisible by the block size ({r}, {c})")
+    bsize = None if size is None else size[:-2] + (size[-2] // r, size[-1] // c)
+    t = sparse_csr_tensor(crow, col, values[..., 0, 0], None if bsize is None else _swap_sparse(bsize, 0) if bsc
+                          else bsize, dtype=dtype, device=device, check_invariants=check_invariants)
+    bs = tuple(t._shape[:-2])
+    shape = bs + ((t._shape[-1] * r, t._shape[-2] * c) if bsc else (t._shape[-2] * r, t._shape[-1] * c))
     v = values if dtype is None or values.dtype is dtype else values.to(dtype)
     v = v if device is None else v.to(device)
     out = _make_csr(t._crow, t._col, v if v.requires_grad else v.detach(), shape, cls)

@@ -284,3 +284,38 @@ def test_from_coo():
          "is not supported", lambda: x.to_sparse(3).to_sparse_csc())
     _err(RuntimeError, "coo_to_sparse_csr: conversion from Sparse to SparseCsr with dense_dim argument given is not "
          "supported", lambda: h.to_sparse_csr(dense_dim=1))
+
+
+def _block_x():
+    x = np.arange(1., 49.).reshape(2, 4, 6)
+    x[0, :2, :3] = x[1, 2:, 3:] = x[0, 2:, :3] = x[1, :2, :3] = 0
+    return x
+
+
+def test_batched_bsr_bsc(device):
+    """Batched BSR / BSC (PyTorch 2.13's arrays for this input, hard-coded), to_dense, constructors, select, errors."""
+    x = _block_x()
+    b = tgrad.tensor(x).to_sparse_bsr((2, 3))
+    assert (b.shape, b.dense_dim(), b.sparse_dim(), b._nnz()) == ((2, 4, 6), 0, 2, 2)
+    assert b.crow_indices().tolist() == [[0, 1, 2], [0, 1, 2]] and b.col_indices().tolist() == [[1, 1], [1, 0]]
+    blocks = lambda b_, r, c: x[b_, 2 * r:2 * r + 2, 3 * c:3 * c + 3].tolist()     # noqa: E731
+    assert b.values().tolist() == [[blocks(0, 0, 1), blocks(0, 1, 1)], [blocks(1, 0, 1), blocks(1, 1, 0)]]
+    np.testing.assert_array_equal(b.to_dense().cpu().numpy(), x)
+    s = tgrad.tensor(x).to_sparse_bsc((2, 3))
+    assert s.ccol_indices().tolist() == [[0, 0, 2], [0, 1, 2]] and s.row_indices().tolist() == [[0, 1], [1, 0]]
+    assert s.values().tolist() == [[blocks(0, 0, 1), blocks(0, 1, 1)], [blocks(1, 1, 0), blocks(1, 0, 1)]]
+    np.testing.assert_array_equal(s.to_dense().cpu().numpy(), x)
+    b2 = tgrad.sparse_bsr_tensor(b.crow_indices(), b.col_indices(), b.values(), check_invariants=True)
+    s2 = tgrad.sparse_bsc_tensor(s.ccol_indices(), s.row_indices(), s.values(), (2, 4, 6), check_invariants=True)
+    assert b2.shape == s2.shape == (2, 4, 6)
+    np.testing.assert_array_equal(b2.to_dense().cpu().numpy(), x)
+    np.testing.assert_array_equal(s2.to_dense().cpu().numpy(), x)
+    one = b[1]
+    assert one.layout is tgrad.sparse_bsr and one.shape == (4, 6) and one.col_indices().tolist() == [1, 0]
+    np.testing.assert_array_equal(one.to_dense().cpu().numpy(), x[1])
+    y = x.copy()
+    y[1] = 0
+    _err(RuntimeError, "Expect the same number of specified elements per batch.", lambda: tgrad.tensor(y).to_sparse_bsr((2, 3)))
+    _err(RuntimeError, "Expect the same number of specified elements per batch.", lambda: tgrad.tensor(y).to_sparse_bsc((2, 3)))
+    _err(RuntimeError, "expand is unsupported for SparseBsr tensors", lambda: b @ tgrad.ones(2, 6, 2))
+    _err(RuntimeError, "Sparse BSR tensors do not have strides", lambda: b.matmul(tgrad.ones(6, 2)))
