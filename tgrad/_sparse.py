@@ -1,8 +1,8 @@
 """Sparse tensors: COO (``layout=tgrad.sparse_coo``): ``indices`` (sparse_dim, nnz) int64 and ``values``
 (nnz, *dense_shape); CSR (``layout=tgrad.sparse_csr``, CSC its transpose): ``crow_indices`` (*B, nrows + 1),
 ``col_indices`` (*B, nnz) and ``values`` (*B, nnz, *dense) of a (*B, nrows, ncols, *dense) tensor (B the batch
-dims, every batch the same nnz; the batches are worked as one 2-D CSR of B * nrows rows).  The parts are ordinary dense tensors the allocator owns; the sparse tensor holds them and
-its full ``size``.
+dims, every batch the same nnz; the batches are worked as one 2-D CSR of B * nrows rows).  The parts are
+ordinary dense tensors the allocator owns; the sparse tensor holds them and its full ``size``.
 
 A ``SparseTensor`` / ``SparseCsrTensor`` is a ``Tensor`` (isinstance holds, as in PyTorch) whose storage is a
 placeholder: an op without a sparse rule that reaches a kernel gets PyTorch's "Could not run 'aten::<op>' with

@@ -49,7 +49,8 @@ def test_hybrid_constructor_and_to_dense(device):
     assert repr(h) == _on(device, "tensor(crow_indices=tensor([0, 1, 2]),\n       col_indices=tensor([0, 2]),\n"
                                   "       values=tensor([[1., 2.],\n                      [3., 4.]]), size=(2, 3, 2), "
                                   "nnz=2,\n       layout=tgrad.sparse_csr)")
-    np.testing.assert_array_equal(h.to_dense().cpu().numpy(), [[[1., 2.], [0., 0.], [0., 0.]], [[0., 0.], [0., 0.], [3., 4.]]])
+    np.testing.assert_array_equal(h.to_dense().cpu().numpy(),
+                                  [[[1., 2.], [0., 0.], [0., 0.]], [[0., 0.], [0., 0.], [3., 4.]]])
     # batched and hybrid
     v = np.arange(12.).reshape(2, 3, 2) + 1
     bh = tgrad.sparse_csr_tensor(CROW, COL, v.tolist(), check_invariants=True)
@@ -92,7 +93,8 @@ def test_csc_batched_and_transpose(device):
     c = tgrad.tensor(X).to_sparse_csc()
     # PyTorch: ccol [[0, 1, 2, 3], [0, 1, 2, 3]], row [[0, 1, 0], [1, 0, 1]], values [[1, 3, 2], [5, 4, 6]]
     assert c.layout is tgrad.sparse_csc and c.shape == (2, 2, 3)
-    assert c.ccol_indices().tolist() == [[0, 1, 2, 3], [0, 1, 2, 3]] and c.row_indices().tolist() == [[0, 1, 0], [1, 0, 1]]
+    assert c.ccol_indices().tolist() == [[0, 1, 2, 3], [0, 1, 2, 3]]
+    assert c.row_indices().tolist() == [[0, 1, 0], [1, 0, 1]]
     assert c.values().tolist() == [[1, 3, 2], [5, 4, 6]] and c.to_dense().tolist() == X
     assert tgrad.tensor(X).to_sparse_csr().to_sparse_csc().values().tolist() == [[1, 3, 2], [5, 4, 6]]
     assert c.to_sparse_csr().crow_indices().tolist() == [[0, 2, 3], [0, 1, 3]]
@@ -147,8 +149,10 @@ def test_pytorch_errors():
          "equal to tensor batch dimensions (=[3])", lambda: S(crow, col, val, (3, 2, 3)))
     _err(RuntimeError, "tensor dimensionality must be sum of batch, base, and dense dimensionalities (=1 + 2 + 1) but "
          "got 3", lambda: S(crow, col, val.view(2, 3, 1), (2, 2, 3)))
-    _err(RuntimeError, "`0 <= col_indices < ncols` is not satisfied.", lambda: S(crow, tgrad.tensor([[1, 0, 2], [0, 1, 3]]), val, (2, 2, 3)))
-    _err(RuntimeError, "`crow_indices[..., -1] == nnz` is not satisfied.", lambda: S(tgrad.tensor([[0, 1, 3], [0, 2, 2]]), col, val, (2, 2, 3)))
+    _err(RuntimeError, "`0 <= col_indices < ncols` is not satisfied.",
+         lambda: S(crow, tgrad.tensor([[1, 0, 2], [0, 1, 3]]), val, (2, 2, 3)))
+    _err(RuntimeError, "`crow_indices[..., -1] == nnz` is not satisfied.",
+         lambda: S(tgrad.tensor([[0, 1, 3], [0, 2, 2]]), col, val, (2, 2, 3)))
     _err(RuntimeError, "`col_indices[..., crow_indices[..., i - 1]:crow_indices[..., i]] for all i = 1, ..., nrows are "
          "sorted and distinct", lambda: S(crow, tgrad.tensor([[1, 0, 2], [1, 0, 1]]), val, (2, 2, 3)))
     _err(RuntimeError, "crow_indices.shape[-1] must be equal to the number of rows + 1 (=4), but got 3",
@@ -211,7 +215,8 @@ def test_select_sum_and_conversion_errors(device):
             ([0, 1, 3], [1, 0, 2], [4., 5., 6.])
         assert r.to_dense().tolist() == X[1]
     s = c.to_sparse_csc()[1]
-    assert (s.ccol_indices().tolist(), s.row_indices().tolist(), s.values().tolist()) == ([0, 1, 2, 3], [1, 0, 1], [5., 4., 6.])
+    assert (s.ccol_indices().tolist(), s.row_indices().tolist(), s.values().tolist()) == \
+        ([0, 1, 2, 3], [1, 0, 1], [5., 4., 6.])
     _err(IndexError, "index 2 is out of bounds for dimension 0 with size 2", lambda: c[2])
     _err(RuntimeError, "select(): selecting sparse dimensions is not supported for batched sparse compressed tensors.",
          lambda: c.select(1, 0))
@@ -224,10 +229,10 @@ def test_select_sum_and_conversion_errors(device):
     # dense_dim given to a compressed-to-compressed conversion (PyTorch's messages)
     _err(RuntimeError, "to_sparse_csr: conversion from SparseCsr to SparseCsr with dense_dim argument given is not "
          "supported", lambda: c.to_sparse_csr(dense_dim=1))
-    _err(RuntimeError, "sparse_compressed_to_sparse_csc: conversion from SparseCsr to SparseCsc with dense_dim argument "
-         "given is not supported", lambda: c.to_sparse_csc(dense_dim=0))
-    _err(RuntimeError, "sparse_compressed_to_sparse_csr: conversion from SparseCsc to SparseCsr with dense_dim argument "
-         "given is not supported", lambda: c.to_sparse_csc().to_sparse_csr(dense_dim=0))
+    _err(RuntimeError, "sparse_compressed_to_sparse_csc: conversion from SparseCsr to SparseCsc with dense_dim "
+         "argument given is not supported", lambda: c.to_sparse_csc(dense_dim=0))
+    _err(RuntimeError, "sparse_compressed_to_sparse_csr: conversion from SparseCsc to SparseCsr with dense_dim "
+         "argument given is not supported", lambda: c.to_sparse_csc().to_sparse_csr(dense_dim=0))
     _err(RuntimeError, "to_sparse_csc: conversion from SparseCsc to SparseCsc with dense_dim argument given is not "
          "supported", lambda: c.to_sparse_csc().to_sparse_csc(dense_dim=0))
     assert c.to_sparse_csc().to_sparse_csr().crow_indices().tolist() == [[0, 2, 3], [0, 1, 3]]
@@ -272,8 +277,9 @@ def test_from_coo():
     h = x.to_sparse(2)
     c, s = h.to_sparse_csr(), h.to_sparse_csc()
     # PyTorch: crow / ccol [0, 1, 2], col / row [0, 1], values [[1, 0], [3, 4]] (the explicit 0 kept)
-    assert (c.crow_indices().tolist(), c.col_indices().tolist(), c.values().tolist()) == ([0, 1, 2], [0, 1], [[1, 0], [3, 4]])
-    assert (s.ccol_indices().tolist(), s.row_indices().tolist(), s.values().tolist()) == ([0, 1, 2], [0, 1], [[1, 0], [3, 4]])
+    want = ([0, 1, 2], [0, 1], [[1, 0], [3, 4]])
+    assert (c.crow_indices().tolist(), c.col_indices().tolist(), c.values().tolist()) == want
+    assert (s.ccol_indices().tolist(), s.row_indices().tolist(), s.values().tolist()) == want
     assert c.to_dense().tolist() == x.tolist() and s.to_dense().tolist() == x.tolist()
     assert h.to_sparse(layout=tgrad.sparse_csc).layout is tgrad.sparse_csc
     d = tgrad.sparse_coo_tensor([[0, 0], [1, 1]], [[1., 2.], [3., 4.]], (2, 2, 2)).to_sparse_csr()
@@ -315,7 +321,8 @@ def test_batched_bsr_bsc(device):
     np.testing.assert_array_equal(one.to_dense().cpu().numpy(), x[1])
     y = x.copy()
     y[1] = 0
-    _err(RuntimeError, "Expect the same number of specified elements per batch.", lambda: tgrad.tensor(y).to_sparse_bsr((2, 3)))
-    _err(RuntimeError, "Expect the same number of specified elements per batch.", lambda: tgrad.tensor(y).to_sparse_bsc((2, 3)))
+    for name in ("to_sparse_bsr", "to_sparse_bsc"):
+        _err(RuntimeError, "Expect the same number of specified elements per batch.",
+             lambda: getattr(tgrad.tensor(y), name)((2, 3)))
     _err(RuntimeError, "expand is unsupported for SparseBsr tensors", lambda: b @ tgrad.ones(2, 6, 2))
     _err(RuntimeError, "Sparse BSR tensors do not have strides", lambda: b.matmul(tgrad.ones(6, 2)))
