@@ -24,8 +24,8 @@ from .tensor import Size, Tensor, _init_from, from_host, full, zeros
 
 
 def _arange(n, device):
-    from ._creation import arange
-    return arange(n, dtype=D.int64, device=device)
+    """0, 1, ..., n - 1 int64 on ``device`` (a host constant, as tgrad.arange: batch and row offsets)."""
+    return from_host(np.arange(n, dtype=np.int64), D.int64, device)
 
 
 def cat(ts, dim):
