@@ -1,7 +1,7 @@
 """Batched and hybrid CSR / CSC tensors (crow_indices (*B, nrows + 1), col_indices (*B, nnz), values
 (*B, nnz, *dense)): construction, to_sparse_csr / to_sparse_csc(dense_dim), to_dense, to_sparse, transpose, repr,
-and PyTorch 2.13 cpu's errors, against numpy and what /work/venv-torch printed (torch -> tgrad, hard-coded here;
-the script: /tmp/csrb_g.py in the report, the calls below)."""
+and PyTorch 2.13 cpu's errors, against numpy and what /work/venv-torch printed for the same calls with
+tgrad -> torch (hard-coded next to each call)."""
 import numpy as np
 import pytest
 
