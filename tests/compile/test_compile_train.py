@@ -2,6 +2,7 @@
 (AOTAutograd's split, tgrad/_compile/aot.py): bit-identical to eager over many steps of an MLP, a CNN
 (Conv2d/BatchNorm2d/MaxPool2d/Dropout) and examples/train_gpt.py's GPT, with the forward and backward replayed
 from call 3 on (``CompiledFunctionBackward`` nodes)."""
+import gc
 import importlib.util
 import os
 import sys
@@ -123,6 +124,25 @@ def test_compiled_module_trains_bit_identically(kind, make, opt, steps):
     assert kind == "gpt" or ref[0][-1] < ref[0][0]      # (the GPT: 8 steps on random tokens)
     # call 1 eager, call 2 recorded (its backward too), then forward and backward replayed
     assert out[1] == [None, "_Recording"] + ["tuple"] * (steps - 2)
+
+
+def test_a_dropped_compiled_model_frees_its_memory_at_once():
+    """A compiled model in training, its optimizer and what its replays hold (programs, arenas, saved blocks, the
+    last outputs, CUDA graphs) go back to the allocator with the last reference, not at a later garbage
+    collection: no reference cycle holds them (memory freed at some collection's whim moves every later block's
+    address, and with it a later replay's CUDA graph address sets)."""
+    gc.collect()
+    base = tgrad.memory_allocated()
+    gc.disable()
+    try:
+        m = _mlp()
+        cm = tgrad.compile(m)
+        out = _train("mlp", m, cm, tgrad.optim.SGD(m.parameters(), lr=0.1, momentum=0.9), 6)
+        assert out[1][2:] == ["tuple"] * 4      # replayed: forward and backward
+        del m, cm, out
+        assert tgrad.memory_allocated() == base
+    finally:
+        gc.enable()
 
 
 def test_two_calls_before_one_backward_and_gradient_accumulation():

@@ -3,6 +3,7 @@ graph once their addresses repeat (a new batch each call and the gradients' bloc
 forward that draws random numbers is launched (new numbers each call), and a backward that regenerates the
 forward's dropout (attention) reads that call's draws: launched, never a graph that would repeat one call's.
 Bit for bit as eager; the driver reports no bad pointer or missing synchronization."""
+import gc
 import warnings
 
 import numpy as np
@@ -66,6 +67,7 @@ def _train(kind, compiled, steps, snap=None):
 @pytest.mark.parametrize("kind", ["plain", "dropout", "attention_dropout"])
 def test_compiled_module_training_replays_as_cuda_graphs_where_it_can(kind):
     steps, steady = 24, 6
+    gc.collect()        # (an earlier test's garbage freed mid-run would move the blocks' address sets)
     ref = _train(kind, False, steps)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

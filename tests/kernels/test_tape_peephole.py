@@ -88,3 +88,31 @@ def test_where_of_a_constant_full_mask_is_its_operand():
     assert not np.signbit(res[0][80:]).any()
     src = [v for k, v in TR._TAPES.items() if k[0] is masked_product_kernel and v][-1].source
     assert src.count("where(") + src.count("_sel(") == 1, src      # program 1's only
+
+
+def test_leftover_vectors_add_into_the_accumulator_in_place():
+    """An 80-element sum, mean and product sum (ATen's 4 x 8 lanes, then two leftover vectors of 8): the tape adds
+    each leftover vector (or product) into the accumulator's first lanes in place, with no padded copy, where or
+    +0 lanes, and gives the stock interpreter's bits, also for -0.0 rows, infinities and NaN payloads."""
+    from tgrad.kernels.reduce import cascade_sum_kernel
+    from tgrad.ops.reduce import mul_sum_to_size
+    rng = np.random.default_rng(2)
+    rows = [rng.standard_normal(80).astype(np.float32), np.full(80, -0.0, np.float32),
+            np.where(rng.random(80) < 0.1, np.float32(np.inf), rng.standard_normal(80)).astype(np.float32)]
+    nan = rng.standard_normal(80).astype(np.float32)
+    nan.view(np.uint32)[[70, 75]] = [0x7FC00123, 0xFFC00456]         # NaNs in the leftover vectors
+    rows.append(nan)
+    prev = T.EXECUTOR
+    try:
+        for v in rows:
+            res = []
+            for ex in ("stock", "trace", "trace"):
+                T.EXECUTOR = ex
+                x = tgrad.tensor(v.reshape(80, 1))
+                y = tgrad.tensor(v[::-1].copy().reshape(80, 1))
+                res.append(b"".join(t.numpy().tobytes() for t in (x.sum(), x.mean(), mul_sum_to_size(x, y, (1, 1)))))
+            assert res[1] == res[0] and res[2] == res[0], v
+    finally:
+        T.EXECUTOR = prev
+    srcs = [t.source for k, t in TR._TAPES.items() if k[0] is cascade_sum_kernel and t]
+    assert srcs and all("_np.add(_v, " in s and ".copy()" not in s and "where(" not in s for s in srcs), srcs

@@ -74,7 +74,7 @@ _depth = [0]                     # calls of compiled functions running (is_compi
 class _Entry:
     """One guard key's state: calls so far, then its replay, or the reason it stays eager."""
 
-    __slots__ = ("calls", "run", "eager", "restarts", "aot")
+    __slots__ = ("calls", "run", "eager", "restarts", "aot", "__weakref__")
 
     def __init__(self):
         self.calls, self.run, self.eager, self.restarts = 0, None, None, 0
@@ -153,7 +153,7 @@ class CompiledFunction:
             if _L.RECORD is not None:       # inside a step being recorded: that recording has its launches
                 e.calls -= 1
                 return self._fn(*args, **kwargs)
-            result, e.run, reason = aot.capture(self._fn, args, kwargs, walk, e, functools.partial(self._fall_back, e))
+            result, e.run, reason = aot.capture(self._fn, args, kwargs, walk, e, _weak_fall_back(self, e))
         else:
             result, e.run, reason = capture(self._fn, args, kwargs, walk, cuda_replay.build)
         if reason is not None and reason.startswith(NO_BACKWARD) and not e.aot:
@@ -170,6 +170,19 @@ class CompiledFunction:
         """Entry ``e`` runs eagerly from now on, with one warning giving the reason."""
         e.eager, e.run = reason, None
         self._warn(f"tgrad.compile: {self._name} runs eagerly: {reason}", 1)
+
+
+def _weak_fall_back(f, e):
+    """``f._fall_back(e, reason)`` through weak references.  The entry's Training keeps it: a strong one would close
+    a cycle (f -> its cache -> e -> the Training -> f), and a dropped compiled model (its parameters, replay arenas,
+    CUDA graphs) would go back to the allocator at some later garbage collection instead of at once."""
+    fr, er = weakref.ref(f), weakref.ref(e)
+
+    def fail(reason):
+        f, e = fr(), er()
+        if f is not None and e is not None:
+            f._fall_back(e, reason)
+    return fail
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,

@@ -144,7 +144,7 @@ def _replay(rec, plan, bound, outs, template, draws=(), log_draws=False):
     exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     spec = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
-    r = Replay(ns["replay"], plan.arena, blocks, spec, template, used, src)
+    r = Replay(ns.pop("replay"), plan.arena, blocks, spec, template, used, src)
     r.regen = lambda: _codegen(rec, plan, bound, fuse=FUSE)
     return r
 
@@ -182,7 +182,7 @@ class Training:
     def __init__(self, fwd, plan, targets, diff, entry, fail, allocators, draws):
         self.fwd, self.saved = fwd, plan.out_blocks     # saved: recorded block ptr -> (j, nbytes)
         self.targets, self.diff = targets, diff         # walk indices of the inputs; outputs that require grad
-        self.entry, self.fail = entry, fail
+        self.entry, self.fail = weakref.ref(entry), fail       # (weak: the entry holds this Training)
         self.allocators, self.device = allocators, plan.arena.device    # (the backward is recorded on them)
         self.draws = draws          # the recorded forward's Philox draws (cuda), read again by its backward
         self.nbound = 0             # the backward's B: gradients, saved blocks, the walk's tensors (then draws)
@@ -206,8 +206,9 @@ class Training:
 
     def __call__(self, walk):
         if self.bwd is None or self.dead or _L.RECORD is not None:
-            if self.bwd is None and not self.dead and self.recording() is None:     # call 2's outputs died unused
-                e = self.entry
+            e = self.entry()
+            if e is not None and self.bwd is None and not self.dead and self.recording() is None:
+                # call 2's outputs died unused
                 if e.restarts >= RESTARTS:
                     self._fail("no backward ran through its outputs (an evaluation: call it under tgrad.no_grad())")
                 else:

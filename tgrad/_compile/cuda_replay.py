@@ -95,7 +95,7 @@ def program(rec, plan, bound, outs, template, draws=(), log_draws=False):
     exec(code, ns)
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
-    r = CudaReplay(ns["replay"], plan.arena, blocks, outs, template, used, src)
+    r = CudaReplay(ns.pop("replay"), plan.arena, blocks, outs, template, used, src)
     r.drawn = drawn
     r.reads_draws = any(e in src for d in draws for e in d[2:])       # (a graph would keep this call's)
     r.graphable = not r.reads_draws and _graph_reason(rec) is None and _drv.graphs_available()
@@ -145,7 +145,7 @@ def _variant(code, ns, python_only):
             v = _noop
         ns2[name] = v
     exec(code, ns2)
-    return ns2["replay"]
+    return ns2.pop("replay")
 
 
 def _noop(*args):

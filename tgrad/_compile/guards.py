@@ -215,7 +215,7 @@ def fast_guard(roots, walk):
     e.ns.update(_gs=_grad_state, _dispatch=_dispatch, _id=id)
     src = "def guard(R):\n    return (" + "\n            and ".join(e.lines) + ")\n"
     exec(compile(src, "<tgrad.compile guard>", "exec"), e.ns)
-    g = e.ns["guard"]
+    g = e.ns.pop("guard")
     w = Walk(roots)
     if not g(roots) or w.signature() != walk.signature() or w.objects != walk.objects or \
             [id(t) for t in w.tensors] != [id(t) for t in walk.tensors]:

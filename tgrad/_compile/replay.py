@@ -76,7 +76,9 @@ def build(rec, result, walk, allocators, build_cuda=None):
     plan.adopt_grads(rec.leaves)        # state after the recording: .grad set by backward is the arena's
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
-    r = Replay(ns["replay"], plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
+    # (every exec'd function is popped from its namespace, its globals: left in, the two would be a cycle holding
+    # the arena, freed only by a garbage collection)
+    r = Replay(ns.pop("replay"), plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
     # tier 2 after the first replay: the tapes inlined and fused (fuse.py), SGD steps as their launches, launches
     # the first replay traced (their key's 2nd launch) included; the recording call pays only tier 1's small program
     r.regen = lambda: _codegen(rec, plan, bound, fuse=FUSE)
@@ -506,17 +508,17 @@ class Replay:
                 used = None
             if used == self.used:
                 exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
-                self.run, self.source = ns["replay"], src
+                self.run, self.source = ns.pop("replay"), src
                 if HOIST and "    t" in src:      # (tapes inlined: locals to hoist)
                     ns2 = dict(ns, _rec={})
                     exec(builtins.compile(instrument(src), "<tgrad.compile replay>", "exec"), ns2)
-                    self.run, self.hoist = ns2["replay"], ns2
+                    self.run, self.hoist = ns2.pop("replay"), ns2
         elif self.hoist is not None:        # the instrumented run done: tier 3
             ns, self.hoist = self.hoist, None
             rec = ns.pop("_rec")
             src = hoist(self.source, ns, rec)
             exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
-            self.run, self.source = ns["replay"], src
+            self.run, self.source = ns.pop("replay"), src
         return stores
 
     def _execute(self, B, O):

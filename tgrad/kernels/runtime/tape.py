@@ -68,6 +68,7 @@ class _Emitter:
         self.calls_builder = False
         self.box = None         # (block shape, box, box slices) while compiling a tape box-only (_box_of)
         self.shapes = {}        # local name -> the shape of its array (for _peephole)
+        self.dtypes = {}        # local name -> its numpy dtype (for _peephole)
         self.zero_pad = {}      # local name -> the box of a load whose other lanes are +0 (create_dot's K)
 
     def k(self, v):
@@ -277,6 +278,7 @@ def _emit_op(e, p, slots, op):
     if type(out) is int and out >= len(e.kinds) and slots[out].shape is not None:      # for _peephole
         shape = tuple(slots[out].shape)
         e.shapes[f"s{p}_{out}"] = e.box[1] if e.box is not None and shape == e.box[0] else shape
+        e.dtypes[f"s{p}_{out}"] = slots[out].np_dtype
     if low is not None and low[0] in ("load", "store", "nload", "nstore", "sload", "sstore"):
         return _emit_lowered(e, p, vals, out, low)
     lines = e.lines
@@ -528,7 +530,101 @@ def _peephole(e, lines):
         if ok and use and shape is not None:
             lines[n] = f"{name} = {x}"
             small.add(name)
-    return lines
+    return _tail_adds(e, lines, pure)
+
+
+_FILL_LN = re.compile(r"^(s\d+_\d+) = (_k\d+)\.copy\(\)$")
+_PUT_LN = re.compile(r"^(s\d+_\d+)\[(_k\d+)\] = (_k\d+\[a\d+(?: \+ \d+)?\])$")
+_ALIAS_LN = re.compile(r"^(s\d+_\d+) = (s\d+_\d+)$")
+
+
+def _tail_adds(e, lines, pure):
+    """A zero-padded partial block added into an accumulator, ``acc + pad(v)`` (a cascade sum's leftover vectors:
+    ``t = zeros.copy(); t[box] = v; r = acc + t``, or of a product, ``where(box mask, pad(a) * pad(b), +0)``),
+    becomes ``acc[box] += v`` in place: the same bits when acc holds no -0.0 (x + y is -0.0 only if both are, so
+    an accumulator begun as +0 + x never does, nor its sums) and no one else reads acc: acc + 0 = acc exactly
+    (a NaN keeps its payload).  The padded copies, the product's masked-off lanes and the where go."""
+    ns, dts, shapes = e.ns, e.dtypes, e.shapes
+
+    def const(name, zero=False):
+        v = ns.get(name) if name.startswith("_k") else None
+        return v if isinstance(v, np.ndarray) and (not zero or _plus_zero(v)) else None
+
+    uses, fresh, nonneg0 = {}, set(), set()
+    for n, ln in enumerate(lines):
+        for name in set(_NAME.findall(ln)):
+            uses.setdefault(name, []).append(n)
+        m = _CALL_LN.match(ln)
+        if m is not None and m.group(2) != "_np.where" and isinstance(ns.get(m.group(2)), np.ufunc):
+            fresh.add(m.group(1))
+            args = m.group(3).split(", ")
+            if ns[m.group(2)] is np.add and len(args) == 2 and \
+                    any(a in nonneg0 or const(a, zero=True) is not None for a in args):
+                nonneg0.add(m.group(1))
+        m = _ALIAS_LN.match(ln)
+        if m is not None and m.group(2) in nonneg0:
+            nonneg0.add(m.group(1))
+
+    def padded(name, box=None):
+        """(box slices name, value expression) if ``name`` is a +0 fill with one box loaded, used once more."""
+        use = uses.get(name, [])
+        if len(use) != 3 or use[1] != use[0] + 1:
+            return None
+        f, put = _FILL_LN.match(lines[use[0]]), _PUT_LN.match(lines[use[1]])
+        if f is None or put is None or put.group(1) != name or const(f.group(2), zero=True) is None:
+            return None
+        if box is not None and ns[put.group(2)] != ns[box]:
+            return None
+        return put.group(2), put.group(3), use
+
+    def calm(lo, hi):       # no store (or other write to memory) between the lines lo and hi
+        return all(pure(lines[k]) or _FILL_LN.match(lines[k]) or _PUT_LN.match(lines[k]) or
+                   _LOAD_LN.match(lines[k]) or _ALIAS_LN.match(lines[k]) for k in range(lo + 1, hi))
+
+    drop = set()
+    for j, ln in enumerate(lines):
+        m = _CALL_LN.match(ln)
+        if m is None or ns.get(m.group(2)) is not np.add:
+            continue
+        r, args = m.group(1), m.group(3).split(", ")
+        if len(args) != 2:
+            continue
+        for acc, t in (args, args[::-1]):
+            if acc not in nonneg0 or acc not in fresh or uses.get(acc, [])[-1:] != [j] or len(uses[acc]) != 2:
+                continue
+            dt = dts.get(acc)
+            if dt is None or dt.kind != "f" or dts.get(r) != dt or dts.get(t) != dt or \
+                    not shapes.get(acc) or shapes.get(acc) != shapes.get(t) or shapes.get(r) != shapes.get(acc):
+                continue
+            new = None
+            p = padded(t)
+            if p is not None and ns[_FILL_LN.match(lines[p[2][0]]).group(2)].dtype == dt and calm(p[2][1], j):
+                new, gone = p[1], p[2][:2]
+            w = _CALL_LN.match(lines[uses[t][0]]) if p is None and len(uses.get(t, [])) == 2 else None
+            if w is not None and w.group(2) == "_np.where" and w.group(1) == t:
+                mask, c, z = w.group(3).split(", ")
+                cm = _CALL_LN.match(lines[uses[c][0]]) if len(uses.get(c, [])) == 2 else None
+                mk, zc = const(mask), const(z, zero=True)
+                if cm is not None and cm.group(1) == c and ns.get(cm.group(2)) is np.multiply and \
+                        mk is not None and mk.dtype == np.bool_ and zc is not None:
+                    xa, xb = (cm.group(3).split(", ") + [None])[:2]
+                    pa = padded(xa) if xa else None
+                    pb = padded(xb, pa[0]) if pa is not None and xb and xb != xa else None
+                    if pb is not None and dts.get(xa) == dts.get(xb) == dts.get(c) == dt and mk.shape == shapes[acc]:
+                        want = np.zeros(mk.shape, np.bool_)
+                        want[ns[pa[0]]] = True
+                        first = min(pa[2][0], pb[2][0])
+                        if (mk == want).all() and calm(first, j):
+                            new = f"{cm.group(2)}({pa[1]}, {pb[1]})"
+                            gone = pa[2][:2] + pb[2][:2] + [uses[c][0], uses[t][0]]
+                            p = pa
+            if new is None:
+                continue
+            box = p[0]
+            lines[j] = f"{r} = {acc}; _v = {r}[{box}]; _np.add(_v, {new}, out=_v)"
+            drop.update(gone)
+            break
+    return [ln for n, ln in enumerate(lines) if n not in drop]
 
 
 def _compile_check(ops, slots, kinds, guards):
