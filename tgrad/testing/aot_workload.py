@@ -74,6 +74,8 @@ def _basics(device, errors):
             _try(errors, f"{type(m).__name__} hidden {h}",
                  lambda: m.to(device)(tgrad.randn(3, 2, 4, device=device))[0].sum().backward())
     _try(errors, "sparse sums, cpu tiles", _sparse_tiles, device)
+    for dt in (D.complex64, D.complex128):     # complex kernels no OpInfo reaches (its samples are real arrays)
+        _try(errors, f"complex eq, prod, Bluestein {dt.name}", _complex_extras, dt, device)
     for nd in range(2, 7):      # views none of whose dims merge: every addressing branch (X_ND = nd)
         v = tgrad.ones(*range(2, 2 + nd), device=device).permute(*reversed(range(nd)))
         _try(errors, f"layout {nd} dims", lambda: (v.contiguous(), v + v.contiguous()))
@@ -95,6 +97,15 @@ def _sparse_tiles(device):
     crow = tgrad.tensor([0, 2, 22, 25], device=device)
     S._rounds_sum("mm", tgrad.ones(25, device=device), row.sort()[0], tgrad.zeros(3, 3, device=device), start=crow,
                   col=col, dense=dense, fma=True)
+
+
+def _complex_extras(dt, device):
+    """``ccompare_kernel`` (eq/ne), ``cprod_rows_kernel`` (prod, cumprod and their backward) and ``chirp_kernel``
+    (an FFT of a prime length past FOUR_STEP_MIN takes Bluestein's chirp convolution)."""
+    x = tgrad.randn(3, 5, dtype=dt, device=device, requires_grad=True)
+    (x == x.detach(), x != 1j)
+    (x.prod(1).sum() + x.cumprod(1).sum()).abs().backward()
+    tgrad.fft.fft(tgrad.randn(2, 521, dtype=dt, device=device))
 
 
 def _opinfo_run(o, dt, device, full):
