@@ -15,7 +15,8 @@ from ..kernels.runtime import launcher as _L
 from ..kernels.runtime.direct import Ptr, _entry
 from ..kernels.runtime.host_state import FP_STATE as _FP_STATE
 from ..kernels.runtime.host_state import fp_ignore as _fp_ignore
-from ..kernels.runtime.native import aten_ufunc, fma_ufunc
+from ..kernels.optim import sgd_update, sgd_ufuncs
+from ..kernels.runtime.native import aten_ufunc
 from ..kernels.runtime.tape_ops import _Views
 from ..kernels.runtime.trace import _FAST
 from ..ops.optim import _contiguous, adam_hyper
@@ -217,25 +218,21 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
 
 def _sgd_native(snap, plan):
     """The recorded SGD step (cpu float32, contiguous, momentum buffers made, no maximize) as ``_sgd_run``'s
-    items over numpy views fixed at the recording: per parameter the kernel's ``_sgd_buf`` and ``_sgd_p`` as
-    optim_cpu.c's ufuncs (or the exact fma where ``_sgd_p`` is one) over the whole tensor, its hyper-parameters
-    rounded to float32 as its arguments are; None where it does not apply (the launches are relaunched)."""
-    fma = fma_ufunc()
+    items over numpy views fixed at the recording: per parameter ``kernels/optim.py``'s ``sgd_update`` over the
+    whole tensor, its hyper-parameters rounded to float32 as its arguments are; None where it does not apply (the
+    launches are relaunched)."""
     items = []
     for _, hyper, _, ps in snap:
         h = dict(hyper)
-        if fma is None or h.get("maximize") or any(type(h.get(n)) not in (int, float) for n in
-                                                   ("lr", "momentum", "dampening", "weight_decay")):
+        if h.get("maximize") or any(type(h.get(n)) not in (int, float) for n in
+                                    ("lr", "momentum", "dampening", "weight_decay")):
             return None
         lr, mom, damp, wd = (float(h[n]) for n in ("lr", "momentum", "dampening", "weight_decay"))
         x = np.array([-lr, mom, 1 - damp, wd], _F32)
-        x = [x[i:i + 1] for i in range(4)]
+        x = tuple(x[i:i + 1] for i in range(4))
         mo = 0 if mom == 0 else 1 if damp == 0 else 2
-        w, nest = int(wd != 0), int(bool(h.get("nesterov")))
-        fb = aten_ufunc(f"sgd_buf_{w}{mo}0") if mo else None
-        fs = aten_ufunc(f"sgd_step_{w}{mo}{nest}") if mo else None
-        fp = aten_ufunc(f"sgd_p_{w}{mo}{nest}") if mo and nest or w else fma
-        if fp is None or mo and fb is None:
+        fns = sgd_ufuncs(int(wd != 0), mo, int(bool(h.get("nesterov"))))
+        if fns is None:
             return None
         for p, g_desc, st, _ in ps:
             if g_desc is None:
@@ -246,23 +243,14 @@ def _sgd_native(snap, plan):
                    t._storage.device.type != "cpu" or not _contiguous(t) for t in ts):
                 return None
             P, G = ts[0]._np_view(), ts[1]._np_view()
-            U = ts[2]._np_view() if mo else G
-            if fs is not None:          # (both in one pass)
-                items.append((None, None, None, fs, (P, G, U, x[0], x[1], x[2], x[3]), (U, P)))
-                continue
-            ab = (U, G, P, x[1], x[2], x[3]) if mo else None
-            ap = (x[0], U, P) if fp is fma else (P, G, U, x[0], x[1], x[3])
-            items.append((fb, ab, U, fp, ap, P))
+            items.append(fns + (P, G, ts[2]._np_view() if mo else G, x))
     return items
 
 
 def _sgd_run(items):
-    """``_sgd_native``'s update: the momentum buffer, then the parameter, in place (or optim_cpu.c's
-    ``sgd_step`` doing both per element)."""
-    for fb, ab, U, fp, ap, P in items:
-        if fb is not None:
-            fb(*ab, out=U)
-        fp(*ap, out=P)
+    """``_sgd_native``'s update: ``sgd_update`` per parameter, in place."""
+    for it in items:
+        sgd_update(*it)
 
 
 def _adam_lines(opt, snap, plan, k, call):

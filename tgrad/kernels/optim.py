@@ -384,18 +384,47 @@ def _site(op, flags, dtype, dev, sizes, hp):
 _F32_NP = np.dtype(np.float32)
 
 
-def _sgd_twin(args, cx):
-    """The cpu twin of an SGD launch of ``multi_tensor_kernel`` (float32, not maximize): per tensor, the kernel's
-    ``_sgd_buf`` and ``_sgd_p`` over the whole tensor as the ufuncs its tape calls (optim_cpu.c's, or the exact fma
-    where ``_sgd_p`` is one, a copy where ``_sgd_buf`` is g itself), in place, as the compiled replay's SGD update;
-    else None (the tape runs)."""
+def sgd_ufuncs(w, mo, nest, first=False):
+    """optim_cpu.c's ufuncs for ``_sgd_buf`` and ``_sgd_p`` of float32 tensors (w: weight decay, mo: MOMENTUM,
+    nest: nesterov, first: the buffer's first step): ``(fb, fs, fp, plain)``, fb the buffer's (None without
+    momentum, or on a first step without weight decay: the buffer is g itself), fs both in one pass (None without
+    momentum or on a first step), fp the parameter's (the exact fma where ``_sgd_p`` is one: ``plain``); None
+    where one is not built."""
     fma = fma_ufunc()
-    if fma is None or cx["OP"] != SGD or cx["COMPUTE"] is not tl.float32 or cx["MAXIMIZE"]:
-        return None
-    w, mo, first, nest = int(bool(cx["HAS_WD"])), int(cx["MOMENTUM"]), bool(cx["FIRST"]), int(bool(cx["NESTEROV"]))
-    fb = aten_ufunc(f"sgd_buf_{w}{mo}{int(first)}") if mo and (w or not first) else None
+    need_b = mo and (w or not first)
+    fb = aten_ufunc(f"sgd_buf_{w}{mo}{int(first)}") if need_b else None
+    fs = aten_ufunc(f"sgd_step_{w}{mo}{nest}") if mo and not first else None
     fp = aten_ufunc(f"sgd_p_{w}{mo}{nest}") if mo and nest or w else fma
-    if fp is None or mo and (w or not first) and fb is None:
+    if fma is None or fp is None or need_b and fb is None:
+        return None
+    return fb, fs, fp, fp is fma
+
+
+def sgd_update(fb, fs, fp, plain, P, G, U, x):
+    """One float32 tensor's SGD update in place with ``sgd_ufuncs``' ufuncs: P the parameter, G its gradient, U its
+    momentum buffer (G itself without momentum), x = (-lr, momentum, 1 - dampening, wd) as 1-element float32
+    arrays (rounded as the kernel's arguments are)."""
+    if fs is not None:
+        fs(P, G, U, *x, out=(U, P))
+        return
+    if fb is not None:
+        fb(U, G, P, x[1], x[2], x[3], out=U)
+    elif U is not G:
+        np.copyto(U, G)                 # (the first step's buffer: g itself)
+    if plain:
+        fp(x[0], U, P, out=P)
+    else:
+        fp(P, G, U, x[0], x[1], x[3], out=P)
+
+
+def _sgd_twin(args, cx):
+    """The cpu twin of an SGD launch of ``multi_tensor_kernel`` (float32, not maximize): per tensor, ``sgd_update``
+    over the whole tensor, in place, as the compiled replay's SGD update; else None (the tape runs)."""
+    if cx["OP"] != SGD or cx["COMPUTE"] is not tl.float32 or cx["MAXIMIZE"]:
+        return None
+    mo = int(cx["MOMENTUM"])
+    fns = sgd_ufuncs(int(bool(cx["HAS_WD"])), mo, int(bool(cx["NESTEROV"])), bool(cx["FIRST"]))
+    if fns is None:
         return None
     slots = []
     for i in range(MAX_TENSORS):
@@ -405,28 +434,18 @@ def _sgd_twin(args, cx):
             return None
         if n:
             slots.append((2 * HYPER + 5 * i, _Views((n,), (4,), _F32_NP)))
-    return T.CpuTwin(_sgd_run, (fb, fp is fma, fp, mo, tuple(slots)))
+    return T.CpuTwin(_sgd_run, (fns, mo, tuple(slots)))
 
 
 def _sgd_run(spec, *dyn):
     """``_sgd_twin``'s update over the launch's dynamic arguments (hyper-parameters x_k, y_k, then five addresses
     a slot): h0-h3 = -lr, momentum, 1 - dampening, wd rounded to float32 as the kernel's arguments are."""
-    fb, plain, fp, mo, slots = spec
+    fns, mo, slots = spec
     h = np.array(dyn[0:8:2], _F32_NP)
-    neg_lr, mom, damp, wd = h[0:1], h[1:2], h[2:3], h[3:4]
+    x = (h[0:1], h[1:2], h[2:3], h[3:4])
     for i, views in slots:
-        P, G = views[dyn[i]], views[dyn[i + 1]]
-        U = G
-        if mo:
-            U = views[dyn[i + 2]]
-            if fb is None:
-                np.copyto(U, G)                 # (the first step's buffer: g itself)
-            else:
-                fb(U, G, P, mom, damp, wd, out=U)
-        if plain:
-            fp(neg_lr, U, P, out=P)
-        else:
-            fp(P, G, U, neg_lr, mom, wd, out=P)
+        G = views[dyn[i + 1]]
+        sgd_update(*fns, views[dyn[i]], G, views[dyn[i + 2]] if mo else G, x)
 
 
 T.cpu_twin(multi_tensor_kernel, _sgd_twin)
