@@ -555,7 +555,7 @@ def call_inplace(name, self, *inputs, **attrs):
 
 def _inplace_on_conj(name, self, inputs, attrs):
     """``self.<name>_(...)`` on a conjugate view writes through it, as PyTorch's: the result's conjugates go to
-    the shared memory.  Not recorded: with a gradient to track, PyTorch's refusal of unsupported cases."""
+    the shared memory.  Not recorded: with a gradient to track it raises (PyTorch records it; not done here)."""
     op = _ops.TABLE[name]
     if _needs_grad(op, [self] + list(inputs[:len(op.inputs) - 1])):
         raise RuntimeError(f"{name}_(): in-place operations on a conjugate view that requires grad are not "
