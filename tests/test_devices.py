@@ -57,8 +57,8 @@ def test_equality_and_hash():
 
 
 @pytest.mark.parametrize("spec,message", [
-    ("gpu", "Expected one of cpu, cuda device type at start of device string: gpu"),
-    ("CUDA", "Expected one of cpu, cuda device type at start of device string: CUDA"),
+    ("gpu", "Expected one of cpu, cuda, meta device type at start of device string: gpu"),
+    ("CUDA", "Expected one of cpu, cuda, meta device type at start of device string: CUDA"),
     ("cuda:x", "Invalid device string: 'cuda:x'"),
     ("cuda:-1", "Invalid device string: 'cuda:-1'"),
     ("cuda:01", "Invalid device string: 'cuda:01'"),
@@ -144,7 +144,7 @@ def test_tgrad_device_environment_variable():
     out = run_py("import tgrad\n"
                  "try:\n    tgrad.zeros(1)\nexcept RuntimeError as e:\n    print(e)",
                  TGRAD_DEVICE="gpu")
-    assert "Expected one of cpu, cuda device type" in out
+    assert "Expected one of cpu, cuda, meta device type" in out
     # set_default_device overrides the variable
     assert run_py("import tgrad; tgrad.set_default_device('cpu'); print(tgrad.zeros(1).device)",
                   TGRAD_DEVICE="cuda") == "cpu"

@@ -159,6 +159,7 @@ def _cross(input, other, dim):
 # ------------------------------------------------------------------ counting
 def bincount(input, weights=None, minlength=0):
     """out[v] = number of (or sum of ``weights`` at) entries equal to v, length max(max(input) + 1, minlength)."""
+    _dispatch.check_meta("bincount", input)
     if input.dim() != 1 or input.dtype.is_floating_point or input.dtype is D.bool_:
         if input.dtype.is_floating_point:
             raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype.legacy_name}'")
@@ -287,6 +288,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted ascending), with the index of each input element's value (same shape as
     input) and each value's count when asked.  ``dim`` given: the distinct slices along ``dim``."""
+    _dispatch.check_meta("unique", input)
     if dim is not None:
         return _unique_dim(input, dim, return_inverse, return_counts)
     x = input.reshape(-1)
@@ -322,6 +324,7 @@ def _unique_dim(input, dim, return_inverse, return_counts):
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse each run of equal consecutive elements (flattened) to one."""
+    _dispatch.check_meta("unique_consecutive", input)
     if dim is not None:
         raise NotImplementedError("tgrad.unique_consecutive: dim is not supported")
     x = input.reshape(-1)

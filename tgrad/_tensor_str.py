@@ -353,3 +353,13 @@ def format_tensor(arr, *, dtype_name: str | None = None, default_dtype_name: str
 
     out_suffixes.extend(suffixes)
     return _add_suffixes(prefix + tensor_str, out_suffixes, indent, force_newline=False)
+
+
+def format_meta(shape, *, dtype_name, default_dtype_name="float32", suffixes=(), prefix="tensor("):
+    """PyTorch's ``repr`` of a meta tensor (no values): ``tensor(..., device='meta', size=(2, 3))``, the dtype
+    shown unless it is the default floating dtype, then ``suffixes``."""
+    out = ["device='meta'", "size=" + str(tuple(int(s) for s in shape))]
+    if dtype_name != default_dtype_name:
+        out.append("dtype=" + DTYPE_PREFIX + dtype_name)
+    out.extend(suffixes)
+    return _add_suffixes(prefix + "...", out, len(prefix), force_newline=False)

@@ -3,17 +3,20 @@
 ``cpu`` tensors live in host memory and their kernels run in Triton's
 interpreter; ``cuda`` tensors live in GPU memory and their kernels are
 compiled by Triton.  The default is ``cuda`` when a GPU is present, else
-``cpu``; ``set_default_device()`` and the ``TGRAD_DEVICE`` environment
-variable override it.
+``cpu``; ``set_default_device()``, ``with tgrad.device(...):`` and the
+``TGRAD_DEVICE`` environment variable override it.  ``meta`` tensors have a
+shape, dtype and strides but no memory: ops on them compute only the result's
+metadata (nothing is allocated, no kernel runs).
 """
 import os
 import threading
 
-_TYPES = ("cpu", "cuda")
+_TYPES = ("cpu", "cuda", "meta")
 
 
 class device:
-    """A device type and index, like ``torch.device``."""
+    """A device type and index, like ``torch.device``; ``with tgrad.device("meta"):`` makes it the default
+    device of this thread for factories given no ``device`` (PyTorch's context manager)."""
 
     __slots__ = ("type", "index")
 
@@ -39,7 +42,7 @@ class device:
             index = int(idx)
         if s not in _TYPES:
             raise RuntimeError(
-                f"Expected one of cpu, cuda device type at start of device string: {type}")
+                f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
         if index is not None:
             if not isinstance(index, int) or index < 0:
                 raise RuntimeError(f"Device index must not be negative, got {index}")
@@ -66,6 +69,16 @@ class device:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
 
+    def __enter__(self):
+        stack = _state.__dict__.setdefault("stack", [])
+        stack.append(getattr(_state, "default", None))
+        _state.default = self
+        return self
+
+    def __exit__(self, *exc):
+        _state.default = _state.stack.pop()
+        return False
+
 
 # ------------------------------------------------------------------ CUDA devices: count, current, default
 def _driver():
@@ -90,7 +103,8 @@ def check_available():
         raise RuntimeError(f"cuda is not available: {_driver().unavailable_reason()}")
 
 
-_state = threading.local()     # per thread, as PyTorch's current device: .index (CUDA), .default
+_CPU, _META = device("cpu"), device("meta")
+_state = threading.local()     # per thread, as PyTorch's current device: .index (CUDA), .default (``with device``)
 _global_default = [None]
 _set_default = [None]          # the device set_default_device named (None: none, or reset with None)
 
@@ -124,7 +138,7 @@ def canonical(dev):
                 f"CUDA error: invalid device ordinal (asked for cuda:{idx}, "
                 f"{device_count()} device(s) present)")
         return device("cuda", idx)
-    return device("cpu")
+    return _META if d.type == "meta" else _CPU
 
 
 def get_default_device():

@@ -56,7 +56,7 @@ def _same_dtype(A, B, name):
 def _bad(info):
     """Index of the first matrix whose info is nonzero (and that info), or None."""
     flat = info.reshape(-1)
-    if flat.numel() == 0:
+    if flat.numel() == 0 or flat.is_meta:     # (meta: no values, nothing to report, as PyTorch's meta kernels)
         return None
     nz = flat.ne(0).nonzero()
     if nz.shape[0] == 0:

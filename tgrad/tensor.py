@@ -17,7 +17,8 @@ import numpy as np
 from . import dtypes as D
 from . import return_types
 from ._state import state as _grad_state
-from ._tensor_str import format_tensor
+from ._tensor_str import format_meta, format_tensor
+from .memory.meta import NO_ITEM as _NO_ITEM, READS as _meta_reads
 from .device import canonical
 from .device import device as Device
 from .kernels import elementwise as KE
@@ -161,7 +162,9 @@ def _storage_values(storage, dtype, count):
 
 
 def _storage_repr(st, what):
-    """PyTorch's storage repr: one element a line, then ``[tgrad.storage.<what> of size n]``."""
+    """PyTorch's storage repr: one element a line, then ``[tgrad.storage.<what> of size n]`` (meta: ``...``)."""
+    if st.device.type == "meta":
+        return f"...\n[tgrad.storage.{what} of size {len(st)}]"
     return "".join(f" {v}\n" for v in st.tolist()) + f"[tgrad.storage.{what} of size {len(st)}]"
 
 
@@ -234,6 +237,11 @@ class Tensor:
     def is_cpu(self):
         return self._storage.device.type == "cpu"
 
+    @property
+    def is_meta(self):
+        """True for a tensor of the ``meta`` device (shape, dtype and strides, no memory)."""
+        return self._storage.device.type == "meta"
+
     is_sparse = False       # True on _sparse.SparseTensor (layout tgrad.sparse_coo)
     is_sparse_csr = False
 
@@ -299,10 +307,10 @@ class Tensor:
         return _sparse.sparse_mask(self, mask)
 
     # devices tgrad does not have: PyTorch's device tests are False on every tgrad tensor
-    is_xpu = is_mps = is_meta = is_mkldnn = is_vulkan = is_ipu = is_hpu = is_mtia = is_maia = False
+    is_xpu = is_mps = is_mkldnn = is_vulkan = is_ipu = is_hpu = is_mtia = is_maia = False
 
     def get_device(self):
-        return -1 if self.device.type == "cpu" else self.device.index
+        return -1 if self.device.type != "cuda" else self.device.index
 
     def stride(self, dim=None):
         if dim is None:
@@ -2382,6 +2390,10 @@ class Tensor:
         x = self.reshape(-1) if dim is None else self
         d = 0 if dim is None else _wrap_dim(dim, x.dim())
         if isinstance(repeats, Tensor) and repeats.numel() != 1:
+            if repeats.is_meta:     # (PyTorch's: the output's length is the values' sum)
+                if output_size is None:
+                    raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+                return x.index_select(d, empty((output_size,), D.int64, repeats.device))
             r = repeats._host_copy().reshape(-1)
             if r.size != x.shape[d]:
                 raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
@@ -2469,6 +2481,7 @@ class Tensor:
 
     # ------------------------------------------------------------ misc
     def equal(self, other):
+        _dispatch.check_meta("equal", self, other)
         if tuple(self.shape) != tuple(other.shape):
             return False
         return bool(np.array_equal(self.detach()._host_copy(), other.detach()._host_copy()))
@@ -2556,6 +2569,8 @@ class Tensor:
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        if self._storage.device.type == "meta" and not _meta_reads.zeros:
+            raise RuntimeError(_NO_ITEM)
         a = self._host_copy().reshape(())
         if self.dtype.is_floating_point:
             return float(a)
@@ -2609,6 +2624,9 @@ class Tensor:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
         elif self._requires_grad:
             suffixes.append("requires_grad=True")
+        if self._storage.device.type == "meta":
+            return format_meta(self._shape, dtype_name=self.dtype.name, default_dtype_name=D.get_default_dtype().name,
+                               suffixes=suffixes)
         dev = None if self.device.type == "cpu" else str(self.device)
         return format_tensor(self._host_copy(), dtype_name=self.dtype.name,
                              default_dtype_name=D.get_default_dtype().name,

@@ -19,6 +19,7 @@ from .. import dtypes as _D
 from .. import ops as _ops
 from .._state import state as _grad_state
 from ..kernels.runtime import launcher as _launcher
+from ..memory import meta as _meta
 from ..tensor import CONJ_ALIVE as _CONJ_ALIVE, Tensor, scalar, zeros
 from . import grad_mode
 from .graph import Node, SavedTensor, _op_name, delayed_error, edge_of, set_history
@@ -177,6 +178,8 @@ def check_devices(op_name, tensors):
         if dev is None:
             dev = t.device
         elif t.device != dev:
+            if "meta" in (t.device.type, dev.type):
+                raise RuntimeError(f"Tensor on device {t.device} is not on the expected device {dev}!")
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                                f"devices, {dev} and {t.device}! (when checking arguments for {op_name})")
 
@@ -273,7 +276,10 @@ def call(name, *inputs, **attrs):
     needs = _grad_state.recording and op.backward is not None and _any_requires_grad(ins)
     if needs and spec.saved_inputs:
         _check_inference(spec, ins)
-    out = _labelled(name, op.forward, *inputs, **attrs) if PROFILING else op.forward(*inputs, **attrs)
+    try:
+        out = _labelled(name, op.forward, *inputs, **attrs) if PROFILING else op.forward(*inputs, **attrs)
+    except RuntimeError as e:
+        out = _meta_forward(e, op, inputs, attrs, ins)
     if op.view:
         mode = ("multi" if isinstance(out, tuple) else True) if grad_mode.is_grad_enabled() else False
         for o in (out if isinstance(out, tuple) else (out,)):
@@ -285,6 +291,49 @@ def call(name, *inputs, **attrs):
 
 
 _RESOLVE_CONJ = _TABLE["resolve_conj"]
+
+
+# ------------------------------------------------------------------ meta tensors
+# On the meta device a forward runs as on any other: it checks its inputs and makes its outputs (a meta
+# Storage allocates nothing) and its launches are skipped (kernels.runtime.launcher), so its outputs carry the
+# shapes, dtypes and strides the op gives, and the graph is recorded as usual.  A forward that reads values
+# on the host (a bounds check, a tie order, a host algorithm) hits the no-data error: it runs again reading
+# zeros, unless the result's shape depends on the values (then PyTorch's error).
+
+# ops whose result's shape depends on the values: name -> ATen's name in PyTorch's message (None: nonzero's)
+DATA_DEPENDENT = {"nonzero": None, "masked_select": "masked_select", "unique": "_unique2",
+                  "unique_consecutive": "unique_consecutive", "bincount": "bincount", "equal": "equal"}
+
+
+_COPIES = ("to_device", "copy_")     # copying a meta tensor's values out raises (PyTorch's NotImplementedError)
+
+
+def meta_unsupported(name):
+    """PyTorch's NotImplementedError for op ``name`` (a key of DATA_DEPENDENT) on meta tensors."""
+    return NotImplementedError(_meta.unsupported(DATA_DEPENDENT[name]))
+
+
+def check_meta(name, *tensors):
+    """Raise PyTorch's error for the data-dependent op ``name`` (not an op-table entry) if a tensor is meta."""
+    if any(t._storage.device.type == "meta" for t in tensors) and not _meta.READS.zeros:
+        raise meta_unsupported(name)
+
+
+def _meta_forward(err, op, inputs, attrs, ins, out=None):
+    """``op.forward`` raised ``err``: re-raise it unless it is a read of a meta input's values (or a nested
+    data-dependent op's refusal); then PyTorch's error for a data-dependent op, else the forward again with
+    reads of meta memory giving zeros (nested data-dependent ops too: their results do not leave the forward)."""
+    if (not err.args or type(err.args[0]) is not str or err.args[0] not in _meta.REFUSALS
+            or op.name in _COPIES or not any(isinstance(t, Tensor) and t._storage.device.type == "meta" for t in ins)):
+        raise err
+    if op.name in DATA_DEPENDENT:
+        raise meta_unsupported(op.name) from None
+    reads, outer = _meta.READS, _meta.READS.zeros
+    reads.zeros = True
+    try:
+        return op.forward(*inputs, **attrs) if out is None else op.forward(out, *inputs, out=out, **attrs)
+    finally:
+        reads.zeros = outer
 
 
 def _resolve_conj(inputs):
@@ -514,7 +563,10 @@ def call_inplace(name, self, *inputs, **attrs):
         if self._is_conj:
             return _inplace_on_conj(name, self, inputs, attrs)
     if _plain_inplace(op, self, inputs):
-        op.forward(self, *inputs, out=self, **attrs)
+        try:
+            op.forward(self, *inputs, out=self, **attrs)
+        except RuntimeError as e:
+            _meta_forward(e, op, inputs, attrs, (self,) + tuple(inputs), out=self)
         self._version_counter[0] += 1
         return self
     if RECORD_FORWARD is not None:
@@ -524,6 +576,8 @@ def call_inplace(name, self, *inputs, **attrs):
     dev = self._storage.device
     for t in others:
         if isinstance(t, Tensor) and t._storage.device is not dev:     # (one device object: nothing to check)
+            if name == "copy_":     # copies across devices (its forward)
+                break
             check_devices(name, _tensors(ins))
             if self.device.type != "cpu":
                 moved = _scalars_moved(ins)
@@ -542,7 +596,10 @@ def call_inplace(name, self, *inputs, **attrs):
     if PROFILING:
         _labelled(name, op.forward, self, *inputs, out=self, **attrs)
     else:
-        op.forward(self, *inputs, out=self, **attrs)
+        try:
+            op.forward(self, *inputs, out=self, **attrs)
+        except RuntimeError as e:
+            _meta_forward(e, op, inputs, attrs, (self,) + tuple(inputs), out=self)
     self._version_counter[0] += 1
     if needs:
         node = _make_node(_spec(op), [old_self] + others, attrs)
@@ -627,7 +684,10 @@ def _inplace_on_view(op, view, inputs, others, attrs):
     if PROFILING:
         _labelled(op.name, op.forward, view, *inputs, out=view, **attrs)
     else:
-        op.forward(view, *inputs, out=view, **attrs)
+        try:
+            op.forward(view, *inputs, out=view, **attrs)
+        except RuntimeError as e:
+            _meta_forward(e, op, inputs, attrs, (view,) + tuple(inputs), out=view)
     view._version_counter[0] += 1
     fn = _make_node(_spec(op), [old_view] + others, attrs)
     fn.next_functions = (old_view_edge,) + fn.next_functions[1:]

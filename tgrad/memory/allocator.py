@@ -24,6 +24,7 @@ import threading
 from ..device import canonical, device as _device
 from .cuda_driver import CudaBackend, Event
 from .host import BackendOutOfMemory, HostBackend
+from .meta import MetaAllocator
 from .summary import format_summary
 
 MIN_BLOCK = 512              # rounding unit and smallest block
@@ -657,6 +658,7 @@ class CachingAllocator:
 
 
 _allocators = {}
+_META_ALLOCATOR = MetaAllocator()      # (not in _allocators: no memory, no lock, no stats)
 _allocators_lock = threading.Lock()
 _recent = (None, None)   # (dev, its allocator) of the last get_allocator(dev) whose dev names one device
 
@@ -686,6 +688,9 @@ def get_allocator(dev):
     if recent[0] is dev:
         return recent[1]
     d = dev if isinstance(dev, _device) else _device(dev)
+    if d.type == "meta":
+        _recent = (dev, _META_ALLOCATOR)
+        return _META_ALLOCATOR
     fixed = d.type == "cpu" or d.index is not None
     if not fixed:
         d = canonical(d)     # the current CUDA device

@@ -7,6 +7,7 @@ from ..device import device
 from . import allocator as _allocator
 from .allocator import get_allocator
 from .cuda_driver import PinnedHost, current_stream_handle
+from .meta import NO_DATA, READS
 
 _CPU = device("cpu")
 
@@ -96,6 +97,8 @@ class Storage:
 
     def host_array(self, dtype, count, offset_bytes=0):
         """A 1-D numpy array of ``count`` ``dtype`` items viewing this (cpu) storage."""
+        if self.device.type == "meta" and READS.zeros:   # an op's host code on meta: scratch
+            return np.zeros(count, dtype)
         if self.device.type != "cpu":
             raise RuntimeError(f"host_array() needs a cpu storage, this one is on {self.device}")
         dtype = np.dtype(dtype)
@@ -132,6 +135,12 @@ class Storage:
         copy is done when this returns."""
         self._check_range(dst_offset, nbytes)
         src_storage._check_range(src_offset, nbytes)
+        if src_storage.device.type == "meta" or self.device.type == "meta":     # no memory to read or write
+            if self.device.type == "cuda":
+                raise NotImplementedError(NO_DATA)
+            if self.device.type == "cpu":       # raises PyTorch's NotImplementedError (or writes zeros, see meta)
+                src_storage.allocator.backend.memcpy_dtoh(self.ptr + dst_offset, 0, nbytes)
+            return
         dst, src = self.ptr + dst_offset, src_storage.ptr + src_offset
         if src_storage.device == self.device:
             self.allocator.backend.memcpy_dtod(dst, src, nbytes)

@@ -381,7 +381,8 @@ TO_DEVICE = Op("to_device", to_device_forward, to_device_backward, "ToCopyBackwa
 
 
 def _int_zero_check(other):
-    if not other.dtype.is_floating_point and other.dtype is not D.bool_ and (other._host_copy() == 0).any():
+    if (not other.dtype.is_floating_point and other.dtype is not D.bool_ and not other.is_meta    # (no values)
+            and (other._host_copy() == 0).any()):
         raise RuntimeError("ZeroDivisionError")
 
 

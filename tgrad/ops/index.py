@@ -14,6 +14,7 @@ from .. import dtypes as D
 from ..kernels import _geometry as G
 from ..kernels import elementwise as KE
 from ..kernels import index as KI
+from ..memory import meta as _meta
 from ..tensor import _wrap_dim, empty, from_host
 from . import Op, call as _call
 from . import complex as _complex
@@ -371,6 +372,8 @@ def expand_bool_indices(self, indices):
                 if d + k >= self.dim() or s != self.shape[d + k]:
                     raise IndexError(f"The shape of the mask {list(i.shape)} at index {k} does not match the "
                                      f"shape of the indexed tensor {list(self.shape)} at index {d + k}")
+            if i.is_meta:
+                raise NotImplementedError(_meta.NONZERO)
             m = i.detach()._host_copy()
             if i.dim() == 0:
                 res.append(from_host(np.zeros(int(bool(m)), np.int64), D.int64, self.device))

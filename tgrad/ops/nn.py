@@ -259,6 +259,8 @@ def embedding_bag_double_backward(ctx, gg):
 def one_hot_forward(self, *, num_classes=-1):
     if self.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1 and self.is_meta:      # (the class count is the values' max)
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
     v = self._host_copy()
     if num_classes == -1:
         if v.size == 0:

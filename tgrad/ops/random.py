@@ -28,6 +28,8 @@ def multinomial_forward(self, *, num_samples, replacement=False, generator):
     if K > 1 << 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
     v = self._host_copy().reshape(-1, K)
+    if self.is_meta:        # no values to check: any valid distribution
+        v = v + 1
     if v.size and not ((v >= 0) & (v < float("inf"))).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if v.size and (v.sum(axis=1) <= 0).any():
