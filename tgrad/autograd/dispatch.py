@@ -136,7 +136,11 @@ class OpNode(Node):
             needs = (edges[0][0] is not None, edges[1][0] is not None)
         else:
             needs = tuple([e[0] is not None for e in edges])
-        res = op.backward(Ctx(saved, self._attrs, needs, self._input_meta), *grads)
+        ctx = Ctx(saved, self._attrs, needs, self._input_meta)
+        try:
+            res = op.backward(ctx, *grads)
+        except RuntimeError as e:     # a rule reading a meta tensor's values on the host: again, reading zeros
+            res = _meta_rerun(e, op.backward, (ctx,) + tuple(grads), {}, grads)
         if type(res) is not tuple:
             res = tuple(res) if isinstance(res, tuple) else (res,)
         if len(res) != n:
@@ -320,18 +324,33 @@ def check_meta(name, *tensors):
 
 
 def _meta_forward(err, op, inputs, attrs, ins, out=None):
-    """``op.forward`` raised ``err``: re-raise it unless it is a read of a meta input's values (or a nested
-    data-dependent op's refusal); then PyTorch's error for a data-dependent op, else the forward again with
-    reads of meta memory giving zeros (nested data-dependent ops too: their results do not leave the forward)."""
-    if (not err.args or type(err.args[0]) is not str or err.args[0] not in _meta.REFUSALS
-            or op.name in _COPIES or not any(isinstance(t, Tensor) and t._storage.device.type == "meta" for t in ins)):
-        raise err
-    if op.name in DATA_DEPENDENT:
+    """``op.forward`` raised ``err``: if it is a refusal to read a meta input's values (or a nested data-dependent
+    op's), PyTorch's error for a data-dependent op or a copy out of meta memory, else the forward again reading
+    zeros (nested data-dependent ops too: their results do not leave the forward); any other error again."""
+    if op.name in _COPIES or op.name in DATA_DEPENDENT:
+        if not _meta_refusal(err, ins) or op.name in _COPIES:
+            raise err
         raise meta_unsupported(op.name) from None
+    if out is None:
+        return _meta_rerun(err, op.forward, inputs, attrs, ins)
+    return _meta_rerun(err, op.forward, (out,) + tuple(inputs), dict(attrs, out=out), ins)
+
+
+def _meta_refusal(err, tensors):
+    """True when ``err`` refuses to read the values of a meta tensor (one of ``tensors`` is meta)."""
+    return (bool(err.args) and type(err.args[0]) is str and err.args[0] in _meta.REFUSALS
+            and any(isinstance(t, Tensor) and t._storage.device.type == "meta" for t in tensors))
+
+
+def _meta_rerun(err, fn, args, kwargs, tensors):
+    """``fn(*args, **kwargs)`` with reads of meta memory giving zeros if ``err`` (which it raised) is a refusal
+    to read the values of a meta tensor among ``tensors``; else ``err`` again."""
+    if not _meta_refusal(err, tensors):
+        raise err
     reads, outer = _meta.READS, _meta.READS.zeros
     reads.zeros = True
     try:
-        return op.forward(*inputs, **attrs) if out is None else op.forward(out, *inputs, out=out, **attrs)
+        return fn(*args, **kwargs)
     finally:
         reads.zeros = outer
 

@@ -5,6 +5,7 @@ Attribute assignment routes a ``Parameter`` to ``_parameters``, a Module to
 ``_buffers``; everything else (naming, ``state_dict`` keys, ``__repr__``,
 hooks, error messages) follows ``torch.nn.Module``.
 """
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -387,7 +388,13 @@ class Module:
         def convert(t):
             return t.to(device, dtype if t.is_floating_point() else None)
 
-        return self._apply(convert)
+        try:
+            return self._apply(convert)
+        except NotImplementedError as e:
+            if str(e) != "Cannot copy out of meta tensor; no data!":
+                raise
+            raise NotImplementedError(f"{e} Please use tgrad.nn.Module.to_empty() instead of tgrad.nn.Module.to() "
+                                      "when moving module from meta to a different device.") from None
 
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
@@ -620,6 +627,11 @@ class Module:
                     error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} "
                                       f"from checkpoint, the shape in current model is {param.shape}.")
                     continue
+                if param.is_meta and not input_param.is_meta and not local_metadata.get("assign_to_params_buffers"):
+                    warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                                  "parameter in the current model, which is a no-op. (Did you mean to pass "
+                                  "`assign=True` to assign items in the state dictionary to their corresponding key "
+                                  "in the module instead of copying them in place?)")
                 if local_metadata.get("assign_to_params_buffers"):
                     if isinstance(param, Parameter) and not isinstance(input_param, Parameter):
                         input_param = Parameter(input_param, requires_grad=param.requires_grad)
