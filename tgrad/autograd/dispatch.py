@@ -140,7 +140,9 @@ class OpNode(Node):
         try:
             res = op.backward(ctx, *grads)
         except RuntimeError as e:     # a rule reading a meta tensor's values on the host: again, reading zeros
-            res = _meta_rerun(e, op.backward, (ctx,) + tuple(grads), {}, grads)
+            if not _meta_refusal(e, grads):
+                raise
+            res = _zero_reads(op.backward, ctx, *grads)
         if type(res) is not tuple:
             res = tuple(res) if isinstance(res, tuple) else (res,)
         if len(res) != n:
@@ -282,8 +284,10 @@ def call(name, *inputs, **attrs):
         _check_inference(spec, ins)
     try:
         out = _labelled(name, op.forward, *inputs, **attrs) if PROFILING else op.forward(*inputs, **attrs)
-    except RuntimeError as e:
-        out = _meta_forward(e, op, inputs, attrs, ins)
+    except RuntimeError as e:     # (a bare raise: no frame holding the error, whose traceback holds the frame)
+        if not _meta_refusal(e, ins) or op.name in _COPIES:
+            raise
+        out = _meta_forward(op, inputs, attrs)
     if op.view:
         mode = ("multi" if isinstance(out, tuple) else True) if grad_mode.is_grad_enabled() else False
         for o in (out if isinstance(out, tuple) else (out,)):
@@ -323,17 +327,15 @@ def check_meta(name, *tensors):
         raise meta_unsupported(name)
 
 
-def _meta_forward(err, op, inputs, attrs, ins, out=None):
-    """``op.forward`` raised ``err``: if it is a refusal to read a meta input's values (or a nested data-dependent
-    op's), PyTorch's error for a data-dependent op or a copy out of meta memory, else the forward again reading
-    zeros (nested data-dependent ops too: their results do not leave the forward); any other error again."""
-    if op.name in _COPIES or op.name in DATA_DEPENDENT:
-        if not _meta_refusal(err, ins) or op.name in _COPIES:
-            raise err
+def _meta_forward(op, inputs, attrs, out=None):
+    """``op``'s forward after it refused to read a meta input's values (or a nested data-dependent op did):
+    PyTorch's error for a data-dependent op, else the forward again reading zeros (nested data-dependent ops
+    too: their results do not leave the forward)."""
+    if op.name in DATA_DEPENDENT:
         raise meta_unsupported(op.name) from None
     if out is None:
-        return _meta_rerun(err, op.forward, inputs, attrs, ins)
-    return _meta_rerun(err, op.forward, (out,) + tuple(inputs), dict(attrs, out=out), ins)
+        return _zero_reads(op.forward, *inputs, **attrs)
+    return _zero_reads(op.forward, out, *inputs, out=out, **attrs)
 
 
 def _meta_refusal(err, tensors):
@@ -342,11 +344,8 @@ def _meta_refusal(err, tensors):
             and any(isinstance(t, Tensor) and t._storage.device.type == "meta" for t in tensors))
 
 
-def _meta_rerun(err, fn, args, kwargs, tensors):
-    """``fn(*args, **kwargs)`` with reads of meta memory giving zeros if ``err`` (which it raised) is a refusal
-    to read the values of a meta tensor among ``tensors``; else ``err`` again."""
-    if not _meta_refusal(err, tensors):
-        raise err
+def _zero_reads(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with reads of meta memory giving zeros."""
     reads, outer = _meta.READS, _meta.READS.zeros
     reads.zeros = True
     try:
@@ -585,7 +584,9 @@ def call_inplace(name, self, *inputs, **attrs):
         try:
             op.forward(self, *inputs, out=self, **attrs)
         except RuntimeError as e:
-            _meta_forward(e, op, inputs, attrs, (self,) + tuple(inputs), out=self)
+            if not _meta_refusal(e, (self,) + tuple(inputs)) or op.name in _COPIES:
+                raise
+            _meta_forward(op, inputs, attrs, out=self)
         self._version_counter[0] += 1
         return self
     if RECORD_FORWARD is not None:
@@ -618,7 +619,9 @@ def call_inplace(name, self, *inputs, **attrs):
         try:
             op.forward(self, *inputs, out=self, **attrs)
         except RuntimeError as e:
-            _meta_forward(e, op, inputs, attrs, (self,) + tuple(inputs), out=self)
+            if not _meta_refusal(e, (self,) + tuple(inputs)) or op.name in _COPIES:
+                raise
+            _meta_forward(op, inputs, attrs, out=self)
     self._version_counter[0] += 1
     if needs:
         node = _make_node(_spec(op), [old_self] + others, attrs)
@@ -706,7 +709,9 @@ def _inplace_on_view(op, view, inputs, others, attrs):
         try:
             op.forward(view, *inputs, out=view, **attrs)
         except RuntimeError as e:
-            _meta_forward(e, op, inputs, attrs, (view,) + tuple(inputs), out=view)
+            if not _meta_refusal(e, (view,) + tuple(inputs)) or op.name in _COPIES:
+                raise
+            _meta_forward(op, inputs, attrs, out=view)
     view._version_counter[0] += 1
     fn = _make_node(_spec(op), [old_view] + others, attrs)
     fn.next_functions = (old_view_edge,) + fn.next_functions[1:]
