@@ -320,3 +320,32 @@ def test_model_ensembling_recipe_prints_pytorchs_output():
     with open(os.path.join(DATA, "meta_ensemble_torch.txt")) as f:
         want = f.read()
     assert got.stdout.replace("tgrad.", "torch.") == want
+
+
+def test_cuda_and_meta(request):
+    """Under ``--device cuda``: cuda -> meta copies nothing, meta -> cuda raises, mixing raises PyTorch's error;
+    copy_ across cuda and cpu works (copy_ is the one op that takes two devices)."""
+    if request.config.getoption("--device") != "cuda":
+        pytest.skip("needs --device cuda")
+    g = tgrad.arange(6.0, device="cuda").reshape(2, 3)
+    m = g.to("meta")
+    assert m.is_meta and _meta_of(m) == _meta_of(g)
+    with pytest.raises(NotImplementedError, match=NO_DATA):
+        m.to("cuda")
+    with pytest.raises(NotImplementedError, match=NO_DATA):
+        g.copy_(m)
+    with pytest.raises(RuntimeError, match="^Tensor on device cuda:0 is not on the expected device meta!$"):
+        m + g
+    c = tgrad.zeros(2, 3)
+    assert c.copy_(g).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert g.copy_(c * 2).cpu().tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    s = tgrad.ones(2, 3, device="cuda", requires_grad=True)
+    d = tgrad.zeros(2, 3)
+    d.copy_(s)
+    d.sum().backward()
+    assert s.grad.device.type == "cuda" and s.grad.cpu().tolist() == [[1.0] * 3] * 2
+    m = tgrad.zeros(2, 3, device="meta").requires_grad_()
+    d = tgrad.zeros(2, 3, device="meta")
+    d.copy_(m)
+    d.sum().backward()
+    assert m.grad.is_meta

@@ -98,7 +98,8 @@ def _cross_device_copy(dst, src, non_blocking=False):
 
 
 def copy_inplace_backward(ctx, grad):
-    return (grad.mul(0), grad)
+    """src's gradient goes back to src's device (copy_ may cross devices)."""
+    return (grad.mul(0), grad.to(ctx.input_meta[1].device))
 
 
 def fill_forward(self, value, *, out=None):
