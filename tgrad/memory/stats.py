@@ -3,14 +3,20 @@
 ``device`` may be a tgrad device, a string ("cpu", "cuda:1"), an int (a CUDA
 index) or None (the default device).
 """
-from ..device import get_default_device
+from ..device import get_default_device, is_available
 from .allocator import get_allocator
 from .summary import _format_count, _format_size, format_summary  # noqa: F401  (tgrad.memory.stats.format_summary)
 
 
 def _allocator(device):
+    """The allocator whose stats are asked for: ``device``'s, or the default device's (under a meta default,
+    the device tensors would otherwise go to: meta memory is no memory)."""
     if device is None:
         device = get_default_device()
+        if device.type == "meta":
+            device = "cuda" if is_available() else "cpu"
+    elif (device if isinstance(device, str) else getattr(device, "type", "")).partition(":")[0] == "meta":
+        raise ValueError(f"Expected a cpu or cuda device, but got: {device}")
     return get_allocator(device)
 
 
