@@ -107,16 +107,25 @@ _DATA_DEPENDENT = {"nonzero", "masked_select", "index_put", "repeat_interleave",
 
 
 def test_op_samples_match_cpu_metadata():
-    """One sample of every OpInfo: the meta result's shapes, dtypes and strides are the cpu result's."""
+    """One sample of every OpInfo: the meta result's shapes, dtypes and strides are the cpu result's, and the meta
+    run allocates nothing and launches nothing."""
     checked = 0
     for op in OP_DB:
         if op.name in _SKIP or op.name in _DATA_DEPENDENT:
             continue
         s, dtype = op.sample_inputs()[0], op.dtypes[0]
         ref = op.op(*[to_tensor(a, dtype, "cpu") if isinstance(a, np.ndarray) else a for a in s.args], **s.kwargs)
-        with tgrad.device("meta"):      # (index tensors a sample builds itself land on meta too)
-            out = op.op(*[to_tensor(a, dtype, "meta") if isinstance(a, np.ndarray) else a for a in s.args],
-                        **s.kwargs)
+        allocs = tgrad.memory_stats()["allocation.all.allocated"]
+        launcher.COUNTER.counts.clear()
+        launcher.COUNTER.enabled = True
+        try:
+            with tgrad.device("meta"):      # (index tensors a sample builds itself land on meta too)
+                out = op.op(*[to_tensor(a, dtype, "meta") if isinstance(a, np.ndarray) else a for a in s.args],
+                            **s.kwargs)
+        finally:
+            launcher.COUNTER.enabled = False
+        assert tgrad.memory_stats()["allocation.all.allocated"] == allocs, op.name     # nothing allocated
+        assert not launcher.COUNTER.counts, op.name                                      # nothing launched
         a, b = _flat(ref), _flat(out)
         assert len(a) == len(b), op.name
         for x, y in zip(a, b):
