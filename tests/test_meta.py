@@ -363,3 +363,23 @@ def test_cuda_and_meta(request):
     d.copy_(m)
     d.sum().backward()
     assert m.grad.is_meta
+
+
+def test_save_load_pickle_keep_meta(tmp_path):
+    """PyTorch saves a meta tensor's metadata (no data); it loads on meta whatever map_location says."""
+    import pickle
+    x = tgrad.empty(2, 3, device="meta").t()
+    with tgrad.device("meta"):
+        m = nn.Linear(3, 2)
+    path = str(tmp_path / "m.pt")
+    tgrad.save({"w": x, "c": tgrad.arange(3), "again": x, "sd": m.state_dict()}, path)
+    for loc in (None, "cpu"):
+        d = tgrad.load(path, map_location=loc)
+        assert d["w"].is_meta and _meta_of(d["w"]) == _meta_of(x) and d["again"] is d["w"]
+        assert d["c"].tolist() == [0, 1, 2] and d["sd"]["weight"].is_meta and d["sd"]["bias"].shape == (2,)
+    y = pickle.loads(pickle.dumps(x))
+    assert y.is_meta and _meta_of(y) == _meta_of(x)
+    p = pickle.loads(pickle.dumps(m))
+    assert type(p.weight) is nn.Parameter and p.weight.is_meta and p.weight.requires_grad
+    tgrad.save(m, path)
+    assert tgrad.load(path, weights_only=False).bias.is_meta

@@ -45,6 +45,7 @@ from . import dtypes as D
 from .device import device as Device, is_available as cuda_is_available
 from ._creation import tensor as make_tensor
 from .tensor import Size, Tensor
+from .tensor import empty as _empty
 
 _parameter_class = None     # nn.Parameter, registered by tgrad.nn (a floor above) with register_parameter_class
 
@@ -70,12 +71,30 @@ class _Unsupported(TypeError):
 
 
 def _tensor_meta(t, tensors, memo):
+    """The node of tensor ``t``; its data goes to ``tensors`` (a meta tensor has none: the node holds its dtype,
+    shape and strides, as PyTorch saves a meta tensor's metadata)."""
+    node = {"device": str(t.device), "requires_grad": t.requires_grad,
+            "parameter": _parameter_class is not None and isinstance(t, _parameter_class)}
     name = memo.get(id(t))
     if name is None:
-        name = memo[id(t)] = str(len(tensors))
-        tensors.append((name, t))
-    return {"tensor": name, "device": str(t.device), "requires_grad": t.requires_grad,
-            "parameter": _parameter_class is not None and isinstance(t, _parameter_class)}
+        name = memo[id(t)] = f"meta{len(memo)}" if t.is_meta else str(len(tensors))
+        if not t.is_meta:
+            tensors.append((name, t))
+    if t.is_meta:
+        node["meta"] = [_CODES[t.dtype], list(t.shape), list(t.stride())]
+    node["tensor"] = name
+    return node
+
+
+def _meta_tensor(name, spec):
+    """The meta tensor of a saved node's ``meta`` entry [dtype code, shape, strides] (checked: it comes from a file)."""
+    ok = isinstance(spec, list) and len(spec) == 3 and isinstance(spec[0], str) and spec[0] in _DTYPES
+    ok = ok and all(isinstance(v, list) and all(_is_int(s) and s >= 0 for s in v) for v in spec[1:])
+    if not ok or len(spec[1]) != len(spec[2]):
+        raise _Bad(f"meta tensor {name!r}: bad dtype, shape and strides {str(spec)[:80]}")
+    dt, shape, strides = _DTYPES[spec[0]], tuple(spec[1]), tuple(spec[2])
+    span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    return _empty((span,), dt, "meta").as_strided(shape, strides)
 
 
 def _encode(obj, tensors, memo):
@@ -420,12 +439,15 @@ def _load(blob, map_location, weights_only):
         name = node.get("tensor")
         if name in built:
             return built[name]
-        if name not in entries:
+        if "meta" in node:          # metadata only: stays on meta, whatever map_location says (as PyTorch)
+            t = _meta_tensor(name, node["meta"])
+        elif name not in entries:
             raise _Bad(f"the object structure refers to tensor {name!r}, which is not in the header")
-        dt, shape, start, end = entries[name]
-        count = math.prod(shape)
-        arr = np.frombuffer(blob, dtype=dt.np, count=count, offset=base + start) if count else np.empty(0, dt.np)
-        t = _place(arr.reshape(shape), dt, node.get("device", "cpu"), map_location)
+        else:
+            dt, shape, start, end = entries[name]
+            count = math.prod(shape)
+            arr = np.frombuffer(blob, dtype=dt.np, count=count, offset=base + start) if count else np.empty(0, dt.np)
+            t = _place(arr.reshape(shape), dt, node.get("device", "cpu"), map_location)
         if node.get("parameter"):
             t = _parameter_class(t, requires_grad=bool(node.get("requires_grad", True)))
         elif node.get("requires_grad"):
@@ -549,6 +571,12 @@ def _load_torch(blob, map_location, weights_only):
         if not weights_only:
             raise
         raise _Bad(f"data.pkl is not a valid pickle ({type(e).__name__}: {e})") from None
+
+
+def _rebuild_meta(spec, requires_grad):
+    """Inverse of ``Tensor.__reduce_ex__`` of a meta tensor: ``spec`` is [dtype code, shape, strides]."""
+    t = _meta_tensor("pickled", spec)
+    return t.requires_grad_(requires_grad) if requires_grad else t
 
 
 def _rebuild_tensor(array, device_str, requires_grad):

@@ -2646,6 +2646,9 @@ class Tensor:
         return (self[i] for i in range(self._shape[0]))
 
     def __reduce_ex__(self, proto):
+        if self._storage.device.type == "meta":     # no values: the metadata
+            return (_serialization._rebuild_meta, ([_serialization._CODES[self.dtype], list(self._shape),
+                                                    list(self._strides)], self._requires_grad))
         return (_serialization._rebuild_tensor, (self._host_copy(), str(self.device), self._requires_grad))
 
     def __deepcopy__(self, memo):

@@ -32,6 +32,8 @@ class Parameter(Tensor):
         return result
 
     def __reduce_ex__(self, proto):
+        if self.is_meta:        # (no values: the plain tensor pickles its metadata)
+            return (Parameter, (self.detach(), self.requires_grad))
         return (_rebuild_parameter, (self.detach()._host_copy(), str(self.device), self.requires_grad))
 
 
