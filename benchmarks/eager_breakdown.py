@@ -12,7 +12,10 @@ For each step of benchmarks/steps.py:
    - ``ideal_alloc``: Storage takes blocks from a per-size free list (no best fit, no split/merge,
      no stats, no lock): the most a native allocator fast path could save;
    - ``no_stats``: the caching allocator with its memory-stat updates (the packed stat vectors)
-     removed: their share of the allocator's time.
+     removed: their share of the allocator's time;
+   - ``lean_call``: the dispatcher's ``call`` without its generic checks (autocast, op recording,
+     conjugate views, devices, inference tensors; none of them acts in these steps): the most a
+     per-signature dispatch cache in front of the op's forward could save on top of the forward itself.
 
 Ratios between variants of one round are what to read (a shared machine moves the absolute figures).
 """
@@ -91,7 +94,29 @@ def variants(torch):
             al.__dict__.pop("free", None)
         else:
             al.malloc, al.free = m, f
+    import tgrad.tensor as T
+    from tgrad.autograd import dispatch as DP
+    call = DP.call
+
+    def lean_call(name, *inputs, **attrs):
+        op = DP._TABLE[name]
+        spec = DP._specs.get(op) or DP._spec(op)
+        n = spec.n_inputs
+        ins = inputs if n is None or len(inputs) == n else inputs[:n]
+        out = op.forward(*inputs, **attrs)
+        if op.view:
+            mode = ("multi" if isinstance(out, tuple) else True) if DP.grad_mode.is_grad_enabled() else False
+            for o in (out if isinstance(out, tuple) else (out,)):
+                if o._base is not None:
+                    o._view_mode = mode
+        if DP._grad_state.recording and op.backward is not None and DP._any_requires_grad(ins):
+            DP._record(spec, ins, attrs, out)
+        return out
+
+    def set_call(c):
+        T._call = DP.call = c
     return {"tgrad": (lambda: None, lambda: None),
+            "lean_call": (lambda: set_call(lean_call), lambda: set_call(call)),
             "ideal_alloc": (lambda: set_storage(ideal_init, ideal_del), lambda: set_storage(init, dele)),
             "no_stats": (lambda: set_alloc(malloc, free), lambda: set_alloc(None, None))}
 
