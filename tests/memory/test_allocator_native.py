@@ -115,3 +115,16 @@ def test_native_serves_the_common_cases():
     finally:
         alloc._leave()
     alloc._check_invariants()
+
+
+def test_without_native_the_python_methods_do_everything():
+    """``TGRAD_NATIVE=0``: allocator.c is not built and a step's blocks come from the Python methods."""
+    import os
+    import subprocess
+    import sys
+    code = ("import tgrad; from tgrad.memory import allocator as A; x = tgrad.ones(100) * 2; "
+            "assert A._c_malloc is None and A._c_free is None; assert float(x.sum()) == 200.0; "
+            "A.get_allocator('cpu')._check_invariants(); print('ok')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, TGRAD_NATIVE="0"))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
