@@ -11,8 +11,8 @@ For each step of benchmarks/steps.py:
 
    - ``ideal_alloc``: Storage takes blocks from a per-size free list (no best fit, no split/merge,
      no stats, no lock): the most a native allocator fast path could save;
-   - ``no_stats``: the caching allocator with its memory-stat updates (the packed stat vectors)
-     removed: their share of the allocator's time;
+   - ``python_alloc``: the caching allocator's Python methods only (memory/allocator.c's malloc/free
+     off, as with ``TGRAD_NATIVE=0``): what the C twin saves;
    - ``lean_call``: the dispatcher's ``call`` without its generic checks (autocast, op recording,
      conjugate views, devices, inference tensors; none of them acts in these steps): the most a
      per-signature dispatch cache in front of the op's forward could save on top of the forward itself.
@@ -21,12 +21,10 @@ Ratios between variants of one round are what to read (a shared machine moves th
 """
 import argparse
 import cProfile
-import inspect
 import os
 import pstats
 import statistics
 import sys
-import textwrap
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,19 +43,6 @@ def call_counts(step, n=50, top=12):
     total = sum(v[1] for v in st.values()) / n
     rows = sorted(((v[1] / n, f"{os.path.basename(k[0])}:{k[2]}") for k, v in st.items()), reverse=True)
     return total, rows[:top]
-
-
-def _without(fn, needles, module):
-    """``fn`` recompiled with every line containing one of ``needles`` made a no-op (``if`` lines: ``if False:``)."""
-    out = []
-    for line in textwrap.dedent(inspect.getsource(fn)).split("\n"):
-        if any(s in line for s in needles):
-            pad = line[:len(line) - len(line.lstrip())]
-            line = pad + ("if False:" if line.lstrip().startswith("if ") else "pass")
-        out.append(line)
-    ns = {}
-    exec("\n".join(out), module.__dict__, ns)
-    return ns[fn.__name__]
 
 
 def variants(torch):
@@ -83,17 +68,10 @@ def variants(torch):
     def set_storage(i, d):
         S.Storage.__init__, S.Storage.__del__ = i, d
 
-    stats = ["room = pool.room", "all_room = everything.room", "pool.increases +=", "if room & all_room",
-             "self._new_peaks()", "everything = self._all"]
-    malloc = _without(A.CachingAllocator.malloc, stats, A).__get__(al)
-    free = _without(A.CachingAllocator.free, stats, A).__get__(al)
+    c_malloc, c_free = A._c_malloc, A._c_free
 
     def set_alloc(m, f):
-        if m is None:
-            al.__dict__.pop("malloc", None)
-            al.__dict__.pop("free", None)
-        else:
-            al.malloc, al.free = m, f
+        A._c_malloc, A._c_free = m, f
     import tgrad.tensor as T
     from tgrad.autograd import dispatch as DP
     call = DP.call
@@ -118,7 +96,7 @@ def variants(torch):
     return {"tgrad": (lambda: None, lambda: None),
             "lean_call": (lambda: set_call(lean_call), lambda: set_call(call)),
             "ideal_alloc": (lambda: set_storage(ideal_init, ideal_del), lambda: set_storage(init, dele)),
-            "no_stats": (lambda: set_alloc(malloc, free), lambda: set_alloc(None, None))}
+            "python_alloc": (lambda: set_alloc(None, None), lambda: set_alloc(c_malloc, c_free))}
 
 
 def main():
