@@ -14,7 +14,7 @@ static PyTypeObject *BlockType, *PoolType, *AllocType;
 static Py_ssize_t A_pending, A_busy, A_lock, A_deferred, A_after, A_classes, A_all, A_used_on, A_release;
 static Py_ssize_t B_ptr, B_size, B_pool, B_prev, B_next, B_active;     /* slot offsets */
 static Py_ssize_t P_free, P_split_from, P_room, P_increases, P_allocator;
-static PyObject *C_W, *C_SPLIT, *C_SPLIT_BYTES, *C_INACTIVE_SPLIT, *C_GUARDS, *ZERO, *ONE;
+static PyObject *C_W, *C_SPLIT, *C_SPLIT_BYTES, *C_INACTIVE_SPLIT, *C_GUARDS, *ZERO;
 static PyObject *S_new_peaks, *S_new_segment, *S_acquire, *S_release_m, *S_free, *S_malloc, *S_pop;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -73,9 +73,8 @@ static PyObject *entry_of(PyObject *block) {
     return PyTuple_Pack(3, SLOT(block, B_size), SLOT(block, B_ptr), block);
 }
 
-static inline int is_active(PyObject *b) {      /* b.active != 0 */
-    PyObject *a = SLOT(b, B_active);
-    return !(PyLong_CheckExact(a) && Py_SIZE(a) == 0);
+static inline int is_active(PyObject *b) {      /* b.active != 0 (an int: truth cannot fail) */
+    return PyObject_IsTrue(SLOT(b, B_active)) == 1;
 }
 
 /* allocator.py's _merge(block): 0 or -1 */
@@ -524,6 +523,5 @@ PyMODINIT_FUNC PyInit__tgrad_allocator(void) {
     INTERN(S_new_peaks, "_new_peaks"); INTERN(S_new_segment, "_new_segment"); INTERN(S_acquire, "acquire");
     INTERN(S_release_m, "release"); INTERN(S_free, "free"); INTERN(S_malloc, "malloc"); INTERN(S_pop, "pop");
     ZERO = PyLong_FromLong(0);
-    ONE = PyLong_FromLong(1);
     return PyModule_Create(&module);
 }
