@@ -128,3 +128,47 @@ def test_without_native_the_python_methods_do_everything():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ, TGRAD_NATIVE="0"))
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_native_leaves_overrides_graph_pools_and_stream_waits_to_python():
+    """The cases allocator.c must not serve: an instance's own malloc/free (tgrad.compile's recorder wraps them), a
+    graph capture's pool, blocks waiting on streams, release_on_free."""
+    if A._c_malloc is None:
+        pytest.skip("allocator.c not built (no C compiler, or TGRAD_NATIVE=0)")
+    from tgrad.device import device
+    from tgrad.memory.storage import Storage
+    alloc = A.get_allocator(device("cpu"))
+    alloc.free(alloc.malloc(700))       # (a known size class)
+    seen = []
+    alloc.malloc = lambda n, _m=alloc.malloc: seen.append(("m", n)) or _m(n)
+    alloc.free = lambda b, _f=alloc.free: seen.append(("f", b.size)) or _f(b)
+    try:
+        assert A._c_malloc(alloc, 700) is None
+        st = Storage(700, device("cpu"))
+        del st
+    finally:
+        del alloc.malloc, alloc.free
+    assert seen == [("m", 700), ("f", 1024)]
+
+    mine = CachingAllocator(Addresses(), "cpu")
+    mine.free(mine.malloc(700))
+    mine.begin_capture(7)
+    try:
+        mine.free(mine.malloc(700))     # a graph pool's size class
+        assert A._c_malloc(mine, 700) is None     # (its block is the pending free)
+        mine.settle()
+        assert A._c_malloc(mine, 700) is None     # (nothing pending: the pool itself)
+    finally:
+        mine.end_capture()
+    b = A._c_malloc(mine, 700)                # the allocator's own pool again
+    assert b is not None and b.pool is mine._small
+    mine._after_streams.append((None, [], ()))
+    try:
+        assert A._c_malloc(mine, 700) is None
+    finally:
+        mine._after_streams.clear()
+    mine.release_on_free = True
+    assert A._c_free(mine, b) is False
+    mine.release_on_free = False
+    assert A._c_free(mine, b) is True
+    mine._check_invariants()
