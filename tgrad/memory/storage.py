@@ -35,7 +35,9 @@ class Storage:
     def __init__(self, nbytes, device):
         recent = _allocator._recent     # get_allocator's own fast path, without its call
         self.allocator = allocator = recent[1] if recent[0] is device else get_allocator(device)
-        self._block = block = allocator.malloc(nbytes)
+        c = _allocator._c_malloc     # allocator.c's malloc without the method's frame (None: left to the method)
+        block = c(allocator, nbytes) if c is not None else None
+        self._block = block = block if block is not None else allocator.malloc(nbytes)
         self.ptr, self.nbytes, self.device, self._owner = block.ptr, nbytes, allocator.device, None
         self.launch_device = allocator.launch_device     # "cpu" or "cuda:N": what kernel launchers are given
         self.pinned = False
@@ -48,7 +50,9 @@ class Storage:
         if block is not None:
             self._block = None
             try:
-                self.allocator.free(block)
+                c = _allocator._c_free
+                if c is None or not c(self.allocator, block):
+                    self.allocator.free(block)
             except Exception:
                 if not sys.is_finalizing():    # at interpreter exit the process gives the memory back
                     raise
