@@ -1280,7 +1280,7 @@ class Tensor:
     __and__, __or__, __xor__ = bitwise_and, bitwise_or, bitwise_xor
 
     def __invert__(self):
-        if self.dtype.is_floating_point:
+        if self.dtype.is_floating_point or self.dtype.is_complex:
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return self.bitwise_not()
 

@@ -443,3 +443,32 @@ def test_math_complex64_near_pytorch():
         got = vals(getattr(t, name)()).view(np.float32).view(np.int32).astype(np.int64)
         exp = ref[name].view(np.float32).view(np.int32).astype(np.int64)
         assert np.abs(got - exp).max() <= (5 if name == "sigmoid" else 3), name
+
+
+def test_logical_and_bitwise_ops():
+    """PyTorch 2.13: the logical ops and any / all read a complex x as x != 0 (bool results; logical_and_ on a
+    complex tensor stores 1 + 0j / 0j); the bitwise ops raise its NotImplementedError naming the kernel, ~ its
+    TypeError (messages as PyTorch printed them)."""
+    a = np.array([1 + 1j, 0j, 2j, 0j], dtype=np.complex64)
+    b = np.array([0j, 0j, -1 + 0j, 3j], dtype=np.complex64)
+    ta, tb = tgrad.tensor(a), tgrad.tensor(b)
+    for got, ref in ((tgrad.logical_and(ta, tb), np.logical_and(a, b)), (tgrad.logical_or(ta, tb), np.logical_or(a, b)),
+                     (tgrad.logical_xor(ta, tb), np.logical_xor(a, b)), (tgrad.logical_not(ta), np.logical_not(a)),
+                     (tgrad.logical_and(tgrad.tensor([1, 0, 1, 1]), tb), np.array([0, 0, 1, 1]) != 0),
+                     (tgrad.logical_or(tgrad.tensor([0.0, 0, 0, 0]), tb), b != 0),
+                     (ta.any(), np.any(a)), (ta.all(), np.all(a)), (tb.reshape(2, 2).any(1), np.any(b.reshape(2, 2), 1))):
+        assert got.dtype is tgrad.bool
+        np.testing.assert_array_equal(got.cpu().numpy(), ref)
+    c = ta.clone()
+    assert c.logical_and_(tb) is c and c.dtype is tgrad.complex64
+    np.testing.assert_array_equal(vals(c), np.logical_and(a, b).astype(np.complex64))
+    np.testing.assert_array_equal(vals(ta.clone().logical_not_()), np.logical_not(a).astype(np.complex64))
+    for f, kernel in ((lambda: ta & tb, "bitwise_and_cpu"), (lambda: ta | tb, "bitwise_or_cpu"),
+                      (lambda: tgrad.bitwise_xor(ta, tb), "bitwise_xor_cpu"), (lambda: ta << 1, "lshift_cpu"),
+                      (lambda: ta >> 1, "rshift_cpu"), (lambda: tgrad.tensor([1, 2]) & ta[:2], "bitwise_and_cpu"),
+                      (lambda: ta.clone().bitwise_not_(), "bitwise_not_cpu"), (lambda: ta.bitwise_and_(tb), "bitwise_and_cpu")):
+        with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'ComplexFloat'"):
+            f()
+    with pytest.raises(TypeError, match=r"~ \(operator.invert\) is only implemented on integer and Boolean-type"):
+        ~ta
+    np.testing.assert_array_equal(vals(ta), a)       # a refused in-place op left it unchanged
