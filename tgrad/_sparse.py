@@ -298,7 +298,11 @@ class SparseTensor(Tensor):
     def sum(self, dim=None, keepdim=False, dtype=None):
         if dim is None:
             return coalesce(self)._sp_values.sum(dtype=dtype)
-        return sparse_sum(self, dim)
+        r = sparse_sum(self, dim, dtype)
+        if keepdim:         # PyTorch's: the sum unsqueezed at each reduced dim (uncoalesced)
+            for d in sorted({d % self.dim() for d in ((dim,) if isinstance(dim, int) else dim)}):
+                r = _unsqueeze(r, d)
+        return r
 
     def mm(self, mat2):
         return sparse_mm(self, mat2)
@@ -577,9 +581,29 @@ def sparse_mm(s, d, fma=True):
     return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0], fma=fma)
 
 
+def _unsqueeze(t, d):
+    """A size-1 dim at d: of a COO tensor a sparse dim (zero indices) when d <= sparse_dim, else a dense one."""
+    if not isinstance(t, SparseTensor):
+        return t.unsqueeze(d)
+    sd = t.sparse_dim()
+    shape = t._shape[:d] + (1,) + t._shape[d:]
+    if d <= sd:
+        i = t._sp_indices
+        idx = cat([i[:d], zeros((1, i._shape[1]), D.int64, i.device), i[d:]], 0)
+        return _make(idx, t._sp_values, shape, False)
+    return _make(t._sp_indices, t._sp_values.unsqueeze(d - sd + 1), shape, False)
+
+
 def sparse_sum(s, dim=None, dtype=None):
     """``tgrad.sparse.sum``: all elements (a 0-d dense tensor), or over ``dim``s: sparse while sparse dims
     remain, else dense."""
+    if isinstance(s, SparseCsrTensor):          # (PyTorch 2.13's errors: it coalesces / reads COO indices)
+        if dim is None:
+            raise RuntimeError(f"coalesce expected sparse coordinate tensor layout but got {s._kind()}")
+        raise NotImplementedError(f"Could not run 'aten::_indices' with arguments from the "
+                                  f"'{_backend(s.device, 'SparseCsr')}' backend. This could be because the operator "
+                                  "doesn't exist for this backend, or was omitted during the selective/custom build "
+                                  "process (if using custom build).")
     if dim is None:
         return coalesce(s)._sp_values.sum(dtype=dtype)
     dims = sorted({d % s.dim() for d in ((dim,) if isinstance(dim, int) else dim)})
@@ -608,10 +632,22 @@ class SparseCsrTensor(Tensor):
     layout = sparse_csr
 
     def crow_indices(self):
-        return self._crow
+        return self._index(0)
 
     def col_indices(self):
-        return self._col
+        return self._index(1)
+
+    def _index(self, k):
+        """crow (k = 0) or col (1) in the dtype the tensor was built with (PyTorch keeps int32 indices): the int64
+        array the kernels read, or a cached int32 copy (the caller's own tensor when it gave one)."""
+        t = (self._crow, self._col)[k]
+        dt = self._idx[k]
+        if dt is D.int64:
+            return t
+        cache = self.__dict__.setdefault("_idx_cache", {})
+        if k not in cache:
+            cache[k] = t.to(dt)
+        return cache[k]
 
     def values(self):
         return self._sp_values
@@ -683,12 +719,13 @@ class SparseCsrTensor(Tensor):
     reshape = view
 
     def __repr__(self, *, tensor_contents=None):
-        return _repr(self, [("crow_indices", self._crow), ("col_indices", self._col), ("values", self._sp_values)])
+        return _repr(self, [("crow_indices", self._index(0)), ("col_indices", self._index(1)),
+                            ("values", self._sp_values)])
 
     __str__ = __repr__
 
     def _rebuild_args(self):
-        return self.layout, (self._crow, self._col, self._sp_values, Size(self._shape))
+        return self.layout, (self._index(0), self._index(1), self._sp_values, Size(self._shape))
 
     def __reduce_ex__(self, proto):
         return _rebuild_sparse_tensor, self._rebuild_args()
@@ -709,16 +746,17 @@ class SparseCsrTensor(Tensor):
         return _tensor._call("sparse_count_below", self._crow[1:], n=self._nnz(), right=True)
 
     def clone(self, *, memory_format=None):
-        return _make_csr(self._crow.clone(), self._col.clone(), self._sp_values.clone(), self._shape, type(self))
+        return _make_csr(self._crow.clone(), self._col.clone(), self._sp_values.clone(), self._shape, type(self),
+                         self._idx)
 
     def detach(self):
-        return _make_csr(self._crow, self._col, self._sp_values.detach(), self._shape, type(self))
+        return _make_csr(self._crow, self._col, self._sp_values.detach(), self._shape, type(self), self._idx)
 
     def to(self, *args, **kwargs):
         v = self._sp_values.to(*args, **kwargs)
         if v is self._sp_values:
             return self
-        return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape, type(self))
+        return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape, type(self), self._idx)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is sparse_csr:
@@ -743,7 +781,7 @@ class SparseCsrTensor(Tensor):
         if not -n <= index < n:
             raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
         return _make_csr(self._crow.select(d, index), self._col.select(d, index), self._sp_values.select(d, index),
-                         self._shape[:d] + self._shape[d + 1:], type(self))
+                         self._shape[:d] + self._shape[d + 1:], type(self), self._idx)
 
     def __getitem__(self, index):
         if isinstance(index, int) and self._batch():
@@ -765,18 +803,45 @@ class SparseCsrTensor(Tensor):
 
     def to_sparse_csc(self, dense_dim=None):
         self._no_dense_dim("SparseCsc", dense_dim)
-        return dense_to_csc(self)
+        return _retype(dense_to_csc(self), self._idx)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return to_dense(self.to_sparse(), dtype)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        """The sum of every element: of the values (a dense 0-d tensor)."""
+        """The sum of every element: of the values (a dense 0-d tensor); over ``dim`` with keepdim=True (2-D CSR
+        only, as PyTorch 2.13): dim 0 gives (1, m) with the columns that hold entries, dim 1 (n, 1) with the rows
+        that do, both a (1, 1) of one entry; the sums in entry order, the index dtype kept."""
         if dim is None:
             return self._sp_values.sum(dtype=dtype)
         if not keepdim:
             raise RuntimeError("reduction operations on CSR tensors with keepdim=False is unsupported")
-        raise NotImplementedError(f"sum: of a {self._kind()} tensor over dim={dim} is not supported by tgrad")
+        if type(self) is not SparseCsrTensor:
+            raise RuntimeError(f"Currently the only compressed sparse format supported for sum.dim_IntList is CSR, "
+                               f"but got layout {self._kind()}")
+        if self.dim() != 2:
+            raise RuntimeError("input_dim == 2 INTERNAL ASSERT FAILED: sum over dims of a batched or hybrid SparseCsr "
+                               "tensor (PyTorch 2.13 fails this internal assert too)")
+        dims = {d % 2 for d in ((dim,) if isinstance(dim, int) else dim)} or {0, 1}
+        v = self._sp_values if dtype is None else self._sp_values.to(dtype)
+        n, m = self._shape
+        dev = self.device
+        if dims == {0, 1}:
+            k = 1 if self._nnz() else 0
+            return _make_csr(from_host(np.array([0, k]), D.int64, dev), zeros((k,), D.int64, dev),
+                             v.sum().view(1)[:k], (1, 1), idx=self._idx)
+        if dims == {1}:         # the rows that hold entries
+            sums = zeros((n,), v.dtype if dtype is not None else v.sum().dtype, dev).index_add(0, self._rows(), v)
+            has = (self._crow[1:] - self._crow[:-1]) > 0
+            k = has.sum()
+            crow = cat([zeros((1,), D.int64, dev), has.cumsum(0)], 0)
+            return _make_csr(crow, zeros((int(k.item()),), D.int64, dev), sums[has], (n, 1), idx=self._idx)
+        cols = self._col.long()
+        sums = zeros((m,), v.sum().dtype, dev).index_add(0, cols, v)
+        has = zeros((m,), D.int64, dev).index_add(0, cols, cols.mul(0).add(1)) > 0
+        keep = has.nonzero().view(-1)
+        return _make_csr(from_host(np.array([0, keep._shape[0]]), D.int64, dev), keep, sums[keep], (1, m),
+                         idx=self._idx)
 
     def mm(self, mat2):
         if self.dim() != 2:
@@ -810,7 +875,7 @@ class SparseCsrTensor(Tensor):
 
     # ------------------------------------------------------------ arithmetic (PyTorch's compressed-layout kernels)
     def _with_values(self, values):
-        return _make_csr(self._crow, self._col, values, self._shape, type(self))
+        return _make_csr(self._crow, self._col, values, self._shape, type(self), self._idx)
 
     def _kind(self):
         return "SparseCsr"
@@ -849,7 +914,7 @@ class SparseCsrTensor(Tensor):
                 raise NotImplementedError(f"add: of batched {self._kind()} tensors is not supported by tgrad")
             # (ATen: a + (alpha * b) rounded apart, no fma)
             coo = add_sparse(self.to_sparse(), other.to_sparse() if alpha == 1 else other.to_sparse().mul(alpha))
-            return dense_to_csr(coo) if type(self) is SparseCsrTensor else dense_to_csc(coo)
+            return _retype(dense_to_csr(coo) if type(self) is SparseCsrTensor else dense_to_csc(coo), self._idx)
         if isinstance(other, Tensor) and other.layout is strided:
             return add_dense(other.mul(alpha) if alpha != 1 else other, self.to_sparse(), 1)
         raise NotImplementedError(f"add: a {self._kind()} tensor plus {type(other).__name__} is not supported")
@@ -886,7 +951,7 @@ class SparseCsrTensor(Tensor):
         if self.dense_dim():
             raise RuntimeError("transpose(): hybrid sparse compressed tensors with dense dimensions are not supported")
         return _make_csr(self._crow, self._col, self._sp_values, _swap_sparse(self._shape, 0),
-                         SparseCscTensor if type(self) is SparseCsrTensor else SparseCsrTensor)
+                         SparseCscTensor if type(self) is SparseCsrTensor else SparseCsrTensor, self._idx)
 
 
 class SparseCscTensor(SparseCsrTensor):
@@ -900,10 +965,10 @@ class SparseCscTensor(SparseCsrTensor):
         return "SparseCsc"
 
     def ccol_indices(self):
-        return self._crow
+        return self._index(0)
 
     def row_indices(self):
-        return self._col
+        return self._index(1)
 
     def crow_indices(self):
         raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got SparseCsc")
@@ -918,7 +983,8 @@ class SparseCscTensor(SparseCsrTensor):
         raise TypeError("can't convert SparseCsc layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def __repr__(self, *, tensor_contents=None):
-        return _repr(self, [("ccol_indices", self._crow), ("row_indices", self._col), ("values", self._sp_values)])
+        return _repr(self, [("ccol_indices", self._index(0)), ("row_indices", self._index(1)),
+                            ("values", self._sp_values)])
 
     __str__ = __repr__
 
@@ -936,7 +1002,7 @@ class SparseCscTensor(SparseCsrTensor):
 
     def to_sparse_csr(self, dense_dim=None):
         self._no_dense_dim("SparseCsr", dense_dim)
-        return dense_to_csr(self.to_sparse()) if self.dim() == 2 else dense_to_csr(self)
+        return _retype(dense_to_csr(self.to_sparse()) if self.dim() == 2 else dense_to_csr(self), self._idx)
 
     def to_sparse_csc(self, dense_dim=None):
         self._no_dense_dim("SparseCsc", dense_dim)
@@ -946,13 +1012,24 @@ class SparseCscTensor(SparseCsrTensor):
         return sparse_mm(self.to_sparse(), mat2)
 
 
-def _make_csr(crow, col, values, shape, cls=SparseCsrTensor):
+_LONG = (D.int64, D.int64)
+
+
+def _make_csr(crow, col, values, shape, cls=SparseCsrTensor, idx=_LONG):
+    """A compressed tensor over int64 ``crow`` / ``col`` (what the kernels read) and ``values``; ``idx``: the
+    dtypes crow_indices() / col_indices() return (PyTorch keeps the int32 ones it was built with)."""
     t = object.__new__(cls)
     _init_from(t, _NoStorage(values._storage.device, cls._kind(None)), 0, tuple(shape),
                contiguous_strides(tuple(shape)), values.dtype)
-    t._crow, t._col, t._sp_values = crow, col, values
+    crow, col = (x if x.dtype is D.int64 else x.long() for x in (crow, col))
+    t._crow, t._col, t._sp_values, t._idx = crow, col, values, idx
     if values._requires_grad or values.grad_fn is not None:
         t._requires_grad = values.requires_grad
+    return t
+
+
+def _retype(t, idx):
+    t._idx = idx
     return t
 
 
@@ -981,10 +1058,19 @@ def _compressed(crow_indices, col_indices, values, size, dtype, device, requires
     crow, col, values = as_tensor(crow_indices), as_tensor(col_indices), as_tensor(values, dtype)
     if dtype is not None and values.dtype is not dtype:
         values = values.to(dtype)
-    if crow.dtype is not col.dtype:
+    checked = check_invariants or check_invariants is None and _INVARIANTS[0]
+    if checked and crow.dtype is not col.dtype:
         raise RuntimeError(f"crow_indices and col_indices must have the same dtype, bot got "
                            f"{D.TENSOR_TYPE_NAMES[crow.dtype][:-6]} and {D.TENSOR_TYPE_NAMES[col.dtype][:-6]}, "
                            "respectively")
+    if checked and crow.dtype not in (D.int32, D.int64):
+        raise RuntimeError(f"crow_indices and col_indices dtype must be Int or Long, but got "
+                           f"{D.TENSOR_TYPE_NAMES[crow.dtype][:-6]}")
+    for x in (crow, col):
+        if x.dtype.is_floating_point or x.dtype.is_complex or x.dtype is D.bool_:
+            raise NotImplementedError(f"\"estimate_sparse_compressed_tensor_size\" not implemented for "
+                                      f"'{D.TENSOR_TYPE_NAMES[x.dtype][:-6]}'")
+    given = (crow, col)
     if crow.dim() != col.dim():
         raise RuntimeError(f"crow_indices and col_indices dimensionalities must be equal but got {crow.dim()} and "
                            f"{col.dim()}, respectively")
@@ -992,8 +1078,7 @@ def _compressed(crow_indices, col_indices, values, size, dtype, device, requires
     if values.dim() <= nbd:
         raise RuntimeError(f"values must have dimensionality > sum of batch and block dimensionalities "
                            f"(={nbd} + 0) but got {values.dim()}")
-    if crow.dtype is not D.int64:
-        crow, col = crow.long(), col.long()
+    crow, col = crow.long(), col.long()
     batch, dense = tuple(crow._shape[:-1]), tuple(values._shape[nbd + 1:])
     nnz = values._shape[nbd]
     if size is None:
@@ -1014,10 +1099,11 @@ def _compressed(crow_indices, col_indices, values, size, dtype, device, requires
         # (PyTorch 2.13 accepts this and reads past the values; tgrad refuses it)
         raise RuntimeError(f"values dense dimensions (={list(dense)}) must be equal to the tensor dense dimensions "
                            f"(={list(size[nbd + 2:])})")
-    if check_invariants or check_invariants is None and _INVARIANTS[0]:
+    if checked:
         _check_compressed(crow, col, nnz, size[nbd:nbd + 2], nbd)
     t = _make_csr(crow.detach(), col.detach(), values if values.requires_grad else values.detach(),
-                  _swap_sparse(size, len(dense)) if csc else size, cls)
+                  _swap_sparse(size, len(dense)) if csc else size, cls, (given[0].dtype, given[1].dtype))
+    t._idx_cache = {k: g.detach() for k, g in enumerate(given) if g.dtype is not D.int64}
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -1221,7 +1307,7 @@ class SparseBsrTensor(SparseCsrTensor):
 
     def __repr__(self, *, tensor_contents=None):
         names = ("ccol_indices", "row_indices") if self.layout is sparse_bsc else ("crow_indices", "col_indices")
-        return _repr(self, [(names[0], self._crow), (names[1], self._col), ("values", self._sp_values)])
+        return _repr(self, [(names[0], self._index(0)), (names[1], self._index(1)), ("values", self._sp_values)])
 
     __str__ = __repr__
 
@@ -1296,10 +1382,10 @@ class SparseBscTensor(SparseBsrTensor):
         return self._col, self._rows()
 
     def ccol_indices(self):
-        return self._crow
+        return self._index(0)
 
     def row_indices(self):
-        return self._col
+        return self._index(1)
 
     def crow_indices(self):
         raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got SparseBsc")
@@ -1315,6 +1401,7 @@ def dense_to_bsr(x, blocksize, layout=sparse_bsr):
     if blocksize is None:
         raise RuntimeError(f"to_sparse: blocksize is required for layout {layout}")
     r, c = (blocksize, blocksize) if isinstance(blocksize, int) else tuple(int(b) for b in blocksize)
+    idt = x._idx if isinstance(x, SparseCsrTensor) else _LONG      # (a compressed input's index dtypes kept)
     if x.layout is not strided:
         x = x.to_dense()
     if x.dim() < 2:
@@ -1342,7 +1429,7 @@ def dense_to_bsr(x, blocksize, layout=sparse_bsr):
     crow = _batched_crow(flat, nb, nmaj, nnz)
     return _make_csr(crow.reshape(batch + (nmaj + 1,)), minor.reshape(batch + (nnz,)),
                      vals.reshape(batch + (nnz, r, c)), x._shape,
-                     SparseBsrTensor if layout is sparse_bsr else SparseBscTensor)
+                     SparseBsrTensor if layout is sparse_bsr else SparseBscTensor, idt)
 
 
 def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
@@ -1384,7 +1471,8 @@ def _block_tensor(crow, col, values, size, dtype, device, requires_grad, check_i
     shape = bs + ((t._shape[-1] * r, t._shape[-2] * c) if bsc else (t._shape[-2] * r, t._shape[-1] * c))
     v = values if dtype is None or values.dtype is dtype else values.to(dtype)
     v = v if device is None else v.to(device)
-    out = _make_csr(t._crow, t._col, v if v.requires_grad else v.detach(), shape, cls)
+    out = _make_csr(t._crow, t._col, v if v.requires_grad else v.detach(), shape, cls, t._idx)
+    out._idx_cache = t.__dict__.get("_idx_cache", {})
     if requires_grad:
         out.requires_grad_(True)
     return out
