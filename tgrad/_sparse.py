@@ -1312,12 +1312,14 @@ class SparseBsrTensor(SparseCsrTensor):
     __str__ = __repr__
 
     def to_dense(self, dtype=None, *, masked_grad=None):
-        """The blocks put in place: a (nb, nrows / R, ncols / C, R, C) grid of zeros indexed by the (batch, row
-        block, column block) of each block."""
-        r, c = self._sp_values._shape[-2:]
-        batch, (n, m) = self._batch(), self._shape[-2:]
+        """The blocks put in place: a (nb, nrows / R, ncols / C, R, C, *dense) grid of zeros indexed by the (batch,
+        row block, column block) of each block."""
+        batch, nd = self._batch(), self.dense_dim()
+        r, c = self._sp_values._shape[len(batch) + 1:len(batch) + 3]
+        k = len(self._shape) - nd
+        (n, m), dense = self._shape[k - 2:k], tuple(self._shape[k:])
         nb = int(np.prod(batch))
-        grid = zeros((nb, n // r, m // c, r, c), dtype or self.dtype, self.device)
+        grid = zeros((nb, n // r, m // c, r, c) + dense, dtype or self.dtype, self.device)
         if self._nnz() and nb:
             crow, minor, v = self._flat()
             nmaj = self._crow._shape[-1] - 1
@@ -1325,7 +1327,7 @@ class SparseBsrTensor(SparseCsrTensor):
             b, major = flat.div(nmaj, rounding_mode="floor"), flat.remainder(nmaj)
             rb, cb = (minor, major) if self.layout is sparse_bsc else (major, minor)
             grid = grid.index_put((b, rb, cb), v if dtype is None else v.to(dtype))
-        return grid.permute(0, 1, 3, 2, 4).reshape(self._shape)
+        return grid.permute((0, 1, 3, 2, 4) + tuple(range(5, 5 + nd))).reshape(self._shape)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is self.layout and blocksize in (None, tuple(self._sp_values._shape[1:])):
@@ -1394,9 +1396,10 @@ class SparseBscTensor(SparseBsrTensor):
         raise RuntimeError("col_indices expected sparse row compressed tensor layout but got SparseBsc")
 
 
-def dense_to_bsr(x, blocksize, layout=sparse_bsr):
-    """``x.to_sparse_bsr(blocksize)`` / ``to_sparse_bsc`` of a (*B, n, m) tensor: the (R, C) blocks with a nonzero,
-    row (column) major in each batch (every batch the same number of blocks)."""
+def dense_to_bsr(x, blocksize, layout=sparse_bsr, dense_dim=None):
+    """``x.to_sparse_bsr(blocksize, dense_dim)`` / ``to_sparse_bsc`` of a (*B, n, m, *dense) tensor (``dense_dim``
+    = len(dense)): the (R, C) blocks with a nonzero, row (column) major in each batch (every batch the same number
+    of blocks), values (*B, nnz, R, C, *dense)."""
     name = "bsr" if layout is sparse_bsr else "bsc"
     if blocksize is None:
         raise RuntimeError(f"to_sparse: blocksize is required for layout {layout}")
@@ -1406,15 +1409,18 @@ def dense_to_bsr(x, blocksize, layout=sparse_bsr):
         x = x.to_dense()
     if x.dim() < 2:
         raise RuntimeError(f"to_sparse_{name}: expected a tensor of at least 2 dimensions, got {x.dim()}")
-    batch, (n, m) = tuple(x._shape[:-2]), x._shape[-2:]
+    dd = _check_dense_dim(x, dense_dim, name)
+    k = x.dim() - dd
+    batch, (n, m), dense = tuple(x._shape[:k - 2]), x._shape[k - 2:k], tuple(x._shape[k:])
     if n % r or m % c:
         raise RuntimeError(f"dense_to_sparse_{name}: tensor sparse size ({n},{m}) must be divisible by given "
                            f"blocksize ({r},{c})")
     nb = int(np.prod(batch))
     if not nb:
         raise RuntimeError(f"to_sparse_{name}: Expected product of batch dimensions to be non-zero.")
-    grid = x.reshape(nb, n // r, r, m // c, c).permute(0, 1, 3, 2, 4)        # (batch, row block, col block, R, C)
-    nz = (grid != 0).reshape(nb, n // r, m // c, r * c).any(-1)
+    # (batch, row block, col block, R, C, *dense)
+    grid = x.reshape((nb, n // r, r, m // c, c) + dense).permute((0, 1, 3, 2, 4) + tuple(range(5, 5 + dd)))
+    nz = (grid != 0).reshape(nb, n // r, m // c, -1).any(-1)
     if layout is sparse_bsc:
         nz = nz.permute(0, 2, 1)
     nmaj, nmin = nz._shape[1:]
@@ -1428,7 +1434,7 @@ def dense_to_bsr(x, blocksize, layout=sparse_bsr):
     vals = grid[(bi, major, minor) if layout is sparse_bsr else (bi, minor, major)]
     crow = _batched_crow(flat, nb, nmaj, nnz)
     return _make_csr(crow.reshape(batch + (nmaj + 1,)), minor.reshape(batch + (nnz,)),
-                     vals.reshape(batch + (nnz, r, c)), x._shape,
+                     vals.reshape(batch + (nnz, r, c) + dense), x._shape,
                      SparseBsrTensor if layout is sparse_bsr else SparseBscTensor, idt)
 
 
@@ -1455,20 +1461,21 @@ def _block_tensor(crow, col, values, size, dtype, device, requires_grad, check_i
         raise RuntimeError(f"values must have dimensionality > sum of batch and block dimensionalities (=0 + 2) but "
                            f"got {values.dim()}")
     nbd = (crow.dim() if isinstance(crow, Tensor) else np.ndim(crow)) - 1
-    if values.dim() > nbd + 3:
-        raise NotImplementedError(f"tgrad.sparse_{cls.layout.name[7:]}_tensor: hybrid block tensors (dense "
-                                  "dimensions) are not supported")
-    r, c = values._shape[-2:]
+    r, c = values._shape[nbd + 1:nbd + 3]
+    dense = tuple(values._shape[nbd + 3:])              # hybrid: (*B, nnz, R, C, *dense)
+    nd = len(dense)
     bsc = cls is SparseBscTensor
     if size is not None:
         size = tuple(int(n) for n in size)
-        if len(size) < 2 or size[-2] % r or size[-1] % c:
+        if len(size) < 2 + nd or size[len(size) - nd - 2] % r or size[len(size) - nd - 1] % c:
             raise RuntimeError(f"size {size} is not divisible by the block size ({r}, {c})")
-    bsize = None if size is None else size[:-2] + (size[-2] // r, size[-1] // c)
-    t = sparse_csr_tensor(crow, col, values[..., 0, 0], None if bsize is None else _swap_sparse(bsize, 0) if bsc
-                          else bsize, dtype=dtype, device=device, check_invariants=check_invariants)
-    bs = tuple(t._shape[:-2])
-    shape = bs + ((t._shape[-1] * r, t._shape[-2] * c) if bsc else (t._shape[-2] * r, t._shape[-1] * c))
+    k = None if size is None else len(size) - nd
+    bsize = None if size is None else size[:k - 2] + (size[k - 2] // r, size[k - 1] // c) + size[k:]
+    t = sparse_csr_tensor(crow, col, values.select(nbd + 1, 0).select(nbd + 1, 0),
+                          None if bsize is None else _swap_sparse(bsize, nd) if bsc else bsize, dtype=dtype,
+                          device=device, check_invariants=check_invariants)
+    bs, (n, m) = tuple(t._shape[:len(t._shape) - nd - 2]), t._shape[len(t._shape) - nd - 2:len(t._shape) - nd]
+    shape = bs + ((m * r, n * c) if bsc else (n * r, m * c)) + dense
     v = values if dtype is None or values.dtype is dtype else values.to(dtype)
     v = v if device is None else v.to(device)
     out = _make_csr(t._crow, t._col, v if v.requires_grad else v.detach(), shape, cls, t._idx)
