@@ -266,6 +266,8 @@ class SparseTensor(Tensor):
     __sub__ = sub
 
     def mul(self, other):
+        if isinstance(other, SparseTensor) and other.dim() > 0:
+            return sparse_sparse_mul(self, other)
         if isinstance(other, Tensor) and other.dim() > 0:
             raise NotImplementedError("mul(sparse, tensor) is only supported for a scalar (0-d) other")
         return _make(self._sp_indices, self._sp_values.mul(other), self._shape, self._coalesced)
@@ -561,8 +563,8 @@ def sparse_mm(s, d, fma=True):
         return s.mm(d)          # (CSR: csr_mm; CSC: through its COO form)
     if not isinstance(s, SparseTensor):
         raise RuntimeError("sparse.mm: the first argument must be a sparse COO tensor")
-    if isinstance(d, SparseTensor):
-        d = d.to_dense()
+    if isinstance(d, (SparseTensor, SparseCsrTensor)):
+        return sparse_sparse_mm(s, d)
     if s.dim() != 2 or s.sparse_dim() != 2 or d.dim() != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {s.dim()}D and {d.dim()}D tensors")
     if s._shape[1] != d._shape[0]:
@@ -849,6 +851,8 @@ class SparseCsrTensor(Tensor):
         return self._mm(mat2)
 
     def _mm(self, mat2):
+        if isinstance(mat2, (SparseTensor, SparseCsrTensor)):
+            return sparse_sparse_mm(self, mat2)
         return csr_mm(self, mat2)
 
     def matmul(self, other):
@@ -881,7 +885,14 @@ class SparseCsrTensor(Tensor):
         return "SparseCsr"
 
     def mul(self, other):
-        """By a scalar (a number or 0-d tensor): the values scaled, the pattern kept."""
+        """By a scalar (a number or 0-d tensor): the values scaled, the pattern kept; by a CSR / COO tensor: the
+        intersection (CSR); by a dense tensor of its size: its pattern."""
+        if type(self) is SparseCsrTensor and isinstance(other, (SparseTensor, SparseCsrTensor)) and \
+                type(other) in (SparseTensor, SparseCsrTensor):
+            return sparse_sparse_mul(self, other)
+        if type(self) in (SparseCsrTensor, SparseCscTensor) and isinstance(other, Tensor) and \
+                other.layout is strided and other.dim() > 0:
+            return compressed_mul_dense(self, other)
         if isinstance(other, Tensor) and (other.layout is not strided or other.dim() > 0):
             raise NotImplementedError(f"mul: a {self._kind()} tensor times a {other.layout} tensor with "
                                       f"{other.dim()} dims is not supported (a scalar is)")
@@ -1009,6 +1020,8 @@ class SparseCscTensor(SparseCsrTensor):
         return self
 
     def _mm(self, mat2):
+        if isinstance(mat2, (SparseTensor, SparseCsrTensor)):
+            return sparse_sparse_mm(self, mat2)
         return sparse_mm(self.to_sparse(), mat2)
 
 
@@ -1282,6 +1295,99 @@ def addmm(mat, mat1, mat2, beta=1, alpha=1):
     """beta * mat + alpha * (mat1 @ mat2), mat1 or mat2 sparse (COO, CSR, CSC)."""
     prod = mat1.mm(mat2) if mat1.layout is not strided else mat1.matmul(mat2)
     return mat.mul(beta).add(prod.mul(alpha)) if (beta, alpha) != (1, 1) else mat.add(prod)
+
+
+# ---------------------------------------------------------------------------------------------- sparse x sparse
+def _csr_parts(t):
+    """(rows, cols, values, crow) of a 2-D COO / CSR / CSC tensor's entries in row-major order (COO coalesced)."""
+    if isinstance(t, SparseTensor):
+        t = coalesce(t)
+        rows, cols = t._sp_indices[0], t._sp_indices[1]
+        return rows, cols, t._sp_values, _tensor._call("sparse_count_below", rows, n=t._shape[0] + 1)
+    if type(t) is SparseCscTensor:
+        t = t.to_sparse_csr()
+    return t._rows(), t._col, t._sp_values, t._crow
+
+
+def _check_2d_sparse(a, b, name):
+    for t in (a, b):
+        if t.dim() != 2 or t.dense_dim() or isinstance(t, SparseTensor) and t.sparse_dim() != 2 or \
+                isinstance(t, SparseBsrTensor):
+            raise NotImplementedError(f"{name}: of a {t.dim()}-D {t.layout} tensor with {t.dense_dim()} dense dims "
+                                      "with another sparse tensor is not supported by tgrad (2-D COO / CSR / CSC are)")
+
+
+def sparse_sparse_mm(a, b):
+    """sparse (n, k) @ sparse (k, m) -> COO (``a`` COO: coalesced, PyTorch's sparse.mm) or CSR (``a`` CSR / CSC).
+    Gustavson's products: each entry a[i, l] of a (row-major) times each entry of b's row l, in b's order, summed
+    per (i, j) in that order (ATen's _csr_matmult; a CSR result lists each row's columns in the order they first
+    appear, as ATen's cpu kernel does).  All on the device through table ops, so the values carry gradients."""
+    _check_2d_sparse(a, b, "mm")
+    (n, k), (k2, m) = a._shape, b._shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: {a.dtype.legacy_name} != "
+                           f"{b.dtype.legacy_name}")
+    coo = isinstance(a, SparseTensor)
+    arow, acol, aval, _ = _csr_parts(a)
+    _, bcol, bval, bcrow = _csr_parts(b)
+    dev = aval.device
+    first = bcrow[acol]                                  # each entry of a: where b's row acol starts, its length
+    cnt = bcrow[acol + 1] - first
+    end = cnt.cumsum(0)
+    total = int(end[-1].item()) if end.numel() else 0
+    if total == 0:
+        empty_idx = zeros((2, 0), D.int64, dev)
+        r = _make(empty_idx, zeros((0,), aval.dtype, dev), (n, m), True)
+        return r if coo else dense_to_csr(r)
+    e = _tensor._call("sparse_count_below", end, n=total, right=True)          # each product's entry of a
+    j = _arange(total, dev) - (end - cnt)[e] + first[e]                         # ... and of b
+    prod = aval[e] * bval[j]
+    rows, cols = arow[e], bcol[j]
+    perm, start, ukey, uidx, pos = _segments(rows * m + cols, cat([rows.view(1, -1), cols.view(1, -1)], 0))
+    vals = _tensor._call("sparse_coalesce_values", prod, perm, start, pos)
+    if coo:
+        return _make(uidx, vals, (n, m), True)
+    order = _tensor._call("sort", perm[start[:-1]], dim=0, stable=True)[1]    # first appearance, row by row
+    r_rows, r_cols = uidx[0][order], uidx[1][order]
+    crow = _tensor._call("sparse_count_below", r_rows, n=n + 1)
+    return _make_csr(crow, r_cols.contiguous(), vals[order], (n, m))
+
+
+def sparse_sparse_mul(a, b):
+    """a * b of two sparse tensors of one shape: the entries present in both (their intersection, row-major),
+    the values a * b (ATen's sparse_binary_op_intersection); COO if ``a`` is COO, else CSR."""
+    _check_2d_sparse(a, b, "mul")
+    if a._shape != b._shape:
+        raise RuntimeError("sparse_binary_op_intersection_cpu(): expects sparse inputs with equal dimensionality, "
+                           "number of sparse dimensions, and shape of sparse dimensions")
+    n, m = a._shape
+    arow, acol, aval, _ = _csr_parts(a)
+    brow, bcol, bval, _ = _csr_parts(b)
+    na = aval._shape[0]
+    keys = cat([arow * m + acol, brow * m + bcol], 0)
+    perm, start, ukey, _, _ = _segments(keys, keys.view(1, -1)[:0])
+    both = ((start[1:] - start[:-1]) == 2).nonzero().view(-1)     # a key in both (each once in each)
+    first = start[both]
+    pa, pb = perm[first], perm[first + 1] - na
+    key = ukey[both]
+    rows, cols = key.div(m, rounding_mode="floor"), key.remainder(m)
+    vals = aval[pa] * bval[pb]
+    if isinstance(a, SparseTensor):
+        return _make(cat([rows.view(1, -1), cols.view(1, -1)], 0), vals, (n, m), True)
+    return _make_csr(_tensor._call("sparse_count_below", rows, n=n + 1), cols, vals, (n, m))
+
+
+def compressed_mul_dense(c, d):
+    """CSR * dense (same shape): c's pattern, each value times d there (PyTorch keeps every entry)."""
+    if tuple(d._shape) != tuple(c._shape) or c.dim() != 2 or c.dense_dim():
+        raise NotImplementedError(f"mul: a {c._kind()} tensor of size {tuple(c._shape)} times a dense tensor of size "
+                                  f"{tuple(d._shape)} is not supported by tgrad (one 2-D size is)")
+    rows, cols = c._rows(), c._col
+    if type(c) is SparseCscTensor:
+        rows, cols = cols, rows
+    return c._with_values(c._sp_values * d[rows, cols])
 
 
 # ---------------------------------------------------------------------------------------------- BSR / BSC
