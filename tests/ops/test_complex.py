@@ -428,8 +428,37 @@ def test_lazy_conj_view():
     np.testing.assert_allclose(vals(x.grad), 2 * np.array([1 + 1j, -2 + 0.5j]) / np.abs([1 + 1j, -2 + 0.5j]))
     assert gradcheck(lambda v: v.conj() * (1 + 2j) + v.conj()[[1, 0]], (x,))
     assert gradcheck(lambda v: v.conj().exp().reshape(2, 1), (x,))
-    with pytest.raises(RuntimeError, match="conjugate view that requires grad"):
-        x.clone().conj().mul_(2)
+
+
+
+def test_inplace_on_conj_view_records():
+    """An in-place op on a conjugate view that requires grad is recorded, as PyTorch 2.13 does: the base's grad_fn
+    CopySlices, the view's ConjBackward0 (names PyTorch printed), values conj(op(conj(base))) against numpy,
+    gradients by finite differences; on a view of a leaf, PyTorch's error."""
+    a = tgrad.tensor(rnd((2, 3), seed=3), requires_grad=True)
+    w = tgrad.tensor(rnd((3,), seed=4), requires_grad=True)
+    b = a.clone()
+    c = b[1].conj()
+    c.mul_(w)
+    assert c.is_conj() and c._version == 1 and b._version == 1
+    assert type(b.grad_fn).__name__ == "CopySlices" and type(c.grad_fn).__name__ == "ConjBackward0"
+    ref = vals(a).copy()
+    ref[1] = np.conj(np.conj(ref[1]) * vals(w))
+    np.testing.assert_allclose(vals(b), ref, rtol=1e-14)
+    np.testing.assert_allclose(vals(c), np.conj(ref[1]), rtol=1e-14)
+
+    def f(x, y):
+        z = x.clone()
+        v = z[1].conj()
+        v.mul_(y)
+        v.add_(1j)
+        return z * 1 + v.imag.sum()
+
+    assert gradcheck(f, (a, w))
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an "
+                                           "in-place operation"):
+        a.conj().mul_(2)
+    np.testing.assert_allclose(vals(a), rnd((2, 3), seed=3))
 
 
 def test_math_complex64_near_pytorch():
