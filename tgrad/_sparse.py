@@ -103,7 +103,38 @@ def _check_index_dtype(indices):
         raise RuntimeError("indices must be an int64 tensor")
 
 
-class SparseTensor(Tensor):
+class _LeafValues:
+    """Gradients of a COO leaf: requires_grad_() gives it values of their own that require grad (every op reads
+    ``_sp_values``, so the graph reaches them) and ``.grad`` is the sparse tensor of their gradient on the leaf's
+    pattern (PyTorch's COO gradient of sparse.mm and to_dense is that masked one; its compressed layouts' are
+    not, so they do not take this)."""
+
+    def _set_requires_grad(self, requires_grad, *args):
+        r = Tensor._set_requires_grad(self, requires_grad, *args)
+        v = self._sp_values
+        if requires_grad and v.grad_fn is None and not v.requires_grad:
+            self._sp_values = v.detach().requires_grad_()
+        elif not requires_grad and v.grad_fn is None and v.requires_grad:
+            self._sp_values = v.detach()
+        return r
+
+    @property
+    def grad(self):
+        g = self._sp_values.grad if self._sp_values.grad_fn is None else None
+        return self._grad if g is None else self._with_values(g)
+
+    @grad.setter
+    def grad(self, value):
+        if value is None and self._sp_values.grad_fn is None:
+            self._sp_values.grad = None
+        Tensor.grad.fset(self, value)
+
+    @grad.deleter
+    def grad(self):
+        self.grad = None
+
+
+class SparseTensor(_LeafValues, Tensor):
     """A sparse COO tensor; see the module docstring."""
 
     is_sparse = True
@@ -296,6 +327,9 @@ class SparseTensor(Tensor):
 
     def pow(self, exponent):
         return _make(self._sp_indices, self._sp_values.pow(exponent), self._shape, self._coalesced)
+
+    def _with_values(self, values):
+        return _make(self._sp_indices, values, self._shape, self._coalesced)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
         if dim is None:

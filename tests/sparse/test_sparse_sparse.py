@@ -119,3 +119,30 @@ def test_sparse_sparse_gradients_through_values(device):
     assert gradcheck(csr, (va, vb))
     assert gradcheck(coo, (va, vb))
     assert mul(va, vc).numel() > 0 and gradcheck(mul, (va, vc))
+
+
+def test_coo_leaf_gradients(device):
+    """A COO leaf that requires grad gets PyTorch's gradient on its own pattern (SparseSparseMatmulBackward0 of
+    sparse.mm, and through to_dense / sparse @ dense): values as PyTorch 2.13 printed them."""
+    a = tgrad.tensor([[1., 0, 2], [0, 3, 0]], dtype=tgrad.float64, device=device)
+    b = tgrad.tensor([[0., 6], [4, 0], [5, 7]], dtype=tgrad.float64, device=device)
+    x, y = a.to_sparse().requires_grad_(), b.to_sparse().requires_grad_()
+    assert x.requires_grad and x.is_leaf and x.grad is None
+    z = tgrad.sparse.mm(x, y)
+    s = tgrad.sparse.sum(z)
+    assert s.item() == 42.0
+    s.backward()
+    gx, gy = x.grad, y.grad
+    assert gx.layout is tgrad.sparse_coo and gx.shape == (2, 3)
+    assert (gx._indices().tolist(), gx._values().tolist()) == ([[0, 0, 1], [0, 2, 1]], [6.0, 12.0, 4.0])
+    assert (gy._indices().tolist(), gy._values().tolist()) == ([[0, 1, 2, 2], [1, 0, 0, 1]], [1.0, 3.0, 2.0, 2.0])
+    tgrad.sparse.mm(x, y).to_dense().sum().backward()           # accumulates
+    assert x.grad._values().tolist() == [12.0, 24.0, 8.0]
+    x.grad = None
+    assert x.grad is None
+    (tgrad.sparse.mm(x, tgrad.ones(3, 2, dtype=tgrad.float64, device=device))).sum().backward()
+    assert x.grad._values().tolist() == [2.0, 2.0, 2.0]
+    x.grad = None
+    (x.to_dense() * 2).sum().backward()
+    assert (x.grad._indices().tolist(), x.grad._values().tolist()) == ([[0, 0, 1], [0, 2, 1]], [2.0, 2.0, 2.0])
+    assert not x.detach().requires_grad and not x.requires_grad_(False).requires_grad
