@@ -114,18 +114,20 @@ class _LeafValues:
         v = self._sp_values
         if requires_grad and v.grad_fn is None and not v.requires_grad:
             self._sp_values = v.detach().requires_grad_()
-        elif not requires_grad and v.grad_fn is None and v.requires_grad:
+            self._own_values = True
+        elif not requires_grad and self.__dict__.get("_own_values"):
             self._sp_values = v.detach()
+            self._own_values = False
         return r
 
     @property
     def grad(self):
-        g = self._sp_values.grad if self._sp_values.grad_fn is None else None
+        g = self._sp_values.grad if self.__dict__.get("_own_values") else None
         return self._grad if g is None else self._with_values(g)
 
     @grad.setter
     def grad(self, value):
-        if value is None and self._sp_values.grad_fn is None:
+        if value is None and self.__dict__.get("_own_values"):
             self._sp_values.grad = None
         Tensor.grad.fset(self, value)
 
