@@ -301,6 +301,12 @@ class SparseTensor(_LeafValues, Tensor):
     def mul(self, other):
         if isinstance(other, SparseTensor) and other.dim() > 0:
             return sparse_sparse_mul(self, other)
+        if isinstance(other, SparseCsrTensor):
+            raise RuntimeError("Expected result Tensor to be of format CSR")
+        if isinstance(other, Tensor) and other.layout is strided and other.dim() > 0 and \
+                tuple(other._shape) == tuple(self._shape):      # self's pattern, each value times other there
+            c = coalesce(self)
+            return c._with_values(c._sp_values * other[tuple(c._sp_indices.unbind(0))])
         if isinstance(other, Tensor) and other.dim() > 0:
             raise NotImplementedError("mul(sparse, tensor) is only supported for a scalar (0-d) other")
         return _make(self._sp_indices, self._sp_values.mul(other), self._shape, self._coalesced)
@@ -923,12 +929,15 @@ class SparseCsrTensor(Tensor):
     def mul(self, other):
         """By a scalar (a number or 0-d tensor): the values scaled, the pattern kept; by a CSR / COO tensor: the
         intersection (CSR); by a dense tensor of its size: its pattern."""
-        if type(self) is SparseCsrTensor and isinstance(other, (SparseTensor, SparseCsrTensor)) and \
-                type(other) in (SparseTensor, SparseCsrTensor):
-            return sparse_sparse_mul(self, other)
-        if type(self) in (SparseCsrTensor, SparseCscTensor) and isinstance(other, Tensor) and \
-                other.layout is strided and other.dim() > 0:
-            return compressed_mul_dense(self, other)
+        if isinstance(other, Tensor) and other.dim() > 0 and type(self) in (SparseCsrTensor, SparseCscTensor):
+            if type(self) is SparseCscTensor:       # (PyTorch 2.13 writes every product into a CSR result)
+                raise RuntimeError("Expected result Tensor to be of format CSR")
+            if type(other) in (SparseTensor, SparseCsrTensor):
+                return sparse_sparse_mul(self, other)
+            if type(other) is SparseCscTensor:      # PyTorch's: other's pattern, in CSR, times self's values
+                return compressed_mul_dense(other.to_sparse_csr(), self.to_dense())
+            if other.layout is strided:
+                return compressed_mul_dense(self, other)
         if isinstance(other, Tensor) and (other.layout is not strided or other.dim() > 0):
             raise NotImplementedError(f"mul: a {self._kind()} tensor times a {other.layout} tensor with "
                                       f"{other.dim()} dims is not supported (a scalar is)")

@@ -636,8 +636,8 @@ class Tensor:
     def mul(self, other):
         if type(other) is Tensor:
             return _call("mul", self, other)
-        if type(other) in (_sparse.SparseCsrTensor, _sparse.SparseCscTensor):        # dense * CSR: CSR
-            return other.mul(self)
+        if type(other) in (_sparse.SparseCsrTensor, _sparse.SparseCscTensor, _SparseTensor) and self.dim():
+            return other.mul(self)          # dense * sparse: the sparse operand's pattern
         r = _scalar_op("mul", self, other)
         return r if r is not None else _call("mul", self, self._wrap_opmath(other))
 

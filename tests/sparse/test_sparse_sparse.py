@@ -146,3 +146,25 @@ def test_coo_leaf_gradients(device):
     (x.to_dense() * 2).sum().backward()
     assert (x.grad._indices().tolist(), x.grad._values().tolist()) == ([[0, 0, 1], [0, 2, 1]], [2.0, 2.0, 2.0])
     assert not x.detach().requires_grad and not x.requires_grad_(False).requires_grad
+
+
+def test_mul_layout_combinations(device):
+    """PyTorch 2.13's a * b over layouts (printed by it): a CSR self takes a CSC's pattern (in CSR), a dense or COO
+    operand keeps the sparse one's pattern, any other mix with a compressed tensor fails writing a CSR result."""
+    a = tgrad.tensor([[1., 0, 2], [0, 3, 0]], dtype=tgrad.float64, device=device)
+    b = tgrad.tensor([[0., 4, 5], [6, 0, 7]], dtype=tgrad.float64, device=device)
+    r = a.to_sparse_csr() * b.to_sparse_csc()
+    assert r.layout is tgrad.sparse_csr
+    assert (r.crow_indices().tolist(), r.col_indices().tolist(), r.values().tolist()) == \
+        ([0, 2, 4], [1, 2, 0, 2], [0.0, 10.0, 0.0, 0.0])
+    r = a.to_sparse() * b
+    assert r.layout is tgrad.sparse_coo
+    assert (r._indices().tolist(), r._values().tolist()) == ([[0, 0, 1], [0, 2, 1]], [0.0, 10.0, 0.0])
+    r = a * b.to_sparse()
+    assert r.layout is tgrad.sparse_coo
+    assert (r._indices().tolist(), r._values().tolist()) == ([[0, 0, 1, 1], [1, 2, 0, 2]], [0.0, 10.0, 0.0, 0.0])
+    for f in (lambda: a.to_sparse_csc() * b.to_sparse_csr(), lambda: a.to_sparse_csc() * b,
+              lambda: a.to_sparse() * b.to_sparse_csr(), lambda: a * b.to_sparse_csc(),
+              lambda: a.to_sparse_csc() * b.to_sparse()):
+        with pytest.raises(RuntimeError, match="Expected result Tensor to be of format CSR"):
+            f()
