@@ -323,7 +323,8 @@ def _chain(t, depth=4):
 
 def test_n_dim_transforms_are_one_op():
     """PyTorch 2.13 records rfftn / irfftn / fftn as one node (FftR2CBackward0 / FftC2RBackward0 /
-    FftC2CBackward0 over a ToCopyBackward0 of a real input), hfftn as c2c, conj, c2r and ihfftn as r2c,
+    FftC2CBackward0 over a ToCopyBackward0 of a real input), its fft kernels read a conjugate view (no
+    CloneBackward0 between), hfftn as c2c, conj, c2r and ihfftn as r2c,
     conj_physical, c2c; ifft of a real input is the conjugate view of the r2c transform (ConjBackward0 over
     FftR2CBackward0, -0 imaginary parts where the forward's are +0).  Chains as PyTorch printed them; values
     against numpy; gradients against finite differences."""
@@ -332,13 +333,15 @@ def test_n_dim_transforms_are_one_op():
     acc = "AccumulateGrad"
     for got, chain in ((F.rfft2(x), ["FftR2CBackward0", acc]), (F.rfftn(x, dim=(0, 2)), ["FftR2CBackward0", acc]),
                        (F.irfft2(z), ["FftC2RBackward0", acc]), (F.irfftn(z), ["FftC2RBackward0", acc]),
-                       (F.hfft2(z), ["FftC2RBackward0", "CloneBackward0", "ConjBackward0", "FftC2CBackward0"]),
+                       (F.hfft2(z), ["FftC2RBackward0", "ConjBackward0", "FftC2CBackward0", acc]),
+                       (F.hfft(z), ["FftC2RBackward0", "ConjBackward0", acc]),
+                       (F.fft(z.conj()), ["FftC2CBackward0", "ConjBackward0", acc]),
                        (F.ihfftn(x), ["FftC2CBackward0", "ConjPhysicalBackward0", "FftR2CBackward0", acc]),
                        (F.ifft(x), ["ConjBackward0", "FftR2CBackward0", acc]),
                        (F.fft2(x), ["FftC2CBackward0", "ToCopyBackward0", acc]),
                        (F.ifftn(x), ["FftC2CBackward0", "ToCopyBackward0", acc]),
                        (F.fftn(z), ["FftC2CBackward0", acc])):
-        assert _chain(got) == chain     # PyTorch's hfft2 has no CloneBackward0 (it reads the conj bit)
+        assert _chain(got) == chain
     a, c = vals(x), vals(z)
     y = F.ifft(x)
     assert y.is_conj()
@@ -365,3 +368,14 @@ def _np_hfftn(c, axes, norm):
     """numpy has no hfftn: irfftn of the conjugate with norm's direction swapped (PyTorch's definition)."""
     swap = {"forward": "backward", "backward": "forward", "ortho": "ortho"}[norm]
     return np.fft.irfftn(np.conj(c), axes=axes, norm=swap)
+
+
+def test_transforms_read_conjugate_views():
+    """fft / irfft / hfft of a conjugate view read its values (the op's reads_conj: no resolve_conj node)."""
+    z = cplx((3, 5), 7)
+    tz = tgrad.tensor(z, requires_grad=True)
+    np.testing.assert_allclose(vals(F.fft(tz.conj())), np.fft.fft(np.conj(z)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.irfft(tz.conj(), n=7)), np.fft.irfft(np.conj(z), n=7), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.fftn(tz.conj(), s=(4, 6))), np.fft.fftn(np.conj(z), s=(4, 6), axes=(0, 1)), atol=1e-12)
+    assert gradcheck(lambda v: F.fft(v.conj(), dim=0), (tz,))
+    assert gradcheck(lambda v: F.irfftn(v[:2, :3].conj()), (tz,))

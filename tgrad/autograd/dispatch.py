@@ -262,7 +262,7 @@ def call(name, *inputs, **attrs):
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
     spec = _specs.get(op) or _spec(op)
-    if _CONJ_ALIVE[0] and not op.view and op is not _RESOLVE_CONJ:
+    if _CONJ_ALIVE[0] and not op.view and op is not _RESOLVE_CONJ and not op.reads_conj:
         inputs = _resolve_conj(inputs)
     n = spec.n_inputs
     ins = inputs if n is None or len(inputs) == n else inputs[:n]       # None: cat/stack, variadic

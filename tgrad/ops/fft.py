@@ -12,7 +12,7 @@ from ..kernels import elementwise as KE
 from ..kernels import fft as KF
 from ..tensor import _new, _wrap_dim, empty, from_host
 from . import Op, call as _c
-from .complex import _float_view, as_complex
+from .complex import _float_view, as_complex, resolve_conj_forward
 
 
 def _contiguous(x):
@@ -112,7 +112,10 @@ def _rest(rest, ndim):
 def fft_c2c_forward(self, *, length, size, sign, scale, dim=-1, rest=()):
     """(..., N, ...) complex -> (..., size, ...) complex along ``dim``: the length-``length`` DFT of sign ``sign``
     (-1 forward, +1 inverse) times ``scale``; N < length zero-pads, size < length keeps the first outputs.
-    ``rest``: more passes of the same sign, (dim, length, size, scale) each, after the first (fftn as one op)."""
+    ``rest``: more passes of the same sign, (dim, length, size, scale) each, after the first (fftn as one op).
+    A conjugate view is read for its values (the op's ``reads_conj``)."""
+    if self._is_conj:
+        self = resolve_conj_forward(self)
     y = _c2c_pass(self, length, size, sign, scale, _wrap_dim(dim, self.dim()))
     for d, n, m, sc in _rest(rest, self.dim()):
         y = _c2c_pass(y, n, m, sign, sc, d)
@@ -146,7 +149,7 @@ def fft_c2r_forward(self, *, length, scale, dim=-1, rest=()):
     (..., length, ...) real: the inverse DFT (sign +1) times ``scale``.  ``rest``: inverse c2c passes
     (dim, length, size, scale) before it (irfftn as one op)."""
     d = _wrap_dim(dim, self.dim())
-    x = self
+    x = resolve_conj_forward(self) if self._is_conj else self
     for e, n, m, sc in _rest(rest, self.dim()):
         x = _c2c_pass(x, n, m, 1, sc, e)
     return _back(_c2r_last(_contiguous(_last(x, d)), length, scale), d)
@@ -184,8 +187,8 @@ def fft_c2r_backward(ctx, grad):
     return (_adjoint(ctx, g, 1, (d, L, n, a["scale"])).mul(w),)
 
 
-FFT_C2C = Op("fft_c2c", fft_c2c_forward, fft_c2c_backward, "FftC2CBackward0")
+FFT_C2C = Op("fft_c2c", fft_c2c_forward, fft_c2c_backward, "FftC2CBackward0", reads_conj=True)
 FFT_R2C = Op("fft_r2c", fft_r2c_forward, fft_c2c_backward, "FftR2CBackward0")
-FFT_C2R = Op("fft_c2r", fft_c2r_forward, fft_c2r_backward, "FftC2RBackward0")
+FFT_C2R = Op("fft_c2r", fft_c2r_forward, fft_c2r_backward, "FftC2RBackward0", reads_conj=True)
 
 ENTRIES = [FFT_C2C, FFT_R2C, FFT_C2R]
