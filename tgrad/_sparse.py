@@ -306,10 +306,10 @@ class SparseTensor(_LeafValues, Tensor):
         if isinstance(other, Tensor) and other.layout is strided and other.dim() > 0 and \
                 tuple(other._shape) == tuple(self._shape):      # self's pattern, each value times other there
             c = coalesce(self)
-            return c._with_values(c._sp_values * other[tuple(c._sp_indices.unbind(0))])
+            return _named(c._with_values(c._sp_values * other[tuple(c._sp_indices.unbind(0))]), "MulBackward0")
         if isinstance(other, Tensor) and other.dim() > 0:
             raise NotImplementedError("mul(sparse, tensor) is only supported for a scalar (0-d) other")
-        return _make(self._sp_indices, self._sp_values.mul(other), self._shape, self._coalesced)
+        return _named(_make(self._sp_indices, self._sp_values.mul(other), self._shape, self._coalesced), "MulBackward0")
 
     __mul__ = __rmul__ = mul
 
@@ -360,6 +360,13 @@ class SparseTensor(_LeafValues, Tensor):
         return _make(self._sp_indices.flip(0), self._sp_values, self._shape[::-1], False)
 
 
+def _named(t, name):
+    """``t`` (a sparse result) printed with PyTorch's grad_fn name ``name`` when its values carry a graph (the
+    graph itself is the values' own nodes)."""
+    t._node_name = name
+    return t
+
+
 def _repr(t, parts):
     """PyTorch's repr of a sparse tensor (torch/_tensor_str.py): its index and value tensors ``parts``
     [(name, tensor)], then device, size, nnz, dtype, layout and grad suffixes (COO: from a new line)."""
@@ -376,6 +383,8 @@ def _repr(t, parts):
     suffixes.append(f"layout={t.layout}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t._requires_grad and t.__dict__.get("_node_name") and t._sp_values.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t._node_name}>")        # the node PyTorch's sparse op records
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes("tensor(" + (",\n" + " " * indent).join(body), suffixes, indent,
@@ -662,7 +671,7 @@ def sparse_sum(s, dim=None, dtype=None):
     if not keep:
         return vals.sum(0)
     idx = s._sp_indices.index_select(0, from_host(np.asarray(keep, np.int64), D.int64, s.device))
-    return coalesce(_make(idx, vals, shape, False))
+    return _named(coalesce(_make(idx, vals, shape, False)), "SparseSumBackward0")
 
 
 # ---------------------------------------------------------------------------------------------- CSR
@@ -941,7 +950,7 @@ class SparseCsrTensor(Tensor):
         if isinstance(other, Tensor) and (other.layout is not strided or other.dim() > 0):
             raise NotImplementedError(f"mul: a {self._kind()} tensor times a {other.layout} tensor with "
                                       f"{other.dim()} dims is not supported (a scalar is)")
-        return self._with_values(self._sp_values.mul(other))
+        return _named(self._with_values(self._sp_values.mul(other)), "MulBackward0")
 
     __mul__ = __rmul__ = mul
 
@@ -1393,11 +1402,11 @@ def sparse_sparse_mm(a, b):
     perm, start, ukey, uidx, pos = _segments(rows * m + cols, cat([rows.view(1, -1), cols.view(1, -1)], 0))
     vals = _tensor._call("sparse_coalesce_values", prod, perm, start, pos)
     if coo:
-        return _make(uidx, vals, (n, m), True)
+        return _named(_make(uidx, vals, (n, m), True), "SparseSparseMatmulBackward0")
     order = _tensor._call("sort", perm[start[:-1]], dim=0, stable=True)[1]    # first appearance, row by row
     r_rows, r_cols = uidx[0][order], uidx[1][order]
     crow = _tensor._call("sparse_count_below", r_rows, n=n + 1)
-    return _make_csr(crow, r_cols.contiguous(), vals[order], (n, m))
+    return _named(_make_csr(crow, r_cols.contiguous(), vals[order], (n, m)), "MmBackward0")
 
 
 def sparse_sparse_mul(a, b):
@@ -1420,8 +1429,8 @@ def sparse_sparse_mul(a, b):
     rows, cols = key.div(m, rounding_mode="floor"), key.remainder(m)
     vals = aval[pa] * bval[pb]
     if isinstance(a, SparseTensor):
-        return _make(cat([rows.view(1, -1), cols.view(1, -1)], 0), vals, (n, m), True)
-    return _make_csr(_tensor._call("sparse_count_below", rows, n=n + 1), cols, vals, (n, m))
+        return _named(_make(cat([rows.view(1, -1), cols.view(1, -1)], 0), vals, (n, m), True), "MulBackward0")
+    return _named(_make_csr(_tensor._call("sparse_count_below", rows, n=n + 1), cols, vals, (n, m)), "MulBackward0")
 
 
 def compressed_mul_dense(c, d):
@@ -1432,7 +1441,7 @@ def compressed_mul_dense(c, d):
     rows, cols = c._rows(), c._col
     if type(c) is SparseCscTensor:
         rows, cols = cols, rows
-    return c._with_values(c._sp_values * d[rows, cols])
+    return _named(c._with_values(c._sp_values * d[rows, cols]), "MulBackward0")
 
 
 # ---------------------------------------------------------------------------------------------- BSR / BSC

@@ -485,7 +485,8 @@ def test_logical_and_bitwise_ops():
                      (tgrad.logical_xor(ta, tb), np.logical_xor(a, b)), (tgrad.logical_not(ta), np.logical_not(a)),
                      (tgrad.logical_and(tgrad.tensor([1, 0, 1, 1]), tb), np.array([0, 0, 1, 1]) != 0),
                      (tgrad.logical_or(tgrad.tensor([0.0, 0, 0, 0]), tb), b != 0),
-                     (ta.any(), np.any(a)), (ta.all(), np.all(a)), (tb.reshape(2, 2).any(1), np.any(b.reshape(2, 2), 1))):
+                     (ta.any(), np.any(a)), (ta.all(), np.all(a)),
+                     (tb.reshape(2, 2).any(1), np.any(b.reshape(2, 2), 1))):
         assert got.dtype is tgrad.bool
         np.testing.assert_array_equal(got.cpu().numpy(), ref)
     c = ta.clone()
@@ -495,7 +496,8 @@ def test_logical_and_bitwise_ops():
     for f, kernel in ((lambda: ta & tb, "bitwise_and_cpu"), (lambda: ta | tb, "bitwise_or_cpu"),
                       (lambda: tgrad.bitwise_xor(ta, tb), "bitwise_xor_cpu"), (lambda: ta << 1, "lshift_cpu"),
                       (lambda: ta >> 1, "rshift_cpu"), (lambda: tgrad.tensor([1, 2]) & ta[:2], "bitwise_and_cpu"),
-                      (lambda: ta.clone().bitwise_not_(), "bitwise_not_cpu"), (lambda: ta.bitwise_and_(tb), "bitwise_and_cpu")):
+                      (lambda: ta.clone().bitwise_not_(), "bitwise_not_cpu"),
+                      (lambda: ta.bitwise_and_(tb), "bitwise_and_cpu")):
         with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'ComplexFloat'"):
             f()
     with pytest.raises(TypeError, match=r"~ \(operator.invert\) is only implemented on integer and Boolean-type"):

@@ -376,6 +376,7 @@ def test_transforms_read_conjugate_views():
     tz = tgrad.tensor(z, requires_grad=True)
     np.testing.assert_allclose(vals(F.fft(tz.conj())), np.fft.fft(np.conj(z)), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(vals(F.irfft(tz.conj(), n=7)), np.fft.irfft(np.conj(z), n=7), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(vals(F.fftn(tz.conj(), s=(4, 6))), np.fft.fftn(np.conj(z), s=(4, 6), axes=(0, 1)), atol=1e-12)
+    np.testing.assert_allclose(vals(F.fftn(tz.conj(), s=(4, 6))), np.fft.fftn(np.conj(z), s=(4, 6), axes=(0, 1)),
+                               atol=1e-12)
     assert gradcheck(lambda v: F.fft(v.conj(), dim=0), (tz,))
     assert gradcheck(lambda v: F.irfftn(v[:2, :3].conj()), (tz,))

@@ -97,7 +97,8 @@ def test_sparse_sparse_gradients_through_values(device):
     rng = np.random.default_rng(2)
     A, B = _rand(rng, (3, 4), 0.6), _rand(rng, (4, 3), 0.6)
     ca, cb = tgrad.tensor(A, device=device).to_sparse_csr(), tgrad.tensor(B, device=device).to_sparse_csr()
-    ia, ib = tgrad.tensor(A, device=device).to_sparse()._indices(), tgrad.tensor(B, device=device).to_sparse()._indices()
+    ia = tgrad.tensor(A, device=device).to_sparse()._indices()
+    ib = tgrad.tensor(B, device=device).to_sparse()._indices()
     va = ca.values().clone().requires_grad_()
     vb = cb.values().clone().requires_grad_()
 
@@ -168,3 +169,15 @@ def test_mul_layout_combinations(device):
               lambda: a.to_sparse_csc() * b.to_sparse()):
         with pytest.raises(RuntimeError, match="Expected result Tensor to be of format CSR"):
             f()
+
+
+def test_sparse_results_print_pytorch_grad_fn(device):
+    """A sparse result whose values carry a graph prints the grad_fn PyTorch 2.13 records for it."""
+    a = tgrad.tensor([[1., 0, 2], [0, 3, 0]], dtype=tgrad.float64, device=device)
+    b = tgrad.tensor([[0., 6], [4, 0], [5, 7]], dtype=tgrad.float64, device=device)
+    x = a.to_sparse().requires_grad_()
+    for r, name in ((tgrad.sparse.mm(x, b.to_sparse()), "SparseSparseMatmulBackward0"), (x * 2, "MulBackward0"),
+                    (tgrad.sparse.sum(x, 0), "SparseSumBackward0"), (x * a, "MulBackward0")):
+        assert repr(r).endswith(f"grad_fn=<{name}>)")
+    assert repr(x).endswith("requires_grad=True)")
+    assert "grad_fn" not in repr(tgrad.sparse.mm(a.to_sparse(), b.to_sparse()))

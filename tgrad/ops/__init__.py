@@ -36,8 +36,8 @@ class Op:
                  "reads_conj")
 
     def __init__(self, name, forward, backward=None, node=None, inputs=("self",), save=(), outputs=1,
-                 nondiff_outputs=(), view=False, once_differentiable=False, meta=(), variants=(), inplace=False, save_if=None,
-                 reads_conj=False):
+                 nondiff_outputs=(), view=False, once_differentiable=False, meta=(), variants=(), inplace=False,
+                 save_if=None, reads_conj=False):
         self.name = name
         self.forward = forward
         self.backward = backward
