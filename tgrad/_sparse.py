@@ -103,7 +103,40 @@ def _check_index_dtype(indices):
         raise RuntimeError("indices must be an int64 tensor")
 
 
-class SparseTensor(Tensor):
+class _LeafValues:
+    """Gradients of a COO leaf: requires_grad_() gives it values of their own that require grad (every op reads
+    ``_sp_values``, so the graph reaches them) and ``.grad`` is the sparse tensor of their gradient on the leaf's
+    pattern (PyTorch's COO gradient of sparse.mm and to_dense is that masked one; its compressed layouts' are
+    not, so they do not take this)."""
+
+    def _set_requires_grad(self, requires_grad, *args):
+        r = Tensor._set_requires_grad(self, requires_grad, *args)
+        v = self._sp_values
+        if requires_grad and v.grad_fn is None and not v.requires_grad:
+            self._sp_values = v.detach().requires_grad_()
+            self._own_values = True
+        elif not requires_grad and self.__dict__.get("_own_values"):
+            self._sp_values = v.detach()
+            self._own_values = False
+        return r
+
+    @property
+    def grad(self):
+        g = self._sp_values.grad if self.__dict__.get("_own_values") else None
+        return self._grad if g is None else self._with_values(g)
+
+    @grad.setter
+    def grad(self, value):
+        if value is None and self.__dict__.get("_own_values"):
+            self._sp_values.grad = None
+        Tensor.grad.fset(self, value)
+
+    @grad.deleter
+    def grad(self):
+        self.grad = None
+
+
+class SparseTensor(_LeafValues, Tensor):
     """A sparse COO tensor; see the module docstring."""
 
     is_sparse = True
@@ -266,9 +299,17 @@ class SparseTensor(Tensor):
     __sub__ = sub
 
     def mul(self, other):
+        if isinstance(other, SparseTensor) and other.dim() > 0:
+            return sparse_sparse_mul(self, other)
+        if isinstance(other, SparseCsrTensor):
+            raise RuntimeError("Expected result Tensor to be of format CSR")
+        if isinstance(other, Tensor) and other.layout is strided and other.dim() > 0 and \
+                tuple(other._shape) == tuple(self._shape):      # self's pattern, each value times other there
+            c = coalesce(self)
+            return _named(c._with_values(c._sp_values * other[tuple(c._sp_indices.unbind(0))]), "MulBackward0")
         if isinstance(other, Tensor) and other.dim() > 0:
             raise NotImplementedError("mul(sparse, tensor) is only supported for a scalar (0-d) other")
-        return _make(self._sp_indices, self._sp_values.mul(other), self._shape, self._coalesced)
+        return _named(_make(self._sp_indices, self._sp_values.mul(other), self._shape, self._coalesced), "MulBackward0")
 
     __mul__ = __rmul__ = mul
 
@@ -295,10 +336,17 @@ class SparseTensor(Tensor):
     def pow(self, exponent):
         return _make(self._sp_indices, self._sp_values.pow(exponent), self._shape, self._coalesced)
 
+    def _with_values(self, values):
+        return _make(self._sp_indices, values, self._shape, self._coalesced)
+
     def sum(self, dim=None, keepdim=False, dtype=None):
         if dim is None:
             return coalesce(self)._sp_values.sum(dtype=dtype)
-        return sparse_sum(self, dim)
+        r = sparse_sum(self, dim, dtype)
+        if keepdim:         # PyTorch's: the sum unsqueezed at each reduced dim (uncoalesced)
+            for d in sorted({d % self.dim() for d in ((dim,) if isinstance(dim, int) else dim)}):
+                r = _unsqueeze(r, d)
+        return r
 
     def mm(self, mat2):
         return sparse_mm(self, mat2)
@@ -310,6 +358,13 @@ class SparseTensor(Tensor):
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
                                f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions")
         return _make(self._sp_indices.flip(0), self._sp_values, self._shape[::-1], False)
+
+
+def _named(t, name):
+    """``t`` (a sparse result) printed with PyTorch's grad_fn name ``name`` when its values carry a graph (the
+    graph itself is the values' own nodes)."""
+    t._node_name = name
+    return t
 
 
 def _repr(t, parts):
@@ -328,6 +383,8 @@ def _repr(t, parts):
     suffixes.append(f"layout={t.layout}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t._requires_grad and t.__dict__.get("_node_name") and t._sp_values.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t._node_name}>")        # the node PyTorch's sparse op records
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes("tensor(" + (",\n" + " " * indent).join(body), suffixes, indent,
@@ -557,8 +614,8 @@ def sparse_mm(s, d, fma=True):
         return s.mm(d)          # (CSR: csr_mm; CSC: through its COO form)
     if not isinstance(s, SparseTensor):
         raise RuntimeError("sparse.mm: the first argument must be a sparse COO tensor")
-    if isinstance(d, SparseTensor):
-        d = d.to_dense()
+    if isinstance(d, (SparseTensor, SparseCsrTensor)):
+        return sparse_sparse_mm(s, d)
     if s.dim() != 2 or s.sparse_dim() != 2 or d.dim() != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {s.dim()}D and {d.dim()}D tensors")
     if s._shape[1] != d._shape[0]:
@@ -577,9 +634,29 @@ def sparse_mm(s, d, fma=True):
     return _tensor._call("sparse_mm", s._sp_values, d, perm, start, ukey, col, row, rows=s._shape[0], fma=fma)
 
 
+def _unsqueeze(t, d):
+    """A size-1 dim at d: of a COO tensor a sparse dim (zero indices) when d <= sparse_dim, else a dense one."""
+    if not isinstance(t, SparseTensor):
+        return t.unsqueeze(d)
+    sd = t.sparse_dim()
+    shape = t._shape[:d] + (1,) + t._shape[d:]
+    if d <= sd:
+        i = t._sp_indices
+        idx = cat([i[:d], zeros((1, i._shape[1]), D.int64, i.device), i[d:]], 0)
+        return _make(idx, t._sp_values, shape, False)
+    return _make(t._sp_indices, t._sp_values.unsqueeze(d - sd + 1), shape, False)
+
+
 def sparse_sum(s, dim=None, dtype=None):
     """``tgrad.sparse.sum``: all elements (a 0-d dense tensor), or over ``dim``s: sparse while sparse dims
     remain, else dense."""
+    if isinstance(s, SparseCsrTensor):          # (PyTorch 2.13's errors: it coalesces / reads COO indices)
+        if dim is None:
+            raise RuntimeError(f"coalesce expected sparse coordinate tensor layout but got {s._kind()}")
+        raise NotImplementedError(f"Could not run 'aten::_indices' with arguments from the "
+                                  f"'{_backend(s.device, 'SparseCsr')}' backend. This could be because the operator "
+                                  "doesn't exist for this backend, or was omitted during the selective/custom build "
+                                  "process (if using custom build).")
     if dim is None:
         return coalesce(s)._sp_values.sum(dtype=dtype)
     dims = sorted({d % s.dim() for d in ((dim,) if isinstance(dim, int) else dim)})
@@ -594,7 +671,7 @@ def sparse_sum(s, dim=None, dtype=None):
     if not keep:
         return vals.sum(0)
     idx = s._sp_indices.index_select(0, from_host(np.asarray(keep, np.int64), D.int64, s.device))
-    return coalesce(_make(idx, vals, shape, False))
+    return _named(coalesce(_make(idx, vals, shape, False)), "SparseSumBackward0")
 
 
 # ---------------------------------------------------------------------------------------------- CSR
@@ -608,10 +685,22 @@ class SparseCsrTensor(Tensor):
     layout = sparse_csr
 
     def crow_indices(self):
-        return self._crow
+        return self._index(0)
 
     def col_indices(self):
-        return self._col
+        return self._index(1)
+
+    def _index(self, k):
+        """crow (k = 0) or col (1) in the dtype the tensor was built with (PyTorch keeps int32 indices): the int64
+        array the kernels read, or a cached int32 copy (the caller's own tensor when it gave one)."""
+        t = (self._crow, self._col)[k]
+        dt = self._idx[k]
+        if dt is D.int64:
+            return t
+        cache = self.__dict__.setdefault("_idx_cache", {})
+        if k not in cache:
+            cache[k] = t.to(dt)
+        return cache[k]
 
     def values(self):
         return self._sp_values
@@ -683,12 +772,13 @@ class SparseCsrTensor(Tensor):
     reshape = view
 
     def __repr__(self, *, tensor_contents=None):
-        return _repr(self, [("crow_indices", self._crow), ("col_indices", self._col), ("values", self._sp_values)])
+        return _repr(self, [("crow_indices", self._index(0)), ("col_indices", self._index(1)),
+                            ("values", self._sp_values)])
 
     __str__ = __repr__
 
     def _rebuild_args(self):
-        return self.layout, (self._crow, self._col, self._sp_values, Size(self._shape))
+        return self.layout, (self._index(0), self._index(1), self._sp_values, Size(self._shape))
 
     def __reduce_ex__(self, proto):
         return _rebuild_sparse_tensor, self._rebuild_args()
@@ -709,16 +799,17 @@ class SparseCsrTensor(Tensor):
         return _tensor._call("sparse_count_below", self._crow[1:], n=self._nnz(), right=True)
 
     def clone(self, *, memory_format=None):
-        return _make_csr(self._crow.clone(), self._col.clone(), self._sp_values.clone(), self._shape, type(self))
+        return _make_csr(self._crow.clone(), self._col.clone(), self._sp_values.clone(), self._shape, type(self),
+                         self._idx)
 
     def detach(self):
-        return _make_csr(self._crow, self._col, self._sp_values.detach(), self._shape, type(self))
+        return _make_csr(self._crow, self._col, self._sp_values.detach(), self._shape, type(self), self._idx)
 
     def to(self, *args, **kwargs):
         v = self._sp_values.to(*args, **kwargs)
         if v is self._sp_values:
             return self
-        return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape, type(self))
+        return _make_csr(self._crow.to(v.device), self._col.to(v.device), v, self._shape, type(self), self._idx)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is sparse_csr:
@@ -743,7 +834,7 @@ class SparseCsrTensor(Tensor):
         if not -n <= index < n:
             raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
         return _make_csr(self._crow.select(d, index), self._col.select(d, index), self._sp_values.select(d, index),
-                         self._shape[:d] + self._shape[d + 1:], type(self))
+                         self._shape[:d] + self._shape[d + 1:], type(self), self._idx)
 
     def __getitem__(self, index):
         if isinstance(index, int) and self._batch():
@@ -765,18 +856,45 @@ class SparseCsrTensor(Tensor):
 
     def to_sparse_csc(self, dense_dim=None):
         self._no_dense_dim("SparseCsc", dense_dim)
-        return dense_to_csc(self)
+        return _retype(dense_to_csc(self), self._idx)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         return to_dense(self.to_sparse(), dtype)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        """The sum of every element: of the values (a dense 0-d tensor)."""
+        """The sum of every element: of the values (a dense 0-d tensor); over ``dim`` with keepdim=True (2-D CSR
+        only, as PyTorch 2.13): dim 0 gives (1, m) with the columns that hold entries, dim 1 (n, 1) with the rows
+        that do, both a (1, 1) of one entry; the sums in entry order, the index dtype kept."""
         if dim is None:
             return self._sp_values.sum(dtype=dtype)
         if not keepdim:
             raise RuntimeError("reduction operations on CSR tensors with keepdim=False is unsupported")
-        raise NotImplementedError(f"sum: of a {self._kind()} tensor over dim={dim} is not supported by tgrad")
+        if type(self) is not SparseCsrTensor:
+            raise RuntimeError(f"Currently the only compressed sparse format supported for sum.dim_IntList is CSR, "
+                               f"but got layout {self._kind()}")
+        if self.dim() != 2:
+            raise RuntimeError("input_dim == 2 INTERNAL ASSERT FAILED: sum over dims of a batched or hybrid SparseCsr "
+                               "tensor (PyTorch 2.13 fails this internal assert too)")
+        dims = {d % 2 for d in ((dim,) if isinstance(dim, int) else dim)} or {0, 1}
+        v = self._sp_values if dtype is None else self._sp_values.to(dtype)
+        n, m = self._shape
+        dev = self.device
+        if dims == {0, 1}:
+            k = 1 if self._nnz() else 0
+            return _make_csr(from_host(np.array([0, k]), D.int64, dev), zeros((k,), D.int64, dev),
+                             v.sum().view(1)[:k], (1, 1), idx=self._idx)
+        if dims == {1}:         # the rows that hold entries
+            sums = zeros((n,), v.dtype if dtype is not None else v.sum().dtype, dev).index_add(0, self._rows(), v)
+            has = (self._crow[1:] - self._crow[:-1]) > 0
+            k = has.sum()
+            crow = cat([zeros((1,), D.int64, dev), has.cumsum(0)], 0)
+            return _make_csr(crow, zeros((int(k.item()),), D.int64, dev), sums[has], (n, 1), idx=self._idx)
+        cols = self._col.long()
+        sums = zeros((m,), v.sum().dtype, dev).index_add(0, cols, v)
+        has = zeros((m,), D.int64, dev).index_add(0, cols, cols.mul(0).add(1)) > 0
+        keep = has.nonzero().view(-1)
+        return _make_csr(from_host(np.array([0, keep._shape[0]]), D.int64, dev), keep, sums[keep], (1, m),
+                         idx=self._idx)
 
     def mm(self, mat2):
         if self.dim() != 2:
@@ -784,6 +902,8 @@ class SparseCsrTensor(Tensor):
         return self._mm(mat2)
 
     def _mm(self, mat2):
+        if isinstance(mat2, (SparseTensor, SparseCsrTensor)):
+            return sparse_sparse_mm(self, mat2)
         return csr_mm(self, mat2)
 
     def matmul(self, other):
@@ -810,17 +930,27 @@ class SparseCsrTensor(Tensor):
 
     # ------------------------------------------------------------ arithmetic (PyTorch's compressed-layout kernels)
     def _with_values(self, values):
-        return _make_csr(self._crow, self._col, values, self._shape, type(self))
+        return _make_csr(self._crow, self._col, values, self._shape, type(self), self._idx)
 
     def _kind(self):
         return "SparseCsr"
 
     def mul(self, other):
-        """By a scalar (a number or 0-d tensor): the values scaled, the pattern kept."""
+        """By a scalar (a number or 0-d tensor): the values scaled, the pattern kept; by a CSR / COO tensor: the
+        intersection (CSR); by a dense tensor of its size: its pattern."""
+        if isinstance(other, Tensor) and other.dim() > 0 and type(self) in (SparseCsrTensor, SparseCscTensor):
+            if type(self) is SparseCscTensor:       # (PyTorch 2.13 writes every product into a CSR result)
+                raise RuntimeError("Expected result Tensor to be of format CSR")
+            if type(other) in (SparseTensor, SparseCsrTensor):
+                return sparse_sparse_mul(self, other)
+            if type(other) is SparseCscTensor:      # PyTorch's: other's pattern, in CSR, times self's values
+                return compressed_mul_dense(other.to_sparse_csr(), self.to_dense())
+            if other.layout is strided:
+                return compressed_mul_dense(self, other)
         if isinstance(other, Tensor) and (other.layout is not strided or other.dim() > 0):
             raise NotImplementedError(f"mul: a {self._kind()} tensor times a {other.layout} tensor with "
                                       f"{other.dim()} dims is not supported (a scalar is)")
-        return self._with_values(self._sp_values.mul(other))
+        return _named(self._with_values(self._sp_values.mul(other)), "MulBackward0")
 
     __mul__ = __rmul__ = mul
 
@@ -849,7 +979,7 @@ class SparseCsrTensor(Tensor):
                 raise NotImplementedError(f"add: of batched {self._kind()} tensors is not supported by tgrad")
             # (ATen: a + (alpha * b) rounded apart, no fma)
             coo = add_sparse(self.to_sparse(), other.to_sparse() if alpha == 1 else other.to_sparse().mul(alpha))
-            return dense_to_csr(coo) if type(self) is SparseCsrTensor else dense_to_csc(coo)
+            return _retype(dense_to_csr(coo) if type(self) is SparseCsrTensor else dense_to_csc(coo), self._idx)
         if isinstance(other, Tensor) and other.layout is strided:
             return add_dense(other.mul(alpha) if alpha != 1 else other, self.to_sparse(), 1)
         raise NotImplementedError(f"add: a {self._kind()} tensor plus {type(other).__name__} is not supported")
@@ -886,7 +1016,7 @@ class SparseCsrTensor(Tensor):
         if self.dense_dim():
             raise RuntimeError("transpose(): hybrid sparse compressed tensors with dense dimensions are not supported")
         return _make_csr(self._crow, self._col, self._sp_values, _swap_sparse(self._shape, 0),
-                         SparseCscTensor if type(self) is SparseCsrTensor else SparseCsrTensor)
+                         SparseCscTensor if type(self) is SparseCsrTensor else SparseCsrTensor, self._idx)
 
 
 class SparseCscTensor(SparseCsrTensor):
@@ -900,10 +1030,10 @@ class SparseCscTensor(SparseCsrTensor):
         return "SparseCsc"
 
     def ccol_indices(self):
-        return self._crow
+        return self._index(0)
 
     def row_indices(self):
-        return self._col
+        return self._index(1)
 
     def crow_indices(self):
         raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got SparseCsc")
@@ -918,7 +1048,8 @@ class SparseCscTensor(SparseCsrTensor):
         raise TypeError("can't convert SparseCsc layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def __repr__(self, *, tensor_contents=None):
-        return _repr(self, [("ccol_indices", self._crow), ("row_indices", self._col), ("values", self._sp_values)])
+        return _repr(self, [("ccol_indices", self._index(0)), ("row_indices", self._index(1)),
+                            ("values", self._sp_values)])
 
     __str__ = __repr__
 
@@ -936,23 +1067,36 @@ class SparseCscTensor(SparseCsrTensor):
 
     def to_sparse_csr(self, dense_dim=None):
         self._no_dense_dim("SparseCsr", dense_dim)
-        return dense_to_csr(self.to_sparse()) if self.dim() == 2 else dense_to_csr(self)
+        return _retype(dense_to_csr(self.to_sparse()) if self.dim() == 2 else dense_to_csr(self), self._idx)
 
     def to_sparse_csc(self, dense_dim=None):
         self._no_dense_dim("SparseCsc", dense_dim)
         return self
 
     def _mm(self, mat2):
+        if isinstance(mat2, (SparseTensor, SparseCsrTensor)):
+            return sparse_sparse_mm(self, mat2)
         return sparse_mm(self.to_sparse(), mat2)
 
 
-def _make_csr(crow, col, values, shape, cls=SparseCsrTensor):
+_LONG = (D.int64, D.int64)
+
+
+def _make_csr(crow, col, values, shape, cls=SparseCsrTensor, idx=_LONG):
+    """A compressed tensor over int64 ``crow`` / ``col`` (what the kernels read) and ``values``; ``idx``: the
+    dtypes crow_indices() / col_indices() return (PyTorch keeps the int32 ones it was built with)."""
     t = object.__new__(cls)
     _init_from(t, _NoStorage(values._storage.device, cls._kind(None)), 0, tuple(shape),
                contiguous_strides(tuple(shape)), values.dtype)
-    t._crow, t._col, t._sp_values = crow, col, values
+    crow, col = (x if x.dtype is D.int64 else x.long() for x in (crow, col))
+    t._crow, t._col, t._sp_values, t._idx = crow, col, values, idx
     if values._requires_grad or values.grad_fn is not None:
         t._requires_grad = values.requires_grad
+    return t
+
+
+def _retype(t, idx):
+    t._idx = idx
     return t
 
 
@@ -981,10 +1125,19 @@ def _compressed(crow_indices, col_indices, values, size, dtype, device, requires
     crow, col, values = as_tensor(crow_indices), as_tensor(col_indices), as_tensor(values, dtype)
     if dtype is not None and values.dtype is not dtype:
         values = values.to(dtype)
-    if crow.dtype is not col.dtype:
+    checked = check_invariants or check_invariants is None and _INVARIANTS[0]
+    if checked and crow.dtype is not col.dtype:
         raise RuntimeError(f"crow_indices and col_indices must have the same dtype, bot got "
                            f"{D.TENSOR_TYPE_NAMES[crow.dtype][:-6]} and {D.TENSOR_TYPE_NAMES[col.dtype][:-6]}, "
                            "respectively")
+    if checked and crow.dtype not in (D.int32, D.int64):
+        raise RuntimeError(f"crow_indices and col_indices dtype must be Int or Long, but got "
+                           f"{D.TENSOR_TYPE_NAMES[crow.dtype][:-6]}")
+    for x in (crow, col):
+        if x.dtype.is_floating_point or x.dtype.is_complex or x.dtype is D.bool_:
+            raise NotImplementedError(f"\"estimate_sparse_compressed_tensor_size\" not implemented for "
+                                      f"'{D.TENSOR_TYPE_NAMES[x.dtype][:-6]}'")
+    given = (crow, col)
     if crow.dim() != col.dim():
         raise RuntimeError(f"crow_indices and col_indices dimensionalities must be equal but got {crow.dim()} and "
                            f"{col.dim()}, respectively")
@@ -992,8 +1145,7 @@ def _compressed(crow_indices, col_indices, values, size, dtype, device, requires
     if values.dim() <= nbd:
         raise RuntimeError(f"values must have dimensionality > sum of batch and block dimensionalities "
                            f"(={nbd} + 0) but got {values.dim()}")
-    if crow.dtype is not D.int64:
-        crow, col = crow.long(), col.long()
+    crow, col = crow.long(), col.long()
     batch, dense = tuple(crow._shape[:-1]), tuple(values._shape[nbd + 1:])
     nnz = values._shape[nbd]
     if size is None:
@@ -1014,10 +1166,11 @@ def _compressed(crow_indices, col_indices, values, size, dtype, device, requires
         # (PyTorch 2.13 accepts this and reads past the values; tgrad refuses it)
         raise RuntimeError(f"values dense dimensions (={list(dense)}) must be equal to the tensor dense dimensions "
                            f"(={list(size[nbd + 2:])})")
-    if check_invariants or check_invariants is None and _INVARIANTS[0]:
+    if checked:
         _check_compressed(crow, col, nnz, size[nbd:nbd + 2], nbd)
     t = _make_csr(crow.detach(), col.detach(), values if values.requires_grad else values.detach(),
-                  _swap_sparse(size, len(dense)) if csc else size, cls)
+                  _swap_sparse(size, len(dense)) if csc else size, cls, (given[0].dtype, given[1].dtype))
+    t._idx_cache = {k: g.detach() for k, g in enumerate(given) if g.dtype is not D.int64}
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -1198,6 +1351,99 @@ def addmm(mat, mat1, mat2, beta=1, alpha=1):
     return mat.mul(beta).add(prod.mul(alpha)) if (beta, alpha) != (1, 1) else mat.add(prod)
 
 
+# ---------------------------------------------------------------------------------------------- sparse x sparse
+def _csr_parts(t):
+    """(rows, cols, values, crow) of a 2-D COO / CSR / CSC tensor's entries in row-major order (COO coalesced)."""
+    if isinstance(t, SparseTensor):
+        t = coalesce(t)
+        rows, cols = t._sp_indices[0], t._sp_indices[1]
+        return rows, cols, t._sp_values, _tensor._call("sparse_count_below", rows, n=t._shape[0] + 1)
+    if type(t) is SparseCscTensor:
+        t = t.to_sparse_csr()
+    return t._rows(), t._col, t._sp_values, t._crow
+
+
+def _check_2d_sparse(a, b, name):
+    for t in (a, b):
+        if t.dim() != 2 or t.dense_dim() or isinstance(t, SparseTensor) and t.sparse_dim() != 2 or \
+                isinstance(t, SparseBsrTensor):
+            raise NotImplementedError(f"{name}: of a {t.dim()}-D {t.layout} tensor with {t.dense_dim()} dense dims "
+                                      "with another sparse tensor is not supported by tgrad (2-D COO / CSR / CSC are)")
+
+
+def sparse_sparse_mm(a, b):
+    """sparse (n, k) @ sparse (k, m) -> COO (``a`` COO: coalesced, PyTorch's sparse.mm) or CSR (``a`` CSR / CSC).
+    Gustavson's products: each entry a[i, l] of a (row-major) times each entry of b's row l, in b's order, summed
+    per (i, j) in that order (ATen's _csr_matmult; a CSR result lists each row's columns in the order they first
+    appear, as ATen's cpu kernel does).  All on the device through table ops, so the values carry gradients."""
+    _check_2d_sparse(a, b, "mm")
+    (n, k), (k2, m) = a._shape, b._shape
+    if k != k2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: {a.dtype.legacy_name} != "
+                           f"{b.dtype.legacy_name}")
+    coo = isinstance(a, SparseTensor)
+    arow, acol, aval, _ = _csr_parts(a)
+    _, bcol, bval, bcrow = _csr_parts(b)
+    dev = aval.device
+    first = bcrow[acol]                                  # each entry of a: where b's row acol starts, its length
+    cnt = bcrow[acol + 1] - first
+    end = cnt.cumsum(0)
+    total = int(end[-1].item()) if end.numel() else 0
+    if total == 0:
+        empty_idx = zeros((2, 0), D.int64, dev)
+        r = _make(empty_idx, zeros((0,), aval.dtype, dev), (n, m), True)
+        return r if coo else dense_to_csr(r)
+    e = _tensor._call("sparse_count_below", end, n=total, right=True)          # each product's entry of a
+    j = _arange(total, dev) - (end - cnt)[e] + first[e]                         # ... and of b
+    prod = aval[e] * bval[j]
+    rows, cols = arow[e], bcol[j]
+    perm, start, ukey, uidx, pos = _segments(rows * m + cols, cat([rows.view(1, -1), cols.view(1, -1)], 0))
+    vals = _tensor._call("sparse_coalesce_values", prod, perm, start, pos)
+    if coo:
+        return _named(_make(uidx, vals, (n, m), True), "SparseSparseMatmulBackward0")
+    order = _tensor._call("sort", perm[start[:-1]], dim=0, stable=True)[1]    # first appearance, row by row
+    r_rows, r_cols = uidx[0][order], uidx[1][order]
+    crow = _tensor._call("sparse_count_below", r_rows, n=n + 1)
+    return _named(_make_csr(crow, r_cols.contiguous(), vals[order], (n, m)), "MmBackward0")
+
+
+def sparse_sparse_mul(a, b):
+    """a * b of two sparse tensors of one shape: the entries present in both (their intersection, row-major),
+    the values a * b (ATen's sparse_binary_op_intersection); COO if ``a`` is COO, else CSR."""
+    _check_2d_sparse(a, b, "mul")
+    if a._shape != b._shape:
+        raise RuntimeError("sparse_binary_op_intersection_cpu(): expects sparse inputs with equal dimensionality, "
+                           "number of sparse dimensions, and shape of sparse dimensions")
+    n, m = a._shape
+    arow, acol, aval, _ = _csr_parts(a)
+    brow, bcol, bval, _ = _csr_parts(b)
+    na = aval._shape[0]
+    keys = cat([arow * m + acol, brow * m + bcol], 0)
+    perm, start, ukey, _, _ = _segments(keys, keys.view(1, -1)[:0])
+    both = ((start[1:] - start[:-1]) == 2).nonzero().view(-1)     # a key in both (each once in each)
+    first = start[both]
+    pa, pb = perm[first], perm[first + 1] - na
+    key = ukey[both]
+    rows, cols = key.div(m, rounding_mode="floor"), key.remainder(m)
+    vals = aval[pa] * bval[pb]
+    if isinstance(a, SparseTensor):
+        return _named(_make(cat([rows.view(1, -1), cols.view(1, -1)], 0), vals, (n, m), True), "MulBackward0")
+    return _named(_make_csr(_tensor._call("sparse_count_below", rows, n=n + 1), cols, vals, (n, m)), "MulBackward0")
+
+
+def compressed_mul_dense(c, d):
+    """CSR * dense (same shape): c's pattern, each value times d there (PyTorch keeps every entry)."""
+    if tuple(d._shape) != tuple(c._shape) or c.dim() != 2 or c.dense_dim():
+        raise NotImplementedError(f"mul: a {c._kind()} tensor of size {tuple(c._shape)} times a dense tensor of size "
+                                  f"{tuple(d._shape)} is not supported by tgrad (one 2-D size is)")
+    rows, cols = c._rows(), c._col
+    if type(c) is SparseCscTensor:
+        rows, cols = cols, rows
+    return _named(c._with_values(c._sp_values * d[rows, cols]), "MulBackward0")
+
+
 # ---------------------------------------------------------------------------------------------- BSR / BSC
 class SparseBsrTensor(SparseCsrTensor):
     """A 2-D block sparse row tensor (``layout=tgrad.sparse_bsr``): CSR arrays over blocks, ``crow_indices``
@@ -1221,17 +1467,19 @@ class SparseBsrTensor(SparseCsrTensor):
 
     def __repr__(self, *, tensor_contents=None):
         names = ("ccol_indices", "row_indices") if self.layout is sparse_bsc else ("crow_indices", "col_indices")
-        return _repr(self, [(names[0], self._crow), (names[1], self._col), ("values", self._sp_values)])
+        return _repr(self, [(names[0], self._index(0)), (names[1], self._index(1)), ("values", self._sp_values)])
 
     __str__ = __repr__
 
     def to_dense(self, dtype=None, *, masked_grad=None):
-        """The blocks put in place: a (nb, nrows / R, ncols / C, R, C) grid of zeros indexed by the (batch, row
-        block, column block) of each block."""
-        r, c = self._sp_values._shape[-2:]
-        batch, (n, m) = self._batch(), self._shape[-2:]
+        """The blocks put in place: a (nb, nrows / R, ncols / C, R, C, *dense) grid of zeros indexed by the (batch,
+        row block, column block) of each block."""
+        batch, nd = self._batch(), self.dense_dim()
+        r, c = self._sp_values._shape[len(batch) + 1:len(batch) + 3]
+        k = len(self._shape) - nd
+        (n, m), dense = self._shape[k - 2:k], tuple(self._shape[k:])
         nb = int(np.prod(batch))
-        grid = zeros((nb, n // r, m // c, r, c), dtype or self.dtype, self.device)
+        grid = zeros((nb, n // r, m // c, r, c) + dense, dtype or self.dtype, self.device)
         if self._nnz() and nb:
             crow, minor, v = self._flat()
             nmaj = self._crow._shape[-1] - 1
@@ -1239,7 +1487,7 @@ class SparseBsrTensor(SparseCsrTensor):
             b, major = flat.div(nmaj, rounding_mode="floor"), flat.remainder(nmaj)
             rb, cb = (minor, major) if self.layout is sparse_bsc else (major, minor)
             grid = grid.index_put((b, rb, cb), v if dtype is None else v.to(dtype))
-        return grid.permute(0, 1, 3, 2, 4).reshape(self._shape)
+        return grid.permute((0, 1, 3, 2, 4) + tuple(range(5, 5 + nd))).reshape(self._shape)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is self.layout and blocksize in (None, tuple(self._sp_values._shape[1:])):
@@ -1296,10 +1544,10 @@ class SparseBscTensor(SparseBsrTensor):
         return self._col, self._rows()
 
     def ccol_indices(self):
-        return self._crow
+        return self._index(0)
 
     def row_indices(self):
-        return self._col
+        return self._index(1)
 
     def crow_indices(self):
         raise RuntimeError("crow_indices expected sparse row compressed tensor layout but got SparseBsc")
@@ -1308,26 +1556,31 @@ class SparseBscTensor(SparseBsrTensor):
         raise RuntimeError("col_indices expected sparse row compressed tensor layout but got SparseBsc")
 
 
-def dense_to_bsr(x, blocksize, layout=sparse_bsr):
-    """``x.to_sparse_bsr(blocksize)`` / ``to_sparse_bsc`` of a (*B, n, m) tensor: the (R, C) blocks with a nonzero,
-    row (column) major in each batch (every batch the same number of blocks)."""
+def dense_to_bsr(x, blocksize, layout=sparse_bsr, dense_dim=None):
+    """``x.to_sparse_bsr(blocksize, dense_dim)`` / ``to_sparse_bsc`` of a (*B, n, m, *dense) tensor (``dense_dim``
+    = len(dense)): the (R, C) blocks with a nonzero, row (column) major in each batch (every batch the same number
+    of blocks), values (*B, nnz, R, C, *dense)."""
     name = "bsr" if layout is sparse_bsr else "bsc"
     if blocksize is None:
         raise RuntimeError(f"to_sparse: blocksize is required for layout {layout}")
     r, c = (blocksize, blocksize) if isinstance(blocksize, int) else tuple(int(b) for b in blocksize)
+    idt = x._idx if isinstance(x, SparseCsrTensor) else _LONG      # (a compressed input's index dtypes kept)
     if x.layout is not strided:
         x = x.to_dense()
     if x.dim() < 2:
         raise RuntimeError(f"to_sparse_{name}: expected a tensor of at least 2 dimensions, got {x.dim()}")
-    batch, (n, m) = tuple(x._shape[:-2]), x._shape[-2:]
+    dd = _check_dense_dim(x, dense_dim, name)
+    k = x.dim() - dd
+    batch, (n, m), dense = tuple(x._shape[:k - 2]), x._shape[k - 2:k], tuple(x._shape[k:])
     if n % r or m % c:
         raise RuntimeError(f"dense_to_sparse_{name}: tensor sparse size ({n},{m}) must be divisible by given "
                            f"blocksize ({r},{c})")
     nb = int(np.prod(batch))
     if not nb:
         raise RuntimeError(f"to_sparse_{name}: Expected product of batch dimensions to be non-zero.")
-    grid = x.reshape(nb, n // r, r, m // c, c).permute(0, 1, 3, 2, 4)        # (batch, row block, col block, R, C)
-    nz = (grid != 0).reshape(nb, n // r, m // c, r * c).any(-1)
+    # (batch, row block, col block, R, C, *dense)
+    grid = x.reshape((nb, n // r, r, m // c, c) + dense).permute((0, 1, 3, 2, 4) + tuple(range(5, 5 + dd)))
+    nz = (grid != 0).reshape(nb, n // r, m // c, -1).any(-1)
     if layout is sparse_bsc:
         nz = nz.permute(0, 2, 1)
     nmaj, nmin = nz._shape[1:]
@@ -1341,8 +1594,8 @@ def dense_to_bsr(x, blocksize, layout=sparse_bsr):
     vals = grid[(bi, major, minor) if layout is sparse_bsr else (bi, minor, major)]
     crow = _batched_crow(flat, nb, nmaj, nnz)
     return _make_csr(crow.reshape(batch + (nmaj + 1,)), minor.reshape(batch + (nnz,)),
-                     vals.reshape(batch + (nnz, r, c)), x._shape,
-                     SparseBsrTensor if layout is sparse_bsr else SparseBscTensor)
+                     vals.reshape(batch + (nnz, r, c) + dense), x._shape,
+                     SparseBsrTensor if layout is sparse_bsr else SparseBscTensor, idt)
 
 
 def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
@@ -1368,23 +1621,25 @@ def _block_tensor(crow, col, values, size, dtype, device, requires_grad, check_i
         raise RuntimeError(f"values must have dimensionality > sum of batch and block dimensionalities (=0 + 2) but "
                            f"got {values.dim()}")
     nbd = (crow.dim() if isinstance(crow, Tensor) else np.ndim(crow)) - 1
-    if values.dim() > nbd + 3:
-        raise NotImplementedError(f"tgrad.sparse_{cls.layout.name[7:]}_tensor: hybrid block tensors (dense "
-                                  "dimensions) are not supported")
-    r, c = values._shape[-2:]
+    r, c = values._shape[nbd + 1:nbd + 3]
+    dense = tuple(values._shape[nbd + 3:])              # hybrid: (*B, nnz, R, C, *dense)
+    nd = len(dense)
     bsc = cls is SparseBscTensor
     if size is not None:
         size = tuple(int(n) for n in size)
-        if len(size) < 2 or size[-2] % r or size[-1] % c:
+        if len(size) < 2 + nd or size[len(size) - nd - 2] % r or size[len(size) - nd - 1] % c:
             raise RuntimeError(f"size {size} is not divisible by the block size ({r}, {c})")
-    bsize = None if size is None else size[:-2] + (size[-2] // r, size[-1] // c)
-    t = sparse_csr_tensor(crow, col, values[..., 0, 0], None if bsize is None else _swap_sparse(bsize, 0) if bsc
-                          else bsize, dtype=dtype, device=device, check_invariants=check_invariants)
-    bs = tuple(t._shape[:-2])
-    shape = bs + ((t._shape[-1] * r, t._shape[-2] * c) if bsc else (t._shape[-2] * r, t._shape[-1] * c))
+    k = None if size is None else len(size) - nd
+    bsize = None if size is None else size[:k - 2] + (size[k - 2] // r, size[k - 1] // c) + size[k:]
+    t = sparse_csr_tensor(crow, col, values.select(nbd + 1, 0).select(nbd + 1, 0),
+                          None if bsize is None else _swap_sparse(bsize, nd) if bsc else bsize, dtype=dtype,
+                          device=device, check_invariants=check_invariants)
+    bs, (n, m) = tuple(t._shape[:len(t._shape) - nd - 2]), t._shape[len(t._shape) - nd - 2:len(t._shape) - nd]
+    shape = bs + ((m * r, n * c) if bsc else (n * r, m * c)) + dense
     v = values if dtype is None or values.dtype is dtype else values.to(dtype)
     v = v if device is None else v.to(device)
-    out = _make_csr(t._crow, t._col, v if v.requires_grad else v.detach(), shape, cls)
+    out = _make_csr(t._crow, t._col, v if v.requires_grad else v.detach(), shape, cls, t._idx)
+    out._idx_cache = t.__dict__.get("_idx_cache", {})
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -93,8 +93,17 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
-    """x[j] = 1/n sum_k X[k] exp(2 pi i j k / n) along ``dim``."""
-    return _out(_pass(_complex(input), n, dim, norm, True), out)
+    """x[j] = 1/n sum_k X[k] exp(2 pi i j k / n) along ``dim``; of a real x, as PyTorch: the conjugate (a
+    conjugate view) of the forward transform with the inverse's scale."""
+    x = _input(input)
+    if x.dtype.is_complex:
+        return _out(_pass(x, n, dim, norm, True), out)
+    d = _wrap_dim(dim, x.dim())
+    m = _points(x.shape[d] if n is None else n)
+    if x.shape[d] > m:
+        x = x.narrow(d, 0, m)
+    y = _dispatch.call("fft_r2c", x, length=m, size=m, sign=-1, scale=_scale(norm, m, True), dim=d)
+    return _out(y.conj(), out)
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -143,13 +152,34 @@ def _dims(x, s, dim):
     return [None if n == -1 else n for n in s], dims
 
 
-def _c2c_n(input, s, dim, norm, out, inverse):
-    """A complex transform over each of ``dim`` in turn (fftn, ifftn)."""
-    x = _input(input)
-    s, dims = _dims(x, s, dim)
+def _trim(x, s, dims):
+    """x narrowed to s[i] along dims[i] where longer; the lengths (None: the dim's size)."""
+    ns = []
     for n, d in zip(s, dims):
-        x = _pass(x, n, d, norm, inverse)
-    return _out(x, out)
+        n = _points(x.shape[d] if n is None else n)
+        if x.shape[d] > n:
+            x = x.narrow(d, 0, n)
+        ns.append(n)
+    return x, ns
+
+
+def _c2c(x, ns, dims, norm, inverse, scale_inverse=None):
+    """One fft_c2c op (FftC2CBackward0) over all of ``dims`` (lengths ns, x already trimmed)."""
+    si = inverse if scale_inverse is None else scale_inverse
+    passes = [(d, n, n, _scale(norm, n, si)) for n, d in zip(ns, dims)]
+    d, n, _, sc = passes[0]
+    return _dispatch.call("fft_c2c", x, length=n, size=n, sign=1 if inverse else -1, scale=sc, dim=d,
+                          rest=tuple(passes[1:]))
+
+
+def _c2c_n(input, s, dim, norm, out, inverse):
+    """fftn, ifftn: a real input made complex first (ToCopyBackward0), then one fft_c2c over all of ``dim``."""
+    x = _complex(input)
+    s, dims = _dims(x, s, dim)
+    if not dims:
+        return _out(x, out)
+    x, ns = _trim(x, s, dims)
+    return _out(_c2c(x, ns, dims, norm, inverse), out)
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -160,27 +190,38 @@ def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     return _c2c_n(input, s, dim, norm, out, True)
 
 
+def _r2c_n(x, s, dims, norm):
+    """rfftn's one fft_r2c op (FftR2CBackward0): rfft over the last of ``dims``, then fft over the others."""
+    x, ns = _trim(x, s, dims)
+    rest = tuple((d, n, n, _scale(norm, n, False)) for n, d in zip(ns[:-1], dims[:-1]))
+    n = ns[-1]
+    return _dispatch.call("fft_r2c", x, length=n, size=n // 2 + 1, sign=-1, scale=_scale(norm, n, False),
+                          dim=dims[-1], rest=rest)
+
+
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
-    """rfft over the last of ``dim``, then fft over the others."""
+    """rfft over the last of ``dim``, then fft over the others: one op, as PyTorch's."""
     x = _real(input, "rfftn")
     s, dims = _dims(x, s, dim)
     if not dims:
         raise RuntimeError("rfftn must transform at least one axis")
-    x = rfft(x, s[-1], dims[-1], norm)
-    for n, d in zip(s[:-1], dims[:-1]):
-        x = _pass(x, n, d, norm, False)
-    return _out(x, out)
+    return _out(_r2c_n(x, s, dims, norm), out)
 
 
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
-    """ifft over all of ``dim`` but the last, then irfft over the last (default 2 (size - 1) points)."""
+    """ifft over all of ``dim`` but the last, then irfft over the last (default 2 (size - 1) points): one op,
+    as PyTorch's."""
     x = _complex(input)
     s, dims = _dims(x, s, dim)
     if not dims:
         raise RuntimeError("irfftn must transform at least one axis")
-    for n, d in zip(s[:-1], dims[:-1]):
-        x = _pass(x, n, d, norm, True)
-    return _out(_c2r(x, s[-1], dims[-1], norm), out)
+    x, ns = _trim(x, s[:-1], dims[:-1])
+    rest = tuple((d, n, n, _scale(norm, n, True)) for n, d in zip(ns, dims[:-1]))
+    d = dims[-1]
+    n = _points(2 * (x.shape[d] - 1) if s[-1] is None else s[-1])
+    if x.shape[d] > n // 2 + 1:
+        x = x.narrow(d, 0, n // 2 + 1)
+    return _out(_dispatch.call("fft_c2r", x, length=n, scale=_scale(norm, n, True), dim=d, rest=rest), out)
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -201,14 +242,28 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-dimensional fft of a Hermitian-symmetric signal given by its last-dim half: irfftn(conj(x)) with
-    norm's direction swapped (real output)."""
-    return irfftn(_complex(input).conj(), s, dim, _swap(norm), out=out)
+    norm's direction swapped (real output), computed as PyTorch's: fft over all of ``dim`` but the last, conj,
+    irfft over the last."""
+    x = _complex(input)
+    s, dims = _dims(x, s, dim)
+    if len(dims) > 1:
+        x, ns = _trim(x, s[:-1], dims[:-1])
+        x = _c2c(x, ns, dims[:-1], norm, False)
+    return _out(_c2r(x.conj(), s[-1] if dims else None, dims[-1] if dims else -1, _swap(norm)), out)
 
 
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
-    """The inverse of hfftn: conj(rfftn(x)) with norm's direction swapped (the one-sided half; a plain tensor,
-    where ihfft's result is a conjugate view, as PyTorch's)."""
-    return _out(rfftn(input, s, dim, _swap(norm)).conj_physical(), out)
+    """The inverse of hfftn: conj(rfftn(x)) with norm's direction swapped, as PyTorch's: rfft over the last of
+    ``dim``, conj (a conjugate view for one dim, else a plain tensor), then the inverse fft over the others."""
+    x = _real(input, "ihfftn")
+    s, dims = _dims(x, s, dim)
+    if not dims:
+        raise RuntimeError("ihfftn must transform at least one axis")
+    y = _r2c_n(x, s[-1:], dims[-1:], _swap(norm))
+    if len(dims) == 1:
+        return _out(y.conj(), out)
+    y, ns = _trim(y.conj_physical(), s[:-1], dims[:-1])
+    return _out(_c2c(y, ns, dims[:-1], norm, True), out)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):

@@ -253,10 +253,11 @@ class Tensor:
         if layout not in (None, _sparse.sparse_coo, _sparse.sparse_csr, _sparse.sparse_csc, _sparse.sparse_bsr,
                           _sparse.sparse_bsc):
             raise NotImplementedError(f"to_sparse: layout {layout} is not supported")
-        if dense_dim is not None and layout not in (_sparse.sparse_csr, _sparse.sparse_csc):
-            raise NotImplementedError("to_sparse: dense_dim (hybrid block tensors) is not supported")
+        if dense_dim is not None and layout not in (_sparse.sparse_csr, _sparse.sparse_csc, _sparse.sparse_bsr,
+                                                    _sparse.sparse_bsc):
+            raise NotImplementedError("to_sparse: dense_dim of a COO tensor is not supported")
         if layout in (_sparse.sparse_bsr, _sparse.sparse_bsc):
-            return _sparse.dense_to_bsr(self, blocksize, layout)
+            return _sparse.dense_to_bsr(self, blocksize, layout, dense_dim)
         if blocksize is not None:
             raise RuntimeError(f"to_sparse: blocksize belongs to the block layouts, not to {layout}")
         if layout is _sparse.sparse_csr:
@@ -266,14 +267,10 @@ class Tensor:
         return _sparse.dense_to_sparse(self, sparse_dim)
 
     def to_sparse_bsr(self, blocksize, dense_dim=None):
-        if dense_dim is not None:
-            raise NotImplementedError("to_sparse_bsr: dense_dim (hybrid BSR tensors) is not supported")
-        return _sparse.dense_to_bsr(self, blocksize, _sparse.sparse_bsr)
+        return _sparse.dense_to_bsr(self, blocksize, _sparse.sparse_bsr, dense_dim)
 
     def to_sparse_bsc(self, blocksize, dense_dim=None):
-        if dense_dim is not None:
-            raise NotImplementedError("to_sparse_bsc: dense_dim (hybrid BSC tensors) is not supported")
-        return _sparse.dense_to_bsr(self, blocksize, _sparse.sparse_bsc)
+        return _sparse.dense_to_bsr(self, blocksize, _sparse.sparse_bsc, dense_dim)
 
     def to_sparse_coo(self):
         return self.to_sparse()
@@ -647,6 +644,8 @@ class Tensor:
     def mul(self, other):
         if type(other) is Tensor:
             return _call("mul", self, other)
+        if type(other) in (_sparse.SparseCsrTensor, _sparse.SparseCscTensor, _SparseTensor) and self.dim():
+            return other.mul(self)          # dense * sparse: the sparse operand's pattern
         r = _scalar_op("mul", self, other)
         return r if r is not None else _call("mul", self, self._wrap_opmath(other))
 
@@ -1288,7 +1287,7 @@ class Tensor:
     __and__, __or__, __xor__ = bitwise_and, bitwise_or, bitwise_xor
 
     def __invert__(self):
-        if self.dtype.is_floating_point:
+        if self.dtype.is_floating_point or self.dtype.is_complex:
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return self.bitwise_not()
 

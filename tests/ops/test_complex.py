@@ -428,8 +428,37 @@ def test_lazy_conj_view():
     np.testing.assert_allclose(vals(x.grad), 2 * np.array([1 + 1j, -2 + 0.5j]) / np.abs([1 + 1j, -2 + 0.5j]))
     assert gradcheck(lambda v: v.conj() * (1 + 2j) + v.conj()[[1, 0]], (x,))
     assert gradcheck(lambda v: v.conj().exp().reshape(2, 1), (x,))
-    with pytest.raises(RuntimeError, match="conjugate view that requires grad"):
-        x.clone().conj().mul_(2)
+
+
+
+def test_inplace_on_conj_view_records():
+    """An in-place op on a conjugate view that requires grad is recorded, as PyTorch 2.13 does: the base's grad_fn
+    CopySlices, the view's ConjBackward0 (names PyTorch printed), values conj(op(conj(base))) against numpy,
+    gradients by finite differences; on a view of a leaf, PyTorch's error."""
+    a = tgrad.tensor(rnd((2, 3), seed=3), requires_grad=True)
+    w = tgrad.tensor(rnd((3,), seed=4), requires_grad=True)
+    b = a.clone()
+    c = b[1].conj()
+    c.mul_(w)
+    assert c.is_conj() and c._version == 1 and b._version == 1
+    assert type(b.grad_fn).__name__ == "CopySlices" and type(c.grad_fn).__name__ == "ConjBackward0"
+    ref = vals(a).copy()
+    ref[1] = np.conj(np.conj(ref[1]) * vals(w))
+    np.testing.assert_allclose(vals(b), ref, rtol=1e-14)
+    np.testing.assert_allclose(vals(c), np.conj(ref[1]), rtol=1e-14)
+
+    def f(x, y):
+        z = x.clone()
+        v = z[1].conj()
+        v.mul_(y)
+        v.add_(1j)
+        return z * 1 + v.imag.sum()
+
+    assert gradcheck(f, (a, w))
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an "
+                                           "in-place operation"):
+        a.conj().mul_(2)
+    np.testing.assert_allclose(vals(a), rnd((2, 3), seed=3))
 
 
 def test_math_complex64_near_pytorch():
@@ -443,3 +472,34 @@ def test_math_complex64_near_pytorch():
         got = vals(getattr(t, name)()).view(np.float32).view(np.int32).astype(np.int64)
         exp = ref[name].view(np.float32).view(np.int32).astype(np.int64)
         assert np.abs(got - exp).max() <= (5 if name == "sigmoid" else 3), name
+
+
+def test_logical_and_bitwise_ops():
+    """PyTorch 2.13: the logical ops and any / all read a complex x as x != 0 (bool results; logical_and_ on a
+    complex tensor stores 1 + 0j / 0j); the bitwise ops raise its NotImplementedError naming the kernel, ~ its
+    TypeError (messages as PyTorch printed them)."""
+    a = np.array([1 + 1j, 0j, 2j, 0j], dtype=np.complex64)
+    b = np.array([0j, 0j, -1 + 0j, 3j], dtype=np.complex64)
+    ta, tb = tgrad.tensor(a), tgrad.tensor(b)
+    for got, ref in ((tgrad.logical_and(ta, tb), np.logical_and(a, b)), (tgrad.logical_or(ta, tb), np.logical_or(a, b)),
+                     (tgrad.logical_xor(ta, tb), np.logical_xor(a, b)), (tgrad.logical_not(ta), np.logical_not(a)),
+                     (tgrad.logical_and(tgrad.tensor([1, 0, 1, 1]), tb), np.array([0, 0, 1, 1]) != 0),
+                     (tgrad.logical_or(tgrad.tensor([0.0, 0, 0, 0]), tb), b != 0),
+                     (ta.any(), np.any(a)), (ta.all(), np.all(a)),
+                     (tb.reshape(2, 2).any(1), np.any(b.reshape(2, 2), 1))):
+        assert got.dtype is tgrad.bool
+        np.testing.assert_array_equal(got.cpu().numpy(), ref)
+    c = ta.clone()
+    assert c.logical_and_(tb) is c and c.dtype is tgrad.complex64
+    np.testing.assert_array_equal(vals(c), np.logical_and(a, b).astype(np.complex64))
+    np.testing.assert_array_equal(vals(ta.clone().logical_not_()), np.logical_not(a).astype(np.complex64))
+    for f, kernel in ((lambda: ta & tb, "bitwise_and_cpu"), (lambda: ta | tb, "bitwise_or_cpu"),
+                      (lambda: tgrad.bitwise_xor(ta, tb), "bitwise_xor_cpu"), (lambda: ta << 1, "lshift_cpu"),
+                      (lambda: ta >> 1, "rshift_cpu"), (lambda: tgrad.tensor([1, 2]) & ta[:2], "bitwise_and_cpu"),
+                      (lambda: ta.clone().bitwise_not_(), "bitwise_not_cpu"),
+                      (lambda: ta.bitwise_and_(tb), "bitwise_and_cpu")):
+        with pytest.raises(NotImplementedError, match=f"\"{kernel}\" not implemented for 'ComplexFloat'"):
+            f()
+    with pytest.raises(TypeError, match=r"~ \(operator.invert\) is only implemented on integer and Boolean-type"):
+        ~ta
+    np.testing.assert_array_equal(vals(ta), a)       # a refused in-place op left it unchanged

@@ -309,3 +309,74 @@ def test_bluestein_prime_lengths(monkeypatch):
     zg = tgrad.tensor(z[0, :7], requires_grad=True)
     assert gradcheck(lambda v: F.fft(v), (zg,))
     assert gradcheck(lambda v: F.irfft(v, n=13), (zg,))
+
+
+def _chain(t, depth=4):
+    """grad_fn names from t down its first edges (PyTorch's chain, printed by /work/venv-torch for the test)."""
+    names, fn = [], t.grad_fn
+    while fn is not None and len(names) < depth:
+        names.append(type(fn).__name__)
+        nxt = [f for f, _ in fn.next_functions if f is not None]
+        fn = nxt[0] if nxt else None
+    return names
+
+
+def test_n_dim_transforms_are_one_op():
+    """PyTorch 2.13 records rfftn / irfftn / fftn as one node (FftR2CBackward0 / FftC2RBackward0 /
+    FftC2CBackward0 over a ToCopyBackward0 of a real input), its fft kernels read a conjugate view (no
+    CloneBackward0 between), hfftn as c2c, conj, c2r and ihfftn as r2c,
+    conj_physical, c2c; ifft of a real input is the conjugate view of the r2c transform (ConjBackward0 over
+    FftR2CBackward0, -0 imaginary parts where the forward's are +0).  Chains as PyTorch printed them; values
+    against numpy; gradients against finite differences."""
+    x = tgrad.tensor(np.random.default_rng(4).standard_normal((3, 4, 5)), requires_grad=True)
+    z = tgrad.tensor(cplx((3, 4, 5), 5), requires_grad=True)
+    acc = "AccumulateGrad"
+    for got, chain in ((F.rfft2(x), ["FftR2CBackward0", acc]), (F.rfftn(x, dim=(0, 2)), ["FftR2CBackward0", acc]),
+                       (F.irfft2(z), ["FftC2RBackward0", acc]), (F.irfftn(z), ["FftC2RBackward0", acc]),
+                       (F.hfft2(z), ["FftC2RBackward0", "ConjBackward0", "FftC2CBackward0", acc]),
+                       (F.hfft(z), ["FftC2RBackward0", "ConjBackward0", acc]),
+                       (F.fft(z.conj()), ["FftC2CBackward0", "ConjBackward0", acc]),
+                       (F.ihfftn(x), ["FftC2CBackward0", "ConjPhysicalBackward0", "FftR2CBackward0", acc]),
+                       (F.ifft(x), ["ConjBackward0", "FftR2CBackward0", acc]),
+                       (F.fft2(x), ["FftC2CBackward0", "ToCopyBackward0", acc]),
+                       (F.ifftn(x), ["FftC2CBackward0", "ToCopyBackward0", acc]),
+                       (F.fftn(z), ["FftC2CBackward0", acc])):
+        assert _chain(got) == chain
+    a, c = vals(x), vals(z)
+    y = F.ifft(x)
+    assert y.is_conj()
+    np.testing.assert_allclose(vals(y), np.fft.ifft(a), rtol=1e-12, atol=1e-12)
+    assert np.signbit(vals(y)[..., 0].imag).all()          # PyTorch prints -0.0000j there
+    for got, ref in ((F.rfftn(x, s=(2, 6), norm="ortho"), np.fft.rfftn(a, s=(2, 6), axes=(1, 2), norm="ortho")),
+                     (F.irfftn(z, s=(5, 3, 7)), np.fft.irfftn(c, s=(5, 3, 7), axes=(0, 1, 2))),
+                     (F.hfftn(z, dim=(0, 2), norm="forward"), _np_hfftn(c, (0, 2), "forward")),
+                     (F.ihfftn(x, s=(3, 6)), np.conj(np.fft.rfftn(a, s=(3, 6), axes=(1, 2), norm="forward"))),
+                     (F.ifft2(x, s=(5, 3)), np.fft.ifft2(a, s=(5, 3)))):
+        np.testing.assert_allclose(vals(got), ref, rtol=1e-12, atol=1e-12)
+    xs = x.detach()[:2, :3, :4].requires_grad_()
+    zs = z.detach()[:2, :3, :3].requires_grad_()
+    assert gradcheck(lambda v: F.rfftn(v, s=(2, 5), norm="ortho"), (xs,))
+    assert gradcheck(lambda v: F.irfftn(v, s=(3, 4)), (zs,))
+    assert gradcheck(lambda v: F.hfft2(v, norm="forward"), (zs,))
+    assert gradcheck(lambda v: F.ihfft2(v), (xs,))
+    assert gradcheck(lambda v: F.ifft(v, n=5, dim=1), (xs,))
+    assert gradcheck(lambda v: F.ifftn(v, dim=(0, 2)), (xs,))
+    assert gradgradcheck(lambda v: F.rfft2(v), (xs,))
+
+
+def _np_hfftn(c, axes, norm):
+    """numpy has no hfftn: irfftn of the conjugate with norm's direction swapped (PyTorch's definition)."""
+    swap = {"forward": "backward", "backward": "forward", "ortho": "ortho"}[norm]
+    return np.fft.irfftn(np.conj(c), axes=axes, norm=swap)
+
+
+def test_transforms_read_conjugate_views():
+    """fft / irfft / hfft of a conjugate view read its values (the op's reads_conj: no resolve_conj node)."""
+    z = cplx((3, 5), 7)
+    tz = tgrad.tensor(z, requires_grad=True)
+    np.testing.assert_allclose(vals(F.fft(tz.conj())), np.fft.fft(np.conj(z)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.irfft(tz.conj(), n=7)), np.fft.irfft(np.conj(z), n=7), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vals(F.fftn(tz.conj(), s=(4, 6))), np.fft.fftn(np.conj(z), s=(4, 6), axes=(0, 1)),
+                               atol=1e-12)
+    assert gradcheck(lambda v: F.fft(v.conj(), dim=0), (tz,))
+    assert gradcheck(lambda v: F.irfftn(v[:2, :3].conj()), (tz,))

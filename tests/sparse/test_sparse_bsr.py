@@ -80,3 +80,59 @@ def test_errors(device):
         b.to_sparse_csr()
     with pytest.raises(TypeError, match="can't convert SparseBsr layout tensor to numpy"):
         b.numpy()
+
+
+def _np_blocks(x, r, c, bsc=False):
+    """numpy: the (R, C, *dense) blocks of x (n, m, *dense) holding a nonzero, row (column) major, and their
+    (major, minor) block indices."""
+    n, m = x.shape[:2]
+    out = []
+    for i in range(n // r):
+        for j in range(m // c):
+            blk = x[i * r:(i + 1) * r, j * c:(j + 1) * c]
+            if blk.any():
+                out.append(((j, i) if bsc else (i, j), blk))
+    out.sort(key=lambda e: e[0])
+    return [e[0] for e in out], np.stack([e[1] for e in out])
+
+
+def test_hybrid_blocks(device):
+    """Hybrid BSR / BSC (dense dims after the blocks, PyTorch 2.13): values (*B, nnz, R, C, *dense);
+    to_sparse_bsr / bsc(blocksize, dense_dim), sparse_bsr / bsc_tensor with dense dims, to_dense; the index arrays
+    as PyTorch printed them, blocks and round trips against numpy."""
+    a = np.arange(48.).reshape(4, 6, 2)
+    a = a * (a % 5 != 0)
+    a[0:2, 0:3] = 0
+    x = tgrad.tensor(a, device=device)
+    for layout, fn in ((tgrad.sparse_bsr, x.to_sparse_bsr), (tgrad.sparse_bsc, x.to_sparse_bsc)):
+        b = fn((2, 3), dense_dim=1)
+        idx = (b.crow_indices(), b.col_indices()) if layout is tgrad.sparse_bsr else (b.ccol_indices(),
+                                                                                      b.row_indices())
+        assert b.layout is layout and (b.dense_dim(), b.sparse_dim(), b.shape) == (1, 2, (4, 6, 2))
+        assert idx[0].tolist() == [0, 1, 3] and idx[1].tolist() == [1, 0, 1]      # PyTorch's
+        keys, blocks = _np_blocks(a, 2, 3, layout is tgrad.sparse_bsc)
+        np.testing.assert_array_equal(b.values().cpu().numpy(), blocks)
+        np.testing.assert_array_equal(b.to_dense().cpu().numpy(), a)
+    assert x.to_sparse(layout=tgrad.sparse_bsr, blocksize=(2, 3), dense_dim=1).values().shape == (3, 2, 3, 2)
+    ab = np.stack([a, a * 2 - 1 * (a != 0)])        # (the same blocks hold entries in both batches)
+    bb = tgrad.tensor(ab, device=device).to_sparse_bsr((2, 3), dense_dim=1)
+    assert bb.values().shape == (2, 3, 2, 3, 2)
+    np.testing.assert_array_equal(bb.to_dense().cpu().numpy(), ab)
+    assert tgrad.ones(4, 4, 2, 3, device=device).to_sparse_bsr(2, dense_dim=2).values().shape == (4, 2, 2, 2, 3)
+    # the constructors (PyTorch: row 0 = [[0, 1], [2, 3], 0, 0] ...)
+    v = tgrad.arange(16., device=device).reshape(2, 2, 2, 2)
+    h = tgrad.sparse_bsr_tensor(tgrad.tensor([0, 1, 2]), tgrad.tensor([0, 1]), v, size=(4, 4, 2), device=device)
+    assert (h.shape, h.dense_dim(), h._nnz()) == ((4, 4, 2), 1, 2)
+    assert tgrad.sparse_bsr_tensor(tgrad.tensor([0, 1, 2]), tgrad.tensor([0, 1]), v, device=device).shape == (4, 4, 2)
+    ref = np.zeros((4, 4, 2))
+    ref[:2, :2] = np.arange(8.).reshape(2, 2, 2)
+    ref[2:, 2:] = np.arange(8., 16.).reshape(2, 2, 2)
+    np.testing.assert_array_equal(h.to_dense().cpu().numpy(), ref)
+    w = np.arange(24.).reshape(2, 1, 3, 4)
+    hc = tgrad.sparse_bsc_tensor(tgrad.tensor([0, 1, 2]), tgrad.tensor([1, 0]), tgrad.tensor(w), size=(2, 6, 4),
+                                 device=device)
+    ref = np.zeros((2, 6, 4))
+    ref[1, 0:3], ref[0, 3:6] = w[0, 0], w[1, 0]
+    np.testing.assert_array_equal(hc.to_dense().cpu().numpy(), ref)
+    with pytest.raises(RuntimeError, match="Sparse BSR tensors do not have strides"):
+        h @ tgrad.ones(4, 2, device=device)

@@ -271,7 +271,7 @@ def call(name, *inputs, **attrs):
     if RECORD_FORWARD is not None:
         RECORD_FORWARD.add(name)
     spec = _specs.get(op) or _spec(op)
-    if _CONJ_ALIVE[0] and not op.view and op is not _RESOLVE_CONJ:
+    if _CONJ_ALIVE[0] and not op.view and op is not _RESOLVE_CONJ and not op.reads_conj:
         inputs = _resolve_conj(inputs)
     n = spec.n_inputs
     ins = inputs if n is None or len(inputs) == n else inputs[:n]       # None: cat/stack, variadic
@@ -634,11 +634,14 @@ def call_inplace(name, self, *inputs, **attrs):
 
 def _inplace_on_conj(name, self, inputs, attrs):
     """``self.<name>_(...)`` on a conjugate view writes through it, as PyTorch's: the result's conjugates go to
-    the shared memory.  Not recorded: with a gradient to track it raises (PyTorch records it; not done here)."""
+    the shared memory.  With a gradient to track, recorded as PyTorch does: r = op(self) out of place, then
+    conj(r) copied into the plain view self.conj() of the same memory (CopySlices on the base)."""
     op = _ops.TABLE[name]
     if _needs_grad(op, [self] + list(inputs[:len(op.inputs) - 1])):
-        raise RuntimeError(f"{name}_(): in-place operations on a conjugate view that requires grad are not "
-                           "supported by tgrad; use resolve_conj() first")
+        _check_inplace(op, self, [self] + list(inputs[:len(op.inputs) - 1]), True)
+        r = call(name, self, *inputs, **attrs)
+        self.conj().copy_(r.conj())
+        return self
     _check_inplace(op, self, [self], False)
     r = call(name, self, *inputs, **attrs)
     raw = self._view_of(self._shape, self._strides)
@@ -735,4 +738,10 @@ def refresh_view_grad_fn(view):
     another view of it) was modified in place, so the view's history is now its base's."""
     view._grad_fn_version = view._version_counter[0]
     if view._view_mode and view._base.requires_grad:
+        if view._is_conj:       # a conjugate view: ConjBackward0 over the plain view of the base (PyTorch's node)
+            with grad_mode.enable_grad():
+                plain = call("as_strided", view._base, size=tuple(view.shape), stride=view.stride(),
+                             storage_offset=view.storage_offset())
+                _rebase(view, call("conj", plain)._grad_fn)
+            return
         _rebase(view, _as_strided_node(view._base, view))

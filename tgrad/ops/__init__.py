@@ -32,10 +32,12 @@ from ..tensor import empty
 
 class Op:
     __slots__ = ("name", "forward", "backward", "node", "inputs", "save", "outputs",
-                 "nondiff_outputs", "view", "once_differentiable", "meta", "variants", "inplace", "save_if")
+                 "nondiff_outputs", "view", "once_differentiable", "meta", "variants", "inplace", "save_if",
+                 "reads_conj")
 
     def __init__(self, name, forward, backward=None, node=None, inputs=("self",), save=(), outputs=1,
-                 nondiff_outputs=(), view=False, once_differentiable=False, meta=(), variants=(), inplace=False, save_if=None):
+                 nondiff_outputs=(), view=False, once_differentiable=False, meta=(), variants=(), inplace=False,
+                 save_if=None, reads_conj=False):
         self.name = name
         self.forward = forward
         self.backward = backward
@@ -52,6 +54,9 @@ class Op:
         # {saved key: predicate(attrs)}: that key is saved only when the call's attrs satisfy it (linear keeps
         # its output only for a fused activation, so an in-place op on a plain linear's output stays legal)
         self.save_if = save_if
+        # the forward reads a conjugate view's values itself (PyTorch's fft kernels take the conj bit): the
+        # dispatcher passes it unresolved, so no CloneBackward0 is recorded before the op's node
+        self.reads_conj = reads_conj
 
     def __repr__(self):
         return f"Op({self.name!r}, node={self.node!r})"

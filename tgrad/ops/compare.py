@@ -8,6 +8,7 @@ from ..kernels import complex as KX
 from ..kernels._lang import compute_type
 from . import Op, call as _c
 from .complex import as_complex
+from ..tensor import empty
 from ._pointwise import _broadcast_out, _full, _launch_unary, _out, _promoted
 
 
@@ -24,11 +25,29 @@ def _minmax_backward(first_wins):
     return backward
 
 
+def _truth(t, zero=False):
+    """A complex t's truth as a bool tensor (t != 0; t == 0 if ``zero``); other dtypes unchanged."""
+    if t.dtype._kind != 3:
+        return t
+    return KX.compare(KX.EQ if zero else KX.NE, t, _full(0, t), empty(t._shape, D.bool_, t._storage.device))
+
+
+def _bool_out(r, out):
+    """r (bool) stored in ``out``, which a complex in-place call (logical_and_) makes complex: r + 0i."""
+    if out is None or out.dtype._kind != 3:
+        return r
+    return KX.make(KX.COMPLEX, r, _full(0, r), out)
+
+
 def _compare(fn, name):
-    """Comparisons / logical ops: computed in the promoted dtype, bool result; complex operands: eq / ne only
-    (both parts compared), the orderings raise as PyTorch's."""
+    """Comparisons / logical ops: computed in the promoted dtype, bool result; complex operands: eq / ne
+    (both parts compared) and the logical ops (of x != 0, as PyTorch's), the orderings raise as PyTorch's."""
     def forward(self, other, *, out=None):
         dt = D.result_type(self, other)
+        if dt._kind == 3 and name.startswith("logical"):
+            o = _broadcast_out(None if out is None or out.dtype._kind == 3 else out, D.bool_, "", self, other)
+            r = K.binary(fn, _truth(self), _truth(other), o, compute=compute_type(D.bool_))
+            return _bool_out(r, out)
         o = _broadcast_out(out, D.bool_, "", self, other)
         if dt._kind == 3:
             if name not in ("eq", "ne"):
@@ -51,6 +70,10 @@ def _ordered(fn, name):
 
 
 def logical_not_forward(self, *, out=None):
+    if self.dtype._kind == 3:       # PyTorch's: x == 0
+        r = _truth(self, zero=True)
+        return _bool_out(r, out) if out is None or out.dtype._kind == 3 else K.copy(r, _out(
+            out, self.shape, D.bool_, self.device, "logical_not"))
     o = _out(out, self.shape, D.bool_, self.device, "logical_not")
     return K.unary(KC.logical_not_fn, self, o, compute=compute_type(self.dtype))
 
@@ -58,7 +81,7 @@ def logical_not_forward(self, *, out=None):
 def _bitwise(fn, name):
     def forward(self, other, *, out=None):
         dt = D.result_type(self, other)
-        if dt.is_floating_point:
+        if dt.is_floating_point or dt._kind == 3:
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{dt.legacy_name}'")
         o = _broadcast_out(out, dt, name, self, other)
         return K.binary(fn, self, other, o, compute=compute_type(dt))
@@ -66,7 +89,7 @@ def _bitwise(fn, name):
 
 
 def bitwise_not_forward(self, *, out=None):
-    if self.dtype.is_floating_point:
+    if self.dtype.is_floating_point or self.dtype._kind == 3:
         raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{self.dtype.legacy_name}'")
     fn = KC.logical_not_fn if self.dtype is D.bool_ else KC.bitwise_not_fn
     return _launch_unary(fn, self, out, self.dtype)

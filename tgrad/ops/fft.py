@@ -12,7 +12,7 @@ from ..kernels import elementwise as KE
 from ..kernels import fft as KF
 from ..tensor import _new, _wrap_dim, empty, from_host
 from . import Op, call as _c
-from .complex import _float_view, as_complex
+from .complex import _float_view, as_complex, resolve_conj_forward
 
 
 def _contiguous(x):
@@ -96,11 +96,8 @@ def _bluestein(x, L, size, sign, scale):
     return KF.chirp(first, empty(x._shape[:-1] + (size,), dt, dev), L, sign, scale)
 
 
-def fft_c2c_forward(self, *, length, size, sign, scale, dim=-1):
-    """(..., N, ...) complex -> (..., size, ...) complex along ``dim``: the length-``length`` DFT of sign ``sign``
-    (-1 forward, +1 inverse) times ``scale``; N < length zero-pads, size < length keeps the first outputs."""
-    d = _wrap_dim(dim, self.dim())
-    x = _contiguous(_last(self, d))
+def _c2c_pass(x, length, size, sign, scale, d):
+    x = _contiguous(_last(x, d))
     if x._shape[-1] < length and _split(length) is not None:       # zero-pad to use the four steps
         p = KE.fill(empty(x._shape[:-1] + (length,), x.dtype, x._storage.device), 0)
         KE.copy(x, p._view_of(x._shape, p._strides))
@@ -108,24 +105,54 @@ def fft_c2c_forward(self, *, length, size, sign, scale, dim=-1):
     return _back(_dft(x, length, size, sign, scale), d)
 
 
+def _rest(rest, ndim):
+    return tuple((_wrap_dim(d, ndim), n, size, scale) for d, n, size, scale in rest)
+
+
+def fft_c2c_forward(self, *, length, size, sign, scale, dim=-1, rest=()):
+    """(..., N, ...) complex -> (..., size, ...) complex along ``dim``: the length-``length`` DFT of sign ``sign``
+    (-1 forward, +1 inverse) times ``scale``; N < length zero-pads, size < length keeps the first outputs.
+    ``rest``: more passes of the same sign, (dim, length, size, scale) each, after the first (fftn as one op).
+    A conjugate view is read for its values (the op's ``reads_conj``)."""
+    if self._is_conj:
+        self = resolve_conj_forward(self)
+    y = _c2c_pass(self, length, size, sign, scale, _wrap_dim(dim, self.dim()))
+    for d, n, m, sc in _rest(rest, self.dim()):
+        y = _c2c_pass(y, n, m, sign, sc, d)
+    return y
+
+
+def _adjoint(ctx, grad, sign, first=None):
+    """The adjoint of every pass of an fft_c2c / fft_r2c call (DFTs along different dims commute): one fft_c2c of
+    the opposite sign back to the input's sizes."""
+    a, shape = ctx.attrs, ctx.input_meta[0].shape
+    back = tuple((d, n, shape[d], sc) for d, n, _, sc in _rest(a.get("rest", ()), grad.dim()))
+    if first is None:
+        d = _wrap_dim(a.get("dim", -1), grad.dim())
+        first = (d, a["length"], shape[d], a["scale"])
+    d, n, m, sc = first
+    return _c("fft_c2c", grad, length=n, size=m, sign=-sign, scale=sc, dim=d, rest=back)
+
+
 def fft_c2c_backward(ctx, grad):
-    a = ctx.attrs
-    d = a.get("dim", -1)
-    return (_c("fft_c2c", grad, length=a["length"], size=ctx.input_meta[0].shape[d], sign=-a["sign"],
-               scale=a["scale"], dim=d),)
+    return (_adjoint(ctx, grad, ctx.attrs["sign"]),)
 
 
-def fft_r2c_forward(self, *, length, size, sign, scale, dim=-1):
+def fft_r2c_forward(self, *, length, size, sign, scale, dim=-1, rest=()):
     """fft_c2c of a real (floating) input read as complex; the gradient is the real part of c2c's."""
     return fft_c2c_forward(as_complex(self, self.dtype.to_complex()), length=length, size=size, sign=sign,
-                           scale=scale, dim=dim)
+                           scale=scale, dim=dim, rest=rest)
 
 
-def fft_c2r_forward(self, *, length, scale, dim=-1):
+def fft_c2r_forward(self, *, length, scale, dim=-1, rest=()):
     """(..., N, ...) complex along ``dim``, N <= length // 2 + 1, the one-sided half of a Hermitian spectrum ->
-    (..., length, ...) real: the inverse DFT (sign +1) times ``scale``."""
+    (..., length, ...) real: the inverse DFT (sign +1) times ``scale``.  ``rest``: inverse c2c passes
+    (dim, length, size, scale) before it (irfftn as one op)."""
     d = _wrap_dim(dim, self.dim())
-    return _back(_c2r_last(_contiguous(_last(self, d)), length, scale), d)
+    x = resolve_conj_forward(self) if self._is_conj else self
+    for e, n, m, sc in _rest(rest, self.dim()):
+        x = _c2c_pass(x, n, m, 1, sc, e)
+    return _back(_c2r_last(_contiguous(_last(x, d)), length, scale), d)
 
 
 def _c2r_last(x, length, scale):
@@ -157,11 +184,11 @@ def fft_c2r_backward(ctx, grad):
     w = from_host([1.0 if k == 0 or 2 * k == L else 2.0 for k in range(n)], grad.dtype, grad.device)
     w = w.reshape((n,) + (1,) * (grad.dim() - 1 - d))
     g = _c("complex", grad, grad.mul(0))
-    return (_c("fft_c2c", g, length=L, size=n, sign=-1, scale=a["scale"], dim=d).mul(w),)
+    return (_adjoint(ctx, g, 1, (d, L, n, a["scale"])).mul(w),)
 
 
-FFT_C2C = Op("fft_c2c", fft_c2c_forward, fft_c2c_backward, "FftC2CBackward0")
+FFT_C2C = Op("fft_c2c", fft_c2c_forward, fft_c2c_backward, "FftC2CBackward0", reads_conj=True)
 FFT_R2C = Op("fft_r2c", fft_r2c_forward, fft_c2c_backward, "FftR2CBackward0")
-FFT_C2R = Op("fft_c2r", fft_c2r_forward, fft_c2r_backward, "FftC2RBackward0")
+FFT_C2R = Op("fft_c2r", fft_c2r_forward, fft_c2r_backward, "FftC2RBackward0", reads_conj=True)
 
 ENTRIES = [FFT_C2C, FFT_R2C, FFT_C2R]

@@ -19,6 +19,7 @@ from .._state import state as _grad_state
 from ..tensor import _new, _wrap_dim, empty, from_host, full
 from . import Op, call, host_full, implicit_seed
 from . import complex as _complex
+from .compare import _truth as _compare_truth
 
 
 def reduce_dims(dim, ndim):
@@ -693,7 +694,10 @@ def _cumprod_backward_ops(grad, x, d):
 
 # ------------------------------------------------------------------ all, any
 def _bool_reduce(op, self, dim, keepdim):
+    """all / any (bool result, uint8 for uint8); of a complex input: of its x != 0, as PyTorch's."""
     dims = reduce_dims(dim, self.dim())
+    if self.dtype._kind == 3:
+        self = _compare_truth(self)
     return _reduce(op, self, dims, keepdim, D.uint8 if self.dtype is D.uint8 else D.bool_)
 
 
