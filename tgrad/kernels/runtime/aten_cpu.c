@@ -21,6 +21,10 @@
    cross_entropy_f32(params, x, t, w, out, dx, r), cross_entropy_backward_f32(params, g, x, t, w, dx, rs): the C twins
                      of kernels/loss.py's cross_entropy_kernel and cross_entropy_backward_kernel (a cpu launch's tape,
                      launcher.cpu_twin), params the bytes of a ce_params, the rest addresses.
+   embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc): the C twin of kernels/nn.py's
+                     embedding_backward_kernel: acc[idx[i], :] += g[i, :] for i = 0 .. n-1 in turn, rows at padding_idx
+                     skipped (the interpreter's atomic adds, element by element in the block's order), float32 or
+                     float64 g and acc, int64 (idx64) or int32 idx, the last three addresses.
    mt19937_fill(state_address, out_address, n): the next n 32-bit words of a numpy MT19937 bit generator (its
                       state struct {uint32 key[624]; int pos} at state_address, advanced) written at out_address:
                       numpy's mt19937_next32 n times (the reference twist and tempering), in blocks the compiler
@@ -704,12 +708,49 @@ static PyObject *cross_entropy_backward_f32(PyObject *self, PyObject *const *arg
     Py_RETURN_NONE;
 }
 
+/* embedding_backward_kernel's atomic adds in the interpreter's order: the programs' rows in turn, each row's
+   columns; acc + g in the accumulator's type (g already of it) */
+static PyObject *embedding_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[5];
+    void *a[3];
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc)");
+        return NULL;
+    }
+    for (int i = 0; i < 5; i++) {
+        v[i] = PyLong_AsLongLong(args[i]);
+        if (v[i] == -1 && PyErr_Occurred()) return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        a[i] = PyLong_AsVoidPtr(args[5 + i]);
+        if (a[i] == NULL && PyErr_Occurred()) return NULL;
+    }
+    int64_t n = v[0], D = v[1], pad = v[2];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = v[3] ? ((const int64_t *)a[1])[i] : (int64_t)((const int32_t *)a[1])[i];
+        if (r == pad) continue;
+        if (v[4]) {
+            const double *g = (const double *)a[0] + i * D;
+            double *o = (double *)a[2] + r * D;
+            for (int64_t d = 0; d < D; d++) o[d] = o[d] + g[d];
+        } else {
+            const float *g = (const float *)a[0] + i * D;
+            float *o = (float *)a[2] + r * D;
+            for (int64_t d = 0; d < D; d++) o[d] = o[d] + g[d];
+        }
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"mt19937_fill", mt19937_fill, METH_VARARGS, "mt19937_fill(state_address, out_address, n): numpy MT19937 words."},
     {"cross_entropy_f32", (PyCFunction)(void (*)(void))cross_entropy_f32, METH_FASTCALL,
      "cross_entropy_f32(params, x, t, w, out, dx, r[, eps_hi, eps_lo]): kernels/loss.py's cross_entropy_kernel."},
     {"cross_entropy_backward_f32", (PyCFunction)(void (*)(void))cross_entropy_backward_f32, METH_FASTCALL,
      "cross_entropy_backward_f32(params, g, x, t, w, dx, rs[, eps_hi, eps_lo]): its backward kernel."},
+    {"embedding_backward", (PyCFunction)(void (*)(void))embedding_backward, METH_FASTCALL,
+     "embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc): kernels/nn.py's embedding_backward_kernel."},
     {NULL, NULL, 0, NULL}};
 
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
