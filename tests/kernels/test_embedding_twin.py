@@ -91,7 +91,7 @@ def test_compiled_replay_calls_twin():
         f = tgrad.compile(step) if compiled else step
         return [f(x).item() for x in data] + [emb.weight.detach().numpy().tobytes()], f
     want, _ = run(False)
-    got, f = run(True)
+    got, f = run(True)          # (f keeps its replay alive)
     assert got == want
     twin = native.aten_twin("embedding_backward")
     called = [v for r in gc.get_objects() if isinstance(r, Replay) for v in r.run.__globals__.values()

@@ -38,6 +38,21 @@ def dropout_kernel(x_ptr, y_ptr, mask_ptr, w_ptr, n_elements, p, q53, scale_bits
 dynamic_args(dropout_kernel, "seed", "offset")   # a new draw replays the same tape
 
 
+def _dropout_twin(args, cx):
+    """aten_cpu.c's one-pass twin of a cpu launch of ``dropout_kernel`` on mt19937 words (float32 x and y, bool
+    mask), or None where the kernel's tape runs."""
+    f = aten_twin("dropout_words_f32")
+    x, y, mask, w, n, _, q53, scale_bits = args[:8]
+    if (f is None or not cx["WORDS"] or cx["COMPUTE"] is not tl.float32 or x.dtype != np.float32
+            or y.dtype != np.float32 or mask.dtype != np.bool_ or w.dtype not in (np.int32, np.uint32)
+            or not 0 <= q53 < 2**63):
+        return None
+    return T.CpuTwin(f, n, q53, scale_bits)
+
+
+T.cpu_twin(dropout_kernel, _dropout_twin)
+
+
 
 @triton.jit
 def embedding_kernel(w_ptr, idx_ptr, out_ptr, n, D, stride_wv, stride_wd, ROWS: tl.constexpr,

@@ -25,6 +25,9 @@
                      embedding_backward_kernel: acc[idx[i], :] += g[i, :] for i = 0 .. n-1 in turn, rows at padding_idx
                      skipped (the interpreter's atomic adds, element by element in the block's order), float32 or
                      float64 g and acc, int64 (idx64) or int32 idx, the last three addresses.
+   dropout_words_f32(n, q53, scale_bits, x, y, mask, w[, seed, offset]): the C twin of kernels/nn.py's dropout_kernel
+                     (WORDS, float32): f = keep_scale(w[2i], w[2i + 1], q53, scale), y[i] = x[i] f, mask[i] = f != 0,
+                     scale the float32 of the double whose bits are scale_bits; one pass.
    mt19937_fill(state_address, out_address, n): the next n 32-bit words of a numpy MT19937 bit generator (its
                       state struct {uint32 key[624]; int pos} at state_address, advanced) written at out_address:
                       numpy's mt19937_next32 n times (the reference twist and tempering), in blocks the compiler
@@ -743,12 +746,52 @@ static PyObject *embedding_backward(PyObject *self, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
+/* dropout_kernel with mt19937 words, float32: keep_scale's factor (scale or +0), y = x f, mask = f != 0 */
+static PyObject *dropout_words_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[3];
+    void *a[4];
+    (void)self;
+    if (nargs < 7) {
+        PyErr_SetString(PyExc_TypeError, "dropout_words_f32(n, q53, scale_bits, x, y, mask, w, ...)");
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        v[i] = PyLong_AsLongLong(args[i]);
+        if (v[i] == -1 && PyErr_Occurred()) return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        a[i] = PyLong_AsVoidPtr(args[3 + i]);
+        if (a[i] == NULL && PyErr_Occurred()) return NULL;
+    }
+    double sd;
+    memcpy(&sd, &v[2], sizeof sd);
+    float scale = (float)sd;
+    uint32_t sb;
+    memcpy(&sb, &scale, sizeof sb);
+    uint64_t q = (uint64_t)v[1];
+    const float *x = a[0];
+    float *y = a[1];
+    uint8_t *mask = a[2];
+    const uint32_t *w = a[3];
+    for (int64_t i = 0; i < v[0]; i++) {
+        uint64_t u = ((uint64_t)(w[2 * i] & 0x1FFFFF) << 32) | w[2 * i + 1];
+        uint32_t fb = sb & (0u - (uint32_t)(u < q));
+        float f;
+        memcpy(&f, &fb, sizeof f);
+        y[i] = x[i] * f;
+        mask[i] = f != 0.0f;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"mt19937_fill", mt19937_fill, METH_VARARGS, "mt19937_fill(state_address, out_address, n): numpy MT19937 words."},
     {"cross_entropy_f32", (PyCFunction)(void (*)(void))cross_entropy_f32, METH_FASTCALL,
      "cross_entropy_f32(params, x, t, w, out, dx, r[, eps_hi, eps_lo]): kernels/loss.py's cross_entropy_kernel."},
     {"cross_entropy_backward_f32", (PyCFunction)(void (*)(void))cross_entropy_backward_f32, METH_FASTCALL,
      "cross_entropy_backward_f32(params, g, x, t, w, dx, rs[, eps_hi, eps_lo]): its backward kernel."},
+    {"dropout_words_f32", (PyCFunction)(void (*)(void))dropout_words_f32, METH_FASTCALL,
+     "dropout_words_f32(n, q53, scale_bits, x, y, mask, w, ...): kernels/nn.py's dropout_kernel (WORDS, float32)."},
     {"embedding_backward", (PyCFunction)(void (*)(void))embedding_backward, METH_FASTCALL,
      "embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc): kernels/nn.py's embedding_backward_kernel."},
     {NULL, NULL, 0, NULL}};
