@@ -28,6 +28,10 @@
    dropout_words_f32(n, q53, scale_bits, x, y, mask, w[, seed, offset]): the C twin of kernels/nn.py's dropout_kernel
                      (WORDS, float32): f = keep_scale(w[2i], w[2i + 1], q53, scale), y[i] = x[i] f, mask[i] = f != 0,
                      scale the float32 of the double whose bits are scale_bits; one pass.
+   softmax_f32(M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i, BLOCK_K, LANES, LOG, x, y),
+   softmax_backward_f32(M, K, INNER, sd_o, sd_k, sd_i, sy_o, sy_k, sy_i, so_o, so_k, so_i, BLOCK_K, LANES, LOG,
+                     dy, y, dx): the C twins of kernels/softmax.py's softmax_kernel and softmax_backward_kernel in ATen's
+                     lastdim order (LANES 8 or 1, NT 0, float32): a row at a time, the exps by sleef_expf's own loop.
    mt19937_fill(state_address, out_address, n): the next n 32-bit words of a numpy MT19937 bit generator (its
                       state struct {uint32 key[624]; int pos} at state_address, advanced) written at out_address:
                       numpy's mt19937_next32 n times (the reference twist and tempering), in blocks the compiler
@@ -784,6 +788,127 @@ static PyObject *dropout_words_f32(PyObject *self, PyObject *const *args, Py_ssi
     Py_RETURN_NONE;
 }
 
+static PyUFuncGenericFunction exp_funcs[1], log_funcs[1];
+/* the lanes helpers' ufunc loops, called through pointers (never inlined: the tape's machine code) */
+static void (*volatile lanes_add_loop)(char **, const npy_intp *, const npy_intp *, void *);
+static void (*volatile lanes_fold_loop)(char **, const npy_intp *, const npy_intp *, void *);
+
+/* a op b where two NaNs meet as numpy's SIMD loops over the tape's whole blocks give it: the first operand's NaN
+   (quieted), whichever operand order the compiler emits */
+static inline float qnan(float a) {
+    uint32_t u;
+    memcpy(&u, &a, 4);
+    u |= 0x400000u;
+    memcpy(&a, &u, 4);
+    return a;
+}
+static inline float mul1(float a, float b) { return a != a ? qnan(a) : a * b; }
+static inline float sub1(float a, float b) { return a != a ? qnan(a) : a - b; }
+
+/* the FASTCALL arguments (nint ints, then nptr addresses) of a twin, or -1 (error set) */
+static int twin_args(PyObject *const *args, Py_ssize_t nargs, int nint, int nptr, int64_t *v, void **a) {
+    if (nargs < nint + nptr) {
+        PyErr_SetString(PyExc_TypeError, "twin: (ints..., addresses...) expected");
+        return -1;
+    }
+    for (int i = 0; i < nint; i++) {
+        v[i] = PyLong_AsLongLong(args[i]);
+        if (v[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    for (int i = 0; i < nptr; i++) {
+        a[i] = PyLong_AsVoidPtr(args[nint + i]);
+        if (a[i] == NULL && PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
+/* t[0:n] = f(t[0:n]) by a unary ufunc loop (sleef_expf's, sleef_logf's: the bits the tape's call gives) */
+static void exp_row(float *t, npy_intp n, PyUFuncGenericFunction f) {
+    char *a[2] = {(char *)t, (char *)t};
+    npy_intp d[1] = {n}, st[2] = {sizeof(float), sizeof(float)};
+    f(a, d, st, NULL);
+}
+
+/* lanes_add over the BLOCK_K blocks of t (K values, then +0 up to a whole block) and lanes_fold, by the ufuncs'
+   loops (kernels/_lang.py's helpers as the tape calls them) */
+static float lanes_row(float *t, int64_t K, int64_t BK, int64_t L) {
+    float a[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, s;
+    npy_intp d3[3] = {1, L, BK}, st6[6] = {0, 0, 0, sizeof(float), sizeof(float), sizeof(float)};
+    for (int64_t k0 = 0; k0 < K; k0 += BK) {
+        char *args[3] = {(char *)a, (char *)(t + k0), (char *)a};
+        lanes_add_loop(args, d3, st6, NULL);
+    }
+    if (L != 8) return a[0];
+    char *args[2] = {(char *)a, (char *)&s};
+    npy_intp d2[2] = {1, 8}, st3[3] = {0, 0, sizeof(float)};
+    lanes_fold_loop(args, d2, st3, NULL);
+    return s;
+}
+
+/* softmax_kernel (LANES > 0, NT 0, float32), its ops in the tape's order (two NaNs: mul1, sub1): mx = the row's fmax (a NaN never wins;
+   +0 or -0 alike: exp(x - mx) is 1 either way), e = exp(x - mx), s = lanes(e); y = e * (1 / s), LOG:
+   y = (x - mx) - log s */
+static PyObject *softmax_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[12];
+    void *a[2];
+    (void)self;
+    if (twin_args(args, nargs, 12, 2, v, a) < 0) return NULL;
+    int64_t M = v[0], K = v[1], IN = v[2], BK = v[9], L = v[10], LOG = v[11];
+    int64_t KP = (K + BK - 1) / BK * BK;
+    const float *x = a[0];
+    float *y = a[1], *t = calloc(KP, sizeof(float));
+    if (t == NULL) return PyErr_NoMemory();
+    for (int64_t m = 0; m < M; m++) {
+        const float *xr = x + (m / IN) * v[3] + (m % IN) * v[5];
+        float *yr = y + (m / IN) * v[6] + (m % IN) * v[8];
+        int64_t sk = v[4], yk = v[7];
+        float mx = -INFINITY, s, r;
+        for (int64_t k = 0; k < K; k++)
+            if (xr[k * sk] > mx) mx = xr[k * sk];
+        for (int64_t k = 0; k < K; k++) t[k] = sub1(xr[k * sk], mx);
+        exp_row(t, K, exp_funcs[0]);
+        s = lanes_row(t, K, BK, L);
+        if (LOG) {
+            exp_row(&s, 1, log_funcs[0]);
+            for (int64_t k = 0; k < K; k++) yr[k * yk] = sub1(sub1(xr[k * sk], mx), s);
+        } else {
+            r = 1.0f / s;
+            for (int64_t k = 0; k < K; k++) yr[k * yk] = mul1(t[k], r);
+        }
+    }
+    free(t);
+    Py_RETURN_NONE;
+}
+
+/* softmax_backward_kernel (LANES > 0, not LOG, float32): acc = lanes(dy y), dx = (dy - acc) y */
+static PyObject *softmax_backward_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[15];
+    void *a[3];
+    (void)self;
+    if (twin_args(args, nargs, 15, 3, v, a) < 0) return NULL;
+    int64_t M = v[0], K = v[1], IN = v[2], BK = v[12], L = v[13];
+    int64_t KP = (K + BK - 1) / BK * BK;
+    const float *dy = a[0], *y = a[1];
+    float *dx = a[2], *t = calloc(KP, sizeof(float));
+    if (t == NULL) return PyErr_NoMemory();
+    if (v[14]) {
+        free(t);
+        PyErr_SetString(PyExc_ValueError, "softmax_backward_f32: LOG has no twin");
+        return NULL;
+    }
+    for (int64_t m = 0; m < M; m++) {
+        const float *dr = dy + (m / IN) * v[3] + (m % IN) * v[5];
+        const float *yr = y + (m / IN) * v[6] + (m % IN) * v[8];
+        float *orow = dx + (m / IN) * v[9] + (m % IN) * v[11];
+        int64_t dk = v[4], yk = v[7], ok = v[10];
+        for (int64_t k = 0; k < K; k++) t[k] = mul1(dr[k * dk], yr[k * yk]);
+        float acc = lanes_row(t, K, BK, L);
+        for (int64_t k = 0; k < K; k++) orow[k * ok] = mul1(sub1(dr[k * dk], acc), yr[k * yk]);
+    }
+    free(t);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"mt19937_fill", mt19937_fill, METH_VARARGS, "mt19937_fill(state_address, out_address, n): numpy MT19937 words."},
     {"cross_entropy_f32", (PyCFunction)(void (*)(void))cross_entropy_f32, METH_FASTCALL,
@@ -792,6 +917,10 @@ static PyMethodDef methods[] = {
      "cross_entropy_backward_f32(params, g, x, t, w, dx, rs[, eps_hi, eps_lo]): its backward kernel."},
     {"dropout_words_f32", (PyCFunction)(void (*)(void))dropout_words_f32, METH_FASTCALL,
      "dropout_words_f32(n, q53, scale_bits, x, y, mask, w, ...): kernels/nn.py's dropout_kernel (WORDS, float32)."},
+    {"softmax_f32", (PyCFunction)(void (*)(void))softmax_f32, METH_FASTCALL,
+     "softmax_f32(M, K, INNER, sx (3), sy (3), BLOCK_K, LANES, LOG, x, y): kernels/softmax.py's softmax_kernel."},
+    {"softmax_backward_f32", (PyCFunction)(void (*)(void))softmax_backward_f32, METH_FASTCALL,
+     "softmax_backward_f32(M, K, INNER, sd, sy, so (3 each), BLOCK_K, LANES, LOG, dy, y, dx): its backward."},
     {"embedding_backward", (PyCFunction)(void (*)(void))embedding_backward, METH_FASTCALL,
      "embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc): kernels/nn.py's embedding_backward_kernel."},
     {NULL, NULL, 0, NULL}};
@@ -839,6 +968,8 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
     if (m == NULL) return NULL;
     import_array();
     import_umath();
+    lanes_add_loop = lanes_add_f32;
+    lanes_fold_loop = lanes_fold8_f32;
 #ifdef HAVE_HW
     __builtin_cpu_init();
     if (__builtin_cpu_supports("fma")) {
