@@ -80,6 +80,8 @@ CASES = [  # M, K, log, dim, dtype, special, strided
     (2, 5000, False, 1, np.float32, True, False),
     (2, 5000, True, 1, np.float32, True, True),
     (1, 64, False, 1, np.float32, True, False),
+    (3000, 32, False, 1, np.float32, True, False),      # (rows in batches of the twin's scratch)
+    (3000, 24, True, 1, np.float32, True, False),
 ]
 
 

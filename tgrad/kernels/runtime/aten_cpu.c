@@ -750,6 +750,8 @@ static PyObject *embedding_backward(PyObject *self, PyObject *const *args, Py_ss
     Py_RETURN_NONE;
 }
 
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")   /* (selects if-converted: vectorized; the same results) */
 /* dropout_kernel with mt19937 words, float32: keep_scale's factor (scale or +0), y = x f, mask = f != 0 */
 static PyObject *dropout_words_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int64_t v[3];
@@ -788,11 +790,15 @@ static PyObject *dropout_words_f32(PyObject *self, PyObject *const *args, Py_ssi
     Py_RETURN_NONE;
 }
 
+#pragma GCC pop_options
+
 static PyUFuncGenericFunction exp_funcs[1], log_funcs[1];
 /* the lanes helpers' ufunc loops, called through pointers (never inlined: the tape's machine code) */
 static void (*volatile lanes_add_loop)(char **, const npy_intp *, const npy_intp *, void *);
 static void (*volatile lanes_fold_loop)(char **, const npy_intp *, const npy_intp *, void *);
 
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")   /* (selects if-converted: vectorized; the same results) */
 /* a op b where two NaNs meet as numpy's SIMD loops over the tape's whole blocks give it: the first operand's NaN
    (quieted), whichever operand order the compiler emits */
 static inline float qnan(float a) {
@@ -802,8 +808,8 @@ static inline float qnan(float a) {
     memcpy(&a, &u, 4);
     return a;
 }
-static inline float mul1(float a, float b) { return a != a ? qnan(a) : a * b; }
-static inline float sub1(float a, float b) { return a != a ? qnan(a) : a - b; }
+static inline float mul1(float a, float b) { float r = a * b; return a != a ? qnan(a) : r; }
+static inline float sub1(float a, float b) { float r = a - b; return a != a ? qnan(a) : r; }
 
 /* the FASTCALL arguments (nint ints, then nptr addresses) of a twin, or -1 (error set) */
 static int twin_args(PyObject *const *args, Py_ssize_t nargs, int nint, int nptr, int64_t *v, void **a) {
@@ -829,54 +835,85 @@ static void exp_row(float *t, npy_intp n, PyUFuncGenericFunction f) {
     f(a, d, st, NULL);
 }
 
-/* lanes_add over the BLOCK_K blocks of t (K values, then +0 up to a whole block) and lanes_fold, by the ufuncs'
-   loops (kernels/_lang.py's helpers as the tape calls them) */
-static float lanes_row(float *t, int64_t K, int64_t BK, int64_t L) {
-    float a[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, s;
-    npy_intp d3[3] = {1, L, BK}, st6[6] = {0, 0, 0, sizeof(float), sizeof(float), sizeof(float)};
-    for (int64_t k0 = 0; k0 < K; k0 += BK) {
+/* s[r] = lanes_fold(lanes_add over the BLOCK_K blocks of row r of t) for n rows of KP = whole blocks (K values,
+   then +0), by the ufuncs' loops (kernels/_lang.py's helpers as the tape calls them); a: n x 8 scratch */
+static void lanes_rows(float *t, npy_intp n, int64_t KP, int64_t BK, int64_t L, float *a, float *s) {
+    memset(a, 0, n * 8 * sizeof(float));
+    npy_intp d3[3] = {n, L, BK}, st6[6] = {8 * sizeof(float), KP * sizeof(float), 8 * sizeof(float), sizeof(float),
+                                           sizeof(float), sizeof(float)};
+    for (int64_t k0 = 0; k0 < KP; k0 += BK) {
         char *args[3] = {(char *)a, (char *)(t + k0), (char *)a};
         lanes_add_loop(args, d3, st6, NULL);
     }
-    if (L != 8) return a[0];
-    char *args[2] = {(char *)a, (char *)&s};
-    npy_intp d2[2] = {1, 8}, st3[3] = {0, 0, sizeof(float)};
+    if (L != 8) {
+        for (npy_intp r = 0; r < n; r++) s[r] = a[8 * r];
+        return;
+    }
+    char *args[2] = {(char *)a, (char *)s};
+    npy_intp d2[2] = {n, 8}, st3[3] = {8 * sizeof(float), sizeof(float), sizeof(float)};
     lanes_fold_loop(args, d2, st3, NULL);
-    return s;
 }
 
-/* softmax_kernel (LANES > 0, NT 0, float32), its ops in the tape's order (two NaNs: mul1, sub1): mx = the row's fmax (a NaN never wins;
-   +0 or -0 alike: exp(x - mx) is 1 either way), e = exp(x - mx), s = lanes(e); y = e * (1 / s), LOG:
-   y = (x - mx) - log s */
+/* the row's fmax (a NaN never wins; of +0 and -0 either: exp(x - mx) is 1 for both), 8 running maxima */
+static float row_max(const float *x, int64_t K, int64_t sk) {
+    float m8[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY}, mx;
+    int64_t k = 0;
+    if (sk == 1)
+        for (; k + 8 <= K; k += 8)
+            for (int j = 0; j < 8; j++) m8[j] = x[k + j] > m8[j] ? x[k + j] : m8[j];
+    mx = m8[0];
+    for (int j = 1; j < 8; j++) mx = m8[j] > mx ? m8[j] : mx;
+    for (; k < K; k++) mx = x[k * sk] > mx ? x[k * sk] : mx;
+    return mx;
+}
+
+#define TW_ROWS 65536       /* elements of scratch a batch of rows */
+
+/* softmax_kernel (LANES > 0, NT 0, float32), its ops in the tape's order (two NaNs: mul1, sub1), a batch of rows at
+   a time: mx = the row's fmax, e = exp(x - mx), s = lanes(e); y = e * (1 / s), LOG: y = (x - mx) - log s */
 static PyObject *softmax_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int64_t v[12];
     void *a[2];
     (void)self;
     if (twin_args(args, nargs, 12, 2, v, a) < 0) return NULL;
-    int64_t M = v[0], K = v[1], IN = v[2], BK = v[9], L = v[10], LOG = v[11];
-    int64_t KP = (K + BK - 1) / BK * BK;
+    int64_t M = v[0], K = v[1], IN = v[2], sk = v[4], yk = v[7], BK = v[9], L = v[10], LOG = v[11];
+    int64_t KP = (K + BK - 1) / BK * BK, R = KP >= TW_ROWS ? 1 : TW_ROWS / KP;
+    if (R > M) R = M;
     const float *x = a[0];
-    float *y = a[1], *t = calloc(KP, sizeof(float));
-    if (t == NULL) return PyErr_NoMemory();
-    for (int64_t m = 0; m < M; m++) {
-        const float *xr = x + (m / IN) * v[3] + (m % IN) * v[5];
-        float *yr = y + (m / IN) * v[6] + (m % IN) * v[8];
-        int64_t sk = v[4], yk = v[7];
-        float mx = -INFINITY, s, r;
-        for (int64_t k = 0; k < K; k++)
-            if (xr[k * sk] > mx) mx = xr[k * sk];
-        for (int64_t k = 0; k < K; k++) t[k] = sub1(xr[k * sk], mx);
-        exp_row(t, K, exp_funcs[0]);
-        s = lanes_row(t, K, BK, L);
-        if (LOG) {
-            exp_row(&s, 1, log_funcs[0]);
-            for (int64_t k = 0; k < K; k++) yr[k * yk] = sub1(sub1(xr[k * sk], mx), s);
-        } else {
-            r = 1.0f / s;
-            for (int64_t k = 0; k < K; k++) yr[k * yk] = mul1(t[k], r);
+    float *y = a[1], *t = calloc(R * KP, sizeof(float)), *ln = malloc(R * 8 * sizeof(float)),
+          *mx = malloc(R * sizeof(float)), *sr = malloc(R * sizeof(float));
+    if (t == NULL || ln == NULL || mx == NULL || sr == NULL) {
+        free(t); free(ln); free(mx); free(sr);
+        return PyErr_NoMemory();
+    }
+    for (int64_t m0 = 0; m0 < M; m0 += R) {
+        npy_intp n = M - m0 < R ? M - m0 : R;
+        for (npy_intp r = 0; r < n; r++) {
+            int64_t m = m0 + r;
+            const float *xr = x + (m / IN) * v[3] + (m % IN) * v[5];
+            float *tr = t + r * KP, mr = mx[r] = row_max(xr, K, sk);
+            for (int64_t k = 0; k < K; k++) tr[k] = sub1(xr[k * sk], mr);
+            if (K < KP) exp_row(tr, K, exp_funcs[0]);
+        }
+        if (K == KP) exp_row(t, n * KP, exp_funcs[0]);
+        lanes_rows(t, n, KP, BK, L, ln, sr);
+        if (LOG) exp_row(sr, n, log_funcs[0]);
+        for (npy_intp r = 0; r < n; r++) {
+            int64_t m = m0 + r;
+            const float *xr = x + (m / IN) * v[3] + (m % IN) * v[5], *tr = t + r * KP;
+            float *yr = y + (m / IN) * v[6] + (m % IN) * v[8], q = sr[r], mr = mx[r];
+            if (LOG) {
+                for (int64_t k = 0; k < K; k++) yr[k * yk] = sub1(sub1(xr[k * sk], mr), q);
+            } else {
+                q = 1.0f / q;
+                if (yk == 1)
+                    for (int64_t k = 0; k < K; k++) yr[k] = mul1(tr[k], q);
+                else
+                    for (int64_t k = 0; k < K; k++) yr[k * yk] = mul1(tr[k], q);
+            }
         }
     }
-    free(t);
+    free(t); free(ln); free(mx); free(sr);
     Py_RETURN_NONE;
 }
 
@@ -886,28 +923,47 @@ static PyObject *softmax_backward_f32(PyObject *self, PyObject *const *args, Py_
     void *a[3];
     (void)self;
     if (twin_args(args, nargs, 15, 3, v, a) < 0) return NULL;
-    int64_t M = v[0], K = v[1], IN = v[2], BK = v[12], L = v[13];
-    int64_t KP = (K + BK - 1) / BK * BK;
-    const float *dy = a[0], *y = a[1];
-    float *dx = a[2], *t = calloc(KP, sizeof(float));
-    if (t == NULL) return PyErr_NoMemory();
     if (v[14]) {
-        free(t);
         PyErr_SetString(PyExc_ValueError, "softmax_backward_f32: LOG has no twin");
         return NULL;
     }
-    for (int64_t m = 0; m < M; m++) {
-        const float *dr = dy + (m / IN) * v[3] + (m % IN) * v[5];
-        const float *yr = y + (m / IN) * v[6] + (m % IN) * v[8];
-        float *orow = dx + (m / IN) * v[9] + (m % IN) * v[11];
-        int64_t dk = v[4], yk = v[7], ok = v[10];
-        for (int64_t k = 0; k < K; k++) t[k] = mul1(dr[k * dk], yr[k * yk]);
-        float acc = lanes_row(t, K, BK, L);
-        for (int64_t k = 0; k < K; k++) orow[k * ok] = mul1(sub1(dr[k * dk], acc), yr[k * yk]);
+    int64_t M = v[0], K = v[1], IN = v[2], dk = v[4], yk = v[7], ok = v[10], BK = v[12], L = v[13];
+    int64_t KP = (K + BK - 1) / BK * BK, R = KP >= TW_ROWS ? 1 : TW_ROWS / KP;
+    if (R > M) R = M;
+    const float *dy = a[0], *y = a[1];
+    float *dx = a[2], *t = calloc(R * KP, sizeof(float)), *ln = malloc(R * 8 * sizeof(float)),
+          *sr = malloc(R * sizeof(float));
+    if (t == NULL || ln == NULL || sr == NULL) {
+        free(t); free(ln); free(sr);
+        return PyErr_NoMemory();
     }
-    free(t);
+    for (int64_t m0 = 0; m0 < M; m0 += R) {
+        npy_intp n = M - m0 < R ? M - m0 : R;
+        for (npy_intp r = 0; r < n; r++) {
+            int64_t m = m0 + r;
+            const float *dr = dy + (m / IN) * v[3] + (m % IN) * v[5], *yr = y + (m / IN) * v[6] + (m % IN) * v[8];
+            float *tr = t + r * KP;
+            if (dk == 1 && yk == 1)
+                for (int64_t k = 0; k < K; k++) tr[k] = mul1(dr[k], yr[k]);
+            else
+                for (int64_t k = 0; k < K; k++) tr[k] = mul1(dr[k * dk], yr[k * yk]);
+        }
+        lanes_rows(t, n, KP, BK, L, ln, sr);
+        for (npy_intp r = 0; r < n; r++) {
+            int64_t m = m0 + r;
+            const float *dr = dy + (m / IN) * v[3] + (m % IN) * v[5], *yr = y + (m / IN) * v[6] + (m % IN) * v[8];
+            float *orow = dx + (m / IN) * v[9] + (m % IN) * v[11], q = sr[r];
+            if (dk == 1 && yk == 1 && ok == 1)
+                for (int64_t k = 0; k < K; k++) orow[k] = mul1(sub1(dr[k], q), yr[k]);
+            else
+                for (int64_t k = 0; k < K; k++) orow[k * ok] = mul1(sub1(dr[k * dk], q), yr[k * yk]);
+        }
+    }
+    free(t); free(ln); free(sr);
     Py_RETURN_NONE;
 }
+
+#pragma GCC pop_options
 
 static PyMethodDef methods[] = {
     {"mt19937_fill", mt19937_fill, METH_VARARGS, "mt19937_fill(state_address, out_address, n): numpy MT19937 words."},
