@@ -779,9 +779,11 @@ static PyObject *dropout_words_f32(PyObject *self, PyObject *const *args, Py_ssi
     float *y = a[1];
     uint8_t *mask = a[2];
     const uint32_t *w = a[3];
+    /* u < q as 32-bit compares (vectorized): hi < qhi, or hi == qhi and lo < qlo (unsigned, by the sign flip) */
+    int32_t qhi = (int32_t)(q >> 32), qlo = (int32_t)((uint32_t)q ^ 0x80000000u);
     for (int64_t i = 0; i < v[0]; i++) {
-        uint64_t u = ((uint64_t)(w[2 * i] & 0x1FFFFF) << 32) | w[2 * i + 1];
-        uint32_t fb = sb & (0u - (uint32_t)(u < q));
+        int32_t hi = (int32_t)(w[2 * i] & 0x1FFFFF), lo = (int32_t)(w[2 * i + 1] ^ 0x80000000u);
+        uint32_t fb = sb & (0u - (uint32_t)((hi < qhi) | ((hi == qhi) & (lo < qlo))));
         float f;
         memcpy(&f, &fb, sizeof f);
         y[i] = x[i] * f;
