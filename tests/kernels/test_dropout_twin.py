@@ -89,3 +89,22 @@ def test_compiled_replay_calls_twin():
     twin = native.aten_twin("dropout_words_f32")
     assert [v for r in gc.get_objects() if isinstance(r, Replay) for v in r.run.__globals__.values()
             if type(v) is T.CpuTwin and v.func is twin]
+
+
+def test_twin_compare_at_equal_high_words():
+    """The twin's 53-bit compare (two 32-bit ones) where the high 21 bits equal q53's: keep iff word53 < q53."""
+    f = native.aten_twin("dropout_words_f32")
+    rng = np.random.default_rng(1)
+    n = 4099
+    x = rng.standard_normal(n).astype(np.float32)
+    scale = np.float64(1 / 0.7)
+    for q53 in ((0x1234 << 32) | 0x80000001, (0x1234 << 32) | 0x7FFFFFFF, (0x1234 << 32), 2 ** 53, 1, 0):
+        w = rng.integers(0, 2 ** 32, 2 * n, dtype=np.uint64).astype(np.uint32)
+        w[0::2] = (q53 >> 32) | (rng.integers(0, 2048, n, dtype=np.uint32) << 21)     # (bits past 21 ignored)
+        w[1::2][:8] = [0, 1, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, q53 & 0xFFFFFFFF, (q53 - 1) & 0xFFFFFFFF]
+        y, mask = np.empty_like(x), np.empty(n, np.bool_)
+        f(n, q53, int(scale.view(np.int64)), x.ctypes.data, y.ctypes.data, mask.ctypes.data, w.ctypes.data)
+        u = ((w[0::2].astype(np.uint64) & 0x1FFFFF) << np.uint64(32)) | w[1::2].astype(np.uint64)
+        keep = u < np.uint64(q53)
+        assert (mask == keep).all()
+        assert y.tobytes() == (x * np.where(keep, np.float32(scale), np.float32(0))).tobytes()
