@@ -32,6 +32,8 @@
    softmax_backward_f32(M, K, INNER, sd_o, sd_k, sd_i, sy_o, sy_k, sy_i, so_o, so_k, so_i, BLOCK_K, LANES, LOG,
                      dy, y, dx): the C twins of kernels/softmax.py's softmax_kernel and softmax_backward_kernel in ATen's
                      lastdim order (LANES 8 or 1, NT 0, float32): a row at a time, the exps by sleef_expf's own loop.
+   norm2_rows_f32(M, M2, K, s1, s2, x, out, ...): the C twin of kernels/reduce.py's accumulate_rows_kernel with ATEN
+                     (float32 contiguous rows, _aten_norm2_rows): out[m] = sqrt of the row's squares in ATen's order.
    mt19937_fill(state_address, out_address, n): the next n 32-bit words of a numpy MT19937 bit generator (its
                       state struct {uint32 key[624]; int pos} at state_address, advanced) written at out_address:
                       numpy's mt19937_next32 n times (the reference twist and tempering), in blocks the compiler
@@ -965,6 +967,37 @@ static PyObject *softmax_backward_f32(PyObject *self, PyObject *const *args, Py_
     Py_RETURN_NONE;
 }
 
+static inline float add1(float a, float b) { float r = a + b; return a != a ? qnan(a) : r; }
+
+/* _aten_norm2_rows of one contiguous row: lane l sums x[8v + l]^2 over the K / 8 vectors left to right (np.cumsum:
+   the running sum first), the 8 lanes left to right, then the tail's squares by fma */
+static float norm2_row(const float *x, int64_t K) {
+    int64_t NV = K / 8;
+    float acc[8], b;
+    for (int l = 0; l < 8; l++) acc[l] = NV ? x[l] * x[l] : 0.0f;
+    for (int64_t v = 1; v < NV; v++)
+        for (int l = 0; l < 8; l++) acc[l] = add1(acc[l], x[8 * v + l] * x[8 * v + l]);
+    b = acc[0];
+    for (int l = 1; l < 8; l++) b = add1(b, acc[l]);
+    for (int64_t i = 0; i < 7; i++) {
+        float xi = NV * 8 + i < K ? x[NV * 8 + i] : 0.0f;
+        b = fmaf(xi, xi, b);
+    }
+    return b;
+}
+
+static PyObject *norm2_rows_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[5];
+    void *a[2];
+    (void)self;
+    if (twin_args(args, nargs, 5, 2, v, a) < 0) return NULL;
+    const float *x = a[0];
+    float *out = a[1];
+    for (int64_t m = 0; m < v[0]; m++)
+        out[m] = sqrtf(norm2_row(x + (m / v[1]) * v[3] + (m % v[1]) * v[4], v[2]));
+    Py_RETURN_NONE;
+}
+
 #pragma GCC pop_options
 
 static PyMethodDef methods[] = {
@@ -979,6 +1012,8 @@ static PyMethodDef methods[] = {
      "softmax_f32(M, K, INNER, sx (3), sy (3), BLOCK_K, LANES, LOG, x, y): kernels/softmax.py's softmax_kernel."},
     {"softmax_backward_f32", (PyCFunction)(void (*)(void))softmax_backward_f32, METH_FASTCALL,
      "softmax_backward_f32(M, K, INNER, sd, sy, so (3 each), BLOCK_K, LANES, LOG, dy, y, dx): its backward."},
+    {"norm2_rows_f32", (PyCFunction)(void (*)(void))norm2_rows_f32, METH_FASTCALL,
+     "norm2_rows_f32(M, M2, K, s1, s2, x, out, ...): kernels/reduce.py's accumulate_rows_kernel (ATEN norm2)."},
     {"embedding_backward", (PyCFunction)(void (*)(void))embedding_backward, METH_FASTCALL,
      "embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc): kernels/nn.py's embedding_backward_kernel."},
     {NULL, NULL, 0, NULL}};
