@@ -8,7 +8,8 @@ result of a local assigned once its own buffer, written with ``out=`` (the same 
 has the result's dtype and shape), evaluates once the views of buffers and of the arena's fixed views
 (``v<n>``): their lines leave the program and their uses name the constant view, copies a padded
 constant block once (``_padded``), and gives a small select on a constant mask (``_const_where``) and a small GEMM
-with its addend (``_small_gemm``) buffers of their own.  A value never outlives its
+with its addend (``_small_gemm``) buffers of their own; a larger GEMM adds its zero accumulator in place
+(``_zero_acc``).  A value never outlives its
 replay (stores copy it into memory), and each buffer is written once per run before any use: a buffer keeping
 the last run's numbers changes nothing."""
 import re
@@ -106,6 +107,21 @@ def _small_gemm(g, val, ns, rec, buf):
     return line + (f"; _np.add({buf}, {c}, out={buf})" if c else "")
 
 
+def _zero_acc(g, val, ns, name):
+    """A GEMM too big for a buffer plus a tape's zero accumulator (``F(a, b, dtype) + Z``, Z a constant of +0s): the
+    GEMM's fresh result with +0.0 added in place (each element x + 0 as before: -0 becomes +0), no zeros read and
+    no second array; None where it does not apply."""
+    from ..kernels.runtime import blas
+    f, a, b, dt, c = g.groups()
+    z = ns.get(c) if c else None
+    if ns.get(f) not in (blas.matmul_small, blas.matmul_large) or type(z) is not np.ndarray or \
+            type(val) is not np.ndarray or not isinstance(ns.get(dt), np.dtype) or \
+            not (z.dtype == val.dtype == ns[dt] == np.float32) or not _fits(z.shape, val.shape) or \
+            np.signbit(z).any() or (z != 0).any():
+        return None
+    return f"    {name} = {f}({a}, {b}, {dt}); _np.add({name}, 0.0, out={name})"
+
+
 def _pure(f):
     return type(f) is np.ufunc or getattr(f, "__module__", "").endswith("runtime.blas")
 
@@ -180,6 +196,11 @@ def hoist(src, ns, rec):
             if line is not None:
                 total += val.nbytes
                 const[name] = f"h_{name}"
+                out.append(line)
+                continue
+        if g is not None:
+            line = _zero_acc(g, val, ns, name)
+            if line is not None:
                 out.append(line)
                 continue
         v = _VIEW.match(rhs)

@@ -2,10 +2,13 @@
 (bag search, scatter-add / max per bag and their gradients), one_hot."""
 import math
 
+import numpy as np
 import triton
 import triton.language as tl
 
 from .runtime import cdiv, dynamic_args, elementwise_block, gpu_blocks, launch, next_pow2
+from .runtime import launcher as T
+from .runtime.native import aten_twin
 from .reduce import _aten_norm2_rows
 from ._lang import cast_store, compute_type, kptr, row_tiles
 from .random import f64_arg, f64_bits, keep_scale
@@ -35,6 +38,21 @@ def dropout_kernel(x_ptr, y_ptr, mask_ptr, w_ptr, n_elements, p, q53, scale_bits
 dynamic_args(dropout_kernel, "seed", "offset")   # a new draw replays the same tape
 
 
+def _dropout_twin(args, cx):
+    """aten_cpu.c's one-pass twin of a cpu launch of ``dropout_kernel`` on mt19937 words (float32 x and y, bool
+    mask), or None where the kernel's tape runs."""
+    f = aten_twin("dropout_words_f32")
+    x, y, mask, w, n, _, q53, scale_bits = args[:8]
+    if (f is None or not cx["WORDS"] or cx["COMPUTE"] is not tl.float32 or x.dtype != np.float32
+            or y.dtype != np.float32 or mask.dtype != np.bool_ or w.dtype not in (np.int32, np.uint32)
+            or not 0 <= q53 < 2**63):
+        return None
+    return T.CpuTwin(f, n, q53, scale_bits)
+
+
+T.cpu_twin(dropout_kernel, _dropout_twin)
+
+
 
 @triton.jit
 def embedding_kernel(w_ptr, idx_ptr, out_ptr, n, D, stride_wv, stride_wd, ROWS: tl.constexpr,
@@ -62,6 +80,21 @@ def embedding_backward_kernel(g_ptr, idx_ptr, acc_ptr, n, D, padding_idx, ROWS: 
         m = rmask[:, None] & (cols[None, :] < D)
         g = tl.load(g_ptr + rows[:, None] * D + cols[None, :], mask=m, other=0.0)
         tl.atomic_add(acc_ptr + src[:, None] * D + cols[None, :], g.to(acc_ptr.dtype.element_ty), mask=m)
+
+
+def _embedding_backward_twin(args, cx):
+    """aten_cpu.c's twin of a cpu launch of ``embedding_backward_kernel`` (its atomic adds in the interpreter's
+    order: rows in turn), or None where the kernel's tape runs: g and acc both float32 or both float64, int32 or
+    int64 indices."""
+    f = aten_twin("embedding_backward")
+    g, idx, acc, n, D, pad = args
+    if f is None or g.dtype != acc.dtype or acc.dtype not in (np.float32, np.float64) \
+            or idx.dtype not in (np.int32, np.int64) or not -2**63 <= pad < 2**63:
+        return None
+    return T.CpuTwin(f, n, D, pad, int(idx.dtype == np.int64), int(acc.dtype == np.float64))
+
+
+T.cpu_twin(embedding_backward_kernel, _embedding_backward_twin)
 
 
 @triton.jit

@@ -6,13 +6,14 @@ with strides ``stride_m1``/``stride_m2``, and the reduced dims are merged
 into one stride ``stride_k`` (the ops layer makes a contiguous copy first
 when that is impossible).  Outputs are contiguous: ``out[m]``.
 """
+import numpy as np
 import triton
 import triton.language as tl
 
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, gpu_blocks, launch, next_pow2
 from ._lang import cast_store, compute_type, kptr
-from .runtime.native import native_helper, rule_lanes_add
+from .runtime.native import aten_twin, native_helper, rule_lanes_add
 
 
 # accumulate_rows_kernel OP codes (one pass; SUM and PROD also name scan_rows_kernel's two scans)
@@ -61,6 +62,17 @@ def _row_prod(acc, BLOCK_K: tl.constexpr):
 @triton.jit
 def _row_base(rows, M2, stride_m1, stride_m2):
     return (rows // M2) * stride_m1 + (rows % M2) * stride_m2
+
+
+def _norm2_twin(args, cx):
+    """aten_cpu.c's twin of a cpu launch of ``accumulate_rows_kernel`` with ATEN (float32 contiguous rows: the
+    2-norm in ATen's order, ``_aten_norm2_rows``), or None where the kernel's tape runs."""
+    f = aten_twin("norm2_rows_f32")
+    x, out, _, M, M2, K, s1, s2, sk = args[:9]
+    if f is None or not cx.get("ATEN") or sk != 1 or cx["VB"] < K // 8 or x.dtype != np.float32 \
+            or out.dtype != np.float32:
+        return None
+    return T.CpuTwin(f, M, M2, K, s1, s2)
 
 
 @triton.jit
@@ -241,6 +253,10 @@ def accumulate_rows_kernel(x_ptr, out_ptr, y_ptr, M, M2, K, stride_m1, stride_m2
         elif OP == NORMP:
             r = tl.where(r == 0, 0.0, tl.exp(tl.log(r) / p))
     cast_store(out_ptr + rows, r, rmask)
+
+
+
+T.cpu_twin(accumulate_rows_kernel, _norm2_twin)
 
 
 @triton.jit

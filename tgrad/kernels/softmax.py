@@ -6,11 +6,13 @@ softmax runs over K, and row ``m`` of the ``M = OUTER * INNER`` rows sits at
 dim needs no transpose.  Each program handles ROWS rows (many on cpu) and
 loops over K in BLOCK_K chunks (online max/sum).
 """
+import numpy as np
 import triton
 import triton.language as tl
 
 from .runtime import launcher as T
 from .runtime import Launch, Sites, blas, cdiv, gpu_blocks, next_pow2
+from .runtime.native import aten_twin
 from ._lang import cast_store, compute_type, kptr, lanes_add, lanes_fold, row_offsets, row_tiles, sleef_exp, sleef_log
 
 
@@ -179,6 +181,24 @@ def softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, K, INNER,
             dx = y * (dy - acc[:, None])
         cast_store(dx_ptr + orow[:, None] + cols[None, :] * so_k, dx, m)
 
+
+def _softmax_twin(args, cx, backward=False):
+    """aten_cpu.c's twin of a cpu launch of ``softmax_kernel`` (``backward``: ``softmax_backward_kernel``, not LOG) in
+    ATen's float32 lastdim order (LANES > 0, NT 0), a row at a time; None where the kernel's tape runs.  Where two
+    NaNs meet in a binary op the tape's numpy loops give the first operand's over (ROWS > 1, BLOCK_K) blocks of a
+    whole number of 16-lane vectors, the twin's rule; one-row blocks are 1-D loops that give the second's."""
+    f = aten_twin("softmax_backward_f32" if backward else "softmax_f32")
+    ptrs = args[:3] if backward else args[:2]
+    if (f is None or not cx["LANES"] or cx.get("NT", 0) or cx["COMPUTE"] is not tl.float32 or backward and cx["LOG"]
+            or cx["ROWS"] < 2 or cx["ROWS"] * cx["BLOCK_K"] % 16
+            or any(p.dtype != np.float32 for p in ptrs)):
+        return None
+    ints = args[len(ptrs):]
+    return T.CpuTwin(f, *ints, cx["BLOCK_K"], cx["LANES"], int(bool(cx["LOG"])))
+
+
+T.cpu_twin(softmax_kernel, _softmax_twin)
+T.cpu_twin(softmax_backward_kernel, lambda args, cx: _softmax_twin(args, cx, backward=True))
 
 _SITES = Sites()
 

@@ -21,6 +21,19 @@
    cross_entropy_f32(params, x, t, w, out, dx, r), cross_entropy_backward_f32(params, g, x, t, w, dx, rs): the C twins
                      of kernels/loss.py's cross_entropy_kernel and cross_entropy_backward_kernel (a cpu launch's tape,
                      launcher.cpu_twin), params the bytes of a ce_params, the rest addresses.
+   embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc): the C twin of kernels/nn.py's
+                     embedding_backward_kernel: acc[idx[i], :] += g[i, :] for i = 0 .. n-1 in turn, rows at padding_idx
+                     skipped (the interpreter's atomic adds, element by element in the block's order), float32 or
+                     float64 g and acc, int64 (idx64) or int32 idx, the last three addresses.
+   dropout_words_f32(n, q53, scale_bits, x, y, mask, w[, seed, offset]): the C twin of kernels/nn.py's dropout_kernel
+                     (WORDS, float32): f = keep_scale(w[2i], w[2i + 1], q53, scale), y[i] = x[i] f, mask[i] = f != 0,
+                     scale the float32 of the double whose bits are scale_bits; one pass.
+   softmax_f32(M, K, INNER, sx_o, sx_k, sx_i, sy_o, sy_k, sy_i, BLOCK_K, LANES, LOG, x, y),
+   softmax_backward_f32(M, K, INNER, sd_o, sd_k, sd_i, sy_o, sy_k, sy_i, so_o, so_k, so_i, BLOCK_K, LANES, LOG,
+                     dy, y, dx): the C twins of kernels/softmax.py's softmax_kernel and softmax_backward_kernel in ATen's
+                     lastdim order (LANES 8 or 1, NT 0, float32): a row at a time, the exps by sleef_expf's own loop.
+   norm2_rows_f32(M, M2, K, s1, s2, x, out, ...): the C twin of kernels/reduce.py's accumulate_rows_kernel with ATEN
+                     (float32 contiguous rows, _aten_norm2_rows): out[m] = sqrt of the row's squares in ATen's order.
    mt19937_fill(state_address, out_address, n): the next n 32-bit words of a numpy MT19937 bit generator (its
                       state struct {uint32 key[624]; int pos} at state_address, advanced) written at out_address:
                       numpy's mt19937_next32 n times (the reference twist and tempering), in blocks the compiler
@@ -704,12 +717,305 @@ static PyObject *cross_entropy_backward_f32(PyObject *self, PyObject *const *arg
     Py_RETURN_NONE;
 }
 
+/* embedding_backward_kernel's atomic adds in the interpreter's order: the programs' rows in turn, each row's
+   columns; acc + g in the accumulator's type (g already of it) */
+static PyObject *embedding_backward(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[5];
+    void *a[3];
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc)");
+        return NULL;
+    }
+    for (int i = 0; i < 5; i++) {
+        v[i] = PyLong_AsLongLong(args[i]);
+        if (v[i] == -1 && PyErr_Occurred()) return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        a[i] = PyLong_AsVoidPtr(args[5 + i]);
+        if (a[i] == NULL && PyErr_Occurred()) return NULL;
+    }
+    int64_t n = v[0], D = v[1], pad = v[2];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = v[3] ? ((const int64_t *)a[1])[i] : (int64_t)((const int32_t *)a[1])[i];
+        if (r == pad) continue;
+        if (v[4]) {
+            const double *g = (const double *)a[0] + i * D;
+            double *o = (double *)a[2] + r * D;
+            for (int64_t d = 0; d < D; d++) o[d] = o[d] + g[d];
+        } else {
+            const float *g = (const float *)a[0] + i * D;
+            float *o = (float *)a[2] + r * D;
+            for (int64_t d = 0; d < D; d++) o[d] = o[d] + g[d];
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")   /* (selects if-converted: vectorized; the same results) */
+/* dropout_kernel with mt19937 words, float32: keep_scale's factor (scale or +0), y = x f, mask = f != 0 */
+static PyObject *dropout_words_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[3];
+    void *a[4];
+    (void)self;
+    if (nargs < 7) {
+        PyErr_SetString(PyExc_TypeError, "dropout_words_f32(n, q53, scale_bits, x, y, mask, w, ...)");
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        v[i] = PyLong_AsLongLong(args[i]);
+        if (v[i] == -1 && PyErr_Occurred()) return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        a[i] = PyLong_AsVoidPtr(args[3 + i]);
+        if (a[i] == NULL && PyErr_Occurred()) return NULL;
+    }
+    double sd;
+    memcpy(&sd, &v[2], sizeof sd);
+    float scale = (float)sd;
+    uint32_t sb;
+    memcpy(&sb, &scale, sizeof sb);
+    uint64_t q = (uint64_t)v[1];
+    const float *x = a[0];
+    float *y = a[1];
+    uint8_t *mask = a[2];
+    const uint32_t *w = a[3];
+    /* u < q as 32-bit compares (vectorized): hi < qhi, or hi == qhi and lo < qlo (unsigned, by the sign flip) */
+    int32_t qhi = (int32_t)(q >> 32), qlo = (int32_t)((uint32_t)q ^ 0x80000000u);
+    for (int64_t i = 0; i < v[0]; i++) {
+        int32_t hi = (int32_t)(w[2 * i] & 0x1FFFFF), lo = (int32_t)(w[2 * i + 1] ^ 0x80000000u);
+        uint32_t fb = sb & (0u - (uint32_t)((hi < qhi) | ((hi == qhi) & (lo < qlo))));
+        float f;
+        memcpy(&f, &fb, sizeof f);
+        y[i] = x[i] * f;
+        mask[i] = f != 0.0f;
+    }
+    Py_RETURN_NONE;
+}
+
+#pragma GCC pop_options
+
+static PyUFuncGenericFunction exp_funcs[1], log_funcs[1];
+/* the lanes helpers' ufunc loops, called through pointers (never inlined: the tape's machine code) */
+static void (*volatile lanes_add_loop)(char **, const npy_intp *, const npy_intp *, void *);
+static void (*volatile lanes_fold_loop)(char **, const npy_intp *, const npy_intp *, void *);
+
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")   /* (selects if-converted: vectorized; the same results) */
+/* a op b where two NaNs meet as numpy's SIMD loops over the tape's whole blocks give it: the first operand's NaN
+   (quieted), whichever operand order the compiler emits */
+static inline float qnan(float a) {
+    uint32_t u;
+    memcpy(&u, &a, 4);
+    u |= 0x400000u;
+    memcpy(&a, &u, 4);
+    return a;
+}
+static inline float mul1(float a, float b) { float r = a * b; return a != a ? qnan(a) : r; }
+static inline float sub1(float a, float b) { float r = a - b; return a != a ? qnan(a) : r; }
+
+/* the FASTCALL arguments (nint ints, then nptr addresses) of a twin, or -1 (error set) */
+static int twin_args(PyObject *const *args, Py_ssize_t nargs, int nint, int nptr, int64_t *v, void **a) {
+    if (nargs < nint + nptr) {
+        PyErr_SetString(PyExc_TypeError, "twin: (ints..., addresses...) expected");
+        return -1;
+    }
+    for (int i = 0; i < nint; i++) {
+        v[i] = PyLong_AsLongLong(args[i]);
+        if (v[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    for (int i = 0; i < nptr; i++) {
+        a[i] = PyLong_AsVoidPtr(args[nint + i]);
+        if (a[i] == NULL && PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
+/* t[0:n] = f(t[0:n]) by a unary ufunc loop (sleef_expf's, sleef_logf's: the bits the tape's call gives) */
+static void exp_row(float *t, npy_intp n, PyUFuncGenericFunction f) {
+    char *a[2] = {(char *)t, (char *)t};
+    npy_intp d[1] = {n}, st[2] = {sizeof(float), sizeof(float)};
+    f(a, d, st, NULL);
+}
+
+/* s[r] = lanes_fold(lanes_add over the BLOCK_K blocks of row r of t) for n rows of KP = whole blocks (K values,
+   then +0), by the ufuncs' loops (kernels/_lang.py's helpers as the tape calls them); a: n x 8 scratch */
+static void lanes_rows(float *t, npy_intp n, int64_t KP, int64_t BK, int64_t L, float *a, float *s) {
+    memset(a, 0, n * 8 * sizeof(float));
+    npy_intp d3[3] = {n, L, BK}, st6[6] = {8 * sizeof(float), KP * sizeof(float), 8 * sizeof(float), sizeof(float),
+                                           sizeof(float), sizeof(float)};
+    for (int64_t k0 = 0; k0 < KP; k0 += BK) {
+        char *args[3] = {(char *)a, (char *)(t + k0), (char *)a};
+        lanes_add_loop(args, d3, st6, NULL);
+    }
+    if (L != 8) {
+        for (npy_intp r = 0; r < n; r++) s[r] = a[8 * r];
+        return;
+    }
+    char *args[2] = {(char *)a, (char *)s};
+    npy_intp d2[2] = {n, 8}, st3[3] = {8 * sizeof(float), sizeof(float), sizeof(float)};
+    lanes_fold_loop(args, d2, st3, NULL);
+}
+
+/* the row's fmax (a NaN never wins; of +0 and -0 either: exp(x - mx) is 1 for both), 8 running maxima */
+static float row_max(const float *x, int64_t K, int64_t sk) {
+    float m8[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY}, mx;
+    int64_t k = 0;
+    if (sk == 1)
+        for (; k + 8 <= K; k += 8)
+            for (int j = 0; j < 8; j++) m8[j] = x[k + j] > m8[j] ? x[k + j] : m8[j];
+    mx = m8[0];
+    for (int j = 1; j < 8; j++) mx = m8[j] > mx ? m8[j] : mx;
+    for (; k < K; k++) mx = x[k * sk] > mx ? x[k * sk] : mx;
+    return mx;
+}
+
+#define TW_ROWS 65536       /* elements of scratch a batch of rows */
+
+/* softmax_kernel (LANES > 0, NT 0, float32), its ops in the tape's order (two NaNs: mul1, sub1), a batch of rows at
+   a time: mx = the row's fmax, e = exp(x - mx), s = lanes(e); y = e * (1 / s), LOG: y = (x - mx) - log s */
+static PyObject *softmax_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[12];
+    void *a[2];
+    (void)self;
+    if (twin_args(args, nargs, 12, 2, v, a) < 0) return NULL;
+    int64_t M = v[0], K = v[1], IN = v[2], sk = v[4], yk = v[7], BK = v[9], L = v[10], LOG = v[11];
+    int64_t KP = (K + BK - 1) / BK * BK, R = KP >= TW_ROWS ? 1 : TW_ROWS / KP;
+    if (R > M) R = M;
+    const float *x = a[0];
+    float *y = a[1], *t = calloc(R * KP, sizeof(float)), *ln = malloc(R * 8 * sizeof(float)),
+          *mx = malloc(R * sizeof(float)), *sr = malloc(R * sizeof(float));
+    if (t == NULL || ln == NULL || mx == NULL || sr == NULL) {
+        free(t); free(ln); free(mx); free(sr);
+        return PyErr_NoMemory();
+    }
+    for (int64_t m0 = 0; m0 < M; m0 += R) {
+        npy_intp n = M - m0 < R ? M - m0 : R;
+        for (npy_intp r = 0; r < n; r++) {
+            int64_t m = m0 + r;
+            const float *xr = x + (m / IN) * v[3] + (m % IN) * v[5];
+            float *tr = t + r * KP, mr = mx[r] = row_max(xr, K, sk);
+            for (int64_t k = 0; k < K; k++) tr[k] = sub1(xr[k * sk], mr);
+            if (K < KP) exp_row(tr, K, exp_funcs[0]);
+        }
+        if (K == KP) exp_row(t, n * KP, exp_funcs[0]);
+        lanes_rows(t, n, KP, BK, L, ln, sr);
+        if (LOG) exp_row(sr, n, log_funcs[0]);
+        for (npy_intp r = 0; r < n; r++) {
+            int64_t m = m0 + r;
+            const float *xr = x + (m / IN) * v[3] + (m % IN) * v[5], *tr = t + r * KP;
+            float *yr = y + (m / IN) * v[6] + (m % IN) * v[8], q = sr[r], mr = mx[r];
+            if (LOG) {
+                for (int64_t k = 0; k < K; k++) yr[k * yk] = sub1(sub1(xr[k * sk], mr), q);
+            } else {
+                q = 1.0f / q;
+                if (yk == 1)
+                    for (int64_t k = 0; k < K; k++) yr[k] = mul1(tr[k], q);
+                else
+                    for (int64_t k = 0; k < K; k++) yr[k * yk] = mul1(tr[k], q);
+            }
+        }
+    }
+    free(t); free(ln); free(mx); free(sr);
+    Py_RETURN_NONE;
+}
+
+/* softmax_backward_kernel (LANES > 0, not LOG, float32): acc = lanes(dy y), dx = (dy - acc) y */
+static PyObject *softmax_backward_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[15];
+    void *a[3];
+    (void)self;
+    if (twin_args(args, nargs, 15, 3, v, a) < 0) return NULL;
+    if (v[14]) {
+        PyErr_SetString(PyExc_ValueError, "softmax_backward_f32: LOG has no twin");
+        return NULL;
+    }
+    int64_t M = v[0], K = v[1], IN = v[2], dk = v[4], yk = v[7], ok = v[10], BK = v[12], L = v[13];
+    int64_t KP = (K + BK - 1) / BK * BK, R = KP >= TW_ROWS ? 1 : TW_ROWS / KP;
+    if (R > M) R = M;
+    const float *dy = a[0], *y = a[1];
+    float *dx = a[2], *t = calloc(R * KP, sizeof(float)), *ln = malloc(R * 8 * sizeof(float)),
+          *sr = malloc(R * sizeof(float));
+    if (t == NULL || ln == NULL || sr == NULL) {
+        free(t); free(ln); free(sr);
+        return PyErr_NoMemory();
+    }
+    for (int64_t m0 = 0; m0 < M; m0 += R) {
+        npy_intp n = M - m0 < R ? M - m0 : R;
+        for (npy_intp r = 0; r < n; r++) {
+            int64_t m = m0 + r;
+            const float *dr = dy + (m / IN) * v[3] + (m % IN) * v[5], *yr = y + (m / IN) * v[6] + (m % IN) * v[8];
+            float *tr = t + r * KP;
+            if (dk == 1 && yk == 1)
+                for (int64_t k = 0; k < K; k++) tr[k] = mul1(dr[k], yr[k]);
+            else
+                for (int64_t k = 0; k < K; k++) tr[k] = mul1(dr[k * dk], yr[k * yk]);
+        }
+        lanes_rows(t, n, KP, BK, L, ln, sr);
+        for (npy_intp r = 0; r < n; r++) {
+            int64_t m = m0 + r;
+            const float *dr = dy + (m / IN) * v[3] + (m % IN) * v[5], *yr = y + (m / IN) * v[6] + (m % IN) * v[8];
+            float *orow = dx + (m / IN) * v[9] + (m % IN) * v[11], q = sr[r];
+            if (dk == 1 && yk == 1 && ok == 1)
+                for (int64_t k = 0; k < K; k++) orow[k] = mul1(sub1(dr[k], q), yr[k]);
+            else
+                for (int64_t k = 0; k < K; k++) orow[k * ok] = mul1(sub1(dr[k * dk], q), yr[k * yk]);
+        }
+    }
+    free(t); free(ln); free(sr);
+    Py_RETURN_NONE;
+}
+
+static inline float add1(float a, float b) { float r = a + b; return a != a ? qnan(a) : r; }
+
+/* _aten_norm2_rows of one contiguous row: lane l sums x[8v + l]^2 over the K / 8 vectors left to right (np.cumsum:
+   the running sum first), the 8 lanes left to right, then the tail's squares by fma */
+static float norm2_row(const float *x, int64_t K) {
+    int64_t NV = K / 8;
+    float acc[8], b;
+    for (int l = 0; l < 8; l++) acc[l] = NV ? x[l] * x[l] : 0.0f;
+    for (int64_t v = 1; v < NV; v++)
+        for (int l = 0; l < 8; l++) acc[l] = add1(acc[l], x[8 * v + l] * x[8 * v + l]);
+    b = acc[0];
+    for (int l = 1; l < 8; l++) b = add1(b, acc[l]);
+    for (int64_t i = 0; i < 7; i++) {
+        float xi = NV * 8 + i < K ? x[NV * 8 + i] : 0.0f;
+        b = fmaf(xi, xi, b);
+    }
+    return b;
+}
+
+static PyObject *norm2_rows_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int64_t v[5];
+    void *a[2];
+    (void)self;
+    if (twin_args(args, nargs, 5, 2, v, a) < 0) return NULL;
+    const float *x = a[0];
+    float *out = a[1];
+    for (int64_t m = 0; m < v[0]; m++)
+        out[m] = sqrtf(norm2_row(x + (m / v[1]) * v[3] + (m % v[1]) * v[4], v[2]));
+    Py_RETURN_NONE;
+}
+
+#pragma GCC pop_options
+
 static PyMethodDef methods[] = {
     {"mt19937_fill", mt19937_fill, METH_VARARGS, "mt19937_fill(state_address, out_address, n): numpy MT19937 words."},
     {"cross_entropy_f32", (PyCFunction)(void (*)(void))cross_entropy_f32, METH_FASTCALL,
      "cross_entropy_f32(params, x, t, w, out, dx, r[, eps_hi, eps_lo]): kernels/loss.py's cross_entropy_kernel."},
     {"cross_entropy_backward_f32", (PyCFunction)(void (*)(void))cross_entropy_backward_f32, METH_FASTCALL,
      "cross_entropy_backward_f32(params, g, x, t, w, dx, rs[, eps_hi, eps_lo]): its backward kernel."},
+    {"dropout_words_f32", (PyCFunction)(void (*)(void))dropout_words_f32, METH_FASTCALL,
+     "dropout_words_f32(n, q53, scale_bits, x, y, mask, w, ...): kernels/nn.py's dropout_kernel (WORDS, float32)."},
+    {"softmax_f32", (PyCFunction)(void (*)(void))softmax_f32, METH_FASTCALL,
+     "softmax_f32(M, K, INNER, sx (3), sy (3), BLOCK_K, LANES, LOG, x, y): kernels/softmax.py's softmax_kernel."},
+    {"softmax_backward_f32", (PyCFunction)(void (*)(void))softmax_backward_f32, METH_FASTCALL,
+     "softmax_backward_f32(M, K, INNER, sd, sy, so (3 each), BLOCK_K, LANES, LOG, dy, y, dx): its backward."},
+    {"norm2_rows_f32", (PyCFunction)(void (*)(void))norm2_rows_f32, METH_FASTCALL,
+     "norm2_rows_f32(M, M2, K, s1, s2, x, out, ...): kernels/reduce.py's accumulate_rows_kernel (ATEN norm2)."},
+    {"embedding_backward", (PyCFunction)(void (*)(void))embedding_backward, METH_FASTCALL,
+     "embedding_backward(n, D, padding_idx, idx64, f64, g, idx, acc): kernels/nn.py's embedding_backward_kernel."},
     {NULL, NULL, 0, NULL}};
 
 static PyUFuncGenericFunction exp_funcs[1] = {exp_f32}, log_funcs[1] = {log_f32};
@@ -755,6 +1061,8 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
     if (m == NULL) return NULL;
     import_array();
     import_umath();
+    lanes_add_loop = lanes_add_f32;
+    lanes_fold_loop = lanes_fold8_f32;
 #ifdef HAVE_HW
     __builtin_cpu_init();
     if (__builtin_cpu_supports("fma")) {

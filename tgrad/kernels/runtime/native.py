@@ -14,6 +14,7 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
   helpers per element in one pass (the compiled replay's optimizer steps).
 - ``cross_entropy_f32()``: ``aten_cpu.c``'s C twins of whole kernels (kernels/loss.py's cross-entropy forward and
   backward on float32 class-index rows), the launch's tape on cpu (``launcher.cpu_twin``).
+- ``aten_twin(name)``: more of ``aten_cpu.c``'s whole-kernel twins (``embedding_backward``: kernels/nn.py's).
 - ``mt19937_fill()``: ``aten_cpu.c``'s ``mt19937_fill``: the next words of a numpy ``MT19937`` engine written at an
   address, its state advanced (the cpu generator's draws, ``tgrad/random.py``).
 - ``native_helper(name, rule)``: marks a ``@triton.jit`` helper so that an interpreted launch (direct or
@@ -84,6 +85,13 @@ def cross_entropy_f32():
     cross-entropy kernels for float32 class-index rows (loss.py's ``_ce_twin``), or None when not built."""
     m = _build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
     return None if m is None else (m.cross_entropy_f32, m.cross_entropy_backward_f32)
+
+
+def aten_twin(name):
+    """aten_cpu.c's C twin of a whole kernel by name (``embedding_backward``, ...: its docstring), or None when not
+    built."""
+    m = _build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
+    return None if m is None else getattr(m, name)
 
 
 def aten_ufunc(name):
