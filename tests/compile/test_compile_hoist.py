@@ -105,7 +105,8 @@ def test_constant_selects_and_small_gemms_in_buffers():
     rng = np.random.default_rng(0)
     f32 = np.dtype(np.float32)
     ns = {"_np": np, "c0_k1": rng.random(8) > 0.5, "c0_k2": np.float32([-0.0]), "c0_k3": blas.matmul_small,
-          "c0_k4": f32, "c0_k5": np.zeros((3, 4), f32), "c0_k6": rng.standard_normal((3, 1)).astype(f32),
+          "c0_k4": f32, "c0_k5": rng.standard_normal((3, 4)).astype(f32),
+          "c0_k6": rng.standard_normal((3, 1)).astype(f32),
           "c0_k7": rng.standard_normal((1, 4)).astype(f32), "x": rng.standard_normal(8).astype(f32),
           "a": rng.standard_normal((3, 5)).astype(f32), "b": rng.standard_normal((5, 4)).astype(f32)}
     src = ("def replay(B, O):\n    t0 = _np.where(c0_k1, x, c0_k2)\n    t1 = _np.where(c0_k1, c0_k2, t0)\n"
@@ -127,3 +128,38 @@ def test_constant_selects_and_small_gemms_in_buffers():
                 blas.matmul_small(ns["c0_k6"], ns["c0_k7"], f32)]
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and np.array_equal(g.view(np.uint8), w.view(np.uint8))
+
+
+def test_zero_accumulator_of_a_gemm_is_not_added():
+    """A GEMM plus a constant +0.0 accumulator (a tape's ``tl.zeros``): the GEMM alone, in a buffer or not (np.matmul
+    never returns -0.0, and x + 0.0 is x for every other x); a nonzero or a -0.0 addend, or a K = 1 product (np.dot:
+    -0.0 * 1 is -0.0), keeps its add.  The same bits as the lines they replace."""
+    from tgrad.kernels.runtime import blas
+    rng = np.random.default_rng(1)
+    f32 = np.dtype(np.float32)
+    a = rng.standard_normal((3, 5)).astype(f32)
+    a[0] = -0.0                         # a row of -0.0 products: +0.0 out of the GEMM
+    ns = {"_np": np, "c0_k3": blas.matmul_small, "c0_k4": f32, "c0_k5": np.zeros((3, 4), f32),
+          "c0_k6": np.full((3, 4), -0.0, f32), "c0_k7": np.zeros((200, 4), f32), "c0_k8": np.zeros((1, 1), f32),
+          "a": a, "b": rng.standard_normal((5, 4)).astype(f32), "big": rng.standard_normal((200, 5)).astype(f32),
+          "d": np.full((1, 1), -0.0, f32), "e": np.ones((1, 1), f32)}
+    src = ("def replay(B, O):\n    t0 = (c0_k3(a, b, c0_k4) + c0_k5)\n    t1 = (c0_k3(a, b, c0_k4) + c0_k6)\n"
+           "    t2 = (c0_k3(big, b, c0_k4) + c0_k7)\n    t3 = (c0_k3(d, e, c0_k4) + c0_k8)\n    return t0, t1, t2, t3\n")
+    ref = {}
+    exec(src, dict(ns), ref)
+    want = ref["replay"](None, None)
+    assert not np.signbit(want[0][0]).any() and np.signbit(want[3]).all() is np.False_   # (K = 1: -0.0 + 0.0)
+    monkey = H.GEMM_ELEMS
+    try:
+        H.GEMM_ELEMS = 100              # t2 (800 elements) is not given a buffer: its add is dropped in place
+        out = H.hoist(src, ns, dict(zip(("t0", "t1", "t2", "t3"), want)))
+    finally:
+        H.GEMM_ELEMS = monkey
+    assert "_np.matmul(a, b, dtype=c0_k4, out=h_t0)\n" in out
+    assert "_np.add(h_t1, c0_k6, out=h_t1)" in out
+    assert "    t2 = c0_k3(big, b, c0_k4)\n" in out
+    assert "c0_k8" in out               # (K = 1 kept)
+    exec(out, ns)
+    got = ns["replay"](None, None)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g.view(np.uint8), w.view(np.uint8))

@@ -17,6 +17,7 @@ import numpy as np
 
 MAX_ELEMS = 4096            # a result this small gets a buffer (numpy's malloc and its call cost dominate)
 MAX_BYTES = 1 << 20         # buffers of one program at most
+GEMM_ELEMS = 16384          # a GEMM's result this small gets a buffer (np.matmul's out=: no allocation of 64 KiB)
 
 _ASSIGN = re.compile(r"^    (t\d+\w*) = (.+)$")
 _UFUNC = re.compile(r"^(c\d+_k\d+|_np\.\w+)\(((?:[\w.]+, )*[\w.]+)\)$")
@@ -88,8 +89,9 @@ def _fits(shape, to):
 
 def _small_gemm(g, val, ns, rec, buf):
     """A small GEMM ``blas.matmul_small(a, b, dtype)`` (plus an addend: a tape's zero accumulator or a running sum) as
-    ``np.matmul`` into buffer ``buf`` (made in ``ns``), the addend added in place: the call ``matmul_small`` makes
-    for these operands (not its ``np.dot`` case), the same add; None where it does not apply."""
+    ``np.matmul`` into buffer ``buf`` (made in ``ns``), the addend added in place unless it is a constant +0.0
+    (``_zero_addend``): the call ``matmul_small`` makes for these operands (not its ``np.dot`` case), the same add;
+    None where it does not apply."""
     from ..kernels.runtime import blas
     f, a, b, dt, c = g.groups()
     ops = [ns.get(x, rec.get(x)) for x in (a, b)] + ([ns.get(c, rec.get(c))] if c else [])
@@ -103,7 +105,31 @@ def _small_gemm(g, val, ns, rec, buf):
         return None
     ns[buf] = np.empty(shape, val.dtype)
     line = f"    _np.matmul({a}, {b}, dtype={dt}, out={buf})"
-    return line + (f"; _np.add({buf}, {c}, out={buf})" if c else "")
+    return line + (f"; _np.add({buf}, {c}, out={buf})" if c and not _zero_addend(c, ops, ns, val) else "")
+
+
+def _zero_addend(c, ops, ns, val):
+    """True if adding ``c`` to the GEMM ``ops[0] @ ops[1]`` (result ``val``) changes no bit: ``c`` a constant of
+    +0.0s (a tape's ``tl.zeros`` accumulator) of no larger shape, no new dtype, and K > 1.  x + 0.0 is x for every
+    x but -0.0, and a BLAS GEMM (np.matmul) never returns -0.0: each sum starts from +0.0, and +0.0 + -0.0 is
+    +0.0 (only matmul_small's np.dot of K = 1 multiplies once: -0.0 * 1 is -0.0)."""
+    z = ns.get(c) if c[0] == "c" else None
+    return (type(z) is np.ndarray and z.dtype.kind == "f" and not z.view(np.uint8).any() and
+            len(ops) == 3 and ops[0].ndim >= 2 and ops[0].shape[-1] > 1 and _fits(z.shape, val.shape) and
+            val.dtype == np.result_type(val.dtype, z.dtype))
+
+
+def _drop_zero_addend(g, val, ns, rec):
+    """A GEMM too large for a buffer, ``(f(a, b, dtype) + c)`` with ``c`` a zero addend (``_zero_addend``): the GEMM
+    alone (the same bits, one pass fewer); None where it does not apply."""
+    from ..kernels.runtime import blas
+    f, a, b, dt, c = g.groups()
+    ops = [ns.get(x, rec.get(x)) for x in (a, b, c)] if c else []
+    if not ops or ns.get(f) not in (blas.matmul_small, blas.matmul, blas.matmul_large) or \
+            any(type(x) is not np.ndarray for x in ops) or not isinstance(ns.get(dt), np.dtype) or \
+            ns[dt] != val.dtype or not _zero_addend(c, ops, ns, val):
+        return None
+    return f"{f}({a}, {b}, {dt})"
 
 
 def _pure(f):
@@ -175,13 +201,15 @@ def hoist(src, ns, rec):
                 out.append(line)
                 continue
         g = _GEMM.match(rhs)
-        if g is not None and type(val) is np.ndarray and val.size <= MAX_ELEMS and total + val.nbytes <= MAX_BYTES:
+        if g is not None and type(val) is np.ndarray and val.size <= GEMM_ELEMS and total + val.nbytes <= MAX_BYTES:
             line = _small_gemm(g, val, ns, rec, f"h_{name}")
             if line is not None:
                 total += val.nbytes
                 const[name] = f"h_{name}"
                 out.append(line)
                 continue
+        if g is not None and type(val) is np.ndarray:
+            rhs = _drop_zero_addend(g, val, ns, rec) or rhs
         v = _VIEW.match(rhs)
         base = None if v is None else v.group(1)
         if base is not None and (base in const.values() or re.fullmatch(r"v\d+", base)):
