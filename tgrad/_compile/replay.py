@@ -17,7 +17,7 @@ from ..kernels.runtime.direct import Ptr, _entry
 from ..kernels.runtime.host_state import FP_STATE as _FP_STATE
 from ..kernels.runtime.host_state import fp_ignore as _fp_ignore
 from ..kernels.optim import sgd_update, sgd_ufuncs
-from ..kernels.runtime.native import aten_ufunc
+from ..kernels.runtime.native import aten_ufunc, run_loops
 from ..kernels.runtime.tape_ops import _Views
 from ..kernels.runtime.trace import _FAST
 from ..ops.optim import _contiguous, adam_hyper
@@ -269,6 +269,10 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
 
     spec = _sgd_native(snap, plan)
     if spec is not None:
+        plan_bytes = _loops_plan(spec)
+        if plan_bytes is not None:      # (spec keeps the arrays whose addresses the plan holds)
+            k(spec)
+            return _guarded(checks, [f"{k(run_loops())}({k(spec[0][1])}, {k(plan_bytes)})"], call)
         return _guarded(checks, [f"{k(_sgd_run)}({k(spec)})"], call)
 
     def const(v):       # parameters and state at their recorded addresses (the checks above hold them)
@@ -312,6 +316,23 @@ def _sgd_native(snap, plan):
             P, G = ts[0]._np_view(), ts[1]._np_view()
             items.append(fns + (P, G, ts[2]._np_view() if mo else G, x))
     return items
+
+
+def _loops_plan(items):
+    """``_sgd_native``'s items as one ``run_loops`` plan of their fused step ufunc (``sgd_update``'s ``fs``, the
+    same loop on the same operands: P, G, U, the four scalars, out U, P), or None (a step without it, or no
+    ``run_loops``)."""
+    if not items or run_loops() is None or any(it[1] is None or it[1] is not items[0][1] for it in items):
+        return None
+    q = []
+    for _, _, _, _, P, G, U, x in items:
+        ops = (P, G, U) + tuple(x) + (U, P)
+        if any(not a.flags.c_contiguous or a.dtype != _F32 for a in ops) or any(a.size != 1 for a in x):
+            return None
+        q.append(P.size)
+        for a in ops:
+            q += [a.ctypes.data, 0 if a.size == 1 else 4]      # (a 1-element operand: broadcast)
+    return np.array(q, np.int64).tobytes()
 
 
 def _sgd_run(items):
