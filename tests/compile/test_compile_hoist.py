@@ -163,3 +163,30 @@ def test_zero_accumulator_of_a_gemm_is_not_added():
     got = ns["replay"](None, None)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g.view(np.uint8), w.view(np.uint8))
+
+
+def test_loads_read_their_view_where_no_copy_is_needed():
+    """A tape's load ``t = _nparray(view)`` becomes the view itself where ``t`` only goes to pure calls up to its
+    ``del`` and nothing in between may write memory; a store, a launch's call in between, or ``t`` written (an
+    ``out=``) keep the copy.  The same numbers either way."""
+    rng = np.random.default_rng(3)
+    f32 = np.dtype(np.float32)
+    mem = rng.standard_normal(12).astype(f32)
+    ns = {"_np": np, "_nparray": np.array, "c0_k1": np.add, "v0": mem[:6], "v1": mem[6:], "v2": np.zeros(6, f32),
+          "k9": lambda: None}
+    lines = ["def replay(B, O):",
+             "    t0 = _nparray(v0)", "    t1 = c0_k1(t0, t0)", "    del t0",                  # uncopied
+             "    t2 = _nparray(v1)", "    v0[...] = t1", "    t3 = c0_k1(t2, t1)", "    del t2",  # a store between
+             "    t4 = _nparray(v0)", "    k9()", "    t5 = c0_k1(t4, t3)", "    del t4",          # a launch between
+             "    t6 = _nparray(v1)", "    c0_k1(t6, t5, out=t6)", "    v2[...] = t6", "    del t6"]   # t6 written
+    out = H._uncopied(lines, ns)
+    assert out[1] == "    t0 = v0"
+    assert [ln for ln in out if "_nparray" in ln] == [lines[4], lines[8], lines[12]]
+    ns2 = dict(ns)
+    exec("\n".join(out) + "\n", ns2)
+    ref = dict(ns, v0=mem[:6].copy(), v1=mem[6:].copy(), v2=np.zeros(6, f32))
+    exec("\n".join(lines) + "\n", ref)
+    ref["replay"](None, None)
+    ns2["replay"](None, None)
+    for name in ("v0", "v1", "v2"):
+        assert np.array_equal(ns2[name], ref[name])

@@ -132,6 +132,44 @@ def _drop_zero_addend(g, val, ns, rec):
     return f"{f}({a}, {b}, {dt})"
 
 
+_LOAD = re.compile(r"^    (t\d+\w*) = _nparray\((v\d+|c\d+_k\d+\[\w+(?: \+ \d+)?\])\)$")
+_ARGUSE = r"(?<=[(\s])NAME(?=[,)])"          # the local as a call's argument, not a keyword's value
+_WRITES = re.compile(r"^    (?!h_)[\w.]+\[.*\] = |(?<!\w)out=(?!h_)|\b(?:k\d+|_mm|_ms)\(|\.fill\(|_refill\(")
+
+
+def _uncopied(lines, ns):
+    """Loads ``t = _nparray(view)`` (a tape's copy of the memory it reads) whose copy nothing needs: ``t`` only
+    passed as an argument to pure calls (numpy's ufuncs and GEMMs, the tape's helpers: none writes its inputs) up
+    to its ``del``, and no line in between may write memory (a store other than into the program's own buffers,
+    an ``out=`` other than one, a call of a launch, a host call, a copy, a fill): the view holds the same values
+    the copy would, without the copy.  The lines with those loads as the view itself."""
+    out = list(lines)
+    for i, ln in enumerate(lines):
+        m = _LOAD.match(ln)
+        if m is None:
+            continue
+        name = m.group(1)
+        use = re.compile(rf"\b{name}\b")
+        arg = re.compile(_ARGUSE.replace("NAME", name))
+        ok, ended = True, False
+        for ln2 in lines[i + 1:]:
+            if ln2.startswith("    del ") and name in ln2[8:].split(", "):
+                ended = True
+                break
+            if _WRITES.search(ln2) or not ln2.startswith("    ") or ln2.startswith("     "):
+                ok = False
+                break
+            rhs = ln2.split(" = ", 1)[1] if re.match(r"^    t\d+\w* = ", ln2) else ln2[4:]
+            if len(use.findall(ln2)) != len(arg.findall(rhs)) or not all(
+                    c in _PURE or c in ("_sel", "_nparray") or _pure(ns.get(c, getattr(np, c[4:], None) if c[:4] == "_np." else None))
+                    for c in _CALLEE.findall(rhs)):
+                ok = False
+                break
+        if ok and ended:
+            out[i] = f"    {name} = {m.group(2)}"
+    return out
+
+
 def _pure(f):
     return type(f) is np.ufunc or getattr(f, "__module__", "").endswith("runtime.blas")
 
@@ -228,4 +266,4 @@ def hoist(src, ns, rec):
             const[name] = rhs           # another name of a constant
             continue
         out.append(f"    {name} = {rhs}")
-    return "\n".join(out)
+    return "\n".join(_uncopied(out, ns))
