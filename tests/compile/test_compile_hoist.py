@@ -190,3 +190,9 @@ def test_loads_read_their_view_where_no_copy_is_needed():
     ns2["replay"](None, None)
     for name in ("v0", "v1", "v2"):
         assert np.array_equal(ns2[name], ref[name])
+    # writes into the program's own buffers keep no copy; into a buffer that is a view of memory (a hoisted view), do
+    ns.update(h_own=np.zeros(6, f32), h_view=mem[:6])
+    for buf, kept in (("h_own", False), ("h_view", True)):
+        lines = ["def replay(B, O):", "    t0 = _nparray(v0)", f"    c0_k1(v1, v1, out={buf})",
+                 "    t1 = c0_k1(t0, t0)", "    del t0"]
+        assert ("_nparray" in H._uncopied(lines, ns)[1]) == kept

@@ -134,7 +134,20 @@ def _drop_zero_addend(g, val, ns, rec):
 
 _LOAD = re.compile(r"^    (t\d+\w*) = _nparray\((v\d+|c\d+_k\d+\[\w+(?: \+ \d+)?\])\)$")
 _ARGUSE = r"(?<=[(\s])NAME(?=[,)])"          # the local as a call's argument, not a keyword's value
-_WRITES = re.compile(r"^    (?!h_)[\w.]+\[.*\] = |(?<!\w)out=(?!h_)|\b(?:k\d+|_mm|_ms)\(|\.fill\(|_refill\(")
+_STORES = re.compile(r"^    ([\w.]+)\[.*\] = |(?<!\w)out=(\(|\w+)")
+_CALLS = re.compile(r"\b(?:k\d+|_mm|_ms)\(|\.fill\(|_refill\(")
+
+
+def _writes(ln, ns):
+    """True if line ``ln`` may write memory other than the program's own buffers (arrays owning their data)."""
+    if _CALLS.search(ln):
+        return True
+    for m in _STORES.finditer(ln):
+        t = m.group(1) or m.group(2)
+        a = ns.get(t)
+        if not t.startswith("h_") or type(a) is not np.ndarray or not a.flags.owndata:
+            return True
+    return False
 
 
 def _uncopied(lines, ns):
@@ -156,7 +169,7 @@ def _uncopied(lines, ns):
             if ln2.startswith("    del ") and name in ln2[8:].split(", "):
                 ended = True
                 break
-            if _WRITES.search(ln2) or not ln2.startswith("    ") or ln2.startswith("     "):
+            if _writes(ln2, ns) or not ln2.startswith("    ") or ln2.startswith("     "):
                 ok = False
                 break
             rhs = ln2.split(" = ", 1)[1] if re.match(r"^    t\d+\w* = ", ln2) else ln2[4:]
