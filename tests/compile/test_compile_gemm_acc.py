@@ -1,6 +1,7 @@
-"""tgrad.compile's cpu program, tier 3 (``hoist._zero_acc``): a GEMM too big for a buffer plus a tape's zero
-accumulator becomes the GEMM's own result with +0.0 added in place (no zeros read, no second array), the same
-bytes with NaN and inf in the operands; not done for a running sum or a nonzero or -0.0 constant."""
+"""tgrad.compile's cpu program, tier 3: a GEMM too big for a buffer plus a tape's zero accumulator becomes the
+GEMM alone (``hoist._drop_zero_addend``: a GEMM over K > 1 never returns -0.0) or, for K = 1 (one product: -0.0
+possible), the GEMM's own result with +0.0 added in place (``hoist._zero_acc``: no zeros read, no second array);
+the same bytes with NaN and inf in the operands; not done for a running sum or a nonzero or -0.0 constant."""
 import numpy as np
 
 import tgrad
@@ -29,7 +30,7 @@ def test_zero_accumulator_added_in_place():
     with np.errstate(all="ignore"):
         want = ref["replay"](None, None)
     out = H.hoist(src, ns, dict(zip(("t0", "t1", "t2", "t3", "t4"), want)))
-    assert "    t0 = c0_k1(a, b, c0_k2); _np.add(t0, 0.0, out=t0)" in out
+    assert "    t0 = c0_k1(a, b, c0_k2)\n" in out
     assert "    t4 = c0_k6(col, row, c0_k2); _np.add(t4, 0.0, out=t4)" in out
     for t, c in (("t1", "t0"), ("t2", "c0_k4"), ("t3", "c0_k5")):     # a running sum, -0.0, nonzero: kept
         assert f"    {t} = (c0_k1(a, b, c0_k2) + {c})" in out
@@ -63,5 +64,4 @@ def test_compiled_wide_linear_keeps_eager_bits():
     want, _ = run(False)
     got, f = run(True)
     assert got == want
-    src = next(e.run for e in f._cache.values() if e.run is not None).source
-    assert ", 0.0, out=t" in src
+    assert any(e.run is not None for e in f._cache.values())      # (replayed)

@@ -105,7 +105,8 @@ def test_constant_selects_and_small_gemms_in_buffers():
     rng = np.random.default_rng(0)
     f32 = np.dtype(np.float32)
     ns = {"_np": np, "c0_k1": rng.random(8) > 0.5, "c0_k2": np.float32([-0.0]), "c0_k3": blas.matmul_small,
-          "c0_k4": f32, "c0_k5": np.zeros((3, 4), f32), "c0_k6": rng.standard_normal((3, 1)).astype(f32),
+          "c0_k4": f32, "c0_k5": rng.standard_normal((3, 4)).astype(f32),
+          "c0_k6": rng.standard_normal((3, 1)).astype(f32),
           "c0_k7": rng.standard_normal((1, 4)).astype(f32), "x": rng.standard_normal(8).astype(f32),
           "a": rng.standard_normal((3, 5)).astype(f32), "b": rng.standard_normal((5, 4)).astype(f32)}
     src = ("def replay(B, O):\n    t0 = _np.where(c0_k1, x, c0_k2)\n    t1 = _np.where(c0_k1, c0_k2, t0)\n"
@@ -127,3 +128,71 @@ def test_constant_selects_and_small_gemms_in_buffers():
                 blas.matmul_small(ns["c0_k6"], ns["c0_k7"], f32)]
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and np.array_equal(g.view(np.uint8), w.view(np.uint8))
+
+
+def test_zero_accumulator_of_a_gemm_is_not_added():
+    """A GEMM plus a constant +0.0 accumulator (a tape's ``tl.zeros``): the GEMM alone, in a buffer or not (np.matmul
+    never returns -0.0, and x + 0.0 is x for every other x); a nonzero or a -0.0 addend, or a K = 1 product (np.dot:
+    -0.0 * 1 is -0.0), keeps its add.  The same bits as the lines they replace."""
+    from tgrad.kernels.runtime import blas
+    rng = np.random.default_rng(1)
+    f32 = np.dtype(np.float32)
+    a = rng.standard_normal((3, 5)).astype(f32)
+    a[0] = -0.0                         # a row of -0.0 products: +0.0 out of the GEMM
+    ns = {"_np": np, "c0_k3": blas.matmul_small, "c0_k4": f32, "c0_k5": np.zeros((3, 4), f32),
+          "c0_k6": np.full((3, 4), -0.0, f32), "c0_k7": np.zeros((200, 4), f32), "c0_k8": np.zeros((1, 1), f32),
+          "a": a, "b": rng.standard_normal((5, 4)).astype(f32), "big": rng.standard_normal((200, 5)).astype(f32),
+          "d": np.full((1, 1), -0.0, f32), "e": np.ones((1, 1), f32)}
+    src = ("def replay(B, O):\n    t0 = (c0_k3(a, b, c0_k4) + c0_k5)\n    t1 = (c0_k3(a, b, c0_k4) + c0_k6)\n"
+           "    t2 = (c0_k3(big, b, c0_k4) + c0_k7)\n    t3 = (c0_k3(d, e, c0_k4) + c0_k8)\n    return t0, t1, t2, t3\n")
+    ref = {}
+    exec(src, dict(ns), ref)
+    want = ref["replay"](None, None)
+    assert not np.signbit(want[0][0]).any() and np.signbit(want[3]).all() is np.False_   # (K = 1: -0.0 + 0.0)
+    monkey = H.GEMM_ELEMS
+    try:
+        H.GEMM_ELEMS = 100              # t2 (800 elements) is not given a buffer: its add is dropped in place
+        out = H.hoist(src, ns, dict(zip(("t0", "t1", "t2", "t3"), want)))
+    finally:
+        H.GEMM_ELEMS = monkey
+    assert "_np.matmul(a, b, dtype=c0_k4, out=h_t0)\n" in out
+    assert "_np.add(h_t1, c0_k6, out=h_t1)" in out
+    assert "    t2 = c0_k3(big, b, c0_k4)\n" in out
+    assert "    t3 = c0_k3(d, e, c0_k4); _np.add(t3, 0.0, out=t3)\n" in out   # (K = 1: +0.0 added in place)
+    exec(out, ns)
+    got = ns["replay"](None, None)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g.view(np.uint8), w.view(np.uint8))
+
+
+def test_loads_read_their_view_where_no_copy_is_needed():
+    """A tape's load ``t = _nparray(view)`` becomes the view itself where ``t`` only goes to pure calls up to its
+    ``del`` and nothing in between may write memory; a store, a launch's call in between, or ``t`` written (an
+    ``out=``) keep the copy.  The same numbers either way."""
+    rng = np.random.default_rng(3)
+    f32 = np.dtype(np.float32)
+    mem = rng.standard_normal(12).astype(f32)
+    ns = {"_np": np, "_nparray": np.array, "c0_k1": np.add, "v0": mem[:6], "v1": mem[6:], "v2": np.zeros(6, f32),
+          "k9": lambda: None}
+    lines = ["def replay(B, O):",
+             "    t0 = _nparray(v0)", "    t1 = c0_k1(t0, t0)", "    del t0",                  # uncopied
+             "    t2 = _nparray(v1)", "    v0[...] = t1", "    t3 = c0_k1(t2, t1)", "    del t2",  # a store between
+             "    t4 = _nparray(v0)", "    k9()", "    t5 = c0_k1(t4, t3)", "    del t4",          # a launch between
+             "    t6 = _nparray(v1)", "    c0_k1(t6, t5, out=t6)", "    v2[...] = t6", "    del t6"]   # t6 written
+    out = H._uncopied(lines, ns)
+    assert out[1] == "    t0 = v0"
+    assert [ln for ln in out if "_nparray" in ln] == [lines[4], lines[8], lines[12]]
+    ns2 = dict(ns)
+    exec("\n".join(out) + "\n", ns2)
+    ref = dict(ns, v0=mem[:6].copy(), v1=mem[6:].copy(), v2=np.zeros(6, f32))
+    exec("\n".join(lines) + "\n", ref)
+    ref["replay"](None, None)
+    ns2["replay"](None, None)
+    for name in ("v0", "v1", "v2"):
+        assert np.array_equal(ns2[name], ref[name])
+    # writes into the program's own buffers keep no copy; into a buffer that is a view of memory (a hoisted view), do
+    ns.update(h_own=np.zeros(6, f32), h_view=mem[:6])
+    for buf, kept in (("h_own", False), ("h_view", True)):
+        lines = ["def replay(B, O):", "    t0 = _nparray(v0)", f"    c0_k1(v1, v1, out={buf})",
+                 "    t1 = c0_k1(t0, t0)", "    del t0"]
+        assert ("_nparray" in H._uncopied(lines, ns)[1]) == kept

@@ -51,3 +51,27 @@ def test_program_generated_again_after_the_first_replay():
     assert all(a == b for a, b in losses), losses
     for p, q in zip(m_eager.parameters(), m_comp.parameters()):
         assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
+
+
+def test_recording_call_compiles_no_source(monkeypatch):
+    """Tier 1 is the recorded calls in a list (``replay.tier1``), not a generated program: the recording call
+    compiles nothing; the first replay runs that list and the program compiled after it gives eager's bits."""
+    import builtins
+    m_eager, eager = _make()
+    m_comp, step = _make()
+    compiled = tgrad.compile(step)
+    compiled()
+    eager()
+    compiles = []
+    real = builtins.compile
+    monkeypatch.setattr(builtins, "compile", lambda *a, **k: compiles.append(a[1]) or real(*a, **k))
+    assert compiled().item() == eager().item()          # the recording call
+    monkeypatch.setattr(builtins, "compile", real)
+    assert not compiles, compiles
+    run = next(e.run for e in compiled._cache.values() if e.run is not None)
+    assert run.regen is not None and run.source.startswith("# tier 1")
+    for _ in range(4):
+        assert compiled().item() == eager().item()
+    assert run.regen is None and "t0s0_" in run.source
+    for p, q in zip(m_eager.parameters(), m_comp.parameters()):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()

@@ -123,12 +123,15 @@ def test_replayed_adam_update_skips_dispatch(kind, monkeypatch):
                                 dict(momentum=0.9, maximize=True)], ids=["plain_wd", "dampening", "nesterov_wd",
                                                                           "maximize"])
 def test_replayed_sgd_update_native(kw, monkeypatch):
-    """A replay runs SGD's update as optim_cpu.c's ufuncs (or the exact fma) over whole tensors, eager's bits;
-    maximize relaunches the recorded launches."""
+    """A replay runs SGD's update as optim_cpu.c's ufuncs (or the exact fma) over whole tensors, eager's bits: with
+    momentum its fused step's loop over every parameter in one ``run_loops`` call; maximize relaunches the recorded
+    launches."""
     from tgrad._compile import replay
-    runs = []
-    orig = replay._sgd_run
+    runs, loops = [], []
+    orig, real = replay._sgd_run, replay.run_loops()
     monkeypatch.setattr(replay, "_sgd_run", lambda items: runs.append(1) or orig(items))
+    if real is not None:
+        monkeypatch.setattr(replay, "run_loops", lambda: lambda u, plan: loops.append(1) or real(u, plan))
 
     def run(compiled):
         model = _mlp()
@@ -146,7 +149,9 @@ def test_replayed_sgd_update_native(kw, monkeypatch):
     ref = run(False)
     out = run(True)
     assert all(np.array_equal(a, b) for a, b in zip(out[0] + out[1], ref[0] + ref[1]))
-    assert bool(runs) == ("maximize" not in kw)
+    assert bool(runs or loops) == ("maximize" not in kw)
+    if real is not None:
+        assert bool(loops) == (kw["momentum"] > 0 and "maximize" not in kw) and not (runs and loops)
 
 
 def test_adam_constant_lr_replays_bit_identically():

@@ -153,3 +153,13 @@ def test_compiled_replay_calls_twin(monkeypatch):
     assert ref[2] == 0 and out[2] == 2 and out[3] == 0       # the replays called the twin, not the launcher
     for a, b in zip(out[0] + out[1], ref[0] + ref[1]):
         assert a.tobytes() == b.tobytes()
+
+
+def test_twins_vectorized_with_avx2():
+    """On a cpu with AVX2 (and FMA) the twins run their AVX2 build, whose exps' loops the compiler vectorizes (the
+    tests above hold its bits to the tapes')."""
+    flags = open("/proc/cpuinfo").read().split() if __import__("os").path.exists("/proc/cpuinfo") else []
+    m = native._build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
+    if "avx2" not in flags or "fma" not in flags or not m.hardware:
+        pytest.skip("no AVX2 and FMA")
+    assert m.ce_avx2 == 1

@@ -22,7 +22,7 @@ allocator call.  The parts, in the order a call meets them:
   each output written into a block no live tensor holds, so ``.item()`` later or a list of losses is safe).
 - ``replay``: the generated program, run with the bound tensors' addresses of this call (a new batch, a
   reloaded state dict or a replaced parameter is read where it now is).  On cpu in two tiers: the recording
-  call builds a small program calling each launch's tape and the host calls (cheap to generate and compile);
+  call builds the recorded calls as a list (each launch's tape, the host calls; nothing generated or compiled);
   after the first replay the program is generated again with the tapes inlined and fused (``fuse``), and SGD
   and Adam/AdamW steps (while what they read is as recorded) as optim_cpu.c's updates over whole tensors, or
   SGD's launches.

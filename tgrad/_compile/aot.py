@@ -19,7 +19,6 @@ the autograd graph, ``CompiledFunctionBackward``, whose backward is the recorded
   AOTAutograd raises), a backward given other output gradients than the recorded one (which outputs get one,
   their layout, an implicit 1), a gradient the backward does not compute (an output's gradient passed through).
 """
-import builtins
 import contextlib
 import weakref
 
@@ -33,7 +32,7 @@ from ..tensor import _new
 from . import cuda_replay
 from .plan import Plan
 from .record import Eager, Patches, Recorder, tensors_of
-from .replay import FUSE, MISS, OUT, Replay, _bound, _codegen, _only_tensors, rebuild
+from .replay import FUSE, MISS, OUT, Replay, _bound, _codegen, _only_tensors, rebuild, tier1
 
 _CPU = _device("cpu")
 RESTARTS = 2        # recordings whose outputs died before a backward ran through them, then eager
@@ -140,11 +139,10 @@ def _replay(rec, plan, bound, outs, template, draws=(), log_draws=False):
     ``cuda_replay.program``, with ``draws`` and ``log_draws``)."""
     if plan.arena.device.type == "cuda":
         return cuda_replay.program(rec, plan, bound, outs, template, draws, log_draws)
-    src, ns, used, _ = _codegen(rec, plan, bound, tier1=True)
-    exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
+    run, used, src = tier1(rec, plan, bound)
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     spec = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
-    r = Replay(ns.pop("replay"), plan.arena, blocks, spec, template, used, src)
+    r = Replay(run, plan.arena, blocks, spec, template, used, src)
     r.regen = lambda: _codegen(rec, plan, bound, fuse=FUSE)
     return r
 

@@ -18,6 +18,7 @@ import numpy as np
 
 MAX_ELEMS = 4096            # a result this small gets a buffer (numpy's malloc and its call cost dominate)
 MAX_BYTES = 1 << 20         # buffers of one program at most
+GEMM_ELEMS = 16384          # a GEMM's result this small gets a buffer (np.matmul's out=: no allocation of 64 KiB)
 
 _ASSIGN = re.compile(r"^    (t\d+\w*) = (.+)$")
 _UFUNC = re.compile(r"^(c\d+_k\d+|_np\.\w+)\(((?:[\w.]+, )*[\w.]+)\)$")
@@ -89,8 +90,9 @@ def _fits(shape, to):
 
 def _small_gemm(g, val, ns, rec, buf):
     """A small GEMM ``blas.matmul_small(a, b, dtype)`` (plus an addend: a tape's zero accumulator or a running sum) as
-    ``np.matmul`` into buffer ``buf`` (made in ``ns``), the addend added in place: the call ``matmul_small`` makes
-    for these operands (not its ``np.dot`` case), the same add; None where it does not apply."""
+    ``np.matmul`` into buffer ``buf`` (made in ``ns``), the addend added in place unless it is a constant +0.0
+    (``_zero_addend``): the call ``matmul_small`` makes for these operands (not its ``np.dot`` case), the same add;
+    None where it does not apply."""
     from ..kernels.runtime import blas
     f, a, b, dt, c = g.groups()
     ops = [ns.get(x, rec.get(x)) for x in (a, b)] + ([ns.get(c, rec.get(c))] if c else [])
@@ -104,7 +106,82 @@ def _small_gemm(g, val, ns, rec, buf):
         return None
     ns[buf] = np.empty(shape, val.dtype)
     line = f"    _np.matmul({a}, {b}, dtype={dt}, out={buf})"
-    return line + (f"; _np.add({buf}, {c}, out={buf})" if c else "")
+    return line + (f"; _np.add({buf}, {c}, out={buf})" if c and not _zero_addend(c, ops, ns, val) else "")
+
+
+def _zero_addend(c, ops, ns, val):
+    """True if adding ``c`` to the GEMM ``ops[0] @ ops[1]`` (result ``val``) changes no bit: ``c`` a constant of
+    +0.0s (a tape's ``tl.zeros`` accumulator) of no larger shape, no new dtype, and K > 1.  x + 0.0 is x for every
+    x but -0.0, and a BLAS GEMM (np.matmul) never returns -0.0: each sum starts from +0.0, and +0.0 + -0.0 is
+    +0.0 (only matmul_small's np.dot of K = 1 multiplies once: -0.0 * 1 is -0.0)."""
+    z = ns.get(c) if c[0] == "c" else None
+    return (type(z) is np.ndarray and z.dtype.kind == "f" and not z.view(np.uint8).any() and
+            len(ops) == 3 and ops[0].ndim >= 2 and ops[0].shape[-1] > 1 and _fits(z.shape, val.shape) and
+            val.dtype == np.result_type(val.dtype, z.dtype))
+
+
+def _drop_zero_addend(g, val, ns, rec):
+    """A GEMM too large for a buffer, ``(f(a, b, dtype) + c)`` with ``c`` a zero addend (``_zero_addend``): the GEMM
+    alone (the same bits, one pass fewer); None where it does not apply."""
+    from ..kernels.runtime import blas
+    f, a, b, dt, c = g.groups()
+    ops = [ns.get(x, rec.get(x)) for x in (a, b, c)] if c else []
+    if not ops or ns.get(f) not in (blas.matmul_small, blas.matmul, blas.matmul_large) or \
+            any(type(x) is not np.ndarray for x in ops) or not isinstance(ns.get(dt), np.dtype) or \
+            ns[dt] != val.dtype or not _zero_addend(c, ops, ns, val):
+        return None
+    return f"{f}({a}, {b}, {dt})"
+
+
+_LOAD = re.compile(r"^    (t\d+\w*) = _nparray\((v\d+|c\d+_k\d+\[\w+(?: \+ \d+)?\])\)$")
+_ARGUSE = r"(?<=[(\s])NAME(?=[,)])"          # the local as a call's argument, not a keyword's value
+_STORES = re.compile(r"^    ([\w.]+)\[.*\] = |(?<!\w)out=(\(|\w+)")
+_CALLS = re.compile(r"\b(?:k\d+|_mm|_ms)\(|\.fill\(|_refill\(")
+
+
+def _writes(ln, ns):
+    """True if line ``ln`` may write memory other than the program's own buffers (arrays owning their data)."""
+    if _CALLS.search(ln):
+        return True
+    for m in _STORES.finditer(ln):
+        t = m.group(1) or m.group(2)
+        a = ns.get(t)
+        if not t.startswith("h_") or type(a) is not np.ndarray or not a.flags.owndata:
+            return True
+    return False
+
+
+def _uncopied(lines, ns):
+    """Loads ``t = _nparray(view)`` (a tape's copy of the memory it reads) whose copy nothing needs: ``t`` only
+    passed as an argument to pure calls (numpy's ufuncs and GEMMs, the tape's helpers: none writes its inputs) up
+    to its ``del``, and no line in between may write memory (a store other than into the program's own buffers,
+    an ``out=`` other than one, a call of a launch, a host call, a copy, a fill): the view holds the same values
+    the copy would, without the copy.  The lines with those loads as the view itself."""
+    out = list(lines)
+    for i, ln in enumerate(lines):
+        m = _LOAD.match(ln)
+        if m is None:
+            continue
+        name = m.group(1)
+        use = re.compile(rf"\b{name}\b")
+        arg = re.compile(_ARGUSE.replace("NAME", name))
+        ok, ended = True, False
+        for ln2 in lines[i + 1:]:
+            if ln2.startswith("    del ") and name in ln2[8:].split(", "):
+                ended = True
+                break
+            if _writes(ln2, ns) or not ln2.startswith("    ") or ln2.startswith("     "):
+                ok = False
+                break
+            rhs = ln2.split(" = ", 1)[1] if re.match(r"^    t\d+\w* = ", ln2) else ln2[4:]
+            if len(use.findall(ln2)) != len(arg.findall(rhs)) or not all(
+                    c in _PURE or c in ("_sel", "_nparray") or _pure(ns.get(c, getattr(np, c[4:], None) if c[:4] == "_np." else None))
+                    for c in _CALLEE.findall(rhs)):
+                ok = False
+                break
+        if ok and ended:
+            out[i] = f"    {name} = {m.group(2)}"
+    return out
 
 
 def _zero_acc(g, val, ns, name):
@@ -114,7 +191,7 @@ def _zero_acc(g, val, ns, name):
     from ..kernels.runtime import blas
     f, a, b, dt, c = g.groups()
     z = ns.get(c) if c else None
-    if ns.get(f) not in (blas.matmul_small, blas.matmul_large) or type(z) is not np.ndarray or \
+    if ns.get(f) not in (blas.matmul_small, blas.matmul, blas.matmul_large) or type(z) is not np.ndarray or \
             type(val) is not np.ndarray or not isinstance(ns.get(dt), np.dtype) or \
             not (z.dtype == val.dtype == ns[dt] == np.float32) or not _fits(z.shape, val.shape) or \
             np.signbit(z).any() or (z != 0).any():
@@ -191,18 +268,20 @@ def hoist(src, ns, rec):
                 out.append(line)
                 continue
         g = _GEMM.match(rhs)
-        if g is not None and type(val) is np.ndarray and val.size <= MAX_ELEMS and total + val.nbytes <= MAX_BYTES:
+        if g is not None and type(val) is np.ndarray and val.size <= GEMM_ELEMS and total + val.nbytes <= MAX_BYTES:
             line = _small_gemm(g, val, ns, rec, f"h_{name}")
             if line is not None:
                 total += val.nbytes
                 const[name] = f"h_{name}"
                 out.append(line)
                 continue
-        if g is not None:
-            line = _zero_acc(g, val, ns, name)
+        if g is not None and type(val) is np.ndarray:
+            drop = _drop_zero_addend(g, val, ns, rec)     # the add dropped; else (K = 1, ...) +0.0 added in place
+            line = None if drop is not None else _zero_acc(g, val, ns, name)
             if line is not None:
                 out.append(line)
                 continue
+            rhs = drop or rhs
         v = _VIEW.match(rhs)
         base = None if v is None else v.group(1)
         if base is not None and (base in const.values() or re.fullmatch(r"v\d+", base)):
@@ -221,4 +300,4 @@ def hoist(src, ns, rec):
             const[name] = rhs           # another name of a constant
             continue
         out.append(f"    {name} = {rhs}")
-    return "\n".join(out)
+    return "\n".join(_uncopied(out, ns))

@@ -161,18 +161,41 @@ def _constant_host(src, n):
 
 
 def _host_classes():
+    """[(class, name, its function there, its wrapper, the wrapper's recorder box)] of the host calls: the
+    classes' own ``step``/``zero_grad`` (Optimizer, LRScheduler and subclasses), Module's ``zero_grad`` and ``train``."""
     out = []
 
     def sub(c, names):
+        d = c.__dict__
         for name in names:
-            if name in c.__dict__:
-                out.append((c, name, c.__dict__[name]))
+            if name in d:
+                out.append(_wrapper(c, name, d[name]))
         for s in c.__subclasses__():
             sub(s, names)
     sub(Optimizer, ("step", "zero_grad"))
     sub(LRScheduler, ("step",))
-    out += [(Module, name, Module.__dict__[name]) for name in ("zero_grad", "train")]
+    out += [_wrapper(Module, name, Module.__dict__[name]) for name in ("zero_grad", "train")]
     return out
+
+
+_WRAPPERS = {}          # (class, name, function) -> _host_classes' entry
+
+
+def _wrapper(cls, name, func):
+    """A host call's wrapper, made once per (class, name, function): it reads its recorder from its box, set while
+    a recording runs (a recording call makes no functions)."""
+    w = _WRAPPERS.get((cls, name, func))
+    if w is None:
+        box = [None]
+
+        def wrapped(obj, *a, _f=func, **k):
+            rec = box[0]
+            return _f(obj, *a, **k) if rec is None else rec.host(_f, obj, *a, **k)
+        functools.update_wrapper(wrapped, func)
+        if len(_WRAPPERS) >= 1024:
+            _WRAPPERS.clear()
+        w = _WRAPPERS[cls, name, func] = (cls, name, func, wrapped, box)
+    return w
 
 
 # reading a value back to Python (tgrad's own value checks, e.g. cross_entropy's target range, read through
@@ -189,10 +212,10 @@ class Patches:
 
     def __enter__(self):
         rec = self.rec
-        for cls, name, func in _host_classes():
-            def wrapped(obj, *a, _f=func, **k):
-                return rec.host(_f, obj, *a, **k)
-            functools.update_wrapper(wrapped, func)
+        self.boxes = []
+        for cls, name, func, wrapped, box in _host_classes():
+            self.boxes.append((box, box[0]))
+            box[0] = rec
             self._set(cls, name, wrapped)
         for obj in self.objects:        # an instance's own step (the wrapper an LRScheduler puts on its optimizer)
             for name in ("step", "zero_grad"):
@@ -250,6 +273,8 @@ class Patches:
                 setattr(cls, name, value)
             else:
                 cls.__dict__[name] = value
+        for box, prev in reversed(self.boxes):
+            box[0] = prev
 
 
 _SGD_STEP = SGD.__dict__["step"]

@@ -4,6 +4,7 @@ tape inlined with the addresses of the memory plan and of the bound tensors and 
 renewed; ``Replay(walk)`` runs it for the tensors found by this call's walk."""
 import builtins
 import ctypes
+import functools
 import sys
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..kernels.runtime.direct import Ptr, _entry
 from ..kernels.runtime.host_state import FP_STATE as _FP_STATE
 from ..kernels.runtime.host_state import fp_ignore as _fp_ignore
 from ..kernels.optim import sgd_update, sgd_ufuncs
-from ..kernels.runtime.native import aten_ufunc
+from ..kernels.runtime.native import aten_ufunc, run_loops
 from ..kernels.runtime.tape_ops import _Views
 from ..kernels.runtime.trace import _FAST
 from ..ops.optim import _contiguous, adam_hyper
@@ -72,14 +73,11 @@ def build(rec, result, walk, allocators, build_cuda=None):
                     "other values would be the recorded ones)")
     plan = Plan(rec, outs, allocators[0].device)
     bound = _bound(plan, walk)
-    src, ns, used, _ = _codegen(rec, plan, bound, tier1=True)     # tier 1: the tapes called, compiled fast
-    exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
+    run, used, src = tier1(rec, plan, bound)       # tier 1: the recorded calls, no source compiled
     plan.adopt_grads(rec.leaves)        # state after the recording: .grad set by backward is the arena's
     blocks = [n for _, (j, n) in sorted(plan.out_blocks.items(), key=lambda kv: kv[1][0])]
     outs = [(plan.out_blocks[o._storage.ptr][0], o._offset, o._shape, o._strides, o.dtype) for o in outs]
-    # (every exec'd function is popped from its namespace, its globals: left in, the two would be a cycle holding
-    # the arena, freed only by a garbage collection)
-    r = Replay(ns.pop("replay"), plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
+    r = Replay(run, plan.arena, blocks, outs, rebuild(result, iter([OUT] * len(outs))), used, src)
     # tier 2 after the first replay: the tapes inlined and fused (fuse.py), SGD steps as their launches, launches
     # the first replay traced (their key's 2nd launch) included; the recording call pays only tier 1's small program
     r.regen = lambda: _codegen(rec, plan, bound, fuse=FUSE)
@@ -97,6 +95,82 @@ def _bound(plan, walk):
     return bound
 
 
+def _where(plan, bound, used):
+    """``where(v)``: recorded address ``v`` in the replay: an int (the arena's, fixed), (0, i, offset) (walk tensor
+    i's data_ptr, B[i], plus offset; i added to ``used``) or (1, j, offset) (output block j, O[j], plus offset);
+    raises Eager for an address no found tensor holds."""
+    def where(v):
+        r = plan.relocate(v)
+        if r is not None:
+            return r
+        o = plan.output(v)
+        if o is not None:
+            return (1,) + o
+        for lo, hi, i, base in bound:
+            if lo <= v < hi:
+                used.add(i)
+                return 0, i, v - base
+        raise Eager("the step reads a tensor that tgrad.compile cannot find from its arguments, closure "
+                    "or globals")
+    return where
+
+
+def tier1(rec, plan, bound):
+    """(``replay(B, O)``, the walk indices of the bound tensors it reads, a listing): tier 1, the recorded events as
+    calls (each launch's tape, or its Launch where it has none yet; host calls, copies, fills, random refills, the
+    ``.grad`` each leaf gets) in a list, each call's addresses of bound tensors and outputs patched in from B and O.
+    No source is generated or compiled: the recording call pays only this list (tier 2, generated after the
+    first replay, is the program)."""
+    used, untaped, calls = set(), [False], []
+    where = _where(plan, bound, used)
+    for ev in rec.events:
+        kind = ev[0]
+        if kind == "L":
+            site, dyn = ev[1], ev[2]
+            tape = _tape(site, untaped)
+            args = [(where(v) if v else 0) if type(site.args[p]) is Ptr else v for p, v in zip(site.pos, dyn)]
+            calls.append((site if tape is None else tape, args))
+        elif kind == "H":
+            _, func, obj, a, kw, _ = ev
+            calls.append((functools.partial(func, obj, *a, **kw), ()))
+        elif kind == "G":
+            calls += [(functools.partial(setattr, leaf, "_grad", None if g is None else plan.view(g)), ())
+                      for leaf, g in ev[1]]
+        elif kind == "C":
+            _, dst, src, n = ev
+            calls.append((ctypes.memmove, (where(dst), src if type(src) is bytes else where(src), n)))
+        elif kind == "S":
+            calls.append((ctypes.memset, (where(ev[1]), ev[2], ev[3])))
+        else:       # "R": fresh mt19937 words where the step's kernels read them (cpu)
+            _, gen, n, r = ev
+            if type(r) is not int:      # (a Philox draw: its key and offset reach kernels as numbers)
+                return _compiled_tier1(rec, plan, bound)
+            calls.append((gen._refill, (where(r), n)))
+    ops = []
+    for f, args in calls:
+        patches = tuple((pos,) + a for pos, a in enumerate(args) if type(a) is tuple)
+        ops.append((f, tuple(0 if type(a) is tuple else a for a in args), patches))
+
+    def replay(B, O):
+        src = (B, O)
+        for f, args, patches in ops:
+            if patches:
+                args = list(args)
+                for pos, w, i, off in patches:
+                    args[pos] = src[w][i] + off
+            f(*args)
+    return replay, sorted(used), f"# tier 1: {len(ops)} recorded calls (replay.tier1)\n"
+
+
+def _compiled_tier1(rec, plan, bound):
+    """``tier1``'s answer as a generated program (the tapes called, host calls called)."""
+    src, ns, used, _ = _codegen(rec, plan, bound, tier1=True)
+    exec(builtins.compile(src, "<tgrad.compile replay>", "exec"), ns)
+    # (every exec'd function is popped from its namespace, its globals: left in, the two would be a cycle holding
+    # the arena, freed only by a garbage collection)
+    return ns.pop("replay"), used, src
+
+
 def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
     """(source of ``replay(B, O)``, its namespace, the walk indices of the bound tensors it reads, whether a
     cpu launch has no compiled tape yet: it is called as a Launch); ``fuse``: tapes inlined and fused; ``tier1``:
@@ -106,20 +180,13 @@ def _codegen(rec, plan, bound, fuse=True, tier1=False, draws=()):
     ns = {"_arena": plan.arena, "_mm": ctypes.memmove, "_ms": ctypes.memset}
     used = set()
     untaped = [False]
+    where = _where(plan, bound, used)
 
     def ptr(v):
-        r = plan.relocate(v)
-        if r is not None:
-            return str(r)
-        o = plan.output(v)
-        if o is not None:
-            return f"o{o[0]} + {o[1]}" if o[1] else f"o{o[0]}"
-        for lo, hi, i, base in bound:
-            if lo <= v < hi:
-                used.add(i)
-                return f"b{i} + {v - base}" if v - base else f"b{i}"
-        raise Eager("the step reads a tensor that tgrad.compile cannot find from its arguments, closure "
-                    "or globals")
+        w = where(v)
+        if type(w) is int:
+            return str(w)
+        return f"{'bo'[w[0]]}{w[1]} + {w[2]}" if w[2] else f"{'bo'[w[0]]}{w[1]}"
 
     names = {}          # id -> name of the objects in ns (which keeps them alive)
 
@@ -202,6 +269,10 @@ def _sgd_lines(opt, sgd, plan, k, call, untaped):
 
     spec = _sgd_native(snap, plan)
     if spec is not None:
+        plan_bytes = _loops_plan(spec)
+        if plan_bytes is not None:      # (spec keeps the arrays whose addresses the plan holds)
+            k(spec)
+            return _guarded(checks, [f"{k(run_loops())}({k(spec[0][1])}, {k(plan_bytes)})"], call)
         return _guarded(checks, [f"{k(_sgd_run)}({k(spec)})"], call)
 
     def const(v):       # parameters and state at their recorded addresses (the checks above hold them)
@@ -245,6 +316,23 @@ def _sgd_native(snap, plan):
             P, G = ts[0]._np_view(), ts[1]._np_view()
             items.append(fns + (P, G, ts[2]._np_view() if mo else G, x))
     return items
+
+
+def _loops_plan(items):
+    """``_sgd_native``'s items as one ``run_loops`` plan of their fused step ufunc (``sgd_update``'s ``fs``, the
+    same loop on the same operands: P, G, U, the four scalars, out U, P), or None (a step without it, or no
+    ``run_loops``)."""
+    if not items or run_loops() is None or any(it[1] is None or it[1] is not items[0][1] for it in items):
+        return None
+    q = []
+    for _, _, _, _, P, G, U, x in items:
+        ops = (P, G, U) + tuple(x) + (U, P)
+        if any(not a.flags.c_contiguous or a.dtype != _F32 for a in ops) or any(a.size != 1 for a in x):
+            return None
+        q.append(P.size)
+        for a in ops:
+            q += [a.ctypes.data, 0 if a.size == 1 else 4]      # (a 1-element operand: broadcast)
+    return np.array(q, np.int64).tobytes()
 
 
 def _sgd_run(items):

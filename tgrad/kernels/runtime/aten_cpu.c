@@ -500,6 +500,8 @@ typedef struct {
     int64_t M, K, sxo, sxk, ii, has_w, logits, reduce, grad, levels, sgo, den_block, block_k;
 } ce_params;
 
+#define CE_EB 1024      /* a row's exps of one BLOCK_K block, computed before they are added (wider blocks: in turn) */
+
 #define CE_FUNCS(SFX, EXP, LOG, FMA, ATTR)                                                                  \
     /* (mx, log s): the row's max and the log of its sum of exp(x - mx); zeros without LOGITS */           \
     ATTR static void ce_lse##SFX(const ce_params *p, const float *x, float *pmx, float *plog) {            \
@@ -515,18 +517,27 @@ typedef struct {
             if (v > mx) mx = v;                                                                            \
         }                                                                                                  \
         /* lanes_add per BLOCK_K block (lane i: (e[i] + acc[i]) + e[i + L] + ... + 0, e = 0 past K), then   */ \
-        /* lanes_fold (8 lanes: AVX2's tree) */                                                            \
+        /* lanes_fold (8 lanes: AVX2's tree); a block's exps first, in a loop the compiler may vectorize */   \
         int64_t L = K >= 8 ? 8 : 1, BK = p->block_k;                                                       \
-        float a[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};                                    \
-        for (int64_t k0 = 0; k0 < K; k0 += BK)                                                             \
+        float a[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, eb[CE_EB];                         \
+        for (int64_t k0 = 0; k0 < K; k0 += BK) {                                                           \
+            int64_t n = K - k0 < BK ? K - k0 : BK;                                                         \
+            if (BK <= CE_EB) {                                                                             \
+                const float *xs = x + k0 * sk;                                                             \
+                if (sk == 1)                                                                               \
+                    for (int64_t j = 0; j < n; j++) eb[j] = EXP(xs[j] - mx);                               \
+                else                                                                                       \
+                    for (int64_t j = 0; j < n; j++) eb[j] = EXP(xs[j * sk] - mx);                          \
+            }                                                                                              \
             for (int64_t i = 0; i < L; i++) {                                                              \
                 float v = a[i];                                                                            \
                 for (int64_t k = k0 + i; k < k0 + BK; k += L) {                                            \
-                    float e = k < K ? EXP(x[k * sk] - mx) : 0.0f;                                          \
+                    float e = k >= K ? 0.0f : BK <= CE_EB ? eb[k - k0] : EXP(x[k * sk] - mx);              \
                     v = k == k0 + i ? e + v : v + e;                                                       \
                 }                                                                                          \
                 a[i] = v + 0.0f;                                                                           \
             }                                                                                              \
+        }                                                                                                  \
         s = L == 8 ? ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7])) : a[0];             \
         *pmx = mx;                                                                                         \
         *plog = LOG(s);                                                                                    \
@@ -537,10 +548,16 @@ typedef struct {
         int64_t K = p->K, sk = p->sxk;                                                                     \
         if (p->logits) {                                                                                   \
             float ws = wt * s;                                                                             \
-            for (int64_t k = 0; k < K; k++) {                                                              \
-                float c = k == tc ? ws : 0.0f;                                                             \
-                d[k] = FMA(EXP((x[k * sk] - mx) - log_s), ws, -c);                                         \
-            }                                                                                              \
+            if (sk == 1)  /* (a loop the compiler may vectorize) */                                        \
+                for (int64_t k = 0; k < K; k++) {                                                          \
+                    float c = k == tc ? ws : 0.0f;                                                         \
+                    d[k] = FMA(EXP((x[k] - mx) - log_s), ws, -c);                                          \
+                }                                                                                          \
+            else                                                                                           \
+                for (int64_t k = 0; k < K; k++) {                                                          \
+                    float c = k == tc ? ws : 0.0f;                                                         \
+                    d[k] = FMA(EXP((x[k * sk] - mx) - log_s), ws, -c);                                     \
+                }                                                                                          \
         } else {                                                                                           \
             for (int64_t k = 0; k < K; k++) {                                                              \
                 float a = k == tc ? wt : 0.0f;                                                             \
@@ -670,8 +687,14 @@ static int ce_reduce(const ce_params *p, const int64_t *t, const float *w, float
 CE_FUNCS(_sw, exp_sw, log_sw, fmaf, )
 #ifdef HAVE_HW
 CE_FUNCS(_hw, exp_hw, log_hw, __builtin_fmaf, __attribute__((target("fma"))))
+/* with AVX2: the exps' loops vectorized (the same IEEE operations lane by lane: the same bits; see UNARY_LOOP) */
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math")
+#pragma GCC target("avx2,fma")
+CE_FUNCS(_avx2, exp_avx2, log_avx2, __builtin_fmaf, )
+#pragma GCC pop_options
 #endif
-static int ce_hw;
+static int ce_hw;       /* 0: the portable twins, 1: with fma, 2: with AVX2 and fma */
 
 /* the params (bytes of a ce_params) and NPTR addresses of a call's FASTCALL arguments, or -1 (error set) */
 static int ce_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t nptr, ce_params *p, void **ptrs) {
@@ -694,7 +717,9 @@ static PyObject *cross_entropy_f32(PyObject *self, PyObject *const *args, Py_ssi
     (void)self;
     if (ce_args(args, nargs, 6, &p, a) < 0) return NULL;
 #ifdef HAVE_HW
-    if (ce_hw)
+    if (ce_hw == 2)
+        rc = ce_forward_avx2(&p, a[0], a[1], a[2], a[3], a[4], a[5]);
+    else if (ce_hw)
         rc = ce_forward_hw(&p, a[0], a[1], a[2], a[3], a[4], a[5]);
     else
 #endif
@@ -709,7 +734,9 @@ static PyObject *cross_entropy_backward_f32(PyObject *self, PyObject *const *arg
     (void)self;
     if (ce_args(args, nargs, 6, &p, a) < 0) return NULL;
 #ifdef HAVE_HW
-    if (ce_hw)
+    if (ce_hw == 2)
+        ce_backward_avx2(&p, a[0], a[1], a[2], a[3], a[4], a[5]);
+    else if (ce_hw)
         ce_backward_hw(&p, a[0], a[1], a[2], a[3], a[4], a[5]);
     else
 #endif
@@ -1071,6 +1098,7 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
         fma_rows_funcs[0] = fma_rows_f32_hw;
         moments_funcs[0] = row_moments_f32_hw;
         hw = ce_hw = 1;
+        if (__builtin_cpu_supports("avx2")) ce_hw = 2;
     }
 #endif
     if (add(m, "sleef_expf", PyUFunc_FromFuncAndData(exp_funcs, data, types2, 1, 1, 1, PyUFunc_None, "sleef_expf",
@@ -1094,7 +1122,7 @@ PyMODINIT_FUNC PyInit_tgrad_aten_cpu(void) {
                                                  "select", "c ? x : y on uint32 / uint64 bits, branch-free.", 0)) ||
         add(m, "keep_scale", PyUFunc_FromFuncAndData(keep_funcs, data2, keep_types, 2, 4, 1, PyUFunc_None, "keep_scale",
                                                      "kernels/random.py's keep_scale.", 0)) ||
-        PyModule_AddIntConstant(m, "hardware", hw) < 0) {
+        PyModule_AddIntConstant(m, "hardware", hw) < 0 || PyModule_AddIntConstant(m, "ce_avx2", ce_hw == 2) < 0) {
         Py_DECREF(m);
         return NULL;
     }

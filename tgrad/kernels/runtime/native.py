@@ -102,6 +102,12 @@ def aten_ufunc(name):
     return None if m is None else getattr(m, name)
 
 
+def run_loops():
+    """optim_cpu.c's ``run_loops(ufunc, plan)`` (one of its ufuncs' loop over many operand sets in one call), or None."""
+    m = _build("optim_cpu.c", "tgrad_optim_cpu", "optimizer updates")
+    return None if m is None else m.run_loops
+
+
 def name_of(f):
     """``name`` if ``f`` is the built ``aten_ufunc(name)`` (tape_cache stores it by name), else None."""
     for _, module, _, names in _MODULES:

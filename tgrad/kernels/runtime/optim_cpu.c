@@ -230,7 +230,47 @@ static PyUFuncGenericFunction funcs[COUNT][1];
 static void *datas[COUNT][1];
 static char types[8] = {NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT, NPY_FLOAT};
 
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_optim_cpu", NULL, -1, NULL};
+/* run_loops(ufunc, plan): the inner loop of ``ufunc`` (one of this module's: one float32 loop) called on each item
+   of ``plan``, bytes of int64s, per item n then (address, byte step) of each operand (inputs, then outputs): what
+   ``ufunc(*operands)`` runs for contiguous arrays of n elements and 1-element ones broadcast (step 0), each element
+   computed alone, so the same bits; many tensors' updates in one call (tgrad.compile's replay of an SGD step).
+   The caller keeps the operands alive and of n elements. */
+static PyObject *run_loops(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyObject_TypeCheck(args[0], &PyUFunc_Type) || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "run_loops(ufunc, plan bytes) expected");
+        return NULL;
+    }
+    PyUFuncObject *uf = (PyUFuncObject *)args[0];
+    int na = uf->nin + uf->nout;
+    Py_ssize_t per = 1 + 2 * (Py_ssize_t)na, len = PyBytes_GET_SIZE(args[1]) / 8;
+    int ours = 0;
+    for (size_t k = 0; k < FCOUNT; k++) ours = ours || uf->functions == ffuncs[k];
+    for (size_t k = 0; k < COUNT; k++) ours = ours || uf->functions == funcs[k];
+    if (!ours || uf->ntypes != 1 || na > 16 || PyBytes_GET_SIZE(args[1]) % (8 * per)) {
+        PyErr_SetString(PyExc_ValueError, "run_loops: a ufunc of tgrad_optim_cpu and its operands' plan expected");
+        return NULL;
+    }
+    const int64_t *q = (const int64_t *)PyBytes_AS_STRING(args[1]);
+    char *ptrs[16];
+    npy_intp steps[16], dims[1];
+    for (Py_ssize_t i = 0; i < len; i += per, q += per) {
+        dims[0] = (npy_intp)q[0];
+        for (int k = 0; k < na; k++) {
+            ptrs[k] = (char *)(intptr_t)q[1 + 2 * k];
+            steps[k] = (npy_intp)q[2 + 2 * k];
+        }
+        uf->functions[0](ptrs, dims, steps, uf->data[0]);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"run_loops", (PyCFunction)(void (*)(void))run_loops, METH_FASTCALL,
+     "run_loops(ufunc, plan): the ufunc's loop on each item of plan (int64 bytes: n, then (address, step) per operand)."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "tgrad_optim_cpu", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit_tgrad_optim_cpu(void) {
     PyObject *m = PyModule_Create(&moduledef);
