@@ -264,20 +264,43 @@ def _broadcast_impl_value(self, lhs, rhs):
 
 _Semantic.broadcast_impl_value = _broadcast_impl_value
 
+_orig_patch_attr = _I._patch_attr
+_BUILTIN_CODE = _tl_core.builtin(lambda _semantic=None: None).__code__     # tl.core.builtin's wrapper
+
+
+def _patch_attr(obj, name, member, builder, scope):
+    """The interpreter's ``_patch_attr`` (a ``tl`` builtin called with the interpreter's semantic) calling the
+    builtin's function itself: Triton's wraps it twice more (a lambda filtering the keyword arguments, then the
+    builtin's own check that ``_semantic`` is given), once per ``tl`` call a kernel makes."""
+    if getattr(member, "__code__", None) is not _BUILTIN_CODE:        # (another decorator outside: Triton's way)
+        return _orig_patch_attr(obj, name, member, builder, scope)
+    fn = member.__wrapped__
+    interp = _I
+
+    def new_member(*args, _semantic=None, **kwargs):
+        return fn(*args, **kwargs, _semantic=interp.interpreter_semantic)
+    scope.set_attr(obj, name, new_member)
+
+
+_I._patch_attr = _patch_attr
+
 # (owner, attribute, tgrad's lean version, Triton's): the same builder calls on the same values, so the same tapes
 LEAN = [(_tl_core.tensor, "__init__", _tensor_init, _orig_tensor_init),
         (_tl_core.block_type, "__init__", _block_type_init, _orig_block_init),
-        (_Semantic, "broadcast_impl_value", _broadcast_impl_value, _orig_broadcast)]
+        (_Semantic, "broadcast_impl_value", _broadcast_impl_value, _orig_broadcast),
+        (_I, "_patch_attr", _patch_attr, _orig_patch_attr)]
 
 
 @contextlib.contextmanager
 def reference_language():
     """Triton's own versions of ``LEAN`` while in the block (tests record tapes both ways and compare them)."""
+    _lang_for_compiler()            # (tl is patched again through the reference _patch_attr, and after the block)
     for owner, name, _, orig in LEAN:
         setattr(owner, name, orig)
     try:
         yield
     finally:
+        _lang_for_compiler()
         for owner, name, lean, _ in LEAN:
             setattr(owner, name, lean)
 

@@ -25,6 +25,7 @@ import triton.language as tl
 
 from . import tape_cache
 from .direct import Ptr, _cvt, _entry, _run_direct
+from .host_state import LOCK
 from .internals import _I, _lang_for_interpreter, do_not_specialize
 from .tape import _compile, _compile_check
 from .tape_ops import (_affine, _box, _dyn_handle, _factorize, _fine_shape, _interval_box, _kind, _pad_to, _pieces,
@@ -716,12 +717,16 @@ _PENDING = {}    # generic key -> (its arguments, constexprs, entries): generic 
 def flush_pending():
     """Store on disk the generic tapes recorded since the last flush (compiled now): at exit, when the tapes are
     cleared and when a key's tapes are evicted."""
-    while _PENDING:
-        gkey, (gargs, constexprs, entries) = _PENDING.popitem()
-        try:
-            _disk_generic(gkey, gargs, constexprs, entries)
-        except Exception:       # (a tape that fails to compile now failed nothing before: never fail exit)
-            pass
+    if not _PENDING:
+        return
+    with LOCK:                  # (compiled as in a launch: tl patched for the interpreter)
+        _lang_for_interpreter()
+        while _PENDING:
+            gkey, (gargs, constexprs, entries) = _PENDING.popitem()
+            try:
+                _disk_generic(gkey, gargs, constexprs, entries)
+            except Exception:   # (a tape that fails to compile now failed nothing before: never fail exit)
+                pass
 
 
 atexit.register(flush_pending)
