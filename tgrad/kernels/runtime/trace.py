@@ -675,10 +675,11 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
 
 
 class _Lazy:
-    """A generic tape (or its guards' check) compiled on its first call: a launch whose programs are all recorded
-    (a one-program grid's first launch) does not run it, and its key's next launch specializes by replaying its
-    builder ops, so a new block size's first step compiles only what it runs (Python's compile of a tape's source
-    is ~1 ms).  ``nbytes``: 0 until compiled (then counted in ``_bytes``)."""
+    """A generic tape (or its guards' check) compiled on its first call or when its key's next launch specializes
+    by replaying its builder ops, whichever comes first: a launch whose programs are all recorded (a one-program
+    grid's first launch) does not run it, so a new block size's first step compiles only what it runs (Python's
+    compile of a tape's source is ~1 ms), its second the rest.  ``nbytes``: 0 until compiled (then counted in
+    ``_bytes``)."""
 
     __slots__ = ("args", "fn")
 
@@ -803,6 +804,8 @@ def _run_trace(kernel, grid, args, constexprs):
                     if e is not None and e[2] is not None:     # the generic tape's builder ops
                         pid = [_I.TensorHandle(np.array([i], dtype=np.int32), tl.int32) for i in (x, y, z)]
                         t, good = record(None, kw, dyn_names, base_values, replay=(e[2], ins + pid))
+                        if type(e[1]) is _Lazy:
+                            e[1].force()    # (here, not at a new shape's first launch: that one runs it at once)
                     else:
                         t, good = record(_entry(kernel)[0], kw, dyn_names, base_values)
                     ok = ok and good
