@@ -217,6 +217,7 @@ def _record(fn, kw, dyn_names, base_values, generic=None, replay=None):
                     bad.append("the grid's size is read")
                 note(attr, name, args, kwargs, out)
                 return out
+            self.__dict__[name] = wrapped       # (made once per method and recording)
             return wrapped
 
     patched = []
