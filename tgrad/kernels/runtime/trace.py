@@ -14,7 +14,10 @@ between) is computed once.  Control flow on a loaded or dynamic value is detecte
 such keys stay on ``direct``.  Replays of tapes made of numpy expressions only run without ``LOCK``.
 Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the least recently used shapes' dropped first
 (``cache_info()``), and on disk across processes (``tape_cache``): a launch key or generic key traced by an
-earlier run is loaded.
+earlier run is loaded.  A generic tape is compiled when a program first runs it or when its key specializes
+(``_Lazy``: a new block size's first step compiles only what it runs), and goes to disk then, at exit or at
+``clear_tapes``.  Recording goes through tgrad's lean versions of Triton's language internals
+(``internals.LEAN``: the same builder calls, ``tests/kernels/test_lean_tracer.py``).
 """
 import atexit
 import gc
