@@ -14,14 +14,18 @@ unset (see shared TRITON_NOTES.md "dual mode").  What this relies on, and
 - ``InterpreterBuilder.create_native`` (added: one op for a native helper's call, see ``native.py``);
 - ``ReduceOps.sum`` (replaced: sums reduce a C-contiguous array, see ``_sum_contiguous``);
 - ``interpreter._get_np_dtype`` (replaced by a remembered lookup, same results).
+- ``tl.tensor.__init__``, ``tl.block_type.__init__``, ``TritonSemantic.broadcast_impl_value`` (replaced by lean
+  versions, ``LEAN``: the same attributes and builder calls, made faster for recording tapes).
 
 Interpreted launches are serialized by ``host_state.LOCK`` (the interpreter mutates ``triton.language``
 and keeps per-launch state in a global builder).
 """
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import marshal
+import math
 import os
 import sys
 import threading
@@ -34,6 +38,7 @@ os.environ.setdefault("TRITON_DEFAULT_BACKEND", "nvidia")  # never probe HIP (it
 import numpy as np  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
+from triton import _utils as _triton_utils  # noqa: E402
 from triton.runtime import interpreter as _I  # noqa: E402
 from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 from triton.runtime.jit import JITFunction  # noqa: E402
@@ -170,6 +175,134 @@ def _sum_contiguous(self, input):
 
 
 _I.ReduceOps.sum = _sum_contiguous
+
+
+# Block shapes of plain ints -> (Triton's tuple_type of their dims as constexprs, numel, Triton's str of the
+# shape): what Triton's tl.block_type and tl.tensor constructors compute again for every value made (a builder op
+# makes one or two: about a fifth of recording a new shape's tape).
+_shapes = {}
+
+
+def _shape_meta(dims):
+    m = _shapes.get(dims)
+    if m is None:
+        t = _tl_core.tuple(list(dims))          # (Triton's own checks and str)
+        m = _shapes[dims] = (_tl_core.tuple_type([_tl_core.constexpr_type(d) for d in dims]), t.type,
+                             _triton_utils.validate_block_shape(dims) if dims else 1, str(t),
+                             tuple(_tl_core.constexpr(d) for d in dims))
+    return m
+
+
+def _tl_tuple(values, ty):
+    t = object.__new__(_tl_core.tuple)
+    t.values = values
+    t.type = ty
+    return t
+
+
+def _int_dims(shape):
+    """``shape`` (a list or Triton tuple) as a tuple of plain ints, or None."""
+    t = type(shape)
+    vals = shape.values if t is _tl_core.tuple else shape if t is list else None     # (Triton asserts these)
+    if not vals:
+        return None
+    for d in vals:
+        if type(d) is not int:
+            return None
+    return tuple(vals)
+
+
+_orig_tensor_init = _tl_core.tensor.__init__
+_orig_block_init = _tl_core.block_type.__init__
+
+
+def _tensor_init(self, handle, type):
+    """``tl.tensor.__init__``: the same attributes, its shape's types and constexprs made once per block shape
+    (constexprs are never changed once made)."""
+    dims = _int_dims(type.shape) if type.is_block() else ()
+    if dims is None:
+        return _orig_tensor_init(self, handle, type)
+    cty, _, numel, _, cdims = _shape_meta(dims)
+    self.handle = handle
+    self.type = type
+    self.dtype = type.scalar
+    self.numel = _tl_core.constexpr(numel)
+    self.shape = _tl_tuple(list(cdims), cty)
+
+
+def _block_type_init(self, element_ty, shape):
+    """``tl.block_type.__init__``: the same attributes, a shape of plain ints validated once."""
+    dims = _int_dims(shape)
+    if dims is None:
+        return _orig_block_init(self, element_ty, shape)
+    _, ity, numel, text, _ = _shape_meta(dims)
+    self.element_ty = element_ty
+    self.shape = _tl_tuple(list(dims), ity)
+    self.numel = numel
+    self.name = f'<{text}, {element_ty}>'
+
+
+_tl_core.tensor.__init__ = _tensor_init
+_tl_core.block_type.__init__ = _block_type_init
+
+_Semantic = type(_I.interpreter_semantic)          # (triton.language.semantic.TritonSemantic)
+_orig_broadcast = _Semantic.broadcast_impl_value
+
+
+def _broadcast_impl_value(self, lhs, rhs):
+    """``broadcast_impl_value`` returning two scalars or two blocks of one shape at once, as Triton's does after
+    comparing the shapes through its tuple types (a binary op's operands mostly are)."""
+    lt, rt = lhs.type, rhs.type
+    lb, rb = lt.is_block(), rt.is_block()
+    if not lb and not rb:
+        return lhs, rhs
+    if lb and rb and type(lt.shape) is _tl_core.tuple and type(rt.shape) is _tl_core.tuple and \
+            _int_dims(lt.shape) is not None and lt.shape.values == rt.shape.values:
+        return lhs, rhs
+    return _orig_broadcast(self, lhs, rhs)
+
+
+_Semantic.broadcast_impl_value = _broadcast_impl_value
+
+_orig_patch_attr = _I._patch_attr
+_BUILTIN_CODE = _tl_core.builtin(lambda _semantic=None: None).__code__     # tl.core.builtin's wrapper
+
+
+def _patch_attr(obj, name, member, builder, scope):
+    """The interpreter's ``_patch_attr`` (a ``tl`` builtin called with the interpreter's semantic) calling the
+    builtin's function itself: Triton's wraps it twice more (a lambda filtering the keyword arguments, then the
+    builtin's own check that ``_semantic`` is given), once per ``tl`` call a kernel makes."""
+    if getattr(member, "__code__", None) is not _BUILTIN_CODE:        # (another decorator outside: Triton's way)
+        return _orig_patch_attr(obj, name, member, builder, scope)
+    fn = member.__wrapped__
+    interp = _I
+
+    def new_member(*args, _semantic=None, **kwargs):
+        return fn(*args, **kwargs, _semantic=interp.interpreter_semantic)
+    scope.set_attr(obj, name, new_member)
+
+
+_I._patch_attr = _patch_attr
+
+# (owner, attribute, tgrad's lean version, Triton's): the same builder calls on the same values, so the same tapes
+LEAN = [(_tl_core.tensor, "__init__", _tensor_init, _orig_tensor_init),
+        (_tl_core.block_type, "__init__", _block_type_init, _orig_block_init),
+        (_Semantic, "broadcast_impl_value", _broadcast_impl_value, _orig_broadcast),
+        (_I, "_patch_attr", _patch_attr, _orig_patch_attr)]
+
+
+@contextlib.contextmanager
+def reference_language():
+    """Triton's own versions of ``LEAN`` while in the block (tests record tapes both ways and compare them)."""
+    _lang_for_compiler()            # (tl is patched again through the reference _patch_attr, and after the block)
+    for owner, name, _, orig in LEAN:
+        setattr(owner, name, orig)
+    try:
+        yield
+    finally:
+        _lang_for_compiler()
+        for owner, name, lean, _ in LEAN:
+            setattr(owner, name, lean)
 
 _np_dtypes = {}
 _orig_get_np_dtype = _I._get_np_dtype
