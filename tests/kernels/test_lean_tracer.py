@@ -58,7 +58,7 @@ def _workload():
     return [t.detach().numpy().copy() for t in (loss, x.grad, w, b, c)]
 
 
-def _traced(lazy=True):
+def _traced():
     """(outputs, digests of every recorded tape and compiled tape in order) of _workload's 1st and 2nd run."""
     seen = []
     rec, comp = TR.record, TR._compile
@@ -77,12 +77,6 @@ def _traced(lazy=True):
     try:
         TR.clear_tapes()
         outs = [_workload() for _ in range(2)]
-        if not lazy:
-            for es in TR._GENERIC.values():
-                for e in es or ():
-                    for f in e[:2]:
-                        if isinstance(f, TR._Lazy):
-                            f.force()
     finally:
         TR.record, TR._compile = rec, comp
     return outs, seen
@@ -106,17 +100,3 @@ def test_the_lean_language_is_in_place_and_restored():
     with I.reference_language():
         assert all(getattr(owner, name) is orig for owner, name, _, orig in I.LEAN)
     assert all(getattr(owner, name) is lean for owner, name, lean, _ in I.LEAN)
-
-
-def test_lazy_generic_tapes_compile_as_eager_ones():
-    """A generic tape no program ran is not compiled; forced, it is the tape an eager compile made."""
-    TR.clear_tapes()
-    _workload()
-    lazy = [f for es in TR._GENERIC.values() for e in es or () for f in e[:2] if isinstance(f, TR._Lazy)]
-    assert lazy and any(f.fn is None for f in lazy)
-    for f in lazy:
-        if f.fn is None:
-            make, *args = f.args
-            eager = make(*args)
-            assert f.force().source == eager.source and f.nbytes == eager.nbytes > 0
-    TR.clear_tapes()

@@ -112,7 +112,6 @@ def test_a_later_process_specializes_by_replaying_loaded_ops(disk, monkeypatch):
 
 def test_unreadable_ops_fall_back_to_the_interpreter(disk):
     _rows(40, 30)
-    TR.flush_pending()                      # (the generic tape and its ops on disk now, not at clear_tapes)
     for f in TC.os.listdir(TC.DIR):
         if f.endswith(".ops"):
             with open(TC.os.path.join(TC.DIR, f), "wb") as fh:

@@ -14,12 +14,9 @@ between) is computed once.  Control flow on a loaded or dynamic value is detecte
 such keys stay on ``direct``.  Replays of tapes made of numpy expressions only run without ``LOCK``.
 Tapes are kept up to ``MAX_TAPE_BYTES`` (an estimate), the least recently used shapes' dropped first
 (``cache_info()``), and on disk across processes (``tape_cache``): a launch key or generic key traced by an
-earlier run is loaded.  A generic tape is compiled when a program first runs it or when its key specializes
-(``_Lazy``: a new block size's first step compiles only what it runs), and goes to disk then, at exit or at
-``clear_tapes``.  Recording goes through tgrad's lean versions of Triton's language internals
+earlier run is loaded.  Recording goes through tgrad's lean versions of Triton's language internals
 (``internals.LEAN``: the same builder calls, ``tests/kernels/test_lean_tracer.py``).
 """
-import atexit
 import gc
 import os
 
@@ -28,7 +25,6 @@ import triton.language as tl
 
 from . import tape_cache
 from .direct import Ptr, _cvt, _entry, _run_direct
-from .host_state import LOCK
 from .internals import _I, _lang_for_interpreter, do_not_specialize
 from .tape import _compile, _compile_check
 from .tape_ops import (_affine, _box, _dyn_handle, _factorize, _fine_shape, _interval_box, _kind, _pad_to, _pieces,
@@ -503,8 +499,6 @@ def _evict():
             break
         entries = _GENERIC.pop(gkey)
         _evicted[0] += 1
-        if gkey in _PENDING:
-            _disk_generic(gkey, *_PENDING.pop(gkey)[:2], entries)
         _bytes[0] -= sum(f.nbytes for e in entries or () for f in e[:2] if f is not None)
     if _bytes[0] > MAX_TAPE_BYTES * 3 // 4:
         clear_tapes()
@@ -531,9 +525,7 @@ def cache_info():
 
 
 def clear_tapes():
-    """Forget every recorded tape and every launcher's cached launch (each key is traced again when it recurs); the
-    generic tapes not yet stored go to disk first."""
-    flush_pending()
+    """Forget every recorded tape and every launcher's cached launch (each key is traced again when it recurs)."""
     _TAPES.clear()
     _FAST.clear()
     _SEEN.clear()
@@ -668,73 +660,13 @@ def _run_generic(kernel, fn, names, g, args, constexprs, ckey):
                     if not good:
                         _GENERIC[gkey] = False      # (control flow on loaded values: no tape of it replays)
                         continue
-                    _strip(t)
-                    run = _Lazy(_compile, [t], kinds)      # compiled when a program runs it
-                    check = _Lazy(_compile_check, t.gops, t.slots, kinds, t.guards) if t.guards else None
+                    run = _compile([t], kinds)     # now: a new shape's first launch runs it at once
+                    check = _compile_check(t.gops, t.slots, kinds, t.guards) if t.guards else None
+                    _bytes[0] += run.nbytes + (check.nbytes if check else 0)
                     if len(entries) >= MAX_GUARDED:
                         _bytes[0] -= sum(f.nbytes for f in entries.pop(0)[:2] if f is not None)
                     entries.append((check, run, t.gops))
-                    if tape_cache.ENABLED:
-                        _PENDING[gkey] = (gargs, constexprs, entries)
-
-
-class _Lazy:
-    """A generic tape (or its guards' check) compiled on its first call or when its key's next launch specializes
-    by replaying its builder ops, whichever comes first: a launch whose programs are all recorded (a one-program
-    grid's first launch) does not run it, so a new block size's first step compiles only what it runs (Python's
-    compile of a tape's source is ~1 ms), its second the rest.  ``nbytes``: 0 until compiled (then counted in
-    ``_bytes``)."""
-
-    __slots__ = ("args", "fn")
-
-    def __init__(self, *args):
-        self.args, self.fn = args, None
-
-    def __call__(self, *a):
-        fn = self.fn
-        if fn is None:
-            fn = self.force()
-        return fn(*a)
-
-    def force(self):
-        """The compiled function (compiled now if not yet)."""
-        if self.fn is None:
-            make, *args = self.args
-            self.fn, self.args = make(*args), None
-            _bytes[0] += self.fn.nbytes
-        return self.fn
-
-    @property
-    def nbytes(self):
-        return 0 if self.fn is None else self.fn.nbytes
-
-
-def _strip(t):
-    """Drop the recorded values a tape's ops hold (the compiler reads only their slots' types and shapes, which
-    ``t.slots`` keep): a generic tape waiting for its compile keeps no block-sized arrays alive."""
-    t.ops = [(name, f, [v if v.slot is None else t.slots[v.slot] for v in vals], kwargs, slot, low)
-             for name, f, vals, kwargs, slot, low in t.ops]
-
-
-_PENDING = {}    # generic key -> (its arguments, constexprs, entries): generic tapes not yet on disk
-
-
-def flush_pending():
-    """Store on disk the generic tapes recorded since the last flush (compiled now): at exit, when the tapes are
-    cleared and when a key's tapes are evicted."""
-    if not _PENDING:
-        return
-    with LOCK:                  # (compiled as in a launch: tl patched for the interpreter)
-        _lang_for_interpreter()
-        while _PENDING:
-            gkey, (gargs, constexprs, entries) = _PENDING.popitem()
-            try:
-                _disk_generic(gkey, gargs, constexprs, entries)
-            except Exception:   # (a tape that fails to compile now failed nothing before: never fail exit)
-                pass
-
-
-atexit.register(flush_pending)
+                    _disk_generic(gkey, gargs, constexprs, entries)
 
 
 def _arg_names(kernel):
@@ -808,8 +740,6 @@ def _run_trace(kernel, grid, args, constexprs):
                     if e is not None and e[2] is not None:     # the generic tape's builder ops
                         pid = [_I.TensorHandle(np.array([i], dtype=np.int32), tl.int32) for i in (x, y, z)]
                         t, good = record(None, kw, dyn_names, base_values, replay=(e[2], ins + pid))
-                        if type(e[1]) is _Lazy:
-                            e[1].force()    # (here, not at a new shape's first launch: that one runs it at once)
                     else:
                         t, good = record(_entry(kernel)[0], kw, dyn_names, base_values)
                     ok = ok and good
@@ -881,7 +811,7 @@ def _disk_generic(gkey, gargs, constexprs, entries):
         for e in list(entries):
             if type(e[2]) is _DiskOps:
                 _load_ops(entries, e)
-        tape_cache.put(name, [f.force() if type(f) is _Lazy else f for e in entries for f in e[:2]])
+        tape_cache.put(name, [f for e in entries for f in e[:2]])
         tape_cache.put_ops(name, [e[2] for e in entries])
         return None
     hit = tape_cache.get(name, _generic_kinds(gargs))
