@@ -233,11 +233,9 @@ def cpu_twin(kernel, make):
 def tape_fallback(kernel, grid, args, constexprs):
     """``run(*dyn)``: ``kernel`` over ``grid`` on the cpu (its traced tape) with the dynamic arguments ``dyn`` in
     place of those in ``args``: a C twin's way back for inputs it does not take (cnn_cpu.c: non-finite ones)."""
-    pos = _fast_key(kernel, grid, args, constexprs)[1]
-
     def run(*dyn):
         a = list(args)
-        for i, v in zip(pos, dyn):
+        for i, v in zip(_fast_key(kernel, grid, args, constexprs)[1], dyn):
             a[i] = Ptr(v, a[i].dtype) if type(a[i]) is Ptr else v
         run_cpu(kernel, grid, a, constexprs)
     return run
