@@ -67,19 +67,32 @@ static void bn_stats(const float *x, const bn_params *p, int64_t c, double *acc,
     int64_t n = p->n, B = p->block, C = p->C, L = p->L;
     const float *xc = x + c * L;
     for (int64_t j = 0; j < B; j++) acc[j] = 0.0;
-    for (int64_t j0 = 0, i = 0, l = 0; j0 < n; j0 += B)      /* element j0 + j at plane i, offset l */
-        for (int64_t j = 0; j < B && j0 + j < n; j++) {
-            acc[j] += (double)xc[i * C * L + l];
-            if (++l == L) l = 0, i++;
-        }
+    if (n <= B) {       /* one block: lane j = i L + l (plane i, offset l); loops the compiler vectorizes */
+        for (int64_t i = 0; i < n / L; i++)
+            for (int64_t l = 0; l < L; l++) acc[i * L + l] += (double)xc[i * C * L + l];
+    } else {
+        for (int64_t j0 = 0, i = 0, l = 0; j0 < n; j0 += B)
+            for (int64_t j = 0; j < B && j0 + j < n; j++) {
+                acc[j] += (double)xc[i * C * L + l];
+                if (++l == L) l = 0, i++;
+            }
+    }
     float m = (float)((0.0 + pairwise_d(acc, B)) / (double)n);
     for (int64_t j = 0; j < B; j++) acc[j] = 0.0;
-    for (int64_t j0 = 0, i = 0, l = 0; j0 < n; j0 += B)
-        for (int64_t j = 0; j < B && j0 + j < n; j++) {
-            float d = xc[i * C * L + l] - m;
-            acc[j] += (double)(d * d);
-            if (++l == L) l = 0, i++;
-        }
+    if (n <= B) {
+        for (int64_t i = 0; i < n / L; i++)
+            for (int64_t l = 0; l < L; l++) {
+                float d = xc[i * C * L + l] - m;
+                acc[i * L + l] += (double)(d * d);
+            }
+    } else {
+        for (int64_t j0 = 0, i = 0, l = 0; j0 < n; j0 += B)
+            for (int64_t j = 0; j < B && j0 + j < n; j++) {
+                float d = xc[i * C * L + l] - m;
+                acc[j] += (double)(d * d);
+                if (++l == L) l = 0, i++;
+            }
+    }
     *mean = m;
     *var_sum = (float)(0.0 + pairwise_d(acc, B));
 }
