@@ -27,6 +27,21 @@
 #pragma GCC target("fma")
 #endif
 
+/* c ? a : b without a branch (the max's taps and the gradient's hits are data: a mispredicted branch each costs
+   more than the select; GCC turns a ?: of floats into a jump) */
+static inline float sel_f(int c, float a, float b) {
+    int32_t ia, ib, m = -(int32_t)(c != 0);
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    ia = (ia & m) | (ib & ~m);
+    memcpy(&a, &ia, 4);
+    return a;
+}
+static inline int64_t sel_i(int c, int64_t a, int64_t b) {
+    int64_t m = -(int64_t)(c != 0);
+    return (a & m) | (b & ~m);
+}
+
 /* The twins take finite inputs (a launch with a NaN or inf input calls its fallback, the kernel's tape): NaNs then
    arise only as x86's default NaN, one sign and payload whatever the operand order of numpy's loops or of this
    file's compiled code (which differ between numpy's inlined copies of one loop: which of two NaNs comes out). */
@@ -227,12 +242,11 @@ static void max_pool_run(const pool_params *p, const float *x, float *y, int64_t
                     const float *corner = base + hs * p->s2 + ws * p->s3;
                     int64_t c0 = hs * W + ws, bt = 0;
                     best = corner[0];
-                    for (int64_t t = 1; t < KH * KW; t++) {
+                    for (int64_t t = 1; t < KH * KW; t++) {     /* selects, no branch on the data */
                         float v = corner[taps[2 * t]];
-                        if (v > best || v != v) {
-                            best = v;
-                            bt = t;
-                        }
+                        int take = (v > best) | (v != v);
+                        best = sel_f(take, v, best);
+                        bt = sel_i(take, t, bt);
                     }
                     bidx = c0 + taps[2 * bt + 1];
                 } else {
@@ -245,10 +259,9 @@ static void max_pool_run(const pool_params *p, const float *x, float *y, int64_t
                             int64_t iw = ws + kw * p->dw;
                             if (!(vh && iw >= 0 && iw < W)) continue;
                             float v = base[ih * p->s2 + iw * p->s3];
-                            if (v > best || v != v || bidx < 0) {
-                                best = v;
-                                bidx = ih * W + iw;
-                            }
+                            int take = (v > best) | (v != v) | (bidx < 0);
+                            best = sel_f(take, v, best);
+                            bidx = sel_i(take, ih * W + iw, bidx);
                         }
                     }
                 }
@@ -278,16 +291,24 @@ static void max_pool_backward_run(const pool_params *p, const float *dy, const i
                 int64_t me = ih * W + iw, ow = cols[iw];
                 float acc = 0.0f;
                 if (p->flag) {      /* DISJOINT: the one window that can hold the input */
-                    int ok = okh && ow >= 0;
-                    acc = acc + (ok && ib[oh * p->t2 + ow * p->t3] == me ? g[oh * p->s2 + ow * p->s3] : 0.0f);
+                    float gv = 0.0f;
+                    if (okh && ow >= 0) {   /* (by position: predictable; the hit by a select) */
+                        float v = g[oh * p->s2 + ow * p->s3];
+                        gv = sel_f(ib[oh * p->t2 + ow * p->t3] == me, v, 0.0f);
+                    }
+                    acc = acc + gv;
                 } else {
                     for (int64_t kh = 0; kh < KH; kh++) {
                         int64_t th = ih + ph - kh * dh, oh = th / sh;
                         int vh = th >= 0 && oh * sh == th && oh < OH;
                         for (int64_t kw = 0; kw < KW; kw++) {
                             int64_t tw = iw + pw - kw * dw, ow = tw / sw;
-                            int ok = vh && tw >= 0 && ow * sw == tw && ow < OW;
-                            acc = acc + (ok && ib[oh * p->t2 + ow * p->t3] == me ? g[oh * p->s2 + ow * p->s3] : 0.0f);
+                            float gv = 0.0f;
+                            if (vh && tw >= 0 && ow * sw == tw && ow < OW) {
+                                float v = g[oh * p->s2 + ow * p->s3];
+                                gv = sel_f(ib[oh * p->t2 + ow * p->t3] == me, v, 0.0f);
+                            }
+                            acc = acc + gv;
                         }
                     }
                 }
