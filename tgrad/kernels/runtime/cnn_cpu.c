@@ -225,49 +225,60 @@ typedef struct {
     int64_t NC, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, s0, s1, s2, s3, t0, t1, t2, t3, flag;
 } pool_params;
 
-static void max_pool_run(const pool_params *p, const float *x, float *y, int64_t *idx, int64_t *taps) {
+/* taps: 2 (KH KW) int64 of scratch (each tap's memory and index offsets from the window's corner), row: 2 OW */
+static void max_pool_run(const pool_params *p, const float *x, float *y, int64_t *idx, int64_t *taps, int64_t *row) {
     int64_t H = p->H, W = p->W, OH = p->OH, OW = p->OW, KH = p->KH, KW = p->KW;
-    for (int64_t t = 0; t < KH * KW; t++) {    /* tap t's offset from the window's corner: memory, index */
+    for (int64_t t = 0; t < KH * KW; t++) {
         taps[2 * t] = (t / KW) * p->dh * p->s2 + (t % KW) * p->dw * p->s3;
         taps[2 * t + 1] = (t / KW) * p->dh * W + (t % KW) * p->dw;
     }
+    float *best = (float *)row;
+    int64_t *bt = row + OW;
     for (int64_t nc = 0; nc < p->NC; nc++) {
         const float *base = x + (nc / p->C) * p->s0 + (nc % p->C) * p->s1;
-        for (int64_t oh = 0; oh < OH; oh++)
-            for (int64_t ow = 0; ow < OW; ow++) {
-                int64_t hs = oh * p->sh - p->ph, ws = ow * p->sw - p->pw, out = nc * OH * OW + oh * OW + ow;
-                float best;
-                int64_t bidx;
-                if (p->flag) {      /* INSIDE */
-                    const float *corner = base + hs * p->s2 + ws * p->s3;
-                    int64_t c0 = hs * W + ws, bt = 0;
-                    best = corner[0];
-                    for (int64_t t = 1; t < KH * KW; t++) {     /* selects, no branch on the data */
-                        float v = corner[taps[2 * t]];
-                        int take = (v > best) | (v != v);
-                        best = sel_f(take, v, best);
-                        bt = sel_i(take, t, bt);
-                    }
-                    bidx = c0 + taps[2 * bt + 1];
-                } else {
-                    best = -INFINITY;
-                    bidx = -1;
-                    for (int64_t kh = 0; kh < KH; kh++) {
-                        int64_t ih = hs + kh * p->dh;
-                        int vh = ih >= 0 && ih < H;
-                        for (int64_t kw = 0; kw < KW; kw++) {
-                            int64_t iw = ws + kw * p->dw;
-                            if (!(vh && iw >= 0 && iw < W)) continue;
-                            float v = base[ih * p->s2 + iw * p->s3];
-                            int take = (v > best) | (v != v) | (bidx < 0);
-                            best = sel_f(take, v, best);
-                            bidx = sel_i(take, ih * W + iw, bidx);
-                        }
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t hs = oh * p->sh - p->ph, out = nc * OH * OW + oh * OW;
+            if (p->flag) {      /* INSIDE (no padding): a row's outputs tap by tap, their chains side by side */
+                const float *r = base + hs * p->s2;
+                int64_t sx = p->sw * p->s3;
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    best[ow] = r[ow * sx];
+                    bt[ow] = 0;
+                }
+                for (int64_t t = 1; t < KH * KW; t++) {
+                    const float *rt = r + taps[2 * t];
+                    for (int64_t ow = 0; ow < OW; ow++) {   /* selects, no branch on the data */
+                        float v = rt[ow * sx];
+                        int take = (v > best[ow]) | (v != v);
+                        best[ow] = sel_f(take, v, best[ow]);
+                        bt[ow] = sel_i(take, t, bt[ow]);
                     }
                 }
-                y[out] = best;
-                idx[out] = bidx;
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    y[out + ow] = best[ow];
+                    idx[out + ow] = hs * W + ow * p->sw + taps[2 * bt[ow] + 1];
+                }
+                continue;
             }
+            for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t ws = ow * p->sw - p->pw, bidx = -1;
+                float b = -INFINITY;
+                for (int64_t kh = 0; kh < KH; kh++) {
+                    int64_t ih = hs + kh * p->dh;
+                    int vh = ih >= 0 && ih < H;
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        int64_t iw = ws + kw * p->dw;
+                        if (!(vh && iw >= 0 && iw < W)) continue;
+                        float v = base[ih * p->s2 + iw * p->s3];
+                        int take = (v > b) | (v != v) | (bidx < 0);
+                        b = sel_f(take, v, b);
+                        bidx = sel_i(take, ih * W + iw, bidx);
+                    }
+                }
+                y[out + ow] = b;
+                idx[out + ow] = bidx;
+            }
+        }
     }
 }
 
@@ -389,9 +400,9 @@ static PyObject *max_pool_f32(PyObject *self, PyObject *const *args, Py_ssize_t 
     void *a[3];
     (void)self;
     if (twin_args(args, nargs, &p, sizeof p, 3, a, 0, NULL, "max_pool") < 0) return NULL;
-    int64_t *taps = malloc(2 * (p.KH * p.KW + 1) * sizeof(int64_t));
+    int64_t *taps = malloc((2 * p.KH * p.KW + 2 * p.OW + 2) * sizeof(int64_t));
     if (taps == NULL) return PyErr_NoMemory();
-    max_pool_run(&p, a[0], a[1], a[2], taps);       /* (no arithmetic: any input) */
+    max_pool_run(&p, a[0], a[1], a[2], taps, taps + 2 * p.KH * p.KW + 1);       /* (no arithmetic: any input) */
     free(taps);
     Py_RETURN_NONE;
 }
