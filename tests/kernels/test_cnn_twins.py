@@ -2,13 +2,15 @@
 kernels (``pool._pool_twin``) give the bits of the kernels' traced tapes: batch_norm training and eval, with and
 without affine parameters and running statistics, planes of 2 to 40000 elements (under 8, ragged vector tails,
 more than one 65536-lane block), -0 and huge inputs (with NaN or inf the twins call the tape); max_pool2d with and
-without padding, dilation, overlapping windows, strided input, NaN, inf and -0.  An (N, C) batch_norm and float64
-keep the tape.  A compiled step's replay calls the twins."""
+without padding, dilation, overlapping windows, strided input, NaN, inf and -0; conv2d over one input channel a
+group (``conv._conv1_twin``: padding, stride, dilation, depthwise groups, strided input).  An (N, C) batch_norm
+and float64 keep the tape.  A compiled step's replay calls the twins."""
 import numpy as np
 import pytest
 
 import tgrad
 import tgrad.nn.functional as F
+from tgrad.kernels import conv as KC
 from tgrad.kernels import norm as KN
 from tgrad.kernels import pool as KP
 from tgrad.kernels.runtime import launcher as T
@@ -77,6 +79,7 @@ def _run(case, args, twin, monkeypatch):
         if not twin:
             m.setattr(KN, "cnn_twins", lambda: None)
             m.setattr(KP, "cnn_twins", lambda: None)
+            m.setattr(KC, "cnn_twins", lambda: None)
         prev = T.EXECUTOR
         seen, taped = [], []
         orig, run_cpu = T.Launch.__init__, T.run_cpu
@@ -84,6 +87,8 @@ def _run(case, args, twin, monkeypatch):
         def spy(self, *a, **kw):
             orig(self, *a, **kw)
             seen.append(type(self.tape) is T.CpuTwin)
+        m.setattr(KC, "_conv1_twin", lambda site, f=KC._conv1_twin: (f(site), seen.append(
+            type(site.tape) is T.CpuTwin))[0])
 
         def spy_run(kernel, *a):
             taped.append(kernel in TWINNED)
@@ -103,7 +108,8 @@ def _run(case, args, twin, monkeypatch):
     return runs[2], any(seen), any(taped)
 
 
-TWINNED = (KN.batch_norm_kernel, KN.batch_norm_backward_kernel, KP.pool_forward_kernel, KP.pool_backward_kernel)
+TWINNED = (KN.batch_norm_kernel, KN.batch_norm_backward_kernel, KP.pool_forward_kernel, KP.pool_backward_kernel,
+           KC.conv_forward_kernel)
 
 
 BN_CASES = [  # shape, training, affine, running, special, dtype
@@ -156,6 +162,37 @@ def test_max_pool_twin_bits(args, monkeypatch):
     assert twin == tape
 
 
+def _conv_case(shape, O, k, s, p, d, groups, bias, strided, special):
+    rng = np.random.default_rng(sum(shape) + O + k)
+    x = _values(shape, special, rng)
+    x = tgrad.tensor(x)
+    if strided:
+        x = x.transpose(2, 3)
+    w = tgrad.tensor(_values((O, 1, k, k + 1), special, rng))
+    b = tgrad.tensor(_values((O,), False, rng)) if bias else None
+    with tgrad.no_grad():
+        y = F.conv2d(x, w, b, s, p, d, groups)
+    return [y.numpy().tobytes()]
+
+
+CONV_CASES = [  # x shape, out channels, kernel (k, k + 1), stride, padding, dilation, groups, bias, strided, special
+    ((32, 1, 8, 8), 16, 3, 1, 1, 1, 1, True, False, False),      # the CNN's first layer
+    ((3, 1, 9, 7), 5, 2, 2, 0, 1, 1, False, False, "edge"),      # ragged, no padding, stride 2
+    ((2, 3, 10, 11), 6, 3, 1, 2, 2, 3, True, True, "edge"),      # depthwise (groups = channels), dilation
+    ((2, 1, 6, 6), 4, 3, 1, 4, 1, 1, True, False, False),        # padding past the kernel: rows of taps all out
+    ((2, 1, 8, 8), 4, 3, 1, 1, 1, 1, True, False, "nan"),        # (the tape)
+]
+
+
+@pytest.mark.parametrize("args", CONV_CASES, ids=[str(c[:4] + c[-1:]) for c in CONV_CASES])
+def test_conv1_twin_bits(args, monkeypatch):
+    twin, used, fell_back = _run(_conv_case, args, True, monkeypatch)
+    tape, used_tape, _ = _run(_conv_case, args, False, monkeypatch)
+    assert used and not used_tape
+    assert fell_back == (args[-1] == "nan")
+    assert twin == tape
+
+
 def test_compiled_cnn_step_replays_twins(monkeypatch):
     """A compiled conv/BN/pool step runs the twins in its replay and gives eager's bits (eager on the tapes)."""
     def run(twin):
@@ -164,6 +201,7 @@ def test_compiled_cnn_step_replays_twins(monkeypatch):
             if not twin:
                 m.setattr(KN, "cnn_twins", lambda: None)
                 m.setattr(KP, "cnn_twins", lambda: None)
+                m.setattr(KC, "cnn_twins", lambda: None)
             tgrad.manual_seed(0)
             net = tgrad.nn.Sequential(tgrad.nn.Conv2d(1, 4, 3, padding=1), tgrad.nn.BatchNorm2d(4),
                                       tgrad.nn.ReLU(), tgrad.nn.MaxPool2d(2), tgrad.nn.Flatten(),

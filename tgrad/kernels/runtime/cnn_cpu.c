@@ -11,7 +11,10 @@
    max_pool_f32(params, fallback, x, y, i): pool_forward_kernel (MAX, fixed windows); params = NC, C, H, W, OH, OW,
        KH, KW, sh, sw, ph, pw, dh, dw, s_xn, s_xc, s_xh, s_xw, 0, 0, 0, 0, INSIDE.
    max_pool_backward_f32(params, fallback, dy, i, dx): pool_backward_kernel (MAX, fixed windows); params = NC, C, H,
-       W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, s_gn, s_gc, s_gh, s_gw, s_in, s_ic, s_ih, s_iw, DISJOINT. */
+       W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, s_gn, s_gc, s_gh, s_gw, s_in, s_ic, s_ih, s_iw, DISJOINT.
+   conv1_f32(params, fallback, x, w, b, y): conv_forward_kernel (kernels/conv.py) with one input channel a group
+       (CG = 1, float32); params = NB, H, W, OH, OW, KH, KW, OG, groups, sh, sw, ph, pw, dh, dw, x's, w's and y's
+       4 strides, b's stride, HAS_B. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
@@ -329,6 +332,77 @@ static void max_pool_backward_run(const pool_params *p, const float *dy, const i
     }
 }
 
+/* ---------------------------------------------------------------- convolution over one input channel a group */
+typedef struct {
+    int64_t NB, H, W, OH, OW, KH, KW, OG, G, sh, sw, ph, pw, dh, dw, x0, x1, x2, x3, w0, w1, w2, w3, y0, y1, y2, y3,
+        sb, has_b;
+} conv_params;
+
+/* conv_forward_kernel with CG = 1: each tap's tl.dot an outer product (one exact product an element) added to the
+   accumulator (dot + acc, from +0, tap after tap; a padding tap adds 0 w, which leaves it), then + b.  A tap's
+   valid output rows [lo, hi) by position (stride 1: xp, the zero-padded plane, a tap one flat pass); scratch:
+   4 (KH + KW) int64 */
+static void conv1_run(const conv_params *p, const float *x, const float *w, const float *b, float *y, int64_t *rng,
+                      float *acc, float *xp) {
+    int64_t OH = p->OH, OW = p->OW, KH = p->KH, KW = p->KW;
+    for (int64_t k = 0; k < KH; k++) {
+        int64_t lo = 0, hi = OH;
+        while (lo < OH && lo * p->sh - p->ph + k * p->dh < 0) lo++;
+        while (hi > lo && (hi - 1) * p->sh - p->ph + k * p->dh >= p->H) hi--;
+        rng[2 * k] = lo, rng[2 * k + 1] = hi;
+    }
+    int64_t *cr = rng + 2 * KH;
+    for (int64_t k = 0; k < KW; k++) {
+        int64_t lo = 0, hi = OW;
+        while (lo < OW && lo * p->sw - p->pw + k * p->dw < 0) lo++;
+        while (hi > lo && (hi - 1) * p->sw - p->pw + k * p->dw >= p->W) hi--;
+        cr[2 * k] = lo, cr[2 * k + 1] = hi;
+    }
+    int64_t Wp = p->W + 2 * p->pw, Hp = p->H + 2 * p->ph, AW = OW;
+    if (xp != NULL) {   /* stride 1: the plane zero-padded, a tap one flat pass over OH rows of Wp (extra columns
+                           ignored); a padding tap's 0 w added as the tape adds it */
+        Wp = Wp > OW + (KW - 1) * p->dw ? Wp : OW + (KW - 1) * p->dw;
+        Hp = Hp > OH + (KH - 1) * p->dh ? Hp : OH + (KH - 1) * p->dh;
+        AW = Wp;
+    }
+    for (int64_t n = 0; n < p->NB; n++)
+        for (int64_t g = 0; g < p->G; g++) {
+            const float *xc = x + n * p->x0 + g * p->x1;
+            if (xp != NULL) {
+                for (int64_t i = 0; i < (Hp + 1) * Wp; i++) xp[i] = 0.0f;
+                for (int64_t h = 0; h < p->H; h++)
+                    for (int64_t c = 0; c < p->W; c++) xp[(h + p->ph) * Wp + c + p->pw] = xc[h * p->x2 + c * p->x3];
+            }
+            for (int64_t o = 0; o < p->OG; o++) {
+                int64_t oc = g * p->OG + o;
+                for (int64_t i = 0; i < OH * AW; i++) acc[i] = 0.0f;
+                for (int64_t kh = 0; kh < KH; kh++)
+                    for (int64_t kw = 0; kw < KW; kw++) {
+                        float wv = w[oc * p->w0 + kh * p->w2 + kw * p->w3];
+                        if (xp != NULL) {
+                            const float *xt = xp + kh * p->dh * Wp + kw * p->dw;
+                            for (int64_t i = 0; i < OH * Wp; i++) acc[i] = xt[i] * wv + acc[i];
+                            continue;
+                        }
+                        int64_t clo = cr[2 * kw], chi = cr[2 * kw + 1], sx = p->sw * p->x3;
+                        for (int64_t oh = rng[2 * kh]; oh < rng[2 * kh + 1]; oh++) {
+                            const float *xr = xc + (oh * p->sh - p->ph + kh * p->dh) * p->x2
+                                              + (kw * p->dw - p->pw) * p->x3;
+                            float *ar = acc + oh * OW;
+                            for (int64_t ow = clo; ow < chi; ow++) ar[ow] = xr[ow * sx] * wv + ar[ow];
+                        }
+                    }
+                float *yo = y + n * p->y0 + oc * p->y1;
+                float bo = p->has_b ? b[oc * p->sb] : 0.0f;
+                for (int64_t oh = 0; oh < OH; oh++)
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        float v = acc[oh * AW + ow];
+                        yo[oh * p->y2 + ow * p->y3] = p->has_b ? v + bo : v;
+                    }
+            }
+        }
+}
+
 #ifdef HAVE_HW
 #pragma GCC pop_options
 #endif
@@ -429,7 +503,49 @@ static PyObject *max_pool_backward_f32(PyObject *self, PyObject *const *args, Py
     Py_RETURN_NONE;
 }
 
+static int strided_finite(const float *a, int64_t n0, int64_t s0, int64_t n1, int64_t s1, int64_t n2, int64_t s2,
+                          int64_t n3, int64_t s3) {
+    for (int64_t i = 0; i < n0; i++)
+        for (int64_t j = 0; j < n1; j++)
+            for (int64_t k = 0; k < n2; k++)
+                for (int64_t l = 0; l < n3; l++)
+                    if (!isfinite(a[i * s0 + j * s1 + k * s2 + l * s3])) return 0;
+    return 1;
+}
+
+static PyObject *conv1_f32(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    conv_params p;
+    float *a[4];
+    (void)self;
+    if (twin_args(args, nargs, &p, sizeof p, 4, (void **)a, 0, NULL, "conv1") < 0) return NULL;
+    int64_t O = p.G * p.OG;
+    if (!strided_finite(a[0], p.NB, p.x0, p.G, p.x1, p.H, p.x2, p.W, p.x3)
+        || !strided_finite(a[1], O, p.w0, 1, 0, p.KH, p.w2, p.KW, p.w3)
+        || (p.has_b && !strided_finite(a[2], O, p.sb, 1, 0, 1, 0, 1, 0)))
+        return fall_back(args, nargs);
+    int flat = p.sh == 1 && p.sw == 1;
+    int64_t Wp = p.W + 2 * p.pw, Hp = p.H + 2 * p.ph;
+    Wp = Wp > p.OW + (p.KW - 1) * p.dw ? Wp : p.OW + (p.KW - 1) * p.dw;
+    Hp = Hp > p.OH + (p.KH - 1) * p.dh ? Hp : p.OH + (p.KH - 1) * p.dh;
+    int64_t *rng = malloc((4 * (p.KH + p.KW) + 2) * sizeof(int64_t));
+    float *acc = malloc((p.OH * (flat ? Wp : p.OW) + 1) * sizeof(float));
+    float *xp = flat ? malloc((Hp + 1) * Wp * sizeof(float)) : NULL;
+    if (rng == NULL || acc == NULL || (flat && xp == NULL)) {
+        free(rng);
+        free(acc);
+        free(xp);
+        return PyErr_NoMemory();
+    }
+    conv1_run(&p, a[0], a[1], a[2], a[3], rng, acc, xp);
+    free(rng);
+    free(acc);
+    free(xp);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"conv1_f32", (PyCFunction)(void (*)(void))conv1_f32, METH_FASTCALL,
+     "conv1_f32(params, fallback, x, w, b, y): kernels/conv.py's conv_forward_kernel with one channel a group."},
     {"batch_norm_f32", (PyCFunction)(void (*)(void))batch_norm_f32, METH_FASTCALL,
      "batch_norm_f32(params, fallback, x, w, b, rm, rv, y, mom_hi, mom_lo, eps_hi, eps_lo): batch_norm_kernel."},
     {"batch_norm_backward_f32", (PyCFunction)(void (*)(void))batch_norm_backward_f32, METH_FASTCALL,
