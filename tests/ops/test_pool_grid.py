@@ -6,6 +6,7 @@ import pytest
 
 import tgrad
 import tgrad.nn.functional as F
+from tgrad.kernels import pool as KP
 from tgrad.kernels.runtime import launcher as KT
 from tgrad.kernels.runtime import trace
 
@@ -67,10 +68,11 @@ def test_adaptive_pool_on_padded_grid(tiles):
     assert tgrad.autograd.gradcheck(lambda t: F.adaptive_avg_pool2d(t, (5, 3)), (x[:1, :2],))
 
 
-def test_traced_pool_tapes_stay_small():
+def test_traced_pool_tapes_stay_small(monkeypatch):
     """The MNIST CNN's max pool (batch 8 of 64 x 24 x 24): once traced, the pool kernels' loads and stores are
     strided views, no per-lane gathers (with dense lanes, blocks straddled planes: 33 MB forward, 29 MB backward;
-    now ~10 MB each, the per-lane window indices the argmax compares)."""
+    now ~10 MB each, the per-lane window indices the argmax compares).  (The kernels' tapes: their C twins off.)"""
+    monkeypatch.setattr(KP, "cnn_twins", lambda: None)
     x = tgrad.tensor(np.random.default_rng(0).standard_normal((8, 64, 24, 24)).astype(np.float32), requires_grad=True)
     trace.clear_tapes()
     for _ in range(trace.TRACE_AFTER + 1):

@@ -4,11 +4,15 @@ Layer norm: x is a contiguous (M, K) matrix, one row per normalized group.
 Batch norm: x is a contiguous (N, C, L) tensor, one program per channel
 walking its N * L elements.
 """
+import struct
+
+import numpy as np
 import triton
 import triton.language as tl
 
 from .runtime import cdiv, gpu_blocks, launch, next_pow2
-from .runtime.native import native_helper
+from .runtime import launcher as T
+from .runtime.native import cnn_twins, native_helper
 from ._lang import cast_store, compute_type, fma_rows, kptr, lanes_add, lanes_fold, row_tiles, split64
 
 
@@ -746,6 +750,34 @@ def batch_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, rm_ptr, rv_ptr, dx_ptr, dw_
             cast_store(dx_ptr + off, dx, m)
     tl.store(dw_ptr + c, dw.to(dw_ptr.dtype.element_ty), mask=cmask)
     tl.store(db_ptr + c, db.to(db_ptr.dtype.element_ty), mask=cmask)
+
+
+def _bn_twin(args, cx, backward=False):
+    """cnn_cpu.c's twin of a cpu launch of ``batch_norm_kernel`` (``backward``: ``batch_norm_backward_kernel``)
+    bound to its fixed arguments, or None where the kernel's tape runs: ATen's order (float32) on planes of L > 1
+    elements (an (N, C) input's thread-chunked sums keep the tape); a launch with a non-finite input runs the tape."""
+    m = cnn_twins()
+    nptr = 8 if backward else 6
+    C, L, n = args[nptr:nptr + 3]
+    if backward:        # dy, x, w, rm, rv, dx, dw, db
+        read = (True, True, cx["HAS_W"], not cx["TRAINING"], not cx["TRAINING"], True, True, True)
+    else:               # x, w, b, rm, rv, y
+        run = cx["HAS_RUN"] or not cx["TRAINING"]
+        read = (True, cx["HAS_W"], cx["HAS_B"], run, run, True)
+    f32 = np.dtype(np.float32)
+    used = [a for a, r in zip(args, read) if r]
+    if (m is None or not cx.get("ATEN") or L <= 1 or n < 1 or cx["COMPUTE"] is not tl.float32
+            or any(a.dtype != f32 for a in used)):
+        return None
+    kernel = batch_norm_backward_kernel if backward else batch_norm_kernel
+    fallback = T.tape_fallback(kernel, (cdiv(C, cx["BLOCK_C"]),), args, cx)
+    flags = (0, 0, cx["VB"]) if backward else (cx["HAS_B"], cx["HAS_RUN"], 0)
+    params = struct.pack("10q", C, L, n, cx["TRAINING"], cx["HAS_W"], *flags[:2], cx["BLOCK"], flags[2], 0)
+    return T.CpuTwin(m.batch_norm_backward_f32 if backward else m.batch_norm_f32, params, fallback)
+
+
+T.cpu_twin(batch_norm_kernel, _bn_twin)
+T.cpu_twin(batch_norm_backward_kernel, lambda args, cx: _bn_twin(args, cx, backward=True))
 
 
 VEC_BUDGET = 8192     # 8-lane vectors a tile of the ATen-order backward sums (cpu)

@@ -8,10 +8,15 @@ taps k < K = the longest window).  The backward kernels gather: each input eleme
 whose window can hold it (fixed: the taps k with (i + pad - k d) / s exact; adaptive: the outputs
 floor(i OH / H) .. ceil((i + 1) OH / H)), so no two programs write one element.
 """
+import struct
+
+import numpy as np
 import triton
 import triton.language as tl
 
 from .runtime import Launch, Ptr, Sites, cdiv, gpu_blocks, next_pow2
+from .runtime import launcher as T
+from .runtime.native import cnn_twins
 from ._lang import cast_store, compute_type, row_block
 
 
@@ -167,12 +172,36 @@ def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, NC, C, H, W, OH, OW, ROWS, KH, K
     cast_store(dx_ptr + nc * (H * W) + ih * W + iw, acc, mask)
 
 
+def _pool_twin(args, cx, backward=False):
+    """cnn_cpu.c's twin of a cpu launch of ``pool_forward_kernel`` (``backward``: ``pool_backward_kernel``) bound
+    to its fixed arguments, or None where the kernel's tape runs: max over fixed windows, float32 values (a backward
+    of overlapping windows with a non-finite gradient runs the tape)."""
+    m = cnn_twins()
+    f32 = np.dtype(np.float32)
+    vals = (args[0], args[2]) if backward else args[:2]
+    idx = args[1] if backward else args[2]
+    if (m is None or not cx["MAX"] or cx["ADAPTIVE"] or cx["COMPUTE"] is not tl.float32
+            or any(a.dtype != f32 for a in vals) or idx.dtype != np.dtype(np.int64)):
+        return None
+    geo = args[3:9] + args[10:18]               # NC, C, H, W, OH, OW; KH, KW, sh, sw, ph, pw, dh, dw
+    strides = args[19:27] if backward else args[19:23] + [0] * 4
+    params = struct.pack("23q", *geo, *strides, cx["DISJOINT"] if backward else cx["INSIDE"])
+    lanes = args[3] * (args[5] * args[6] if backward else args[7] * args[8])        # NC (H W | OH OW)
+    fallback = T.tape_fallback(pool_backward_kernel if backward else pool_forward_kernel,
+                               (cdiv(lanes, args[9]),), args, cx)
+    return T.CpuTwin(m.max_pool_backward_f32 if backward else m.max_pool_f32, params, fallback)
+
+
 def _geom4(t):
     if t.dim() == 3:
         n, c, l = t.shape
         sn, sc, sl = t.stride()
         return (n, c, 1, l), (sn, sc, 0, sl)
     return tuple(t.shape), tuple(t.stride())
+
+
+T.cpu_twin(pool_forward_kernel, _pool_twin)
+T.cpu_twin(pool_backward_kernel, lambda args, cx: _pool_twin(args, cx, backward=True))
 
 
 def _grid(NC, H, W, dev):

@@ -232,6 +232,17 @@ def cpu_twin(kernel, make):
     return kernel
 
 
+def tape_fallback(kernel, grid, args, constexprs):
+    """``run(*dyn)``: ``kernel`` over ``grid`` on the cpu (its traced tape) with the dynamic arguments ``dyn`` in
+    place of those in ``args``: a C twin's way back for inputs it does not take (cnn_cpu.c: non-finite ones)."""
+    def run(*dyn):
+        a = list(args)
+        for i, v in zip(_fast_key(kernel, grid, args, constexprs)[1], dyn):
+            a[i] = Ptr(v, a[i].dtype) if type(a[i]) is Ptr else v
+        run_cpu(kernel, grid, a, constexprs)
+    return run
+
+
 class Sites(dict):
     """A launcher's cache of Launch objects by launch key (bounded: cleared when full, and with the tapes
     when those pass ``trace.MAX_TAPE_BYTES``)."""

@@ -15,6 +15,8 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
 - ``cross_entropy_f32()``: ``aten_cpu.c``'s C twins of whole kernels (kernels/loss.py's cross-entropy forward and
   backward on float32 class-index rows), the launch's tape on cpu (``launcher.cpu_twin``).
 - ``aten_twin(name)``: more of ``aten_cpu.c``'s whole-kernel twins (``embedding_backward``: kernels/nn.py's).
+- ``cnn_twins()``: ``cnn_cpu.c``'s C twins of kernels/norm.py's batch_norm kernels and kernels/pool.py's max-pool
+  kernels (float32), likewise a cpu launch's tape.
 - ``mt19937_fill()``: ``aten_cpu.c``'s ``mt19937_fill``: the next words of a numpy ``MT19937`` engine written at an
   address, its state advanced (the cpu generator's draws, ``tgrad/random.py``).
 - ``native_helper(name, rule)``: marks a ``@triton.jit`` helper so that an interpreted launch (direct or
@@ -92,6 +94,12 @@ def aten_twin(name):
     built."""
     m = _build("aten_cpu.c", "tgrad_aten_cpu", "SLEEF exp/log")
     return None if m is None else getattr(m, name)
+def cnn_twins():
+    """cnn_cpu.c's module (``batch_norm_f32``, ``batch_norm_backward_f32``, ``max_pool_f32``,
+    ``max_pool_backward_f32``: the C twins of kernels/norm.py's and kernels/pool.py's kernels), or None when not
+    built (or the cpu has no FMA instruction, which its arithmetic is compiled for)."""
+    m = _build("cnn_cpu.c", "tgrad_cnn_cpu", "batch_norm / max-pool twins")
+    return m if m is not None and m.hardware else None
 
 
 def aten_ufunc(name):
