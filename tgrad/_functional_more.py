@@ -647,7 +647,9 @@ def xlogy(input, other):
     if not input.dtype.is_floating_point:
         input = input.to(D.promote_types(other.dtype, D.get_default_dtype()) if not other.dtype.is_floating_point
                          else other.dtype)
-    res = input * other.log()
+    # ATen's xlogy kernel calls the scalar std::log: a float32 log correctly rounded (from float64 here)
+    log = other.log() if other.dtype != D.float32 else other.to(D.float64).log().to(D.float32)
+    res = input * log
     return res.masked_fill((input == 0) & ~other.isnan(), 0.0)
 
 

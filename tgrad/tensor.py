@@ -2607,7 +2607,7 @@ class Tensor:
         suffixes = []
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
-        elif self._requires_grad:
+        elif self.requires_grad:        # also a no-grad view of a leaf that requires grad (w[0] under no_grad)
             suffixes.append("requires_grad=True")
         dev = None if self.device.type == "cpu" else str(self.device)
         return format_tensor(self._host_copy(), dtype_name=self.dtype.name,

@@ -1,0 +1,59 @@
+"""Surface and bits that the issue-14 programs in tests/data/programs hit (round 7: GAN, U-Net, seq2seq with
+attention, taggers, CTC, GPT with a KV cache, metric learning, distillation, MAML, flows, MDN, neural ODE...)."""
+import numpy as np
+
+import tgrad
+import tgrad.nn.functional as F
+
+CPU_ONLY = True
+
+
+def _f32(bits):
+    return tgrad.tensor(np.array(bits, dtype=np.int32).view(np.float32).reshape(4, 3))
+
+
+def _bits(t):
+    return t.detach().numpy().view(np.int32).ravel().tolist()
+
+
+def test_repr_of_a_no_grad_view_of_a_leaf_says_requires_grad():
+    # PyTorch: a view of a leaf that requires grad, made under no_grad, requires grad (no grad_fn) and prints so
+    w = tgrad.nn.Parameter(tgrad.zeros(3, 2))
+    with tgrad.no_grad():
+        row = w[0]
+        assert row.requires_grad and row.grad_fn is None
+        assert repr(row) == "tensor([0., 0.], requires_grad=True)"
+        assert repr(w[:2] * 2) == "tensor([[0., 0.],\n        [0., 0.]])"
+    e = tgrad.nn.Embedding(4, 2, padding_idx=0)
+    with tgrad.no_grad():
+        assert repr(e.weight[0]) == "tensor([0., 0.], requires_grad=True)"
+
+
+# PyTorch 2.13 (cpu) printed these float32 bits (tests/data/make_kl_div_ref.py printed them):
+# lp = log_softmax(randn(4, 3) * 3 / 4), p = softmax(b / 4), lq = log_softmax(b / 4)
+LP = [-1098131723, -1076686703, -1069283431, -1093286790, -1076617188, -1074641212, -1081833284, -1087005670, -1074770467, -1080213248, -1078997162, -1085661850]
+P = [1042637202, 1060336681, 1041026509, 1052158071, 1046078547, 1054631265, 1047750789, 1041840521, 1058854782, 1054914004, 1050182909, 1049019696]
+LQ = [-1075224770, -1095375710, -1073875172, -1081872828, -1077537898, -1084766155, -1078466861, -1074584325, -1090856596, -1085091396, -1080360165, -1079322319]
+KL_NONE = [-1098895969, 1063790595, 1041754208, -1101004165, 1019171392, 1055351811, -1111270112, -1103733662, 1062837154, 1043728324, 1028014344, -1106053378]
+KL_BM = [1054620725]
+KL_GRAD = [-1121623662, -1103924183, -1123234355, -1112102793, -1118182317, -1109629599, -1116510075, -1122420343, -1105406082, -1109346860, -1114077955, -1115241168]
+KLL_NONE = [-1098895969, 1063790594, 1041754207, -1101004164, 1019171414, 1055351812, -1111270110, -1103733662, 1062837154, 1043728322, 1028014350, -1106053378]
+KLL_BM = [1054620722]
+KLL_GRAD = [-1121623662, -1103924183, -1123234356, -1112102794, -1118182316, -1109629599, -1116510076, -1122420343, -1105406082, -1109346860, -1114077955, -1115241169]
+XLOGY_PP = [-1097415851, -1098972469, -1098141875, -1094957973, -1096247483, -1095121535, -1095836881, -1097758785, -1097224283, -1095168704, -1095191362, -1095507311]
+XLOGY_2 = [-1089656281, 1041389428, -1121349986, 1027027837, -1112586767, 1025362696, -1107959543, -1094075294, 1035908716, 1034218265, -1125567875, -1109682155]
+
+
+def test_kl_div_and_xlogy_have_atens_float32_bits():
+    # kl_div = xlogy(y, y) - y x with xlogy's scalar (correctly rounded) log; log_target: exp(y) (y - x) with
+    # ATen's exp (MKL, correctly rounded): numpy's float32 log/exp gave other last bits (the distillation program)
+    lp, p, lq = _f32(LP), _f32(P), _f32(LQ)
+    for lt, tgt, none, bm, grad in ((False, p, KL_NONE, KL_BM, KL_GRAD), (True, lq, KLL_NONE, KLL_BM, KLL_GRAD)):
+        x = lp.clone().requires_grad_()
+        assert _bits(F.kl_div(x, tgt, reduction="none", log_target=lt)) == none
+        out = F.kl_div(x, tgt, reduction="batchmean", log_target=lt)
+        assert _bits(out) == bm
+        out.backward()
+        assert _bits(x.grad) == grad
+    assert _bits(tgrad.xlogy(p, p)) == XLOGY_PP
+    assert _bits(tgrad.special.xlogy(lp.exp(), p * 3)) == XLOGY_2
