@@ -1,6 +1,7 @@
 """Surface and bits that the issue-14 programs in tests/data/programs hit (round 7: GAN, U-Net, seq2seq with
 attention, taggers, CTC, GPT with a KV cache, metric learning, distillation, MAML, flows, MDN, neural ODE...)."""
 import numpy as np
+import pytest
 
 import tgrad
 import tgrad.nn.functional as F
@@ -57,3 +58,28 @@ def test_kl_div_and_xlogy_have_atens_float32_bits():
         assert _bits(x.grad) == grad
     assert _bits(tgrad.xlogy(p, p)) == XLOGY_PP
     assert _bits(tgrad.special.xlogy(lp.exp(), p * 3)) == XLOGY_2
+
+
+def test_scatter_with_reduce_add_and_multiply():
+    # the deprecated scatter(..., reduce=) form: scatter_reduce('sum' | 'prod', include_self=True); values from
+    # PyTorch 2.13
+    i = tgrad.tensor([[1, 2], [3, 3], [0, 0]])
+    s = tgrad.tensor([[1., 2.], [3., 4.], [5., 6.]])
+    z = tgrad.zeros(3, 4)
+    with pytest.warns(UserWarning, match="reduce argument of torch.scatter with Tensor src is deprecated"):
+        tgrad.Tensor._scatter_reduce_warned = False
+        got = z.scatter(1, i, s, reduce="add")
+    assert got.tolist() == [[0., 1., 2., 0.], [0., 0., 0., 7.], [11., 0., 0., 0.]]
+    assert z.scatter(1, i, 2.0, reduce="add").tolist() == [[0., 2., 2., 0.], [0., 0., 0., 4.], [4., 0., 0., 0.]]
+    assert tgrad.ones(3, 4).scatter(1, i, s, reduce="multiply").tolist() == \
+        [[1., 1., 2., 1.], [1., 1., 1., 12.], [30., 1., 1., 1.]]
+    o = tgrad.ones(3, 4)
+    assert o.scatter_(1, i, 3.0, reduce="multiply") is o
+    assert o.tolist() == [[1., 3., 3., 1.], [1., 1., 1., 9.], [9., 1., 1., 1.]]
+    assert tgrad.scatter(z, 1, i, s, reduce="add").tolist() == got.tolist()
+    r = tgrad.arange(4).scatter(0, tgrad.tensor([1, 1]), tgrad.tensor([5, 6]), reduce="add")
+    assert r.tolist() == [0, 12, 2, 3] and r.dtype == tgrad.int64
+    for bad in ("mean", "sum"):
+        with pytest.raises(RuntimeError, match="reduce argument must be either add or multiply."):
+            z.scatter(1, i, 2.0, reduce=bad)
+    assert z.tolist() == [[0.] * 4] * 3

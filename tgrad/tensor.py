@@ -2313,16 +2313,36 @@ class Tensor:
         bs[d], bi[d] = self.shape[d], indices.shape[d]
         return self.expand(bs).gather(d, indices.expand(bi))
 
+    _scatter_reduce_warned = False
+
+    def _scatter_src(self, index, src, value, reduce):
+        """scatter(reduce='add' | 'multiply') is scatter_reduce('sum' | 'prod', include_self=True) of src (a
+        tensor, or the value at every index); PyTorch warns that the tensor form is deprecated."""
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if isinstance(src, Tensor):
+            if not Tensor._scatter_reduce_warned:     # ATen's TORCH_WARN_ONCE
+                Tensor._scatter_reduce_warned = True
+                warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
+                              "a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
+                              "options.", UserWarning, stacklevel=3)
+            return src, "sum" if reduce == "add" else "prod"
+        v = value if src is None else src
+        return _creation.full(tuple(index.shape), v, dtype=self.dtype, device=self.device), \
+            "sum" if reduce == "add" else "prod"
+
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         if reduce is not None:
-            raise NotImplementedError("scatter(reduce=...) is not supported")
+            src, red = self._scatter_src(index, src, value, reduce)
+            return self.scatter_reduce(dim, index, src, red, include_self=True)
         if isinstance(src, Tensor):
             return _call("scatter", self, index, src, dim=dim)
         return _call("scatter_value", self, index, dim=dim, value=value if src is None else src)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         if reduce is not None:
-            raise NotImplementedError("scatter_(reduce=...) is not supported")
+            src, red = self._scatter_src(index, src, value, reduce)
+            return self.scatter_reduce_(dim, index, src, red, include_self=True)
         if isinstance(src, Tensor):
             return _inplace("scatter", self, index, src, dim=dim)
         return _inplace("scatter_value", self, index, dim=dim, value=value if src is None else src)
