@@ -83,3 +83,36 @@ def test_scatter_with_reduce_add_and_multiply():
         with pytest.raises(RuntimeError, match="reduce argument must be either add or multiply."):
             z.scatter(1, i, 2.0, reduce=bad)
     assert z.tolist() == [[0.] * 4] * 3
+
+
+def test_segment_reduce_matches_pytorch():
+    # PyTorch 2.13's values: empty segments give sum 0, prod 1, max -inf, min inf, mean nan, or initial
+    vals = tgrad.arange(1., 8.)
+    lengths = tgrad.tensor([2, 0, 3, 2])
+    want = {"sum": ([3., 0., 12., 13.], [5., 2., 14., 15.]), "max": ([2., -np.inf, 5., 7.], [2., 2., 5., 7.]),
+            "min": ([1., np.inf, 3., 6.], [1., 2., 2., 2.]), "prod": ([2., 1., 60., 42.], [4., 2., 120., 84.]),
+            "mean": ([1.5, np.nan, 4., 6.5], [2.5, 2., 14 / 3, 7.5])}
+    for red, (plain, init) in want.items():
+        np.testing.assert_allclose(tgrad.segment_reduce(vals, red, lengths=lengths).numpy(), plain, rtol=1e-6)
+        np.testing.assert_allclose(tgrad.segment_reduce(vals, red, lengths=lengths, initial=2.0).numpy(), init,
+                                   rtol=1e-6)
+    offsets = tgrad.tensor([0, 2, 2, 5, 7])
+    assert tgrad.segment_reduce(vals, "sum", offsets=offsets).tolist() == [3., 0., 12., 13.]
+    d2 = tgrad.arange(12.).view(6, 2)
+    assert tgrad.segment_reduce(d2, "amax", lengths=tgrad.tensor([1, 5])).tolist() == [[0., 1.], [10., 11.]]
+    x = vals.clone().requires_grad_()
+    tgrad.segment_reduce(x, "mean", lengths=lengths).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [.5, .5, 1 / 3, 1 / 3, 1 / 3, .5, .5], rtol=1e-6)
+    x = vals.clone().requires_grad_()
+    tgrad.segment_reduce(x, "max", lengths=lengths)[0].backward()
+    assert x.grad.tolist() == [0., 1., 0., 0., 0., 0., 0.]
+    with pytest.raises(RuntimeError, match=r"Expected all rows of lengths along axis to sum to data.size\(lengths"):
+        tgrad.segment_reduce(vals, "sum", lengths=tgrad.tensor([2, 2]))
+    with pytest.raises(RuntimeError, match="Either lengths or offsets must be defined."):
+        tgrad.segment_reduce(vals, "sum")
+    with pytest.raises(RuntimeError, match="indices based reduction is not supported yet."):
+        tgrad.segment_reduce(vals, "sum", lengths=lengths, indices=tgrad.tensor([0]))
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod, mean, amax or amin, got avg"):
+        tgrad.segment_reduce(vals, "avg", lengths=lengths)
+    with pytest.raises(NotImplementedError, match="\"_segment_reduce_cpu\" not implemented for 'Long'"):
+        tgrad.segment_reduce(tgrad.arange(7), "sum", lengths=lengths)

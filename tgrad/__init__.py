@@ -93,7 +93,7 @@ from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_dia
                                fake_quantize_per_tensor_affine, float_power, histc, histogram, histogramdd, isin,
                                kron, kthvalue, logit, logspace, median, mode, nanmedian, nanquantile, pdist, quantile,
                                searchsorted, std_mean, tensordot, trace, tril_indices, triu_indices, unique,
-                               unique_consecutive, var_mean, xlogy)
+                               segment_reduce, unique_consecutive, var_mean, xlogy)
 from .utils.dlpack import from_dlpack
 from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
                      triangular_solve)
