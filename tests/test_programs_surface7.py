@@ -116,3 +116,39 @@ def test_segment_reduce_matches_pytorch():
         tgrad.segment_reduce(vals, "avg", lengths=lengths)
     with pytest.raises(NotImplementedError, match="\"_segment_reduce_cpu\" not implemented for 'Long'"):
         tgrad.segment_reduce(tgrad.arange(7), "sum", lengths=lengths)
+
+
+def test_view_dtype_reinterprets_the_bytes():
+    x = tgrad.arange(6.).view(2, 3)
+    i = x.view(tgrad.int32)
+    assert i.shape == (2, 3) and i.stride() == (3, 1)
+    assert i.numpy().tolist() == np.arange(6, dtype=np.float32).view(np.int32).reshape(2, 3).tolist()
+    assert x.view(tgrad.int16).shape == (2, 6) and x.view(tgrad.uint8).stride() == (12, 1)
+    d = tgrad.arange(4.).view(2, 2).view(tgrad.float64)
+    assert d.shape == (2, 1) and d.stride() == (1, 1)
+    assert d.numpy().ravel().tolist() == np.arange(4, dtype=np.float32).view(np.float64).tolist()
+    assert tgrad.arange(4.).view(tgrad.complex64).tolist() == [1j, 2 + 3j]
+    y = tgrad.randn(4, requires_grad=True)
+    for dt in (tgrad.int32, tgrad.float32, tgrad.bfloat16):     # not differentiable, not an autograd view
+        v = y.view(dt)
+        assert not v.requires_grad and v.grad_fn is None and not v._is_view()
+    z = tgrad.zeros(3)
+    z.view(tgrad.int32)[0] = 1065353216                          # writes through to z's storage
+    assert z.tolist() == [1., 0., 0.]
+    assert (tgrad.tensor([1.0, -2.0]).view(tgrad.int32) >> 31).tolist() == [0, -1]
+    assert tgrad.tensor([1, 0], dtype=tgrad.uint8).view(tgrad.bool).tolist() == [True, False]
+    # PyTorch's errors
+    for f, msg in ((lambda: tgrad.tensor(1.).view(tgrad.int16),
+                    r"self.dim\(\) cannot be 0 to view Float as Short \(different element sizes\)"),
+                   (lambda: x.t().view(tgrad.int16),
+                    r"self.stride\(-1\) must be 1 to view Float as Short \(different element sizes\), but got 3"),
+                   (lambda: tgrad.arange(3.).view(tgrad.float64),
+                    r"self.size\(-1\) must be divisible by 2 to view Float as Double \(different element sizes\), "
+                    "but got 3"),
+                   (lambda: tgrad.arange(8.).view(2, 4)[:, 1:3].view(tgrad.float64),
+                    r"self.storage_offset\(\) must be divisible by 2 to view Float as Double"),
+                   (lambda: tgrad.arange(12.).view(4, 3)[:, :2].view(tgrad.float64),
+                    r"self.stride\(0\) must be divisible by 2 to view Float as Double \(different element sizes\), "
+                    "but got 3")):
+        with pytest.raises(RuntimeError, match=msg):
+            f()

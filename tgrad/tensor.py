@@ -1668,8 +1668,42 @@ class Tensor:
     # ------------------------------------------------------------ views
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], D.dtype):
-            raise NotImplementedError("view(dtype) is not supported")
+            return self._view_dtype(shape[0])
         return _call("view", self, size=_size_args(shape))
+
+    def _view_dtype(self, dtype):
+        """view(dtype): the same bytes read as ``dtype``; a different element size scales the last dim (stride 1)
+        and the other strides and the offset by the ratio.  Not differentiable (no grad, no view of a base for
+        autograd), as PyTorch's; shares storage and version counter."""
+        shape, strides, offset = list(self._shape), list(self._strides), self._offset
+        old, new = self.dtype.itemsize, dtype.itemsize
+        what = (f"to view {D.TENSOR_TYPE_NAMES[self.dtype][:-6]} as {D.TENSOR_TYPE_NAMES[dtype][:-6]} "
+                "(different element sizes)")
+        if old != new:
+            if self.dim() == 0:
+                raise RuntimeError(f"self.dim() cannot be 0 {what}")
+            if strides[-1] != 1:
+                raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+            if old > new:
+                r = old // new
+                shape[-1] *= r
+                strides = [st * r for st in strides[:-1]] + [1]
+                offset *= r
+            else:
+                r = new // old
+                if shape[-1] % r:
+                    raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but got {shape[-1]}")
+                if offset % r:
+                    raise RuntimeError(f"self.storage_offset() must be divisible by {r} {what}, but got {offset}")
+                for i, st in enumerate(strides[:-1]):
+                    if st % r:
+                        raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {st}")
+                shape[-1] //= r
+                strides = [st // r for st in strides[:-1]] + [1]
+                offset //= r
+        t = _new(self._storage, offset, tuple(shape), tuple(strides), dtype, counter=self._version_counter)
+        t._inference = self._inference
+        return t
 
     def view_as(self, other):
         return self.view(other.shape)
