@@ -1,5 +1,7 @@
 """Surface and bits that the issue-14 programs in tests/data/programs hit (round 7: GAN, U-Net, seq2seq with
 attention, taggers, CTC, GPT with a KV cache, metric learning, distillation, MAML, flows, MDN, neural ODE...)."""
+import io
+
 import numpy as np
 import pytest
 
@@ -152,3 +154,50 @@ def test_view_dtype_reinterprets_the_bytes():
                     "but got 3")):
         with pytest.raises(RuntimeError, match=msg):
             f()
+
+
+def _save_load(obj, **kw):
+    buf = io.BytesIO()
+    tgrad.save(obj, buf)
+    buf.seek(0)
+    return tgrad.load(buf, **kw)
+
+
+def test_saved_views_of_one_storage_load_as_views_of_one_storage():
+    # PyTorch saves storages, so a view and its base (or two slices) load sharing memory (state_dict_io program)
+    t = tgrad.arange(10.)
+    v, whole, tt = _save_load([t[2:5], t, t.view(2, 5).t()])
+    v[0] = 100
+    assert whole[:4].tolist() == [0., 1., 100., 3.] and tt[:, 0].tolist() == [0., 1., 100., 3., 4.]
+    assert tt[0, 1] == 5.0
+    assert v.storage_offset() == 2 and tt.stride() == (1, 5) and v.is_contiguous()
+    a = tgrad.nn.Parameter(tgrad.ones(4))
+    loaded = _save_load({"a": a, "b": a.detach()[1:3]})
+    assert type(loaded["a"]) is tgrad.nn.Parameter and loaded["a"].requires_grad
+    with tgrad.no_grad():
+        loaded["a"][2] = 7
+    assert loaded["b"].tolist() == [1., 7.]
+    p, q = _save_load((tgrad.zeros(6)[:3], tgrad.zeros(6)[3:]))     # two storages: independent
+    q[0] = 5
+    assert p.tolist() == [0., 0., 0.]
+    m = _save_load(tgrad.nn.Linear(2, 2), weights_only=False)       # the pickled form too
+    assert m.weight.shape == (2, 2)
+
+
+def test_saving_one_storage_as_two_dtypes_is_refused(tmp_path):
+    t = tgrad.arange(10.)
+    path = tmp_path / "x.pt"
+    with pytest.raises(RuntimeError, match="Cannot save multiple tensors or storages that view the same data as "
+                                           "different types"):
+        tgrad.save([t[4:].view(tgrad.int32), t], path)
+    assert not path.exists()
+
+
+def test_a_view_entry_outside_its_storage_is_a_checkpoint_error():
+    t = tgrad.arange(4.)
+    buf = io.BytesIO()
+    tgrad.save([t[1:], t], buf)
+    blob = buf.getvalue().replace(b'[4],[1],0]', b'[9],[1],0]')
+    assert blob != buf.getvalue()
+    with pytest.raises(tgrad.serialization.CheckpointError, match="does not fit its storage"):
+        tgrad.load(io.BytesIO(blob))
