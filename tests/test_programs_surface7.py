@@ -201,3 +201,33 @@ def test_a_view_entry_outside_its_storage_is_a_checkpoint_error():
     assert blob != buf.getvalue()
     with pytest.raises(tgrad.serialization.CheckpointError, match="does not fit its storage"):
         tgrad.load(io.BytesIO(blob))
+
+
+def test_channels_last_memory_format():
+    # PyTorch 2.13's strides: C innermost, then W, H, (D), N
+    x = tgrad.randn(2, 4, 6, 6)
+    cl = x.to(memory_format=tgrad.channels_last)
+    assert cl.stride() == (144, 1, 24, 4) and tgrad.equal(cl, x)
+    assert cl.is_contiguous(memory_format=tgrad.channels_last) and not cl.is_contiguous()
+    assert not x.is_contiguous(memory_format=tgrad.channels_last)
+    assert x.contiguous(memory_format=tgrad.channels_last).stride() == (144, 1, 24, 4)
+    assert cl.contiguous().stride() == (144, 36, 6, 1)
+    assert x.clone(memory_format=tgrad.channels_last).stride() == (144, 1, 24, 4)
+    assert cl.contiguous(memory_format=tgrad.channels_last) is cl
+    assert tgrad.ones(3, 1, 1, 1).is_contiguous(memory_format=tgrad.channels_last)
+    assert not tgrad.ones(2, 3).is_contiguous(memory_format=tgrad.channels_last)
+    v = tgrad.randn(1, 2, 3, 4, 5).contiguous(memory_format=tgrad.channels_last_3d)
+    assert v.stride() == (120, 1, 40, 10, 2) and v.is_contiguous(memory_format=tgrad.channels_last_3d)
+    for f in (lambda: tgrad.ones(2, 3).contiguous(memory_format=tgrad.channels_last),
+              lambda: tgrad.ones(2, 3).to(memory_format=tgrad.channels_last)):
+        with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+            f()
+    y = x.clone().requires_grad_()
+    y.to(memory_format=tgrad.channels_last).sum().backward()
+    assert y.grad.tolist() == tgrad.ones(2, 4, 6, 6).tolist()
+    assert tgrad.empty(2, 3, 4, 5, memory_format=tgrad.channels_last).stride() == (60, 1, 15, 3)
+    assert tgrad.empty(2, 1, 3, 3, memory_format=tgrad.channels_last).stride() == (9, 1, 3, 1)
+    z = tgrad.zeros_like(x, memory_format=tgrad.channels_last)
+    assert z.stride() == (144, 1, 24, 4) and z.sum().item() == 0
+    assert tgrad.ones_like(v, memory_format=tgrad.channels_last_3d).stride() == (120, 1, 40, 10, 2)
+    assert x.to(tgrad.float64, memory_format=tgrad.channels_last).stride() == (144, 1, 24, 4)

@@ -38,6 +38,32 @@ class memory_format:
 
 preserve_format = memory_format("preserve_format")
 contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+_CHANNELS_LAST = {channels_last: (4, (1, 3, 2, 0)), channels_last_3d: (5, (1, 4, 3, 2, 0))}
+
+
+def _channels_last_strides(shape, mf):
+    """The strides of a dense ``shape`` laid out as ``mf`` (channels_last / channels_last_3d)."""
+    nd, order = _CHANNELS_LAST[mf]
+    if len(shape) != nd:
+        raise RuntimeError(f"required rank {nd} tensor to use {mf.name} format")
+    strides, expected = [0] * nd, 1
+    for d in order:
+        strides[d] = expected
+        expected *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def _in_channels_last(t, mf):
+    """``t``'s values laid out channels-last (C innermost, then W, H, (D), N), as ``contiguous(memory_format=mf)``:
+    a permuted contiguous copy (itself when it already is so laid out)."""
+    nd = _CHANNELS_LAST[mf][0]
+    if t.dim() != nd:
+        raise RuntimeError(f"required rank {nd} tensor to use {mf.name} format")
+    if t.is_contiguous(memory_format=mf):
+        return t
+    return t.permute(0, *range(2, nd), 1).contiguous().permute(0, nd - 1, *range(1, nd - 1))
 
 
 def _check_memory_format(fn, mf):
@@ -313,6 +339,19 @@ class Tensor:
         return self._offset
 
     def is_contiguous(self, memory_format=None):
+        """Dense in row-major order; with channels_last(_3d): dense with C innermost, then W, H, (D), N (a 4-d
+        (5-d) tensor only; size-1 dims' strides do not matter, as ATen's compute_channels_last_contiguous)."""
+        if memory_format in _CHANNELS_LAST:
+            nd, order = _CHANNELS_LAST[memory_format]
+            if self.dim() != nd:
+                return False
+            expected = 1
+            for d in order:
+                if self._shape[d] != 1:
+                    if self._strides[d] != expected:
+                        return False
+                    expected *= self._shape[d]
+            return True
         if 0 in self._shape:
             return True             # no element is addressed (PyTorch)
         expected = 1
@@ -1353,9 +1392,14 @@ class Tensor:
 
     # ------------------------------------------------------------ copies and conversion
     def clone(self, *, memory_format=None):
+        if memory_format in _CHANNELS_LAST:
+            out = _in_channels_last(self, memory_format)
+            return _call("clone", self) if out is self else out
         return _call("clone" if _check_memory_format("clone", memory_format) else "contiguous", self)
 
     def contiguous(self, memory_format=None):
+        if memory_format in _CHANNELS_LAST:
+            return _in_channels_last(self, memory_format)
         if memory_format is not None and memory_format is not contiguous_format:
             raise RuntimeError("contiguous(): only contiguous_format is supported")
         return self if self.is_contiguous() else _call("contiguous", self)
@@ -1380,6 +1424,9 @@ class Tensor:
 
         ``memory_format=tgrad.contiguous_format`` makes the result contiguous; ``non_blocking`` copies are
         synchronous (the same values, as PyTorch's are once synchronized)."""
+        if memory_format in _CHANNELS_LAST:
+            t = self.to(*args, dtype=dtype, device=device, non_blocking=non_blocking, copy=copy)
+            return _in_channels_last(t, memory_format)
         keep = _check_memory_format("to", memory_format)
         for a in args:
             if isinstance(a, Tensor):
