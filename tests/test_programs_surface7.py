@@ -231,3 +231,23 @@ def test_channels_last_memory_format():
     assert z.stride() == (144, 1, 24, 4) and z.sum().item() == 0
     assert tgrad.ones_like(v, memory_format=tgrad.channels_last_3d).stride() == (120, 1, 40, 10, 2)
     assert x.to(tgrad.float64, memory_format=tgrad.channels_last).stride() == (144, 1, 24, 4)
+
+
+def test_rnn_cells_use_atens_sigmoid_and_tanh():
+    # GRUCell / LSTMCell: ATen composes linear, sigmoid_, tanh_ (SLEEF exp; tanh rounded as from float64); the
+    # fused cell kernels gave other last bits than the same ops written out (the beam_search program)
+    tgrad.manual_seed(47)
+    x, hx, cx = tgrad.randn(5, 12) * 2, tgrad.randn(5, 12), tgrad.randn(5, 12)
+    gru, lstm = tgrad.nn.GRUCell(12, 12), tgrad.nn.LSTMCell(12, 12)
+    with tgrad.no_grad():
+        i_r, i_z, i_n = F.linear(x, gru.weight_ih, gru.bias_ih).chunk(3, 1)
+        h_r, h_z, h_n = F.linear(hx, gru.weight_hh, gru.bias_hh).chunk(3, 1)
+        r, z = (h_r + i_r).sigmoid(), (h_z + i_z).sigmoid()
+        n = (i_n + h_n * r).tanh()
+        assert _bits(gru(x, hx)) == _bits((hx - n) * z + n)
+        gates = F.linear(hx, lstm.weight_hh, lstm.bias_hh) + F.linear(x, lstm.weight_ih, lstm.bias_ih)
+        i, f, g, o = gates.chunk(4, 1)
+        cy = f.sigmoid() * cx + i.sigmoid() * g.tanh()
+        hy = o.sigmoid() * cy.tanh()
+        h2, c2 = lstm(x, (hx, cx))
+        assert _bits(c2) == _bits(cy) and _bits(h2) == _bits(hy)
