@@ -251,3 +251,22 @@ def test_rnn_cells_use_atens_sigmoid_and_tanh():
         hy = o.sigmoid() * cy.tanh()
         h2, c2 = lstm(x, (hx, cx))
         assert _bits(c2) == _bits(cy) and _bits(h2) == _bits(hy)
+
+
+def test_cross_map_lrn2d_forward_and_its_legacy_backward():
+    # PyTorch 2.13's values (its legacy Function's backward is not the exact gradient of the forward)
+    x = (tgrad.arange(24.).view(1, 4, 2, 3) * 0.37 - 3).requires_grad_()
+    m = tgrad.nn.CrossMapLRN2d(3, alpha=0.05, beta=0.75, k=1.5)
+    y = m(x)
+    (y * tgrad.arange(24.).view(1, 4, 2, 3)).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy().ravel(), [
+        -2.051222, -1.83318, -1.599761, -1.353121, -1.09596, -0.831419, -0.52514, -0.278755, -0.027298, 0.224662,
+        0.472518, 0.711949, 0.883554, 1.09967, 1.302578, 1.488995, 1.656665, 1.804383, 2.254644, 2.451088,
+        2.629083, 2.787148, 2.924603, 3.041492], rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(x.grad.numpy().ravel(), [
+        0.0, 0.622536, 1.301676, 2.024965, 2.776399, 3.537312, 4.003283, 4.735668, 5.457371, 6.138613, 6.750892,
+        7.269567, 7.230867, 7.66937, 7.982157, 8.152418, 8.171449, 8.038622, 8.806306, 8.514544, 8.044364,
+        7.416626, 6.66023, 5.808987], rtol=2e-6, atol=2e-6)
+    assert repr(m) == "CrossMapLRN2d(3, alpha=0.05, beta=0.75, k=1.5)"
+    with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 2D instead."):
+        m(tgrad.ones(2, 3))
