@@ -270,3 +270,18 @@ def test_cross_map_lrn2d_forward_and_its_legacy_backward():
     assert repr(m) == "CrossMapLRN2d(3, alpha=0.05, beta=0.75, k=1.5)"
     with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 2D instead."):
         m(tgrad.ones(2, 3))
+
+
+def test_pow_3_and_minus_2_round_as_atens_products():
+    # ATen's pow kernel: x ** 3 is x * x * x and x ** -2 is 1 / (x * x) (each step rounded), not pow rounded once
+    x = np.random.default_rng(3).uniform(1, 3, 4096).astype(np.float32)
+    t = tgrad.tensor(x)
+    for e in (3, 3.0):
+        assert _bits(t.pow(e)) == (x * x * x).view(np.int32).tolist()
+    for e in (-2, -2.0):
+        assert _bits(t ** e) == (np.float32(1) / (x * x)).view(np.int32).tolist()
+    d = x.astype(np.float64)
+    np.testing.assert_array_equal(tgrad.tensor(d).pow(3).numpy(), d * d * d)
+    special = tgrad.tensor([0.0, -0.0, np.inf, -np.inf, np.nan])
+    np.testing.assert_array_equal(special.pow(3).numpy(), [0.0, -0.0, np.inf, -np.inf, np.nan])
+    np.testing.assert_array_equal(special.pow(-2).numpy(), [np.inf, np.inf, 0.0, 0.0, np.nan])
