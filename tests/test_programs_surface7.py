@@ -285,3 +285,16 @@ def test_pow_3_and_minus_2_round_as_atens_products():
     special = tgrad.tensor([0.0, -0.0, np.inf, -np.inf, np.nan])
     np.testing.assert_array_equal(special.pow(3).numpy(), [0.0, -0.0, np.inf, -np.inf, np.nan])
     np.testing.assert_array_equal(special.pow(-2).numpy(), [np.inf, np.inf, 0.0, 0.0, np.nan])
+
+
+def test_float32_cumsum_and_cumprod_carry_a_double_as_aten():
+    # ATen's cpu kernels: cum_number is acc_type<float, false> = double, each output rounded once
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(5000) * 3).astype(np.float32)
+    assert _bits(tgrad.tensor(a).cumsum(0)) == np.cumsum(a.astype(np.float64)).astype(np.float32).view(np.int32).tolist()
+    m = rng.standard_normal((30, 40)).astype(np.float32)
+    for d in (0, 1):
+        want = np.cumsum(m.astype(np.float64), d).astype(np.float32)
+        assert _bits(tgrad.tensor(m).cumsum(d)) == want.view(np.int32).ravel().tolist()
+    p = (1 + a[:300] * 0.001).astype(np.float32)
+    assert _bits(tgrad.tensor(p).cumprod(0)) == np.cumprod(p.astype(np.float64)).astype(np.float32).view(np.int32).tolist()
