@@ -105,13 +105,23 @@ def softplus_fn(x, beta, threshold, p2):
 
 
 @triton.jit
+def _relu6_shift(x):
+    """min(max(x + 3, 0), 6), NaN kept (ATen's hardsigmoid / hardswish)."""
+    r = x + 3.0
+    r = tl.where(r < 0.0, 0.0, r)
+    return tl.where(r > 6.0, 6.0, r)
+
+
+@triton.jit
 def hardsigmoid_fn(x, p0, p1, p2):
-    return tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+    """min(max(x + 3, 0), 6) / 6, as ATen's kernel rounds it."""
+    return _relu6_shift(x) / 6.0
 
 
 @triton.jit
 def hardswish_fn(x, p0, p1, p2):
-    return x * tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+    """x * min(max(x + 3, 0), 6) / 6, as ATen's kernel rounds it."""
+    return x * _relu6_shift(x) / 6.0
 
 
 @triton.jit
@@ -195,7 +205,7 @@ def softplus_backward_fn(g, x, beta, threshold):
 
 @triton.jit
 def hardsigmoid_backward_fn(g, x, p0, p1):
-    return tl.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0)
+    return tl.where((x > -3.0) & (x < 3.0), g * 0.16666666666666666, 0.0)     # ATen: grad * (1 / 6)
 
 
 @triton.jit
