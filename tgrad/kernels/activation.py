@@ -132,8 +132,13 @@ def logsigmoid_fn(x, p0, p1, p2):
 
 @triton.jit
 def selu_fn(x, p0, p1, p2):
-    """scale * elu(x, alpha) with SELU's constants as float64-exact literals."""
-    return tl.where(x > 0, x * 1.0507009873554804934, expm1_h(x) * (1.0507009873554804934 * 1.6732632423543772848))
+    """scale * elu(x, alpha) with SELU's constants as float64-exact literals; float32's expm1 rounded from float64
+    (as elu_fn's)."""
+    if x.dtype == tl.float32:
+        e = expm1_h(x.to(tl.float64)).to(tl.float32)
+    else:
+        e = expm1_h(x)
+    return tl.where(x > 0, x * 1.0507009873554804934, e * (1.0507009873554804934 * 1.6732632423543772848))
 
 
 @triton.jit
