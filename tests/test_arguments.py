@@ -20,7 +20,6 @@ NAMESPACES = [("tgrad.", tgrad), ("Tensor.", tgrad.Tensor), ("F.", F), ("nn.", n
 
 # qualified name -> {parameter: why ignoring it gives PyTorch's result}
 KNOWN_IGNORED = {
-    "tgrad.Tensor.is_contiguous": {"memory_format": "only the contiguous layout exists (no channels_last)"},
     "tgrad.Tensor.copy_": {"non_blocking": "copies are synchronous: the values a synchronized PyTorch copy gives"},
     "tgrad.empty": {"pin_memory": "pinning changes copy speed, not values"},
     "tgrad.batch_norm": {"cudnn_enabled": "a backend switch of PyTorch's; same values"},

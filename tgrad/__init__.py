@@ -75,7 +75,8 @@ from .nn.functional import (adaptive_avg_pool1d, adaptive_max_pool1d, alpha_drop
                             pixel_unshuffle, prelu, rms_norm, rrelu, threshold)
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
 from .serialization import (load, save)
-from .tensor import (contiguous_format, memory_format, preserve_format, Size, Tensor)
+from .tensor import (channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format, Size,
+                     Tensor)
 from ._sparse import (layout, sparse_bsc, sparse_bsc_tensor, sparse_bsr, sparse_bsr_tensor, sparse_coo,
                       sparse_coo_tensor, sparse_csc, sparse_csc_tensor, sparse_csr, sparse_csr_tensor, strided)
 from . import sparse  # noqa: E402  (torch.sparse: sum, mm, addmm, check_sparse_tensor_invariants)
@@ -93,7 +94,7 @@ from ._functional_more import (addbmm, addmv, addr, aminmax, bincount, block_dia
                                fake_quantize_per_tensor_affine, float_power, histc, histogram, histogramdd, isin,
                                kron, kthvalue, logit, logspace, median, mode, nanmedian, nanquantile, pdist, quantile,
                                searchsorted, std_mean, tensordot, trace, tril_indices, triu_indices, unique,
-                               unique_consecutive, var_mean, xlogy)
+                               segment_reduce, unique_consecutive, var_mean, xlogy)
 from .utils.dlpack import from_dlpack
 from .linalg import (cholesky_inverse, cholesky_solve, logdet, lu_unpack, matrix_power,  # noqa: E402
                      triangular_solve)

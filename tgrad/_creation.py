@@ -16,7 +16,8 @@ from .kernels import _geometry as G
 from .kernels import elementwise as KE
 from .kernels import random as KR
 from .random import default_generator_for
-from .tensor import Tensor, _check_memory_format, _new, empty as _empty, from_host
+from .tensor import (_CHANNELS_LAST, Tensor, _channels_last_strides, _check_memory_format, _new, empty as _empty,
+                     from_host)
 
 
 def _shape_arg(size):
@@ -198,9 +199,15 @@ def empty(*args, size=None, dtype=None, device=None, requires_grad=False, memory
         if args:
             raise TypeError("empty() got multiple values for argument 'size'")
         args = (size,)
-    _check_memory_format("empty", memory_format)
+    cl = memory_format in _CHANNELS_LAST
+    if not cl:
+        _check_memory_format("empty", memory_format)
     dt = D.to_dtype(dtype, "empty") if dtype is not None else D.get_default_dtype()
     shape = _shape_arg(args)
+    if cl and out is None:
+        t = _empty(shape, dt, canonical(device))
+        return _finish(_new(t._storage, 0, t.shape, _channels_last_strides(tuple(shape), memory_format), dt),
+                       requires_grad)
     if out is not None:
         if dtype is not None and dt is not out.dtype:
             raise RuntimeError(f"Expected out tensor to have dtype {dt}, but got {out.dtype} instead")
@@ -237,6 +244,8 @@ def _like(t, dtype, device, fn, memory_format):
     preserve_format (the default) it has ``t``'s strides when ``t`` is dense (PyTorch)."""
     dt = D.to_dtype(dtype, fn) if dtype is not None else t.dtype
     out = _empty(tuple(t.shape), dt, canonical(device) if device is not None else t.device)
+    if memory_format in _CHANNELS_LAST:
+        return _new(out._storage, 0, out.shape, _channels_last_strides(tuple(t.shape), memory_format), dt)
     if _check_memory_format(fn, memory_format):
         strides = G.preserved_strides(tuple(t.shape), t.stride())
         if strides != out.stride():

@@ -650,7 +650,9 @@ def xlogy(input, other):
     if not input.dtype.is_floating_point:
         input = input.to(D.promote_types(other.dtype, D.get_default_dtype()) if not other.dtype.is_floating_point
                          else other.dtype)
-    res = input * other.log()
+    # ATen's xlogy kernel calls the scalar std::log: a float32 log correctly rounded (from float64 here)
+    log = other.log() if other.dtype != D.float32 else other.to(D.float64).log().to(D.float32)
+    res = input * log
     return res.masked_fill((input == 0) & ~other.isnan(), 0.0)
 
 
@@ -1073,3 +1075,50 @@ def imag(input):
 
 
 angle = _method_fn("angle")
+
+
+_SEGMENT_REDUCE = {"sum": "sum", "prod": "prod", "mean": "mean", "max": "amax", "amax": "amax", "min": "amin",
+                   "amin": "amin"}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """Reduce consecutive segments of ``data`` along ``axis`` (segment i: ``lengths[i]`` rows, or rows
+    offsets[i]:offsets[i+1]); an empty segment gives ``initial``, else sum 0, prod 1, max -inf, min inf, mean
+    nan; with ``initial`` every segment also reduces it (mean: (initial + sum) / length).  1-d lengths/offsets."""
+    if reduce not in _SEGMENT_REDUCE:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    if not data.dtype.is_floating_point:
+        raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
+                                  f"'{D.TENSOR_TYPE_NAMES[data.dtype][:-6]}'")
+    if lengths is None:
+        lengths = offsets[1:] - offsets[:-1]
+    if lengths.dim() != 1:
+        raise NotImplementedError("tgrad: segment_reduce with lengths/offsets of more than one dim is not supported")
+    ax = axis + data.dim() if axis < 0 else axis
+    if ax != lengths.dim() - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of lengths but got {axis}.")
+    if not unsafe and int(lengths.sum()) != data.shape[0]:
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                           "data.size(lengths.dim()-1) when !unsafe.")
+    red = _SEGMENT_REDUCE[reduce]
+    n = lengths.shape[0]
+    seg = arange(n, device=data.device).repeat_interleave(lengths.to(D.int64))
+    shape = (n,) + tuple(data.shape[1:])
+    start = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "amax": -math.inf, "amin": math.inf}[red]
+    base = full(shape, start if initial is None else initial, dtype=data.dtype, device=data.device)
+    if red in ("sum", "mean"):
+        out = base.index_add(0, seg, data)
+    else:
+        with warnings.catch_warnings():         # (index_reduce's beta warning is not segment_reduce's)
+            warnings.simplefilter("ignore", UserWarning)
+            out = base.index_reduce(0, seg, data, red, include_self=True)
+    if red == "mean":
+        count = lengths.to(data.dtype).reshape((n,) + (1,) * (data.dim() - 1))
+        out = out / count
+        if initial is not None:
+            out = out.masked_fill(count == 0, initial)
+    return out

@@ -300,10 +300,14 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2):
         _Pickler(buf, tensors, pickle_protocol).dump(obj)
         meta["tgrad_pickle"] = base64.b64encode(buf.getvalue()).decode("ascii")
     header, chunks, offset = {}, [], 0
-    for name, t in tensors:
-        arr = np.ascontiguousarray(t.detach().cpu().numpy())
+    views, spans = _shared_storages(tensors)
+    if views:
+        meta["tgrad_views"] = json.dumps(views, separators=(",", ":"))
+    for name, t in [(n, t) for n, t in tensors if n not in views] + spans:
+        arr = t if isinstance(t, np.ndarray) else np.ascontiguousarray(t.detach().cpu().numpy())
         data = arr.tobytes()
-        header[name] = {"dtype": _CODES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        header[name] = {"dtype": "U8" if t is arr else _CODES[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
         offset += len(data)
     header["__metadata__"] = meta
@@ -314,6 +318,48 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2):
         _write_atomic(f, blob)
     else:
         f.write(blob)
+
+
+def _shared_storages(tensors):
+    """Tensors that share a storage with another saved tensor (a view and its base) are stored as that
+    storage's bytes (a U8 entry ``storage<i>``, bytes 0 to the last one they use) and, in ``tgrad_views``,
+    name -> [storage entry, dtype, shape, strides, offset] (in elements): they load as views of one storage,
+    as PyTorch's do.  Returns (views, [(entry name, uint8 array)])."""
+    groups = {}
+    for name, t in tensors:
+        if t.numel() and not t._is_conj and min(t._strides, default=0) >= 0:
+            groups.setdefault(id(t._storage), []).append((name, t))
+    views, spans = {}, []
+    for group in (g for g in groups.values() if len(g) > 1):
+        if len({t.dtype for _, t in group}) > 1:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
+        span = f"storage{len(spans)}"
+        end = max((t._offset + sum((n - 1) * st for n, st in zip(t._shape, t._strides)) + 1) * t.dtype.itemsize
+                  for _, t in group)
+        spans.append((span, _storage_bytes(group[0][1], end)))
+        for name, t in group:
+            views[name] = [span, _CODES[t.dtype], list(t._shape), list(t._strides), t._offset]
+    return views, spans
+
+
+def _storage_bytes(t, count):
+    arr = np.empty(count, np.uint8)
+    t._storage.copy_to_host(arr.ctypes.data, count)
+    return arr
+
+
+def _check_view(name, view, entries):
+    """A ``tgrad_views`` item, validated: (storage entry, dtype, shape, strides, offset)."""
+    if not (isinstance(view, list) and len(view) == 5 and view[0] in entries and view[1] in _DTYPES):
+        raise _Bad(f"tensor {name!r}: invalid view {str(view)[:80]}")
+    span, code, shape, strides, off = view
+    dt = _DTYPES[code]
+    ok = (isinstance(shape, list) and isinstance(strides, list) and len(shape) == len(strides)
+          and all(_is_int(v) and v >= 0 for v in (*shape, *strides, off)) and entries[span][0] is D.uint8)
+    if not ok or (math.prod(shape) and (off + sum((n - 1) * st for n, st in zip(shape, strides)) + 1) * dt.itemsize
+                  > entries[span][3] - entries[span][2]):
+        raise _Bad(f"tensor {name!r}: view {str(view)[:80]} does not fit its storage")
+    return span, dt, shape, strides, off
 
 
 # ----------------------------------------------------------------------------------------------- load
@@ -434,11 +480,28 @@ def _load(blob, map_location, weights_only):
         return _load_torch(blob, map_location, weights_only)
     entries, meta, base = _parse(blob)
     built = {}
+    try:
+        views = json.loads(meta.get("tgrad_views", "{}"))
+    except json.JSONDecodeError as e:
+        raise _Bad(f"'__metadata__.tgrad_views' is not well-formed JSON ({e.msg} at char {e.pos})") from None
+    if not isinstance(views, dict):
+        raise _Bad("'__metadata__.tgrad_views' is not a JSON object")
 
     def tensor(node):
         name = node.get("tensor")
         if name in built:
             return built[name]
+        if name in views:
+            span, dt, shape, strides, off = _check_view(name, views[name], entries)
+            store = tensor({"tensor": span, "device": node.get("device", "cpu")})
+            t = store._view_of(shape, strides, offset=off, dtype=dt)
+            t._base = None
+            if node.get("parameter"):
+                t = _parameter_class(t, requires_grad=bool(node.get("requires_grad", True)))
+            elif node.get("requires_grad"):
+                t.requires_grad_(True)
+            built[name] = t
+            return t
         if "meta" in node:          # metadata only: stays on meta, whatever map_location says (as PyTorch)
             t = _meta_tensor(name, node["meta"])
         elif name not in entries:

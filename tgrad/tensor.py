@@ -39,6 +39,32 @@ class memory_format:
 
 preserve_format = memory_format("preserve_format")
 contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+_CHANNELS_LAST = {channels_last: (4, (1, 3, 2, 0)), channels_last_3d: (5, (1, 4, 3, 2, 0))}
+
+
+def _channels_last_strides(shape, mf):
+    """The strides of a dense ``shape`` laid out as ``mf`` (channels_last / channels_last_3d)."""
+    nd, order = _CHANNELS_LAST[mf]
+    if len(shape) != nd:
+        raise RuntimeError(f"required rank {nd} tensor to use {mf.name} format")
+    strides, expected = [0] * nd, 1
+    for d in order:
+        strides[d] = expected
+        expected *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def _in_channels_last(t, mf):
+    """``t``'s values laid out channels-last (C innermost, then W, H, (D), N), as ``contiguous(memory_format=mf)``:
+    a permuted contiguous copy (itself when it already is so laid out)."""
+    nd = _CHANNELS_LAST[mf][0]
+    if t.dim() != nd:
+        raise RuntimeError(f"required rank {nd} tensor to use {mf.name} format")
+    if t.is_contiguous(memory_format=mf):
+        return t
+    return t.permute(0, *range(2, nd), 1).contiguous().permute(0, nd - 1, *range(1, nd - 1))
 
 
 def _check_memory_format(fn, mf):
@@ -318,6 +344,19 @@ class Tensor:
         return self._offset
 
     def is_contiguous(self, memory_format=None):
+        """Dense in row-major order; with channels_last(_3d): dense with C innermost, then W, H, (D), N (a 4-d
+        (5-d) tensor only; size-1 dims' strides do not matter, as ATen's compute_channels_last_contiguous)."""
+        if memory_format in _CHANNELS_LAST:
+            nd, order = _CHANNELS_LAST[memory_format]
+            if self.dim() != nd:
+                return False
+            expected = 1
+            for d in order:
+                if self._shape[d] != 1:
+                    if self._strides[d] != expected:
+                        return False
+                    expected *= self._shape[d]
+            return True
         if 0 in self._shape:
             return True             # no element is addressed (PyTorch)
         expected = 1
@@ -1360,9 +1399,14 @@ class Tensor:
 
     # ------------------------------------------------------------ copies and conversion
     def clone(self, *, memory_format=None):
+        if memory_format in _CHANNELS_LAST:
+            out = _in_channels_last(self, memory_format)
+            return _call("clone", self) if out is self else out
         return _call("clone" if _check_memory_format("clone", memory_format) else "contiguous", self)
 
     def contiguous(self, memory_format=None):
+        if memory_format in _CHANNELS_LAST:
+            return _in_channels_last(self, memory_format)
         if memory_format is not None and memory_format is not contiguous_format:
             raise RuntimeError("contiguous(): only contiguous_format is supported")
         return self if self.is_contiguous() else _call("contiguous", self)
@@ -1387,6 +1431,9 @@ class Tensor:
 
         ``memory_format=tgrad.contiguous_format`` makes the result contiguous; ``non_blocking`` copies are
         synchronous (the same values, as PyTorch's are once synchronized)."""
+        if memory_format in _CHANNELS_LAST:
+            t = self.to(*args, dtype=dtype, device=device, non_blocking=non_blocking, copy=copy)
+            return _in_channels_last(t, memory_format)
         keep = _check_memory_format("to", memory_format)
         for a in args:
             if isinstance(a, Tensor):
@@ -1675,8 +1722,42 @@ class Tensor:
     # ------------------------------------------------------------ views
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], D.dtype):
-            raise NotImplementedError("view(dtype) is not supported")
+            return self._view_dtype(shape[0])
         return _call("view", self, size=_size_args(shape))
+
+    def _view_dtype(self, dtype):
+        """view(dtype): the same bytes read as ``dtype``; a different element size scales the last dim (stride 1)
+        and the other strides and the offset by the ratio.  Not differentiable (no grad, no view of a base for
+        autograd), as PyTorch's; shares storage and version counter."""
+        shape, strides, offset = list(self._shape), list(self._strides), self._offset
+        old, new = self.dtype.itemsize, dtype.itemsize
+        what = (f"to view {D.TENSOR_TYPE_NAMES[self.dtype][:-6]} as {D.TENSOR_TYPE_NAMES[dtype][:-6]} "
+                "(different element sizes)")
+        if old != new:
+            if self.dim() == 0:
+                raise RuntimeError(f"self.dim() cannot be 0 {what}")
+            if strides[-1] != 1:
+                raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+            if old > new:
+                r = old // new
+                shape[-1] *= r
+                strides = [st * r for st in strides[:-1]] + [1]
+                offset *= r
+            else:
+                r = new // old
+                if shape[-1] % r:
+                    raise RuntimeError(f"self.size(-1) must be divisible by {r} {what}, but got {shape[-1]}")
+                if offset % r:
+                    raise RuntimeError(f"self.storage_offset() must be divisible by {r} {what}, but got {offset}")
+                for i, st in enumerate(strides[:-1]):
+                    if st % r:
+                        raise RuntimeError(f"self.stride({i}) must be divisible by {r} {what}, but got {st}")
+                shape[-1] //= r
+                strides = [st // r for st in strides[:-1]] + [1]
+                offset //= r
+        t = _new(self._storage, offset, tuple(shape), tuple(strides), dtype, counter=self._version_counter)
+        t._inference = self._inference
+        return t
 
     def view_as(self, other):
         return self.view(other.shape)
@@ -2320,16 +2401,36 @@ class Tensor:
         bs[d], bi[d] = self.shape[d], indices.shape[d]
         return self.expand(bs).gather(d, indices.expand(bi))
 
+    _scatter_reduce_warned = False
+
+    def _scatter_src(self, index, src, value, reduce):
+        """scatter(reduce='add' | 'multiply') is scatter_reduce('sum' | 'prod', include_self=True) of src (a
+        tensor, or the value at every index); PyTorch warns that the tensor form is deprecated."""
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if isinstance(src, Tensor):
+            if not Tensor._scatter_reduce_warned:     # ATen's TORCH_WARN_ONCE
+                Tensor._scatter_reduce_warned = True
+                warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
+                              "a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
+                              "options.", UserWarning, stacklevel=3)
+            return src, "sum" if reduce == "add" else "prod"
+        v = value if src is None else src
+        return _creation.full(tuple(index.shape), v, dtype=self.dtype, device=self.device), \
+            "sum" if reduce == "add" else "prod"
+
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         if reduce is not None:
-            raise NotImplementedError("scatter(reduce=...) is not supported")
+            src, red = self._scatter_src(index, src, value, reduce)
+            return self.scatter_reduce(dim, index, src, red, include_self=True)
         if isinstance(src, Tensor):
             return _call("scatter", self, index, src, dim=dim)
         return _call("scatter_value", self, index, dim=dim, value=value if src is None else src)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         if reduce is not None:
-            raise NotImplementedError("scatter_(reduce=...) is not supported")
+            src, red = self._scatter_src(index, src, value, reduce)
+            return self.scatter_reduce_(dim, index, src, red, include_self=True)
         if isinstance(src, Tensor):
             return _inplace("scatter", self, index, src, dim=dim)
         return _inplace("scatter_value", self, index, dim=dim, value=value if src is None else src)
@@ -2621,7 +2722,7 @@ class Tensor:
         suffixes = []
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
-        elif self._requires_grad:
+        elif self.requires_grad:        # also a no-grad view of a leaf that requires grad (w[0] under no_grad)
             suffixes.append("requires_grad=True")
         if self._storage.device.type == "meta":
             return format_meta(self._shape, dtype_name=self.dtype.name, default_dtype_name=D.get_default_dtype().name,

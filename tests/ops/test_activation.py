@@ -62,3 +62,21 @@ def test_gelu_second_derivative_matches_formula():
             xv = tgrad.tensor(v, dtype=tgrad.float64, requires_grad=True)
             return vals(tgrad.autograd.grad(dispatch.call("gelu", xv, approximate=approximate).sum(), xv)[0])
         np.testing.assert_allclose(vals(gg), (d1(xs + h) - d1(xs - h)) / (2 * h), rtol=1e-6)
+
+
+def test_hardswish_hardsigmoid_round_as_aten_on_every_device(device):
+    # ATen: hardsigmoid = min(max(x + 3, 0), 6) / 6, hardswish = x * that / 6 (each step rounded), the backward
+    # of hardsigmoid grad * (1 / 6) (float32 bits); NaN stays NaN
+    x = (np.random.default_rng(0).standard_normal(3000) * 3).astype(np.float32)
+    g = np.random.default_rng(1).standard_normal(3000).astype(np.float32)
+    t = tgrad.tensor(x, device=device, requires_grad=True)
+    r = np.minimum(np.maximum(x + np.float32(3), np.float32(0)), np.float32(6))
+    hs, hsig = tgrad.nn.functional.hardswish(t), tgrad.nn.functional.hardsigmoid(t)
+    assert hs.detach().cpu().numpy().view(np.int32).tolist() == (x * r / np.float32(6)).view(np.int32).tolist()
+    assert hsig.detach().cpu().numpy().view(np.int32).tolist() == (r / np.float32(6)).view(np.int32).tolist()
+    gt = tgrad.tensor(g, device=device)
+    d, = tgrad.autograd.grad(hsig, t, gt)
+    want = np.where((x > -3) & (x < 3), g * np.float32(1 / 6), np.float32(0))
+    assert d.cpu().numpy().view(np.int32).tolist() == want.view(np.int32).tolist()
+    nan = tgrad.tensor([float("nan")], device=device)
+    assert tgrad.nn.functional.hardswish(nan).isnan().item() and tgrad.nn.functional.hardsigmoid(nan).isnan().item()

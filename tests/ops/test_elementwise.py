@@ -462,3 +462,11 @@ def test_boolean_alpha_only_for_boolean_results():
         with pytest.raises(RuntimeError, match="^Boolean alpha only supported for Boolean results.$"):
             fn()
     assert t([True, False]).add(t([False, False]), alpha=True).tolist() == [True, False]
+
+
+def test_pow_3_and_minus_2_are_atens_products_on_every_device(device):
+    # ATen's pow kernel: x ** 3 = x * x * x, x ** -2 = 1 / (x * x), each step rounded (float32 bits)
+    x = np.random.default_rng(3).uniform(1, 3, 300).astype(np.float32)
+    t = tgrad.tensor(x, device=device)
+    assert t.pow(3).cpu().numpy().view(np.int32).tolist() == (x * x * x).view(np.int32).tolist()
+    assert (t ** -2).cpu().numpy().view(np.int32).tolist() == (np.float32(1) / (x * x)).view(np.int32).tolist()

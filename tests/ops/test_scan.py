@@ -67,3 +67,14 @@ def test_autograd_nodes_and_gradients():
     r = np.logaddexp.accumulate(xn)
     want = [sum(g[k] * np.exp(xn[j] - r[k]) for k in range(j, 4)) for j in range(4)]
     np.testing.assert_allclose(x.grad.cpu().numpy()[0], want, rtol=1e-12)
+
+
+def test_float32_cumsum_cumprod_carry_float64_on_every_device(device):
+    # ATen's cpu cumsum / cumprod of float32 accumulate in double and round each output once
+    a = (np.random.default_rng(0).standard_normal(3000) * 3).astype(np.float32)
+    t = tgrad.tensor(a, device=device)
+    assert t.cumsum(0).cpu().numpy().view(np.int32).tolist() == \
+        np.cumsum(a.astype(np.float64)).astype(np.float32).view(np.int32).tolist()
+    p = (1 + a[:200] * 0.001).astype(np.float32)
+    assert tgrad.tensor(p, device=device).cumprod(0).cpu().numpy().view(np.int32).tolist() == \
+        np.cumprod(p.astype(np.float64)).astype(np.float32).view(np.int32).tolist()

@@ -105,13 +105,23 @@ def softplus_fn(x, beta, threshold, p2):
 
 
 @triton.jit
+def _relu6_shift(x):
+    """min(max(x + 3, 0), 6), NaN kept (ATen's hardsigmoid / hardswish)."""
+    r = x + 3.0
+    r = tl.where(r < 0.0, 0.0, r)
+    return tl.where(r > 6.0, 6.0, r)
+
+
+@triton.jit
 def hardsigmoid_fn(x, p0, p1, p2):
-    return tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+    """min(max(x + 3, 0), 6) / 6, as ATen's kernel rounds it."""
+    return _relu6_shift(x) / 6.0
 
 
 @triton.jit
 def hardswish_fn(x, p0, p1, p2):
-    return x * tl.where(x <= -3.0, 0.0, tl.where(x >= 3.0, 1.0, x / 6.0 + 0.5))
+    """x * min(max(x + 3, 0), 6) / 6, as ATen's kernel rounds it."""
+    return x * _relu6_shift(x) / 6.0
 
 
 @triton.jit
@@ -122,8 +132,13 @@ def logsigmoid_fn(x, p0, p1, p2):
 
 @triton.jit
 def selu_fn(x, p0, p1, p2):
-    """scale * elu(x, alpha) with SELU's constants as float64-exact literals."""
-    return tl.where(x > 0, x * 1.0507009873554804934, expm1_h(x) * (1.0507009873554804934 * 1.6732632423543772848))
+    """scale * elu(x, alpha) with SELU's constants as float64-exact literals; float32's expm1 rounded from float64
+    (as elu_fn's)."""
+    if x.dtype == tl.float32:
+        e = expm1_h(x.to(tl.float64)).to(tl.float32)
+    else:
+        e = expm1_h(x)
+    return tl.where(x > 0, x * 1.0507009873554804934, e * (1.0507009873554804934 * 1.6732632423543772848))
 
 
 @triton.jit
@@ -195,7 +210,7 @@ def softplus_backward_fn(g, x, beta, threshold):
 
 @triton.jit
 def hardsigmoid_backward_fn(g, x, p0, p1):
-    return tl.where((x > -3.0) & (x < 3.0), g / 6.0, 0.0)
+    return tl.where((x > -3.0) & (x < 3.0), g * 0.16666666666666666, 0.0)     # ATen: grad * (1 / 6)
 
 
 @triton.jit

@@ -432,6 +432,18 @@ def square_fn(x, p0, p1, p2):
 
 
 @triton.jit
+def cube_fn(x, p0, p1, p2):
+    """x ** 3 of a float as ATen's pow kernel: x * x * x, rounded twice."""
+    return x * x * x
+
+
+@triton.jit
+def inv_square_fn(x, p0, p1, p2):
+    """x ** -2 of a float as ATen's pow kernel: 1 / (x * x), rounded twice."""
+    return 1.0 / (x * x)
+
+
+@triton.jit
 def pow_grad_fn(g, x, p, n):
     """g * (p * x ** n) with n = p - 1 an integer: pow's backward in one launch, in the composed order."""
     return g * (pow_int_fn(x, n, 0, 0) * p)

@@ -516,18 +516,18 @@ def loss_fn(x, y, pw, p, LOSS: tl.constexpr, ORDER: tl.constexpr):
                 r = (1.0 - y) - lw * (1.0 - sig)
             else:
                 r = lw * sig * (1.0 - sig)
-    elif LOSS == 6:    # kl_div: y (log y - x), 0 where y == 0
+    elif LOSS == 6:    # kl_div: xlogy(y, y) - y x (ATen's ops; xlogy's log is the scalar, correctly rounded one)
         if ORDER == 0:
-            r = tl.where(y == 0, 0.0, y * tl.log(y)) - y * x
+            r = tl.where(y == 0, 0.0, y * tl.log(y.to(tl.float64)).to(y.dtype)) - y * x
         elif ORDER == 1:
             r = -y
         else:
             r = zero
-    else:              # kl_div, log_target: exp(y) (y - x)
+    else:              # kl_div, log_target: exp(y) (y - x), exp rounded from float64 as ATen's exp (MKL)
         if ORDER == 0:
-            r = tl.exp(y) * (y - x)
+            r = tl.exp(y.to(tl.float64)).to(y.dtype) * (y - x)
         elif ORDER == 1:
-            r = -tl.exp(y)
+            r = -tl.exp(y.to(tl.float64)).to(y.dtype)
         else:
             r = zero
     return r.to(x.dtype)

@@ -752,9 +752,12 @@ def scan_rows(op, x, geom, out, reverse=False):
         return out
     dev = out._storage.launch_device
     rows, bk = row_blocks(M, K, dev)
+    # ATen's cpu cumsum / cumprod of float32 carry the running value in double (acc_type<float, false>) and round
+    # each output once: float32 scans run in float64
+    compute = tl.float64 if out.dtype.name == "float32" else compute_type(out.dtype)
     launch(scan_rows_kernel, (cdiv(M, rows),), dev,
            [kptr(x), kptr(out), M, M2, K, s1, s2, sk],
-           {"OP": ACCUMULATE[op], "REVERSE": bool(reverse), "COMPUTE": compute_type(out.dtype), "ROWS": rows,
+           {"OP": ACCUMULATE[op], "REVERSE": bool(reverse), "COMPUTE": compute, "ROWS": rows,
             "BLOCK_K": bk})
     return out
 

@@ -12,7 +12,7 @@ import triton.language as tl
 
 from .runtime import launcher as T
 from .runtime import Launch, Sites, cdiv, gpu_blocks, next_pow2
-from ._lang import cast_store, compute_type, kptr, sigmoid_h, tanh_epilogue_h, tanh_h
+from ._lang import cast_store, compute_type, kptr, sigmoid_h, sleef_exp, tanh_epilogue_h, tanh_h
 from .runtime.native import elementwise, native_helper, rule_broadcast
 
 
@@ -30,6 +30,22 @@ def _pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, g, H, m, COMPUTE:
 
 
 @triton.jit
+def _sigmoid(x):
+    """ATen's cpu sigmoid: float32 as 1 / (1 + exp(-x)) with SLEEF's expf_u10 (kernels/activation.py)."""
+    if x.dtype == tl.float32:
+        return 1.0 / (1.0 + sleef_exp(-x))
+    return sigmoid_h(x)
+
+
+@triton.jit
+def _tanh(x):
+    """ATen's cpu tanh: float32 rounded from float64 (as SLEEF's tanhf_u10 nearly always is)."""
+    if x.dtype == tl.float32:
+        return tanh_h(x.to(tl.float64)).to(tl.float32)
+    return tanh_h(x)
+
+
+@triton.jit
 def lstm_cell_kernel(ig_ptr, hg_ptr, cx_ptr, hy_ptr, cy_ptr, B, H,
                      s_ig_r, s_ig_c, s_hg_r, s_hg_c, s_cx_r, s_cx_c,
                      COMPUTE: tl.constexpr, ROWS: tl.constexpr, BLOCK_H: tl.constexpr):
@@ -39,14 +55,14 @@ def lstm_cell_kernel(ig_ptr, hg_ptr, cx_ptr, hy_ptr, cy_ptr, B, H,
     j = (tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H))[None, :]
     m = (b < B) & (j < H)
     e = b * H + j
-    i = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
-    f = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
-    g = tanh_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
-    o = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 3, H, m, COMPUTE))
+    i = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
+    f = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
+    g = _tanh(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
+    o = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 3, H, m, COMPUTE))
     c = tl.load(cx_ptr + b * s_cx_r + j * s_cx_c, mask=m, other=0.0).to(COMPUTE)
     cy = f * c + i * g
     cast_store(cy_ptr + e, cy, m)
-    cast_store(hy_ptr + e, o * tanh_h(cy), m)
+    cast_store(hy_ptr + e, o * _tanh(cy), m)
 
 
 @triton.jit
@@ -59,14 +75,14 @@ def lstm_cell_backward_kernel(dh_ptr, dc_ptr, ig_ptr, hg_ptr, cx_ptr, dg_ptr, dc
     j = (tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H))[None, :]
     m = (b < B) & (j < H)
     e = b * H + j
-    i = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
-    f = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
-    g = tanh_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
-    o = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 3, H, m, COMPUTE))
+    i = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
+    f = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
+    g = _tanh(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 2, H, m, COMPUTE))
+    o = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 3, H, m, COMPUTE))
     c = tl.load(cx_ptr + b * s_cx_r + j * s_cx_c, mask=m, other=0.0).to(COMPUTE)
     dh = tl.load(dh_ptr + b * s_dh_r + j * s_dh_c, mask=m, other=0.0).to(COMPUTE)
     dc = tl.load(dc_ptr + b * s_dc_r + j * s_dc_c, mask=m, other=0.0).to(COMPUTE)
-    tc = tanh_h(f * c + i * g)
+    tc = _tanh(f * c + i * g)
     dC = dc + dh * o * (1.0 - tc * tc)
     row = dg_ptr + b * 4 * H + j
     cast_store(row, dC * g * i * (1.0 - i), m)
@@ -86,10 +102,10 @@ def gru_cell_kernel(ig_ptr, hg_ptr, hx_ptr, hy_ptr, B, H,
     j = (tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H))[None, :]
     m = (b < B) & (j < H)
     e = b * H + j
-    r = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
-    z = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
+    r = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
+    z = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
     hn = _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 2, H, m, COMPUTE)
-    n = tanh_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + r * hn)
+    n = _tanh(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + r * hn)
     h = tl.load(hx_ptr + b * s_hx_r + j * s_hx_c, mask=m, other=0.0).to(COMPUTE)
     cast_store(hy_ptr + e, n + z * (h - n), m)
 
@@ -104,10 +120,10 @@ def gru_cell_backward_kernel(dh_ptr, ig_ptr, hg_ptr, hx_ptr, dig_ptr, dhg_ptr, d
     j = (tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H))[None, :]
     m = (b < B) & (j < H)
     e = b * H + j
-    r = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
-    z = sigmoid_h(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
+    r = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 0, H, m, COMPUTE))
+    z = _sigmoid(_pre(ig_ptr, hg_ptr, b, j, s_ig_r, s_ig_c, s_hg_r, s_hg_c, 1, H, m, COMPUTE))
     hn = _gate(hg_ptr, b, j, s_hg_r, s_hg_c, 2, H, m, COMPUTE)
-    n = tanh_h(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + r * hn)
+    n = _tanh(_gate(ig_ptr, b, j, s_ig_r, s_ig_c, 2, H, m, COMPUTE) + r * hn)
     h = tl.load(hx_ptr + b * s_hx_r + j * s_hx_c, mask=m, other=0.0).to(COMPUTE)
     dh = tl.load(dh_ptr + b * s_dh_r + j * s_dh_c, mask=m, other=0.0).to(COMPUTE)
     dn = dh * (1.0 - z) * (1.0 - n * n)

@@ -38,21 +38,33 @@ def log_fn(x, p0, p1, p2):
 
 @triton.jit
 def log2_fn(x, p0, p1, p2):
+    """log2(x); float32 rounded from float64, as ATen's cpu log2 (SLEEF's log2f_u10) nearly always is."""
+    if x.dtype == tl.float32:
+        return tl.log2(x.to(tl.float64)).to(tl.float32)
     return tl.log2(x)
 
 
 @triton.jit
 def log10_fn(x, p0, p1, p2):
+    """log10(x); float32 rounded from float64, as ATen's cpu log10 (SLEEF's log10f_u10) nearly always is."""
+    if x.dtype == tl.float32:
+        return (tl.log(x.to(tl.float64)) * 0.43429448190325182765).to(tl.float32)
     return tl.log(x) * 0.43429448190325182765
 
 
 @triton.jit
 def log1p_fn(x, p0, p1, p2):
+    """log1p(x); float32 rounded from float64, as ATen's cpu log1p (SLEEF's log1pf_u10) nearly always is."""
+    if x.dtype == tl.float32:
+        return log1p_h(x.to(tl.float64)).to(tl.float32)
     return log1p_h(x)
 
 
 @triton.jit
 def expm1_fn(x, p0, p1, p2):
+    """expm1(x); float32 rounded from float64, as ATen's cpu expm1 (SLEEF's expm1f_u10) nearly always is."""
+    if x.dtype == tl.float32:
+        return expm1_h(x.to(tl.float64)).to(tl.float32)
     return expm1_h(x)
 
 
@@ -119,7 +131,7 @@ def acos_fn(x, p0, p1, p2):
 
 
 @triton.jit
-def sinh_fn(x, p0, p1, p2):
+def _sinh_h(x):
     """sinh|x| = (u + u / (u + 1)) / 2 with u = expm1|x| (exact for small x); odd."""
     u = expm1_h(tl.abs(x))
     s = tl.where(u == float("inf"), u, 0.5 * u + 0.5 * (u / (u + 1.0)))
@@ -127,10 +139,20 @@ def sinh_fn(x, p0, p1, p2):
 
 
 @triton.jit
+def sinh_fn(x, p0, p1, p2):
+    """sinh(x); float32 rounded from float64, as ATen's cpu sinh (SLEEF's sinhf_u10) nearly always is."""
+    if x.dtype == tl.float32:
+        return _sinh_h(x.to(tl.float64)).to(tl.float32)
+    return _sinh_h(x)
+
+
+@triton.jit
 def cosh_fn(x, p0, p1, p2):
-    """cosh(x) = (e + 1/e) / 2, e = exp|x|."""
-    e = tl.exp(tl.abs(x))
-    return 0.5 * e + 0.5 / e
+    """cosh(x) = (e + 1/e) / 2, e = exp|x|; float32 rounded from float64 (as ATen's SLEEF coshf_u10 nearly
+    always is)."""
+    xw = tl.abs(x.to(tl.float64)) if x.dtype == tl.float32 else tl.abs(x)
+    e = tl.exp(xw)
+    return (0.5 * e + 0.5 / e).to(x.dtype)
 
 
 @triton.jit

@@ -19,6 +19,7 @@ from .modules import (MultiheadAttention, Transformer, TransformerDecoder, Trans
                       TransformerEncoder, TransformerEncoderLayer)
 from .modules import (CELU, CTCLoss, GLU, Bilinear, CosineEmbeddingLoss, CosineSimilarity, EmbeddingBag, Fold,  # noqa: F401
                       GaussianNLLLoss, Hardshrink, HingeEmbeddingLoss, LocalResponseNorm, MarginRankingLoss,
+                      CrossMapLRN2d,
                       MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, ParameterDict, ParameterList,
                       PoissonNLLLoss, PReLU, RMSNorm, RReLU, Softmax2d, SoftMarginLoss, Softshrink, Softsign,
                       Tanhshrink, Threshold, TripletMarginLoss, TripletMarginWithDistanceLoss, Unfold)

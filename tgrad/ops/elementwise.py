@@ -314,6 +314,8 @@ def pow_forward(self, *, exponent, out=None):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if exponent == 2:
             return K.unary(K.square_fn, self, o, compute=compute_type(dt))
+        if exponent in (3, -2) and dt in (D.float32, D.float64):    # ATen's pow: x * x * x, 1 / (x * x)
+            return K.unary(K.cube_fn if exponent == 3 else K.inv_square_fn, self, o, compute=compute_type(dt))
         return K.unary(K.pow_int_fn, self, o, int(exponent), 0, compute=compute_type(dt))
     if exponent in (0.5, -0.5):     # PyTorch's sqrt / rsqrt: (-0) ** 0.5 = -0, (-inf) ** 0.5 = NaN
         return K.unary(K.sqrt_fn if exponent > 0 else KU.rsqrt_fn, self, o, compute=compute_type(dt))

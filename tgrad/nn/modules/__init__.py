@@ -22,7 +22,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: F401
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm, GroupNorm, InstanceNorm1d, InstanceNorm2d,  # noqa: F401
-                            LayerNorm, LocalResponseNorm, RMSNorm)
+                            CrossMapLRN2d, LayerNorm, LocalResponseNorm, RMSNorm)
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,  # noqa: F401
                       AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d,
                       MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d)

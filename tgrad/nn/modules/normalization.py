@@ -343,6 +343,77 @@ class RMSNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
+class _CrossMapLRN2dFn(Function):
+    """PyTorch's legacy cross-channel LRN (torch/nn/_functions.py), forward and its own backward step for step:
+    scale_c = k + alpha / size * (a running sum of x^2 over neighbouring channels: the previous channel's, plus the
+    one entering, minus the one leaving), out = x * scale^-beta; the backward is that function's formula (not the
+    exact gradient of the forward), so gradients print as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        sq = input * input
+        channels = input.shape[1]
+        pre_pad = int((size - 1) / 2 + 1)
+        cur = zeros(sq[:, 0].shape, dtype=input.dtype, device=input.device)
+        for c in range(min(pre_pad, channels)):
+            cur = cur + sq[:, c]
+        scales = [cur]
+        for c in range(1, channels):
+            if c < channels - pre_pad + 1:
+                cur = cur + sq[:, c + pre_pad - 1]
+            if c > pre_pad:
+                cur = cur - sq[:, c - pre_pad]
+            scales.append(cur)
+        scale = _f.stack(scales, 1) * (alpha / size) + k
+        out = scale.pow(-beta) * input
+        ctx.save_for_backward(input, out)
+        ctx.scale, ctx.size, ctx.alpha, ctx.beta = scale, size, alpha, beta
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output = ctx.saved_tensors
+        size, scale = ctx.size, ctx.scale
+        batch, channels, h, w = input.shape
+        ratio = 2 * ctx.alpha * ctx.beta / size
+        inv_pre_pad = int(size - (size - 1) / 2)
+        if inv_pre_pad + channels > channels + size - 1:
+            raise RuntimeError(f"start ({inv_pre_pad}) + length ({channels}) exceeds dimension size "
+                               f"({channels + size - 1}).")
+        grad_input = scale.pow(-ctx.beta) * grad_output
+        pad = zeros((size - 1, h, w), dtype=input.dtype, device=input.device)
+        rows = []
+        for n in range(batch):
+            center = grad_output[n] * output[n] / scale[n]
+            padded = _f.cat([pad[:inv_pre_pad], center, pad[inv_pre_pad:]], 0)
+            accum = zeros((h, w), dtype=input.dtype, device=input.device)
+            for i in range(size - 1):
+                accum = accum + padded[i]
+            per_c = []
+            for c in range(channels):
+                accum = accum + padded[c + size - 1]
+                per_c.append(grad_input[n, c] + input[n, c] * -ratio * accum)
+                accum = accum - padded[c]
+            rows.append(_f.stack(per_c, 0))
+        return _f.stack(rows, 0), None, None, None, None
+
+
+class CrossMapLRN2d(Module):
+    """Legacy cross-channel local response normalization of 4-d input (see ``_CrossMapLRN2dFn``)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        return _CrossMapLRN2dFn.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
 class LocalResponseNorm(Module):
     """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta."""
 
