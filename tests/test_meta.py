@@ -70,9 +70,9 @@ def test_default_device_context_manager():
             assert tgrad.zeros(2).device.type == "cpu"
         assert tgrad.randn(3).is_meta
         assert tgrad.zeros(2, device="cpu").device.type == "cpu"
-        before = tgrad.memory_allocated()       # (the real device's: meta memory is no memory)
+        before = tgrad.memory_allocated(), tgrad.memory_allocated("cpu")   # (a real device's: meta has none)
         big = tgrad.empty(1 << 30)
-        assert big.is_meta and tgrad.memory_allocated() == before == tgrad.memory_allocated("cpu")
+        assert big.is_meta and (tgrad.memory_allocated(), tgrad.memory_allocated("cpu")) == before
     assert tgrad.get_default_device() == "cpu" and not tgrad.zeros(1).is_meta
     with pytest.raises(ValueError, match="Expected a cpu or cuda device, but got: meta"):
         tgrad.memory_allocated("meta")
