@@ -491,18 +491,12 @@ def _load(blob, map_location, weights_only):
         name = node.get("tensor")
         if name in built:
             return built[name]
-        if name in views:
+        if name in views:           # a view of a storage other saved tensors share
             span, dt, shape, strides, off = _check_view(name, views[name], entries)
             store = tensor({"tensor": span, "device": node.get("device", "cpu")})
             t = store._view_of(shape, strides, offset=off, dtype=dt)
             t._base = None
-            if node.get("parameter"):
-                t = _parameter_class(t, requires_grad=bool(node.get("requires_grad", True)))
-            elif node.get("requires_grad"):
-                t.requires_grad_(True)
-            built[name] = t
-            return t
-        if "meta" in node:          # metadata only: stays on meta, whatever map_location says (as PyTorch)
+        elif "meta" in node:        # metadata only: stays on meta, whatever map_location says (as PyTorch)
             t = _meta_tensor(name, node["meta"])
         elif name not in entries:
             raise _Bad(f"the object structure refers to tensor {name!r}, which is not in the header")

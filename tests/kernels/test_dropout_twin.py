@@ -12,7 +12,7 @@ from tgrad._compile.replay import Replay
 from tgrad.kernels import nn as KN
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
-from tgrad.kernels.runtime import trace as TR
+from tgrad.testing.twins import run_traced
 
 CPU_ONLY = True
 pytestmark = pytest.mark.skipif(native.aten_twin("dropout_words_f32") is None, reason="no C compiler")
@@ -33,23 +33,9 @@ def _case(n, p, dtype, special):
     return [y.detach().numpy().tobytes(), xt.grad.numpy().tobytes()]
 
 
-def _run(args, twin, monkeypatch):
-    TR.clear_tapes()
-    made = []
-    with monkeypatch.context() as m:
-        make = KN._dropout_twin
-        m.setattr(KN.dropout_kernel, "_tgrad_cpu_twin",
-                  (lambda a, c: made.append(make(a, c)) or made[-1]) if twin else (lambda a, c: None), raising=False)
-        prev = T.EXECUTOR
-        try:
-            T.EXECUTOR = "trace"
-            with np.errstate(all="ignore"):
-                runs = [_case(*args) for _ in range(3)]     # the 3rd launch of a key replays its traced tape
-        finally:
-            T.EXECUTOR = prev
-            TR.clear_tapes()
-    assert runs[0] == runs[1] == runs[2]
-    return runs[2], any(type(t) is T.CpuTwin for t in made)
+def _run(args, twin):
+    run, served = run_traced(_case, args, {KN.dropout_kernel: KN._dropout_twin}, twin, ())
+    return run, served > 0
 
 
 CASES = [(65536, 0.1, np.float32, False), (1, 0.5, np.float32, False), (1000, 0.5, np.float32, True),
@@ -57,9 +43,9 @@ CASES = [(65536, 0.1, np.float32, False), (1, 0.5, np.float32, False), (1000, 0.
 
 
 @pytest.mark.parametrize("args", CASES)
-def test_twin_equals_traced_tape(args, monkeypatch):
-    got, used = _run(args, True, monkeypatch)
-    want, unused = _run(args, False, monkeypatch)
+def test_twin_equals_traced_tape(args):
+    got, used = _run(args, True)
+    want, unused = _run(args, False)
     assert not unused
     assert used == (args[2] is np.float32)
     assert got == want

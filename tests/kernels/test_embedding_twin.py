@@ -13,7 +13,7 @@ from tgrad._compile.replay import Replay
 from tgrad.kernels import nn as KN
 from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
-from tgrad.kernels.runtime import trace as TR
+from tgrad.testing.twins import run_traced
 
 CPU_ONLY = True
 pytestmark = pytest.mark.skipif(native.aten_twin("embedding_backward") is None, reason="no C compiler")
@@ -33,23 +33,9 @@ def _case(V, D, shape, dtype, idx_dtype, pad, special):
     return w.grad.numpy().tobytes()
 
 
-def _run(args, twin, monkeypatch):
-    TR.clear_tapes()
-    made = []
-    with monkeypatch.context() as m:
-        make = KN._embedding_backward_twin
-        m.setattr(KN.embedding_backward_kernel, "_tgrad_cpu_twin",
-                  (lambda a, c: made.append(make(a, c)) or made[-1]) if twin else (lambda a, c: None), raising=False)
-        prev = T.EXECUTOR
-        try:
-            T.EXECUTOR = "trace"
-            with np.errstate(all="ignore"):
-                runs = [_case(*args) for _ in range(3)]     # the 3rd launch of a key replays its traced tape
-        finally:
-            T.EXECUTOR = prev
-            TR.clear_tapes()
-    assert runs[0] == runs[1] == runs[2]
-    return runs[2], any(type(t) is T.CpuTwin for t in made)
+def _run(args, twin):
+    run, served = run_traced(_case, args, {KN.embedding_backward_kernel: KN._embedding_backward_twin}, twin, ())
+    return run, served > 0
 
 
 CASES = [  # V, D, index shape, dtype, index dtype, padding_idx, special values
@@ -64,9 +50,9 @@ CASES = [  # V, D, index shape, dtype, index dtype, padding_idx, special values
 
 
 @pytest.mark.parametrize("args", CASES)
-def test_twin_equals_traced_tape(args, monkeypatch):
-    got, used = _run(args, True, monkeypatch)
-    want, unused = _run(args, False, monkeypatch)
+def test_twin_equals_traced_tape(args):
+    got, used = _run(args, True)
+    want, unused = _run(args, False)
     assert not unused
     assert used == (args[3] is not np.float16)
     assert got == want

@@ -7,9 +7,8 @@ import pytest
 
 import tgrad
 from tgrad.kernels import reduce as KR
-from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
-from tgrad.kernels.runtime import trace as TR
+from tgrad.testing.twins import run_traced
 
 CPU_ONLY = True
 pytestmark = pytest.mark.skipif(native.aten_twin("norm2_rows_f32") is None, reason="no C compiler")
@@ -34,25 +33,9 @@ def _case(shape, dtype, special, dim, strided):
     return out + [p.grad.numpy().tobytes() for p in ps]
 
 
-def _run(args, twin, monkeypatch):
-    TR.clear_tapes()
-    KR._SITES.clear()
-    made = []
-    with monkeypatch.context() as m:
-        m.setattr(KR.accumulate_rows_kernel, "_tgrad_cpu_twin",
-                  (lambda a, c: made.append(KR._norm2_twin(a, c)) or made[-1]) if twin else (lambda a, c: None),
-                  raising=False)
-        prev = T.EXECUTOR
-        try:
-            T.EXECUTOR = "trace"
-            with np.errstate(all="ignore"):
-                runs = [_case(*args) for _ in range(3)]     # the 3rd launch of a key replays its traced tape
-        finally:
-            T.EXECUTOR = prev
-            TR.clear_tapes()
-            KR._SITES.clear()
-    assert runs[0] == runs[1] == runs[2]
-    return runs[2], any(type(t) is T.CpuTwin for t in made)
+def _run(args, twin):
+    run, served = run_traced(_case, args, {KR.accumulate_rows_kernel: KR._norm2_twin}, twin, (KR._SITES,))
+    return run, served > 0
 
 
 CASES = [((64, 192), np.float32, False, -1, False), ((7, 5), np.float32, True, -1, False),
@@ -62,9 +45,9 @@ CASES = [((64, 192), np.float32, False, -1, False), ((7, 5), np.float32, True, -
 
 
 @pytest.mark.parametrize("args", CASES)
-def test_twin_equals_traced_tape(args, monkeypatch):
-    got, used = _run(args, True, monkeypatch)
-    want, unused = _run(args, False, monkeypatch)
+def test_twin_equals_traced_tape(args):
+    got, used = _run(args, True)
+    want, unused = _run(args, False)
     assert not unused
     assert used == (args[1] is np.float32)
     assert got == want

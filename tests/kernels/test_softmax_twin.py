@@ -9,9 +9,8 @@ import tgrad
 import tgrad.nn.functional as F
 from tgrad.kernels import softmax as KS
 from tgrad.kernels._lang import row_tiles
-from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
-from tgrad.kernels.runtime import trace as TR
+from tgrad.testing.twins import run_traced
 
 CPU_ONLY = True
 pytestmark = pytest.mark.skipif(native.aten_twin("softmax_f32") is None, reason="no C compiler")
@@ -44,25 +43,9 @@ def _case(M, K, log, dim, dtype, special, strided):
     return [y.detach().numpy().tobytes(), xt.grad.numpy().tobytes()]
 
 
-def _run(args, twin, monkeypatch):
-    TR.clear_tapes()
-    KS._SITES.clear()
-    made = []
-    with monkeypatch.context() as m:
-        for kern, back in ((KS.softmax_kernel, False), (KS.softmax_backward_kernel, True)):
-            m.setattr(kern, "_tgrad_cpu_twin", (lambda a, c, b=back: made.append(KS._softmax_twin(a, c, b))
-                                                or made[-1]) if twin else (lambda a, c: None), raising=False)
-        prev = T.EXECUTOR
-        try:
-            T.EXECUTOR = "trace"
-            with np.errstate(all="ignore"):
-                runs = [_case(*args) for _ in range(3)]     # the 3rd launch of a key replays its traced tape
-        finally:
-            T.EXECUTOR = prev
-            TR.clear_tapes()
-            KS._SITES.clear()
-    assert runs[0] == runs[1] == runs[2]
-    return runs[2], sum(type(t) is T.CpuTwin for t in made)
+def _run(args, twin):
+    return run_traced(_case, args, {KS.softmax_kernel: lambda a, c: KS._softmax_twin(a, c, False),
+                                     KS.softmax_backward_kernel: lambda a, c: KS._softmax_twin(a, c, True)}, twin, (KS._SITES,))
 
 
 CASES = [  # M, K, log, dim, dtype, special, strided
@@ -86,9 +69,9 @@ CASES = [  # M, K, log, dim, dtype, special, strided
 
 
 @pytest.mark.parametrize("args", CASES)
-def test_twin_equals_traced_tape(args, monkeypatch):
-    got, used = _run(args, True, monkeypatch)
-    want, unused = _run(args, False, monkeypatch)
+def test_twin_equals_traced_tape(args):
+    got, used = _run(args, True)
+    want, unused = _run(args, False)
     assert not unused
     rows, _ = row_tiles(args[0], args[1], "cpu")
     assert used == (0 if args[3] != 1 or args[4] is not np.float32 or rows < 2 else 1 if args[2] else 2)
