@@ -109,11 +109,14 @@ def worker(name, mode, sizes, steady):
         calls = [_timed(c) for _ in range(2)]
         replay = [_timed(c) for _ in range(steady)]
         eager = [_timed(step) for _ in range(steady)]
-        c2 = torch.compile(step)             # compiled after eager steps: the record alone
-        warm = [_timed(c2) for _ in range(2)]
+        warm = []
+        for _ in range(9):                   # compiled after eager steps: the record alone (median of 9)
+            c2 = torch.compile(step)
+            _timed(c2)
+            warm.append(_timed(c2))
         out.update(eager=(_median([r[0] for r in eager]), _median([r[1] for r in eager])), call1=calls[0],
                    record=calls[1], replay=(_median([r[0] for r in replay]), _median([r[1] for r in replay])),
-                   record_warm=warm[1])
+                   record_warm=(_median([r[0] for r in warm]), _median([r[1] for r in warm])))
     elif mode == "profile":
         import cProfile
         import pstats
@@ -192,7 +195,7 @@ def report(names, sizes, steady=None, log=print, torch_python=None):
                     f"   RSS +{r['rss'] - prev:5.2f} MiB")
                 prev = r["rss"]
     log("3. tgrad.compile in a fresh process: call 1, call 2 (record), replay; the record of a function compiled after "
-        "eager steps; ms wall / cpu; records over a steady eager step (cpu)")
+        "eager steps (median of 9); ms wall / cpu; records over a steady eager step (cpu)")
     for n in names:
         c = res[n]["compiled"]
         log(f"({n}) eager {c['eager'][0]:8.2f} /{c['eager'][1]:8.2f}  call1 {c['call1'][0]:8.1f} /{c['call1'][1]:8.1f}"
