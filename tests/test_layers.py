@@ -14,7 +14,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 # DESIGN §2, top to bottom: a module may import modules of its own floor and of the floors before it.
 # A name is a module or a package prefix; the longest matching name wins.
 FLOORS = [
-    ("ground", ("tgrad.dtypes", "tgrad.device", "tgrad._state", "tgrad._settings", "tgrad.backends")),
+    ("ground", ("tgrad.dtypes", "tgrad.device", "tgrad._state", "tgrad._settings", "tgrad.backends", "tgrad._native")),
     ("memory", ("tgrad.memory",)),
     ("kernels", ("tgrad.kernels",)),
     ("tensor", ("tgrad.tensor", "tgrad._tensor_str", "tgrad.return_types", "tgrad._sparse")),
@@ -41,7 +41,7 @@ SEAMS = {
     # function-level import, at the call
     ("tgrad.nn.modules.module", "tgrad._compile"),
 }
-CORE = ("tgrad.dtypes", "tgrad.device", "tgrad._state", "tgrad.memory", "tgrad.kernels", "tgrad.tensor",
+CORE = ("tgrad.dtypes", "tgrad.device", "tgrad._state", "tgrad._native", "tgrad.memory", "tgrad.kernels", "tgrad.tensor",
         "tgrad.ops", "tgrad.autograd")
 
 

@@ -73,13 +73,17 @@ def _pool_case(shape, k, s, p, d, strided, special):
     return [y.detach().numpy().tobytes(), x.grad.numpy().tobytes()]
 
 
+def _no_twins(m):
+    """The kernels' modules find no cnn_cpu.c (their launches keep the traced tapes)."""
+    for mod in (KN, KP, KC):
+        m.setattr(mod, "cnn_twins", lambda: None)
+
+
 def _run(case, args, twin, monkeypatch):
     TR.clear_tapes()
     with monkeypatch.context() as m:
         if not twin:
-            m.setattr(KN, "cnn_twins", lambda: None)
-            m.setattr(KP, "cnn_twins", lambda: None)
-            m.setattr(KC, "cnn_twins", lambda: None)
+            _no_twins(m)
         prev = T.EXECUTOR
         seen, taped = [], []
         orig, run_cpu = T.Launch.__init__, T.run_cpu
@@ -199,9 +203,7 @@ def test_compiled_cnn_step_replays_twins(monkeypatch):
         TR.clear_tapes()
         with monkeypatch.context() as m:
             if not twin:
-                m.setattr(KN, "cnn_twins", lambda: None)
-                m.setattr(KP, "cnn_twins", lambda: None)
-                m.setattr(KC, "cnn_twins", lambda: None)
+                _no_twins(m)
             tgrad.manual_seed(0)
             net = tgrad.nn.Sequential(tgrad.nn.Conv2d(1, 4, 3, padding=1), tgrad.nn.BatchNorm2d(4),
                                       tgrad.nn.ReLU(), tgrad.nn.MaxPool2d(2), tgrad.nn.Flatten(),

@@ -1,18 +1,15 @@
 """aten_cpu.c's one-pass C twin of kernels/nn.py's dropout_kernel on the cpu generator's mt19937 words
 (``nn._dropout_twin``) gives the bits of the kernel's traced tape: y, the mask and the gradient, ragged sizes,
 NaN, inf and -0.0 inputs, several p; float64 keeps the tape.  A compiled step's replay calls it."""
-import gc
 
 import numpy as np
 import pytest
 
 import tgrad
 import tgrad.nn.functional as F
-from tgrad._compile.replay import Replay
 from tgrad.kernels import nn as KN
-from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
-from tgrad.testing.twins import run_traced
+from tgrad.testing.twins import replayed, run_traced
 
 CPU_ONLY = True
 pytestmark = pytest.mark.skipif(native.aten_twin("dropout_words_f32") is None, reason="no C compiler")
@@ -73,8 +70,7 @@ def test_compiled_replay_calls_twin():
     got, f = run(True)          # (f keeps its replay alive)
     assert got == want
     twin = native.aten_twin("dropout_words_f32")
-    assert [v for r in gc.get_objects() if isinstance(r, Replay) for v in r.run.__globals__.values()
-            if type(v) is T.CpuTwin and v.func is twin]
+    assert replayed(twin)
 
 
 def test_twin_compare_at_equal_high_words():

@@ -2,18 +2,15 @@
 of the kernel's traced tape (the interpreter's atomic adds, row after row): repeated indices, padding_idx, NaN, inf
 and -0.0 gradients, ragged shapes, int32 indices, float64; float16 keeps the tape.  A compiled step's replay calls
 it (no builder call at run time)."""
-import gc
 
 import numpy as np
 import pytest
 
 import tgrad
 import tgrad.nn.functional as F
-from tgrad._compile.replay import Replay
 from tgrad.kernels import nn as KN
-from tgrad.kernels.runtime import launcher as T
 from tgrad.kernels.runtime import native
-from tgrad.testing.twins import run_traced
+from tgrad.testing.twins import replayed, run_traced
 
 CPU_ONLY = True
 pytestmark = pytest.mark.skipif(native.aten_twin("embedding_backward") is None, reason="no C compiler")
@@ -80,6 +77,5 @@ def test_compiled_replay_calls_twin():
     got, f = run(True)          # (f keeps its replay alive)
     assert got == want
     twin = native.aten_twin("embedding_backward")
-    called = [v for r in gc.get_objects() if isinstance(r, Replay) for v in r.run.__globals__.values()
-              if type(v) is T.CpuTwin and v.func is twin]
+    called = replayed(twin)
     assert called

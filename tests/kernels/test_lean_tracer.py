@@ -8,7 +8,6 @@ import numpy as np
 import tgrad
 import tgrad.nn.functional as F
 from tgrad.kernels.runtime import internals as I
-from tgrad.kernels.runtime import tape as TP
 from tgrad.kernels.runtime import trace as TR
 
 CPU_ONLY = True     # the cpu executor's tapes

@@ -8,13 +8,14 @@ result of a local assigned once its own buffer, written with ``out=`` (the same 
 has the result's dtype and shape), evaluates once the views of buffers and of the arena's fixed views
 (``v<n>``): their lines leave the program and their uses name the constant view, copies a padded
 constant block once (``_padded``), and gives a small select on a constant mask (``_const_where``) and a small GEMM
-with its addend (``_small_gemm``) buffers of their own; a larger GEMM adds its zero accumulator in place
-(``_zero_acc``).  A value never outlives its
-replay (stores copy it into memory), and each buffer is written once per run before any use: a buffer keeping
-the last run's numbers changes nothing."""
+with its addend (``_small_gemm``) buffers of their own; a GEMM's +0.0 accumulator is dropped (``_zero_addend``:
+K > 1) or added in place (``_zero_acc``).  A value never outlives its replay (stores copy it into memory), and
+each buffer is written once per run before any use: a buffer keeping the last run's numbers changes nothing."""
 import re
 
 import numpy as np
+
+from ..kernels.runtime import blas
 
 MAX_ELEMS = 4096            # a result this small gets a buffer (numpy's malloc and its call cost dominate)
 MAX_BYTES = 1 << 20         # buffers of one program at most
@@ -93,7 +94,6 @@ def _small_gemm(g, val, ns, rec, buf):
     ``np.matmul`` into buffer ``buf`` (made in ``ns``), the addend added in place unless it is a constant +0.0
     (``_zero_addend``): the call ``matmul_small`` makes for these operands (not its ``np.dot`` case), the same add;
     None where it does not apply."""
-    from ..kernels.runtime import blas
     f, a, b, dt, c = g.groups()
     ops = [ns.get(x, rec.get(x)) for x in (a, b)] + ([ns.get(c, rec.get(c))] if c else [])
     if ns.get(f) is not blas.matmul_small or any(type(x) is not np.ndarray for x in ops) or \
@@ -123,7 +123,6 @@ def _zero_addend(c, ops, ns, val):
 def _drop_zero_addend(g, val, ns, rec):
     """A GEMM too large for a buffer, ``(f(a, b, dtype) + c)`` with ``c`` a zero addend (``_zero_addend``): the GEMM
     alone (the same bits, one pass fewer); None where it does not apply."""
-    from ..kernels.runtime import blas
     f, a, b, dt, c = g.groups()
     ops = [ns.get(x, rec.get(x)) for x in (a, b, c)] if c else []
     if not ops or ns.get(f) not in (blas.matmul_small, blas.matmul, blas.matmul_large) or \
@@ -188,7 +187,6 @@ def _zero_acc(g, val, ns, name):
     """A GEMM too big for a buffer plus a tape's zero accumulator (``F(a, b, dtype) + Z``, Z a constant of +0s): the
     GEMM's fresh result with +0.0 added in place (each element x + 0 as before: -0 becomes +0), no zeros read and
     no second array; None where it does not apply."""
-    from ..kernels.runtime import blas
     f, a, b, dt, c = g.groups()
     z = ns.get(c) if c else None
     if ns.get(f) not in (blas.matmul_small, blas.matmul, blas.matmul_large) or type(z) is not np.ndarray or \

@@ -21,6 +21,7 @@ import operator
 import os
 import threading
 
+from .._native import build
 from ..device import canonical, device as _device
 from .cuda_driver import CudaBackend, Event
 from .host import BackendOutOfMemory, HostBackend
@@ -678,23 +679,15 @@ _native_tried = False
 
 
 def _load_native():
-    """Build and load allocator.c (the system C compiler, through Triton's build cache, as kernels/runtime/native.py
-    does), unless ``TGRAD_NATIVE=0``; without a compiler the Python methods do everything (same results)."""
+    """Build and load allocator.c (``tgrad._native.build``); without it (``TGRAD_NATIVE=0``, no compiler) the Python
+    methods do everything (same results)."""
     global _c_malloc, _c_free, _native_tried
     _native_tried = True
-    if os.environ.get("TGRAD_NATIVE", "1") == "0":
-        return
-    try:
-        from triton.runtime.build import compile_module_from_file
-        m = compile_module_from_file(os.path.join(os.path.dirname(os.path.abspath(__file__)), "allocator.c"),
-                                     "_tgrad_allocator")
+    m = build(os.path.join(os.path.dirname(os.path.abspath(__file__)), "allocator.c"), "_tgrad_allocator",
+              "allocator fast path", "the caching allocator runs in Python (slower)")
+    if m is not None:
         m.setup(Block, _Pool, CachingAllocator, _W, _SPLIT, _SPLIT_BYTES, INACTIVE_SPLIT, _GUARDS)
-    except Exception as e:      # no compiler, no headers
-        import warnings
-        warnings.warn(f"tgrad: building the native allocator fast path failed ({type(e).__name__}: {e}); "
-                      "the caching allocator runs in Python (slower)", RuntimeWarning, stacklevel=3)
-        return
-    _c_malloc, _c_free = m.malloc, m.free
+        _c_malloc, _c_free = m.malloc, m.free
 
 
 _allocators = {}

@@ -1,7 +1,10 @@
 """Test support for a kernel's C twin on cpu (``launcher.cpu_twin``): run a case three times under the
 ``trace`` executor with the twin made or refused, so a test compares the twin's bits with the traced tape's."""
+import gc
+
 import numpy as np
 
+from .._compile.replay import Replay
 from ..kernels.runtime import launcher as _launcher
 from ..kernels.runtime import trace as _trace
 
@@ -35,3 +38,9 @@ def run_traced(case, args, twins, on, caches=()):
             c.clear()
     assert runs[0] == runs[1] == runs[2]
     return runs[2], sum(type(t) is _launcher.CpuTwin for t in made)
+
+
+def replayed(func):
+    """The C twins of ``func`` (a native function) that a live compiled replay program calls."""
+    return [v for r in gc.get_objects() if isinstance(r, Replay) for v in r.run.__globals__.values()
+            if type(v) is _launcher.CpuTwin and v.func is func]

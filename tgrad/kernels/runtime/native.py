@@ -26,12 +26,11 @@ launcher needs) through Triton's build cache, with a numpy fallback where none b
   helper's body is interpreted).  On cuda the helper compiles as the Triton code it is.
 """
 import os
-import warnings
 
 import numpy as np
 import triton.language as tl
-from triton.runtime.build import compile_module_from_file
 
+from ..._native import build
 from .internals import _I
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,15 +43,9 @@ def _build(src, module, what):
         return _built[module]
     except KeyError:
         pass
-    m = None
-    if os.environ.get("TGRAD_NATIVE", "1") != "0":
-        try:
-            m = compile_module_from_file(os.path.join(_HERE, src), module, include_dirs=[np.get_include()],
-                                         libraries=["m"], ccflags=["-fno-math-errno", "-ffp-contract=off"])
-        except Exception as e:          # no compiler, no headers: the numpy path is exact, only slower
-            warnings.warn(f"tgrad: building the native {what} failed ({type(e).__name__}: {e}); the cpu executor "
-                          f"computes it in numpy (slower)", RuntimeWarning, stacklevel=3)
-    _built[module] = m
+    m = _built[module] = build(os.path.join(_HERE, src), module, what,
+                               "the cpu executor computes it in numpy (slower)", include_dirs=[np.get_include()],
+                               libraries=["m"], ccflags=["-fno-math-errno", "-ffp-contract=off"])
     return m
 
 
