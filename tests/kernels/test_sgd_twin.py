@@ -36,7 +36,7 @@ def _run(kw, dtype, twin, monkeypatch):
     TR.clear_tapes()
     with monkeypatch.context() as m:
         if not twin:
-            m.setitem(KO.multi_tensor_kernel.__dict__, "_tgrad_cpu_twin", lambda args, cx: None)
+            m.setitem(KO.multi_tensor_kernel.__dict__, "_tgrad_cpu_twin", lambda args, cx, grid: None)
         prev = T.EXECUTOR
         try:
             T.EXECUTOR = "trace"

@@ -44,8 +44,9 @@ def _case(M, K, log, dim, dtype, special, strided):
 
 
 def _run(args, twin):
-    return run_traced(_case, args, {KS.softmax_kernel: lambda a, c: KS._softmax_twin(a, c, False),
-                                     KS.softmax_backward_kernel: lambda a, c: KS._softmax_twin(a, c, True)}, twin, (KS._SITES,))
+    return run_traced(_case, args, {KS.softmax_kernel: lambda a, c, g: KS._softmax_twin(a, c, g, False),
+                                     KS.softmax_backward_kernel: lambda a, c, g: KS._softmax_twin(a, c, g, True)},
+                      twin, (KS._SITES,))
 
 
 CASES = [  # M, K, log, dim, dtype, special, strided

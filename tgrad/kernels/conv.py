@@ -226,20 +226,19 @@ def _layout(t):
 _SITES = Sites()
 
 
-def _conv1_twin(site):
-    """``site`` (a conv_forward_kernel Launch) with cnn_cpu.c's ``conv1_f32`` as its tape on cpu where it applies:
-    one input channel a group (each tap's dot an outer product), float32 (NaN or inf inputs: the kernel's tape).
-    (Set here, not by ``launcher.cpu_twin``: the twin needs the grid's group count.)"""
+def _conv1_twin(a, cx, grid):
+    """cnn_cpu.c's ``conv1_f32`` as the tape of a cpu launch of ``conv_forward_kernel`` where it applies, else None:
+    one input channel a group (each tap's dot an outer product), float32 (NaN or inf inputs: the kernel's tape)."""
     m = cnn_twins()
-    a = site.args
     f32 = np.dtype(np.float32)
-    if (m is None or site.fkey is None or a[12] != 1 or site.constexprs["ACC"] is not tl.float32
-            or any(p.dtype != f32 for p in a[:4])):
-        return site
+    if m is None or a[12] != 1 or cx["ACC"] is not tl.float32 or any(p.dtype != f32 for p in a[:4]):
+        return None
     NB, H, W, OH, OW, _, KH, KW, _, OG = a[4:14]
-    params = struct.pack("29q", NB, H, W, OH, OW, KH, KW, OG, site.grid[1], *a[14:33], site.constexprs["HAS_B"])
-    site.tape = T.CpuTwin(m.conv1_f32, params, T.tape_fallback(conv_forward_kernel, site.grid, a, site.constexprs))
-    return site
+    params = struct.pack("29q", NB, H, W, OH, OW, KH, KW, OG, grid[1], *a[14:33], cx["HAS_B"])
+    return T.CpuTwin(m.conv1_f32, params, T.tape_fallback(conv_forward_kernel, grid, a, cx))
+
+
+T.cpu_twin(conv_forward_kernel, _conv1_twin)
 
 
 def _site(kind, key, make):
@@ -264,8 +263,8 @@ def conv_forward(x, w, b, y, stride, padding, dilation, groups):
         args = [Ptr(0, x.dtype.np), Ptr(0, w.dtype.np), Ptr(0, (b if b is not None else w).dtype.np),
                 Ptr(0, y.dtype.np), NB, H, W, OH, OW, rows, KH, KW, CG, OG, *stride, *padding, *dilation,
                 *sx, *sw_, *sy, b.stride(0) if b is not None else 0]
-        return _conv1_twin(Launch(conv_forward_kernel, (cdiv(NB * OH * OW, rows) * cdiv(OG, bn), groups), dev, args,
-                                  dict(_cexpr(y.dtype, dev, bm, bn, bk), HAS_B=b is not None)))
+        return Launch(conv_forward_kernel, (cdiv(NB * OH * OW, rows) * cdiv(OG, bn), groups), dev, args,
+                      dict(_cexpr(y.dtype, dev, bm, bn, bk), HAS_B=b is not None))
     site = _site("fwd", (_layout(x), _layout(w), _layout(b), _layout(y), stride, padding, dilation, groups, dev),
                  make)
     site(x.data_ptr(), w.data_ptr(), (b if b is not None else w).data_ptr(), y.data_ptr())

@@ -329,7 +329,7 @@ def _nll_cascade(r_ptr, t_ptr, w_ptr, M, ignore_index, HAS_W: tl.constexpr, MEAN
     return tot
 
 
-def _ce_twin(args, cx, backward=False):
+def _ce_twin(args, cx, grid, backward=False):
     """aten_cpu.c's twin of a cpu launch of ``cross_entropy_kernel`` (``backward``: of
     ``cross_entropy_backward_kernel``) bound to its fixed arguments, or None where the kernel's tape runs: float32
     rows (LOGITS: in ATen's order, LANES > 0), int64 class-index targets, no label smoothing, a reducing forward
@@ -356,7 +356,7 @@ def _ce_twin(args, cx, backward=False):
 
 
 T.cpu_twin(cross_entropy_kernel, _ce_twin)
-T.cpu_twin(cross_entropy_backward_kernel, lambda args, cx: _ce_twin(args, cx, backward=True))
+T.cpu_twin(cross_entropy_backward_kernel, lambda args, cx, grid: _ce_twin(args, cx, grid, backward=True))
 
 
 def aten_cascade(x, geom, reduce, prob, eps, dev):

@@ -38,7 +38,7 @@ def dropout_kernel(x_ptr, y_ptr, mask_ptr, w_ptr, n_elements, p, q53, scale_bits
 dynamic_args(dropout_kernel, "seed", "offset")   # a new draw replays the same tape
 
 
-def _dropout_twin(args, cx):
+def _dropout_twin(args, cx, grid):
     """aten_cpu.c's one-pass twin of a cpu launch of ``dropout_kernel`` on mt19937 words (float32 x and y, bool
     mask), or None where the kernel's tape runs."""
     f = aten_twin("dropout_words_f32")
@@ -82,7 +82,7 @@ def embedding_backward_kernel(g_ptr, idx_ptr, acc_ptr, n, D, padding_idx, ROWS: 
         tl.atomic_add(acc_ptr + src[:, None] * D + cols[None, :], g.to(acc_ptr.dtype.element_ty), mask=m)
 
 
-def _embedding_backward_twin(args, cx):
+def _embedding_backward_twin(args, cx, grid):
     """aten_cpu.c's twin of a cpu launch of ``embedding_backward_kernel`` (its atomic adds in the interpreter's
     order: rows in turn), or None where the kernel's tape runs: g and acc both float32 or both float64, int32 or
     int64 indices."""

@@ -752,7 +752,7 @@ def batch_norm_backward_kernel(dy_ptr, x_ptr, w_ptr, rm_ptr, rv_ptr, dx_ptr, dw_
     tl.store(db_ptr + c, db.to(db_ptr.dtype.element_ty), mask=cmask)
 
 
-def _bn_twin(args, cx, backward=False):
+def _bn_twin(args, cx, grid, backward=False):
     """cnn_cpu.c's twin of a cpu launch of ``batch_norm_kernel`` (``backward``: ``batch_norm_backward_kernel``)
     bound to its fixed arguments, or None where the kernel's tape runs: ATen's order (float32) on planes of L > 1
     elements (an (N, C) input's thread-chunked sums keep the tape); a launch with a non-finite input runs the tape."""
@@ -770,14 +770,14 @@ def _bn_twin(args, cx, backward=False):
             or any(a.dtype != f32 for a in used)):
         return None
     kernel = batch_norm_backward_kernel if backward else batch_norm_kernel
-    fallback = T.tape_fallback(kernel, (cdiv(C, cx["BLOCK_C"]),), args, cx)
+    fallback = T.tape_fallback(kernel, grid, args, cx)
     flags = (0, 0, cx["VB"]) if backward else (cx["HAS_B"], cx["HAS_RUN"], 0)
     params = struct.pack("10q", C, L, n, cx["TRAINING"], cx["HAS_W"], *flags[:2], cx["BLOCK"], flags[2], 0)
     return T.CpuTwin(m.batch_norm_backward_f32 if backward else m.batch_norm_f32, params, fallback)
 
 
 T.cpu_twin(batch_norm_kernel, _bn_twin)
-T.cpu_twin(batch_norm_backward_kernel, lambda args, cx: _bn_twin(args, cx, backward=True))
+T.cpu_twin(batch_norm_backward_kernel, lambda args, cx, grid: _bn_twin(args, cx, grid, backward=True))
 
 
 VEC_BUDGET = 8192     # 8-lane vectors a tile of the ATen-order backward sums (cpu)

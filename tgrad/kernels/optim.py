@@ -417,7 +417,7 @@ def sgd_update(fb, fs, fp, plain, P, G, U, x):
         fp(P, G, U, x[0], x[1], x[3], out=P)
 
 
-def _sgd_twin(args, cx):
+def _sgd_twin(args, cx, grid):
     """The cpu twin of an SGD launch of ``multi_tensor_kernel`` (float32, not maximize): per tensor, ``sgd_update``
     over the whole tensor, in place, as the compiled replay's SGD update; else None (the tape runs)."""
     if cx["OP"] != SGD or cx["COMPUTE"] is not tl.float32 or cx["MAXIMIZE"]:

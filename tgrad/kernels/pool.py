@@ -172,7 +172,7 @@ def pool_backward_kernel(dy_ptr, i_ptr, dx_ptr, NC, C, H, W, OH, OW, ROWS, KH, K
     cast_store(dx_ptr + nc * (H * W) + ih * W + iw, acc, mask)
 
 
-def _pool_twin(args, cx, backward=False):
+def _pool_twin(args, cx, grid, backward=False):
     """cnn_cpu.c's twin of a cpu launch of ``pool_forward_kernel`` (``backward``: ``pool_backward_kernel``) bound
     to its fixed arguments, or None where the kernel's tape runs: max over fixed windows, float32 values (a backward
     of overlapping windows with a non-finite gradient runs the tape)."""
@@ -186,9 +186,7 @@ def _pool_twin(args, cx, backward=False):
     geo = args[3:9] + args[10:18]               # NC, C, H, W, OH, OW; KH, KW, sh, sw, ph, pw, dh, dw
     strides = args[19:27] if backward else args[19:23] + [0] * 4
     params = struct.pack("23q", *geo, *strides, cx["DISJOINT"] if backward else cx["INSIDE"])
-    lanes = args[3] * (args[5] * args[6] if backward else args[7] * args[8])        # NC (H W | OH OW)
-    fallback = T.tape_fallback(pool_backward_kernel if backward else pool_forward_kernel,
-                               (cdiv(lanes, args[9]),), args, cx)
+    fallback = T.tape_fallback(pool_backward_kernel if backward else pool_forward_kernel, grid, args, cx)
     return T.CpuTwin(m.max_pool_backward_f32 if backward else m.max_pool_f32, params, fallback)
 
 
@@ -201,7 +199,7 @@ def _geom4(t):
 
 
 T.cpu_twin(pool_forward_kernel, _pool_twin)
-T.cpu_twin(pool_backward_kernel, lambda args, cx: _pool_twin(args, cx, backward=True))
+T.cpu_twin(pool_backward_kernel, lambda args, cx, grid: _pool_twin(args, cx, grid, backward=True))
 
 
 def _grid(NC, H, W, dev):

@@ -64,7 +64,7 @@ def _row_base(rows, M2, stride_m1, stride_m2):
     return (rows // M2) * stride_m1 + (rows % M2) * stride_m2
 
 
-def _norm2_twin(args, cx):
+def _norm2_twin(args, cx, grid):
     """aten_cpu.c's twin of a cpu launch of ``accumulate_rows_kernel`` with ATEN (float32 contiguous rows: the
     2-norm in ATen's order, ``_aten_norm2_rows``), or None where the kernel's tape runs."""
     f = aten_twin("norm2_rows_f32")

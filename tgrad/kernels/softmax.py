@@ -182,7 +182,7 @@ def softmax_backward_kernel(dy_ptr, y_ptr, dx_ptr, M, K, INNER,
         cast_store(dx_ptr + orow[:, None] + cols[None, :] * so_k, dx, m)
 
 
-def _softmax_twin(args, cx, backward=False):
+def _softmax_twin(args, cx, grid, backward=False):
     """aten_cpu.c's twin of a cpu launch of ``softmax_kernel`` (``backward``: ``softmax_backward_kernel``, not LOG) in
     ATen's float32 lastdim order (LANES > 0, NT 0), a row at a time; None where the kernel's tape runs.  Where two
     NaNs meet in a binary op the tape's numpy loops give the first operand's over (ROWS > 1, BLOCK_K) blocks of a
@@ -198,7 +198,7 @@ def _softmax_twin(args, cx, backward=False):
 
 
 T.cpu_twin(softmax_kernel, _softmax_twin)
-T.cpu_twin(softmax_backward_kernel, lambda args, cx: _softmax_twin(args, cx, backward=True))
+T.cpu_twin(softmax_backward_kernel, lambda args, cx, grid: _softmax_twin(args, cx, grid, backward=True))
 
 _SITES = Sites()
 

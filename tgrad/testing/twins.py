@@ -11,7 +11,7 @@ from ..kernels.runtime import trace as _trace
 
 def run_traced(case, args, twins, on, caches=()):
     """``case(*args)`` three times under the trace executor (the 3rd launch of a key replays its traced tape), each
-    kernel in ``twins`` (kernel -> ``make(args, constexprs)``, its twin's maker) given its twin (``on``) or none;
+    kernel in ``twins`` (kernel -> ``make(args, constexprs, grid)``, its twin's maker) given its twin (``on``) or none;
     tapes and ``caches`` (dicts of launch sites) cleared before and after.  All three runs must agree.  Returns (the
     3rd run, the number of launches the twin served)."""
     _trace.clear_tapes()
@@ -19,8 +19,8 @@ def run_traced(case, args, twins, on, caches=()):
         c.clear()
     made, saved = [], {k: k.__dict__.get("_tgrad_cpu_twin") for k in twins}
     for kernel, make in twins.items():
-        kernel._tgrad_cpu_twin = (lambda a, c, make=make: made.append(make(a, c)) or made[-1]) if on else \
-            (lambda a, c: None)
+        kernel._tgrad_cpu_twin = (lambda a, c, g, make=make: made.append(make(a, c, g)) or made[-1]) if on else \
+            (lambda a, c, g: None)
     prev = _launcher.EXECUTOR
     try:
         _launcher.EXECUTOR = "trace"

@@ -161,7 +161,7 @@ class Launch:
         self.gpu = None                 # the cuda path's gpu.site, made on the first cuda call
         twin = kernel.__dict__.get("_tgrad_cpu_twin") if self.fkey is not None else None
         if twin is not None:
-            self.tape = twin(self.args, constexprs)
+            self.tape = twin(self.args, constexprs, self.grid)
 
     def __call__(self, *dyn):
         tape = self.tape
@@ -225,8 +225,8 @@ class CpuTwin(functools.partial):
 
 
 def cpu_twin(kernel, make):
-    """Give ``kernel`` a C twin on the cpu: ``make(args, constexprs)`` is the CpuTwin of a cpu Launch or None (the
-    kernel's traced tape runs).  Only the ``trace`` executor's Launch calls it; other executors, cuda launches and
+    """Give ``kernel`` a C twin on the cpu: ``make(args, constexprs, grid)`` is the CpuTwin of a cpu Launch or None
+    (the kernel's traced tape runs).  Only the ``trace`` executor's Launch calls it; other executors, cuda launches and
     exact recorders (AOT, the fake driver) run the kernel itself."""
     kernel.__dict__["_tgrad_cpu_twin"] = make
     return kernel
