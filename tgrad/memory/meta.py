@@ -28,6 +28,8 @@ def unsupported(aten):
         "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
     REFUSALS.add(msg)
     return msg
+
+
 class _Reads(threading.local):
     zeros = False       # while true, reading meta memory gives zeros instead of raising
 
